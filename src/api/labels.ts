@@ -1,0 +1,75 @@
+// The names the hook and the sidecar agree on: labels, annotations, child names, ports.
+// Invariants: the hook only ever READS the role label and the link annotation (the sidecar is
+// the sole writer), so the master Service can never select a pod the sidecar did not promote.
+// Changing any value here is an API change for running clusters: pods already carry them.
+
+export const GROUP = 'redis.example.com';
+export const VERSION = 'v1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'Redis';
+export const PLURAL = 'redises';
+export const SINGULAR = 'redis';
+export const SHORT_NAMES = ['rd'];
+
+/** Written by the sidecar on pods: `master` or `replica`. Absent until the sidecar decides. */
+export const ROLE_LABEL = `${GROUP}/role`;
+export const ROLE_MASTER = 'master';
+export const ROLE_REPLICA = 'replica';
+
+/**
+ * Written by the sidecar on pods, only on transitions: `up` when the pod is the master or its
+ * link to the master is up, `down` otherwise. The hook reports it in status.
+ */
+export const LINK_ANNOTATION = `${GROUP}/link`;
+/** Written by the sidecar on the master pod: the replication offset it last saw (for humans). */
+export const ROLE_SINCE_ANNOTATION = `${GROUP}/role-changed-by`;
+
+/** Set by Metacontroller's generateSelector; the hook must put it on every child it returns. */
+export const CONTROLLER_UID_LABEL = 'controller-uid';
+
+export const NAME_LABEL = 'app.kubernetes.io/name';
+export const INSTANCE_LABEL = 'app.kubernetes.io/instance';
+export const COMPONENT_LABEL = 'app.kubernetes.io/component';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
+export const VERSION_LABEL = 'app.kubernetes.io/version';
+
+export const APP_NAME = 'redis';
+export const MANAGED_BY = 'redis-operator';
+
+/** `master` for pods of the <name>-master StatefulSet, `replica` for <name>-replica: never a role. */
+export const COMPONENT_MASTER_SET = 'master-set';
+export const COMPONENT_REPLICA_SET = 'replica-set';
+
+export const REDIS_PORT = 6379;
+export const REDIS_CONTAINER = 'redis';
+export const CONFIG_KEY = 'redis.conf';
+export const CONFIG_MOUNT = '/etc/redis';
+export const DATA_MOUNT = '/data';
+export const DATA_VOLUME = 'data';
+
+/** Key inside the auth Secret when spec.auth.key is not given, and in the generated Secret. */
+export const DEFAULT_PASSWORD_KEY = 'password';
+
+/** Names of the objects that belong to one Redis called `name`. */
+export function childNames(name: string) {
+  return {
+    masterSet: `${name}-master`,
+    replicaSet: `${name}-replica`,
+    headless: `${name}-headless`,
+    masterService: `${name}-master`,
+    replicasService: `${name}-replicas`,
+    config: `${name}-config`,
+    pdb: `${name}-pdb`,
+    /** Created by the sidecar when spec.auth is not set: a random password owned by the Redis. */
+    generatedAuthSecret: `${name}-auth`,
+  } as const;
+}
+
+/**
+ * The labels every pod of one Redis carries (never the role). The customize hook selects
+ * related pods with these, and the sidecar lists pods with them.
+ */
+export function podSelectorLabels(name: string): Record<string, string> {
+  return { [NAME_LABEL]: APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+}

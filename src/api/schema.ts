@@ -1,0 +1,256 @@
+// The Redis API, written once. From these TypeBox schemas come the TypeScript types (Static),
+// the ajv validator the hook runs (validate.ts) and the CRD's openAPIV3Schema (crd.ts).
+// Invariants: every property has a description (kubectl explain), defaults live here and only
+// here, and the emitted JSON is a structural schema a real API server accepts: no $ref, no
+// anyOf of consts, no patternProperties (maps are `additionalProperties`), enums as `enum`.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+/** A map of string to T, emitted as additionalProperties (TypeBox's Record would emit patternProperties). */
+function StringMap<T extends TSchema>(value: T, description: string) {
+  return Type.Unsafe<Record<string, Static<T>>>({ type: 'object', additionalProperties: value, description });
+}
+
+/** A string restricted to a fixed set, emitted as `enum` (TypeBox's Union of Literals is an anyOf of consts). */
+function StringEnum<const V extends readonly string[]>(values: V, options: { description: string; default?: V[number] }) {
+  return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+/** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+
+/** An int-or-string quantity as Kubernetes declares it for resources. */
+const Quantity = Type.Unsafe<string | number>({
+  'x-kubernetes-int-or-string': true,
+  anyOf: [{ type: 'integer' }, { type: 'string', pattern: QUANTITY_PATTERN }],
+  description: 'A Kubernetes quantity, for example 256Mi or 500m.',
+});
+
+/** Cron forms we can express as Redis `save <seconds> 1` rules; anything else is refused up front. */
+export const RDB_SCHEDULE_PATTERN =
+  '^(\\*/([1-9]|[1-5][0-9]) \\* \\* \\* \\*|0 \\*/([1-9]|1[0-9]|2[0-3]) \\* \\* \\*|0 \\* \\* \\* \\*|0 0 \\* \\* \\*|@hourly|@daily)$';
+
+/** Major versions this operator knows how to run (REPLICAOF, FAILOVER, min-replicas-*). */
+export const VERSION_PATTERN = '^[6-9]\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z.]+)?$';
+
+/** redis.conf directives the operator owns; users setting them could break failover or fencing. */
+export const RESERVED_CONFIG_KEYS = [
+  'replicaof', 'slaveof', 'bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'save',
+  'requirepass', 'masterauth', 'masteruser', 'min-replicas-to-write', 'min-slaves-to-write',
+  'min-replicas-max-lag', 'min-slaves-max-lag', 'replica-announce-ip', 'slave-announce-ip',
+  'replica-read-only', 'slave-read-only', 'repl-ping-replica-period', 'repl-timeout', 'include',
+  'protected-mode', 'daemonize', 'supervised', 'pidfile', 'logfile', 'rename-command', 'aclfile',
+  'unixsocket', 'tls-port',
+] as const;
+
+export const ResourceRequirements = Type.Object(
+  {
+    requests: Type.Optional(StringMap(Quantity, 'Minimum resources per Redis container, for example memory: 256Mi, cpu: 100m.')),
+    limits: Type.Optional(StringMap(Quantity, 'Maximum resources per Redis container. Set a memory limit: Redis maxmemory is derived from it.')),
+  },
+  { description: 'CPU and memory for each Redis container (master and replicas alike).', default: {} },
+);
+
+export const Toleration = Type.Object(
+  {
+    key: Type.Optional(Type.String({ description: 'Taint key the toleration applies to; empty matches all keys.' })),
+    operator: Type.Optional(StringEnum(['Exists', 'Equal'] as const, { description: 'Exists or Equal (default Equal).' })),
+    value: Type.Optional(Type.String({ description: 'Taint value the toleration matches (with operator Equal).' })),
+    effect: Type.Optional(StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, { description: 'Taint effect to match; empty matches all effects.' })),
+    tolerationSeconds: Type.Optional(Type.Integer({ description: 'For NoExecute: how long the pod stays bound after the taint appears.' })),
+  },
+  { description: 'A Kubernetes toleration, copied onto every Redis pod.' },
+);
+
+export const PersistenceSpec = Type.Object(
+  {
+    enableRdb: Type.Boolean({ default: true, description: 'Write RDB snapshots to the data volume on rdbSchedule.' }),
+    rdbSchedule: Type.String({
+      default: '*/15 * * * *',
+      pattern: RDB_SCHEDULE_PATTERN,
+      description:
+        'When to snapshot, as cron: "*/N * * * *" (every N minutes), "0 */N * * *" (every N hours), "0 * * * *" / @hourly, "0 0 * * *" / @daily. Becomes a Redis `save <seconds> 1` rule: a snapshot at that interval when anything changed.',
+    }),
+    enableAof: Type.Boolean({ default: false, description: 'Append-only file with appendfsync everysec: at most about one second of writes lost on a crash of every pod at once.' }),
+    size: Type.String({ default: '1Gi', pattern: QUANTITY_PATTERN, description: 'Size of each pod\'s data volume. Can grow (when the storage class allows expansion), never shrink.' }),
+    storageClassName: Type.Optional(Type.String({ description: 'Storage class of the data volumes; the cluster default when unset. Cannot change after creation.' })),
+    whenDeleted: StringEnum(['Retain', 'Delete'] as const, {
+      default: 'Retain',
+      description: 'What happens to the data volumes when the Redis is deleted: Retain keeps them (the default: deleting a resource should not delete data), Delete removes them.',
+    }),
+  },
+  {
+    default: {},
+    description: 'Durability. Data volumes (PersistentVolumeClaims) are created when RDB or AOF is enabled; otherwise data lives in an emptyDir and Redis is a cache.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
+        message: 'persistence.storageClassName cannot change after creation',
+      },
+      {
+        rule: 'quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0',
+        message: 'persistence.size cannot shrink',
+      },
+      {
+        rule: '(self.enableRdb || self.enableAof) == (oldSelf.enableRdb || oldSelf.enableAof)',
+        message: 'persistence cannot be switched on or off after creation (turning both enableRdb and enableAof off, or one on from none): the StatefulSets\' volume claims are immutable',
+      },
+    ],
+  },
+);
+
+export const AuthSpec = Type.Object(
+  {
+    secretName: Type.String({ minLength: 1, maxLength: 253, description: 'Name of a Secret in the same namespace that holds the Redis password.' }),
+    key: Type.String({ default: 'password', minLength: 1, description: 'Key of the password inside the Secret.' }),
+  },
+  {
+    description:
+      'Where the password comes from. When unset, the operator creates a Secret <name>-auth with a random password, owned by this Redis: Redis never runs without a password.',
+  },
+);
+
+export const FailoverSpec = Type.Object(
+  {
+    downAfterMilliseconds: Type.Integer({
+      default: 1000,
+      minimum: 200,
+      maximum: 60000,
+      description: 'How long the master must fail to answer before a failover, and then only if the replicas or the Kubernetes API agree that it is down.',
+    }),
+    minReplicasToWrite: Type.Integer({
+      default: 1,
+      minimum: 0,
+      maximum: 15,
+      description: 'Fencing: the master refuses writes unless this many replicas acknowledge within minReplicasMaxLagSeconds (capped at spec.replicas). 0 turns fencing off.',
+    }),
+    minReplicasMaxLagSeconds: Type.Integer({
+      default: 5,
+      minimum: 1,
+      maximum: 60,
+      description: 'Seconds of replica silence after which the master stops counting it for minReplicasToWrite.',
+    }),
+  },
+  { default: {}, description: 'Failure detection and write fencing.' },
+);
+
+export const RedisSpec = Type.Object(
+  {
+    version: Type.String({ default: '7.2', pattern: VERSION_PATTERN, description: 'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set.' }),
+    image: Type.Optional(Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' })),
+    imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
+    imagePullSecrets: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
+        description: 'Secrets for pulling the image from a private registry.',
+      }),
+    ),
+    master: Type.Object(
+      {
+        replicas: Type.Integer({
+          default: 1,
+          minimum: 1,
+          maximum: 1,
+          description: 'Number of masters. Must be 1: this is a master/replica topology; add read capacity with spec.replicas.',
+        }),
+      },
+      { default: {}, description: 'The master StatefulSet (<name>-master).' },
+    ),
+    replicas: Type.Integer({ default: 2, minimum: 0, maximum: 15, description: 'Number of replica pods (<name>-replica-N). Scalable with kubectl scale.' }),
+    persistence: PersistenceSpec,
+    resources: ResourceRequirements,
+    auth: Type.Optional(AuthSpec),
+    failover: FailoverSpec,
+    config: Type.Optional(
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Extra redis.conf directives (for example maxmemory-policy: allkeys-lru). Directives the operator owns (replicaof, bind, save, requirepass, min-replicas-*, ...) are refused.',
+        'x-kubernetes-validations': [
+          { rule: "self.all(k, k.matches('^[a-z][a-z0-9-]*$'))", message: 'config keys must be lower-case redis.conf directive names' },
+          { rule: "self.all(k, !self[k].contains('\\n') && !self[k].contains('\\r'))", message: 'config values must be a single line' },
+          {
+            rule: `self.all(k, !(k in [${RESERVED_CONFIG_KEYS.map((k) => `'${k}'`).join(', ')}]))`,
+            message: 'config sets a directive the operator owns',
+          },
+        ],
+      }),
+    ),
+    nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
+    tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
+    affinity: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        description: 'A Kubernetes Affinity for the Redis pods. When unset, pods prefer separate nodes (pod anti-affinity).',
+      }),
+    ),
+    priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
+    podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).')),
+  },
+  { description: 'The desired Redis: version, topology, durability, resources, auth and scheduling.' },
+);
+
+export const Condition = Type.Object(
+  {
+    type: Type.String({ description: 'Condition type: Ready, MasterAvailable, ReplicasInSync or SpecValid.' }),
+    status: StringEnum(['True', 'False', 'Unknown'] as const, { description: 'True, False or Unknown.' }),
+    reason: Type.String({ description: 'One CamelCase word saying why.' }),
+    message: Type.String({ description: 'What a human needs to know.' }),
+    lastTransitionTime: Type.Optional(
+      Type.String({ description: 'When the condition last changed, taken from what was observed (never a clock read in the hook); may be absent.' }),
+    ),
+  },
+  { description: 'A standard Kubernetes condition.' },
+);
+
+export const RedisStatus = Type.Object(
+  {
+    phase: Type.Optional(StringEnum(['Pending', 'Running', 'Failed'] as const, { description: 'Pending until the master and every replica are Ready; Running then; Failed when the spec is invalid or no master can be served.' })),
+    masterStatus: Type.Optional(Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' })),
+    master: Type.Optional(Type.String({ description: 'Name of the pod that is master now (it moves on failover).' })),
+    masterIP: Type.Optional(Type.String({ description: 'Pod IP of the master.' })),
+    replicaStatus: Type.Optional(StringMap(Type.String(), 'Per replica pod: Ready, Syncing (link to the master down) or NotReady.')),
+    readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready (linked to the master).' })),
+    replicas: Type.Optional(Type.Integer({ description: 'Replica pods that exist (for the scale subresource).' })),
+    selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource and HPAs).' })),
+    conditions: Type.Optional(
+      Type.Array(Condition, {
+        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['type'],
+      }),
+    ),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' })),
+  },
+  { description: 'What the operator observed. Computed from the children and pods only.' },
+);
+
+export type RedisSpec = Static<typeof RedisSpec>;
+export type RedisStatus = Static<typeof RedisStatus>;
+export type Condition = Static<typeof Condition>;
+export type PersistenceSpec = Static<typeof PersistenceSpec>;
+export type FailoverSpec = Static<typeof FailoverSpec>;
+export type AuthSpec = Static<typeof AuthSpec>;
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+  deletionTimestamp?: string;
+  creationTimestamp?: string;
+  ownerReferences?: Array<Record<string, unknown>>;
+}
+
+/** A Redis object as it arrives from the API server: spec may be anything until validated. */
+export interface RedisObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  spec?: unknown;
+  status?: RedisStatus;
+}

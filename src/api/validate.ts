@@ -1,0 +1,97 @@
+// Validation of a Redis spec as the hook sees it: the same schema the API server enforces
+// (ajv, with the schema's defaults filled in) plus the semantic checks the API server enforces
+// with CEL, re-done here because a CRD may be installed without them or edited by hand.
+// Invariant: never throws and never mutates its input; every failure names the field.
+import { Ajv, type ErrorObject } from 'ajv';
+import { RedisSpec, RESERVED_CONFIG_KEYS, type RedisSpec as RedisSpecT } from './schema.ts';
+
+/** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
+export const MAX_NAME_LENGTH = 40;
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, coerceTypes: false });
+for (const keyword of [
+  'x-kubernetes-validations',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+]) {
+  ajv.addKeyword({ keyword });
+}
+const validateSpecSchema = ajv.compile<RedisSpecT>(RedisSpec);
+
+export interface SpecProblem {
+  /** Dotted path from the resource root, for example `spec.persistence.size`. */
+  field: string;
+  message: string;
+}
+
+export type SpecVerdict = { ok: true; spec: RedisSpecT } | { ok: false; problems: SpecProblem[] };
+
+function fieldOf(error: ErrorObject): string {
+  const parts = error.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') parts.push(String(error.params['missingProperty']));
+  if (error.keyword === 'additionalProperties') parts.push(String(error.params['additionalProperty']));
+  return ['spec', ...parts].join('.');
+}
+
+function describe(error: ErrorObject): string {
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return 'is not a field of this API';
+    case 'required':
+      return 'is required';
+    case 'pattern':
+      return `must match ${String(error.params['pattern'])}`;
+    case 'enum':
+      return `must be one of ${(error.params['allowedValues'] as unknown[]).join(', ')}`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  if (name.length > MAX_NAME_LENGTH) {
+    problems.push({ field: 'metadata.name', message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits` });
+  }
+  const reserved: readonly string[] = RESERVED_CONFIG_KEYS;
+  for (const [key, value] of Object.entries(spec.config ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+    const field = `spec.config.${key}`;
+    if (!/^[a-z][a-z0-9-]*$/.test(key)) problems.push({ field, message: 'must be a lower-case redis.conf directive name' });
+    else if (reserved.includes(key)) problems.push({ field, message: 'is owned by the operator and cannot be set here' });
+    if (/[\r\n]/.test(value)) problems.push({ field, message: 'must be a single line' });
+  }
+  return problems;
+}
+
+/**
+ * Validates `spec` of the Redis called `name`. On success returns a defaulted deep copy; the
+ * input is left untouched so the caller can still echo what it observed.
+ */
+export function validateSpec(name: string, spec: unknown): SpecVerdict {
+  if (spec === undefined || spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
+    return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
+  }
+  const copy = structuredClone(spec) as unknown;
+  if (!validateSpecSchema(copy)) {
+    const seen = new Set<string>();
+    const problems: SpecProblem[] = [];
+    for (const error of validateSpecSchema.errors ?? []) {
+      const problem = { field: fieldOf(error), message: describe(error) };
+      const key = `${problem.field}\u0000${problem.message}`;
+      if (!seen.has(key)) {
+        seen.add(key);
+        problems.push(problem);
+      }
+    }
+    return { ok: false, problems };
+  }
+  const problems = semanticProblems(name, copy as RedisSpecT);
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, spec: copy as RedisSpecT };
+}
+
+/** One line naming every problem, for a condition message. */
+export function formatProblems(problems: readonly SpecProblem[]): string {
+  return problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+}
