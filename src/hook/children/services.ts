@@ -1,0 +1,37 @@
+// The three Services. Invariants: the headless Service (the StatefulSets' serviceName) covers
+// every pod and publishes not-ready addresses so pods resolve each other while syncing; the
+// master and replicas Services select on the role label the sidecar writes, so traffic only
+// follows a role the sidecar decided (the hook never writes that label).
+import { REDIS_PORT, ROLE_LABEL, ROLE_MASTER, ROLE_REPLICA, childNames, podSelectorLabels } from '../../api/labels.ts';
+import type { HookContext } from '../context.ts';
+import type { KubeObject } from '../types.ts';
+import { childMetadata } from './meta.ts';
+
+const PORTS = [{ name: 'redis', port: REDIS_PORT, targetPort: REDIS_PORT, protocol: 'TCP' }];
+
+function service(ctx: HookContext, name: string, component: string, spec: Record<string, unknown>): KubeObject {
+  return { apiVersion: 'v1', kind: 'Service', metadata: childMetadata(ctx, name, component), spec };
+}
+
+export function desiredServices(ctx: HookContext): KubeObject[] {
+  const names = childNames(ctx.name);
+  const pods = podSelectorLabels(ctx.name);
+  return [
+    service(ctx, names.headless, 'headless', {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector: pods,
+      ports: PORTS,
+    }),
+    service(ctx, names.masterService, 'master', {
+      type: 'ClusterIP',
+      selector: { ...pods, [ROLE_LABEL]: ROLE_MASTER },
+      ports: PORTS,
+    }),
+    service(ctx, names.replicasService, 'replicas', {
+      type: 'ClusterIP',
+      selector: { ...pods, [ROLE_LABEL]: ROLE_REPLICA },
+      ports: PORTS,
+    }),
+  ];
+}

@@ -1,0 +1,264 @@
+// The two StatefulSets, <name>-master (master.replicas pods) and <name>-replica (spec.replicas
+// pods). The names say where a pod started, not its role: after a failover the master may be
+// <name>-replica-0. Invariants:
+// - The pod template never carries the role label (the sidecar writes it on pods).
+// - Immutable fields (selector, serviceName, volumeClaimTemplates, podManagementPolicy) of an
+//   observed StatefulSet are echoed exactly: the API server rejects any change to them on every
+//   sync, and observed claim templates carry server defaults that would otherwise diff forever.
+//   When the spec asks for something they cannot give, it is reported as a conflict instead.
+// - The pod's `data` volume follows the claim templates actually in effect, so the template is
+//   valid whichever way persistence went.
+// - Pods run as the redis image's user (999) with the restricted Pod Security profile.
+import {
+  CONFIG_KEY, CONFIG_MOUNT, COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, DATA_MOUNT,
+  DATA_VOLUME, DEFAULT_PASSWORD_KEY, GROUP, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL,
+  childNames, podSelectorLabels,
+} from '../../api/labels.ts';
+import type { HookContext } from '../context.ts';
+import { parseQuantity } from '../quantity.ts';
+import type { KubeObject } from '../types.ts';
+import { array, at, isRecord, sortedMap, str, stringMap, type Json } from '../util.ts';
+import { childMetadata, versionLabelValue } from './meta.ts';
+
+/** Pod template annotation with a hash of redis.conf: a config change rolls the pods. */
+export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
+/** uid/gid of the `redis` user in the official redis images (Debian and Alpine). */
+export const REDIS_UID = 999;
+export const CONFIG_VOLUME = 'config';
+export const TMP_VOLUME = 'tmp';
+
+export type SetKind = 'master' | 'replica';
+
+export interface StatefulSetPlan {
+  object: KubeObject;
+  /** Human-readable reasons the spec cannot be applied to immutable fields, each naming the field. */
+  conflicts: string[];
+}
+
+const CLI = `REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli -h "$POD_IP" -p ${REDIS_PORT}`;
+
+/** Ready iff this node is a master, or a replica whose link to its master is up. */
+export const READINESS_SCRIPT = [
+  `out=$(${CLI} info replication) || exit 1`,
+  'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac',
+  'exit 1',
+].join('\n');
+
+/** Alive iff redis-server answers at all: loading a big data set or running a long script is not death. */
+export const LIVENESS_SCRIPT = [
+  `out=$(${CLI} ping 2>&1)`,
+  'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac',
+  'exit 1',
+].join('\n');
+
+/** The password reaches redis-server on the command line from the env, never through the ConfigMap. */
+export const REDIS_COMMAND = [
+  'sh',
+  '-c',
+  `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD"`,
+];
+
+export function authSecretRef(ctx: HookContext): { name: string; key: string } {
+  return ctx.spec.auth
+    ? { name: ctx.spec.auth.secretName, key: ctx.spec.auth.key }
+    : { name: childNames(ctx.name).generatedAuthSecret, key: DEFAULT_PASSWORD_KEY };
+}
+
+export function persistenceOn(ctx: HookContext): boolean {
+  return ctx.spec.persistence.enableRdb || ctx.spec.persistence.enableAof;
+}
+
+function exec(script: string) {
+  return { exec: { command: ['sh', '-c', script] } };
+}
+
+function claimTemplates(ctx: HookContext, component: string): Json[] {
+  if (!persistenceOn(ctx)) return [];
+  const { size, storageClassName } = ctx.spec.persistence;
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      // The pod selector labels land on every PVC, so the customize hook can find them for finalize.
+      metadata: { name: DATA_VOLUME, labels: { ...podSelectorLabels(ctx.name), [COMPONENT_LABEL]: component } },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: size } },
+        ...(storageClassName !== undefined ? { storageClassName } : {}),
+        volumeMode: 'Filesystem',
+      },
+    },
+  ];
+}
+
+function claimConflicts(ctx: HookContext, setName: string, observedTemplates: unknown[]): string[] {
+  const observedData = observedTemplates.find((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  const wanted = persistenceOn(ctx);
+  if (wanted && observedData === undefined) {
+    return [
+      `spec.persistence: RDB/AOF is on but StatefulSet ${setName} was created without a data volume claim (volumeClaimTemplates are immutable); data stays in an emptyDir until the StatefulSet is recreated`,
+    ];
+  }
+  if (!wanted && observedData !== undefined) {
+    return [`spec.persistence: RDB and AOF are off but StatefulSet ${setName} keeps its data volume claims (volumeClaimTemplates are immutable)`];
+  }
+  if (observedData === undefined) return [];
+  const conflicts: string[] = [];
+  const { size, storageClassName } = ctx.spec.persistence;
+  const observedSize = at(observedData, 'spec', 'resources', 'requests', 'storage');
+  const observedBytes = parseQuantity(observedSize);
+  if (observedBytes === undefined || observedBytes !== parseQuantity(size)) {
+    conflicts.push(
+      `spec.persistence.size: ${size} requested but StatefulSet ${setName} creates volumes of ${String(observedSize)} (volumeClaimTemplates are immutable); expand the existing PersistentVolumeClaims by hand if the storage class allows it`,
+    );
+  }
+  const observedClass = str(at(observedData, 'spec', 'storageClassName'));
+  if (observedClass !== storageClassName) {
+    conflicts.push(
+      `spec.persistence.storageClassName: ${storageClassName ?? '(cluster default)'} requested but StatefulSet ${setName} uses ${observedClass ?? '(cluster default)'} (volumeClaimTemplates are immutable)`,
+    );
+  }
+  return conflicts;
+}
+
+function defaultAffinity(ctx: HookContext): Json {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        {
+          weight: 100,
+          podAffinityTerm: {
+            labelSelector: { matchLabels: podSelectorLabels(ctx.name) },
+            topologyKey: 'kubernetes.io/hostname',
+          },
+        },
+      ],
+    },
+  };
+}
+
+function resources(ctx: HookContext): Json {
+  const { requests, limits } = ctx.spec.resources;
+  return {
+    ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
+    ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
+  };
+}
+
+function container(ctx: HookContext): Json {
+  const spec = ctx.spec;
+  const secret = authSecretRef(ctx);
+  return {
+    name: REDIS_CONTAINER,
+    image: spec.image ?? `redis:${spec.version}`,
+    ...(spec.imagePullPolicy !== undefined ? { imagePullPolicy: spec.imagePullPolicy } : {}),
+    command: REDIS_COMMAND,
+    ports: [{ name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' }],
+    env: [
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
+    ],
+    resources: resources(ctx),
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: REDIS_UID,
+      runAsGroup: REDIS_UID,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    // Only "does it answer", with five minutes before the first answer: start-up cost is the
+    // data set load, and LOADING replies count as alive afterwards (see LIVENESS_SCRIPT).
+    startupProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 5, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 60 },
+    readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: 2, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
+    livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
+    volumeMounts: [
+      { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
+      { name: DATA_VOLUME, mountPath: DATA_MOUNT },
+      { name: TMP_VOLUME, mountPath: '/tmp' },
+    ],
+  };
+}
+
+export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: KubeObject | undefined, confHash: string): StatefulSetPlan {
+  const spec = ctx.spec;
+  const names = childNames(ctx.name);
+  const setName = which === 'master' ? names.masterSet : names.replicaSet;
+  const component = which === 'master' ? COMPONENT_MASTER_SET : COMPONENT_REPLICA_SET;
+  const selectorLabels = { ...podSelectorLabels(ctx.name), [COMPONENT_LABEL]: component };
+
+  const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
+  const immutable: Json = {};
+  let conflicts: string[] = [];
+  if (observedSpec === undefined) {
+    immutable['selector'] = { matchLabels: selectorLabels };
+    immutable['serviceName'] = names.headless;
+    immutable['podManagementPolicy'] = 'Parallel';
+    const templates = claimTemplates(ctx, component);
+    if (templates.length > 0) immutable['volumeClaimTemplates'] = templates;
+  } else {
+    immutable['selector'] = observedSpec['selector'] ?? { matchLabels: selectorLabels };
+    for (const field of ['serviceName', 'podManagementPolicy', 'volumeClaimTemplates'] as const) {
+      if (field in observedSpec) immutable[field] = observedSpec[field];
+    }
+    conflicts = claimConflicts(ctx, setName, array(observedSpec['volumeClaimTemplates']));
+  }
+  const claimsData = array(immutable['volumeClaimTemplates']).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+
+  // An echoed selector must keep matching the template, or the API server refuses the update.
+  const templateLabels: Record<string, string> = { ...selectorLabels };
+  const version = versionLabelValue(spec.version);
+  if (version !== undefined) templateLabels[VERSION_LABEL] = version;
+  for (const [key, value] of Object.entries(stringMap(at(immutable['selector'], 'matchLabels')))) {
+    if (key !== ROLE_LABEL) templateLabels[key] = value;
+  }
+
+  const volumes: Json[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
+  if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
+  volumes.push({ name: TMP_VOLUME, emptyDir: {} });
+
+  const podSpec: Json = {
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 60,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: REDIS_UID,
+      runAsGroup: REDIS_UID,
+      fsGroup: REDIS_UID,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    affinity: spec.affinity ?? defaultAffinity(ctx),
+    ...(spec.nodeSelector !== undefined ? { nodeSelector: sortedMap(spec.nodeSelector) } : {}),
+    ...(spec.tolerations !== undefined ? { tolerations: spec.tolerations } : {}),
+    ...(spec.priorityClassName !== undefined ? { priorityClassName: spec.priorityClassName } : {}),
+    ...(spec.imagePullSecrets !== undefined ? { imagePullSecrets: spec.imagePullSecrets } : {}),
+    containers: [container(ctx)],
+    volumes,
+  };
+
+  const stsSpec: Json = {
+    replicas: which === 'master' ? spec.master.replicas : spec.replicas,
+    selector: immutable['selector'],
+    ...('serviceName' in immutable ? { serviceName: immutable['serviceName'] } : {}),
+    ...('podManagementPolicy' in immutable ? { podManagementPolicy: immutable['podManagementPolicy'] } : {}),
+    updateStrategy: { type: 'RollingUpdate' },
+    persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.persistence.whenDeleted, whenScaled: 'Retain' },
+    template: {
+      metadata: {
+        labels: templateLabels,
+        annotations: { ...sortedMap(spec.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: confHash },
+      },
+      spec: podSpec,
+    },
+    ...('volumeClaimTemplates' in immutable ? { volumeClaimTemplates: immutable['volumeClaimTemplates'] } : {}),
+  };
+
+  return {
+    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: childMetadata(ctx, setName, component), spec: stsSpec },
+    conflicts,
+  };
+}

@@ -1,0 +1,26 @@
+// The customize hook: which related objects sync and finalize need to see. Depends only on the
+// parent (Metacontroller caches the answer per uid and generation). Invariant: never fails on a
+// bad spec; the Secret name falls back to the generated one.
+import { childNames, podSelectorLabels } from '../api/labels.ts';
+import type { CustomizeRequest, CustomizeResponse } from './types.ts';
+import { at, str } from './util.ts';
+
+export function authSecretName(name: string, spec: unknown): string {
+  const configured = str(at(spec, 'auth', 'secretName'));
+  return configured !== undefined && configured !== '' ? configured : childNames(name).generatedAuthSecret;
+}
+
+export function customize(request: CustomizeRequest): CustomizeResponse {
+  const { name } = request.parent.metadata;
+  const namespace = request.parent.metadata.namespace ?? '';
+  const selector = { matchLabels: podSelectorLabels(name) };
+  return {
+    relatedResources: [
+      // The pods are grandchildren (the StatefulSets' children): status is computed from them.
+      { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: selector },
+      { apiVersion: 'v1', resource: 'secrets', namespace, names: [authSecretName(name, request.parent.spec)] },
+      // Created from the claim templates, which carry the pod selector labels: finalize waits on them.
+      { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
+    ],
+  };
+}

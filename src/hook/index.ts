@@ -1,0 +1,30 @@
+// The hook module API used by src/server. Pure: no I/O, clock, environment or randomness; the
+// same request gives a byte-identical response. Functions never throw for a request that
+// parseHookRequest / parseCustomizeRequest accepted. Returned objects may share structure with
+// the request (observed children are echoed by reference): treat both as read-only.
+import { finalizeResponse } from './finalize.ts';
+import { readState, syncResponse } from './state.ts';
+import type { HookRequest, HookResponse } from './types.ts';
+
+export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
+export { customize } from './customize.ts';
+export type {
+  CustomizeRequest, CustomizeResponse, HookRequest, HookResponse, KubeObject, ObjectMap, ParseResult, RelatedResourceRule,
+} from './types.ts';
+
+/**
+ * The sync hook. A request with finalizing: true (Metacontroller sends one to the sync hook
+ * when no finalize hook is configured) is handled as finalize. A parent with a
+ * deletionTimestamp but finalizing: false is synced normally: garbage collection removes the
+ * children, and nothing here may release the finalizer.
+ */
+export function sync(request: HookRequest): HookResponse {
+  const state = readState(request);
+  return request.finalizing ? finalizeResponse(state) : syncResponse(state);
+}
+
+/** The finalize hook. finalized: true only ever when request.finalizing is true. */
+export function finalize(request: HookRequest): HookResponse {
+  const state = readState(request);
+  return request.finalizing ? finalizeResponse(state) : syncResponse(state);
+}

@@ -1,0 +1,110 @@
+// What sync and finalize share: the request read once into sorted lists, the spec verdict, and
+// the two response shapes for a valid and an invalid spec. Invariant: an invalid spec returns
+// every observed child exactly as observed (Metacontroller deletes whatever is not returned,
+// and bad input must never delete anything).
+import { childNames } from '../api/labels.ts';
+import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
+import type { RedisSpec } from '../api/schema.ts';
+import { desiredChildren, type ChildPlan } from './children/index.ts';
+import { authSecretRef } from './children/statefulset.ts';
+import type { HookContext } from './context.ts';
+import { findObject, mapHasKind, objectsOf, ofKind } from './observed.ts';
+import { computeStatus } from './status.ts';
+import type { HookRequest, HookResponse, KubeObject } from './types.ts';
+import { at, int, isRecord } from './util.ts';
+
+export interface HookState {
+  request: HookRequest;
+  name: string;
+  namespace: string;
+  uid: string | undefined;
+  /** Observed children, canonical order. */
+  observed: KubeObject[];
+  /** Related objects, canonical order. */
+  related: KubeObject[];
+  pods: KubeObject[];
+  verdict: { ok: true; spec: RedisSpec } | { ok: false; problems: SpecProblem[] };
+}
+
+export function readState(request: HookRequest): HookState {
+  const { name, namespace } = request.parent.metadata;
+  const ns = namespace ?? '';
+  const related = objectsOf(request.related);
+  const uid = request.parent.metadata.uid;
+  return {
+    request,
+    name,
+    namespace: ns,
+    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
+    observed: objectsOf(request.children),
+    related,
+    pods: ofKind(related, 'v1', 'Pod', ns),
+    verdict: validateSpec(name, request.parent.spec),
+  };
+}
+
+export function contextOf(state: HookState, spec: RedisSpec): HookContext {
+  return { name: state.name, namespace: state.namespace, uid: state.uid, spec };
+}
+
+/** Why pods cannot read their password, only when the customize hook lets us see Secrets. */
+export function authProblem(state: HookState, ctx: HookContext): string | undefined {
+  if (!mapHasKind(state.request.related, 'Secret')) return undefined;
+  const ref = authSecretRef(ctx);
+  const secret = findObject(state.related, 'v1', 'Secret', state.namespace, ref.name);
+  const generated = ref.name === childNames(state.name).generatedAuthSecret && ctx.spec.auth === undefined;
+  if (secret === undefined) {
+    return `Secret ${ref.name} not found${generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)'}; pods cannot start without their password`;
+  }
+  const data = secret['data'];
+  const stringData = secret['stringData'];
+  const hasKey = (isRecord(data) && ref.key in data) || (isRecord(stringData) && ref.key in stringData);
+  return hasKey ? undefined : `Secret ${ref.name} has no key ${ref.key}; pods cannot start without their password`;
+}
+
+export interface ValidPlan extends ChildPlan {
+  ctx: HookContext;
+}
+
+export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
+  const ctx = contextOf(state, spec);
+  return { ctx, ...desiredChildren(ctx, state.observed) };
+}
+
+export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {
+  return computeStatus({
+    name: state.name,
+    namespace: state.namespace,
+    pods: state.pods,
+    desiredReplicas: plan.ctx.spec.replicas,
+    previous: state.request.parent.status,
+    spec: { valid: true, conflicts: plan.conflicts },
+    authProblem: authProblem(state, plan.ctx),
+    deleting,
+  });
+}
+
+/** Replica pods the cluster is running now: what the observed replica StatefulSet asks for. */
+function observedReplicaCount(state: HookState): number {
+  const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
+  return Math.max(0, int(at(set, 'spec', 'replicas')) ?? 0);
+}
+
+export function invalidStatus(state: HookState, problems: readonly SpecProblem[]) {
+  return computeStatus({
+    name: state.name,
+    namespace: state.namespace,
+    pods: state.pods,
+    desiredReplicas: observedReplicaCount(state),
+    previous: state.request.parent.status,
+    spec: { valid: false, message: formatProblems(problems) },
+  });
+}
+
+export function syncResponse(state: HookState): HookResponse {
+  if (!state.verdict.ok) {
+    return { status: invalidStatus(state, state.verdict.problems), children: state.observed };
+  }
+  const plan = planValid(state, state.verdict.spec);
+  return { status: validStatus(state, plan), children: plan.children };
+}

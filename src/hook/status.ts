@@ -1,0 +1,215 @@
+// The Redis status, computed only from observed pods (role label, Ready condition, pod IP, link
+// annotation), the validity of the spec and the previous status's condition times. Invariants:
+// deterministic (pods sorted by name, map keys sorted, conditions in a fixed order), no clock
+// (a lastTransitionTime is carried over while a condition's status is unchanged, otherwise
+// taken from pod Ready transition times, otherwise absent), never observedGeneration, and a
+// split brain (two pods labelled master) is reported, never resolved by picking one.
+import {
+  LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels,
+} from '../api/labels.ts';
+import type { Condition, RedisStatus } from '../api/schema.ts';
+import { inNamespace } from './observed.ts';
+import type { KubeObject } from './types.ts';
+import { array, at, compare, isRecord, matchesLabels, selectorString, str, stringMap } from './util.ts';
+
+export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid'] as const;
+
+export type SpecState =
+  | { valid: true; conflicts: string[] }
+  | { valid: false; message: string };
+
+export interface StatusInput {
+  name: string;
+  namespace: string;
+  /** Related pods as observed (any Redis, any namespace: filtered here). */
+  pods: readonly KubeObject[];
+  /** Replica pods that should exist (spec.replicas, or what the replica StatefulSet runs). */
+  desiredReplicas: number;
+  /** parent.status as received: anything. */
+  previous: unknown;
+  spec: SpecState;
+  /** Why pods cannot get their password, when we can see that. */
+  authProblem?: string | undefined;
+  /** Set during finalize: what teardown is waiting for. */
+  deleting?: string | undefined;
+}
+
+export type ReplicaState = 'Ready' | 'Syncing' | 'NotReady';
+
+export interface PodView {
+  name: string;
+  ip: string | undefined;
+  role: string | undefined;
+  link: string | undefined;
+  ready: boolean;
+  /** lastTransitionTime of the pod's Ready condition. */
+  readySince: string | undefined;
+  running: boolean;
+  terminating: boolean;
+}
+
+/** The pods of Redis `name` (by its pod selector labels, in its namespace), sorted by name. */
+export function podViews(pods: readonly KubeObject[], name: string, namespace: string): PodView[] {
+  const selector = podSelectorLabels(name);
+  const views: PodView[] = [];
+  for (const pod of pods) {
+    if (pod.kind !== 'Pod' || !inNamespace(pod, namespace)) continue;
+    const labels = stringMap(pod.metadata.labels);
+    if (!matchesLabels(labels, selector)) continue;
+    const readyCondition = array(at(pod, 'status', 'conditions')).find((c) => isRecord(c) && c['type'] === 'Ready');
+    views.push({
+      name: pod.metadata.name,
+      ip: str(at(pod, 'status', 'podIP')) || undefined,
+      role: labels[ROLE_LABEL],
+      link: stringMap(pod.metadata.annotations)[LINK_ANNOTATION],
+      ready: at(readyCondition, 'status') === 'True',
+      readySince: str(at(readyCondition, 'lastTransitionTime')),
+      running: at(pod, 'status', 'phase') === 'Running',
+      terminating: typeof pod.metadata.deletionTimestamp === 'string',
+    });
+  }
+  return views.sort((a, b) => compare(a.name, b.name));
+}
+
+export function replicaState(pod: PodView): ReplicaState {
+  if (pod.terminating || !pod.running) return 'NotReady';
+  // The sidecar writes the link annotation on transitions, sooner than a probe turns NotReady.
+  if (pod.link === 'down') return 'Syncing';
+  if (pod.ready) return 'Ready';
+  return pod.link === 'up' ? 'Syncing' : 'NotReady';
+}
+
+function latest(times: ReadonlyArray<string | undefined>): string | undefined {
+  let best: string | undefined;
+  for (const t of times) if (t !== undefined && (best === undefined || compare(t, best) > 0)) best = t;
+  return best;
+}
+
+function previousConditions(previous: unknown): Map<string, { status: unknown; lastTransitionTime: string | undefined }> {
+  const out = new Map<string, { status: unknown; lastTransitionTime: string | undefined }>();
+  for (const c of array(at(previous, 'conditions'))) {
+    const type = str(at(c, 'type'));
+    if (type !== undefined && !out.has(type)) out.set(type, { status: at(c, 'status'), lastTransitionTime: str(at(c, 'lastTransitionTime')) });
+  }
+  return out;
+}
+
+interface Verdict {
+  ok: boolean;
+  reason: string;
+  message: string;
+  /** Observed time of the change, when one is known. */
+  since: string | undefined;
+}
+
+function list(names: readonly string[]): string {
+  return names.join(', ');
+}
+
+function masterVerdict(masters: readonly PodView[]): Verdict {
+  if (masters.length === 0) {
+    return { ok: false, reason: 'NoMaster', message: `no pod is labelled ${ROLE_LABEL}=${ROLE_MASTER} yet (the sidecar labels the master)`, since: undefined };
+  }
+  if (masters.length > 1) {
+    return {
+      ok: false,
+      reason: 'MultipleMasters',
+      message: `pods ${list(masters.map((p) => p.name))} are all labelled ${ROLE_LABEL}=${ROLE_MASTER}; the master Service selects all of them until the sidecar demotes all but one`,
+      since: latest(masters.map((p) => p.readySince)),
+    };
+  }
+  const master = masters[0] as PodView;
+  const ready = master.ready && !master.terminating;
+  return ready
+    ? { ok: true, reason: 'MasterReady', message: `${master.name} is master and Ready`, since: master.readySince }
+    : { ok: false, reason: 'MasterNotReady', message: `${master.name} is labelled master but is not Ready`, since: master.readySince };
+}
+
+function replicasVerdict(replicas: readonly PodView[], states: Record<string, ReplicaState>, desired: number): Verdict {
+  const ready = replicas.filter((p) => states[p.name] === 'Ready').length;
+  const lagging = replicas.filter((p) => states[p.name] !== 'Ready');
+  const since = latest(replicas.map((p) => p.readySince));
+  if (lagging.length > 0) {
+    const syncing = lagging.some((p) => states[p.name] === 'Syncing');
+    return {
+      ok: false,
+      reason: syncing ? 'ReplicasSyncing' : 'ReplicasNotReady',
+      message: `${ready}/${desired} replicas in sync; not in sync: ${list(lagging.map((p) => `${p.name} (${states[p.name]})`))}`,
+      since: latest(lagging.map((p) => p.readySince)),
+    };
+  }
+  if (replicas.length < desired) {
+    return { ok: false, reason: 'ReplicasMissing', message: `${replicas.length} of ${desired} replica pods exist`, since };
+  }
+  return { ok: true, reason: 'ReplicasInSync', message: `${ready}/${desired} replicas linked to the master`, since };
+}
+
+export function computeStatus(input: StatusInput): RedisStatus {
+  const pods = podViews(input.pods, input.name, input.namespace);
+  const masters = pods.filter((p) => p.role === ROLE_MASTER);
+  const replicas = pods.filter((p) => p.role !== ROLE_MASTER);
+  const states: Record<string, ReplicaState> = {};
+  for (const pod of replicas) states[pod.name] = replicaState(pod);
+  const readyReplicas = replicas.filter((p) => states[p.name] === 'Ready').length;
+
+  const master = masterVerdict(masters);
+  const inSync = replicasVerdict(replicas, states, input.desiredReplicas);
+
+  let ready: Verdict;
+  if (!input.spec.valid) ready = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
+  else if (input.deleting !== undefined) ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
+  else if (!master.ok && input.authProblem !== undefined) ready = { ok: false, reason: 'AuthSecretMissing', message: input.authProblem, since: undefined };
+  else if (!master.ok) ready = master;
+  else if (!inSync.ok) ready = inSync;
+  else {
+    ready = {
+      ok: true,
+      reason: 'AllReady',
+      message: `master ${masters[0]?.name ?? ''} and ${readyReplicas} replica(s) Ready`,
+      since: latest([master.since, inSync.since]),
+    };
+  }
+
+  let specValid: Verdict;
+  if (!input.spec.valid) specValid = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
+  else if (input.spec.conflicts.length > 0) {
+    specValid = { ok: false, reason: 'ImmutableFieldChanged', message: input.spec.conflicts.join('; '), since: undefined };
+  } else specValid = { ok: true, reason: 'Valid', message: 'spec is valid', since: undefined };
+
+  const previous = previousConditions(input.previous);
+  const verdicts: Record<(typeof CONDITION_TYPES)[number], Verdict> = {
+    Ready: ready,
+    MasterAvailable: master,
+    ReplicasInSync: inSync,
+    SpecValid: specValid,
+  };
+  const conditions: Condition[] = CONDITION_TYPES.map((type) => {
+    const verdict = verdicts[type];
+    const status = verdict.ok ? 'True' : 'False';
+    const before = previous.get(type);
+    const since = before !== undefined && before.status === status ? (before.lastTransitionTime ?? verdict.since) : verdict.since;
+    return {
+      type,
+      status,
+      reason: verdict.reason,
+      message: verdict.message,
+      ...(since !== undefined ? { lastTransitionTime: since } : {}),
+    };
+  });
+
+  const single = masters.length === 1 ? masters[0] : undefined;
+  const replicaStatus: Record<string, string> = {};
+  for (const pod of replicas) replicaStatus[pod.name] = states[pod.name] as ReplicaState;
+
+  return {
+    phase: !input.spec.valid ? 'Failed' : master.ok ? 'Running' : 'Pending',
+    masterStatus: masters.length === 0 ? 'None' : master.ok ? 'Ready' : 'NotReady',
+    ...(single !== undefined ? { master: single.name } : {}),
+    ...(single?.ip !== undefined ? { masterIP: single.ip } : {}),
+    replicaStatus,
+    readyReplicas,
+    replicas: replicas.length,
+    selector: selectorString(podSelectorLabels(input.name)),
+    conditions,
+  };
+}

@@ -1,0 +1,67 @@
+// Defensive readers for JSON we did not produce (observed children, related pods, old status)
+// and canonical orderings. Invariant: nothing here throws on any JSON value, and every ordering
+// is a plain code-unit comparison (never locale-dependent), so output order is reproducible.
+
+export type Json = Record<string, unknown>;
+
+export function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export function record(value: unknown): Json | undefined {
+  return isRecord(value) ? value : undefined;
+}
+
+export function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function int(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) ? value : undefined;
+}
+
+export function array(value: unknown): unknown[] {
+  return Array.isArray(value) ? value : [];
+}
+
+/** Follows a path of object keys; undefined as soon as a step is not an object. */
+export function at(value: unknown, ...path: string[]): unknown {
+  let current: unknown = value;
+  for (const key of path) {
+    if (!isRecord(current)) return undefined;
+    current = current[key];
+  }
+  return current;
+}
+
+/** The string-valued entries of a map (labels, annotations), anything else dropped. */
+export function stringMap(value: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!isRecord(value)) return out;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  return out;
+}
+
+export function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A copy of a map with its keys in code-unit order. */
+export function sortedMap<T>(map: Record<string, T>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const key of Object.keys(map).sort(compare)) out[key] = map[key] as T;
+  return out;
+}
+
+/** True when every entry of `selector` is present with the same value in `labels`. */
+export function matchesLabels(labels: Record<string, string>, selector: Record<string, string>): boolean {
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
+/** `k=v,k=v` in key order: the string form of an equality selector (scale subresource, HPAs). */
+export function selectorString(labels: Record<string, string>): string {
+  return Object.keys(labels)
+    .sort(compare)
+    .map((k) => `${k}=${labels[k]}`)
+    .join(',');
+}

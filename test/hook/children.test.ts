@@ -1,0 +1,202 @@
+// The children the hook returns for a valid spec: Kubernetes-valid, labelled for Metacontroller's
+// generated selector, never carrying the role label on pod templates, secure by default.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CONTROLLER_UID_LABEL, ROLE_LABEL, podSelectorLabels } from '../../src/api/labels.ts';
+import { CONFIG_HASH_ANNOTATION } from '../../src/hook/children/statefulset.ts';
+import { sync, type KubeObject } from '../../src/hook/index.ts';
+import { validateK8sObject } from '../support/k8s-validate.ts';
+import { UID, designSpec, desiredFor, find, get, redis, request, type Json } from './helpers.ts';
+
+const variants: Array<[string, Json]> = [
+  ['the design', designSpec()],
+  ['no persistence, no replicas', { ...designSpec(), replicas: 0, persistence: { enableRdb: false, enableAof: false } }],
+  ['everything set', {
+    version: '7.2.4',
+    image: 'registry.example.com/redis:7.2.4-custom',
+    imagePullPolicy: 'IfNotPresent',
+    imagePullSecrets: [{ name: 'regcred' }],
+    replicas: 3,
+    persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '20Gi', storageClassName: 'fast', whenDeleted: 'Delete' },
+    resources: { limits: { memory: '1Gi' } },
+    auth: { secretName: 'redis-pass', key: 'pw' },
+    failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 10 },
+    config: { 'maxmemory-policy': 'allkeys-lru', 'tcp-keepalive': '60' },
+    nodeSelector: { 'zone': 'a', 'disk': 'ssd' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'redis', effect: 'NoSchedule' }],
+    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }] } } },
+    priorityClassName: 'high',
+    podAnnotations: { 'prometheus.io/scrape': 'true' },
+  }],
+  ['odd version label', { ...designSpec(), version: '7.2-rc.' }],
+];
+
+for (const [label, spec] of variants) {
+  test(`children for ${label} are valid Kubernetes objects`, () => {
+    const children = desiredFor(spec);
+    assert.deepEqual(
+      children.map((c) => `${c.kind}/${c.metadata.name}`),
+      ['ConfigMap/my-redis-config', 'Service/my-redis-headless', 'Service/my-redis-master', 'Service/my-redis-replicas',
+        'StatefulSet/my-redis-master', 'StatefulSet/my-redis-replica', 'PodDisruptionBudget/my-redis-pdb'],
+    );
+    for (const child of children) assert.doesNotThrow(() => validateK8sObject(child), `${child.kind}/${child.metadata.name}`);
+  });
+
+  test(`children for ${label} carry controller-uid, namespace and app labels, never ownerReferences`, () => {
+    for (const child of desiredFor(spec)) {
+      const labels = child.metadata.labels ?? {};
+      assert.equal(labels[CONTROLLER_UID_LABEL], UID, child.metadata.name);
+      assert.equal(child.metadata.namespace, 'default');
+      for (const key of ['name', 'instance', 'component', 'managed-by', 'part-of']) assert.ok(labels[`app.kubernetes.io/${key}`], key);
+      assert.equal(child.metadata.ownerReferences, undefined);
+      assert.equal(JSON.stringify(child).includes('"ownerReferences"'), false);
+    }
+  });
+
+  test(`pod templates for ${label} never carry the role label`, () => {
+    for (const set of desiredFor(spec).filter((c) => c.kind === 'StatefulSet')) {
+      const labels = get(set, 'spec', 'template', 'metadata', 'labels') as Record<string, string>;
+      assert.equal(ROLE_LABEL in labels, false);
+      assert.equal(JSON.stringify(get(set, 'spec', 'template')).includes(ROLE_LABEL), false);
+      assert.equal(JSON.stringify(get(set, 'spec', 'selector')).includes(ROLE_LABEL), false);
+    }
+  });
+}
+
+test('StatefulSets: sizes, headless service, parallel pods, retention policy, claims when persistent', () => {
+  const children = desiredFor();
+  const master = find(children, 'StatefulSet', 'my-redis-master');
+  const replica = find(children, 'StatefulSet', 'my-redis-replica');
+  assert.equal(get(master, 'spec', 'replicas'), 1);
+  assert.equal(get(replica, 'spec', 'replicas'), 2);
+  for (const set of [master, replica]) {
+    assert.equal(get(set, 'spec', 'serviceName'), 'my-redis-headless');
+    assert.equal(get(set, 'spec', 'podManagementPolicy'), 'Parallel');
+    assert.deepEqual(get(set, 'spec', 'updateStrategy'), { type: 'RollingUpdate' });
+    assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), { whenDeleted: 'Retain', whenScaled: 'Retain' });
+    assert.equal(get(set, 'spec', 'volumeClaimTemplates', 0, 'spec', 'resources', 'requests', 'storage'), '10Gi');
+    // PVCs carry the pod selector labels so customize can select them.
+    const claimLabels = get(set, 'spec', 'volumeClaimTemplates', 0, 'metadata', 'labels') as Record<string, string>;
+    for (const [k, v] of Object.entries(podSelectorLabels('my-redis'))) assert.equal(claimLabels[k], v);
+    const volumes = get(set, 'spec', 'template', 'spec', 'volumes') as Json[];
+    assert.equal(volumes.some((v) => v['name'] === 'data'), false, 'data comes from the claim template');
+    assert.equal(get(set, 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis:7.2');
+  }
+  assert.equal(get(master, 'spec', 'template', 'metadata', 'labels', 'app.kubernetes.io/component'), 'master-set');
+  assert.equal(get(replica, 'spec', 'template', 'metadata', 'labels', 'app.kubernetes.io/component'), 'replica-set');
+  assert.equal(get(master, 'spec', 'template', 'metadata', 'labels', 'app.kubernetes.io/version'), '7.2');
+});
+
+test('without persistence the data volume is an emptyDir and there are no claim templates', () => {
+  const spec = { ...designSpec(), persistence: { enableRdb: false, enableAof: false } };
+  for (const set of desiredFor(spec).filter((c) => c.kind === 'StatefulSet')) {
+    assert.equal(get(set, 'spec', 'volumeClaimTemplates'), undefined);
+    const volumes = get(set, 'spec', 'template', 'spec', 'volumes') as Json[];
+    assert.deepEqual(volumes.find((v) => v['name'] === 'data'), { name: 'data', emptyDir: {} });
+  }
+});
+
+test('pods run non-root as the redis user with the restricted security profile', () => {
+  const set = find(desiredFor(), 'StatefulSet', 'my-redis-master');
+  const pod = get(set, 'spec', 'template', 'spec') as Json;
+  assert.deepEqual(get(pod, 'securityContext'), {
+    runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, fsGroupChangePolicy: 'OnRootMismatch', seccompProfile: { type: 'RuntimeDefault' },
+  });
+  const c = get(pod, 'containers', 0, 'securityContext') as Json;
+  assert.equal(c['runAsNonRoot'], true);
+  assert.equal(c['allowPrivilegeEscalation'], false);
+  assert.equal(c['readOnlyRootFilesystem'], true);
+  assert.deepEqual(c['capabilities'], { drop: ['ALL'] });
+  assert.deepEqual(c['seccompProfile'], { type: 'RuntimeDefault' });
+  assert.equal(pod['automountServiceAccountToken'], false);
+});
+
+test('env, command and probes follow the shared contract; the password never appears in the ConfigMap', () => {
+  const children = desiredFor();
+  const container = get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'template', 'spec', 'containers', 0) as Json;
+  const env = container['env'] as Json[];
+  assert.deepEqual(env.map((e) => e['name']), ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD']);
+  assert.equal(get(env[0], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
+  assert.equal(get(env[1], 'valueFrom', 'fieldRef', 'fieldPath'), 'metadata.name');
+  assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-auth', key: 'password' });
+  const command = (container['command'] as string[]).join(' ');
+  assert.match(command, /redis-server \/etc\/redis\/redis\.conf --requirepass "\$REDIS_PASSWORD" --masterauth "\$REDIS_PASSWORD"/);
+  const readiness = (get(container, 'readinessProbe', 'exec', 'command') as string[]).join(' ');
+  assert.match(readiness, /REDISCLI_AUTH="\$REDIS_PASSWORD" redis-cli -h "\$POD_IP"/);
+  assert.match(readiness, /role:master/);
+  assert.match(readiness, /master_link_status:up/);
+  assert.ok((get(container, 'livenessProbe', 'failureThreshold') as number) * (get(container, 'livenessProbe', 'periodSeconds') as number) >= 60);
+  assert.ok((get(container, 'startupProbe', 'failureThreshold') as number) * (get(container, 'startupProbe', 'periodSeconds') as number) >= 300);
+  assert.equal(JSON.stringify(find(children, 'ConfigMap', 'my-redis-config')).includes('requirepass'), false);
+});
+
+test('spec.auth names the Secret and key the pods read', () => {
+  const children = desiredFor({ ...designSpec(), auth: { secretName: 'corp-redis', key: 'token' } });
+  const env = get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec', 'containers', 0, 'env') as Json[];
+  assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'corp-redis', key: 'token' });
+});
+
+test('scheduling fields and annotations are copied from the spec; the default affinity spreads pods over nodes', () => {
+  const defaults = get(find(desiredFor(), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec') as Json;
+  assert.deepEqual(get(defaults, 'affinity', 'podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution', 0, 'podAffinityTerm'), {
+    labelSelector: { matchLabels: podSelectorLabels('my-redis') },
+    topologyKey: 'kubernetes.io/hostname',
+  });
+  const spec = (variants[2] as [string, Json])[1];
+  const set = find(desiredFor(spec), 'StatefulSet', 'my-redis-replica');
+  const pod = get(set, 'spec', 'template', 'spec') as Json;
+  assert.deepEqual(pod['affinity'], spec['affinity']);
+  assert.deepEqual(pod['nodeSelector'], { disk: 'ssd', zone: 'a' });
+  assert.deepEqual(pod['tolerations'], spec['tolerations']);
+  assert.equal(pod['priorityClassName'], 'high');
+  assert.deepEqual(pod['imagePullSecrets'], [{ name: 'regcred' }]);
+  assert.equal(get(pod, 'containers', 0, 'image'), 'registry.example.com/redis:7.2.4-custom');
+  assert.equal(get(pod, 'containers', 0, 'imagePullPolicy'), 'IfNotPresent');
+  assert.deepEqual(get(pod, 'containers', 0, 'resources'), { limits: { memory: '1Gi' } });
+  assert.equal(get(set, 'spec', 'template', 'metadata', 'annotations', 'prometheus.io/scrape'), 'true');
+  assert.equal(get(set, 'spec', 'volumeClaimTemplates', 0, 'spec', 'storageClassName'), 'fast');
+  assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), { whenDeleted: 'Delete', whenScaled: 'Retain' });
+});
+
+test('the config hash annotation changes exactly when redis.conf changes', () => {
+  const hashOf = (spec: Json) => get(find(desiredFor(spec), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'metadata', 'annotations', CONFIG_HASH_ANNOTATION);
+  const base = hashOf(designSpec());
+  assert.match(String(base), /^[0-9a-f]{16}$/);
+  assert.equal(hashOf(designSpec()), base);
+  assert.notEqual(hashOf({ ...designSpec(), config: { 'maxmemory-policy': 'allkeys-lru' } }), base);
+  assert.notEqual(hashOf({ ...designSpec(), resources: { limits: { memory: '1Gi' } } }), base);
+  // Scaling 2 -> 3 keeps min-replicas-to-write at 1: same file, no rolling restart.
+  assert.equal(hashOf({ ...designSpec(), replicas: 3 }), base);
+});
+
+test('Services: headless over all pods, master and replicas by the role label the sidecar writes', () => {
+  const children = desiredFor();
+  const pods = podSelectorLabels('my-redis');
+  const headless = find(children, 'Service', 'my-redis-headless');
+  assert.equal(get(headless, 'spec', 'clusterIP'), 'None');
+  assert.equal(get(headless, 'spec', 'publishNotReadyAddresses'), true);
+  assert.deepEqual(get(headless, 'spec', 'selector'), pods);
+  assert.deepEqual(get(find(children, 'Service', 'my-redis-master'), 'spec', 'selector'), { ...pods, [ROLE_LABEL]: 'master' });
+  assert.deepEqual(get(find(children, 'Service', 'my-redis-replicas'), 'spec', 'selector'), { ...pods, [ROLE_LABEL]: 'replica' });
+  for (const name of ['my-redis-headless', 'my-redis-master', 'my-redis-replicas']) {
+    assert.deepEqual(get(find(children, 'Service', name), 'spec', 'ports'), [{ name: 'redis', port: 6379, targetPort: 6379, protocol: 'TCP' }]);
+  }
+});
+
+test('PodDisruptionBudget allows one pod down and selects every pod', () => {
+  const pdb = find(desiredFor(), 'PodDisruptionBudget', 'my-redis-pdb');
+  assert.equal(get(pdb, 'spec', 'maxUnavailable'), 1);
+  assert.deepEqual(get(pdb, 'spec', 'selector', 'matchLabels'), podSelectorLabels('my-redis'));
+});
+
+test('a version a label cannot hold is trimmed in the label, kept whole in the image', () => {
+  const set = find(desiredFor({ ...designSpec(), version: '7.2-rc.' }), 'StatefulSet', 'my-redis-master');
+  assert.equal(get(set, 'metadata', 'labels', 'app.kubernetes.io/version'), '7.2-rc');
+  assert.equal(get(set, 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis:7.2-rc.');
+});
+
+test('a longest allowed name still gives valid children', () => {
+  const name = 'r'.repeat(40);
+  const children = sync(request({ parent: redis(designSpec(), { name }) })).children;
+  for (const child of children) assert.doesNotThrow(() => validateK8sObject(child as KubeObject));
+});
