@@ -33,6 +33,12 @@ export const RDB_SCHEDULE_PATTERN =
 /** Major versions this operator knows how to run (REPLICAOF, FAILOVER, min-replicas-*). */
 export const VERSION_PATTERN = '^[6-9]\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z.]+)?$';
 
+/** CEL (transition rule on spec.version): major.minor compared as numbers, so 7.10 is newer than 7.9. */
+const MAJOR = (v: string) => `int(${v}.split('.')[0])`;
+const MINOR = (v: string) => `int(${v}.split('-')[0].split('.')[1])`;
+export const VERSION_NO_DOWNGRADE_RULE =
+  `${MAJOR('self')} > ${MAJOR('oldSelf')} || (${MAJOR('self')} == ${MAJOR('oldSelf')} && ${MINOR('self')} >= ${MINOR('oldSelf')})`;
+
 /** redis.conf directives the operator owns; users setting them could break failover or fencing. */
 export const RESERVED_CONFIG_KEYS = [
   'replicaof', 'slaveof', 'bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'save',
@@ -136,7 +142,20 @@ export const FailoverSpec = Type.Object(
 
 export const RedisSpec = Type.Object(
   {
-    version: Type.String({ default: '7.2', pattern: VERSION_PATTERN, description: 'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set.' }),
+    version: Type.String({
+      default: '7.2',
+      pattern: VERSION_PATTERN,
+      maxLength: 64,
+      description: 'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Can be upgraded, never downgraded to an older major.minor.',
+      'x-kubernetes-validations': [
+        {
+          // Older Redis cannot load the RDB files (nor the replication stream) of a newer
+          // major.minor; patch downgrades keep the format and stay allowed.
+          rule: VERSION_NO_DOWNGRADE_RULE,
+          message: 'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
+        },
+      ],
+    }),
     image: Type.Optional(Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' })),
     imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
     imagePullSecrets: Type.Optional(
@@ -163,7 +182,9 @@ export const RedisSpec = Type.Object(
     config: Type.Optional(
       Type.Unsafe<Record<string, string>>({
         type: 'object',
-        additionalProperties: { type: 'string' },
+        // Bounds keep the CEL rules below within the API server's estimated cost budget.
+        maxProperties: 64,
+        additionalProperties: { type: 'string', maxLength: 1024 },
         description: 'Extra redis.conf directives (for example maxmemory-policy: allkeys-lru). Directives the operator owns (replicaof, bind, save, requirepass, min-replicas-*, ...) are refused.',
         'x-kubernetes-validations': [
           { rule: "self.all(k, k.matches('^[a-z][a-z0-9-]*$'))", message: 'config keys must be lower-case redis.conf directive names' },
