@@ -1,0 +1,121 @@
+// validateSpec: the design's Redis passes with every default filled in, the input is never
+// mutated, and every invalid field is named in the problems (for the InvalidSpec condition).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { formatProblems, MAX_NAME_LENGTH, validateSpec, type SpecProblem } from '../../src/api/validate.ts';
+
+const DESIGN_SPEC = {
+  version: '7.2',
+  master: { replicas: 1 },
+  replicas: 2,
+  persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi' },
+  resources: { requests: { memory: '256Mi', cpu: '100m' }, limits: { memory: '512Mi', cpu: '500m' } },
+};
+
+test("the design's Redis is valid and comes back with every default filled in", () => {
+  const input = structuredClone(DESIGN_SPEC);
+  const verdict = validateSpec('my-redis', input);
+  assert.ok(verdict.ok, JSON.stringify(verdict));
+  assert.deepEqual(verdict.spec, {
+    version: '7.2',
+    master: { replicas: 1 },
+    replicas: 2,
+    persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi', whenDeleted: 'Retain' },
+    resources: { requests: { memory: '256Mi', cpu: '100m' }, limits: { memory: '512Mi', cpu: '500m' } },
+    failover: { downAfterMilliseconds: 1000, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
+  });
+  assert.deepEqual(input, DESIGN_SPEC, 'the input is not mutated');
+});
+
+test('an empty spec is valid and fully defaulted', () => {
+  const verdict = validateSpec('r', {});
+  assert.ok(verdict.ok);
+  assert.equal(verdict.spec.version, '7.2');
+  assert.equal(verdict.spec.replicas, 2);
+  assert.equal(verdict.spec.master.replicas, 1);
+  assert.equal(verdict.spec.persistence.size, '1Gi');
+  assert.equal(verdict.spec.persistence.whenDeleted, 'Retain');
+  assert.equal(verdict.spec.auth, undefined, 'no auth means the generated <name>-auth Secret');
+});
+
+test('auth gets its default key; optional production fields pass through', () => {
+  const spec = {
+    ...DESIGN_SPEC,
+    image: 'registry.example.com/redis:7.2.4',
+    imagePullPolicy: 'IfNotPresent',
+    imagePullSecrets: [{ name: 'pull' }],
+    auth: { secretName: 'my-password' },
+    persistence: { ...DESIGN_SPEC.persistence, storageClassName: 'fast', whenDeleted: 'Delete' },
+    config: { 'maxmemory-policy': 'allkeys-lru' },
+    nodeSelector: { 'kubernetes.io/os': 'linux' },
+    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'redis', effect: 'NoSchedule' }],
+    affinity: { nodeAffinity: { anything: ['is', 'preserved'] } },
+    priorityClassName: 'high',
+    podAnnotations: { 'prometheus.io/scrape': 'true' },
+    failover: { downAfterMilliseconds: 500, minReplicasToWrite: 0, minReplicasMaxLagSeconds: 10 },
+  };
+  const verdict = validateSpec('r', spec);
+  assert.ok(verdict.ok, JSON.stringify(verdict));
+  assert.deepEqual(verdict.spec.auth, { secretName: 'my-password', key: 'password' });
+  assert.deepEqual(verdict.spec.affinity, spec.affinity);
+});
+
+const INVALID: Array<[string, string, unknown, string]> = [
+  // [case, resource name, spec, field that must be named]
+  ['spec missing', 'r', undefined, 'spec'],
+  ['spec null', 'r', null, 'spec'],
+  ['spec a list', 'r', [], 'spec'],
+  ['version 5', 'r', { version: '5.0' }, 'spec.version'],
+  ['version not a string', 'r', { version: 7.2 }, 'spec.version'],
+  ['two masters', 'r', { master: { replicas: 2 } }, 'spec.master.replicas'],
+  ['too many replicas', 'r', { replicas: 16 }, 'spec.replicas'],
+  ['negative replicas', 'r', { replicas: -1 }, 'spec.replicas'],
+  ['fractional replicas', 'r', { replicas: 1.5 }, 'spec.replicas'],
+  ['size not a quantity', 'r', { persistence: { size: 'ten' } }, 'spec.persistence.size'],
+  ['unsupported schedule', 'r', { persistence: { rdbSchedule: '15 3 * * *' } }, 'spec.persistence.rdbSchedule'],
+  ['whenDeleted Keep', 'r', { persistence: { whenDeleted: 'Keep' } }, 'spec.persistence.whenDeleted'],
+  ['memory not a quantity', 'r', { resources: { requests: { memory: 'lots' } } }, 'spec.resources.requests.memory'],
+  ['auth without secretName', 'r', { auth: {} }, 'spec.auth.secretName'],
+  ['auth with empty key', 'r', { auth: { secretName: 's', key: '' } }, 'spec.auth.key'],
+  ['failover too fast', 'r', { failover: { downAfterMilliseconds: 10 } }, 'spec.failover.downAfterMilliseconds'],
+  ['toleration operator', 'r', { tolerations: [{ operator: 'Maybe' }] }, 'spec.tolerations.0.operator'],
+  ['reserved config', 'r', { config: { replicaof: '10.0.0.1 6379' } }, 'spec.config.replicaof'],
+  ['multi-line config', 'r', { config: { hz: '10\nsave ""' } }, 'spec.config.hz'],
+  ['config key case', 'r', { config: { Hz: '10' } }, 'spec.config.Hz'],
+  ['name too long', 'r'.repeat(MAX_NAME_LENGTH + 1), {}, 'metadata.name'],
+];
+
+test('an invalid spec is refused and the offending field is named', () => {
+  for (const [name, resource, spec, field] of INVALID) {
+    const verdict = validateSpec(resource, spec);
+    assert.equal(verdict.ok, false, name);
+    if (verdict.ok) continue;
+    const fields = verdict.problems.map((p: SpecProblem) => p.field);
+    assert.ok(fields.includes(field), `${name}: expected ${field} in ${JSON.stringify(verdict.problems)}`);
+    for (const problem of verdict.problems) assert.ok(problem.message.length > 0, `${name}: empty message`);
+  }
+});
+
+test('every problem is reported, once, and formatted on one line', () => {
+  const verdict = validateSpec('r', { version: 'latest', replicas: 99, config: { save: '', requirepass: 'x' } });
+  assert.equal(verdict.ok, false);
+  if (verdict.ok) return;
+  const fields = verdict.problems.map((p) => p.field);
+  assert.deepEqual(new Set(fields), new Set(['spec.version', 'spec.replicas']), 'schema problems come first; semantic checks run on a schema-valid spec');
+  assert.equal(new Set(verdict.problems.map((p) => `${p.field}:${p.message}`)).size, verdict.problems.length, 'no duplicates');
+  const line = formatProblems(verdict.problems);
+  assert.doesNotMatch(line, /\n/);
+  assert.match(line, /spec\.version: must match/);
+  assert.match(line, /spec\.replicas: /);
+
+  const semantic = validateSpec('r', { config: { save: '', requirepass: 'x' } });
+  assert.equal(semantic.ok, false);
+  if (!semantic.ok) assert.deepEqual(semantic.problems.map((p) => p.field), ['spec.config.requirepass', 'spec.config.save']);
+});
+
+test('the input is never mutated, even when invalid', () => {
+  const spec = { persistence: { size: 'ten' } };
+  const before = structuredClone(spec);
+  validateSpec('r', spec);
+  assert.deepEqual(spec, before);
+});
