@@ -1,0 +1,399 @@
+// Test harness: real redis-server processes, each on its own loopback address port 6379 (like a
+// pod IP), configured like the hook's ConfigMap, plus firewall cuts between two addresses.
+// Invariants: no process or firewall rule outlives the test process. Each server is registered
+// for t.after and for process exit/SIGINT/SIGTERM; redis-server runs under
+// `setpriv --pdeathsig KILL` so it dies even if node is SIGKILLed. Firewall rules carry a comment
+// naming their third octet, and rules left by a crashed earlier run of the same file are swept
+// before new ones are added. Nothing here ever addresses anything outside 127.0.0.0/8.
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+
+export const TEST_PASSWORD = 'test-password-7f3a';
+export const REDIS_PORT = 6379;
+
+/** 127.0.<octet>.<host>: each test file owns one third octet (see the brief's allocation). */
+export function addr(octet: number, host: number): string {
+  if (!Number.isInteger(octet) || octet < 0 || octet > 255 || !Number.isInteger(host) || host < 1 || host > 254) {
+    throw new Error(`bad loopback address 127.0.${octet}.${host}`);
+  }
+  return `127.0.${octet}.${host}`;
+}
+
+function assertLoopback(ip: string): void {
+  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip)) throw new Error(`refusing non-loopback address ${ip}`);
+}
+
+export interface RedisServerOptions {
+  ip: string;
+  password?: string;
+  /** Mirrors spec.persistence.enableAof. */
+  appendonly?: boolean;
+  /** RDB save rule; '' (default) disables automatic snapshots, tests call SAVE when they need a file. */
+  save?: string;
+  /** Mirrors spec.failover (what the ConfigMap would carry for the default spec: 1 and 5). */
+  minReplicasToWrite?: number;
+  minReplicasMaxLag?: number;
+  replicaPriority?: number;
+  /** Any further redis.conf directives (tests only; e.g. repl-diskless-sync-delay). */
+  extra?: Record<string, string>;
+  /** How long to wait for the server to accept connections. Default 10000 ms. */
+  startTimeoutMs?: number;
+}
+
+// ---- exit hooks: nothing may leak ----------------------------------------------------------
+
+const liveServers = new Set<RedisServer>();
+const liveRules = new Set<string>(); // JSON of the iptables argument list used with -I
+let hooksInstalled = false;
+
+function killEverythingSync(): void {
+  for (const server of liveServers) server.killSync();
+  for (const rule of liveRules) {
+    try {
+      execFileSync('iptables', ['-w', '-D', ...JSON.parse(rule)], { stdio: 'ignore' });
+    } catch {
+      // already gone
+    }
+  }
+  liveRules.clear();
+}
+
+function installHooks(): void {
+  if (hooksInstalled) return;
+  hooksInstalled = true;
+  process.on('exit', killEverythingSync);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    process.once(signal, () => {
+      killEverythingSync();
+      process.exit(128 + (os.constants.signals[signal] ?? 1));
+    });
+  }
+}
+
+// ---- redis-server ---------------------------------------------------------------------------
+
+function configText(o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'startTimeoutMs'>> & { extra: Record<string, string> }, dataDir: string, logFile: string): string {
+  const lines = [
+    '# What the hook\'s ConfigMap carries (see the brief), for one pod:',
+    `bind ${o.ip}`,
+    'port 6379',
+    `dir ${dataDir}`,
+    'replicaof 127.0.0.1 1',
+    'replica-read-only yes',
+    'repl-ping-replica-period 1',
+    `min-replicas-to-write ${o.minReplicasToWrite}`,
+    `min-replicas-max-lag ${o.minReplicasMaxLag}`,
+    `appendonly ${o.appendonly ? 'yes' : 'no'}`,
+    `save "${o.save}"`,
+    `replica-priority ${o.replicaPriority}`,
+    '# Harness only: a pod\'s outgoing connections carry its own IP; here they must be bound to it,',
+    '# or every replica would connect from 127.0.0.1 and masters would list replicas by that address.',
+    `bind-source-addr ${o.ip}`,
+    'daemonize no',
+    `logfile ${logFile}`,
+    'enable-debug-command local',
+  ];
+  for (const [k, v] of Object.entries(o.extra)) lines.push(`${k} ${v}`);
+  return lines.join('\n') + '\n';
+}
+
+/** AUTH + PING over a raw socket: resolves true on PONG, false on anything else (refused, LOADING...). */
+function pingOnce(ip: string, password: string, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.createConnection({ host: ip, port: REDIS_PORT });
+    let data = '';
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write(`AUTH ${password}\r\nPING\r\n`));
+    socket.on('data', (chunk) => {
+      data += chunk.toString();
+      if (data.includes('+PONG')) done(true);
+      else if (data.split('\r\n').length > 2) done(false);
+    });
+  });
+}
+
+export class RedisServer {
+  /** Temp root holding data/, redis.conf and redis.log. */
+  readonly root: string;
+  readonly dataDir: string;
+  readonly logFile: string;
+  readonly password: string;
+  #ip: string;
+  #options: RedisServerOptions;
+  #child: ChildProcess | null = null;
+  #exited: Promise<void> = Promise.resolve();
+  #stopped = false;
+
+  private constructor(options: RedisServerOptions) {
+    assertLoopback(options.ip);
+    installHooks();
+    this.#options = options;
+    this.#ip = options.ip;
+    this.password = options.password ?? TEST_PASSWORD;
+    this.root = mkdtempSync(path.join(os.tmpdir(), `redis-test-${options.ip}-`));
+    this.dataDir = path.join(this.root, 'data');
+    this.logFile = path.join(this.root, 'redis.log');
+    mkdirSync(this.dataDir);
+  }
+
+  /** Starts a server and waits until it answers PING. Prefer startRedis(t, ...) in tests. */
+  static async start(options: RedisServerOptions): Promise<RedisServer> {
+    const server = new RedisServer(options);
+    liveServers.add(server);
+    try {
+      await server.#spawn();
+    } catch (err) {
+      server.cleanup();
+      throw err;
+    }
+    return server;
+  }
+
+  get ip(): string {
+    return this.#ip;
+  }
+
+  get endpoint(): { host: string; port: number } {
+    return { host: this.#ip, port: REDIS_PORT };
+  }
+
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  get running(): boolean {
+    return this.#child !== null;
+  }
+
+  async #spawn(): Promise<void> {
+    const o = this.#options;
+    const conf = configText(
+      {
+        ip: this.#ip,
+        appendonly: o.appendonly ?? false,
+        save: o.save ?? '',
+        minReplicasToWrite: o.minReplicasToWrite ?? 1,
+        minReplicasMaxLag: o.minReplicasMaxLag ?? 5,
+        replicaPriority: o.replicaPriority ?? 100,
+        extra: o.extra ?? {},
+      },
+      this.dataDir,
+      this.logFile,
+    );
+    const confFile = path.join(this.root, 'redis.conf');
+    writeFileSync(confFile, conf);
+    // As the container does: the password comes on the command line, not in the file.
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, '--requirepass', this.password, '--masterauth', this.password], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    // Config errors are printed before the log file is opened: keep them for the error message.
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      if (stderr.length < 8192) stderr += chunk.toString();
+    });
+    this.#child = child;
+    this.#stopped = false;
+    let exitInfo: string | null = null;
+    this.#exited = new Promise((resolve) => {
+      child.once('exit', (code, signal) => {
+        exitInfo = `exit code ${code} signal ${signal}`;
+        if (this.#child === child) this.#child = null;
+        resolve();
+      });
+      child.once('error', (err) => {
+        exitInfo = `spawn error ${err.message}`;
+        if (this.#child === child) this.#child = null;
+        resolve();
+      });
+    });
+    const deadline = Date.now() + (o.startTimeoutMs ?? 10000);
+    while (Date.now() < deadline) {
+      if (exitInfo !== null) throw new Error(`redis-server on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
+      if (await pingOnce(this.#ip, this.password, 300)) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`redis-server on ${this.#ip} did not answer PING within ${o.startTimeoutMs ?? 10000} ms:\n${this.logTail()}`);
+  }
+
+  /** SIGKILL and wait for the exit: the process vanishes, its sockets are closed by the kernel. */
+  async kill(): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    if (this.#stopped) child.kill('SIGCONT');
+    child.kill('SIGKILL');
+    await this.#exited;
+  }
+
+  /** SIGTERM and wait: Redis' own shutdown (waits for lagging replicas, saves if configured). */
+  async shutdown(): Promise<void> {
+    const child = this.#child;
+    if (!child) return;
+    if (this.#stopped) child.kill('SIGCONT');
+    child.kill('SIGTERM');
+    await this.#exited;
+  }
+
+  /** SIGSTOP: a hung node. Its sockets stay open; the kernel still completes new TCP handshakes. */
+  stop(): void {
+    if (!this.#child) throw new Error(`redis-server on ${this.#ip} is not running`);
+    this.#child.kill('SIGSTOP');
+    this.#stopped = true;
+  }
+
+  cont(): void {
+    if (!this.#child) throw new Error(`redis-server on ${this.#ip} is not running`);
+    this.#child.kill('SIGCONT');
+    this.#stopped = false;
+  }
+
+  /**
+   * Kill (if running) and start again on the same data directory, optionally on a new address
+   * ("the pod was recreated with a new IP"). Like a pod, it comes back as a replica of nowhere.
+   */
+  async restart(options: { ip?: string } = {}): Promise<void> {
+    await this.kill();
+    if (options.ip) {
+      assertLoopback(options.ip);
+      this.#ip = options.ip;
+    }
+    liveServers.add(this);
+    await this.#spawn();
+  }
+
+  /** Kill, empty the data directory, start again: a pod recreated without its volume. */
+  async wipe(options: { ip?: string } = {}): Promise<void> {
+    await this.kill();
+    rmSync(this.dataDir, { recursive: true, force: true });
+    mkdirSync(this.dataDir);
+    await this.restart(options);
+  }
+
+  /** Synchronous kill for exit hooks. */
+  killSync(): void {
+    const child = this.#child;
+    if (!child?.pid) return;
+    try {
+      process.kill(child.pid, 'SIGCONT');
+      process.kill(child.pid, 'SIGKILL');
+    } catch {
+      // already dead
+    }
+  }
+
+  /** Kill and remove the temp directory. Safe to call twice. */
+  cleanup(): void {
+    this.killSync();
+    this.#child = null;
+    liveServers.delete(this);
+    rmSync(this.root, { recursive: true, force: true, maxRetries: 5 });
+  }
+
+  logTail(lines = 30): string {
+    if (!existsSync(this.logFile)) return '(no log)';
+    return readFileSync(this.logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  }
+}
+
+/** Starts a server that is cleaned up after the test (also when the test fails). */
+export async function startRedis(t: TestContext | undefined, options: RedisServerOptions): Promise<RedisServer> {
+  const server = await RedisServer.start(options);
+  t?.after(async () => {
+    await server.kill();
+    server.cleanup();
+  });
+  return server;
+}
+
+// ---- network cuts ---------------------------------------------------------------------------
+
+function ruleTag(ip: string): string {
+  const octet = ip.split('.')[2];
+  return `redis-operator-test-127.0.${octet}`;
+}
+
+let iptablesChecked = false;
+
+/** Fails loudly (no skipping) when iptables cannot be used: the partition tests need it. */
+export function assertIptablesUsable(): void {
+  if (iptablesChecked) return;
+  try {
+    execFileSync('iptables', ['-w', '-S', 'OUTPUT'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    const e = err as { stderr?: Buffer; message: string };
+    throw new Error(`iptables is not usable (root and the iptables package are required for partition tests): ${e.stderr?.toString() || e.message}`);
+  }
+  iptablesChecked = true;
+}
+
+/** Removes rules tagged for this octet that a crashed earlier run may have left. */
+export function sweepRules(octet: number): void {
+  assertIptablesUsable();
+  const tag = ruleTag(addr(octet, 1));
+  const listing = execFileSync('iptables', ['-w', '-S', 'OUTPUT'], { encoding: 'utf8' });
+  for (const line of listing.split('\n')) {
+    if (!line.startsWith('-A OUTPUT') || !line.includes(tag)) continue;
+    const args = line.replace(/^-A /, '').match(/"[^"]*"|\S+/g)?.map((a) => a.replace(/^"|"$/g, '')) ?? [];
+    execFileSync('iptables', ['-w', '-D', ...args], { stdio: 'ignore' });
+  }
+}
+
+export interface LinkCut {
+  readonly a: string;
+  readonly b: string;
+  /** Removes both rules; idempotent. */
+  restore(): void;
+}
+
+/**
+ * Drops all traffic between loopback addresses a and b, both directions (connections in progress
+ * hang, new connections time out). Removed by restore(), after the test, or at process exit.
+ */
+export function cutLink(t: TestContext | undefined, a: string, b: string): LinkCut {
+  assertLoopback(a);
+  assertLoopback(b);
+  installHooks();
+  assertIptablesUsable();
+  const tag = ruleTag(a);
+  const rules = [
+    ['OUTPUT', '-s', a, '-d', b, '-m', 'comment', '--comment', tag, '-j', 'DROP'],
+    ['OUTPUT', '-s', b, '-d', a, '-m', 'comment', '--comment', tag, '-j', 'DROP'],
+  ];
+  const added: string[] = [];
+  try {
+    for (const rule of rules) {
+      execFileSync('iptables', ['-w', '-I', ...rule], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const key = JSON.stringify(rule);
+      liveRules.add(key);
+      added.push(key);
+    }
+  } catch (err) {
+    for (const key of added) {
+      execFileSync('iptables', ['-w', '-D', ...JSON.parse(key)], { stdio: 'ignore' });
+      liveRules.delete(key);
+    }
+    const e = err as { stderr?: Buffer; message: string };
+    throw new Error(`iptables refused to add a DROP rule between ${a} and ${b}: ${e.stderr?.toString() || e.message}`);
+  }
+  const cut: LinkCut = {
+    a,
+    b,
+    restore() {
+      for (const key of added) {
+        if (!liveRules.has(key)) continue;
+        execFileSync('iptables', ['-w', '-D', ...JSON.parse(key)], { stdio: 'ignore' });
+        liveRules.delete(key);
+      }
+    },
+  };
+  t?.after(() => cut.restore());
+  return cut;
+}
