@@ -1,0 +1,403 @@
+// The install manifests (manifests/, metacontroller/): every object valid against Kubernetes'
+// own schemas with no unknown fields (test/support/k8s-validate.ts), the CompositeController
+// valid against Metacontroller's CRD (read from ../shared beside the repository, as CI places
+// it) and carrying the invariants our hook needs, least-privilege RBAC, a kustomization that
+// lists everything, a Deployment that meets the restricted Pod Security Standard, and the
+// design's example Redis accepted by our CRD, our CEL rules and the hook's validator.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { parseAllDocuments } from 'yaml';
+import { applyDefaults, buildOpenApiSchema, CRD_NAME, type JsonSchema } from '../../src/api/crd.ts';
+import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
+import { validateSpec } from '../../src/api/validate.ts';
+import { parseHookRequest, sync } from '../../src/hook/index.ts';
+import { ruleViolations } from '../api/cel-env.ts';
+import { validateK8sObject } from '../support/k8s-validate.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const METACONTROLLER_CRDS = join(ROOT, '..', 'shared', 'metacontroller', 'metacontroller-crds-v1.yaml');
+
+type Obj = Record<string, any>;
+interface Loaded {
+  file: string;
+  obj: Obj;
+}
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(ROOT, path)).isDirectory()) return yamlFiles(path);
+    return /\.ya?ml$/.test(name) ? [path] : [];
+  });
+}
+
+function loadYaml(path: string): Obj[] {
+  const docs = parseAllDocuments(readFileSync(path, 'utf8'));
+  return docs.flatMap((doc) => {
+    assert.deepEqual(doc.errors, [], `${path}: YAML errors`);
+    const value: unknown = doc.toJS();
+    return value === null || value === undefined ? [] : [value as Obj];
+  });
+}
+
+const FILES = [...yamlFiles('manifests'), ...yamlFiles('metacontroller')].sort();
+const OBJECTS: Loaded[] = FILES.flatMap((file) => loadYaml(join(ROOT, file)).map((obj) => ({ file, obj })));
+
+function only(kind: string, name?: string): Obj {
+  const found = OBJECTS.filter(({ obj }) => obj['kind'] === kind && (name === undefined || obj['metadata']?.['name'] === name));
+  assert.equal(found.length, 1, `expected exactly one ${kind} ${name ?? ''}, found ${found.length}`);
+  return (found[0] as Loaded).obj;
+}
+
+const NAMESPACE = 'redis-operator';
+const deployment = only('Deployment', 'redis-operator');
+const service = only('Service', 'redis-operator');
+const compositeController = only('CompositeController', 'redis-operator');
+const podSpec = deployment['spec']['template']['spec'] as Obj;
+const containers = podSpec['containers'] as Obj[];
+const container = (name: string): Obj => {
+  const found = containers.find((c) => c['name'] === name);
+  assert.ok(found, `container ${name} exists`);
+  return found;
+};
+
+/** Every object set — so a new kind in a manifest needs a decision here. */
+const HANDLED_KINDS = new Set([
+  'Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
+  'Deployment', 'Service', 'CompositeController', 'Kustomization', 'Redis',
+]);
+
+test('every manifest parses and holds only kinds this test checks', () => {
+  assert.ok(FILES.length >= 10, FILES.join(', '));
+  for (const { file, obj } of OBJECTS) {
+    assert.ok(HANDLED_KINDS.has(obj['kind']), `${file}: unexpected kind ${String(obj['kind'])}`);
+  }
+});
+
+test("every Kubernetes object is valid against Kubernetes' schemas, with no unknown fields", () => {
+  for (const { file, obj } of OBJECTS) {
+    if (['CompositeController', 'Kustomization', 'Redis'].includes(obj['kind'])) continue;
+    assert.doesNotThrow(() => validateK8sObject(obj), `${file}`);
+  }
+});
+
+test('namespaced objects live in the operator namespace, which exists', () => {
+  only('Namespace', NAMESPACE);
+  for (const { file, obj } of OBJECTS) {
+    if (['ServiceAccount', 'Role', 'RoleBinding', 'Deployment', 'Service'].includes(obj['kind'])) {
+      assert.equal(obj['metadata']['namespace'], NAMESPACE, `${file}: ${obj['kind']}`);
+    }
+  }
+});
+
+// ---- kustomize ----
+
+test('manifests/kustomization.yaml lists every manifest, and the CompositeController directory', () => {
+  const kustomization = loadYaml(join(ROOT, 'manifests/kustomization.yaml'))[0] as Obj;
+  assert.equal(kustomization['apiVersion'], 'kustomize.config.k8s.io/v1beta1');
+  assert.equal(kustomization['kind'], 'Kustomization');
+  const own = readdirSync(join(ROOT, 'manifests'))
+    .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml')
+    .sort();
+  const resources = kustomization['resources'] as string[];
+  assert.deepEqual(resources.filter((r) => !r.startsWith('../')).sort(), own);
+  // kustomize refuses files outside its root, but accepts another kustomization root.
+  assert.deepEqual(resources.filter((r) => r.startsWith('../')), ['../metacontroller']);
+  assert.ok(existsSync(join(ROOT, 'metacontroller', 'kustomization.yaml')), '../metacontroller must be a kustomization root');
+  assert.ok(!resources.some((r) => r.startsWith('examples')), 'the example Redis is not installed');
+});
+
+test('metacontroller/kustomization.yaml lists every file beside it', () => {
+  const kustomization = loadYaml(join(ROOT, 'metacontroller/kustomization.yaml'))[0] as Obj;
+  const files = readdirSync(join(ROOT, 'metacontroller')).filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml').sort();
+  assert.deepEqual([...(kustomization['resources'] as string[])].sort(), files);
+});
+
+// ---- RBAC ----
+
+function rbacDocs(): Obj[] {
+  return OBJECTS.filter(({ file }) => file === join('manifests', 'rbac.yaml')).map(({ obj }) => obj);
+}
+
+test('RBAC has no wildcard anywhere', () => {
+  const hasStar = (value: unknown): boolean =>
+    typeof value === 'string' ? value.includes('*') : Array.isArray(value) ? value.some(hasStar) : typeof value === 'object' && value !== null ? Object.values(value).some(hasStar) : false;
+  for (const doc of rbacDocs()) assert.ok(!hasStar(doc), `${doc['kind']} ${doc['metadata']['name']} has a wildcard`);
+  for (const doc of rbacDocs()) assert.equal(doc['aggregationRule'], undefined);
+});
+
+/** Every permission granted, as "namespace|group/resource:verb" (namespace '*' = cluster-wide). */
+function grants(): string[] {
+  const out: string[] = [];
+  for (const doc of rbacDocs().filter((d) => d['kind'] === 'ClusterRole' || d['kind'] === 'Role')) {
+    const scope = doc['kind'] === 'Role' ? doc['metadata']['namespace'] : 'cluster';
+    for (const rule of doc['rules'] as Obj[]) {
+      assert.equal(rule['resourceNames'], undefined);
+      assert.equal(rule['nonResourceURLs'], undefined);
+      for (const group of rule['apiGroups']) for (const resource of rule['resources']) for (const verb of rule['verbs']) out.push(`${scope}|${group}/${resource}:${verb}`);
+    }
+  }
+  return out.sort();
+}
+
+test('RBAC grants exactly what the sidecar needs', () => {
+  const expected = [
+    'cluster|redis.example.com/redises:get', 'cluster|redis.example.com/redises:list', 'cluster|redis.example.com/redises:watch',
+    'cluster|/pods:get', 'cluster|/pods:list', 'cluster|/pods:watch', 'cluster|/pods:patch',
+    'cluster|/secrets:get', 'cluster|/secrets:list', 'cluster|/secrets:watch', 'cluster|/secrets:create',
+    'cluster|/events:create', 'cluster|/events:patch',
+    'cluster|events.k8s.io/events:create', 'cluster|events.k8s.io/events:patch',
+    `${NAMESPACE}|coordination.k8s.io/leases:get`, `${NAMESPACE}|coordination.k8s.io/leases:create`, `${NAMESPACE}|coordination.k8s.io/leases:update`,
+  ].sort();
+  assert.deepEqual(grants(), expected);
+  assert.ok(!grants().some((g) => /:(delete|deletecollection|escalate|bind|impersonate)$/.test(g)));
+});
+
+test('every binding binds an existing role to the operator ServiceAccount', () => {
+  const serviceAccount = only('ServiceAccount', 'redis-operator');
+  assert.equal(podSpec['serviceAccountName'], serviceAccount['metadata']['name']);
+  for (const binding of rbacDocs().filter((d) => d['kind'].endsWith('Binding'))) {
+    const roleKind = binding['roleRef']['kind'];
+    assert.equal(roleKind, binding['kind'] === 'RoleBinding' ? 'Role' : 'ClusterRole');
+    const role = only(roleKind, binding['roleRef']['name']);
+    if (roleKind === 'Role') assert.equal(role['metadata']['namespace'], binding['metadata']['namespace']);
+    assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'redis-operator', namespace: NAMESPACE }]);
+  }
+});
+
+// ---- Deployment ----
+
+test('the Deployment runs two replicas of the hook and the sidecar from one image', () => {
+  assert.equal(deployment['spec']['replicas'], 2);
+  assert.deepEqual(containers.map((c) => c['name']), ['hook', 'sidecar']);
+  for (const c of containers) assert.equal(c['image'], 'redis-operator:0.1.0', c['name']);
+  const labels = deployment['spec']['template']['metadata']['labels'] as Obj;
+  for (const [k, v] of Object.entries(deployment['spec']['selector']['matchLabels'] as Obj)) assert.equal(labels[k], v, `selector ${k}`);
+});
+
+test('each container runs an entry point that exists in the repository', () => {
+  assert.deepEqual(container('hook')['command'], ['node', 'src/server/main.ts']);
+  assert.deepEqual(container('sidecar')['command'], ['node', 'src/sidecar/main.ts']);
+  for (const c of containers) {
+    const script = (c['command'] as string[])[1] as string;
+    assert.ok(existsSync(join(ROOT, script)), `${c['name']}: ${script} does not exist`);
+  }
+});
+
+function portNumber(c: Obj, port: number | string): number {
+  if (typeof port === 'number') return port;
+  const found = (c['ports'] as Obj[]).find((p) => p['name'] === port);
+  assert.ok(found, `${c['name']} has a port named ${port}`);
+  return found['containerPort'] as number;
+}
+
+function env(c: Obj, name: string): Obj | undefined {
+  return (c['env'] as Obj[] | undefined)?.find((e) => e['name'] === name);
+}
+
+test('the hook listens on 8080 with liveness /healthz and readiness /readyz', () => {
+  const hook = container('hook');
+  assert.equal(portNumber(hook, 'http'), 8080);
+  assert.equal(env(hook, 'PORT')?.['value'], '8080');
+  assert.equal(hook['livenessProbe']['httpGet']['path'], '/healthz');
+  assert.equal(portNumber(hook, hook['livenessProbe']['httpGet']['port']), 8080);
+  assert.equal(hook['readinessProbe']['httpGet']['path'], '/readyz');
+  assert.equal(portNumber(hook, hook['readinessProbe']['httpGet']['port']), 8080);
+});
+
+test('the sidecar knows its pod from the downward API and serves metrics on 9121', () => {
+  const sidecar = container('sidecar');
+  assert.deepEqual(env(sidecar, 'POD_NAME')?.['valueFrom'], { fieldRef: { fieldPath: 'metadata.name' } });
+  assert.deepEqual(env(sidecar, 'POD_NAMESPACE')?.['valueFrom'], { fieldRef: { fieldPath: 'metadata.namespace' } });
+  assert.equal(env(sidecar, 'METRICS_PORT')?.['value'], '9121');
+  assert.equal(portNumber(sidecar, 'metrics'), 9121);
+  assert.equal(env(sidecar, 'LEASE_NAMESPACE'), undefined, 'the lease lives in POD_NAMESPACE, where the Role grants it');
+});
+
+test('the Deployment meets the restricted Pod Security Standard and sets resources', () => {
+  const pod = podSpec['securityContext'] as Obj;
+  assert.equal(pod['runAsNonRoot'], true);
+  assert.notEqual(pod['runAsUser'], 0);
+  assert.equal(pod['seccompProfile']['type'], 'RuntimeDefault');
+  for (const hostField of ['hostNetwork', 'hostPID', 'hostIPC']) assert.notEqual(podSpec[hostField], true, hostField);
+  for (const volume of podSpec['volumes'] as Obj[]) {
+    const types = Object.keys(volume).filter((k) => k !== 'name');
+    assert.ok(types.every((t) => ['emptyDir', 'configMap', 'secret', 'projected', 'downwardAPI', 'persistentVolumeClaim', 'ephemeral', 'csi'].includes(t)), `volume ${volume['name']}`);
+  }
+  for (const c of containers) {
+    const sc = c['securityContext'] as Obj;
+    assert.equal(sc['allowPrivilegeEscalation'], false, c['name']);
+    assert.equal(sc['readOnlyRootFilesystem'], true, c['name']);
+    assert.notEqual(sc['privileged'], true, c['name']);
+    assert.deepEqual(sc['capabilities'], { drop: ['ALL'] }, c['name']);
+    assert.notEqual(sc['runAsUser'], 0, c['name']);
+    assert.ok(sc['seccompProfile'] === undefined || sc['seccompProfile']['type'] === 'RuntimeDefault', c['name']);
+    for (const kind of ['requests', 'limits']) {
+      assert.ok(c['resources'][kind]['memory'], `${c['name']} ${kind}.memory`);
+      assert.ok(c['resources'][kind]['cpu'], `${c['name']} ${kind}.cpu`);
+    }
+    // A read-only root needs a writable /tmp for anything that writes scratch files.
+    assert.ok((c['volumeMounts'] as Obj[]).some((m) => m['mountPath'] === '/tmp'), `${c['name']} mounts /tmp`);
+  }
+  assert.equal(only('Namespace', NAMESPACE)['metadata']['labels']['pod-security.kubernetes.io/enforce'], 'restricted');
+});
+
+test('the Service sends port 80 to the hook on 8080 and selects the operator pods', () => {
+  assert.deepEqual(service['spec']['ports'].map((p: Obj) => [p['port'], portNumber(container('hook'), p['targetPort'])]), [[80, 8080]]);
+  const labels = deployment['spec']['template']['metadata']['labels'] as Obj;
+  for (const [k, v] of Object.entries(service['spec']['selector'] as Obj)) assert.equal(labels[k], v, `selector ${k}`);
+});
+
+// ---- CompositeController ----
+
+function metacontrollerSchema(): JsonSchema {
+  if (!existsSync(METACONTROLLER_CRDS)) {
+    assert.fail(
+      `Metacontroller's CRD file is missing: expected ${METACONTROLLER_CRDS}. ` +
+        'It is shared reference data placed beside the repository (../shared/metacontroller/metacontroller-crds-v1.yaml); it is not copied into the repo.',
+    );
+  }
+  const crd = loadYaml(METACONTROLLER_CRDS).find((d) => d['metadata']?.['name'] === 'compositecontrollers.metacontroller.k8s.io');
+  assert.ok(crd, 'the file defines compositecontrollers.metacontroller.k8s.io');
+  const version = (crd['spec']['versions'] as Obj[]).find((v) => v['name'] === 'v1alpha1');
+  assert.ok(version, 'v1alpha1 is served');
+  return version['schema']['openAPIV3Schema'] as JsonSchema;
+}
+
+/**
+ * The API server silently prunes unknown fields; for a manifest a pruned field is a typo that
+ * does nothing. So every object schema without preserve-unknown-fields is closed for ajv.
+ */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const node = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === 'default' || k === 'enum' ? v : closed(v)])) as Obj;
+  if (node['properties'] !== undefined && node['additionalProperties'] === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true) {
+    node['additionalProperties'] = false;
+  }
+  return node;
+}
+
+function kubernetesAjv(): Ajv {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  // Kubernetes' "duration" is a Go duration (10s, 1m30s), not ISO 8601.
+  ajv.addFormat('duration', /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/);
+  return ajv;
+}
+
+test("the CompositeController is valid against Metacontroller's CRD, with no unknown fields", () => {
+  const validate = kubernetesAjv().compile(closed(metacontrollerSchema()) as JsonSchema);
+  assert.ok(validate(compositeController), JSON.stringify(validate.errors, null, 2));
+  assert.equal(compositeController['apiVersion'], 'metacontroller.k8s.io/v1alpha1');
+  // The check bites: a typo is refused.
+  const typo = structuredClone(compositeController);
+  typo['spec']['hooks']['sync']['webhook']['timout'] = '5s';
+  assert.equal(validate(typo), false);
+});
+
+function goDurationSeconds(text: string): number {
+  let total = 0;
+  const units: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, µs: 1e-6, ns: 1e-9 };
+  for (const [, value, unit] of text.matchAll(/([0-9.]+)(h|ms|m|s|us|µs|ns)/g)) total += Number(value) * (units[unit as string] as number);
+  return total;
+}
+
+test('the CompositeController watches our CRD with a generated selector and a resync', () => {
+  const spec = compositeController['spec'] as Obj;
+  assert.deepEqual(spec['parentResource'], { apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL });
+  assert.equal(CRD_NAME, `${spec['parentResource']['resource']}.${GROUP}`);
+  assert.equal(spec['generateSelector'], true);
+  assert.ok(Number.isInteger(spec['resyncPeriodSeconds']) && spec['resyncPeriodSeconds'] > 0 && spec['resyncPeriodSeconds'] <= 300);
+});
+
+test('sync, finalize and customize are v2 webhooks to our Service with an explicit timeout', () => {
+  const hooks = compositeController['spec']['hooks'] as Obj;
+  assert.deepEqual(Object.keys(hooks).sort(), ['customize', 'finalize', 'sync']);
+  for (const [name, hook] of Object.entries(hooks) as Array<[string, Obj]>) {
+    assert.equal(hook['version'], 'v2', name);
+    const webhook = hook['webhook'] as Obj;
+    assert.equal(webhook['url'], undefined, `${name}: a Service reference, not a URL`);
+    assert.deepEqual(webhook['service'], {
+      name: service['metadata']['name'],
+      namespace: service['metadata']['namespace'],
+      port: service['spec']['ports'][0]['port'],
+      protocol: 'http',
+    });
+    assert.equal(webhook['path'], `/${name}`);
+    const seconds = goDurationSeconds(String(webhook['timeout']));
+    assert.ok(seconds > 0 && seconds <= 10, `${name}: timeout ${String(webhook['timeout'])} must be explicit and at most Metacontroller's 10 s default`);
+  }
+});
+
+const RESOURCE_OF_KIND: Record<string, string> = {
+  StatefulSet: 'statefulsets', Service: 'services', ConfigMap: 'configmaps', PodDisruptionBudget: 'poddisruptionbudgets',
+};
+
+test('every child kind the hook returns is declared, with InPlace updates', () => {
+  const declared = compositeController['spec']['childResources'] as Obj[];
+  for (const child of declared) assert.equal(child['updateStrategy']?.['method'], 'InPlace', `${child['apiVersion']} ${child['resource']}`);
+  const fixture: unknown = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/sync-request.json'), 'utf8'));
+  const parsed = parseHookRequest(fixture);
+  assert.ok(parsed.ok);
+  const returned = new Set(sync(parsed.request).children.map((c) => `${String(c['apiVersion'])} ${RESOURCE_OF_KIND[String(c['kind'])] ?? `unknown kind ${String(c['kind'])}`}`));
+  assert.ok(returned.size >= 4, [...returned].join(', '));
+  const declaredSet = new Set(declared.map((c) => `${c['apiVersion']} ${c['resource']}`));
+  for (const kind of returned) assert.ok(declaredSet.has(kind), `the hook returns ${kind}, which the CompositeController does not declare`);
+  // Metacontroller sends one children entry per declared kind, keyed Kind.apiVersion: the
+  // shared request fixture must describe this controller.
+  const kindOf = Object.fromEntries(Object.entries(RESOURCE_OF_KIND).map(([kind, resource]) => [resource, kind]));
+  assert.deepEqual(
+    Object.keys((fixture as Obj)['children']).sort(),
+    declared.map((c) => `${kindOf[c['resource']] ?? c['resource']}.${c['apiVersion']}`).sort(),
+  );
+});
+
+// ---- the example Redis ----
+
+const DESIGN_REDIS = {
+  apiVersion: 'redis.example.com/v1',
+  kind: 'Redis',
+  metadata: { name: 'my-redis', namespace: 'default' },
+  spec: {
+    version: '7.2',
+    master: { replicas: 1 },
+    replicas: 2,
+    persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi' },
+    resources: { requests: { memory: '256Mi', cpu: '100m' }, limits: { memory: '512Mi', cpu: '500m' } },
+  },
+};
+
+test("manifests/examples/redis.yaml is the design's Redis, verbatim", () => {
+  assert.deepEqual(loadYaml(join(ROOT, 'manifests/examples/redis.yaml')), [DESIGN_REDIS]);
+});
+
+test('the example is accepted by our CRD schema (after API-server defaulting), its CEL rules and the hook validator', () => {
+  const example = only('Redis', 'my-redis');
+  const schema = buildOpenApiSchema();
+  const defaulted = applyDefaults(schema, example) as Obj;
+  const validate = kubernetesAjv().compile(closed(schema) as JsonSchema);
+  assert.ok(validate(defaulted), JSON.stringify(validate.errors, null, 2));
+  assert.deepEqual(ruleViolations(schema, defaulted), []);
+  const verdict = validateSpec(example['metadata']['name'], example['spec']);
+  assert.ok(verdict.ok, JSON.stringify(verdict));
+  assert.deepEqual(verdict.spec, defaulted['spec']);
+});
+
+test('a misspelt field in a Redis is caught by the same closed schema check', () => {
+  const typo = structuredClone(DESIGN_REDIS) as Obj;
+  typo['spec']['persistance'] = typo['spec']['persistence'];
+  const validate = kubernetesAjv().compile(closed(buildOpenApiSchema()) as JsonSchema);
+  assert.equal(validate(applyDefaults(buildOpenApiSchema(), typo)), false);
+});
+
+test('the manifest directories hold nothing but YAML the tests load, and READMEs', () => {
+  const files = (dir: string): string[] =>
+    readdirSync(join(ROOT, dir), { recursive: true }).map(String).filter((f) => statSync(join(ROOT, dir, f)).isFile()).map((f) => join(dir, f));
+  const unexpected = [...files('manifests'), ...files('metacontroller')].filter((f) => !/\.ya?ml$/.test(f) && !f.endsWith('README.md'));
+  assert.deepEqual(unexpected, []);
+});
