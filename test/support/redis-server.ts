@@ -42,6 +42,8 @@ export interface RedisServerOptions {
   extra?: Record<string, string>;
   /** How long to wait for the server to accept connections. Default 10000 ms. */
   startTimeoutMs?: number;
+  /** 'pong' (default): until PING answers (data loaded); 'accept': until it accepts TCP (may still be LOADING). */
+  waitFor?: 'pong' | 'accept';
 }
 
 // ---- exit hooks: nothing may leak ----------------------------------------------------------
@@ -76,7 +78,7 @@ function installHooks(): void {
 
 // ---- redis-server ---------------------------------------------------------------------------
 
-function configText(o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'startTimeoutMs'>> & { extra: Record<string, string> }, dataDir: string, logFile: string): string {
+function configText(o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'startTimeoutMs' | 'waitFor'>> & { extra: Record<string, string> }, dataDir: string, logFile: string): string {
   const lines = [
     '# What the hook\'s ConfigMap carries (see the brief), for one pod:',
     `bind ${o.ip}`,
@@ -101,8 +103,11 @@ function configText(o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 
   return lines.join('\n') + '\n';
 }
 
-/** AUTH + PING over a raw socket: resolves true on PONG, false on anything else (refused, LOADING...). */
-function pingOnce(ip: string, password: string, timeoutMs: number): Promise<boolean> {
+/**
+ * AUTH + PING over a raw socket: resolves true on PONG, false on anything else (refused,
+ * LOADING...). With acceptOnly, any answer counts.
+ */
+function pingOnce(ip: string, password: string, timeoutMs: number, acceptOnly = false): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.createConnection({ host: ip, port: REDIS_PORT });
     let data = '';
@@ -115,7 +120,7 @@ function pingOnce(ip: string, password: string, timeoutMs: number): Promise<bool
     socket.on('connect', () => socket.write(`AUTH ${password}\r\nPING\r\n`));
     socket.on('data', (chunk) => {
       data += chunk.toString();
-      if (data.includes('+PONG')) done(true);
+      if (data.includes('+PONG') || acceptOnly) done(true);
       else if (data.split('\r\n').length > 2) done(false);
     });
   });
@@ -218,7 +223,7 @@ export class RedisServer {
     const deadline = Date.now() + (o.startTimeoutMs ?? 10000);
     while (Date.now() < deadline) {
       if (exitInfo !== null) throw new Error(`redis-server on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
-      if (await pingOnce(this.#ip, this.password, 300)) return;
+      if (await pingOnce(this.#ip, this.password, 300, o.waitFor === 'accept')) return;
       await new Promise((r) => setTimeout(r, 20));
     }
     throw new Error(`redis-server on ${this.#ip} did not answer PING within ${o.startTimeoutMs ?? 10000} ms:\n${this.logTail()}`);
@@ -259,8 +264,9 @@ export class RedisServer {
    * Kill (if running) and start again on the same data directory, optionally on a new address
    * ("the pod was recreated with a new IP"). Like a pod, it comes back as a replica of nowhere.
    */
-  async restart(options: { ip?: string } = {}): Promise<void> {
+  async restart(options: { ip?: string; waitFor?: 'pong' | 'accept' } = {}): Promise<void> {
     await this.kill();
+    if (options.waitFor) this.#options = { ...this.#options, waitFor: options.waitFor };
     if (options.ip) {
       assertLoopback(options.ip);
       this.#ip = options.ip;

@@ -1,0 +1,90 @@
+// One fail-fast ioredis connection to one Redis node. Owns the ioredis options: the defaults
+// would hide a dead master for ~10 s (20 retries) and a hung one forever (no command timeout).
+// Invariants: a call never waits longer than commandTimeoutMs (+ connectTimeoutMs to connect);
+// nothing is queued while disconnected; ioredis never reconnects on its own (the caller's probe
+// loop is the retry, so failed connections cannot pile up behind our back).
+import net from 'node:net';
+import { Redis, AbstractConnector, type RedisOptions } from 'ioredis';
+import type { Endpoint } from './types.ts';
+
+export interface ClientTimeouts {
+  /** TCP connect bound (a dropped SYN otherwise waits for kernel retransmits). Default 500. */
+  connectTimeoutMs: number;
+  /** Bound on every command, including AUTH (a SIGSTOPped node accepts TCP but never answers). Default 500. */
+  commandTimeoutMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectTimeoutMs: 500, commandTimeoutMs: 500 };
+
+export interface ClientOptions extends ClientTimeouts {
+  password: string | undefined;
+  /**
+   * Source address for our connections. ioredis 5 passes only host/port/family to
+   * net.createConnection, so this goes through a custom connector. Used by tests to give the
+   * sidecar its own loopback address (so a firewall rule can cut only the sidecar's link).
+   */
+  localAddress?: string | undefined;
+  connectionName?: string | undefined;
+}
+
+interface ConnectorOptions {
+  host?: string;
+  port?: number;
+  localAddress?: string;
+  disconnectTimeout?: number;
+}
+
+/** StandaloneConnector's behaviour plus localAddress. */
+class LocalAddressConnector extends AbstractConnector {
+  readonly #options: ConnectorOptions;
+
+  constructor(options: unknown) {
+    const o = options as ConnectorOptions;
+    super(o.disconnectTimeout ?? 2000);
+    this.#options = o;
+  }
+
+  connect(): Promise<net.Socket> {
+    this.connecting = true;
+    const { host, port, localAddress } = this.#options;
+    return new Promise((resolve, reject) => {
+      process.nextTick(() => {
+        if (!this.connecting) {
+          reject(new Error('Connection is closed.'));
+          return;
+        }
+        try {
+          const stream = net.createConnection({ host: host ?? '127.0.0.1', port: port ?? 6379, ...(localAddress ? { localAddress } : {}) });
+          this.stream = stream;
+          stream.once('error', (err) => {
+            this.firstError = err;
+          });
+          resolve(stream);
+        } catch (err) {
+          reject(err);
+        }
+      });
+    });
+  }
+}
+
+/** A connected-on-demand client; call connect() and handle its rejection. */
+export function createClient(endpoint: Endpoint, options: ClientOptions): Redis {
+  return new Redis({
+    host: endpoint.host,
+    port: endpoint.port,
+    password: options.password,
+    ...(options.localAddress ? { Connector: LocalAddressConnector, localAddress: options.localAddress } : {}),
+    connectionName: options.connectionName,
+    connectTimeout: options.connectTimeoutMs,
+    commandTimeout: options.commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    // The ready check would wait out LOADING (up to maxLoadingRetryTime); we report loading instead.
+    enableReadyCheck: false,
+    lazyConnect: true,
+    retryStrategy: () => null,
+    autoResendUnfulfilledCommands: false,
+    disableClientInfo: true,
+  } as RedisOptions & { localAddress?: string });
+}

@@ -1,0 +1,123 @@
+// Connections reused per address (host:port). The manager keeps one pool per Redis resource (one
+// password, one set of pods), so a broken Redis never shares a connection with another.
+// Invariants: at most one connection per address; a connection that timed out or broke is
+// dropped at once (a late reply must never be read as the answer to the next command); retain()
+// closes connections of addresses that disappeared (pod gone, IP changed).
+import type { Redis } from 'ioredis';
+import { createClient, DEFAULT_TIMEOUTS, type ClientTimeouts } from './client.ts';
+import { breaksConnection, classifyError } from './errors.ts';
+import type { Endpoint } from './types.ts';
+
+export interface PoolOptions {
+  password: string | undefined;
+  localAddress?: string | undefined;
+  timeouts?: Partial<ClientTimeouts>;
+  connectionName?: string | undefined;
+}
+
+interface Entry {
+  client: Redis;
+  ready: Promise<Redis>;
+}
+
+export function endpointKey(endpoint: Endpoint): string {
+  return `${endpoint.host}:${endpoint.port}`;
+}
+
+export class RedisPool {
+  readonly #entries = new Map<string, Entry>();
+  #password: string | undefined;
+  readonly #localAddress: string | undefined;
+  readonly #timeouts: ClientTimeouts;
+  readonly #connectionName: string | undefined;
+
+  constructor(options: PoolOptions) {
+    this.#password = options.password;
+    this.#localAddress = options.localAddress;
+    this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+    this.#connectionName = options.connectionName;
+  }
+
+  get timeouts(): ClientTimeouts {
+    return this.#timeouts;
+  }
+
+  /** Number of open (or opening) connections. */
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** A new password (rotation): existing connections authenticated with the old one are closed. */
+  setPassword(password: string | undefined): void {
+    if (password === this.#password) return;
+    this.#password = password;
+    this.close();
+  }
+
+  /**
+   * Runs fn on the connection to endpoint (connecting first when needed). Errors propagate
+   * unchanged; a connection-level error also drops the connection so the next call reconnects.
+   */
+  async run<T>(endpoint: Endpoint, fn: (client: Redis) => Promise<T>): Promise<T> {
+    const key = endpointKey(endpoint);
+    const entry = this.#entry(key, endpoint);
+    try {
+      const client = await entry.ready;
+      return await fn(client);
+    } catch (err) {
+      if (breaksConnection(classifyError(err).kind)) this.#dropEntry(key, entry);
+      throw err;
+    }
+  }
+
+  /** Closes connections whose address is not in `keep`. */
+  retain(keep: Iterable<Endpoint>): void {
+    const wanted = new Set<string>();
+    for (const e of keep) wanted.add(endpointKey(e));
+    for (const [key, entry] of this.#entries) if (!wanted.has(key)) this.#dropEntry(key, entry);
+  }
+
+  drop(endpoint: Endpoint): void {
+    const key = endpointKey(endpoint);
+    const entry = this.#entries.get(key);
+    if (entry) this.#dropEntry(key, entry);
+  }
+
+  close(): void {
+    for (const [key, entry] of this.#entries) this.#dropEntry(key, entry);
+  }
+
+  #entry(key: string, endpoint: Endpoint): Entry {
+    const existing = this.#entries.get(key);
+    // 'end'/'close': the server or a timeout closed it; never reuse (ioredis will not reconnect).
+    if (existing && existing.client.status !== 'end' && existing.client.status !== 'close') return existing;
+    if (existing) this.#dropEntry(key, existing);
+    const client = createClient(endpoint, {
+      ...this.#timeouts,
+      password: this.#password,
+      localAddress: this.#localAddress,
+      connectionName: this.#connectionName,
+    });
+    // Without a listener ioredis prints every connection error. With no retries, connect() rejects
+    // with a bare "Connection is closed": report the socket's own error (ECONNREFUSED...) instead.
+    let socketError: unknown;
+    client.on('error', (err: unknown) => {
+      socketError ??= err;
+    });
+    const ready = client.connect().then(
+      () => client,
+      (err: unknown) => {
+        throw socketError ?? err;
+      },
+    );
+    ready.catch(() => {});
+    const entry: Entry = { client, ready };
+    this.#entries.set(key, entry);
+    return entry;
+  }
+
+  #dropEntry(key: string, entry: Entry): void {
+    if (this.#entries.get(key) === entry) this.#entries.delete(key);
+    entry.client.disconnect();
+  }
+}

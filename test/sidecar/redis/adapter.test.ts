@@ -1,0 +1,235 @@
+// Loopback octet: 127.0.11.x (Redis adapter against real redis-server processes).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
+import type { Endpoint } from '../../../src/sidecar/redis/index.ts';
+import { addr, cutLink, startRedis, sweepRules, TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
+
+const N = 11;
+const SIDECAR_IP = addr(N, 250);
+
+function adapter(t: { after(fn: () => void): void }, password = TEST_PASSWORD): RedisAdapter {
+  const a = new RedisAdapter({ password, localAddress: SIDECAR_IP });
+  t.after(() => a.close());
+  return a;
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 10000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function linked(a: RedisAdapter, replica: Endpoint): Promise<void> {
+  await waitFor('replica link up', async () => {
+    const p = await a.probe(replica);
+    return p.ok && p.facts.replication.masterLinkStatus === 'up';
+  });
+}
+
+/** A master and `n` linked replicas, fencing off so writes work with any replica count. */
+async function replicated(t: Parameters<typeof startRedis>[0], a: RedisAdapter, first: number, n: number): Promise<RedisServer[]> {
+  const extra = { 'repl-diskless-sync-delay': '0' };
+  const servers = await Promise.all(Array.from({ length: n + 1 }, (_, i) => startRedis(t, { ip: addr(N, first + i), minReplicasToWrite: 0, extra })));
+  const [master, ...replicas] = servers as [RedisServer, ...RedisServer[]];
+  assert.equal((await a.replicaOf(master.endpoint, null)).ok, true);
+  for (const r of replicas) assert.equal((await a.replicaOf(r.endpoint, master.endpoint)).ok, true);
+  for (const r of replicas) await linked(a, r.endpoint);
+  return servers;
+}
+
+test('probe reports a fresh node: replica of the placeholder, offset 0, priority and fencing settings', async (t) => {
+  const s = await startRedis(t, { ip: addr(N, 1), replicaPriority: 42 });
+  const a = adapter(t);
+  const p = await a.probe(s.endpoint);
+  assert.ok(p.ok, JSON.stringify(p));
+  const f = p.facts;
+  assert.equal(f.replication.role, 'replica');
+  assert.equal(f.replication.masterHost, '127.0.0.1');
+  assert.equal(f.replication.masterPort, 1);
+  assert.equal(f.replication.masterLinkStatus, 'down');
+  assert.equal(f.replication.masterReplOffset, 0);
+  assert.equal(f.replicaPriority, 42);
+  assert.equal(f.minReplicasToWrite, 1);
+  assert.equal(f.minReplicasMaxLag, 5);
+  assert.equal(f.keys, 0);
+  assert.equal(f.loading, false);
+  assert.match(f.runId, /^[0-9a-f]{40}$/);
+  t.diagnostic(`probe latency ${p.latencyMs.toFixed(1)} ms (first, with connect)`);
+});
+
+test('error taxonomy against live nodes: refused, timeout (hung), auth, timeout (firewalled)', async (t) => {
+  sweepRules(N);
+  const s = await startRedis(t, { ip: addr(N, 2) });
+  const a = adapter(t);
+
+  const refused = await a.probe({ host: addr(N, 99), port: 6379 });
+  assert.equal(refused.ok, false);
+  assert.equal(!refused.ok && refused.error.kind, 'refused');
+
+  const wrong = adapter(t, 'not-the-password');
+  const auth = await wrong.probe(s.endpoint);
+  assert.equal(!auth.ok && auth.error.kind, 'auth');
+
+  assert.ok((await a.probe(s.endpoint)).ok);
+  s.stop();
+  const t0 = performance.now();
+  const hung = await a.probe(s.endpoint);
+  const hungMs = performance.now() - t0;
+  assert.equal(!hung.ok && hung.error.kind, 'timeout');
+  // A fresh connection to a stopped process: TCP completes in the kernel, AUTH never answers.
+  const hung2 = await a.probe(s.endpoint);
+  assert.equal(!hung2.ok && hung2.error.kind, 'timeout');
+  s.cont();
+  const back = await a.probe(s.endpoint);
+  assert.ok(back.ok, 'reconnects after the hang without help');
+  t.diagnostic(`hung node reported after ${hungMs.toFixed(0)} ms (commandTimeout 500)`);
+
+  const cut = cutLink(t, SIDECAR_IP, s.ip);
+  a.pool.drop(s.endpoint);
+  const walled = await a.probe(s.endpoint);
+  assert.equal(!walled.ok && walled.error.kind, 'timeout', JSON.stringify(walled));
+  cut.restore();
+  assert.ok((await a.probe(s.endpoint)).ok);
+});
+
+test('a node loading a big RDB answers the probe with loading=true', async (t) => {
+  const s = await startRedis(t, { ip: addr(N, 3), minReplicasToWrite: 0 });
+  const a = adapter(t);
+  assert.ok((await a.replicaOf(s.endpoint, null)).ok);
+  const admin = new Redis({ host: s.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  admin.on('error', () => {});
+  t.after(() => admin.disconnect());
+  await admin.connect();
+  await admin.call('DEBUG', 'POPULATE', '1500000', 'key', '64');
+  await admin.call('SAVE');
+  admin.disconnect();
+  a.close();
+  await s.restart({ waitFor: 'accept' });
+  const p = await waitFor('a probe during loading', async () => {
+    const r = await a.probe(s.endpoint);
+    return r.ok ? r : undefined;
+  });
+  assert.equal(p.facts.loading, true, 'caught while loading');
+  const done = await waitFor('loaded', async () => {
+    const r = await a.probe(s.endpoint);
+    return r.ok && !r.facts.loading ? r : undefined;
+  }, 30000);
+  assert.equal(done.facts.keys, 1500000);
+  assert.equal(done.facts.replication.role, 'replica', 'restarted as a replica of nowhere');
+});
+
+test('pool: one connection per address, reused; retain() closes vanished addresses; password rotation', async (t) => {
+  const s1 = await startRedis(t, { ip: addr(N, 4) });
+  const s2 = await startRedis(t, { ip: addr(N, 5) });
+  const a = adapter(t);
+  const id = async (e: Endpoint) => a.pool.run(e, (c) => c.call('CLIENT', 'ID'));
+  const first = await id(s1.endpoint);
+  assert.equal(await id(s1.endpoint), first, 'same connection');
+  await Promise.all([a.probe(s1.endpoint), a.probe(s1.endpoint), a.probe(s2.endpoint)]);
+  assert.equal(a.pool.size, 2);
+  assert.equal(await id(s1.endpoint), first, 'concurrent probes share it too');
+  a.retain([s2.endpoint]);
+  assert.equal(a.pool.size, 1);
+  assert.notEqual(await id(s1.endpoint), first, 'reconnected after retain dropped it');
+
+  // Rotation: the server's password changes, then ours.
+  const admin = new Redis({ host: s1.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  admin.on('error', () => {});
+  t.after(() => admin.disconnect());
+  await admin.connect();
+  await admin.call('CONFIG', 'SET', 'requirepass', 'rotated');
+  admin.disconnect();
+  a.pool.drop(s1.endpoint);
+  const stale = await a.probe(s1.endpoint);
+  assert.equal(!stale.ok && stale.error.kind, 'auth');
+  a.setPassword('rotated');
+  assert.equal(a.pool.size, 0, 'all connections closed on rotation');
+  assert.ok((await a.probe(s1.endpoint)).ok);
+});
+
+test('replicaOf / role / configSet', async (t) => {
+  const a = adapter(t);
+  const [m, r] = await replicated(t, a, 6, 1);
+  assert.ok(m && r);
+  const rm = await a.role(m.endpoint);
+  assert.ok(rm.ok && rm.role === 'master');
+  const rr = await a.role(r.endpoint);
+  assert.ok(rr.ok && rr.role === 'replica' && rr.masterHost === m.ip && rr.masterPort === 6379);
+  assert.ok((await a.replicaOf(r.endpoint, m.endpoint)).ok, 'idempotent');
+  assert.ok((await a.setMinReplicas(m.endpoint, 1, 3)).ok);
+  const p = await a.probe(m.endpoint);
+  assert.ok(p.ok && p.facts.minReplicasToWrite === 1 && p.facts.minReplicasMaxLag === 3);
+  const bad = await a.configSet(m.endpoint, { 'no-such-setting': 1 });
+  assert.equal(!bad.ok && bad.error.kind, 'other');
+  // The master lists its replica by the replica's own address (bind-source-addr in the harness).
+  assert.deepEqual(p.ok && p.facts.replication.replicas.map((l) => l.ip), [r.ip]);
+});
+
+/** Writes SET+WAIT 1 continuously to whoever is master; records acknowledged keys. */
+function writer(ips: string[]) {
+  const clients = ips.map((ip) => {
+    const c = new Redis({ host: ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, commandTimeout: 1500, retryStrategy: () => 50 });
+    c.on('error', () => {});
+    return c;
+  });
+  const acked: string[] = [];
+  let running = true;
+  let i = 0;
+  const loop = (async () => {
+    await Promise.all(clients.map((c) => c.connect().catch(() => {})));
+    while (running) {
+      for (const c of clients) {
+        const key = `k${i++}`;
+        try {
+          await c.set(key, '1');
+          const n = Number(await c.call('WAIT', '1', '1000'));
+          if (n >= 1) acked.push(key);
+        } catch {
+          // READONLY on the replica, or paused: only acknowledged keys count
+        }
+      }
+    }
+  })();
+  return {
+    acked,
+    async stop() {
+      running = false;
+      await loop;
+      for (const c of clients) c.disconnect();
+    },
+  };
+}
+
+for (const method of ['pause-and-promote', 'failover-command'] as const) {
+  test(`switchover (${method}) under writes loses no acknowledged write`, async (t) => {
+    const a = adapter(t);
+    const base = method === 'pause-and-promote' ? 10 : 20;
+    const [m, r1, r2] = await replicated(t, a, base, 2);
+    assert.ok(m && r1 && r2);
+    const w = writer([m.ip, r1.ip]);
+    await waitFor('some writes', async () => w.acked.length > 50);
+    const result = await a.switchover(m.endpoint, r1.endpoint, { method, timeoutMs: 3000 });
+    assert.ok(result.ok, JSON.stringify(result));
+    assert.ok((await a.replicaOf(r2.endpoint, r1.endpoint)).ok);
+    const before = w.acked.length;
+    await waitFor('writes on the new master', async () => w.acked.length > before + 50);
+    await w.stop();
+    const roleOld = await a.role(m.endpoint);
+    assert.ok(roleOld.ok && roleOld.role === 'replica' && roleOld.masterHost === r1.ip, 'old master follows the new one');
+    const check = new Redis({ host: r1.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+    check.on('error', () => {});
+    t.after(() => check.disconnect());
+    await check.connect();
+    const values = await check.mget(...w.acked);
+    const missing = w.acked.filter((_, i) => values[i] !== '1');
+    assert.deepEqual(missing, []);
+    t.diagnostic(`${method}: switchover took ${result.ms.toFixed(0)} ms; ${w.acked.length} acknowledged writes all present`);
+  });
+}
