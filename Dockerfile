@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# redis-operator: one image, two entry points.
+#   default:  node src/server/main.ts   (the Metacontroller hook service, port 8080)
+#   sidecar:  node src/sidecar/main.ts  (the replication manager, metrics on 9121)
+# Node 24 runs the TypeScript sources directly (type stripping): there is no build output.
+# Build: docker build -t redis-operator:0.1.0 .
+
+# ---- 1. check: full install and typecheck; nothing from here but the checked sources ships ----
+FROM node:24-bookworm-slim AS check
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --ignore-scripts: the `node` devDependency would download a second Node 24 binary; the
+# image's own Node 24 runs the scripts instead.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+# The whole build context (see .dockerignore): the typecheck is the repository's own.
+COPY . .
+RUN npm run typecheck
+
+# ---- 2. runtime: production dependencies only, non-root ----
+FROM node:24-bookworm-slim AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+# --omit=dev keeps typescript, test tools and the `node` devDependency out of the image.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+# From the check stage, so the image is only built from sources that typechecked (BuildKit
+# skips stages the final one does not depend on).
+COPY --from=check /app/src ./src
+# The image's `node` user, numerically so that Kubernetes' runAsNonRoot can verify it.
+USER 1000:1000
+EXPOSE 8080 9121
+CMD ["node", "src/server/main.ts"]
