@@ -211,6 +211,8 @@ const OTHER_RULES: Array<[string, JsonSchema, string]> = [
   ['message on two lines', rootWith({ s: Type.String({ 'x-kubernetes-validations': [{ rule: 'self != ""', message: 'a\nb' }] }) }), 'non-empty single line'],
   ['rule that does not compile', rootWith({ s: Type.String({ 'x-kubernetes-validations': [{ rule: 'self ==' }] }) }), 'does not compile'],
   ['default below additionalProperties', rootWith({ m: { type: 'object', additionalProperties: { type: 'string', default: 'x' } } }), 'not allowed below additionalProperties'],
+  ['lookahead in a pattern', rootWith({ s: Type.String({ pattern: '^(?!-)[a-z-]+$' }) }), 'is not RE2'],
+  ['backreference in a pattern', rootWith({ s: Type.String({ pattern: '^(a)\\1$' }) }), 'is not RE2'],
   ['enum value of the wrong type', rootWith({ s: { type: 'string', enum: ['a', 1] } }), 'is not a string'],
 ];
 

@@ -242,6 +242,8 @@ function walk(node: unknown, ctx: Context, inJunctor: boolean, problems: Problem
     }
   }
   if (node['uniqueItems'] === true) add('uniqueItems cannot be true');
+  // The API server compiles patterns with Go's RE2: no lookaround, no backreferences.
+  if (typeof node['pattern'] === 'string' && /\(\?<?[=!]|\\[1-9]/.test(node['pattern'])) add(`pattern ${node['pattern']} is not RE2 (lookaround or backreference)`);
   if (Array.isArray(node['items'])) add('items must be a schema, not a list (tuples are not supported)');
   if (type === 'array' && node['items'] === undefined && !inJunctor) add('an array must specify items');
   if (node['additionalProperties'] === false) add('additionalProperties cannot be false');
