@@ -1,0 +1,31 @@
+// The hook service's pino logger: JSON lines, one object per line, so a log pipeline can index
+// the Redis namespace/name/uid the request handlers bind. Human-friendly output (pino-pretty)
+// only when stdout is a terminal AND pino-pretty is installed: the production image has dev
+// dependencies pruned, and `docker run -t` must not crash it for want of a pretty printer.
+import { pino, type Logger, type DestinationStream } from 'pino';
+import type { LogLevel } from './config.ts';
+
+export interface LoggerOptions {
+  level: LogLevel;
+  /** Where JSON lines go; default stdout. Tests pass a stream to capture them. */
+  destination?: DestinationStream;
+  /** Force pretty output on or off; default: stdout is a TTY and pino-pretty can be loaded. */
+  pretty?: boolean;
+}
+
+function prettyAvailable(): boolean {
+  try {
+    import.meta.resolve('pino-pretty');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const base = { level: options.level };
+  if (options.destination !== undefined) return pino(base, options.destination);
+  const pretty = options.pretty ?? (process.stdout.isTTY === true && prettyAvailable());
+  if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } });
+  return pino(base);
+}
