@@ -5,18 +5,21 @@
 // Invariants: pure and deterministic (the committed manifests/crd.yaml must equal its output);
 // constructs that cannot be made structural make it throw rather than emit a CRD the API
 // server would reject or, worse, silently prune to something weaker.
-import { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './labels.ts';
 import { stringify } from 'yaml';
+import { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './labels.ts';
 import { RedisSpec, RedisStatus } from './schema.ts';
 
 export type JsonSchema = { [key: string]: unknown };
 
-/** The fields of apiextensions.k8s.io/v1 JSONSchemaProps; any other key is dropped by the API server. */
-const JSON_SCHEMA_PROPS_FIELDS = new Set([
-  'id', '$schema', '$ref', 'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum',
-  'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems',
-  'multipleOf', 'enum', 'maxProperties', 'minProperties', 'required', 'items', 'allOf', 'oneOf', 'anyOf', 'not',
-  'properties', 'additionalProperties', 'patternProperties', 'dependencies', 'additionalItems', 'definitions',
+/**
+ * The JSONSchemaProps fields a v1 CRD may use. The API server drops any other key (so it would
+ * validate nothing) and refuses $ref, id, $schema, definitions, dependencies, patternProperties
+ * and additionalItems.
+ */
+const SUPPORTED_FIELDS = new Set([
+  'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
+  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'enum', 'maxProperties',
+  'minProperties', 'required', 'items', 'allOf', 'oneOf', 'anyOf', 'not', 'properties', 'additionalProperties',
   'externalDocs', 'example', 'nullable', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource',
   'x-kubernetes-int-or-string', 'x-kubernetes-list-map-keys', 'x-kubernetes-list-type', 'x-kubernetes-map-type',
   'x-kubernetes-validations',
@@ -138,6 +141,9 @@ function structuralNode(input: unknown, path: string): JsonSchema {
   if (node['definitions'] !== undefined || node['$defs'] !== undefined) fail(path, 'definitions are not supported in a CRD');
   if (Array.isArray(node['items'])) fail(path, 'tuple items are not supported in a CRD');
   if (Array.isArray(node['type'])) fail(path, 'a list of types is not structural');
+  if (node['type'] !== undefined && !['array', 'boolean', 'integer', 'number', 'object', 'string'].includes(String(node['type']))) {
+    fail(path, `type ${String(node['type'])} does not exist in a CRD schema`);
+  }
 
   if ('const' in node) {
     const value = node['const'];
@@ -172,8 +178,9 @@ function structuralNode(input: unknown, path: string): JsonSchema {
   else rejectTypedJunctors(node, path);
 
   for (const key of Object.keys(node)) {
-    if (!JSON_SCHEMA_PROPS_FIELDS.has(key)) fail(path, `keyword ${key} is not part of a Kubernetes schema`);
+    if (!SUPPORTED_FIELDS.has(key)) fail(path, `keyword ${key} is not supported in a CRD schema`);
   }
+  if (node['uniqueItems'] === true) fail(path, 'uniqueItems: true is refused by the API server (quadratic validation cost)');
 
   if (isObject(node['properties'])) {
     const properties: JsonSchema = {};

@@ -178,14 +178,14 @@ const REFUSED: Array<[string, JsonSchema, string]> = [
   ['Ref emits $ref', rootWith({ r: Type.Ref('Other') }), '$ref is not supported'],
   ['Tuple emits a list of items', rootWith({ t: Type.Tuple([Type.String(), Type.Integer()]) }), 'items must be a schema'],
   ['Union of types emits typed anyOf', rootWith({ u: Type.Union([Type.String(), Type.Integer()]) }), 'must have a type'],
+  ['Null emits type null', rootWith({ n: Type.Null() }), 'is not one of'],
+  ['uniqueItems', rootWith({ a: Type.Array(Type.String(), { uniqueItems: true }) }), 'uniqueItems cannot be true'],
   ['Record with a key pattern', rootWith({ m: Type.Record(Type.String({ pattern: '^[a-z]+$' }), Type.String()) }), 'patternProperties is not supported'],
 ];
 
 /** Rules that are not about TypeBox output but that the API server enforces all the same. */
 const OTHER_RULES: Array<[string, JsonSchema, string]> = [
-  ['Null type', rootWith({ n: Type.Null() }), 'is not one of'],
   ['Unknown has no type', rootWith({ u: Type.Unknown() }), 'must have a type'],
-  ['uniqueItems', rootWith({ a: Type.Array(Type.String(), { uniqueItems: true }) }), 'uniqueItems cannot be true'],
   ['metadata with a description', rootWith({}, { type: 'object', description: 'mine' }), 'metadata must not specify anything other'],
   ['metadata labels restricted', rootWith({}, { type: 'object', properties: { labels: { type: 'object' } } }), 'only name and generateName'],
   [
