@@ -1,0 +1,117 @@
+// The rendered redis.conf and the probe scripts against real redis-server processes: a node
+// that starts is a read-only replica of nowhere and not Ready; REPLICAOF NO ONE makes it Ready
+// but fenced (no writes) until a replica is linked; a linked replica is Ready.
+// Loopback address allocation: N=62 (127.0.62.x), port 6379 like a pod IP.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { validateSpec } from '../../src/api/validate.ts';
+import { LIVENESS_SCRIPT, READINESS_SCRIPT } from '../../src/hook/children/statefulset.ts';
+import { renderRedisConf } from '../../src/hook/redis-conf.ts';
+import { designSpec, type Json } from './helpers.ts';
+
+const PASSWORD = 'probe-test-password';
+const dirs: string[] = [];
+const processes: ChildProcess[] = [];
+after(() => {
+  for (const p of processes) p.kill('SIGKILL');
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function confFor(overrides: Json = {}): string {
+  const verdict = validateSpec('my-redis', { ...designSpec(), ...overrides });
+  if (!verdict.ok) throw new Error(JSON.stringify(verdict.problems));
+  return renderRedisConf('default', 'my-redis', verdict.spec);
+}
+
+function run(file: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, timeout: 10_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, out: `${stdout}${stderr}` });
+    });
+  });
+}
+
+function cli(ip: string, ...args: string[]) {
+  return run('redis-cli', ['-h', ip, '-p', '6379', ...args], { REDISCLI_AUTH: PASSWORD });
+}
+
+/** The probe as the kubelet runs it: sh -c with the container's env. */
+function probe(script: string, ip: string, password = PASSWORD) {
+  return run('sh', ['-c', script], { POD_IP: ip, REDIS_PASSWORD: password });
+}
+
+async function until(what: string, check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await sleep(50);
+  }
+  assert.fail(`gave up waiting for ${what}`);
+}
+
+/** Starts redis-server like the pod's command does, with the pod IP as bind address and a temp data dir. */
+async function startNode(ip: string, conf: string): Promise<ChildProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'redis-hook-probe-'));
+  dirs.push(dir);
+  // `dir` is applied (chdir) while the file is read, so /data must be swapped for the temp dir here.
+  writeFileSync(join(dir, 'redis.conf'), conf.replace(/^dir .*$/m, `dir ${dir}`));
+  const child = spawn(
+    'sh',
+    ['-c', `exec redis-server "$DIR/redis.conf" --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD" --bind "$POD_IP"`],
+    { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD }, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  processes.push(child);
+  await until(`redis-server on ${ip}`, async () => (await cli(ip, 'ping')).out.includes('PONG'));
+  return child;
+}
+
+const variants: Array<[string, Json]> = [
+  ['the design', {}],
+  ['cache only, no replicas', { replicas: 0, persistence: { enableRdb: false, enableAof: false } }],
+  ['hourly snapshots with user directives', {
+    persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '1Gi' },
+    config: { 'maxmemory-policy': 'allkeys-lru', 'tcp-keepalive': '60' },
+  }],
+];
+for (const [label, overrides] of variants) {
+  test(`redis-server 7 accepts the rendered redis.conf: ${label}`, async () => {
+    const node = await startNode('127.0.62.9', confFor(overrides));
+    const role = await cli('127.0.62.9', 'role');
+    assert.match(role.out, /slave/);
+    node.kill('SIGKILL');
+    await new Promise((resolve) => node.once('exit', resolve));
+  });
+}
+
+test('a started node is a fenced, read-only replica of nowhere and is not Ready until the sidecar acts', async () => {
+  const masterIp = '127.0.62.1';
+  const replicaIp = '127.0.62.2';
+  await startNode(masterIp, confFor());
+  await startNode(replicaIp, confFor());
+
+  assert.equal((await probe(LIVENESS_SCRIPT, masterIp)).code, 0, 'alive');
+  assert.notEqual((await probe(READINESS_SCRIPT, masterIp)).code, 0, 'a fresh node is not Ready');
+  assert.match((await cli(masterIp, 'set', 'k', 'v')).out, /READONLY/);
+
+  // The sidecar promotes: Ready, yet fenced until a replica acknowledges.
+  assert.match((await cli(masterIp, 'replicaof', 'no', 'one')).out, /OK/);
+  assert.equal((await probe(READINESS_SCRIPT, masterIp)).code, 0, 'a master is Ready');
+  assert.match((await cli(masterIp, 'set', 'k', 'v')).out, /NOREPLICAS/);
+  assert.notEqual((await probe(READINESS_SCRIPT, masterIp, 'wrong-password')).code, 0, 'a probe that cannot authenticate is not Ready');
+
+  assert.notEqual((await probe(READINESS_SCRIPT, replicaIp)).code, 0);
+  await cli(replicaIp, 'replicaof', masterIp, '6379');
+  await until('replica link up', async () => (await probe(READINESS_SCRIPT, replicaIp)).code === 0);
+  await until('writes accepted with one replica linked', async () => (await cli(masterIp, 'set', 'k', 'v')).out.includes('OK'));
+  await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v');
+});
+
+test('liveness fails when nothing answers', async () => {
+  assert.notEqual((await probe(LIVENESS_SCRIPT, '127.0.62.30')).code, 0);
+  assert.notEqual((await probe(READINESS_SCRIPT, '127.0.62.30')).code, 0);
+});

@@ -1,0 +1,250 @@
+// sync: determinism, both hook versions' key shapes, the steady-state fixture, immutable
+// StatefulSet fields, invalid specs (observed children returned untouched) and edge requests.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { finalize, parseHookRequest, sync, type HookRequest, type KubeObject, type ObjectMap } from '../../src/hook/index.ts';
+import { validateK8sObject } from '../support/k8s-validate.ts';
+import {
+  condition, designSpec, find, fixtureRequest, get, healthyPods, loadFixture, objectMap, redis, request, type Json,
+} from './helpers.ts';
+
+function reversedMap(map: ObjectMap): ObjectMap {
+  const out: ObjectMap = {};
+  for (const group of Object.keys(map).reverse()) {
+    const inner: Record<string, KubeObject> = {};
+    for (const key of Object.keys(map[group] ?? {}).reverse()) inner[key] = (map[group] ?? {})[key] as KubeObject;
+    out[group] = inner;
+  }
+  return out;
+}
+
+function toV1Keys(map: ObjectMap): ObjectMap {
+  const out: ObjectMap = {};
+  for (const [group, inner] of Object.entries(map)) {
+    out[group] = {};
+    for (const object of Object.values(inner)) (out[group] as Record<string, KubeObject>)[object.metadata.name] = object;
+  }
+  return out;
+}
+
+function allObserved(req: HookRequest): KubeObject[] {
+  return Object.values(req.children).flatMap((inner) => Object.values(inner));
+}
+
+test('the fixture is in steady state: its status comes back unchanged and the children match what was applied', () => {
+  const req = fixtureRequest();
+  const response = sync(req);
+  assert.deepEqual(response.status, req.parent.status);
+  for (const child of response.children) {
+    const observed = find(allObserved(req), child.kind, child.metadata.name);
+    const lastApplied = JSON.parse(String(observed.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as unknown;
+    assert.deepEqual(
+      // The claim templates are echoed as observed (with server defaults); everything else must equal what was applied.
+      { ...child, spec: { ...(child['spec'] as Json), volumeClaimTemplates: undefined } },
+      { ...(lastApplied as Json), spec: { ...(get(lastApplied, 'spec') as Json), volumeClaimTemplates: undefined } },
+      `${child.kind}/${child.metadata.name} differs from the fixture: regenerate it with node test/fixtures/make-sync-request.ts`,
+    );
+  }
+});
+
+test('every object in the fixture, and every child returned for it, is a valid Kubernetes object', () => {
+  const req = fixtureRequest();
+  for (const object of [...allObserved(req), ...Object.values(req.related).flatMap((i) => Object.values(i)), ...sync(req).children]) {
+    assert.doesNotThrow(() => validateK8sObject(object), `${object.kind}/${object.metadata.name}`);
+  }
+});
+
+test('same request twice gives byte-identical responses, and the request is not modified', () => {
+  const body = loadFixture();
+  const before = JSON.stringify(body);
+  const parsed = parseHookRequest(body);
+  assert.ok(parsed.ok);
+  const a = JSON.stringify(sync(parsed.request));
+  const b = JSON.stringify(sync(parsed.request));
+  assert.equal(a, b);
+  assert.equal(JSON.stringify(body), before);
+});
+
+test('map order and hook version (v1 bare names, v2 namespace/name) do not change the response', () => {
+  const req = fixtureRequest();
+  const expected = JSON.stringify(sync(req));
+  const variants: Array<[string, HookRequest]> = [
+    ['reversed', { ...req, children: reversedMap(req.children), related: reversedMap(req.related) }],
+    ['v1 keys', { ...req, children: toV1Keys(req.children), related: toV1Keys(req.related) }],
+    ['v1 keys reversed', { ...req, children: reversedMap(toV1Keys(req.children)), related: reversedMap(toV1Keys(req.related)) }],
+  ];
+  for (const [label, variant] of variants) assert.equal(JSON.stringify(sync(variant)), expected, label);
+});
+
+test('a shuffled invalid-spec request returns the same echo in the same order', () => {
+  const bad = (body: Json) => { (body['parent'] as Json)['spec'] = { ...designSpec(), replicas: -3 }; };
+  const req = fixtureRequest(bad);
+  const expected = JSON.stringify(sync(req));
+  assert.equal(JSON.stringify(sync({ ...req, children: reversedMap(toV1Keys(req.children)) })), expected);
+});
+
+test('a sync response has exactly status and children', () => {
+  assert.deepEqual(Object.keys(sync(fixtureRequest())), ['status', 'children']);
+  assert.deepEqual(Object.keys(sync(request({}))), ['status', 'children']);
+});
+
+// ---- immutable StatefulSet fields ----
+
+function withObservedSet(mutateSet: (set: Json) => void, spec: Json = designSpec() as Json): HookRequest {
+  return fixtureRequest((body) => {
+    (body['parent'] as Json)['spec'] = { ...(get(body, 'parent', 'spec') as Json), ...spec };
+    const sets = get(body, 'children', 'StatefulSet.apps/v1') as Record<string, Json>;
+    for (const set of Object.values(sets)) mutateSet(set);
+  });
+}
+
+test('observed selector, serviceName, podManagementPolicy and claim templates are echoed exactly', () => {
+  const req = withObservedSet((set) => {
+    const spec = set['spec'] as Json;
+    spec['podManagementPolicy'] = 'OrderedReady';
+    spec['serviceName'] = 'legacy-headless';
+    (get(spec, 'selector', 'matchLabels') as Json)['legacy'] = 'yes';
+  });
+  const response = sync(req);
+  for (const name of ['my-redis-master', 'my-redis-replica']) {
+    const observed = find(allObserved(req), 'StatefulSet', name);
+    const child = find(response.children, 'StatefulSet', name);
+    for (const field of ['selector', 'serviceName', 'podManagementPolicy', 'volumeClaimTemplates']) {
+      assert.deepEqual(get(child, 'spec', field), get(observed, 'spec', field), `${name} ${field}`);
+    }
+    // The template keeps matching the echoed selector, and the role label stays out.
+    assert.equal(get(child, 'spec', 'template', 'metadata', 'labels', 'legacy'), 'yes');
+    assert.doesNotThrow(() => validateK8sObject(child));
+  }
+  assert.equal(get(condition(response.status, 'SpecValid'), 'status'), 'True');
+});
+
+const conflicts: Array<[string, Json, (set: Json) => void, RegExp]> = [
+  ['size grew', { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '20Gi' } }, () => {}, /spec\.persistence\.size: 20Gi requested .* 10Gi/],
+  ['storage class changed', { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi', storageClassName: 'fast' } }, () => {}, /spec\.persistence\.storageClassName: fast requested/],
+  ['persistence switched off', { persistence: { enableRdb: false, enableAof: false } }, () => {}, /spec\.persistence: RDB and AOF are off/],
+  ['persistence switched on', {}, (set) => { delete (set['spec'] as Json)['volumeClaimTemplates']; }, /spec\.persistence: RDB\/AOF is on/],
+];
+for (const [label, spec, mutate, message] of conflicts) {
+  test(`an immutable change is reported, not applied: ${label}`, () => {
+    const req = withObservedSet(mutate, spec);
+    const response = sync(req);
+    for (const name of ['my-redis-master', 'my-redis-replica']) {
+      const child = find(response.children, 'StatefulSet', name);
+      assert.deepEqual(get(child, 'spec', 'volumeClaimTemplates'), get(find(allObserved(req), 'StatefulSet', name), 'spec', 'volumeClaimTemplates'));
+      assert.doesNotThrow(() => validateK8sObject(child));
+      const claims = (get(child, 'spec', 'volumeClaimTemplates') ?? []) as Json[];
+      const dataVolume = (get(child, 'spec', 'template', 'spec', 'volumes') as Json[]).find((v) => v['name'] === 'data');
+      assert.equal(dataVolume !== undefined, claims.length === 0, 'emptyDir data volume iff no claim template');
+    }
+    const specValid = condition(response.status, 'SpecValid');
+    assert.equal(get(specValid, 'status'), 'False');
+    assert.equal(get(specValid, 'reason'), 'ImmutableFieldChanged');
+    assert.match(String(get(specValid, 'message')), message);
+    // Serving is unaffected.
+    assert.equal(response.status.phase, 'Running');
+    assert.equal(get(condition(response.status, 'Ready'), 'status'), 'True');
+  });
+}
+
+test('the same size written differently (10Gi vs 10240Mi) is no conflict', () => {
+  const response = sync(withObservedSet(() => {}, { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10240Mi' } }));
+  assert.equal(get(condition(response.status, 'SpecValid'), 'status'), 'True');
+});
+
+// ---- invalid specs ----
+
+const invalid: Array<[string, (spec: Json) => unknown, string, string?]> = [
+  ['no spec', () => undefined, 'spec'],
+  ['spec is a string', () => 'redis please', 'spec'],
+  ['version is not a version', (s) => ({ ...s, version: 'latest' }), 'spec.version'],
+  ['negative replicas', (s) => ({ ...s, replicas: -1 }), 'spec.replicas'],
+  ['too many replicas', (s) => ({ ...s, replicas: 99 }), 'spec.replicas'],
+  ['replicas as a string', (s) => ({ ...s, replicas: '2' }), 'spec.replicas'],
+  ['two masters', (s) => ({ ...s, master: { replicas: 2 } }), 'spec.master.replicas'],
+  ['size not a quantity', (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), size: 'ten gigs' } }), 'spec.persistence.size'],
+  ['unsupported cron', (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), rdbSchedule: '5 4 * * *' } }), 'spec.persistence.rdbSchedule'],
+  ['unknown whenDeleted', (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), whenDeleted: 'Maybe' } }), 'spec.persistence.whenDeleted'],
+  ['memory limit not a quantity', (s) => ({ ...s, resources: { limits: { memory: 'lots' } } }), 'spec.resources.limits.memory'],
+  ['reserved config key', (s) => ({ ...s, config: { requirepass: 'hunter2' } }), 'spec.config.requirepass'],
+  ['config key with spaces', (s) => ({ ...s, config: { 'Bad Key': 'x' } }), 'spec.config.Bad Key'],
+  ['config value smuggling a directive', (s) => ({ ...s, config: { 'maxmemory-policy': 'noeviction\nreplicaof 10.0.0.1 6379' } }), 'spec.config.maxmemory-policy'],
+  ['auth without a secret name', (s) => ({ ...s, auth: {} }), 'spec.auth.secretName'],
+  ['failover window too short', (s) => ({ ...s, failover: { downAfterMilliseconds: 5 } }), 'spec.failover.downAfterMilliseconds'],
+  ['tolerations not a list', (s) => ({ ...s, tolerations: 'all' }), 'spec.tolerations'],
+  ['name too long', (s) => s, 'metadata.name', 'r'.repeat(41)],
+];
+
+for (const [label, mutate, field, name] of invalid) {
+  for (const shape of ['v2', 'v1'] as const) {
+    test(`invalid spec (${label}, ${shape} keys): observed children come back untouched and the field is named`, () => {
+      const req = fixtureRequest((body) => {
+        const parent = body['parent'] as Json;
+        const spec = mutate(structuredClone(parent['spec']) as Json);
+        if (spec === undefined) delete parent['spec'];
+        else parent['spec'] = spec;
+        if (name !== undefined) (parent['metadata'] as Json)['name'] = name;
+      });
+      // One child of a kind we never produce must survive too.
+      const stray: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'my-redis-legacy', namespace: 'default' }, data: {} };
+      req.children['ConfigMap.v1'] = { ...req.children['ConfigMap.v1'], 'default/my-redis-legacy': stray };
+      if (shape === 'v1') req.children = toV1Keys(req.children);
+      const observed = allObserved(req);
+      const response = sync(req);
+      assert.equal(response.children.length, observed.length);
+      for (const object of observed) assert.ok(response.children.includes(object), `${object.kind}/${object.metadata.name} returned as observed`);
+      assert.equal(response.status.phase, 'Failed');
+      for (const type of ['Ready', 'SpecValid']) {
+        const c = condition(response.status, type);
+        assert.equal(get(c, 'status'), 'False');
+        assert.equal(get(c, 'reason'), 'InvalidSpec');
+        assert.ok(String(get(c, 'message')).includes(`${field}:`), `${type} message names ${field}: ${String(get(c, 'message'))}`);
+      }
+      assert.deepEqual(Object.keys(response), ['status', 'children']);
+      // Still deterministic and clock-free: the pods' facts are reported.
+      assert.equal(JSON.stringify(sync(req)), JSON.stringify(response));
+    });
+  }
+}
+
+test('an invalid spec with nothing observed returns no children (and so deletes nothing)', () => {
+  const response = sync(request({ parent: redis({ replicas: -1 }) }));
+  assert.deepEqual(response.children, []);
+  assert.equal(response.status.phase, 'Failed');
+});
+
+test('an invalid spec still reports the master the pods show', () => {
+  const response = sync(request({ parent: redis({ ...designSpec(), replicas: 100 }), related: healthyPods() }));
+  assert.equal(response.status.master, 'my-redis-master-0');
+  assert.equal(response.status.masterStatus, 'Ready');
+  assert.equal(response.status.phase, 'Failed');
+});
+
+// ---- edge requests ----
+
+test('a parent being deleted but synced (finalizing false) is synced normally and never finalized', () => {
+  const normal = sync(fixtureRequest());
+  const deleting = sync(fixtureRequest((body) => { ((body['parent'] as Json)['metadata'] as Json)['deletionTimestamp'] = '2025-01-16T00:00:00Z'; }));
+  assert.deepEqual(deleting, normal);
+  assert.equal('finalized' in deleting, false);
+});
+
+test('sync called with finalizing: true behaves as finalize; finalize called with finalizing: false behaves as sync', () => {
+  const finalizing = fixtureRequest((body) => { body['finalizing'] = true; });
+  assert.deepEqual(sync(finalizing), finalize(finalizing));
+  const plain = fixtureRequest();
+  assert.deepEqual(finalize(plain), sync(plain));
+  assert.equal('finalized' in finalize(plain), false);
+});
+
+test('without a uid the children carry no controller-uid label rather than a wrong one', () => {
+  const parent = redis();
+  delete (parent['metadata'] as Json)['uid'];
+  for (const child of sync(request({ parent })).children) assert.equal(child.metadata.labels?.['controller-uid'], undefined);
+});
+
+test('children maps with empty groups (as Metacontroller sends them) are fine', () => {
+  const req = request({});
+  req.children = objectMap([], 'v2', ['StatefulSet.apps/v1', 'Service.v1', 'ConfigMap.v1', 'PodDisruptionBudget.policy/v1']);
+  assert.equal(sync(req).children.length, 7);
+});
