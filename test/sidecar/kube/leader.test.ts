@@ -1,0 +1,235 @@
+// Leader election against the API stand-in over HTTP through client-node (the real code path).
+// Network: the stand-in's HTTP server on 127.0.0.1 (random port); no Redis.
+import { afterEach, beforeEach, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startKubeApi, type KubeApiServer } from '../../support/kube-api/index.ts';
+import { KubeClient } from '../../../src/sidecar/kube/client.ts';
+import { LeaderElector, type LeadershipInfo } from '../../../src/sidecar/kube/leader.ts';
+import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
+
+const NS = 'redis-system';
+const LEASE = 'redis-operator-sidecar';
+const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${LEASE}`;
+// Short but consistent with the invariant (renewDeadline < leaseDuration), so tests run in seconds.
+const FAST: LeaderSettings = { leaseDurationSeconds: 1, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 250 };
+
+interface Happening {
+  id: string;
+  what: 'start' | 'stop';
+  at: number;
+  reason: string;
+  /** For a start: whether any OTHER elector said isLeader() at that instant (must never happen). */
+  othersLeading?: boolean;
+  info?: LeadershipInfo;
+}
+
+async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function micro(ms: number): string {
+  return new Date(ms).toISOString().replace('Z', '000Z');
+}
+
+describe('LeaderElector on a coordination.k8s.io Lease', () => {
+  let api: KubeApiServer;
+  let log: Happening[];
+  let electors: LeaderElector[];
+  let sampler: NodeJS.Timeout | undefined;
+  let overlaps: number;
+
+  function elector(id: string, settings: LeaderSettings = FAST): LeaderElector {
+    // The bearer token is the identity, so fault rules can target one elector.
+    const client = new KubeClient(api.kubeConfig(id), { identity: id }).leaseClient(NS, LEASE, settings.requestTimeoutMs);
+    const e: LeaderElector = new LeaderElector({
+      client,
+      identity: id,
+      settings,
+      onStartedLeading: (info) =>
+        log.push({ id, what: 'start', at: Date.now(), reason: info.reason, info, othersLeading: electors.some((o) => o !== e && o.isLeader()) }),
+      onStoppedLeading: (reason) => log.push({ id, what: 'stop', at: Date.now(), reason }),
+    });
+    electors.push(e);
+    return e;
+  }
+
+  const leaders = () => electors.filter((e) => e.isLeader());
+  const starts = (id?: string) => log.filter((h) => h.what === 'start' && (id === undefined || h.id === id));
+  const stops = (id?: string) => log.filter((h) => h.what === 'stop' && (id === undefined || h.id === id));
+
+  /** The callbacks, replayed in order, never show two leaders at once. */
+  function assertNoOverlap(): void {
+    const leading = new Set<string>();
+    for (const h of log) {
+      if (h.what === 'start') {
+        assert.equal(leading.size, 0, `${h.id} started leading while ${[...leading].join(',')} still led`);
+        assert.equal(h.othersLeading, false, `${h.id} started while another isLeader() was true`);
+        leading.add(h.id);
+      } else leading.delete(h.id);
+    }
+    assert.equal(overlaps, 0, 'sampled isLeader() was true on two electors at once');
+  }
+
+  beforeEach(async () => {
+    api = await startKubeApi();
+    log = [];
+    electors = [];
+    overlaps = 0;
+    sampler = setInterval(() => {
+      if (leaders().length > 1) overlaps++;
+    }, 2);
+  });
+
+  afterEach(async () => {
+    clearInterval(sampler);
+    await Promise.all(electors.map((e) => e.stop({ release: false })));
+    await api.close();
+  });
+
+  test('two electors: exactly one leads, the other stands by', async () => {
+    const a = elector('sidecar-a');
+    const b = elector('sidecar-b');
+    a.start();
+    b.start();
+    await until('a leader', () => leaders().length === 1);
+    const leader = leaders()[0]!;
+    // Let several renewal rounds pass: leadership must stay put.
+    const rounds = api.requests.filter((r) => r.method === 'PUT').length;
+    await until('five more renewals', () => api.requests.filter((r) => r.method === 'PUT' && r.status === 200).length >= rounds + 5);
+    assert.equal(starts().length, 1);
+    assert.equal(stops().length, 0);
+    assert.ok(leader.isLeader());
+    const lease = api.store.read('leases', NS, LEASE)['spec'] as { holderIdentity: string; leaseTransitions: number; leaseDurationSeconds: number };
+    assert.equal(lease.holderIdentity, leader.identity);
+    assert.equal(lease.leaseTransitions, 0);
+    assert.equal(lease.leaseDurationSeconds, 1);
+    assert.equal(a.currentLeader, leader.identity);
+    assert.equal(b.currentLeader, leader.identity);
+    assertNoOverlap();
+  });
+
+  for (const [name, action] of [
+    ['500s', { kind: 'status' as const, code: 500 }],
+    ['a hang', { kind: 'hang' as const }],
+  ] as const) {
+    test(`a leader whose renewals fail (${name}) stops leading before the other takes over`, async () => {
+      const a = elector('sidecar-a');
+      a.start();
+      await until('a leads', () => a.isLeader());
+      const b = elector('sidecar-b');
+      b.start();
+      await until('b has seen a as leader', () => b.currentLeader === 'sidecar-a');
+      api.faults.add({ client: 'sidecar-a', path: LEASE_PATH, action });
+      await until('b leads', () => b.isLeader());
+      assertNoOverlap();
+      const aStop = stops('sidecar-a')[0]!;
+      const bStart = starts('sidecar-b')[0]!;
+      assert.equal(aStop.reason, 'RenewDeadlineExceeded');
+      assert.ok(log.indexOf(aStop) < log.indexOf(bStart), 'a stopped before b started');
+      assert.ok(aStop.at <= bStart.at);
+      assert.equal(bStart.reason, 'Expired');
+      assert.equal(bStart.info?.leaseTransitions, 1);
+      // The lease b wrote is the takeover, a's renewals could not have landed after a stopped.
+      const renewTime = Date.parse((api.store.read('leases', NS, LEASE)['spec'] as { acquireTime: string }).acquireTime);
+      assert.ok(renewTime >= aStop.at);
+    });
+  }
+
+  test('after the fault heals, the old leader sees the new one and stays standby', async () => {
+    const a = elector('sidecar-a');
+    a.start();
+    await until('a leads', () => a.isLeader());
+    const b = elector('sidecar-b');
+    b.start();
+    const fault = api.faults.add({ client: 'sidecar-a', path: LEASE_PATH, action: { kind: 'status', code: 503 } });
+    await until('b leads', () => b.isLeader());
+    fault.remove();
+    await until('a sees b', () => a.currentLeader === 'sidecar-b');
+    const seen = api.requests.length;
+    await until('a few more rounds', () => api.requests.filter((r) => r.client === 'sidecar-a').length > 3 && api.requests.length > seen + 10);
+    assert.equal(starts('sidecar-a').length, 1, 'a did not lead again');
+    assert.ok(b.isLeader());
+    assertNoOverlap();
+  });
+
+  test('a 409 on renewal (someone else wrote the Lease) stops leading at once; takeover after that holder expires', async () => {
+    const a = elector('sidecar-a');
+    a.start();
+    await until('a leads', () => a.isLeader());
+    // Hold a's next renewal in flight, and write the Lease meanwhile: a's PUT carries a stale resourceVersion.
+    api.faults.add({ client: 'sidecar-a', method: 'PUT', times: 1, action: { kind: 'delay', ms: 150 } });
+    const puts = api.requests.length;
+    await until('a renewal in flight', () => api.requests.slice(puts).some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === undefined));
+    const intrudedAt = Date.now();
+    api.store.mutate('leases', NS, LEASE, (l) => {
+      l['spec'] = { ...(l['spec'] as object), holderIdentity: 'intruder', renewTime: micro(intrudedAt), acquireTime: micro(intrudedAt) };
+    });
+    await until('a stops', () => stops('sidecar-a').length === 1);
+    const stop = stops('sidecar-a')[0]!;
+    assert.match(stop.reason, /LeaseLost: held by intruder/);
+    assert.ok(api.requests.some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === 409), 'the renewal got a 409');
+    await until('a leads again', () => starts('sidecar-a').length === 2);
+    const again = starts('sidecar-a')[1]!;
+    assert.equal(again.reason, 'Expired');
+    assert.equal(again.info?.leaseTransitions, 1);
+    assert.ok(again.at > intrudedAt + 1000, 'not before the intruder lease expired');
+  });
+
+  test('a standby that loses the create race (409 AlreadyExists) stays standby', async () => {
+    const a = elector('sidecar-a');
+    a.start();
+    await until('a leads', () => a.isLeader());
+    // b's first read says "no lease", so b tries to create it.
+    api.faults.add({ client: 'sidecar-b', method: 'GET', times: 1, action: { kind: 'status', code: 404, reason: 'NotFound' } });
+    const b = elector('sidecar-b');
+    b.start();
+    await until('b tried to create', () => api.requests.some((r) => r.client === 'sidecar-b' && r.method === 'POST' && r.status !== undefined));
+    await until('b has seen a as leader', () => b.currentLeader === 'sidecar-a');
+    assert.equal(api.requests.find((r) => r.client === 'sidecar-b' && r.method === 'POST')?.status, 409);
+    assert.equal(starts('sidecar-b').length, 0);
+    assert.ok(a.isLeader());
+  });
+
+  test('takeover of an expired lease left by a crashed holder', async () => {
+    const writtenAt = Date.now();
+    api.store.create('leases', {
+      metadata: { name: LEASE, namespace: NS },
+      spec: { holderIdentity: 'crashed', leaseDurationSeconds: 1, acquireTime: micro(writtenAt - 5000), renewTime: micro(writtenAt), leaseTransitions: 7 },
+    });
+    const a = elector('sidecar-a');
+    a.start();
+    await until('a leads', () => a.isLeader());
+    const start = starts('sidecar-a')[0]!;
+    assert.equal(start.reason, 'Expired');
+    assert.equal(start.info?.leaseTransitions, 8);
+    assert.ok(start.at > writtenAt + 1000, 'not before the lease expired');
+    const spec = api.store.read('leases', NS, LEASE)['spec'] as { holderIdentity: string; leaseTransitions: number };
+    assert.deepEqual([spec.holderIdentity, spec.leaseTransitions], ['sidecar-a', 8]);
+  });
+
+  test('stop() stops acting, then releases the lease so the standby takes over without waiting for expiry', async () => {
+    // A long lease: without the release the standby would wait 30 s.
+    const slow: LeaderSettings = { leaseDurationSeconds: 30, renewDeadlineMs: 20_000, retryPeriodMs: 100, requestTimeoutMs: 250 };
+    const a = elector('sidecar-a', slow);
+    a.start();
+    await until('a leads', () => a.isLeader());
+    const b = elector('sidecar-b', slow);
+    b.start();
+    await until('b has seen a as leader', () => b.currentLeader === 'sidecar-a');
+    await a.stop();
+    assert.equal(a.isLeader(), false);
+    assert.equal(stops('sidecar-a')[0]?.reason, 'Stopped');
+    await until('b leads', () => b.isLeader());
+    assert.equal(starts('sidecar-b')[0]?.reason, 'Released');
+    assertNoOverlap();
+  });
+
+  test('invalid settings are refused at construction', () => {
+    assert.throws(() => elector('x', { ...FAST, renewDeadlineMs: 1000 }), /renewDeadlineMs must be less than/);
+    assert.throws(() => new LeaderElector({ client: new KubeClient(api.kubeConfig(), { identity: 'x' }).leaseClient(NS, LEASE, 100), identity: '' }), /identity/);
+  });
+});
