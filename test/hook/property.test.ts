@@ -194,3 +194,26 @@ test('property: any JSON value is either refused by parseHookRequest or handled 
     { numRuns: 400 },
   );
 });
+
+test('property: any order of the children and related maps gives the same response', () => {
+  const parsed = parseHookRequest(fixture);
+  assert.ok(parsed.ok);
+  if (!parsed.ok) return;
+  const expected = JSON.stringify(sync(parsed.request));
+  const entries = (map: Record<string, Record<string, KubeObject>>) =>
+    Object.entries(map).flatMap(([group, inner]) => Object.entries(inner).map(([key, object]) => ({ group, key, object })));
+  const rebuild = (list: Array<{ group: string; key: string; object: KubeObject }>) => {
+    const out: Record<string, Record<string, KubeObject>> = {};
+    for (const { group, key, object } of list) (out[group] ??= {})[key] = object;
+    return out;
+  };
+  const children = entries(parsed.request.children);
+  const related = entries(parsed.request.related);
+  fc.assert(
+    fc.property(fc.shuffledSubarray(children, { minLength: children.length }), fc.shuffledSubarray(related, { minLength: related.length }), (c, r) => {
+      const shuffled = { ...parsed.request, children: rebuild(c), related: rebuild(r) };
+      assert.equal(JSON.stringify(sync(shuffled)), expected);
+    }),
+    { numRuns: 100 },
+  );
+});
