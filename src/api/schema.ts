@@ -31,7 +31,7 @@ export const RDB_SCHEDULE_PATTERN =
   '^(\\*/([1-9]|[1-5][0-9]) \\* \\* \\* \\*|0 \\*/([1-9]|1[0-9]|2[0-3]) \\* \\* \\*|0 \\* \\* \\* \\*|0 0 \\* \\* \\*|@hourly|@daily)$';
 
 /** Major versions this operator knows how to run (REPLICAOF, FAILOVER, min-replicas-*). */
-export const VERSION_PATTERN = '^[6-9]\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z.]+)?$';
+export const VERSION_PATTERN = '^[6-9]\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z]([0-9A-Za-z.]*[0-9A-Za-z])?)?$';
 
 /** CEL (transition rule on spec.version): major.minor compared as numbers, so 7.10 is newer than 7.9. */
 const MAJOR = (v: string) => `int(${v}.split('.')[0])`;
@@ -145,7 +145,8 @@ export const RedisSpec = Type.Object(
     version: Type.String({
       default: '7.2',
       pattern: VERSION_PATTERN,
-      maxLength: 64,
+      // 63: the version also becomes the app.kubernetes.io/version label value.
+      maxLength: 63,
       description: 'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Can be upgraded, never downgraded to an older major.minor.',
       'x-kubernetes-validations': [
         {
@@ -226,7 +227,7 @@ export const Condition = Type.Object(
 
 export const RedisStatus = Type.Object(
   {
-    phase: Type.Optional(StringEnum(['Pending', 'Running', 'Failed'] as const, { description: 'Pending until the master and every replica are Ready; Running then; Failed when the spec is invalid or no master can be served.' })),
+    phase: Type.Optional(StringEnum(['Pending', 'Running', 'Failed'] as const, { description: 'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition).' })),
     masterStatus: Type.Optional(Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' })),
     master: Type.Optional(Type.String({ description: 'Name of the pod that is master now (it moves on failover).' })),
     masterIP: Type.Optional(Type.String({ description: 'Pod IP of the master.' })),

@@ -50,17 +50,55 @@ function describe(error: ErrorObject): string {
   }
 }
 
+const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const LABEL_VALUE = /^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
+
+/** Kubernetes' qualified-name rule for label and annotation keys: `[prefix/]name`. */
+function qualifiedNameProblem(key: string): string | undefined {
+  const slash = key.indexOf('/');
+  const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
+  const name = slash >= 0 ? key.slice(slash + 1) : key;
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return 'must have a DNS subdomain prefix before the /';
+  if (!NAME_PART.test(name)) return 'must be a qualified name (at most 63 characters: alphanumerics, -, _ and . between alphanumerics, optionally prefixed by a DNS subdomain and /)';
+  return undefined;
+}
+
+function sortedEntries(map: Record<string, string> | undefined): Array<[string, string]> {
+  return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
   if (name.length > MAX_NAME_LENGTH) {
     problems.push({ field: 'metadata.name', message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits` });
   }
   const reserved: readonly string[] = RESERVED_CONFIG_KEYS;
-  for (const [key, value] of Object.entries(spec.config ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [key, value] of Object.entries(spec.config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const field = `spec.config.${key}`;
     if (!/^[a-z][a-z0-9-]*$/.test(key)) problems.push({ field, message: 'must be a lower-case redis.conf directive name' });
     else if (reserved.includes(key)) problems.push({ field, message: 'is owned by the operator and cannot be set here' });
     if (/[\r\n]/.test(value)) problems.push({ field, message: 'must be a single line' });
+  }
+  // The API server would refuse the StatefulSet on every sync for a bad key or value here, so
+  // catch it in the spec where the user can see which field is wrong.
+  for (const [key, value] of sortedEntries(spec.nodeSelector)) {
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field: `spec.nodeSelector.${key}`, message: `key ${keyProblem}` });
+    if (!LABEL_VALUE.test(value)) problems.push({ field: `spec.nodeSelector.${key}`, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+  }
+  for (const [key] of sortedEntries(spec.podAnnotations)) {
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });
+  }
+  for (const [index, toleration] of (spec.tolerations ?? []).entries()) {
+    if (toleration.key !== undefined && toleration.key !== '') {
+      const keyProblem = qualifiedNameProblem(toleration.key);
+      if (keyProblem) problems.push({ field: `spec.tolerations[${index}].key`, message: keyProblem });
+    }
+    if (toleration.operator === 'Exists' && toleration.value) {
+      problems.push({ field: `spec.tolerations[${index}].value`, message: 'must be empty when operator is Exists' });
+    }
   }
   return problems;
 }

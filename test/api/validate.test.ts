@@ -119,3 +119,28 @@ test('the input is never mutated, even when invalid', () => {
   validateSpec('r', spec);
   assert.deepEqual(spec, before);
 });
+
+test('validateSpec: scheduling keys the API server would refuse on every sync', async (t) => {
+  const cases: Array<{ name: string; spec: Record<string, unknown>; field: string }> = [
+    { name: 'nodeSelector key with a space', spec: { nodeSelector: { 'bad key': 'x' } }, field: 'spec.nodeSelector.bad key' },
+    { name: 'nodeSelector value too long', spec: { nodeSelector: { zone: 'a'.repeat(64) } }, field: 'spec.nodeSelector.zone' },
+    { name: 'podAnnotations key with a bad prefix', spec: { podAnnotations: { 'Bad_Prefix/x': 'y' } }, field: 'spec.podAnnotations.Bad_Prefix/x' },
+    { name: 'toleration key invalid', spec: { tolerations: [{ key: '-x', operator: 'Exists' }] }, field: 'spec.tolerations[0].key' },
+    { name: 'Exists with a value', spec: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] }, field: 'spec.tolerations[0].value' },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const verdict = validateSpec('my-redis', c.spec);
+      assert.equal(verdict.ok, false);
+      if (!verdict.ok) assert.ok(verdict.problems.some((p) => p.field === c.field), JSON.stringify(verdict.problems));
+    });
+  }
+  await t.test('accepts valid keys', () => {
+    const verdict = validateSpec('my-redis', {
+      nodeSelector: { 'kubernetes.io/os': 'linux', 'node.example.com/pool': 'redis' },
+      podAnnotations: { 'prometheus.io/scrape': 'true' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'redis', effect: 'NoSchedule' }],
+    });
+    assert.equal(verdict.ok, true, JSON.stringify(verdict));
+  });
+});

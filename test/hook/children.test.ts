@@ -2,6 +2,7 @@
 // generated selector, never carrying the role label on pod templates, secure by default.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { validateSpec } from '../../src/api/validate.ts';
 import { CONTROLLER_UID_LABEL, ROLE_LABEL, podSelectorLabels } from '../../src/api/labels.ts';
 import { CONFIG_HASH_ANNOTATION } from '../../src/hook/children/statefulset.ts';
 import { sync, type KubeObject } from '../../src/hook/index.ts';
@@ -28,7 +29,7 @@ const variants: Array<[string, Json]> = [
     priorityClassName: 'high',
     podAnnotations: { 'prometheus.io/scrape': 'true' },
   }],
-  ['odd version label', { ...designSpec(), version: '7.2-rc.' }],
+  ['pre-release version', { ...designSpec(), version: '7.2-rc.1' }],
 ];
 
 for (const [label, spec] of variants) {
@@ -189,10 +190,18 @@ test('PodDisruptionBudget allows one pod down and selects every pod', () => {
   assert.deepEqual(get(pdb, 'spec', 'selector', 'matchLabels'), podSelectorLabels('my-redis'));
 });
 
-test('a version a label cannot hold is trimmed in the label, kept whole in the image', () => {
-  const set = find(desiredFor({ ...designSpec(), version: '7.2-rc.' }), 'StatefulSet', 'my-redis-master');
-  assert.equal(get(set, 'metadata', 'labels', 'app.kubernetes.io/version'), '7.2-rc');
-  assert.equal(get(set, 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis:7.2-rc.');
+test('a pre-release version is the label and the image tag as written', () => {
+  const set = find(desiredFor({ ...designSpec(), version: '7.2-rc.1' }), 'StatefulSet', 'my-redis-master');
+  assert.equal(get(set, 'metadata', 'labels', 'app.kubernetes.io/version'), '7.2-rc.1');
+  assert.equal(get(set, 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis:7.2-rc.1');
+});
+
+test('a version a label could not hold is refused by the schema, so it never reaches a label', () => {
+  for (const version of ['7.2-rc.', `7.2-${'a'.repeat(62)}`]) {
+    const verdict = validateSpec('my-redis', { ...designSpec(), version });
+    assert.equal(verdict.ok, false, version);
+    if (!verdict.ok) assert.ok(verdict.problems.some((p) => p.field === 'spec.version'), JSON.stringify(verdict.problems));
+  }
 });
 
 test('a longest allowed name still gives valid children', () => {
