@@ -1,0 +1,121 @@
+// Failure detection for the labelled master. Pure.
+// Invariants: a master is declared failed only when (1) it has not answered us for
+// downAfterMs AND (2) independent evidence agrees: the API (pod deleting, not Running, no IP,
+// not Ready), or EVERY answering replica that follows it reports the link down or silent (held
+// for witnessConfirmMs), or an earlier leader already promoted a node of its history.
+// A replica that still hears the master vetoes everything except "the pod is going away": if only
+// the sidecar lost the master, there is no failover (no split brain from our own network trouble).
+// An answer with an error (auth, loading) is an answer: the node is alive, never a failure.
+import { isSilence } from '../redis/errors.ts';
+import { currentFacts, reportsMasterDown, silentForMs } from './observe.ts';
+import type { DecideInput, PodObservation } from './types.ts';
+
+export type MasterHealth =
+  | { state: 'healthy'; reason: string }
+  /** It answers, but as a replica: it restarted (replica of nowhere) or was demoted. */
+  | { state: 'lost-role'; reason: string }
+  /** It answers with an error (auth, loading): alive, but we cannot read it. Never fail over. */
+  | { state: 'unreadable'; reason: string }
+  | { state: 'suspect'; silentMs: number | null; reason: string }
+  | { state: 'failed'; silentMs: number; evidence: string[]; reason: string };
+
+/** The master's IP as the replicas know it: the pod's IP, or where we last reached it. */
+export function masterIpOf(master: PodObservation): string | null {
+  return master.ip ?? master.redis?.ip ?? null;
+}
+
+export interface Witnesses {
+  /** Answering replicas that follow the master's IP. */
+  total: string[];
+  /** Of those, the ones whose down/silent report has held for witnessConfirmMs. */
+  down: string[];
+  /** Of those, the ones that still hear the master. */
+  hearing: string[];
+}
+
+export function witnessesOf(input: DecideInput, master: PodObservation): Witnesses {
+  const { now, config } = input;
+  const ip = masterIpOf(master);
+  const w: Witnesses = { total: [], down: [], hearing: [] };
+  if (!ip) return w;
+  for (const pod of input.pods) {
+    if (pod === master) continue;
+    const facts = currentFacts(pod, now, config);
+    const r = facts?.replication;
+    if (!facts || !r || r.role !== 'replica' || r.masterHost !== ip || r.masterPort !== 6379) continue;
+    w.total.push(pod.name);
+    const since = pod.redis?.witnessDownSince ?? null;
+    if (reportsMasterDown(facts, config.silentAfterSeconds)) {
+      if (since !== null && now - since >= config.witnessConfirmMs) w.down.push(pod.name);
+    } else {
+      w.hearing.push(pod.name);
+    }
+  }
+  return w;
+}
+
+/** What the API says about the pod that argues it is gone; empty when it looks fine. */
+export function apiEvidence(pod: PodObservation): string[] {
+  const out: string[] = [];
+  if (pod.deleting) out.push('the pod is being deleted');
+  if (pod.phase !== null && pod.phase !== 'Running') out.push(`the pod is ${pod.phase}`);
+  if (pod.ip === null) out.push('the pod has no IP');
+  if (!pod.ready) out.push('the pod is not Ready');
+  return out;
+}
+
+export function assessMaster(input: DecideInput, master: PodObservation): MasterHealth {
+  const { now, config } = input;
+  const facts = currentFacts(master, now, config);
+  if (facts) {
+    const r = facts.replication;
+    if (r.role === 'master') return { state: 'healthy', reason: `${master.name} answers as master` };
+    return {
+      state: 'lost-role',
+      reason: `${master.name} answers as a replica of ${r.masterHost}:${r.masterPort} (it restarted or was demoted)`,
+    };
+  }
+  const error = master.redis?.lastError;
+  if (error && !isSilence(error.kind) && master.redis?.ip === master.ip) {
+    return { state: 'unreadable', reason: `${master.name} answers with an error (${error.kind}: ${error.message}); it is alive, not failing over` };
+  }
+  const silentMs = silentForMs(master, now);
+  if (silentMs === null) return { state: 'suspect', silentMs, reason: `${master.name} has not been probed yet` };
+  if (silentMs < config.downAfterMs) {
+    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${silentMs} ms, below downAfterMilliseconds ${config.downAfterMs}` };
+  }
+  const api = apiEvidence(master);
+  const going = master.deleting || (master.phase !== null && master.phase !== 'Running') || master.ip === null;
+  const w = witnessesOf(input, master);
+  if (w.hearing.length > 0 && !going) {
+    return {
+      state: 'suspect',
+      silentMs,
+      reason:
+        `${master.name} has not answered the sidecar for ${silentMs} ms, but ${w.hearing.join(', ')} still ` +
+        `hear${w.hearing.length === 1 ? 's' : ''} it: the sidecar lost contact, the master did not fail; no failover`,
+    };
+  }
+  const evidence = [...api];
+  if (w.total.length > 0 && w.down.length === w.total.length) {
+    evidence.push(`all replicas following it (${w.down.join(', ')}) report the link down or no I/O for >= ${config.silentAfterSeconds} s`);
+  }
+  const history = master.redis?.lastMasterFacts?.replid;
+  if (history) {
+    for (const pod of input.pods) {
+      if (pod === master) continue;
+      const f = currentFacts(pod, now, config);
+      if (f?.replication.role === 'master' && f.replication.masterReplid2 === history) {
+        evidence.push(`${pod.name} was already promoted from its history (an earlier failover to finish)`);
+      }
+    }
+  }
+  if (evidence.length === 0) {
+    const why =
+      w.total.length === 0
+        ? 'no answering replica follows it to testify and the API shows the pod Running and Ready'
+        : `only ${w.down.length} of ${w.total.length} replicas following it confirm it is down so far`;
+    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${silentMs} ms but ${why}: waiting` };
+  }
+  return { state: 'failed', silentMs, evidence, reason: `${master.name} failed: silent for ${silentMs} ms and ${evidence.join('; ')}` };
+}

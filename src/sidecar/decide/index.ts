@@ -1,0 +1,26 @@
+// The pure decision layer's public surface: the manager imports from here only.
+export { plan } from './plan.ts';
+export { decideMaster } from './master.ts';
+export type { MasterAssessment } from './master.ts';
+export { assessMaster, witnessesOf, apiEvidence, masterIpOf } from './failure.ts';
+export type { MasterHealth, Witnesses } from './failure.ts';
+export { choosePromotion, chooseBootstrap, historyOf, missingContenders } from './choose.ts';
+export type { Choice, Missing } from './choose.ts';
+export { planReplication, planFencing, desiredFencing } from './replication.ts';
+export { planLabels } from './labels.ts';
+export type { LabelContext } from './labels.ts';
+export {
+  track,
+  isAnswering,
+  currentFacts,
+  silentForMs,
+  reportsMasterDown,
+  isEmpty,
+  pointsAtPlaceholder,
+  expectedPodNames,
+  isBeyondScale,
+  ordinalOf,
+  endpointOf,
+} from './observe.ts';
+export { DEFAULT_DECIDE_CONFIG } from './types.ts';
+export type { DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, Plan, RedisTrack, SpecView, Step } from './types.ts';

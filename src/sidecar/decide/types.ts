@@ -1,0 +1,137 @@
+// Inputs and outputs of the pure decision functions. Nothing here does I/O or reads a clock:
+// every function takes `now` (milliseconds, any monotonic-enough origin, the same for all the
+// times in one input) and returns a decision with a human reason.
+import type { Endpoint, RedisFacts, RedisFailure } from '../redis/types.ts';
+
+export interface DecideConfig {
+  /** spec.failover.downAfterMilliseconds: how long the master must be silent before a failover. */
+  downAfterMs: number;
+  /**
+   * A replica testifies that its master is silent when master_last_io_seconds_ago reaches this.
+   * The ConfigMap's repl-ping-replica-period 1 makes 0..1 normal; 2 means at least one missed ping.
+   */
+  silentAfterSeconds: number;
+  /**
+   * A replica's "down/silent" testimony counts only after it held for this long (two probes or
+   * more): master_last_io_seconds_ago is whole seconds and can show 2 for a few ms when a ping
+   * is a little late, which must not look like a hung master.
+   */
+  witnessConfirmMs: number;
+  /** A probe older than this is no longer "answering now" (the manager stalled or lost the pod). */
+  staleAfterMs: number;
+  /** A replica whose link went down this long before the master fell silent is too stale to promote. */
+  maxReplicaLinkDownMs: number;
+  /**
+   * How long to wait for pods that are not visible (or not answering) and could hold more data
+   * before choosing among the visible ones. Never applies to choosing an EMPTY node: an empty
+   * node is not made master while any pod that may hold data is missing.
+   */
+  maxPartialWaitMs: number;
+}
+
+export const DEFAULT_DECIDE_CONFIG: DecideConfig = {
+  downAfterMs: 1000,
+  silentAfterSeconds: 2,
+  witnessConfirmMs: 300,
+  staleAfterMs: 1500,
+  maxReplicaLinkDownMs: 10000,
+  maxPartialWaitMs: 30000,
+};
+
+/** What the manager remembers of one pod's Redis at one IP (see track() in observe.ts). */
+export interface RedisTrack {
+  /** The address these facts belong to; a new pod IP starts a new track. */
+  ip: string;
+  /** When the track started (first probe at this ip). */
+  firstSeenAt: number;
+  /** Time of the latest probe, successful or not. */
+  lastAt: number;
+  /** Error of the latest probe; null when it succeeded. */
+  lastError: RedisFailure | null;
+  /** Facts of the latest SUCCESSFUL probe (may be older than lastAt). */
+  facts: RedisFacts | null;
+  /** When it last answered; null if never at this ip. */
+  okAt: number | null;
+  /** When it first answered at this ip. */
+  firstOkAt: number | null;
+  /** Start of the current run of failed probes; null while answering. */
+  failingSince: number | null;
+  /** The latest facts in which this node was a master (its history, offset, replica lines). */
+  lastMasterFacts: { at: number; replid: string; replid2: string; offset: number; keys: number; onlineReplicaIps: string[] } | null;
+  /** Replica: since when it has continuously reported its link to `witnessOf` down or silent. */
+  witnessDownSince: number | null;
+  /** host:port the witness streak is about (a re-point resets it). */
+  witnessOf: string | null;
+}
+
+/** One pod as the API and our probes show it. */
+export interface PodObservation {
+  name: string;
+  /** Which StatefulSet (app.kubernetes.io/component): never the role. */
+  component: 'master-set' | 'replica-set' | null;
+  /** status.podIP; null before it has one. */
+  ip: string | null;
+  /** status.phase. */
+  phase: string | null;
+  /** The Ready condition. */
+  ready: boolean;
+  /** metadata.deletionTimestamp is set. */
+  deleting: boolean;
+  /** Current value of the role label (null when absent or unknown). */
+  roleLabel: string | null;
+  /** Current value of the link annotation. */
+  linkAnnotation: string | null;
+  /** Our probes of this pod's Redis; null if never probed. Must belong to `ip` (track() ensures it). */
+  redis: RedisTrack | null;
+}
+
+export interface SpecView {
+  /** spec.replicas: pods of the replica StatefulSet. */
+  replicas: number;
+  minReplicasToWrite: number;
+  minReplicasMaxLagSeconds: number;
+  /** RDB or AOF on: a pod that is down may come back with its data. */
+  persistence: boolean;
+}
+
+export interface DecideInput {
+  /** The Redis resource's name (pods are <name>-master-0, <name>-replica-N). */
+  name: string;
+  spec: SpecView;
+  pods: PodObservation[];
+  now: number;
+  config: DecideConfig;
+}
+
+export type MasterDecision =
+  /** The labelled master is healthy: only repairs (re-point, fencing, labels). */
+  | { kind: 'keep'; master: string; reason: string }
+  /** Nothing is decided now (suspected failure, partial view, ...); master is the labelled one if any. */
+  | { kind: 'wait'; master: string | null; reason: string }
+  /**
+   * Make `master` the master: bootstrap (no master yet), failover (the previous one failed), or
+   * adopt (an earlier leader promoted it but did not finish: no Redis command needed).
+   */
+  | { kind: 'promote'; cause: 'bootstrap' | 'failover' | 'adopt'; master: string; previous: string | null; reason: string }
+  /** Planned move of a healthy master that is going away (pod deleting, or removed by a scale-down). */
+  | { kind: 'switchover'; from: string; master: string; reason: string };
+
+/** A merge patch for one pod: only keys that change. */
+export interface PodPatch {
+  metadata: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> };
+}
+
+export type Step =
+  | { kind: 'promote'; pod: string; endpoint: Endpoint; critical: true; reason: string }
+  | { kind: 'switchover'; pod: string; endpoint: Endpoint; from: { pod: string; endpoint: Endpoint }; critical: true; reason: string }
+  | { kind: 'replicaof'; pod: string; endpoint: Endpoint; master: Endpoint; demote: boolean; critical: false; reason: string }
+  | { kind: 'config'; pod: string; endpoint: Endpoint; settings: Record<string, number>; critical: false; reason: string }
+  | { kind: 'label'; pod: string; patch: PodPatch; critical: boolean; reason: string };
+
+export interface Plan {
+  decision: MasterDecision;
+  /** The master once the steps are applied; null while there is none. */
+  master: { pod: string; endpoint: Endpoint } | null;
+  /** In the order the manager must apply them (see plan.ts). */
+  steps: Step[];
+}

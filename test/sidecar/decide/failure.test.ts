@@ -1,0 +1,93 @@
+// Pure: when is the labelled master failed? Table-driven. No Redis, no address contacted.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assessMaster } from '../../../src/sidecar/decide/failure.ts';
+import type { PodObservation } from '../../../src/sidecar/decide/types.ts';
+import { facts, H1, H2, input, ip, online, pod, type PodSpec } from './fixtures.ts';
+
+const masterFacts = facts({ role: 'master', offset: 1000, replid: H1, replicas: online(ip(11), ip(12)) });
+const M = (s: Partial<PodSpec> = {}) => pod({ name: 'master-0', label: 'master', facts: masterFacts, ...s });
+/** A replica of the master (10.0.0.1) reporting `how`. */
+const R = (n: number, how: 'hears' | 'down' | 'silent' | 'silent-unconfirmed' | 'sync-flowing', s: Partial<PodSpec> = {}) =>
+  pod({
+    name: `replica-${n}`,
+    label: 'replica',
+    facts:
+      how === 'hears'
+        ? facts({ of: ip(1), offset: 1000, lastIo: 0 })
+        : how === 'down'
+          ? facts({ of: ip(1), offset: 1000, link: 'down', linkDownSince: 1 })
+          : how === 'sync-flowing'
+            ? facts({ of: ip(1), link: 'down', sync: true, syncLastIo: 0 })
+            : facts({ of: ip(1), offset: 1000, lastIo: 2 }),
+    ...(how === 'hears' || how === 'sync-flowing' ? {} : { witnessFor: how === 'silent-unconfirmed' ? 100 : 800 }),
+    ...s,
+  });
+
+const silent = (ms: number, s: Partial<PodSpec> = {}) => M({ error: 'timeout', okAgo: ms, ...s });
+
+test('assessMaster: table', () => {
+  const cases: Array<{ name: string; pods: PodObservation[]; state: string; reason?: RegExp }> = [
+    { name: 'answers as master', pods: [M(), R(0, 'hears')], state: 'healthy' },
+    { name: 'silent below downAfterMilliseconds', pods: [silent(500), R(0, 'down'), R(1, 'down')], state: 'suspect', reason: /below downAfterMilliseconds/ },
+    { name: 'killed: silent and every replica reports the link down', pods: [silent(1200, { error: 'refused' }), R(0, 'down'), R(1, 'down')], state: 'failed', reason: /report the link down/ },
+    {
+      name: 'only the sidecar lost it: replicas still hear it',
+      pods: [silent(5000), R(0, 'hears'), R(1, 'hears')],
+      state: 'suspect',
+      reason: /sidecar lost contact.*no failover/,
+    },
+    { name: 'one replica still hears it', pods: [silent(5000), R(0, 'down'), R(1, 'hears')], state: 'suspect', reason: /replica-1 still hears/ },
+    { name: 'hung: replicas see no I/O for 2 s, held long enough', pods: [silent(1500), R(0, 'silent'), R(1, 'silent')], state: 'failed' },
+    {
+      name: 'hung? a silence report not yet confirmed (could be a late ping)',
+      pods: [silent(1500), R(0, 'silent-unconfirmed'), R(1, 'silent')],
+      state: 'suspect',
+      reason: /only 1 of 2/,
+    },
+    { name: 'a full sync still flowing means the master is alive', pods: [silent(1500), R(0, 'sync-flowing')], state: 'suspect', reason: /still hears/ },
+    {
+      name: 'no replica to testify, pod Running and Ready: wait',
+      pods: [silent(3000)],
+      state: 'suspect',
+      reason: /no answering replica follows it/,
+    },
+    { name: 'no replica, but the API says not Ready', pods: [silent(3000, { ready: false })], state: 'failed', reason: /not Ready/ },
+    {
+      name: 'not Ready but a replica still hears it: veto',
+      pods: [silent(3000, { ready: false }), R(0, 'hears')],
+      state: 'suspect',
+    },
+    {
+      name: 'pod being deleted: a replica hearing it does not veto',
+      pods: [silent(1500, { deleting: true }), R(0, 'hears')],
+      state: 'failed',
+      reason: /being deleted/,
+    },
+    {
+      name: 'replicas following another address do not testify',
+      pods: [silent(3000), pod({ name: 'replica-0', facts: facts({ of: ip(77), link: 'down' }), witnessFor: 5000 })],
+      state: 'suspect',
+      reason: /no answering replica follows it/,
+    },
+    {
+      name: 'restarted: answers as a replica of nowhere',
+      pods: [M({ facts: facts({ of: '127.0.0.1', replid: H1, offset: 900 }), lastMaster: { replid: H1, offset: 1000, online: [] } }), R(0, 'down')],
+      state: 'lost-role',
+    },
+    { name: 'answers with an auth error: alive', pods: [M({ error: 'auth', okAgo: 9000 }), R(0, 'hears')], state: 'unreadable', reason: /alive/ },
+    {
+      name: 'an earlier leader already promoted its successor',
+      pods: [silent(1500), pod({ name: 'replica-0', label: 'replica', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 1100 }) })],
+      state: 'failed',
+      reason: /already promoted/,
+    },
+    { name: 'never probed', pods: [M({ never: true }), R(0, 'down')], state: 'suspect', reason: /not been probed/ },
+  ];
+  for (const c of cases) {
+    const master = c.pods[0]!;
+    const h = assessMaster(input(c.pods), master);
+    assert.equal(h.state, c.state, `${c.name}: ${h.reason}`);
+    if (c.reason) assert.match(h.reason, c.reason, c.name);
+  }
+});
