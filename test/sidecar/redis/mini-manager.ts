@@ -1,0 +1,354 @@
+// A tiny stand-in for the replication manager, for integration tests of the Redis adapter and the
+// pure decisions against real redis-server processes, without Kubernetes: pods are plain objects
+// (name, IP, labels), each pod is probed in its own loop (a hung node must not slow the others),
+// and a decide loop folds the probes, plans, and applies the steps in the documented order.
+// It is what the real manager does minus the API server, leases, events and metrics.
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
+import type { ProbeResult } from '../../../src/sidecar/redis/index.ts';
+import { DEFAULT_DECIDE_CONFIG, plan, track } from '../../../src/sidecar/decide/index.ts';
+import type { DecideConfig, Plan, PodObservation, RedisTrack, SpecView, Step } from '../../../src/sidecar/decide/index.ts';
+import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
+import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
+
+export interface FakePod {
+  name: string;
+  component: 'master-set' | 'replica-set';
+  server: RedisServer;
+  /** null: the pod has no IP (being recreated). Defaults to the server's IP. */
+  ip: string | null;
+  phase: string;
+  ready: boolean;
+  deleting: boolean;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+}
+
+export interface Decision {
+  at: number;
+  plan: Plan;
+  applied: string[];
+}
+
+export class MiniManager {
+  readonly name: string;
+  readonly pods: FakePod[] = [];
+  readonly adapter: RedisAdapter;
+  readonly tracks = new Map<string, RedisTrack>();
+  readonly decisions: Decision[] = [];
+  spec: SpecView;
+  config: DecideConfig;
+  probeIntervalMs = 100;
+  tickIntervalMs = 100;
+  #running = false;
+  #loops: Promise<void>[] = [];
+  #probing = new Set<string>();
+
+  constructor(options: { name: string; sidecarIp: string; spec?: Partial<SpecView>; config?: Partial<DecideConfig> }) {
+    this.name = options.name;
+    this.adapter = new RedisAdapter({ password: TEST_PASSWORD, localAddress: options.sidecarIp });
+    this.spec = { replicas: 2, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5, persistence: false, ...options.spec };
+    this.config = { ...DEFAULT_DECIDE_CONFIG, ...options.config };
+  }
+
+  addPod(name: string, server: RedisServer): FakePod {
+    const pod: FakePod = {
+      name: `${this.name}-${name}`,
+      component: name.startsWith('master') ? 'master-set' : 'replica-set',
+      server,
+      ip: server.ip,
+      phase: 'Running',
+      ready: true,
+      deleting: false,
+      labels: {},
+      annotations: {},
+    };
+    this.pods.push(pod);
+    if (this.#running) this.#loops.push(this.#probeLoop(pod));
+    return pod;
+  }
+
+  pod(name: string): FakePod {
+    const p = this.pods.find((x) => x.name === `${this.name}-${name}` || x.name === name);
+    if (!p) throw new Error(`no pod ${name}`);
+    return p;
+  }
+
+  /** "The pod was recreated": new IP (the server's current one), labels gone, as a new pod would be. */
+  recreated(pod: FakePod): void {
+    pod.ip = pod.server.ip;
+    pod.labels = {};
+    pod.annotations = {};
+  }
+
+  /** The pod labelled master (what the master Service selects), or null. */
+  publishedMaster(): FakePod | null {
+    const masters = this.pods.filter((p) => p.labels[ROLE_LABEL] === ROLE_MASTER);
+    if (masters.length > 1) throw new Error(`two pods labelled master: ${masters.map((p) => p.name).join(', ')}`);
+    return masters[0] ?? null;
+  }
+
+  observations(): PodObservation[] {
+    return this.pods.map((p) => ({
+      name: p.name,
+      component: p.component,
+      ip: p.ip,
+      phase: p.phase,
+      ready: p.ready,
+      deleting: p.deleting,
+      roleLabel: p.labels[ROLE_LABEL] ?? null,
+      linkAnnotation: p.annotations[LINK_ANNOTATION] ?? null,
+      redis: this.tracks.get(p.name) ?? null,
+    }));
+  }
+
+  async probe(pod: FakePod): Promise<void> {
+    if (!pod.ip) return;
+    const ip = pod.ip;
+    const result: ProbeResult = await this.adapter.probe({ host: ip, port: 6379 });
+    if (pod.ip !== ip) return;
+    this.tracks.set(pod.name, track(this.tracks.get(pod.name), ip, result, performance.now(), this.config));
+  }
+
+  /** One decide-and-apply round (probes come from the probe loops, or call probeAll first). */
+  async tick(): Promise<Plan> {
+    const p = plan({ name: this.name, spec: this.spec, pods: this.observations(), now: performance.now(), config: this.config });
+    const applied = await this.apply(p.steps);
+    if (p.steps.length > 0 || this.decisions.at(-1)?.plan.decision.kind !== p.decision.kind) {
+      this.decisions.push({ at: performance.now(), plan: p, applied });
+    }
+    return p;
+  }
+
+  async probeAll(): Promise<void> {
+    await Promise.all(this.pods.map((p) => this.probe(p)));
+  }
+
+  /** Probe everything, then decide; repeated until `done` or the deadline (for synchronous tests). */
+  async converge(done: (p: Plan) => boolean, timeoutMs = 15000): Promise<Plan> {
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      await this.probeAll();
+      const p = await this.tick();
+      if (done(p)) return p;
+      if (performance.now() > deadline) throw new Error(`did not converge: last decision ${p.decision.kind}: ${p.decision.reason}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** Applies steps in order; stops at a failed critical step. Returns what was done. */
+  async apply(steps: Step[]): Promise<string[]> {
+    const done: string[] = [];
+    for (const step of steps) {
+      let ok = true;
+      let what: string;
+      switch (step.kind) {
+        case 'promote': {
+          const r = await this.adapter.replicaOf(step.endpoint, null);
+          ok = r.ok;
+          what = `promote ${step.pod}`;
+          break;
+        }
+        case 'switchover': {
+          const r = await this.adapter.switchover(step.from.endpoint, step.endpoint);
+          ok = r.ok;
+          what = `switchover ${step.from.pod}->${step.pod}`;
+          break;
+        }
+        case 'replicaof': {
+          const r = await this.adapter.replicaOf(step.endpoint, step.master);
+          ok = r.ok;
+          what = `${step.demote ? 'demote' : 'replicaof'} ${step.pod}->${step.master.host}`;
+          break;
+        }
+        case 'config': {
+          const r = await this.adapter.configSet(step.endpoint, step.settings);
+          ok = r.ok;
+          what = `config ${step.pod} ${JSON.stringify(step.settings)}`;
+          break;
+        }
+        case 'label': {
+          const pod = this.pods.find((p) => p.name === step.pod);
+          if (pod) {
+            for (const [k, v] of Object.entries(step.patch.metadata.labels ?? {})) {
+              if (v === null) delete pod.labels[k];
+              else pod.labels[k] = v;
+            }
+            for (const [k, v] of Object.entries(step.patch.metadata.annotations ?? {})) {
+              if (v === null) delete pod.annotations[k];
+              else pod.annotations[k] = v;
+            }
+          }
+          this.publishedMaster(); // throws on two masters
+          what = `label ${step.pod} ${JSON.stringify(step.patch.metadata.labels ?? {})}`;
+          break;
+        }
+      }
+      done.push(ok ? what : `FAILED ${what}`);
+      if (!ok && step.critical) break;
+    }
+    return done;
+  }
+
+  /** Background probe loops (one per pod) and a decide loop, like the real manager. */
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    for (const pod of this.pods) this.#loops.push(this.#probeLoop(pod));
+    this.#loops.push(this.#decideLoop());
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await Promise.all(this.#loops);
+    this.#loops = [];
+  }
+
+  close(): void {
+    this.adapter.close();
+  }
+
+  async #probeLoop(pod: FakePod): Promise<void> {
+    if (this.#probing.has(pod.name)) return;
+    this.#probing.add(pod.name);
+    try {
+      while (this.#running && this.pods.includes(pod)) {
+        const started = performance.now();
+        await this.probe(pod);
+        const left = this.probeIntervalMs - (performance.now() - started);
+        if (left > 0) await new Promise((r) => setTimeout(r, left));
+      }
+    } finally {
+      this.#probing.delete(pod.name);
+    }
+  }
+
+  async #decideLoop(): Promise<void> {
+    while (this.#running) {
+      await this.tick();
+      await new Promise((r) => setTimeout(r, this.tickIntervalMs));
+    }
+  }
+
+  /** First decision at or after `since` matching `pred`. */
+  firstDecision(since: number, pred: (d: Decision) => boolean): Decision | undefined {
+    return this.decisions.find((d) => d.at >= since && pred(d));
+  }
+}
+
+export async function waitUntil<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15000, everyMs = 20): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined && v !== false) return v;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export function redisClient(ip: string): Redis {
+  const c = new Redis({
+    host: ip,
+    port: 6379,
+    password: TEST_PASSWORD,
+    lazyConnect: true,
+    enableReadyCheck: false,
+    disableClientInfo: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    connectTimeout: 500,
+    commandTimeout: 1500,
+  });
+  c.on('error', () => {});
+  return c;
+}
+
+/**
+ * A client writing SET + WAIT 1 through the address the manager publishes (the pod labelled
+ * master), as an application behind the master Service would. Only writes acknowledged by at
+ * least one replica count.
+ */
+export class Writer {
+  readonly acked: Array<{ key: string; at: number; via: string }> = [];
+  #running = false;
+  #loop: Promise<void> | null = null;
+  #client: Redis | null = null;
+  #clientIp: string | null = null;
+  #i = 0;
+
+  readonly manager: MiniManager;
+  readonly prefix: string;
+
+  constructor(manager: MiniManager, prefix = 'w') {
+    this.manager = manager;
+    this.prefix = prefix;
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+    this.#client?.disconnect();
+  }
+
+  ackedAfter(t: number) {
+    return this.acked.find((a) => a.at >= t);
+  }
+
+  async #run(): Promise<void> {
+    while (this.#running) {
+      const ip = this.manager.publishedMaster()?.ip ?? null;
+      if (!ip) {
+        await new Promise((r) => setTimeout(r, 10));
+        continue;
+      }
+      try {
+        if (this.#clientIp !== ip || !this.#client || this.#client.status === 'end') {
+          this.#client?.disconnect();
+          this.#client = redisClient(ip);
+          this.#clientIp = ip;
+          await this.#client.connect();
+        }
+        const key = `${this.prefix}${this.#i++}`;
+        await this.#client.set(key, key);
+        const n = Number(await this.#client.call('WAIT', '1', '500'));
+        if (n >= 1) this.acked.push({ key, at: performance.now(), via: ip });
+      } catch {
+        this.#client?.disconnect();
+        this.#client = null;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    }
+  }
+}
+
+/** Keys among `keys` missing on the node at ip. */
+export async function missingKeys(ip: string, keys: string[]): Promise<string[]> {
+  const c = redisClient(ip);
+  await c.connect();
+  try {
+    const missing: string[] = [];
+    for (let i = 0; i < keys.length; i += 500) {
+      const chunk = keys.slice(i, i + 500);
+      const values = await c.mget(...chunk);
+      chunk.forEach((k, j) => {
+        if (values[j] !== k) missing.push(k);
+      });
+    }
+    return missing;
+  } finally {
+    c.disconnect();
+  }
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
