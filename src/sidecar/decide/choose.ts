@@ -204,7 +204,7 @@ export function choosePromotion(input: DecideInput, master: PodObservation, incl
     };
   }
   const rest = eligible.slice(1).map(describe);
-  const note = missing.length > 0 ? `; gave up waiting for ${names(missing)} after ${waitedMs} ms` : '';
+  const note = missing.length > 0 ? `; gave up waiting for ${names(missing)} after ${Math.round(waitedMs)} ms` : '';
   const skipped = excluded.length > 0 ? `; excluded ${excluded.join('; ')}` : '';
   const already = best.facts.replication.role === 'master' && best.pod !== master ? ' (already promoted by an earlier leader)' : '';
   return {
@@ -292,7 +292,7 @@ export function chooseBootstrap(input: DecideInput): Choice {
     const preferred = candidates.find((c) => c.pod.name === `${input.name}-master-0`) ?? best;
     return { ok: true, pod: preferred.pod, facts: preferred.facts, reason: `fresh set (every node empty): starting from ${preferred.pod.name}` };
   }
-  const note = missing.length > 0 ? `; gave up waiting for ${names(missing)} after ${waitedMs} ms` : '';
+  const note = missing.length > 0 ? `; gave up waiting for ${names(missing)} after ${Math.round(waitedMs)} ms` : '';
   const skipped = excluded.length > 0 ? `; excluded ${excluded.join('; ')}` : '';
   return {
     ok: true,

@@ -82,7 +82,7 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
   const silentMs = silentForMs(master, now);
   if (silentMs === null) return { state: 'suspect', silentMs, reason: `${master.name} has not been probed yet` };
   if (silentMs < config.downAfterMs) {
-    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${silentMs} ms, below downAfterMilliseconds ${config.downAfterMs}` };
+    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${Math.round(silentMs)} ms, below downAfterMilliseconds ${config.downAfterMs}` };
   }
   const api = apiEvidence(master);
   const going = master.deleting || (master.phase !== null && master.phase !== 'Running') || master.ip === null;
@@ -92,7 +92,7 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
       state: 'suspect',
       silentMs,
       reason:
-        `${master.name} has not answered the sidecar for ${silentMs} ms, but ${w.hearing.join(', ')} still ` +
+        `${master.name} has not answered the sidecar for ${Math.round(silentMs)} ms, but ${w.hearing.join(', ')} still ` +
         `hear${w.hearing.length === 1 ? 's' : ''} it: the sidecar lost contact, the master did not fail; no failover`,
     };
   }
@@ -115,7 +115,7 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
       w.total.length === 0
         ? 'no answering replica follows it to testify and the API shows the pod Running and Ready'
         : `only ${w.down.length} of ${w.total.length} replicas following it confirm it is down so far`;
-    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${silentMs} ms but ${why}: waiting` };
+    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${Math.round(silentMs)} ms but ${why}: waiting` };
   }
-  return { state: 'failed', silentMs, evidence, reason: `${master.name} failed: silent for ${silentMs} ms and ${evidence.join('; ')}` };
+  return { state: 'failed', silentMs, evidence, reason: `${master.name} failed: silent for ${Math.round(silentMs)} ms and ${evidence.join('; ')}` };
 }

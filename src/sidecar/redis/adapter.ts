@@ -164,7 +164,7 @@ export class RedisAdapter {
       for (;;) {
         const left = timeoutMs - elapsed();
         if (left <= 0) return await this.#unpauseAnd(from, fail('catch-up', new Error(`replica did not reach offset ${target} in ${timeoutMs} ms`)));
-        await this.pool.run(from, (c) => c.call('WAIT', '1', String(Math.max(1, Math.min(100, Math.floor(left)))))).catch(() => 0);
+        await this.pool.run(from, (c) => c.call('WAIT', '1', String(Math.max(1, Math.min(20, Math.floor(left)))))).catch(() => 0);
         const r = await this.#replication(to);
         if (r.masterReplOffset >= target) break;
         await sleep(5);

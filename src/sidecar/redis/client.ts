@@ -77,6 +77,9 @@ export function createClient(endpoint: Endpoint, options: ClientOptions): Redis 
     ...(options.localAddress ? { Connector: LocalAddressConnector, localAddress: options.localAddress } : {}),
     connectionName: options.connectionName,
     connectTimeout: options.connectTimeoutMs,
+    // On close, ioredis waits up to this for the peer's FIN before destroying the socket; a hung
+    // node never sends one, so do not keep its half-open socket around for the default 2 s.
+    disconnectTimeout: 100,
     commandTimeout: options.commandTimeoutMs,
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,

@@ -237,11 +237,11 @@ export class MiniManager {
   }
 }
 
-export async function waitUntil<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 15000, everyMs = 20): Promise<T> {
+export async function waitUntil<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 15000, everyMs = 20): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const v = await fn();
-    if (v !== undefined && v !== false) return v;
+    if (v !== undefined && v !== null && v !== false) return v;
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
@@ -260,6 +260,8 @@ export function redisClient(ip: string): Redis {
     retryStrategy: () => null,
     connectTimeout: 500,
     commandTimeout: 1500,
+    // Closing a connection to a hung node: do not wait for its FIN (ioredis' default is 2 s).
+    disconnectTimeout: 1,
   });
   c.on('error', () => {});
   return c;
@@ -286,13 +288,25 @@ export class Writer {
     this.prefix = prefix;
   }
 
+  #watch: NodeJS.Timeout | null = null;
+
   start(): void {
     this.#running = true;
     this.#loop = this.#run();
+    // Like a client told of the new master: a request stuck on the old address is abandoned as
+    // soon as the published address changes (otherwise we would measure our own client timeout).
+    this.#watch = setInterval(() => {
+      const ip = this.manager.publishedMaster()?.ip ?? null;
+      if (this.#client && this.#clientIp !== ip) {
+        this.#client.disconnect();
+        this.#client = null;
+      }
+    }, 10);
   }
 
   async stop(): Promise<void> {
     this.#running = false;
+    if (this.#watch) clearInterval(this.#watch);
     await this.#loop;
     this.#client?.disconnect();
   }
@@ -315,9 +329,11 @@ export class Writer {
           this.#clientIp = ip;
           await this.#client.connect();
         }
+        const client = this.#client;
+        if (!client) continue;
         const key = `${this.prefix}${this.#i++}`;
-        await this.#client.set(key, key);
-        const n = Number(await this.#client.call('WAIT', '1', '500'));
+        await client.set(key, key);
+        const n = Number(await client.call('WAIT', '1', '500'));
         if (n >= 1) this.acked.push({ key, at: performance.now(), via: ip });
       } catch {
         this.#client?.disconnect();
