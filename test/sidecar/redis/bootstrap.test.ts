@@ -1,5 +1,5 @@
 // Loopback octet: 127.0.12.x (bootstrap and re-pointing, decisions + adapter on real redis-server).
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLE_LABEL } from '../../../src/api/labels.ts';
 import { addr, startRedis, type RedisServerOptions } from '../../support/redis-server.ts';
@@ -8,7 +8,7 @@ import { MiniManager, missingKeys, redisClient, waitUntil } from './mini-manager
 const N = 12;
 const extra = { 'repl-diskless-sync-delay': '0' };
 
-async function threeNodes(t: Parameters<typeof startRedis>[0], first: number, opts: Partial<RedisServerOptions> = {}) {
+async function threeNodes(t: TestContext, first: number, opts: Partial<RedisServerOptions> = {}) {
   const m = new MiniManager({ name: 'cache', sidecarIp: addr(N, 250) });
   t.after(() => m.close());
   const [s0, s1, s2] = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra, ...opts })));
@@ -153,7 +153,8 @@ test('what a node restarted from RDB or AOF reports (documented in types.ts)', a
     await c.call('SAVE');
     c.disconnect();
   }
-  await waitUntil('aof fsync', () => new Promise((r) => setTimeout(() => r(true), 1200)));
+  // appendfsync everysec: let the last second reach the AOF file before the restart.
+  await new Promise((r) => setTimeout(r, 1200));
   for (const s of [rdb, replica, aof]) await s.restart();
   a.close();
   const [pr, pp, pa] = await Promise.all([a.probe(rdb.endpoint), a.probe(replica.endpoint), a.probe(aof.endpoint)]);
