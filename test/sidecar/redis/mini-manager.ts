@@ -37,6 +37,8 @@ export class MiniManager {
   readonly adapter: RedisAdapter;
   readonly tracks = new Map<string, RedisTrack>();
   readonly decisions: Decision[] = [];
+  /** The latest plan (decisions only records changes). */
+  lastPlan: Plan | null = null;
   spec: SpecView;
   config: DecideConfig;
   probeIntervalMs = 100;
@@ -114,6 +116,7 @@ export class MiniManager {
   /** One decide-and-apply round (probes come from the probe loops, or call probeAll first). */
   async tick(): Promise<Plan> {
     const p = plan({ name: this.name, spec: this.spec, pods: this.observations(), now: performance.now(), config: this.config });
+    this.lastPlan = p;
     const applied = await this.apply(p.steps);
     if (p.steps.length > 0 || this.decisions.at(-1)?.plan.decision.kind !== p.decision.kind) {
       this.decisions.push({ at: performance.now(), plan: p, applied });
