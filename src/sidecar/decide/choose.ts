@@ -7,9 +7,12 @@
 // - Order (failover): a node an earlier leader already promoted from this history first (a second
 //   promotion would throw away the writes it took), then lowest replica-priority, highest offset,
 //   the labelled master itself on a tie (no label move), smallest run id.
-// - Never decide on a partial view while a pod we cannot see could hold writes the visible ones
-//   lack: wait up to maxPartialWaitMs, and never choose an EMPTY node while any pod that may hold
-//   data is missing (the trap where a returning empty node wipes everyone).
+// - Never decide on a partial view while a pod we cannot read could hold writes the visible ones
+//   lack: wait up to maxPartialWaitMs. Never start from an EMPTY node while a pod that is up
+//   (Running, with an IP) cannot be read, however long that takes: it may hold the data, and
+//   re-pointing it at an empty master would wipe it (the peers' worst trap). Pods that never came
+//   up only delay the choice by maxPartialWaitMs (with persistence their volume may bring data
+//   back later; that pod is then re-pointed and re-synced, which is the price of availability).
 import type { RedisFacts } from '../redis/types.ts';
 import { COMPONENT_MASTER_SET } from '../../api/labels.ts';
 import { currentFacts, expectedPodNames, isEmpty, silentForMs } from './observe.ts';

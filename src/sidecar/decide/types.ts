@@ -23,8 +23,8 @@ export interface DecideConfig {
   maxReplicaLinkDownMs: number;
   /**
    * How long to wait for pods that are not visible (or not answering) and could hold more data
-   * before choosing among the visible ones. Never applies to choosing an EMPTY node: an empty
-   * node is not made master while any pod that may hold data is missing.
+   * before choosing among the visible ones (see choose.ts). An empty node is never chosen while a
+   * pod that is up but unreadable may hold data, whatever this says.
    */
   maxPartialWaitMs: number;
 }
