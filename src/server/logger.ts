@@ -27,5 +27,7 @@ export function createLogger(options: LoggerOptions): Logger {
   if (options.destination !== undefined) return pino(base, options.destination);
   const pretty = options.pretty ?? (process.stdout.isTTY === true && prettyAvailable());
   if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } });
-  return pino(base);
+  // Synchronous stdout: one short line per hook call is cheap to write, and an asynchronous
+  // writer loses the last lines (the fatal reason, the shutdown) when the process exits.
+  return pino(base, pino.destination({ dest: 1, sync: true }));
 }

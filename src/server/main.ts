@@ -16,6 +16,7 @@ if (!loaded.ok) {
   process.exit(1);
 }
 const config = loaded.config;
+// Writes synchronously (logger.ts), so process.exit below never loses the last lines.
 const logger = createLogger({ level: config.logLevel });
 const lifecycle = createLifecycle();
 const app = buildApp({ logger, bodyLimitBytes: config.bodyLimitBytes, lifecycle });
