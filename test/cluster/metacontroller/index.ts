@@ -1,0 +1,81 @@
+// Metacontroller stand-in for the local cluster (test code): runs one CompositeController
+// against the kube-api stand-in's in-process store and calls the REAL hook service over HTTP.
+// See README.md in this folder for what it models and what it does not.
+//
+//   const mc = startMetacontroller({ store, controller, hookBaseUrl: 'http://127.0.0.1:PORT' });
+//   await mc.waitForIdle();                 // nothing queued or running (timers may be pending)
+//   mc.syncCount('default/my-redis');       // sync + finalize hook calls for that parent
+//   mc.stats('default/my-redis');           // ParentStats: calls, status/child writes, failures
+//   mc.lastError('default/my-redis');       // error of the latest sync, undefined after a success
+//   mc.resync('default/my-redis');          // enqueue a parent, as an informer resync does
+//   await mc.stop();
+//
+// Parent keys are `namespace/name`. `controller` is the CompositeController object (for
+// example parsed from metacontroller/composite-controller.yaml with loadCompositeController()).
+import { readFileSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import { parse } from 'yaml';
+import type { ObjectStore } from '../../support/kube-api/store.ts';
+import { CompositeControllerRunner, type CompositeController, type ParentStats } from './controller.ts';
+import type { BackoffOptions } from './queue.ts';
+
+export type { CompositeController, ParentStats, RelatedRule } from './controller.ts';
+export { applyUpdate, merge, canonicalJson, LAST_APPLIED_ANNOTATION } from './apply.ts';
+export { groupKey } from './controller.ts';
+
+export interface MetacontrollerOptions {
+  store: ObjectStore;
+  controller: CompositeController;
+  /** Where the hooks answer, e.g. `http://127.0.0.1:8080`; each hook's webhook path is appended. */
+  hookBaseUrl: string;
+  /** pino logger (default: silent). */
+  logger?: Logger;
+  /** Retry backoff after a failed sync: default 5 ms doubling up to 2 s (Metacontroller: up to 1000 s). */
+  backoff?: BackoffOptions;
+  /** Override of spec.resyncPeriodSeconds in milliseconds (0 disables the periodic resync). */
+  resyncPeriodMs?: number;
+}
+
+export interface Metacontroller {
+  /** The finalizer this controller puts on parents: `metacontroller.io/compositecontroller-<name>`. */
+  readonly finalizer: string;
+  /** Sync and finalize hook calls made for a parent (`namespace/name`). */
+  syncCount(parentKey: string): number;
+  /** Everything counted for a parent. */
+  stats(parentKey: string): ParentStats;
+  /** The error of the parent's latest sync; undefined when it succeeded (or never ran). */
+  lastError(parentKey: string): string | undefined;
+  /** Enqueue a parent now. */
+  resync(parentKey: string): void;
+  /** Resolves when no parent is queued or being synced (delayed resyncs do not count). */
+  waitForIdle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The CompositeController from a YAML file (default: the one we ship). */
+export function loadCompositeController(path: string | URL = new URL('../../../metacontroller/composite-controller.yaml', import.meta.url)): CompositeController {
+  return parse(readFileSync(path, 'utf8')) as CompositeController;
+}
+
+export function startMetacontroller(options: MetacontrollerOptions): Metacontroller {
+  const runner = new CompositeControllerRunner({
+    store: options.store,
+    controller: options.controller,
+    hookBaseUrl: options.hookBaseUrl,
+    logger: options.logger ?? pino({ level: 'silent' }),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+  });
+  return {
+    finalizer: runner.finalizerName,
+    syncCount: (key) => {
+      const s = runner.statsOf(key);
+      return s.syncCalls + s.finalizeCalls;
+    },
+    stats: (key) => ({ ...runner.statsOf(key) }),
+    lastError: (key) => runner.statsOf(key).lastError,
+    resync: (key) => runner.enqueueKey(key),
+    waitForIdle: () => runner.whenIdle(),
+    stop: () => runner.stop(),
+  };
+}
