@@ -284,6 +284,12 @@ describe('Metacontroller stand-in with the real hook service', () => {
       });
       assert.equal(repaired.metadata.annotations?.['example.com/someone-else'], 'kept', 'fields the hook never set are left alone');
 
+      // An orphan that matches the selector is adopted back.
+      c.store.mutate('poddisruptionbudgets', NS, 'my-redis-pdb', (p) => {
+        delete p.metadata.ownerReferences;
+      });
+      await until('the PDB to be adopted', () => c.store.get('poddisruptionbudgets', NS, 'my-redis-pdb')?.metadata.ownerReferences?.[0]?.controller === true);
+
       const uid = c.store.read('configmaps', NS, 'my-redis-config').metadata.uid;
       c.store.delete('configmaps', NS, 'my-redis-config');
       const again = await until('the ConfigMap to be recreated', () => c.store.get('configmaps', NS, 'my-redis-config'));
@@ -499,6 +505,34 @@ describe('hook protocol handling (scripted hook)', () => {
       await until('the child to be deleted', () => store.get('configmaps', NS, 'cm') === undefined);
     } finally {
       await mc.stop();
+    }
+  });
+
+  test('resyncAfterSeconds requeues a parent once per answer; resyncPeriod resyncs every parent', async () => {
+    const store = new ObjectStore();
+    let calls = 0;
+    hookServer.answer = (r, res) => {
+      calls += 1;
+      json(res, { status: { phase: 'Pending' }, children: [configMapFor(r, uidOf(r))], ...(calls < 6 ? { resyncAfterSeconds: 0.05 } : {}) });
+    };
+    const mc = startMetacontroller({ store, controller: loadCompositeController(), hookBaseUrl: hookServer.url, resyncPeriodMs: 0 });
+    try {
+      store.create('redises', structuredClone(EXAMPLE), { keepStatus: false });
+      // Without resyncAfterSeconds this settles after two calls (create, then the echo of its own writes).
+      await until('the requeues and the quiet answer', () => calls >= 6);
+      await mc.waitForIdle();
+    } finally {
+      await mc.stop();
+    }
+    const periodic = startMetacontroller({ store, controller: loadCompositeController(), hookBaseUrl: hookServer.url, resyncPeriodMs: 50 });
+    try {
+      await until('the first sync', () => periodic.syncCount(KEY) >= 1);
+      await periodic.waitForIdle();
+      const writes = periodic.stats(KEY).statusWrites;
+      await until('periodic resyncs', () => periodic.syncCount(KEY) >= 4);
+      assert.equal(periodic.stats(KEY).statusWrites, writes, 'a resync with an unchanged status writes nothing');
+    } finally {
+      await periodic.stop();
     }
   });
 
