@@ -14,7 +14,7 @@ function parentProblem(parent: unknown): string | undefined {
     const value = metadata[field];
     if (typeof value !== 'string' || value === '') return `parent.metadata.${field} must be a non-empty string`;
   }
-  if (metadata['uid'] !== undefined && typeof metadata['uid'] !== 'string') return 'parent.metadata.uid must be a string';
+  if (metadata['uid'] !== undefined && (typeof metadata['uid'] !== 'string' || metadata['uid'] === '')) return 'parent.metadata.uid must be a non-empty string (children are selected by controller-uid)';
   return undefined;
 }
 

@@ -54,6 +54,9 @@ export function renderRedisConf(namespace: string, name: string, spec: RedisSpec
     'replica-read-only yes',
     // Master pings every second, so replicas' master_last_io_seconds_ago exposes a hung master within ~2 s.
     'repl-ping-replica-period 1',
+    // Redis 7 waits 5 s by default before a diskless full sync (to batch replicas); a pod that
+    // rejoins after a failover should not wait that long to become Ready.
+    'repl-diskless-sync-delay 1',
   ];
   const saveSeconds = spec.persistence.enableRdb ? rdbSaveSeconds(spec.persistence.rdbSchedule) : undefined;
   lines.push(saveSeconds === undefined ? 'save ""' : `save ${saveSeconds} 1`);

@@ -68,7 +68,7 @@ export interface ValidPlan extends ChildPlan {
 
 export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
   const ctx = contextOf(state, spec);
-  return { ctx, ...desiredChildren(ctx, state.observed) };
+  return { ctx, ...desiredChildren(ctx, state.observed, state.pods) };
 }
 
 export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {

@@ -7,7 +7,7 @@ import { CONTROLLER_UID_LABEL, ROLE_LABEL, podSelectorLabels } from '../../src/a
 import { CONFIG_HASH_ANNOTATION } from '../../src/hook/children/statefulset.ts';
 import { sync, type KubeObject } from '../../src/hook/index.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
-import { UID, designSpec, desiredFor, find, get, redis, request, type Json } from './helpers.ts';
+import { UID, designSpec, desiredFor, find, get, healthyPods, pod, redis, request, type Json } from './helpers.ts';
 
 const variants: Array<[string, Json]> = [
   ['the design', designSpec()],
@@ -208,4 +208,38 @@ test('a longest allowed name still gives valid children', () => {
   const name = 'r'.repeat(40);
   const children = sync(request({ parent: redis(designSpec(), { name }) })).children;
   for (const child of children) assert.doesNotThrow(() => validateK8sObject(child as KubeObject));
+});
+
+test('scaling down never removes the pod that is master: the replica set is held until the master moves', () => {
+  const cases: Array<{ name: string; replicas: number; pods: KubeObject[]; want: number }> = [
+    { name: 'master on master-0: scale to 1 applies', replicas: 1, pods: healthyPods(), want: 1 },
+    {
+      name: 'master on replica-1: scale to 1 holds 2',
+      replicas: 1,
+      pods: [
+        pod({ name: 'my-redis-master-0', role: 'replica', link: 'up', ip: '10.0.0.1' }),
+        pod({ name: 'my-redis-replica-0', role: 'replica', link: 'up', ip: '10.0.0.2' }),
+        pod({ name: 'my-redis-replica-1', role: 'master', ip: '10.0.0.3' }),
+      ],
+      want: 2,
+    },
+    {
+      name: 'master on replica-2: scale to 0 holds 3',
+      replicas: 0,
+      pods: [pod({ name: 'my-redis-replica-2', role: 'master', ip: '10.0.0.3' })],
+      want: 3,
+    },
+    {
+      name: 'a master label on another Redis\'s pod is ignored',
+      replicas: 1,
+      pods: [pod({ name: 'my-redis-replica-4', role: 'master', ip: '10.0.0.9', instance: 'other' })],
+      want: 1,
+    },
+    { name: 'scale up is never held back', replicas: 3, pods: [pod({ name: 'my-redis-replica-0', role: 'master', ip: '10.0.0.2' })], want: 3 },
+  ];
+  for (const c of cases) {
+    const children = sync(request({ parent: redis({ ...designSpec(), replicas: c.replicas }), related: c.pods })).children;
+    assert.equal(get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), c.want, c.name);
+    assert.equal(get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'replicas'), 1, c.name);
+  }
 });

@@ -16,6 +16,7 @@ const rejected: Array<[string, unknown, RegExp]> = [
   ['parent without name', { parent: { metadata: { namespace: 'default' } } }, /parent\.metadata\.name/],
   ['parent with empty namespace', { parent: { metadata: { name: 'a', namespace: '' } } }, /parent\.metadata\.namespace/],
   ['numeric uid', { parent: { metadata: { name: 'a', namespace: 'b', uid: 5 } } }, /uid/],
+  ['empty uid (children could not match controller-uid)', { parent: { metadata: { name: 'a', namespace: 'b', uid: '' } } }, /uid/],
   ['children is a list', { parent: redis(), children: [] }, /^children must be an object/],
   ['children group is null', { parent: redis(), children: { 'Service.v1': null } }, /children\["Service\.v1"\] must be an object/],
   ['child is a string', { parent: redis(), children: { 'Service.v1': { a: 'x' } } }, /children\["Service\.v1"\]\["a"\] must be an object/],

@@ -1,6 +1,6 @@
 // The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
 // (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget.
-import { childNames } from '../../api/labels.ts';
+import { ROLE_LABEL, ROLE_MASTER, childNames, podSelectorLabels } from '../../api/labels.ts';
 import type { HookContext } from '../context.ts';
 import { findObject } from '../observed.ts';
 import { configHash, renderRedisConf } from '../redis-conf.ts';
@@ -16,12 +16,35 @@ export interface ChildPlan {
   conflicts: string[];
 }
 
-export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[]): ChildPlan {
+/**
+ * Replica pods that must stay while the master lives on one of them: scaling down removes the
+ * highest ordinals, and removing the master would turn a planned change into a failover. The
+ * replica StatefulSet is held at (master's ordinal + 1) until the sidecar has switched the
+ * master to a pod that stays (it does so when the master's ordinal is beyond spec.replicas).
+ */
+export function replicaFloor(ctx: HookContext, pods: readonly KubeObject[]): number {
+  const prefix = `${childNames(ctx.name).replicaSet}-`;
+  const selector = podSelectorLabels(ctx.name);
+  let floor = 0;
+  for (const pod of pods) {
+    const labels = pod.metadata.labels ?? {};
+    if (labels[ROLE_LABEL] !== ROLE_MASTER) continue;
+    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    const name = pod.metadata.name;
+    if (!name.startsWith(prefix)) continue;
+    const ordinal = name.slice(prefix.length);
+    if (!/^(0|[1-9][0-9]{0,4})$/.test(ordinal)) continue;
+    floor = Math.max(floor, Number(ordinal) + 1);
+  }
+  return floor;
+}
+
+export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[], pods: readonly KubeObject[] = []): ChildPlan {
   const names = childNames(ctx.name);
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
   const hash = configHash(conf);
   const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash);
-  const replica = desiredStatefulSet(ctx, 'replica', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.replicaSet), hash);
+  const replica = desiredStatefulSet(ctx, 'replica', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.replicaSet), hash, replicaFloor(ctx, pods));
   return {
     children: [desiredConfigMap(ctx, conf), ...desiredServices(ctx), master.object, replica.object, desiredPdb(ctx)],
     conflicts: [...master.conflicts, ...replica.conflicts],

@@ -182,7 +182,7 @@ function container(ctx: HookContext): Json {
   };
 }
 
-export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: KubeObject | undefined, confHash: string): StatefulSetPlan {
+export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: KubeObject | undefined, confHash: string, minPods = 0): StatefulSetPlan {
   const spec = ctx.spec;
   const names = childNames(ctx.name);
   const setName = which === 'master' ? names.masterSet : names.replicaSet;
@@ -241,7 +241,7 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
   };
 
   const stsSpec: Json = {
-    replicas: which === 'master' ? spec.master.replicas : spec.replicas,
+    replicas: Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
     selector: immutable['selector'],
     ...('serviceName' in immutable ? { serviceName: immutable['serviceName'] } : {}),
     ...('podManagementPolicy' in immutable ? { podManagementPolicy: immutable['podManagementPolicy'] } : {}),
