@@ -28,7 +28,7 @@ import { GROUP, KIND, VERSION } from '../../src/api/labels.ts';
 import { evaluateRule, isTransitionRule } from '../api/cel-env.ts';
 import { errors, type StatusCause } from '../support/kube-api/errors.ts';
 import { deepEqual } from '../support/kube-api/patch.ts';
-import { apiVersionOf, keyOf, type KubeObject, type ResourceDef, type StoredObject, type ValidationContext } from '../support/kube-api/resources.ts';
+import { apiVersionOf, type KubeObject, type ResourceDef, type StoredObject, type ValidationContext } from '../support/kube-api/resources.ts';
 import type { ObjectStore } from '../support/kube-api/store.ts';
 
 type Json = Record<string, unknown>;
@@ -772,7 +772,3 @@ export function installValidation(store: ObjectStore, options: ValidationOptions
   };
 }
 
-/** Storage key of a resource, for callers that want to know what got validation (tests). */
-export function coveredResources(store: ObjectStore): string[] {
-  return store.resources.all.filter((d) => builtinKey(d) in BUILTIN || builtinKey(d) === `${GROUP}/${VERSION}/${KIND}`).map(keyOf);
-}
