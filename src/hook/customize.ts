@@ -17,10 +17,12 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
   return {
     relatedResources: [
       // The pods are grandchildren (the StatefulSets' children): status is computed from them.
-      { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: selector },
+      // Selector rules carry no namespace: for a namespaced parent Metacontroller looks only in the
+      // parent's namespace anyway, and some releases refuse a rule with both.
+      { apiVersion: 'v1', resource: 'pods', labelSelector: selector },
       { apiVersion: 'v1', resource: 'secrets', namespace, names: [authSecretName(name, request.parent.spec)] },
       // Created from the claim templates, which carry the pod selector labels: finalize waits on them.
-      { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
+      { apiVersion: 'v1', resource: 'persistentvolumeclaims', labelSelector: selector },
     ],
   };
 }

@@ -10,7 +10,7 @@
 //   stay until the volumes are gone.
 import { podSelectorLabels } from '../api/labels.ts';
 import type { SpecProblem } from '../api/validate.ts';
-import { ofKind } from './observed.ts';
+import { lastAppliedOf, ofKind } from './observed.ts';
 import { invalidStatus, planValid, validStatus, type HookState } from './state.ts';
 import type { HookResponse, KubeObject } from './types.ts';
 import { array, at, int, isRecord, matchesLabels, str, stringMap } from './util.ts';
@@ -49,7 +49,7 @@ function withRetain(set: KubeObject): KubeObject {
 function invalidFinalize(state: HookState, problems: readonly SpecProblem[]): HookResponse {
   const status = invalidStatus(state, problems);
   const sets = statefulSets(state);
-  const children = state.observed.map((o) => (sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(o) : o));
+  const children = state.observed.map((o) => (sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o)));
   const unsettled = sets.filter((s) => !retentionSettled(s, 'Retain'));
   return unsettled.length === 0
     ? { status, children, finalized: true }

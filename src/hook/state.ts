@@ -8,7 +8,7 @@ import type { RedisSpec } from '../api/schema.ts';
 import { desiredChildren, type ChildPlan } from './children/index.ts';
 import { authSecretRef } from './children/statefulset.ts';
 import type { HookContext } from './context.ts';
-import { findObject, mapHasKind, objectsOf, ofKind } from './observed.ts';
+import { findObject, lastAppliedOf, mapHasKind, objectsOf, ofKind } from './observed.ts';
 import { computeStatus } from './status.ts';
 import type { HookRequest, HookResponse, KubeObject } from './types.ts';
 import { at, int, isRecord } from './util.ts';
@@ -103,7 +103,7 @@ export function invalidStatus(state: HookState, problems: readonly SpecProblem[]
 
 export function syncResponse(state: HookState): HookResponse {
   if (!state.verdict.ok) {
-    return { status: invalidStatus(state, state.verdict.problems), children: state.observed };
+    return { status: invalidStatus(state, state.verdict.problems), children: state.observed.map(lastAppliedOf) };
   }
   const plan = planValid(state, state.verdict.spec);
   return { status: validStatus(state, plan), children: plan.children };

@@ -67,9 +67,9 @@ function rules(spec: unknown) {
 test('customize asks for the pods and PVCs by the pod selector labels and the generated auth Secret by name', () => {
   const selector = { matchLabels: podSelectorLabels('my-redis') };
   assert.deepEqual(rules(designSpec()), [
-    { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: selector },
+    { apiVersion: 'v1', resource: 'pods', labelSelector: selector },
     { apiVersion: 'v1', resource: 'secrets', namespace: 'default', names: ['my-redis-auth'] },
-    { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace: 'default', labelSelector: selector },
+    { apiVersion: 'v1', resource: 'persistentvolumeclaims', labelSelector: selector },
   ]);
 });
 

@@ -2,6 +2,7 @@
 // StatefulSet fields, invalid specs (observed children returned untouched) and edge requests.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { LAST_APPLIED_ANNOTATION, lastAppliedOf } from '../../src/hook/observed.ts';
 import { finalize, parseHookRequest, sync, type HookRequest, type KubeObject, type ObjectMap } from '../../src/hook/index.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
 import {
@@ -192,7 +193,11 @@ for (const [label, mutate, field, name] of invalid) {
       const observed = allObserved(req);
       const response = sync(req);
       assert.equal(response.children.length, observed.length);
-      for (const object of observed) assert.ok(response.children.includes(object), `${object.kind}/${object.metadata.name} returned as observed`);
+      // Each observed child comes back as it was last applied: no change for Metacontroller to make.
+      for (const object of observed) {
+        const echoed = response.children.find((c) => c.kind === object.kind && c.metadata.name === object.metadata.name);
+        assert.deepEqual(echoed, lastAppliedOf(object), `${object.kind}/${object.metadata.name} returned as last applied`);
+      }
       assert.equal(response.status.phase, 'Failed');
       for (const type of ['Ready', 'SpecValid']) {
         const c = condition(response.status, type);
@@ -247,4 +252,45 @@ test('children maps with empty groups (as Metacontroller sends them) are fine', 
   const req = request({});
   req.children = objectMap([], 'v2', ['StatefulSet.apps/v1', 'Service.v1', 'ConfigMap.v1', 'PodDisruptionBudget.policy/v1']);
   assert.equal(sync(req).children.length, 7);
+});
+
+test('an invalid spec echoes what was last applied, so the last-applied annotation never nests (metacontroller#1003)', () => {
+  const req = fixtureRequest((body) => {
+    ((body['parent'] as Json)['spec'] as Json)['replicas'] = -1;
+  });
+  const observed = allObserved(req);
+  const withAnnotation = observed.filter((o) => typeof o.metadata.annotations?.[LAST_APPLIED_ANNOTATION] === 'string');
+  assert.ok(withAnnotation.length > 0, 'the fixture carries Metacontroller\'s last-applied annotations');
+  const response = sync(req);
+  for (const child of response.children) {
+    assert.equal(child.metadata.annotations?.[LAST_APPLIED_ANNOTATION], undefined, `${child.kind}/${child.metadata.name} carries no last-applied annotation`);
+    assert.equal('status' in child, false, `${child.kind}/${child.metadata.name} carries no status`);
+    for (const key of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields']) assert.equal(key in child.metadata, false, key);
+  }
+  for (const object of withAnnotation) {
+    const echoed = response.children.find((c) => c.kind === object.kind && c.metadata.name === object.metadata.name);
+    assert.deepEqual(echoed, JSON.parse(object.metadata.annotations?.[LAST_APPLIED_ANNOTATION] ?? ''));
+  }
+});
+
+test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed object without server fields', () => {
+  const base = { apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' }, status: { x: 1 } };
+  const cases: Array<{ name: string; annotation: string | undefined }> = [
+    { name: 'no annotation', annotation: undefined },
+    { name: 'not JSON', annotation: '{oops' },
+    { name: 'another object', annotation: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }) },
+  ];
+  for (const c of cases) {
+    const object: KubeObject = {
+      ...base,
+      metadata: {
+        name: 'cm', namespace: 'default', uid: 'u', resourceVersion: '9', labels: { a: 'b' },
+        annotations: { keep: 'me', ...(c.annotation !== undefined ? { [LAST_APPLIED_ANNOTATION]: c.annotation } : {}) },
+      },
+    };
+    assert.deepEqual(lastAppliedOf(object), {
+      apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' },
+      metadata: { name: 'cm', namespace: 'default', labels: { a: 'b' }, annotations: { keep: 'me' } },
+    }, c.name);
+  }
 });
