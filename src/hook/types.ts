@@ -45,7 +45,7 @@ export interface CustomizeRequest {
 export interface RelatedResourceRule {
   apiVersion: string;
   resource: string;
-  namespace: string;
+  namespace?: string;
   names?: string[];
   labelSelector?: { matchLabels: Record<string, string> };
 }
