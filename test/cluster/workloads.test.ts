@@ -393,9 +393,10 @@ describe('workloads stand-in', () => {
     });
     t.after(() => watch.stop());
     let stopPromoting = false;
+    let promoting = false;
     const promoter = (async () => {
       while (!stopPromoting) {
-        for (const p of c.store.list('pods', { namespace: c.ns })) {
+        for (const p of promoting ? c.store.list('pods', { namespace: c.ns }) : []) {
           const ip = status(p)['podIP'] as string | undefined;
           if (!ip || promoted.has(p.metadata.uid) || !isRunning(p) || p.metadata.deletionTimestamp) continue;
           if (containerStatus(p)['started'] !== true) continue;
@@ -414,9 +415,11 @@ describe('workloads stand-in', () => {
       await promoter;
     });
 
-    // Before replica-0 is Ready, replica-1 does not exist.
-    await runningPod(c, 'my-redis-replica-0');
+    // While replica-0 is started but not Ready, replica-1 does not exist.
+    await until('replica-0 started, not Ready', () => containerStatus(pod(c, 'my-redis-replica-0'))['started'] === true);
+    assert.equal(isReady(pod(c, 'my-redis-replica-0')), false);
     assert.deepEqual(podNames(c), ['my-redis-replica-0']);
+    promoting = true;
     await Promise.all(['my-redis-replica-0', 'my-redis-replica-1', 'my-redis-replica-2'].map((n) => readyPod(c, n)));
     assert.deepEqual(events, ['+my-redis-replica-0', '+my-redis-replica-1', '+my-redis-replica-2']);
     const oldUids = new Map(podNames(c).map((n) => [n, pod(c, n)!.metadata.uid]));
