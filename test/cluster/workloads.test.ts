@@ -1,6 +1,6 @@
 // The workloads stand-in (test/cluster/workloads): StatefulSet controller, PVCs and a kubelet
 // running real redis-server processes, driven through the in-process API store with the hook's
-// own children. Network: third octets 40..47 (one per test), pods on 127.0.N.2+, port 6379;
+// own children. Network: third octets 40..48 (one per test), pods on 127.0.N.2+, port 6379;
 // nothing outside 127.0.0.0/8.
 import { after, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
@@ -62,6 +62,8 @@ interface ClusterOptions {
   edit?: (o: KubeObject) => void;
   /** Which StatefulSets to create (default both). */
   sets?: string[];
+  /** Hook objects not to create (true = skip). */
+  skip?: (o: KubeObject) => boolean;
 }
 
 async function startCluster(t: TestContext, o: ClusterOptions): Promise<Cluster> {
@@ -80,6 +82,7 @@ async function startCluster(t: TestContext, o: ClusterOptions): Promise<Cluster>
   if (o.secret !== false) createSecret(store, ns);
   for (const child of hookChildren(ns, o.spec ?? designSpec())) {
     if (child.kind === 'StatefulSet' && o.sets && !o.sets.includes(child.metadata.name)) continue;
+    if (o.skip?.(child)) continue;
     o.edit?.(child);
     store.create(child.kind, child as Json);
   }
@@ -168,7 +171,7 @@ function podNames(c: Cluster): string[] {
 
 describe('workloads stand-in', () => {
   after(() => {
-    for (let n = 40; n <= 47; n++) assert.deepEqual(redisProcessesOnSubnet(n), []);
+    for (let n = 40; n <= 48; n++) assert.deepEqual(redisProcessesOnSubnet(n), []);
   });
 
   test('the hook\'s StatefulSets become pods named by ordinal, each a real redis-server on its own IP, Ready only when the probe says so', async (t) => {
@@ -274,19 +277,52 @@ describe('workloads stand-in', () => {
     assert.equal(isReady(after), false);
   });
 
-  test('a missing Secret keeps the pod waiting (CreateContainerConfigError) until the Secret is created', async (t) => {
-    const c = await startCluster(t, { subnet: 42, secret: false, sets: ['my-redis-master'] });
-    const waiting = await until('CreateContainerConfigError', () => {
-      const s = containerStatus(pod(c, 'my-redis-master-0'))['state'] as Json | undefined;
-      return (s?.['waiting'] as Json | undefined)?.['reason'] === 'CreateContainerConfigError' ? pod(c, 'my-redis-master-0') : undefined;
+  const missing = [
+    {
+      what: 'Secret',
+      subnet: 42,
+      reason: 'CreateContainerConfigError',
+      message: /^secret "my-redis-auth" not found$/,
+      // The sandbox exists (env is resolved when the container is created), so the pod has its IP.
+      hasIP: true,
+    },
+    {
+      what: 'ConfigMap',
+      subnet: 48,
+      reason: 'ContainerCreating',
+      message: /^MountVolume\.SetUp failed for volume "config" : configmap "my-redis-config" not found$/,
+      // Volumes are set up before the sandbox: no IP yet.
+      hasIP: false,
+    },
+  ] as const;
+  for (const m of missing) {
+    test(`a missing ${m.what} keeps the pod waiting (${m.reason}) until it is created`, async (t) => {
+      let held: KubeObject | undefined;
+      const c = await startCluster(t, {
+        subnet: m.subnet,
+        secret: m.what !== 'Secret',
+        sets: ['my-redis-master'],
+        skip: (o) => {
+          if (o.kind !== m.what) return false;
+          held = o;
+          return true;
+        },
+      });
+      const waiting = await until(m.reason, () => {
+        const s = containerStatus(pod(c, 'my-redis-master-0'))['state'] as Json | undefined;
+        return (s?.['waiting'] as Json | undefined)?.['reason'] === m.reason && (s?.['waiting'] as Json)['message'] ? pod(c, 'my-redis-master-0') : undefined;
+      });
+      assert.equal(status(waiting)['phase'], 'Pending');
+      assert.match(((containerStatus(waiting)['state'] as Json)['waiting'] as Json)['message'] as string, m.message);
+      assert.equal(typeof status(waiting)['podIP'] === 'string', m.hasIP);
+      assert.equal(condition(waiting, 'Ready'), 'False');
+      assert.equal(c.wl.processes().length, 0);
+      if (m.what === 'Secret') createSecret(c.store, c.ns);
+      else c.store.create('configmaps', held as Json);
+      const p = await runningPod(c, 'my-redis-master-0');
+      assert.equal(await cliRetry(status(p)['podIP'] as string, 'PING'), 'PONG', 'started with the password and config it waited for');
     });
-    assert.equal(status(waiting)['phase'], 'Pending');
-    assert.match(((containerStatus(waiting)['state'] as Json)['waiting'] as Json)['message'] as string, /secret "my-redis-auth" not found/);
-    assert.equal(c.wl.processes().length, 0);
-    createSecret(c.store, c.ns);
-    const p = await runningPod(c, 'my-redis-master-0');
-    assert.equal(await cliRetry(status(p)['podIP'] as string, 'PING'), 'PONG', 'started with the password from the Secret');
-  });
+  }
 
   test('a container that dies is restarted in place: same pod, same IP, restartCount + 1', async (t) => {
     // A shorter liveness timeout than the hook's 5 s (the mechanism is under test, not the figure):

@@ -10,7 +10,7 @@ import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { containerArgv, expand, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup } from './container.ts';
 
 const NODE = { memoryBytes: 8 * 2 ** 30, cpus: 4 };
-const NET = { podIP: '127.0.48.7', hostIP: '127.0.48.1' };
+const NET = { podIP: '127.0.49.7', hostIP: '127.0.49.1' };
 
 const pod: V1Pod = {
   metadata: { name: 'web-0', namespace: 'ns', uid: 'u-1', labels: { app: 'web' }, annotations: { note: 'hi' } },
@@ -51,7 +51,7 @@ describe('resolveEnv', () => {
           { name: 'ADDR', value: '$(POD_IP):6379 $(UNDEFINED)' },
         ],
       },
-      want: [['POD_IP', NET.podIP], ['POD_NAME', 'web-0'], ['NS', 'ns'], ['APP', 'web'], ['HOST', NET.hostIP], ['ADDR', '127.0.48.7:6379 $(UNDEFINED)']],
+      want: [['POD_IP', NET.podIP], ['POD_NAME', 'web-0'], ['NS', 'ns'], ['APP', 'web'], ['HOST', NET.hostIP], ['ADDR', '127.0.49.7:6379 $(UNDEFINED)']],
     },
     {
       name: 'secretKeyRef and configMapKeyRef',
@@ -163,7 +163,7 @@ describe('redisShim', () => {
       chmodSync(fake, 0o755);
       const rewritten = path.join(root, 'rewritten.conf');
       const shim = path.join(root, 'redis-server');
-      writeFileSync(shim, redisShim({ realBinary: fake, mounts: [{ containerPath: '/etc/redis', hostPath: cfg }, { containerPath: '/data', hostPath: data }], podIP: '127.0.48.9', port: 6379, rewrittenConf: rewritten }));
+      writeFileSync(shim, redisShim({ realBinary: fake, mounts: [{ containerPath: '/etc/redis', hostPath: cfg }, { containerPath: '/data', hostPath: data }], podIP: '127.0.49.9', port: 6379, rewrittenConf: rewritten }));
       chmodSync(shim, 0o755);
       const out = execFileSync('sh', ['-c', 'exec redis-server /etc/redis/redis.conf --requirepass "$P" --masterauth "$P" --logfile /data/r.log'], {
         env: { PATH: `${root}:/usr/bin:/bin`, P: 'p w' },
@@ -171,7 +171,7 @@ describe('redisShim', () => {
       });
       assert.deepEqual(out.trimEnd().split('\n'), [
         rewritten, '--requirepass', 'p w', '--masterauth', 'p w', '--logfile', `${data}/r.log`,
-        '--bind', '127.0.48.9', '--port', '6379', '--bind-source-addr', '127.0.48.9',
+        '--bind', '127.0.49.9', '--port', '6379', '--bind-source-addr', '127.0.49.9',
       ]);
       assert.equal(readFileSync(rewritten, 'utf8'), `bind 0.0.0.0\ndir "${data}"\ndir "${data}/sub"\nsave ""\nappendonly yes\n`);
     } finally {

@@ -1,5 +1,5 @@
 // serviceEndpoints and pod status: the endpoints controller's and the kubelet's rules. Pure.
-// Addresses are strings only (127.0.48.x, nothing is contacted).
+// Addresses are strings only (127.0.49.x, nothing is contacted).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { StoredObject } from '../../support/kube-api/index.ts';
@@ -20,7 +20,7 @@ function pod(name: string, o: { labels?: Record<string, string>; ready?: boolean
     },
     status: {
       phase: o.phase ?? 'Running',
-      ...(o.ip === null ? {} : { podIP: o.ip ?? `127.0.48.${name.length}` }),
+      ...(o.ip === null ? {} : { podIP: o.ip ?? `127.0.49.${name.length}` }),
       conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }],
     },
   };
@@ -48,7 +48,7 @@ describe('serviceEndpoints', () => {
 
 describe('pod status', () => {
   const base = (containers: PodSnapshot['containers'], terminal = false, restartPolicy = 'Always'): PodSnapshot => ({
-    terminal, restartPolicy, hostIP: '127.0.48.1', podIP: '127.0.48.2', startTime: '2025-01-01T00:00:00Z', containers,
+    terminal, restartPolicy, hostIP: '127.0.49.1', podIP: '127.0.49.2', startTime: '2025-01-01T00:00:00Z', containers,
   });
   const c = (state: PodSnapshot['containers'][number]['state'], o: { ready?: boolean; last?: boolean } = {}) => ({
     name: 'redis', image: 'redis:7.2', ready: o.ready ?? false, started: true, restartCount: 0, state,
@@ -74,6 +74,6 @@ describe('pod status', () => {
     assert.deepEqual(b, a, 'nothing changed: the same status, so no write');
     const d = buildPodStatus(base([c({ running: { startedAt: 'x' } }, { ready: true })]), memory, t0 + 7000);
     assert.deepEqual([ready(d).status, ready(d).lastTransitionTime], ['True', '2025-01-01T00:00:12Z']);
-    assert.equal(d['podIP'], '127.0.48.2');
+    assert.equal(d['podIP'], '127.0.49.2');
   });
 });
