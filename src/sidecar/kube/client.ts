@@ -276,9 +276,13 @@ export class KubeClient {
   /**
    * Sets (string) or removes (null) pod labels and annotations with one JSON merge patch. Keys not
    * mentioned are left alone. Callers patch only on transitions: every write wakes Metacontroller.
+   * With `uid`, the patch carries metadata.uid as a precondition: the API server refuses it (409)
+   * when the pod was deleted and recreated under the same name since the caller looked, so a
+   * master label meant for one incarnation never lands on the next (empty) one.
    */
-  async patchPodMetadata(namespace: string, name: string, changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null> }): Promise<V1Pod> {
+  async patchPodMetadata(namespace: string, name: string, changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string }): Promise<V1Pod> {
     const metadata: Record<string, unknown> = {};
+    if (changes.uid) metadata['uid'] = changes.uid;
     if (changes.labels && Object.keys(changes.labels).length > 0) metadata['labels'] = changes.labels;
     if (changes.annotations && Object.keys(changes.annotations).length > 0) metadata['annotations'] = changes.annotations;
     return this.core.patchNamespacedPod({ namespace, name, body: { metadata } }, mergePatchOptions(this.timeoutMs));

@@ -1,0 +1,192 @@
+// Configuration of the replication-manager sidecar, read from the environment once at start-up.
+// Invariants: loadSidecarConfig is a pure function of the env object it is given (no
+// process.env access), never throws, and reports EVERY bad variable at once, each error naming
+// the variable and the value it refused. An empty or blank variable counts as unset (Kubernetes
+// renders an unset ConfigMap key as ""). Leader-election timings are checked together with
+// settingsProblems: the "never two leaders" invariant depends on their relation, not on each value.
+import { isIP } from 'node:net';
+import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from './kube/lease-decision.ts';
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const DEFAULT_LEASE_NAME = 'redis-operator-sidecar';
+export const DEFAULT_METRICS_PORT = 9121;
+export const DEFAULT_METRICS_HOST = '0.0.0.0';
+
+/** How often things happen; all in ms. Defaults are sized for a failover in about a second. */
+export interface ManagerTiming {
+  /** Each pod's Redis is probed this often (in its own loop). */
+  probeIntervalMs: number;
+  /** Each Redis is re-planned this often (and at once on a pod or Redis event). */
+  tickIntervalMs: number;
+  /** TCP connect bound for Redis connections. */
+  redisConnectTimeoutMs: number;
+  /** Bound on every Redis command (a hung node accepts TCP but never answers). */
+  redisCommandTimeoutMs: number;
+  /** Bound on every Kubernetes request of the manager (label patches, events, secrets). */
+  kubeRequestTimeoutMs: number;
+  /** The auth Secret is re-read this often (and at once when a node refuses our password). */
+  secretRefreshMs: number;
+  /** A replica's down/silent testimony counts after holding this long (see decide/types.ts). */
+  witnessConfirmMs: number;
+  /** A probe older than this no longer counts as "answering now". */
+  staleAfterMs: number;
+  /** How long to wait for pods we cannot read before choosing on a partial view. */
+  maxPartialWaitMs: number;
+}
+
+export const DEFAULT_TIMING: ManagerTiming = {
+  probeIntervalMs: 100,
+  tickIntervalMs: 100,
+  redisConnectTimeoutMs: 500,
+  redisCommandTimeoutMs: 500,
+  kubeRequestTimeoutMs: 2000,
+  secretRefreshMs: 10_000,
+  witnessConfirmMs: 300,
+  staleAfterMs: 1500,
+  maxPartialWaitMs: 30_000,
+};
+
+export interface SidecarConfig {
+  /** Empty: all namespaces. */
+  watchNamespaces: string[];
+  podName: string;
+  podNamespace: string | undefined;
+  leaseName: string;
+  leaseNamespace: string;
+  metricsPort: number;
+  metricsHost: string;
+  logLevel: LogLevel;
+  kubeconfig: string | undefined;
+  leader: LeaderSettings;
+  timing: ManagerTiming;
+  /** Source address of our Redis connections (tests give the sidecar its own loopback address). */
+  redisLocalAddress: string | undefined;
+}
+
+export type ConfigResult = { ok: true; config: SidecarConfig } | { ok: false; errors: string[] };
+export type Env = Readonly<Record<string, string | undefined>>;
+
+type Field<T> = { ok: true; value: T } | { ok: false; error: string };
+
+function present(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+}
+
+function refuse(name: string, raw: string, why: string): { ok: false; error: string } {
+  return { ok: false, error: `${name}=${JSON.stringify(raw)} is invalid: ${why}` };
+}
+
+function integerIn(env: Env, name: string, fallback: number, min: number, max: number): Field<number> {
+  const raw = present(env, name);
+  if (raw === undefined) return { ok: true, value: fallback };
+  const why = `must be a whole number from ${min} to ${max}`;
+  if (!/^\d{1,16}$/.test(raw)) return refuse(name, raw, why);
+  const value = Number(raw);
+  return value >= min && value <= max ? { ok: true, value } : refuse(name, raw, why);
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+function namespaceList(env: Env): Field<string[]> {
+  const raw = present(env, 'WATCH_NAMESPACES');
+  if (raw === undefined) return { ok: true, value: [] };
+  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const bad = items.filter((ns) => !DNS_LABEL.test(ns));
+  if (bad.length > 0) return refuse('WATCH_NAMESPACES', raw, `${bad.map((b) => JSON.stringify(b)).join(', ')} ${bad.length === 1 ? 'is not a namespace name' : 'are not namespace names'} (comma-separated DNS labels; empty = all namespaces)`);
+  return { ok: true, value: [...new Set(items)] };
+}
+
+function named(env: Env, name: string, pattern: RegExp, what: string, fallback?: string): Field<string | undefined> {
+  const raw = present(env, name);
+  if (raw === undefined) return { ok: true, value: fallback };
+  return pattern.test(raw) ? { ok: true, value: raw } : refuse(name, raw, `must be ${what}`);
+}
+
+function logLevel(env: Env): Field<LogLevel> {
+  const raw = present(env, 'LOG_LEVEL');
+  if (raw === undefined) return { ok: true, value: 'info' };
+  const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
+  return level !== undefined ? { ok: true, value: level } : refuse('LOG_LEVEL', raw, `must be one of ${LOG_LEVELS.join(', ')}`);
+}
+
+function ipField(env: Env, name: string, fallback: string | undefined): Field<string | undefined> {
+  const raw = present(env, name);
+  if (raw === undefined) return { ok: true, value: fallback };
+  return isIP(raw) !== 0 ? { ok: true, value: raw } : refuse(name, raw, 'must be an IP address');
+}
+
+export function loadSidecarConfig(env: Env): ConfigResult {
+  const errors: string[] = [];
+  function take<T>(f: Field<T>, fallback: T): T {
+    if (f.ok) return f.value;
+    errors.push(f.error);
+    return fallback;
+  }
+
+  const watchNamespaces = take(namespaceList(env), []);
+  const podName = take(named(env, 'POD_NAME', DNS_SUBDOMAIN, 'a pod name (DNS subdomain)'), undefined);
+  if (present(env, 'POD_NAME') === undefined) {
+    errors.push('POD_NAME is required: it is this instance\'s identity in the leader-election Lease (set it from the downward API, fieldRef metadata.name); two instances with one identity would both lead');
+  }
+  const podNamespace = take(named(env, 'POD_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)'), undefined);
+  const leaseName = take(named(env, 'LEASE_NAME', DNS_SUBDOMAIN, 'a Lease name (DNS subdomain)', DEFAULT_LEASE_NAME), DEFAULT_LEASE_NAME) ?? DEFAULT_LEASE_NAME;
+  const leaseNamespace = take(named(env, 'LEASE_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)', podNamespace), podNamespace);
+  if (leaseNamespace === undefined && present(env, 'LEASE_NAMESPACE') === undefined && present(env, 'POD_NAMESPACE') === undefined) {
+    errors.push('POD_NAMESPACE or LEASE_NAMESPACE is required: the namespace of the leader-election Lease (set POD_NAMESPACE from the downward API, fieldRef metadata.namespace)');
+  }
+  const metricsPort = take(integerIn(env, 'METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535), DEFAULT_METRICS_PORT);
+  const metricsHost = take(ipField(env, 'METRICS_HOST', DEFAULT_METRICS_HOST), DEFAULT_METRICS_HOST) ?? DEFAULT_METRICS_HOST;
+  const level = take(logLevel(env), 'info');
+  const redisLocalAddress = take(ipField(env, 'REDIS_LOCAL_ADDRESS', undefined), undefined);
+
+  const d = DEFAULT_LEADER_SETTINGS;
+  const leader: LeaderSettings = {
+    leaseDurationSeconds: take(integerIn(env, 'LEASE_DURATION_SECONDS', d.leaseDurationSeconds, 1, 3600), d.leaseDurationSeconds),
+    renewDeadlineMs: take(integerIn(env, 'LEASE_RENEW_DEADLINE_MS', d.renewDeadlineMs, 1, 3_600_000), d.renewDeadlineMs),
+    retryPeriodMs: take(integerIn(env, 'LEASE_RETRY_PERIOD_MS', d.retryPeriodMs, 1, 3_600_000), d.retryPeriodMs),
+    requestTimeoutMs: take(integerIn(env, 'LEASE_REQUEST_TIMEOUT_MS', d.requestTimeoutMs, 1, 3_600_000), d.requestTimeoutMs),
+  };
+  for (const p of settingsProblems(leader)) errors.push(`leader election (LEASE_DURATION_SECONDS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS, LEASE_REQUEST_TIMEOUT_MS): ${p}`);
+
+  const t = DEFAULT_TIMING;
+  const timing: ManagerTiming = {
+    probeIntervalMs: take(integerIn(env, 'PROBE_INTERVAL_MS', t.probeIntervalMs, 10, 60_000), t.probeIntervalMs),
+    tickIntervalMs: take(integerIn(env, 'TICK_INTERVAL_MS', t.tickIntervalMs, 10, 60_000), t.tickIntervalMs),
+    redisConnectTimeoutMs: take(integerIn(env, 'REDIS_CONNECT_TIMEOUT_MS', t.redisConnectTimeoutMs, 10, 60_000), t.redisConnectTimeoutMs),
+    redisCommandTimeoutMs: take(integerIn(env, 'REDIS_COMMAND_TIMEOUT_MS', t.redisCommandTimeoutMs, 10, 60_000), t.redisCommandTimeoutMs),
+    kubeRequestTimeoutMs: take(integerIn(env, 'KUBE_REQUEST_TIMEOUT_MS', t.kubeRequestTimeoutMs, 100, 120_000), t.kubeRequestTimeoutMs),
+    secretRefreshMs: take(integerIn(env, 'SECRET_REFRESH_MS', t.secretRefreshMs, 100, 3_600_000), t.secretRefreshMs),
+    witnessConfirmMs: take(integerIn(env, 'WITNESS_CONFIRM_MS', t.witnessConfirmMs, 0, 60_000), t.witnessConfirmMs),
+    staleAfterMs: take(integerIn(env, 'STALE_AFTER_MS', t.staleAfterMs, 100, 600_000), t.staleAfterMs),
+    maxPartialWaitMs: take(integerIn(env, 'MAX_PARTIAL_WAIT_MS', t.maxPartialWaitMs, 0, 3_600_000), t.maxPartialWaitMs),
+  };
+  // A probe must be able to finish (connect + command) before its facts count as stale, or a
+  // slow but healthy node would flap between answering and silent.
+  if (errors.length === 0 && timing.staleAfterMs <= timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs) {
+    errors.push(
+      `STALE_AFTER_MS=${timing.staleAfterMs} must exceed REDIS_CONNECT_TIMEOUT_MS + REDIS_COMMAND_TIMEOUT_MS + PROBE_INTERVAL_MS (${timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs}): a slow but healthy node would look silent between probes`,
+    );
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    config: {
+      watchNamespaces,
+      podName: podName!,
+      podNamespace,
+      leaseName,
+      leaseNamespace: leaseNamespace!,
+      metricsPort,
+      metricsHost,
+      logLevel: level,
+      kubeconfig: present(env, 'KUBECONFIG'),
+      leader,
+      timing,
+      redisLocalAddress,
+    },
+  };
+}

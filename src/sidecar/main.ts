@@ -1,0 +1,86 @@
+// Entry point of the replication-manager sidecar (second container of the operator Deployment):
+// validated config from the environment, the metrics/probe HTTP server (listening from the first
+// moment: the Deployment's probes hit it), the Kubernetes client, Lease leader election and the
+// manager. SIGTERM/SIGINT: stop acting, hand the Lease back (a standby takes over at its next
+// poll instead of waiting for expiry), close Redis connections and informers, exit 0.
+// Exit codes: 0 after a clean shutdown; 1 for a bad configuration (every problem printed at once)
+// or a shutdown that did not finish within 10 s.
+import { KubeClient, loadKubeConfig } from './kube/client.ts';
+import { LeaderElector } from './kube/leader.ts';
+import { loadSidecarConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { ReplicationManager } from './manager/index.ts';
+import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './metrics.ts';
+
+const loaded = loadSidecarConfig(process.env);
+if (!loaded.ok) {
+  process.stderr.write(`redis-operator sidecar: invalid configuration, not starting:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+  process.exit(1);
+}
+const config = loaded.config;
+const logger = createLogger({ level: config.logLevel });
+
+let kc: ReturnType<typeof loadKubeConfig>;
+try {
+  kc = loadKubeConfig({ env: process.env });
+} catch (err) {
+  logger.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot load the Kubernetes configuration');
+  process.stderr.write(`redis-operator sidecar: cannot load the Kubernetes configuration: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}
+
+const metrics = createSidecarMetrics({ defaultMetrics: true });
+let manager: ReplicationManager | null = null;
+let server: MetricsServer;
+try {
+  server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry: metrics.registry, ready: () => manager?.ready ?? false });
+} catch (err) {
+  logger.fatal({ err: err instanceof Error ? err.message : String(err), port: config.metricsPort }, 'cannot listen for metrics and probes');
+  process.exit(1);
+}
+logger.info({ host: config.metricsHost, port: server.port }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
+
+const kube = new KubeClient(kc, { namespaces: config.watchNamespaces, identity: config.podName, requestTimeoutMs: config.timing.kubeRequestTimeoutMs, logger });
+const elector = new LeaderElector({
+  client: kube.leaseClient(config.leaseNamespace, config.leaseName, config.leader.requestTimeoutMs),
+  identity: config.podName,
+  settings: config.leader,
+  logger,
+  onStartedLeading: () => manager?.leadershipChanged(true),
+  onStoppedLeading: () => manager?.leadershipChanged(false),
+});
+manager = new ReplicationManager({ kube, leader: elector, logger, metrics, timing: config.timing, redisLocalAddress: config.redisLocalAddress });
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down: stop acting, release the lease, close connections');
+  const hard = setTimeout(() => {
+    logger.error('shutdown did not finish within 10 s; exiting anyway');
+    process.exit(1);
+  }, 10_000);
+  hard.unref();
+  // Stop acting first (isLeader() turns false), then hand the Lease back.
+  await elector.stop();
+  await manager?.stop();
+  await server.close();
+  logger.info('stopped');
+  process.exit(0);
+}
+process.once('SIGTERM', () => void shutdown('SIGTERM'));
+process.once('SIGINT', () => void shutdown('SIGINT'));
+process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled rejection'));
+
+logger.info(
+  {
+    identity: config.podName,
+    lease: `${config.leaseNamespace}/${config.leaseName}`,
+    namespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : 'all',
+    timing: config.timing,
+    leaderElection: config.leader,
+  },
+  'starting the replication manager',
+);
+elector.start();
+await manager.start();

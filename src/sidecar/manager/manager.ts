@@ -1,0 +1,142 @@
+// The replication manager: watches Redis resources and their pods (all namespaces, or the
+// configured ones) and runs one RedisWorker per Redis. It routes informer events to the worker
+// they concern and never waits on a worker, so one Redis cannot stall another.
+// Invariants: a worker exists exactly while its Redis exists (a Redis recreated under the same
+// name, with a new UID, gets a fresh worker); only the leader acts (the workers check
+// leader.isLeader() before every write; leadership changes only wake them).
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { INSTANCE_LABEL } from '../../api/labels.ts';
+import type { RedisObject } from '../../api/schema.ts';
+import type { ManagerTiming } from '../config.ts';
+import type { KubeClient, MultiInformer } from '../kube/client.ts';
+import type { SidecarMetrics } from '../metrics.ts';
+import { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks } from './worker.ts';
+
+type RedisItem = RedisObject & KubernetesObject;
+
+export interface ManagerOptions {
+  kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> & KubeWriter;
+  leader: LeaderView;
+  logger: Logger;
+  metrics: SidecarMetrics;
+  timing: ManagerTiming;
+  redisLocalAddress?: string | undefined;
+  hooks?: ManagerHooks | undefined;
+}
+
+const key = (namespace: string, name: string) => `${namespace}/${name}`;
+
+export class ReplicationManager {
+  readonly #o: ManagerOptions;
+  readonly #log: Logger;
+  readonly #workers = new Map<string, { uid: string | undefined; worker: RedisWorker }>();
+  #redises: MultiInformer<RedisItem> | null = null;
+  #pods: MultiInformer<V1Pod> | null = null;
+  #started = false;
+  #synced = false;
+  #stopping = false;
+
+  constructor(options: ManagerOptions) {
+    this.#o = options;
+    this.#log = options.logger.child({ module: 'manager' });
+  }
+
+  /** True once both informers have listed (their caches are usable) and until stop(). */
+  get ready(): boolean {
+    return this.#synced && !this.#stopping;
+  }
+
+  /** Starts the informers and a worker per Redis. Resolves once both informers have listed. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    const pods = this.#o.kube.podInformer();
+    const redises = this.#o.kube.redisInformer();
+    this.#pods = pods;
+    this.#redises = redises;
+    const onPod = (pod: V1Pod) => {
+      const ns = pod.metadata?.namespace;
+      const name = pod.metadata?.labels?.[INSTANCE_LABEL];
+      if (ns && name) this.#workers.get(key(ns, name))?.worker.wake();
+    };
+    pods.on('add', onPod);
+    pods.on('update', onPod);
+    pods.on('delete', onPod);
+    redises.on('add', (r) => this.#upsert(r));
+    redises.on('update', (r) => this.#upsert(r));
+    redises.on('delete', (r) => void this.#remove(r));
+    // Pods first: a worker created from the Redis list then sees its pods at once.
+    await pods.start();
+    await redises.start();
+    this.#synced = true;
+    this.#log.info({ redises: this.#workers.size }, 'watching Redis resources and their pods');
+  }
+
+  /** Leadership changed: every worker plans again now (a new leader finishes what is half done). */
+  leadershipChanged(leading: boolean): void {
+    this.#o.metrics.leader.set(leading ? 1 : 0);
+    for (const { worker } of this.#workers.values()) worker.wake();
+  }
+
+  worker(namespace: string, name: string): RedisWorker | undefined {
+    return this.#workers.get(key(namespace, name))?.worker;
+  }
+
+  get workers(): RedisWorker[] {
+    return [...this.#workers.values()].map((w) => w.worker);
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.allSettled([this.#pods?.stop(), this.#redises?.stop()]);
+    const workers = [...this.#workers.values()];
+    this.#workers.clear();
+    await Promise.allSettled(workers.map((w) => w.worker.stop()));
+  }
+
+  #upsert(r: RedisItem): void {
+    if (this.#stopping) return;
+    const ns = r.metadata?.namespace;
+    const name = r.metadata?.name;
+    if (!ns || !name) return;
+    const k = key(ns, name);
+    const existing = this.#workers.get(k);
+    if (existing && existing.uid !== r.metadata.uid) {
+      // Same name, new object: the old worker's memory (tracks, events) is about something else.
+      this.#workers.delete(k);
+      void existing.worker.stop();
+    } else if (existing) {
+      existing.worker.update(r);
+      return;
+    }
+    const worker = new RedisWorker({
+      namespace: ns,
+      name,
+      kube: this.#o.kube,
+      leader: this.#o.leader,
+      logger: this.#o.logger,
+      metrics: this.#o.metrics,
+      timing: this.#o.timing,
+      pods: () => this.#pods?.list(ns) ?? [],
+      redisLocalAddress: this.#o.redisLocalAddress,
+      hooks: this.#o.hooks,
+    });
+    this.#workers.set(k, { uid: r.metadata.uid, worker });
+    worker.update(r);
+    worker.start();
+    this.#log.info({ namespace: ns, name }, 'managing Redis');
+  }
+
+  async #remove(r: RedisItem): Promise<void> {
+    const ns = r.metadata?.namespace;
+    const name = r.metadata?.name;
+    if (!ns || !name) return;
+    const k = key(ns, name);
+    const existing = this.#workers.get(k);
+    if (!existing || (r.metadata.uid && existing.uid !== r.metadata.uid)) return;
+    this.#workers.delete(k);
+    this.#log.info({ namespace: ns, name }, 'Redis deleted: no longer managed');
+    await existing.worker.stop();
+  }
+}

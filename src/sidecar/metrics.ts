@@ -1,0 +1,159 @@
+// Prometheus metrics of the sidecar and the small HTTP server that serves them with the probes.
+// Invariants: one prom-client Registry per SidecarMetrics (never the global default), so tests
+// can run several managers in one process; per-pod series are removed when the pod or its Redis
+// goes away (a deleted pod must not report "up" forever); the HTTP server answers /healthz from
+// the moment it listens (before the Kubernetes side is ready) because the Deployment's probes
+// hit it from start-up.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+type RedisLabels = 'namespace' | 'redis';
+type PodLabels = 'namespace' | 'redis' | 'pod';
+
+export interface SidecarMetrics {
+  registry: Registry;
+  failovers: Counter<RedisLabels>;
+  lastFailoverDuration: Gauge<RedisLabels>;
+  podUp: Gauge<PodLabels>;
+  podRole: Gauge<PodLabels>;
+  podLinkUp: Gauge<PodLabels>;
+  replicationLag: Gauge<PodLabels>;
+  leader: Gauge;
+  steps: Counter<RedisLabels | 'kind' | 'outcome'>;
+  specValid: Gauge<RedisLabels>;
+  forgetPod(namespace: string, redis: string, pod: string): void;
+  forgetRedis(namespace: string, redis: string): void;
+}
+
+export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {}): SidecarMetrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const failovers = new Counter({
+    name: 'redis_operator_failovers_total',
+    help: 'Completed failovers (a new master promoted after the previous one failed), per Redis.',
+    labelNames: ['namespace', 'redis'] as const,
+    registers,
+  });
+  const lastFailoverDuration = new Gauge({
+    name: 'redis_operator_last_failover_duration_seconds',
+    help: 'Duration of the last failover: from the old master\'s first unanswered probe to the master label on the new one.',
+    labelNames: ['namespace', 'redis'] as const,
+    registers,
+  });
+  const podUp = new Gauge({
+    name: 'redis_operator_pod_up',
+    help: '1 when the pod\'s Redis answers the sidecar\'s probes, 0 otherwise.',
+    labelNames: ['namespace', 'redis', 'pod'] as const,
+    registers,
+  });
+  const podRole = new Gauge({
+    name: 'redis_operator_pod_role',
+    help: '1 when the pod\'s Redis reports role master, 0 when replica (as last answered). More than one 1 per Redis is a split brain.',
+    labelNames: ['namespace', 'redis', 'pod'] as const,
+    registers,
+  });
+  const podLinkUp = new Gauge({
+    name: 'redis_operator_pod_link_up',
+    help: '1 for the master and for replicas whose link to the current master is up, 0 otherwise.',
+    labelNames: ['namespace', 'redis', 'pod'] as const,
+    registers,
+  });
+  const replicationLag = new Gauge({
+    name: 'redis_operator_replication_lag_bytes',
+    help: 'Replication offset of the master minus the replica\'s, as last probed (replicas linked to the current master only).',
+    labelNames: ['namespace', 'redis', 'pod'] as const,
+    registers,
+  });
+  const leader = new Gauge({ name: 'redis_operator_leader', help: '1 while this instance holds the leader Lease and may act.', registers });
+  const steps = new Counter({
+    name: 'redis_operator_steps_total',
+    help: 'Steps the leader applied (promote, switchover, replicaof, config, label), by outcome (ok, failed).',
+    labelNames: ['namespace', 'redis', 'kind', 'outcome'] as const,
+    registers,
+  });
+  const specValid = new Gauge({
+    name: 'redis_operator_spec_valid',
+    help: '1 when the Redis spec is valid and managed, 0 when it is refused (nothing is done to it).',
+    labelNames: ['namespace', 'redis'] as const,
+    registers,
+  });
+  leader.set(0);
+  const perPod = [podUp, podRole, podLinkUp, replicationLag];
+  return {
+    registry,
+    failovers,
+    lastFailoverDuration,
+    podUp,
+    podRole,
+    podLinkUp,
+    replicationLag,
+    leader,
+    steps,
+    specValid,
+    forgetPod(namespace, redis, pod) {
+      for (const g of perPod) g.remove({ namespace, redis, pod });
+    },
+    // Per-pod series are removed by the worker pod by pod (prom-client removes exact label sets only).
+    forgetRedis(namespace, redis) {
+      for (const m of [failovers, lastFailoverDuration, specValid]) m.remove({ namespace, redis });
+      for (const kind of ['promote', 'switchover', 'replicaof', 'config', 'label']) {
+        for (const outcome of ['ok', 'failed']) steps.remove({ namespace, redis, kind, outcome });
+      }
+    },
+  };
+}
+
+export interface MetricsServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export interface MetricsServerOptions {
+  host: string;
+  port: number;
+  registry: Registry;
+  /** /readyz answers 200 only while this is true (the informers have synced, not shutting down). */
+  ready: () => boolean;
+}
+
+/** Serves /metrics, /healthz (the process runs) and /readyz on a plain node:http server. */
+export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    const send = (code: number, body: string, type = 'text/plain; charset=utf-8') => {
+      res.writeHead(code, { 'content-type': type, 'cache-control': 'no-store' });
+      res.end(body);
+    };
+    if (req.method !== 'GET' && req.method !== 'HEAD') return send(405, 'method not allowed\n');
+    if (path === '/healthz' || path === '/livez') return send(200, 'ok\n');
+    if (path === '/readyz') return options.ready() ? send(200, 'ok\n') : send(503, 'not ready\n');
+    if (path === '/metrics') {
+      options.registry.metrics().then(
+        (text) => send(200, text, options.registry.contentType),
+        (err: unknown) => send(500, `metrics failed: ${String(err)}\n`),
+      );
+      return;
+    }
+    send(404, 'not found\n');
+  });
+  // A scraper that holds a connection open must not keep the process alive on shutdown.
+  server.keepAliveTimeout = 5000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

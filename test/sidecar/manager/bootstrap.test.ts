@@ -1,0 +1,179 @@
+// Loopback octet: 127.0.20.x (the real manager: bootstrap, generated auth Secret, steady-state
+// quiet, re-pointing after the master's address changed).
+// The Kubernetes side is the API stand-in over HTTP; Redis is real redis-server processes whose
+// pods are Pod objects in the stand-in's store.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { LINK_ANNOTATION, ROLE_LABEL, ROLE_SINCE_ANNOTATION } from '../../../src/api/labels.ts';
+import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
+import { Cluster, NS, redisClient, replicationOf, sleep, until, missingKeys } from './harness.ts';
+
+const N = 20;
+const extra = { 'repl-diskless-sync-delay': '0' };
+
+async function write(ip: string, n: number, prefix: string, password = TEST_PASSWORD): Promise<string[]> {
+  const c = redisClient(ip, password);
+  await c.connect();
+  const keys: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const k = `${prefix}${i}`;
+    await c.set(k, k);
+    keys.push(k);
+  }
+  await c.call('WAIT', '2', '2000');
+  c.disconnect();
+  return keys;
+}
+
+test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, labels/annotations/events once, then quiet', async (t) => {
+  const cluster = await Cluster.start();
+  t.after(() => cluster.close());
+  const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
+  await until('leader', () => a.elector.isLeader());
+  const redis = cluster.createRedis('cache');
+
+  // No spec.auth: the leader creates <name>-auth with a random password, owned by the Redis.
+  const secret = await until('the generated secret', () => cluster.store.get('secrets', NS, 'cache-auth'));
+  const owner = secret.metadata.ownerReferences?.[0];
+  assert.equal(owner?.uid, redis.metadata.uid);
+  assert.equal(owner?.kind, 'Redis');
+  assert.equal(owner?.controller, true);
+  const password = Buffer.from((secret as unknown as { data: { password: string } }).data.password, 'base64').toString();
+  assert.match(password, /^[0-9a-f]{64}$/);
+
+  // The pods start with it (the hook's template reads it from the Secret).
+  const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i), password, extra })));
+  cluster.addPod('cache', 'master-0', servers[0]!.ip);
+  cluster.addPod('cache', 'replica-0', servers[1]!.ip);
+  cluster.addPod('cache', 'replica-1', servers[2]!.ip);
+  const masters = cluster.watchMasters('cache');
+
+  await until('labels and links', () => {
+    const r = cluster.roles('cache');
+    return r['cache-master-0'] === 'master/up' && r['cache-replica-0'] === 'replica/up' && r['cache-replica-1'] === 'replica/up';
+  });
+  for (const s of servers.slice(1)) {
+    const c = redisClient(s.ip, password);
+    await c.connect();
+    const info = String(await c.call('INFO', 'replication'));
+    c.disconnect();
+    assert.match(info, new RegExp(`master_host:${servers[0]!.ip.replace(/\./g, '\\.')}\\r\\n`));
+    assert.match(info, /master_link_status:up/);
+  }
+  assert.match(cluster.pod('cache-master-0')!.metadata.annotations?.[ROLE_SINCE_ANNOTATION] ?? '', /^bootstrap at offset \d+$/);
+
+  const events = await until('events', () => {
+    const e = cluster.events('cache');
+    return e.some((x) => x.reason === 'Bootstrap') && e.filter((x) => x.reason === 'ReplicaRepointed').length === 2 && e;
+  });
+  const boot = events.filter((e) => e.reason === 'Bootstrap');
+  assert.equal(boot.length, 1);
+  assert.match(boot[0]!.message, /^cache-master-0 is the master: fresh set \(every node empty\): starting from cache-master-0/);
+  assert.equal(boot[0]!.instance, 'sidecar-a');
+  assert.deepEqual(events.filter((e) => e.reason === 'ReplicaRepointed').map((e) => e.message).sort(), [
+    `cache-replica-0 now replicates from cache-master-0 (${servers[0]!.ip})`,
+    `cache-replica-1 now replicates from cache-master-0 (${servers[0]!.ip})`,
+  ]);
+
+  // Data written to the master reaches both replicas.
+  const keys = await write(servers[0]!.ip, 50, 'b', password);
+  for (const s of servers.slice(1)) {
+    const c = redisClient(s.ip, password);
+    await c.connect();
+    assert.equal(await c.dbsize(), 50);
+    c.disconnect();
+  }
+  assert.equal(keys.length, 50);
+
+  // Steady state: no label patch, no event, over a few seconds of ticks every 100 ms.
+  const from = cluster.api.requests.length;
+  const eventsBefore = cluster.events('cache').length;
+  await sleep(3000);
+  assert.deepEqual(cluster.podPatches(from), [], 'no pod patch on steady ticks');
+  assert.equal(cluster.events('cache').length, eventsBefore, 'no event on steady ticks');
+
+  // Metrics of the leader.
+  const text = await a.metrics.registry.metrics();
+  for (const pod of ['cache-master-0', 'cache-replica-0', 'cache-replica-1']) {
+    assert.match(text, new RegExp(`redis_operator_pod_up\\{namespace="${NS}",redis="cache",pod="${pod}"\\} 1`));
+    assert.match(text, new RegExp(`redis_operator_pod_link_up\\{namespace="${NS}",redis="cache",pod="${pod}"\\} 1`));
+    assert.match(text, new RegExp(`redis_operator_pod_role\\{namespace="${NS}",redis="cache",pod="${pod}"\\} ${pod.includes('master') ? 1 : 0}`));
+  }
+  assert.match(text, /redis_operator_replication_lag_bytes\{namespace="redis-test",redis="cache",pod="cache-replica-0"\} \d+/);
+  assert.match(text, /redis_operator_leader 1/);
+  assert.match(text, /redis_operator_spec_valid\{namespace="redis-test",redis="cache"\} 1/);
+  assert.deepEqual(masters.violations, []);
+  assert.equal(masters.maxSeen, 1);
+  // Every log line about the Redis names it.
+  const lines = a.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'applied' || l['msg'] === 'decision');
+  assert.ok(lines.length > 0);
+  for (const l of lines) assert.deepEqual([l['namespace'], l['name']], [NS, 'cache']);
+});
+
+test('re-point: the master comes back at a new address, a replica is recreated at a new address: everyone follows the published master', async (t) => {
+  const cluster = await Cluster.start();
+  t.after(() => cluster.close());
+  cluster.createAuthSecret('cache');
+  cluster.createRedis('cache');
+  const servers = await Promise.all([11, 12, 13].map((i) => startRedis(t, { ip: addr(N, i), extra })));
+  cluster.addPod('cache', 'master-0', servers[0]!.ip);
+  cluster.addPod('cache', 'replica-0', servers[1]!.ip);
+  cluster.addPod('cache', 'replica-1', servers[2]!.ip);
+  const masters = cluster.watchMasters('cache');
+  const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
+  const linked = () => {
+    const r = cluster.roles('cache');
+    return Object.values(r).length === 3 && Object.values(r).every((v) => v.endsWith('/up')) && cluster.masters('cache').length === 1;
+  };
+  await until('a linked set', linked);
+  const keys = await write(servers[0]!.ip, 100, 'r');
+
+  // 1. replica-1's pod is recreated with a new IP (same volume, no labels): re-pointed.
+  await servers[2]!.restart({ ip: addr(N, 23) });
+  cluster.recreatePod('cache', 'replica-1', addr(N, 23));
+  await until('replica-1 re-pointed', async () => {
+    const r = await replicationOf(addr(N, 23));
+    return r['master_host'] === servers[0]!.ip && r['master_link_status'] === 'up';
+  });
+  await until('replica-1 labelled', () => cluster.roles('cache')['cache-replica-1'] === 'replica/up');
+
+  // 2. The master's process comes back at a new address (with its RDB, saved just before), and
+  //    the API shows the new podIP: nobody may keep following the stale address.
+  const oldIp = servers[0]!.ip;
+  assert.equal(await redisCallSave(oldIp), 'OK');
+  await servers[0]!.restart({ ip: addr(N, 21) });
+  cluster.setPodStatus('cache-master-0', addr(N, 21), true);
+  await until('every replica follows the published master at its current address', async () => {
+    const ip = cluster.masterIp('cache');
+    if (!ip || ip === oldIp) return false;
+    const others = [addr(N, 21), servers[1]!.ip, addr(N, 23)].filter((x) => x !== ip);
+    for (const o of others) {
+      const r = await replicationOf(o);
+      if (r['master_host'] !== ip || r['master_link_status'] !== 'up') return false;
+    }
+    return true;
+  });
+  await until('links up', linked);
+  for (const ip of [addr(N, 21), servers[1]!.ip, addr(N, 23)]) assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
+  const repointed = cluster.events('cache').filter((e) => e.reason === 'ReplicaRepointed').map((e) => e.message);
+  assert.ok(repointed.some((m) => !m.includes(oldIp)), `re-pointed away from ${oldIp}: ${repointed.join(' | ')}`);
+  assert.deepEqual(masters.violations, []);
+  const r = cluster.roles('cache');
+  assert.equal(Object.values(r).filter((v) => v.startsWith('master/')).length, 1);
+  assert.equal(cluster.pod('cache-master-0')!.metadata.annotations?.[LINK_ANNOTATION] !== undefined, true);
+  assert.ok(cluster.pod('cache-replica-1')!.metadata.labels?.[ROLE_LABEL]);
+  for (const l of a.logs.map((x) => JSON.parse(x) as { msg: string; steps?: string[]; reason?: string })) {
+    if (l.msg === 'applied') t.diagnostic(l.steps!.join('; '));
+    if (l.msg === 'decision') t.diagnostic(`decision: ${l.reason}`);
+  }
+});
+
+async function redisCallSave(ip: string): Promise<string> {
+  const c = redisClient(ip);
+  await c.connect();
+  try {
+    return String(await c.call('SAVE'));
+  } finally {
+    c.disconnect();
+  }
+}
