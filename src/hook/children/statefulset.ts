@@ -171,8 +171,8 @@ function container(ctx: HookContext): Json {
     },
     // Only "does it answer", with five minutes before the first answer: start-up cost is the
     // data set load, and LOADING replies count as alive afterwards (see LIVENESS_SCRIPT).
-    startupProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 5, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 60 },
-    readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: 2, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
+    startupProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
+    readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
     livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
     volumeMounts: [
       { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
