@@ -152,3 +152,35 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   assert.ok(cluster.events('cache').some((e) => e.reason === 'ReplicaRepointed' && e.message.startsWith(`${oldName} claimed to be master; demoted`)));
   assert.deepEqual(masters.violations, []);
 });
+
+test('the master restarts empty so fast the sidecar barely saw it silent: a replica with the data is promoted, the empty node follows it', async (t) => {
+  const { cluster, masters, byPod } = await threeNodes(t, 21);
+  const writer = new Writer(cluster, 'cache');
+  writer.start();
+  t.after(() => writer.stop());
+  await until('acknowledged writes', () => writer.acked.length > 200);
+  const oldName = cluster.masters('cache')[0]!;
+  const old = byPod.get(oldName)!;
+  const counts = new Map<string, number>();
+  for (const [name, s] of byPod) if (s !== old) counts.set(name, await keyCount(s.ip));
+  // Same pod, same IP, empty data directory, back within milliseconds (a container restart).
+  await old.wipe();
+  const newName = await until('the master label on a replica', () => {
+    const m = cluster.masters('cache');
+    return m.length === 1 && m[0] !== oldName && m[0];
+  }, 10_000);
+  const newIp = cluster.pod(newName)!.status!.podIP!;
+  await until('the empty node follows the new master', async () => {
+    const r = await replicationOf(old.ip);
+    return r['master_host'] === newIp && r['master_link_status'] === 'up';
+  });
+  await writer.stop();
+  await settle(newIp, 2);
+  for (const [name, s] of byPod) {
+    if (s === old) continue;
+    assert.ok((await keyCount(s.ip)) >= counts.get(name)!, `${name} was not wiped`);
+  }
+  const keys = writer.acked.map((x) => x.key);
+  for (const [name, s] of byPod) assert.deepEqual((await missingKeys(s.ip, keys)).length, 0, `${name} holds every acknowledged write`);
+  assert.deepEqual(masters.violations, []);
+});
