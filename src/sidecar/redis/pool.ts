@@ -18,6 +18,8 @@ export interface PoolOptions {
 interface Entry {
   client: Redis;
   ready: Promise<Redis>;
+  /** An AUTH refusal ioredis reported as an 'error' event (see run()). */
+  authError?: unknown;
 }
 
 export function endpointKey(endpoint: Endpoint): string {
@@ -65,8 +67,13 @@ export class RedisPool {
       const client = await entry.ready;
       return await fn(client);
     } catch (err) {
-      if (breaksConnection(classifyError(err).kind)) this.#dropEntry(key, entry);
-      throw err;
+      // With enableReadyCheck off, connect() resolves before AUTH is answered; when AUTH is
+      // refused, ioredis emits the WRONGPASS as an 'error' event and (when it also sends CLIENT
+      // SETNAME) closes the socket, so the command itself fails with "Stream isn't writeable".
+      // Report the refusal: a wrong password is an answer, never a silence.
+      const reported = entry.authError ?? err;
+      if (breaksConnection(classifyError(reported).kind)) this.#dropEntry(key, entry);
+      throw reported;
     }
   }
 
@@ -101,8 +108,10 @@ export class RedisPool {
     // Without a listener ioredis prints every connection error. With no retries, connect() rejects
     // with a bare "Connection is closed": report the socket's own error (ECONNREFUSED...) instead.
     let socketError: unknown;
+    const entry: Entry = { client, ready: Promise.resolve(client) };
     client.on('error', (err: unknown) => {
       socketError ??= err;
+      if (classifyError(err).kind === 'auth') entry.authError ??= err;
     });
     const ready = client.connect().then(
       () => client,
@@ -111,7 +120,7 @@ export class RedisPool {
       },
     );
     ready.catch(() => {});
-    const entry: Entry = { client, ready };
+    entry.ready = ready;
     this.#entries.set(key, entry);
     return entry;
   }
