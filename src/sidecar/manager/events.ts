@@ -25,19 +25,32 @@ export interface EventToSend {
   message: string;
 }
 
+type BlockConfig = Pick<DecideConfig, 'downAfterMs' | 'silentAfterSeconds' | 'witnessConfirmMs'>;
+
+/**
+ * How long the master must have been silent before a held-back failover is worth a Warning: a
+ * genuinely hung master keeps its replicas' links "up" until they miss pings for
+ * silentAfterSeconds (+ witnessConfirmMs), so until then "the replicas still hear it" is the
+ * normal first second of every hung-master failover, not a blocked one. One more second of margin.
+ */
+export function blockedAfterMs(config: BlockConfig): number {
+  return Math.max(config.downAfterMs, config.silentAfterSeconds * 1000 + config.witnessConfirmMs) + 1000;
+}
+
 /**
  * A "wait" that means a failover is being held back although the master looks gone: the master
- * has been silent past downAfterMilliseconds but the evidence disagrees (a replica still hears
- * it: only the sidecar lost it) or no replica can take over. Plain suspicion below the threshold,
- * partial views at bootstrap and "not probed yet" are not worth an Event.
+ * has been silent for blockedAfterMs but the evidence disagrees (a replica still hears it: only
+ * the sidecar lost it), no replica can take over, or it answers only with errors. Plain
+ * suspicion, partial views at bootstrap and "not probed yet" are not worth an Event.
  */
-export function blockedFailover(decision: MasterDecision, health: MasterHealth | null, config: Pick<DecideConfig, 'downAfterMs'>): { key: string; message: string } | null {
+export function blockedFailover(decision: MasterDecision, health: MasterHealth | null, config: BlockConfig): { key: string; message: string } | null {
   if (decision.kind !== 'wait' || decision.master === null || health === null) return null;
-  if (health.state === 'suspect' && health.silentMs !== null && health.silentMs >= config.downAfterMs) {
+  const threshold = blockedAfterMs(config);
+  if (health.state === 'suspect' && health.silentMs !== null && health.silentMs >= threshold) {
     const cause = /still hears? it/.test(health.reason) ? 'replicas-hear-master' : 'no-agreeing-evidence';
     return { key: `${decision.master}/${cause}`, message: decision.reason };
   }
-  if (health.state === 'failed') return { key: `${decision.master}/no-candidate`, message: decision.reason };
+  if (health.state === 'failed' && health.silentMs >= threshold) return { key: `${decision.master}/no-candidate`, message: decision.reason };
   if (health.state === 'unreadable') return { key: `${decision.master}/unreadable`, message: decision.reason };
   return null;
 }
@@ -69,7 +82,7 @@ export class EventMemory {
   authProblemTold: string | null = null;
 
   /** The decision of this tick; returns the FailoverBlocked Event to send, if any. */
-  noteDecision(decision: MasterDecision, health: MasterHealth | null, config: Pick<DecideConfig, 'downAfterMs'>): EventToSend | null {
+  noteDecision(decision: MasterDecision, health: MasterHealth | null, config: BlockConfig): EventToSend | null {
     if (decision.kind !== 'wait') {
       this.blocked = null;
       return null;

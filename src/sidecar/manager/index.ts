@@ -1,5 +1,5 @@
 // The replication manager's public surface: main.ts and the tests import from here only.
 export { ReplicationManager, type ManagerOptions } from './manager.ts';
 export { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks, type WorkerOptions } from './worker.ts';
-export { EventMemory, blockedFailover, isFailover, type EventReason, type EventToSend, type FailoverEpisode } from './events.ts';
+export { EventMemory, blockedAfterMs, blockedFailover, isFailover, type EventReason, type EventToSend, type FailoverEpisode } from './events.ts';
 export { authSource, belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView, type Overlay, type PodView } from './pods.ts';
