@@ -1,0 +1,178 @@
+// Benchmark of POST /sync (a benchmark, not a test): `npm run bench:hook`.
+// Starts the real app and, for reference, a bare fastify app whose one route only parses and
+// echoes the same body, each in its own process on a loopback port (so the load generator
+// does not share their event loop), warms each up, then drives each with autocannon at
+// concurrency 5 (Metacontroller's worker count) with test/fixtures/sync-request.json.
+// The measured time per target is split into alternating 1 s rounds (sync, echo, sync, ...) so
+// that load from anything else on a shared machine hits both alike; rps is the median round,
+// p99 is over every sync request. Prints exactly five lines on stdout: sync_rps, echo_rps,
+// sync_vs_echo, sync_p99_ms, rss_mb (RSS of the sync server process); progress goes to
+// stderr. BENCH_SECONDS (default 10 per target) and BENCH_WARMUP_SECONDS (default 3) set the
+// durations. The sync app logs its usual line per request, to /dev/null.
+import { fork, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+/** The slice of autocannon's API used here (the package ships no type declarations). */
+interface AutocannonResult {
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  duration: number;
+  requests: { total: number };
+}
+interface AutocannonInstance extends PromiseLike<AutocannonResult> {
+  on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
+}
+type Autocannon = (options: Record<string, unknown>) => AutocannonInstance;
+const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+
+const HOST = '127.0.0.1';
+const CONNECTIONS = 5;
+const ROUND_SECONDS = 1;
+const FIXTURE = new URL('../test/fixtures/sync-request.json', import.meta.url);
+
+type Kind = 'sync' | 'echo';
+type ToChild = { type: 'rss' };
+type FromChild = { type: 'listening'; port: number } | { type: 'rss'; rss: number };
+
+async function serve(kind: Kind): Promise<void> {
+  let port: number;
+  if (kind === 'sync') {
+    const { pino } = await import('pino');
+    const { buildApp } = await import('../src/server/app.ts');
+    const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: true }));
+    const app = buildApp({ logger });
+    await app.listen({ port: 0, host: HOST });
+    port = (app.server.address() as { port: number }).port;
+  } else {
+    const { fastify } = await import('fastify');
+    const app = fastify({ bodyLimit: 4 * 1024 * 1024 });
+    app.post('/echo', async (request) => request.body);
+    await app.listen({ port: 0, host: HOST });
+    port = (app.server.address() as { port: number }).port;
+  }
+  process.on('message', (message: ToChild) => {
+    if (message.type === 'rss') process.send?.({ type: 'rss', rss: process.memoryUsage().rss } satisfies FromChild);
+  });
+  process.send?.({ type: 'listening', port } satisfies FromChild);
+}
+
+function nextMessage<T extends FromChild['type']>(child: ChildProcess, type: T): Promise<Extract<FromChild, { type: T }>> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: FromChild) => {
+      if (message.type !== type) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(message as Extract<FromChild, { type: T }>);
+    };
+    const onExit = (code: number | null) => reject(new Error(`bench server exited (${code}) before sending ${type}`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+async function start(kind: Kind): Promise<{ child: ChildProcess; url: string }> {
+  const execArgv = (process.env['BENCH_SERVER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean);
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind], { execPath: process.execPath, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const { port } = await nextMessage(child, 'listening');
+  return { child, url: `http://${HOST}:${port}/${kind}` };
+}
+
+interface Round {
+  rps: number;
+  latenciesMs: number[];
+}
+
+async function drive(url: string, body: string, seconds: number): Promise<Round> {
+  const latenciesMs: number[] = [];
+  const instance = autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
+  });
+  // autocannon's own histogram has whole-millisecond resolution; keep the exact times.
+  instance.on('response', (_client, _status, _bytes, responseTime) => void latenciesMs.push(responseTime));
+  const result = await instance;
+  if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
+    throw new Error(`${url}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers`);
+  }
+  return { rps: result.requests.total / (result.duration || seconds), latenciesMs };
+}
+
+/** Shares of /sync requests the app itself timed under 1, 2.5 and 5 ms (from its /metrics). */
+async function serverSideShares(metricsUrl: string): Promise<string> {
+  const text = await (await fetch(metricsUrl)).text();
+  const count = (le: string) => Number(new RegExp(`^redis_operator_hook_duration_seconds_bucket\\{le="${le.replace('+', '\\+')}",route="sync"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+  const total = count('+Inf');
+  return ['0.001', '0.0025', '0.005'].map((le) => `${((count(le) / total) * 100).toFixed(1)}% under ${Number(le) * 1000} ms`).join(', ');
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? Number.NaN) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(sorted.length * p) - 1))] ?? Number.NaN;
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(process.env['BENCH_SECONDS'] ?? 10);
+  const warmup = Number(process.env['BENCH_WARMUP_SECONDS'] ?? 3);
+  const rounds = Math.max(1, Math.round(seconds / ROUND_SECONDS));
+  const body = readFileSync(FIXTURE, 'utf8');
+  const sync = await start('sync');
+  const echo = await start('echo');
+  try {
+    process.stderr.write(
+      `bench: ${body.length} byte request, ${CONNECTIONS} connections, ${warmup} s warm-up each, then ${rounds} alternating ${ROUND_SECONDS} s rounds per target\n`,
+    );
+    await drive(sync.url, body, warmup);
+    await drive(echo.url, body, warmup);
+    const syncRounds: Round[] = [];
+    const echoRounds: Round[] = [];
+    // Alternating short rounds: load from anything else on the machine hits both targets alike.
+    for (let i = 0; i < rounds; i++) {
+      syncRounds.push(await drive(sync.url, body, ROUND_SECONDS));
+      echoRounds.push(await drive(echo.url, body, ROUND_SECONDS));
+    }
+    const serverSide = await serverSideShares(sync.url.replace(/\/sync$/, '/metrics'));
+    sync.child.send({ type: 'rss' } satisfies ToChild);
+    const { rss } = await nextMessage(sync.child, 'rss');
+    const syncRps = median(syncRounds.map((r) => r.rps));
+    const echoRps = median(echoRounds.map((r) => r.rps));
+    const syncLatencies = syncRounds.flatMap((r) => r.latenciesMs);
+    const echoLatencies = echoRounds.flatMap((r) => r.latenciesMs);
+    process.stderr.write(
+      `bench: per-round rps sync [${syncRounds.map((r) => Math.round(r.rps)).join(' ')}] echo [${echoRounds.map((r) => Math.round(r.rps)).join(' ')}]\n` +
+        `bench: sync p50 ${percentile(syncLatencies, 0.5).toFixed(2)} ms, echo p50 ${percentile(echoLatencies, 0.5).toFixed(2)} ms, echo p99 ${percentile(echoLatencies, 0.99).toFixed(2)} ms\n` +
+        `bench: sync server-side time (the app's own histogram, request start to answer sent): ${serverSide}\n`,
+    );
+    process.stdout.write(
+      [
+        `sync_rps=${Math.round(syncRps)}`,
+        `echo_rps=${Math.round(echoRps)}`,
+        `sync_vs_echo=${(syncRps / echoRps).toFixed(2)}`,
+        `sync_p99_ms=${percentile(syncLatencies, 0.99).toFixed(2)}`,
+        `rss_mb=${(rss / 1024 / 1024).toFixed(1)}`,
+      ].join('\n') + '\n',
+    );
+  } finally {
+    for (const { child } of [sync, echo]) {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    }
+  }
+}
+
+if (process.argv[2] === '--serve') await serve(process.argv[3] === 'echo' ? 'echo' : 'sync');
+else await main();
