@@ -8,7 +8,8 @@
 // p99 is over every sync request. Prints exactly five lines on stdout: sync_rps, echo_rps,
 // sync_vs_echo, sync_p99_ms, rss_mb (RSS of the sync server process); progress goes to
 // stderr. BENCH_SECONDS (default 10 per target) and BENCH_WARMUP_SECONDS (default 3) set the
-// durations. The sync app logs its usual line per request, to /dev/null.
+// durations; BENCH_SERVER_NODE_OPTIONS passes flags to both server processes (for example
+// --max-semi-space-size=32). The sync app logs its usual line per request, to /dev/null.
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';

@@ -1,8 +1,9 @@
 // POST /sync, /finalize, /customize: the HTTP face of the pure hook in src/hook.
 // Invariants:
-// - A 200 carries exactly what the hook returned (the response schema admits only the top-level
-//   keys Metacontroller v2 accepts and REQUIRES `children`, so a hook answer without a children
-//   list fails serialization and becomes a 500 instead of a 200 that would delete every child).
+// - A 200 carries what the hook returned, through a response schema that REQUIRES `status` and
+//   `children` (a hook answer without a children list fails serialization and becomes a 500,
+//   not a 200 that would delete every child) and drops any top-level key Metacontroller v2
+//   would reject.
 // - Only application/json bodies are parsed here (this plugin's own parser set); anything else
 //   is a 415 before the hook runs.
 // - Routing to finalize follows the request, not only the path: Metacontroller calls the
