@@ -15,7 +15,7 @@
 //   back later; that pod is then re-pointed and re-synced, which is the price of availability).
 import type { RedisFacts } from '../redis/types.ts';
 import { COMPONENT_MASTER_SET } from '../../api/labels.ts';
-import { currentFacts, expectedPodNames, isEmpty, silentForMs } from './observe.ts';
+import { currentFacts, expectedPodNames, isBeyondScale, isEmpty, silentForMs } from './observe.ts';
 import { masterIpOf } from './failure.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
@@ -122,11 +122,19 @@ function describe(c: Candidate): string {
   return `${c.pod.name} (priority ${c.facts.replicaPriority}, offset ${offsetOf(c.facts)}, ${c.facts.keys} keys)`;
 }
 
+export interface PromotionOptions {
+  /**
+   * Only pods that stay (planned switchovers): a pod a scale-down is removing would need a
+   * second switchover right after the first.
+   */
+  stayingOnly?: boolean;
+}
+
 /**
  * Whom to promote when the labelled master `master` failed or lost its role. With
  * includeMaster, the master itself (restarted, answering as a replica) competes too.
  */
-export function choosePromotion(input: DecideInput, master: PodObservation, includeMaster: boolean): Choice {
+export function choosePromotion(input: DecideInput, master: PodObservation, includeMaster: boolean, options: PromotionOptions = {}): Choice {
   const { now, config } = input;
   const history = historyOf(input, master);
   const masterSilentMs = silentForMs(master, now) ?? 0;
@@ -140,6 +148,10 @@ export function choosePromotion(input: DecideInput, master: PodObservation, incl
     const r = facts.replication;
     if (pod.deleting) {
       excluded.push(`${pod.name}: pod is being deleted`);
+      continue;
+    }
+    if (options.stayingOnly && isBeyondScale(pod, input.name, input.spec.replicas)) {
+      excluded.push(`${pod.name}: a scale-down to ${input.spec.replicas} replicas removes its pod`);
       continue;
     }
     if (facts.loading) {

@@ -52,7 +52,7 @@ export function decideMaster(input: DecideInput): MasterAssessment {
           ? `a scale-down to ${input.spec.replicas} replicas removes its pod`
           : null;
       if (leaving) {
-        const target = choosePromotion(input, master, false);
+        const target = choosePromotion(input, master, false, { stayingOnly: true });
         const linked = target.ok && target.facts.replication.role === 'replica' && target.facts.replication.masterLinkStatus === 'up';
         if (target.ok && linked) {
           return {

@@ -207,6 +207,27 @@ test('plan: end to end, in the order the manager must apply', () => {
         'label cache-replica-0 {}',
       ],
     },
+    {
+      name: 'scale-down to 1 with the master on replica-2: the switchover target is a pod that stays, even when one that goes is further ahead',
+      pods: [
+        pod({ name: 'master-0', label: 'replica', link: 'up', facts: facts({ of: ip(13), offset: 990 }) }),
+        replica(0, { of: ip(13), offset: 990 }),
+        replica(1, { of: ip(13), offset: 1000 }),
+        pod({ name: 'replica-2', label: 'master', link: 'up', facts: facts({ role: 'master', offset: 1000, replicas: online(ip(1), ip(11), ip(12)) }) }),
+      ],
+      spec: { replicas: 1 },
+      kind: 'switchover',
+      want: [
+        'switchover cache-replica-2->cache-master-0',
+        'demote cache-replica-2->10.0.0.1',
+        'replicaof cache-replica-0->10.0.0.1',
+        'replicaof cache-replica-1->10.0.0.1',
+        `label cache-replica-2 ${JSON.stringify({ [ROLE_LABEL]: 'replica' })}!`,
+        `label cache-master-0 ${JSON.stringify({ [ROLE_LABEL]: 'master' })}!`,
+        'label cache-replica-0 {}',
+        'label cache-replica-1 {}',
+      ],
+    },
   ];
   for (const c of cases) {
     const p = plan(input(c.pods, c.spec));
