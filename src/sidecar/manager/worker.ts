@@ -406,6 +406,7 @@ export class RedisWorker {
     // The hook may have waited: check again right before the write.
     if (!this.#o.leader.isLeader() || !this.#running) return 'not-leader';
     const view = views.find((v) => v.name === step.pod);
+    const started = performance.now();
     let ok = false;
     let line = '';
     switch (step.kind) {
@@ -453,6 +454,7 @@ export class RedisWorker {
       }
     }
     this.#o.metrics.steps.inc({ namespace: this.namespace, redis: this.name, kind: step.kind, outcome: ok ? 'ok' : 'failed' });
+    line += ` [${Math.round(performance.now() - started)} ms]`;
     applied.lines.push(ok ? line : `FAILED ${line}`);
     if (!ok) this.#log.warn({ step: step.kind, pod: step.pod, detail: line, reason: step.reason }, 'step failed');
     await this.#o.hooks?.afterStep?.(this.ref, step, ok);

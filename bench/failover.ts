@@ -1,0 +1,422 @@
+// Failover benchmark (a benchmark, not a test): `npm run bench:failover`.
+// Loopback addresses 127.0.30.x-127.0.39.x (the brief's allocation for this bench).
+//
+// A master and two replicas (real redis-server), the Kubernetes API stand-in over HTTP, the real
+// sidecar (src/sidecar/main.ts, its own process, as in the Deployment) managing them through it,
+// a stand-in kubelet (readiness probe as the hook's template sets it: period 2 s, threshold 2;
+// a dead container seen after ~1 s, as PLEG would; pods recreated at new addresses), and a writer
+// doing SET then WAIT 1 through the master address the operator publishes (the pod labelled
+// master -> its podIP, followed through a watch; requests stuck on the old address are dropped
+// when the label moves). Every acknowledged key is recorded.
+//
+// Phases: KILL_ROUNDS x SIGKILL of the master (alternately: the container restarts in place,
+// empty, same IP; the pod is recreated empty at a new address), so each round re-forms a
+// three-node set; HUNG_ROUNDS x SIGSTOP of the master (resumed after the failover: it must be
+// demoted); then the false-failover phase: only the sidecar's link to the master is cut
+// (iptables) for FALSE_SECONDS; finally a baseline measured in the same run on three unmanaged
+// servers: a bare REPLICAOF NO ONE + re-point + first acknowledged write (promote_only_ms).
+// Prints one figure per line on stdout; progress and per-round details go to stderr.
+// Figures: failover_ms = SIGKILL -> first write acknowledged (WAIT 1) by the new master through
+// the published address; hung_failover_ms the same for SIGSTOP; acked_writes_lost = acknowledged
+// keys missing on the final master; false_failovers = failovers while only the sidecar was cut.
+// Env: KILL_ROUNDS (10), HUNG_ROUNDS (10), FALSE_SECONDS (6), SIDECAR_LOG (file for the sidecar's
+// JSON logs, default /dev/null).
+// Cleanup: every redis-server dies with this process (pdeathsig), iptables rules are removed at
+// exit (even on SIGINT), the sidecar child is SIGTERMed (SIGKILL after 5 s).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
+import { Cluster, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/manager/harness.ts';
+
+const KILL_ROUNDS = Number(process.env['KILL_ROUNDS'] ?? 10);
+const HUNG_ROUNDS = Number(process.env['HUNG_ROUNDS'] ?? 10);
+const FALSE_SECONDS = Number(process.env['FALSE_SECONDS'] ?? 6);
+const SIDECAR_IP = addr(30, 250);
+const NAME = 'bench';
+const DOWN_AFTER_MS = 1000;
+const MAIN = fileURLToPath(new URL('../src/sidecar/main.ts', import.meta.url));
+const extra = { 'repl-diskless-sync-delay': '0' };
+
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+// ---------------------------------------------------------------- addresses
+
+let nextHost = 1;
+let nextOctet = 30;
+/** A fresh address for every new pod (a recreated pod gets a new IP), 127.0.30.1 upwards. */
+function freshIp(): string {
+  if (nextHost > 240) {
+    nextOctet++;
+    nextHost = 1;
+  }
+  if (nextOctet > 31) throw new Error('out of bench addresses');
+  return addr(nextOctet, nextHost++);
+}
+
+// ---------------------------------------------------------------- a stand-in kubelet
+
+/** One pod: its Redis process and the readiness state the kubelet reports. */
+interface BenchPod {
+  name: string;
+  server: RedisServer;
+  ready: boolean;
+  failures: number;
+}
+
+class Kubelet {
+  readonly pods = new Map<string, BenchPod>();
+  readonly cluster: Cluster;
+  #timer: NodeJS.Timeout | null = null;
+  #probing = false;
+
+  constructor(cluster: Cluster) {
+    this.cluster = cluster;
+  }
+
+  add(suffix: string, server: RedisServer): BenchPod {
+    const name = `${NAME}-${suffix}`;
+    const pod: BenchPod = { name, server, ready: false, failures: 0 };
+    this.pods.set(name, pod);
+    if (this.cluster.pod(name)) this.cluster.setPodStatus(name, server.ip, false);
+    else this.cluster.store.create('pods', podObject(suffix, server.ip));
+    return pod;
+  }
+
+  /** Readiness probe of the hook's template: period 2 s, timeout 2 s, failureThreshold 2, successThreshold 1. */
+  start(): void {
+    this.#timer = setInterval(() => void this.#probeAll(), 2000);
+    void this.#probeAll();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+  }
+
+  async #probeAll(): Promise<void> {
+    if (this.#probing) return;
+    this.#probing = true;
+    try {
+      await Promise.all([...this.pods.values()].map((p) => this.#probe(p)));
+    } finally {
+      this.#probing = false;
+    }
+  }
+
+  async #probe(pod: BenchPod): Promise<void> {
+    const ip = pod.server.ip;
+    let ok = false;
+    if (pod.server.running) {
+      const c = redisClient(ip, TEST_PASSWORD, 2000);
+      try {
+        await c.connect();
+        const info = String(await c.call('INFO', 'replication'));
+        ok = /role:master/.test(info) || /master_link_status:up/.test(info);
+      } catch {
+        ok = false;
+      } finally {
+        c.disconnect();
+      }
+    }
+    if (this.pods.get(pod.name) !== pod || pod.server.ip !== ip) return;
+    pod.failures = ok ? 0 : pod.failures + 1;
+    const ready = ok ? true : pod.failures >= 2 ? false : pod.ready;
+    this.#setReady(pod, ready);
+  }
+
+  #setReady(pod: BenchPod, ready: boolean): void {
+    if (pod.ready === ready) return;
+    pod.ready = ready;
+    if (this.cluster.pod(pod.name)) this.cluster.setPodStatus(pod.name, pod.server.ip, ready);
+  }
+
+  /** The container died: the kubelet sees it about a second later (PLEG relist) and the pod turns NotReady. */
+  async containerDied(pod: BenchPod): Promise<void> {
+    await sleep(1000);
+    if (this.pods.get(pod.name) === pod) this.#setReady(pod, false);
+  }
+
+  /** restartPolicy Always: the same pod (UID, IP) runs a new container; no persistence, so empty. */
+  async restartInPlace(pod: BenchPod): Promise<void> {
+    await pod.server.wipe();
+    pod.failures = 0;
+  }
+
+  /** The pod is deleted and the StatefulSet creates it again: new UID, new IP, no labels, empty. */
+  async recreate(pod: BenchPod): Promise<BenchPod> {
+    this.pods.delete(pod.name);
+    this.cluster.store.delete('pods', NS, pod.name);
+    await pod.server.wipe({ ip: freshIp() });
+    const suffix = pod.name.slice(NAME.length + 1);
+    return this.add(suffix, pod.server);
+  }
+}
+
+function podObject(suffix: string, ip: string) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name: `${NAME}-${suffix}`,
+      namespace: NS,
+      labels: {
+        'app.kubernetes.io/name': 'redis',
+        'app.kubernetes.io/instance': NAME,
+        'app.kubernetes.io/managed-by': 'redis-operator',
+        'app.kubernetes.io/component': suffix.startsWith('master') ? 'master-set' : 'replica-set',
+      },
+    },
+    spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
+    status: runningStatus(ip, false),
+  };
+}
+
+// ---------------------------------------------------------------- the sidecar process
+
+function startSidecar(cluster: Cluster, dir: string): ChildProcess {
+  const kubeconfig = path.join(dir, 'kubeconfig');
+  writeFileSync(
+    kubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'stand-in', cluster: { server: cluster.api.url, 'insecure-skip-tls-verify': true } }],
+      users: [{ name: 'sidecar', user: { token: 'sidecar-bench' } }],
+      contexts: [{ name: 'c', context: { cluster: 'stand-in', user: 'sidecar' } }],
+      'current-context': 'c',
+    }),
+  );
+  const logFile = process.env['SIDECAR_LOG'] ?? '/dev/null';
+  const out = openSync(logFile, 'a');
+  return spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      KUBECONFIG: kubeconfig,
+      POD_NAME: 'sidecar-bench',
+      POD_NAMESPACE: 'operator',
+      METRICS_PORT: '0',
+      METRICS_HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      REDIS_LOCAL_ADDRESS: SIDECAR_IP,
+    },
+    stdio: ['ignore', out, out],
+  });
+}
+
+// ---------------------------------------------------------------- phases
+
+interface Round {
+  kind: 'kill' | 'hung';
+  ms: number;
+  from: string;
+  to: string;
+}
+
+async function steady(cluster: Cluster, writer: Writer): Promise<string> {
+  const ip = await until(
+    'a steady three-node set',
+    () => {
+      const roles = Object.values(cluster.roles(NAME));
+      return roles.length === 3 && roles.every((r) => r.endsWith('/up')) && cluster.masters(NAME).length === 1 && cluster.masterIp(NAME);
+    },
+    30_000,
+  );
+  await settle(ip, 2, 10_000);
+  const n = writer.acked.length;
+  await until('acknowledged writes', () => writer.acked.length > n + 50 && writer.masterIp === ip, 10_000);
+  return ip;
+}
+
+async function failoverRound(cluster: Cluster, kubelet: Kubelet, writer: Writer, kind: 'kill' | 'hung', index: number): Promise<Round> {
+  const masterIp = await steady(cluster, writer);
+  const oldName = cluster.masters(NAME)[0]!;
+  const pod = kubelet.pods.get(oldName)!;
+  const t0 = performance.now();
+  if (kind === 'kill') {
+    await pod.server.kill();
+    void kubelet.containerDied(pod);
+  } else {
+    pod.server.stop();
+  }
+  const newName = await until('the label on a new master', () => {
+    const m = cluster.masters(NAME);
+    return m.length === 1 && m[0] !== oldName && m[0];
+  }, 20_000);
+  const newIp = cluster.pod(newName)!.status!.podIP!;
+  const first = await until('the first acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 20_000);
+  const ms = first.at - t0;
+  log(`${kind} #${index + 1}: ${oldName} (${masterIp}) -> ${newName} (${newIp}): first acknowledged write after ${Math.round(ms)} ms`);
+  // Re-form a three-node set.
+  if (kind === 'kill') {
+    await sleep(1100);
+    if (index % 2 === 0) await kubelet.restartInPlace(pod);
+    else await kubelet.recreate(pod);
+  } else {
+    pod.server.cont();
+  }
+  return { kind, ms, from: oldName, to: newName };
+}
+
+async function falseFailoverPhase(cluster: Cluster, writer: Writer): Promise<number> {
+  const masterIp = await steady(cluster, writer);
+  const before = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length;
+  const labelled = cluster.masters(NAME)[0];
+  const t0 = performance.now();
+  const cut = cutLink(undefined, SIDECAR_IP, masterIp);
+  await sleep(FALSE_SECONDS * 1000);
+  cut.restore();
+  await sleep(2000);
+  const started = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length - before;
+  const moved = cluster.masters(NAME)[0] !== labelled ? 1 : 0;
+  const kept = writer.ackedAfter(t0 + FALSE_SECONDS * 1000 - 500, masterIp) !== undefined;
+  const blocked = cluster.events(NAME).filter((e) => e.reason === 'FailoverBlocked').length;
+  log(`false-failover phase: sidecar cut from the master for ${FALSE_SECONDS} s: ${started} failover(s) started, label moved: ${moved === 1}, writes went on: ${kept}, FailoverBlocked events so far: ${blocked}`);
+  return Math.max(started, moved);
+}
+
+/** The floor: what promotion alone costs here (no detection), on three unmanaged servers. */
+async function promoteOnlyBaseline(rounds: number): Promise<number[]> {
+  const servers = await Promise.all([1, 2, 3].map((i) => RedisServer.start({ ip: addr(32, i), minReplicasToWrite: 1, extra })));
+  const call = async (ip: string, ...args: string[]) => {
+    const c = redisClient(ip);
+    await c.connect();
+    try {
+      return await c.call(args[0]!, ...args.slice(1));
+    } finally {
+      c.disconnect();
+    }
+  };
+  const info = async (ip: string) => String(await call(ip, 'INFO', 'replication'));
+  const times: number[] = [];
+  try {
+    let master = servers[0]!;
+    await call(master.ip, 'REPLICAOF', 'NO', 'ONE');
+    for (const r of servers.slice(1)) await call(r.ip, 'REPLICAOF', master.ip, '6379');
+    for (let i = 0; i < rounds; i++) {
+      await until('linked', async () => {
+        for (const r of servers) if (r !== master && !/master_link_status:up/.test(await info(r.ip))) return false;
+        return true;
+      });
+      const w = redisClient(master.ip);
+      await w.connect();
+      for (let k = 0; k < 200; k++) await w.set(`b${i}-${k}`, 'x');
+      await w.call('WAIT', '2', '1000');
+      w.disconnect();
+      const [next, other] = servers.filter((s) => s !== master);
+      const old = master;
+      const t0 = performance.now();
+      await call(next!.ip, 'REPLICAOF', 'NO', 'ONE');
+      await call(other!.ip, 'REPLICAOF', next!.ip, '6379');
+      const c = redisClient(next!.ip);
+      await c.connect();
+      for (let k = 0; ; k++) {
+        try {
+          await c.set(`p${i}-${k}`, 'x');
+          if (Number(await c.call('WAIT', '1', '500')) >= 1) break;
+        } catch {
+          await sleep(1);
+        }
+      }
+      times.push(performance.now() - t0);
+      c.disconnect();
+      await call(old.ip, 'REPLICAOF', next!.ip, '6379');
+      master = next!;
+    }
+  } finally {
+    for (const s of servers) {
+      await s.kill();
+      s.cleanup();
+    }
+  }
+  return times;
+}
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  sweepRules(30);
+  const started = performance.now();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-failover-'));
+  const cluster = await Cluster.start();
+  cluster.createAuthSecret(NAME);
+  cluster.createRedis(NAME, { replicas: 2, failover: { downAfterMilliseconds: DOWN_AFTER_MS, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 } });
+  const kubelet = new Kubelet(cluster);
+  const servers = await Promise.all([0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra })));
+  ['master-0', 'replica-0', 'replica-1'].forEach((s, i) => kubelet.add(s, servers[i]!));
+  kubelet.start();
+  const masters = cluster.watchMasters(NAME);
+  const sidecar = startSidecar(cluster, dir);
+  const sidecarExit = new Promise<number | null>((resolve) => sidecar.once('exit', (code) => resolve(code)));
+  const writer = new Writer(cluster, NAME, { prefix: 'k' });
+  const cleanup = async () => {
+    kubelet.stop();
+    await writer.stop().catch(() => undefined);
+    if (sidecar.exitCode === null) {
+      sidecar.kill('SIGTERM');
+      const killer = setTimeout(() => sidecar.kill('SIGKILL'), 5000);
+      await sidecarExit;
+      clearTimeout(killer);
+    }
+    for (const p of kubelet.pods.values()) {
+      await p.server.kill();
+      p.server.cleanup();
+    }
+    await cluster.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await until('bootstrap', () => cluster.masters(NAME).length === 1, 30_000);
+    writer.start();
+    const rounds: Round[] = [];
+    for (let i = 0; i < KILL_ROUNDS; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'kill', i));
+    for (let i = 0; i < HUNG_ROUNDS; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'hung', i));
+    const falseFailovers = await falseFailoverPhase(cluster, writer);
+
+    const finalIp = await steady(cluster, writer);
+    await writer.stop();
+    await settle(finalIp, 2, 10_000);
+    const keys = writer.acked.map((a) => a.key);
+    const lost = await missingKeys(finalIp, keys);
+    let replicasMissing = 0;
+    for (const p of kubelet.pods.values()) if (p.server.ip !== finalIp) replicasMissing += (await missingKeys(p.server.ip, keys)).length;
+    const baseline = await promoteOnlyBaseline(5);
+
+    const kill = rounds.filter((r) => r.kind === 'kill').map((r) => r.ms);
+    const hung = rounds.filter((r) => r.kind === 'hung').map((r) => r.ms);
+    const events = cluster.events(NAME);
+    log(`acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`);
+    log(`events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {})).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    log(`two pods labelled master at once (store watch): ${masters.violations.length} time(s)`);
+    log(`kill rounds (ms): ${kill.map(Math.round).join(' ')}`);
+    log(`hung rounds (ms): ${hung.map(Math.round).join(' ')}`);
+    log(`baseline REPLICAOF NO ONE + re-point + first WAIT 1 ack (ms): ${baseline.map((x) => x.toFixed(1)).join(' ')}`);
+    log(`took ${Math.round((performance.now() - started) / 1000)} s`);
+    const lines = [
+      `failover_ms_p50=${Math.round(median(kill))}`,
+      `failover_ms_max=${Math.round(Math.max(...kill))}`,
+      `acked_writes_lost=${lost.length}`,
+      `hung_failover_ms_p50=${Math.round(median(hung))}`,
+      `hung_failover_ms_max=${Math.round(Math.max(...hung))}`,
+      `false_failovers=${falseFailovers}`,
+      `split_brain_moments=${masters.violations.length}`,
+      `acked_writes_total=${keys.length}`,
+      `detection_floor_ms=${DOWN_AFTER_MS}`,
+      `promote_only_ms_p50=${median(baseline).toFixed(1)}`,
+    ];
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } finally {
+    await cleanup();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    log(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  },
+);
