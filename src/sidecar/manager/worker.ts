@@ -279,7 +279,8 @@ export class RedisWorker {
   /** Probes the pod's Redis at its current IP and folds the result into its track. */
   async #probe(uid: string): Promise<void> {
     const view = this.#views.get(uid);
-    if (!view?.ip) return;
+    // After stop() the pools are closed: a late probe must not open a new connection.
+    if (!view?.ip || !this.#running) return;
     const ip = view.ip;
     const endpoint = { host: ip, port: 6379 };
     const started = performance.now();
@@ -289,7 +290,7 @@ export class RedisWorker {
       // the Secret changed and we have not read it yet.
       this.#authFailed = true;
       const fb = this.#fallback;
-      if (fb) {
+      if (fb && this.#running) {
         const old = await fb.adapter.probe(endpoint);
         if (old.ok) {
           result = old;
