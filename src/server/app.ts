@@ -47,6 +47,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     // generic lines per request would only add noise at every resync.
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
+    // Metacontroller gives up on a hook call after its webhook timeout (10 s by default); a
+    // request still arriving after 30 s is a stuck or hostile client holding a socket.
+    requestTimeout: 30_000,
   });
 
   // Shutdown via app.close() alone also stops readiness first.
