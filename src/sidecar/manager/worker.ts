@@ -209,8 +209,27 @@ export class RedisWorker {
         this.#log.error({ err: err instanceof Error ? err.stack : String(err) }, 'reconcile round failed');
       }
       if (!this.#running) break;
-      if (!again && !this.#woken) await this.#sleep(this.#o.timing.tickIntervalMs);
+      if (!again && !this.#woken) await this.#sleep(this.#nextRoundInMs(performance.now()));
     }
+  }
+
+  /**
+   * The next round runs after tickIntervalMs, or just after the moment a threshold of the
+   * decision is crossed if that comes sooner (a silent master reaching downAfterMilliseconds, a
+   * replica's testimony reaching witnessConfirmMs), so the decision is not late by up to a tick.
+   */
+  #nextRoundInMs(now: number): number {
+    let soonest = this.#o.timing.tickIntervalMs;
+    const config = this.#config;
+    if (!config) return soonest;
+    const consider = (at: number) => {
+      if (at > now) soonest = Math.min(soonest, at - now + 1);
+    };
+    for (const t of this.#tracks.values()) {
+      if (t.failingSince !== null) consider((t.okAt ?? t.firstSeenAt) + config.downAfterMs);
+      if (t.witnessDownSince !== null) consider(t.witnessDownSince + config.witnessConfirmMs);
+    }
+    return soonest;
   }
 
   #sleep(ms: number): Promise<void> {
