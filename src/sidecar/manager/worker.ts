@@ -66,8 +66,10 @@ interface ProbeLoop {
 
 /** What one apply round did. */
 interface Applied {
-  /** UIDs of pods that received a Redis write (probed again before the next plan). */
+  /** UIDs of pods that received a Redis write, successful or not (probed again before the next plan). */
   wrote: Set<string>;
+  /** Some Redis write succeeded: the next round runs at once (after the re-probe). */
+  changed: boolean;
   lines: string[];
 }
 
@@ -200,6 +202,10 @@ export class RedisWorker {
   // ---------------------------------------------------------------- loops
 
   async #run(): Promise<void> {
+    // Rounds that changed Redis follow each other at once (the next one acts on fresh probes),
+    // but never more than a few in a row: a node that accepts a command and never shows its
+    // effect must not turn this into a busy loop.
+    let immediate = 0;
     while (this.#running) {
       let again = false;
       this.#woken = false;
@@ -209,7 +215,10 @@ export class RedisWorker {
         this.#log.error({ err: err instanceof Error ? err.stack : String(err) }, 'reconcile round failed');
       }
       if (!this.#running) break;
-      if (!again && !this.#woken) await this.#sleep(this.#nextRoundInMs(performance.now()));
+      immediate = again ? immediate + 1 : 0;
+      if (again && immediate <= 3) continue;
+      if (!this.#woken || immediate > 3) await this.#sleep(this.#nextRoundInMs(performance.now()));
+      if (immediate > 3) immediate = 0;
     }
   }
 
@@ -385,10 +394,11 @@ export class RedisWorker {
     }
     const applied = await this.#apply(p, views);
     for (const uid of rotated) applied.wrote.add(uid);
+    if (rotated.size > 0) applied.changed = true;
     if (applied.lines.length > 0) this.#log.info({ decision: p.decision.kind, master: p.master?.pod ?? null, steps: applied.lines }, 'applied');
     if (applied.wrote.size === 0) return false;
     await this.#reprobe(applied.wrote);
-    return true;
+    return applied.changed;
   }
 
   async #reprobe(uids: Set<string>): Promise<void> {
@@ -396,7 +406,7 @@ export class RedisWorker {
   }
 
   async #apply(p: Plan, views: PodView[]): Promise<Applied> {
-    const applied: Applied = { wrote: new Set(), lines: [] };
+    const applied: Applied = { wrote: new Set(), changed: false, lines: [] };
     const steps = p.steps;
     let i = 0;
     while (i < steps.length) {
@@ -473,6 +483,7 @@ export class RedisWorker {
         break;
       }
     }
+    if (ok && step.kind !== 'label') applied.changed = true;
     this.#o.metrics.steps.inc({ namespace: this.namespace, redis: this.name, kind: step.kind, outcome: ok ? 'ok' : 'failed' });
     line += ` [${Math.round(performance.now() - started)} ms]`;
     applied.lines.push(ok ? line : `FAILED ${line}`);
