@@ -75,6 +75,8 @@ export interface ClusterOptions {
   sidecarEnv?: Record<string, string>;
   /** Metacontroller's periodic resync (default: the CompositeController's resyncPeriodSeconds). */
   resyncPeriodMs?: number;
+  /** Wait for every sidecar's /readyz and a Lease holder before returning (default true). */
+  waitForSidecars?: boolean;
   /** Keep dataRoot after stop() (for post-mortems); also when KEEP_CLUSTER_DATA=1. */
   keepData?: boolean;
 }
@@ -235,6 +237,12 @@ function shortLog(line: string): string {
   }
 }
 
+function readLeader(store: ObjectStore): string | undefined {
+  const lease = store.get('leases.coordination.k8s.io', OPERATOR_NAMESPACE, LEASE_NAME);
+  const holder = rec(lease?.['spec'])['holderIdentity'];
+  return typeof holder === 'string' && holder !== '' ? holder : undefined;
+}
+
 // ------------------------------------------------------------------ the cluster
 
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
@@ -334,6 +342,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const wl = workloads!;
   const metacontroller = mc!;
 
+  async function stopAll(): Promise<void> {
+    await Promise.all([...sidecars.values()].map((s) => killSidecarProcess(s, 'SIGKILL')));
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
+    if (ownsDataRoot && !keepData) rmSync(dataRoot, { recursive: true, force: true });
+  }
+
   function launch(s: SidecarState): void {
     s.group = spawnGroup([nodeBinary(), 'src/sidecar/main.ts'], {
       cwd: REPO_ROOT,
@@ -360,8 +374,31 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
 
   for (const s of sidecars.values()) launch(s);
+  if (sidecars.size > 0 && options.waitForSidecars !== false) {
+    // As on a real cluster, the operator runs before anyone applies a Redis: wait until every
+    // sidecar's informers have synced (/readyz) and one of them holds the Lease.
+    const deadline = performance.now() + 60_000;
+    const pending = new Set(sidecars.values());
+    while (pending.size > 0 || readLeader(store) === undefined) {
+      for (const s of [...pending]) {
+        if (!s.group?.alive()) {
+          await stopAll();
+          throw new Error(`sidecar ${s.name} exited during start-up:\n${tail(s.logFile, 20).join('\n')}`);
+        }
+        const ok = await fetch(`http://127.0.0.1:${s.metricsPort}/readyz`).then((r) => r.ok, () => false);
+        if (ok) pending.delete(s);
+      }
+      if (performance.now() > deadline) {
+        await stopAll();
+        throw new Error(`sidecars not ready within 60 s: ${[...pending].map((s) => s.name).join(', ') || 'no Lease holder'}`);
+      }
+      await sleep(50);
+    }
+  }
 
   const columns = loadPrinterColumns(CRD_PATH);
+  /** A Service's endpoints right now; none when the Service does not exist (yet, or any more). */
+  const endpoints = (namespace: string, service: string) => (store.get('services', namespace, service) ? wl.serviceAddresses(namespace, service) : []);
 
   const cluster: Cluster = {
     subnet,
@@ -450,7 +487,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     },
 
     masterEndpoint(name, namespace = 'default') {
-      const eps = wl.serviceAddresses(namespace, childNames(name).masterService);
+      const eps = endpoints(namespace, childNames(name).masterService);
       return eps.length === 1 && eps[0]!.ip ? { pod: eps[0]!.pod, ip: eps[0]!.ip } : undefined;
     },
 
@@ -509,11 +546,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         .map(({ name: _n, ...e }) => e);
     },
 
-    leader() {
-      const lease = store.get('leases.coordination.k8s.io', OPERATOR_NAMESPACE, LEASE_NAME);
-      const holder = rec(lease?.['spec'])['holderIdentity'];
-      return typeof holder === 'string' && holder !== '' ? holder : undefined;
-    },
+    leader: () => readLeader(store),
 
     sidecar(name) {
       const s = sidecars.get(name);
@@ -573,7 +606,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       for (const r of store.list(redisResource)) {
         const key = `${r.metadata.namespace}/${r.metadata.name}`;
         parts.push(`\nstatus of redis ${key}:\n${stringify(r['status'] ?? {}).trimEnd()}`);
-        const eps = wl.serviceAddresses(r.metadata.namespace ?? 'default', childNames(r.metadata.name).masterService);
+        const eps = endpoints(r.metadata.namespace ?? 'default', childNames(r.metadata.name).masterService);
         parts.push(`${childNames(r.metadata.name).masterService} endpoints: ${eps.map((e) => `${e.pod}=${e.ip}${e.ready ? '' : ' (not ready)'}`).join(', ') || 'none'}`);
         const s = metacontroller.stats(key);
         parts.push(`metacontroller ${key}: syncs=${s.syncCalls} finalizes=${s.finalizeCalls} statusWrites=${s.statusWrites} childWrites=${s.childWrites} failures=${s.failures}${s.lastError ? ` lastError=${s.lastError}` : ''}`);

@@ -268,6 +268,9 @@ function defaultContainer(c: unknown): void {
 /** SetDefaults_PodSpec and what it reaches (containers, probes, volumes). */
 export function defaultPodSpec(spec: unknown): void {
   if (!isRecord(spec)) return;
+  // PodSpec.nodeSelector is `omitempty`: the server stores an empty map as no map at all (so
+  // `nodeSelector: {}` never changes a StatefulSet's template revision).
+  if (isRecord(spec['nodeSelector']) && Object.keys(spec['nodeSelector']).length === 0) delete spec['nodeSelector'];
   setIfAbsent(spec, 'dnsPolicy', 'ClusterFirst');
   setIfAbsent(spec, 'restartPolicy', 'Always');
   setIfAbsent(spec, 'terminationGracePeriodSeconds', 30);

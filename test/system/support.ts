@@ -70,9 +70,14 @@ export function podIp(c: Cluster, name: string): string | undefined {
   return p && !p.metadata.deletionTimestamp ? p.status?.podIP : undefined;
 }
 
-/** One command on a fresh connection to a pod address. */
-export async function call(c: Cluster, ip: string, ...args: string[]): Promise<unknown> {
-  const client = c.redis(ip, NAME);
+/** One command on a fresh connection to a pod address of my-redis. */
+export function call(c: Cluster, ip: string, ...args: string[]): Promise<unknown> {
+  return callAs(c, NAME, ip, ...args);
+}
+
+/** One command on a fresh connection to a pod address of the Redis `name` (its password). */
+export async function callAs(c: Cluster, name: string, ip: string, ...args: string[]): Promise<unknown> {
+  const client = c.redis(ip, name);
   client.on('error', () => {});
   try {
     await client.connect();
@@ -94,8 +99,8 @@ export async function replication(c: Cluster, ip: string): Promise<Record<string
 }
 
 /** Waits until the master at ip has `replicas` replicas that acknowledged all it has (WAIT). */
-export async function settle(c: Cluster, ip: string, replicas: number, timeoutMs = 10_000): Promise<void> {
-  const n = Number(await call(c, ip, 'WAIT', String(replicas), String(timeoutMs)));
+export async function settle(c: Cluster, ip: string, replicas: number, timeoutMs = 10_000, name = NAME): Promise<void> {
+  const n = Number(await callAs(c, name, ip, 'WAIT', String(replicas), String(timeoutMs)));
   if (n < replicas) throw new Error(`only ${n} of ${replicas} replicas of ${ip} caught up within ${timeoutMs} ms`);
 }
 
