@@ -131,6 +131,8 @@ export interface Cluster {
   waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
   /** `my-redis 7.2 Ready 2 Running` (the printer columns without AGE); undefined when the Redis is gone. */
   redisRow(name: string, namespace?: string): string | undefined;
+  /** The same as redisRow (the name the issue's brief uses). */
+  getRedisRow(name: string, namespace?: string): string | undefined;
   /** The pod (and IP) the <name>-master Service routes to right now; undefined unless exactly one. */
   masterEndpoint(name: string, namespace?: string): Endpoint | undefined;
   /** Pods of a Redis labelled master right now (should never be more than one). */
@@ -485,6 +487,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const r = store.get(redisResource, namespace, name);
       return r ? redisRow(r, columns) : undefined;
     },
+
+    getRedisRow: (name, namespace = 'default') => cluster.redisRow(name, namespace),
 
     masterEndpoint(name, namespace = 'default') {
       const eps = endpoints(namespace, childNames(name).masterService);
