@@ -243,3 +243,11 @@ test('scaling down never removes the pod that is master: the replica set is held
     assert.equal(get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'replicas'), 1, c.name);
   }
 });
+
+test('empty scheduling maps and lists are left out, as the API server stores them (no diff on every sync)', () => {
+  const set = find(desiredFor({ ...designSpec(), nodeSelector: {}, tolerations: [], imagePullSecrets: [] }), 'StatefulSet', 'my-redis-master');
+  const podSpec = get(set, 'spec', 'template', 'spec') as Json;
+  for (const key of ['nodeSelector', 'tolerations', 'imagePullSecrets']) assert.equal(key in podSpec, false, key);
+  const withValues = find(desiredFor({ ...designSpec(), nodeSelector: { zone: 'a' } }), 'StatefulSet', 'my-redis-master');
+  assert.deepEqual(get(withValues, 'spec', 'template', 'spec', 'nodeSelector'), { zone: 'a' });
+});

@@ -232,10 +232,12 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
       seccompProfile: { type: 'RuntimeDefault' },
     },
     affinity: spec.affinity ?? defaultAffinity(ctx),
-    ...(spec.nodeSelector !== undefined ? { nodeSelector: sortedMap(spec.nodeSelector) } : {}),
-    ...(spec.tolerations !== undefined ? { tolerations: spec.tolerations } : {}),
+    // Empty maps and lists are left out: the API server stores them as absent (omitempty), so
+    // returning {} or [] would differ from what is observed on every sync.
+    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0 ? { nodeSelector: sortedMap(spec.nodeSelector) } : {}),
+    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? { tolerations: spec.tolerations } : {}),
     ...(spec.priorityClassName !== undefined ? { priorityClassName: spec.priorityClassName } : {}),
-    ...(spec.imagePullSecrets !== undefined ? { imagePullSecrets: spec.imagePullSecrets } : {}),
+    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0 ? { imagePullSecrets: spec.imagePullSecrets } : {}),
     containers: [container(ctx)],
     volumes,
   };
