@@ -3,6 +3,7 @@
 // (name, IP, labels), each pod is probed in its own loop (a hung node must not slow the others),
 // and a decide loop folds the probes, plans, and applies the steps in the documented order.
 // It is what the real manager does minus the API server, leases, events and metrics.
+import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
@@ -370,4 +371,17 @@ export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/**
+ * Asserts every node holds every key, after giving replication up to `graceMs` to deliver: a
+ * node reports its link up while it may still be loading its full sync, so an immediate read
+ * can miss keys it receives a moment later. A key still missing after that is a lost write.
+ */
+export async function assertAllHold(pods: ReadonlyArray<{ name: string; ip: string | null }>, keys: string[], graceMs = 10000): Promise<void> {
+  await waitUntil('every node caught up', async () => {
+    for (const p of pods) if ((await missingKeys(p.ip!, keys)).length > 0) return false;
+    return true;
+  }, graceMs, 200).catch(() => undefined);
+  for (const p of pods) assert.deepEqual(await missingKeys(p.ip!, keys), [], `${p.name} holds every acknowledged write (${keys.length})`);
 }
