@@ -4,9 +4,9 @@
 // variable and the value it refused, so one restart of a broken Deployment shows all of them.
 // An empty or blank variable counts as unset (Kubernetes renders an unset ConfigMap key as "").
 import { isIP } from 'node:net';
+import { integerIn, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
 
 export const DEFAULT_PORT = 8080;
 export const DEFAULT_HOST = '0.0.0.0';
@@ -26,28 +26,10 @@ export interface ServerConfig {
 
 export type ConfigResult = { ok: true; config: ServerConfig } | { ok: false; errors: string[] };
 
-export type Env = Readonly<Record<string, string | undefined>>;
 
-type Field<T> = { ok: true; value: T } | { ok: false; error: string };
 
-function present(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-}
 
-function refuse(name: string, raw: string, why: string): { ok: false; error: string } {
-  return { ok: false, error: `${name}=${JSON.stringify(raw)} is invalid: ${why}` };
-}
 
-/** Decimal digits only: "8080" yes; "8080abc", "1e3", "0x1f", "-1", "80.0" no. */
-function integerIn(env: Env, name: string, fallback: number, min: number, max: number): Field<number> {
-  const raw = present(env, name);
-  if (raw === undefined) return { ok: true, value: fallback };
-  const why = `must be a whole number from ${min} to ${max}`;
-  if (!/^\d{1,16}$/.test(raw)) return refuse(name, raw, why);
-  const value = Number(raw);
-  return value >= min && value <= max ? { ok: true, value } : refuse(name, raw, why);
-}
 
 // RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens.
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
@@ -59,17 +41,11 @@ function host(env: Env): Field<string> {
   return refuse('HOST', raw, 'must be an IP address (for example 0.0.0.0 or ::) or a host name');
 }
 
-function logLevel(env: Env): Field<LogLevel> {
-  const raw = present(env, 'LOG_LEVEL');
-  if (raw === undefined) return { ok: true, value: DEFAULT_LOG_LEVEL };
-  const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
-  return level !== undefined ? { ok: true, value: level } : refuse('LOG_LEVEL', raw, `must be one of ${LOG_LEVELS.join(', ')}`);
-}
 
 export function loadConfig(env: Env): ConfigResult {
   const port = integerIn(env, 'PORT', DEFAULT_PORT, 1, 65535);
   const hostField = host(env);
-  const level = logLevel(env);
+  const level = logLevel(env, 'LOG_LEVEL', DEFAULT_LOG_LEVEL);
   const bodyLimit = integerIn(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, MIN_BODY_LIMIT_BYTES, MAX_BODY_LIMIT_BYTES);
   if (port.ok && hostField.ok && level.ok && bodyLimit.ok) {
     return { ok: true, config: { port: port.value, host: hostField.value, logLevel: level.value, bodyLimitBytes: bodyLimit.value } };

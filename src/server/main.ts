@@ -5,7 +5,7 @@
 // than hanging until Kubernetes kills the pod.
 import { buildApp, createLifecycle } from './app.ts';
 import { loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { createLogger } from '../runtime/logger.ts';
 
 /** Below Kubernetes' default 30 s terminationGracePeriodSeconds; far above any hook call. */
 const SHUTDOWN_GRACE_MS = 20_000;

@@ -4,11 +4,11 @@
 // the variable and the value it refused. An empty or blank variable counts as unset (Kubernetes
 // renders an unset ConfigMap key as ""). Leader-election timings are checked together with
 // settingsProblems: the "never two leaders" invariant depends on their relation, not on each value.
-import { isIP } from 'node:net';
+import { integerIn, ipField, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
 import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from './kube/lease-decision.ts';
 
-export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
 
 export const DEFAULT_LEASE_NAME = 'redis-operator-sidecar';
 export const DEFAULT_METRICS_PORT = 9121;
@@ -66,27 +66,10 @@ export interface SidecarConfig {
 }
 
 export type ConfigResult = { ok: true; config: SidecarConfig } | { ok: false; errors: string[] };
-export type Env = Readonly<Record<string, string | undefined>>;
 
-type Field<T> = { ok: true; value: T } | { ok: false; error: string };
 
-function present(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-}
 
-function refuse(name: string, raw: string, why: string): { ok: false; error: string } {
-  return { ok: false, error: `${name}=${JSON.stringify(raw)} is invalid: ${why}` };
-}
 
-function integerIn(env: Env, name: string, fallback: number, min: number, max: number): Field<number> {
-  const raw = present(env, name);
-  if (raw === undefined) return { ok: true, value: fallback };
-  const why = `must be a whole number from ${min} to ${max}`;
-  if (!/^\d{1,16}$/.test(raw)) return refuse(name, raw, why);
-  const value = Number(raw);
-  return value >= min && value <= max ? { ok: true, value } : refuse(name, raw, why);
-}
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -106,18 +89,7 @@ function named(env: Env, name: string, pattern: RegExp, what: string, fallback?:
   return pattern.test(raw) ? { ok: true, value: raw } : refuse(name, raw, `must be ${what}`);
 }
 
-function logLevel(env: Env): Field<LogLevel> {
-  const raw = present(env, 'LOG_LEVEL');
-  if (raw === undefined) return { ok: true, value: 'info' };
-  const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
-  return level !== undefined ? { ok: true, value: level } : refuse('LOG_LEVEL', raw, `must be one of ${LOG_LEVELS.join(', ')}`);
-}
 
-function ipField(env: Env, name: string, fallback: string | undefined): Field<string | undefined> {
-  const raw = present(env, name);
-  if (raw === undefined) return { ok: true, value: fallback };
-  return isIP(raw) !== 0 ? { ok: true, value: raw } : refuse(name, raw, 'must be an IP address');
-}
 
 export function loadSidecarConfig(env: Env): ConfigResult {
   const errors: string[] = [];

@@ -8,7 +8,7 @@
 import { KubeClient, loadKubeConfig } from './kube/client.ts';
 import { LeaderElector } from './kube/leader.ts';
 import { loadSidecarConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { createLogger } from '../runtime/logger.ts';
 import { ReplicationManager } from './manager/index.ts';
 import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './metrics.ts';
 

@@ -1,7 +1,7 @@
 // createLogger: JSON lines at the configured level, to the destination given.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLogger } from '../../src/server/logger.ts';
+import { createLogger } from '../../src/runtime/logger.ts';
 
 function capture() {
   const lines: string[] = [];
