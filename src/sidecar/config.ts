@@ -7,7 +7,6 @@
 import { integerIn, ipField, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
 import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from './kube/lease-decision.ts';
 
-
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
 
 export const DEFAULT_LEASE_NAME = 'redis-operator-sidecar';
