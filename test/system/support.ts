@@ -12,6 +12,7 @@ import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { exampleManifest, startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
 import { isPodReady } from '../cluster/kubectl.ts';
 import type { StoredObject, WatchHandle } from '../support/kube-api/index.ts';
+import { missingKeysOn } from '../support/redis-keys.ts';
 
 export const NAME = 'my-redis';
 export const NS = 'default';
@@ -110,15 +111,7 @@ export async function missingKeys(c: Cluster, ip: string, keys: readonly string[
   client.on('error', () => {});
   await client.connect();
   try {
-    const missing: string[] = [];
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const values = await client.mget(...chunk);
-      chunk.forEach((k, j) => {
-        if (values[j] !== k) missing.push(k);
-      });
-    }
-    return missing;
+    return await missingKeysOn(client, keys);
   } finally {
     client.disconnect();
   }

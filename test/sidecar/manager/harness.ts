@@ -21,6 +21,7 @@ import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/mana
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
 import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
+import { missingKeysOn } from '../../support/redis-keys.ts';
 
 export const NS = 'redis-test';
 export const LEASE_NS = 'operator';
@@ -312,15 +313,7 @@ export async function missingKeys(ip: string, keys: string[]): Promise<string[]>
   const c = redisClient(ip, TEST_PASSWORD, 5000);
   await c.connect();
   try {
-    const missing: string[] = [];
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const values = await c.mget(...chunk);
-      chunk.forEach((k, j) => {
-        if (values[j] !== k) missing.push(k);
-      });
-    }
-    return missing;
+    return await missingKeysOn(c, keys);
   } finally {
     c.disconnect();
   }

@@ -12,6 +12,7 @@ import { DEFAULT_DECIDE_CONFIG, plan, track } from '../../../src/sidecar/decide/
 import type { DecideConfig, Plan, PodObservation, RedisTrack, SpecView, Step } from '../../../src/sidecar/decide/index.ts';
 import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
 import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
+import { missingKeysOn } from '../../support/redis-keys.ts';
 
 export interface FakePod {
   name: string;
@@ -353,15 +354,7 @@ export async function missingKeys(ip: string, keys: string[]): Promise<string[]>
   const c = redisClient(ip);
   await c.connect();
   try {
-    const missing: string[] = [];
-    for (let i = 0; i < keys.length; i += 500) {
-      const chunk = keys.slice(i, i + 500);
-      const values = await c.mget(...chunk);
-      chunk.forEach((k, j) => {
-        if (values[j] !== k) missing.push(k);
-      });
-    }
-    return missing;
+    return await missingKeysOn(c, keys);
   } finally {
     c.disconnect();
   }
