@@ -7,12 +7,12 @@
 // reported with t.diagnostic, never asserted).
 import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
-import type { Redis } from 'ioredis';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { exampleManifest, startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
 import { isPodReady } from '../cluster/kubectl.ts';
 import type { StoredObject, WatchHandle } from '../support/kube-api/index.ts';
 import { missingKeysOn } from '../support/redis-keys.ts';
+import { AckedWriter } from '../support/acked-writer.ts';
 
 export const NAME = 'my-redis';
 export const NS = 'default';
@@ -133,80 +133,23 @@ export async function assertNothingLost(t: TestContext, c: Cluster, writer: Writ
 
 /**
  * An application writing through the master Service: `SET k k` then `WAIT 1 500` against the pod
- * the <name>-master Service routes to at that moment. Only writes acknowledged by a replica count.
- * A write in flight on an address the Service no longer routes to is abandoned (a client would
- * reconnect through the Service), so the figures measure the operator, not a client timeout.
+ * the <name>-master Service routes to at that moment; `via` is that pod's name.
  */
-export class Writer {
-  readonly acked: Array<{ key: string; at: number; pod: string }> = [];
-  failures = 0;
-  readonly #c: Cluster;
-  readonly #prefix: string;
-  #running = false;
-  #loop: Promise<void> | undefined;
-  #client: Redis | undefined;
-  #clientIp: string | undefined;
-  #seq = 0;
-
+export class Writer extends AckedWriter {
   constructor(c: Cluster, prefix = 'w') {
-    this.#c = c;
-    this.#prefix = prefix;
-  }
-
-  start(): this {
-    this.#running = true;
-    this.#loop = this.#run();
-    return this;
-  }
-
-  async stop(): Promise<void> {
-    this.#running = false;
-    await this.#loop;
-    this.#client?.disconnect();
-    this.#client = undefined;
-  }
-
-  /** The first write acknowledged at or after `t` (performance.now()), optionally through a given pod. */
-  ackedAfter(t: number, pod?: string): { key: string; at: number; pod: string } | undefined {
-    return this.acked.find((a) => a.at >= t && (pod === undefined || a.pod === pod));
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      const ep = this.#c.masterEndpoint(NAME);
-      if (!ep) {
-        await sleep(5);
-        continue;
-      }
-      if (this.#clientIp !== ep.ip || !this.#client) {
-        this.#client?.disconnect();
-        this.#client = this.#c.redis(ep.ip, NAME);
-        this.#client.on('error', () => {});
-        this.#clientIp = ep.ip;
-        try {
-          await this.#client.connect();
-        } catch {
-          this.failures++;
-          this.#client.disconnect();
-          this.#client = undefined;
-          await sleep(10);
-          continue;
-        }
-      }
-      const key = `${this.#prefix}:${++this.#seq}`;
-      try {
-        const client = this.#client;
-        await client.set(key, key);
-        const n = Number(await client.call('WAIT', '1', '500'));
-        if (n >= 1) this.acked.push({ key, at: performance.now(), pod: ep.pod });
-        else this.failures++;
-      } catch {
-        this.failures++;
-        this.#client?.disconnect();
-        this.#client = undefined;
-        await sleep(5);
-      }
-    }
+    super({
+      target: () => {
+        const ep = c.masterEndpoint(NAME);
+        return ep ? { ip: ep.ip, via: ep.pod } : null;
+      },
+      connect: (ip) => {
+        const client = c.redis(ip, NAME);
+        client.on('error', () => {});
+        return client;
+      },
+      prefix: `${prefix}:`,
+      followEveryMs: 10,
+    });
   }
 }
 

@@ -22,6 +22,7 @@ import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/
 import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
 import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
 import { missingKeysOn } from '../../support/redis-keys.ts';
+import { AckedWriter } from '../../support/acked-writer.ts';
 
 export const NS = 'redis-test';
 export const LEASE_NS = 'operator';
@@ -320,95 +321,47 @@ export async function missingKeys(ip: string, keys: string[]): Promise<string[]>
 }
 
 /**
- * An application writing through the master Service: SET then WAIT 1 on the pod labelled master
- * (read from the store's watch, as kube-proxy would route). Only writes acknowledged by at least
- * one replica count. A request stuck on the old address is abandoned as soon as the published
- * address changes (otherwise we would measure our own client timeout, not the failover).
+ * An application writing through the master Service: SET then WAIT 1 on the pod labelled master,
+ * read from the store's watch as kube-proxy would route.
  */
-export class Writer {
-  readonly acked: Array<{ key: string; at: number; via: string }> = [];
+export class Writer extends AckedWriter {
   /** When the published master address changed, and to what. */
   readonly published: Array<{ at: number; ip: string | null }> = [];
   readonly cluster: Cluster;
   readonly redis: string;
-  readonly prefix: string;
-  readonly waitTimeoutMs: number;
-  #running = false;
-  #loop: Promise<void> | null = null;
-  #client: Redis | null = null;
-  #clientIp: string | null = null;
-  #ip: string | null = null;
-  #i = 0;
+  /** Shared with the target function handed to the base class (which cannot see `this` yet). */
+  readonly #master: { ip: string | null };
   #watch: WatchHandle | null = null;
 
   constructor(cluster: Cluster, redis: string, options: { prefix?: string; waitTimeoutMs?: number } = {}) {
+    const master: { ip: string | null } = { ip: null };
+    super({ target: () => (master.ip ? { ip: master.ip, via: master.ip } : null), connect: (ip) => redisClient(ip), ...options });
+    this.#master = master;
     this.cluster = cluster;
     this.redis = redis;
-    this.prefix = options.prefix ?? 'w';
-    this.waitTimeoutMs = options.waitTimeoutMs ?? 500;
   }
 
   get masterIp(): string | null {
-    return this.#ip;
+    return this.#master.ip;
   }
 
-  start(): void {
-    this.#running = true;
+  override start(): this {
     this.#refresh();
     this.#watch = this.cluster.store.watch('pods', { namespace: NS, labelSelector: `app.kubernetes.io/instance=${this.redis}` }, () => this.#refresh());
-    this.#loop = this.#run();
+    return super.start();
+  }
+
+  override async stop(): Promise<void> {
+    this.#watch?.stop();
+    await super.stop();
   }
 
   #refresh(): void {
     const ip = this.cluster.masterIp(this.redis);
-    if (ip === this.#ip) return;
-    this.#ip = ip;
+    if (ip === this.#master.ip) return;
+    this.#master.ip = ip;
     this.published.push({ at: performance.now(), ip });
-    if (this.#client && this.#clientIp !== ip) {
-      this.#client.disconnect();
-      this.#client = null;
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.#running = false;
-    this.#watch?.stop();
-    await this.#loop;
-    this.#client?.disconnect();
-  }
-
-  ackedAfter(t: number, via?: string) {
-    return this.acked.find((a) => a.at >= t && (via === undefined || a.via === via));
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      const ip = this.#ip;
-      if (!ip) {
-        await sleep(5);
-        continue;
-      }
-      try {
-        if (this.#clientIp !== ip || !this.#client || this.#client.status === 'end') {
-          this.#client?.disconnect();
-          this.#client = redisClient(ip);
-          this.#clientIp = ip;
-          await this.#client.connect();
-        }
-        const client = this.#client;
-        if (!client) continue;
-        const key = `${this.prefix}${this.#i++}`;
-        await client.set(key, key);
-        const n = Number(await client.call('WAIT', '1', String(this.waitTimeoutMs)));
-        if (n >= 1) this.acked.push({ key, at: performance.now(), via: ip });
-      } catch {
-        if (this.#clientIp === ip) {
-          this.#client?.disconnect();
-          this.#client = null;
-        }
-        await sleep(5);
-      }
-    }
+    this.retarget();
   }
 }
 

@@ -13,6 +13,7 @@ import type { DecideConfig, Plan, PodObservation, RedisTrack, SpecView, Step } f
 import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
 import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
 import { missingKeysOn } from '../../support/redis-keys.ts';
+import { AckedWriter } from '../../support/acked-writer.ts';
 
 export interface FakePod {
   name: string;
@@ -274,78 +275,22 @@ export function redisClient(ip: string): Redis {
 
 /**
  * A client writing SET + WAIT 1 through the address the manager publishes (the pod labelled
- * master), as an application behind the master Service would. Only writes acknowledged by at
- * least one replica count.
+ * master), as an application behind the master Service would.
  */
-export class Writer {
-  readonly acked: Array<{ key: string; at: number; via: string }> = [];
-  #running = false;
-  #loop: Promise<void> | null = null;
-  #client: Redis | null = null;
-  #clientIp: string | null = null;
-  #i = 0;
-
+export class Writer extends AckedWriter {
   readonly manager: MiniManager;
-  readonly prefix: string;
 
   constructor(manager: MiniManager, prefix = 'w') {
+    super({
+      target: () => {
+        const ip = manager.publishedMaster()?.ip ?? null;
+        return ip ? { ip, via: ip } : null;
+      },
+      connect: (ip) => redisClient(ip),
+      prefix,
+      followEveryMs: 10,
+    });
     this.manager = manager;
-    this.prefix = prefix;
-  }
-
-  #watch: NodeJS.Timeout | null = null;
-
-  start(): void {
-    this.#running = true;
-    this.#loop = this.#run();
-    // Like a client told of the new master: a request stuck on the old address is abandoned as
-    // soon as the published address changes (otherwise we would measure our own client timeout).
-    this.#watch = setInterval(() => {
-      const ip = this.manager.publishedMaster()?.ip ?? null;
-      if (this.#client && this.#clientIp !== ip) {
-        this.#client.disconnect();
-        this.#client = null;
-      }
-    }, 10);
-  }
-
-  async stop(): Promise<void> {
-    this.#running = false;
-    if (this.#watch) clearInterval(this.#watch);
-    await this.#loop;
-    this.#client?.disconnect();
-  }
-
-  ackedAfter(t: number) {
-    return this.acked.find((a) => a.at >= t);
-  }
-
-  async #run(): Promise<void> {
-    while (this.#running) {
-      const ip = this.manager.publishedMaster()?.ip ?? null;
-      if (!ip) {
-        await new Promise((r) => setTimeout(r, 10));
-        continue;
-      }
-      try {
-        if (this.#clientIp !== ip || !this.#client || this.#client.status === 'end') {
-          this.#client?.disconnect();
-          this.#client = redisClient(ip);
-          this.#clientIp = ip;
-          await this.#client.connect();
-        }
-        const client = this.#client;
-        if (!client) continue;
-        const key = `${this.prefix}${this.#i++}`;
-        await client.set(key, key);
-        const n = Number(await client.call('WAIT', '1', '500'));
-        if (n >= 1) this.acked.push({ key, at: performance.now(), via: ip });
-      } catch {
-        this.#client?.disconnect();
-        this.#client = null;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-    }
   }
 }
 
