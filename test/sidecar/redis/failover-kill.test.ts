@@ -2,19 +2,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { addr, cutLink, startRedis, sweepRules } from '../../support/redis-server.ts';
-import { median, MiniManager, missingKeys, waitUntil, Writer, assertAllHold } from './mini-manager.ts';
+import { addr, cutLink, sweepRules } from '../../support/redis-server.ts';
+import { median, threeNodeSet, waitUntil, Writer, assertAllHold } from './mini-manager.ts';
 
 const N = 13;
 
 test('SIGKILL of the master: the most advanced replica is promoted, the rest re-pointed, no acknowledged write lost', async (t) => {
   sweepRules(N);
-  const m = new MiniManager({ name: 'cache', sidecarIp: addr(N, 250) });
-  t.after(() => m.close());
-  const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i), extra: { 'repl-diskless-sync-delay': '0' } })));
-  m.addPod('master-0', servers[0]!);
-  m.addPod('replica-0', servers[1]!);
-  m.addPod('replica-1', servers[2]!);
+  const { m } = await threeNodeSet(t, N, 1, { sidecarIp: addr(N, 250) });
   m.start();
   t.after(() => m.stop());
   const writer = new Writer(m);

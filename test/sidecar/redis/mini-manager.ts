@@ -11,7 +11,8 @@ import type { ProbeResult } from '../../../src/sidecar/redis/index.ts';
 import { DEFAULT_DECIDE_CONFIG, plan, track } from '../../../src/sidecar/decide/index.ts';
 import type { DecideConfig, Plan, PodObservation, RedisTrack, SpecView, Step } from '../../../src/sidecar/decide/index.ts';
 import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
-import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
+import type { TestContext } from 'node:test';
+import { TEST_PASSWORD, addr, startRedis, type RedisServer } from '../../support/redis-server.ts';
 import { missingKeysOn } from '../../support/redis-keys.ts';
 import { AckedWriter } from '../../support/acked-writer.ts';
 
@@ -322,4 +323,24 @@ export async function assertAllHold(pods: ReadonlyArray<{ name: string; ip: stri
     return true;
   }, graceMs, 200).catch(() => undefined);
   for (const p of pods) assert.deepEqual(await missingKeys(p.ip!, keys), [], `${p.name} holds every acknowledged write (${keys.length})`);
+}
+
+/**
+ * The three-node set most tests start from: master-0, replica-0, replica-1 as real redis-server
+ * processes on 127.0.<octet>.<first..first+2>, registered with a MiniManager (not yet started).
+ * Full syncs start at once (no diskless delay) so rejoins do not dominate the figures.
+ */
+export async function threeNodeSet(
+  t: TestContext,
+  octet: number,
+  first: number,
+  options: Omit<ConstructorParameters<typeof MiniManager>[0], 'name'> & { name?: string },
+): Promise<{ m: MiniManager; servers: RedisServer[] }> {
+  const m = new MiniManager({ name: 'cache', ...options });
+  t.after(() => m.close());
+  const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(octet, first + i), extra: { 'repl-diskless-sync-delay': '0' } })));
+  m.addPod('master-0', servers[0]!);
+  m.addPod('replica-0', servers[1]!);
+  m.addPod('replica-1', servers[2]!);
+  return { m, servers };
 }

@@ -3,18 +3,13 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { addr, startRedis } from '../../support/redis-server.ts';
-import { MiniManager, missingKeys, redisClient, waitUntil } from './mini-manager.ts';
+import { addr } from '../../support/redis-server.ts';
+import { threeNodeSet, missingKeys, redisClient, waitUntil } from './mini-manager.ts';
 
 const N = 15;
 
 async function setUp(t: TestContext, first: number) {
-  const m = new MiniManager({ name: 'cache', sidecarIp: addr(N, 250) });
-  t.after(() => m.close());
-  const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra: { 'repl-diskless-sync-delay': '0' } })));
-  m.addPod('master-0', servers[0]!);
-  m.addPod('replica-0', servers[1]!);
-  m.addPod('replica-1', servers[2]!);
+  const { m } = await threeNodeSet(t, N, first, { sidecarIp: addr(N, 250) });
   await m.converge((p) => p.steps.length === 0 && m.pods.every((x) => x.annotations['redis.example.com/link'] === 'up'));
   const c = redisClient(m.pod('master-0').ip!);
   await c.connect();
