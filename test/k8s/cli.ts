@@ -1,0 +1,42 @@
+// Command line for the real local control plane:
+//   node test/k8s/cli.ts build     build (or find cached) kube-apiserver, controller-manager,
+//                                  scheduler, kubectl and etcd; prints bin_dir=<path>
+//   node test/k8s/cli.ts up        start the control plane and wait (Ctrl-C stops and cleans up);
+//                                  prints KUBECONFIG=<path> for your own kubectl
+// Invariant: nothing is left running after the command ends (every process dies with it).
+import { binDir, ensureBinaries, isBuilt } from './build.ts';
+import { startControlPlane } from './control-plane.ts';
+
+const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
+
+async function main(): Promise<void> {
+  const cmd = process.argv[2] ?? 'help';
+  if (cmd === 'build') {
+    const t0 = Date.now();
+    const warm = isBuilt();
+    const dir = await ensureBinaries(log);
+    console.log(`bin_dir=${dir}`);
+    console.log(`${warm ? 'warm' : 'cold'}_build_s=${Math.round((Date.now() - t0) / 1000)}`);
+    return;
+  }
+  if (cmd === 'up') {
+    const t0 = Date.now();
+    const cp = await startControlPlane({ subnet: Number(process.env['K8S_SUBNET'] ?? 40), onProgress: log });
+    log(`control plane ${cp.version} up in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`KUBECONFIG=${cp.adminKubeconfig}`);
+    const stop = () => {
+      log('stopping');
+      void cp.stop().then(() => process.exit(0));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    await new Promise(() => undefined);
+    return;
+  }
+  console.log(`usage: node test/k8s/cli.ts build|up\n(binaries for this checkout: ${binDir()})`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

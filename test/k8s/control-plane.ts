@@ -1,0 +1,260 @@
+// A real Kubernetes control plane on loopback for tests: etcd, kube-apiserver (TLS, RBAC + Node
+// authorization, service-account tokens), kube-controller-manager (every default controller, each
+// with its own service account) and kube-scheduler, from the binaries test/k8s/build.ts builds.
+//
+//   const cp = await startControlPlane({ onProgress: console.log });
+//   cp.adminKubeconfig;                       // cluster-admin, for kubectl and the harness
+//   await cp.nodeKubeconfig('node-1');        // system:node:node-1 (Node authorizer, NodeRestriction)
+//   cp.kubeconfigFor('sidecar-a', await cp.tokenFor('redis-operator', 'redis-operator'));
+//   await cp.stop();
+//
+// Invariants:
+// - Everything listens on 127.0.0.1 (etcd, the API server); the controller-manager and scheduler
+//   serve nothing (--secure-port=0). Nothing is reached outside 127.0.0.0/8.
+// - Every process runs under `setpriv --pdeathsig KILL` in its own group: when the test process
+//   dies, so does the control plane. stop() is idempotent and leaves no process.
+// - startControlPlane() returns only when the API server is ready, the controllers have made the
+//   `default` ServiceAccount in `default` (pods can be admitted) and the scheduler runs.
+// - ServiceCIDR 198.19.<subnet>.0/24: a reserved benchmarking range (RFC 2544), never routed off
+//   this machine; pods live in 198.18.<subnet>.0/24 (test/k8s/pod-network.ts). One subnet per
+//   control plane, so two clusters running at once never share an address.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
+import { binaryPath, ensureBinaries, KUBE_VERSION } from './build.ts';
+import { createPki, type CertPaths } from './pki.ts';
+
+const run = promisify(execFile);
+
+/** The Service CIDR of the control plane for a subnet (its first address is the `kubernetes` Service). */
+export const serviceCidr = (subnet: number) => `198.19.${subnet}.0/24`;
+export const CLUSTER_DOMAIN = 'cluster.local';
+
+export interface ControlPlaneOptions {
+  /** Third octet of this cluster's Service CIDR (198.19.N.0/24) and pod range (198.18.N.0/24). */
+  subnet: number;
+  /** Working directory (PKI, etcd data, logs, kubeconfigs); default a fresh temp dir removed by stop(). */
+  dir?: string;
+  onProgress?: (line: string) => void;
+  /** Keep `dir` after stop() (also KEEP_CLUSTER_DATA=1). */
+  keepData?: boolean;
+}
+
+export interface ControlPlane {
+  readonly server: string;
+  readonly adminKubeconfig: string;
+  readonly dir: string;
+  readonly version: string;
+  readonly binDir: string;
+  readonly subnet: number;
+  /** A kubeconfig (path) for system:node:<nodeName> in group system:nodes. */
+  nodeKubeconfig(nodeName: string): Promise<string>;
+  /** A bound service-account token (TokenRequest API, 24 h) for namespace/serviceAccount. */
+  tokenFor(namespace: string, serviceAccount: string): Promise<string>;
+  /** Writes a kubeconfig for a bearer token and returns its path. */
+  kubeconfigFor(user: string, token: string): string;
+  /** Runs the real kubectl as cluster-admin; resolves with stdout. */
+  kubectl(args: string[], input?: string): Promise<string>;
+  /** The last lines a component logged (etcd, kube-apiserver, kube-controller-manager, kube-scheduler). */
+  logTail(component: string, lines?: number): string[];
+  stop(): Promise<void>;
+}
+
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, host, () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?: CertPaths; token?: string }): string {
+  const userAuth = auth.cert ? `    client-certificate: ${auth.cert.cert}\n    client-key: ${auth.cert.key}` : `    token: ${auth.token}`;
+  return [
+    'apiVersion: v1',
+    'kind: Config',
+    'clusters:',
+    '- name: local',
+    '  cluster:',
+    `    server: ${server}`,
+    `    certificate-authority: ${ca}`,
+    'users:',
+    `- name: ${user}`,
+    '  user:',
+    userAuth,
+    'contexts:',
+    '- name: local',
+    '  context:',
+    '    cluster: local',
+    `    user: ${user}`,
+    'current-context: local',
+    '',
+  ].join('\n');
+}
+
+function tailFile(file: string, lines: number): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(-lines);
+  } catch {
+    return [];
+  }
+}
+
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
+  const log = options.onProgress ?? (() => undefined);
+  const bin = await ensureBinaries(log);
+  const ownsDir = options.dir === undefined;
+  const dir = options.dir ?? mkdtempSync(path.join(os.tmpdir(), 'redis-k8s-'));
+  const keep = options.keepData === true || process.env['KEEP_CLUSTER_DATA'] === '1';
+  const logs = path.join(dir, 'logs');
+  mkdirSync(logs, { recursive: true });
+  const pki = createPki(path.join(dir, 'pki'));
+  const groups: Array<{ name: string; group: ProcessGroup }> = [];
+  const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir };
+  const logFile = (name: string) => path.join(logs, `${name}.log`);
+
+  function launch(name: string, args: string[]): ProcessGroup {
+    const group = spawnGroup([binaryPath(name as never, bin), ...args], { cwd: dir, env, logFile: logFile(name) });
+    groups.push({ name, group });
+    return group;
+  }
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      // Reverse start order: the controllers and scheduler, the API server, then etcd.
+      for (const { group } of [...groups].reverse()) {
+        group.signal('SIGTERM');
+        const done = await Promise.race([group.exited.then(() => true), sleep(5000).then(() => false)]);
+        if (!done) {
+          group.signal('SIGKILL');
+          await group.exited;
+        }
+      }
+      if (ownsDir && !keep) rmSync(dir, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+
+  try {
+    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    log(`etcd on 127.0.0.1:${etcdClient}`);
+    launch('etcd', [
+      '--name=local', `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`, `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=local=http://127.0.0.1:${etcdPeer}`, '--log-level=warn',
+      // A test cluster's data is thrown away; fsync on a shared disk only adds latency.
+      '--unsafe-no-fsync',
+    ]);
+
+    const serving = pki.serving('kube-apiserver', ['127.0.0.1', `198.19.${options.subnet}.1`], ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`]);
+    const kubeletClient = pki.client('kube-apiserver-kubelet-client', ['system:masters']);
+    const server = `https://127.0.0.1:${apiPort}`;
+    log(`kube-apiserver ${KUBE_VERSION} on ${server}`);
+    const apiserver = launch('kube-apiserver', [
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.cert}`, `--tls-private-key-file=${serving.key}`,
+      `--client-ca-file=${pki.ca.cert}`,
+      '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
+      `--service-account-issuer=https://kubernetes.default.svc.${CLUSTER_DOMAIN}`,
+      `--service-account-key-file=${pki.serviceAccountPub}`, `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      `--service-cluster-ip-range=${serviceCidr(options.subnet)}`,
+      `--kubelet-client-certificate=${kubeletClient.cert}`, `--kubelet-client-key=${kubeletClient.key}`,
+      '--kubelet-preferred-address-types=InternalIP',
+      // The API server's own address is loopback, which an Endpoints object may not hold; no
+      // client here reaches the API through the `kubernetes` Service.
+      '--endpoint-reconciler-type=none',
+      '--allow-privileged=true', '--profiling=false', '--v=1',
+    ]);
+
+    const admin = pki.client('admin', ['system:masters']);
+    const adminKubeconfig = path.join(dir, 'admin.kubeconfig');
+    writeFileSync(adminKubeconfig, kubeconfigYaml(server, pki.ca.cert, 'admin', { cert: admin }), { mode: 0o600 });
+    const kubectl = async (args: string[], input?: string): Promise<string> => {
+      const p = run(binaryPath('kubectl', bin), [`--kubeconfig=${adminKubeconfig}`, ...args], { env, maxBuffer: 64 << 20 });
+      if (input !== undefined) {
+        p.child.stdin?.end(input);
+      }
+      return (await p).stdout;
+    };
+
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (!apiserver.alive()) throw new Error(`kube-apiserver exited:\n${tailFile(logFile('kube-apiserver'), 30).join('\n')}`);
+      const ok = await kubectl(['get', '--raw=/readyz']).then((o) => o.trim() === 'ok', () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready within 120 s:\n${tailFile(logFile('kube-apiserver'), 30).join('\n')}`);
+      await sleep(250);
+    }
+    log('kube-apiserver ready');
+
+    const component = (name: string, cn: string) => {
+      const file = path.join(dir, `${name}.kubeconfig`);
+      writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, cn, { cert: pki.client(cn) }), { mode: 0o600 });
+      return file;
+    };
+    const kcmConfig = component('kube-controller-manager', 'system:kube-controller-manager');
+    launch('kube-controller-manager', [
+      `--kubeconfig=${kcmConfig}`, `--authentication-kubeconfig=${kcmConfig}`, `--authorization-kubeconfig=${kcmConfig}`,
+      '--secure-port=0', '--leader-elect=false', '--use-service-account-credentials=true',
+      `--root-ca-file=${pki.ca.cert}`, `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--cluster-signing-cert-file=${pki.ca.cert}`, `--cluster-signing-key-file=${pki.ca.key}`,
+      `--service-cluster-ip-range=${serviceCidr(options.subnet)}`, '--v=1',
+    ]);
+    const schedConfig = component('kube-scheduler', 'system:kube-scheduler');
+    launch('kube-scheduler', [
+      `--kubeconfig=${schedConfig}`, `--authentication-kubeconfig=${schedConfig}`, `--authorization-kubeconfig=${schedConfig}`,
+      '--secure-port=0', '--leader-elect=false', '--v=1',
+    ]);
+    for (;;) {
+      for (const { name, group } of groups) {
+        if (!group.alive()) throw new Error(`${name} exited:\n${tailFile(logFile(name), 30).join('\n')}`);
+      }
+      const ok = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name']).then(() => true, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error(`the controllers did not create the default ServiceAccount within 120 s:\n${tailFile(logFile('kube-controller-manager'), 30).join('\n')}`);
+      await sleep(250);
+    }
+    const version = JSON.parse(await kubectl(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string } };
+    log(`control plane ready: ${version.serverVersion?.gitVersion ?? '?'}`);
+
+    return {
+      server,
+      adminKubeconfig,
+      dir,
+      binDir: bin,
+      subnet: options.subnet,
+      version: version.serverVersion?.gitVersion ?? 'unknown',
+      async nodeKubeconfig(nodeName) {
+        const file = path.join(dir, `node-${nodeName}.kubeconfig`);
+        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, `system:node:${nodeName}`, { cert: pki.client(`system:node:${nodeName}`, ['system:nodes']) }), { mode: 0o600 });
+        return file;
+      },
+      async tokenFor(namespace, serviceAccount) {
+        return (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=24h'])).trim();
+      },
+      kubeconfigFor(user, token) {
+        const file = path.join(dir, `user-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
+        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, user, { token }), { mode: 0o600 });
+        return file;
+      },
+      kubectl,
+      logTail: (name, lines = 30) => tailFile(logFile(name), lines),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
