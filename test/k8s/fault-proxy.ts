@@ -1,0 +1,84 @@
+// A fault-injecting proxy in front of the REAL API server, for tests that need the API to fail
+// for one client only (a sidecar leader whose pod patches hang, say). Clients talk plain HTTP to
+// 127.0.0.1:<port> with their own bearer token; the proxy forwards every request over TLS to the
+// API server with that token unchanged, so authentication and RBAC stay the real server's.
+// Fault rules (test/support/kube-api/faults.ts, the same rules the stand-in honours) match on a
+// client name: the name a token was registered under.
+// Invariants: a request no rule matches is forwarded byte for byte (watches stream through);
+// close() destroys every open connection, so a hung request never outlives the test.
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import type { Socket } from 'node:net';
+import { Faults } from '../support/kube-api/faults.ts';
+
+export interface FaultProxy {
+  readonly url: string;
+  readonly faults: Faults;
+  /** Names a bearer token, so fault rules can say `client: name`. */
+  register(name: string, token: string): void;
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(options: { server: string; caFile: string }): Promise<FaultProxy> {
+  const upstream = new URL(options.server);
+  const ca = readFileSync(options.caFile);
+  const faults = new Faults();
+  const names = new Map<string, string>();
+  const sockets = new Set<Socket>();
+
+  function forward(req: IncomingMessage, res: ServerResponse): void {
+    const up = httpsRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host }, ca },
+      (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      },
+    );
+    up.on('error', () => res.destroy());
+    res.on('close', () => up.destroy());
+    req.pipe(up);
+  }
+
+  const server = createServer((req, res) => {
+    const auth = req.headers.authorization ?? '';
+    const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+    const url = new URL(req.url ?? '/', 'http://proxy');
+    const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
+    const action = faults.take({ method: req.method ?? 'GET', path: url.pathname, client: names.get(token) ?? '', watch });
+    if (!action) return forward(req, res);
+    switch (action.kind) {
+      case 'hang':
+        return; // never answered; close() or the client's timeout ends it
+      case 'reset':
+        req.socket.destroy();
+        return;
+      case 'delay':
+        setTimeout(() => forward(req, res), action.ms);
+        return;
+      case 'status': {
+        const body = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: action.message ?? 'injected fault', reason: action.reason ?? 'InternalError', code: action.code };
+        res.writeHead(action.code, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      }
+    }
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.once('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    faults,
+    register: (name, token) => {
+      names.set(token, name);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,123 @@
+// The local cluster's pod network (a CNI bridge plugin in miniature): one Linux bridge per cluster
+// and one network namespace per pod, joined to the bridge by a veth pair.
+//
+//   const net = await createPodNetwork({ subnet: 60 });    // bridge rok60, 198.18.60.1/24
+//   const pod = await net.attach();                        // { ip: '198.18.60.2', netns: 'rok60-2', exec: [...] }
+//   spawn([...pod.exec, 'redis-server', ...]);             // runs inside the pod's namespace
+//   await net.detach(pod); await net.destroy();
+//
+// Why not loopback pod IPs: the API server refuses loopback addresses in Endpoints and
+// EndpointSlices (ValidateEndpointIP), so Services could never route to such pods. 198.18.0.0/15
+// is the range reserved for benchmarking test networks (RFC 2544); these addresses exist only on
+// this bridge and in namespaces this module made, so no packet for them leaves the machine.
+// Invariants:
+// - Pod addresses 198.18.<subnet>.2..249 are handed out once per network (never reused, as the
+//   stand-in kubelet does); .1 is the bridge (the "node" side), .250..253 are host addresses the
+//   sidecars bind to as their source (a loopback source cannot reach a pod).
+// - destroy() removes every namespace and the bridge it made, also after a failed attach.
+// - Needs root and iproute2 (`ip`); available() says whether this machine can do it.
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const POD_RANGE = '198.18.0.0/16';
+
+export interface PodAttachment {
+  readonly ip: string;
+  readonly netns: string;
+  /** argv prefix that runs a command inside the pod's network namespace. */
+  readonly exec: readonly string[];
+}
+
+export interface PodNetwork {
+  readonly subnet: number;
+  readonly bridge: string;
+  readonly gateway: string;
+  /** Host-side addresses on the bridge for clients that need a distinct source (sidecars). */
+  readonly hostAddresses: readonly string[];
+  attach(): Promise<PodAttachment>;
+  detach(pod: PodAttachment): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** Why this machine cannot run the pod network, or undefined when it can. */
+export function unavailableReason(): string | undefined {
+  if (process.getuid?.() !== 0) return 'the pod network needs root (network namespaces, a bridge)';
+  try {
+    execFileSync('ip', ['-V'], { stdio: 'ignore' });
+  } catch {
+    return 'the pod network needs iproute2 (`ip`)';
+  }
+  return undefined;
+}
+
+async function ip(...args: string[]): Promise<void> {
+  await run('ip', args);
+}
+
+export async function createPodNetwork(options: { subnet: number }): Promise<PodNetwork> {
+  const { subnet } = options;
+  if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254) throw new Error(`subnet must be 1..254, got ${subnet}`);
+  const bridge = `rok${subnet}`;
+  const prefix = `198.18.${subnet}`;
+  const gateway = `${prefix}.1`;
+  const hostAddresses = [250, 251, 252, 253].map((n) => `${prefix}.${n}`);
+  const namespaces = new Set<string>();
+  let next = 2;
+
+  // A bridge left by a crashed run of the same subnet would make every address clash.
+  await ip('link', 'del', bridge).catch(() => undefined);
+  for (const ns of (await run('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0] ?? '')) {
+    if (ns.startsWith(`${bridge}-`)) await ip('netns', 'del', ns).catch(() => undefined);
+  }
+  await ip('link', 'add', bridge, 'type', 'bridge');
+  await ip('addr', 'add', `${gateway}/24`, 'dev', bridge);
+  for (const a of hostAddresses) await ip('addr', 'add', `${a}/32`, 'dev', bridge);
+  await ip('link', 'set', bridge, 'up');
+
+  async function detach(pod: PodAttachment): Promise<void> {
+    namespaces.delete(pod.netns);
+    // Deleting the namespace destroys its end of the veth pair and with it the host end.
+    await ip('netns', 'del', pod.netns).catch(() => undefined);
+  }
+
+  return {
+    subnet,
+    bridge,
+    gateway,
+    hostAddresses,
+    async attach() {
+      if (next > 249) throw new Error(`pod network ${bridge}: no pod address left`);
+      const n = next++;
+      const podIp = `${prefix}.${n}`;
+      const netns = `${bridge}-${n}`;
+      const hostEnd = `${bridge}h${n}`;
+      const podEnd = `${bridge}p${n}`;
+      namespaces.add(netns);
+      try {
+        await ip('netns', 'add', netns);
+        await ip('link', 'add', hostEnd, 'type', 'veth', 'peer', 'name', podEnd);
+        await ip('link', 'set', podEnd, 'netns', netns);
+        await ip('link', 'set', hostEnd, 'master', bridge, 'up');
+        const inNs = (...args: string[]) => ip('-n', netns, ...args);
+        await inNs('link', 'set', 'lo', 'up');
+        await inNs('link', 'set', podEnd, 'name', 'eth0');
+        await inNs('addr', 'add', `${podIp}/24`, 'dev', 'eth0');
+        await inNs('link', 'set', 'eth0', 'up');
+        await inNs('route', 'add', 'default', 'via', gateway);
+      } catch (err) {
+        await ip('link', 'del', hostEnd).catch(() => undefined);
+        await detach({ ip: podIp, netns, exec: [] });
+        throw err;
+      }
+      return { ip: podIp, netns, exec: ['ip', 'netns', 'exec', netns] };
+    },
+    detach,
+    async destroy() {
+      for (const ns of [...namespaces]) await ip('netns', 'del', ns).catch(() => undefined);
+      namespaces.clear();
+      await ip('link', 'del', bridge).catch(() => undefined);
+    },
+  };
+}
