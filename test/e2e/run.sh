@@ -27,6 +27,14 @@
 #   E2E_REDIS_IMAGE       Redis image the pods use (default redis:7.2, preloaded into kind so
 #                         image pulls do not count against the bounds)
 #   E2E_LOG_DIR           where writer logs and key lists go (default: a temp dir)
+#   E2E_RUNTIME=host      the pods' processes run on this host (the local control plane, `npm run
+#                         e2e:local`): no `kubectl exec` (the node agent serves logs, not exec), so
+#                         redis-cli runs here against the pod's IP or the Service's ClusterIP (the
+#                         local service proxy routes it by the real EndpointSlices), the writer is a
+#                         process here, and a pod's /data is read from its PersistentVolume's path.
+#                         The operator's Deployment is not applied there (no image runtime): the
+#                         driver runs the hook and sidecars as processes with its ServiceAccount's
+#                         token; E2E_OPERATOR_LOGS is the directory of their logs.
 #
 # Needs: bash 4+, kubectl, docker (to build), kind (for kind clusters), awk, sort, comm, base64.
 # Bounds (ms) are the system tests' (test/system/support.ts BOUND); figures are printed as they
@@ -39,6 +47,7 @@ cd "$ROOT"
 : "${KUBECONFIG:?set KUBECONFIG to the cluster to test}"
 export KUBECONFIG
 IMAGE=${E2E_IMAGE:-redis-operator:0.1.0}
+RUNTIME=${E2E_RUNTIME:-cluster}
 REDIS_IMAGE=${E2E_REDIS_IMAGE:-redis:7.2}
 SCENARIOS=${E2E_SCENARIOS:-1 2 3 4 5}
 LOG_DIR=${E2E_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/redis-operator-e2e.XXXXXX")}
@@ -72,6 +81,15 @@ dump() {
   kubectl get pods -n "$ns" -o wide -L "$ROLE_KEY" 2>&1 || true
   kubectl get redis -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.status}{"\n"}{end}' 2>&1 || true
   kubectl get events -n "$ns" --sort-by=.metadata.resourceVersion 2>&1 | tail -n 20 || true
+  if [ "$RUNTIME" = host ]; then
+    local f
+    for f in "${E2E_OPERATOR_LOGS:-/nonexistent}"/*.log; do
+      [ -e "$f" ] || continue
+      echo "-- $(basename "$f") (last 20 lines)"
+      tail -n 20 "$f"
+    done
+    return
+  fi
   for pod in $(kubectl get pods -n redis-operator -l app.kubernetes.io/name=redis-operator -o name 2>/dev/null); do
     echo "-- $pod sidecar (last 20 lines)"
     kubectl logs -n redis-operator "$pod" -c sidecar --tail=20 2>&1 || true
@@ -174,18 +192,48 @@ master_endpoint() { # ns name
 master_is() { [ "$(master_endpoint "$1" "$2")" = "$3" ]; }
 master_is_not() { local m; m=$(master_endpoint "$1" "$2") && [ "$m" != "$3" ]; }
 
+# The password of the Redis a pod belongs to (E2E_RUNTIME=host: what the pod's env holds).
+pod_password() { # ns pod
+  local redis secret
+  redis=$(kubectl get pod -n "$1" "$2" -o jsonpath='{.metadata.labels.app\.kubernetes\.io/instance}')
+  secret=$(kubectl get redis -n "$1" "$redis" -o jsonpath='{.spec.auth.secretName}')
+  kubectl get secret -n "$1" "${secret:-$redis-auth}" -o jsonpath='{.data.password}' | base64 -d
+}
+
+# A Service's ClusterIP (E2E_RUNTIME=host: the local service proxy listens there).
+cluster_ip() { kubectl get service -n "$1" "$2" -o jsonpath='{.spec.clusterIP}'; }
+
 # redis-cli inside a Redis pod against its own address, authenticated from the pod's env.
 # shellcheck disable=SC2016 # $REDIS_PASSWORD and $POD_IP expand inside the pod
 rcli() { # ns pod args...
   local ns=$1 pod=$2
   shift 2
+  if [ "$RUNTIME" = host ]; then
+    REDISCLI_AUTH=$(pod_password "$ns" "$pod") redis-cli --no-auth-warning -h "$(pod_ip "$ns" "$pod")" "$@"
+    return
+  fi
   kubectl exec -n "$ns" "$pod" -c redis -- sh -c 'REDISCLI_AUTH="$REDIS_PASSWORD" exec redis-cli --no-auth-warning -h "$POD_IP" "$@"' sh "$@"
 }
 
 # redis-cli inside a Redis pod against a Service (by its DNS name), commands on stdin (one connection).
 # shellcheck disable=SC2016 # $REDIS_PASSWORD expands inside the pod
 rcli_service() { # ns pod service
+  if [ "$RUNTIME" = host ]; then
+    REDISCLI_AUTH=$(pod_password "$1" "$2") redis-cli --no-auth-warning -h "$(cluster_ip "$1" "$3")"
+    return
+  fi
   kubectl exec -i -n "$1" "$2" -c redis -- sh -c 'REDISCLI_AUTH="$REDIS_PASSWORD" exec redis-cli --no-auth-warning -h "$0"' "$3"
+}
+
+# A pod's /data: E2E_RUNTIME=host reads the directory of the PersistentVolume bound to its claim.
+data_files() { # ns pod
+  if [ "$RUNTIME" = host ]; then
+    local pv
+    pv=$(kubectl get pvc -n "$1" "data-$2" -o jsonpath='{.spec.volumeName}')
+    ls -A "$(kubectl get pv "$pv" -o jsonpath='{.spec.hostPath.path}{.spec.local.path}')"
+    return
+  fi
+  kubectl exec -n "$1" "$2" -c redis -- ls -A /data
 }
 
 info_field() { # ns pod field
@@ -212,6 +260,10 @@ crd_established() { kubectl get crd redises.redis.example.com -o jsonpath='{.sta
 # only for writes a replica acknowledged. Stops when /tmp/stop exists.
 start_writer() { # ns prefix
   local ns=$1 prefix=$2
+  if [ "$RUNTIME" = host ]; then
+    start_host_writer "$ns" "$prefix"
+    return
+  fi
   kubectl apply -n "$ns" -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
@@ -245,19 +297,53 @@ EOF
   wait_for 60000 "writer-$prefix running" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Running ]"
 }
 
-acked_count() { kubectl logs -n "$1" "writer-$2" 2>/dev/null | awk '$1 == "ACK"' | wc -l; }
+# E2E_RUNTIME=host: the same loop as the writer pod, as a process here, through the Service's
+# ClusterIP (resolved once, as the pod's DNS lookup would be; the proxy routes every connection).
+start_host_writer() { # ns prefix
+  local ns=$1 prefix=$2 ip password
+  ip=$(cluster_ip "$ns" "$NAME-master")
+  password=$(kubectl get secret -n "$ns" "$NAME-auth" -o jsonpath='{.data.password}' | base64 -d)
+  rm -f "$LOG_DIR/writer-$ns-$prefix.stop"
+  (
+    export REDISCLI_AUTH=$password
+    i=0
+    while [ ! -e "$LOG_DIR/writer-$ns-$prefix.stop" ]; do
+      i=$((i + 1))
+      out=$(printf 'SET %s:%d %s:%d\r\nWAIT 1 500\r\n' "$prefix" "$i" "$prefix" "$i" | redis-cli --no-auth-warning -h "$ip" 2>/dev/null | tr '\n' ' ')
+      case "$out" in
+        "OK "[1-9]*) echo "ACK $prefix:$i $(date +%s%3N)" ;;
+        *) echo "NACK $prefix:$i" ;;
+      esac
+    done
+  ) >"$LOG_DIR/writer-$ns-$prefix.out" 2>&1 &
+  BACKGROUND_PIDS+=("$!")
+  eval "WRITER_PID_${prefix}_${ns//-/_}=$!"
+}
+
+writer_log() { # ns prefix
+  if [ "$RUNTIME" = host ]; then cat "$LOG_DIR/writer-$1-$2.out" 2>/dev/null; else kubectl logs -n "$1" "writer-$2" 2>/dev/null; fi
+}
+
+acked_count() { writer_log "$1" "$2" | awk '$1 == "ACK"' | wc -l; }
 acked_at_least() { [ "$(acked_count "$1" "$2")" -ge "$3" ]; }
 # The first write acknowledged at or after epoch ms t.
-first_ack_after() { kubectl logs -n "$1" "writer-$2" | awk -v t="$3" '$1 == "ACK" && $3 >= t {print $3; exit}'; }
+first_ack_after() { writer_log "$1" "$2" | awk -v t="$3" '$1 == "ACK" && $3 >= t {print $3; exit}'; }
 first_ack_after_exists() { [ -n "$(first_ack_after "$@")" ]; }
 
 stop_writer() { # ns prefix -> acked keys in $LOG_DIR/<ns>-<prefix>.acked
   local ns=$1 prefix=$2 file="$LOG_DIR/$1-$2"
-  kubectl exec -n "$ns" "writer-$prefix" -- touch /tmp/stop
-  wait_for 30000 "writer-$prefix finished" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Succeeded ]"
-  kubectl logs -n "$ns" "writer-$prefix" >"$file.log"
+  if [ "$RUNTIME" = host ]; then
+    local var="WRITER_PID_${prefix}_${ns//-/_}"
+    touch "$LOG_DIR/writer-$ns-$prefix.stop"
+    wait_for 30000 "writer-$prefix finished" sh -c "! kill -0 ${!var} 2>/dev/null"
+    writer_log "$ns" "$prefix" >"$file.log"
+  else
+    kubectl exec -n "$ns" "writer-$prefix" -- touch /tmp/stop
+    wait_for 30000 "writer-$prefix finished" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Succeeded ]"
+    kubectl logs -n "$ns" "writer-$prefix" >"$file.log"
+    kubectl delete pod -n "$ns" "writer-$prefix" --wait=false >/dev/null
+  fi
   awk '$1 == "ACK" {print $2}' "$file.log" | sort >"$file.acked"
-  kubectl delete pod -n "$ns" "writer-$prefix" --wait=false >/dev/null
   diag "$(wc -l <"$file.acked") acknowledged writes, $(awk '$1 == "NACK"' "$file.log" | wc -l) not acknowledged (not counted)"
 }
 
@@ -349,7 +435,11 @@ install() {
     fi
   fi
   wait_for 60000 'the Redis CRD established' crd_established
-  kubectl -n redis-operator rollout status deployment/redis-operator --timeout=180s >/dev/null
+  if [ "$RUNTIME" = host ]; then
+    log 'E2E_RUNTIME=host: the hook and sidecars run as processes (no Deployment rollout to wait for)'
+  else
+    kubectl -n redis-operator rollout status deployment/redis-operator --timeout=180s >/dev/null
+  fi
   wait_for 60000 'a sidecar holding the Lease' sh -c "[ -n \"\$(kubectl get lease -n redis-operator redis-operator-sidecar -o jsonpath='{.spec.holderIdentity}')\" ]"
   log "operator ready (image $IMAGE)"
 }
@@ -390,7 +480,11 @@ scenario_1() {
   expect 'the generated auth Secret exists' kubectl get secret -n "$ns" "$NAME-auth"
   local anonymous
   # shellcheck disable=SC2016 # $POD_IP expands inside the pod
-  anonymous=$(kubectl exec -n "$ns" my-redis-master-0 -c redis -- sh -c 'redis-cli -h "$POD_IP" PING' 2>&1 || true)
+  if [ "$RUNTIME" = host ]; then
+    anonymous=$(redis-cli -h "$(pod_ip "$ns" my-redis-master-0)" PING 2>&1 || true)
+  else
+    anonymous=$(kubectl exec -n "$ns" my-redis-master-0 -c redis -- sh -c 'redis-cli -h "$POD_IP" PING' 2>&1 || true)
+  fi
   [[ $anonymous == *NOAUTH* || $anonymous == *"Authentication required"* ]] || fail "Redis answered without a password: $anonymous"
 
   # 100 keys through the master Service on one connection, then WAIT 2; readable on both replicas.
@@ -502,7 +596,7 @@ scenario_3() {
   master=$(master_endpoint "$ns" "$NAME")
   settle "$ns" "$master" 3
   local sofar="$LOG_DIR/$ns.sofar" present="$LOG_DIR/$ns.replica-2"
-  kubectl logs -n "$ns" writer-w | awk '$1 == "ACK" {print $2}' | sort >"$sofar"
+  writer_log "$ns" w | awk '$1 == "ACK" {print $2}' | sort >"$sofar"
   keys_on "$ns" my-redis-replica-2 w "$present"
   [ "$(comm -23 "$sofar" "$present" | wc -l)" -eq 0 ] || fail 'the new replica lacks acknowledged keys'
 
@@ -671,7 +765,7 @@ scenario_5() {
     expect_eq "$(kubectl get pvc -n "$ns" -l "app.kubernetes.io/instance=$name" -o name | wc -l | tr -d ' ')" 3 "$name has three claims"
     local pod
     for pod in $(pod_names "$ns" "$name"); do
-      expect "$pod's volume holds data files" sh -c "[ -n \"\$(kubectl exec -n $ns $pod -c redis -- ls -A /data)\" ]"
+      [ -n "$(data_files "$ns" "$pod")" ] || fail "expected: $pod's volume holds data files"
     done
   done
 

@@ -1,0 +1,79 @@
+// Installs the operator on the real control plane as a user would, with the real kubectl:
+// Metacontroller's CRDs (read from ../shared, never copied), then `kubectl kustomize manifests/`
+// (namespace, our CRD, ServiceAccount, RBAC, Service, the CompositeController) applied as is,
+// but for the Deployment: there is no container runtime for its image, so the harness runs the
+// hook and the sidecars as processes that authenticate as that Deployment's ServiceAccount.
+// Invariants:
+// - What is applied is what `kubectl apply -k manifests/` would apply, minus exactly one object
+//   (Deployment redis-operator/redis-operator); a test reads the difference back.
+// - Metacontroller gets an identity of its own (ServiceAccount metacontroller/metacontroller bound
+//   to cluster-admin, as its upstream production manifests grant it everything), never admin.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { ControlPlane } from './control-plane.ts';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const METACONTROLLER_CRDS = path.resolve(REPO_ROOT, '../shared/metacontroller/metacontroller-crds-v1.yaml');
+export const OPERATOR_NAMESPACE = 'redis-operator';
+export const OPERATOR_SERVICE_ACCOUNT = 'redis-operator';
+export const METACONTROLLER_NAMESPACE = 'metacontroller';
+
+type Json = Record<string, unknown>;
+
+/** The objects `kubectl apply -k manifests/` applies, split into what we apply and what we leave out. */
+export async function operatorObjects(cp: Pick<ControlPlane, 'kubectl'>): Promise<{ apply: Json[]; skipped: Json[] }> {
+  const docs = parseAllDocuments(await cp.kubectl(['kustomize', path.join(REPO_ROOT, 'manifests')])).map((d) => d.toJSON() as Json).filter(Boolean);
+  const isDeployment = (o: Json) => o['kind'] === 'Deployment';
+  return { apply: docs.filter((o) => !isDeployment(o)), skipped: docs.filter(isDeployment) };
+}
+
+const metacontrollerIdentity = `
+apiVersion: v1
+kind: Namespace
+metadata: {name: ${METACONTROLLER_NAMESPACE}}
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata: {name: metacontroller, namespace: ${METACONTROLLER_NAMESPACE}}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: metacontroller}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{kind: ServiceAccount, name: metacontroller, namespace: ${METACONTROLLER_NAMESPACE}}]
+`;
+
+export interface InstalledOperator {
+  /** Kubeconfig of the operator's ServiceAccount (what the Deployment's pods would use). */
+  operatorKubeconfig: string;
+  /** Kubeconfig of Metacontroller's own ServiceAccount. */
+  metacontrollerKubeconfig: string;
+  /** The objects of manifests/ that were not applied (the Deployment), by kind/namespace/name. */
+  skipped: string[];
+}
+
+export async function installOperator(cp: ControlPlane, log: (line: string) => void = () => undefined): Promise<InstalledOperator> {
+  if (!existsSync(METACONTROLLER_CRDS)) throw new Error(`Metacontroller's CRDs are needed at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`);
+  await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
+  await cp.kubectl(['apply', '-f', '-'], metacontrollerIdentity);
+  const { apply, skipped } = await operatorObjects(cp);
+  // CRDs first: the CompositeController's kind must be served before it can be applied.
+  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io']);
+  await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
+  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/redises.redis.example.com']);
+  // The ServiceAccount token controller is not needed for bound tokens, but the namespace must exist.
+  const operatorToken = await cp.tokenFor(OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
+  const metacontrollerToken = await cp.tokenFor(METACONTROLLER_NAMESPACE, 'metacontroller');
+  const names = skipped.map((o) => {
+    const m = (o['metadata'] ?? {}) as Json;
+    return `${String(o['kind'])}/${String(m['namespace'] ?? '')}/${String(m['name'])}`;
+  });
+  log(`installed manifests/ (${apply.length} objects; not applied: ${names.join(', ')})`);
+  return {
+    operatorKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`, operatorToken),
+    metacontrollerKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${METACONTROLLER_NAMESPACE}:metacontroller`, metacontrollerToken),
+    skipped: names,
+  };
+}
