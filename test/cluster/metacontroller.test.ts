@@ -1,7 +1,8 @@
 // The Metacontroller stand-in (test/cluster/metacontroller) against the REAL hook service
 // (buildApp from src/server, over HTTP) and the kube-api stand-in's store with API-server
-// validation installed; plus its pure parts (three-way merge, durations) and its hook
-// protocol handling against a scripted hook.
+// validation installed, both in-process (storeClient) and over HTTP with its own kubeconfig
+// (httpClient: informer caches that lag); plus its pure parts (three-way merge, durations) and
+// its hook protocol handling against a scripted hook.
 // Network: HTTP servers on 127.0.0.1, random ports. No redis-server here (no 127.0.N.x used).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +14,7 @@ import { parse } from 'yaml';
 import * as hook from '../../src/hook/index.ts';
 import type { HookRequest } from '../../src/hook/index.ts';
 import { buildApp } from '../../src/server/app.ts';
-import { ObjectStore, type StoredObject } from '../support/kube-api/index.ts';
+import { ObjectStore, startKubeApi, type StoredObject } from '../support/kube-api/index.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
 import { installValidation } from './validation.ts';
 import { applyUpdate, canonicalJson, LAST_APPLIED_ANNOTATION, loadCompositeController, merge, startMetacontroller, type CompositeController, type Metacontroller } from './metacontroller/index.ts';
@@ -64,7 +65,10 @@ function stubStatefulSetController(store: ObjectStore): () => void {
   return () => handle.stop();
 }
 
+type Transport = 'store' | 'http';
+
 interface Cluster {
+  transport: Transport;
   store: ObjectStore;
   mc: Metacontroller;
   controller: CompositeController;
@@ -75,8 +79,9 @@ interface Cluster {
   close(): Promise<void>;
 }
 
-async function startCluster(): Promise<Cluster> {
-  const store = new ObjectStore();
+async function startCluster(transport: Transport = 'store'): Promise<Cluster> {
+  const api = transport === 'http' ? await startKubeApi() : undefined;
+  const store = api?.store ?? new ObjectStore();
   const validation = installValidation(store);
   const stopSts = stubStatefulSetController(store);
   const failSync = { on: false };
@@ -97,8 +102,11 @@ async function startCluster(): Promise<Cluster> {
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   const controller = loadCompositeController();
-  const mc = startMetacontroller({ store, controller, hookBaseUrl: url, backoff: { initialMs: 20, maxMs: 400 }, resyncPeriodMs: 0 });
+  const where = api ? { kubeconfig: api.kubeConfig('metacontroller') } : { store };
+  const mc = startMetacontroller({ ...where, controller, hookBaseUrl: url, backoff: { initialMs: 20, maxMs: 400 }, resyncPeriodMs: 0 });
+  await mc.ready;
   return {
+    transport,
     store,
     mc,
     controller,
@@ -109,15 +117,28 @@ async function startCluster(): Promise<Cluster> {
       await app.close();
       stopSts();
       validation.uninstall();
+      await api?.close();
     },
   };
+}
+
+/** Idle and staying idle: over HTTP the watch events of its own last writes arrive after waitForIdle(). */
+async function settle(c: Cluster): Promise<void> {
+  for (;;) {
+    await c.mc.waitForIdle();
+    const calls = c.mc.syncCount(KEY);
+    if (c.transport === 'store') return;
+    await new Promise((r) => setTimeout(r, 150));
+    await c.mc.waitForIdle();
+    if (c.mc.syncCount(KEY) === calls) return;
+  }
 }
 
 async function applyExample(c: Cluster): Promise<StoredObject> {
   c.store.create('redises', structuredClone(EXAMPLE), { keepStatus: false });
   await until('the Redis status', () => (c.store.get('redises', NS, NAME)?.['status'] as Json | undefined)?.['phase']);
   await until('seven children', () => children(c.store).length === 7);
-  await c.mc.waitForIdle();
+  await settle(c);
   return c.store.read('redises', NS, NAME);
 }
 
@@ -194,9 +215,9 @@ describe('three-way merge (Metacontroller apply semantics)', () => {
 
 // ------------------------------------------------------------------ with the real hook service
 
-describe('Metacontroller stand-in with the real hook service', () => {
+for (const transport of ['store', 'http'] as const) describe(`Metacontroller stand-in with the real hook service (${transport})`, () => {
   test('applying the design Redis creates every child, labelled, owned, valid, and writes status', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       const redis = await applyExample(c);
       const uid = redis.metadata.uid;
@@ -223,7 +244,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   });
 
   test('requests are built as the contract says: five keys, one outer entry per child resource, namespace/name keys', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       const syncs = c.received.filter((r) => r.path === '/sync');
@@ -248,7 +269,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   });
 
   test('status is written only when it changes: resyncs do not rewrite it (no hot loop)', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       const before = c.mc.stats(KEY);
@@ -267,7 +288,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   });
 
   test('a related object (the auth Secret) and a drifted child both trigger a sync that repairs state', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       assert.ok(conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
@@ -300,7 +321,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   });
 
   test('an invalid spec that passes the schema: condition InvalidSpec, nothing deleted', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       const uids = children(c.store).map((k) => k.metadata.uid).sort();
@@ -325,7 +346,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   // longer annotation, which triggers the next sync (metacontroller/metacontroller#1003), until
   // the API server refuses the 256 KiB of annotations and every sync fails.
   test('an invalid spec is quiet: no child writes, no sync errors, last-applied unchanged', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       const lastApplied = () => children(c.store).map((k) => `${k.kind}/${k.metadata.name}=${k.metadata.annotations?.[LAST_APPLIED_ANNOTATION]?.length}`).sort();
@@ -349,7 +370,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   });
 
   test('a hook answering 500 changes nothing and records SyncError; the next good answer recovers', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       const before = children(c.store).map((k) => `${k.metadata.uid}@${k.metadata.resourceVersion}`).sort();
@@ -381,7 +402,7 @@ describe('Metacontroller stand-in with the real hook service', () => {
   });
 
   test('deleting the Redis (whenDeleted Retain): finalize, finalizer released, children collected, volumes kept', async () => {
-    const c = await startCluster();
+    const c = await startCluster(transport);
     try {
       await applyExample(c);
       // A data volume as the StatefulSet controller would have made it (claim template labels, no owner).

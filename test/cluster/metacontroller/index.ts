@@ -1,8 +1,12 @@
 // Metacontroller stand-in for the local cluster (test code): runs one CompositeController
-// against the kube-api stand-in's in-process store and calls the REAL hook service over HTTP.
-// See README.md in this folder for what it models and what it does not.
+// against a Kubernetes API through a KubeClient (test/support/kube-client: the kube-api
+// stand-in's in-process store, or any API server over HTTP with a kubeconfig) and calls the REAL
+// hook service over HTTP. See README.md in this folder for what it models and what it does not.
 //
 //   const mc = startMetacontroller({ store, controller, hookBaseUrl: 'http://127.0.0.1:PORT' });
+//   const mc = startMetacontroller({ kubeconfig: '/path/to/kubeconfig', controller, hookBaseUrl });
+//   const mc = startMetacontroller({ client: httpClient(kc), controller, hookBaseUrl });
+//   await mc.ready;                         // resources discovered, parent/child caches synced
 //   await mc.waitForIdle();                 // nothing queued or running (timers may be pending)
 //   mc.syncCount('default/my-redis');       // sync + finalize hook calls for that parent
 //   mc.stats('default/my-redis');           // ParentStats: calls, status/child writes, failures
@@ -13,9 +17,11 @@
 // Parent keys are `namespace/name`. `controller` is the CompositeController object (for
 // example parsed from metacontroller/composite-controller.yaml with loadCompositeController()).
 import { readFileSync } from 'node:fs';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { parse } from 'yaml';
 import type { ObjectStore } from '../../support/kube-api/store.ts';
+import { httpClient, storeClient, type KubeClient } from '../../support/kube-client/index.ts';
 import { CompositeControllerRunner, type CompositeController, type ParentStats } from './controller.ts';
 import type { BackoffOptions } from './queue.ts';
 
@@ -23,8 +29,14 @@ export type { CompositeController, ParentStats, RelatedRule } from './controller
 export { applyUpdate, merge, canonicalJson, LAST_APPLIED_ANNOTATION } from './apply.ts';
 export { groupKey } from './controller.ts';
 
+/** Where the API is: exactly one of `client`, `store` or `kubeconfig`. */
 export interface MetacontrollerOptions {
-  store: ObjectStore;
+  /** Any KubeClient; the caller owns it (stop() does not close it). */
+  client?: KubeClient;
+  /** Convenience: the in-process store, wrapped with storeClient (closed by stop()). */
+  store?: ObjectStore;
+  /** Convenience: a kubeconfig path or KubeConfig, wrapped with httpClient (closed by stop()); its credentials are Metacontroller's. */
+  kubeconfig?: string | KubeConfig;
   controller: CompositeController;
   /** Where the hooks answer, e.g. `http://127.0.0.1:8080`; each hook's webhook path is appended. */
   hookBaseUrl: string;
@@ -37,6 +49,10 @@ export interface MetacontrollerOptions {
 }
 
 export interface Metacontroller {
+  /** Resolves once every resource is discovered and the parent and child caches hold their initial lists; rejects if that failed. */
+  readonly ready: Promise<void>;
+  /** The client it talks to the API with. */
+  readonly client: KubeClient;
   /** The finalizer this controller puts on parents: `metacontroller.io/compositecontroller-<name>`. */
   readonly finalizer: string;
   /** Sync and finalize hook calls made for a parent (`namespace/name`). */
@@ -47,7 +63,7 @@ export interface Metacontroller {
   lastError(parentKey: string): string | undefined;
   /** Enqueue a parent now. */
   resync(parentKey: string): void;
-  /** Resolves when no parent is queued or being synced (delayed resyncs do not count). */
+  /** Resolves when ready and no parent is queued or being synced (delayed resyncs do not count). */
   waitForIdle(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -57,9 +73,18 @@ export function loadCompositeController(path: string | URL = new URL('../../../m
   return parse(readFileSync(path, 'utf8')) as CompositeController;
 }
 
+function clientOf(options: MetacontrollerOptions): { client: KubeClient; owned: boolean } {
+  const given = [options.client, options.store, options.kubeconfig].filter((x) => x !== undefined).length;
+  if (given !== 1) throw new Error('startMetacontroller: pass exactly one of client, store or kubeconfig');
+  if (options.client) return { client: options.client, owned: false };
+  if (options.store) return { client: storeClient(options.store), owned: true };
+  return { client: httpClient(options.kubeconfig!), owned: true };
+}
+
 export function startMetacontroller(options: MetacontrollerOptions): Metacontroller {
+  const { client, owned } = clientOf(options);
   const runner = new CompositeControllerRunner({
-    store: options.store,
+    client,
     controller: options.controller,
     hookBaseUrl: options.hookBaseUrl,
     logger: options.logger ?? pino({ level: 'silent' }),
@@ -67,6 +92,8 @@ export function startMetacontroller(options: MetacontrollerOptions): Metacontrol
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
   });
   return {
+    ready: runner.ready,
+    client,
     finalizer: runner.finalizerName,
     syncCount: (key) => {
       const s = runner.statsOf(key);
@@ -76,6 +103,9 @@ export function startMetacontroller(options: MetacontrollerOptions): Metacontrol
     lastError: (key) => runner.statsOf(key).lastError,
     resync: (key) => runner.enqueueKey(key),
     waitForIdle: () => runner.whenIdle(),
-    stop: () => runner.stop(),
+    stop: async () => {
+      await runner.stop();
+      if (owned) await client.close();
+    },
   };
 }
