@@ -101,7 +101,7 @@ export function fieldRefValue(pod: V1Pod, fieldPath: string, net: PodNetwork): s
   }
 }
 
-function resourceFieldValue(container: V1Container, resource: string, divisor: unknown, node: { memoryBytes: number; cpus: number }): string | { error: string } {
+export function resourceFieldValue(container: V1Container, resource: string, divisor: unknown, node: { memoryBytes: number; cpus: number }): string | { error: string } {
   const [kind, name] = resource.split('.') as [string, string | undefined];
   const source = kind === 'limits' ? container.resources?.limits : kind === 'requests' ? container.resources?.requests : undefined;
   if (source === undefined && kind !== 'limits' && kind !== 'requests') return { error: `unsupported resource: ${resource}` };
