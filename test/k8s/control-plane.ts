@@ -24,6 +24,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { stringify } from 'yaml';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
 import { binaryPath, ensureBinaries, KUBE_VERSION } from './build.ts';
 import { createPki, type CertPaths } from './pki.ts';
@@ -55,8 +56,8 @@ export interface ControlPlane {
   nodeKubeconfig(nodeName: string): Promise<string>;
   /** A bound service-account token (TokenRequest API, 24 h) for namespace/serviceAccount. */
   tokenFor(namespace: string, serviceAccount: string): Promise<string>;
-  /** Writes a kubeconfig for a bearer token and returns its path. */
-  kubeconfigFor(user: string, token: string): string;
+  /** Writes a kubeconfig for a bearer token and returns its path (`server`: another URL for the API, e.g. a fault proxy). */
+  kubeconfigFor(user: string, token: string, server?: string): string;
   /** Runs the real kubectl as cluster-admin; resolves with stdout. */
   kubectl(args: string[], input?: string): Promise<string>;
   /** The last lines a component logged (etcd, kube-apiserver, kube-controller-manager, kube-scheduler). */
@@ -78,27 +79,19 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?: CertPaths; token?: string }): string {
-  const userAuth = auth.cert ? `    client-certificate: ${auth.cert.cert}\n    client-key: ${auth.cert.key}` : `    token: ${auth.token}`;
-  return [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters:',
-    '- name: local',
-    '  cluster:',
-    `    server: ${server}`,
-    `    certificate-authority: ${ca}`,
-    'users:',
-    `- name: ${user}`,
-    '  user:',
-    userAuth,
-    'contexts:',
-    '- name: local',
-    '  context:',
-    '    cluster: local',
-    `    user: ${user}`,
-    'current-context: local',
-    '',
-  ].join('\n');
+  // A plain-HTTP server is the fault proxy on loopback; client-node refuses http:// unless told
+  // to skip TLS verification (there is no TLS to verify).
+  const cluster = server.startsWith('https:') ? { server, 'certificate-authority': ca } : { server, 'insecure-skip-tls-verify': true };
+  const credentials = auth.cert ? { 'client-certificate': auth.cert.cert, 'client-key': auth.cert.key } : { token: auth.token };
+  return stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [{ name: 'local', cluster }],
+    users: [{ name: user, user: credentials }],
+    contexts: [{ name: 'local', context: { cluster: 'local', user } }],
+    'current-context': 'local',
+    // Quoted: kubectl reads YAML 1.1, where a bare `y` or `on` is a boolean.
+  }, { defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'PLAIN', lineWidth: 0 });
 }
 
 function tailFile(file: string, lines: number): string[] {
@@ -244,9 +237,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       async tokenFor(namespace, serviceAccount) {
         return (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=24h'])).trim();
       },
-      kubeconfigFor(user, token) {
-        const file = path.join(dir, `user-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
-        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, user, { token }), { mode: 0o600 });
+      kubeconfigFor(user, token, via = server) {
+        const file = path.join(dir, `user-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}-${via.replace(/\W+/g, '_')}.kubeconfig`);
+        writeFileSync(file, kubeconfigYaml(via, pki.ca.cert, user, { token }), { mode: 0o600 });
         return file;
       },
       kubectl,

@@ -32,6 +32,8 @@ export async function startFaultProxy(options: { server: string; caFile: string 
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host }, ca },
       (ur) => {
         res.writeHead(ur.statusCode ?? 502, ur.headers);
+        // A quiet watch sends no body for a while: the client must see its headers now.
+        res.flushHeaders();
         ur.pipe(res);
       },
     );

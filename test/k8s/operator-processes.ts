@@ -2,7 +2,7 @@
 // this host: the hook service (`node src/server/main.ts`) and N sidecars (`node src/sidecar/main.ts`)
 // that authenticate to the real API server with a token of the Deployment's ServiceAccount, so
 // every call they make is checked against manifests/rbac.yaml.
-// Invariants: the hook listens on 127.0.0.1 only; each sidecar connects to Redis pods from its own
+// Invariants: the hook listens on one given address (127.0.0.1, or the pod bridge's service address); each sidecar connects to Redis pods from its own
 // host address on the pod bridge (REDIS_LOCAL_ADDRESS: a loopback source cannot reach a pod);
 // every process runs under `setpriv --pdeathsig KILL` in its own group and stop() kills them all.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -37,16 +37,17 @@ export interface HookProcess {
   readonly group: ProcessGroup;
 }
 
-export async function startHook(logDir: string): Promise<HookProcess> {
+/** The hook service on host:port (default a free port on 127.0.0.1). */
+export async function startHook(logDir: string, host = '127.0.0.1', port?: number): Promise<HookProcess> {
   mkdirSync(logDir, { recursive: true });
-  const port = await freePort();
+  port ??= await freePort(host);
   const logFile = path.join(logDir, 'hook.log');
   const group = spawnGroup([nodeBinary(), 'src/server/main.ts'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST: host, LOG_LEVEL: 'info' },
     logFile,
   });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${host}:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return { url, logFile, group };

@@ -13,7 +13,8 @@
 // Invariants:
 // - Pod addresses 198.18.<subnet>.2..249 are handed out once per network (never reused, as the
 //   stand-in kubelet does); .1 is the bridge (the "node" side), .250..253 are host addresses the
-//   sidecars bind to as their source (a loopback source cannot reach a pod).
+//   sidecars bind to as their source (a loopback source cannot reach a pod), .254 is where the
+//   host's own services listen for pods and Services (the hook process).
 // - destroy() removes every namespace and the bridge it made, also after a failed attach.
 // - Needs root and iproute2 (`ip`); available() says whether this machine can do it.
 import { execFile, execFileSync } from 'node:child_process';
@@ -36,6 +37,8 @@ export interface PodNetwork {
   readonly gateway: string;
   /** Host-side addresses on the bridge for clients that need a distinct source (sidecars). */
   readonly hostAddresses: readonly string[];
+  /** A host-side address on the bridge for servers on this host that pods or Services reach. */
+  readonly serviceAddress: string;
   attach(): Promise<PodAttachment>;
   detach(pod: PodAttachment): Promise<void>;
   destroy(): Promise<void>;
@@ -63,6 +66,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
   const prefix = `198.18.${subnet}`;
   const gateway = `${prefix}.1`;
   const hostAddresses = [250, 251, 252, 253].map((n) => `${prefix}.${n}`);
+  const serviceAddress = `${prefix}.254`;
   const namespaces = new Set<string>();
   let next = 2;
 
@@ -73,7 +77,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
   }
   await ip('link', 'add', bridge, 'type', 'bridge');
   await ip('addr', 'add', `${gateway}/24`, 'dev', bridge);
-  for (const a of hostAddresses) await ip('addr', 'add', `${a}/32`, 'dev', bridge);
+  for (const a of [...hostAddresses, serviceAddress]) await ip('addr', 'add', `${a}/32`, 'dev', bridge);
   await ip('link', 'set', bridge, 'up');
 
   async function detach(pod: PodAttachment): Promise<void> {
@@ -87,6 +91,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
     bridge,
     gateway,
     hostAddresses,
+    serviceAddress,
     async attach() {
       if (next > 249) throw new Error(`pod network ${bridge}: no pod address left`);
       const n = next++;

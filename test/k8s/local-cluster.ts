@@ -1,0 +1,229 @@
+// The operator on a REAL Kubernetes control plane on this machine, composed:
+//   control plane (etcd, kube-apiserver, controller-manager, scheduler; built from source)
+//   + pod network (a bridge, a netns per pod) + node agent (kubelet stand-in, real API client)
+//   + userspace service proxy (ClusterIPs routed by the real EndpointSlices)
+//   + manifests/ installed with the real kubectl (all but the Deployment)
+//   + the hook process behind the `redis-operator` Service (an EndpointSlice of ours points the
+//     Service at it, as the Deployment's pods would be) + Metacontroller (the real binary when
+//     METACONTROLLER_BIN names one, else our stand-in with its own ServiceAccount)
+//   + N sidecar processes with the operator ServiceAccount's tokens, through a fault proxy.
+//
+//   const lc = await startLocalCluster({ subnet: 45 });
+//   lc.kubeconfig;  lc.kubectl(['get', 'redis']);  await lc.stop();
+//
+// Invariants: every address is 127.0.0.0/8 or this cluster's own 198.18.<subnet>/198.19.<subnet>
+// ranges on its own bridge and namespaces; stop() tears down everything it started (processes,
+// namespaces, bridge, addresses) in reverse order, also after a failed start.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino, type Logger } from 'pino';
+import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';
+import { loadCompositeController, startMetacontroller, type Metacontroller } from '../cluster/metacontroller/index.ts';
+import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import { startRealMetacontroller } from './metacontroller-real.ts';
+import { startNodeAgent, type NodeAgent } from './node-agent/index.ts';
+import { installOperator, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT } from './operator.ts';
+import { createSidecar, LEASE_NAME, startHook, waitForSidecars, type HookProcess, type SidecarProcess } from './operator-processes.ts';
+import { createPodNetwork, type PodNetwork } from './pod-network.ts';
+import { kubeClientSource } from './service-source.ts';
+import { startServiceProxy, type ServiceProxy } from './service-proxy.ts';
+
+export interface LocalClusterOptions {
+  /** Third octet of this cluster's ranges: pods 198.18.N.0/24, Services 198.19.N.0/24. One per test file. */
+  subnet: number;
+  /** Nodes the node agent registers (default 3, so the pods' preferred anti-affinity can spread them). */
+  nodes?: number;
+  /** Sidecar instances on one Lease (default 2: sidecar-a, sidecar-b). */
+  sidecars?: number;
+  sidecarEnv?: Record<string, string>;
+  sidecarLogLevel?: string;
+  /** Wait for every sidecar's /readyz and a Lease holder (default true). */
+  waitForSidecars?: boolean;
+  /** The stand-in Metacontroller's resync override (ms). */
+  resyncPeriodMs?: number;
+  /** `real` needs METACONTROLLER_BIN; default: real when it is set, else the stand-in. */
+  metacontroller?: 'real' | 'stand-in';
+  dataRoot?: string;
+  keepData?: boolean;
+  logger?: Logger;
+  onProgress?: (line: string) => void;
+}
+
+export interface LocalCluster {
+  readonly subnet: number;
+  readonly controlPlane: ControlPlane;
+  readonly kubeconfig: string;
+  readonly version: string;
+  readonly network: PodNetwork;
+  readonly agent: NodeAgent;
+  readonly client: HttpKubeClient;
+  readonly proxy: ServiceProxy;
+  readonly faults: FaultProxy;
+  readonly hook: HookProcess;
+  readonly metacontrollerKind: 'real' | 'stand-in';
+  /** The stand-in's handle (undefined when the real Metacontroller runs). */
+  readonly metacontroller: Metacontroller | undefined;
+  readonly sidecars: readonly SidecarProcess[];
+  readonly dataRoot: string;
+  readonly logDir: string;
+  /** What `kubectl apply -k manifests/` has that was not applied (the Deployment). */
+  readonly skipped: readonly string[];
+  kubectl(args: string[], input?: string): Promise<string>;
+  /** A discovered resource, informed (cached) before it is returned. */
+  ref(apiVersion: string, plural: string): Promise<ResourceRef>;
+  leader(): string | undefined;
+  stop(): Promise<void>;
+}
+
+export const HOOK_PORT = 8080;
+
+export async function startLocalCluster(options: LocalClusterOptions): Promise<LocalCluster> {
+  const { subnet } = options;
+  const log = options.onProgress ?? (() => undefined);
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const ownsRoot = options.dataRoot === undefined;
+  const dataRoot = options.dataRoot ?? mkdtempSync(path.join(os.tmpdir(), `redis-local-${subnet}-`));
+  const keep = options.keepData === true || process.env['KEEP_CLUSTER_DATA'] === '1';
+  const logDir = path.join(dataRoot, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      for (const c of cleanups.reverse()) await Promise.resolve().then(c).catch(() => undefined);
+      if (ownsRoot && !keep) rmSync(dataRoot, { recursive: true, force: true });
+    })();
+    return stopping;
+  };
+
+  try {
+    const cp = await startControlPlane({ subnet, dir: path.join(dataRoot, 'control-plane'), keepData: true, onProgress: log });
+    cleanups.push(() => cp.stop());
+    const network = await createPodNetwork({ subnet });
+    cleanups.push(() => network.destroy());
+    const agent = await startNodeAgent({ controlPlane: cp, network, dataDir: path.join(dataRoot, 'nodes'), nodes: options.nodes ?? 3, logger: logger.child({ component: 'node-agent' }) });
+    cleanups.push(() => agent.stop());
+    log(`node agent: ${agent.nodes.map((n) => n.name).join(', ')}`);
+    const installed = await installOperator(cp, log);
+
+    const client = httpClient(cp.adminKubeconfig);
+    cleanups.push(() => client.close());
+    const refs = new Map<string, ResourceRef>();
+    const ref = async (apiVersion: string, plural: string) => {
+      const key = `${apiVersion}/${plural}`;
+      let r = refs.get(key);
+      if (!r) {
+        r = await client.resource(apiVersion, plural);
+        await client.inform(r);
+        refs.set(key, r);
+      }
+      return r;
+    };
+    const services = await ref('v1', 'services');
+    const slices = await ref('discovery.k8s.io/v1', 'endpointslices');
+    const leases = await ref('coordination.k8s.io/v1', 'leases');
+    const proxy = await startServiceProxy({ source: kubeClientSource(client, services, slices), device: network.bridge, cidrPrefix: `198.19.${subnet}.` });
+    cleanups.push(() => proxy.stop());
+
+    // The hook process plays the Deployment's pods behind the `redis-operator` Service.
+    const hook = await startHook(logDir, network.serviceAddress, HOOK_PORT);
+    cleanups.push(async () => {
+      hook.group.signal('SIGKILL');
+      await hook.group.exited;
+    });
+    await client.create(slices, {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: {
+        name: 'redis-operator-hook-process',
+        namespace: OPERATOR_NAMESPACE,
+        labels: { 'kubernetes.io/service-name': 'redis-operator', 'endpointslice.kubernetes.io/managed-by': 'local-cluster.redis-operator.test' },
+      },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: [network.serviceAddress], conditions: { ready: true } }],
+      ports: [{ name: 'http', port: HOOK_PORT, protocol: 'TCP' }],
+    });
+    const hookAddress = await waitUntil(() => proxy.address(OPERATOR_NAMESPACE, 'redis-operator', 80), 30_000, 'the redis-operator Service routed by the service proxy');
+    const hookBaseUrl = `http://${hookAddress}`;
+
+    const wantReal = options.metacontroller ?? (process.env['METACONTROLLER_BIN'] ? 'real' : 'stand-in');
+    let metacontroller: Metacontroller | undefined;
+    if (wantReal === 'real') {
+      const bin = process.env['METACONTROLLER_BIN'];
+      if (!bin) throw new Error('metacontroller: real needs METACONTROLLER_BIN (a Metacontroller binary)');
+      const real = await startRealMetacontroller({ bin, kubeconfig: installed.metacontrollerKubeconfig, logFile: path.join(logDir, 'metacontroller.log'), hosts: { 'redis-operator.redis-operator': hookAddress.split(':')[0]! } });
+      cleanups.push(() => real.stop());
+      log(`Metacontroller: the real binary ${bin}`);
+    } else {
+      metacontroller = startMetacontroller({
+        kubeconfig: installed.metacontrollerKubeconfig,
+        controller: loadCompositeController(),
+        hookBaseUrl,
+        logger: logger.child({ component: 'metacontroller' }),
+        ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+      });
+      const mc = metacontroller;
+      cleanups.push(() => mc.stop());
+      await mc.ready;
+      log('Metacontroller: the stand-in (test/cluster/metacontroller), as ServiceAccount metacontroller/metacontroller');
+    }
+
+    const faults = await startFaultProxy({ server: cp.server, caFile: path.join(cp.dir, 'pki/ca.crt') });
+    cleanups.push(() => faults.close());
+    const sidecars: SidecarProcess[] = [];
+    for (let i = 0; i < (options.sidecars ?? 2); i++) {
+      const name = `sidecar-${String.fromCharCode(97 + i)}`;
+      const token = await cp.tokenFor(OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
+      faults.register(name, token);
+      const kubeconfig = cp.kubeconfigFor(`${name}.system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`, token, faults.url);
+      const s = await createSidecar({ name, kubeconfig, sourceIp: network.hostAddresses[i]!, logDir, ...(options.sidecarLogLevel ? { logLevel: options.sidecarLogLevel } : {}), ...(options.sidecarEnv ? { env: options.sidecarEnv } : {}) });
+      sidecars.push(s);
+      cleanups.push(() => s.kill('SIGKILL'));
+    }
+    const leader = () => {
+      const holder = (client.get(leases, OPERATOR_NAMESPACE, LEASE_NAME)?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity;
+      return holder ? holder : undefined;
+    };
+    for (const s of sidecars) s.launch();
+    if (sidecars.length > 0 && options.waitForSidecars !== false) await waitForSidecars(sidecars, leader);
+    log(`operator running: hook ${hook.url}, ${sidecars.length} sidecars, Lease holder ${leader() ?? 'none yet'}`);
+
+    return {
+      subnet,
+      controlPlane: cp,
+      kubeconfig: cp.adminKubeconfig,
+      version: cp.version,
+      network,
+      agent,
+      client,
+      proxy,
+      faults,
+      hook,
+      metacontrollerKind: wantReal,
+      metacontroller,
+      sidecars,
+      dataRoot,
+      logDir,
+      skipped: installed.skipped,
+      kubectl: (args, input) => cp.kubectl(args, input),
+      ref,
+      leader,
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+async function waitUntil<T>(check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
