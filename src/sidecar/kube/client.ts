@@ -276,8 +276,9 @@ export class KubeClient {
   /**
    * Sets (string) or removes (null) pod labels and annotations with one JSON merge patch. Keys not
    * mentioned are left alone. Callers patch only on transitions: every write wakes Metacontroller.
-   * With `uid`, the patch carries metadata.uid as a precondition: the API server refuses it (409)
-   * when the pod was deleted and recreated under the same name since the caller looked, so a
+   * With `uid`, the patch carries metadata.uid as a precondition: the API server refuses it (422,
+   * metadata.uid is immutable; found on a real kube-apiserver, the stand-in said nothing) when the
+   * pod was deleted and recreated under the same name since the caller looked, so a
    * master label meant for one incarnation never lands on the next (empty) one.
    */
   async patchPodMetadata(namespace: string, name: string, changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string }): Promise<V1Pod> {

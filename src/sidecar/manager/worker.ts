@@ -509,7 +509,10 @@ export class RedisWorker {
       const f = kubeFailure(err);
       // The pod is gone: nothing carries the label any more, which is what taking it away wanted;
       // giving it is replanned from the next pod list.
-      if (f.code === 404) return { ok: step.patch.metadata.labels?.[ROLE_LABEL] !== ROLE_MASTER, gone: true, message: 'pod gone' };
+      // A pod recreated under the same name fails the uid precondition: the real API server answers
+      // 422 (metadata.uid is immutable), not 409. The pod meant is gone just the same.
+      const replaced = f.code === 409 || (f.code === 422 && /metadata\.uid/.test(f.message));
+      if (f.code === 404 || replaced) return { ok: step.patch.metadata.labels?.[ROLE_LABEL] !== ROLE_MASTER, gone: true, message: replaced ? 'pod replaced' : 'pod gone' };
       return { ok: false, message: `${f.code ?? 'no answer'} ${f.reason ?? ''} ${f.message}`.trim() };
     }
   }
