@@ -36,6 +36,7 @@ import {
   DEFAULT_RESOURCES, defineResource, KubeApiError, startKubeApi,
   type KubeApiServer, type KubeObject, type ObjectStore, type ResourceDef, type StoredObject,
 } from '../support/kube-api/index.ts';
+import { eventRecords, pollUntil, type EventRecord } from '../support/cluster-views.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable, type PrinterColumn } from './kubectl.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from './metacontroller/index.ts';
 import { installValidation } from './validation.ts';
@@ -97,16 +98,7 @@ export interface Endpoint {
   ip: string;
 }
 
-export interface EventRecord {
-  namespace: string;
-  object: string;
-  type: string;
-  reason: string;
-  message: string;
-  source: string;
-  count: number;
-  resourceVersion: number;
-}
+export type { EventRecord } from '../support/cluster-views.ts';
 
 export interface Cluster {
   readonly subnet: number;
@@ -464,24 +456,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       if (!res.ok) throw new Error(`kubectl scale redis ${name} --replicas=${replicas}: HTTP ${res.status} ${await res.text()}`);
     },
 
-    async waitFor(check, timeoutMs, description) {
-      const start = performance.now();
-      let lastError: unknown;
-      for (;;) {
-        try {
-          const v = await check();
-          if (v !== undefined && v !== null && v !== false) return v;
-          lastError = undefined;
-        } catch (err) {
-          lastError = err;
-        }
-        if (performance.now() - start > timeoutMs) {
-          const why = lastError instanceof Error ? `\n(last check threw: ${lastError.message})` : '';
-          throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${why}\n\n${cluster.dump()}`);
-        }
-        await sleep(25);
-      }
-    },
+    waitFor: (check, timeoutMs, description) => pollUntil(check, timeoutMs, description, () => cluster.dump()),
 
     redisRow(name, namespace = 'default') {
       const r = store.get(redisResource, namespace, name);
@@ -528,27 +503,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       });
     },
 
-    events(filter = {}) {
-      const all = store.list('events', filter.namespace ? { namespace: filter.namespace } : {});
-      return all
-        .map((e) => {
-          const involved = rec(e['involvedObject']);
-          return {
-            namespace: e.metadata.namespace ?? '',
-            object: `${String(involved['kind'] ?? '')}/${String(involved['name'] ?? '')}`,
-            name: String(involved['name'] ?? ''),
-            type: String(e['type'] ?? ''),
-            reason: String(e['reason'] ?? ''),
-            message: String(e['message'] ?? ''),
-            source: String(e['reportingInstance'] ?? rec(e['source'])['component'] ?? ''),
-            count: typeof e['count'] === 'number' ? e['count'] : 1,
-            resourceVersion: Number(e.metadata.resourceVersion),
-          };
-        })
-        .filter((e) => (filter.name === undefined || e.name === filter.name) && (filter.reason === undefined || e.reason === filter.reason))
-        .sort((a, b) => a.resourceVersion - b.resourceVersion)
-        .map(({ name: _n, ...e }) => e);
-    },
+    events: (filter = {}) => eventRecords(store.list('events', filter.namespace ? { namespace: filter.namespace } : {}), filter),
 
     leader: () => readLeader(store),
 

@@ -41,6 +41,8 @@ export interface PodNetwork {
   readonly serviceAddress: string;
   attach(): Promise<PodAttachment>;
   detach(pod: PodAttachment): Promise<void>;
+  /** The namespace a live pod address belongs to. */
+  netnsOf(ip: string): string | undefined;
   destroy(): Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
   const hostAddresses = [250, 251, 252, 253].map((n) => `${prefix}.${n}`);
   const serviceAddress = `${prefix}.254`;
   const namespaces = new Set<string>();
+  const byIp = new Map<string, string>();
   let next = 2;
 
   // A bridge left by a crashed run of the same subnet would make every address clash.
@@ -82,6 +85,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
 
   async function detach(pod: PodAttachment): Promise<void> {
     namespaces.delete(pod.netns);
+    byIp.delete(pod.ip);
     // Deleting the namespace destroys its end of the veth pair and with it the host end.
     await ip('netns', 'del', pod.netns).catch(() => undefined);
   }
@@ -116,9 +120,11 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
         await detach({ ip: podIp, netns, exec: [] });
         throw err;
       }
+      byIp.set(podIp, netns);
       return { ip: podIp, netns, exec: ['ip', 'netns', 'exec', netns] };
     },
     detach,
+    netnsOf: (addr) => byIp.get(addr),
     async destroy() {
       for (const ns of [...namespaces]) await ip('netns', 'del', ns).catch(() => undefined);
       namespaces.clear();

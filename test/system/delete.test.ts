@@ -6,9 +6,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import type { Cluster } from '../cluster/index.ts';
 import { exampleManifest } from '../cluster/index.ts';
-import { boot, BOUND, call, settle } from './support.ts';
+import type { SystemCluster as Cluster } from './cluster.ts';
+import { boot, BOUND, call, METACONTROLLER_FINALIZER, settle } from './support.ts';
 
 const SUBNET = 54;
 const NS = 'default';
@@ -57,17 +57,17 @@ test('deleting a Redis follows its PVC policy (Retain keeps the volumes and thei
   assert.equal((c.get('redises', 'my-redis', NS)!['spec'] as { persistence: { whenDeleted: string } }).persistence.whenDeleted, 'Retain', 'the schema default');
   await Promise.all([upWithData(c, 'my-redis'), upWithData(c, 'doomed')]);
   for (const name of ['my-redis', 'doomed']) {
-    assert.ok(c.get('redises', name, NS)!.metadata.finalizers?.includes(c.metacontroller.finalizer), `${name} carries the finalizer`);
+    assert.ok(c.get('redises', name, NS)!.metadata.finalizers?.includes(METACONTROLLER_FINALIZER), `${name} carries the finalizer`);
     assert.equal(claims(c, name).length, 3, `${name} has three claims`);
   }
-  const retainedDirs = claims(c, 'my-redis').map((p) => c.workloads.claimPath(NS, p.metadata.name)!);
-  const deletedDirs = claims(c, 'doomed').map((p) => c.workloads.claimPath(NS, p.metadata.name)!);
+  const retainedDirs = claims(c, 'my-redis').map((p) => c.claimPath(NS, p.metadata.name)!);
+  const deletedDirs = claims(c, 'doomed').map((p) => c.claimPath(NS, p.metadata.name)!);
   assert.ok([...retainedDirs, ...deletedDirs].every((d) => existsSync(d) && readdirSync(d).length > 0), 'every claim directory holds data files');
 
   // kubectl delete redis my-redis doomed
   const t0 = performance.now();
-  c.delete('redises', 'my-redis', NS);
-  c.delete('redises', 'doomed', NS);
+  await c.delete('redises', 'my-redis', NS);
+  await c.delete('redises', 'doomed', NS);
   for (const name of ['my-redis', 'doomed']) assert.ok(c.get('redises', name, NS)?.metadata.deletionTimestamp, `${name} is being deleted, held by the finalizer`);
   await c.waitFor(() => !c.get('redises', 'my-redis', NS), BOUND.rejoin, 'my-redis gone (finalizer released)');
   const retainMs = performance.now() - t0;
@@ -76,7 +76,7 @@ test('deleting a Redis follows its PVC policy (Retain keeps the volumes and thei
   t.diagnostic(`delete -> finalizer released: Retain ${Math.round(retainMs)} ms, Delete ${Math.round(deleteMs)} ms (the finalize hook polls every 5 s while volumes go)`);
 
   // Everything else goes with them (garbage collection of owned objects); pods end their processes.
-  await c.waitFor(() => ownedBy(c, 'my-redis').length === 0 && ownedBy(c, 'doomed').length === 0 && c.workloads.processes().length === 0, BOUND.rejoin, 'children, pods, Secrets and processes gone');
+  await c.waitFor(() => ownedBy(c, 'my-redis').length === 0 && ownedBy(c, 'doomed').length === 0 && c.processes().length === 0, BOUND.rejoin, 'children, pods, Secrets and processes gone');
 
   // Retain: the claims and their data stay, owned by nothing, ready for a Redis of the same name.
   const kept = claims(c, 'my-redis');

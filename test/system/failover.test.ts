@@ -6,8 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import type { Cluster } from '../cluster/index.ts';
-import { startCluster } from '../cluster/index.ts';
+import { startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
 import {
   allLinked, applyDesign, assertNothingLost, BOUND, MasterWatch, NAME, NS, podIp, replication, RUNNING_ROW, Writer,
 } from './support.ts';
@@ -35,7 +34,7 @@ test('deleting the master pod: promotion, the Service follows, the old pod rejoi
   const ackedBefore = writer.acked.length;
 
   const t0 = performance.now();
-  c.deletePod(old.pod);
+  await c.deletePod(old.pod);
   const promoted = await c.waitFor(() => {
     const ep = c.masterEndpoint(NAME);
     return ep && ep.pod !== old.pod ? ep : undefined;
@@ -61,7 +60,7 @@ test('deleting the master pod: promotion, the Service follows, the old pod rejoi
   assert.equal(info['master_host'], promoted.ip, 'it replicates from the new master');
   assert.equal(info['master_link_status'], 'up');
   // Its volume's data was loaded at start (before the sidecar pointed it anywhere).
-  assert.match(c.workloads.podLog(NS, old.pod), /DB loaded from|Done loading RDB/, 'the recreated pod loaded its data from the volume');
+  assert.match(c.podLog(NS, old.pod), /DB loaded from|Done loading RDB/, 'the recreated pod loaded its data from the volume');
 
   await c.waitFor(() => writer.acked.length >= ackedBefore + 300, 15_000, '300 more acknowledged writes after the failover');
   await writer.stop();
@@ -90,7 +89,7 @@ test('the master\'s redis-server crashes (SIGKILL, the container restarts in pla
   const restartsBefore = restartCount(c, old.pod);
 
   const t0 = performance.now();
-  assert.ok(c.workloads.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
+  assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
   const promoted = await c.waitFor(() => {
     const ep = c.masterEndpoint(NAME);
     return ep && ep.pod !== old.pod ? ep : undefined;

@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import { startCluster, type Cluster } from '../cluster/index.ts';
+import { startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
 import { allLinked, applyDesign, assertNothingLost, BOUND, MasterWatch, NAME, NS, podIp, replication, RUNNING_ROW, Writer } from './support.ts';
 
 const SUBNET = 55;
@@ -23,7 +23,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
 test('the master pod is deleted; the leader is SIGKILLed after promoting in Redis, before moving labels: the other instance completes it; never two masters', { timeout: 120_000 }, async (t) => {
   const masters = new MasterWatch(t, c);
   const leader = c.leader()!;
-  const standby = c.sidecars.map((s) => s.name).find((n) => n !== leader)!;
+  const standby = c.sidecarNames().find((n) => n !== leader)!;
   assert.ok(leader && standby, 'one leader and one standby');
   const writer = new Writer(c).start();
   t.after(() => writer.stop());
@@ -32,10 +32,10 @@ test('the master pod is deleted; the leader is SIGKILLed after promoting in Redi
   const replicas = ['my-redis-replica-0', 'my-redis-replica-1'].map((p) => ({ pod: p, ip: podIp(c, p)! }));
 
   // The leader's pod PATCHes hang from now on (its Redis commands and Lease renewals still work).
-  const hold = c.api.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
+  const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
   t.after(() => hold.remove());
   const t0 = performance.now();
-  c.deletePod(old.pod);
+  await c.deletePod(old.pod);
   const promoted = await c.waitFor(async () => {
     if (hold.hits === 0) return undefined;
     for (const r of replicas) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
@@ -65,7 +65,7 @@ test('the master pod is deleted; the leader is SIGKILLed after promoting in Redi
 
   // The killed instance restarts (as its container would) and stays a standby.
   await c.restartSidecar(leader);
-  await c.waitFor(() => fetch(`http://127.0.0.1:${c.sidecar(leader).metricsPort}/readyz`).then((r) => r.ok, () => false), 30_000, `${leader} ready again`);
+  await c.waitFor(() => c.sidecarReady(leader), 30_000, `${leader} ready again`);
   const since = writer.acked.length;
   await c.waitFor(() => writer.acked.length >= since + 200, 10_000, 'writes keep being acknowledged');
   assert.equal(c.leader(), standby, 'the restarted instance does not take the Lease back');
@@ -89,7 +89,7 @@ test('the master\'s redis-server crashes (its pod stays, labelled master); the l
   await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
   const masters = new MasterWatch(t, c);
   const leader = c.leader()!;
-  const standby = c.sidecars.map((s) => s.name).find((n) => n !== leader)!;
+  const standby = c.sidecarNames().find((n) => n !== leader)!;
   const writer = new Writer(c, 'crash').start();
   t.after(() => writer.stop());
   await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
@@ -97,10 +97,10 @@ test('the master\'s redis-server crashes (its pod stays, labelled master); the l
   const others = c.pods(NAME).map((p) => p.metadata.name).filter((p) => p !== old.pod).map((p) => ({ pod: p, ip: podIp(c, p)! }));
   const eventsBefore = c.events({ name: NAME }).length;
 
-  const hold = c.api.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
+  const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
   t.after(() => hold.remove());
   const t0 = performance.now();
-  assert.ok(c.workloads.killPodProcess(NS, old.pod, 'SIGKILL'));
+  assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'));
   const promoted = await c.waitFor(async () => {
     for (const r of others) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
     return undefined;

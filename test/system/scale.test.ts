@@ -28,11 +28,11 @@ test('scale 2 -> 3 -> 1 through the scale subresource: the new replica syncs, th
   // 2 -> 3: my-redis-replica-2 appears, syncs, and serves reads.
   let t0 = performance.now();
   await c.scale(NAME, 3);
-  assert.equal((c.api.store.getScale('redises', NS, NAME)['spec'] as { replicas: number }).replicas, 3);
+  assert.equal(((await c.getScale(NAME, NS))['spec'] as { replicas: number }).replicas, 3);
   await c.waitFor(() => allLinked(c, 4), BOUND.rejoin, 'four Ready, linked pods');
   t.diagnostic(`scale to 3 -> my-redis-replica-2 Ready and linked: ${Math.round(performance.now() - t0)} ms`);
   await c.waitFor(() => c.redisRow(NAME) === 'my-redis 7.2 Ready 3 Running', BOUND.running, 'my-redis 7.2 Ready 3 Running');
-  const scale = c.api.store.getScale('redises', NS, NAME);
+  const scale = (await c.getScale(NAME, NS));
   assert.equal((scale['status'] as { replicas?: number }).replicas, 3, 'the scale subresource reports the replicas');
   const master = c.masterEndpoint(NAME)!;
   await settle(c, master.ip, 3);
@@ -45,7 +45,7 @@ test('scale 2 -> 3 -> 1 through the scale subresource: the new replica syncs, th
   for (const p of others) await call(c, podIp(c, p)!, 'CONFIG', 'SET', 'replica-priority', '0');
   // The sidecars probe every 100 ms (INFO + CONFIG GET): let them see the new priorities first.
   await sleep(600);
-  c.deletePod(master.pod);
+  await c.deletePod(master.pod);
   await c.waitFor(() => c.masterEndpoint(NAME)?.pod === 'my-redis-replica-2', BOUND.failover, 'my-redis-replica-2 as the master');
   await c.waitFor(() => allLinked(c, 4), BOUND.rejoin, `${master.pod} back as a replica`);
   for (const p of others) await call(c, podIp(c, p)!, 'CONFIG', 'SET', 'replica-priority', '100');
@@ -56,7 +56,7 @@ test('scale 2 -> 3 -> 1 through the scale subresource: the new replica syncs, th
   // Every write of the replica StatefulSet, with who was labelled master at that instant (the
   // store calls watchers synchronously inside the write).
   const sizes: Array<{ replicas: number; masters: string[] }> = [];
-  const stsWatch = c.store.watch('statefulsets', { namespace: NS, fieldSelector: 'metadata.name=my-redis-replica' }, (ev) => {
+  const stsWatch = c.watch('statefulsets', { namespace: NS, fieldSelector: 'metadata.name=my-redis-replica' }, (ev) => {
     const replicas = ((ev.object as { spec?: { replicas?: number } }).spec)?.replicas;
     if (typeof replicas === 'number' && sizes.at(-1)?.replicas !== replicas) sizes.push({ replicas, masters: c.masterLabelled(NAME) });
   });

@@ -8,9 +8,10 @@
 import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
-import { exampleManifest, startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
+import { exampleManifest } from '../cluster/index.ts';
+import { startSystemCluster, type SystemCluster as Cluster, type SystemClusterOptions as ClusterOptions } from './cluster.ts';
 import { isPodReady } from '../cluster/kubectl.ts';
-import type { StoredObject, WatchHandle } from '../support/kube-api/index.ts';
+import type { StoredObject } from '../support/kube-api/index.ts';
 import { missingKeysOn } from '../support/redis-keys.ts';
 import { AckedWriter } from '../support/acked-writer.ts';
 
@@ -34,13 +35,34 @@ export const BOUND = {
   rejoin: 40_000,
 } as const;
 
+/** The finalizer Metacontroller (real or stand-in) puts on a parent of our CompositeController. */
+export const METACONTROLLER_FINALIZER = 'metacontroller.io/compositecontroller-redis-operator';
+
+/**
+ * What Metacontroller has written for a Redis, as the API shows it: the Redis' resourceVersion
+ * (only Metacontroller writes it: the sidecars' RBAC is read-only there) and, per child, its
+ * generation (StatefulSet, PDB: bumped by spec writes only, not by the controllers' status
+ * writes) or resourceVersion (Service, ConfigMap: nothing else writes them). Two equal
+ * snapshots mean no status and no child write in between, whichever Metacontroller runs.
+ */
+export function writeSnapshot(c: Cluster, name: string, namespace = NS): Record<string, string> {
+  const out: Record<string, string> = { redis: c.get('redises', name, namespace)?.metadata.resourceVersion ?? 'gone' };
+  for (const kind of ['statefulsets', 'services', 'configmaps', 'poddisruptionbudgets']) {
+    for (const o of c.list(kind, { namespace, labelSelector: `app.kubernetes.io/instance=${name}` })) {
+      const gen = o.metadata.generation;
+      out[`${kind}/${o.metadata.name}`] = typeof gen === 'number' && gen > 0 ? `gen ${gen}` : `rv ${o.metadata.resourceVersion}`;
+    }
+  }
+  return out;
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 export type Pod = StoredObject & { status?: { podIP?: string; phase?: string } };
 
 /** The cluster with the REAL hook and sidecars, stopped after the test (pass or fail). */
 export async function boot(t: TestContext, options: ClusterOptions): Promise<Cluster> {
-  const cluster = await startCluster(options);
+  const cluster = await startSystemCluster(options);
   t.after(() => cluster.stop());
   return cluster;
 }
@@ -162,11 +184,11 @@ export class MasterWatch {
   /** Pods deleted (gone from the API) while labelled master. */
   readonly deletedWhileMaster: string[] = [];
   readonly #roles = new Map<string, string | undefined>();
-  readonly #handle: WatchHandle;
+  readonly #handle: { stop(): void };
 
   constructor(t: TestContext, c: Cluster) {
     for (const p of c.pods(NAME)) this.#roles.set(p.metadata.name, p.metadata.labels?.[ROLE_LABEL]);
-    this.#handle = c.store.watch('pods', { namespace: NS, labelSelector: `app.kubernetes.io/instance=${NAME}` }, (ev) => {
+    this.#handle = c.watch('pods', { namespace: NS, labelSelector: `app.kubernetes.io/instance=${NAME}` }, (ev) => {
       const p = ev.object as Pod;
       const name = p.metadata?.name;
       if (!name) return;

@@ -1,0 +1,143 @@
+// What the system scenarios need of a cluster, whichever runs underneath:
+// - `real` (the default): the REAL control plane built from source (test/k8s/system-cluster.ts):
+//   etcd, kube-apiserver, controller-manager, scheduler, the node agent, Metacontroller (the real
+//   binary with METACONTROLLER_BIN, else our stand-in against the real API), real RBAC;
+// - `stand-in` (SYSTEM_CLUSTER=stand-in): the local cluster stand-in (test/cluster/index.ts).
+// The scenarios are written once against this face; where the two backends differ, the real one
+// is right (README.md in this folder lists what the stand-in does not model).
+import type { TestContext } from 'node:test';
+import type { Redis } from 'ioredis';
+import { cutLink } from '../support/redis-server.ts';
+import type { Faults } from '../support/kube-api/faults.ts';
+import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
+import type { Metacontroller } from '../cluster/metacontroller/index.ts';
+import { startCluster, type Cluster } from '../cluster/index.ts';
+import { startRealSystemCluster } from '../k8s/system-cluster.ts';
+
+export interface Endpoint {
+  pod: string;
+  ip: string;
+}
+
+export type { EventRecord } from '../support/cluster-views.ts';
+import type { EventRecord } from '../support/cluster-views.ts';
+
+export interface WatchOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface WatchEventLike {
+  type: string;
+  object: unknown;
+}
+
+export interface SystemCluster {
+  readonly backend: 'real' | 'stand-in';
+  /** Our Metacontroller stand-in's handle (undefined when the real Metacontroller runs). */
+  readonly metacontroller: Metacontroller | undefined;
+  /** API faults for one client (`client: 'sidecar-a'`): the stand-in's own, or the fault proxy in front of the real API server. */
+  readonly faults: Faults;
+  /** kubectl apply's effect: creates, or merge-patches what exists (fields left out are kept). */
+  apply(input: string | KubeObject | KubeObject[]): Promise<unknown[]>;
+  get(resource: string, name: string, namespace?: string): StoredObject | undefined;
+  list(resource: string, options?: { namespace?: string; labelSelector?: string }): StoredObject[];
+  delete(resource: string, name: string, namespace?: string): Promise<void>;
+  deletePod(name: string, namespace?: string): Promise<void>;
+  scale(name: string, replicas: number, namespace?: string): Promise<void>;
+  /** The Redis' scale subresource (autoscaling/v1 Scale). */
+  getScale(name: string, namespace?: string): Promise<Record<string, unknown>>;
+  watch(resource: string, options: WatchOptions, cb: (ev: WatchEventLike) => void): { stop(): void };
+  waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
+  redisRow(name: string, namespace?: string): string | undefined;
+  masterEndpoint(name: string, namespace?: string): Endpoint | undefined;
+  /** Pods a Service routes to right now. */
+  serviceEndpoints(namespace: string, service: string): string[];
+  masterLabelled(name: string, namespace?: string): string[];
+  pods(name: string, namespace?: string): StoredObject[];
+  password(name: string, namespace?: string): string | undefined;
+  redis(ip: string, name: string, namespace?: string): Redis;
+  events(filter?: { namespace?: string; name?: string; reason?: string }): EventRecord[];
+  leader(): string | undefined;
+  sidecarNames(): string[];
+  sidecarAlive(name: string): boolean;
+  /** The sidecar's /readyz answers 200. */
+  sidecarReady(name: string): Promise<boolean>;
+  sidecarLog(name: string, lines?: number): string[];
+  killSidecar(name: string, signal?: NodeJS.Signals): Promise<void>;
+  restartSidecar(name: string): Promise<void>;
+  killPodProcess(namespace: string, pod: string, signal?: NodeJS.Signals): boolean;
+  podLog(namespace: string, pod: string): string;
+  claimPath(namespace: string, claim: string): string | undefined;
+  processes(): unknown[];
+  /** Drops every packet between two pod addresses until restore() (or the test's end). */
+  cutLink(t: TestContext | undefined, a: string, b: string): { restore(): void };
+  describe(name?: string, namespace?: string): string;
+  dump(): string;
+  stop(): Promise<void>;
+  /** Backend-specific handles for diagnostics. */
+  readonly local?: unknown;
+}
+
+export interface SystemClusterOptions {
+  /** One per test file: the stand-in's 127.0.N.x, the real cluster's 198.18.N.x / 198.19.N.x. */
+  subnet: number;
+  sidecars?: number;
+  sidecarEnv?: Record<string, string>;
+  sidecarLogLevel?: string;
+  waitForSidecars?: boolean;
+  resyncPeriodMs?: number;
+}
+
+export function backend(): 'real' | 'stand-in' {
+  const b = process.env['SYSTEM_CLUSTER'] ?? 'real';
+  if (b !== 'real' && b !== 'stand-in') throw new Error(`SYSTEM_CLUSTER must be real or stand-in, got ${b}`);
+  return b;
+}
+
+export async function startSystemCluster(options: SystemClusterOptions): Promise<SystemCluster> {
+  return backend() === 'real' ? startRealSystemCluster(options) : standInView(await startCluster(options));
+}
+
+function standInView(c: Cluster): SystemCluster {
+  const wl = c.workloads;
+  return {
+    backend: 'stand-in',
+    local: c,
+    metacontroller: c.metacontroller,
+    faults: c.api.faults,
+    apply: (input) => c.apply(input),
+    get: (r, n, ns) => c.get(r, n, ns),
+    list: (r, o) => c.list(r, o),
+    delete: async (r, n, ns) => c.delete(r, n, ns),
+    deletePod: async (n, ns) => c.deletePod(n, ns),
+    scale: (n, r, ns) => c.scale(n, r, ns),
+    getScale: async (n, ns = 'default') => c.api.store.getScale('redises', ns, n),
+    watch: (r, o, cb) => c.store.watch(r, o, cb),
+    waitFor: (check, ms, what) => c.waitFor(check, ms, what),
+    redisRow: (n, ns) => c.redisRow(n, ns),
+    masterEndpoint: (n, ns) => c.masterEndpoint(n, ns),
+    serviceEndpoints: (ns, svc) => wl.serviceEndpoints(ns, svc),
+    masterLabelled: (n, ns) => c.masterLabelled(n, ns),
+    pods: (n, ns) => c.pods(n, ns),
+    password: (n, ns) => c.password(n, ns),
+    redis: (ip, n, ns) => c.redis(ip, n, ns),
+    events: (f) => c.events(f),
+    leader: () => c.leader(),
+    sidecarNames: () => c.sidecars.map((s) => s.name),
+    sidecarAlive: (n) => c.sidecar(n).alive(),
+    sidecarReady: (n) => fetch(`http://127.0.0.1:${c.sidecar(n).metricsPort}/readyz`).then((r) => r.ok, () => false),
+    sidecarLog: (n, l) => c.sidecarLog(n, l),
+    killSidecar: (n, s) => c.killSidecar(n, s),
+    restartSidecar: (n) => c.restartSidecar(n),
+    killPodProcess: (ns, p, s) => wl.killPodProcess(ns, p, s),
+    podLog: (ns, p) => wl.podLog(ns, p),
+    claimPath: (ns, claim) => wl.claimPath(ns, claim),
+    processes: () => wl.processes(),
+    cutLink: (t, a, b) => cutLink(t, a, b),
+    describe: (n, ns) => c.describe(n, ns),
+    dump: () => c.dump(),
+    stop: () => c.stop(),
+  };
+}
