@@ -78,7 +78,12 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
   for (const ns of (await run('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0] ?? '')) {
     if (ns.startsWith(`${bridge}-`)) await ip('netns', 'del', ns).catch(() => undefined);
   }
-  await ip('link', 'add', bridge, 'type', 'bridge');
+  // A bridge without an address of its own takes the lowest MAC of its ports, so it changes when
+  // a pod's veth comes or goes; pods then answer the host at a stale MAC until their ARP entry
+  // expires (~30 s of silence between the host and a pod, e.g. right after a switchover deleted
+  // the old master's pod). A fixed, locally administered MAC keeps it stable.
+  const mac = `02:72:6f:6b:${subnet.toString(16).padStart(2, '0')}:01`;
+  await ip('link', 'add', bridge, 'address', mac, 'type', 'bridge');
   await ip('addr', 'add', `${gateway}/24`, 'dev', bridge);
   for (const a of [...hostAddresses, serviceAddress]) await ip('addr', 'add', `${a}/32`, 'dev', bridge);
   await ip('link', 'set', bridge, 'up');
