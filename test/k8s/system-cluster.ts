@@ -64,6 +64,22 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
     return out;
   }
 
+  /**
+   * What the scenarios read comes from the watch cache; after a write they expect to read it back
+   * (the stand-in's store is synchronous). resourceVersions are etcd revisions here, so the cache
+   * has caught up once it holds that version or a later one, or the object is gone.
+   */
+  async function cacheCaughtUp(res: ResourceRef, ns: string | undefined, written: StoredObject, deleted = false): Promise<void> {
+    const want = Number(written.metadata.resourceVersion);
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      if (!lc.client.informed(res)) return;
+      const cached = lc.client.get(res, ns, written.metadata.name);
+      if (deleted ? !cached || cached.metadata.deletionTimestamp !== undefined : cached && Number(cached.metadata.resourceVersion) >= want) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   const view: SystemCluster = {
     backend: 'real',
     local: lc,
@@ -80,20 +96,24 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
         const res = await lc.client.resourceForKind(String(obj.apiVersion), String(obj.kind));
         const ns = res.namespaced ? (obj.metadata?.namespace ?? 'default') : undefined;
         const body = res.namespaced ? { ...obj, metadata: { ...obj.metadata, namespace: ns } } : obj;
+        let written: StoredObject;
         try {
-          out.push(await lc.client.create(res, body as KubeObject));
+          written = await lc.client.create(res, body as KubeObject);
         } catch (err) {
           if ((err as { code?: number }).code !== 409) throw err;
           const { status: _s, ...patch } = body as Json;
-          out.push(await lc.client.patch(res, ns, String(obj.metadata?.name), patch, { type: 'merge' }));
+          written = await lc.client.patch(res, ns, String(obj.metadata?.name), patch, { type: 'merge' });
         }
+        out.push(written);
+        await cacheCaughtUp(res, ns, written);
       }
       return out;
     },
     get: (resource, name, namespace = 'default') => lc.client.get(ref(resource), namespaced(resource, namespace), name),
     list: (resource, o = {}) => lc.client.list(ref(resource), o),
     async delete(resource, name, namespace = 'default') {
-      await lc.client.delete(ref(resource), namespaced(resource, namespace), name, { propagationPolicy: 'Background' });
+      const answer = await lc.client.delete(ref(resource), namespaced(resource, namespace), name, { propagationPolicy: 'Background' });
+      if (answer) await cacheCaughtUp(ref(resource), namespaced(resource, namespace), answer, true);
     },
     async deletePod(name, namespace = 'default') {
       await lc.client.delete(ref('pods'), namespace, name);
