@@ -174,3 +174,15 @@ test('extra kinds are one table entry', async () => {
   assert.equal(d.apiVersion, 'apps/v1');
   assert.equal(d.metadata.generation, 1);
 });
+
+test('a write naming another metadata.uid is refused as invalid (422), as kube-apiserver refuses a replaced object', () => {
+  const store = new ObjectStore();
+  store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns' } });
+  const pod = store.create('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+  assert.throws(
+    () => store.patch('pods', 'ns', 'p', { metadata: { uid: 'someone-else', labels: { role: 'master' } } }, { type: 'merge' }),
+    (err: unknown) => err instanceof KubeApiError && err.code === 422 && /metadata\.uid/.test(err.message),
+  );
+  const patched = store.patch('pods', 'ns', 'p', { metadata: { uid: pod.metadata.uid, labels: { role: 'master' } } }, { type: 'merge' });
+  assert.equal(patched.metadata.labels?.['role'], 'master', 'the right uid is a precondition that holds');
+});

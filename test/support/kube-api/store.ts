@@ -522,6 +522,12 @@ export class ObjectStore {
   /** Update path shared by PUT, PATCH, status and scale writes. `obj` is decoded; `old` is the stored object. */
   private replace(def: ResourceDef, old: StoredObject, obj: KubeObject, options: WriteOptions, subresource?: 'scale'): StoredObject {
     const sub = options.subresource ?? subresource;
+    // As kube-apiserver does (ValidateObjectMetaUpdate): a write that names another uid is refused
+    // as invalid, which is how a patch carrying metadata.uid acts as a precondition.
+    const givenUid = obj.metadata?.uid;
+    if (typeof givenUid === 'string' && givenUid !== '' && givenUid !== old.metadata.uid) {
+      throw errors.invalid(def, old.metadata.name, [{ reason: 'FieldValueInvalid', field: 'metadata.uid', message: `Invalid value: "${givenUid}": field is immutable` }]);
+    }
     let next: StoredObject;
     if (options.subresource === 'status') {
       next = clone(old);
