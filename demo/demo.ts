@@ -9,12 +9,17 @@
 // Needs: `npm ci` and redis-server/redis-cli on PATH (Debian: apt-get install -y redis-server).
 // Dev tool only (it imports test/cluster); never part of the image.
 // Environment: DEMO_SUBNET (third octet of the pod addresses, default 69), DEMO_KEEP=1 (keep the
-// data directory for a look afterwards).
+// data directory for a look afterwards), DEMO_CLUSTER=real (the same demo on the real control plane
+// of test/k8s: built from source on first use, root for the pod network; pods on 198.18.N.x).
 // Invariant: every process it starts is gone when it exits, also on Ctrl-C (SIGINT) or SIGTERM.
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../src/api/labels.ts';
-import { exampleManifest, startCluster, type Cluster } from '../test/cluster/index.ts';
-import { eventTable, isPodReady, podStatus, podTable, redisTable } from '../test/cluster/kubectl.ts';
+import { exampleManifest, startCluster } from '../test/cluster/index.ts';
+import { eventTable, isPodReady, loadPrinterColumns, podStatus, podTable, redisTable } from '../test/cluster/kubectl.ts';
+import { startSystemCluster, standInView, type SystemCluster as Cluster } from '../test/system/cluster.ts';
+
+const real = process.env['DEMO_CLUSTER'] === 'real';
+const columns = loadPrinterColumns();
 
 const NAME = 'my-redis';
 const NS = 'default';
@@ -53,7 +58,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 function tables(c: Cluster): void {
   say(`$ kubectl get redis`);
-  say(redisTable(c.list('redises', { namespace: NS }), c.printerColumns));
+  say(redisTable(c.list('redises', { namespace: NS }), columns));
   say();
   say(`$ kubectl get pods -o wide -L ${ROLE_LABEL}`);
   say(podTable(c.pods(NAME)));
@@ -97,13 +102,14 @@ function printChanges(c: Cluster, prev: Snapshot, next: Snapshot, t0: number): v
 
 async function main(): Promise<void> {
   const t = performance.now();
-  say(bold('redis-operator demo: a local cluster stand-in with the real hook and the real sidecars'));
-  say(dim(`pods run as real redis-server processes on 127.0.${subnet}.x; nothing leaves this machine`));
+  say(bold(`redis-operator demo: ${real ? 'the real Kubernetes control plane (test/k8s)' : 'a local cluster stand-in'} with the real hook and the real sidecars`));
+  say(dim(`pods run as real redis-server processes on ${real ? `198.18.${subnet}.x, each in its own network namespace` : `127.0.${subnet}.x`}; nothing leaves this machine`));
   say();
-  starting = startCluster({ subnet, hook: 'process', keepData: process.env['DEMO_KEEP'] === '1' });
+  if (real) process.env['KEEP_CLUSTER_DATA'] ??= process.env['DEMO_KEEP'] === '1' ? '1' : '';
+  starting = real ? startSystemCluster({ subnet }, 'real') : startCluster({ subnet, hook: 'process', keepData: process.env['DEMO_KEEP'] === '1' }).then(standInView);
   cluster = await starting;
   const c = cluster;
-  say(`started in ${Math.round(performance.now() - t)} ms: API server ${c.api.url}, hook ${c.hookUrl}, sidecars ${c.sidecars.map((s) => s.name).join(' and ')} (leader: ${c.leader()})`);
+  say(`started in ${Math.round(performance.now() - t)} ms: sidecars ${c.sidecarNames().join(' and ')} (leader: ${c.leader()})`);
   say();
 
   say(bold('1. Apply the design\'s Redis'));

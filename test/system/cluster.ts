@@ -105,11 +105,12 @@ export function backend(): 'real' | 'stand-in' {
   return 'stand-in';
 }
 
-export async function startSystemCluster(options: SystemClusterOptions): Promise<SystemCluster> {
-  return backend() === 'real' ? startRealSystemCluster(options) : standInView(await startCluster(options));
+export async function startSystemCluster(options: SystemClusterOptions, which: 'real' | 'stand-in' = backend()): Promise<SystemCluster> {
+  return which === 'real' ? startRealSystemCluster(options) : standInView(await startCluster(options));
 }
 
-function standInView(c: Cluster): SystemCluster {
+/** The stand-in cluster behind the SystemCluster face. */
+export function standInView(c: Cluster): SystemCluster {
   const wl = c.workloads;
   return {
     backend: 'stand-in',
