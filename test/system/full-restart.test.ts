@@ -56,9 +56,9 @@ test('every pod deleted at once: the pod with the most data becomes master, noth
   const chosenMs = performance.now() - t0;
   await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods after the restart');
   t.diagnostic(`delete all -> ${chosen.pod} master behind the Service: ${Math.round(chosenMs)} ms; all linked: ${Math.round(performance.now() - t0)} ms`);
-  assert.equal(before[chosen.pod], most, `the new master ${chosen.pod} is a pod that had the most data (${JSON.stringify(before)})`);
-  assert.notEqual(chosen.pod, lagging.pod);
   const bootstrap = c.events({ name: NAME, reason: 'Bootstrap' }).at(-1);
+  assert.equal(before[chosen.pod], most, `the new master ${chosen.pod} is a pod that had the most data (${JSON.stringify(before)}); the sidecar said: ${bootstrap?.message ?? 'no Bootstrap event'}`);
+  assert.notEqual(chosen.pod, lagging.pod);
   assert.ok(bootstrap && bootstrap.message.includes(chosen.pod), 'a Bootstrap event names the chosen master');
   t.diagnostic(`Bootstrap: ${bootstrap.message}`);
 
