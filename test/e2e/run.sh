@@ -316,7 +316,9 @@ start_host_writer() { # ns prefix
       i=$((i + 1))
       auth='' set='' wait=''
       if exec 3<>"/dev/tcp/$ip/6379"; then
-        printf 'AUTH %s\r\nSET %s:%d %s:%d\r\nWAIT 1 500\r\n' "$password" "$prefix" "$i" "$prefix" "$i" >&3
+        # A connection the proxy closed at once (no ready endpoint) fails this write: a NACK, and
+        # under `set -e` it must not end the writer.
+        printf 'AUTH %s\r\nSET %s:%d %s:%d\r\nWAIT 1 500\r\n' "$password" "$prefix" "$i" "$prefix" "$i" >&3 || true
         { read -r -t 2 auth && read -r -t 2 set && read -r -t 2 wait; } <&3 || true
         exec 3<&-
       fi 2>/dev/null
@@ -785,9 +787,10 @@ scenario_5() {
   local t0
   t0=$(now_ms)
   kubectl delete redis -n "$ns" "$NAME" doomed --wait=false >/dev/null
-  for name in "$NAME" doomed; do
-    expect "$name is being deleted, held by the finalizer" sh -c "kubectl get redis -n $ns $name -o jsonpath='{.metadata.deletionTimestamp}' | grep -q ."
-  done
+  # doomed (Delete) is held by the finalizer while its volumes go; my-redis (Retain) has nothing to
+  # wait for, and the real Metacontroller releases it within milliseconds: held or already gone.
+  expect "doomed is being deleted, held by the finalizer" sh -c "kubectl get redis -n $ns doomed -o jsonpath='{.metadata.deletionTimestamp}' | grep -q ."
+  expect "$NAME is being deleted or already released" sh -c "! kubectl get redis -n $ns $NAME >/dev/null 2>&1 || kubectl get redis -n $ns $NAME -o jsonpath='{.metadata.deletionTimestamp}' | grep -q ."
   gone() { ! kubectl get redis -n "$ns" "$1" >/dev/null 2>&1; }
   wait_for "$BOUND_REJOIN" "$NAME gone (finalizer released)" gone "$NAME"
   diag "delete -> finalizer released: Retain $(($(now_ms) - t0)) ms"
