@@ -18,7 +18,7 @@ import type { V1Container, V1KeyToPath, V1Pod, V1Probe } from '@kubernetes/clien
 import type { Logger } from 'pino';
 import type { ObjectStore, StoredObject, WatchHandle } from '../../support/kube-api/index.ts';
 import { containerArgv, isRedisImage, mapPath, redisShim, resolveEnv, type Mount } from './container.ts';
-import { buildPodStatus, rfc3339, type ConditionMemory, type ContainerSnapshot, type TerminatedState } from './pod-status.ts';
+import { buildPodStatus, rfc3339, terminatedState, type ConditionMemory, type ContainerSnapshot, type TerminatedState } from './pod-status.ts';
 import { ProbeWorker, type ProbeOutcome, type ProbeTarget, type ProbeType } from './probes.ts';
 import { spawnGroup, type ExitInfo, type ProcessGroup } from './processes.ts';
 import { WorkQueue } from './queue.ts';
@@ -91,10 +91,6 @@ export interface ProcessInfo {
   container: string;
   pid: number;
   ip: string;
-}
-
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal ? (os.constants.signals[signal] ?? 0) : 0;
 }
 
 function writeFileAtomic(file: string, content: string | Buffer): void {
@@ -448,16 +444,8 @@ class PodWorker {
     if (c.proc !== proc) return;
     clearTimeout(c.killTimer);
     const now = Date.now();
-    const exitCode = info.code ?? (info.signal ? 128 + signalNumber(info.signal) : 128);
-    const finished: TerminatedState = {
-      exitCode,
-      ...(info.signal ? { signal: signalNumber(info.signal) } : {}),
-      reason: info.error ? 'StartError' : exitCode === 0 ? 'Completed' : 'Error',
-      ...(info.error ? { message: info.error } : {}),
-      startedAt: rfc3339(c.startedAtMs ?? now),
-      finishedAt: rfc3339(now),
-      ...(c.containerID ? { containerID: c.containerID } : {}),
-    };
+    const finished = terminatedState(info, c.startedAtMs, c.containerID, now);
+    const exitCode = finished.exitCode;
     c.proc = undefined;
     c.ready = false;
     c.started = false;

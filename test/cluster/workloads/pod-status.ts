@@ -45,6 +45,21 @@ export interface ConditionMemory {
 }
 
 /** RFC 3339 with second precision, as metav1.Time is serialised. */
+/** A container's terminated state from how its process ended (both kubelets use it). */
+export function terminatedState(info: { code: number | null; signal: NodeJS.Signals | null; error?: string }, startedAtMs: number | undefined, containerID: string | undefined, now: number): TerminatedState {
+  const signal = info.signal ? (os.constants.signals[info.signal] ?? 0) : 0;
+  const exitCode = info.code ?? (info.signal ? 128 + signal : 128);
+  return {
+    exitCode,
+    ...(info.signal ? { signal } : {}),
+    reason: info.error ? 'StartError' : exitCode === 0 ? 'Completed' : 'Error',
+    ...(info.error ? { message: info.error } : {}),
+    startedAt: rfc3339(startedAtMs ?? now),
+    finishedAt: rfc3339(now),
+    ...(containerID ? { containerID } : {}),
+  };
+}
+
 export function rfc3339(ms: number): string {
   return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
 }
@@ -114,4 +129,5 @@ export function buildPodStatus(s: PodSnapshot, memory: Map<string, ConditionMemo
     status['podIPs'] = [{ ip: s.podIP }];
   }
   return status;
-}
+}import os from 'node:os';
+

@@ -9,12 +9,11 @@
 //   never starts a process.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { containerArgv, isRedisImage, mapPath, redisShim, resolveEnv, type Mount } from '../../cluster/workloads/container.ts';
-import { rfc3339, type ContainerSnapshot, type TerminatedState } from '../../cluster/workloads/pod-status.ts';
+import { rfc3339, terminatedState, type ContainerSnapshot, type TerminatedState } from '../../cluster/workloads/pod-status.ts';
 import type { ProbeTarget } from '../../cluster/workloads/probes.ts';
 import { spawnGroup, type ExitInfo, type ProcessGroup } from '../../cluster/workloads/processes.ts';
 import type { NodeContext } from './node-context.ts';
@@ -65,10 +64,6 @@ export interface ContainerHost {
   triggerReadiness(c: ContainerRuntime): void;
   onContainerExit(): void;
   kick(): void;
-}
-
-function signalNumber(signal: NodeJS.Signals | null): number {
-  return signal ? (os.constants.signals[signal] ?? 0) : 0;
 }
 
 export function logFile(podDir: string, container: string, restartCount: number): string {
@@ -195,16 +190,8 @@ export class ContainerRunner {
     const h = this.#h;
     clearTimeout(c.killTimer);
     const now = Date.now();
-    const exitCode = info.code ?? (info.signal ? 128 + signalNumber(info.signal) : 128);
-    const finished: TerminatedState = {
-      exitCode,
-      ...(info.signal ? { signal: signalNumber(info.signal) } : {}),
-      reason: info.error ? 'StartError' : exitCode === 0 ? 'Completed' : 'Error',
-      ...(info.error ? { message: info.error } : {}),
-      startedAt: rfc3339(c.startedAtMs ?? now),
-      finishedAt: rfc3339(now),
-      ...(c.containerID ? { containerID: c.containerID } : {}),
-    };
+    const finished = terminatedState(info, c.startedAtMs, c.containerID, now);
+    const exitCode = finished.exitCode;
     c.proc = undefined;
     c.ready = false;
     c.started = false;
