@@ -95,6 +95,14 @@ export function kubeFailure(err: unknown): KubeFailure {
 
 export const isNotFound = (err: unknown) => kubeFailure(err).code === 404;
 export const isConflict = (err: unknown) => kubeFailure(err).code === 409;
+/**
+ * A write carrying metadata.uid as a precondition met another incarnation of the object (deleted
+ * and recreated under the same name): kube-apiserver answers 422, metadata.uid is immutable.
+ */
+export const isReplaced = (err: unknown) => {
+  const f = kubeFailure(err);
+  return f.code === 422 && /metadata\.uid/.test(f.message);
+};
 
 // ------------------------------------------------------------------ request options
 
@@ -276,9 +284,9 @@ export class KubeClient {
   /**
    * Sets (string) or removes (null) pod labels and annotations with one JSON merge patch. Keys not
    * mentioned are left alone. Callers patch only on transitions: every write wakes Metacontroller.
-   * With `uid`, the patch carries metadata.uid as a precondition: the API server refuses it (422,
-   * metadata.uid is immutable; found on a real kube-apiserver, the stand-in said nothing) when the
-   * pod was deleted and recreated under the same name since the caller looked, so a
+   * With `uid`, the patch carries metadata.uid as a precondition: the API server refuses it
+   * (isReplaced: a 422, not the 409 of a stale resourceVersion) when the pod was deleted and
+   * recreated under the same name since the caller looked, so a
    * master label meant for one incarnation never lands on the next (empty) one.
    */
   async patchPodMetadata(namespace: string, name: string, changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string }): Promise<V1Pod> {

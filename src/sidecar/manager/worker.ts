@@ -21,7 +21,7 @@ import { formatProblems, validateSpec } from '../../api/validate.ts';
 import type { ManagerTiming } from '../config.ts';
 import { currentFacts, decideMaster, plan, track } from '../decide/index.ts';
 import type { DecideConfig, DecideInput, MasterDecision, Plan, PodObservation, RedisTrack, SpecView, Step } from '../decide/index.ts';
-import { kubeFailure, type GeneratedSecret, type RedisRef } from '../kube/client.ts';
+import { isReplaced, kubeFailure, type GeneratedSecret, type RedisRef } from '../kube/client.ts';
 import type { SidecarMetrics } from '../metrics.ts';
 import { RedisAdapter, type ProbeResult, type RedisFacts } from '../redis/index.ts';
 import { EventMemory, isFailover, type EventToSend } from './events.ts';
@@ -507,11 +507,10 @@ export class RedisWorker {
       return { ok: true };
     } catch (err) {
       const f = kubeFailure(err);
-      // The pod is gone: nothing carries the label any more, which is what taking it away wanted;
-      // giving it is replanned from the next pod list.
-      // A pod recreated under the same name fails the uid precondition: the real API server answers
-      // 422 (metadata.uid is immutable), not 409. The pod meant is gone just the same.
-      const replaced = f.code === 409 || (f.code === 422 && /metadata\.uid/.test(f.message));
+      // The pod is gone (404), or recreated under its name (the uid precondition failed): nothing
+      // carries the label any more, which is what taking it away wanted; giving it is replanned
+      // from the next pod list.
+      const replaced = isReplaced(err);
       if (f.code === 404 || replaced) return { ok: step.patch.metadata.labels?.[ROLE_LABEL] !== ROLE_MASTER, gone: true, message: replaced ? 'pod replaced' : 'pod gone' };
       return { ok: false, message: `${f.code ?? 'no answer'} ${f.reason ?? ''} ${f.message}`.trim() };
     }

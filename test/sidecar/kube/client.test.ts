@@ -8,7 +8,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApiServer, type StoredObject } from '../../support/kube-api/index.ts';
-import { KubeClient, kubeFailure, loadKubeConfig, POD_SELECTOR } from '../../../src/sidecar/kube/client.ts';
+import { isReplaced, KubeClient, kubeFailure, loadKubeConfig, POD_SELECTOR } from '../../../src/sidecar/kube/client.ts';
 import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../src/api/labels.ts';
 
 async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -138,6 +138,18 @@ describe('KubeClient', () => {
     const stored = api.store.read('pods', 'patch', 'r-replica-0');
     assert.equal(stored.metadata.labels?.[ROLE_LABEL], undefined);
     assert.equal(stored.metadata.annotations?.[LINK_ANNOTATION], 'up');
+  });
+
+  test('patchPodMetadata with the uid of an earlier incarnation is refused (422, isReplaced) and changes nothing', async () => {
+    const first = api.store.create('pods', redisPod('replaced', 'r', 0));
+    api.store.delete('pods', 'replaced', 'r-replica-0');
+    api.store.create('pods', redisPod('replaced', 'r', 0));
+    const err = await client.patchPodMetadata('replaced', 'r-replica-0', { labels: { [ROLE_LABEL]: 'master' }, uid: first.metadata.uid }).then(() => undefined, (e: unknown) => e);
+    assert.ok(err, 'the patch was refused');
+    assert.equal(kubeFailure(err).code, 422);
+    assert.equal(isReplaced(err), true);
+    assert.equal(api.store.read('pods', 'replaced', 'r-replica-0').metadata.labels?.[ROLE_LABEL], undefined, 'the new incarnation did not get the label');
+    assert.equal(isReplaced(new Error('socket hang up')), false);
   });
 
   test('emitEvent records a core/v1 Event on the Redis, and never throws', async () => {
