@@ -20,8 +20,7 @@
 //   'exit' hook SIGKILLs whatever is left, so a crashed or interrupted test leaks nothing either.
 // - waitFor() failures carry a dump of the cluster (Redis status, pods with role/ready/IP, recent
 //   events, Metacontroller errors, the sidecars' last log lines): a timeout explains itself.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +36,7 @@ import {
   type KubeApiServer, type KubeObject, type ObjectStore, type ResourceDef, type StoredObject,
 } from '../support/kube-api/index.ts';
 import { eventRecords, pollUntil, type EventRecord } from '../support/cluster-views.ts';
+import { freePort, nodeBinary, tailLines } from '../support/host.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable, type PrinterColumn } from './kubectl.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from './metacontroller/index.ts';
 import { installValidation } from './validation.ts';
@@ -190,34 +190,6 @@ const CRD_RESOURCE = defineResource({ group: 'apiextensions.k8s.io', version: 'v
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function nodeBinary(): string {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major >= 22) return process.execPath;
-  const local = path.join(REPO_ROOT, 'node_modules/.bin/node');
-  if (existsSync(local)) return local;
-  throw new Error(`the sidecar needs Node 22.18+ (type stripping); this is ${process.version} and node_modules/.bin/node is missing (npm ci)`);
-}
-
-function tail(file: string, lines: number): string[] {
-  try {
-    const all = readFileSync(file, 'utf8').split('\n').filter(Boolean);
-    return all.slice(-lines);
-  } catch {
-    return [];
-  }
-}
-
 /** A pino JSON line as `HH:MM:SS.mmm LEVEL msg {fields}` (for dumps). */
 function shortLog(line: string): string {
   try {
@@ -301,7 +273,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       for (;;) {
         const ok = await fetch(`${hookUrl}/readyz`).then((r) => r.ok, () => false);
         if (ok) break;
-        if (!group.alive() || performance.now() > deadline) throw new Error(`the hook service did not become ready: ${tail(logFile, 20).join('\n')}`);
+        if (!group.alive() || performance.now() > deadline) throw new Error(`the hook service did not become ready: ${tailLines(logFile, 20).join('\n')}`);
         await sleep(50);
       }
     }
@@ -377,7 +349,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       for (const s of [...pending]) {
         if (!s.group?.alive()) {
           await stopAll();
-          throw new Error(`sidecar ${s.name} exited during start-up:\n${tail(s.logFile, 20).join('\n')}`);
+          throw new Error(`sidecar ${s.name} exited during start-up:\n${tailLines(s.logFile, 20).join('\n')}`);
         }
         const ok = await fetch(`http://127.0.0.1:${s.metricsPort}/readyz`).then((r) => r.ok, () => false);
         if (ok) pending.delete(s);
@@ -538,7 +510,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     sidecarLog(name, lines = 30) {
       const s = sidecars.get(name);
-      return s ? tail(s.logFile, lines) : [];
+      return s ? tailLines(s.logFile, lines) : [];
     },
 
     describe(name, namespace = 'default') {
@@ -578,7 +550,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       parts.push(`\nlease holder: ${cluster.leader() ?? 'none'}`);
       for (const s of sidecars.values()) {
         parts.push(`\n${s.name} (${s.group?.alive() ? `pid ${s.group.pid}` : 'not running'}), last log lines:`);
-        for (const line of tail(s.logFile, 12)) parts.push(`  ${shortLog(line)}`);
+        for (const line of tailLines(s.logFile, 12)) parts.push(`  ${shortLog(line)}`);
       }
       return parts.join('\n');
     },

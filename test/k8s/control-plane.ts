@@ -19,13 +19,13 @@
 //   this machine; pods live in 198.18.<subnet>.0/24 (test/k8s/pod-network.ts). One subnet per
 //   control plane, so two clusters running at once never share an address.
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
+import { freePort, tailLines } from '../support/host.ts';
 import { binaryPath, ensureBinaries, KUBE_VERSION } from './build.ts';
 import { createPki, type CertPaths } from './pki.ts';
 
@@ -65,17 +65,6 @@ export interface ControlPlane {
   stop(): Promise<void>;
 }
 
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, host, () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?: CertPaths; token?: string }): string {
@@ -92,14 +81,6 @@ function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?:
     'current-context': 'local',
     // Quoted: kubectl reads YAML 1.1, where a bare `y` or `on` is a boolean.
   }, { defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'PLAIN', lineWidth: 0 });
-}
-
-function tailFile(file: string, lines: number): string[] {
-  try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(-lines);
-  } catch {
-    return [];
-  }
 }
 
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -184,10 +165,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
     const deadline = Date.now() + 120_000;
     for (;;) {
-      if (!apiserver.alive()) throw new Error(`kube-apiserver exited:\n${tailFile(logFile('kube-apiserver'), 30).join('\n')}`);
+      if (!apiserver.alive()) throw new Error(`kube-apiserver exited:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
       const ok = await kubectl(['get', '--raw=/readyz']).then((o) => o.trim() === 'ok', () => false);
       if (ok) break;
-      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready within 120 s:\n${tailFile(logFile('kube-apiserver'), 30).join('\n')}`);
+      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready within 120 s:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
       await sleep(250);
     }
     log('kube-apiserver ready');
@@ -212,11 +193,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     ]);
     for (;;) {
       for (const { name, group } of groups) {
-        if (!group.alive()) throw new Error(`${name} exited:\n${tailFile(logFile(name), 30).join('\n')}`);
+        if (!group.alive()) throw new Error(`${name} exited:\n${tailLines(logFile(name), 30).join('\n')}`);
       }
       const ok = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name']).then(() => true, () => false);
       if (ok) break;
-      if (Date.now() > deadline) throw new Error(`the controllers did not create the default ServiceAccount within 120 s:\n${tailFile(logFile('kube-controller-manager'), 30).join('\n')}`);
+      if (Date.now() > deadline) throw new Error(`the controllers did not create the default ServiceAccount within 120 s:\n${tailLines(logFile('kube-controller-manager'), 30).join('\n')}`);
       await sleep(250);
     }
     const version = JSON.parse(await kubectl(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string } };
@@ -243,7 +224,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         return file;
       },
       kubectl,
-      logTail: (name, lines = 30) => tailFile(logFile(name), lines),
+      logTail: (name, lines = 30) => tailLines(logFile(name), lines),
       stop,
     };
   } catch (err) {

@@ -18,6 +18,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
+import { pollUntil } from '../support/cluster-views.ts';
 import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from '../cluster/metacontroller/index.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
@@ -145,7 +146,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       endpoints: [{ addresses: [network.serviceAddress], conditions: { ready: true } }],
       ports: [{ name: 'http', port: HOOK_PORT, protocol: 'TCP' }],
     });
-    const hookAddress = await waitUntil(() => proxy.address(OPERATOR_NAMESPACE, 'redis-operator', 80), 30_000, 'the redis-operator Service routed by the service proxy');
+    const hookAddress = await pollUntil(() => proxy.address(OPERATOR_NAMESPACE, 'redis-operator', 80), 30_000, 'the redis-operator Service routed by the service proxy', () => cp.logTail('kube-controller-manager', 10).join('\n'));
     const hookBaseUrl = `http://${hookAddress}`;
 
     const wantReal = options.metacontroller ?? (process.env['METACONTROLLER_BIN'] ? 'real' : 'stand-in');
@@ -215,15 +216,5 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   } catch (err) {
     await stop();
     throw err;
-  }
-}
-
-async function waitUntil<T>(check: () => T | undefined, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
   }
 }

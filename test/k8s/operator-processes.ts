@@ -5,29 +5,13 @@
 // Invariants: the hook listens on one given address (127.0.0.1, or the pod bridge's service address); each sidecar connects to Redis pods from its own
 // host address on the pod bridge (REDIS_LOCAL_ADDRESS: a loopback source cannot reach a pod);
 // every process runs under `setpriv --pdeathsig KILL` in its own group and stop() kills them all.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
-import { freePort } from './control-plane.ts';
+import { freePort, nodeBinary, tailLines } from '../support/host.ts';
 import { OPERATOR_NAMESPACE, REPO_ROOT } from './operator.ts';
 
 export const LEASE_NAME = 'redis-operator-sidecar';
-
-export function nodeBinary(): string {
-  const major = Number(process.versions.node.split('.')[0]);
-  if (major >= 22) return process.execPath;
-  const local = path.join(REPO_ROOT, 'node_modules/.bin/node');
-  if (existsSync(local)) return local;
-  throw new Error(`the operator needs Node 22.18+ (type stripping); this is ${process.version} and node_modules/.bin/node is missing (npm ci)`);
-}
-
-export function tailLines(file: string, lines: number): string[] {
-  try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).slice(-lines);
-  } catch {
-    return [];
-  }
-}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 

@@ -5,7 +5,7 @@
 // hook and the sidecars as processes that authenticate as that Deployment's ServiceAccount.
 // Invariants:
 // - What is applied is what `kubectl apply -k manifests/` would apply, minus exactly one object
-//   (Deployment redis-operator/redis-operator); a test reads the difference back.
+//   (Deployment redis-operator/redis-operator); rbac.test.ts checks that.
 // - Metacontroller gets an identity of its own (ServiceAccount metacontroller/metacontroller bound
 //   to cluster-admin, as its upstream production manifests grant it everything), never admin.
 import { existsSync } from 'node:fs';

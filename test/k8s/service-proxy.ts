@@ -42,17 +42,7 @@ export interface ServiceSource {
   onChange(cb: () => void): () => void;
 }
 
-export interface ProxyStats {
-  accepted: number;
-  /** Connections refused because the Service had no ready endpoint at that moment. */
-  noEndpoint: number;
-  /** Connections whose upstream failed (connect or I/O), with the last error. */
-  upstreamErrors: number;
-  lastError: string | undefined;
-}
-
 export interface ServiceProxy {
-  stats(): ProxyStats;
   /** `ip:port` of a Service port, once its listener is up. */
   address(namespace: string, name: string, port?: number): string | undefined;
   stop(): Promise<void>;
@@ -72,7 +62,6 @@ export async function startServiceProxy(options: { source: ServiceSource; device
   const addresses = new Set<string>();
   const sockets = new Set<Socket>();
   let stopped = false;
-  const stats: ProxyStats = { accepted: 0, noEndpoint: 0, upstreamErrors: 0, lastError: undefined };
   let syncing = Promise.resolve();
 
   function accept(ns: string, name: string, sp: ServicePort, client: Socket): void {
@@ -80,9 +69,7 @@ export async function startServiceProxy(options: { source: ServiceSource; device
     client.once('close', () => sockets.delete(client));
     const candidates = source.readyEndpoints(ns, name).map((ep) => ({ ep, port: endpointPort(sp, ep) })).filter((c) => c.port !== undefined);
     const pick = candidates[Math.floor(Math.random() * candidates.length)];
-    stats.accepted++;
     if (!pick) {
-      stats.noEndpoint++;
       client.destroy();
       return;
     }
@@ -93,11 +80,7 @@ export async function startServiceProxy(options: { source: ServiceSource; device
       client.destroy();
     });
     client.once('close', () => upstream.destroy());
-    upstream.on('error', (err) => {
-      stats.upstreamErrors++;
-      stats.lastError = `${pick.ep.ip}:${pick.port}: ${err.message}`;
-      client.destroy();
-    });
+    upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
     client.pipe(upstream).pipe(client);
   }
@@ -141,7 +124,6 @@ export async function startServiceProxy(options: { source: ServiceSource; device
   await syncing;
 
   return {
-    stats: () => ({ ...stats }),
     address(namespace, name, port) {
       const view = source.services().find((s) => s.namespace === namespace && s.name === name);
       const sp = view?.ports.find((p) => port === undefined || p.port === port);

@@ -15,7 +15,7 @@ import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
 import type { ResourceRef } from '../support/kube-client/index.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../support/kube-api/selectors.ts';
 import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster.ts';
-import { tailLines } from './operator-processes.ts';
+import { tailLines } from '../support/host.ts';
 import type { Endpoint, SystemCluster, WatchOptions } from '../system/cluster.ts';
 import { eventRecords, pollUntil } from '../support/cluster-views.ts';
 

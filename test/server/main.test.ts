@@ -8,21 +8,11 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { FIXTURE_TEXT, REPO_ROOT } from './helpers.ts';
+import { freePort as freePortOn } from '../support/host.ts';
 
 const HOST = '127.0.60.1';
 const NODE = fileURLToPath(new URL('node_modules/.bin/node', REPO_ROOT));
 const MAIN = fileURLToPath(new URL('src/server/main.ts', REPO_ROOT));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, HOST);
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  await once(server, 'close');
-  assert.ok(address !== null && typeof address === 'object');
-  return address.port;
-}
 
 function start(env: Record<string, string>) {
   const child = spawn(NODE, [MAIN], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -53,7 +43,7 @@ async function waitUntilUp(base: string, exited: Promise<unknown>): Promise<void
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`starts with no cluster, serves /sync, and exits 0 on ${signal}`, async (t) => {
-    const port = await freePort();
+    const port = await freePortOn(HOST);
     const base = `http://${HOST}:${port}`;
     const proc = start({ PORT: String(port), HOST, LOG_LEVEL: 'info' });
     t.after(() => {

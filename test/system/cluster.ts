@@ -11,7 +11,7 @@ import { cutLink } from '../support/redis-server.ts';
 import type { Faults } from '../support/kube-api/faults.ts';
 import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
 import type { Metacontroller } from '../cluster/metacontroller/index.ts';
-import { startCluster, type Cluster } from '../cluster/index.ts';
+import { startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
 import { unavailableReason } from '../k8s/pod-network.ts';
 import { startRealSystemCluster } from '../k8s/system-cluster.ts';
 
@@ -81,15 +81,8 @@ export interface SystemCluster {
   readonly local?: unknown;
 }
 
-export interface SystemClusterOptions {
-  /** One per test file: the stand-in's 127.0.N.x, the real cluster's 198.18.N.x / 198.19.N.x. */
-  subnet: number;
-  sidecars?: number;
-  sidecarEnv?: Record<string, string>;
-  sidecarLogLevel?: string;
-  waitForSidecars?: boolean;
-  resyncPeriodMs?: number;
-}
+/** What both backends take (subnet: one per test file; the stand-in's 127.0.N.x, the real cluster's 198.18.N.x / 198.19.N.x). */
+export type SystemClusterOptions = Pick<ClusterOptions, 'subnet' | 'sidecars' | 'sidecarEnv' | 'sidecarLogLevel' | 'waitForSidecars' | 'resyncPeriodMs'>;
 
 /**
  * SYSTEM_CLUSTER=real|stand-in, default real. Where the real one cannot run here (not root, no
