@@ -42,12 +42,17 @@ async function main(): Promise<number> {
           E2E_OPERATOR_LOGS: lc.logDir,
         },
       });
+      let output = '';
       child.stdout.setEncoding('utf8');
       child.stdout.on('data', (chunk: string) => {
         process.stdout.write(chunk);
-        passed += [...chunk.matchAll(/^\S+ scenario \d+ passed$/gm)].length;
+        output += chunk;
       });
-      child.once('close', (c) => resolve(c ?? 1));
+      child.once('close', (c) => {
+        // Counted on the whole output: a line may arrive split across chunks.
+        passed = [...output.matchAll(/^\S+ scenario \d+ passed$/gm)].length;
+        resolve(c ?? 1);
+      });
     });
   } finally {
     await lc.stop();

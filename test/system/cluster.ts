@@ -6,22 +6,17 @@
 // The scenarios are written once against this face; where the two backends differ, the real one
 // is right (README.md in this folder lists what the stand-in does not model).
 import type { TestContext } from 'node:test';
-import type { Redis } from 'ioredis';
 import { cutLink } from '../support/redis-server.ts';
 import type { Faults } from '../support/kube-api/faults.ts';
-import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
+import type { KubeObject } from '../support/kube-api/index.ts';
 import type { Metacontroller } from '../cluster/metacontroller/index.ts';
 import { startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
 import { unavailableReason } from '../k8s/pod-network.ts';
 import { startRealSystemCluster } from '../k8s/system-cluster.ts';
 
-export interface Endpoint {
-  pod: string;
-  ip: string;
-}
+export type { Endpoint } from '../cluster/index.ts';
 
 export type { EventRecord } from '../support/cluster-views.ts';
-import type { EventRecord } from '../support/cluster-views.ts';
 
 export interface WatchOptions {
   namespace?: string;
@@ -34,7 +29,10 @@ export interface WatchEventLike {
   object: unknown;
 }
 
-export interface SystemCluster {
+/** The read side both backends answer alike (signatures as the stand-in's Cluster declares them). */
+type SharedFace = Pick<Cluster, 'get' | 'list' | 'waitFor' | 'redisRow' | 'masterEndpoint' | 'masterLabelled' | 'pods' | 'password' | 'redis' | 'events' | 'leader' | 'describe' | 'dump' | 'stop'>;
+
+export interface SystemCluster extends SharedFace {
   readonly backend: 'real' | 'stand-in';
   /** Our Metacontroller stand-in's handle (undefined when the real Metacontroller runs). */
   readonly metacontroller: Metacontroller | undefined;
@@ -42,25 +40,14 @@ export interface SystemCluster {
   readonly faults: Faults;
   /** kubectl apply's effect: creates, or merge-patches what exists (fields left out are kept). */
   apply(input: string | KubeObject | KubeObject[]): Promise<unknown[]>;
-  get(resource: string, name: string, namespace?: string): StoredObject | undefined;
-  list(resource: string, options?: { namespace?: string; labelSelector?: string }): StoredObject[];
   delete(resource: string, name: string, namespace?: string): Promise<void>;
   deletePod(name: string, namespace?: string): Promise<void>;
   scale(name: string, replicas: number, namespace?: string): Promise<void>;
   /** The Redis' scale subresource (autoscaling/v1 Scale). */
   getScale(name: string, namespace?: string): Promise<Record<string, unknown>>;
   watch(resource: string, options: WatchOptions, cb: (ev: WatchEventLike) => void): { stop(): void };
-  waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
-  redisRow(name: string, namespace?: string): string | undefined;
-  masterEndpoint(name: string, namespace?: string): Endpoint | undefined;
   /** Pods a Service routes to right now. */
   serviceEndpoints(namespace: string, service: string): string[];
-  masterLabelled(name: string, namespace?: string): string[];
-  pods(name: string, namespace?: string): StoredObject[];
-  password(name: string, namespace?: string): string | undefined;
-  redis(ip: string, name: string, namespace?: string): Redis;
-  events(filter?: { namespace?: string; name?: string; reason?: string }): EventRecord[];
-  leader(): string | undefined;
   sidecarNames(): string[];
   sidecarAlive(name: string): boolean;
   /** The sidecar's /readyz answers 200. */
@@ -74,9 +61,6 @@ export interface SystemCluster {
   processes(): unknown[];
   /** Drops every packet between two pod addresses until restore() (or the test's end). */
   cutLink(t: TestContext | undefined, a: string, b: string): { restore(): void };
-  describe(name?: string, namespace?: string): string;
-  dump(): string;
-  stop(): Promise<void>;
   /** Backend-specific handles for diagnostics. */
   readonly local?: unknown;
 }
