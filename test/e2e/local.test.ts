@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { isBuilt } from '../k8s/build.ts';
 import { unavailableReason } from '../k8s/pod-network.ts';
-import { REPO_ROOT } from '../k8s/operator.ts';
+import { missingSharedReason, REPO_ROOT } from '../k8s/operator.ts';
 
-const why = unavailableReason() ?? (isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)');
+const why = unavailableReason() ?? missingSharedReason() ?? (isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)');
 
 test('run.sh scenarios 1-5 pass on the real control plane (npm run e2e:local)', { skip: why ?? false, timeout: 900_000 }, async (t) => {
   const output = await new Promise<{ code: number | null; text: string }>((resolve) => {

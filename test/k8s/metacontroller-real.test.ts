@@ -17,7 +17,7 @@ import { after, before, test } from 'node:test';
 import { isBuilt } from './build.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { realMetacontrollerUnavailable, startRealMetacontroller, type RealMetacontroller } from './metacontroller-real.ts';
-import { METACONTROLLER_CRDS } from './operator.ts';
+import { METACONTROLLER_CRDS, missingSharedReason } from './operator.ts';
 
 const SUBNET = 77;
 const NS = 'mc-test';
@@ -33,7 +33,7 @@ function controlPlaneMissing(): string | undefined {
     return `the control plane cannot be located: ${err instanceof Error ? err.message : String(err)}`;
   }
 }
-const skip = realMetacontrollerUnavailable(BIN) ?? controlPlaneMissing();
+const skip = realMetacontrollerUnavailable(BIN) ?? controlPlaneMissing() ?? missingSharedReason();
 
 type Json = Record<string, unknown>;
 interface HookCall {

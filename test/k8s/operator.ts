@@ -22,6 +22,11 @@ export const METACONTROLLER_NAMESPACE = 'metacontroller';
 
 type Json = Record<string, unknown>;
 
+/** Why the operator cannot be installed here (Metacontroller's CRDs are not beside the checkout), or undefined. */
+export function missingSharedReason(): string | undefined {
+  return existsSync(METACONTROLLER_CRDS) ? undefined : `Metacontroller's CRDs are not at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`;
+}
+
 /** The objects `kubectl apply -k manifests/` applies, split into what we apply and what we leave out. */
 export async function operatorObjects(cp: Pick<ControlPlane, 'kubectl'>): Promise<{ apply: Json[]; skipped: Json[] }> {
   const docs = parseAllDocuments(await cp.kubectl(['kustomize', path.join(REPO_ROOT, 'manifests')])).map((d) => d.toJSON() as Json).filter(Boolean);

@@ -8,9 +8,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isBuilt } from './build.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
-import { installOperator, type InstalledOperator } from './operator.ts';
+import { installOperator, missingSharedReason, type InstalledOperator } from './operator.ts';
 
-const why = isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)';
+const why = missingSharedReason() ?? (isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)');
 
 describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml', { skip: why ?? false, timeout: 180_000 }, () => {
   let cp: ControlPlane;

@@ -11,6 +11,7 @@ import type { Faults } from '../support/kube-api/faults.ts';
 import type { KubeObject } from '../support/kube-api/index.ts';
 import type { Metacontroller } from '../cluster/metacontroller/index.ts';
 import { startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
+import { missingSharedReason } from '../k8s/operator.ts';
 import { unavailableReason } from '../k8s/pod-network.ts';
 import { startRealSystemCluster } from '../k8s/system-cluster.ts';
 
@@ -70,13 +71,13 @@ export type SystemClusterOptions = Pick<ClusterOptions, 'subnet' | 'sidecars' | 
 
 /**
  * SYSTEM_CLUSTER=real|stand-in, default real. Where the real one cannot run here (not root, no
- * iproute2), the default falls back to the stand-in and says so on the test output.
+ * iproute2, no ../shared with Metacontroller's CRDs), the default falls back to the stand-in and says so on the test output.
  */
 export function backend(): 'real' | 'stand-in' {
   const b = process.env['SYSTEM_CLUSTER'];
   if (b !== undefined && b !== 'real' && b !== 'stand-in') throw new Error(`SYSTEM_CLUSTER must be real or stand-in, got ${b}`);
   if (b) return b;
-  const why = unavailableReason();
+  const why = unavailableReason() ?? missingSharedReason();
   if (why === undefined) return 'real';
   console.log(`# system tests on the local cluster stand-in: ${why} (SYSTEM_CLUSTER=real to insist)`);
   return 'stand-in';
