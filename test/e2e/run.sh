@@ -190,6 +190,25 @@ master_endpoint() { # ns name
   [ -n "$names" ] && [ "$(printf '%s\n' "$names" | wc -l)" -eq 1 ] && printf '%s\n' "$names"
 }
 master_is() { [ "$(master_endpoint "$1" "$2")" = "$3" ]; }
+
+# The pods the <name>-replicas Service routes to right now (ready endpoints), sorted, space-separated.
+replica_endpoints() { # ns name
+  kubectl get endpointslices -n "$1" -l "kubernetes.io/service-name=$2-replicas" \
+    -o jsonpath='{range .items[*].endpoints[*]}{.targetRef.name}{" "}{.conditions.ready}{"\n"}{end}' 2>/dev/null |
+    awk '$2 == "true" {print $1}' | sort -u | paste -sd' ' -
+}
+
+# The Services route as labelled: the master Service to the one pod labelled master, the replicas
+# Service to every pod labelled replica. The EndpointSlice controller follows labels and readiness
+# a moment after the pods change, so this is waited for, not assumed.
+services_routed() { # ns name
+  local table master replicas
+  table=$(pods_table "$1" "$2")
+  master=$(printf '%s\n' "$table" | awk -F'\t' '$2 == "" && $4 == "master" {print $1}')
+  replicas=$(printf '%s\n' "$table" | awk -F'\t' '$2 == "" && $4 == "replica" {print $1}' | sort | paste -sd' ' -)
+  [ -n "$master" ] && [ "$(printf '%s\n' "$master" | wc -l)" -eq 1 ] && master_is "$1" "$2" "$master" &&
+    [ "$(replica_endpoints "$1" "$2")" = "$replicas" ]
+}
 master_is_not() { local m; m=$(master_endpoint "$1" "$2") && [ "$m" != "$3" ]; }
 
 # The password of the Redis a pod belongs to (E2E_RUNTIME=host: what the pod's env holds).
@@ -467,6 +486,7 @@ apply_design() { # ns
   wait_for "$BOUND_RUNNING" "the row \"$RUNNING_ROW\"" row_is "$ns" "$NAME" "$RUNNING_ROW"
   local running=$(($(now_ms) - t0))
   wait_for "$BOUND_ALL_READY" 'three Ready pods, one master, replicas linked' all_linked "$ns" "$NAME" 3
+  wait_for "$BOUND_ALL_READY" 'the master Service routing to the master, the replicas Service to every replica' services_routed "$ns" "$NAME"
   diag "apply -> \"$RUNNING_ROW\" ${running} ms; -> all three pods Ready and linked $(($(now_ms) - t0)) ms"
 }
 
@@ -486,10 +506,7 @@ scenario_1() {
   expect 'Metacontroller put its finalizer on the Redis' sh -c "kubectl get redis -n $ns $NAME -o jsonpath='{.metadata.finalizers}' | grep -q metacontroller.io/compositecontroller-redis-operator"
 
   expect_eq "$(master_endpoint "$ns" "$NAME")" my-redis-master-0 'the master Service routes to the master'
-  local replicas
-  replicas=$(kubectl get endpointslices -n "$ns" -l "kubernetes.io/service-name=$NAME-replicas" \
-    -o jsonpath='{range .items[*].endpoints[*]}{.targetRef.name}{" "}{.conditions.ready}{"\n"}{end}' | awk '$2 == "true" {print $1}' | sort | paste -sd' ' -)
-  expect_eq "$replicas" 'my-redis-replica-0 my-redis-replica-1' 'the replicas Service routes to both replicas'
+  expect_eq "$(replica_endpoints "$ns" "$NAME")" 'my-redis-replica-0 my-redis-replica-1' 'the replicas Service routes to both replicas'
   expect_eq "$(pod_role "$ns" my-redis-replica-0) $(pod_role "$ns" my-redis-replica-1)" 'replica replica' 'replica labels'
 
   expect 'the generated auth Secret exists' kubectl get secret -n "$ns" "$NAME-auth"

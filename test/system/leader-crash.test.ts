@@ -130,7 +130,10 @@ test('the master\'s redis-server crashes (its pod stays, labelled master); the l
   const events = c.events({ name: NAME }).slice(eventsBefore);
   t.diagnostic(`events: ${events.map((e) => `${e.reason}(${e.source})`).join(', ')}`);
   const completed = events.filter((e) => e.reason === 'FailoverCompleted' && e.source === standby);
-  assert.ok(completed.length > 0 && completed[0]!.message.includes(promoted.pod), `${standby} recorded FailoverCompleted to ${promoted.pod}`);
+  assert.ok(
+    completed.length > 0 && completed[0]!.message.includes(promoted.pod),
+    `${standby} recorded FailoverCompleted to ${promoted.pod}; events since the crash: ${events.map((e) => `${e.reason}(${e.source}): ${e.message}`).join(' | ')}\n${standby}'s log:\n${c.sidecarLog(standby, 40).join('\n')}`,
+  );
   assert.deepEqual(masters.violations, [], 'never two pods labelled master');
   assert.equal(masters.maxSeen, 1);
 });

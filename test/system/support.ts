@@ -74,6 +74,9 @@ export async function applyDesign(t: Pick<TestContext, 'diagnostic'>, c: Cluster
   await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, `the row "${RUNNING_ROW}"`);
   const runningMs = performance.now() - t0;
   await c.waitFor(() => allLinked(c, 3), BOUND.allReady, 'three Ready pods, one master, replicas linked');
+  // What a user waits for: the Services route as labelled. On a real cluster the EndpointSlice
+  // controller follows labels and readiness a moment after the pods change.
+  await c.waitFor(() => servicesRouted(c), BOUND.allReady, 'the master Service routing to the master, the replicas Service to every replica');
   const readyMs = performance.now() - t0;
   t.diagnostic(`apply -> "${RUNNING_ROW}" ${Math.round(runningMs)} ms; -> all three pods Ready and linked ${Math.round(readyMs)} ms`);
   return { runningMs, readyMs };
@@ -86,6 +89,15 @@ export function allLinked(c: Cluster, count: number): boolean {
   const roles = pods.map((p) => p.metadata.labels?.[ROLE_LABEL]);
   if (roles.filter((r) => r === ROLE_MASTER).length !== 1) return false;
   return pods.every((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER || (p.metadata.labels?.[ROLE_LABEL] === 'replica' && p.metadata.annotations?.['redis.example.com/link'] === 'up'));
+}
+
+/** The master Service routes to the one pod labelled master, the replicas Service to every pod labelled replica. */
+export function servicesRouted(c: Cluster): boolean {
+  const pods = c.pods(NAME).filter((p) => !p.metadata.deletionTimestamp);
+  const master = pods.filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER).map((p) => p.metadata.name);
+  const replicas = pods.filter((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica').map((p) => p.metadata.name).sort();
+  const routed = [...c.serviceEndpoints(NS, `${NAME}-replicas`)].sort();
+  return master.length === 1 && c.masterEndpoint(NAME)?.pod === master[0] && routed.join(' ') === replicas.join(' ');
 }
 
 export function podIp(c: Cluster, name: string): string | undefined {
