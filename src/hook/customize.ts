@@ -1,13 +1,14 @@
 // The customize hook: which related objects sync and finalize need to see. Depends only on the
 // parent (Metacontroller caches the answer per uid and generation). Invariant: never fails on a
 // bad spec; the Secret name falls back to the generated one.
-import { childNames, podSelectorLabels } from '../api/labels.ts';
+import { generatedAuthSecretRef } from '../api/auth.ts';
+import { podSelectorLabels } from '../api/labels.ts';
 import type { CustomizeRequest, CustomizeResponse } from './types.ts';
 import { at, str } from './util.ts';
 
 export function authSecretName(name: string, spec: unknown): string {
   const configured = str(at(spec, 'auth', 'secretName'));
-  return configured !== undefined && configured !== '' ? configured : childNames(name).generatedAuthSecret;
+  return configured !== undefined && configured !== '' ? configured : generatedAuthSecretRef(name).secretName;
 }
 
 export function customize(request: CustomizeRequest): CustomizeResponse {

@@ -8,12 +8,12 @@
 // - With Delete, the StatefulSets are dropped only once their controller has applied the Delete
 //   policy (so their PVCs are owned and collected with them); the Services, ConfigMap and PDB
 //   stay until the volumes are gone.
-import { podSelectorLabels } from '../api/labels.ts';
+import { podBelongsTo } from '../api/membership.ts';
 import type { SpecProblem } from '../api/validate.ts';
-import { lastAppliedOf, ofKind } from './observed.ts';
+import { lastAppliedOf, memberMeta, ofKind } from './observed.ts';
 import { invalidStatus, planValid, validStatus, type HookState } from './state.ts';
 import type { HookResponse, KubeObject } from './types.ts';
-import { array, at, int, isRecord, matchesLabels, str, stringMap } from './util.ts';
+import { array, at, int, isRecord, str } from './util.ts';
 
 /** How long to wait before looking again while teardown is in progress. */
 export const FINALIZE_POLL_SECONDS = 5;
@@ -58,11 +58,10 @@ function invalidFinalize(state: HookState, problems: readonly SpecProblem[]): Ho
 
 /** PVCs of this Redis that something will still delete (owned by a StatefulSet, or already deleting). */
 function pvcsInFlight(state: HookState): { pending: KubeObject[]; orphaned: KubeObject[] } {
-  const selector = podSelectorLabels(state.name);
   const pending: KubeObject[] = [];
   const orphaned: KubeObject[] = [];
   for (const pvc of ofKind(state.related, 'v1', 'PersistentVolumeClaim', state.namespace)) {
-    if (!matchesLabels(stringMap(pvc.metadata.labels), selector)) continue;
+    if (!podBelongsTo(memberMeta(pvc, state.namespace), state)) continue;
     const owned = array(pvc.metadata.ownerReferences).some((ref) => at(ref, 'kind') === 'StatefulSet');
     const deleting = str(pvc.metadata.deletionTimestamp) !== undefined;
     (owned || deleting ? pending : orphaned).push(pvc);

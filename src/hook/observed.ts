@@ -1,8 +1,9 @@
 // Reading Metacontroller's children/related maps. Invariants: maps are read by iterating values
 // (hook v1 keys are bare names, v2 keys are namespace/name), results come back in a canonical
 // order whatever the map order was, and objects from another namespace are ignored.
+import type { MemberMeta } from '../api/membership.ts';
 import type { KubeObject, ObjectMap } from './types.ts';
-import { compare, isRecord } from './util.ts';
+import { compare, isRecord, stringMap } from './util.ts';
 
 /** apiVersion/kind/namespace/name: a total order over distinct objects. */
 export function identityOf(object: KubeObject): string {
@@ -23,6 +24,11 @@ export function objectsOf(map: ObjectMap): KubeObject[] {
 export function inNamespace(object: KubeObject, namespace: string): boolean {
   const ns = object.metadata.namespace;
   return ns === undefined || ns === '' || ns === namespace;
+}
+
+/** What api/membership.ts reads of a related object, its namespace as inNamespace takes it. */
+export function memberMeta(object: KubeObject, namespace: string): MemberMeta {
+  return { namespace: inNamespace(object, namespace) ? namespace : object.metadata.namespace, labels: stringMap(object.metadata.labels) };
 }
 
 export function ofKind(objects: readonly KubeObject[], apiVersion: string, kind: string, namespace: string): KubeObject[] {

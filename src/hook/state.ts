@@ -2,6 +2,7 @@
 // the two response shapes for a valid and an invalid spec. Invariant: an invalid spec returns
 // every observed child exactly as observed (Metacontroller deletes whatever is not returned,
 // and bad input must never delete anything).
+import { authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
 import { childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec } from '../api/schema.ts';
@@ -52,7 +53,7 @@ export function authProblem(state: HookState, ctx: HookContext): string | undefi
   if (!mapHasKind(state.request.related, 'Secret')) return undefined;
   const ref = authSecretRef(ctx);
   const secret = findObject(state.related, 'v1', 'Secret', state.namespace, ref.name);
-  const generated = ref.name === childNames(state.name).generatedAuthSecret && ctx.spec.auth === undefined;
+  const generated = redisAuthSecretRef(state.name, ctx.spec).generated;
   if (secret === undefined) {
     return `Secret ${ref.name} not found${generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)'}; pods cannot start without their password`;
   }

@@ -7,10 +7,11 @@
 import {
   LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels,
 } from '../api/labels.ts';
+import { podBelongsTo } from '../api/membership.ts';
 import type { Condition, RedisStatus } from '../api/schema.ts';
-import { inNamespace } from './observed.ts';
+import { memberMeta } from './observed.ts';
 import type { KubeObject } from './types.ts';
-import { array, at, compare, isRecord, matchesLabels, selectorString, str, stringMap } from './util.ts';
+import { array, at, compare, isRecord, selectorString, str, stringMap } from './util.ts';
 
 export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid'] as const;
 
@@ -50,12 +51,10 @@ export interface PodView {
 
 /** The pods of Redis `name` (by its pod selector labels, in its namespace), sorted by name. */
 export function podViews(pods: readonly KubeObject[], name: string, namespace: string): PodView[] {
-  const selector = podSelectorLabels(name);
   const views: PodView[] = [];
   for (const pod of pods) {
-    if (pod.kind !== 'Pod' || !inNamespace(pod, namespace)) continue;
+    if (pod.kind !== 'Pod' || !podBelongsTo(memberMeta(pod, namespace), { namespace, name })) continue;
     const labels = stringMap(pod.metadata.labels);
-    if (!matchesLabels(labels, selector)) continue;
     const readyCondition = array(at(pod, 'status', 'conditions')).find((c) => isRecord(c) && c['type'] === 'Ready');
     views.push({
       name: pod.metadata.name,

@@ -1,6 +1,7 @@
 // Defensive readers for JSON we did not produce (observed children, related pods, old status)
 // and canonical orderings. Invariant: nothing here throws on any JSON value, and every ordering
 // is a plain code-unit comparison (never locale-dependent), so output order is reproducible.
+import { compareCodeUnits as compare } from '../api/order.ts';
 
 export type Json = Record<string, unknown>;
 
@@ -42,20 +43,13 @@ export function stringMap(value: unknown): Record<string, string> {
   return out;
 }
 
-export function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { compare };
 
 /** A copy of a map with its keys in code-unit order. */
 export function sortedMap<T>(map: Record<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
   for (const key of Object.keys(map).sort(compare)) out[key] = map[key] as T;
   return out;
-}
-
-/** True when every entry of `selector` is present with the same value in `labels`. */
-export function matchesLabels(labels: Record<string, string>, selector: Record<string, string>): boolean {
-  return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
 /** `k=v,k=v` in key order: the string form of an equality selector (scale subresource, HPAs). */

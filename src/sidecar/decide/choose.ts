@@ -15,6 +15,7 @@
 //   back later; that pod is then re-pointed and re-synced, which is the price of availability).
 import type { RedisFacts } from '../redis/types.ts';
 import { COMPONENT_MASTER_SET } from '../../api/labels.ts';
+import { compareCodeUnits } from '../../api/order.ts';
 import { currentFacts, expectedPodNames, isBeyondScale, isEmpty, silentForMs } from './observe.ts';
 import { masterIpOf } from './failure.ts';
 import type { DecideInput, PodObservation } from './types.ts';
@@ -42,7 +43,7 @@ function majority(values: string[]): string | null {
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
   let best: string | null = null;
   let bestCount = 0;
-  for (const [v, c] of [...counts].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [v, c] of [...counts].sort(([a], [b]) => compareCodeUnits(a, b))) {
     if (c > bestCount) {
       best = v;
       bestCount = c;
@@ -114,7 +115,7 @@ function compareFailover(a: Candidate, b: Candidate, history: string | null, lab
     a.facts.replicaPriority - b.facts.replicaPriority ||
     offsetOf(b.facts) - offsetOf(a.facts) ||
     (a.pod === labelled ? 0 : 1) - (b.pod === labelled ? 0 : 1) ||
-    a.facts.runId.localeCompare(b.facts.runId)
+    compareCodeUnits(a.facts.runId, b.facts.runId)
   );
 }
 
@@ -236,7 +237,7 @@ function compareByData(a: Candidate, b: Candidate): number {
     offsetOf(b.facts) - offsetOf(a.facts) ||
     b.facts.keys - a.facts.keys ||
     (a.pod.component === COMPONENT_MASTER_SET ? 0 : 1) - (b.pod.component === COMPONENT_MASTER_SET ? 0 : 1) ||
-    a.pod.name.localeCompare(b.pod.name)
+    compareCodeUnits(a.pod.name, b.pod.name)
   );
 }
 

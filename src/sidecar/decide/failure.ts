@@ -6,6 +6,7 @@
 // A replica that still hears the master vetoes everything except "the pod is going away": if only
 // the sidecar lost the master, there is no failover (no split brain from our own network trouble).
 // An answer with an error (auth, loading) is an answer: the node is alive, never a failure.
+import { REDIS_PORT } from '../../api/labels.ts';
 import { isSilence } from '../redis/errors.ts';
 import { currentFacts, reportsMasterDown, silentForMs } from './observe.ts';
 import type { DecideInput, PodObservation } from './types.ts';
@@ -42,7 +43,7 @@ export function witnessesOf(input: DecideInput, master: PodObservation): Witness
     if (pod === master) continue;
     const facts = currentFacts(pod, now, config);
     const r = facts?.replication;
-    if (!facts || !r || r.role !== 'replica' || r.masterHost !== ip || r.masterPort !== 6379) continue;
+    if (!facts || !r || r.role !== 'replica' || r.masterHost !== ip || r.masterPort !== REDIS_PORT) continue;
     w.total.push(pod.name);
     const since = pod.redis?.witnessDownSince ?? null;
     if (reportsMasterDown(facts, config.silentAfterSeconds)) {

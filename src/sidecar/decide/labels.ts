@@ -4,7 +4,7 @@
 // the master label away comes before the one that gives it (plan.ts keeps this order and the
 // manager must stop if one of them fails); a pod we cannot read keeps its role label, except that
 // it loses the master label when another pod is chosen.
-import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, ROLE_REPLICA, ROLE_SINCE_ANNOTATION } from '../../api/labels.ts';
+import { LINK_ANNOTATION, REDIS_PORT, ROLE_LABEL, ROLE_MASTER, ROLE_REPLICA, ROLE_SINCE_ANNOTATION } from '../../api/labels.ts';
 import { currentFacts, silentForMs } from './observe.ts';
 import type { DecideInput, PodPatch, Step } from './types.ts';
 
@@ -33,7 +33,7 @@ export function planLabels(input: DecideInput, ctx: LabelContext): Step[] {
     } else if (facts) {
       role = ctx.master ? ROLE_REPLICA : null;
       const r = facts.replication;
-      const linked = ctx.masterIp !== null && r.role === 'replica' && r.masterHost === ctx.masterIp && r.masterPort === 6379 && r.masterLinkStatus === 'up';
+      const linked = ctx.masterIp !== null && r.role === 'replica' && r.masterHost === ctx.masterIp && r.masterPort === REDIS_PORT && r.masterLinkStatus === 'up';
       link = linked ? 'up' : 'down';
       why = linked ? `${pod.name} replicates from the master` : `${pod.name} is not (yet) linked to the master`;
     } else {

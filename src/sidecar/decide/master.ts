@@ -4,6 +4,7 @@
 // without the label is either a promotion an earlier leader did not finish (adopted when no
 // healthy labelled master exists) or a stale old master (demoted while the labelled one is healthy).
 import { ROLE_MASTER } from '../../api/labels.ts';
+import { compareCodeUnits } from '../../api/order.ts';
 import { chooseBootstrap, choosePromotion } from './choose.ts';
 import { assessMaster, type MasterHealth } from './failure.ts';
 import { currentFacts, isBeyondScale } from './observe.ts';
@@ -19,7 +20,7 @@ function pickLabelled(input: DecideInput, labelled: PodObservation[]): PodObserv
     const fb = currentFacts(b, input.now, input.config);
     const sa = fa && superseded.has(fa.replication.masterReplid) ? 1 : 0;
     const sb = fb && superseded.has(fb.replication.masterReplid) ? 1 : 0;
-    return sa - sb || (fb?.replication.masterReplOffset ?? -1) - (fa?.replication.masterReplOffset ?? -1) || a.name.localeCompare(b.name);
+    return sa - sb || (fb?.replication.masterReplOffset ?? -1) - (fa?.replication.masterReplOffset ?? -1) || compareCodeUnits(a.name, b.name);
   })[0]!;
 }
 

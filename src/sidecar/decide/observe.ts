@@ -4,6 +4,7 @@
 // Invariants: a track belongs to one IP (a new IP starts afresh, so facts about a previous
 // incarnation of the pod are never mistaken for the current one); "answering" needs a successful
 // probe no older than staleAfterMs; witness streaks are continuous (one contrary probe resets them).
+import { REDIS_PORT } from '../../api/labels.ts';
 import type { ProbeResult, RedisFacts } from '../redis/types.ts';
 import { PLACEHOLDER_MASTER } from '../redis/types.ts';
 import type { DecideConfig, PodObservation, RedisTrack } from './types.ts';
@@ -107,7 +108,7 @@ export function silentForMs(pod: PodObservation, now: number): number | null {
 }
 
 export function endpointOf(ip: string) {
-  return { host: ip, port: 6379 };
+  return { host: ip, port: REDIS_PORT };
 }
 
 /** No data at all: a fresh node, or one restarted without its volume. */

@@ -5,6 +5,7 @@
 // loop is the retry, so failed connections cannot pile up behind our back).
 import net from 'node:net';
 import { Redis, AbstractConnector, type RedisOptions } from 'ioredis';
+import { REDIS_PORT } from '../../api/labels.ts';
 import type { Endpoint } from './types.ts';
 
 export interface ClientTimeouts {
@@ -54,7 +55,7 @@ class LocalAddressConnector extends AbstractConnector {
           return;
         }
         try {
-          const stream = net.createConnection({ host: host ?? '127.0.0.1', port: port ?? 6379, ...(localAddress ? { localAddress } : {}) });
+          const stream = net.createConnection({ host: host ?? '127.0.0.1', port: port ?? REDIS_PORT, ...(localAddress ? { localAddress } : {}) });
           this.stream = stream;
           stream.once('error', (err) => {
             this.firstError = err;

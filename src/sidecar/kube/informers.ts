@@ -1,0 +1,138 @@
+// What the sidecar watches: Redis resources and the operator's pods, each through one or more
+// client-node informers (one per watched namespace, or one for all) behind one cache.
+// Invariants:
+// - A failed list/watch is logged, reported to onError callbacks, and restarted after a delay
+//   until stop(): an informer that died silently would freeze every decision on stale data.
+// - The pod informer selects only pods labelled managed-by=redis-operator; which Redis a pod
+//   belongs to is decided later (api/membership.ts), never here.
+// - Lists are bounded by the request timeout like every other call.
+import {
+  makeInformer,
+  type CoreV1Api, type CustomObjectsApi, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Pod,
+} from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLURAL, VERSION } from '../../api/labels.ts';
+import type { RedisObject } from '../../api/schema.ts';
+import { kubeFailure } from './errors.ts';
+import { timeoutOptions } from './request.ts';
+
+/** The pods the sidecar watches: every pod of every Redis carries this label. */
+export const POD_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+
+export type WatchVerb = 'add' | 'update' | 'delete';
+
+/** Several informers (one per namespace, or one for all) behind one cache and one set of callbacks. */
+export interface MultiInformer<T extends KubernetesObject> {
+  on(verb: WatchVerb, cb: (obj: T) => void): void;
+  /** Called when a list/watch fails; the informer restarts itself after `restartDelayMs`. */
+  onError(cb: (err: unknown) => void): void;
+  list(namespace?: string): T[];
+  get(name: string, namespace: string): T | undefined;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface InformerSpec<T extends KubernetesObject> {
+  path: string;
+  list: () => Promise<{ items: T[]; metadata?: { resourceVersion?: string } }>;
+  labelSelector?: string;
+}
+
+/** What to watch and how: the namespaces (empty = all) and the clients to list with. */
+export interface WatchScope {
+  kc: KubeConfig;
+  core: CoreV1Api;
+  custom: CustomObjectsApi;
+  namespaces: readonly string[];
+  timeoutMs: number;
+  restartDelayMs: number;
+  logger: Logger;
+}
+
+function multiInformer<T extends KubernetesObject>(kc: KubeConfig, specs: InformerSpec<T>[], restartDelayMs: number, logger: Logger): MultiInformer<T> {
+  const informers: Array<Informer<T> & ObjectCache<T>> = specs.map((s) =>
+    makeInformer<T>(kc, s.path, s.list as () => Promise<never>, s.labelSelector),
+  );
+  const errorCbs: Array<(err: unknown) => void> = [];
+  let stopped = true;
+  const timers = new Set<NodeJS.Timeout>();
+  informers.forEach((inf, i) => {
+    inf.on('error', (err: unknown) => {
+      const f = kubeFailure(err);
+      logger.warn({ path: specs[i]!.path, code: f.code, reason: f.reason, err: f.message }, 'informer failed; restarting');
+      for (const cb of errorCbs) cb(err);
+      if (stopped) return;
+      const t = setTimeout(() => {
+        timers.delete(t);
+        if (!stopped) inf.start().catch(() => undefined);
+      }, restartDelayMs);
+      timers.add(t);
+    });
+  });
+  return {
+    on: (verb, cb) => informers.forEach((inf) => inf.on(verb, cb)),
+    onError: (cb) => {
+      errorCbs.push(cb);
+    },
+    list: (namespace) => informers.flatMap((inf) => inf.list(namespace)),
+    get: (name, namespace) => {
+      for (const inf of informers) {
+        const found = inf.get(name, namespace);
+        if (found) return found;
+      }
+      return undefined;
+    },
+    start: async () => {
+      stopped = false;
+      await Promise.all(informers.map((inf) => inf.start()));
+    },
+    stop: async () => {
+      stopped = true;
+      for (const t of timers) clearTimeout(t);
+      timers.clear();
+      await Promise.all(informers.map((inf) => inf.stop()));
+    },
+  };
+}
+
+/** Redis resources in the watched namespaces (all when none configured). */
+export async function listRedis(scope: WatchScope): Promise<RedisObject[]> {
+  const t = timeoutOptions(scope.timeoutMs);
+  const crd = { group: GROUP, version: VERSION, plural: PLURAL };
+  if (scope.namespaces.length === 0) {
+    const list = (await scope.custom.listClusterCustomObject(crd, t)) as { items: RedisObject[] };
+    return list.items;
+  }
+  const lists = await Promise.all(scope.namespaces.map((namespace) => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t) as Promise<{ items: RedisObject[] }>));
+  return lists.flatMap((l) => l.items);
+}
+
+/** An informer over Redis resources (one watch per namespace, or one for all). Call start(). */
+export function redisInformer(scope: WatchScope): MultiInformer<RedisObject & KubernetesObject> {
+  const t = () => timeoutOptions(scope.timeoutMs);
+  const crd = { group: GROUP, version: VERSION, plural: PLURAL };
+  type R = RedisObject & KubernetesObject;
+  const specs: InformerSpec<R>[] =
+    scope.namespaces.length === 0
+      ? [{ path: `/apis/${GROUP}/${VERSION}/${PLURAL}`, list: () => scope.custom.listClusterCustomObject(crd, t()) as Promise<{ items: R[] }> }]
+      : scope.namespaces.map((namespace) => ({
+          path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`,
+          list: () => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t()) as Promise<{ items: R[] }>,
+        }));
+  return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
+}
+
+/** An informer over every pod managed by the operator (label app.kubernetes.io/managed-by=redis-operator). */
+export function podInformer(scope: WatchScope): MultiInformer<V1Pod> {
+  const t = () => timeoutOptions(scope.timeoutMs);
+  const labelSelector = POD_SELECTOR;
+  const specs: InformerSpec<V1Pod>[] =
+    scope.namespaces.length === 0
+      ? [{ path: '/api/v1/pods', labelSelector, list: () => scope.core.listPodForAllNamespaces({ labelSelector }, t()) }]
+      : scope.namespaces.map((namespace) => ({
+          path: `/api/v1/namespaces/${namespace}/pods`,
+          labelSelector,
+          list: () => scope.core.listNamespacedPod({ namespace, labelSelector }, t()),
+        }));
+  return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
+}
