@@ -1,16 +1,21 @@
 // The hook module API used by src/server. Pure: no I/O, clock, environment or randomness; the
 // same request gives a byte-identical response. Functions never throw for a request that
 // parseHookRequest / parseCustomizeRequest accepted. Returned objects may share structure with
-// the request (observed children are echoed by reference): treat both as read-only.
+// the request (observed children are echoed by reference): treat both as read-only. The wire
+// schemas (wire.ts) are exported as values too: the server uses them as its route schemas, and
+// wireChecker is the one checker both sides run.
 import { finalizeResponse } from './finalize.ts';
 import { readState, syncResponse } from './state.ts';
 import type { HookRequest, HookResponse } from './types.ts';
 
 export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
-export type {
-  CustomizeRequest, CustomizeResponse, HookRequest, HookResponse, KubeObject, ObjectMap, ParseResult, RelatedResourceRule,
-} from './types.ts';
+export {
+  CustomizeRequest, CustomizeResponse, HookRequest, HookRequestBody, HookResponse, KubeObject, ObjectMap, ObjectMeta, Parent,
+  RelatedResourceRule,
+} from './wire.ts';
+export { wireChecker, type WireChecker, type WireProblem } from './wire-check.ts';
+export type { ParseResult } from './types.ts';
 
 /**
  * The sync hook. A request with finalizing: true (Metacontroller sends one to the sync hook

@@ -1,5 +1,10 @@
 // POST /sync, /finalize, /customize: the HTTP face of the pure hook in src/hook.
 // Invariants:
+// - The route schemas are the hook's wire schemas (src/hook/wire.ts), nothing written here.
+// - A body is checked by the hook's own wire checker, the one parseHookRequest runs, not by
+//   fastify's ajv (which coerces: `"finalizing": "true"` would pass as true, `"name": 5` as "5").
+//   So a body gets the same verdict and the same message naming the field either way, and is
+//   never rewritten before the hook sees it. A refused body is a 400 not_a_hook_request.
 // - A 200 carries what the hook returned, through a response schema that REQUIRES `status` and
 //   `children` (a hook answer without a children list fails serialization and becomes a 500,
 //   not a 200 that would delete every child) and drops any top-level key Metacontroller v2
@@ -13,20 +18,22 @@
 //   /finalize always calls finalize(), which answers a request without `finalizing: true`
 //   with sync logic, so `finalized: true` can never be sent outside a deletion.
 // - Every line logged about a request that named a parent carries its namespace, name and uid.
-import type { FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify';
-import type { HookRequest, HookResponse, CustomizeRequest, CustomizeResponse } from '../hook/index.ts';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
+import {
+  CustomizeRequest, CustomizeResponse, HookRequestBody, HookResponse, wireChecker, type HookRequest, type ParseResult,
+} from '../hook/index.ts';
 import { MalformedJsonError, classifyError, errorBodySchema, sendError, type ErrorBody } from './errors.ts';
 import { outcomeOf, type HookMetrics, type HookRoute, type Outcome } from './metrics.ts';
 
-type Parsed<T> = { ok: true; request: T } | { ok: false; message: string };
 type MaybePromise<T> = T | Promise<T>;
 
 /** The hook module's API as the server uses it; injectable so tests can make it fail or stall. */
 export interface HookFunctions {
-  parseHookRequest(body: unknown): Parsed<HookRequest>;
+  parseHookRequest(body: unknown): ParseResult<HookRequest>;
   sync(request: HookRequest): MaybePromise<HookResponse>;
   finalize(request: HookRequest): MaybePromise<HookResponse>;
-  parseCustomizeRequest(body: unknown): Parsed<CustomizeRequest>;
+  parseCustomizeRequest(body: unknown): ParseResult<CustomizeRequest>;
   customize(request: CustomizeRequest): MaybePromise<CustomizeResponse>;
 }
 
@@ -45,36 +52,25 @@ interface Served {
   refused?: ErrorBody;
 }
 
-// Metacontroller always sends `parent`; the deeper structure is parseHookRequest's to judge.
-const requestBodySchema = {
-  type: 'object',
-  required: ['parent'],
-  properties: { parent: { type: 'object' } },
-} as const;
+function schemaFor(body: TSchema, ok: TSchema) {
+  return { body, response: { 200: ok, '4xx': errorBodySchema, '5xx': errorBodySchema } };
+}
 
-const anyObject = { type: 'object', additionalProperties: true } as const;
+/** fastify's validator contract, over the hook's wire checker (see the header). */
+function wireValidator({ schema }: { schema: unknown }) {
+  const checker = wireChecker(schema as TSchema);
+  return (data: unknown) => {
+    // fastify hands a missing body over as null, which the checker refuses as not an object.
+    const problem = checker.problem(data);
+    if (problem === undefined) return true;
+    const error: FastifySchemaValidationError = { keyword: 'wire', instancePath: problem.pointer, schemaPath: '', params: {}, message: problem.message };
+    return { error: [error] };
+  };
+}
 
-const hookResponseSchema = {
-  type: 'object',
-  required: ['status', 'children'],
-  additionalProperties: false,
-  properties: {
-    status: anyObject,
-    children: { type: 'array', items: anyObject },
-    resyncAfterSeconds: { type: 'number' },
-    finalized: { type: 'boolean' },
-  },
-} as const;
-
-const customizeResponseSchema = {
-  type: 'object',
-  required: ['relatedResources'],
-  additionalProperties: false,
-  properties: { relatedResources: { type: 'array', items: anyObject } },
-} as const;
-
-function schemaFor(ok: object) {
-  return { body: requestBodySchema, response: { 200: ok, '4xx': errorBodySchema, '5xx': errorBodySchema } };
+/** The refusal's text is the checker's message, which names the field itself (no `body/...` prefix). */
+function formatRefusal(errors: FastifySchemaValidationError[]): Error {
+  return new Error(errors.map((e) => e.message ?? 'is not a hook request').join('; '));
 }
 
 /** The hook reports an invalid spec as condition Ready=False with reason InvalidSpec. */
@@ -83,9 +79,9 @@ export function reportsInvalidSpec(response: unknown): boolean {
   return Array.isArray(conditions) && conditions.some((c) => (c as { reason?: unknown } | null)?.reason === 'InvalidSpec');
 }
 
-function identify(request: FastifyRequest, reply: FastifyReply, parent: unknown): void {
-  const metadata = (parent as { metadata?: { namespace?: unknown; name?: unknown; uid?: unknown } } | undefined)?.metadata;
-  const log = request.log.child({ namespace: metadata?.namespace, name: metadata?.name, uid: metadata?.uid });
+function identify(request: FastifyRequest, reply: FastifyReply, parent: HookRequest['parent']): void {
+  const { metadata } = parent;
+  const log = request.log.child({ namespace: metadata.namespace, name: metadata.name, uid: metadata.uid });
   request.log = log;
   reply.log = log;
 }
@@ -100,6 +96,9 @@ export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hook
     served.set(request, { refused: body });
     return reply.code(400).send(body);
   }
+
+  app.setValidatorCompiler(wireValidator);
+  app.setSchemaErrorFormatter(formatRefusal);
 
   app.setErrorHandler((error, request, reply) => {
     const verdict = classifyError(error, bodyLimitBytes);
@@ -151,12 +150,11 @@ export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hook
   }
 
   for (const route of ['sync', 'finalize'] as const) {
-    app.post(`/${route}`, { schema: schemaFor(hookResponseSchema), onResponse: onResponseFor(route) }, async (request, reply) => {
+    app.post(`/${route}`, { schema: schemaFor(HookRequestBody, HookResponse), onResponse: onResponseFor(route) }, async (request, reply) => {
       const parsed = hooks.parseHookRequest(request.body);
       if (!parsed.ok) return rejectRequest(request, reply, parsed.message);
       identify(request, reply, parsed.request.parent);
-      const finalizing = (request.body as { finalizing?: unknown }).finalizing === true;
-      const logic = route === 'finalize' || finalizing ? 'finalize' : 'sync';
+      const logic = route === 'finalize' || parsed.request.finalizing ? 'finalize' : 'sync';
       const state: Served = { logic };
       served.set(request, state);
       const response = await (logic === 'finalize' ? hooks.finalize(parsed.request) : hooks.sync(parsed.request));
@@ -166,7 +164,7 @@ export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hook
     });
   }
 
-  app.post('/customize', { schema: schemaFor(customizeResponseSchema), onResponse: onResponseFor('customize') }, async (request, reply) => {
+  app.post('/customize', { schema: schemaFor(CustomizeRequest, CustomizeResponse), onResponse: onResponseFor('customize') }, async (request, reply) => {
     const parsed = hooks.parseCustomizeRequest(request.body);
     if (!parsed.ok) return rejectRequest(request, reply, parsed.message);
     identify(request, reply, parsed.request.parent);

@@ -1,14 +1,17 @@
 // The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
-// (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget.
-import { ROLE_LABEL, ROLE_MASTER, childNames, podSelectorLabels } from '../../api/labels.ts';
+// (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget. Each is
+// built with Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
+import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../api/labels.ts';
+import { podBelongsTo } from '../../api/membership.ts';
 import type { HookContext } from '../context.ts';
-import { findObject } from '../observed.ts';
+import { findObject, memberMeta } from '../observed.ts';
 import { configHash, renderRedisConf } from '../redis-conf.ts';
 import type { KubeObject } from '../types.ts';
 import { desiredConfigMap } from './configmap.ts';
 import { desiredPdb } from './pdb.ts';
 import { desiredServices } from './services.ts';
 import { desiredStatefulSet } from './statefulset.ts';
+import { asKubeObject, type DesiredChild } from './types.ts';
 
 export interface ChildPlan {
   children: KubeObject[];
@@ -24,12 +27,11 @@ export interface ChildPlan {
  */
 export function replicaFloor(ctx: HookContext, pods: readonly KubeObject[]): number {
   const prefix = `${childNames(ctx.name).replicaSet}-`;
-  const selector = podSelectorLabels(ctx.name);
   let floor = 0;
   for (const pod of pods) {
     const labels = pod.metadata.labels ?? {};
     if (labels[ROLE_LABEL] !== ROLE_MASTER) continue;
-    if (!Object.entries(selector).every(([k, v]) => labels[k] === v)) continue;
+    if (!podBelongsTo(memberMeta(pod, ctx.namespace), ctx)) continue;
     const name = pod.metadata.name;
     if (!name.startsWith(prefix)) continue;
     const ordinal = name.slice(prefix.length);
@@ -45,8 +47,9 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
   const hash = configHash(conf);
   const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash);
   const replica = desiredStatefulSet(ctx, 'replica', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.replicaSet), hash, replicaFloor(ctx, pods));
+  const children: DesiredChild[] = [desiredConfigMap(ctx, conf), ...desiredServices(ctx), master.object, replica.object, desiredPdb(ctx)];
   return {
-    children: [desiredConfigMap(ctx, conf), ...desiredServices(ctx), master.object, replica.object, desiredPdb(ctx)],
+    children: children.map(asKubeObject),
     conflicts: [...master.conflicts, ...replica.conflicts],
   };
 }

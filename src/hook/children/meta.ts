@@ -1,13 +1,14 @@
 // Labels and metadata shared by every child. Invariants: every child carries `controller-uid`
 // (Metacontroller's generated selector; a child that does not match fails the whole sync) and
 // the app.kubernetes.io labels; ownerReferences are left to Metacontroller; the role label is
-// never produced here (the sidecar alone writes it).
+// never produced here (the sidecar alone writes it). Metadata is name, namespace, labels, in
+// that order, and nothing else.
 import {
   APP_NAME, COMPONENT_LABEL, CONTROLLER_UID_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL,
   NAME_LABEL, PART_OF_LABEL, VERSION_LABEL,
 } from '../../api/labels.ts';
-import type { ObjectMeta } from '../../api/schema.ts';
 import type { HookContext } from '../context.ts';
+import type { ChildMetadata } from './types.ts';
 
 const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 
@@ -34,6 +35,6 @@ export function childLabels(ctx: HookContext, component: string): Record<string,
   return labels;
 }
 
-export function childMetadata(ctx: HookContext, name: string, component: string): ObjectMeta {
+export function childMetadata(ctx: HookContext, name: string, component: string): ChildMetadata {
   return { name, namespace: ctx.namespace, labels: childLabels(ctx, component) };
 }

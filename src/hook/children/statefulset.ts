@@ -9,16 +9,31 @@
 // - The pod's `data` volume follows the claim templates actually in effect, so the template is
 //   valid whichever way persistence went.
 // - Pods run as the redis image's user (999) with the restricted Pod Security profile.
+// - Built with Kubernetes' types (types.ts). Optional fields are spread in only when set, so an
+//   unset field is absent rather than `undefined`; each spread piece `satisfies` its type,
+//   because TypeScript checks no keys inside a spread.
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
+import type { IAffinity } from 'kubernetes-models/v1/Affinity';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IProbe } from 'kubernetes-models/v1/Probe';
+import type { IResourceRequirements } from 'kubernetes-models/v1/ResourceRequirements';
+import type { IVolume } from 'kubernetes-models/v1/Volume';
 import {
   CONFIG_KEY, CONFIG_MOUNT, COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, DATA_MOUNT,
-  DATA_VOLUME, DEFAULT_PASSWORD_KEY, GROUP, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL,
+  DATA_VOLUME, GROUP, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL,
   childNames, podSelectorLabels,
 } from '../../api/labels.ts';
+import { authSecretRef as redisAuthSecretRef } from '../../api/auth.ts';
 import type { HookContext } from '../context.ts';
 import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
 import { array, at, isRecord, sortedMap, str, stringMap, type Json } from '../util.ts';
 import { childMetadata, versionLabelValue } from './meta.ts';
+import type { Child } from './types.ts';
 
 /** Pod template annotation with a hash of redis.conf: a config change rolls the pods. */
 export const CONFIG_HASH_ANNOTATION = `${GROUP}/config-hash`;
@@ -29,8 +44,12 @@ export const TMP_VOLUME = 'tmp';
 
 export type SetKind = 'master' | 'replica';
 
+/** The fields the API server never lets change on a StatefulSet; the selector is always set. */
+type Immutable = Pick<IStatefulSetSpec, 'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'>;
+type LabelSelector = IStatefulSetSpec['selector'];
+
 export interface StatefulSetPlan {
-  object: KubeObject;
+  object: Child<IStatefulSet>;
   /** Human-readable reasons the spec cannot be applied to immutable fields, each naming the field. */
   conflicts: string[];
 }
@@ -59,20 +78,19 @@ export const REDIS_COMMAND = [
 ];
 
 export function authSecretRef(ctx: HookContext): { name: string; key: string } {
-  return ctx.spec.auth
-    ? { name: ctx.spec.auth.secretName, key: ctx.spec.auth.key }
-    : { name: childNames(ctx.name).generatedAuthSecret, key: DEFAULT_PASSWORD_KEY };
+  const ref = redisAuthSecretRef(ctx.name, ctx.spec);
+  return { name: ref.secretName, key: ref.key };
 }
 
 export function persistenceOn(ctx: HookContext): boolean {
   return ctx.spec.persistence.enableRdb || ctx.spec.persistence.enableAof;
 }
 
-function exec(script: string) {
+function exec(script: string): Pick<IProbe, 'exec'> {
   return { exec: { command: ['sh', '-c', script] } };
 }
 
-function claimTemplates(ctx: HookContext, component: string): Json[] {
+function claimTemplates(ctx: HookContext, component: string): IPersistentVolumeClaim[] {
   if (!persistenceOn(ctx)) return [];
   const { size, storageClassName } = ctx.spec.persistence;
   return [
@@ -84,7 +102,7 @@ function claimTemplates(ctx: HookContext, component: string): Json[] {
       spec: {
         accessModes: ['ReadWriteOnce'],
         resources: { requests: { storage: size } },
-        ...(storageClassName !== undefined ? { storageClassName } : {}),
+        ...(storageClassName !== undefined ? ({ storageClassName } satisfies Partial<IPersistentVolumeClaimSpec>) : {}),
         volumeMode: 'Filesystem',
       },
     },
@@ -121,7 +139,7 @@ function claimConflicts(ctx: HookContext, setName: string, observedTemplates: un
   return conflicts;
 }
 
-function defaultAffinity(ctx: HookContext): Json {
+function defaultAffinity(ctx: HookContext): IAffinity {
   return {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [
@@ -137,21 +155,21 @@ function defaultAffinity(ctx: HookContext): Json {
   };
 }
 
-function resources(ctx: HookContext): Json {
+function resources(ctx: HookContext): IResourceRequirements {
   const { requests, limits } = ctx.spec.resources;
   return {
-    ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
-    ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
+    ...(requests !== undefined ? ({ requests: sortedMap(requests) } satisfies IResourceRequirements) : {}),
+    ...(limits !== undefined ? ({ limits: sortedMap(limits) } satisfies IResourceRequirements) : {}),
   };
 }
 
-function container(ctx: HookContext): Json {
+function container(ctx: HookContext): IContainer {
   const spec = ctx.spec;
   const secret = authSecretRef(ctx);
   return {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
-    ...(spec.imagePullPolicy !== undefined ? { imagePullPolicy: spec.imagePullPolicy } : {}),
+    ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
     command: REDIS_COMMAND,
     ports: [{ name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' }],
     env: [
@@ -182,6 +200,21 @@ function container(ctx: HookContext): Json {
   };
 }
 
+/**
+ * The immutable fields of an observed StatefulSet, echoed exactly: never rebuilt (the API server
+ * refuses any change) and never checked (the API server wrote them, so they have Kubernetes'
+ * types; a hand edit could leave anything, which is why they are read with util.ts below).
+ */
+function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelector): Immutable {
+  const observed = observedSpec as Partial<Immutable>;
+  return {
+    selector: observed.selector ?? fallbackSelector,
+    ...('serviceName' in observed ? { serviceName: observed.serviceName } : {}),
+    ...('podManagementPolicy' in observed ? { podManagementPolicy: observed.podManagementPolicy } : {}),
+    ...('volumeClaimTemplates' in observed ? { volumeClaimTemplates: observed.volumeClaimTemplates } : {}),
+  };
+}
+
 export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: KubeObject | undefined, confHash: string, minPods = 0): StatefulSetPlan {
   const spec = ctx.spec;
   const names = childNames(ctx.name);
@@ -190,36 +223,35 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
   const selectorLabels = { ...podSelectorLabels(ctx.name), [COMPONENT_LABEL]: component };
 
   const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
-  const immutable: Json = {};
+  let immutable: Immutable;
   let conflicts: string[] = [];
   if (observedSpec === undefined) {
-    immutable['selector'] = { matchLabels: selectorLabels };
-    immutable['serviceName'] = names.headless;
-    immutable['podManagementPolicy'] = 'Parallel';
     const templates = claimTemplates(ctx, component);
-    if (templates.length > 0) immutable['volumeClaimTemplates'] = templates;
+    immutable = {
+      selector: { matchLabels: selectorLabels },
+      serviceName: names.headless,
+      podManagementPolicy: 'Parallel',
+      ...(templates.length > 0 ? ({ volumeClaimTemplates: templates } satisfies Partial<Immutable>) : {}),
+    };
   } else {
-    immutable['selector'] = observedSpec['selector'] ?? { matchLabels: selectorLabels };
-    for (const field of ['serviceName', 'podManagementPolicy', 'volumeClaimTemplates'] as const) {
-      if (field in observedSpec) immutable[field] = observedSpec[field];
-    }
+    immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
     conflicts = claimConflicts(ctx, setName, array(observedSpec['volumeClaimTemplates']));
   }
-  const claimsData = array(immutable['volumeClaimTemplates']).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
 
   // An echoed selector must keep matching the template, or the API server refuses the update.
   const templateLabels: Record<string, string> = { ...selectorLabels };
   const version = versionLabelValue(spec.version);
   if (version !== undefined) templateLabels[VERSION_LABEL] = version;
-  for (const [key, value] of Object.entries(stringMap(at(immutable['selector'], 'matchLabels')))) {
+  for (const [key, value] of Object.entries(stringMap(at(immutable.selector, 'matchLabels')))) {
     if (key !== ROLE_LABEL) templateLabels[key] = value;
   }
 
-  const volumes: Json[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
+  const volumes: IVolume[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
   if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
   volumes.push({ name: TMP_VOLUME, emptyDir: {} });
 
-  const podSpec: Json = {
+  const podSpec: IPodSpec = {
     automountServiceAccountToken: false,
     enableServiceLinks: false,
     terminationGracePeriodSeconds: 60,
@@ -231,22 +263,24 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
       fsGroupChangePolicy: 'OnRootMismatch',
       seccompProfile: { type: 'RuntimeDefault' },
     },
-    affinity: spec.affinity ?? defaultAffinity(ctx),
+    // The CRD keeps spec.affinity unstructured (preserve-unknown-fields): it is passed through as
+    // written, and the API server validates it as an Affinity when the StatefulSet is applied.
+    affinity: (spec.affinity as IAffinity | undefined) ?? defaultAffinity(ctx),
     // Empty maps and lists are left out: the API server stores them as absent (omitempty), so
     // returning {} or [] would differ from what is observed on every sync.
-    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0 ? { nodeSelector: sortedMap(spec.nodeSelector) } : {}),
-    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? { tolerations: spec.tolerations } : {}),
-    ...(spec.priorityClassName !== undefined ? { priorityClassName: spec.priorityClassName } : {}),
-    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0 ? { imagePullSecrets: spec.imagePullSecrets } : {}),
+    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0 ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.priorityClassName !== undefined ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0 ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>) : {}),
     containers: [container(ctx)],
     volumes,
   };
 
-  const stsSpec: Json = {
+  const stsSpec: IStatefulSetSpec = {
     replicas: Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
-    selector: immutable['selector'],
-    ...('serviceName' in immutable ? { serviceName: immutable['serviceName'] } : {}),
-    ...('podManagementPolicy' in immutable ? { podManagementPolicy: immutable['podManagementPolicy'] } : {}),
+    selector: immutable.selector,
+    ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
+    ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
     updateStrategy: { type: 'RollingUpdate' },
     persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.persistence.whenDeleted, whenScaled: 'Retain' },
     template: {
@@ -256,7 +290,7 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
       },
       spec: podSpec,
     },
-    ...('volumeClaimTemplates' in immutable ? { volumeClaimTemplates: immutable['volumeClaimTemplates'] } : {}),
+    ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
   };
 
   return {
