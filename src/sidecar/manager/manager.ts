@@ -11,6 +11,7 @@ import type { RedisObject } from '../../api/schema.ts';
 import type { ManagerTiming } from '../config.ts';
 import type { KubeClient, MultiInformer } from '../kube/client.ts';
 import type { SidecarMetrics } from '../metrics.ts';
+import type { FailurePolicyConfig } from './failure-policy.ts';
 import { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks } from './worker.ts';
 
 type RedisItem = RedisObject & KubernetesObject;
@@ -23,6 +24,8 @@ export interface ManagerOptions {
   timing: ManagerTiming;
   redisLocalAddress?: string | undefined;
   hooks?: ManagerHooks | undefined;
+  /** Back-off of failing steps (default DEFAULT_FAILURE_POLICY). */
+  failurePolicy?: FailurePolicyConfig | undefined;
 }
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -121,6 +124,7 @@ export class ReplicationManager {
       pods: () => this.#pods?.list(ns) ?? [],
       redisLocalAddress: this.#o.redisLocalAddress,
       hooks: this.#o.hooks,
+      failurePolicy: this.#o.failurePolicy,
     });
     this.#workers.set(k, { uid: r.metadata.uid, worker });
     worker.update(r);

@@ -6,7 +6,9 @@
 // (what our own patch returned, while the informer has not caught up) wins only while it is not
 // older than the informer's copy, so a later change by someone else is never hidden.
 import type { V1Pod } from '@kubernetes/client-node';
-import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../api/labels.ts';
+import { authSecretRef } from '../../api/auth.ts';
+import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, ROLE_LABEL } from '../../api/labels.ts';
+import { podBelongsTo } from '../../api/membership.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import type { ManagerTiming } from '../config.ts';
 import type { DecideConfig, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
@@ -33,10 +35,9 @@ export interface Overlay {
   annotations: Record<string, string>;
 }
 
+/** The one membership rule (src/api/membership.ts), for a pod of the informer. */
 export function belongsTo(pod: V1Pod, namespace: string, name: string): boolean {
-  if (pod.metadata?.namespace !== namespace) return false;
-  const labels = pod.metadata?.labels ?? {};
-  return Object.entries(podSelectorLabels(name)).every(([k, v]) => labels[k] === v);
+  return podBelongsTo(pod.metadata, { namespace, name });
 }
 
 export function podView(pod: V1Pod): PodView | null {
@@ -113,8 +114,5 @@ export function decideConfig(spec: RedisSpec, timing: ManagerTiming): DecideConf
   };
 }
 
-/** Where the auth password comes from for this spec. */
-export function authSource(name: string, spec: RedisSpec): { secretName: string; key: string; generated: boolean } {
-  if (spec.auth) return { secretName: spec.auth.secretName, key: spec.auth.key, generated: false };
-  return { secretName: `${name}-auth`, key: 'password', generated: true };
-}
+/** Where the auth password comes from for this spec (the one answer, src/api/auth.ts). */
+export const authSource = authSecretRef;

@@ -18,11 +18,13 @@ import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
 import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
 import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/manager/index.ts';
+import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
 import { TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
 import { missingKeysOn } from '../../support/redis-keys.ts';
 import { AckedWriter } from '../../support/acked-writer.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
 export const NS = 'redis-test';
 export const LEASE_NS = 'operator';
@@ -33,14 +35,9 @@ export const TEST_LEADER: LeaderSettings = { leaseDurationSeconds: 2, renewDeadl
 
 export type Pod = StoredObject & { status?: { podIP?: string; phase?: string; conditions?: Array<{ type: string; status: string }> } };
 
-export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 15_000, everyMs = 20): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+/** The tests' one `until` (test/support/until.ts), polling every 20 ms unless told otherwise. */
+export function until<T>(what: string, check: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 15_000, everyMs = 20): Promise<T> {
+  return untilPolled(what, check, timeoutMs, { everyMs });
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -67,6 +64,7 @@ export interface InstanceOptions {
   leader?: LeaderSettings;
   hooks?: ManagerHooks;
   namespaces?: string[];
+  failurePolicy?: FailurePolicyConfig;
 }
 
 export class Cluster {
@@ -204,7 +202,7 @@ export class Cluster {
       onStartedLeading: () => manager?.leadershipChanged(true),
       onStoppedLeading: () => manager?.leadershipChanged(false),
     });
-    manager = new ReplicationManager({ kube, leader: elector, logger, metrics, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks });
+    manager = new ReplicationManager({ kube, leader: elector, logger, metrics, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks, failurePolicy: o.failurePolicy });
     const m = manager;
     let stopped = false;
     const instance: Instance = {

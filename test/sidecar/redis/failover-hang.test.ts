@@ -37,7 +37,7 @@ test('SIGSTOP of the master: replicas testify (no I/O for 2 s), failover; the ol
     // The hung master wakes up still believing it is master: it is demoted, never followed.
     master.server.cont();
     const demoted = await waitUntil('the old master demoted', () =>
-      m.firstDecision(t0, (d) => d.applied.some((a) => a.startsWith(`demote ${master.name}->`))),
+      m.firstDecision(t0, (d) => d.applied.some((a) => a.startsWith(`demote ${master.name} -> `))),
     );
     assert.ok(demoted);
     await waitUntil('the old master following the new one', async () => {

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
+import { applyPlan, type StepIO } from '../../../src/sidecar/manager/executor.ts';
 import type { ProbeResult } from '../../../src/sidecar/redis/index.ts';
 import { DEFAULT_DECIDE_CONFIG, plan, track } from '../../../src/sidecar/decide/index.ts';
 import type { DecideConfig, Plan, PodObservation, RedisTrack, SpecView, Step } from '../../../src/sidecar/decide/index.ts';
@@ -144,58 +145,33 @@ export class MiniManager {
     }
   }
 
-  /** Applies steps in order; stops at a failed critical step. Returns what was done. */
+  /**
+   * Applies the plan's steps with the manager's own executor (src/sidecar/manager/executor.ts):
+   * the same order, batching and stop rules; only the label writes differ (this fake pod list
+   * instead of the API). Returns one line per step, `FAILED ` before the failed ones.
+   */
   async apply(steps: Step[]): Promise<string[]> {
-    const done: string[] = [];
-    for (const step of steps) {
-      let ok = true;
-      let what: string;
-      switch (step.kind) {
-        case 'promote': {
-          const r = await this.adapter.replicaOf(step.endpoint, null);
-          ok = r.ok;
-          what = `promote ${step.pod}`;
-          break;
+    const io: StepIO = {
+      replicaOf: (endpoint, master) => this.adapter.replicaOf(endpoint, master),
+      switchover: (from, to) => this.adapter.switchover(from, to),
+      configSet: (endpoint, settings) => this.adapter.configSet(endpoint, settings),
+      label: async (step) => {
+        const pod = this.pods.find((p) => p.name === step.pod);
+        if (!pod) return { ok: false, gone: true, message: 'pod gone' };
+        for (const [k, v] of Object.entries(step.patch.metadata.labels ?? {})) {
+          if (v === null) delete pod.labels[k];
+          else pod.labels[k] = v;
         }
-        case 'switchover': {
-          const r = await this.adapter.switchover(step.from.endpoint, step.endpoint);
-          ok = r.ok;
-          what = `switchover ${step.from.pod}->${step.pod}`;
-          break;
+        for (const [k, v] of Object.entries(step.patch.metadata.annotations ?? {})) {
+          if (v === null) delete pod.annotations[k];
+          else pod.annotations[k] = v;
         }
-        case 'replicaof': {
-          const r = await this.adapter.replicaOf(step.endpoint, step.master);
-          ok = r.ok;
-          what = `${step.demote ? 'demote' : 'replicaof'} ${step.pod}->${step.master.host}`;
-          break;
-        }
-        case 'config': {
-          const r = await this.adapter.configSet(step.endpoint, step.settings);
-          ok = r.ok;
-          what = `config ${step.pod} ${JSON.stringify(step.settings)}`;
-          break;
-        }
-        case 'label': {
-          const pod = this.pods.find((p) => p.name === step.pod);
-          if (pod) {
-            for (const [k, v] of Object.entries(step.patch.metadata.labels ?? {})) {
-              if (v === null) delete pod.labels[k];
-              else pod.labels[k] = v;
-            }
-            for (const [k, v] of Object.entries(step.patch.metadata.annotations ?? {})) {
-              if (v === null) delete pod.annotations[k];
-              else pod.annotations[k] = v;
-            }
-          }
-          this.publishedMaster(); // throws on two masters
-          what = `label ${step.pod} ${JSON.stringify(step.patch.metadata.labels ?? {})}`;
-          break;
-        }
-      }
-      done.push(ok ? what : `FAILED ${what}`);
-      if (!ok && step.critical) break;
-    }
-    return done;
+        this.publishedMaster(); // throws on two masters
+        return { ok: true };
+      },
+    };
+    const applied = await applyPlan({ steps } as Pick<Plan, 'steps'> as Plan, io, { canAct: () => true, now: () => performance.now() });
+    return applied.outcomes.map((o) => (o.result === 'ok' ? o.line : `FAILED ${o.line}`));
   }
 
   /** Background probe loops (one per pod) and a decide loop, like the real manager. */
