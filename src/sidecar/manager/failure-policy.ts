@@ -64,7 +64,9 @@ export function stepKey(step: Step): string {
     case 'config':
       return `config/${step.pod}/${Object.entries(step.settings).map(([k, v]) => `${k}=${v}`).join(',')}`;
     case 'label':
-      return `label/${step.pod}/${JSON.stringify(step.patch.metadata)}`;
+      // The labels it sets, not its annotations: those carry human-readable context (how a role
+      // was chosen) that may change between rounds while the step stays the same.
+      return `label/${step.pod}/${JSON.stringify(step.patch.metadata.labels ?? {})}`;
   }
 }
 

@@ -50,7 +50,8 @@ export class RoundReporter {
   /** Episodes that ended because their step is no longer planned. */
   dropped(ended: Recovery[]): void {
     for (const r of ended) {
-      this.#o.log.info({ step: r.episode.step.kind, pod: r.episode.step.pod, failures: r.episode.failures, afterMs: Math.round(r.afterMs) }, 'a failing step is no longer planned');
+      const { episode } = r;
+      this.#o.log.info({ step: episode.step.kind, pod: episode.step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(r.afterMs) }, 'a failing step is no longer planned');
     }
   }
 
@@ -77,7 +78,8 @@ export class RoundReporter {
   #succeeded(o: StepOutcome, p: Plan): void {
     const step = o.step;
     if (o.recovery) {
-      this.#o.log.info({ step: step.kind, pod: step.pod, failures: o.recovery.episode.failures, afterMs: Math.round(o.recovery.afterMs) }, 'a failing step succeeded again');
+      const { episode, afterMs } = o.recovery;
+      this.#o.log.info({ step: step.kind, pod: step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(afterMs) }, 'a failing step succeeded again');
     }
     if (step.kind === 'switchover' && o.switchover?.ok) {
       const r = o.switchover;
@@ -93,7 +95,7 @@ export class RoundReporter {
   #failed(o: StepOutcome): void {
     if (o.verdict?.kind === 'continues') return;
     const { step, failure } = o;
-    this.#o.log.warn({ step: step.kind, pod: step.pod, detail: o.line, class: failure?.class, reason: step.reason }, 'step failed');
+    this.#o.log.warn({ step: step.kind, pod: step.pod, key: o.verdict?.episode.key, detail: o.line, class: failure?.class, reason: step.reason }, 'step failed');
     if (!failure) return;
     this.event({
       type: 'Warning',
