@@ -42,6 +42,11 @@ export const COMPONENT_MASTER_SET = 'master-set';
 export const COMPONENT_REPLICA_SET = 'replica-set';
 
 export const REDIS_PORT = 6379;
+/**
+ * Where every node points at start (redis.conf `replicaof 127.0.0.1 1`): a replica of nowhere, so
+ * no node ever starts as a writable master; a node still pointing here was never re-pointed.
+ */
+export const PLACEHOLDER_MASTER = { host: '127.0.0.1', port: 1 } as const;
 export const REDIS_CONTAINER = 'redis';
 export const CONFIG_KEY = 'redis.conf';
 export const CONFIG_MOUNT = '/etc/redis';

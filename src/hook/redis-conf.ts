@@ -5,7 +5,7 @@
 // is never written here (it reaches redis-server on the command line from the Secret); operator
 // directives come first and user entries (already checked against RESERVED_CONFIG_KEYS) last.
 import { createHash } from 'node:crypto';
-import { DATA_MOUNT, REDIS_PORT } from '../api/labels.ts';
+import { DATA_MOUNT, PLACEHOLDER_MASTER, REDIS_PORT } from '../api/labels.ts';
 import type { RedisSpec } from '../api/schema.ts';
 import { parseQuantity } from './quantity.ts';
 import { compare } from './util.ts';
@@ -50,7 +50,7 @@ export function renderRedisConf(namespace: string, name: string, spec: RedisSpec
     'protected-mode no',
     `dir ${DATA_MOUNT}`,
     // Start as a replica of nowhere: the sidecar alone makes a node master (fencing trap 2).
-    'replicaof 127.0.0.1 1',
+    `replicaof ${PLACEHOLDER_MASTER.host} ${PLACEHOLDER_MASTER.port}`,
     'replica-read-only yes',
     // Master pings every second, so replicas' master_last_io_seconds_ago exposes a hung master within ~2 s.
     'repl-ping-replica-period 1',

@@ -7,7 +7,7 @@
 // the sidecar lost the master, there is no failover (no split brain from our own network trouble).
 // An answer with an error (auth, loading) is an answer: the node is alive, never a failure.
 import { REDIS_PORT } from '../../api/labels.ts';
-import { isSilence } from '../redis/errors.ts';
+import { isSilence } from './silence.ts';
 import { currentFacts, reportsMasterDown, silentForMs } from './observe.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 

@@ -6,7 +6,7 @@
 // probe no older than staleAfterMs; witness streaks are continuous (one contrary probe resets them).
 import { REDIS_PORT } from '../../api/labels.ts';
 import type { ProbeResult, RedisFacts } from '../redis/types.ts';
-import { PLACEHOLDER_MASTER } from '../redis/types.ts';
+import { PLACEHOLDER_MASTER } from '../../api/labels.ts';
 import type { DecideConfig, PodObservation, RedisTrack } from './types.ts';
 
 /** Does this replica's report say its master is gone or silent? */

@@ -26,6 +26,9 @@ const BY_PREFIX: Array<[RegExp, RedisErrorKind]> = [
   [/^NOREPLICAS\b/, 'noreplicas'],
 ];
 
+// isSilence lives with the decisions that read it (decide/silence.ts); re-exported for the adapter's users.
+export { isSilence } from '../decide/silence.ts';
+
 export function classifyError(err: unknown): RedisFailure {
   const e = err as { code?: unknown; message?: unknown; name?: unknown } | null;
   const message = typeof e?.message === 'string' ? e.message : String(err);
@@ -45,7 +48,3 @@ export function breaksConnection(kind: RedisErrorKind): boolean {
   return kind === 'timeout' || kind === 'closed' || kind === 'refused' || kind === 'unreachable' || kind === 'auth';
 }
 
-/** The node did not answer at all (as opposed to answering with a refusal such as auth or loading). */
-export function isSilence(kind: RedisErrorKind): boolean {
-  return kind === 'timeout' || kind === 'refused' || kind === 'unreachable' || kind === 'closed' || kind === 'busy' || kind === 'other';
-}

@@ -2,6 +2,7 @@
 // ../decide import these types only (never the adapter), so they stay pure and testable.
 // Invariants: numbers Redis reports as -1 ("never" / "not applicable") become null here, so no
 // caller can mistake -1 for a real duration or offset.
+import { PLACEHOLDER_MASTER as API_PLACEHOLDER_MASTER } from '../../api/labels.ts';
 
 /** Where a Redis listens: the pod IP and port 6379 in a cluster, 127.0.N.x:6379 in tests. */
 export interface Endpoint {
@@ -99,6 +100,6 @@ export type ProbeResult =
 export type ActionResult = { ok: true; latencyMs: number } | { ok: false; error: RedisFailure; latencyMs: number };
 
 /** The placeholder master in redis.conf: a node pointing here was never re-pointed since it started. */
-export const PLACEHOLDER_MASTER: Endpoint = { host: '127.0.0.1', port: 1 };
+export const PLACEHOLDER_MASTER: Endpoint = API_PLACEHOLDER_MASTER;
 
 export const NO_REPLID = '0000000000000000000000000000000000000000';
