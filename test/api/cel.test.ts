@@ -87,11 +87,13 @@ function ruleFor(path: string, message: string): EmittedRule {
   return found[0] as EmittedRule;
 }
 
-test('every CEL rule of the CRD gives the expected verdict', () => {
+test('every CEL rule of the CRD gives the expected verdict', async (t) => {
   for (const c of CASES) {
-    const { rule } = ruleFor(c.path, c.message);
-    if (isTransitionRule(rule)) assert.notEqual(c.oldSelf, undefined, `${c.name}: a transition rule needs oldSelf`);
-    assert.equal(evaluateRule(rule, c.self, c.oldSelf), c.allowed, `${c.name}: ${rule}`);
+    await t.test(c.name, () => {
+      const { rule } = ruleFor(c.path, c.message);
+      if (isTransitionRule(rule)) assert.notEqual(c.oldSelf, undefined, `${c.name}: a transition rule needs oldSelf`);
+      assert.equal(evaluateRule(rule, c.self, c.oldSelf), c.allowed, `${c.name}: ${rule}`);
+    });
   }
 });
 
@@ -104,18 +106,22 @@ test('every CEL rule of the CRD has an allowed and a refused case', () => {
   assert.ok(rules.length >= 7);
 });
 
-test('every CEL rule type-checks to a bool', () => {
-  for (const { rule } of rules) {
-    const result = cel.check(rule);
-    assert.ok(result.valid, `${rule}: ${result.error?.message ?? ''}`);
-    assert.equal(result.type, 'bool', rule);
+test('every CEL rule type-checks to a bool', async (t) => {
+  for (const { path, rule } of rules) {
+    await t.test(`${path}: ${rule}`, () => {
+      const result = cel.check(rule);
+      assert.ok(result.valid, `${rule}: ${result.error?.message ?? ''}`);
+      assert.equal(result.type, 'bool', rule);
+    });
   }
 });
 
-test('the hook validator refuses exactly the configs the CEL rules refuse', () => {
+test('the hook validator refuses exactly the configs the CEL rules refuse', async (t) => {
   for (const c of CASES.filter((k) => k.path === 'spec.config')) {
-    const celAllows = ruleViolations(specSchema, { config: c.self }).length === 0;
-    assert.equal(validateSpec('r', { config: c.self }).ok, celAllows, c.name);
+    await t.test(c.name, () => {
+      const celAllows = ruleViolations(specSchema, { config: c.self }).length === 0;
+      assert.equal(validateSpec('r', { config: c.self }).ok, celAllows, c.name);
+    });
   }
 });
 
@@ -139,16 +145,18 @@ const UPDATES: Array<[string, (spec: Record<string, any>) => void, string[]]> = 
   ['downgraded', (s) => (s['version'] = '7.0'), ['spec.version: version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one']],
 ];
 
-test('updates of the design Redis are refused for the right reasons only', () => {
+test('updates of the design Redis are refused for the right reasons only', async (t) => {
   assert.deepEqual(ruleViolations(specSchema, DESIGN, undefined, 'spec'), [], 'create');
   for (const [name, edit, expected] of UPDATES) {
-    const updated = structuredClone(DESIGN);
-    edit(updated);
-    assert.deepEqual(ruleViolations(specSchema, updated, DESIGN, 'spec'), expected, name);
+    await t.test(name, () => {
+      const updated = structuredClone(DESIGN);
+      edit(updated);
+      assert.deepEqual(ruleViolations(specSchema, updated, DESIGN, 'spec'), expected, name);
+    });
   }
 });
 
-test('the quantity stand-in parses and orders quantities like Kubernetes', () => {
+test('the quantity stand-in parses and orders quantities like Kubernetes', async (t) => {
   const ordered: Array<[string, string, -1 | 0 | 1]> = [
     ['1Gi', '1024Mi', 0],
     ['1.5Gi', '1536Mi', 0],
@@ -163,8 +171,8 @@ test('the quantity stand-in parses and orders quantities like Kubernetes', () =>
     ['1E', '1e18', 0],
     ['100n', '1u', -1],
   ];
-  for (const [a, b, expected] of ordered) assert.equal(compareQuantities(parseQuantity(a), parseQuantity(b)), expected, `${a} vs ${b}`);
-  for (const bad of ['', 'ten', '1GB', '1 Gi', 'Gi', '1e2.5', '1KiB']) assert.throws(() => parseQuantity(bad), Error, bad);
+  for (const [a, b, expected] of ordered) await t.test(`${a} vs ${b}`, () => assert.equal(compareQuantities(parseQuantity(a), parseQuantity(b)), expected, `${a} vs ${b}`));
+  for (const bad of ['', 'ten', '1GB', '1 Gi', 'Gi', '1e2.5', '1KiB']) await t.test(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => parseQuantity(bad), Error, bad));
   const sameSize = 'quantity(self).compareTo(quantity(oldSelf)) == 0';
   assert.equal(evaluateRule(sameSize, '1Gi', '1024Mi'), true);
   assert.throws(() => evaluateRule(sameSize, 'lots', '1Gi'), Error, 'quantity() of a non-quantity is an evaluation error');

@@ -118,7 +118,7 @@ test("API-server defaulting of the design's spec equals the hook validator's def
   assert.deepEqual(applyDefaults(specSchema, DESIGN_SPEC), verdict.spec);
 });
 
-test('the CRD schema and the hook validator agree on what is valid', () => {
+test('the CRD schema and the hook validator agree on what is valid', async (t) => {
   const specSchema = child(buildOpenApiSchema(), 'spec');
   const crdValidate = new Ajv({ strict: false }).compile(specSchema);
   const cases: Array<[string, Record<string, unknown>]> = [
@@ -139,9 +139,11 @@ test('the CRD schema and the hook validator agree on what is valid', () => {
     ['toleration effect', { tolerations: [{ key: 'a', effect: 'Sometimes' }] }],
   ];
   for (const [name, spec] of cases) {
-    const crdOk = crdValidate(applyDefaults(specSchema, spec));
-    const hookOk = validateSpec('r', spec).ok;
-    assert.equal(crdOk, hookOk, `${name}: CRD says ${crdOk}, hook says ${hookOk}`);
+    await t.test(name, () => {
+      const crdOk = crdValidate(applyDefaults(specSchema, spec));
+      const hookOk = validateSpec('r', spec).ok;
+      assert.equal(crdOk, hookOk, `${name}: CRD says ${crdOk}, hook says ${hookOk}`);
+    });
   }
 });
 
@@ -224,33 +226,39 @@ function assertFlags(schema: JsonSchema, expected: string, name: string): void {
   );
 }
 
-test('the checker flags what TypeBox emits by default', () => {
-  for (const [name, schema, expected] of [...REPAIRABLE, ...REFUSED]) assertFlags(schema, expected, name);
+test('the checker flags what TypeBox emits by default', async (t) => {
+  for (const [name, schema, expected] of [...REPAIRABLE, ...REFUSED]) await t.test(name, () => assertFlags(schema, expected, name));
 });
 
-test('the checker flags the other rules the API server enforces', () => {
-  for (const [name, schema, expected] of OTHER_RULES) assertFlags(schema, expected, name);
+test('the checker flags the other rules the API server enforces', async (t) => {
+  for (const [name, schema, expected] of OTHER_RULES) await t.test(name, () => assertFlags(schema, expected, name));
 });
 
-test('toStructural rewrites the repairable TypeBox output into schemas the checker accepts', () => {
+test('toStructural rewrites the repairable TypeBox output into schemas the checker accepts', async (t) => {
   for (const [name, schema] of REPAIRABLE) {
-    assert.deepEqual(structuralProblems(toStructural(schema)), [], name);
+    await t.test(name, () => {
+      assert.deepEqual(structuralProblems(toStructural(schema)), [], name);
+    });
   }
 });
 
-test('toStructural refuses what has no structural form', () => {
+test('toStructural refuses what has no structural form', async (t) => {
   for (const [name, schema] of REFUSED) {
-    assert.throws(() => toStructural(schema), NotStructuralError, name);
+    await t.test(name, () => {
+      assert.throws(() => toStructural(schema), NotStructuralError, name);
+    });
   }
 });
 
-test('toStructural strips TypeBox symbols and keeps the meaning of rewritten nodes', () => {
+test('toStructural strips TypeBox symbols and keeps the meaning of rewritten nodes', async (t) => {
   const out = toStructural(Type.Object({ e: Type.Union([Type.Literal('a'), Type.Literal('b')]), q: quantityInBranch as unknown as TSchema }));
   assert.deepEqual(Object.getOwnPropertySymbols(out), []);
   assert.deepEqual(child(out, 'e'), { enum: ['a', 'b'], type: 'string' });
   assert.deepEqual(child(out, 'q'), { anyOf: [{ type: 'integer' }, { type: 'string' }], pattern: QUANTITY_PATTERN, 'x-kubernetes-int-or-string': true });
   const validate = new Ajv({ strict: false }).compile(out);
   for (const [value, ok] of [[{ e: 'a', q: '10Gi' }, true], [{ e: 'c', q: 1 }, false], [{ e: 'b', q: 'ten' }, false], [{ e: 'b', q: 3 }, true]] as const) {
-    assert.equal(validate(value), ok, JSON.stringify(value));
+    await t.test(`${JSON.stringify(value)} ${ok ? 'is valid' : 'is invalid'}`, () => {
+      assert.equal(validate(value), ok, JSON.stringify(value));
+    });
   }
 });

@@ -85,14 +85,16 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['name too long', 'r'.repeat(MAX_NAME_LENGTH + 1), {}, 'metadata.name'],
 ];
 
-test('an invalid spec is refused and the offending field is named', () => {
+test('an invalid spec is refused and the offending field is named', async (t) => {
   for (const [name, resource, spec, field] of INVALID) {
-    const verdict = validateSpec(resource, spec);
-    assert.equal(verdict.ok, false, name);
-    if (verdict.ok) continue;
-    const fields = verdict.problems.map((p: SpecProblem) => p.field);
-    assert.ok(fields.includes(field), `${name}: expected ${field} in ${JSON.stringify(verdict.problems)}`);
-    for (const problem of verdict.problems) assert.ok(problem.message.length > 0, `${name}: empty message`);
+    await t.test(name, () => {
+      const verdict = validateSpec(resource, spec);
+      assert.equal(verdict.ok, false, name);
+      if (verdict.ok) return;
+      const fields = verdict.problems.map((p: SpecProblem) => p.field);
+      assert.ok(fields.includes(field), `${name}: expected ${field} in ${JSON.stringify(verdict.problems)}`);
+      for (const problem of verdict.problems) assert.ok(problem.message.length > 0, `${name}: empty message`);
+    });
   }
 });
 

@@ -42,13 +42,12 @@ import { loadCompositeController, startMetacontroller, type Metacontroller } fro
 import { installValidation } from './validation.ts';
 import { redisProcessesOnSubnet, startWorkloads, type Workloads } from './workloads/index.ts';
 import { spawnGroup, type ProcessGroup } from './workloads/processes.ts';
+import { asRecord as rec, isRecord } from '../support/records.ts';
 
 export { redisProcessesOnSubnet } from './workloads/index.ts';
 export * as kubectl from './kubectl.ts';
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const rec = (v: unknown): Json => (isRecord(v) ? v : {});
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CRD_PATH = path.join(REPO_ROOT, 'manifests/crd.yaml');

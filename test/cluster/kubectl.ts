@@ -8,10 +8,9 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { LINK_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
+import { asRecord as rec, isRecord } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const rec = (v: unknown): Json => (isRecord(v) ? v : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 export interface PrinterColumn {

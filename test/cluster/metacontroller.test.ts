@@ -19,6 +19,7 @@ import { validateK8sObject } from '../support/k8s-validate.ts';
 import { installValidation } from './validation.ts';
 import { applyUpdate, canonicalJson, LAST_APPLIED_ANNOTATION, loadCompositeController, merge, startMetacontroller, type CompositeController, type Metacontroller } from './metacontroller/index.ts';
 import { parseGoDuration } from './metacontroller/hook-client.ts';
+import { until } from '../support/until.ts';
 
 const NS = 'default';
 const NAME = 'my-redis';
@@ -27,16 +28,6 @@ const CHILD_RESOURCES = ['statefulsets', 'services', 'configmaps', 'poddisruptio
 const EXAMPLE = parse(readFileSync(new URL('../../manifests/examples/redis.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
 
 type Json = Record<string, unknown>;
-
-async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function children(store: ObjectStore): StoredObject[] {
   return CHILD_RESOURCES.flatMap((r) => store.list(r, { namespace: NS }));

@@ -30,11 +30,10 @@ import { errors, type StatusCause } from '../support/kube-api/errors.ts';
 import { deepEqual } from '../support/kube-api/patch.ts';
 import { apiVersionOf, type KubeObject, type ResourceDef, type StoredObject, type ValidationContext } from '../support/kube-api/resources.ts';
 import type { ObjectStore } from '../support/kube-api/store.ts';
+import { asRecord as rec, isRecord } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const rec = (v: unknown): Json => (isRecord(v) ? v : {});
 
 export interface ValidationOptions {
   /** Unknown fields of built-in kinds: dropped (`prune`, the server default) or refused (`strict`, fieldValidation=Strict). */

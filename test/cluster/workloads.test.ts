@@ -5,7 +5,7 @@
 import { after, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -17,9 +17,12 @@ import { ROLE_LABEL } from '../../src/api/labels.ts';
 import {
   KUBELET_FINALIZER, POD_NAME_LABEL, REVISION_LABEL, redisProcessesOnSubnet, startWorkloads, type Workloads,
 } from './workloads/index.ts';
+import { until } from '../support/until.ts';
 
 const PASSWORD = 'stand-in-password';
 const FAST = 0.1;
+/** How long a wait on real redis-server processes may take on a busy machine. */
+const WAIT_MS = 20_000;
 
 type Json = Record<string, unknown>;
 
@@ -93,16 +96,6 @@ function createSecret(store: ObjectStore, ns: string): void {
   store.create('secrets', { metadata: { name: 'my-redis-auth', namespace: ns }, stringData: { password: PASSWORD } });
 }
 
-async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = check();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 function cli(ip: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { env: { REDISCLI_AUTH: PASSWORD, PATH: process.env['PATH'] ?? '' }, timeout: 5000 }, (err, stdout, stderr) => {
@@ -135,14 +128,14 @@ async function runningPod(c: Cluster, name: string): Promise<StoredObject> {
   return until(`${name} Running with an IP`, () => {
     const p = pod(c, name);
     return p && isRunning(p) && !p.metadata.deletionTimestamp ? p : undefined;
-  });
+  }, WAIT_MS);
 }
 
 async function readyPod(c: Cluster, name: string): Promise<StoredObject> {
   return until(`${name} Ready`, () => {
     const p = pod(c, name);
     return isReady(p) ? p : undefined;
-  });
+  }, WAIT_MS);
 }
 
 /** redis-cli, retried while the server is still starting (connection refused, LOADING). */
@@ -207,7 +200,7 @@ describe('workloads stand-in', () => {
 
     // Every node starts as a replica of nowhere: the startup probe passes, the readiness probe does not.
     for (const n of names) {
-      const p = await until(`${n} started`, () => (containerStatus(pod(c, n))['started'] === true ? pod(c, n) : undefined));
+      const p = await until(`${n} started`, () => (containerStatus(pod(c, n))['started'] === true ? pod(c, n) : undefined), WAIT_MS);
       assert.equal(condition(p, 'Ready'), 'False');
       assert.equal(containerStatus(p)['ready'], false);
       assert.match(await cli(status(p)['podIP'] as string, 'INFO', 'replication'), /role:slave[\s\S]*master_link_status:down/);
@@ -240,7 +233,7 @@ describe('workloads stand-in', () => {
     const sts = await until('replica set status', () => {
       const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
       return (s?.['status'] as Json | undefined)?.['readyReplicas'] === 1 ? s : undefined;
-    });
+    }, WAIT_MS);
     const st = sts['status'] as Json;
     assert.deepEqual(
       [st['observedGeneration'], st['replicas'], st['readyReplicas'], st['currentReplicas'], st['updatedReplicas'], st['availableReplicas']],
@@ -266,7 +259,7 @@ describe('workloads stand-in', () => {
     const after = await until('a new my-redis-master-0', () => {
       const p = pod(c, 'my-redis-master-0');
       return p && p.metadata.uid !== before.metadata.uid && isRunning(p) ? p : undefined;
-    });
+    }, WAIT_MS);
     const newIP = status(after)['podIP'] as string;
     assert.notEqual(newIP, ip, 'a recreated pod gets a new IP');
     assert.equal(containerStatus(after)['restartCount'], 0);
@@ -311,7 +304,7 @@ describe('workloads stand-in', () => {
       const waiting = await until(m.reason, () => {
         const s = containerStatus(pod(c, 'my-redis-master-0'))['state'] as Json | undefined;
         return (s?.['waiting'] as Json | undefined)?.['reason'] === m.reason && (s?.['waiting'] as Json)['message'] ? pod(c, 'my-redis-master-0') : undefined;
-      });
+      }, WAIT_MS);
       assert.equal(status(waiting)['phase'], 'Pending');
       assert.match(((containerStatus(waiting)['state'] as Json)['waiting'] as Json)['message'] as string, m.message);
       assert.equal(typeof status(waiting)['podIP'] === 'string', m.hasIP);
@@ -343,7 +336,7 @@ describe('workloads stand-in', () => {
     const restarted = await until('restartCount 1 and running', () => {
       const q = pod(c, 'my-redis-master-0');
       return containerStatus(q)['restartCount'] === 1 && (containerStatus(q)['state'] as Json)['running'] ? q : undefined;
-    });
+    }, WAIT_MS);
     assert.equal(restarted.metadata.uid, p.metadata.uid);
     assert.equal(status(restarted)['podIP'], ip);
     const last = (containerStatus(restarted)['lastState'] as Json)['terminated'] as Json;
@@ -352,7 +345,7 @@ describe('workloads stand-in', () => {
     assert.equal(await cliRetry(ip, 'PING'), 'PONG');
 
     // Liveness probes only run once the startup probe passed.
-    await until('started after the restart', () => containerStatus(pod(c, 'my-redis-master-0'))['started'] === true);
+    await until('started after the restart', () => containerStatus(pod(c, 'my-redis-master-0'))['started'] === true, WAIT_MS);
     // A hung redis (SIGSTOP) fails its liveness probe and is restarted (SIGTERM is ignored while
     // stopped, so SIGKILL comes after the grace period).
     assert.ok(c.wl.killPodProcess(c.ns, 'my-redis-master-0', 'SIGSTOP'));
@@ -389,23 +382,23 @@ describe('workloads stand-in', () => {
       });
       t.after(() => watch.stop());
       c.store.updateScale('statefulsets', c.ns, 'my-redis-replica', { spec: { replicas: 1 } });
-      await until('scaled down to replica-0', () => podNames(c).join() === 'my-redis-replica-0');
+      await until('scaled down to replica-0', () => podNames(c).join() === 'my-redis-replica-0', WAIT_MS);
       assert.deepEqual(terminating, ['my-redis-replica-3', 'my-redis-replica-2', 'my-redis-replica-1']);
       const kept = ['data-my-redis-replica-0', ...(policy === 'Retain' ? ['data-my-redis-replica-1', 'data-my-redis-replica-2', 'data-my-redis-replica-3'] : [])];
-      await until(`claims ${kept.join()}`, () => claims().join() === kept.join());
+      await until(`claims ${kept.join()}`, () => claims().join() === kept.join(), WAIT_MS);
       const wantDirs = policy === 'Retain' ? [true, true, true, true] : [true, false, false, false];
-      await until('claim directories', () => dirs.map((d) => existsSync(d)).join() === wantDirs.join());
+      await until('claim directories', () => dirs.map((d) => existsSync(d)).join() === wantDirs.join(), WAIT_MS);
       const sts = await until('status replicas 1', () => {
         const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
         return (s?.['status'] as Json | undefined)?.['replicas'] === 1 ? s : undefined;
-      });
+      }, WAIT_MS);
       assert.equal((sts['status'] as Json)['currentReplicas'], 1);
 
       // Deleting the StatefulSet: its pods go (garbage collection), and so do its claims under whenDeleted: Delete.
       c.store.delete('statefulsets', c.ns, 'my-redis-replica');
-      await until('no pods', () => podNames(c).length === 0);
-      await until('claims after the set is deleted', () => claims().join() === (policy === 'Retain' ? kept.join() : ''));
-      await until('claim-0 directory', () => existsSync(dirs[0]!) === (policy === 'Retain'));
+      await until('no pods', () => podNames(c).length === 0, WAIT_MS);
+      await until('claims after the set is deleted', () => claims().join() === (policy === 'Retain' ? kept.join() : ''), WAIT_MS);
+      await until('claim-0 directory', () => existsSync(dirs[0]!) === (policy === 'Retain'), WAIT_MS);
       assert.deepEqual(c.wl.processes(), []);
     });
   }
@@ -452,7 +445,7 @@ describe('workloads stand-in', () => {
     });
 
     // While replica-0 is started but not Ready, replica-1 does not exist.
-    await until('replica-0 started, not Ready', () => containerStatus(pod(c, 'my-redis-replica-0'))['started'] === true);
+    await until('replica-0 started, not Ready', () => containerStatus(pod(c, 'my-redis-replica-0'))['started'] === true, WAIT_MS);
     assert.equal(isReady(pod(c, 'my-redis-replica-0')), false);
     assert.deepEqual(podNames(c), ['my-redis-replica-0']);
     promoting = true;

@@ -196,11 +196,13 @@ test('a pre-release version is the label and the image tag as written', () => {
   assert.equal(get(set, 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis:7.2-rc.1');
 });
 
-test('a version a label could not hold is refused by the schema, so it never reaches a label', () => {
+test('a version a label could not hold is refused by the schema, so it never reaches a label', async (t) => {
   for (const version of ['7.2-rc.', `7.2-${'a'.repeat(62)}`]) {
-    const verdict = validateSpec('my-redis', { ...designSpec(), version });
-    assert.equal(verdict.ok, false, version);
-    if (!verdict.ok) assert.ok(verdict.problems.some((p) => p.field === 'spec.version'), JSON.stringify(verdict.problems));
+    await t.test(version, () => {
+      const verdict = validateSpec('my-redis', { ...designSpec(), version });
+      assert.equal(verdict.ok, false, version);
+      if (!verdict.ok) assert.ok(verdict.problems.some((p) => p.field === 'spec.version'), JSON.stringify(verdict.problems));
+    });
   }
 });
 
@@ -210,7 +212,7 @@ test('a longest allowed name still gives valid children', () => {
   for (const child of children) assert.doesNotThrow(() => validateK8sObject(child as KubeObject));
 });
 
-test('scaling down never removes the pod that is master: the replica set is held until the master moves', () => {
+test('scaling down never removes the pod that is master: the replica set is held until the master moves', async (t) => {
   const cases: Array<{ name: string; replicas: number; pods: KubeObject[]; want: number }> = [
     { name: 'master on master-0: scale to 1 applies', replicas: 1, pods: healthyPods(), want: 1 },
     {
@@ -238,9 +240,11 @@ test('scaling down never removes the pod that is master: the replica set is held
     { name: 'scale up is never held back', replicas: 3, pods: [pod({ name: 'my-redis-replica-0', role: 'master', ip: '10.0.0.2' })], want: 3 },
   ];
   for (const c of cases) {
-    const children = sync(request({ parent: redis({ ...designSpec(), replicas: c.replicas }), related: c.pods })).children;
-    assert.equal(get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), c.want, c.name);
-    assert.equal(get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'replicas'), 1, c.name);
+    await t.test(c.name, () => {
+      const children = sync(request({ parent: redis({ ...designSpec(), replicas: c.replicas }), related: c.pods })).children;
+      assert.equal(get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), c.want, c.name);
+      assert.equal(get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'replicas'), 1, c.name);
+    });
   }
 });
 

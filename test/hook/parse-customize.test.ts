@@ -73,10 +73,12 @@ test('customize asks for the pods and PVCs by the pod selector labels and the ge
   ]);
 });
 
-test('customize follows spec.auth.secretName, and falls back to the generated Secret on any bad spec', () => {
+test('customize follows spec.auth.secretName, and falls back to the generated Secret on any bad spec', async (t) => {
   assert.deepEqual(rules({ ...designSpec(), auth: { secretName: 'corp-redis' } })[1]?.names, ['corp-redis']);
   for (const bad of [undefined, 'x', { auth: 'x' }, { auth: { secretName: 5 } }, { auth: { secretName: '' } }]) {
-    assert.deepEqual(rules(bad)[1]?.names, ['my-redis-auth']);
+    await t.test(`falls back on ${String(JSON.stringify(bad))}`, () => {
+      assert.deepEqual(rules(bad)[1]?.names, ['my-redis-auth']);
+    });
   }
   for (const rule of rules(designSpec())) assert.equal('names' in rule && 'labelSelector' in rule, false);
 });

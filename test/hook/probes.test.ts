@@ -8,10 +8,10 @@ import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { validateSpec } from '../../src/api/validate.ts';
 import { LIVENESS_SCRIPT, READINESS_SCRIPT } from '../../src/hook/children/statefulset.ts';
 import { renderRedisConf } from '../../src/hook/redis-conf.ts';
+import { until } from '../support/until.ts';
 import { designSpec, type Json } from './helpers.ts';
 
 const PASSWORD = 'probe-test-password';
@@ -46,14 +46,6 @@ function probe(script: string, ip: string, password = PASSWORD) {
   return run('sh', ['-c', script], { POD_IP: ip, REDIS_PASSWORD: password });
 }
 
-async function until(what: string, check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 200; i++) {
-    if (await check()) return;
-    await sleep(50);
-  }
-  assert.fail(`gave up waiting for ${what}`);
-}
-
 /** Starts redis-server like the pod's command does, with the pod IP as bind address and a temp data dir. */
 async function startNode(ip: string, conf: string): Promise<ChildProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-hook-probe-'));
@@ -66,7 +58,7 @@ async function startNode(ip: string, conf: string): Promise<ChildProcess> {
     { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   processes.push(child);
-  await until(`redis-server on ${ip}`, async () => (await cli(ip, 'ping')).out.includes('PONG'));
+  await until(`redis-server on ${ip}`, async () => (await cli(ip, 'ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
   return child;
 }
 
@@ -106,9 +98,9 @@ test('a started node is a fenced, read-only replica of nowhere and is not Ready 
 
   assert.notEqual((await probe(READINESS_SCRIPT, replicaIp)).code, 0);
   await cli(replicaIp, 'replicaof', masterIp, '6379');
-  await until('replica link up', async () => (await probe(READINESS_SCRIPT, replicaIp)).code === 0);
-  await until('writes accepted with one replica linked', async () => (await cli(masterIp, 'set', 'k', 'v')).out.includes('OK'));
-  await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v');
+  await until('replica link up', async () => (await probe(READINESS_SCRIPT, replicaIp)).code === 0, 10_000, { everyMs: 50 });
+  await until('writes accepted with one replica linked', async () => (await cli(masterIp, 'set', 'k', 'v')).out.includes('OK'), 10_000, { everyMs: 50 });
+  await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v', 10_000, { everyMs: 50 });
 });
 
 test('liveness fails when nothing answers', async () => {

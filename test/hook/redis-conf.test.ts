@@ -18,7 +18,7 @@ function conf(overrides: Json = {}): string[] {
   return renderRedisConf('default', 'my-redis', specOf(overrides)).split('\n');
 }
 
-test('the design renders the fencing contract', () => {
+test('the design renders the fencing contract', async (t) => {
   const lines = conf();
   for (const line of [
     'bind 0.0.0.0', 'port 6379', 'protected-mode no', 'dir /data',
@@ -27,7 +27,9 @@ test('the design renders the fencing contract', () => {
     'min-replicas-to-write 1', 'min-replicas-max-lag 5',
     `maxmemory ${Math.floor(512 * 1024 * 1024 * 0.8)}`,
   ]) {
-    assert.ok(lines.includes(line), line);
+    await t.test(line, () => {
+      assert.ok(lines.includes(line), line);
+    });
   }
   assert.ok(lines.indexOf('replicaof 127.0.0.1 1') < lines.indexOf('save 900 1'));
 });
@@ -82,9 +84,11 @@ test('spec.config entries come last, sorted, after the operator directives', () 
   assert.ok(lines.indexOf('# from spec.config') > lines.indexOf('replicaof 127.0.0.1 1'));
 });
 
-test('the password is never in the file', () => {
+test('the password is never in the file', async (t) => {
   for (const overrides of [{}, { auth: { secretName: 'pw' } }]) {
-    const text = conf(overrides).join('\n');
-    assert.equal(/requirepass|masterauth/.test(text), false);
+    await t.test(JSON.stringify(overrides), () => {
+      const text = conf(overrides).join('\n');
+      assert.equal(/requirepass|masterauth/.test(text), false);
+    });
   }
 });

@@ -66,7 +66,7 @@ test('same request twice gives byte-identical responses, and the request is not 
   assert.equal(JSON.stringify(body), before);
 });
 
-test('map order and hook version (v1 bare names, v2 namespace/name) do not change the response', () => {
+test('map order and hook version (v1 bare names, v2 namespace/name) do not change the response', async (t) => {
   const req = fixtureRequest();
   const expected = JSON.stringify(sync(req));
   const variants: Array<[string, HookRequest]> = [
@@ -74,7 +74,7 @@ test('map order and hook version (v1 bare names, v2 namespace/name) do not chang
     ['v1 keys', { ...req, children: toV1Keys(req.children), related: toV1Keys(req.related) }],
     ['v1 keys reversed', { ...req, children: reversedMap(toV1Keys(req.children)), related: reversedMap(toV1Keys(req.related)) }],
   ];
-  for (const [label, variant] of variants) assert.equal(JSON.stringify(sync(variant)), expected, label);
+  for (const [label, variant] of variants) await t.test(label, () => assert.equal(JSON.stringify(sync(variant)), expected, label));
 });
 
 test('a shuffled invalid-spec request returns the same echo in the same order', () => {
@@ -273,7 +273,7 @@ test('an invalid spec echoes what was last applied, so the last-applied annotati
   }
 });
 
-test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed object without server fields', () => {
+test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed object without server fields', async (t) => {
   const base = { apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' }, status: { x: 1 } };
   const cases: Array<{ name: string; annotation: string | undefined }> = [
     { name: 'no annotation', annotation: undefined },
@@ -281,16 +281,18 @@ test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed 
     { name: 'another object', annotation: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }) },
   ];
   for (const c of cases) {
-    const object: KubeObject = {
-      ...base,
-      metadata: {
-        name: 'cm', namespace: 'default', uid: 'u', resourceVersion: '9', labels: { a: 'b' },
-        annotations: { keep: 'me', ...(c.annotation !== undefined ? { [LAST_APPLIED_ANNOTATION]: c.annotation } : {}) },
-      },
-    };
-    assert.deepEqual(lastAppliedOf(object), {
-      apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' },
-      metadata: { name: 'cm', namespace: 'default', labels: { a: 'b' }, annotations: { keep: 'me' } },
-    }, c.name);
+    await t.test(c.name, () => {
+      const object: KubeObject = {
+        ...base,
+        metadata: {
+          name: 'cm', namespace: 'default', uid: 'u', resourceVersion: '9', labels: { a: 'b' },
+          annotations: { keep: 'me', ...(c.annotation !== undefined ? { [LAST_APPLIED_ANNOTATION]: c.annotation } : {}) },
+        },
+      };
+      assert.deepEqual(lastAppliedOf(object), {
+        apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' },
+        metadata: { name: 'cm', namespace: 'default', labels: { a: 'b' }, annotations: { keep: 'me' } },
+      }, c.name);
+    });
   }
 });

@@ -2,10 +2,9 @@
 // as kube-proxy reads them. An endpoint counts when its slice says ready (a missing `ready` means
 // ready, per the EndpointSlice API) and it is not terminating.
 import type { KubeClient, ResourceRef } from '../support/kube-client/index.ts';
+import { asRecord as rec } from '../support/records.ts';
 import type { ReadyEndpoint, ServicePort, ServiceSource, ServiceView } from './service-proxy.ts';
 
-type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 export function kubeClientSource(client: KubeClient, services: ResourceRef, slices: ResourceRef): ServiceSource {

@@ -18,9 +18,9 @@ import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from '
 import { tailLines } from '../support/host.ts';
 import type { Endpoint, SystemCluster, WatchOptions } from '../system/cluster.ts';
 import { eventRecords, pollUntil } from '../support/cluster-views.ts';
+import { asRecord as rec } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Every resource the scenarios read, by the plural they use. */

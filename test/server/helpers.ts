@@ -1,6 +1,7 @@
 // Shared by the server tests: the curl request fixture, loggers, and reading observed children.
 import { readFileSync } from 'node:fs';
 import { pino, type Logger } from 'pino';
+import { isRecord } from '../support/records.ts';
 
 export const REPO_ROOT = new URL('../../', import.meta.url);
 export const FIXTURE_TEXT = readFileSync(new URL('test/fixtures/sync-request.json', REPO_ROOT), 'utf8');
@@ -21,17 +22,13 @@ export function capturingLogger(level = 'info'): { logger: Logger; lines: Array<
   return { logger, lines };
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** `Kind/name` of every well-formed observed child in a request's `children` map of maps. */
 export function observedChildIds(request: unknown): string[] {
-  const children = isObject(request) ? request['children'] : undefined;
-  if (!isObject(children)) return [];
+  const children = isRecord(request) ? request['children'] : undefined;
+  if (!isRecord(children)) return [];
   const ids: string[] = [];
   for (const group of Object.values(children)) {
-    if (!isObject(group)) continue;
+    if (!isRecord(group)) continue;
     for (const child of Object.values(group)) {
       const id = childId(child);
       if (id !== undefined) ids.push(id);
@@ -41,14 +38,14 @@ export function observedChildIds(request: unknown): string[] {
 }
 
 export function childId(child: unknown): string | undefined {
-  if (!isObject(child) || typeof child['kind'] !== 'string' || !isObject(child['metadata'])) return undefined;
+  if (!isRecord(child) || typeof child['kind'] !== 'string' || !isRecord(child['metadata'])) return undefined;
   const name = child['metadata']['name'];
   return typeof name === 'string' ? `${child['kind']}/${name}` : undefined;
 }
 
 /** The response's status reports an invalid spec (condition reason InvalidSpec). */
 export function reportsInvalidSpec(response: unknown): boolean {
-  const status = isObject(response) ? response['status'] : undefined;
-  const conditions = isObject(status) ? status['conditions'] : undefined;
-  return Array.isArray(conditions) && conditions.some((c) => isObject(c) && c['reason'] === 'InvalidSpec');
+  const status = isRecord(response) ? response['status'] : undefined;
+  const conditions = isRecord(status) ? status['conditions'] : undefined;
+  return Array.isArray(conditions) && conditions.some((c) => isRecord(c) && c['reason'] === 'InvalidSpec');
 }

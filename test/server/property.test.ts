@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { validateSpec } from '../../src/api/validate.ts';
 import { buildApp } from '../../src/server/app.ts';
+import { isRecord } from '../support/records.ts';
 import { childId, FIXTURE_TEXT, observedChildIds, reportsInvalidSpec, silentLogger, syncRequest } from './helpers.ts';
 
 type Path = Array<string | number>;
@@ -18,15 +19,11 @@ const RESPONSE_KEYS = new Set(['status', 'children', 'resyncAfterSeconds', 'fina
 const BODY_LIMIT = FIXTURE_TEXT.length + 2048;
 const RUNS = { mutated: 1200, randomRequest: 600, randomJson: 400, garbage: 300 };
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Every path into a JSON value, parents before children. */
 function pathsOf(value: Json, prefix: Path = []): Path[] {
   const entries: Array<[string | number, Json]> = Array.isArray(value)
     ? value.map((v, i) => [i, v])
-    : isObject(value) ? Object.entries(value) : [];
+    : isRecord(value) ? Object.entries(value) : [];
   return entries.flatMap(([key, child]) => [[...prefix, key], ...pathsOf(child, [...prefix, key])]);
 }
 
@@ -67,10 +64,10 @@ function applyMutation(root: Json, m: Mutation): void {
   const path = paths[m.index % paths.length] ?? [];
   let holder: Json = root;
   for (const key of path.slice(0, -1)) {
-    holder = isObject(holder) || Array.isArray(holder) ? (holder as Record<string | number, Json>)[key] : undefined;
+    holder = isRecord(holder) || Array.isArray(holder) ? (holder as Record<string | number, Json>)[key] : undefined;
   }
   const last = path.at(-1);
-  if (last === undefined || !(isObject(holder) || Array.isArray(holder))) return; // an earlier mutation removed it
+  if (last === undefined || !(isRecord(holder) || Array.isArray(holder))) return; // an earlier mutation removed it
   if (m.op === 'delete') {
     if (Array.isArray(holder) && typeof last === 'number') holder.splice(last, 1);
     else delete (holder as Record<string | number, Json>)[last];
@@ -166,9 +163,9 @@ function requestBody(payload: string): Json {
 
 /** The request names a parent whose spec the API validator refuses. */
 function specInvalid(body: Json): boolean {
-  if (!isObject(body) || !isObject(body['parent'])) return false;
+  if (!isRecord(body) || !isRecord(body['parent'])) return false;
   const parent = body['parent'];
-  const name = isObject(parent['metadata']) ? parent['metadata']['name'] : undefined;
+  const name = isRecord(parent['metadata']) ? parent['metadata']['name'] : undefined;
   return typeof name === 'string' && !validateSpec(name, parent['spec']).ok;
 }
 
@@ -182,7 +179,7 @@ async function check(sent: Sent): Promise<void> {
   seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1);
   assert.ok(ALLOWED.has(res.statusCode), `unexpected status ${res.statusCode}: ${res.body.slice(0, 300)}`);
   const answer = JSON.parse(res.body) as Json; // every answer is JSON
-  assert.ok(isObject(answer), 'the answer is a JSON object');
+  assert.ok(isRecord(answer), 'the answer is a JSON object');
 
   if (res.statusCode !== 200) {
     assert.equal(typeof answer['error'], 'string');
@@ -193,7 +190,7 @@ async function check(sent: Sent): Promise<void> {
     assert.ok(Array.isArray(answer['relatedResources']));
     return;
   }
-  assert.ok(isObject(answer['status']), 'a 200 always has a status');
+  assert.ok(isRecord(answer['status']), 'a 200 always has a status');
   assert.ok(Array.isArray(answer['children']), 'a 200 always has a children list');
   for (const key of Object.keys(answer)) assert.ok(RESPONSE_KEYS.has(key), `unexpected top-level key ${key}`);
 

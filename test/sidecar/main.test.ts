@@ -11,8 +11,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { startKubeApi, type KubeApiServer } from '../support/kube-api/index.ts';
+import { until } from '../support/until.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/sidecar/main.ts', import.meta.url));
+/** How long the sidecar process may take to start, take the Lease and answer. */
+const WAIT_MS = 15_000;
 
 function kubeconfigFile(api: KubeApiServer, dir: string): string {
   const file = path.join(dir, 'config');
@@ -48,16 +51,6 @@ function run(env: Record<string, string>): Run {
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
-async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined && v !== null && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases it and exits 0', async (t) => {
   const api = await startKubeApi();
   t.after(() => api.close());
@@ -77,19 +70,19 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   const port = await until('the listening line', () => {
     const line = r.stdout().split('\n').find((l) => l.includes('metrics and probes listening'));
     return line ? (JSON.parse(line) as { port: number }).port : null;
-  });
+  }, WAIT_MS);
   const base = `http://127.0.0.1:${port}`;
   assert.equal((await fetch(`${base}/healthz`)).status, 200);
-  await until('ready', async () => (await fetch(`${base}/readyz`)).status === 200);
+  await until('ready', async () => (await fetch(`${base}/readyz`)).status === 200, WAIT_MS);
   const lease = await until('the lease held by the sidecar', () => {
     const l = api.store.get('leases', 'operator', 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } } | undefined;
     return l?.spec?.holderIdentity === 'sidecar-main' && l;
-  });
+  }, WAIT_MS);
   assert.ok(lease);
   const metrics = await until('leader gauge', async () => {
     const text = await (await fetch(`${base}/metrics`)).text();
     return /^redis_operator_leader 1$/m.test(text) && text;
-  });
+  }, WAIT_MS);
   assert.match(metrics, /# TYPE redis_operator_failovers_total counter/);
   assert.match(metrics, /process_cpu_seconds_total/);
   assert.equal((await fetch(`${base}/nope`)).status, 404);

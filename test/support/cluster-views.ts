@@ -1,10 +1,10 @@
 // Pieces both cluster harnesses (the stand-in, test/cluster/index.ts, and the real control plane,
 // test/k8s/system-cluster.ts) answer the same way: polling a check with a self-explaining
 // timeout, and core Events as the flat records the scenarios filter.
-import { performance } from 'node:perf_hooks';
+import { asRecord as rec } from './records.ts';
+import { until, type Polled } from './until.ts';
 
 type Json = Record<string, unknown>;
-const rec = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {});
 
 export interface EventRecord {
   namespace: string;
@@ -45,22 +45,23 @@ export function eventRecords(events: ReadonlyArray<{ metadata: { namespace?: str
     .map(({ name: _n, ...e }) => e);
 }
 
-/** Polls `check` every 25 ms until it returns a truthy value; on timeout throws with `dump()`. */
-export async function pollUntil<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string, dump: () => string): Promise<T> {
-  const start = performance.now();
+/**
+ * `until` every 25 ms, with `dump()` in the timeout message; unlike a bare `until`, an error the
+ * check throws is retried (a real cluster answers with transient errors) and named in the
+ * timeout message if it was the last answer.
+ */
+export function pollUntil<T>(check: () => Polled<T> | Promise<Polled<T>>, timeoutMs: number, description: string, dump: () => string): Promise<T> {
   let lastError: unknown;
-  for (;;) {
+  const tolerant = async (): Promise<Polled<T>> => {
     try {
       const v = await check();
-      if (v !== undefined && v !== null && v !== false) return v;
       lastError = undefined;
+      return v;
     } catch (err) {
       lastError = err;
+      return undefined;
     }
-    if (performance.now() - start > timeoutMs) {
-      const why = lastError instanceof Error ? `\n(last check threw: ${lastError.message})` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${description}${why}\n\n${dump()}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  };
+  const why = () => (lastError instanceof Error ? `(last check threw: ${lastError.message})\n` : '');
+  return until(description, tolerant, timeoutMs, { everyMs: 25, dump: () => `${why()}\n${dump()}` });
 }

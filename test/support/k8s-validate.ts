@@ -15,6 +15,7 @@ import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-m
 import { Lease } from 'kubernetes-models/coordination.k8s.io/v1';
 import { Event as EventsEvent } from 'kubernetes-models/events.k8s.io/v1';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1';
+import { isRecord } from './records.ts';
 
 interface Validatable {
   validate(): void;
@@ -68,7 +69,6 @@ export class K8sValidationError extends Error {
 }
 
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 interface AttributeType {
   baseName: string;

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import { applyDesign, boot, BOUND, METACONTROLLER_FINALIZER, writeSnapshot, call, DESIGN_PODS, NAME, NS, podIp, podNames, RUNNING_ROW, settle, sleep } from './support.ts';
+import { applyDesign, boot, METACONTROLLER_FINALIZER, writeSnapshot, call, DESIGN_PODS, NAME, NS, podIp, podNames, RUNNING_ROW, settle, sleep } from './support.ts';
 
 const SUBNET = 50;
 

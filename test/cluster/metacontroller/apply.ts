@@ -11,8 +11,9 @@
 // - last-applied becomes the desired object (JSON with sorted keys, as Go marshals a map).
 // Invariant: pure; inputs are never mutated.
 
+import { isRecord } from '../../support/records.ts';
+
 type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export const LAST_APPLIED_ANNOTATION = 'metacontroller.k8s.io/last-applied-configuration';
 

@@ -4,8 +4,8 @@
 // unmarshalling) an unknown top-level field, as an error that aborts the sync with no change.
 // Invariant: never throws for a hook's misbehaviour; returns a typed outcome instead.
 
-type Json = Record<string, unknown>;
-const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord } from '../../support/records.ts';
+
 
 export interface HookSpec {
   version?: string;

@@ -7,9 +7,9 @@ import { KubeApiError } from '../../support/kube-api/errors.ts';
 import type { KubeObject, OwnerReference, StoredObject } from '../../support/kube-api/resources.ts';
 import { labelSelectorToString, parseLabelSelector, type LabelRequirement } from '../../support/kube-api/selectors.ts';
 import type { HookSpec } from './hook-client.ts';
+import { isRecord } from '../../support/records.ts';
 
 export type Json = Record<string, unknown>;
-export const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export interface LabelSelector {
   matchLabels?: Record<string, string>;

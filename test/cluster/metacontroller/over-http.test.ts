@@ -14,21 +14,12 @@ import { startKubeApi, type KubeApiServer, type StoredObject } from '../../suppo
 import { httpClient } from '../../support/kube-client/index.ts';
 import { validateK8sObject } from '../../support/k8s-validate.ts';
 import { startMetacontroller, type CompositeController, type Metacontroller } from './index.ts';
+import { until } from '../../support/until.ts';
 
 const NS = 'default';
 const KEY = `${NS}/r`;
 const TOKEN = 'metacontroller';
 type Json = Record<string, unknown>;
-
-async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const controller: CompositeController = {
   apiVersion: 'metacontroller.k8s.io/v1alpha1',

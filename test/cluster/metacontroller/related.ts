@@ -10,7 +10,8 @@ import type { KubeObject, StoredObject } from '../../support/kube-api/resources.
 import { labelSelectorToString, matchesLabels, parseLabelSelector } from '../../support/kube-api/selectors.ts';
 import type { CacheEvent, KubeClient, ResourceRef, WatchHandle } from '../../support/kube-client/index.ts';
 import { callHook, type ResolvedHook } from './hook-client.ts';
-import { groupKey, innerKey, isApiError, isRecord, SyncFailure, type CompositeController, type ParentStats, type RelatedRule } from './model.ts';
+import { groupKey, innerKey, isApiError, SyncFailure, type CompositeController, type ParentStats, type RelatedRule } from './model.ts';
+import { isRecord } from '../../support/records.ts';
 
 const CUSTOMIZE_TTL_MS = 20 * 60 * 1000;
 

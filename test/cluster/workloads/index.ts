@@ -75,6 +75,7 @@ export function startWorkloads(options: WorkloadsOptions): Workloads {
   mkdirSync(options.dataRoot, { recursive: true });
   const addresses = new AddressPool(options.subnet);
   const runPod = options.runPod ?? ((pod: StoredObject) => (pod.metadata.ownerReferences ?? []).some((r) => r.controller === true && r.kind === 'StatefulSet'));
+  // eslint-disable-next-line prefer-const -- the volume controller's callback reads it before it is built
   let kubelet: Kubelet | undefined;
   const volumes = new VolumeController(store, options.dataRoot, logger, (uid) => kubelet?.claimBusy(uid) ?? false);
   kubelet = new Kubelet({ store, dataRoot: options.dataRoot, addresses, logger, timeScale, runPod, volumes, redisServer: findRedisServer() });

@@ -11,10 +11,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import { buildPodStatus, rfc3339, type ContainerSnapshot } from '../../cluster/workloads/pod-status.ts';
-import { isStatus, type Json, type KubeClient } from './api-client.ts';
+import { isStatus, type Json } from './api-client.ts';
 import type { PodWorker } from './pod-worker.ts';
 
-const KUBELET_CONDITIONS = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'];
 
 /** Drops nulls and undefined, recursively: the API writes `lastProbeTime: null` for unset times. */
 export function stripNulls(v: unknown): unknown {

@@ -1,13 +1,13 @@
 // Fixtures and helpers for test/k8s/node-agent.test.ts (the node agent on a real control
 // plane): why the suite is skipped, polling, redis-cli, the StatefulSet under test, the hook's
 // children, and readers for pod status. No state.
-import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { parseHookRequest, sync } from '../../../src/hook/index.ts';
 import { binDir, isBuilt } from '../build.ts';
 import type { Json } from './api-client.ts';
 import type { KubeObject } from './reflector.ts';
+import { until as untilPolled } from '../../support/until.ts';
 
 export function skipReason(): string | false {
   try {
@@ -25,19 +25,18 @@ export function skipReason(): string | false {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** test/support/until.ts, tolerating errors (an API server still starting): the last one is told on timeout. */
 export async function until<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 60_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
   let last: unknown;
-  for (;;) {
+  const tolerant = async () => {
     try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
+      return await check();
     } catch (err) {
       last = err;
+      return undefined;
     }
-    if (Date.now() > end) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(100);
-  }
+  };
+  return untilPolled(what, tolerant, timeoutMs, { everyMs: 100, dump: () => (last ? `(last error: ${(last as Error).message})` : '') });
 }
 
 export function cli(ip: string, ...args: string[]): Promise<string> {

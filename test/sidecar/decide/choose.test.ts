@@ -19,7 +19,7 @@ const deadMaster = (s: Partial<PodSpec> = {}) =>
 const rep = (n: number, f: FactsSpec = {}, s: Partial<PodSpec> = {}) =>
   pod({ name: `replica-${n}`, label: 'replica', facts: facts({ of: ip(1), link: 'down', linkDownSince: 1, offset: 1000, replid: H1, runId: `${n}`.repeat(40), ...f }), ...s });
 
-test('choosePromotion: table', () => {
+test('choosePromotion: table', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; includeMaster?: boolean; want: string | null; reason?: RegExp; spec?: Partial<SpecView> }> = [
     { name: 'highest offset wins', pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000 })], want: 'cache-replica-1' },
     { name: 'lower replica-priority beats offset (Sentinel order)', pods: [deadMaster(), rep(0, { offset: 900, priority: 10 }), rep(1, { offset: 1000 })], want: 'cache-replica-0' },
@@ -107,18 +107,20 @@ test('choosePromotion: table', () => {
     { name: 'nobody answers', pods: [deadMaster(), rep(0, {}, { error: 'refused', okAgo: 60_000 })], want: null, reason: /no candidate/ },
   ];
   for (const c of cases) {
-    const master = c.pods[0]!;
-    // A master without remembered facts: drop lastMasterFacts to exercise the fallback.
-    if (c.name.startsWith('no memory')) master.redis!.lastMasterFacts = null;
-    const choice = choosePromotion(input(c.pods, c.spec), master, c.includeMaster ?? false);
-    assert.equal(choice.ok ? choice.pod.name : null, c.want, `${c.name}: ${choice.reason}`);
-    if (c.reason) assert.match(choice.reason, c.reason, c.name);
+    await t.test(c.name, () => {
+      const master = c.pods[0]!;
+      // A master without remembered facts: drop lastMasterFacts to exercise the fallback.
+      if (c.name.startsWith('no memory')) master.redis!.lastMasterFacts = null;
+      const choice = choosePromotion(input(c.pods, c.spec), master, c.includeMaster ?? false);
+      assert.equal(choice.ok ? choice.pod.name : null, c.want, `${c.name}: ${choice.reason}`);
+      if (c.reason) assert.match(choice.reason, c.reason, c.name);
+    });
   }
 });
 
 const node = (name: string, f: FactsSpec = {}, s: Partial<PodSpec> = {}) => pod({ name, facts: facts(f), ...s });
 
-test('chooseBootstrap: table', () => {
+test('chooseBootstrap: table', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; want: string | null; reason?: RegExp; spec?: Partial<SpecView> }> = [
     { name: 'fresh set: master-0', pods: [node('replica-1'), node('master-0'), node('replica-0')], want: 'cache-master-0', reason: /fresh set/ },
     {
@@ -189,8 +191,10 @@ test('chooseBootstrap: table', () => {
     },
   ];
   for (const c of cases) {
-    const choice = chooseBootstrap(input(c.pods, c.spec));
-    assert.equal(choice.ok ? choice.pod.name : null, c.want, `${c.name}: ${choice.reason}`);
-    if (c.reason) assert.match(choice.reason, c.reason, c.name);
+    await t.test(c.name, () => {
+      const choice = chooseBootstrap(input(c.pods, c.spec));
+      assert.equal(choice.ok ? choice.pod.name : null, c.want, `${c.name}: ${choice.reason}`);
+      if (c.reason) assert.match(choice.reason, c.reason, c.name);
+    });
   }
 });

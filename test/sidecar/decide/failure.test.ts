@@ -26,7 +26,7 @@ const R = (n: number, how: 'hears' | 'down' | 'silent' | 'silent-unconfirmed' | 
 
 const silent = (ms: number, s: Partial<PodSpec> = {}) => M({ error: 'timeout', okAgo: ms, ...s });
 
-test('assessMaster: table', () => {
+test('assessMaster: table', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; state: string; reason?: RegExp }> = [
     { name: 'answers as master', pods: [M(), R(0, 'hears')], state: 'healthy' },
     { name: 'silent below downAfterMilliseconds', pods: [silent(500), R(0, 'down'), R(1, 'down')], state: 'suspect', reason: /below downAfterMilliseconds/ },
@@ -85,9 +85,11 @@ test('assessMaster: table', () => {
     { name: 'never probed', pods: [M({ never: true }), R(0, 'down')], state: 'suspect', reason: /not been probed/ },
   ];
   for (const c of cases) {
-    const master = c.pods[0]!;
-    const h = assessMaster(input(c.pods), master);
-    assert.equal(h.state, c.state, `${c.name}: ${h.reason}`);
-    if (c.reason) assert.match(h.reason, c.reason, c.name);
+    await t.test(c.name, () => {
+      const master = c.pods[0]!;
+      const h = assessMaster(input(c.pods), master);
+      assert.equal(h.state, c.state, `${c.name}: ${h.reason}`);
+      if (c.reason) assert.match(h.reason, c.reason, c.name);
+    });
   }
 });

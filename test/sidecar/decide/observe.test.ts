@@ -43,7 +43,7 @@ test('track: witness streaks need continuous down/silent reports about the same 
   assert.equal(t.witnessDownSince, 500, 're-pointed: the streak is about another master');
 });
 
-test('reportsMasterDown: link down, silence, and a full sync that is still flowing', () => {
+test('reportsMasterDown: link down, silence, and a full sync that is still flowing', async (t) => {
   const cases: Array<[string, Parameters<typeof facts>[0], boolean]> = [
     ['link up, fresh I/O', { of: ip(1), lastIo: 1 }, false],
     ['link up, 2 s without a ping', { of: ip(1), lastIo: 2 }, true],
@@ -52,7 +52,7 @@ test('reportsMasterDown: link down, silence, and a full sync that is still flowi
     ['full sync stalled', { of: ip(1), link: 'down', sync: true, syncLastIo: 5 }, true],
     ['a master is never a witness', { role: 'master' }, false],
   ];
-  for (const [name, spec, want] of cases) assert.equal(reportsMasterDown(facts(spec), 2), want, name);
+  for (const [name, spec, want] of cases) await t.test(name, () => assert.equal(reportsMasterDown(facts(spec), 2), want, name));
 });
 
 test('isAnswering / silentForMs', () => {

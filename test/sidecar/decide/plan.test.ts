@@ -30,7 +30,7 @@ const brief = (steps: Step[]) =>
     }
   });
 
-test('planReplication: table', () => {
+test('planReplication: table', async (t) => {
   const M = master();
   const cases: Array<{ name: string; pods: PodObservation[]; want: string[] }> = [
     { name: 'all following the master: nothing', pods: [M, replica(0), replica(1)], want: [] },
@@ -41,12 +41,12 @@ test('planReplication: table', () => {
     { name: 'deleting: left alone', pods: [M, replica(0, { of: '127.0.0.1' }, { deleting: true })], want: [] },
     { name: 'not answering: left alone', pods: [M, replica(0, { of: '127.0.0.1' }, { error: 'timeout', okAgo: 3000 })], want: [] },
   ];
-  for (const c of cases) assert.deepEqual(brief(planReplication(input(c.pods), M, ip(1))), c.want, c.name);
+  for (const c of cases) await t.test(c.name, () => assert.deepEqual(brief(planReplication(input(c.pods), M, ip(1))), c.want, c.name));
   const [step] = planReplication(input([M, replica(0, { of: ip(99) })]), M, ip(1));
   assert.match(step!.reason, /replicates from 10\.0\.0\.99:6379, not the master's address/);
 });
 
-test('desiredFencing: table', () => {
+test('desiredFencing: table', async (t) => {
   const M = master();
   const cases: Array<{ name: string; pods: PodObservation[]; spec?: Partial<SpecView>; want: number }> = [
     { name: 'two replicas following', pods: [M, replica(0), replica(1)], want: 1 },
@@ -59,7 +59,7 @@ test('desiredFencing: table', () => {
     { name: '...and during its first full sync: not yet', pods: [M, replica(0, { link: 'down', sync: true })], spec: { replicas: 1 }, want: 0 },
     { name: '...linked: raised again', pods: [M, replica(0)], spec: { replicas: 1 }, want: 1 },
   ];
-  for (const c of cases) assert.equal(desiredFencing(input(c.pods, c.spec), M).count, c.want, c.name);
+  for (const c of cases) await t.test(c.name, () => assert.equal(desiredFencing(input(c.pods, c.spec), M).count, c.want, c.name));
   assert.equal(planFencing(input([M, replica(0), replica(1)]), M, ip(1)), null, 'already right: no step');
   const M2 = master({}, { minReplicas: 1, maxLag: 10 });
   const s2 = planFencing(input([M2, replica(0)]), M2, ip(1));
@@ -105,7 +105,7 @@ test('planLabels: transitions only; the master label leaves before it arrives', 
   );
 });
 
-test('plan: end to end, in the order the manager must apply', () => {
+test('plan: end to end, in the order the manager must apply', async (t) => {
   const deadM = master({ error: 'refused', okAgo: 1500 });
   const cases: Array<{ name: string; pods: PodObservation[]; spec?: Partial<SpecView>; kind: string; want: string[] }> = [
     { name: 'healthy steady state: nothing to do', pods: [master(), replica(0), replica(1)], kind: 'keep', want: [] },
@@ -230,28 +230,32 @@ test('plan: end to end, in the order the manager must apply', () => {
     },
   ];
   for (const c of cases) {
-    const p = plan(input(c.pods, c.spec));
-    assert.equal(p.decision.kind, c.kind, `${c.name}: ${p.decision.reason}`);
-    assert.deepEqual(brief(p.steps), c.want, `${c.name}: ${p.decision.reason}`);
+    await t.test(c.name, () => {
+      const p = plan(input(c.pods, c.spec));
+      assert.equal(p.decision.kind, c.kind, `${c.name}: ${p.decision.reason}`);
+      assert.deepEqual(brief(p.steps), c.want, `${c.name}: ${p.decision.reason}`);
+    });
   }
 });
 
-test('never two pods labelled master: after any plan is applied, at most one carries the label', () => {
-  const scenarios: PodObservation[][] = [
-    [master({ error: 'refused', okAgo: 1500 }), replica(0, { link: 'down' }, { witnessFor: 1000 }), replica(1, { link: 'down', offset: 1200 }, { witnessFor: 1000 })],
-    [master({ label: 'master' }), pod({ name: 'replica-0', label: 'master', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 2000 }) })],
-    [pod({ name: 'master-0', facts: facts() }), pod({ name: 'replica-0', facts: facts() })],
+test('never two pods labelled master: after any plan is applied, at most one carries the label', async (t) => {
+  const scenarios: Array<[string, PodObservation[]]> = [
+    ['the master refuses connections and both replicas report the link down', [master({ error: 'refused', okAgo: 1500 }), replica(0, { link: 'down' }, { witnessFor: 1000 }), replica(1, { link: 'down', offset: 1200 }, { witnessFor: 1000 })]],
+    ['two pods labelled master, one the promoted successor', [master({ label: 'master' }), pod({ name: 'replica-0', label: 'master', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 2000 }) })]],
+    ['a fresh set: no labels, every node on the placeholder', [pod({ name: 'master-0', facts: facts() }), pod({ name: 'replica-0', facts: facts() })]],
   ];
-  for (const pods of scenarios) {
-    const p = plan(input(pods));
-    const labels = new Map(pods.map((x) => [x.name, x.roleLabel]));
-    for (const s of p.steps) {
-      if (s.kind !== 'label') continue;
-      const v = s.patch.metadata.labels?.[ROLE_LABEL];
-      if (v !== undefined) labels.set(s.pod, v);
-      assert.ok([...labels.values()].filter((l) => l === 'master').length <= 1, `two masters midway: ${p.decision.reason}`);
-    }
-    assert.equal([...labels.values()].filter((l) => l === 'master').length, p.master ? 1 : 0, p.decision.reason);
+  for (const [name, pods] of scenarios) {
+    await t.test(name, () => {
+      const p = plan(input(pods));
+      const labels = new Map(pods.map((x) => [x.name, x.roleLabel]));
+      for (const s of p.steps) {
+        if (s.kind !== 'label') continue;
+        const v = s.patch.metadata.labels?.[ROLE_LABEL];
+        if (v !== undefined) labels.set(s.pod, v);
+        assert.ok([...labels.values()].filter((l) => l === 'master').length <= 1, `two masters midway: ${p.decision.reason}`);
+      }
+      assert.equal([...labels.values()].filter((l) => l === 'master').length, p.master ? 1 : 0, p.decision.reason);
+    });
   }
 });
 

@@ -10,14 +10,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApiServer, type StoredObject } from '../../support/kube-api/index.ts';
 import { isReplaced, KubeClient, kubeFailure, loadKubeConfig, POD_SELECTOR } from '../../../src/sidecar/kube/client.ts';
 import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../src/api/labels.ts';
+import { until as untilPolled } from '../../support/until.ts';
 
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** Polls often: these tests watch elections and informers that change within milliseconds. */
+const until = (what: string, check: () => boolean, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 function redis(namespace: string, name: string) {
   return { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2 } };

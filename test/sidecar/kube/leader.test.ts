@@ -6,6 +6,7 @@ import { startKubeApi, type KubeApiServer } from '../../support/kube-api/index.t
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector, type LeadershipInfo } from '../../../src/sidecar/kube/leader.ts';
 import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
+import { until as untilPolled } from '../../support/until.ts';
 
 const NS = 'redis-system';
 const LEASE = 'redis-operator-sidecar';
@@ -23,13 +24,8 @@ interface Happening {
   info?: LeadershipInfo;
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** Polls often: these tests watch elections and informers that change within milliseconds. */
+const until = (what: string, check: () => boolean, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 function micro(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000Z');

@@ -14,7 +14,7 @@ function lease(over: Partial<LeaseState> = {}): LeaseState {
   return { resourceVersion: '10', holderIdentity: 'other', leaseDurationSeconds: 3, acquireTime: micro(T0 - 60_000), renewTime: micro(T0), leaseTransitions: 4, ...over };
 }
 
-test('decide: table', () => {
+test('decide: table', async (t) => {
   type Row = [string, LeaseState | null, number, { resourceVersion: string; seenAt: number } | undefined, string, string];
   const rows: Row[] = [
     ['no lease: create it', null, T0, undefined, 'create', 'LeaseAbsent'],
@@ -31,9 +31,11 @@ test('decide: table', () => {
     ["the holder's leaseDurationSeconds counts, not ours", lease({ leaseDurationSeconds: 10 }), T0 + 5000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
   ];
   for (const [what, l, now, observation, action, reason] of rows) {
-    const d = decide({ lease: l, identity: 'me', now, observation, settings: S });
-    assert.equal(d.action, action, what);
-    assert.equal(d.reason, reason, what);
+    await t.test(what, () => {
+      const d = decide({ lease: l, identity: 'me', now, observation, settings: S });
+      assert.equal(d.action, action, what);
+      assert.equal(d.reason, reason, what);
+    });
   }
 });
 
@@ -86,7 +88,7 @@ test('the safety invariant holds for the defaults: the leader stops before anyon
   assert.equal(firstTakeover - lastActing, DEFAULT_LEADER_SETTINGS.leaseDurationSeconds * 1000 - DEFAULT_LEADER_SETTINGS.renewDeadlineMs + 2);
 });
 
-test('settings that would break the invariant are refused', () => {
+test('settings that would break the invariant are refused', async (t) => {
   const rows: Array<[Partial<LeaderSettings>, RegExp]> = [
     [{ renewDeadlineMs: 3000 }, /less than leaseDurationSeconds/],
     [{ renewDeadlineMs: 400 }, /greater than retryPeriodMs/],
@@ -94,7 +96,7 @@ test('settings that would break the invariant are refused', () => {
     [{ requestTimeoutMs: 2500 }, /requestTimeoutMs/],
     [{ retryPeriodMs: 0 }, /retryPeriodMs must be > 0/],
   ];
-  for (const [over, pattern] of rows) assert.match(settingsProblems({ ...S, ...over }).join('; '), pattern, JSON.stringify(over));
+  for (const [over, pattern] of rows) await t.test(JSON.stringify(over), () => assert.match(settingsProblems({ ...S, ...over }).join('; '), pattern, JSON.stringify(over)));
 });
 
 test('mayAct, releaseSpec and parseTime', () => {

@@ -52,6 +52,7 @@ test('the leader dies right after promoting (before any label moved): the standb
   let armed = false;
   let promoted: string | null = null;
   let crashedAt = 0;
+  // eslint-disable-next-line prefer-const -- the hooks below read it before the instance exists
   let a: Instance | undefined;
   const hooks = {
     afterStep: (_r: unknown, step: Step, ok: boolean) => {

@@ -28,14 +28,14 @@ function pod(over: { name?: string; ns?: string; labels?: Record<string, string>
   };
 }
 
-test('belongsTo: all of the pod selector labels, in the Redis\' namespace', () => {
+test('belongsTo: all of the pod selector labels, in the Redis\' namespace', async (t) => {
   const table: Array<[string, V1Pod, boolean]> = [
     ['its pod', pod(), true],
     ['another namespace', pod({ ns: 'other' }), false],
     ['another Redis', pod({ labels: podSelectorLabels('cache2') }), false],
     ['missing managed-by', pod({ labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': 'cache' } }), false],
   ];
-  for (const [name, p, want] of table) assert.equal(belongsTo(p, 'apps', 'cache'), want, name);
+  for (const [name, p, want] of table) await t.test(name, () => assert.equal(belongsTo(p, 'apps', 'cache'), want, name));
 });
 
 test('podView: phase, Ready, deleting, IP, component', () => {

@@ -75,7 +75,7 @@ master_replid2:0000000000000000000000000000000000000000
 master_repl_offset:171
 `);
 
-test('parseReplication: table of real INFO texts', () => {
+test('parseReplication: table of real INFO texts', async (t) => {
   const cases = [
     {
       name: 'fresh node pointing at the placeholder: -1 becomes null, offset 0',
@@ -117,8 +117,10 @@ test('parseReplication: table of real INFO texts', () => {
     },
   ];
   for (const c of cases) {
-    const r = parseReplication(parseInfoFields(c.text)) as unknown as Record<string, unknown>;
-    for (const [k, v] of Object.entries(c.expect)) assert.deepEqual(r[k], v, `${c.name}: ${k}`);
+    await t.test(c.name, () => {
+      const r = parseReplication(parseInfoFields(c.text)) as unknown as Record<string, unknown>;
+      for (const [k, v] of Object.entries(c.expect)) assert.deepEqual(r[k], v, `${c.name}: ${k}`);
+    });
   }
 });
 
@@ -146,7 +148,7 @@ test('small parsers tolerate junk', () => {
   assert.deepEqual([...parseConfigReply(['a', '1', 'dangling'])], [['a', '1']]);
 });
 
-test('classifyError: the taxonomy', () => {
+test('classifyError: the taxonomy', async (t) => {
   const err = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
   const cases: Array<[unknown, string]> = [
     [err('connect ECONNREFUSED 127.0.0.1:6379', 'ECONNREFUSED'), 'refused'],
@@ -166,7 +168,10 @@ test('classifyError: the taxonomy', () => {
     [err('ERR unknown command'), 'other'],
     ['a string', 'other'],
   ];
-  for (const [e, kind] of cases) assert.equal(classifyError(e).kind, kind, String((e as Error).message ?? e));
+  for (const [e, kind] of cases) {
+    const what = String((e as Error).message ?? e);
+    await t.test(`${what} -> ${kind}`, () => assert.equal(classifyError(e).kind, kind, what));
+  }
   assert.equal(isSilence('timeout'), true);
   assert.equal(isSilence('auth'), false, 'an auth refusal is an answer');
   assert.equal(isSilence('loading'), false);

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { jsonPatch, mergePatch, PatchError, strategicMergePatch } from './patch.ts';
 
-test('JSON merge patch (RFC 7386 examples)', () => {
+test('JSON merge patch (RFC 7386 examples)', async (t) => {
   const cases: Array<[unknown, unknown, unknown]> = [
     [{ a: 'b' }, { a: 'c' }, { a: 'c' }],
     [{ a: 'b' }, { b: 'c' }, { a: 'b', b: 'c' }],
@@ -18,7 +18,9 @@ test('JSON merge patch (RFC 7386 examples)', () => {
     [{ e: null }, { a: 1 }, { e: null, a: 1 }],
     [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
   ];
-  for (const [target, patch, expected] of cases) assert.deepEqual(mergePatch(target, patch), expected, JSON.stringify(patch));
+  for (const [target, patch, expected] of cases) {
+    await t.test(`${JSON.stringify(target)} + ${JSON.stringify(patch)}`, () => assert.deepEqual(mergePatch(target, patch), expected, JSON.stringify(patch)));
+  }
 });
 
 test('merge patch does not mutate its inputs', () => {
@@ -29,7 +31,7 @@ test('merge patch does not mutate its inputs', () => {
   assert.deepEqual(patch, { metadata: { labels: { b: '2' } } });
 });
 
-test('JSON patch operations', () => {
+test('JSON patch operations', async (t) => {
   const doc = { metadata: { labels: { a: '1' }, finalizers: ['x'] }, spec: { list: [1, 2] } };
   const cases: Array<[unknown[], unknown]> = [
     [[{ op: 'add', path: '/metadata/labels/b', value: '2' }], { ...doc, metadata: { ...doc.metadata, labels: { a: '1', b: '2' } } }],
@@ -40,7 +42,7 @@ test('JSON patch operations', () => {
     [[{ op: 'copy', from: '/metadata/labels/a', path: '/metadata/labels/c' }], { ...doc, metadata: { ...doc.metadata, labels: { a: '1', c: '1' } } }],
     [[{ op: 'test', path: '/metadata/labels/a', value: '1' }, { op: 'add', path: '/metadata/labels/a~1b', value: 'x' }], { ...doc, metadata: { ...doc.metadata, labels: { a: '1', 'a/b': 'x' } } }],
   ];
-  for (const [ops, expected] of cases) assert.deepEqual(jsonPatch(doc, ops), expected, JSON.stringify(ops));
+  for (const [ops, expected] of cases) await t.test(JSON.stringify(ops), () => assert.deepEqual(jsonPatch(doc, ops), expected, JSON.stringify(ops)));
 });
 
 test('JSON patch failures: non-array body (400), failed test and missing paths (422)', () => {
@@ -52,7 +54,7 @@ test('JSON patch failures: non-array body (400), failed test and missing paths (
   expectCode(() => jsonPatch({}, [{ op: 'explode', path: '/a' }]), 400);
 });
 
-test('strategic merge patch: keyed lists merge, sets union, directives', () => {
+test('strategic merge patch: keyed lists merge, sets union, directives', async (t) => {
   const pod = {
     metadata: { finalizers: ['a'], ownerReferences: [{ uid: 'u1', name: 'x' }] },
     spec: { containers: [{ name: 'redis', image: 'redis:7.0', ports: [{ containerPort: 6379, name: 'redis' }] }], tolerations: [{ key: 't' }] },
@@ -68,5 +70,5 @@ test('strategic merge patch: keyed lists merge, sets union, directives', () => {
     ['$patch replace on a map', { spec: { $patch: 'replace', containers: [] } }, { ...pod, spec: { containers: [] } }],
     ['null deletes a field', { spec: { tolerations: null } }, { ...pod, spec: { containers: pod.spec.containers } }],
   ];
-  for (const [what, patch, expected] of cases) assert.deepEqual(strategicMergePatch(pod, patch), expected, what);
+  for (const [what, patch, expected] of cases) await t.test(what, () => assert.deepEqual(strategicMergePatch(pod, patch), expected, what));
 });

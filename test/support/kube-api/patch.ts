@@ -9,6 +9,8 @@
 //   Any other list is replaced, as for fields without a patch strategy.
 // Invariant: inputs are never mutated; errors are PatchError (the caller maps them to 4xx).
 
+import { isRecord } from '../records.ts';
+
 export class PatchError extends Error {
   readonly code: number;
   constructor(message: string, code = 422) {
@@ -19,17 +21,13 @@ export class PatchError extends Error {
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
 function clone<T>(v: T): T {
   return v === undefined ? v : (structuredClone(v) as T);
 }
 
 export function mergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return clone(patch);
-  const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  if (!isRecord(patch)) return clone(patch);
+  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k];
     else out[k] = mergePatch(out[k], v);
@@ -54,11 +52,11 @@ function parentOf(doc: unknown, parts: string[], pointer: string): { parent: Rec
   let cur: unknown = doc;
   for (const part of parts.slice(0, -1)) {
     if (Array.isArray(cur)) cur = cur[Number(part)];
-    else if (isObject(cur)) cur = cur[part];
+    else if (isRecord(cur)) cur = cur[part];
     else cur = undefined;
     if (cur === undefined) throw new PatchError(`jsonpatch: path ${pointer}: missing value`);
   }
-  if (!Array.isArray(cur) && !isObject(cur)) throw new PatchError(`jsonpatch: path ${pointer}: parent is not a container`);
+  if (!Array.isArray(cur) && !isRecord(cur)) throw new PatchError(`jsonpatch: path ${pointer}: parent is not a container`);
   return { parent: cur, key: parts[parts.length - 1]! };
 }
 
@@ -74,7 +72,7 @@ function getAt(doc: unknown, pointer: string): unknown {
   let cur: unknown = doc;
   for (const part of parsePointer(pointer)) {
     if (Array.isArray(cur)) cur = cur[Number(part)];
-    else if (isObject(cur)) cur = Object.hasOwn(cur, part) ? cur[part] : undefined;
+    else if (isRecord(cur)) cur = Object.hasOwn(cur, part) ? cur[part] : undefined;
     else cur = undefined;
     if (cur === undefined) throw new PatchError(`jsonpatch: path ${pointer}: missing value`);
   }
@@ -107,7 +105,7 @@ function addAt(doc: unknown, pointer: string, value: unknown): unknown {
 function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
-  if (isObject(a) && isObject(b)) {
+  if (isRecord(a) && isRecord(b)) {
     const ka = Object.keys(a);
     return ka.length === Object.keys(b).length && ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
   }
@@ -120,7 +118,7 @@ export function jsonPatch(target: unknown, ops: unknown): unknown {
   }
   let doc = clone(target);
   for (const raw of ops as JsonPatchOp[]) {
-    if (!isObject(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
+    if (!isRecord(raw) || typeof raw.op !== 'string' || typeof raw.path !== 'string') {
       throw new PatchError('jsonpatch: every operation needs "op" and "path"', 400);
     }
     switch (raw.op) {
@@ -181,7 +179,7 @@ export const SET_LISTS = new Set(['finalizers']);
 
 function mergeKeyFor(field: string, items: unknown[]): string | undefined {
   if (field === 'ports') {
-    return items.some((i) => isObject(i) && 'containerPort' in i) ? 'containerPort' : 'port';
+    return items.some((i) => isRecord(i) && 'containerPort' in i) ? 'containerPort' : 'port';
   }
   return MERGE_KEYS[field];
 }
@@ -194,13 +192,13 @@ function strategicList(field: string, target: unknown, patch: unknown[]): unknow
     return out;
   }
   const key = mergeKeyFor(field, patch);
-  if (!key || !patch.every(isObject)) return clone(patch);
-  if (patch.some((p) => isObject(p) && p['$patch'] === 'replace')) {
-    return patch.filter((p) => !(isObject(p) && p['$patch'] === 'replace')).map(clone);
+  if (!key || !patch.every(isRecord)) return clone(patch);
+  if (patch.some((p) => isRecord(p) && p['$patch'] === 'replace')) {
+    return patch.filter((p) => !(isRecord(p) && p['$patch'] === 'replace')).map(clone);
   }
   const out = base.map(clone);
   for (const item of patch as Record<string, unknown>[]) {
-    const idx = out.findIndex((x) => isObject(x) && deepEqual(x[key], item[key]));
+    const idx = out.findIndex((x) => isRecord(x) && deepEqual(x[key], item[key]));
     if (item['$patch'] === 'delete') {
       if (idx >= 0) out.splice(idx, 1);
       continue;
@@ -212,13 +210,13 @@ function strategicList(field: string, target: unknown, patch: unknown[]): unknow
 }
 
 export function strategicMergePatch(target: unknown, patch: unknown): unknown {
-  if (!isObject(patch)) return clone(patch);
+  if (!isRecord(patch)) return clone(patch);
   if (patch['$patch'] === 'replace') {
     const { $patch: _drop, ...rest } = patch;
     return clone(rest);
   }
   if (patch['$patch'] === 'delete') return undefined;
-  const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
   for (const [k, v] of Object.entries(patch)) {
     if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
     if (k.startsWith('$deleteFromPrimitiveList/')) {
@@ -229,7 +227,7 @@ export function strategicMergePatch(target: unknown, patch: unknown): unknown {
     }
     if (v === null) delete out[k];
     else if (Array.isArray(v)) out[k] = strategicList(k, out[k], v);
-    else if (isObject(v)) {
+    else if (isRecord(v)) {
       const merged = strategicMergePatch(out[k], v);
       if (merged === undefined) delete out[k];
       else out[k] = merged;

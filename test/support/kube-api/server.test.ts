@@ -8,6 +8,7 @@ import {
   type KubeConfig, type V1Pod,
 } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApiServer } from './index.ts';
+import { until } from '../until.ts';
 
 const NS = 'team-a';
 
@@ -36,15 +37,6 @@ function pod(name: string, labels: Record<string, string> = {}): V1Pod {
 
 function redis(name: string, extra: Record<string, unknown> = {}) {
   return { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace: NS, ...extra }, spec: { replicas: 2 } };
-}
-
-/** Waits until `check` holds, polling; fails with `what` after a generous bound. */
-async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 describe('kube-api stand-in through client-node', () => {
@@ -104,7 +96,7 @@ describe('kube-api stand-in through client-node', () => {
     assert.deepEqual(now.data, { a: '2' });
   });
 
-  test('label and field selectors', async () => {
+  test('label and field selectors', async (t) => {
     const pods: Array<[string, Record<string, string>]> = [
       ['sel-a', { app: 'redis', role: 'master' }],
       ['sel-b', { app: 'redis', role: 'replica' }],
@@ -123,8 +115,10 @@ describe('kube-api stand-in through client-node', () => {
       ['app=redis,!role', ['sel-c']],
     ];
     for (const [selector, expected] of cases) {
-      const list = await core.listNamespacedPod({ namespace: NS, labelSelector: `suite=sel,${selector}` });
-      assert.deepEqual(list.items.map((p) => p.metadata?.name).sort(), expected, selector);
+      await t.test(selector, async () => {
+        const list = await core.listNamespacedPod({ namespace: NS, labelSelector: `suite=sel,${selector}` });
+        assert.deepEqual(list.items.map((p) => p.metadata?.name).sort(), expected, selector);
+      });
     }
     const byName = await core.listNamespacedPod({ namespace: NS, fieldSelector: 'metadata.name=sel-b' });
     assert.deepEqual(byName.items.map((p) => p.metadata?.name), ['sel-b']);

@@ -19,6 +19,7 @@ import {
 } from './resources.ts';
 import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, labelSelectorToString, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
 import { MICRO_TIME, validateFinalizersDuringDeletion, validateObjectMeta } from './validation.ts';
+import { isRecord } from '../records.ts';
 
 export type ResourceId = string | ResourceDef;
 export type PatchType = 'json' | 'merge' | 'strategic';
@@ -119,10 +120,6 @@ const SYSTEM_META = ['uid', 'creationTimestamp', 'generation', 'deletionTimestam
 
 function clone<T>(v: T): T {
   return structuredClone(v);
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
 function rfc3339(ms: number): string {
@@ -307,7 +304,7 @@ export class ObjectStore {
     const old = this.bucket(def).get(nsName(def.namespaced ? (namespace ?? '') : '', name));
     if (!old) throw errors.notFound(def, name);
     const patched = this.applyPatch(type, old, patch);
-    if (!isObject(patched)) throw errors.badRequest('the patch produced something that is not an object');
+    if (!isRecord(patched)) throw errors.badRequest('the patch produced something that is not an object');
     const patchedRv = (patched['metadata'] as ObjectMetaLike | undefined)?.resourceVersion;
     if (patchedRv !== undefined && patchedRv !== old.metadata.resourceVersion) throw errors.conflict(def, name);
     const body = patched as KubeObject;
@@ -470,7 +467,7 @@ export class ObjectStore {
   private applyPatch(type: PatchType, target: unknown, patch: unknown): unknown {
     try {
       if (type === 'json') return jsonPatch(target, patch);
-      if (!isObject(patch)) throw new PatchError(`error decoding patch: json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`, 400);
+      if (!isRecord(patch)) throw new PatchError(`error decoding patch: json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`, 400);
       return type === 'merge' ? mergePatch(target, patch) : strategicMergePatch(target, patch);
     } catch (e) {
       if (e instanceof PatchError) {
@@ -483,7 +480,7 @@ export class ObjectStore {
 
   /** What the API server's decoder does: kind/apiVersion/namespace/name consistency and types it can parse. */
   private decode(def: ResourceDef, body: KubeObject, namespace: string | undefined, name: string | undefined): KubeObject & { metadata: ObjectMetaLike } {
-    if (!isObject(body)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the object is not a JSON object`);
+    if (!isRecord(body)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: the object is not a JSON object`);
     const obj = clone(body) as KubeObject & { metadata: ObjectMetaLike };
     const apiVersion = apiVersionOf(def);
     if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersion) {
@@ -495,7 +492,7 @@ export class ObjectStore {
     obj.apiVersion = apiVersion;
     obj.kind = def.kind;
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
-    if (!isObject(obj.metadata)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: metadata must be an object`);
+    if (!isRecord(obj.metadata)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: metadata must be an object`);
     if (def.namespaced) {
       const ns = namespace ?? obj.metadata.namespace;
       if (obj.metadata.namespace && ns && obj.metadata.namespace !== ns) {

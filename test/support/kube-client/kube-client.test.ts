@@ -5,20 +5,11 @@
 // Network: the stand-in on 127.0.0.1, random port.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKubeApi, type KubeApiServer, type StoredObject } from '../kube-api/index.ts';
+import { startKubeApi, type KubeApiServer } from '../kube-api/index.ts';
 import { httpClient, KubeApiError, storeClient, type CacheEvent, type HttpKubeClient, type KubeClient, type ResourceRef } from './index.ts';
+import { until } from '../until.ts';
 
 const NS = 'kc';
-
-async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 async function rejects(p: Promise<unknown>, code: number, reason: string): Promise<KubeApiError> {
   try {
@@ -65,7 +56,7 @@ for (const flavour of ['store', 'http'] as const) {
       await rejects(client.resourceForKind('nowhere.example.com/v1', 'Thing'), 404, 'NotFound');
     });
 
-    test('reads need inform(); the cache filters by namespace, labels and fields', async () => {
+    test('reads need inform(); the cache filters by namespace, labels and fields', async (t) => {
       const secrets = await client.resource('v1', 'secrets');
       assert.throws(() => client.list(secrets), /not informed/);
       await client.create(configmaps, cm('sel-a', { tier: 'x' }));
@@ -82,7 +73,7 @@ for (const flavour of ['store', 'http'] as const) {
         ['a field selector', { fieldSelector: 'metadata.namespace=other' }, ['other/sel-a']],
         ['both', { namespace: NS, labelSelector: 'tier', fieldSelector: 'metadata.name!=sel-a' }, ['kc/sel-b']],
       ];
-      for (const [what, options, want] of cases) assert.deepEqual(names(options), want, what);
+      for (const [what, options, want] of cases) await t.test(what, () => assert.deepEqual(names(options), want, what));
       const got = client.get(configmaps, NS, 'sel-a')!;
       assert.equal(got.kind, 'ConfigMap', 'cached objects carry kind/apiVersion even from a list');
       assert.equal(got.apiVersion, 'v1');
@@ -122,7 +113,7 @@ for (const flavour of ['store', 'http'] as const) {
       assert.equal(deletedSvc?.metadata.name, 'svc', 'Services answer DELETE with the object');
     });
 
-    test('failures carry the HTTP code and the Status reason', async () => {
+    test('failures carry the HTTP code and the Status reason', async (t) => {
       const base = await client.create(configmaps, cm('f'));
       const stale = await client.update(configmaps, { ...base, data: { a: 'newer' } });
       await cached('f', stale.metadata.resourceVersion);
@@ -139,8 +130,10 @@ for (const flavour of ['store', 'http'] as const) {
         ['a strategic merge patch of a custom resource', () => client.patch(redises, NS, 'x', { spec: {} }, { type: 'strategic' }), 415, 'UnsupportedMediaType'],
       ];
       for (const [what, call, code, reason] of cases) {
-        const error = await rejects(call(), code, reason);
-        assert.equal(error.status.kind, 'Status', what);
+        await t.test(`${what}: ${code} ${reason}`, async () => {
+          const error = await rejects(call(), code, reason);
+          assert.equal(error.status.kind, 'Status', what);
+        });
       }
       const invalid = await rejects(client.create(configmaps, cm('Not_Valid')), 422, 'Invalid');
       assert.equal(invalid.status.details?.causes?.[0]?.field, 'metadata.name', 'causes survive the trip');
