@@ -242,10 +242,14 @@ async function failoverRound(cluster: Cluster, kubelet: Kubelet, writer: Writer,
   } else {
     pod.server.stop();
   }
-  const newName = await until('the label on a new master', () => {
-    const m = cluster.masters(NAME);
-    return m.length === 1 && m[0] !== oldName && m[0];
-  }, 20_000);
+  const newName = await until(
+    'the label on a new master',
+    () => {
+      const m = cluster.masters(NAME);
+      return m.length === 1 && m[0] !== oldName && m[0];
+    },
+    20_000,
+  );
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('the first acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 20_000);
   const ms = first.at - t0;
@@ -274,7 +278,9 @@ async function falseFailoverPhase(cluster: Cluster, writer: Writer): Promise<num
   const moved = cluster.masters(NAME)[0] !== labelled ? 1 : 0;
   const kept = writer.ackedAfter(t0 + FALSE_SECONDS * 1000 - 500, masterIp) !== undefined;
   const blocked = cluster.events(NAME).filter((e) => e.reason === 'FailoverBlocked').length;
-  log(`false-failover phase: sidecar cut from the master for ${FALSE_SECONDS} s: ${started} failover(s) started, label moved: ${moved === 1}, writes went on: ${kept}, FailoverBlocked events so far: ${blocked}`);
+  log(
+    `false-failover phase: sidecar cut from the master for ${FALSE_SECONDS} s: ${started} failover(s) started, label moved: ${moved === 1}, writes went on: ${kept}, FailoverBlocked events so far: ${blocked}`,
+  );
   return Math.max(started, moved);
 }
 
@@ -389,7 +395,11 @@ async function main(): Promise<void> {
     const hung = rounds.filter((r) => r.kind === 'hung').map((r) => r.ms);
     const events = cluster.events(NAME);
     log(`acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`);
-    log(`events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {})).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    log(
+      `events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {}))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
     log(`two pods labelled master at once (store watch): ${masters.violations.length} time(s)`);
     log(`kill rounds (ms): ${kill.map(Math.round).join(' ')}`);
     log(`hung rounds (ms): ${hung.map(Math.round).join(' ')}`);

@@ -77,7 +77,11 @@ function nextMessage<T extends FromChild['type']>(child: ChildProcess, type: T):
 
 async function start(kind: Kind): Promise<{ child: ChildProcess; url: string }> {
   const execArgv = (process.env['BENCH_SERVER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean);
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind], { execPath: process.execPath, execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind], {
+    execPath: process.execPath,
+    execArgv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const { port } = await nextMessage(child, 'listening');
   return { child, url: `http://${HOST}:${port}/${kind}` };
 }
@@ -110,7 +114,8 @@ async function drive(url: string, body: string, seconds: number): Promise<Round>
 /** Shares of /sync requests the app itself timed under 1, 2.5 and 5 ms (from its /metrics). */
 async function serverSideShares(metricsUrl: string): Promise<string> {
   const text = await (await fetch(metricsUrl)).text();
-  const count = (le: string) => Number(new RegExp(`^redis_operator_hook_duration_seconds_bucket\\{le="${le.replace('+', '\\+')}",route="sync"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+  const count = (le: string) =>
+    Number(new RegExp(`^redis_operator_hook_duration_seconds_bucket\\{le="${le.replace('+', '\\+')}",route="sync"\\} (\\d+)$`, 'm').exec(text)?.[1]);
   const total = count('+Inf');
   return ['0.001', '0.0025', '0.005'].map((le) => `${((count(le) / total) * 100).toFixed(1)}% under ${Number(le) * 1000} ms`).join(', ');
 }

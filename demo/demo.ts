@@ -102,22 +102,34 @@ function printChanges(c: Cluster, prev: Snapshot, next: Snapshot, t0: number): v
 
 async function main(): Promise<void> {
   const t = performance.now();
-  say(bold(`redis-operator demo: ${real ? 'the real Kubernetes control plane (test/k8s)' : 'a local cluster stand-in'} with the real hook and the real sidecars`));
-  say(dim(`pods run as real redis-server processes on ${real ? `198.18.${subnet}.x, each in its own network namespace` : `127.0.${subnet}.x`}; nothing leaves this machine`));
+  say(
+    bold(`redis-operator demo: ${real ? 'the real Kubernetes control plane (test/k8s)' : 'a local cluster stand-in'} with the real hook and the real sidecars`),
+  );
+  say(
+    dim(
+      `pods run as real redis-server processes on ${real ? `198.18.${subnet}.x, each in its own network namespace` : `127.0.${subnet}.x`}; nothing leaves this machine`,
+    ),
+  );
   say();
   if (real) process.env['KEEP_CLUSTER_DATA'] ??= process.env['DEMO_KEEP'] === '1' ? '1' : '';
-  starting = real ? startSystemCluster({ subnet }, 'real') : startCluster({ subnet, hook: 'process', keepData: process.env['DEMO_KEEP'] === '1' }).then(standInView);
+  starting = real
+    ? startSystemCluster({ subnet }, 'real')
+    : startCluster({ subnet, hook: 'process', keepData: process.env['DEMO_KEEP'] === '1' }).then(standInView);
   cluster = await starting;
   const c = cluster;
   say(`started in ${Math.round(performance.now() - t)} ms: sidecars ${c.sidecarNames().join(' and ')} (leader: ${c.leader()})`);
   say();
 
-  say(bold('1. Apply the design\'s Redis'));
+  say(bold("1. Apply the design's Redis"));
   say('$ kubectl apply -f manifests/examples/redis.yaml');
   const applyAt = performance.now();
   await c.apply(exampleManifest());
   say('redis.redis.example.com/my-redis created');
-  await c.waitFor(() => c.redisRow(NAME) === RUNNING && c.pods(NAME).every(isPodReady) && c.pods(NAME).length === 3, 60_000, `${RUNNING} with three Ready pods`);
+  await c.waitFor(
+    () => c.redisRow(NAME) === RUNNING && c.pods(NAME).every(isPodReady) && c.pods(NAME).length === 3,
+    60_000,
+    `${RUNNING} with three Ready pods`,
+  );
   say(dim(`(Running with three Ready pods ${Math.round(performance.now() - applyAt)} ms after the apply)`));
   say();
   tables(c);
@@ -151,7 +163,14 @@ async function main(): Promise<void> {
     const ep = c.masterEndpoint(NAME);
     if (failoverMs === undefined && ep && ep.pod !== master.pod) failoverMs = performance.now() - t0;
     const back = c.get('pods', master.pod, NS);
-    if (failoverMs !== undefined && back && !back.metadata.deletionTimestamp && isPodReady(back) && back.metadata.labels?.[ROLE_LABEL] === 'replica' && back.metadata.annotations?.['redis.example.com/link'] === 'up') {
+    if (
+      failoverMs !== undefined &&
+      back &&
+      !back.metadata.deletionTimestamp &&
+      isPodReady(back) &&
+      back.metadata.labels?.[ROLE_LABEL] === 'replica' &&
+      back.metadata.annotations?.['redis.example.com/link'] === 'up'
+    ) {
       rejoinedMs = performance.now() - t0;
       break;
     }
@@ -159,7 +178,9 @@ async function main(): Promise<void> {
   if (failoverMs === undefined || rejoinedMs === undefined) throw new Error(`the failover did not complete within 60 s\n${c.dump()}`);
   await c.waitFor(() => c.redisRow(NAME) === RUNNING, 30_000, RUNNING);
   say();
-  say(`new master Ready behind the my-redis-master Service ${Math.round(failoverMs)} ms after the delete; ${master.pod} back as a replica after ${Math.round(rejoinedMs)} ms`);
+  say(
+    `new master Ready behind the my-redis-master Service ${Math.round(failoverMs)} ms after the delete; ${master.pod} back as a replica after ${Math.round(rejoinedMs)} ms`,
+  );
   say();
 
   say(bold('3. After the failover'));
@@ -173,10 +194,19 @@ async function main(): Promise<void> {
   const keys = await back.mget(...Array.from({ length: 100 }, (_, i) => `demo:${i + 1}`));
   const role = String(await back.call('ROLE')).split(',')[0];
   back.disconnect();
-  say(`${master.pod} (recreated at ${backIp}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${now.pod} and has ${keys.filter((v, i) => v === String(i + 1)).length} of the 100 demo keys`);
+  say(
+    `${master.pod} (recreated at ${backIp}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${now.pod} and has ${keys.filter((v, i) => v === String(i + 1)).length} of the 100 demo keys`,
+  );
   say();
   say('$ kubectl get events --field-selector involvedObject.name=my-redis');
-  say(eventTable(c.list('events', { namespace: NS }).filter((e) => (e['involvedObject'] as { name?: string } | undefined)?.name === NAME).sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))));
+  say(
+    eventTable(
+      c
+        .list('events', { namespace: NS })
+        .filter((e) => (e['involvedObject'] as { name?: string } | undefined)?.name === NAME)
+        .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion)),
+    ),
+  );
   say();
   await cleanup();
   say(`demo_failover_ms=${Math.round(failoverMs)}`);

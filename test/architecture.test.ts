@@ -43,7 +43,8 @@ function importsIn(text: string): ImportRef[] {
   for (const m of text.matchAll(/^[ \t]*(?:import|export)\s+(type\s+)?[^;]*?\bfrom\s+(['"])([^'"]+)\2/gm)) {
     refs.push({ spec: m[3] ?? '', typeOnly: m[1] !== undefined, line: lineAt(text, m.index + m[0].search(/\S/)) });
   }
-  for (const m of text.matchAll(/^[ \t]*import\s+(['"])([^'"]+)\1/gm)) refs.push({ spec: m[2] ?? '', typeOnly: false, line: lineAt(text, m.index + m[0].search(/\S/)) });
+  for (const m of text.matchAll(/^[ \t]*import\s+(['"])([^'"]+)\1/gm))
+    refs.push({ spec: m[2] ?? '', typeOnly: false, line: lineAt(text, m.index + m[0].search(/\S/)) });
   for (const m of text.matchAll(/\bimport\(\s*(['"])([^'"]+)\1\s*\)/g)) refs.push({ spec: m[2] ?? '', typeOnly: false, line: lineAt(text, m.index) });
   return refs.sort((a, b) => a.line - b.line);
 }
@@ -169,7 +170,11 @@ test('the checks read the real sources', () => {
   assert.ok(SOURCES.filter((s) => s.path.startsWith(DECIDE.root)).length >= 5, 'the decide sources are read');
   const plan = SOURCES.find((s) => s.path === 'src/sidecar/decide/plan.ts');
   assert.ok(plan && importsIn(plan.text).some((r) => r.spec === './master.ts' && !r.typeOnly), 'the scanner sees decide/plan.ts import ./master.ts');
-  assert.deepEqual([...new Set(SOURCES.map((s) => layer(s.path)))].filter((l) => !(l in ALLOWED)), [], 'every src folder has a place in ALLOWED');
+  assert.deepEqual(
+    [...new Set(SOURCES.map((s) => layer(s.path)))].filter((l) => !(l in ALLOWED)),
+    [],
+    'every src folder has a place in ALLOWED',
+  );
 });
 
 // ------------------------------------------------------------------ the rules can fail
@@ -177,34 +182,90 @@ test('the checks read the real sources', () => {
 test('the checks above can fail: synthetic sources run through the same functions', async (t) => {
   const cases: Array<{ name: string; check: (s: Source[]) => string[]; path: string; text: string; want: string[] }> = [
     // layers
-    { name: 'api importing the sidecar', check: layerViolations, path: 'src/api/x.ts', text: "import { plan } from '../sidecar/decide/index.ts';\n", want: ['src/api/x.ts:1 imports ../sidecar/decide/index.ts (api -> sidecar)'] },
-    { name: 'the hook importing the server, even a type', check: layerViolations, path: 'src/hook/x.ts', text: "// a comment\nimport type { App } from '../server/app.ts';\n", want: ['src/hook/x.ts:2 imports ../server/app.ts (hook -> server)'] },
-    { name: 'the sidecar importing runtime and api: allowed', check: layerViolations, path: 'src/sidecar/x.ts', text: "import { a } from '../runtime/env.ts';\nimport { b } from '../api/labels.ts';\n", want: [] },
+    {
+      name: 'api importing the sidecar',
+      check: layerViolations,
+      path: 'src/api/x.ts',
+      text: "import { plan } from '../sidecar/decide/index.ts';\n",
+      want: ['src/api/x.ts:1 imports ../sidecar/decide/index.ts (api -> sidecar)'],
+    },
+    {
+      name: 'the hook importing the server, even a type',
+      check: layerViolations,
+      path: 'src/hook/x.ts',
+      text: "// a comment\nimport type { App } from '../server/app.ts';\n",
+      want: ['src/hook/x.ts:2 imports ../server/app.ts (hook -> server)'],
+    },
+    {
+      name: 'the sidecar importing runtime and api: allowed',
+      check: layerViolations,
+      path: 'src/sidecar/x.ts',
+      text: "import { a } from '../runtime/env.ts';\nimport { b } from '../api/labels.ts';\n",
+      want: [],
+    },
     // the hook
-    { name: 'the hook importing node:fs', check: (s) => purityViolations(HOOK, s).map(show), path: 'src/hook/x.ts', text: "import { readFileSync } from 'node:fs';\n", want: ['src/hook/x.ts:1 imports node:fs'] },
-    { name: 'the hook importing client-node, even a type', check: (s) => purityViolations(HOOK, s).map(show), path: 'src/hook/x.ts', text: "import type { V1Pod } from '@kubernetes/client-node';\n", want: ['src/hook/x.ts:1 imports @kubernetes/client-node'] },
-    { name: 'the hook reading the clock', check: (s) => purityViolations(HOOK, s).map(show), path: 'src/hook/x.ts', text: 'const t = Date.now();\n', want: ['src/hook/x.ts:1 calls: const t = Date.now();'] },
-    { name: 'the hook reading the environment', check: (s) => purityViolations(HOOK, s).map(show), path: 'src/hook/x.ts', text: "const level = process.env['LOG_LEVEL'];\n", want: ["src/hook/x.ts:1 calls: const level = process.env['LOG_LEVEL'];"] },
-    { name: 'comments are not calls', check: (s) => purityViolations(HOOK, s).map(show), path: 'src/hook/x.ts', text: '// never Date.now()\n/** nor setTimeout(f) */\n * Math.random()\n', want: [] },
+    {
+      name: 'the hook importing node:fs',
+      check: (s) => purityViolations(HOOK, s).map(show),
+      path: 'src/hook/x.ts',
+      text: "import { readFileSync } from 'node:fs';\n",
+      want: ['src/hook/x.ts:1 imports node:fs'],
+    },
+    {
+      name: 'the hook importing client-node, even a type',
+      check: (s) => purityViolations(HOOK, s).map(show),
+      path: 'src/hook/x.ts',
+      text: "import type { V1Pod } from '@kubernetes/client-node';\n",
+      want: ['src/hook/x.ts:1 imports @kubernetes/client-node'],
+    },
+    {
+      name: 'the hook reading the clock',
+      check: (s) => purityViolations(HOOK, s).map(show),
+      path: 'src/hook/x.ts',
+      text: 'const t = Date.now();\n',
+      want: ['src/hook/x.ts:1 calls: const t = Date.now();'],
+    },
+    {
+      name: 'the hook reading the environment',
+      check: (s) => purityViolations(HOOK, s).map(show),
+      path: 'src/hook/x.ts',
+      text: "const level = process.env['LOG_LEVEL'];\n",
+      want: ["src/hook/x.ts:1 calls: const level = process.env['LOG_LEVEL'];"],
+    },
+    {
+      name: 'comments are not calls',
+      check: (s) => purityViolations(HOOK, s).map(show),
+      path: 'src/hook/x.ts',
+      text: '// never Date.now()\n/** nor setTimeout(f) */\n * Math.random()\n',
+      want: [],
+    },
     // the decision layer
-    ...([
-      ["import { Redis } from 'ioredis';", 'imports ioredis'],
-      ["import {\n  connect,\n  type Socket,\n} from 'node:net';", 'imports node:net'],
-      ["import { setTimeout as sleep } from 'node:timers/promises';", 'imports node:timers/promises'],
-      ["import { performance } from 'node:perf_hooks';", 'imports node:perf_hooks'],
-      ["import { CoreV1Api } from '@kubernetes/client-node';", 'imports @kubernetes/client-node'],
-      ["import { pino } from 'pino';", 'imports pino'],
-      ["import { Gauge } from 'prom-client';", 'imports prom-client'],
-      ["import { KubeClient } from '../kube/client.ts';", 'imports ../kube/client.ts'],
-      ["import { probe, type Probe } from '../redis/adapter.ts';", 'imports ../redis/adapter.ts'],
-      ["export { Manager } from '../manager/manager.ts';", 'imports ../manager/manager.ts'],
-      ["import '../redis/pool.ts';", 'imports ../redis/pool.ts'],
-      ["const m = await import('../manager/index.ts');", 'imports ../manager/index.ts'],
-      ['const t = Date.now();', 'calls: const t = Date.now();'],
-      ['const t = performance.now();', 'calls: const t = performance.now();'],
-      ['setTimeout(tick, 100);', 'calls: setTimeout(tick, 100);'],
-      ['const pick = Math.random() < 0.5;', 'calls: const pick = Math.random() < 0.5;'],
-    ] as const).map(([text, what]) => ({ name: `decide/: ${what}`, check: (s: Source[]) => purityViolations(DECIDE, s).map(show), path: 'src/sidecar/decide/x.ts', text: `${text}\n`, want: [`src/sidecar/decide/x.ts:1 ${what}`] })),
+    ...(
+      [
+        ["import { Redis } from 'ioredis';", 'imports ioredis'],
+        ["import {\n  connect,\n  type Socket,\n} from 'node:net';", 'imports node:net'],
+        ["import { setTimeout as sleep } from 'node:timers/promises';", 'imports node:timers/promises'],
+        ["import { performance } from 'node:perf_hooks';", 'imports node:perf_hooks'],
+        ["import { CoreV1Api } from '@kubernetes/client-node';", 'imports @kubernetes/client-node'],
+        ["import { pino } from 'pino';", 'imports pino'],
+        ["import { Gauge } from 'prom-client';", 'imports prom-client'],
+        ["import { KubeClient } from '../kube/client.ts';", 'imports ../kube/client.ts'],
+        ["import { probe, type Probe } from '../redis/adapter.ts';", 'imports ../redis/adapter.ts'],
+        ["export { Manager } from '../manager/manager.ts';", 'imports ../manager/manager.ts'],
+        ["import '../redis/pool.ts';", 'imports ../redis/pool.ts'],
+        ["const m = await import('../manager/index.ts');", 'imports ../manager/index.ts'],
+        ['const t = Date.now();', 'calls: const t = Date.now();'],
+        ['const t = performance.now();', 'calls: const t = performance.now();'],
+        ['setTimeout(tick, 100);', 'calls: setTimeout(tick, 100);'],
+        ['const pick = Math.random() < 0.5;', 'calls: const pick = Math.random() < 0.5;'],
+      ] as const
+    ).map(([text, what]) => ({
+      name: `decide/: ${what}`,
+      check: (s: Source[]) => purityViolations(DECIDE, s).map(show),
+      path: 'src/sidecar/decide/x.ts',
+      text: `${text}\n`,
+      want: [`src/sidecar/decide/x.ts:1 ${what}`],
+    })),
     {
       name: 'decide/: types from anywhere, values from api/ and decide/, time from the input: allowed',
       check: (s) => purityViolations(DECIDE, s).map(show),
@@ -233,5 +294,4 @@ test('the checks above can fail: synthetic sources run through the same function
       'src/api/labels.ts:2 calls: export const ROLE_LABEL = `role-${Date.now()}`; (reached from src/sidecar/decide/)',
     ]);
   });
-
 });

@@ -16,8 +16,7 @@ function StringEnum<const V extends readonly string[]>(values: V, options: { des
 }
 
 /** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
-export const QUANTITY_PATTERN =
-  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** An int-or-string quantity as Kubernetes declares it for resources. */
 const Quantity = Type.Unsafe<string | number>({
@@ -36,17 +35,42 @@ export const VERSION_PATTERN = '^[6-9]\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z]([0-9A-Z
 /** CEL (transition rule on spec.version): major.minor compared as numbers, so 7.10 is newer than 7.9. */
 const MAJOR = (v: string) => `int(${v}.split('.')[0])`;
 const MINOR = (v: string) => `int(${v}.split('-')[0].split('.')[1])`;
-export const VERSION_NO_DOWNGRADE_RULE =
-  `${MAJOR('self')} > ${MAJOR('oldSelf')} || (${MAJOR('self')} == ${MAJOR('oldSelf')} && ${MINOR('self')} >= ${MINOR('oldSelf')})`;
+export const VERSION_NO_DOWNGRADE_RULE = `${MAJOR('self')} > ${MAJOR('oldSelf')} || (${MAJOR('self')} == ${MAJOR('oldSelf')} && ${MINOR('self')} >= ${MINOR('oldSelf')})`;
 
 /** redis.conf directives the operator owns; users setting them could break failover or fencing. */
 export const RESERVED_CONFIG_KEYS = [
-  'replicaof', 'slaveof', 'bind', 'port', 'dir', 'dbfilename', 'appendonly', 'appendfilename', 'save',
-  'requirepass', 'masterauth', 'masteruser', 'min-replicas-to-write', 'min-slaves-to-write',
-  'min-replicas-max-lag', 'min-slaves-max-lag', 'replica-announce-ip', 'slave-announce-ip',
-  'replica-read-only', 'slave-read-only', 'repl-ping-replica-period', 'repl-timeout', 'include',
-  'protected-mode', 'daemonize', 'supervised', 'pidfile', 'logfile', 'rename-command', 'aclfile',
-  'unixsocket', 'tls-port',
+  'replicaof',
+  'slaveof',
+  'bind',
+  'port',
+  'dir',
+  'dbfilename',
+  'appendonly',
+  'appendfilename',
+  'save',
+  'requirepass',
+  'masterauth',
+  'masteruser',
+  'min-replicas-to-write',
+  'min-slaves-to-write',
+  'min-replicas-max-lag',
+  'min-slaves-max-lag',
+  'replica-announce-ip',
+  'slave-announce-ip',
+  'replica-read-only',
+  'slave-read-only',
+  'repl-ping-replica-period',
+  'repl-timeout',
+  'include',
+  'protected-mode',
+  'daemonize',
+  'supervised',
+  'pidfile',
+  'logfile',
+  'rename-command',
+  'aclfile',
+  'unixsocket',
+  'tls-port',
 ] as const;
 
 export const ResourceRequirements = Type.Object(
@@ -62,7 +86,9 @@ export const Toleration = Type.Object(
     key: Type.Optional(Type.String({ description: 'Taint key the toleration applies to; empty matches all keys.' })),
     operator: Type.Optional(StringEnum(['Exists', 'Equal'] as const, { description: 'Exists or Equal (default Equal).' })),
     value: Type.Optional(Type.String({ description: 'Taint value the toleration matches (with operator Equal).' })),
-    effect: Type.Optional(StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, { description: 'Taint effect to match; empty matches all effects.' })),
+    effect: Type.Optional(
+      StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, { description: 'Taint effect to match; empty matches all effects.' }),
+    ),
     tolerationSeconds: Type.Optional(Type.Integer({ description: 'For NoExecute: how long the pod stays bound after the taint appears.' })),
   },
   { description: 'A Kubernetes toleration, copied onto every Redis pod.' },
@@ -77,17 +103,28 @@ export const PersistenceSpec = Type.Object(
       description:
         'When to snapshot, as cron: "*/N * * * *" (every N minutes), "0 */N * * *" (every N hours), "0 * * * *" / @hourly, "0 0 * * *" / @daily. Becomes a Redis `save <seconds> 1` rule: a snapshot at that interval when anything changed.',
     }),
-    enableAof: Type.Boolean({ default: false, description: 'Append-only file with appendfsync everysec: at most about one second of writes lost on a crash of every pod at once.' }),
-    size: Type.String({ default: '1Gi', pattern: QUANTITY_PATTERN, description: 'Size of each pod\'s data volume. Can grow (when the storage class allows expansion), never shrink.' }),
-    storageClassName: Type.Optional(Type.String({ description: 'Storage class of the data volumes; the cluster default when unset. Cannot change after creation.' })),
+    enableAof: Type.Boolean({
+      default: false,
+      description: 'Append-only file with appendfsync everysec: at most about one second of writes lost on a crash of every pod at once.',
+    }),
+    size: Type.String({
+      default: '1Gi',
+      pattern: QUANTITY_PATTERN,
+      description: "Size of each pod's data volume. Can grow (when the storage class allows expansion), never shrink.",
+    }),
+    storageClassName: Type.Optional(
+      Type.String({ description: 'Storage class of the data volumes; the cluster default when unset. Cannot change after creation.' }),
+    ),
     whenDeleted: StringEnum(['Retain', 'Delete'] as const, {
       default: 'Retain',
-      description: 'What happens to the data volumes when the Redis is deleted: Retain keeps them (the default: deleting a resource should not delete data), Delete removes them.',
+      description:
+        'What happens to the data volumes when the Redis is deleted: Retain keeps them (the default: deleting a resource should not delete data), Delete removes them.',
     }),
   },
   {
     default: {},
-    description: 'Durability. Data volumes (PersistentVolumeClaims) are created when RDB or AOF is enabled; otherwise data lives in an emptyDir and Redis is a cache.',
+    description:
+      'Durability. Data volumes (PersistentVolumeClaims) are created when RDB or AOF is enabled; otherwise data lives in an emptyDir and Redis is a cache.',
     'x-kubernetes-validations': [
       {
         rule: 'has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
@@ -99,7 +136,8 @@ export const PersistenceSpec = Type.Object(
       },
       {
         rule: '(self.enableRdb || self.enableAof) == (oldSelf.enableRdb || oldSelf.enableAof)',
-        message: 'persistence cannot be switched on or off after creation (turning both enableRdb and enableAof off, or one on from none): the StatefulSets\' volume claims are immutable',
+        message:
+          "persistence cannot be switched on or off after creation (turning both enableRdb and enableAof off, or one on from none): the StatefulSets' volume claims are immutable",
       },
     ],
   },
@@ -128,7 +166,8 @@ export const FailoverSpec = Type.Object(
       default: 1,
       minimum: 0,
       maximum: 15,
-      description: 'Fencing: the master refuses writes unless this many replicas acknowledge within minReplicasMaxLagSeconds (capped at spec.replicas). 0 turns fencing off.',
+      description:
+        'Fencing: the master refuses writes unless this many replicas acknowledge within minReplicasMaxLagSeconds (capped at spec.replicas). 0 turns fencing off.',
     }),
     minReplicasMaxLagSeconds: Type.Integer({
       default: 5,
@@ -147,7 +186,8 @@ export const RedisSpec = Type.Object(
       pattern: VERSION_PATTERN,
       // 63: the version also becomes the app.kubernetes.io/version label value.
       maxLength: 63,
-      description: 'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Can be upgraded, never downgraded to an older major.minor.',
+      description:
+        'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Can be upgraded, never downgraded to an older major.minor.',
       'x-kubernetes-validations': [
         {
           // Older Redis cannot load the RDB files (nor the replication stream) of a newer
@@ -157,7 +197,9 @@ export const RedisSpec = Type.Object(
         },
       ],
     }),
-    image: Type.Optional(Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' })),
+    image: Type.Optional(
+      Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' }),
+    ),
     imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
     imagePullSecrets: Type.Optional(
       Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
@@ -186,7 +228,8 @@ export const RedisSpec = Type.Object(
         // Bounds keep the CEL rules below within the API server's estimated cost budget.
         maxProperties: 64,
         additionalProperties: { type: 'string', maxLength: 1024 },
-        description: 'Extra redis.conf directives (for example maxmemory-policy: allkeys-lru). Directives the operator owns (replicaof, bind, save, requirepass, min-replicas-*, ...) are refused.',
+        description:
+          'Extra redis.conf directives (for example maxmemory-policy: allkeys-lru). Directives the operator owns (replicaof, bind, save, requirepass, min-replicas-*, ...) are refused.',
         'x-kubernetes-validations': [
           { rule: "self.all(k, k.matches('^[a-z][a-z0-9-]*$'))", message: 'config keys must be lower-case redis.conf directive names' },
           { rule: "self.all(k, !self[k].contains('\\n') && !self[k].contains('\\r'))", message: 'config values must be a single line' },
@@ -227,7 +270,12 @@ export const Condition = Type.Object(
 
 export const RedisStatus = Type.Object(
   {
-    phase: Type.Optional(StringEnum(['Pending', 'Running', 'Failed'] as const, { description: 'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition).' })),
+    phase: Type.Optional(
+      StringEnum(['Pending', 'Running', 'Failed'] as const, {
+        description:
+          'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition).',
+      }),
+    ),
     masterStatus: Type.Optional(Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' })),
     master: Type.Optional(Type.String({ description: 'Name of the pod that is master now (it moves on failover).' })),
     masterIP: Type.Optional(Type.String({ description: 'Pod IP of the master.' })),

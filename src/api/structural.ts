@@ -15,11 +15,42 @@ export type JsonSchema = { [key: string]: unknown };
  * and additionalItems.
  */
 const SUPPORTED_FIELDS = new Set([
-  'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum', 'minimum', 'exclusiveMinimum',
-  'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems', 'multipleOf', 'enum', 'maxProperties',
-  'minProperties', 'required', 'items', 'allOf', 'oneOf', 'anyOf', 'not', 'properties', 'additionalProperties',
-  'externalDocs', 'example', 'nullable', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource',
-  'x-kubernetes-int-or-string', 'x-kubernetes-list-map-keys', 'x-kubernetes-list-type', 'x-kubernetes-map-type',
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'enum',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'items',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'properties',
+  'additionalProperties',
+  'externalDocs',
+  'example',
+  'nullable',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
   'x-kubernetes-validations',
 ]);
 
@@ -97,7 +128,10 @@ function normalizeIntOrString(node: JsonSchema, path: string): void {
   const integer = byType.get('integer');
   const string = byType.get('string');
   if (integer === undefined || string === undefined) fail(path, 'int-or-string anyOf must be integer and string');
-  for (const [branch, allowed] of [[integer, NUMBER_ONLY], [string, STRING_ONLY]] as const) {
+  for (const [branch, allowed] of [
+    [integer, NUMBER_ONLY],
+    [string, STRING_ONLY],
+  ] as const) {
     for (const [key, value] of Object.entries(branch)) {
       if (key === 'type') continue;
       if (!allowed.includes(key)) fail(path, `int-or-string branch keyword ${key} cannot be hoisted`);
@@ -114,14 +148,21 @@ function rejectTypedJunctors(node: JsonSchema, path: string): void {
   for (const branch of branches) {
     if (!isObject(branch)) continue;
     for (const key of ['type', 'description', 'default', 'additionalProperties', 'nullable']) {
-      if (key in branch) fail(path, `${key} inside anyOf/allOf/oneOf/not is not structural (a union of types has no CRD form; use x-kubernetes-int-or-string or one type with CEL rules)`);
+      if (key in branch)
+        fail(
+          path,
+          `${key} inside anyOf/allOf/oneOf/not is not structural (a union of types has no CRD form; use x-kubernetes-int-or-string or one type with CEL rules)`,
+        );
     }
   }
 }
 
 /** Draft 2019 numeric exclusive bounds become the OpenAPI v3.0 boolean form Kubernetes expects. */
 function exclusiveBounds(node: JsonSchema): void {
-  for (const [exclusive, bound] of [['exclusiveMaximum', 'maximum'], ['exclusiveMinimum', 'minimum']] as const) {
+  for (const [exclusive, bound] of [
+    ['exclusiveMaximum', 'maximum'],
+    ['exclusiveMinimum', 'minimum'],
+  ] as const) {
     const value = node[exclusive];
     if (typeof value === 'number') {
       node[bound] = value;

@@ -29,7 +29,10 @@ export interface SpecProblem {
 export type SpecVerdict = { ok: true; spec: RedisSpecT } | { ok: false; problems: SpecProblem[] };
 
 function fieldOf(error: ErrorObject): string {
-  const parts = error.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = error.instancePath
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (error.keyword === 'required') parts.push(String(error.params['missingProperty']));
   if (error.keyword === 'additionalProperties') parts.push(String(error.params['additionalProperty']));
   return ['spec', ...parts].join('.');
@@ -60,7 +63,8 @@ function qualifiedNameProblem(key: string): string | undefined {
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
   if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return 'must have a DNS subdomain prefix before the /';
-  if (!NAME_PART.test(name)) return 'must be a qualified name (at most 63 characters: alphanumerics, -, _ and . between alphanumerics, optionally prefixed by a DNS subdomain and /)';
+  if (!NAME_PART.test(name))
+    return 'must be a qualified name (at most 63 characters: alphanumerics, -, _ and . between alphanumerics, optionally prefixed by a DNS subdomain and /)';
   return undefined;
 }
 
@@ -71,7 +75,10 @@ function sortedEntries(map: Record<string, string> | undefined): Array<[string, 
 function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
   if (name.length > MAX_NAME_LENGTH) {
-    problems.push({ field: 'metadata.name', message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits` });
+    problems.push({
+      field: 'metadata.name',
+      message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits`,
+    });
   }
   const reserved: readonly string[] = RESERVED_CONFIG_KEYS;
   for (const [key, value] of Object.entries(spec.config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
@@ -85,7 +92,11 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   for (const [key, value] of sortedEntries(spec.nodeSelector)) {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field: `spec.nodeSelector.${key}`, message: `key ${keyProblem}` });
-    if (!LABEL_VALUE.test(value)) problems.push({ field: `spec.nodeSelector.${key}`, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+    if (!LABEL_VALUE.test(value))
+      problems.push({
+        field: `spec.nodeSelector.${key}`,
+        message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+      });
   }
   for (const [key] of sortedEntries(spec.podAnnotations)) {
     const keyProblem = qualifiedNameProblem(key);

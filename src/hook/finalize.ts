@@ -51,9 +51,7 @@ function invalidFinalize(state: HookState, problems: readonly SpecProblem[]): Ho
   const sets = statefulSets(state);
   const children = state.observed.map((o) => (sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o)));
   const unsettled = sets.filter((s) => !retentionSettled(s, 'Retain'));
-  return unsettled.length === 0
-    ? { status, children, finalized: true }
-    : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
+  return unsettled.length === 0 ? { status, children, finalized: true } : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
 }
 
 /** PVCs of this Redis that something will still delete (owned by a StatefulSet, or already deleting). */
@@ -101,9 +99,7 @@ export function finalizeResponse(state: HookState): HookResponse {
   const { pending, orphaned } = pvcsInFlight(state);
   if (pending.length > 0) return poll(`waiting for PersistentVolumeClaim(s) ${names(pending)} to be deleted`, keep);
   const left =
-    orphaned.length > 0
-      ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand`
-      : '';
+    orphaned.length > 0 ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand` : '';
   return {
     status: validStatus(state, plan, `volumes deleted (persistence.whenDeleted: Delete)${left}`),
     children: keep,

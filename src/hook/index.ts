@@ -11,7 +11,15 @@ import type { HookRequest, HookResponse } from './types.ts';
 export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
 export {
-  CustomizeRequest, CustomizeResponse, HookRequest, HookRequestBody, HookResponse, KubeObject, ObjectMap, ObjectMeta, Parent,
+  CustomizeRequest,
+  CustomizeResponse,
+  HookRequest,
+  HookRequestBody,
+  HookResponse,
+  KubeObject,
+  ObjectMap,
+  ObjectMeta,
+  Parent,
   RelatedResourceRule,
 } from './wire.ts';
 export { wireChecker, type WireChecker, type WireProblem } from './wire-check.ts';

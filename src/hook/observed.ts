@@ -48,8 +48,15 @@ export function mapHasKind(map: ObjectMap, kind: string): boolean {
 export const LAST_APPLIED_ANNOTATION = 'metacontroller.k8s.io/last-applied-configuration';
 
 const SERVER_METADATA = [
-  'resourceVersion', 'uid', 'creationTimestamp', 'generation', 'managedFields', 'selfLink',
-  'ownerReferences', 'deletionTimestamp', 'deletionGracePeriodSeconds',
+  'resourceVersion',
+  'uid',
+  'creationTimestamp',
+  'generation',
+  'managedFields',
+  'selfLink',
+  'ownerReferences',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
 ] as const;
 
 /**
@@ -67,12 +74,18 @@ export function lastAppliedOf(child: KubeObject): KubeObject {
     try {
       const parsed: unknown = JSON.parse(raw);
       if (
-        isRecord(parsed) && parsed['apiVersion'] === child.apiVersion && parsed['kind'] === child.kind &&
-        isRecord(parsed['metadata']) && parsed['metadata']['name'] === child.metadata.name
+        isRecord(parsed) &&
+        parsed['apiVersion'] === child.apiVersion &&
+        parsed['kind'] === child.kind &&
+        isRecord(parsed['metadata']) &&
+        parsed['metadata']['name'] === child.metadata.name
       ) {
         const meta = parsed['metadata'];
         const namespace = meta['namespace'] ?? child.metadata.namespace;
-        return { ...(parsed as KubeObject), metadata: { ...(meta as unknown as KubeObject['metadata']), ...(namespace !== undefined ? { namespace: namespace as string } : {}) } };
+        return {
+          ...(parsed as KubeObject),
+          metadata: { ...(meta as unknown as KubeObject['metadata']), ...(namespace !== undefined ? { namespace: namespace as string } : {}) },
+        };
       }
     } catch {
       // A corrupt annotation is not ours to trust; fall through to the observed object.

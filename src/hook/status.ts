@@ -4,9 +4,7 @@
 // (a lastTransitionTime is carried over while a condition's status is unchanged, otherwise
 // taken from pod Ready transition times, otherwise absent), never observedGeneration, and a
 // split brain (two pods labelled master) is reported, never resolved by picking one.
-import {
-  LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels,
-} from '../api/labels.ts';
+import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels } from '../api/labels.ts';
 import { podBelongsTo } from '../api/membership.ts';
 import type { Condition, RedisStatus } from '../api/schema.ts';
 import { memberMeta } from './observed.ts';
@@ -15,9 +13,7 @@ import { array, at, compare, isRecord, selectorString, str, stringMap } from './
 
 export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid'] as const;
 
-export type SpecState =
-  | { valid: true; conflicts: string[] }
-  | { valid: false; message: string };
+export type SpecState = { valid: true; conflicts: string[] } | { valid: false; message: string };
 
 export interface StatusInput {
   name: string;

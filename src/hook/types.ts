@@ -2,7 +2,15 @@
 // wire format is written; this module only gathers them for the hook's modules and adds the
 // parse result. Invariant: nothing here describes JSON that wire.ts does not.
 export type {
-  CustomizeRequest, CustomizeResponse, HookRequest, HookRequestBody, HookResponse, KubeObject, ObjectMap, ObjectMeta, Parent,
+  CustomizeRequest,
+  CustomizeResponse,
+  HookRequest,
+  HookRequestBody,
+  HookResponse,
+  KubeObject,
+  ObjectMap,
+  ObjectMeta,
+  Parent,
   RelatedResourceRule,
 } from './wire.ts';
 

@@ -62,7 +62,7 @@ const TYPE_MESSAGE = 'must be a string (every Kubernetes object has string apiVe
 
 export const ObjectMeta = Type.Object(
   {
-    name: Type.String({ description: 'The object\'s name: how the hook finds its own children.' }),
+    name: Type.String({ description: "The object's name: how the hook finds its own children." }),
     namespace: Type.Optional(Type.String({ description: 'Absent on cluster-scoped objects; objects of another namespace are ignored.' })),
     uid: MetaField('uid', 'Not read on children and related objects.'),
     generation: MetaField('generation', 'Compared with status.observedGeneration while finalizing.'),
@@ -70,7 +70,7 @@ export const ObjectMeta = Type.Object(
     creationTimestamp: MetaField('creationTimestamp', 'Not read.'),
     deletionTimestamp: MetaField('deletionTimestamp', 'Set while the object is being deleted.'),
     labels: MetaField('labels', 'Pods and PVCs: the pod selector labels; pods: the role label.'),
-    annotations: MetaField('annotations', 'Pods: the link annotation; children: Metacontroller\'s last-applied configuration.'),
+    annotations: MetaField('annotations', "Pods: the link annotation; children: Metacontroller's last-applied configuration."),
     finalizers: MetaField('finalizers', 'Not read.'),
     ownerReferences: MetaField('ownerReferences', 'PVCs: whether a StatefulSet still owns them.'),
   },
@@ -104,11 +104,11 @@ export const ParentMeta = Type.Object(
       Type.String({
         minLength: 1,
         errorMessage: `${NON_EMPTY} (children are selected by controller-uid)`,
-        description: 'Becomes the controller-uid label of every child (Metacontroller\'s generateSelector).',
+        description: "Becomes the controller-uid label of every child (Metacontroller's generateSelector).",
       }),
     ),
   },
-  { description: 'The parent\'s identity: checked, since every child is named and labelled from it.' },
+  { description: "The parent's identity: checked, since every child is named and labelled from it." },
 );
 
 export const Parent = Type.Object(
@@ -157,7 +157,7 @@ export const CustomizeRequest = Type.Object({ controller, parent: Parent }, { er
 
 export const HookResponse = Type.Object(
   {
-    status: AsBuilt<RedisStatus>('Replaces the parent\'s whole status. Never carries observedGeneration (Metacontroller writes it).'),
+    status: AsBuilt<RedisStatus>("Replaces the parent's whole status. Never carries observedGeneration (Metacontroller writes it)."),
     children: Type.Array(AsBuilt<KubeObject>('A complete object: apiVersion, kind, metadata and the rest.'), {
       description: 'The complete desired set: every observed child missing here is deleted by Metacontroller.',
     }),

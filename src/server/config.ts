@@ -26,11 +26,6 @@ export interface ServerConfig {
 
 export type ConfigResult = { ok: true; config: ServerConfig } | { ok: false; errors: string[] };
 
-
-
-
-
-
 // RFC 1123 host name: dot-separated labels of letters, digits and inner hyphens.
 const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
@@ -40,7 +35,6 @@ function host(env: Env): Field<string> {
   if (isIP(raw) !== 0 || HOSTNAME.test(raw)) return { ok: true, value: raw };
   return refuse('HOST', raw, 'must be an IP address (for example 0.0.0.0 or ::) or a host name');
 }
-
 
 export function loadConfig(env: Env): ConfigResult {
   const port = integerIn(env, 'PORT', DEFAULT_PORT, 1, 65535);

@@ -20,9 +20,7 @@
 // - Every line logged about a request that named a parent carries its namespace, name and uid.
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
-import {
-  CustomizeRequest, CustomizeResponse, HookRequestBody, HookResponse, wireChecker, type HookRequest, type ParseResult,
-} from '../hook/index.ts';
+import { CustomizeRequest, CustomizeResponse, HookRequestBody, HookResponse, wireChecker, type HookRequest, type ParseResult } from '../hook/index.ts';
 import { MalformedJsonError, classifyError, errorBodySchema, sendError, type ErrorBody } from './errors.ts';
 import { outcomeOf, type HookMetrics, type HookRoute, type Outcome } from './metrics.ts';
 

@@ -66,19 +66,23 @@ export interface SidecarConfig {
 
 export type ConfigResult = { ok: true; config: SidecarConfig } | { ok: false; errors: string[] };
 
-
-
-
-
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 function namespaceList(env: Env): Field<string[]> {
   const raw = present(env, 'WATCH_NAMESPACES');
   if (raw === undefined) return { ok: true, value: [] };
-  const items = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const items = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = items.filter((ns) => !DNS_LABEL.test(ns));
-  if (bad.length > 0) return refuse('WATCH_NAMESPACES', raw, `${bad.map((b) => JSON.stringify(b)).join(', ')} ${bad.length === 1 ? 'is not a namespace name' : 'are not namespace names'} (comma-separated DNS labels; empty = all namespaces)`);
+  if (bad.length > 0)
+    return refuse(
+      'WATCH_NAMESPACES',
+      raw,
+      `${bad.map((b) => JSON.stringify(b)).join(', ')} ${bad.length === 1 ? 'is not a namespace name' : 'are not namespace names'} (comma-separated DNS labels; empty = all namespaces)`,
+    );
   return { ok: true, value: [...new Set(items)] };
 }
 
@@ -87,8 +91,6 @@ function named(env: Env, name: string, pattern: RegExp, what: string, fallback?:
   if (raw === undefined) return { ok: true, value: fallback };
   return pattern.test(raw) ? { ok: true, value: raw } : refuse(name, raw, `must be ${what}`);
 }
-
-
 
 export function loadSidecarConfig(env: Env): ConfigResult {
   const errors: string[] = [];
@@ -101,13 +103,17 @@ export function loadSidecarConfig(env: Env): ConfigResult {
   const watchNamespaces = take(namespaceList(env), []);
   const podName = take(named(env, 'POD_NAME', DNS_SUBDOMAIN, 'a pod name (DNS subdomain)'), undefined);
   if (present(env, 'POD_NAME') === undefined) {
-    errors.push('POD_NAME is required: it is this instance\'s identity in the leader-election Lease (set it from the downward API, fieldRef metadata.name); two instances with one identity would both lead');
+    errors.push(
+      "POD_NAME is required: it is this instance's identity in the leader-election Lease (set it from the downward API, fieldRef metadata.name); two instances with one identity would both lead",
+    );
   }
   const podNamespace = take(named(env, 'POD_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)'), undefined);
   const leaseName = take(named(env, 'LEASE_NAME', DNS_SUBDOMAIN, 'a Lease name (DNS subdomain)', DEFAULT_LEASE_NAME), DEFAULT_LEASE_NAME) ?? DEFAULT_LEASE_NAME;
   const leaseNamespace = take(named(env, 'LEASE_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)', podNamespace), podNamespace);
   if (leaseNamespace === undefined && present(env, 'LEASE_NAMESPACE') === undefined && present(env, 'POD_NAMESPACE') === undefined) {
-    errors.push('POD_NAMESPACE or LEASE_NAMESPACE is required: the namespace of the leader-election Lease (set POD_NAMESPACE from the downward API, fieldRef metadata.namespace)');
+    errors.push(
+      'POD_NAMESPACE or LEASE_NAMESPACE is required: the namespace of the leader-election Lease (set POD_NAMESPACE from the downward API, fieldRef metadata.namespace)',
+    );
   }
   const metricsPort = take(integerIn(env, 'METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535), DEFAULT_METRICS_PORT);
   const metricsHost = take(ipField(env, 'METRICS_HOST', DEFAULT_METRICS_HOST), DEFAULT_METRICS_HOST) ?? DEFAULT_METRICS_HOST;
@@ -121,7 +127,8 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     retryPeriodMs: take(integerIn(env, 'LEASE_RETRY_PERIOD_MS', d.retryPeriodMs, 1, 3_600_000), d.retryPeriodMs),
     requestTimeoutMs: take(integerIn(env, 'LEASE_REQUEST_TIMEOUT_MS', d.requestTimeoutMs, 1, 3_600_000), d.requestTimeoutMs),
   };
-  for (const p of settingsProblems(leader)) errors.push(`leader election (LEASE_DURATION_SECONDS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS, LEASE_REQUEST_TIMEOUT_MS): ${p}`);
+  for (const p of settingsProblems(leader))
+    errors.push(`leader election (LEASE_DURATION_SECONDS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS, LEASE_REQUEST_TIMEOUT_MS): ${p}`);
 
   const t = DEFAULT_TIMING;
   const timing: ManagerTiming = {

@@ -38,19 +38,19 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
   });
   const lastFailoverDuration = new Gauge({
     name: 'redis_operator_last_failover_duration_seconds',
-    help: 'Duration of the last failover: from the old master\'s first unanswered probe to the master label on the new one.',
+    help: "Duration of the last failover: from the old master's first unanswered probe to the master label on the new one.",
     labelNames: ['namespace', 'redis'] as const,
     registers,
   });
   const podUp = new Gauge({
     name: 'redis_operator_pod_up',
-    help: '1 when the pod\'s Redis answers the sidecar\'s probes, 0 otherwise.',
+    help: "1 when the pod's Redis answers the sidecar's probes, 0 otherwise.",
     labelNames: ['namespace', 'redis', 'pod'] as const,
     registers,
   });
   const podRole = new Gauge({
     name: 'redis_operator_pod_role',
-    help: '1 when the pod\'s Redis reports role master, 0 when replica (as last answered). More than one 1 per Redis is a split brain.',
+    help: "1 when the pod's Redis reports role master, 0 when replica (as last answered). More than one 1 per Redis is a split brain.",
     labelNames: ['namespace', 'redis', 'pod'] as const,
     registers,
   });
@@ -62,7 +62,7 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
   });
   const replicationLag = new Gauge({
     name: 'redis_operator_replication_lag_bytes',
-    help: 'Replication offset of the master minus the replica\'s, as last probed (replicas linked to the current master only).',
+    help: "Replication offset of the master minus the replica's, as last probed (replicas linked to the current master only).",
     labelNames: ['namespace', 'redis', 'pod'] as const,
     registers,
   });

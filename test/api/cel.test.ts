@@ -37,25 +37,123 @@ const DOWNGRADE = 'cannot be downgraded';
 const CASES: Case[] = [
   // persistence.storageClassName is fixed at creation (volumeClaimTemplates are immutable)
   { name: 'class unset, stays unset', path: 'spec.persistence', message: STORAGE_CLASS, self: persistence({}), oldSelf: persistence({}), allowed: true },
-  { name: 'class kept', path: 'spec.persistence', message: STORAGE_CLASS, self: persistence({ storageClassName: 'fast' }), oldSelf: persistence({ storageClassName: 'fast' }), allowed: true },
-  { name: 'class changed', path: 'spec.persistence', message: STORAGE_CLASS, self: persistence({ storageClassName: 'slow' }), oldSelf: persistence({ storageClassName: 'fast' }), allowed: false },
-  { name: 'class set later', path: 'spec.persistence', message: STORAGE_CLASS, self: persistence({ storageClassName: 'fast' }), oldSelf: persistence({}), allowed: false },
-  { name: 'class removed', path: 'spec.persistence', message: STORAGE_CLASS, self: persistence({}), oldSelf: persistence({ storageClassName: 'fast' }), allowed: false },
+  {
+    name: 'class kept',
+    path: 'spec.persistence',
+    message: STORAGE_CLASS,
+    self: persistence({ storageClassName: 'fast' }),
+    oldSelf: persistence({ storageClassName: 'fast' }),
+    allowed: true,
+  },
+  {
+    name: 'class changed',
+    path: 'spec.persistence',
+    message: STORAGE_CLASS,
+    self: persistence({ storageClassName: 'slow' }),
+    oldSelf: persistence({ storageClassName: 'fast' }),
+    allowed: false,
+  },
+  {
+    name: 'class set later',
+    path: 'spec.persistence',
+    message: STORAGE_CLASS,
+    self: persistence({ storageClassName: 'fast' }),
+    oldSelf: persistence({}),
+    allowed: false,
+  },
+  {
+    name: 'class removed',
+    path: 'spec.persistence',
+    message: STORAGE_CLASS,
+    self: persistence({}),
+    oldSelf: persistence({ storageClassName: 'fast' }),
+    allowed: false,
+  },
   // persistence.size grows, never shrinks; compared as quantities, not strings
-  { name: 'size unchanged', path: 'spec.persistence', message: SIZE, self: persistence({ size: '10Gi' }), oldSelf: persistence({ size: '10Gi' }), allowed: true },
+  {
+    name: 'size unchanged',
+    path: 'spec.persistence',
+    message: SIZE,
+    self: persistence({ size: '10Gi' }),
+    oldSelf: persistence({ size: '10Gi' }),
+    allowed: true,
+  },
   { name: 'size grows', path: 'spec.persistence', message: SIZE, self: persistence({ size: '20Gi' }), oldSelf: persistence({ size: '10Gi' }), allowed: true },
-  { name: 'size grows across units', path: 'spec.persistence', message: SIZE, self: persistence({ size: '1Ti' }), oldSelf: persistence({ size: '900Gi' }), allowed: true },
-  { name: 'same size in other units', path: 'spec.persistence', message: SIZE, self: persistence({ size: '1024Mi' }), oldSelf: persistence({ size: '1Gi' }), allowed: true },
-  { name: 'decimal G is less than Gi', path: 'spec.persistence', message: SIZE, self: persistence({ size: '1G' }), oldSelf: persistence({ size: '1Gi' }), allowed: false },
+  {
+    name: 'size grows across units',
+    path: 'spec.persistence',
+    message: SIZE,
+    self: persistence({ size: '1Ti' }),
+    oldSelf: persistence({ size: '900Gi' }),
+    allowed: true,
+  },
+  {
+    name: 'same size in other units',
+    path: 'spec.persistence',
+    message: SIZE,
+    self: persistence({ size: '1024Mi' }),
+    oldSelf: persistence({ size: '1Gi' }),
+    allowed: true,
+  },
+  {
+    name: 'decimal G is less than Gi',
+    path: 'spec.persistence',
+    message: SIZE,
+    self: persistence({ size: '1G' }),
+    oldSelf: persistence({ size: '1Gi' }),
+    allowed: false,
+  },
   { name: 'size shrinks', path: 'spec.persistence', message: SIZE, self: persistence({ size: '5Gi' }), oldSelf: persistence({ size: '10Gi' }), allowed: false },
-  { name: 'size shrinks by a fraction', path: 'spec.persistence', message: SIZE, self: persistence({ size: '9.5Gi' }), oldSelf: persistence({ size: '10Gi' }), allowed: false },
-  { name: 'size shrinks although the string grows', path: 'spec.persistence', message: SIZE, self: persistence({ size: '9000Mi' }), oldSelf: persistence({ size: '10Gi' }), allowed: false },
+  {
+    name: 'size shrinks by a fraction',
+    path: 'spec.persistence',
+    message: SIZE,
+    self: persistence({ size: '9.5Gi' }),
+    oldSelf: persistence({ size: '10Gi' }),
+    allowed: false,
+  },
+  {
+    name: 'size shrinks although the string grows',
+    path: 'spec.persistence',
+    message: SIZE,
+    self: persistence({ size: '9000Mi' }),
+    oldSelf: persistence({ size: '10Gi' }),
+    allowed: false,
+  },
   // persistence cannot be toggled (emptyDir vs PVC is a volumeClaimTemplates change)
-  { name: 'RDB to AOF keeps volumes', path: 'spec.persistence', message: TOGGLE, self: persistence({ enableRdb: false, enableAof: true }), oldSelf: persistence({ enableRdb: true, enableAof: false }), allowed: true },
-  { name: 'both off stays off', path: 'spec.persistence', message: TOGGLE, self: persistence({ enableRdb: false }), oldSelf: persistence({ enableRdb: false }), allowed: true },
+  {
+    name: 'RDB to AOF keeps volumes',
+    path: 'spec.persistence',
+    message: TOGGLE,
+    self: persistence({ enableRdb: false, enableAof: true }),
+    oldSelf: persistence({ enableRdb: true, enableAof: false }),
+    allowed: true,
+  },
+  {
+    name: 'both off stays off',
+    path: 'spec.persistence',
+    message: TOGGLE,
+    self: persistence({ enableRdb: false }),
+    oldSelf: persistence({ enableRdb: false }),
+    allowed: true,
+  },
   { name: 'AOF added to RDB', path: 'spec.persistence', message: TOGGLE, self: persistence({ enableAof: true }), oldSelf: persistence({}), allowed: true },
-  { name: 'persistence switched off', path: 'spec.persistence', message: TOGGLE, self: persistence({ enableRdb: false, enableAof: false }), oldSelf: persistence({}), allowed: false },
-  { name: 'persistence switched on', path: 'spec.persistence', message: TOGGLE, self: persistence({ enableAof: true }), oldSelf: persistence({ enableRdb: false }), allowed: false },
+  {
+    name: 'persistence switched off',
+    path: 'spec.persistence',
+    message: TOGGLE,
+    self: persistence({ enableRdb: false, enableAof: false }),
+    oldSelf: persistence({}),
+    allowed: false,
+  },
+  {
+    name: 'persistence switched on',
+    path: 'spec.persistence',
+    message: TOGGLE,
+    self: persistence({ enableAof: true }),
+    oldSelf: persistence({ enableRdb: false }),
+    allowed: false,
+  },
   // config: directive names, single-line values, reserved directives
   { name: 'config empty', path: 'spec.config', message: KEYS, self: {}, allowed: true },
   { name: 'config directive name', path: 'spec.config', message: KEYS, self: { 'maxmemory-policy': 'allkeys-lru', hz: '20' }, allowed: true },
@@ -102,7 +200,10 @@ test('every CEL rule of the CRD has an allowed and a refused case', () => {
     const verdicts = new Set(CASES.filter((c) => c.path === r.path && (r.message ?? '').includes(c.message)).map((c) => c.allowed));
     return !(verdicts.has(true) && verdicts.has(false));
   });
-  assert.deepEqual(uncovered.map((r) => `${r.path}: ${r.message ?? r.rule}`), []);
+  assert.deepEqual(
+    uncovered.map((r) => `${r.path}: ${r.message ?? r.rule}`),
+    [],
+  );
   assert.ok(rules.length >= 7);
 });
 
@@ -138,11 +239,19 @@ const UPDATES: Array<[string, (spec: Record<string, any>) => void, string[]]> = 
   ['nothing changed', () => {}, []],
   ['scaled, grown and upgraded', (s) => Object.assign(s, { replicas: 3, version: '7.4', persistence: { ...s['persistence'], size: '20Gi' } }), []],
   ['shrunk', (s) => (s['persistence'].size = '5Gi'), ['spec.persistence: persistence.size cannot shrink']],
-  ['storage class added and persistence dropped', (s) => Object.assign(s['persistence'], { storageClassName: 'fast', enableRdb: false, enableAof: false }), [
-    'spec.persistence: persistence.storageClassName cannot change after creation',
-    "spec.persistence: persistence cannot be switched on or off after creation (turning both enableRdb and enableAof off, or one on from none): the StatefulSets' volume claims are immutable",
-  ]],
-  ['downgraded', (s) => (s['version'] = '7.0'), ['spec.version: version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one']],
+  [
+    'storage class added and persistence dropped',
+    (s) => Object.assign(s['persistence'], { storageClassName: 'fast', enableRdb: false, enableAof: false }),
+    [
+      'spec.persistence: persistence.storageClassName cannot change after creation',
+      "spec.persistence: persistence cannot be switched on or off after creation (turning both enableRdb and enableAof off, or one on from none): the StatefulSets' volume claims are immutable",
+    ],
+  ],
+  [
+    'downgraded',
+    (s) => (s['version'] = '7.0'),
+    ['spec.version: version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one'],
+  ],
 ];
 
 test('updates of the design Redis are refused for the right reasons only', async (t) => {
@@ -171,8 +280,10 @@ test('the quantity stand-in parses and orders quantities like Kubernetes', async
     ['1E', '1e18', 0],
     ['100n', '1u', -1],
   ];
-  for (const [a, b, expected] of ordered) await t.test(`${a} vs ${b}`, () => assert.equal(compareQuantities(parseQuantity(a), parseQuantity(b)), expected, `${a} vs ${b}`));
-  for (const bad of ['', 'ten', '1GB', '1 Gi', 'Gi', '1e2.5', '1KiB']) await t.test(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => parseQuantity(bad), Error, bad));
+  for (const [a, b, expected] of ordered)
+    await t.test(`${a} vs ${b}`, () => assert.equal(compareQuantities(parseQuantity(a), parseQuantity(b)), expected, `${a} vs ${b}`));
+  for (const bad of ['', 'ten', '1GB', '1 Gi', 'Gi', '1e2.5', '1KiB'])
+    await t.test(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => parseQuantity(bad), Error, bad));
   const sameSize = 'quantity(self).compareTo(quantity(oldSelf)) == 0';
   assert.equal(evaluateRule(sameSize, '1Gi', '1024Mi'), true);
   assert.throws(() => evaluateRule(sameSize, 'lots', '1Gi'), Error, 'quantity() of a non-quantity is an evaluation error');

@@ -98,7 +98,10 @@ test('every field has a description (kubectl explain), metadata excepted', () =>
   };
   visit(buildOpenApiSchema(), '');
   // Map values and list items inherit their map's description in kubectl explain.
-  assert.deepEqual(missing.filter((p) => !p.endsWith('[*]')), []);
+  assert.deepEqual(
+    missing.filter((p) => !p.endsWith('[*]')),
+    [],
+  );
 });
 
 test('a Redis with no spec at all is defaulted by the API server to the same spec the hook derives', () => {
@@ -207,12 +210,18 @@ const OTHER_RULES: Array<[string, JsonSchema, string]> = [
   ],
   [
     'rule iterating unbounded strings',
-    rootWith({ m: { type: 'object', maxProperties: 4, additionalProperties: { type: 'string' }, 'x-kubernetes-validations': [{ rule: "self.all(k, self[k] != 'x')" }] } }),
+    rootWith({
+      m: { type: 'object', maxProperties: 4, additionalProperties: { type: 'string' }, 'x-kubernetes-validations': [{ rule: "self.all(k, self[k] != 'x')" }] },
+    }),
     'without maxLength',
   ],
   ['message on two lines', rootWith({ s: Type.String({ 'x-kubernetes-validations': [{ rule: 'self != ""', message: 'a\nb' }] }) }), 'non-empty single line'],
   ['rule that does not compile', rootWith({ s: Type.String({ 'x-kubernetes-validations': [{ rule: 'self ==' }] }) }), 'does not compile'],
-  ['default below additionalProperties', rootWith({ m: { type: 'object', additionalProperties: { type: 'string', default: 'x' } } }), 'not allowed below additionalProperties'],
+  [
+    'default below additionalProperties',
+    rootWith({ m: { type: 'object', additionalProperties: { type: 'string', default: 'x' } } }),
+    'not allowed below additionalProperties',
+  ],
   ['lookahead in a pattern', rootWith({ s: Type.String({ pattern: '^(?!-)[a-z-]+$' }) }), 'is not RE2'],
   ['backreference in a pattern', rootWith({ s: Type.String({ pattern: '^(a)\\1$' }) }), 'is not RE2'],
   ['enum value of the wrong type', rootWith({ s: { type: 'string', enum: ['a', 1] } }), 'is not a string'],
@@ -256,7 +265,12 @@ test('toStructural strips TypeBox symbols and keeps the meaning of rewritten nod
   assert.deepEqual(child(out, 'e'), { enum: ['a', 'b'], type: 'string' });
   assert.deepEqual(child(out, 'q'), { anyOf: [{ type: 'integer' }, { type: 'string' }], pattern: QUANTITY_PATTERN, 'x-kubernetes-int-or-string': true });
   const validate = new Ajv({ strict: false }).compile(out);
-  for (const [value, ok] of [[{ e: 'a', q: '10Gi' }, true], [{ e: 'c', q: 1 }, false], [{ e: 'b', q: 'ten' }, false], [{ e: 'b', q: 3 }, true]] as const) {
+  for (const [value, ok] of [
+    [{ e: 'a', q: '10Gi' }, true],
+    [{ e: 'c', q: 1 }, false],
+    [{ e: 'b', q: 'ten' }, false],
+    [{ e: 'b', q: 3 }, true],
+  ] as const) {
     await t.test(`${JSON.stringify(value)} ${ok ? 'is valid' : 'is invalid'}`, () => {
       assert.equal(validate(value), ok, JSON.stringify(value));
     });

@@ -18,12 +18,49 @@ export interface Problem {
 }
 
 const JSON_SCHEMA_PROPS = new Set([
-  'id', '$schema', '$ref', 'description', 'type', 'format', 'title', 'default', 'maximum', 'exclusiveMaximum',
-  'minimum', 'exclusiveMinimum', 'maxLength', 'minLength', 'pattern', 'maxItems', 'minItems', 'uniqueItems',
-  'multipleOf', 'enum', 'maxProperties', 'minProperties', 'required', 'items', 'allOf', 'oneOf', 'anyOf', 'not',
-  'properties', 'additionalProperties', 'patternProperties', 'dependencies', 'additionalItems', 'definitions',
-  'externalDocs', 'example', 'nullable', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-embedded-resource',
-  'x-kubernetes-int-or-string', 'x-kubernetes-list-map-keys', 'x-kubernetes-list-type', 'x-kubernetes-map-type',
+  'id',
+  '$schema',
+  '$ref',
+  'description',
+  'type',
+  'format',
+  'title',
+  'default',
+  'maximum',
+  'exclusiveMaximum',
+  'minimum',
+  'exclusiveMinimum',
+  'maxLength',
+  'minLength',
+  'pattern',
+  'maxItems',
+  'minItems',
+  'uniqueItems',
+  'multipleOf',
+  'enum',
+  'maxProperties',
+  'minProperties',
+  'required',
+  'items',
+  'allOf',
+  'oneOf',
+  'anyOf',
+  'not',
+  'properties',
+  'additionalProperties',
+  'patternProperties',
+  'dependencies',
+  'additionalItems',
+  'definitions',
+  'externalDocs',
+  'example',
+  'nullable',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-list-type',
+  'x-kubernetes-map-type',
   'x-kubernetes-validations',
 ]);
 const FORBIDDEN_IN_V1: Record<string, string> = {
@@ -137,7 +174,8 @@ function checkListType(node: Node, ctx: Context, problems: Problem[]): void {
   };
   const listType = node['x-kubernetes-list-type'];
   const keys = node['x-kubernetes-list-map-keys'];
-  if (listType !== undefined && !['atomic', 'set', 'map'].includes(String(listType))) add(`x-kubernetes-list-type ${String(listType)} is not atomic, set or map`);
+  if (listType !== undefined && !['atomic', 'set', 'map'].includes(String(listType)))
+    add(`x-kubernetes-list-type ${String(listType)} is not atomic, set or map`);
   if (listType !== undefined && node['type'] !== 'array') add('x-kubernetes-list-type is only for arrays');
   if (keys !== undefined && listType !== 'map') add('x-kubernetes-list-map-keys needs x-kubernetes-list-type: map');
   const items = isObject(node['items']) ? node['items'] : undefined;
@@ -186,7 +224,8 @@ function checkValidations(node: Node, ctx: Context, problems: Problem[]): void {
     } catch (error) {
       add(`rule ${rule} does not compile: ${(error as Error).message.split('\n')[0]}`);
     }
-    if (isTransitionRule(rule) && !ctx.correlatable) add(`transition rule ${rule} is below a list that is not x-kubernetes-list-type: map (oldSelf cannot be correlated)`);
+    if (isTransitionRule(rule) && !ctx.correlatable)
+      add(`transition rule ${rule} is below a list that is not x-kubernetes-list-type: map (oldSelf cannot be correlated)`);
     if (ITERATING_MACROS.test(rule)) {
       // The API server estimates a rule's worst-case cost from maxItems/maxProperties/maxLength
       // and refuses the CRD when it is over budget; unbounded collections estimate from the 3 MB
@@ -194,7 +233,8 @@ function checkValidations(node: Node, ctx: Context, problems: Problem[]): void {
       const element = isObject(node['items']) ? node['items'] : isObject(node['additionalProperties']) ? node['additionalProperties'] : undefined;
       if (node['type'] === 'array' && node['maxItems'] === undefined) add(`rule ${rule} iterates a list without maxItems`);
       if (node['type'] === 'object' && element !== undefined && node['maxProperties'] === undefined) add(`rule ${rule} iterates a map without maxProperties`);
-      if (element?.['type'] === 'string' && element['maxLength'] === undefined && element['enum'] === undefined) add(`rule ${rule} iterates strings without maxLength`);
+      if (element?.['type'] === 'string' && element['maxLength'] === undefined && element['enum'] === undefined)
+        add(`rule ${rule} iterates strings without maxLength`);
     }
   }
 }
@@ -234,7 +274,8 @@ function walk(node: unknown, ctx: Context, inJunctor: boolean, problems: Problem
   const preserve = node['x-kubernetes-preserve-unknown-fields'] === true;
 
   if (type !== undefined && (typeof type !== 'string' || !TYPES.has(type))) add(`type ${JSON.stringify(type)} is not one of ${[...TYPES].join(', ')}`);
-  if (!inJunctor && type === undefined && !intOrString && !preserve) add('must have a type (or x-kubernetes-int-or-string / x-kubernetes-preserve-unknown-fields)');
+  if (!inJunctor && type === undefined && !intOrString && !preserve)
+    add('must have a type (or x-kubernetes-int-or-string / x-kubernetes-preserve-unknown-fields)');
   if (intOrString && type !== undefined) add('type must be empty when x-kubernetes-int-or-string is true');
   if (inJunctor) {
     for (const key of Object.keys(node)) {
@@ -243,7 +284,8 @@ function walk(node: unknown, ctx: Context, inJunctor: boolean, problems: Problem
   }
   if (node['uniqueItems'] === true) add('uniqueItems cannot be true');
   // The API server compiles patterns with Go's RE2: no lookaround, no backreferences.
-  if (typeof node['pattern'] === 'string' && /\(\?<?[=!]|\\[1-9]/.test(node['pattern'])) add(`pattern ${node['pattern']} is not RE2 (lookaround or backreference)`);
+  if (typeof node['pattern'] === 'string' && /\(\?<?[=!]|\\[1-9]/.test(node['pattern']))
+    add(`pattern ${node['pattern']} is not RE2 (lookaround or backreference)`);
   if (Array.isArray(node['items'])) add('items must be a schema, not a list (tuples are not supported)');
   if (type === 'array' && node['items'] === undefined && !inJunctor) add('an array must specify items');
   if (node['additionalProperties'] === false) add('additionalProperties cannot be false');

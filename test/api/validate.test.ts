@@ -112,7 +112,11 @@ test('every problem is reported, once, and formatted on one line', () => {
 
   const semantic = validateSpec('r', { config: { save: '', requirepass: 'x' } });
   assert.equal(semantic.ok, false);
-  if (!semantic.ok) assert.deepEqual(semantic.problems.map((p) => p.field), ['spec.config.requirepass', 'spec.config.save']);
+  if (!semantic.ok)
+    assert.deepEqual(
+      semantic.problems.map((p) => p.field),
+      ['spec.config.requirepass', 'spec.config.save'],
+    );
 });
 
 test('the input is never mutated, even when invalid', () => {
@@ -134,7 +138,11 @@ test('validateSpec: scheduling keys the API server would refuse on every sync', 
     await t.test(c.name, () => {
       const verdict = validateSpec('my-redis', c.spec);
       assert.equal(verdict.ok, false);
-      if (!verdict.ok) assert.ok(verdict.problems.some((p) => p.field === c.field), JSON.stringify(verdict.problems));
+      if (!verdict.ok)
+        assert.ok(
+          verdict.problems.some((p) => p.field === c.field),
+          JSON.stringify(verdict.problems),
+        );
     });
   }
   await t.test('accepts valid keys', () => {

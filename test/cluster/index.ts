@@ -32,8 +32,15 @@ import { parseAllDocuments, parse, stringify } from 'yaml';
 import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { buildApp } from '../../src/server/app.ts';
 import {
-  DEFAULT_RESOURCES, defineResource, KubeApiError, startKubeApi,
-  type KubeApiServer, type KubeObject, type ObjectStore, type ResourceDef, type StoredObject,
+  DEFAULT_RESOURCES,
+  defineResource,
+  KubeApiError,
+  startKubeApi,
+  type KubeApiServer,
+  type KubeObject,
+  type ObjectStore,
+  type ResourceDef,
+  type StoredObject,
 } from '../support/kube-api/index.ts';
 import { eventRecords, pollUntil, type EventRecord } from '../support/cluster-views.ts';
 import { freePort, nodeBinary, tailLines } from '../support/host.ts';
@@ -176,14 +183,30 @@ export function resourceFromCrd(crd: unknown): ResourceDef {
     custom: true,
     statusSubresource: isRecord(sub['status']),
     ...(scale
-      ? { scale: { specReplicasPath: strip(scale['specReplicasPath']), statusReplicasPath: strip(scale['statusReplicasPath']), ...(scale['labelSelectorPath'] ? { labelSelectorPath: strip(scale['labelSelectorPath']) } : {}) } }
+      ? {
+          scale: {
+            specReplicasPath: strip(scale['specReplicasPath']),
+            statusReplicasPath: strip(scale['statusReplicasPath']),
+            ...(scale['labelSelectorPath'] ? { labelSelectorPath: strip(scale['labelSelectorPath']) } : {}),
+          },
+        }
       : {}),
     generation: true,
     deleteReturnsObject: true,
   });
 }
 
-const CRD_RESOURCE = defineResource({ group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false, shortNames: ['crd', 'crds'], statusSubresource: true, generation: true, deleteReturnsObject: true });
+const CRD_RESOURCE = defineResource({
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  resource: 'customresourcedefinitions',
+  kind: 'CustomResourceDefinition',
+  namespaced: false,
+  shortNames: ['crd', 'crds'],
+  statusSubresource: true,
+  generation: true,
+  deleteReturnsObject: true,
+});
 
 // ------------------------------------------------------------------ small helpers
 
@@ -220,7 +243,11 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
   const crdDoc = parse(readFileSync(CRD_PATH, 'utf8')) as KubeObject;
   const redisResource = resourceFromCrd(crdDoc);
-  const resources = [...DEFAULT_RESOURCES.filter((d) => !(d.group === redisResource.group && d.resource === redisResource.resource)), redisResource, CRD_RESOURCE];
+  const resources = [
+    ...DEFAULT_RESOURCES.filter((d) => !(d.group === redisResource.group && d.resource === redisResource.resource)),
+    redisResource,
+    CRD_RESOURCE,
+  ];
 
   const cleanups: Array<() => Promise<void> | void> = [];
   let stopped: Promise<void> | undefined;
@@ -243,7 +270,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   let hookUrl = '';
   try {
     installValidation(store, { crdPath: CRD_PATH });
-    for (const ns of ['default', OPERATOR_NAMESPACE]) store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { keepStatus: false });
+    for (const ns of ['default', OPERATOR_NAMESPACE])
+      store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { keepStatus: false });
     // Creating the CRD is what registers the kind on a real server; here the table already has
     // it (from the same file), and the object is kept so `get crd` shows what is installed.
     store.create('customresourcedefinitions', crdDoc, { keepStatus: false, validate: false });
@@ -270,7 +298,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       hookUrl = `http://127.0.0.1:${port}`;
       const deadline = performance.now() + 15_000;
       for (;;) {
-        const ok = await fetch(`${hookUrl}/readyz`).then((r) => r.ok, () => false);
+        const ok = await fetch(`${hookUrl}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (ok) break;
         if (!group.alive() || performance.now() > deadline) throw new Error(`the hook service did not become ready: ${tailLines(logFile, 20).join('\n')}`);
         await sleep(50);
@@ -297,7 +328,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       const kc = new KubeConfig();
       kc.loadFromOptions(api.kubeConfigOptions(name, OPERATOR_NAMESPACE));
       writeFileSync(kubeconfig, kc.exportConfig(), { mode: 0o600 });
-      sidecars.set(name, { name, metricsPort: await freePort(), sourceIp: `127.0.${subnet}.${250 + i}`, logFile: path.join(dataRoot, 'logs', `${name}.log`), kubeconfig, group: undefined });
+      sidecars.set(name, {
+        name,
+        metricsPort: await freePort(),
+        sourceIp: `127.0.${subnet}.${250 + i}`,
+        logFile: path.join(dataRoot, 'logs', `${name}.log`),
+        kubeconfig,
+        group: undefined,
+      });
     }
   } catch (err) {
     for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined);
@@ -350,7 +388,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           await stopAll();
           throw new Error(`sidecar ${s.name} exited during start-up:\n${tailLines(s.logFile, 20).join('\n')}`);
         }
-        const ok = await fetch(`http://127.0.0.1:${s.metricsPort}/readyz`).then((r) => r.ok, () => false);
+        const ok = await fetch(`http://127.0.0.1:${s.metricsPort}/readyz`).then(
+          (r) => r.ok,
+          () => false,
+        );
         if (ok) pending.delete(s);
       }
       if (performance.now() > deadline) {
@@ -381,8 +422,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     async apply(input) {
       const objects: KubeObject[] =
         typeof input === 'string'
-          ? parseAllDocuments(input).map((d) => d.toJSON() as KubeObject).filter((o) => isRecord(o))
-          : Array.isArray(input) ? input : [input];
+          ? parseAllDocuments(input)
+              .map((d) => d.toJSON() as KubeObject)
+              .filter((o) => isRecord(o))
+          : Array.isArray(input)
+            ? input
+            : [input];
       const out: StoredObject[] = [];
       for (const raw of objects) {
         const obj = structuredClone(raw);
@@ -442,7 +487,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     },
 
     masterLabelled(name, namespace = 'default') {
-      return cluster.pods(name, namespace).filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER).map((p) => p.metadata.name);
+      return cluster
+        .pods(name, namespace)
+        .filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER)
+        .map((p) => p.metadata.name);
     },
 
     pods(name, namespace = 'default') {
@@ -537,9 +585,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         const key = `${r.metadata.namespace}/${r.metadata.name}`;
         parts.push(`\nstatus of redis ${key}:\n${stringify(r['status'] ?? {}).trimEnd()}`);
         const eps = endpoints(r.metadata.namespace ?? 'default', childNames(r.metadata.name).masterService);
-        parts.push(`${childNames(r.metadata.name).masterService} endpoints: ${eps.map((e) => `${e.pod}=${e.ip}${e.ready ? '' : ' (not ready)'}`).join(', ') || 'none'}`);
+        parts.push(
+          `${childNames(r.metadata.name).masterService} endpoints: ${eps.map((e) => `${e.pod}=${e.ip}${e.ready ? '' : ' (not ready)'}`).join(', ') || 'none'}`,
+        );
         const s = metacontroller.stats(key);
-        parts.push(`metacontroller ${key}: syncs=${s.syncCalls} finalizes=${s.finalizeCalls} statusWrites=${s.statusWrites} childWrites=${s.childWrites} failures=${s.failures}${s.lastError ? ` lastError=${s.lastError}` : ''}`);
+        parts.push(
+          `metacontroller ${key}: syncs=${s.syncCalls} finalizes=${s.finalizeCalls} statusWrites=${s.statusWrites} childWrites=${s.childWrites} failures=${s.failures}${s.lastError ? ` lastError=${s.lastError}` : ''}`,
+        );
       }
       for (const p of store.list('pods')) {
         if (isPodReady(p)) continue;

@@ -22,14 +22,22 @@ export interface PrinterColumn {
 /** The CRD's additionalPrinterColumns (default: manifests/crd.yaml), as kubectl reads them. */
 export function loadPrinterColumns(crdPath: string | URL = new URL('../../manifests/crd.yaml', import.meta.url)): PrinterColumn[] {
   const crd = rec(parse(readFileSync(crdPath, 'utf8')));
-  const version = arr(rec(crd['spec'])['versions']).map(rec).find((v) => v['storage'] === true) ?? {};
-  return arr(version['additionalPrinterColumns']).map(rec).map((c) => ({ name: String(c['name']), type: String(c['type']), jsonPath: String(c['jsonPath']) }));
+  const version =
+    arr(rec(crd['spec'])['versions'])
+      .map(rec)
+      .find((v) => v['storage'] === true) ?? {};
+  return arr(version['additionalPrinterColumns'])
+    .map(rec)
+    .map((c) => ({ name: String(c['name']), type: String(c['type']), jsonPath: String(c['jsonPath']) }));
 }
 
 /** `.status.masterStatus` -> the value (simple dotted paths: what our columns use). */
 export function jsonPathValue(obj: unknown, jsonPath: string): unknown {
   let cur: unknown = obj;
-  for (const part of jsonPath.replace(/^\{?\./, '').replace(/\}$/, '').split('.')) {
+  for (const part of jsonPath
+    .replace(/^\{?\./, '')
+    .replace(/\}$/, '')
+    .split('.')) {
     if (!isRecord(cur)) return undefined;
     cur = cur[part];
   }
@@ -77,7 +85,10 @@ export function redisTable(redises: readonly unknown[], columns: readonly Printe
 
 /** The row a test asserts on: every column but AGE, joined by single spaces (`my-redis 7.2 Ready 2 Running`). */
 export function redisRow(redis: unknown, columns: readonly PrinterColumn[] = loadPrinterColumns()): string {
-  const cells = [String(rec(rec(redis)['metadata'])['name'] ?? ''), ...columns.filter((c) => c.type !== 'date').map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>')];
+  const cells = [
+    String(rec(rec(redis)['metadata'])['name'] ?? ''),
+    ...columns.filter((c) => c.type !== 'date').map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>'),
+  ];
   return cells.join(' ');
 }
 
@@ -103,7 +114,9 @@ export function podStatus(pod: unknown): string {
 }
 
 export function isPodReady(pod: unknown): boolean {
-  return arr(rec(rec(pod)['status'])['conditions']).map(rec).some((c) => c['type'] === 'Ready' && c['status'] === 'True');
+  return arr(rec(rec(pod)['status'])['conditions'])
+    .map(rec)
+    .some((c) => c['type'] === 'Ready' && c['status'] === 'True');
 }
 
 /** `kubectl get pods -o wide -L redis.example.com/role` (plus the link annotation the sidecar writes). */
@@ -112,7 +125,9 @@ export function podTable(pods: readonly unknown[], now = Date.now()): string {
     const p = rec(pod);
     const meta = rec(p['metadata']);
     const status = rec(p['status']);
-    const restarts = arr(status['containerStatuses']).map(rec).reduce((n, s) => n + (typeof s['restartCount'] === 'number' ? s['restartCount'] : 0), 0);
+    const restarts = arr(status['containerStatuses'])
+      .map(rec)
+      .reduce((n, s) => n + (typeof s['restartCount'] === 'number' ? s['restartCount'] : 0), 0);
     return [
       String(meta['name'] ?? ''),
       podReady(p),
@@ -134,7 +149,13 @@ export function eventTable(events: readonly unknown[], now = Date.now()): string
     const obj = rec(ev['involvedObject']);
     const seen = ev['lastTimestamp'] ?? ev['eventTime'] ?? rec(ev['metadata'])['creationTimestamp'];
     const count = typeof ev['count'] === 'number' && ev['count'] > 1 ? ` (x${ev['count']})` : '';
-    return [age(seen, now), String(ev['type'] ?? ''), String(ev['reason'] ?? ''), `${String(obj['kind'] ?? '').toLowerCase()}/${String(obj['name'] ?? '')}`, `${String(ev['message'] ?? '')}${count}`];
+    return [
+      age(seen, now),
+      String(ev['type'] ?? ''),
+      String(ev['reason'] ?? ''),
+      `${String(obj['kind'] ?? '').toLowerCase()}/${String(obj['name'] ?? '')}`,
+      `${String(ev['message'] ?? '')}${count}`,
+    ];
   });
   return renderTable(['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'], rows);
 }

@@ -17,7 +17,16 @@ import { buildApp } from '../../src/server/app.ts';
 import { ObjectStore, startKubeApi, type StoredObject } from '../support/kube-api/index.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
 import { installValidation } from './validation.ts';
-import { applyUpdate, canonicalJson, LAST_APPLIED_ANNOTATION, loadCompositeController, merge, startMetacontroller, type CompositeController, type Metacontroller } from './metacontroller/index.ts';
+import {
+  applyUpdate,
+  canonicalJson,
+  LAST_APPLIED_ANNOTATION,
+  loadCompositeController,
+  merge,
+  startMetacontroller,
+  type CompositeController,
+  type Metacontroller,
+} from './metacontroller/index.ts';
 import { parseGoDuration } from './metacontroller/hook-client.ts';
 import { until } from '../support/until.ts';
 
@@ -47,7 +56,13 @@ function stubStatefulSetController(store: ObjectStore): () => void {
     if ((sts['status'] as Json | undefined)?.['observedGeneration'] === generation) return;
     setImmediate(() => {
       try {
-        store.patch('statefulsets', sts.metadata.namespace, sts.metadata.name, { status: { observedGeneration: generation, replicas: 0, availableReplicas: 0 } }, { subresource: 'status' });
+        store.patch(
+          'statefulsets',
+          sts.metadata.namespace,
+          sts.metadata.name,
+          { status: { observedGeneration: generation, replicas: 0, availableReplicas: 0 } },
+          { subresource: 'status' },
+        );
       } catch {
         // gone meanwhile
       }
@@ -153,14 +168,41 @@ describe('three-way merge (Metacontroller apply semantics)', () => {
     },
     {
       name: 'merges lists of objects by name, keeping observed order and server fields',
-      observed: { c: [{ name: 'x', image: 'a', tmp: 1 }, { name: 'y', image: 'b' }] },
-      last: { c: [{ name: 'x', image: 'a' }, { name: 'y', image: 'b' }] },
-      desired: { c: [{ name: 'y', image: 'b2' }, { name: 'x', image: 'a' }, { name: 'z', image: 'c' }] },
-      want: { c: [{ name: 'x', image: 'a', tmp: 1 }, { name: 'y', image: 'b2' }, { name: 'z', image: 'c' }] },
+      observed: {
+        c: [
+          { name: 'x', image: 'a', tmp: 1 },
+          { name: 'y', image: 'b' },
+        ],
+      },
+      last: {
+        c: [
+          { name: 'x', image: 'a' },
+          { name: 'y', image: 'b' },
+        ],
+      },
+      desired: {
+        c: [
+          { name: 'y', image: 'b2' },
+          { name: 'x', image: 'a' },
+          { name: 'z', image: 'c' },
+        ],
+      },
+      want: {
+        c: [
+          { name: 'x', image: 'a', tmp: 1 },
+          { name: 'y', image: 'b2' },
+          { name: 'z', image: 'c' },
+        ],
+      },
     },
     {
       name: 'drops a list-map item that was applied and is no longer desired',
-      observed: { ports: [{ port: 1, protocol: 'TCP' }, { port: 2, protocol: 'TCP' }] },
+      observed: {
+        ports: [
+          { port: 1, protocol: 'TCP' },
+          { port: 2, protocol: 'TCP' },
+        ],
+      },
       last: { ports: [{ port: 1 }, { port: 2 }] },
       desired: { ports: [{ port: 2 }] },
       want: { ports: [{ port: 2, protocol: 'TCP' }] },
@@ -186,9 +228,17 @@ describe('three-way merge (Metacontroller apply semantics)', () => {
 
   test('applyUpdate reverts system metadata and status, and records last-applied as sorted JSON', () => {
     const observed = {
-      apiVersion: 'v1', kind: 'ConfigMap',
-      metadata: { name: 'x', uid: 'u1', resourceVersion: '7', creationTimestamp: 't', annotations: { [LAST_APPLIED_ANNOTATION]: canonicalJson({ data: { a: '1' } }) } },
-      data: { a: '1' }, status: { s: 1 },
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'x',
+        uid: 'u1',
+        resourceVersion: '7',
+        creationTimestamp: 't',
+        annotations: { [LAST_APPLIED_ANNOTATION]: canonicalJson({ data: { a: '1' } }) },
+      },
+      data: { a: '1' },
+      status: { s: 1 },
     };
     const desired = { metadata: { name: 'x', uid: 'other', resourceVersion: '1' }, data: { b: '2' }, status: { s: 2 }, apiVersion: 'v1', kind: 'ConfigMap' };
     const next = applyUpdate(observed, desired) as { metadata: Json; data: Json; status: Json };
@@ -200,221 +250,266 @@ describe('three-way merge (Metacontroller apply semantics)', () => {
     assert.equal(canonicalJson({ b: 1, a: [{ d: 1, c: 2 }] }), '{"a":[{"c":2,"d":1}],"b":1}');
   });
 
-  const durations: Array<[string, number | undefined]> = [['5s', 5000], ['500ms', 500], ['1m30s', 90_000], ['1.5s', 1500], ['abc', undefined], ['5', undefined]];
+  const durations: Array<[string, number | undefined]> = [
+    ['5s', 5000],
+    ['500ms', 500],
+    ['1m30s', 90_000],
+    ['1.5s', 1500],
+    ['abc', undefined],
+    ['5', undefined],
+  ];
   for (const [text, ms] of durations) test(`Go duration ${text}`, () => assert.equal(parseGoDuration(text), ms));
 });
 
 // ------------------------------------------------------------------ with the real hook service
 
-for (const transport of ['store', 'http'] as const) describe(`Metacontroller stand-in with the real hook service (${transport})`, () => {
-  test('applying the design Redis creates every child, labelled, owned, valid, and writes status', async () => {
-    const c = await startCluster(transport);
-    try {
-      const redis = await applyExample(c);
-      const uid = redis.metadata.uid;
-      assert.deepEqual(redis.metadata.finalizers, ['metacontroller.io/compositecontroller-redis-operator']);
-      const kids = children(c.store);
-      assert.deepEqual(kids.map((k) => `${k.kind}/${k.metadata.name}`).sort(), [
-        'ConfigMap/my-redis-config', 'PodDisruptionBudget/my-redis-pdb', 'Service/my-redis-headless', 'Service/my-redis-master',
-        'Service/my-redis-replicas', 'StatefulSet/my-redis-master', 'StatefulSet/my-redis-replica',
-      ]);
-      for (const kid of kids) {
-        assert.equal(kid.metadata.labels?.['controller-uid'], uid, `${kid.kind}/${kid.metadata.name} label`);
-        assert.deepEqual(kid.metadata.ownerReferences, [{ apiVersion: 'redis.example.com/v1', kind: 'Redis', name: NAME, uid, controller: true, blockOwnerDeletion: true }]);
-        assert.ok(kid.metadata.annotations?.[LAST_APPLIED_ANNOTATION], `${kid.kind}/${kid.metadata.name} last-applied`);
-        validateK8sObject(kid);
+for (const transport of ['store', 'http'] as const)
+  describe(`Metacontroller stand-in with the real hook service (${transport})`, () => {
+    test('applying the design Redis creates every child, labelled, owned, valid, and writes status', async () => {
+      const c = await startCluster(transport);
+      try {
+        const redis = await applyExample(c);
+        const uid = redis.metadata.uid;
+        assert.deepEqual(redis.metadata.finalizers, ['metacontroller.io/compositecontroller-redis-operator']);
+        const kids = children(c.store);
+        assert.deepEqual(kids.map((k) => `${k.kind}/${k.metadata.name}`).sort(), [
+          'ConfigMap/my-redis-config',
+          'PodDisruptionBudget/my-redis-pdb',
+          'Service/my-redis-headless',
+          'Service/my-redis-master',
+          'Service/my-redis-replicas',
+          'StatefulSet/my-redis-master',
+          'StatefulSet/my-redis-replica',
+        ]);
+        for (const kid of kids) {
+          assert.equal(kid.metadata.labels?.['controller-uid'], uid, `${kid.kind}/${kid.metadata.name} label`);
+          assert.deepEqual(kid.metadata.ownerReferences, [
+            { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: NAME, uid, controller: true, blockOwnerDeletion: true },
+          ]);
+          assert.ok(kid.metadata.annotations?.[LAST_APPLIED_ANNOTATION], `${kid.kind}/${kid.metadata.name} last-applied`);
+          validateK8sObject(kid);
+        }
+        const status = redis['status'] as Json;
+        assert.equal(status['phase'], 'Pending');
+        assert.equal(status['observedGeneration'], 1);
+        assert.equal(c.mc.lastError(KEY), undefined);
+        assert.ok(c.mc.stats(KEY).statusWrites >= 1);
+      } finally {
+        await c.close();
       }
-      const status = redis['status'] as Json;
-      assert.equal(status['phase'], 'Pending');
-      assert.equal(status['observedGeneration'], 1);
-      assert.equal(c.mc.lastError(KEY), undefined);
-      assert.ok(c.mc.stats(KEY).statusWrites >= 1);
-    } finally {
-      await c.close();
-    }
-  });
+    });
 
-  test('requests are built as the contract says: five keys, one outer entry per child resource, namespace/name keys', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      const syncs = c.received.filter((r) => r.path === '/sync');
-      const last = syncs[syncs.length - 1]!.body;
-      assert.deepEqual(Object.keys(last).sort(), ['children', 'controller', 'finalizing', 'parent', 'related']);
-      assert.deepEqual(last['controller'], c.controller);
-      assert.equal(last['finalizing'], false);
-      const kids = last['children'] as Record<string, Record<string, Json>>;
-      assert.deepEqual(Object.keys(kids).sort(), ['ConfigMap.v1', 'PodDisruptionBudget.policy/v1', 'Service.v1', 'StatefulSet.apps/v1']);
-      assert.deepEqual(Object.keys(kids['Service.v1']!).sort(), ['default/my-redis-headless', 'default/my-redis-master', 'default/my-redis-replicas']);
-      const related = last['related'] as Record<string, Record<string, Json>>;
-      assert.deepEqual(Object.keys(related).sort(), ['PersistentVolumeClaim.v1', 'Pod.v1', 'Secret.v1']);
-      // The very first request saw no children yet: every declared resource still has its (empty) entry.
-      const first = syncs[0]!.body['children'] as Record<string, Record<string, Json>>;
-      assert.deepEqual(Object.values(first).map((g) => Object.keys(g).length), [0, 0, 0, 0]);
-      const customize = c.received.filter((r) => r.path === '/customize');
-      assert.equal(customize.length, 1, 'customize is cached per uid and generation');
-      assert.deepEqual(Object.keys(customize[0]!.body).sort(), ['controller', 'parent']);
-    } finally {
-      await c.close();
-    }
-  });
+    test('requests are built as the contract says: five keys, one outer entry per child resource, namespace/name keys', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        const syncs = c.received.filter((r) => r.path === '/sync');
+        const last = syncs[syncs.length - 1]!.body;
+        assert.deepEqual(Object.keys(last).sort(), ['children', 'controller', 'finalizing', 'parent', 'related']);
+        assert.deepEqual(last['controller'], c.controller);
+        assert.equal(last['finalizing'], false);
+        const kids = last['children'] as Record<string, Record<string, Json>>;
+        assert.deepEqual(Object.keys(kids).sort(), ['ConfigMap.v1', 'PodDisruptionBudget.policy/v1', 'Service.v1', 'StatefulSet.apps/v1']);
+        assert.deepEqual(Object.keys(kids['Service.v1']!).sort(), ['default/my-redis-headless', 'default/my-redis-master', 'default/my-redis-replicas']);
+        const related = last['related'] as Record<string, Record<string, Json>>;
+        assert.deepEqual(Object.keys(related).sort(), ['PersistentVolumeClaim.v1', 'Pod.v1', 'Secret.v1']);
+        // The very first request saw no children yet: every declared resource still has its (empty) entry.
+        const first = syncs[0]!.body['children'] as Record<string, Record<string, Json>>;
+        assert.deepEqual(
+          Object.values(first).map((g) => Object.keys(g).length),
+          [0, 0, 0, 0],
+        );
+        const customize = c.received.filter((r) => r.path === '/customize');
+        assert.equal(customize.length, 1, 'customize is cached per uid and generation');
+        assert.deepEqual(Object.keys(customize[0]!.body).sort(), ['controller', 'parent']);
+      } finally {
+        await c.close();
+      }
+    });
 
-  test('status is written only when it changes: resyncs do not rewrite it (no hot loop)', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      const before = c.mc.stats(KEY);
-      for (let i = 0; i < 5; i++) {
-        c.mc.resync(KEY);
-        await until('the resync to run', () => c.mc.stats(KEY).syncCalls === before.syncCalls + i + 1);
+    test('status is written only when it changes: resyncs do not rewrite it (no hot loop)', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        const before = c.mc.stats(KEY);
+        for (let i = 0; i < 5; i++) {
+          c.mc.resync(KEY);
+          await until('the resync to run', () => c.mc.stats(KEY).syncCalls === before.syncCalls + i + 1);
+          await c.mc.waitForIdle();
+        }
+        const after = c.mc.stats(KEY);
+        assert.equal(after.syncCalls, before.syncCalls + 5, 'each resync is exactly one sync: nothing it wrote triggered another');
+        assert.equal(after.statusWrites, before.statusWrites);
+        assert.equal(after.childWrites, before.childWrites);
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('a related object (the auth Secret) and a drifted child both trigger a sync that repairs state', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        assert.ok(conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
+        c.store.create('secrets', { metadata: { name: 'my-redis-auth', namespace: NS }, stringData: { password: 'pw' } });
+        await until('the Secret to be seen', () => !conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
+
+        c.store.mutate('statefulsets', NS, 'my-redis-replica', (s) => {
+          (s['spec'] as Json)['replicas'] = 7;
+          s.metadata.annotations = { ...s.metadata.annotations, 'example.com/someone-else': 'kept' };
+        });
+        const repaired = await until('the replica count to be restored', () => {
+          const s = c.store.get('statefulsets', NS, 'my-redis-replica');
+          return (s?.['spec'] as Json | undefined)?.['replicas'] === 2 ? s : undefined;
+        });
+        assert.equal(repaired.metadata.annotations?.['example.com/someone-else'], 'kept', 'fields the hook never set are left alone');
+
+        // An orphan that matches the selector is adopted back.
+        c.store.mutate('poddisruptionbudgets', NS, 'my-redis-pdb', (p) => {
+          delete p.metadata.ownerReferences;
+        });
+        await until('the PDB to be adopted', () => c.store.get('poddisruptionbudgets', NS, 'my-redis-pdb')?.metadata.ownerReferences?.[0]?.controller === true);
+
+        const uid = c.store.read('configmaps', NS, 'my-redis-config').metadata.uid;
+        c.store.delete('configmaps', NS, 'my-redis-config');
+        const again = await until('the ConfigMap to be recreated', () => c.store.get('configmaps', NS, 'my-redis-config'));
+        assert.notEqual(again.metadata.uid, uid);
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('an invalid spec that passes the schema: condition InvalidSpec, nothing deleted', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        const uids = children(c.store)
+          .map((k) => k.metadata.uid)
+          .sort();
+        // The CRD accepts any toleration value; Kubernetes refuses a value with operator Exists.
+        c.store.mutate('redises', NS, NAME, (r) => {
+          (r['spec'] as Json)['tolerations'] = [{ key: 'dedicated', operator: 'Exists', value: 'redis', effect: 'NoSchedule' }];
+        });
+        const redis = await until('InvalidSpec', () => {
+          const r = c.store.get('redises', NS, NAME);
+          return conditionReasons(r).includes('InvalidSpec') ? r : undefined;
+        });
+        assert.ok(conditionReasons(redis).includes('InvalidSpec'));
+        assert.equal((redis['status'] as Json)['observedGeneration'], 2);
+        assert.deepEqual(
+          children(c.store)
+            .map((k) => k.metadata.uid)
+            .sort(),
+          uids,
+        );
+      } finally {
+        await c.close();
+      }
+    });
+
+    // Metacontroller records the desired object as last-applied; a desired child that is the
+    // observed one verbatim carries the previous annotation inside it, so every sync writes a
+    // longer annotation, which triggers the next sync (metacontroller/metacontroller#1003), until
+    // the API server refuses the 256 KiB of annotations and every sync fails.
+    test('an invalid spec is quiet: no child writes, no sync errors, last-applied unchanged', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        const lastApplied = () =>
+          children(c.store)
+            .map((k) => `${k.kind}/${k.metadata.name}=${k.metadata.annotations?.[LAST_APPLIED_ANNOTATION]?.length}`)
+            .sort();
+        const before = { stats: c.mc.stats(KEY), lastApplied: lastApplied() };
+        c.store.mutate('redises', NS, NAME, (r) => {
+          (r['spec'] as Json)['tolerations'] = [{ key: 'dedicated', operator: 'Exists', value: 'redis', effect: 'NoSchedule' }];
+        });
+        await until('InvalidSpec', () => conditionReasons(c.store.get('redises', NS, NAME)).includes('InvalidSpec'));
+        for (let i = 0; i < 3; i++) {
+          c.mc.resync(KEY);
+          await c.mc.waitForIdle();
+        }
+        const after = c.mc.stats(KEY);
+        assert.equal(after.lastError, undefined);
+        assert.equal(after.failures, before.stats.failures);
+        assert.equal(after.childWrites, before.stats.childWrites, 'an echoed child must not be rewritten');
+        assert.deepEqual(lastApplied(), before.lastApplied);
+      } finally {
+        await c.close();
+      }
+    });
+
+    test('a hook answering 500 changes nothing and records SyncError; the next good answer recovers', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        const before = children(c.store)
+          .map((k) => `${k.metadata.uid}@${k.metadata.resourceVersion}`)
+          .sort();
+        const statusBefore = c.store.read('redises', NS, NAME)['status'];
+        c.failSync.on = true;
+        c.store.mutate('redises', NS, NAME, (r) => {
+          (r['spec'] as Json)['replicas'] = 3;
+        });
+        await until('a failed sync', () => c.mc.stats(KEY).failures >= 2);
+        assert.match(c.mc.lastError(KEY) ?? '', /unsupported status code: 500/);
+        assert.deepEqual(
+          children(c.store)
+            .map((k) => `${k.metadata.uid}@${k.metadata.resourceVersion}`)
+            .sort(),
+          before,
+        );
+        assert.deepEqual(c.store.read('redises', NS, NAME)['status'], statusBefore);
+        const events = c.store.list('events', { namespace: NS }).filter((e) => e['reason'] === 'SyncError');
+        assert.equal(events.length, 1, 'repeated identical errors aggregate into one Event');
+        const event = events[0]!;
+        assert.equal(event['type'], 'Warning');
+        assert.equal((event['involvedObject'] as Json)['uid'], c.store.read('redises', NS, NAME).metadata.uid);
+        assert.match(String(event['message']), /^Sync error: sync hook failed/);
+        validateK8sObject(event);
+
+        c.failSync.on = false;
+        await until(
+          'the replica StatefulSet to scale',
+          () => (c.store.get('statefulsets', NS, 'my-redis-replica')?.['spec'] as Json | undefined)?.['replicas'] === 3,
+        );
+        await until(
+          'observedGeneration 2',
+          () => (c.store.get('redises', NS, NAME)?.['status'] as Json | undefined)?.['observedGeneration'] === 2 || undefined,
+        );
         await c.mc.waitForIdle();
+        assert.equal(c.mc.lastError(KEY), undefined);
+      } finally {
+        await c.close();
       }
-      const after = c.mc.stats(KEY);
-      assert.equal(after.syncCalls, before.syncCalls + 5, 'each resync is exactly one sync: nothing it wrote triggered another');
-      assert.equal(after.statusWrites, before.statusWrites);
-      assert.equal(after.childWrites, before.childWrites);
-    } finally {
-      await c.close();
-    }
-  });
+    });
 
-  test('a related object (the auth Secret) and a drifted child both trigger a sync that repairs state', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      assert.ok(conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
-      c.store.create('secrets', { metadata: { name: 'my-redis-auth', namespace: NS }, stringData: { password: 'pw' } });
-      await until('the Secret to be seen', () => !conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
-
-      c.store.mutate('statefulsets', NS, 'my-redis-replica', (s) => {
-        (s['spec'] as Json)['replicas'] = 7;
-        s.metadata.annotations = { ...s.metadata.annotations, 'example.com/someone-else': 'kept' };
-      });
-      const repaired = await until('the replica count to be restored', () => {
-        const s = c.store.get('statefulsets', NS, 'my-redis-replica');
-        return (s?.['spec'] as Json | undefined)?.['replicas'] === 2 ? s : undefined;
-      });
-      assert.equal(repaired.metadata.annotations?.['example.com/someone-else'], 'kept', 'fields the hook never set are left alone');
-
-      // An orphan that matches the selector is adopted back.
-      c.store.mutate('poddisruptionbudgets', NS, 'my-redis-pdb', (p) => {
-        delete p.metadata.ownerReferences;
-      });
-      await until('the PDB to be adopted', () => c.store.get('poddisruptionbudgets', NS, 'my-redis-pdb')?.metadata.ownerReferences?.[0]?.controller === true);
-
-      const uid = c.store.read('configmaps', NS, 'my-redis-config').metadata.uid;
-      c.store.delete('configmaps', NS, 'my-redis-config');
-      const again = await until('the ConfigMap to be recreated', () => c.store.get('configmaps', NS, 'my-redis-config'));
-      assert.notEqual(again.metadata.uid, uid);
-    } finally {
-      await c.close();
-    }
-  });
-
-  test('an invalid spec that passes the schema: condition InvalidSpec, nothing deleted', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      const uids = children(c.store).map((k) => k.metadata.uid).sort();
-      // The CRD accepts any toleration value; Kubernetes refuses a value with operator Exists.
-      c.store.mutate('redises', NS, NAME, (r) => {
-        (r['spec'] as Json)['tolerations'] = [{ key: 'dedicated', operator: 'Exists', value: 'redis', effect: 'NoSchedule' }];
-      });
-      const redis = await until('InvalidSpec', () => {
-        const r = c.store.get('redises', NS, NAME);
-        return conditionReasons(r).includes('InvalidSpec') ? r : undefined;
-      });
-      assert.ok(conditionReasons(redis).includes('InvalidSpec'));
-      assert.equal((redis['status'] as Json)['observedGeneration'], 2);
-      assert.deepEqual(children(c.store).map((k) => k.metadata.uid).sort(), uids);
-    } finally {
-      await c.close();
-    }
-  });
-
-  // Metacontroller records the desired object as last-applied; a desired child that is the
-  // observed one verbatim carries the previous annotation inside it, so every sync writes a
-  // longer annotation, which triggers the next sync (metacontroller/metacontroller#1003), until
-  // the API server refuses the 256 KiB of annotations and every sync fails.
-  test('an invalid spec is quiet: no child writes, no sync errors, last-applied unchanged', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      const lastApplied = () => children(c.store).map((k) => `${k.kind}/${k.metadata.name}=${k.metadata.annotations?.[LAST_APPLIED_ANNOTATION]?.length}`).sort();
-      const before = { stats: c.mc.stats(KEY), lastApplied: lastApplied() };
-      c.store.mutate('redises', NS, NAME, (r) => {
-        (r['spec'] as Json)['tolerations'] = [{ key: 'dedicated', operator: 'Exists', value: 'redis', effect: 'NoSchedule' }];
-      });
-      await until('InvalidSpec', () => conditionReasons(c.store.get('redises', NS, NAME)).includes('InvalidSpec'));
-      for (let i = 0; i < 3; i++) {
-        c.mc.resync(KEY);
-        await c.mc.waitForIdle();
+    test('deleting the Redis (whenDeleted Retain): finalize, finalizer released, children collected, volumes kept', async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        // A data volume as the StatefulSet controller would have made it (claim template labels, no owner).
+        c.store.create('persistentvolumeclaims', {
+          metadata: {
+            name: 'data-my-redis-master-0',
+            namespace: NS,
+            labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': NAME, 'app.kubernetes.io/managed-by': 'redis-operator' },
+          },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+        });
+        const { deleted } = c.store.delete('redises', NS, NAME);
+        assert.equal(deleted, false, 'the finalizer holds the Redis');
+        await until('the Redis to be gone', () => c.store.get('redises', NS, NAME) === undefined);
+        assert.ok(c.mc.stats(KEY).finalizeCalls >= 1);
+        assert.deepEqual(children(c.store), []);
+        assert.ok(c.store.get('persistentvolumeclaims', NS, 'data-my-redis-master-0'), 'Retain keeps the volume');
+        const finalize = c.received.filter((r) => r.path === '/finalize');
+        assert.ok(finalize.length >= 1);
+        assert.equal(finalize[finalize.length - 1]!.body['finalizing'], true);
+      } finally {
+        await c.close();
       }
-      const after = c.mc.stats(KEY);
-      assert.equal(after.lastError, undefined);
-      assert.equal(after.failures, before.stats.failures);
-      assert.equal(after.childWrites, before.stats.childWrites, 'an echoed child must not be rewritten');
-      assert.deepEqual(lastApplied(), before.lastApplied);
-    } finally {
-      await c.close();
-    }
+    });
   });
-
-  test('a hook answering 500 changes nothing and records SyncError; the next good answer recovers', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      const before = children(c.store).map((k) => `${k.metadata.uid}@${k.metadata.resourceVersion}`).sort();
-      const statusBefore = c.store.read('redises', NS, NAME)['status'];
-      c.failSync.on = true;
-      c.store.mutate('redises', NS, NAME, (r) => {
-        (r['spec'] as Json)['replicas'] = 3;
-      });
-      await until('a failed sync', () => c.mc.stats(KEY).failures >= 2);
-      assert.match(c.mc.lastError(KEY) ?? '', /unsupported status code: 500/);
-      assert.deepEqual(children(c.store).map((k) => `${k.metadata.uid}@${k.metadata.resourceVersion}`).sort(), before);
-      assert.deepEqual(c.store.read('redises', NS, NAME)['status'], statusBefore);
-      const events = c.store.list('events', { namespace: NS }).filter((e) => e['reason'] === 'SyncError');
-      assert.equal(events.length, 1, 'repeated identical errors aggregate into one Event');
-      const event = events[0]!;
-      assert.equal(event['type'], 'Warning');
-      assert.equal((event['involvedObject'] as Json)['uid'], c.store.read('redises', NS, NAME).metadata.uid);
-      assert.match(String(event['message']), /^Sync error: sync hook failed/);
-      validateK8sObject(event);
-
-      c.failSync.on = false;
-      await until('the replica StatefulSet to scale', () => (c.store.get('statefulsets', NS, 'my-redis-replica')?.['spec'] as Json | undefined)?.['replicas'] === 3);
-      await until('observedGeneration 2', () => ((c.store.get('redises', NS, NAME)?.['status'] as Json | undefined)?.['observedGeneration'] === 2) || undefined);
-      await c.mc.waitForIdle();
-      assert.equal(c.mc.lastError(KEY), undefined);
-    } finally {
-      await c.close();
-    }
-  });
-
-  test('deleting the Redis (whenDeleted Retain): finalize, finalizer released, children collected, volumes kept', async () => {
-    const c = await startCluster(transport);
-    try {
-      await applyExample(c);
-      // A data volume as the StatefulSet controller would have made it (claim template labels, no owner).
-      c.store.create('persistentvolumeclaims', {
-        metadata: { name: 'data-my-redis-master-0', namespace: NS, labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': NAME, 'app.kubernetes.io/managed-by': 'redis-operator' } },
-        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
-      });
-      const { deleted } = c.store.delete('redises', NS, NAME);
-      assert.equal(deleted, false, 'the finalizer holds the Redis');
-      await until('the Redis to be gone', () => c.store.get('redises', NS, NAME) === undefined);
-      assert.ok(c.mc.stats(KEY).finalizeCalls >= 1);
-      assert.deepEqual(children(c.store), []);
-      assert.ok(c.store.get('persistentvolumeclaims', NS, 'data-my-redis-master-0'), 'Retain keeps the volume');
-      const finalize = c.received.filter((r) => r.path === '/finalize');
-      assert.ok(finalize.length >= 1);
-      assert.equal(finalize[finalize.length - 1]!.body['finalizing'], true);
-    } finally {
-      await c.close();
-    }
-  });
-});
 
 // ------------------------------------------------------------------ hook protocol, against a scripted hook
 
@@ -449,10 +544,11 @@ async function scriptedHook(): Promise<ScriptedHook> {
     get answer() {
       return state.answer;
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -463,7 +559,12 @@ function json(res: ServerResponse, body: unknown): void {
 /** A desired ConfigMap for the parent in a request, labelled with `uid` as controller-uid. */
 function configMapFor(request: Json, uid: unknown): Json {
   const parent = request['parent'] as { metadata: { namespace: string } };
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: parent.metadata.namespace, labels: { 'controller-uid': uid } }, data: { a: '1' } };
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'cm', namespace: parent.metadata.namespace, labels: { 'controller-uid': uid } },
+    data: { a: '1' },
+  };
 }
 
 describe('hook protocol handling (scripted hook)', () => {
@@ -476,17 +577,35 @@ describe('hook protocol handling (scripted hook)', () => {
   });
 
   const bad: Array<{ name: string; answer: ScriptedHook['answer']; error: RegExp }> = [
-    { name: 'an unknown top-level field (v2 is strict)', answer: (r, res) => json(res, { status: {}, children: [configMapFor(r, uidOf(r))], Status: {} }), error: /unknown field "Status"/ },
+    {
+      name: 'an unknown top-level field (v2 is strict)',
+      answer: (r, res) => json(res, { status: {}, children: [configMapFor(r, uidOf(r))], Status: {} }),
+      error: /unknown field "Status"/,
+    },
     { name: 'a body that is not JSON', answer: (_r, res) => res.writeHead(200).end('{"status":'), error: /can't unmarshal/ },
-    { name: 'a child whose labels do not match the generated selector', answer: (r, res) => json(res, { status: {}, children: [configMapFor(r, 'someone-else')] }), error: /don't match parent selector/ },
-    { name: 'a child without a kind', answer: (_r, res) => json(res, { status: {}, children: [{ apiVersion: 'v1', metadata: { name: 'x' } }] }), error: /'Kind' is missing/ },
+    {
+      name: 'a child whose labels do not match the generated selector',
+      answer: (r, res) => json(res, { status: {}, children: [configMapFor(r, 'someone-else')] }),
+      error: /don't match parent selector/,
+    },
+    {
+      name: 'a child without a kind',
+      answer: (_r, res) => json(res, { status: {}, children: [{ apiVersion: 'v1', metadata: { name: 'x' } }] }),
+      error: /'Kind' is missing/,
+    },
   ];
   for (const b of bad) {
     test(`${b.name}: the sync fails, nothing changes`, async () => {
       const store = new ObjectStore();
       installValidation(store);
       hookServer.answer = (r, res) => json(res, { status: { phase: 'Pending' }, children: [configMapFor(r, uidOf(r))] });
-      const mc = startMetacontroller({ store, controller: loadCompositeController(), hookBaseUrl: hookServer.url, backoff: { initialMs: 20, maxMs: 200 }, resyncPeriodMs: 0 });
+      const mc = startMetacontroller({
+        store,
+        controller: loadCompositeController(),
+        hookBaseUrl: hookServer.url,
+        backoff: { initialMs: 20, maxMs: 200 },
+        resyncPeriodMs: 0,
+      });
       try {
         store.create('redises', structuredClone(EXAMPLE), { keepStatus: false });
         const cm = await until('the first child', () => store.get('configmaps', NS, 'cm'));
@@ -505,7 +624,7 @@ describe('hook protocol handling (scripted hook)', () => {
     });
   }
 
-  test('an empty children list deletes every child (the contract\'s warning, modelled)', async () => {
+  test("an empty children list deletes every child (the contract's warning, modelled)", async () => {
     const store = new ObjectStore();
     hookServer.answer = (r, res) => json(res, { status: {}, children: [configMapFor(r, uidOf(r))] });
     const mc = startMetacontroller({ store, controller: loadCompositeController(), hookBaseUrl: hookServer.url, resyncPeriodMs: 0 });
@@ -548,7 +667,7 @@ describe('hook protocol handling (scripted hook)', () => {
     }
   });
 
-  test('429 with Retry-After is not an error; a hung hook times out with the hook\'s timeout', async () => {
+  test("429 with Retry-After is not an error; a hung hook times out with the hook's timeout", async () => {
     const store = new ObjectStore();
     const controller = loadCompositeController();
     (controller.spec.hooks!.sync!.webhook as Json)['timeout'] = '200ms';

@@ -57,7 +57,12 @@ function hookChildren(parent: StoredObject): KubeObject[] {
   return sync(request).children as KubeObject[];
 }
 
-const RESOURCE: Record<string, string> = { StatefulSet: 'statefulsets', Service: 'services', ConfigMap: 'configmaps', PodDisruptionBudget: 'poddisruptionbudgets' };
+const RESOURCE: Record<string, string> = {
+  StatefulSet: 'statefulsets',
+  Service: 'services',
+  ConfigMap: 'configmaps',
+  PodDisruptionBudget: 'poddisruptionbudgets',
+};
 
 function withChildren(store: ObjectStore): { parent: StoredObject; sts: StoredObject } {
   const parent = store.create('redises', redis(), { keepStatus: false });
@@ -86,14 +91,44 @@ describe('the Redis CRD: schema, pruning, defaults, CEL', () => {
   });
 
   const badCreates: Array<{ name: string; edit: (s: Json) => void; field: string; message: RegExp }> = [
-    { name: 'replicas above the maximum', edit: (s) => (s['replicas'] = 16), field: 'spec.replicas', message: /^Invalid value: 16: spec\.replicas in body should be less than or equal to 15$/ },
+    {
+      name: 'replicas above the maximum',
+      edit: (s) => (s['replicas'] = 16),
+      field: 'spec.replicas',
+      message: /^Invalid value: 16: spec\.replicas in body should be less than or equal to 15$/,
+    },
     { name: 'two masters', edit: (s) => (s['master'] = { replicas: 2 }), field: 'spec.master.replicas', message: /less than or equal to 1/ },
-    { name: 'a version that is not one', edit: (s) => (s['version'] = 'latest'), field: 'spec.version', message: /^Invalid value: "latest": spec\.version in body should match/ },
-    { name: 'a size that is not a quantity', edit: (s) => ((s['persistence'] as Json)['size'] = 'ten gigs'), field: 'spec.persistence.size', message: /should match/ },
-    { name: 'an unknown volume policy', edit: (s) => ((s['persistence'] as Json)['whenDeleted'] = 'Keep'), field: 'spec.persistence.whenDeleted', message: /^Unsupported value: "Keep": supported values: "Retain", "Delete"$/ },
+    {
+      name: 'a version that is not one',
+      edit: (s) => (s['version'] = 'latest'),
+      field: 'spec.version',
+      message: /^Invalid value: "latest": spec\.version in body should match/,
+    },
+    {
+      name: 'a size that is not a quantity',
+      edit: (s) => ((s['persistence'] as Json)['size'] = 'ten gigs'),
+      field: 'spec.persistence.size',
+      message: /should match/,
+    },
+    {
+      name: 'an unknown volume policy',
+      edit: (s) => ((s['persistence'] as Json)['whenDeleted'] = 'Keep'),
+      field: 'spec.persistence.whenDeleted',
+      message: /^Unsupported value: "Keep": supported values: "Retain", "Delete"$/,
+    },
     { name: 'a string where an integer belongs', edit: (s) => (s['replicas'] = '2'), field: 'spec.replicas', message: /must be of type integer: "string"/ },
-    { name: 'a directive the operator owns (CEL)', edit: (s) => (s['config'] = { replicaof: 'x 1' }), field: 'spec.config', message: /^Invalid value: "object": config sets a directive the operator owns$/ },
-    { name: 'an upper-case directive (CEL)', edit: (s) => (s['config'] = { MaxMemory: '1gb' }), field: 'spec.config', message: /lower-case redis\.conf directive names/ },
+    {
+      name: 'a directive the operator owns (CEL)',
+      edit: (s) => (s['config'] = { replicaof: 'x 1' }),
+      field: 'spec.config',
+      message: /^Invalid value: "object": config sets a directive the operator owns$/,
+    },
+    {
+      name: 'an upper-case directive (CEL)',
+      edit: (s) => (s['config'] = { MaxMemory: '1gb' }),
+      field: 'spec.config',
+      message: /lower-case redis\.conf directive names/,
+    },
   ];
   for (const b of badCreates) {
     test(`create refused: ${b.name}`, () => {
@@ -107,10 +142,25 @@ describe('the Redis CRD: schema, pruning, defaults, CEL', () => {
     { name: 'persistence size grows', edit: (s) => ((s['persistence'] as Json)['size'] = '20Gi') },
     { name: 'version upgrade', edit: (s) => (s['version'] = '7.4') },
     { name: 'scale replicas', edit: (s) => (s['replicas'] = 5) },
-    { name: 'persistence size shrinks', edit: (s) => ((s['persistence'] as Json)['size'] = '5Gi'), field: 'spec.persistence', message: /^Invalid value: "object": persistence\.size cannot shrink$/ },
-    { name: 'storage class changes', edit: (s) => ((s['persistence'] as Json)['storageClassName'] = 'fast'), field: 'spec.persistence', message: /storageClassName cannot change/ },
+    {
+      name: 'persistence size shrinks',
+      edit: (s) => ((s['persistence'] as Json)['size'] = '5Gi'),
+      field: 'spec.persistence',
+      message: /^Invalid value: "object": persistence\.size cannot shrink$/,
+    },
+    {
+      name: 'storage class changes',
+      edit: (s) => ((s['persistence'] as Json)['storageClassName'] = 'fast'),
+      field: 'spec.persistence',
+      message: /storageClassName cannot change/,
+    },
     { name: 'version downgrade', edit: (s) => (s['version'] = '6.2'), field: 'spec.version', message: /cannot be downgraded/ },
-    { name: 'persistence switched off', edit: (s) => Object.assign(s['persistence'] as Json, { enableRdb: false, enableAof: false }), field: 'spec.persistence', message: /cannot be switched on or off/ },
+    {
+      name: 'persistence switched off',
+      edit: (s) => Object.assign(s['persistence'] as Json, { enableRdb: false, enableAof: false }),
+      field: 'spec.persistence',
+      message: /cannot be switched on or off/,
+    },
   ];
   for (const u of updates) {
     test(`update ${u.field ? 'refused' : 'accepted'}: ${u.name}`, () => {
@@ -125,7 +175,12 @@ describe('the Redis CRD: schema, pruning, defaults, CEL', () => {
   test('status writes are validated and pruned too; a scale above the bound is refused', () => {
     const store = cluster();
     const stored = store.create('redises', redis(), { keepStatus: false });
-    refused(() => store.update('redises', { ...stored, status: { phase: 'Bogus' } }, { subresource: 'status' }), 422, 'status.phase', /^Unsupported value: "Bogus"/);
+    refused(
+      () => store.update('redises', { ...stored, status: { phase: 'Bogus' } }, { subresource: 'status' }),
+      422,
+      'status.phase',
+      /^Unsupported value: "Bogus"/,
+    );
     const written = store.update('redises', { ...stored, status: { phase: 'Pending', unknownThing: 1 } }, { subresource: 'status' });
     assert.deepEqual(written['status'], { phase: 'Pending' });
     refused(() => store.updateScale('redises', NS, 'my-redis', { spec: { replicas: 20 } }), 422, 'spec.replicas', /less than or equal to 15/);
@@ -146,7 +201,7 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
     assert.equal(spec(sts)['podManagementPolicy'], 'Parallel', 'a value that was set is never overwritten');
     const pod = (spec(sts)['template'] as Json)['spec'] as Json;
     assert.equal(pod['schedulerName'], 'default-scheduler');
-    assert.equal(((pod['containers'] as Json[])[0]!)['terminationMessagePath'], '/dev/termination-log');
+    assert.equal((pod['containers'] as Json[])[0]!['terminationMessagePath'], '/dev/termination-log');
     const vct = (spec(sts)['volumeClaimTemplates'] as Json[])[0]!;
     assert.deepEqual(vct['status'], { phase: 'Pending' });
     const master = store.read('services', NS, 'my-redis-master');
@@ -164,7 +219,8 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
     assert.equal(again.metadata.generation, 1);
   });
 
-  const STS_MESSAGE = "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
+  const STS_MESSAGE =
+    "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden";
   const stsEdits: Array<{ name: string; edit: (s: Json) => void; forbidden: boolean }> = [
     {
       name: 'spec.selector',
@@ -175,13 +231,25 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
       forbidden: true,
     },
     { name: 'spec.serviceName', edit: (s) => (s['serviceName'] = 'other'), forbidden: true },
-    { name: 'spec.volumeClaimTemplates', edit: (s) => ((((s['volumeClaimTemplates'] as Json[])[0]!['spec'] as Json)['resources'] as Json)['requests'] = { storage: '20Gi' }), forbidden: true },
+    {
+      name: 'spec.volumeClaimTemplates',
+      edit: (s) => ((((s['volumeClaimTemplates'] as Json[])[0]!['spec'] as Json)['resources'] as Json)['requests'] = { storage: '20Gi' }),
+      forbidden: true,
+    },
     { name: 'spec.podManagementPolicy', edit: (s) => (s['podManagementPolicy'] = 'OrderedReady'), forbidden: true },
     { name: 'spec.revisionHistoryLimit', edit: (s) => (s['revisionHistoryLimit'] = 3), forbidden: true },
     { name: 'spec.replicas', edit: (s) => (s['replicas'] = 3), forbidden: false },
-    { name: 'spec.template (image)', edit: (s) => ((((s['template'] as Json)['spec'] as Json)['containers'] as Json[])[0]!['image'] = 'redis:7.4'), forbidden: false },
+    {
+      name: 'spec.template (image)',
+      edit: (s) => ((((s['template'] as Json)['spec'] as Json)['containers'] as Json[])[0]!['image'] = 'redis:7.4'),
+      forbidden: false,
+    },
     { name: 'spec.updateStrategy', edit: (s) => (s['updateStrategy'] = { type: 'OnDelete' }), forbidden: false },
-    { name: 'spec.persistentVolumeClaimRetentionPolicy', edit: (s) => (s['persistentVolumeClaimRetentionPolicy'] = { whenDeleted: 'Delete', whenScaled: 'Retain' }), forbidden: false },
+    {
+      name: 'spec.persistentVolumeClaimRetentionPolicy',
+      edit: (s) => (s['persistentVolumeClaimRetentionPolicy'] = { whenDeleted: 'Delete', whenScaled: 'Retain' }),
+      forbidden: false,
+    },
     { name: 'spec.minReadySeconds', edit: (s) => (s['minReadySeconds'] = 5), forbidden: false },
   ];
   for (const e of stsEdits) {
@@ -200,26 +268,105 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
 
   const badChildren: Array<{ name: string; resource: string; object: () => KubeObject; code: number; field?: string; message: RegExp }> = [
     {
-      name: 'StatefulSet whose selector does not match its template', resource: 'statefulsets', code: 422, field: 'spec.template.metadata.labels', message: /`selector` does not match template `labels`/,
+      name: 'StatefulSet whose selector does not match its template',
+      resource: 'statefulsets',
+      code: 422,
+      field: 'spec.template.metadata.labels',
+      message: /`selector` does not match template `labels`/,
       object: () => sts({ selector: { matchLabels: { app: 'b' } } }),
     },
-    { name: 'StatefulSet with an empty selector', resource: 'statefulsets', code: 422, field: 'spec.selector', message: /empty selector is invalid for statefulset/, object: () => sts({ selector: {} }) },
-    { name: 'container without an image', resource: 'statefulsets', code: 422, field: 'spec.template.spec.containers[0].image', message: /^Required value$/, object: () => sts({}, { name: 'c' }) },
     {
-      name: 'volumeMount naming no volume', resource: 'statefulsets', code: 422, field: 'spec.template.spec.containers[0].volumeMounts[0].name', message: /^Not found: "data"$/,
+      name: 'StatefulSet with an empty selector',
+      resource: 'statefulsets',
+      code: 422,
+      field: 'spec.selector',
+      message: /empty selector is invalid for statefulset/,
+      object: () => sts({ selector: {} }),
+    },
+    {
+      name: 'container without an image',
+      resource: 'statefulsets',
+      code: 422,
+      field: 'spec.template.spec.containers[0].image',
+      message: /^Required value$/,
+      object: () => sts({}, { name: 'c' }),
+    },
+    {
+      name: 'volumeMount naming no volume',
+      resource: 'statefulsets',
+      code: 422,
+      field: 'spec.template.spec.containers[0].volumeMounts[0].name',
+      message: /^Not found: "data"$/,
       object: () => sts({}, { name: 'c', image: 'redis:7.2', volumeMounts: [{ name: 'data', mountPath: '/data' }] }),
     },
-    { name: 'negative replicas', resource: 'statefulsets', code: 422, field: 'spec.replicas', message: /must be greater than or equal to 0/, object: () => sts({ replicas: -1 }) },
-    { name: 'a string where an integer belongs (decode error)', resource: 'statefulsets', code: 400, message: /cannot be handled as a StatefulSet: json: cannot unmarshal string/, object: () => sts({ replicas: 'two' }) },
-    { name: 'Service type that does not exist', resource: 'services', code: 422, field: 'spec.type', message: /^Unsupported value: "Magic"/, object: () => svc({ type: 'Magic', ports: [{ port: 80 }] }) },
-    { name: 'Service without ports', resource: 'services', code: 422, field: 'spec.ports', message: /^Required value$/, object: () => svc({ selector: { a: 'b' } }) },
-    { name: 'Service with two unnamed ports', resource: 'services', code: 422, field: 'spec.ports[0].name', message: /^Required value$/, object: () => svc({ ports: [{ port: 80 }, { port: 81 }] }) },
     {
-      name: 'PDB with both minAvailable and maxUnavailable', resource: 'poddisruptionbudgets', code: 422, field: 'spec', message: /cannot be both set/,
-      object: () => ({ apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'p', namespace: NS }, spec: { minAvailable: 1, maxUnavailable: 1, selector: { matchLabels: { a: 'b' } } } }),
+      name: 'negative replicas',
+      resource: 'statefulsets',
+      code: 422,
+      field: 'spec.replicas',
+      message: /must be greater than or equal to 0/,
+      object: () => sts({ replicas: -1 }),
     },
-    { name: 'ConfigMap with a bad key', resource: 'configmaps', code: 422, field: 'data[a b]', message: /valid config key/, object: () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: NS }, data: { 'a b': 'x' } }) },
-    { name: 'Event without involvedObject (schema: required)', resource: 'events', code: 422, field: 'involvedObject', message: /^Required value$/, object: () => ({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: NS } }) },
+    {
+      name: 'a string where an integer belongs (decode error)',
+      resource: 'statefulsets',
+      code: 400,
+      message: /cannot be handled as a StatefulSet: json: cannot unmarshal string/,
+      object: () => sts({ replicas: 'two' }),
+    },
+    {
+      name: 'Service type that does not exist',
+      resource: 'services',
+      code: 422,
+      field: 'spec.type',
+      message: /^Unsupported value: "Magic"/,
+      object: () => svc({ type: 'Magic', ports: [{ port: 80 }] }),
+    },
+    {
+      name: 'Service without ports',
+      resource: 'services',
+      code: 422,
+      field: 'spec.ports',
+      message: /^Required value$/,
+      object: () => svc({ selector: { a: 'b' } }),
+    },
+    {
+      name: 'Service with two unnamed ports',
+      resource: 'services',
+      code: 422,
+      field: 'spec.ports[0].name',
+      message: /^Required value$/,
+      object: () => svc({ ports: [{ port: 80 }, { port: 81 }] }),
+    },
+    {
+      name: 'PDB with both minAvailable and maxUnavailable',
+      resource: 'poddisruptionbudgets',
+      code: 422,
+      field: 'spec',
+      message: /cannot be both set/,
+      object: () => ({
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'p', namespace: NS },
+        spec: { minAvailable: 1, maxUnavailable: 1, selector: { matchLabels: { a: 'b' } } },
+      }),
+    },
+    {
+      name: 'ConfigMap with a bad key',
+      resource: 'configmaps',
+      code: 422,
+      field: 'data[a b]',
+      message: /valid config key/,
+      object: () => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: NS }, data: { 'a b': 'x' } }),
+    },
+    {
+      name: 'Event without involvedObject (schema: required)',
+      resource: 'events',
+      code: 422,
+      field: 'involvedObject',
+      message: /^Required value$/,
+      object: () => ({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e', namespace: NS } }),
+    },
   ];
   for (const b of badChildren) {
     test(`refused: ${b.name}`, () => {
@@ -241,7 +388,12 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
     const ip = spec(created)['clusterIP'];
     const kept = store.update('services', svc({ selector: { a: 'c' }, ports: [{ port: 80 }] }, created.metadata.resourceVersion));
     assert.equal(spec(kept)['clusterIP'], ip);
-    refused(() => store.mutate('services', NS, 's', (s) => Object.assign(spec(s), { clusterIP: '10.96.99.99', clusterIPs: ['10.96.99.99'] })), 422, 'spec.clusterIPs[0]', /may not change once set/);
+    refused(
+      () => store.mutate('services', NS, 's', (s) => Object.assign(spec(s), { clusterIP: '10.96.99.99', clusterIPs: ['10.96.99.99'] })),
+      422,
+      'spec.clusterIPs[0]',
+      /may not change once set/,
+    );
   });
 
   test('Pod spec is immutable but for images; labels, status and a first nodeName may change', () => {
@@ -252,12 +404,17 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
       p['status'] = { phase: 'Running', podIP: '127.0.40.1' };
       spec(p)['nodeName'] = 'node-a';
     });
-    store.mutate('pods', NS, 'p', (p) => (((spec(p)['containers'] as Json[])[0]!)['image'] = 'redis:7.4'));
-    refused(() => store.mutate('pods', NS, 'p', (p) => (((spec(p)['containers'] as Json[])[0]!)['command'] = ['sh'])), 422, 'spec', /^Forbidden: pod updates may not change fields other than/);
+    store.mutate('pods', NS, 'p', (p) => ((spec(p)['containers'] as Json[])[0]!['image'] = 'redis:7.4'));
+    refused(
+      () => store.mutate('pods', NS, 'p', (p) => ((spec(p)['containers'] as Json[])[0]!['command'] = ['sh'])),
+      422,
+      'spec',
+      /^Forbidden: pod updates may not change fields other than/,
+    );
     refused(() => store.mutate('pods', NS, 'p', (p) => (spec(p)['nodeName'] = 'node-b')), 422, 'spec', /^Forbidden: pod updates/);
   });
 
-  test('field paths read like the server\'s', () => {
+  test("field paths read like the server's", () => {
     assert.equal(fieldPath(['spec', 'containers', 0, 'ports', 1, 'containerPort']), 'spec.containers[0].ports[1].containerPort');
   });
 });
@@ -267,7 +424,12 @@ function sts(specPatch: Json, container: Json = { name: 'c', image: 'redis:7.2' 
     apiVersion: 'apps/v1',
     kind: 'StatefulSet',
     metadata: { name: 's', namespace: NS },
-    spec: { selector: { matchLabels: { app: 'a' } }, serviceName: 's', template: { metadata: { labels: { app: 'a' } }, spec: { containers: [container] } }, ...specPatch },
+    spec: {
+      selector: { matchLabels: { app: 'a' } },
+      serviceName: 's',
+      template: { metadata: { labels: { app: 'a' } }, spec: { containers: [container] } },
+      ...specPatch,
+    },
   };
 }
 

@@ -69,7 +69,11 @@ function shown(value: unknown): string {
   return Array.isArray(value) ? '"array"' : '"object"';
 }
 
-const invalid = (field: string, value: unknown, detail: string): StatusCause => ({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${shown(value)}: ${detail}` });
+const invalid = (field: string, value: unknown, detail: string): StatusCause => ({
+  reason: 'FieldValueInvalid',
+  field,
+  message: `Invalid value: ${shown(value)}: ${detail}`,
+});
 const required = (field: string): StatusCause => ({ reason: 'FieldValueRequired', field, message: 'Required value' });
 const notFound = (field: string, value: unknown): StatusCause => ({ reason: 'FieldValueNotFound', field, message: `Not found: ${shown(value)}` });
 const duplicate = (field: string, value: unknown): StatusCause => ({ reason: 'FieldValueDuplicate', field, message: `Duplicate value: ${shown(value)}` });
@@ -125,7 +129,11 @@ export function openApiCause(error: ErrorObject, data: unknown): StatusCause {
   const field = fieldPath(parts);
   switch (error.keyword) {
     case 'type':
-      return { reason: 'FieldValueTypeInvalid', field, message: `Invalid value: ${shown(value)}: ${field} in body must be of type ${String(p['type'])}: ${JSON.stringify(jsonTypeOf(value))}` };
+      return {
+        reason: 'FieldValueTypeInvalid',
+        field,
+        message: `Invalid value: ${shown(value)}: ${field} in body must be of type ${String(p['type'])}: ${JSON.stringify(jsonTypeOf(value))}`,
+      };
     case 'enum':
       return notSupported(field, value, p['allowedValues'] as unknown[]);
     case 'maximum':
@@ -144,7 +152,11 @@ export function openApiCause(error: ErrorObject, data: unknown): StatusCause {
       return invalid(field, value, `${field} in body should be at least ${String(p['limit'])} chars long`);
     case 'maxItems':
     case 'maxProperties':
-      return { reason: 'FieldValueTooMany', field, message: `Too many: ${Array.isArray(value) ? value.length : Object.keys(rec(value)).length}: must have at most ${String(p['limit'])} items` };
+      return {
+        reason: 'FieldValueTooMany',
+        field,
+        message: `Too many: ${Array.isArray(value) ? value.length : Object.keys(rec(value)).length}: must have at most ${String(p['limit'])} items`,
+      };
     case 'minItems':
     case 'minProperties':
       return invalid(field, value, `${field} in body should have at least ${String(p['limit'])} ${error.keyword === 'minItems' ? 'items' : 'properties'}`);
@@ -372,7 +384,9 @@ const ENV_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 const CONFIG_KEY = /^[-._a-zA-Z0-9]+$/;
 
 function portProblems(field: string, port: unknown): StatusCause[] {
-  return typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 65535 ? [] : [invalid(field, port, 'must be between 1 and 65535, inclusive')];
+  return typeof port === 'number' && Number.isInteger(port) && port >= 1 && port <= 65535
+    ? []
+    : [invalid(field, port, 'must be between 1 and 65535, inclusive')];
 }
 
 /** ValidatePodSpec, the parts our children use. `claims` are the StatefulSet's volumeClaimTemplates names. */
@@ -384,20 +398,37 @@ export function podSpecProblems(spec: unknown, path: string, claims: ReadonlySet
     const name = rec(v)['name'];
     const f = `${path}.volumes[${i}].name`;
     if (typeof name !== 'string' || name === '') causes.push(required(f));
-    else if (!DNS1123_LABEL.test(name) || name.length > 63) causes.push(invalid(f, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"));
+    else if (!DNS1123_LABEL.test(name) || name.length > 63)
+      causes.push(
+        invalid(
+          f,
+          name,
+          "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+        ),
+      );
     else if (volumes.has(name)) causes.push(duplicate(f, name));
     else volumes.add(name);
   });
   const containers = arr(s['containers']);
   if (containers.length === 0) causes.push(required(`${path}.containers`));
   const names = new Set<string>();
-  for (const [list, key] of [[arr(s['initContainers']), 'initContainers'], [containers, 'containers']] as const) {
+  for (const [list, key] of [
+    [arr(s['initContainers']), 'initContainers'],
+    [containers, 'containers'],
+  ] as const) {
     list.forEach((c, i) => {
       const cf = `${path}.${key}[${i}]`;
       const container = rec(c);
       const name = container['name'];
       if (typeof name !== 'string' || name === '') causes.push(required(`${cf}.name`));
-      else if (!DNS1123_LABEL.test(name)) causes.push(invalid(`${cf}.name`, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"));
+      else if (!DNS1123_LABEL.test(name))
+        causes.push(
+          invalid(
+            `${cf}.name`,
+            name,
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
+          ),
+        );
       else if (names.has(name)) causes.push(duplicate(`${cf}.name`, name));
       else names.add(name);
       if (typeof container['image'] !== 'string' || container['image'].trim() === '') causes.push(required(`${cf}.image`));
@@ -405,7 +436,14 @@ export function podSpecProblems(spec: unknown, path: string, claims: ReadonlySet
       arr(container['env']).forEach((e, j) => {
         const n = rec(e)['name'];
         if (typeof n !== 'string' || n === '') causes.push(required(`${cf}.env[${j}].name`));
-        else if (!ENV_NAME.test(n)) causes.push(invalid(`${cf}.env[${j}].name`, n, "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit"));
+        else if (!ENV_NAME.test(n))
+          causes.push(
+            invalid(
+              `${cf}.env[${j}].name`,
+              n,
+              "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit",
+            ),
+          );
       });
       const mountPaths = new Set<string>();
       arr(container['volumeMounts']).forEach((m, j) => {
@@ -422,7 +460,8 @@ export function podSpecProblems(spec: unknown, path: string, claims: ReadonlySet
       for (const probe of ['livenessProbe', 'readinessProbe', 'startupProbe']) {
         if (!isRecord(container[probe])) continue;
         const handlers = ['exec', 'httpGet', 'tcpSocket', 'grpc'].filter((h) => rec(container[probe])[h] !== undefined);
-        if (handlers.length === 0) causes.push({ reason: 'FieldValueRequired', field: `${cf}.${probe}`, message: 'Required value: must specify a handler type' });
+        if (handlers.length === 0)
+          causes.push({ reason: 'FieldValueRequired', field: `${cf}.${probe}`, message: 'Required value: must specify a handler type' });
         else if (handlers.length > 1) causes.push(forbidden(`${cf}.${probe}.${handlers[1]!}`, 'may not specify more than 1 handler type'));
       }
     });
@@ -450,12 +489,15 @@ function statefulSetProblems(obj: StoredObject): StatusCause[] {
   const replicas = spec['replicas'];
   if (typeof replicas === 'number' && replicas < 0) causes.push(invalid('spec.replicas', replicas, 'must be greater than or equal to 0'));
   const ppm = spec['podManagementPolicy'];
-  if (ppm !== undefined && ppm !== 'OrderedReady' && ppm !== 'Parallel') causes.push(notSupported('spec.podManagementPolicy', ppm, ['OrderedReady', 'Parallel']));
+  if (ppm !== undefined && ppm !== 'OrderedReady' && ppm !== 'Parallel')
+    causes.push(notSupported('spec.podManagementPolicy', ppm, ['OrderedReady', 'Parallel']));
   const strategy = rec(spec['updateStrategy'])['type'];
-  if (strategy !== undefined && strategy !== 'RollingUpdate' && strategy !== 'OnDelete') causes.push(notSupported('spec.updateStrategy.type', strategy, ['OnDelete', 'RollingUpdate']));
+  if (strategy !== undefined && strategy !== 'RollingUpdate' && strategy !== 'OnDelete')
+    causes.push(notSupported('spec.updateStrategy.type', strategy, ['OnDelete', 'RollingUpdate']));
   const retention = rec(spec['persistentVolumeClaimRetentionPolicy']);
   for (const k of ['whenDeleted', 'whenScaled']) {
-    if (retention[k] !== undefined && retention[k] !== 'Retain' && retention[k] !== 'Delete') causes.push(notSupported(`spec.persistentVolumeClaimRetentionPolicy.${k}`, retention[k], ['Retain', 'Delete']));
+    if (retention[k] !== undefined && retention[k] !== 'Retain' && retention[k] !== 'Delete')
+      causes.push(notSupported(`spec.persistentVolumeClaimRetentionPolicy.${k}`, retention[k], ['Retain', 'Delete']));
   }
   const selector = rec(spec['selector']);
   const template = rec(spec['template']);
@@ -484,7 +526,12 @@ export function statefulSetUpdateProblems(next: KubeObject, old: KubeObject): St
   const strip = (o: KubeObject) => Object.fromEntries(Object.entries(rec(o['spec'])).filter(([k]) => !STS_MUTABLE.includes(k)));
   return deepEqual(strip(next), strip(old))
     ? []
-    : [forbidden('spec', "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden")];
+    : [
+        forbidden(
+          'spec',
+          "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        ),
+      ];
 }
 
 function serviceProblems(obj: StoredObject, old: StoredObject | undefined): StatusCause[] {
@@ -532,7 +579,12 @@ function podUpdateProblems(next: KubeObject, old: KubeObject): StatusCause[] {
   const after = strip(next);
   return deepEqual(before, after)
     ? []
-    : [forbidden('spec', 'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)')];
+    : [
+        forbidden(
+          'spec',
+          'pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)',
+        ),
+      ];
 }
 
 function pdbProblems(obj: StoredObject): StatusCause[] {
@@ -545,7 +597,8 @@ function configMapProblems(obj: StoredObject): StatusCause[] {
   let size = 0;
   for (const field of ['data', 'binaryData']) {
     for (const [k, v] of Object.entries(rec(obj[field]))) {
-      if (!CONFIG_KEY.test(k) || k.length > 253) causes.push(invalid(`${field}[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"));
+      if (!CONFIG_KEY.test(k) || k.length > 253)
+        causes.push(invalid(`${field}[${k}]`, k, "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"));
       size += String(v).length;
     }
   }
@@ -568,8 +621,13 @@ interface CrdVersion {
 }
 
 const KUBE_KEYWORDS = [
-  'x-kubernetes-validations', 'x-kubernetes-int-or-string', 'x-kubernetes-preserve-unknown-fields', 'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys', 'x-kubernetes-map-type', 'x-kubernetes-embedded-resource',
+  'x-kubernetes-validations',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-embedded-resource',
 ];
 
 /** The openAPIV3Schema of our CRD's served version, from the manifest that gets installed. */
@@ -577,7 +635,9 @@ export function loadCrdSchema(path: string | URL = new URL('../../manifests/crd.
   const crd = parse(readFileSync(path, 'utf8')) as Json;
   const spec = rec(crd['spec']);
   if (spec['group'] !== GROUP || rec(spec['names'])['kind'] !== KIND) throw new Error(`${String(path)} is not the ${KIND}.${GROUP} CRD`);
-  const version = arr(spec['versions']).map(rec).find((v) => v['name'] === VERSION);
+  const version = arr(spec['versions'])
+    .map(rec)
+    .find((v) => v['name'] === VERSION);
   const schema = rec(rec(version?.['schema'])['openAPIV3Schema']);
   if (Object.keys(schema).length === 0) throw new Error(`${String(path)} has no openAPIV3Schema for ${VERSION}`);
   return schema;
@@ -728,7 +788,9 @@ export function installValidation(store: ObjectStore, options: ValidationOptions
       store.addMutator(def, (ctx) => {
         const unknown = pruneUnknown(ctx.object, info.typeName);
         if (strict && unknown.length > 0) {
-          throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`);
+          throw errors.badRequest(
+            `${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: strict decoding error: ${unknown.map((f) => `unknown field "${f}"`).join(', ')}`,
+          );
         }
         const typeError = decodeProblems(ctx.object, info).find((e) => e.keyword === 'type');
         if (typeError !== undefined) throw decodeError(def, ctx.object, typeError);
@@ -773,4 +835,3 @@ export function installValidation(store: ObjectStore, options: ValidationOptions
     },
   };
 }
-

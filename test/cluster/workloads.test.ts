@@ -14,9 +14,7 @@ import { ObjectStore, type StoredObject } from '../support/kube-api/index.ts';
 import { installValidation } from './validation.ts';
 import { parseHookRequest, sync, type KubeObject } from '../../src/hook/index.ts';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import {
-  KUBELET_FINALIZER, POD_NAME_LABEL, REVISION_LABEL, redisProcessesOnSubnet, startWorkloads, type Workloads,
-} from './workloads/index.ts';
+import { KUBELET_FINALIZER, POD_NAME_LABEL, REVISION_LABEL, redisProcessesOnSubnet, startWorkloads, type Workloads } from './workloads/index.ts';
 import { until } from '../support/until.ts';
 
 const PASSWORD = 'stand-in-password';
@@ -98,10 +96,15 @@ function createSecret(store: ObjectStore, ns: string): void {
 
 function cli(ip: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { env: { REDISCLI_AUTH: PASSWORD, PATH: process.env['PATH'] ?? '' }, timeout: 5000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`redis-cli ${args.join(' ')} at ${ip}: ${err.message} ${stderr}`));
-      else resolve(stdout.trim());
-    });
+    execFile(
+      'redis-cli',
+      ['-h', ip, '-p', '6379', ...args],
+      { env: { REDISCLI_AUTH: PASSWORD, PATH: process.env['PATH'] ?? '' }, timeout: 5000 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`redis-cli ${args.join(' ')} at ${ip}: ${err.message} ${stderr}`));
+        else resolve(stdout.trim());
+      },
+    );
   });
 }
 
@@ -125,17 +128,25 @@ const isReady = (p: StoredObject | undefined) => condition(p, 'Ready') === 'True
 const isRunning = (p: StoredObject | undefined) => status(p)['phase'] === 'Running' && typeof status(p)['podIP'] === 'string';
 
 async function runningPod(c: Cluster, name: string): Promise<StoredObject> {
-  return until(`${name} Running with an IP`, () => {
-    const p = pod(c, name);
-    return p && isRunning(p) && !p.metadata.deletionTimestamp ? p : undefined;
-  }, WAIT_MS);
+  return until(
+    `${name} Running with an IP`,
+    () => {
+      const p = pod(c, name);
+      return p && isRunning(p) && !p.metadata.deletionTimestamp ? p : undefined;
+    },
+    WAIT_MS,
+  );
 }
 
 async function readyPod(c: Cluster, name: string): Promise<StoredObject> {
-  return until(`${name} Ready`, () => {
-    const p = pod(c, name);
-    return isReady(p) ? p : undefined;
-  }, WAIT_MS);
+  return until(
+    `${name} Ready`,
+    () => {
+      const p = pod(c, name);
+      return isReady(p) ? p : undefined;
+    },
+    WAIT_MS,
+  );
 }
 
 /** redis-cli, retried while the server is still starting (connection refused, LOADING). */
@@ -167,7 +178,7 @@ describe('workloads stand-in', () => {
     for (let n = 40; n <= 48; n++) assert.deepEqual(redisProcessesOnSubnet(n), []);
   });
 
-  test('the hook\'s StatefulSets become pods named by ordinal, each a real redis-server on its own IP, Ready only when the probe says so', async (t) => {
+  test("the hook's StatefulSets become pods named by ordinal, each a real redis-server on its own IP, Ready only when the probe says so", async (t) => {
     const c = await startCluster(t, { subnet: 40 });
     const names = ['my-redis-master-0', 'my-redis-replica-0', 'my-redis-replica-1'];
     const pods = await Promise.all(names.map((n) => runningPod(c, n)));
@@ -185,13 +196,19 @@ describe('workloads stand-in', () => {
       assert.equal(p.metadata.labels?.[POD_NAME_LABEL], names[i]);
       assert.match(p.metadata.labels?.[REVISION_LABEL] ?? '', new RegExp(`^${set}-[a-z0-9]{10}$`));
       assert.equal(p.metadata.labels?.['app.kubernetes.io/component'], set.endsWith('master') ? 'master-set' : 'replica-set');
-      assert.deepEqual(p.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['StatefulSet', set, true]]);
+      assert.deepEqual(
+        p.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]),
+        [['StatefulSet', set, true]],
+      );
       assert.ok(p.metadata.finalizers?.includes(KUBELET_FINALIZER));
       const spec = p['spec'] as Json;
       assert.equal(spec['hostname'], names[i]);
       assert.equal(spec['subdomain'], 'my-redis-headless');
       const volumes = spec['volumes'] as Json[];
-      assert.deepEqual(volumes.find((v) => v['name'] === 'data'), { name: 'data', persistentVolumeClaim: { claimName: `data-${names[i]}` } });
+      assert.deepEqual(
+        volumes.find((v) => v['name'] === 'data'),
+        { name: 'data', persistentVolumeClaim: { claimName: `data-${names[i]}` } },
+      );
       // The container runs from the ConfigMap's redis.conf, with its data on the claim's directory.
       assert.equal(await cli(ips[i]!, 'CONFIG', 'GET', 'dir'), `dir\n${c.wl.claimPath(c.ns, `data-${names[i]}`)}`);
       assert.equal(await cli(ips[i]!, 'CONFIG', 'GET', 'repl-ping-replica-period'), 'repl-ping-replica-period\n1');
@@ -219,21 +236,34 @@ describe('workloads stand-in', () => {
 
     // Service endpoints follow the role label (what the sidecar writes) and readiness.
     assert.deepEqual(c.wl.serviceEndpoints(c.ns, 'my-redis-master'), []);
-    c.store.mutate('pods', c.ns, 'my-redis-master-0', (p) => { p.metadata.labels = { ...p.metadata.labels, [ROLE_LABEL]: 'master' }; });
+    c.store.mutate('pods', c.ns, 'my-redis-master-0', (p) => {
+      p.metadata.labels = { ...p.metadata.labels, [ROLE_LABEL]: 'master' };
+    });
     for (const n of ['my-redis-replica-0', 'my-redis-replica-1']) {
-      c.store.mutate('pods', c.ns, n, (p) => { p.metadata.labels = { ...p.metadata.labels, [ROLE_LABEL]: 'replica' }; });
+      c.store.mutate('pods', c.ns, n, (p) => {
+        p.metadata.labels = { ...p.metadata.labels, [ROLE_LABEL]: 'replica' };
+      });
     }
-    assert.deepEqual(c.wl.serviceAddresses(c.ns, 'my-redis-master').map((e) => [e.pod, e.ip]), [['my-redis-master-0', masterIP]]);
+    assert.deepEqual(
+      c.wl.serviceAddresses(c.ns, 'my-redis-master').map((e) => [e.pod, e.ip]),
+      [['my-redis-master-0', masterIP]],
+    );
     assert.deepEqual(c.wl.serviceEndpoints(c.ns, 'my-redis-replicas'), ['my-redis-replica-0'], 'replica-1 is not Ready (link down)');
-    c.store.mutate('pods', c.ns, 'my-redis-master-0', (p) => { p.metadata.labels = { ...p.metadata.labels, [ROLE_LABEL]: 'replica' }; });
+    c.store.mutate('pods', c.ns, 'my-redis-master-0', (p) => {
+      p.metadata.labels = { ...p.metadata.labels, [ROLE_LABEL]: 'replica' };
+    });
     assert.deepEqual(c.wl.serviceEndpoints(c.ns, 'my-redis-master'), []);
     assert.deepEqual(c.wl.serviceEndpoints(c.ns, 'my-redis-replicas'), ['my-redis-master-0', 'my-redis-replica-0']);
 
     // StatefulSet status follows the pods.
-    const sts = await until('replica set status', () => {
-      const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
-      return (s?.['status'] as Json | undefined)?.['readyReplicas'] === 1 ? s : undefined;
-    }, WAIT_MS);
+    const sts = await until(
+      'replica set status',
+      () => {
+        const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
+        return (s?.['status'] as Json | undefined)?.['readyReplicas'] === 1 ? s : undefined;
+      },
+      WAIT_MS,
+    );
     const st = sts['status'] as Json;
     assert.deepEqual(
       [st['observedGeneration'], st['replicas'], st['readyReplicas'], st['currentReplicas'], st['updatedReplicas'], st['availableReplicas']],
@@ -256,10 +286,14 @@ describe('workloads stand-in', () => {
     assert.ok(deleted.object.metadata.deletionTimestamp);
     assert.deepEqual(c.wl.serviceEndpoints(c.ns, 'my-redis-headless'), ['my-redis-master-0'], 'headless publishes terminating pods');
 
-    const after = await until('a new my-redis-master-0', () => {
-      const p = pod(c, 'my-redis-master-0');
-      return p && p.metadata.uid !== before.metadata.uid && isRunning(p) ? p : undefined;
-    }, WAIT_MS);
+    const after = await until(
+      'a new my-redis-master-0',
+      () => {
+        const p = pod(c, 'my-redis-master-0');
+        return p && p.metadata.uid !== before.metadata.uid && isRunning(p) ? p : undefined;
+      },
+      WAIT_MS,
+    );
     const newIP = status(after)['podIP'] as string;
     assert.notEqual(newIP, ip, 'a recreated pod gets a new IP');
     assert.equal(containerStatus(after)['restartCount'], 0);
@@ -301,10 +335,14 @@ describe('workloads stand-in', () => {
           return true;
         },
       });
-      const waiting = await until(m.reason, () => {
-        const s = containerStatus(pod(c, 'my-redis-master-0'))['state'] as Json | undefined;
-        return (s?.['waiting'] as Json | undefined)?.['reason'] === m.reason && (s?.['waiting'] as Json)['message'] ? pod(c, 'my-redis-master-0') : undefined;
-      }, WAIT_MS);
+      const waiting = await until(
+        m.reason,
+        () => {
+          const s = containerStatus(pod(c, 'my-redis-master-0'))['state'] as Json | undefined;
+          return (s?.['waiting'] as Json | undefined)?.['reason'] === m.reason && (s?.['waiting'] as Json)['message'] ? pod(c, 'my-redis-master-0') : undefined;
+        },
+        WAIT_MS,
+      );
       assert.equal(status(waiting)['phase'], 'Pending');
       assert.match(((containerStatus(waiting)['state'] as Json)['waiting'] as Json)['message'] as string, m.message);
       assert.equal(typeof status(waiting)['podIP'] === 'string', m.hasIP);
@@ -333,10 +371,14 @@ describe('workloads stand-in', () => {
     const ip = status(p)['podIP'] as string;
     const firstPid = c.wl.processes()[0]?.pid;
     assert.ok(c.wl.killPodProcess(c.ns, 'my-redis-master-0', 'SIGKILL'));
-    const restarted = await until('restartCount 1 and running', () => {
-      const q = pod(c, 'my-redis-master-0');
-      return containerStatus(q)['restartCount'] === 1 && (containerStatus(q)['state'] as Json)['running'] ? q : undefined;
-    }, WAIT_MS);
+    const restarted = await until(
+      'restartCount 1 and running',
+      () => {
+        const q = pod(c, 'my-redis-master-0');
+        return containerStatus(q)['restartCount'] === 1 && (containerStatus(q)['state'] as Json)['running'] ? q : undefined;
+      },
+      WAIT_MS,
+    );
     assert.equal(restarted.metadata.uid, p.metadata.uid);
     assert.equal(status(restarted)['podIP'], ip);
     const last = (containerStatus(restarted)['lastState'] as Json)['terminated'] as Json;
@@ -349,10 +391,14 @@ describe('workloads stand-in', () => {
     // A hung redis (SIGSTOP) fails its liveness probe and is restarted (SIGTERM is ignored while
     // stopped, so SIGKILL comes after the grace period).
     assert.ok(c.wl.killPodProcess(c.ns, 'my-redis-master-0', 'SIGSTOP'));
-    const revived = await until('restartCount 2 after liveness failures', () => {
-      const q = pod(c, 'my-redis-master-0');
-      return containerStatus(q)['restartCount'] === 2 && (containerStatus(q)['state'] as Json)['running'] ? q : undefined;
-    }, 60_000);
+    const revived = await until(
+      'restartCount 2 after liveness failures',
+      () => {
+        const q = pod(c, 'my-redis-master-0');
+        return containerStatus(q)['restartCount'] === 2 && (containerStatus(q)['state'] as Json)['running'] ? q : undefined;
+      },
+      60_000,
+    );
     assert.equal(status(revived)['podIP'], ip);
   });
 
@@ -362,7 +408,7 @@ describe('workloads stand-in', () => {
         subnet: policy === 'Retain' ? 44 : 45,
         sets: ['my-redis-replica'],
         edit: (o) => {
-          if (o.kind === 'StatefulSet') ((o['spec'] as Json)['persistentVolumeClaimRetentionPolicy'] = { whenDeleted: policy, whenScaled: policy });
+          if (o.kind === 'StatefulSet') (o['spec'] as Json)['persistentVolumeClaimRetentionPolicy'] = { whenDeleted: policy, whenScaled: policy };
         },
       });
       await Promise.all(['my-redis-replica-0', 'my-redis-replica-1'].map((n) => runningPod(c, n)));
@@ -370,10 +416,16 @@ describe('workloads stand-in', () => {
       await Promise.all(['my-redis-replica-2', 'my-redis-replica-3'].map((n) => runningPod(c, n)));
       assert.deepEqual(podNames(c), ['my-redis-replica-0', 'my-redis-replica-1', 'my-redis-replica-2', 'my-redis-replica-3']);
       const claims = () => c.store.list('persistentvolumeclaims', { namespace: c.ns }).map((x) => x.metadata.name);
-      assert.deepEqual(claims(), [0, 1, 2, 3].map((i) => `data-my-redis-replica-${i}`));
+      assert.deepEqual(
+        claims(),
+        [0, 1, 2, 3].map((i) => `data-my-redis-replica-${i}`),
+      );
       const dirs = [0, 1, 2, 3].map((i) => c.wl.claimPath(c.ns, `data-my-redis-replica-${i}`)!);
       const owners = c.store.get('persistentvolumeclaims', c.ns, 'data-my-redis-replica-0')?.metadata.ownerReferences ?? [];
-      assert.deepEqual(owners.map((r) => r.kind), policy === 'Delete' ? ['StatefulSet'] : []);
+      assert.deepEqual(
+        owners.map((r) => r.kind),
+        policy === 'Delete' ? ['StatefulSet'] : [],
+      );
 
       const terminating: string[] = [];
       const watch = c.store.watch('pods', { namespace: c.ns }, (ev) => {
@@ -384,14 +436,21 @@ describe('workloads stand-in', () => {
       c.store.updateScale('statefulsets', c.ns, 'my-redis-replica', { spec: { replicas: 1 } });
       await until('scaled down to replica-0', () => podNames(c).join() === 'my-redis-replica-0', WAIT_MS);
       assert.deepEqual(terminating, ['my-redis-replica-3', 'my-redis-replica-2', 'my-redis-replica-1']);
-      const kept = ['data-my-redis-replica-0', ...(policy === 'Retain' ? ['data-my-redis-replica-1', 'data-my-redis-replica-2', 'data-my-redis-replica-3'] : [])];
+      const kept = [
+        'data-my-redis-replica-0',
+        ...(policy === 'Retain' ? ['data-my-redis-replica-1', 'data-my-redis-replica-2', 'data-my-redis-replica-3'] : []),
+      ];
       await until(`claims ${kept.join()}`, () => claims().join() === kept.join(), WAIT_MS);
       const wantDirs = policy === 'Retain' ? [true, true, true, true] : [true, false, false, false];
       await until('claim directories', () => dirs.map((d) => existsSync(d)).join() === wantDirs.join(), WAIT_MS);
-      const sts = await until('status replicas 1', () => {
-        const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
-        return (s?.['status'] as Json | undefined)?.['replicas'] === 1 ? s : undefined;
-      }, WAIT_MS);
+      const sts = await until(
+        'status replicas 1',
+        () => {
+          const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
+          return (s?.['status'] as Json | undefined)?.['replicas'] === 1 ? s : undefined;
+        },
+        WAIT_MS,
+      );
       assert.equal((sts['status'] as Json)['currentReplicas'], 1);
 
       // Deleting the StatefulSet: its pods go (garbage collection), and so do its claims under whenDeleted: Delete.
@@ -456,7 +515,9 @@ describe('workloads stand-in', () => {
     // Template change -> new revision; pods replaced 2, 1, 0, each after the previous is Ready again.
     let maxDown = 0;
     const sampler = setInterval(() => {
-      const down = ['my-redis-replica-0', 'my-redis-replica-1', 'my-redis-replica-2'].filter((n) => !isReady(pod(c, n)) || pod(c, n)?.metadata.deletionTimestamp).length;
+      const down = ['my-redis-replica-0', 'my-redis-replica-1', 'my-redis-replica-2'].filter(
+        (n) => !isReady(pod(c, n)) || pod(c, n)?.metadata.deletionTimestamp,
+      ).length;
       maxDown = Math.max(maxDown, down);
     }, 5);
     t.after(() => clearInterval(sampler));
@@ -467,14 +528,26 @@ describe('workloads stand-in', () => {
       const meta = tmpl['metadata'] as Json;
       meta['annotations'] = { ...(meta['annotations'] as Json), 'example.com/restartedAt': 'now' };
     });
-    const sts = await until('rollout complete', () => {
-      const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
-      const st = (s?.['status'] ?? {}) as Json;
-      const done = st['updateRevision'] !== oldRevision && st['updatedReplicas'] === 3 && st['readyReplicas'] === 3 && st['currentRevision'] === st['updateRevision'];
-      return done ? s : undefined;
-    }, 30_000);
+    const sts = await until(
+      'rollout complete',
+      () => {
+        const s = c.store.get('statefulsets', c.ns, 'my-redis-replica');
+        const st = (s?.['status'] ?? {}) as Json;
+        const done =
+          st['updateRevision'] !== oldRevision && st['updatedReplicas'] === 3 && st['readyReplicas'] === 3 && st['currentRevision'] === st['updateRevision'];
+        return done ? s : undefined;
+      },
+      30_000,
+    );
     clearInterval(sampler);
-    assert.deepEqual(events, ['-my-redis-replica-2', '+my-redis-replica-2', '-my-redis-replica-1', '+my-redis-replica-1', '-my-redis-replica-0', '+my-redis-replica-0']);
+    assert.deepEqual(events, [
+      '-my-redis-replica-2',
+      '+my-redis-replica-2',
+      '-my-redis-replica-1',
+      '+my-redis-replica-1',
+      '-my-redis-replica-0',
+      '+my-redis-replica-0',
+    ]);
     assert.equal(maxDown, 1, 'one pod at a time');
     const rev = (sts['status'] as Json)['updateRevision'];
     for (const n of podNames(c)) {
@@ -484,7 +557,7 @@ describe('workloads stand-in', () => {
     }
   });
 
-  test('with the pod spec\'s own probe periods (timeScale 1): pod start to Running to Ready', async (t) => {
+  test("with the pod spec's own probe periods (timeScale 1): pod start to Running to Ready", async (t) => {
     const c = await startCluster(t, { subnet: 47, sets: ['my-redis-master'], timeScale: 1 });
     const t0 = Date.now();
     const p = await runningPod(c, 'my-redis-master-0');

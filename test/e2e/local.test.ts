@@ -13,7 +13,11 @@ const why = unavailableReason() ?? missingSharedReason() ?? (isBuilt() ? undefin
 
 test('run.sh scenarios 1-5 pass on the real control plane (npm run e2e:local)', { skip: why ?? false, timeout: 900_000 }, async (t) => {
   const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
-    const child = spawn(process.execPath, ['test/k8s/e2e-local.ts'], { cwd: REPO_ROOT, env: { ...process.env, E2E_SUBNET: '49' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['test/k8s/e2e-local.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, E2E_SUBNET: '49' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let text = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (text += c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => (text += c));
@@ -23,7 +27,11 @@ test('run.sh scenarios 1-5 pass on the real control plane (npm run e2e:local)', 
   const summary = Object.fromEntries([...output.text.matchAll(/^(kube_version|metacontroller|e2e_passed)=(.*)$/gm)].map((m) => [m[1], m[2]]));
   // The scenario's own failure line and measurements first: CI shows only so much of a message.
   const failures = output.text.split('\n').filter((l) => /^FAIL \[|^\S+ scenario |^\s+# /.test(l));
-  assert.equal(summary['e2e_passed'], '5/5', `every scenario passed:\n${failures.join('\n')}\n-- last lines:\n${output.text.split('\n').slice(-40).join('\n')}`);
+  assert.equal(
+    summary['e2e_passed'],
+    '5/5',
+    `every scenario passed:\n${failures.join('\n')}\n-- last lines:\n${output.text.split('\n').slice(-40).join('\n')}`,
+  );
   assert.match(summary['kube_version'] ?? '', /^v1\.\d+\.\d+/);
   assert.match(summary['metacontroller'] ?? '', /^(real|stand-in)$/);
   assert.equal(output.code, 0);

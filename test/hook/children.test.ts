@@ -12,23 +12,30 @@ import { UID, designSpec, desiredFor, find, get, healthyPods, pod, redis, reques
 const variants: Array<[string, Json]> = [
   ['the design', designSpec()],
   ['no persistence, no replicas', { ...designSpec(), replicas: 0, persistence: { enableRdb: false, enableAof: false } }],
-  ['everything set', {
-    version: '7.2.4',
-    image: 'registry.example.com/redis:7.2.4-custom',
-    imagePullPolicy: 'IfNotPresent',
-    imagePullSecrets: [{ name: 'regcred' }],
-    replicas: 3,
-    persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '20Gi', storageClassName: 'fast', whenDeleted: 'Delete' },
-    resources: { limits: { memory: '1Gi' } },
-    auth: { secretName: 'redis-pass', key: 'pw' },
-    failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 10 },
-    config: { 'maxmemory-policy': 'allkeys-lru', 'tcp-keepalive': '60' },
-    nodeSelector: { 'zone': 'a', 'disk': 'ssd' },
-    tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'redis', effect: 'NoSchedule' }],
-    affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }] } } },
-    priorityClassName: 'high',
-    podAnnotations: { 'prometheus.io/scrape': 'true' },
-  }],
+  [
+    'everything set',
+    {
+      version: '7.2.4',
+      image: 'registry.example.com/redis:7.2.4-custom',
+      imagePullPolicy: 'IfNotPresent',
+      imagePullSecrets: [{ name: 'regcred' }],
+      replicas: 3,
+      persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '20Gi', storageClassName: 'fast', whenDeleted: 'Delete' },
+      resources: { limits: { memory: '1Gi' } },
+      auth: { secretName: 'redis-pass', key: 'pw' },
+      failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 10 },
+      config: { 'maxmemory-policy': 'allkeys-lru', 'tcp-keepalive': '60' },
+      nodeSelector: { zone: 'a', disk: 'ssd' },
+      tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'redis', effect: 'NoSchedule' }],
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }] },
+        },
+      },
+      priorityClassName: 'high',
+      podAnnotations: { 'prometheus.io/scrape': 'true' },
+    },
+  ],
   ['pre-release version', { ...designSpec(), version: '7.2-rc.1' }],
 ];
 
@@ -37,8 +44,15 @@ for (const [label, spec] of variants) {
     const children = desiredFor(spec);
     assert.deepEqual(
       children.map((c) => `${c.kind}/${c.metadata.name}`),
-      ['ConfigMap/my-redis-config', 'Service/my-redis-headless', 'Service/my-redis-master', 'Service/my-redis-replicas',
-        'StatefulSet/my-redis-master', 'StatefulSet/my-redis-replica', 'PodDisruptionBudget/my-redis-pdb'],
+      [
+        'ConfigMap/my-redis-config',
+        'Service/my-redis-headless',
+        'Service/my-redis-master',
+        'Service/my-redis-replicas',
+        'StatefulSet/my-redis-master',
+        'StatefulSet/my-redis-replica',
+        'PodDisruptionBudget/my-redis-pdb',
+      ],
     );
     for (const child of children) assert.doesNotThrow(() => validateK8sObject(child), `${child.kind}/${child.metadata.name}`);
   });
@@ -80,7 +94,11 @@ test('StatefulSets: sizes, headless service, parallel pods, retention policy, cl
     const claimLabels = get(set, 'spec', 'volumeClaimTemplates', 0, 'metadata', 'labels') as Record<string, string>;
     for (const [k, v] of Object.entries(podSelectorLabels('my-redis'))) assert.equal(claimLabels[k], v);
     const volumes = get(set, 'spec', 'template', 'spec', 'volumes') as Json[];
-    assert.equal(volumes.some((v) => v['name'] === 'data'), false, 'data comes from the claim template');
+    assert.equal(
+      volumes.some((v) => v['name'] === 'data'),
+      false,
+      'data comes from the claim template',
+    );
     assert.equal(get(set, 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis:7.2');
   }
   assert.equal(get(master, 'spec', 'template', 'metadata', 'labels', 'app.kubernetes.io/component'), 'master-set');
@@ -93,7 +111,10 @@ test('without persistence the data volume is an emptyDir and there are no claim 
   for (const set of desiredFor(spec).filter((c) => c.kind === 'StatefulSet')) {
     assert.equal(get(set, 'spec', 'volumeClaimTemplates'), undefined);
     const volumes = get(set, 'spec', 'template', 'spec', 'volumes') as Json[];
-    assert.deepEqual(volumes.find((v) => v['name'] === 'data'), { name: 'data', emptyDir: {} });
+    assert.deepEqual(
+      volumes.find((v) => v['name'] === 'data'),
+      { name: 'data', emptyDir: {} },
+    );
   }
 });
 
@@ -101,7 +122,12 @@ test('pods run non-root as the redis user with the restricted security profile',
   const set = find(desiredFor(), 'StatefulSet', 'my-redis-master');
   const pod = get(set, 'spec', 'template', 'spec') as Json;
   assert.deepEqual(get(pod, 'securityContext'), {
-    runAsNonRoot: true, runAsUser: 999, runAsGroup: 999, fsGroup: 999, fsGroupChangePolicy: 'OnRootMismatch', seccompProfile: { type: 'RuntimeDefault' },
+    runAsNonRoot: true,
+    runAsUser: 999,
+    runAsGroup: 999,
+    fsGroup: 999,
+    fsGroupChangePolicy: 'OnRootMismatch',
+    seccompProfile: { type: 'RuntimeDefault' },
   });
   const c = get(pod, 'containers', 0, 'securityContext') as Json;
   assert.equal(c['runAsNonRoot'], true);
@@ -116,7 +142,10 @@ test('env, command and probes follow the shared contract; the password never app
   const children = desiredFor();
   const container = get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'template', 'spec', 'containers', 0) as Json;
   const env = container['env'] as Json[];
-  assert.deepEqual(env.map((e) => e['name']), ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD']);
+  assert.deepEqual(
+    env.map((e) => e['name']),
+    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD'],
+  );
   assert.equal(get(env[0], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   assert.equal(get(env[1], 'valueFrom', 'fieldRef', 'fieldPath'), 'metadata.name');
   assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-auth', key: 'password' });
@@ -160,7 +189,8 @@ test('scheduling fields and annotations are copied from the spec; the default af
 });
 
 test('the config hash annotation changes exactly when redis.conf changes', () => {
-  const hashOf = (spec: Json) => get(find(desiredFor(spec), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'metadata', 'annotations', CONFIG_HASH_ANNOTATION);
+  const hashOf = (spec: Json) =>
+    get(find(desiredFor(spec), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'metadata', 'annotations', CONFIG_HASH_ANNOTATION);
   const base = hashOf(designSpec());
   assert.match(String(base), /^[0-9a-f]{16}$/);
   assert.equal(hashOf(designSpec()), base);
@@ -201,7 +231,11 @@ test('a version a label could not hold is refused by the schema, so it never rea
     await t.test(version, () => {
       const verdict = validateSpec('my-redis', { ...designSpec(), version });
       assert.equal(verdict.ok, false, version);
-      if (!verdict.ok) assert.ok(verdict.problems.some((p) => p.field === 'spec.version'), JSON.stringify(verdict.problems));
+      if (!verdict.ok)
+        assert.ok(
+          verdict.problems.some((p) => p.field === 'spec.version'),
+          JSON.stringify(verdict.problems),
+        );
     });
   }
 });
@@ -232,7 +266,7 @@ test('scaling down never removes the pod that is master: the replica set is held
       want: 3,
     },
     {
-      name: 'a master label on another Redis\'s pod is ignored',
+      name: "a master label on another Redis's pod is ignored",
       replicas: 1,
       pods: [pod({ name: 'my-redis-replica-4', role: 'master', ip: '10.0.0.9', instance: 'other' })],
       want: 1,

@@ -45,7 +45,11 @@ function pvc(name: string, opts: { owner?: string; deleting?: boolean; instance?
     metadata: {
       name,
       namespace: 'default',
-      labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': opts.instance ?? 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator' },
+      labels: {
+        'app.kubernetes.io/name': 'redis',
+        'app.kubernetes.io/instance': opts.instance ?? 'my-redis',
+        'app.kubernetes.io/managed-by': 'redis-operator',
+      },
       ...(opts.owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: opts.owner, uid: 'x', controller: false }] } : {}),
       ...(opts.deleting ? { deletionTimestamp: '2025-01-16T00:00:05Z' } : {}),
     },
@@ -54,8 +58,15 @@ function pvc(name: string, opts: { owner?: string; deleting?: boolean; instance?
 }
 
 const kinds = (r: HookResponse) => r.children.map((c) => `${c.kind}/${c.metadata.name}`);
-const ALL = ['ConfigMap/my-redis-config', 'Service/my-redis-headless', 'Service/my-redis-master', 'Service/my-redis-replicas',
-  'StatefulSet/my-redis-master', 'StatefulSet/my-redis-replica', 'PodDisruptionBudget/my-redis-pdb'];
+const ALL = [
+  'ConfigMap/my-redis-config',
+  'Service/my-redis-headless',
+  'Service/my-redis-master',
+  'Service/my-redis-replicas',
+  'StatefulSet/my-redis-master',
+  'StatefulSet/my-redis-replica',
+  'PodDisruptionBudget/my-redis-pdb',
+];
 const NO_SETS = ALL.filter((k) => !k.startsWith('StatefulSet/'));
 const policies = (r: HookResponse) =>
   r.children.filter((c) => c.kind === 'StatefulSet').map((c) => get(c, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'));
@@ -71,31 +82,69 @@ interface Case {
 
 const cases: Case[] = [
   { name: 'Retain, settled: released at once, volumes stay', setup: {}, finalized: true, children: ALL, policy: 'Retain', message: /retained/ },
-  { name: 'Retain, but the StatefulSets still say Delete: switch them first', setup: { observedPolicy: 'Delete' }, finalized: false, children: ALL, policy: 'Retain', message: /switch to whenDeleted: Retain/ },
+  {
+    name: 'Retain, but the StatefulSets still say Delete: switch them first',
+    setup: { observedPolicy: 'Delete' },
+    finalized: false,
+    children: ALL,
+    policy: 'Retain',
+    message: /switch to whenDeleted: Retain/,
+  },
   { name: 'Retain, StatefulSet controller has not caught up', setup: { lagging: true }, finalized: false, children: ALL, policy: 'Retain' },
-  { name: 'Delete, StatefulSets still say Retain: apply Delete first', setup: { whenDeleted: 'Delete' }, finalized: false, children: ALL, policy: 'Delete', message: /apply whenDeleted: Delete/ },
-  { name: 'Delete, StatefulSets say Delete but not yet reconciled', setup: { whenDeleted: 'Delete', observedPolicy: 'Delete', lagging: true }, finalized: false, children: ALL, policy: 'Delete' },
-  { name: 'Delete, settled: StatefulSets dropped, the rest kept', setup: { whenDeleted: 'Delete', observedPolicy: 'Delete' }, finalized: false, children: NO_SETS, message: /deleting StatefulSet/ },
+  {
+    name: 'Delete, StatefulSets still say Retain: apply Delete first',
+    setup: { whenDeleted: 'Delete' },
+    finalized: false,
+    children: ALL,
+    policy: 'Delete',
+    message: /apply whenDeleted: Delete/,
+  },
+  {
+    name: 'Delete, StatefulSets say Delete but not yet reconciled',
+    setup: { whenDeleted: 'Delete', observedPolicy: 'Delete', lagging: true },
+    finalized: false,
+    children: ALL,
+    policy: 'Delete',
+  },
+  {
+    name: 'Delete, settled: StatefulSets dropped, the rest kept',
+    setup: { whenDeleted: 'Delete', observedPolicy: 'Delete' },
+    finalized: false,
+    children: NO_SETS,
+    message: /deleting StatefulSet/,
+  },
   {
     name: 'Delete, StatefulSets gone, PVCs still owned by them',
     setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [pvc('data-my-redis-master-0', { owner: 'my-redis-master' })] },
-    finalized: false, children: NO_SETS, message: /data-my-redis-master-0/,
+    finalized: false,
+    children: NO_SETS,
+    message: /data-my-redis-master-0/,
   },
   {
     name: 'Delete, StatefulSets gone, a PVC is being deleted',
     setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [pvc('data-my-redis-replica-1', { deleting: true })] },
-    finalized: false, children: NO_SETS,
+    finalized: false,
+    children: NO_SETS,
   },
-  { name: 'Delete, StatefulSets and PVCs gone: released', setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [] }, finalized: true, children: NO_SETS, message: /volumes deleted/ },
+  {
+    name: 'Delete, StatefulSets and PVCs gone: released',
+    setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [] },
+    finalized: true,
+    children: NO_SETS,
+    message: /volumes deleted/,
+  },
   {
     name: 'Delete, only PVCs nobody will delete are left: released, and they are named',
     setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [pvc('data-my-redis-replica-0')] },
-    finalized: true, children: NO_SETS, message: /data-my-redis-replica-0 .*left in place/,
+    finalized: true,
+    children: NO_SETS,
+    message: /data-my-redis-replica-0 .*left in place/,
   },
   {
     name: 'Delete, PVCs of another Redis are not ours to wait for',
     setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [pvc('data-other-master-0', { owner: 'other-master', instance: 'other' })] },
-    finalized: true, children: NO_SETS,
+    finalized: true,
+    children: NO_SETS,
   },
 ];
 
@@ -127,8 +176,10 @@ test('finalize with an invalid spec falls back to Retain: observed children kept
     if (child.kind === 'StatefulSet') {
       assert.equal(get(child, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Retain');
       assert.equal(get(found, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Delete', 'the request is not modified');
-      assert.deepEqual({ ...child, spec: { ...(child['spec'] as Json), persistentVolumeClaimRetentionPolicy: undefined } },
-        { ...original, spec: { ...(original['spec'] as Json), persistentVolumeClaimRetentionPolicy: undefined } });
+      assert.deepEqual(
+        { ...child, spec: { ...(child['spec'] as Json), persistentVolumeClaimRetentionPolicy: undefined } },
+        { ...original, spec: { ...(original['spec'] as Json), persistentVolumeClaimRetentionPolicy: undefined } },
+      );
     } else {
       assert.deepEqual(child, original);
     }
@@ -142,7 +193,10 @@ test('finalize with an invalid spec falls back to Retain: observed children kept
   const settledObserved = Object.values(settled.children).flatMap((i) => Object.values(i));
   assert.equal(done.children.length, settledObserved.length);
   for (const object of settledObserved) {
-    assert.ok(done.children.some((c) => c.kind === object.kind && c.metadata.name === object.metadata.name), `${object.kind}/${object.metadata.name} kept`);
+    assert.ok(
+      done.children.some((c) => c.kind === object.kind && c.metadata.name === object.metadata.name),
+      `${object.kind}/${object.metadata.name} kept`,
+    );
   }
 });
 

@@ -22,7 +22,11 @@ const rejected: Array<[string, unknown, RegExp]> = [
   ['child is a string', { parent: redis(), children: { 'Service.v1': { a: 'x' } } }, /children\["Service\.v1"\]\["a"\] must be an object/],
   ['child without kind', { parent: redis(), children: { 'Service.v1': { a: { apiVersion: 'v1', metadata: { name: 'a' } } } } }, /apiVersion and kind/],
   ['child without name', { parent: redis(), children: { 'Service.v1': { a: { apiVersion: 'v1', kind: 'Service', metadata: {} } } } }, /metadata\.name/],
-  ['related child with numeric namespace', { parent: redis(), related: { 'Pod.v1': { a: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', namespace: 1 } } } } }, /^related.*namespace/],
+  [
+    'related child with numeric namespace',
+    { parent: redis(), related: { 'Pod.v1': { a: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', namespace: 1 } } } } },
+    /^related.*namespace/,
+  ],
   ['finalizing is a string', { parent: redis(), finalizing: 'yes' }, /finalizing must be a boolean/],
 ];
 for (const [label, body, message] of rejected) {

@@ -52,11 +52,10 @@ async function startNode(ip: string, conf: string): Promise<ChildProcess> {
   dirs.push(dir);
   // `dir` is applied (chdir) while the file is read, so /data must be swapped for the temp dir here.
   writeFileSync(join(dir, 'redis.conf'), conf.replace(/^dir .*$/m, `dir ${dir}`));
-  const child = spawn(
-    'sh',
-    ['-c', `exec redis-server "$DIR/redis.conf" --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD" --bind "$POD_IP"`],
-    { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD }, stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  const child = spawn('sh', ['-c', `exec redis-server "$DIR/redis.conf" --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD" --bind "$POD_IP"`], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   processes.push(child);
   await until(`redis-server on ${ip}`, async () => (await cli(ip, 'ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
   return child;
@@ -65,10 +64,13 @@ async function startNode(ip: string, conf: string): Promise<ChildProcess> {
 const variants: Array<[string, Json]> = [
   ['the design', {}],
   ['cache only, no replicas', { replicas: 0, persistence: { enableRdb: false, enableAof: false } }],
-  ['hourly snapshots with user directives', {
-    persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '1Gi' },
-    config: { 'maxmemory-policy': 'allkeys-lru', 'tcp-keepalive': '60' },
-  }],
+  [
+    'hourly snapshots with user directives',
+    {
+      persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '1Gi' },
+      config: { 'maxmemory-policy': 'allkeys-lru', 'tcp-keepalive': '60' },
+    },
+  ],
 ];
 for (const [label, overrides] of variants) {
   test(`redis-server 7 accepts the rendered redis.conf: ${label}`, async () => {

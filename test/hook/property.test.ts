@@ -32,7 +32,10 @@ const validishSpec = fc.record(
     ),
     resources: fc.record({ limits: fc.record({ memory: fc.constantFrom('512Mi', '1G', 1048576, 'lots') }, { requiredKeys: [] }) }, { requiredKeys: [] }),
     auth: fc.record({ secretName: fc.constantFrom('corp', ''), key: fc.constantFrom('pw', 'password') }, { requiredKeys: [] }),
-    failover: fc.record({ minReplicasToWrite: fc.integer({ min: 0, max: 16 }), minReplicasMaxLagSeconds: fc.integer({ min: 0, max: 61 }) }, { requiredKeys: [] }),
+    failover: fc.record(
+      { minReplicasToWrite: fc.integer({ min: 0, max: 16 }), minReplicasMaxLagSeconds: fc.integer({ min: 0, max: 61 }) },
+      { requiredKeys: [] },
+    ),
     config: fc.dictionary(fc.constantFrom('maxmemory-policy', 'hz', 'requirepass', 'Bad', 'tcp-keepalive'), fc.constantFrom('1', 'allkeys-lru', 'a\nb')),
     nodeSelector: fc.dictionary(fc.constantFrom('disk', 'zone', 'example.com/pool'), fc.constantFrom('ssd', 'a', '')),
     tolerations: fc.constantFrom([], [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]),
@@ -59,7 +62,19 @@ const podArb = fc.record({
 const observedChildren: KubeObject[] = Object.values(fixture['children'] as Record<string, Record<string, KubeObject>>).flatMap((i) => Object.values(i));
 
 /** Observed StatefulSets with damaged specs: the hook must read them defensively. */
-const damagedSet = fc.record({ field: fc.constantFrom('spec', 'selector', 'volumeClaimTemplates', 'serviceName', 'podManagementPolicy', 'persistentVolumeClaimRetentionPolicy', 'status', 'generation'), value: fc.anything() });
+const damagedSet = fc.record({
+  field: fc.constantFrom(
+    'spec',
+    'selector',
+    'volumeClaimTemplates',
+    'serviceName',
+    'podManagementPolicy',
+    'persistentVolumeClaimRetentionPolicy',
+    'status',
+    'generation',
+  ),
+  value: fc.anything(),
+});
 
 const requestArb = fc.record({
   spec: specArb,
@@ -94,7 +109,10 @@ function build(g: Generated): unknown {
     else copy['spec'] = { ...(copy['spec'] as Json), [g.damage.field]: g.damage.value };
     return copy as KubeObject;
   });
-  const related = objectMap(g.pods.map((p) => pod(p)), g.shape);
+  const related = objectMap(
+    g.pods.map((p) => pod(p)),
+    g.shape,
+  );
   if (g.withSecret) related['Secret.v1'] = {};
   return {
     controller: fixture['controller'],
@@ -117,13 +135,19 @@ function checkResponse(req: HookRequest, response: HookResponse, hook: 'sync' | 
   if (!req.finalizing) assert.equal('finalized' in response, false, `${hook} without finalizing must not say finalized`);
   assert.ok(Array.isArray(response.children));
   assert.equal('observedGeneration' in response.status, false);
-  assert.deepEqual(response.status.conditions?.map((c) => c.type), ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid']);
+  assert.deepEqual(
+    response.status.conditions?.map((c) => c.type),
+    ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid'],
+  );
   const observed = Object.values(req.children).flatMap((i) => Object.values(i));
   const verdict = validateSpec(req.parent.metadata.name, req.parent.spec);
   if (!verdict.ok) {
     assert.ok(response.children.length >= observed.length, 'an invalid spec returned fewer children than observed');
     for (const o of observed) {
-      assert.ok(response.children.some((c) => c.kind === o.kind && c.metadata.name === o.metadata.name), `${o.kind}/${o.metadata.name} dropped on an invalid spec`);
+      assert.ok(
+        response.children.some((c) => c.kind === o.kind && c.metadata.name === o.metadata.name),
+        `${o.kind}/${o.metadata.name} dropped on an invalid spec`,
+      );
     }
     assert.equal(response.status.phase, 'Failed');
   } else {
@@ -141,7 +165,10 @@ test('property: generated requests never make sync or finalize throw, and the co
       const parsed = parseHookRequest(build(g));
       assert.ok(parsed.ok, parsed.ok ? '' : parsed.message);
       if (!parsed.ok) return;
-      for (const [hook, fn] of [['sync', sync], ['finalize', finalize]] as const) {
+      for (const [hook, fn] of [
+        ['sync', sync],
+        ['finalize', finalize],
+      ] as const) {
         const first: HookResponse = fn(parsed.request);
         checkResponse(parsed.request, first, hook);
         assert.equal(JSON.stringify(fn(parsed.request)), JSON.stringify(first), `${hook} is deterministic`);
@@ -154,7 +181,9 @@ test('property: generated requests never make sync or finalize throw, and the co
 test('property: for a valid spec with nothing damaged, every child is a valid Kubernetes object', () => {
   fc.assert(
     fc.property(validishSpec, fc.subarray(observedChildren), (spec, children) => {
-      const parsed = parseHookRequest(build({ spec, status: undefined, uid: 'u-1', children, damage: undefined, pods: [], withSecret: false, shape: 'v2', finalizing: false }));
+      const parsed = parseHookRequest(
+        build({ spec, status: undefined, uid: 'u-1', children, damage: undefined, pods: [], withSecret: false, shape: 'v2', finalizing: false }),
+      );
       assert.ok(parsed.ok);
       if (!parsed.ok || !validateSpec('my-redis', spec).ok) return;
       for (const child of sync(parsed.request).children) validateK8sObject(child);
@@ -166,31 +195,46 @@ test('property: for a valid spec with nothing damaged, every child is a valid Ku
 test('property: any JSON value is either refused by parseHookRequest or handled without a throw', () => {
   const mutatedFixture = fc.record({
     path: fc.constantFrom(
-      ['parent', 'spec'], ['parent', 'status'], ['parent', 'metadata', 'labels'], ['parent', 'metadata', 'uid'], ['children'], ['related'],
-      ['children', 'StatefulSet.apps/v1'], ['related', 'Pod.v1', 'default/my-redis-master-0', 'status'],
-      ['related', 'Pod.v1', 'default/my-redis-master-0', 'metadata', 'labels'], ['related', 'Pod.v1', 'default/my-redis-replica-0', 'metadata', 'annotations'],
-      ['children', 'StatefulSet.apps/v1', 'default/my-redis-master', 'spec'], ['finalizing'], ['controller'],
+      ['parent', 'spec'],
+      ['parent', 'status'],
+      ['parent', 'metadata', 'labels'],
+      ['parent', 'metadata', 'uid'],
+      ['children'],
+      ['related'],
+      ['children', 'StatefulSet.apps/v1'],
+      ['related', 'Pod.v1', 'default/my-redis-master-0', 'status'],
+      ['related', 'Pod.v1', 'default/my-redis-master-0', 'metadata', 'labels'],
+      ['related', 'Pod.v1', 'default/my-redis-replica-0', 'metadata', 'annotations'],
+      ['children', 'StatefulSet.apps/v1', 'default/my-redis-master', 'spec'],
+      ['finalizing'],
+      ['controller'],
     ),
     value: fc.anything(),
   });
   fc.assert(
-    fc.property(fc.oneof(fc.anything().map((v) => ({ raw: v })), mutatedFixture), (m) => {
-      let body: unknown;
-      if ('raw' in m) body = m.raw;
-      else {
-        body = structuredClone(fixture);
-        let at = body as Json;
-        for (const key of m.path.slice(0, -1)) at = (at[key] ?? {}) as Json;
-        at[m.path[m.path.length - 1] as string] = m.value;
-      }
-      const parsed = parseHookRequest(body);
-      if (!parsed.ok) {
-        assert.equal(typeof parsed.message, 'string');
-        return;
-      }
-      checkResponse(parsed.request, sync(parsed.request), 'sync');
-      checkResponse(parsed.request, finalize(parsed.request), 'finalize');
-    }),
+    fc.property(
+      fc.oneof(
+        fc.anything().map((v) => ({ raw: v })),
+        mutatedFixture,
+      ),
+      (m) => {
+        let body: unknown;
+        if ('raw' in m) body = m.raw;
+        else {
+          body = structuredClone(fixture);
+          let at = body as Json;
+          for (const key of m.path.slice(0, -1)) at = (at[key] ?? {}) as Json;
+          at[m.path[m.path.length - 1] as string] = m.value;
+        }
+        const parsed = parseHookRequest(body);
+        if (!parsed.ok) {
+          assert.equal(typeof parsed.message, 'string');
+          return;
+        }
+        checkResponse(parsed.request, sync(parsed.request), 'sync');
+        checkResponse(parsed.request, finalize(parsed.request), 'finalize');
+      },
+    ),
     { numRuns: 400 },
   );
 });

@@ -21,10 +21,18 @@ function conf(overrides: Json = {}): string[] {
 test('the design renders the fencing contract', async (t) => {
   const lines = conf();
   for (const line of [
-    'bind 0.0.0.0', 'port 6379', 'protected-mode no', 'dir /data',
-    'replicaof 127.0.0.1 1', 'replica-read-only yes', 'repl-ping-replica-period 1',
-    'save 900 1', 'appendonly yes', 'appendfsync everysec',
-    'min-replicas-to-write 1', 'min-replicas-max-lag 5',
+    'bind 0.0.0.0',
+    'port 6379',
+    'protected-mode no',
+    'dir /data',
+    'replicaof 127.0.0.1 1',
+    'replica-read-only yes',
+    'repl-ping-replica-period 1',
+    'save 900 1',
+    'appendonly yes',
+    'appendfsync everysec',
+    'min-replicas-to-write 1',
+    'min-replicas-max-lag 5',
     `maxmemory ${Math.floor(512 * 1024 * 1024 * 0.8)}`,
   ]) {
     await t.test(line, () => {
@@ -37,7 +45,11 @@ test('the design renders the fencing contract', async (t) => {
 const fencing: Array<[string, Json, string[] | undefined]> = [
   ['2 replicas, default', { replicas: 2 }, ['min-replicas-to-write 1', 'min-replicas-max-lag 5']],
   ['1 replica asked for 3', { replicas: 1, failover: { minReplicasToWrite: 3 } }, ['min-replicas-to-write 1', 'min-replicas-max-lag 5']],
-  ['3 replicas asked for 2, lag 9', { replicas: 3, failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 9 } }, ['min-replicas-to-write 2', 'min-replicas-max-lag 9']],
+  [
+    '3 replicas asked for 2, lag 9',
+    { replicas: 3, failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 9 } },
+    ['min-replicas-to-write 2', 'min-replicas-max-lag 9'],
+  ],
   ['no replicas', { replicas: 0 }, undefined],
   ['fencing turned off', { replicas: 2, failover: { minReplicasToWrite: 0 } }, undefined],
 ];
@@ -49,26 +61,42 @@ for (const [label, overrides, expected] of fencing) {
 }
 
 const schedules: Array<[string, number]> = [
-  ['*/15 * * * *', 900], ['*/1 * * * *', 60], ['*/59 * * * *', 3540], ['0 */6 * * *', 21600], ['0 */23 * * *', 82800],
-  ['0 * * * *', 3600], ['@hourly', 3600], ['0 0 * * *', 86400], ['@daily', 86400],
+  ['*/15 * * * *', 900],
+  ['*/1 * * * *', 60],
+  ['*/59 * * * *', 3540],
+  ['0 */6 * * *', 21600],
+  ['0 */23 * * *', 82800],
+  ['0 * * * *', 3600],
+  ['@hourly', 3600],
+  ['0 0 * * *', 86400],
+  ['@daily', 86400],
 ];
 for (const [schedule, seconds] of schedules) {
   test(`rdbSchedule ${schedule} saves every ${seconds} s`, () => {
     assert.equal(rdbSaveSeconds(schedule), seconds);
     const lines = conf({ persistence: { enableRdb: true, rdbSchedule: schedule, enableAof: false, size: '1Gi' } });
-    assert.deepEqual(lines.filter((l) => l.startsWith('save ')), [`save ${seconds} 1`]);
+    assert.deepEqual(
+      lines.filter((l) => l.startsWith('save ')),
+      [`save ${seconds} 1`],
+    );
   });
 }
 
 test('RDB off writes save "" and AOF follows enableAof', () => {
   const lines = conf({ persistence: { enableRdb: false, enableAof: false } });
-  assert.deepEqual(lines.filter((l) => l.startsWith('save ')), ['save ""']);
+  assert.deepEqual(
+    lines.filter((l) => l.startsWith('save ')),
+    ['save ""'],
+  );
   assert.ok(lines.includes('appendonly no'));
   assert.ok(conf({ persistence: { enableRdb: false, enableAof: true } }).includes('appendonly yes'));
 });
 
 test('no memory limit, no maxmemory; quantities in any unit', () => {
-  assert.equal(conf({ resources: {} }).some((l) => l.startsWith('maxmemory')), false);
+  assert.equal(
+    conf({ resources: {} }).some((l) => l.startsWith('maxmemory')),
+    false,
+  );
   assert.equal(maxmemoryBytes(specOf({ resources: { limits: { memory: '1G' } } })), 800_000_000);
   assert.equal(maxmemoryBytes(specOf({ resources: { limits: { memory: 1048576 } } })), Math.floor(1048576 * 0.8));
   assert.equal(parseQuantity('1.5Gi'), 1.5 * 2 ** 30);
@@ -78,7 +106,7 @@ test('no memory limit, no maxmemory; quantities in any unit', () => {
 });
 
 test('spec.config entries come last, sorted, after the operator directives', () => {
-  const lines = conf({ config: { 'tcp-keepalive': '60', 'maxmemory-policy': 'allkeys-lru', 'hz': '20' } });
+  const lines = conf({ config: { 'tcp-keepalive': '60', 'maxmemory-policy': 'allkeys-lru', hz: '20' } });
   const tail = lines.slice(lines.indexOf('# from spec.config') + 1).filter(Boolean);
   assert.deepEqual(tail, ['hz 20', 'maxmemory-policy allkeys-lru', 'tcp-keepalive 60']);
   assert.ok(lines.indexOf('# from spec.config') > lines.indexOf('replicaof 127.0.0.1 1'));

@@ -31,17 +31,30 @@ const cases: Case[] = [
     name: 'no pods yet',
     pods: [],
     expect: {
-      phase: 'Pending', masterStatus: 'None', replicaStatus: {}, readyReplicas: 0, replicas: 0,
-      ready: ['False', 'NoMaster'], masterAvailable: ['False', 'NoMaster'], inSync: ['False', 'ReplicasMissing'],
+      phase: 'Pending',
+      masterStatus: 'None',
+      replicaStatus: {},
+      readyReplicas: 0,
+      replicas: 0,
+      ready: ['False', 'NoMaster'],
+      masterAvailable: ['False', 'NoMaster'],
+      inSync: ['False', 'ReplicasMissing'],
     },
   },
   {
     name: 'master and both replicas Ready',
     pods: healthyPods(),
     expect: {
-      phase: 'Running', masterStatus: 'Ready', master: 'my-redis-master-0', masterIP: '10.244.1.12',
-      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Ready' }, readyReplicas: 2, replicas: 2,
-      ready: ['True', 'AllReady'], masterAvailable: ['True', 'MasterReady'], inSync: ['True', 'ReplicasInSync'],
+      phase: 'Running',
+      masterStatus: 'Ready',
+      master: 'my-redis-master-0',
+      masterIP: '10.244.1.12',
+      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Ready' },
+      readyReplicas: 2,
+      replicas: 2,
+      ready: ['True', 'AllReady'],
+      masterAvailable: ['True', 'MasterReady'],
+      inSync: ['True', 'ReplicasInSync'],
     },
   },
   {
@@ -52,9 +65,16 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-1', role: 'replica', link: 'down', ip: '10.244.3.15', ready: true }),
     ],
     expect: {
-      phase: 'Running', masterStatus: 'Ready', master: 'my-redis-master-0', masterIP: '10.244.1.12',
-      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Syncing' }, readyReplicas: 1, replicas: 2,
-      ready: ['False', 'ReplicasSyncing'], masterAvailable: ['True', 'MasterReady'], inSync: ['False', 'ReplicasSyncing'],
+      phase: 'Running',
+      masterStatus: 'Ready',
+      master: 'my-redis-master-0',
+      masterIP: '10.244.1.12',
+      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Syncing' },
+      readyReplicas: 1,
+      replicas: 2,
+      ready: ['False', 'ReplicasSyncing'],
+      masterAvailable: ['True', 'MasterReady'],
+      inSync: ['False', 'ReplicasSyncing'],
       readyMessage: ['my-redis-replica-1 (Syncing)', '1/2'],
     },
   },
@@ -66,8 +86,14 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-1', role: 'replica', link: 'up', ip: '10.244.3.15' }),
     ],
     expect: {
-      phase: 'Pending', masterStatus: 'NotReady', replicaStatus: { 'my-redis-replica-1': 'Ready' }, readyReplicas: 1, replicas: 1,
-      ready: ['False', 'MultipleMasters'], masterAvailable: ['False', 'MultipleMasters'], inSync: ['False', 'ReplicasMissing'],
+      phase: 'Pending',
+      masterStatus: 'NotReady',
+      replicaStatus: { 'my-redis-replica-1': 'Ready' },
+      readyReplicas: 1,
+      replicas: 1,
+      ready: ['False', 'MultipleMasters'],
+      masterAvailable: ['False', 'MultipleMasters'],
+      inSync: ['False', 'ReplicasMissing'],
       readyMessage: ['my-redis-master-0, my-redis-replica-0'],
     },
   },
@@ -79,10 +105,14 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-1', ready: false, ip: '10.244.3.15' }),
     ],
     expect: {
-      phase: 'Pending', masterStatus: 'None',
+      phase: 'Pending',
+      masterStatus: 'None',
       replicaStatus: { 'my-redis-master-0': 'NotReady', 'my-redis-replica-0': 'NotReady', 'my-redis-replica-1': 'NotReady' },
-      readyReplicas: 0, replicas: 3,
-      ready: ['False', 'NoMaster'], masterAvailable: ['False', 'NoMaster'], inSync: ['False', 'ReplicasNotReady'],
+      readyReplicas: 0,
+      replicas: 3,
+      ready: ['False', 'NoMaster'],
+      masterAvailable: ['False', 'NoMaster'],
+      inSync: ['False', 'ReplicasNotReady'],
     },
   },
   {
@@ -93,9 +123,16 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-1', role: 'replica', link: 'up' }),
     ],
     expect: {
-      phase: 'Pending', masterStatus: 'NotReady', master: 'my-redis-master-0', masterIP: '10.244.1.12',
-      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Ready' }, readyReplicas: 2, replicas: 2,
-      ready: ['False', 'MasterNotReady'], masterAvailable: ['False', 'MasterNotReady'], inSync: ['True', 'ReplicasInSync'],
+      phase: 'Pending',
+      masterStatus: 'NotReady',
+      master: 'my-redis-master-0',
+      masterIP: '10.244.1.12',
+      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Ready' },
+      readyReplicas: 2,
+      replicas: 2,
+      ready: ['False', 'MasterNotReady'],
+      masterAvailable: ['False', 'MasterNotReady'],
+      inSync: ['True', 'ReplicasInSync'],
     },
   },
   {
@@ -106,9 +143,16 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-1', role: 'replica', link: 'up', ip: '10.244.3.15' }),
     ],
     expect: {
-      phase: 'Running', masterStatus: 'Ready', master: 'my-redis-replica-0', masterIP: '10.244.2.9',
-      replicaStatus: { 'my-redis-master-0': 'Ready', 'my-redis-replica-1': 'Ready' }, readyReplicas: 2, replicas: 2,
-      ready: ['True', 'AllReady'], masterAvailable: ['True', 'MasterReady'], inSync: ['True', 'ReplicasInSync'],
+      phase: 'Running',
+      masterStatus: 'Ready',
+      master: 'my-redis-replica-0',
+      masterIP: '10.244.2.9',
+      replicaStatus: { 'my-redis-master-0': 'Ready', 'my-redis-replica-1': 'Ready' },
+      readyReplicas: 2,
+      replicas: 2,
+      ready: ['True', 'AllReady'],
+      masterAvailable: ['True', 'MasterReady'],
+      inSync: ['True', 'ReplicasInSync'],
     },
   },
   {
@@ -119,9 +163,16 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-5', role: 'master', namespace: 'elsewhere', ip: '10.244.9.2' }),
     ],
     expect: {
-      phase: 'Running', masterStatus: 'Ready', master: 'my-redis-master-0', masterIP: '10.244.1.12',
-      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Ready' }, readyReplicas: 2, replicas: 2,
-      ready: ['True', 'AllReady'], masterAvailable: ['True', 'MasterReady'], inSync: ['True', 'ReplicasInSync'],
+      phase: 'Running',
+      masterStatus: 'Ready',
+      master: 'my-redis-master-0',
+      masterIP: '10.244.1.12',
+      replicaStatus: { 'my-redis-replica-0': 'Ready', 'my-redis-replica-1': 'Ready' },
+      readyReplicas: 2,
+      replicas: 2,
+      ready: ['True', 'AllReady'],
+      masterAvailable: ['True', 'MasterReady'],
+      inSync: ['True', 'ReplicasInSync'],
     },
   },
   {
@@ -132,9 +183,16 @@ const cases: Case[] = [
       pod({ name: 'my-redis-replica-1', role: 'replica', link: 'up', ready: false, ip: '10.244.3.15' }),
     ],
     expect: {
-      phase: 'Pending', masterStatus: 'NotReady', master: 'my-redis-master-0', masterIP: '10.244.1.12',
-      replicaStatus: { 'my-redis-replica-0': 'NotReady', 'my-redis-replica-1': 'Syncing' }, readyReplicas: 0, replicas: 2,
-      ready: ['False', 'MasterNotReady'], masterAvailable: ['False', 'MasterNotReady'], inSync: ['False', 'ReplicasSyncing'],
+      phase: 'Pending',
+      masterStatus: 'NotReady',
+      master: 'my-redis-master-0',
+      masterIP: '10.244.1.12',
+      replicaStatus: { 'my-redis-replica-0': 'NotReady', 'my-redis-replica-1': 'Syncing' },
+      readyReplicas: 0,
+      replicas: 2,
+      ready: ['False', 'MasterNotReady'],
+      masterAvailable: ['False', 'MasterNotReady'],
+      inSync: ['False', 'ReplicasSyncing'],
     },
   },
   {
@@ -142,8 +200,16 @@ const cases: Case[] = [
     spec: { ...designSpec(), replicas: 0 },
     pods: [pod({ name: 'my-redis-master-0', role: 'master', ip: '10.244.1.12' })],
     expect: {
-      phase: 'Running', masterStatus: 'Ready', master: 'my-redis-master-0', masterIP: '10.244.1.12', replicaStatus: {}, readyReplicas: 0, replicas: 0,
-      ready: ['True', 'AllReady'], masterAvailable: ['True', 'MasterReady'], inSync: ['True', 'ReplicasInSync'],
+      phase: 'Running',
+      masterStatus: 'Ready',
+      master: 'my-redis-master-0',
+      masterIP: '10.244.1.12',
+      replicaStatus: {},
+      readyReplicas: 0,
+      replicas: 0,
+      ready: ['True', 'AllReady'],
+      masterAvailable: ['True', 'MasterReady'],
+      inSync: ['True', 'ReplicasInSync'],
     },
   },
 ];
@@ -160,7 +226,10 @@ for (const c of cases) {
     assert.equal(status.readyReplicas, c.expect.readyReplicas);
     assert.equal(status.replicas, c.expect.replicas);
     assert.equal(status.selector, 'app.kubernetes.io/instance=my-redis,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis');
-    assert.deepEqual(status.conditions?.map((x) => x.type), CONDITION_ORDER);
+    assert.deepEqual(
+      status.conditions?.map((x) => x.type),
+      CONDITION_ORDER,
+    );
     const pick = (type: string) => [get(condition(status, type), 'status'), get(condition(status, type), 'reason')];
     assert.deepEqual(pick('Ready'), c.expect.ready);
     assert.deepEqual(pick('MasterAvailable'), c.expect.masterAvailable);
@@ -222,7 +291,9 @@ test('a missing auth Secret explains why no master comes up, when the Secret is 
   assert.match(String(get(condition(status, 'Ready'), 'message')), /my-redis-auth not found/);
 
   const withKeyless = request({ related: notReady });
-  withKeyless.related['Secret.v1'] = { 'default/my-redis-auth': { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-redis-auth', namespace: 'default' }, data: {} } };
+  withKeyless.related['Secret.v1'] = {
+    'default/my-redis-auth': { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-redis-auth', namespace: 'default' }, data: {} },
+  };
   assert.match(String(get(condition(sync(withKeyless).status, 'Ready'), 'message')), /has no key password/);
 
   // Without the Secret in related (no customize rule), nothing is claimed.

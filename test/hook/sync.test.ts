@@ -5,9 +5,7 @@ import assert from 'node:assert/strict';
 import { LAST_APPLIED_ANNOTATION, lastAppliedOf } from '../../src/hook/observed.ts';
 import { finalize, parseHookRequest, sync, type HookRequest, type KubeObject, type ObjectMap } from '../../src/hook/index.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
-import {
-  condition, designSpec, find, fixtureRequest, get, healthyPods, loadFixture, objectMap, redis, request, type Json,
-} from './helpers.ts';
+import { condition, designSpec, find, fixtureRequest, get, healthyPods, loadFixture, objectMap, redis, request, type Json } from './helpers.ts';
 
 function reversedMap(map: ObjectMap): ObjectMap {
   const out: ObjectMap = {};
@@ -78,7 +76,9 @@ test('map order and hook version (v1 bare names, v2 namespace/name) do not chang
 });
 
 test('a shuffled invalid-spec request returns the same echo in the same order', () => {
-  const bad = (body: Json) => { (body['parent'] as Json)['spec'] = { ...designSpec(), replicas: -3 }; };
+  const bad = (body: Json) => {
+    (body['parent'] as Json)['spec'] = { ...designSpec(), replicas: -3 };
+  };
   const req = fixtureRequest(bad);
   const expected = JSON.stringify(sync(req));
   assert.equal(JSON.stringify(sync({ ...req, children: reversedMap(toV1Keys(req.children)) })), expected);
@@ -121,10 +121,27 @@ test('observed selector, serviceName, podManagementPolicy and claim templates ar
 });
 
 const conflicts: Array<[string, Json, (set: Json) => void, RegExp]> = [
-  ['size grew', { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '20Gi' } }, () => {}, /spec\.persistence\.size: 20Gi requested .* 10Gi/],
-  ['storage class changed', { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi', storageClassName: 'fast' } }, () => {}, /spec\.persistence\.storageClassName: fast requested/],
+  [
+    'size grew',
+    { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '20Gi' } },
+    () => {},
+    /spec\.persistence\.size: 20Gi requested .* 10Gi/,
+  ],
+  [
+    'storage class changed',
+    { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi', storageClassName: 'fast' } },
+    () => {},
+    /spec\.persistence\.storageClassName: fast requested/,
+  ],
   ['persistence switched off', { persistence: { enableRdb: false, enableAof: false } }, () => {}, /spec\.persistence: RDB and AOF are off/],
-  ['persistence switched on', {}, (set) => { delete (set['spec'] as Json)['volumeClaimTemplates']; }, /spec\.persistence: RDB\/AOF is on/],
+  [
+    'persistence switched on',
+    {},
+    (set) => {
+      delete (set['spec'] as Json)['volumeClaimTemplates'];
+    },
+    /spec\.persistence: RDB\/AOF is on/,
+  ],
 ];
 for (const [label, spec, mutate, message] of conflicts) {
   test(`an immutable change is reported, not applied: ${label}`, () => {
@@ -169,7 +186,11 @@ const invalid: Array<[string, (spec: Json) => unknown, string, string?]> = [
   ['memory limit not a quantity', (s) => ({ ...s, resources: { limits: { memory: 'lots' } } }), 'spec.resources.limits.memory'],
   ['reserved config key', (s) => ({ ...s, config: { requirepass: 'hunter2' } }), 'spec.config.requirepass'],
   ['config key with spaces', (s) => ({ ...s, config: { 'Bad Key': 'x' } }), 'spec.config.Bad Key'],
-  ['config value smuggling a directive', (s) => ({ ...s, config: { 'maxmemory-policy': 'noeviction\nreplicaof 10.0.0.1 6379' } }), 'spec.config.maxmemory-policy'],
+  [
+    'config value smuggling a directive',
+    (s) => ({ ...s, config: { 'maxmemory-policy': 'noeviction\nreplicaof 10.0.0.1 6379' } }),
+    'spec.config.maxmemory-policy',
+  ],
   ['auth without a secret name', (s) => ({ ...s, auth: {} }), 'spec.auth.secretName'],
   ['failover window too short', (s) => ({ ...s, failover: { downAfterMilliseconds: 5 } }), 'spec.failover.downAfterMilliseconds'],
   ['tolerations not a list', (s) => ({ ...s, tolerations: 'all' }), 'spec.tolerations'],
@@ -229,13 +250,19 @@ test('an invalid spec still reports the master the pods show', () => {
 
 test('a parent being deleted but synced (finalizing false) is synced normally and never finalized', () => {
   const normal = sync(fixtureRequest());
-  const deleting = sync(fixtureRequest((body) => { ((body['parent'] as Json)['metadata'] as Json)['deletionTimestamp'] = '2025-01-16T00:00:00Z'; }));
+  const deleting = sync(
+    fixtureRequest((body) => {
+      ((body['parent'] as Json)['metadata'] as Json)['deletionTimestamp'] = '2025-01-16T00:00:00Z';
+    }),
+  );
   assert.deepEqual(deleting, normal);
   assert.equal('finalized' in deleting, false);
 });
 
 test('sync called with finalizing: true behaves as finalize; finalize called with finalizing: false behaves as sync', () => {
-  const finalizing = fixtureRequest((body) => { body['finalizing'] = true; });
+  const finalizing = fixtureRequest((body) => {
+    body['finalizing'] = true;
+  });
   assert.deepEqual(sync(finalizing), finalize(finalizing));
   const plain = fixtureRequest();
   assert.deepEqual(finalize(plain), sync(plain));
@@ -260,7 +287,7 @@ test('an invalid spec echoes what was last applied, so the last-applied annotati
   });
   const observed = allObserved(req);
   const withAnnotation = observed.filter((o) => typeof o.metadata.annotations?.[LAST_APPLIED_ANNOTATION] === 'string');
-  assert.ok(withAnnotation.length > 0, 'the fixture carries Metacontroller\'s last-applied annotations');
+  assert.ok(withAnnotation.length > 0, "the fixture carries Metacontroller's last-applied annotations");
   const response = sync(req);
   for (const child of response.children) {
     assert.equal(child.metadata.annotations?.[LAST_APPLIED_ANNOTATION], undefined, `${child.kind}/${child.metadata.name} carries no last-applied annotation`);
@@ -285,14 +312,24 @@ test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed 
       const object: KubeObject = {
         ...base,
         metadata: {
-          name: 'cm', namespace: 'default', uid: 'u', resourceVersion: '9', labels: { a: 'b' },
+          name: 'cm',
+          namespace: 'default',
+          uid: 'u',
+          resourceVersion: '9',
+          labels: { a: 'b' },
           annotations: { keep: 'me', ...(c.annotation !== undefined ? { [LAST_APPLIED_ANNOTATION]: c.annotation } : {}) },
         },
       };
-      assert.deepEqual(lastAppliedOf(object), {
-        apiVersion: 'v1', kind: 'ConfigMap', data: { a: '1' },
-        metadata: { name: 'cm', namespace: 'default', labels: { a: 'b' }, annotations: { keep: 'me' } },
-      }, c.name);
+      assert.deepEqual(
+        lastAppliedOf(object),
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          data: { a: '1' },
+          metadata: { name: 'cm', namespace: 'default', labels: { a: 'b' }, annotations: { keep: 'me' } },
+        },
+        c.name,
+      );
     });
   }
 });

@@ -5,9 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import {
-  CustomizeResponse, HookRequest, HookRequestBody, HookResponse, parseHookRequest, wireChecker,
-} from '../../src/hook/index.ts';
+import { CustomizeResponse, HookRequest, HookRequestBody, HookResponse, parseHookRequest, wireChecker } from '../../src/hook/index.ts';
 import { fieldName } from '../../src/hook/wire-check.ts';
 import { loadFixture, redis, type Json } from './helpers.ts';
 
@@ -42,11 +40,19 @@ test('the checker and is() agree, and a problem is one sentence starting with th
 
 const named: Array<[string, unknown, string]> = [
   ['the root', 5, 'request body must be a JSON object'],
-  ['a map key with a slash', { parent: redis(), children: { 'StatefulSet.apps/v1': { 'default/x': child({ kind: 1 }) } } }, 'children["StatefulSet.apps/v1"]["default/x"].kind must be a string'],
+  [
+    'a map key with a slash',
+    { parent: redis(), children: { 'StatefulSet.apps/v1': { 'default/x': child({ kind: 1 }) } } },
+    'children["StatefulSet.apps/v1"]["default/x"].kind must be a string',
+  ],
   // TypeBox's Record skips keys its pattern does not match; the wire's maps match every key.
   ['a map key with a line break', { parent: redis(), related: { 'Pod.v1': { 'a\nb': 'pod' } } }, 'related["Pod.v1"]["a\\nb"] must be an object'],
   ['a group with a line break', { parent: redis(), children: { 'a\nb': [] } }, 'children["a\\nb"] must be an object'],
-  ['a nested map (not its sibling)', { parent: redis(), children: { a: { b: child() }, c: { d: child({ metadata: { name: 2 } }) } } }, 'children["c"]["d"].metadata.name must be a string'],
+  [
+    'a nested map (not its sibling)',
+    { parent: redis(), children: { a: { b: child() }, c: { d: child({ metadata: { name: 2 } }) } } },
+    'children["c"]["d"].metadata.name must be a string',
+  ],
   ['a key with ~ and /', { parent: redis(), children: { 'x~1/y': { 'z~0': 1 } } }, 'children["x~1/y"]["z~0"] must be an object'],
 ];
 for (const [label, body, message] of named) {

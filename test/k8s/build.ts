@@ -34,7 +34,8 @@ export const ETCD_VERSION = requiredVersion(readFileSync(path.join(ETCD_MODULE, 
 /** -X flags that stamp the version into the binaries, as the Kubernetes release build does. */
 export function kubeLdflags(version: string): string {
   const [major, minor] = version.replace(/^v/, '').split('.');
-  const stamp = (pkg: string) => [`${pkg}.gitVersion=${version}`, `${pkg}.gitMajor=${major}`, `${pkg}.gitMinor=${minor}`, `${pkg}.gitTreeState=clean`].map((x) => `-X ${x}`);
+  const stamp = (pkg: string) =>
+    [`${pkg}.gitVersion=${version}`, `${pkg}.gitMajor=${major}`, `${pkg}.gitMinor=${minor}`, `${pkg}.gitTreeState=clean`].map((x) => `-X ${x}`);
   return ['-s', '-w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version')].join(' ');
 }
 
@@ -71,7 +72,11 @@ function goBuild(cwd: string, args: string[], label: string, log: (line: string)
     const started = Date.now();
     let packages = 0;
     let lastLines: string[] = [];
-    const child = spawn('go', ['build', '-v', ...args], { cwd, env: { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn('go', ['build', '-v', ...args], {
+      cwd,
+      env: { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr.setEncoding('utf8');
     let partial = '';
     child.stderr.on('data', (chunk: string) => {
@@ -110,7 +115,12 @@ export async function ensureBinaries(log: (line: string) => void = (l) => consol
   const t0 = Date.now();
   log(`building the control plane (Kubernetes ${KUBE_VERSION}, etcd ${ETCD_VERSION}) into ${dir}; a cold build takes a while on 2 cores`);
   if (!KUBE_COMMANDS.every((b) => existsSync(binaryPath(b, partial)))) {
-    await goBuild(KUBE_MODULE, ['-trimpath', '-ldflags', kubeLdflags(KUBE_VERSION), '-o', `${partial}/`, ...KUBE_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`)], `kubernetes ${KUBE_VERSION}`, log);
+    await goBuild(
+      KUBE_MODULE,
+      ['-trimpath', '-ldflags', kubeLdflags(KUBE_VERSION), '-o', `${partial}/`, ...KUBE_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`)],
+      `kubernetes ${KUBE_VERSION}`,
+      log,
+    );
   }
   if (!existsSync(binaryPath('etcd', partial))) {
     await goBuild(ETCD_MODULE, ['-trimpath', '-ldflags', '-s -w', '-o', binaryPath('etcd', partial), '.'], `etcd ${ETCD_VERSION}`, log);

@@ -72,15 +72,18 @@ function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?:
   // to skip TLS verification (there is no TLS to verify).
   const cluster = server.startsWith('https:') ? { server, 'certificate-authority': ca } : { server, 'insecure-skip-tls-verify': true };
   const credentials = auth.cert ? { 'client-certificate': auth.cert.cert, 'client-key': auth.cert.key } : { token: auth.token };
-  return stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [{ name: 'local', cluster }],
-    users: [{ name: user, user: credentials }],
-    contexts: [{ name: 'local', context: { cluster: 'local', user } }],
-    'current-context': 'local',
-    // Quoted: kubectl reads YAML 1.1, where a bare `y` or `on` is a boolean.
-  }, { defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'PLAIN', lineWidth: 0 });
+  return stringify(
+    {
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'local', cluster }],
+      users: [{ name: user, user: credentials }],
+      contexts: [{ name: 'local', context: { cluster: 'local', user } }],
+      'current-context': 'local',
+      // Quoted: kubectl reads YAML 1.1, where a bare `y` or `on` is a boolean.
+    },
+    { defaultStringType: 'QUOTE_DOUBLE', defaultKeyType: 'PLAIN', lineWidth: 0 },
+  );
 }
 
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlane> {
@@ -123,33 +126,48 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
     log(`etcd on 127.0.0.1:${etcdClient}`);
     launch('etcd', [
-      '--name=local', `--data-dir=${path.join(dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdClient}`, `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=local=http://127.0.0.1:${etcdPeer}`, '--log-level=warn',
+      '--name=local',
+      `--data-dir=${path.join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=local=http://127.0.0.1:${etcdPeer}`,
+      '--log-level=warn',
       // A test cluster's data is thrown away; fsync on a shared disk only adds latency.
       '--unsafe-no-fsync',
     ]);
 
-    const serving = pki.serving('kube-apiserver', ['127.0.0.1', `198.19.${options.subnet}.1`], ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`]);
+    const serving = pki.serving(
+      'kube-apiserver',
+      ['127.0.0.1', `198.19.${options.subnet}.1`],
+      ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`],
+    );
     const kubeletClient = pki.client('kube-apiserver-kubelet-client', ['system:masters']);
     const server = `https://127.0.0.1:${apiPort}`;
     log(`kube-apiserver ${KUBE_VERSION} on ${server}`);
     const apiserver = launch('kube-apiserver', [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
-      `--tls-cert-file=${serving.cert}`, `--tls-private-key-file=${serving.key}`,
+      '--bind-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${serving.cert}`,
+      `--tls-private-key-file=${serving.key}`,
       `--client-ca-file=${pki.ca.cert}`,
-      '--authorization-mode=Node,RBAC', '--enable-admission-plugins=NodeRestriction',
+      '--authorization-mode=Node,RBAC',
+      '--enable-admission-plugins=NodeRestriction',
       `--service-account-issuer=https://kubernetes.default.svc.${CLUSTER_DOMAIN}`,
-      `--service-account-key-file=${pki.serviceAccountPub}`, `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      `--service-account-key-file=${pki.serviceAccountPub}`,
+      `--service-account-signing-key-file=${pki.serviceAccountKey}`,
       `--service-cluster-ip-range=${serviceCidr(options.subnet)}`,
-      `--kubelet-client-certificate=${kubeletClient.cert}`, `--kubelet-client-key=${kubeletClient.key}`,
+      `--kubelet-client-certificate=${kubeletClient.cert}`,
+      `--kubelet-client-key=${kubeletClient.key}`,
       '--kubelet-preferred-address-types=InternalIP',
       // The API server's own address is loopback, which an Endpoints object may not hold; no
       // client here reaches the API through the `kubernetes` Service.
       '--endpoint-reconciler-type=none',
-      '--allow-privileged=true', '--profiling=false', '--v=1',
+      '--allow-privileged=true',
+      '--profiling=false',
+      '--v=1',
     ]);
 
     const admin = pki.client('admin', ['system:masters']);
@@ -166,7 +184,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const deadline = Date.now() + 120_000;
     for (;;) {
       if (!apiserver.alive()) throw new Error(`kube-apiserver exited:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
-      const ok = await kubectl(['get', '--raw=/readyz']).then((o) => o.trim() === 'ok', () => false);
+      const ok = await kubectl(['get', '--raw=/readyz']).then(
+        (o) => o.trim() === 'ok',
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error(`kube-apiserver not ready within 120 s:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
       await sleep(250);
@@ -180,24 +201,41 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     };
     const kcmConfig = component('kube-controller-manager', 'system:kube-controller-manager');
     launch('kube-controller-manager', [
-      `--kubeconfig=${kcmConfig}`, `--authentication-kubeconfig=${kcmConfig}`, `--authorization-kubeconfig=${kcmConfig}`,
-      '--secure-port=0', '--leader-elect=false', '--use-service-account-credentials=true',
-      `--root-ca-file=${pki.ca.cert}`, `--service-account-private-key-file=${pki.serviceAccountKey}`,
-      `--cluster-signing-cert-file=${pki.ca.cert}`, `--cluster-signing-key-file=${pki.ca.key}`,
-      `--service-cluster-ip-range=${serviceCidr(options.subnet)}`, '--v=1',
+      `--kubeconfig=${kcmConfig}`,
+      `--authentication-kubeconfig=${kcmConfig}`,
+      `--authorization-kubeconfig=${kcmConfig}`,
+      '--secure-port=0',
+      '--leader-elect=false',
+      '--use-service-account-credentials=true',
+      `--root-ca-file=${pki.ca.cert}`,
+      `--service-account-private-key-file=${pki.serviceAccountKey}`,
+      `--cluster-signing-cert-file=${pki.ca.cert}`,
+      `--cluster-signing-key-file=${pki.ca.key}`,
+      `--service-cluster-ip-range=${serviceCidr(options.subnet)}`,
+      '--v=1',
     ]);
     const schedConfig = component('kube-scheduler', 'system:kube-scheduler');
     launch('kube-scheduler', [
-      `--kubeconfig=${schedConfig}`, `--authentication-kubeconfig=${schedConfig}`, `--authorization-kubeconfig=${schedConfig}`,
-      '--secure-port=0', '--leader-elect=false', '--v=1',
+      `--kubeconfig=${schedConfig}`,
+      `--authentication-kubeconfig=${schedConfig}`,
+      `--authorization-kubeconfig=${schedConfig}`,
+      '--secure-port=0',
+      '--leader-elect=false',
+      '--v=1',
     ]);
     for (;;) {
       for (const { name, group } of groups) {
         if (!group.alive()) throw new Error(`${name} exited:\n${tailLines(logFile(name), 30).join('\n')}`);
       }
-      const ok = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name']).then(() => true, () => false);
+      const ok = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name']).then(
+        () => true,
+        () => false,
+      );
       if (ok) break;
-      if (Date.now() > deadline) throw new Error(`the controllers did not create the default ServiceAccount within 120 s:\n${tailLines(logFile('kube-controller-manager'), 30).join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `the controllers did not create the default ServiceAccount within 120 s:\n${tailLines(logFile('kube-controller-manager'), 30).join('\n')}`,
+        );
       await sleep(250);
     }
     const version = JSON.parse(await kubectl(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string } };
@@ -212,7 +250,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       version: version.serverVersion?.gitVersion ?? 'unknown',
       async nodeKubeconfig(nodeName) {
         const file = path.join(dir, `node-${nodeName}.kubeconfig`);
-        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, `system:node:${nodeName}`, { cert: pki.client(`system:node:${nodeName}`, ['system:nodes']) }), { mode: 0o600 });
+        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, `system:node:${nodeName}`, { cert: pki.client(`system:node:${nodeName}`, ['system:nodes']) }), {
+          mode: 0o600,
+        });
         return file;
       },
       async tokenFor(namespace, serviceAccount) {

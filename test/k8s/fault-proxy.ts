@@ -59,7 +59,15 @@ export async function startFaultProxy(options: { server: string; caFile: string 
         setTimeout(() => forward(req, res), action.ms);
         return;
       case 'status': {
-        const body = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: action.message ?? 'injected fault', reason: action.reason ?? 'InternalError', code: action.code };
+        const body = {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: action.message ?? 'injected fault',
+          reason: action.reason ?? 'InternalError',
+          code: action.code,
+        };
         res.writeHead(action.code, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       }

@@ -93,7 +93,10 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
   let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
-      for (const c of cleanups.reverse()) await Promise.resolve().then(c).catch(() => undefined);
+      for (const c of cleanups.reverse())
+        await Promise.resolve()
+          .then(c)
+          .catch(() => undefined);
       if (ownsRoot && !keep) rmSync(dataRoot, { recursive: true, force: true });
     })();
     return stopping;
@@ -104,7 +107,13 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     cleanups.push(() => cp.stop());
     const network = await createPodNetwork({ subnet });
     cleanups.push(() => network.destroy());
-    const agent = await startNodeAgent({ controlPlane: cp, network, dataDir: path.join(dataRoot, 'nodes'), nodes: options.nodes ?? 3, logger: logger.child({ component: 'node-agent' }) });
+    const agent = await startNodeAgent({
+      controlPlane: cp,
+      network,
+      dataDir: path.join(dataRoot, 'nodes'),
+      nodes: options.nodes ?? 3,
+      logger: logger.child({ component: 'node-agent' }),
+    });
     cleanups.push(() => agent.stop());
     log(`node agent: ${agent.nodes.map((n) => n.name).join(', ')}`);
     const installed = await installOperator(cp, log);
@@ -146,7 +155,12 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       endpoints: [{ addresses: [network.serviceAddress], conditions: { ready: true } }],
       ports: [{ name: 'http', port: HOOK_PORT, protocol: 'TCP' }],
     });
-    const hookAddress = await pollUntil(() => proxy.address(OPERATOR_NAMESPACE, 'redis-operator', 80), 30_000, 'the redis-operator Service routed by the service proxy', () => cp.logTail('kube-controller-manager', 10).join('\n'));
+    const hookAddress = await pollUntil(
+      () => proxy.address(OPERATOR_NAMESPACE, 'redis-operator', 80),
+      30_000,
+      'the redis-operator Service routed by the service proxy',
+      () => cp.logTail('kube-controller-manager', 10).join('\n'),
+    );
     const hookBaseUrl = `http://${hookAddress}`;
 
     const wantReal = options.metacontroller ?? (process.env['METACONTROLLER_BIN'] ? 'real' : 'stand-in');
@@ -154,7 +168,12 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     if (wantReal === 'real') {
       const bin = process.env['METACONTROLLER_BIN'];
       if (!bin) throw new Error('metacontroller: real needs METACONTROLLER_BIN (a Metacontroller binary)');
-      const real = await startRealMetacontroller({ bin, kubeconfig: installed.metacontrollerKubeconfig, logFile: path.join(logDir, 'metacontroller.log'), hosts: { 'redis-operator.redis-operator': hookAddress.split(':')[0]! } });
+      const real = await startRealMetacontroller({
+        bin,
+        kubeconfig: installed.metacontrollerKubeconfig,
+        logFile: path.join(logDir, 'metacontroller.log'),
+        hosts: { 'redis-operator.redis-operator': hookAddress.split(':')[0]! },
+      });
       cleanups.push(() => real.stop());
       log(`Metacontroller: the real binary ${bin}`);
     } else {
@@ -179,7 +198,14 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       const token = await cp.tokenFor(OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
       faults.register(name, token);
       const kubeconfig = cp.kubeconfigFor(`${name}.system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`, token, faults.url);
-      const s = await createSidecar({ name, kubeconfig, sourceIp: network.hostAddresses[i]!, logDir, ...(options.sidecarLogLevel ? { logLevel: options.sidecarLogLevel } : {}), ...(options.sidecarEnv ? { env: options.sidecarEnv } : {}) });
+      const s = await createSidecar({
+        name,
+        kubeconfig,
+        sourceIp: network.hostAddresses[i]!,
+        logDir,
+        ...(options.sidecarLogLevel ? { logLevel: options.sidecarLogLevel } : {}),
+        ...(options.sidecarEnv ? { env: options.sidecarEnv } : {}),
+      });
       sidecars.push(s);
       cleanups.push(() => s.kill('SIGKILL'));
     }

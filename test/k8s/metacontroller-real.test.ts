@@ -56,7 +56,8 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined>, tim
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}\n${mc?.logTail(20).join('\n') ?? ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}\n${mc?.logTail(20).join('\n') ?? ''}`);
     await sleep(200);
   }
 }
@@ -69,13 +70,23 @@ const widgetCrd = {
     group: 'mctest.example.com',
     scope: 'Namespaced',
     names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-    versions: [{
-      name: 'v1', served: true, storage: true, subresources: { status: {} },
-      schema: { openAPIV3Schema: { type: 'object', properties: {
-        spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-        status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-      } } },
-    }],
+    versions: [
+      {
+        name: 'v1',
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: {
+          openAPIV3Schema: {
+            type: 'object',
+            properties: {
+              spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+              status: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+            },
+          },
+        },
+      },
+    ],
   },
 };
 
@@ -139,18 +150,32 @@ before(async () => {
   if (skip) return;
   logDir = mkdtempSync(path.join(os.tmpdir(), 'mc-real-test-'));
   hook = createServer((req, res) => {
-    void readBody(req).then((text) => {
-      const call: HookCall = { path: req.url ?? '', host: req.headers.host ?? '', contentType: req.headers['content-type'] ?? '', body: JSON.parse(text) as Json, at: Date.now() };
-      calls.push(call);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(hookResponse(call)));
-    }).catch(() => res.writeHead(400).end());
+    void readBody(req)
+      .then((text) => {
+        const call: HookCall = {
+          path: req.url ?? '',
+          host: req.headers.host ?? '',
+          contentType: req.headers['content-type'] ?? '',
+          body: JSON.parse(text) as Json,
+          at: Date.now(),
+        };
+        calls.push(call);
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(hookResponse(call)));
+      })
+      .catch(() => res.writeHead(400).end());
   });
   await new Promise<void>((r) => hook?.listen(0, '127.0.0.1', r));
   hookPort = (hook.address() as { port: number }).port;
   cp = await startControlPlane({ subnet: SUBNET });
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl(['apply', '-f', '-'], JSON.stringify(widgetCrd));
-  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/widgets.mctest.example.com', 'crd/compositecontrollers.metacontroller.k8s.io']);
+  await cp.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/widgets.mctest.example.com',
+    'crd/compositecontrollers.metacontroller.k8s.io',
+  ]);
   await cp.kubectl(['create', 'namespace', NS]);
   mc = await startRealMetacontroller({
     bin: BIN ?? '',
@@ -169,7 +194,15 @@ after(async () => {
 });
 
 const getJson = async (args: string[]): Promise<Json> => JSON.parse(await (cp as ControlPlane).kubectl(['get', '-o', 'json', ...args])) as Json;
-const meta = (o: Json) => o['metadata'] as { uid: string; generation?: number; finalizers?: string[]; labels?: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: Json[] };
+const meta = (o: Json) =>
+  o['metadata'] as {
+    uid: string;
+    generation?: number;
+    finalizers?: string[];
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: Json[];
+  };
 
 test('a real Metacontroller calls our hook by Service name and manages the child it returns', { skip, timeout: 240_000 }, async (t) => {
   assert.ok(cp && mc);
@@ -177,7 +210,10 @@ test('a real Metacontroller calls our hook by Service name and manages the child
   const phases: string[] = [];
   const phase = (name: string) => phases.push(`${name} ${Date.now() - t0} ms`);
   t.diagnostic(`metacontroller ${mc.version() ?? '?'} (${BIN}), args: ${mc.args.join(' ')}`);
-  await cp.kubectl(['apply', '-f', '-'], JSON.stringify({ apiVersion: 'mctest.example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: NS }, spec: { message: 'hello' } }));
+  await cp.kubectl(
+    ['apply', '-f', '-'],
+    JSON.stringify({ apiVersion: 'mctest.example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: NS }, spec: { message: 'hello' } }),
+  );
   const parent = await getJson(['widget', '-n', NS, 'w1']);
   const uid = meta(parent).uid;
 
@@ -188,7 +224,9 @@ test('a real Metacontroller calls our hook by Service name and manages the child
   });
   phase('child created');
   assert.equal(meta(child).labels?.['controller-uid'], uid);
-  assert.deepEqual(meta(child).ownerReferences, [{ apiVersion: 'mctest.example.com/v1', kind: 'Widget', name: 'w1', uid, controller: true, blockOwnerDeletion: true }]);
+  assert.deepEqual(meta(child).ownerReferences, [
+    { apiVersion: 'mctest.example.com/v1', kind: 'Widget', name: 'w1', uid, controller: true, blockOwnerDeletion: true },
+  ]);
   const lastApplied = JSON.parse(meta(child).annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? 'null') as Json;
   assert.deepEqual(lastApplied['data'], { message: 'hello' });
 

@@ -103,13 +103,24 @@ export function hostsFileText(hosts: Record<string, string>): string {
 }
 
 /** Flags this module sets itself; extraArgs may not override them (the listeners stay on loopback). */
-const OWN_FLAGS = ['kubeconfig', 'discovery-interval', 'metrics-address', 'health-probe-bind-address', 'pprof-address', 'leader-election', 'zap-log-level', 'zap-encoder', 'zap-time-encoding'];
+const OWN_FLAGS = [
+  'kubeconfig',
+  'discovery-interval',
+  'metrics-address',
+  'health-probe-bind-address',
+  'pprof-address',
+  'leader-election',
+  'zap-log-level',
+  'zap-encoder',
+  'zap-time-encoding',
+];
 
 /** The flags for the binary (Metacontroller v4.17's main.go; Go `flag` syntax, `--name=value`). */
 export function metacontrollerArgs(options: RealMetacontrollerOptions): string[] {
   for (const arg of options.extraArgs ?? []) {
     const name = /^--?([^=]+)/.exec(arg)?.[1];
-    if (name === undefined || OWN_FLAGS.includes(name)) throw new Error(`extraArgs: ${JSON.stringify(arg)} is not a --flag=value this module leaves open (it sets ${OWN_FLAGS.join(', ')})`);
+    if (name === undefined || OWN_FLAGS.includes(name))
+      throw new Error(`extraArgs: ${JSON.stringify(arg)} is not a --flag=value this module leaves open (it sets ${OWN_FLAGS.join(', ')})`);
   }
   return [
     `--kubeconfig=${options.kubeconfig}`,
@@ -138,7 +149,8 @@ function readTail(file: string, from: number, n: number): string[] {
 export function realMetacontrollerUnavailable(bin: string | undefined): string | undefined {
   if (!bin) return 'METACONTROLLER_BIN is not set (path of a real Metacontroller binary)';
   if (!existsSync(bin) || !statSync(bin).isFile()) return `METACONTROLLER_BIN=${bin} is not a file`;
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'running a real Metacontroller needs root (a private mount namespace for its /etc/hosts)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'running a real Metacontroller needs root (a private mount namespace for its /etc/hosts)';
   const missing = ['unshare', 'setpriv'].filter((c) => !(process.env['PATH'] ?? '/usr/bin:/bin').split(':').some((d) => existsSync(path.join(d, c))));
   if (missing.length > 0) return `util-linux ${missing.join(' and ')} not found on PATH`;
   return undefined;
@@ -203,7 +215,9 @@ export async function startRealMetacontroller(options: RealMetacontrollerOptions
   const deadline = Date.now() + 60_000;
   while (!ready()) {
     if (!group.alive() || Date.now() > deadline) {
-      const exit = group.alive() ? 'did not start its workers within 60 s (are Metacontroller\'s CRDs installed?)' : `exited (${JSON.stringify(await group.exited)})`;
+      const exit = group.alive()
+        ? "did not start its workers within 60 s (are Metacontroller's CRDs installed?)"
+        : `exited (${JSON.stringify(await group.exited)})`;
       await stop();
       throw new Error(`Metacontroller ${bin} ${exit}:\n${logTail(30).join('\n')}`);
     }

@@ -18,7 +18,18 @@ import { KubeClient, type Json } from './node-agent/api-client.ts';
 import { startNodeAgent, STORAGE_CLASS, type NodeAgent } from './node-agent/index.ts';
 import { Reflector, type KubeObject } from './node-agent/reflector.ts';
 import {
-  authCli, cli, conditionOf, containerOf, hookChildren, isReady, PASSWORD, skipReason, sleep, statefulSet, until, type Pod,
+  authCli,
+  cli,
+  conditionOf,
+  containerOf,
+  hookChildren,
+  isReady,
+  PASSWORD,
+  skipReason,
+  sleep,
+  statefulSet,
+  until,
+  type Pod,
 } from './node-agent/testing.ts';
 
 const NS = 'node-agent-test';
@@ -42,10 +53,15 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
 
   const pod = async (name: string) => admin.get<Pod>(`/api/v1/namespaces/${NS}/pods/${name}`);
   const claim = async (name: string) => admin.get<KubeObject & { spec: Json; status?: Json }>(`/api/v1/namespaces/${NS}/persistentvolumeclaims/${name}`);
-  const readyPod = (name: string, timeoutMs?: number) => until(`${name} Ready`, async () => {
-    const p = await pod(name);
-    return p && isReady(p) && !p.metadata.deletionTimestamp ? p : undefined;
-  }, timeoutMs);
+  const readyPod = (name: string, timeoutMs?: number) =>
+    until(
+      `${name} Ready`,
+      async () => {
+        const p = await pod(name);
+        return p && isReady(p) && !p.metadata.deletionTimestamp ? p : undefined;
+      },
+      timeoutMs,
+    );
 
   before(async () => {
     cp = await startControlPlane({ subnet: BASE, ...(process.env['NODE_AGENT_LOG'] ? { onProgress: (l: string) => console.error(l) } : {}) });
@@ -53,7 +69,9 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     agentStarted = Date.now();
     admin = new KubeClient(cp.adminKubeconfig);
     nodes = new Reflector({
-      client: admin, path: '/api/v1/nodes', logger: pino({ level: 'silent' }),
+      client: admin,
+      path: '/api/v1/nodes',
+      logger: pino({ level: 'silent' }),
       onEvent: (_t, n) => {
         const ready = (((n['status'] as Json | undefined)?.['conditions'] ?? []) as Json[]).find((c) => c['type'] === 'Ready');
         nodeReady.add(`${n.metadata.name}=${String(ready?.['status'])}`);
@@ -63,7 +81,12 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
     // The controllers give every namespace a `default` ServiceAccount; pods are refused until then.
     await until('the default ServiceAccount', () => admin.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`));
-    pods = new Reflector({ client: admin, path: `/api/v1/namespaces/${NS}/pods`, logger: pino({ level: 'silent' }), onEvent: (type, p) => podEvents.push({ type, pod: p as Pod, at: Date.now() }) });
+    pods = new Reflector({
+      client: admin,
+      path: `/api/v1/namespaces/${NS}/pods`,
+      logger: pino({ level: 'silent' }),
+      onEvent: (type, p) => podEvents.push({ type, pod: p as Pod, at: Date.now() }),
+    });
     pods.start();
     await pods.synced;
   });
@@ -83,8 +106,11 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     assert.deepEqual(nodes.items.map((n) => n.metadata.name).sort(), ['node-1', 'node-2', 'node-3']);
     for (const n of nodes.items) {
       const k = Number(n.metadata.name.slice('node-'.length));
-      assert.equal(((n.status['conditions'] as Json[]).find((c) => c['type'] === 'Ready'))?.['status'], 'True');
-      assert.deepEqual(n.status['addresses'], [{ type: 'InternalIP', address: `127.0.${BASE + k}.1` }, { type: 'Hostname', address: n.metadata.name }]);
+      assert.equal((n.status['conditions'] as Json[]).find((c) => c['type'] === 'Ready')?.['status'], 'True');
+      assert.deepEqual(n.status['addresses'], [
+        { type: 'InternalIP', address: `127.0.${BASE + k}.1` },
+        { type: 'Hostname', address: n.metadata.name },
+      ]);
       assert.equal((n.status['nodeInfo'] as Json)['kubeletVersion'], cp.version);
       assert.ok((n.status['allocatable'] as Json)['pods']);
       const lease = await admin.get<{ spec: Json }>(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${n.metadata.name}`);
@@ -94,7 +120,7 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     assert.equal(sc?.metadata.annotations?.['storageclass.kubernetes.io/is-default-class'], 'true');
   });
 
-  test('a StatefulSet\'s pods run as redis-server on their node\'s addresses, Ready, with claims bound by the real PV controller', async () => {
+  test("a StatefulSet's pods run as redis-server on their node's addresses, Ready, with claims bound by the real PV controller", async () => {
     await admin.request('POST', `/apis/apps/v1/namespaces/${NS}/statefulsets`, { body: statefulSet(NS) });
     const names = ['web-0', 'web-1', 'web-2'];
     const ready = await Promise.all(names.map((n) => readyPod(n, 90_000)));
@@ -108,11 +134,12 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
       assert.equal(st['hostIP'], node.hostIP);
       assert.deepEqual(st['hostIPs'], [{ ip: node.hostIP }]);
       const ip = st['podIP'] as string;
-      assert.equal(ip.split('.').slice(0, 3).join('.'), node.hostIP.split('.').slice(0, 3).join('.'), 'the pod IP is in its node\'s range');
+      assert.equal(ip.split('.').slice(0, 3).join('.'), node.hostIP.split('.').slice(0, 3).join('.'), "the pod IP is in its node's range");
       assert.deepEqual(st['podIPs'], [{ ip }]);
       assert.equal(agent.podAddress(NS, name), ip);
       ips.add(ip);
-      for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready', 'PodReadyToStartContainers']) assert.equal(conditionOf(p, type), 'True', `${name} ${type}`);
+      for (const type of ['PodScheduled', 'Initialized', 'ContainersReady', 'Ready', 'PodReadyToStartContainers'])
+        assert.equal(conditionOf(p, type), 'True', `${name} ${type}`);
       const cs = containerOf(p);
       assert.equal(cs['ready'], true);
       assert.equal(cs['started'], true);
@@ -147,14 +174,21 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
 
   test('a hung (SIGSTOPped) redis fails its readiness probe; SIGCONT makes it Ready again', async () => {
     assert.equal(agent.killPodProcess(NS, 'web-2', 'SIGSTOP'), true);
-    const unready = await until('web-2 not Ready', async () => {
-      const p = await pod('web-2');
-      return p && conditionOf(p, 'Ready') === 'False' ? p : undefined;
-    }, 20_000);
+    const unready = await until(
+      'web-2 not Ready',
+      async () => {
+        const p = await pod('web-2');
+        return p && conditionOf(p, 'Ready') === 'False' ? p : undefined;
+      },
+      20_000,
+    );
     assert.equal(conditionOf(unready, 'ContainersReady'), 'False');
     assert.equal(containerOf(unready)['ready'], false);
     assert.ok((containerOf(unready)['state'] as Json)['running'], 'still running: only readiness failed');
-    await until('the StatefulSet counts 2 ready', async () => ((await admin.get<{ status: Json }>(`/apis/apps/v1/namespaces/${NS}/statefulsets/web`))?.status['readyReplicas'] === 2));
+    await until(
+      'the StatefulSet counts 2 ready',
+      async () => (await admin.get<{ status: Json }>(`/apis/apps/v1/namespaces/${NS}/statefulsets/web`))?.status['readyReplicas'] === 2,
+    );
     agent.killPodProcess(NS, 'web-2', 'SIGCONT');
     await readyPod('web-2', 20_000);
   });
@@ -162,10 +196,14 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
   test('a crashed container restarts in place (same pod, same IP, restartCount 1) and `kubectl logs --previous` shows the old one', async () => {
     const before = await readyPod('web-1');
     assert.equal(agent.killPodProcess(NS, 'web-1', 'SIGKILL'), true);
-    const after = await until('web-1 restarted and Ready', async () => {
-      const p = await pod('web-1');
-      return p && containerOf(p)['restartCount'] === 1 && isReady(p) ? p : undefined;
-    }, 30_000);
+    const after = await until(
+      'web-1 restarted and Ready',
+      async () => {
+        const p = await pod('web-1');
+        return p && containerOf(p)['restartCount'] === 1 && isReady(p) ? p : undefined;
+      },
+      30_000,
+    );
     assert.equal(after.metadata.uid, before.metadata.uid);
     assert.equal(after.status?.['podIP'], before.status?.['podIP']);
     const last = ((containerOf(after)['lastState'] as Json)['terminated'] ?? {}) as Json;
@@ -212,8 +250,11 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     await readyPod('web-2', 60_000);
   });
 
-  test('a claim\'s request grows: the provisioner expands the volume (allowVolumeExpansion)', async () => {
-    await admin.request('PATCH', `/api/v1/namespaces/${NS}/persistentvolumeclaims/data-web-1`, { contentType: 'application/merge-patch+json', body: { spec: { resources: { requests: { storage: '2Gi' } } } } });
+  test("a claim's request grows: the provisioner expands the volume (allowVolumeExpansion)", async () => {
+    await admin.request('PATCH', `/api/v1/namespaces/${NS}/persistentvolumeclaims/data-web-1`, {
+      contentType: 'application/merge-patch+json',
+      body: { spec: { resources: { requests: { storage: '2Gi' } } } },
+    });
     await until('data-web-1 capacity 2Gi', async () => ((await claim('data-web-1'))?.status?.['capacity'] as Json | undefined)?.['storage'] === '2Gi', 20_000);
   });
 
@@ -222,7 +263,10 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     const pvName = String(c?.spec['volumeName']);
     const dir = agent.claimPath(NS, 'data-web-2');
     assert.ok(dir && existsSync(dir));
-    await admin.request('PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/web`, { contentType: 'application/merge-patch+json', body: { spec: { replicas: 2 } } });
+    await admin.request('PATCH', `/apis/apps/v1/namespaces/${NS}/statefulsets/web`, {
+      contentType: 'application/merge-patch+json',
+      body: { spec: { replicas: 2 } },
+    });
     await until(`PV ${pvName} deleted`, async () => (await admin.get(`/api/v1/persistentvolumes/${pvName}`)) === undefined, 60_000);
     assert.equal(existsSync(dir), false, 'the volume directory is gone');
     assert.equal(await claim('data-web-2'), undefined);
@@ -230,27 +274,36 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
 
   test('deleting the StatefulSet (whenDeleted Retain) keeps the claims and their data', async () => {
     const dir = agent.claimPath(NS, 'data-web-0');
-    await admin.request('DELETE', `/apis/apps/v1/namespaces/${NS}/statefulsets/web`, { body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' } });
+    await admin.request('DELETE', `/apis/apps/v1/namespaces/${NS}/statefulsets/web`, {
+      body: { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: 'Background' },
+    });
     await until('every pod gone', () => pods.list().length === 0, 60_000);
     for (const n of ['data-web-0', 'data-web-1']) assert.equal((await claim(n))?.status?.['phase'], 'Bound');
     assert.ok(dir && readdirSync(dir).includes('appendonlydir'));
     assert.deepEqual(agent.processes(), []);
   });
 
-  test('the operator\'s own children (from the hook) run: ConfigMap volume, Secret env, exec probes; Ready once promoted or replicating', async () => {
+  test("the operator's own children (from the hook) run: ConfigMap volume, Secret env, exec probes; Ready once promoted or replicating", async () => {
     const ns = 'node-agent-hook';
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
     await until('the default ServiceAccount', () => admin.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`));
-    await admin.request('POST', `/api/v1/namespaces/${ns}/secrets`, { body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-redis-auth' }, stringData: { password: PASSWORD } } });
+    await admin.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-redis-auth' }, stringData: { password: PASSWORD } },
+    });
     for (const child of hookChildren(ns)) {
       const [group, version] = child.apiVersion.includes('/') ? child.apiVersion.split('/') : ['', child.apiVersion];
       const plural = `${child.kind.toLowerCase()}s`; // configmaps, services, statefulsets, poddisruptionbudgets
       await admin.request('POST', `${group ? `/apis/${group}/${version}` : '/api/v1'}/namespaces/${ns}/${plural}`, { body: child });
     }
-    const ipOf = async (name: string) => until(`${name} Running`, async () => {
-      const p = await admin.get<Pod>(`/api/v1/namespaces/${ns}/pods/${name}`);
-      return p?.status?.['phase'] === 'Running' && containerOf(p)['started'] === true ? String(p.status['podIP']) : undefined;
-    }, 60_000);
+    const ipOf = async (name: string) =>
+      until(
+        `${name} Running`,
+        async () => {
+          const p = await admin.get<Pod>(`/api/v1/namespaces/${ns}/pods/${name}`);
+          return p?.status?.['phase'] === 'Running' && containerOf(p)['started'] === true ? String(p.status['podIP']) : undefined;
+        },
+        60_000,
+      );
     const readyIn = (name: string) => until(`${name} Ready`, async () => isReady(await admin.get<Pod>(`/api/v1/namespaces/${ns}/pods/${name}`)), 30_000);
     const master = await ipOf('my-redis-master-0');
     // Every node starts as a replica of nowhere, so not Ready until someone (the sidecar) decides.
@@ -262,63 +315,79 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     await readyIn('my-redis-replica-0');
   });
 
-  test('with a pod network: the pod gets a namespace and an address on the bridge, its exec probe runs inside it, the namespace goes with the pod', { skip: unavailableReason() ?? false }, async () => {
-    const network = await createPodNetwork({ subnet: NET_SUBNET });
-    const netDir = mkdtempSync(path.join(os.tmpdir(), 'node-agent-net-'));
-    const second = await startNodeAgent({ controlPlane: cp, network, dataDir: netDir, nodes: ['net-1'], provisioner: false, ...(logger ? { logger } : {}) });
-    try {
-      assert.equal(second.nodes[0]?.hostIP, `127.0.${NET_SUBNET}.1`, 'the node itself stays on loopback');
-      await admin.request('POST', `/api/v1/namespaces/${NS}/pods`, {
-        body: {
-          apiVersion: 'v1', kind: 'Pod', metadata: { name: 'netpod' },
-          spec: {
-            nodeSelector: { 'kubernetes.io/hostname': 'net-1' },
-            terminationGracePeriodSeconds: 5,
-            containers: [{
-              name: 'redis', image: 'redis:7.2',
-              // The redis image compiles protected mode off; the host's redis-server does not, and
-              // without a password it would refuse clients that are not on loopback.
-              args: ['--protected-mode', 'no'],
-              env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
-              // True only inside the pod's namespace, where eth0 carries the pod IP.
-              readinessProbe: { exec: { command: ['sh', '-c', 'ip -o -4 addr show dev eth0 | grep -q "inet $POD_IP/" && redis-cli -h "$POD_IP" ping | grep -q PONG'] }, periodSeconds: 1 },
-            }],
+  test(
+    'with a pod network: the pod gets a namespace and an address on the bridge, its exec probe runs inside it, the namespace goes with the pod',
+    { skip: unavailableReason() ?? false },
+    async () => {
+      const network = await createPodNetwork({ subnet: NET_SUBNET });
+      const netDir = mkdtempSync(path.join(os.tmpdir(), 'node-agent-net-'));
+      const second = await startNodeAgent({ controlPlane: cp, network, dataDir: netDir, nodes: ['net-1'], provisioner: false, ...(logger ? { logger } : {}) });
+      try {
+        assert.equal(second.nodes[0]?.hostIP, `127.0.${NET_SUBNET}.1`, 'the node itself stays on loopback');
+        await admin.request('POST', `/api/v1/namespaces/${NS}/pods`, {
+          body: {
+            apiVersion: 'v1',
+            kind: 'Pod',
+            metadata: { name: 'netpod' },
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': 'net-1' },
+              terminationGracePeriodSeconds: 5,
+              containers: [
+                {
+                  name: 'redis',
+                  image: 'redis:7.2',
+                  // The redis image compiles protected mode off; the host's redis-server does not, and
+                  // without a password it would refuse clients that are not on loopback.
+                  args: ['--protected-mode', 'no'],
+                  env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+                  // True only inside the pod's namespace, where eth0 carries the pod IP.
+                  readinessProbe: {
+                    exec: { command: ['sh', '-c', 'ip -o -4 addr show dev eth0 | grep -q "inet $POD_IP/" && redis-cli -h "$POD_IP" ping | grep -q PONG'] },
+                    periodSeconds: 1,
+                  },
+                },
+              ],
+            },
           },
-        },
-      });
-      const p = await readyPod('netpod', 60_000);
-      const ip = String(p.status?.['podIP']);
-      assert.match(ip, new RegExp(`^198\\.18\\.${NET_SUBNET}\\.\\d+$`));
-      assert.equal(p.status?.['hostIP'], `127.0.${NET_SUBNET}.1`);
-      assert.equal(await cli(ip, 'PING'), 'PONG', 'the host reaches the pod over the bridge');
-      const proc = second.processes().find((x) => x.pod === 'netpod');
-      assert.ok(proc);
-      assert.notEqual(readlinkSync(`/proc/${proc.pid}/ns/net`), readlinkSync('/proc/self/ns/net'), 'redis-server runs in its own network namespace');
-      const netns = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
-      assert.match(netns(), new RegExp(`rok${NET_SUBNET}-`));
-      await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/netpod`);
-      await until('netpod gone', async () => (await pod('netpod')) === undefined, 30_000);
-      await until('its namespace deleted', () => !netns().includes(`rok${NET_SUBNET}-`), 10_000);
-    } finally {
-      await second.stop();
-      await network.destroy();
-      rmSync(netDir, { recursive: true, force: true });
-      // A node without its kubelet would go NotReady; this one is gone for good.
-      await admin.request('DELETE', '/api/v1/nodes/net-1').catch(() => undefined);
-    }
-  });
+        });
+        const p = await readyPod('netpod', 60_000);
+        const ip = String(p.status?.['podIP']);
+        assert.match(ip, new RegExp(`^198\\.18\\.${NET_SUBNET}\\.\\d+$`));
+        assert.equal(p.status?.['hostIP'], `127.0.${NET_SUBNET}.1`);
+        assert.equal(await cli(ip, 'PING'), 'PONG', 'the host reaches the pod over the bridge');
+        const proc = second.processes().find((x) => x.pod === 'netpod');
+        assert.ok(proc);
+        assert.notEqual(readlinkSync(`/proc/${proc.pid}/ns/net`), readlinkSync('/proc/self/ns/net'), 'redis-server runs in its own network namespace');
+        const netns = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' });
+        assert.match(netns(), new RegExp(`rok${NET_SUBNET}-`));
+        await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/netpod`);
+        await until('netpod gone', async () => (await pod('netpod')) === undefined, 30_000);
+        await until('its namespace deleted', () => !netns().includes(`rok${NET_SUBNET}-`), 10_000);
+      } finally {
+        await second.stop();
+        await network.destroy();
+        rmSync(netDir, { recursive: true, force: true });
+        // A node without its kubelet would go NotReady; this one is gone for good.
+        await admin.request('DELETE', '/api/v1/nodes/net-1').catch(() => undefined);
+      }
+    },
+  );
 
-  test('the nodes stay Ready past the node lifecycle controller\'s grace period (50 s): fresh Leases, no taint', async () => {
+  test("the nodes stay Ready past the node lifecycle controller's grace period (50 s): fresh Leases, no taint", async () => {
     // Without heartbeats the controller would mark the nodes Unknown 50 s after the last one.
     await sleep(Math.max(0, agentStarted + 65_000 - Date.now()));
     const list = await admin.request<{ items: Array<KubeObject & { spec: Json; status: Json }> }>('GET', '/api/v1/nodes');
     assert.deepEqual(list.items.map((n) => n.metadata.name).sort(), ['node-1', 'node-2', 'node-3']);
     for (const n of list.items) {
-      assert.equal(((n.status['conditions'] as Json[]).find((c) => c['type'] === 'Ready'))?.['status'], 'True');
+      assert.equal((n.status['conditions'] as Json[]).find((c) => c['type'] === 'Ready')?.['status'], 'True');
       assert.deepEqual(n.spec['taints'] ?? [], [], `${n.metadata.name} has no taints`);
       const lease = await admin.get<{ spec: { renewTime: string } }>(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${n.metadata.name}`);
       assert.ok(Date.now() - Date.parse(lease!.spec.renewTime) < 15_000, `${n.metadata.name}'s lease renewed within 15 s`);
     }
-    assert.deepEqual([...nodeReady].filter((x) => x.startsWith('node-')).sort(), ['node-1=True', 'node-2=True', 'node-3=True'], 'no node was ever seen NotReady or Unknown');
+    assert.deepEqual(
+      [...nodeReady].filter((x) => x.startsWith('node-')).sort(),
+      ['node-1=True', 'node-2=True', 'node-3=True'],
+      'no node was ever seen NotReady or Unknown',
+    );
   });
 });

@@ -34,7 +34,13 @@ export async function startHook(logDir: string, host = '127.0.0.1', port?: numbe
   const url = `http://${host}:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) return { url, logFile, group };
+    if (
+      await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return { url, logFile, group };
     if (!group.alive() || Date.now() > deadline) {
       group.signal('SIGKILL');
       throw new Error(`the hook service did not become ready:\n${tailLines(logFile, 20).join('\n')}`);
@@ -101,7 +107,11 @@ export async function createSidecar(spec: SidecarSpec): Promise<SidecarProcess> 
       g.signal(signal);
       if (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT') await g.exited;
     },
-    ready: () => fetch(`http://127.0.0.1:${metricsPort}/readyz`).then((r) => r.ok, () => false),
+    ready: () =>
+      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
   };
   return s;
 }

@@ -29,7 +29,9 @@ export function missingSharedReason(): string | undefined {
 
 /** The objects `kubectl apply -k manifests/` applies, split into what we apply and what we leave out. */
 export async function operatorObjects(cp: Pick<ControlPlane, 'kubectl'>): Promise<{ apply: Json[]; skipped: Json[] }> {
-  const docs = parseAllDocuments(await cp.kubectl(['kustomize', path.join(REPO_ROOT, 'manifests')])).map((d) => d.toJSON() as Json).filter(Boolean);
+  const docs = parseAllDocuments(await cp.kubectl(['kustomize', path.join(REPO_ROOT, 'manifests')]))
+    .map((d) => d.toJSON() as Json)
+    .filter(Boolean);
   const isDeployment = (o: Json) => o['kind'] === 'Deployment';
   return { apply: docs.filter((o) => !isDeployment(o)), skipped: docs.filter(isDeployment) };
 }

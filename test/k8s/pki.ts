@@ -41,8 +41,26 @@ export function createPki(dir: string): Pki {
   const ca = { cert: path.join(dir, 'ca.crt'), key: path.join(dir, 'ca.key') };
   if (!existsSync(ca.cert)) {
     newKey(ca.key, dir);
-    openssl(['req', '-x509', '-new', '-key', ca.key, '-days', '30', '-subj', '/CN=redis-operator-local-ca', '-out', ca.cert,
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], dir);
+    openssl(
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        ca.key,
+        '-days',
+        '30',
+        '-subj',
+        '/CN=redis-operator-local-ca',
+        '-out',
+        ca.cert,
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+      ],
+      dir,
+    );
   }
   const serviceAccountKey = path.join(dir, 'sa.key');
   const serviceAccountPub = path.join(dir, 'sa.pub');
@@ -71,11 +89,20 @@ export function createPki(dir: string): Pki {
     client(cn, orgs = []) {
       // OpenSSL subject syntax: '/' separates RDNs; a '/' inside a value would be read as one.
       const subject = `${orgs.map((o) => `/O=${o}`).join('')}/CN=${cn}`;
-      return sign(`client-${fileName(cn)}`, subject, ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=clientAuth']);
+      return sign(`client-${fileName(cn)}`, subject, [
+        'basicConstraints=CA:FALSE',
+        'keyUsage=critical,digitalSignature,keyEncipherment',
+        'extendedKeyUsage=clientAuth',
+      ]);
     },
     serving(name, ips, dns) {
       const san = [...ips.map((ip) => `IP:${ip}`), ...dns.map((d) => `DNS:${d}`)].join(',');
-      return sign(`serving-${fileName(name)}`, `/CN=${name}`, ['basicConstraints=CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth', `subjectAltName=${san}`]);
+      return sign(`serving-${fileName(name)}`, `/CN=${name}`, [
+        'basicConstraints=CA:FALSE',
+        'keyUsage=critical,digitalSignature,keyEncipherment',
+        'extendedKeyUsage=serverAuth',
+        `subjectAltName=${san}`,
+      ]);
     },
   };
 }

@@ -67,7 +67,10 @@ export async function startServiceProxy(options: { source: ServiceSource; device
   function accept(ns: string, name: string, sp: ServicePort, client: Socket): void {
     sockets.add(client);
     client.once('close', () => sockets.delete(client));
-    const candidates = source.readyEndpoints(ns, name).map((ep) => ({ ep, port: endpointPort(sp, ep) })).filter((c) => c.port !== undefined);
+    const candidates = source
+      .readyEndpoints(ns, name)
+      .map((ep) => ({ ep, port: endpointPort(sp, ep) }))
+      .filter((c) => c.port !== undefined);
     const pick = candidates[Math.floor(Math.random() * candidates.length)];
     if (!pick) {
       client.destroy();

@@ -13,7 +13,12 @@ export function kubeClientSource(client: KubeClient, services: ResourceRef, slic
       return client.list(services).map((s) => {
         const spec = rec(s['spec']);
         const clusterIP = typeof spec['clusterIP'] === 'string' && spec['clusterIP'] !== 'None' ? spec['clusterIP'] : undefined;
-        return { namespace: s.metadata.namespace ?? '', name: s.metadata.name, clusterIP, ports: arr(spec['ports']).map((p) => rec(p) as unknown as ServicePort) };
+        return {
+          namespace: s.metadata.namespace ?? '',
+          name: s.metadata.name,
+          clusterIP,
+          ports: arr(spec['ports']).map((p) => rec(p) as unknown as ServicePort),
+        };
       });
     },
     readyEndpoints(namespace, service): ReadyEndpoint[] {

@@ -25,8 +25,18 @@ const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** Every resource the scenarios read, by the plural they use. */
 const RESOURCES: Record<string, string> = {
-  pods: 'v1', services: 'v1', secrets: 'v1', configmaps: 'v1', persistentvolumeclaims: 'v1', persistentvolumes: 'v1', events: 'v1',
-  statefulsets: 'apps/v1', poddisruptionbudgets: 'policy/v1', redises: 'redis.example.com/v1', leases: 'coordination.k8s.io/v1', endpointslices: 'discovery.k8s.io/v1',
+  pods: 'v1',
+  services: 'v1',
+  secrets: 'v1',
+  configmaps: 'v1',
+  persistentvolumeclaims: 'v1',
+  persistentvolumes: 'v1',
+  events: 'v1',
+  statefulsets: 'apps/v1',
+  poddisruptionbudgets: 'policy/v1',
+  redises: 'redis.example.com/v1',
+  leases: 'coordination.k8s.io/v1',
+  endpointslices: 'discovery.k8s.io/v1',
 };
 
 export async function startRealSystemCluster(options: LocalClusterOptions): Promise<SystemCluster> {
@@ -144,9 +154,17 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
       const eps = serviceAddresses(namespace, childNames(name).masterService).filter((e) => e.ready);
       return eps.length === 1 ? { pod: eps[0]!.pod, ip: eps[0]!.ip } : undefined;
     },
-    serviceEndpoints: (namespace, service) => serviceAddresses(namespace, service).filter((e) => e.ready).map((e) => e.pod),
-    masterLabelled: (name, namespace = 'default') => view.pods(name, namespace).filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER).map((p) => p.metadata.name),
-    pods: (name, namespace = 'default') => lc.client.list(ref('pods'), { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` }),
+    serviceEndpoints: (namespace, service) =>
+      serviceAddresses(namespace, service)
+        .filter((e) => e.ready)
+        .map((e) => e.pod),
+    masterLabelled: (name, namespace = 'default') =>
+      view
+        .pods(name, namespace)
+        .filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER)
+        .map((p) => p.metadata.name),
+    pods: (name, namespace = 'default') =>
+      lc.client.list(ref('pods'), { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` }),
     password(name, namespace = 'default') {
       const redis = lc.client.get(ref('redises'), namespace, name);
       const auth = rec(rec(redis?.['spec'])['auth']);
@@ -157,7 +175,18 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
     },
     redis(ip, name, namespace = 'default') {
       const password = view.password(name, namespace);
-      return new Redis({ host: ip, port: 6379, ...(password !== undefined ? { password } : {}), lazyConnect: true, connectTimeout: 500, commandTimeout: 2000, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null, enableReadyCheck: false });
+      return new Redis({
+        host: ip,
+        port: 6379,
+        ...(password !== undefined ? { password } : {}),
+        lazyConnect: true,
+        connectTimeout: 500,
+        commandTimeout: 2000,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        retryStrategy: () => null,
+        enableReadyCheck: false,
+      });
     },
     events: (filter = {}) => eventRecords(lc.client.list(ref('events'), filter.namespace ? { namespace: filter.namespace } : {}), filter),
     leader: () => lc.leader(),
@@ -181,10 +210,17 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
       // Pod-to-pod traffic crosses the bridge, not the host's OUTPUT chain: drop it inside both
       // pods' network namespaces, each rule naming the other address.
       const rules: Array<[string, string[]]> = [];
-      for (const [self, other] of [[a, b], [b, a]] as const) {
+      for (const [self, other] of [
+        [a, b],
+        [b, a],
+      ] as const) {
         const ns = lc.network.netnsOf(self);
         if (!ns) throw new Error(`cutLink: ${self} is not a live pod address`);
-        for (const chain of [['OUTPUT', '-d', other], ['INPUT', '-s', other]]) rules.push([ns, [...chain, '-j', 'DROP']]);
+        for (const chain of [
+          ['OUTPUT', '-d', other],
+          ['INPUT', '-s', other],
+        ])
+          rules.push([ns, [...chain, '-j', 'DROP']]);
       }
       for (const [ns, rule] of rules) execFileSync('ip', ['netns', 'exec', ns, 'iptables', '-w', '-I', ...rule], { stdio: ['ignore', 'ignore', 'pipe'] });
       let restored = false;
@@ -204,20 +240,47 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
       const pods = name === undefined ? lc.client.list(ref('pods'), { namespace }) : view.pods(name, namespace);
       const events = lc.client.list(ref('events'), { namespace }).filter((e) => name === undefined || rec(e['involvedObject'])['name'] === name);
       events.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
-      return [`$ kubectl get redis -n ${namespace}`, redises.length ? redisTable(redises, columns) : 'No resources found', '', `$ kubectl get pods -n ${namespace} -o wide -L ${ROLE_LABEL}`, pods.length ? podTable(pods) : 'No resources found', '', `$ kubectl get events -n ${namespace} (last 15)`, events.length ? eventTable(events.slice(-15)) : 'No events'].join('\n');
+      return [
+        `$ kubectl get redis -n ${namespace}`,
+        redises.length ? redisTable(redises, columns) : 'No resources found',
+        '',
+        `$ kubectl get pods -n ${namespace} -o wide -L ${ROLE_LABEL}`,
+        pods.length ? podTable(pods) : 'No resources found',
+        '',
+        `$ kubectl get events -n ${namespace} (last 15)`,
+        events.length ? eventTable(events.slice(-15)) : 'No events',
+      ].join('\n');
     },
     dump() {
       const parts = ['---- cluster dump (real control plane) ----', view.describe(undefined, 'default')];
       for (const r of lc.client.list(ref('redises'))) {
         const ns = r.metadata.namespace ?? 'default';
         parts.push(`\nstatus of redis ${ns}/${r.metadata.name}:\n${stringify(r['status'] ?? {}).trimEnd()}`);
-        parts.push(`${childNames(r.metadata.name).masterService} endpoints: ${serviceAddresses(ns, childNames(r.metadata.name).masterService).map((e) => `${e.pod}=${e.ip}${e.ready ? '' : ' (not ready)'}`).join(', ') || 'none'}`);
+        parts.push(
+          `${childNames(r.metadata.name).masterService} endpoints: ${
+            serviceAddresses(ns, childNames(r.metadata.name).masterService)
+              .map((e) => `${e.pod}=${e.ip}${e.ready ? '' : ' (not ready)'}`)
+              .join(', ') || 'none'
+          }`,
+        );
         const s = lc.metacontroller?.stats(`${ns}/${r.metadata.name}`);
-        if (s) parts.push(`metacontroller: syncs=${s.syncCalls} statusWrites=${s.statusWrites} childWrites=${s.childWrites} failures=${s.failures}${s.lastError ? ` lastError=${s.lastError}` : ''}`);
+        if (s)
+          parts.push(
+            `metacontroller: syncs=${s.syncCalls} statusWrites=${s.statusWrites} childWrites=${s.childWrites} failures=${s.failures}${s.lastError ? ` lastError=${s.lastError}` : ''}`,
+          );
       }
-      for (const p of lc.client.list(ref('pods'))) if (!isPodReady(p)) parts.push(`pod ${p.metadata.namespace}/${p.metadata.name} not ready: ${JSON.stringify(arr(rec(p['status'])['containerStatuses']).map((c) => rec(c)['state']))}`);
+      for (const p of lc.client.list(ref('pods')))
+        if (!isPodReady(p))
+          parts.push(
+            `pod ${p.metadata.namespace}/${p.metadata.name} not ready: ${JSON.stringify(arr(rec(p['status'])['containerStatuses']).map((c) => rec(c)['state']))}`,
+          );
       parts.push(`\nlease holder: ${lc.leader() ?? 'none'}`);
-      for (const s of lc.sidecars) parts.push(`\n${s.name} last log lines:\n  ${tailLines(s.logFile, 10).map((l) => l.slice(0, 300)).join('\n  ')}`);
+      for (const s of lc.sidecars)
+        parts.push(
+          `\n${s.name} last log lines:\n  ${tailLines(s.logFile, 10)
+            .map((l) => l.slice(0, 300))
+            .join('\n  ')}`,
+        );
       return parts.join('\n');
     },
     stop: () => lc.stop(),
@@ -231,5 +294,7 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
 }
 
 export function parseDocuments(yaml: string): KubeObject[] {
-  return parseAllDocuments(yaml).map((d) => d.toJSON() as KubeObject).filter(Boolean);
+  return parseAllDocuments(yaml)
+    .map((d) => d.toJSON() as KubeObject)
+    .filter(Boolean);
 }

@@ -166,7 +166,14 @@ for (const [method, url] of unknownRoutes) {
 
 test('a hook that throws is a 500 with a JSON body, and the app keeps serving', async (t) => {
   const { logger, lines } = capturingLogger();
-  const server = app({ logger, hooks: { sync: () => { throw new Error('boom'); } } });
+  const server = app({
+    logger,
+    hooks: {
+      sync: () => {
+        throw new Error('boom');
+      },
+    },
+  });
   t.after(() => server.close());
   const res = await server.inject(post('/sync', syncRequest()));
   assert.equal(res.statusCode, 500);
@@ -294,7 +301,13 @@ test('GET /metrics: counters by route and outcome, duration histogram, process m
 });
 
 test('metrics errors are counted as outcome "error"', async (t) => {
-  const server = app({ hooks: { customize: () => { throw new Error('x'); } } });
+  const server = app({
+    hooks: {
+      customize: () => {
+        throw new Error('x');
+      },
+    },
+  });
   t.after(() => server.close());
   await server.inject(post('/customize', customizeRequest()));
   const text = (await server.inject({ method: 'GET', url: '/metrics' })).body;

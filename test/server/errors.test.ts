@@ -11,8 +11,20 @@ function fastifyError(code: string, statusCode: number, message = 'fastify says 
 }
 
 const classified: Array<[string, unknown, number, string, RegExp]> = [
-  ['schema validation', Object.assign(new Error("body must have required property 'parent'"), { validation: [], statusCode: 400 }), 400, 'not_a_hook_request', /not a Metacontroller hook request: body must have required property 'parent'/],
-  ['our JSON parser', new MalformedJsonError('request body is not valid JSON: Unexpected end'), 400, 'malformed_json', /^request body is not valid JSON: Unexpected end$/],
+  [
+    'schema validation',
+    Object.assign(new Error("body must have required property 'parent'"), { validation: [], statusCode: 400 }),
+    400,
+    'not_a_hook_request',
+    /not a Metacontroller hook request: body must have required property 'parent'/,
+  ],
+  [
+    'our JSON parser',
+    new MalformedJsonError('request body is not valid JSON: Unexpected end'),
+    400,
+    'malformed_json',
+    /^request body is not valid JSON: Unexpected end$/,
+  ],
   ['empty JSON body', fastifyError('FST_ERR_CTP_EMPTY_JSON_BODY', 400), 400, 'malformed_json', /empty/],
   ['invalid JSON from fastify', fastifyError('FST_ERR_CTP_INVALID_JSON_BODY', 400), 400, 'malformed_json', /not valid JSON/],
   ['body too large', fastifyError('FST_ERR_CTP_BODY_TOO_LARGE', 413), 413, 'body_too_large', /larger than 2048 bytes \(BODY_LIMIT_BYTES\)/],

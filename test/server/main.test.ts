@@ -62,11 +62,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     assert.equal(code, 0, proc.output().stderr);
 
     // stdout is not a TTY here: every line is JSON, and the sync line names the Redis.
-    const lines = proc.output().stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = proc
+      .output()
+      .stdout.trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const syncLine = lines.find((l) => l['route'] === 'sync');
     assert.equal(syncLine?.['name'], 'my-redis');
     assert.equal(syncLine?.['namespace'], 'default');
-    assert.ok(lines.some((l) => l['signal'] === signal), 'shutdown is logged');
+    assert.ok(
+      lines.some((l) => l['signal'] === signal),
+      'shutdown is logged',
+    );
     assert.equal(lines.at(-1)?.['msg'], 'hook service stopped');
   });
 }
@@ -95,6 +102,11 @@ test('a port already in use exits 1 with a fatal log line', async (t) => {
   const proc = start({ PORT: String(address.port), HOST });
   const [code] = await proc.exited;
   assert.equal(code, 1);
-  const fatal = proc.output().stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l['level'] === 60);
+  const fatal = proc
+    .output()
+    .stdout.trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .find((l) => l['level'] === 60);
   assert.equal(fatal?.['msg'], 'cannot listen');
 });

@@ -21,9 +21,7 @@ const RUNS = { mutated: 1200, randomRequest: 600, randomJson: 400, garbage: 300 
 
 /** Every path into a JSON value, parents before children. */
 function pathsOf(value: Json, prefix: Path = []): Path[] {
-  const entries: Array<[string | number, Json]> = Array.isArray(value)
-    ? value.map((v, i) => [i, v])
-    : isRecord(value) ? Object.entries(value) : [];
+  const entries: Array<[string | number, Json]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : isRecord(value) ? Object.entries(value) : [];
   return entries.flatMap(([key, child]) => [[...prefix, key], ...pathsOf(child, [...prefix, key])]);
 }
 
@@ -31,9 +29,7 @@ const FIXTURE = syncRequest();
 const ALL_PATHS = pathsOf(FIXTURE);
 // Most of the fixture is children and related objects; aim half the mutations at what the hook
 // actually interprets: the parent's spec and metadata, and the finalizing flag.
-const HOT_PATHS = ALL_PATHS.filter(
-  (p) => (p[0] === 'parent' && (p[1] === 'spec' || p[1] === 'metadata')) || p[0] === 'finalizing' || p.length <= 2,
-);
+const HOT_PATHS = ALL_PATHS.filter((p) => (p[0] === 'parent' && (p[1] === 'spec' || p[1] === 'metadata')) || p[0] === 'finalizing' || p.length <= 2);
 
 interface Mutation {
   hot: boolean;
@@ -45,8 +41,32 @@ interface Mutation {
 const weirdValue: fc.Arbitrary<Json> = fc.oneof(
   fc.jsonValue({ maxDepth: 2 }),
   fc.constantFrom<Json>(
-    1e308, -1e308, -1, 0, -0.5, 2 ** 53 + 2, -(2 ** 31), 2 ** 31, 1e-300, '', ' ', '0', '-1', '7.2', '10Gi', '-10Gi', '1e3',
-    'redis:latest', true, false, null, [], {}, [null], { '': '' }, ['a', 1, {}],
+    1e308,
+    -1e308,
+    -1,
+    0,
+    -0.5,
+    2 ** 53 + 2,
+    -(2 ** 31),
+    2 ** 31,
+    1e-300,
+    '',
+    ' ',
+    '0',
+    '-1',
+    '7.2',
+    '10Gi',
+    '-10Gi',
+    '1e3',
+    'redis:latest',
+    true,
+    false,
+    null,
+    [],
+    {},
+    [null],
+    { '': '' },
+    ['a', 1, {}],
   ),
   fc.string({ unit: 'binary', maxLength: 40 }),
   fc.constantFrom(1000, 5000, 50_000).map((n) => 'x'.repeat(n)),
@@ -80,18 +100,30 @@ function applyMutation(root: Json, m: Mutation): void {
 // -0 or rounded values, and truncated documents.
 const textMutation = fc.oneof(
   fc.constant((text: string) => text),
-  fc.constantFrom('1e999', '-1e999', '-0', '2.0000000000000001', '123456789012345678901234567890', '1E2').map(
-    (n) => (text: string) => text.replace(/"replicas":\d+/, `"replicas":${n}`),
-  ),
+  fc
+    .constantFrom('1e999', '-1e999', '-0', '2.0000000000000001', '123456789012345678901234567890', '1E2')
+    .map((n) => (text: string) => text.replace(/"replicas":\d+/, `"replicas":${n}`)),
   fc.nat().map((n) => (text: string) => text.slice(0, n % (text.length + 1))),
   fc.tuple(fc.nat(), fc.constantFrom('{', '}', '"', ',', '\\', '\u0000', ']')).map(
-    ([n, c]) => (text: string) => text.slice(0, n % text.length) + c + text.slice(n % text.length),
+    ([n, c]) =>
+      (text: string) =>
+        text.slice(0, n % text.length) + c + text.slice(n % text.length),
   ),
 );
 
 const contentType = fc.oneof(
   { weight: 12, arbitrary: fc.constant('application/json') },
-  { weight: 1, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'application/yaml', '', 'multipart/form-data; boundary=x') },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/yaml',
+      '',
+      'multipart/form-data; boundary=x',
+    ),
+  },
 );
 const route = fc.constantFrom('/sync', '/sync', '/finalize', '/customize');
 
@@ -120,11 +152,20 @@ const mutatedRequests: fc.Arbitrary<Sent> = fc
   });
 
 const metadata = fc.record(
-  { name: fc.oneof(fc.constantFrom('my-redis', 'a', 'x'.repeat(60)), fc.string()), namespace: fc.oneof(fc.constant('default'), fc.string()), uid: fc.oneof(fc.uuid(), fc.jsonValue()) },
+  {
+    name: fc.oneof(fc.constantFrom('my-redis', 'a', 'x'.repeat(60)), fc.string()),
+    namespace: fc.oneof(fc.constant('default'), fc.string()),
+    uid: fc.oneof(fc.uuid(), fc.jsonValue()),
+  },
   { requiredKeys: ['name', 'namespace'] },
 );
 const kubeObject = fc.record(
-  { apiVersion: fc.constantFrom('v1', 'apps/v1', 'policy/v1'), kind: fc.constantFrom('Service', 'StatefulSet', 'ConfigMap', 'Pod'), metadata: fc.record({ name: fc.string(), namespace: fc.constant('default') }), spec: fc.jsonValue({ maxDepth: 2 }) },
+  {
+    apiVersion: fc.constantFrom('v1', 'apps/v1', 'policy/v1'),
+    kind: fc.constantFrom('Service', 'StatefulSet', 'ConfigMap', 'Pod'),
+    metadata: fc.record({ name: fc.string(), namespace: fc.constant('default') }),
+    spec: fc.jsonValue({ maxDepth: 2 }),
+  },
   { requiredKeys: ['apiVersion', 'kind', 'metadata'] },
 );
 const objectMap = fc.dictionary(fc.string({ maxLength: 20 }), fc.dictionary(fc.string({ maxLength: 20 }), kubeObject, { maxKeys: 3 }), { maxKeys: 3 });
@@ -134,7 +175,15 @@ const randomRequests: fc.Arbitrary<Sent> = fc
   .record({
     body: fc.record(
       {
-        parent: fc.record({ apiVersion: fc.constant('redis.example.com/v1'), kind: fc.constant('Redis'), metadata, spec: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant((FIXTURE['parent'] as Record<string, Json>)['spec'])) }, { requiredKeys: ['metadata'] }),
+        parent: fc.record(
+          {
+            apiVersion: fc.constant('redis.example.com/v1'),
+            kind: fc.constant('Redis'),
+            metadata,
+            spec: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant((FIXTURE['parent'] as Record<string, Json>)['spec'])),
+          },
+          { requiredKeys: ['metadata'] },
+        ),
         children: objectMap,
         related: objectMap,
         finalizing: fc.oneof(fc.boolean(), fc.jsonValue({ maxDepth: 1 })),

@@ -47,7 +47,7 @@ for (const [label, body] of refused) {
   });
 }
 
-test('customize: a body without a usable parent is refused with the checker\'s message', async (t) => {
+test("customize: a body without a usable parent is refused with the checker's message", async (t) => {
   const server = app();
   t.after(() => server.close());
   const res = await post(server, '/customize', { controller: {}, parent: { metadata: { name: 'a' } } });
@@ -69,7 +69,12 @@ test('answers are serialized byte for byte as the hook built them (children keep
   const server = app();
   t.after(() => server.close());
   const invalid = withParent((p) => ((p['spec'] as Record<string, unknown>)['replicas'] = 'two'));
-  for (const [url, body] of [['/sync', syncRequest()], ['/sync', invalid], ['/finalize', { ...syncRequest(), finalizing: true }], ['/finalize', { ...invalid, finalizing: true }]] as const) {
+  for (const [url, body] of [
+    ['/sync', syncRequest()],
+    ['/sync', invalid],
+    ['/finalize', { ...syncRequest(), finalizing: true }],
+    ['/finalize', { ...invalid, finalizing: true }],
+  ] as const) {
     const parsed = hook.parseHookRequest(body);
     assert.ok(parsed.ok);
     if (!parsed.ok) continue;

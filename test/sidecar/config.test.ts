@@ -72,8 +72,16 @@ const refusals: Array<[string, Record<string, string>, RegExp]> = [
   ['log level', { ...BASE, LOG_LEVEL: 'verbose' }, /^LOG_LEVEL="verbose" is invalid: must be one of trace, debug/],
   ['lease name', { ...BASE, LEASE_NAME: 'Bad Name' }, /^LEASE_NAME="Bad Name" is invalid: must be a Lease name/],
   ['timing below its floor', { ...BASE, TICK_INTERVAL_MS: '1' }, /^TICK_INTERVAL_MS="1" is invalid: must be a whole number from 10 to 60000$/],
-  ['renew deadline not below the lease', { ...BASE, LEASE_DURATION_SECONDS: '2', LEASE_RENEW_DEADLINE_MS: '2000' }, /renewDeadlineMs must be less than leaseDurationSeconds \* 1000/],
-  ['stale window shorter than a probe', { ...BASE, STALE_AFTER_MS: '1000' }, /^STALE_AFTER_MS=1000 must exceed REDIS_CONNECT_TIMEOUT_MS \+ REDIS_COMMAND_TIMEOUT_MS \+ PROBE_INTERVAL_MS \(1100\)/],
+  [
+    'renew deadline not below the lease',
+    { ...BASE, LEASE_DURATION_SECONDS: '2', LEASE_RENEW_DEADLINE_MS: '2000' },
+    /renewDeadlineMs must be less than leaseDurationSeconds \* 1000/,
+  ],
+  [
+    'stale window shorter than a probe',
+    { ...BASE, STALE_AFTER_MS: '1000' },
+    /^STALE_AFTER_MS=1000 must exceed REDIS_CONNECT_TIMEOUT_MS \+ REDIS_COMMAND_TIMEOUT_MS \+ PROBE_INTERVAL_MS \(1100\)/,
+  ],
   ['source address', { ...BASE, REDIS_LOCAL_ADDRESS: '127.0.0' }, /^REDIS_LOCAL_ADDRESS="127.0.0" is invalid/],
 ];
 

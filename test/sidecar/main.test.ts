@@ -47,7 +47,9 @@ function run(env: Record<string, string>): Run {
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
@@ -67,22 +69,37 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   t.after(() => {
     if (r.child.exitCode === null) r.child.kill('SIGKILL');
   });
-  const port = await until('the listening line', () => {
-    const line = r.stdout().split('\n').find((l) => l.includes('metrics and probes listening'));
-    return line ? (JSON.parse(line) as { port: number }).port : null;
-  }, WAIT_MS);
+  const port = await until(
+    'the listening line',
+    () => {
+      const line = r
+        .stdout()
+        .split('\n')
+        .find((l) => l.includes('metrics and probes listening'));
+      return line ? (JSON.parse(line) as { port: number }).port : null;
+    },
+    WAIT_MS,
+  );
   const base = `http://127.0.0.1:${port}`;
   assert.equal((await fetch(`${base}/healthz`)).status, 200);
   await until('ready', async () => (await fetch(`${base}/readyz`)).status === 200, WAIT_MS);
-  const lease = await until('the lease held by the sidecar', () => {
-    const l = api.store.get('leases', 'operator', 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } } | undefined;
-    return l?.spec?.holderIdentity === 'sidecar-main' && l;
-  }, WAIT_MS);
+  const lease = await until(
+    'the lease held by the sidecar',
+    () => {
+      const l = api.store.get('leases', 'operator', 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } } | undefined;
+      return l?.spec?.holderIdentity === 'sidecar-main' && l;
+    },
+    WAIT_MS,
+  );
   assert.ok(lease);
-  const metrics = await until('leader gauge', async () => {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    return /^redis_operator_leader 1$/m.test(text) && text;
-  }, WAIT_MS);
+  const metrics = await until(
+    'leader gauge',
+    async () => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      return /^redis_operator_leader 1$/m.test(text) && text;
+    },
+    WAIT_MS,
+  );
   assert.match(metrics, /# TYPE redis_operator_failovers_total counter/);
   assert.match(metrics, /process_cpu_seconds_total/);
   assert.equal((await fetch(`${base}/nope`)).status, 404);

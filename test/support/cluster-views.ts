@@ -24,7 +24,10 @@ export interface EventFilter {
 }
 
 /** core/v1 Events as records, oldest first, optionally only those about `name` / with `reason`. */
-export function eventRecords(events: ReadonlyArray<{ metadata: { namespace?: string; resourceVersion?: string } } & Json>, filter: EventFilter = {}): EventRecord[] {
+export function eventRecords(
+  events: ReadonlyArray<{ metadata: { namespace?: string; resourceVersion?: string } } & Json>,
+  filter: EventFilter = {},
+): EventRecord[] {
   return events
     .map((e) => {
       const involved = rec(e['involvedObject']);

@@ -39,14 +39,29 @@ const KINDS: Record<string, KindInfo> = {
   'v1/ServiceAccount': { model: ServiceAccount as unknown as ModelCtor, typeName: 'V1ServiceAccount', name: 'subdomain', namespaced: true },
   'v1/Namespace': { model: Namespace as unknown as ModelCtor, typeName: 'V1Namespace', name: 'label1123', namespaced: false },
   'v1/Pod': { model: Pod as unknown as ModelCtor, typeName: 'V1Pod', name: 'subdomain', namespaced: true },
-  'v1/PersistentVolumeClaim': { model: PersistentVolumeClaim as unknown as ModelCtor, typeName: 'V1PersistentVolumeClaim', name: 'subdomain', namespaced: true },
+  'v1/PersistentVolumeClaim': {
+    model: PersistentVolumeClaim as unknown as ModelCtor,
+    typeName: 'V1PersistentVolumeClaim',
+    name: 'subdomain',
+    namespaced: true,
+  },
   'v1/Event': { model: CoreEvent as unknown as ModelCtor, typeName: 'CoreV1Event', name: 'subdomain', namespaced: true },
   'events.k8s.io/v1/Event': { model: EventsEvent as unknown as ModelCtor, typeName: 'EventsV1Event', name: 'subdomain', namespaced: true },
-  'policy/v1/PodDisruptionBudget': { model: PodDisruptionBudget as unknown as ModelCtor, typeName: 'V1PodDisruptionBudget', name: 'subdomain', namespaced: true },
+  'policy/v1/PodDisruptionBudget': {
+    model: PodDisruptionBudget as unknown as ModelCtor,
+    typeName: 'V1PodDisruptionBudget',
+    name: 'subdomain',
+    namespaced: true,
+  },
   'rbac.authorization.k8s.io/v1/Role': { model: Role as unknown as ModelCtor, typeName: 'V1Role', name: 'path', namespaced: true },
   'rbac.authorization.k8s.io/v1/RoleBinding': { model: RoleBinding as unknown as ModelCtor, typeName: 'V1RoleBinding', name: 'path', namespaced: true },
   'rbac.authorization.k8s.io/v1/ClusterRole': { model: ClusterRole as unknown as ModelCtor, typeName: 'V1ClusterRole', name: 'path', namespaced: false },
-  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': { model: ClusterRoleBinding as unknown as ModelCtor, typeName: 'V1ClusterRoleBinding', name: 'path', namespaced: false },
+  'rbac.authorization.k8s.io/v1/ClusterRoleBinding': {
+    model: ClusterRoleBinding as unknown as ModelCtor,
+    typeName: 'V1ClusterRoleBinding',
+    name: 'path',
+    namespaced: false,
+  },
   'coordination.k8s.io/v1/Lease': { model: Lease as unknown as ModelCtor, typeName: 'V1Lease', name: 'subdomain', namespaced: true },
   'apiextensions.k8s.io/v1/CustomResourceDefinition': {
     model: CustomResourceDefinition as unknown as ModelCtor,
@@ -125,7 +140,8 @@ function keyProblem(key: string): string | undefined {
     const prefix = parts[0] as string;
     if (prefix.length === 0 || prefix.length > 253 || !SUBDOMAIN.test(prefix)) return 'prefix must be a DNS subdomain';
   }
-  if (name.length === 0 || name.length > 63 || !QUALIFIED.test(name)) return 'name part must be 1-63 alphanumerics, "-", "_" or ".", starting and ending alphanumeric';
+  if (name.length === 0 || name.length > 63 || !QUALIFIED.test(name))
+    return 'name part must be 1-63 alphanumerics, "-", "_" or ".", starting and ending alphanumeric';
   return undefined;
 }
 
@@ -136,7 +152,9 @@ function labelProblems(labels: unknown, path: string, problems: string[]): void 
     if (kp) problems.push(`${path}[${JSON.stringify(key)}]: key ${kp}`);
     if (typeof value !== 'string') problems.push(`${path}[${JSON.stringify(key)}]: value must be a string`);
     else if (value.length > 63 || (value !== '' && !QUALIFIED.test(value))) {
-      problems.push(`${path}[${JSON.stringify(key)}]: value ${JSON.stringify(value)} must be at most 63 alphanumerics, "-", "_" or ".", starting and ending alphanumeric`);
+      problems.push(
+        `${path}[${JSON.stringify(key)}]: value ${JSON.stringify(value)} must be at most 63 alphanumerics, "-", "_" or ".", starting and ending alphanumeric`,
+      );
     }
   }
 }
@@ -149,7 +167,8 @@ function statefulSetProblems(obj: Json, problems: string[]): void {
   const templateLabels = isRecord(meta['labels']) ? meta['labels'] : {};
   const selector = isRecord(spec['selector']) ? spec['selector'] : {};
   const matchLabels = isRecord(selector['matchLabels']) ? selector['matchLabels'] : {};
-  if (Object.keys(matchLabels).length === 0 && !Array.isArray(selector['matchExpressions'])) problems.push('.spec.selector: empty selector is invalid for a StatefulSet');
+  if (Object.keys(matchLabels).length === 0 && !Array.isArray(selector['matchExpressions']))
+    problems.push('.spec.selector: empty selector is invalid for a StatefulSet');
   for (const [k, v] of Object.entries(matchLabels)) {
     if (templateLabels[k] !== v) problems.push(`.spec.template.metadata.labels: does not match selector ${k}=${String(v)}`);
   }
@@ -164,8 +183,12 @@ function statefulSetProblems(obj: Json, problems: string[]): void {
       claims.add(name);
     }
   }
-  const containers = [...(Array.isArray(podSpec['containers']) ? podSpec['containers'] : []), ...(Array.isArray(podSpec['initContainers']) ? podSpec['initContainers'] : [])];
-  if (!Array.isArray(podSpec['containers']) || podSpec['containers'].length === 0) problems.push('.spec.template.spec.containers: at least one container is required');
+  const containers = [
+    ...(Array.isArray(podSpec['containers']) ? podSpec['containers'] : []),
+    ...(Array.isArray(podSpec['initContainers']) ? podSpec['initContainers'] : []),
+  ];
+  if (!Array.isArray(podSpec['containers']) || podSpec['containers'].length === 0)
+    problems.push('.spec.template.spec.containers: at least one container is required');
   for (const c of containers) {
     if (!isRecord(c)) continue;
     for (const m of Array.isArray(c['volumeMounts']) ? c['volumeMounts'] : []) {
@@ -179,7 +202,7 @@ function statefulSetProblems(obj: Json, problems: string[]): void {
 
 function pdbProblems(obj: Json, problems: string[]): void {
   const spec = isRecord(obj['spec']) ? obj['spec'] : {};
-  if (('minAvailable' in spec) === ('maxUnavailable' in spec)) problems.push('.spec: exactly one of minAvailable and maxUnavailable must be set');
+  if ('minAvailable' in spec === 'maxUnavailable' in spec) problems.push('.spec: exactly one of minAvailable and maxUnavailable must be set');
 }
 
 /** Throws K8sValidationError listing every problem; returns nothing when the object is valid. */
@@ -215,11 +238,12 @@ export function validateK8sObject(obj: unknown): void {
     labelProblems(metadata['labels'], '.metadata.labels', problems);
     if (metadata['annotations'] !== undefined) {
       if (!isRecord(metadata['annotations'])) problems.push('.metadata.annotations: must be a map');
-      else for (const [k, v] of Object.entries(metadata['annotations'])) {
-        const kp = keyProblem(k);
-        if (kp) problems.push(`.metadata.annotations[${JSON.stringify(k)}]: key ${kp}`);
-        if (typeof v !== 'string') problems.push(`.metadata.annotations[${JSON.stringify(k)}]: value must be a string`);
-      }
+      else
+        for (const [k, v] of Object.entries(metadata['annotations'])) {
+          const kp = keyProblem(k);
+          if (kp) problems.push(`.metadata.annotations[${JSON.stringify(k)}]: key ${kp}`);
+          if (typeof v !== 'string') problems.push(`.metadata.annotations[${JSON.stringify(k)}]: value must be a string`);
+        }
     }
   }
   if (key === 'apps/v1/StatefulSet') statefulSetProblems(obj, problems);

@@ -78,9 +78,13 @@ function installHooks(): void {
 
 // ---- redis-server ---------------------------------------------------------------------------
 
-function configText(o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'startTimeoutMs' | 'waitFor'>> & { extra: Record<string, string> }, dataDir: string, logFile: string): string {
+function configText(
+  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'startTimeoutMs' | 'waitFor'>> & { extra: Record<string, string> },
+  dataDir: string,
+  logFile: string,
+): string {
   const lines = [
-    '# What the hook\'s ConfigMap carries (see the brief), for one pod:',
+    "# What the hook's ConfigMap carries (see the brief), for one pod:",
     `bind ${o.ip}`,
     'port 6379',
     `dir ${dataDir}`,
@@ -92,7 +96,7 @@ function configText(o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 
     `appendonly ${o.appendonly ? 'yes' : 'no'}`,
     `save "${o.save}"`,
     `replica-priority ${o.replicaPriority}`,
-    '# Harness only: a pod\'s outgoing connections carry its own IP; here they must be bound to it,',
+    "# Harness only: a pod's outgoing connections carry its own IP; here they must be bound to it,",
     '# or every replica would connect from 127.0.0.1 and masters would list replicas by that address.',
     `bind-source-addr ${o.ip}`,
     'daemonize no',
@@ -347,7 +351,11 @@ export function sweepRules(octet: number): void {
   const listing = execFileSync('iptables', ['-w', '-S', 'OUTPUT'], { encoding: 'utf8' });
   for (const line of listing.split('\n')) {
     if (!line.startsWith('-A OUTPUT') || !line.includes(tag)) continue;
-    const args = line.replace(/^-A /, '').match(/"[^"]*"|\S+/g)?.map((a) => a.replace(/^"|"$/g, '')) ?? [];
+    const args =
+      line
+        .replace(/^-A /, '')
+        .match(/"[^"]*"|\S+/g)
+        ?.map((a) => a.replace(/^"|"$/g, '')) ?? [];
     execFileSync('iptables', ['-w', '-D', ...args], { stdio: 'ignore' });
   }
 }

@@ -5,11 +5,25 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import { applyDesign, boot, METACONTROLLER_FINALIZER, writeSnapshot, call, DESIGN_PODS, NAME, NS, podIp, podNames, RUNNING_ROW, settle, sleep } from './support.ts';
+import {
+  applyDesign,
+  boot,
+  METACONTROLLER_FINALIZER,
+  writeSnapshot,
+  call,
+  DESIGN_PODS,
+  NAME,
+  NS,
+  podIp,
+  podNames,
+  RUNNING_ROW,
+  settle,
+  sleep,
+} from './support.ts';
 
 const SUBNET = 50;
 
-test('the design\'s Redis applied verbatim: three pods, the Running row, data through the master Service on both replicas', { timeout: 120_000 }, async (t) => {
+test("the design's Redis applied verbatim: three pods, the Running row, data through the master Service on both replicas", { timeout: 120_000 }, async (t) => {
   const c = await boot(t, { subnet: SUBNET });
   await applyDesign(t, c);
 
@@ -32,7 +46,14 @@ test('the design\'s Redis applied verbatim: three pods, the Running row, data th
   const anonymous = await new Promise<string>((resolve) => {
     const client = c.redis(master!.ip, 'no-such-redis');
     client.on('error', () => {});
-    client.connect().then(() => client.ping()).then((r) => resolve(String(r)), (e: Error) => resolve(e.message)).finally(() => client.disconnect());
+    client
+      .connect()
+      .then(() => client.ping())
+      .then(
+        (r) => resolve(String(r)),
+        (e: Error) => resolve(e.message),
+      )
+      .finally(() => client.disconnect());
   });
   assert.match(anonymous, /NOAUTH|Authentication required/, 'Redis never runs without a password');
 
@@ -43,7 +64,11 @@ test('the design\'s Redis applied verbatim: three pods, the Running row, data th
   for (const replica of ['my-redis-replica-0', 'my-redis-replica-1']) {
     const ip = podIp(c, replica)!;
     const values = (await call(c, ip, 'MGET', ...keys)) as string[];
-    assert.deepEqual(values, keys.map((k) => `value-of-${k}`), `all keys readable on ${replica}`);
+    assert.deepEqual(
+      values,
+      keys.map((k) => `value-of-${k}`),
+      `all keys readable on ${replica}`,
+    );
     assert.match(String(await call(c, ip, 'SET', 'x', 'y').catch((e: Error) => e.message)), /READONLY/, `${replica} refuses writes`);
   }
 

@@ -31,7 +31,23 @@ export interface WatchEventLike {
 }
 
 /** The read side both backends answer alike (signatures as the stand-in's Cluster declares them). */
-type SharedFace = Pick<Cluster, 'get' | 'list' | 'waitFor' | 'redisRow' | 'masterEndpoint' | 'masterLabelled' | 'pods' | 'password' | 'redis' | 'events' | 'leader' | 'describe' | 'dump' | 'stop'>;
+type SharedFace = Pick<
+  Cluster,
+  | 'get'
+  | 'list'
+  | 'waitFor'
+  | 'redisRow'
+  | 'masterEndpoint'
+  | 'masterLabelled'
+  | 'pods'
+  | 'password'
+  | 'redis'
+  | 'events'
+  | 'leader'
+  | 'describe'
+  | 'dump'
+  | 'stop'
+>;
 
 export interface SystemCluster extends SharedFace {
   readonly backend: 'real' | 'stand-in';
@@ -115,7 +131,11 @@ export function standInView(c: Cluster): SystemCluster {
     leader: () => c.leader(),
     sidecarNames: () => c.sidecars.map((s) => s.name),
     sidecarAlive: (n) => c.sidecar(n).alive(),
-    sidecarReady: (n) => fetch(`http://127.0.0.1:${c.sidecar(n).metricsPort}/readyz`).then((r) => r.ok, () => false),
+    sidecarReady: (n) =>
+      fetch(`http://127.0.0.1:${c.sidecar(n).metricsPort}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      ),
     sidecarLog: (n, l) => c.sidecarLog(n, l),
     killSidecar: (n, s) => c.killSidecar(n, s),
     restartSidecar: (n) => c.restartSidecar(n),

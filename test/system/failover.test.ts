@@ -7,9 +7,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
 import { startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
-import {
-  allLinked, applyDesign, assertNothingLost, BOUND, MasterWatch, NAME, NS, podIp, replication, RUNNING_ROW, Writer,
-} from './support.ts';
+import { allLinked, applyDesign, assertNothingLost, BOUND, MasterWatch, NAME, NS, podIp, replication, RUNNING_ROW, Writer } from './support.ts';
 
 const SUBNET = 51;
 
@@ -21,104 +19,139 @@ describe('the master goes away', { timeout: 240_000 }, () => {
   });
   after(() => c?.stop());
 
-test('deleting the master pod: promotion, the Service follows, the old pod rejoins as a replica with its data, nothing acknowledged lost', { timeout: 120_000 }, async (t) => {
-  const masters = new MasterWatch(t, c);
-  const writer = new Writer(c).start();
-  t.after(() => writer.stop());
-  await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
+  test(
+    'deleting the master pod: promotion, the Service follows, the old pod rejoins as a replica with its data, nothing acknowledged lost',
+    { timeout: 120_000 },
+    async (t) => {
+      const masters = new MasterWatch(t, c);
+      const writer = new Writer(c).start();
+      t.after(() => writer.stop());
+      await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
 
-  const old = c.masterEndpoint(NAME)!;
-  assert.equal(old.pod, 'my-redis-master-0');
-  const oldPod = c.get('pods', old.pod, NS)!;
-  const claim = c.get('persistentvolumeclaims', `data-${old.pod}`, NS)!;
-  const ackedBefore = writer.acked.length;
+      const old = c.masterEndpoint(NAME)!;
+      assert.equal(old.pod, 'my-redis-master-0');
+      const oldPod = c.get('pods', old.pod, NS)!;
+      const claim = c.get('persistentvolumeclaims', `data-${old.pod}`, NS)!;
+      const ackedBefore = writer.acked.length;
 
-  const t0 = performance.now();
-  await c.deletePod(old.pod);
-  const promoted = await c.waitFor(() => {
-    const ep = c.masterEndpoint(NAME);
-    return ep && ep.pod !== old.pod ? ep : undefined;
-  }, BOUND.failover, 'a new master behind my-redis-master');
-  const failoverMs = performance.now() - t0;
-  const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
-  t.diagnostic(`delete master pod -> ${promoted.pod} Ready behind the master Service: ${Math.round(failoverMs)} ms; first acknowledged write through it: ${Math.round(firstWrite.at - t0)} ms`);
-  assert.match(promoted.pod, /^my-redis-replica-[01]$/);
-  assert.equal((await replication(c, promoted.ip))['role'], 'master');
+      const t0 = performance.now();
+      await c.deletePod(old.pod);
+      const promoted = await c.waitFor(
+        () => {
+          const ep = c.masterEndpoint(NAME);
+          return ep && ep.pod !== old.pod ? ep : undefined;
+        },
+        BOUND.failover,
+        'a new master behind my-redis-master',
+      );
+      const failoverMs = performance.now() - t0;
+      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
+      t.diagnostic(
+        `delete master pod -> ${promoted.pod} Ready behind the master Service: ${Math.round(failoverMs)} ms; first acknowledged write through it: ${Math.round(firstWrite.at - t0)} ms`,
+      );
+      assert.match(promoted.pod, /^my-redis-replica-[01]$/);
+      assert.equal((await replication(c, promoted.ip))['role'], 'master');
 
-  // The StatefulSet recreates my-redis-master-0 (new UID, new IP, same claim), and it rejoins as a replica.
-  const rejoined = await c.waitFor(() => {
-    const p = c.get('pods', old.pod, NS);
-    if (!p || p.metadata.uid === oldPod.metadata.uid || p.metadata.deletionTimestamp) return undefined;
-    return allLinked(c, 3) ? p : undefined;
-  }, BOUND.rejoin, `${old.pod} recreated and Ready as a replica`);
-  t.diagnostic(`delete -> ${old.pod} back as a Ready, linked replica: ${Math.round(performance.now() - t0)} ms`);
-  assert.equal(rejoined.metadata.labels?.[ROLE_LABEL], 'replica');
-  const newIp = podIp(c, old.pod)!;
-  assert.notEqual(newIp, old.ip, 'a recreated pod gets a new address');
-  assert.equal(c.get('persistentvolumeclaims', `data-${old.pod}`, NS)!.metadata.uid, claim.metadata.uid, 'the same volume (claim) is reused');
-  const info = await replication(c, newIp);
-  assert.equal(info['master_host'], promoted.ip, 'it replicates from the new master');
-  assert.equal(info['master_link_status'], 'up');
-  // Its volume's data was loaded at start (before the sidecar pointed it anywhere).
-  assert.match(c.podLog(NS, old.pod), /DB loaded from|Done loading RDB/, 'the recreated pod loaded its data from the volume');
+      // The StatefulSet recreates my-redis-master-0 (new UID, new IP, same claim), and it rejoins as a replica.
+      const rejoined = await c.waitFor(
+        () => {
+          const p = c.get('pods', old.pod, NS);
+          if (!p || p.metadata.uid === oldPod.metadata.uid || p.metadata.deletionTimestamp) return undefined;
+          return allLinked(c, 3) ? p : undefined;
+        },
+        BOUND.rejoin,
+        `${old.pod} recreated and Ready as a replica`,
+      );
+      t.diagnostic(`delete -> ${old.pod} back as a Ready, linked replica: ${Math.round(performance.now() - t0)} ms`);
+      assert.equal(rejoined.metadata.labels?.[ROLE_LABEL], 'replica');
+      const newIp = podIp(c, old.pod)!;
+      assert.notEqual(newIp, old.ip, 'a recreated pod gets a new address');
+      assert.equal(c.get('persistentvolumeclaims', `data-${old.pod}`, NS)!.metadata.uid, claim.metadata.uid, 'the same volume (claim) is reused');
+      const info = await replication(c, newIp);
+      assert.equal(info['master_host'], promoted.ip, 'it replicates from the new master');
+      assert.equal(info['master_link_status'], 'up');
+      // Its volume's data was loaded at start (before the sidecar pointed it anywhere).
+      assert.match(c.podLog(NS, old.pod), /DB loaded from|Done loading RDB/, 'the recreated pod loaded its data from the volume');
 
-  await c.waitFor(() => writer.acked.length >= ackedBefore + 300, 15_000, '300 more acknowledged writes after the failover');
-  await writer.stop();
-  await assertNothingLost(t, c, writer, 3);
+      await c.waitFor(() => writer.acked.length >= ackedBefore + 300, 15_000, '300 more acknowledged writes after the failover');
+      await writer.stop();
+      await assertNothingLost(t, c, writer, 3);
 
-  // Events on the Redis, and the status is back to Running with the new master.
-  const reasons = c.events({ name: NAME }).map((e) => e.reason);
-  assert.ok(reasons.includes('FailoverStarted') || reasons.includes('Switchover'), `a failover or switchover event (${reasons.join(', ')})`);
-  assert.ok(reasons.includes('FailoverCompleted') || reasons.includes('Switchover'), `a completion event (${reasons.join(', ')})`);
-  await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
-  const status = c.get('redises', NAME, NS)!['status'] as Record<string, unknown>;
-  assert.equal(status['master'], promoted.pod);
-  assert.equal(status['masterIP'], promoted.ip);
-  assert.deepEqual(masters.violations, [], 'never two pods labelled master');
-  assert.equal(masters.maxSeen, 1);
-  t.diagnostic(`events: ${c.events({ name: NAME }).map((e) => `${e.reason}(${e.source})`).join(', ')}`);
-});
+      // Events on the Redis, and the status is back to Running with the new master.
+      const reasons = c.events({ name: NAME }).map((e) => e.reason);
+      assert.ok(reasons.includes('FailoverStarted') || reasons.includes('Switchover'), `a failover or switchover event (${reasons.join(', ')})`);
+      assert.ok(reasons.includes('FailoverCompleted') || reasons.includes('Switchover'), `a completion event (${reasons.join(', ')})`);
+      await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
+      const status = c.get('redises', NAME, NS)!['status'] as Record<string, unknown>;
+      assert.equal(status['master'], promoted.pod);
+      assert.equal(status['masterIP'], promoted.ip);
+      assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+      assert.equal(masters.maxSeen, 1);
+      t.diagnostic(
+        `events: ${c
+          .events({ name: NAME })
+          .map((e) => `${e.reason}(${e.source})`)
+          .join(', ')}`,
+      );
+    },
+  );
 
-test('the master\'s redis-server crashes (SIGKILL, the container restarts in place): failover with Events, the restarted node rejoins as a replica, nothing acknowledged lost', { timeout: 120_000 }, async (t) => {
-  const masters = new MasterWatch(t, c);
-  const writer = new Writer(c, 'crash').start();
-  t.after(() => writer.stop());
-  await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
-  const old = c.masterEndpoint(NAME)!;
-  const eventsBefore = c.events({ name: NAME }).length;
-  const restartsBefore = restartCount(c, old.pod);
+  test(
+    "the master's redis-server crashes (SIGKILL, the container restarts in place): failover with Events, the restarted node rejoins as a replica, nothing acknowledged lost",
+    { timeout: 120_000 },
+    async (t) => {
+      const masters = new MasterWatch(t, c);
+      const writer = new Writer(c, 'crash').start();
+      t.after(() => writer.stop());
+      await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
+      const old = c.masterEndpoint(NAME)!;
+      const eventsBefore = c.events({ name: NAME }).length;
+      const restartsBefore = restartCount(c, old.pod);
 
-  const t0 = performance.now();
-  assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
-  const promoted = await c.waitFor(() => {
-    const ep = c.masterEndpoint(NAME);
-    return ep && ep.pod !== old.pod ? ep : undefined;
-  }, BOUND.failover, 'a new master behind my-redis-master');
-  const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
-  t.diagnostic(`SIGKILL of ${old.pod} -> ${promoted.pod} Ready behind the master Service: ${Math.round(performance.now() - t0)} ms... first acknowledged write ${Math.round(firstWrite.at - t0)} ms`);
+      const t0 = performance.now();
+      assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
+      const promoted = await c.waitFor(
+        () => {
+          const ep = c.masterEndpoint(NAME);
+          return ep && ep.pod !== old.pod ? ep : undefined;
+        },
+        BOUND.failover,
+        'a new master behind my-redis-master',
+      );
+      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
+      t.diagnostic(
+        `SIGKILL of ${old.pod} -> ${promoted.pod} Ready behind the master Service: ${Math.round(performance.now() - t0)} ms... first acknowledged write ${Math.round(firstWrite.at - t0)} ms`,
+      );
 
-  // The container restarted in the same pod (same IP, restartCount + 1) and follows the new master.
-  await c.waitFor(() => restartCount(c, old.pod) > restartsBefore && allLinked(c, 3), BOUND.rejoin, `${old.pod} restarted and Ready as a replica`);
-  assert.equal(podIp(c, old.pod), old.ip, 'a container restart keeps the pod IP');
-  assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica');
-  assert.equal((await replication(c, old.ip))['master_host'], promoted.ip);
+      // The container restarted in the same pod (same IP, restartCount + 1) and follows the new master.
+      await c.waitFor(() => restartCount(c, old.pod) > restartsBefore && allLinked(c, 3), BOUND.rejoin, `${old.pod} restarted and Ready as a replica`);
+      assert.equal(podIp(c, old.pod), old.ip, 'a container restart keeps the pod IP');
+      assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica');
+      assert.equal((await replication(c, old.ip))['master_host'], promoted.ip);
 
-  await c.waitFor(() => writer.acked.some((a) => a.at > firstWrite.at + 500), 10_000, 'writes keep being acknowledged');
-  await writer.stop();
-  await assertNothingLost(t, c, writer, 3);
-  const events = c.events({ name: NAME }).slice(eventsBefore);
-  const started = events.find((e) => e.reason === 'FailoverStarted');
-  const completed = events.find((e) => e.reason === 'FailoverCompleted');
-  assert.ok(started, `a FailoverStarted event (${events.map((e) => e.reason).join(', ')})`);
-  assert.ok(completed, `a FailoverCompleted event (${events.map((e) => e.reason).join(', ')})`);
-  assert.match(completed.message, new RegExp(`${old.pod}[\\s\\S]*${promoted.pod}|${promoted.pod}[\\s\\S]*${old.pod}`), 'the completion names the old and the new master');
-  t.diagnostic(`FailoverCompleted: ${completed.message}`);
-  await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
-  assert.deepEqual(masters.violations, [], 'never two pods labelled master');
-});
+      await c.waitFor(() => writer.acked.some((a) => a.at > firstWrite.at + 500), 10_000, 'writes keep being acknowledged');
+      await writer.stop();
+      await assertNothingLost(t, c, writer, 3);
+      const events = c.events({ name: NAME }).slice(eventsBefore);
+      const started = events.find((e) => e.reason === 'FailoverStarted');
+      const completed = events.find((e) => e.reason === 'FailoverCompleted');
+      assert.ok(started, `a FailoverStarted event (${events.map((e) => e.reason).join(', ')})`);
+      assert.ok(completed, `a FailoverCompleted event (${events.map((e) => e.reason).join(', ')})`);
+      assert.match(
+        completed.message,
+        new RegExp(`${old.pod}[\\s\\S]*${promoted.pod}|${promoted.pod}[\\s\\S]*${old.pod}`),
+        'the completion names the old and the new master',
+      );
+      t.diagnostic(`FailoverCompleted: ${completed.message}`);
+      await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
+      assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+    },
+  );
 });
 
 function restartCount(c: Cluster, pod: string): number {
-  const statuses = ((c.get('pods', pod, NS)?.['status'] as Record<string, unknown> | undefined)?.['containerStatuses'] ?? []) as Array<{ restartCount?: number }>;
+  const statuses = ((c.get('pods', pod, NS)?.['status'] as Record<string, unknown> | undefined)?.['containerStatuses'] ?? []) as Array<{
+    restartCount?: number;
+  }>;
   return statuses[0]?.restartCount ?? 0;
 }

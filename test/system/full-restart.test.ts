@@ -8,9 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import {
-  allLinked, applyDesign, assertNothingLost, boot, BOUND, call, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, Writer,
-} from './support.ts';
+import { allLinked, applyDesign, assertNothingLost, boot, BOUND, call, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, Writer } from './support.ts';
 
 const SUBNET = 56;
 
@@ -25,7 +23,11 @@ test('every pod deleted at once: the pod with the most data becomes master, noth
   // Move the master off my-redis-master-0 and let master-0 rejoin as a replica.
   await c.deletePod('my-redis-master-0');
   await c.waitFor(() => c.masterEndpoint(NAME) && c.masterEndpoint(NAME)!.pod !== 'my-redis-master-0', BOUND.failover, 'a master other than my-redis-master-0');
-  await c.waitFor(() => allLinked(c, 3) && c.get('pods', 'my-redis-master-0', NS)?.metadata.labels?.[ROLE_LABEL] === 'replica', BOUND.rejoin, 'my-redis-master-0 back as a replica');
+  await c.waitFor(
+    () => allLinked(c, 3) && c.get('pods', 'my-redis-master-0', NS)?.metadata.labels?.[ROLE_LABEL] === 'replica',
+    BOUND.rejoin,
+    'my-redis-master-0 back as a replica',
+  );
   const master = c.masterEndpoint(NAME)!;
   const lagging = { pod: 'my-redis-master-0', ip: podIp(c, 'my-redis-master-0')! };
 
@@ -57,7 +59,11 @@ test('every pod deleted at once: the pod with the most data becomes master, noth
   await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods after the restart');
   t.diagnostic(`delete all -> ${chosen.pod} master behind the Service: ${Math.round(chosenMs)} ms; all linked: ${Math.round(performance.now() - t0)} ms`);
   const bootstrap = c.events({ name: NAME, reason: 'Bootstrap' }).at(-1);
-  assert.equal(before[chosen.pod], most, `the new master ${chosen.pod} is a pod that had the most data (${JSON.stringify(before)}); the sidecar said: ${bootstrap?.message ?? 'no Bootstrap event'}`);
+  assert.equal(
+    before[chosen.pod],
+    most,
+    `the new master ${chosen.pod} is a pod that had the most data (${JSON.stringify(before)}); the sidecar said: ${bootstrap?.message ?? 'no Bootstrap event'}`,
+  );
   assert.notEqual(chosen.pod, lagging.pod);
   assert.ok(bootstrap && bootstrap.message.includes(chosen.pod), 'a Bootstrap event names the chosen master');
   t.diagnostic(`Bootstrap: ${bootstrap.message}`);

@@ -19,7 +19,7 @@ interface Condition {
 }
 
 function conditions(c: Cluster, name: string): Condition[] {
-  return ((c.get('redises', name, NS)?.['status'] as { conditions?: Condition[] } | undefined)?.conditions) ?? [];
+  return (c.get('redises', name, NS)?.['status'] as { conditions?: Condition[] } | undefined)?.conditions ?? [];
 }
 
 function condition(c: Cluster, name: string, type: string): Condition | undefined {
@@ -35,75 +35,103 @@ function inventory(c: Cluster): Map<string, string> {
   return out;
 }
 
-test('an edit past the schema that the hook refuses: InvalidSpec, nothing deleted, the pods keep serving, no hot loop; the fix restores it', { timeout: 150_000 }, async (t) => {
-  const c = await boot(t, { subnet: SUBNET });
-  await applyDesign(t, c);
-  const writer = new Writer(c).start();
-  t.after(() => writer.stop());
-  await c.waitFor(() => writer.acked.length >= 100, 10_000, '100 acknowledged writes');
-  const before = inventory(c);
-  const key = `${NS}/${NAME}`;
+test(
+  'an edit past the schema that the hook refuses: InvalidSpec, nothing deleted, the pods keep serving, no hot loop; the fix restores it',
+  { timeout: 150_000 },
+  async (t) => {
+    const c = await boot(t, { subnet: SUBNET });
+    await applyDesign(t, c);
+    const writer = new Writer(c).start();
+    t.after(() => writer.stop());
+    await c.waitFor(() => writer.acked.length >= 100, 10_000, '100 acknowledged writes');
+    const before = inventory(c);
+    const key = `${NS}/${NAME}`;
 
-  // kubectl patch redis my-redis --type merge -p '{"spec":{"nodeSelector":{"disk type":"ssd"}}}'
-  const t0 = performance.now();
-  await c.apply({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: NAME, namespace: NS }, spec: { nodeSelector: { 'disk type': 'ssd' } } });
-  const refused = await c.waitFor(() => {
-    const ready = condition(c, NAME, 'Ready');
-    return ready?.status === 'False' && ready.reason === 'InvalidSpec' ? ready : undefined;
-  }, BOUND.running, 'condition Ready=False reason InvalidSpec');
-  t.diagnostic(`edit -> InvalidSpec in ${Math.round(performance.now() - t0)} ms: ${refused.message}`);
-  assert.match(refused.message ?? '', /spec\.nodeSelector\.disk type/, 'the message names the field');
-  assert.equal(condition(c, NAME, 'SpecValid')?.status, 'False');
-  await c.metacontroller?.waitForIdle();
-  await sleep(500);
+    // kubectl patch redis my-redis --type merge -p '{"spec":{"nodeSelector":{"disk type":"ssd"}}}'
+    const t0 = performance.now();
+    await c.apply({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: NAME, namespace: NS },
+      spec: { nodeSelector: { 'disk type': 'ssd' } },
+    });
+    const refused = await c.waitFor(
+      () => {
+        const ready = condition(c, NAME, 'Ready');
+        return ready?.status === 'False' && ready.reason === 'InvalidSpec' ? ready : undefined;
+      },
+      BOUND.running,
+      'condition Ready=False reason InvalidSpec',
+    );
+    t.diagnostic(`edit -> InvalidSpec in ${Math.round(performance.now() - t0)} ms: ${refused.message}`);
+    assert.match(refused.message ?? '', /spec\.nodeSelector\.disk type/, 'the message names the field');
+    assert.equal(condition(c, NAME, 'SpecValid')?.status, 'False');
+    await c.metacontroller?.waitForIdle();
+    await sleep(500);
 
-  // No hot loop: over a few seconds Metacontroller writes no child and no status.
-  const w0 = writeSnapshot(c, NAME);
-  const s0 = c.metacontroller?.stats(key);
-  const acked0 = writer.acked.length;
-  await sleep(4000);
-  assert.deepEqual(writeSnapshot(c, NAME), w0, 'no child and no status writes while the spec is invalid');
-  const s1 = c.metacontroller?.stats(key);
-  if (s0 && s1) {
-    t.diagnostic(`over 4 s with the invalid spec: ${s1.syncCalls - s0.syncCalls} sync calls, 0 child writes, 0 status writes, ${writer.acked.length - acked0} writes acknowledged`);
-    assert.equal(s1.failures - s0.failures, 0, 'no failed syncs');
-  }
+    // No hot loop: over a few seconds Metacontroller writes no child and no status.
+    const w0 = writeSnapshot(c, NAME);
+    const s0 = c.metacontroller?.stats(key);
+    const acked0 = writer.acked.length;
+    await sleep(4000);
+    assert.deepEqual(writeSnapshot(c, NAME), w0, 'no child and no status writes while the spec is invalid');
+    const s1 = c.metacontroller?.stats(key);
+    if (s0 && s1) {
+      t.diagnostic(
+        `over 4 s with the invalid spec: ${s1.syncCalls - s0.syncCalls} sync calls, 0 child writes, 0 status writes, ${writer.acked.length - acked0} writes acknowledged`,
+      );
+      assert.equal(s1.failures - s0.failures, 0, 'no failed syncs');
+    }
 
-  // Nothing deleted or replaced, and the StatefulSets did not take the refused value.
-  assert.deepEqual(inventory(c), before, 'every child, pod and claim is still there, same uid');
-  for (const sts of ['my-redis-master', 'my-redis-replica']) {
-    const spec = c.get('statefulsets', sts, NS)!['spec'] as { template: { spec: { nodeSelector?: unknown } } };
-    assert.equal(spec.template.spec.nodeSelector, undefined, `${sts} did not get the refused nodeSelector`);
-  }
-  // The pods keep serving: writes through the master Service are still acknowledged.
-  assert.ok(writer.acked.length - acked0 > 50, 'writes kept being acknowledged through the master Service');
-  assert.ok(allLinked(c, 3), 'all three pods Ready and linked');
-  assert.equal(c.masterEndpoint(NAME)?.pod, 'my-redis-master-0');
+    // Nothing deleted or replaced, and the StatefulSets did not take the refused value.
+    assert.deepEqual(inventory(c), before, 'every child, pod and claim is still there, same uid');
+    for (const sts of ['my-redis-master', 'my-redis-replica']) {
+      const spec = c.get('statefulsets', sts, NS)!['spec'] as { template: { spec: { nodeSelector?: unknown } } };
+      assert.equal(spec.template.spec.nodeSelector, undefined, `${sts} did not get the refused nodeSelector`);
+    }
+    // The pods keep serving: writes through the master Service are still acknowledged.
+    assert.ok(writer.acked.length - acked0 > 50, 'writes kept being acknowledged through the master Service');
+    assert.ok(allLinked(c, 3), 'all three pods Ready and linked');
+    assert.equal(c.masterEndpoint(NAME)?.pod, 'my-redis-master-0');
 
-  // The fix: remove the key (a merge patch with null), and the Redis is valid and Running again.
-  await c.apply({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: NAME, namespace: NS }, spec: { nodeSelector: { 'disk type': null } } } as never);
-  await c.waitFor(() => condition(c, NAME, 'SpecValid')?.status === 'True' && c.redisRow(NAME) === RUNNING_ROW && condition(c, NAME, 'Ready')?.status === 'True', BOUND.running, 'the fixed spec: SpecValid, Ready, Running');
-  assert.deepEqual(inventory(c), before, 'the fix replaced nothing either');
+    // The fix: remove the key (a merge patch with null), and the Redis is valid and Running again.
+    await c.apply({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: NAME, namespace: NS },
+      spec: { nodeSelector: { 'disk type': null } },
+    } as never);
+    await c.waitFor(
+      () => condition(c, NAME, 'SpecValid')?.status === 'True' && c.redisRow(NAME) === RUNNING_ROW && condition(c, NAME, 'Ready')?.status === 'True',
+      BOUND.running,
+      'the fixed spec: SpecValid, Ready, Running',
+    );
+    assert.deepEqual(inventory(c), before, 'the fix replaced nothing either');
 
-  // A name too long for its pods' labels: refused as a whole, nothing is created for it.
-  const long = `r${'x'.repeat(44)}`;
-  await c.apply({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: long, namespace: NS }, spec: { replicas: 1 } });
-  const tooLong = await c.waitFor(() => {
-    const ready = condition(c, long, 'Ready');
-    return ready?.reason === 'InvalidSpec' ? ready : undefined;
-  }, BOUND.running, `InvalidSpec for ${long}`);
-  assert.match(tooLong.message ?? '', /metadata\.name/);
-  await c.metacontroller?.waitForIdle();
-  await sleep(500);
-  const owned = c.list('statefulsets', { namespace: NS }).filter((s) => s.metadata.name.startsWith(long));
-  assert.deepEqual(owned, [], 'no StatefulSet for the refused Redis');
-  const phase = (c.get('redises', long, NS)!['status'] as { phase?: string }).phase;
-  t.diagnostic(`${long.length}-character name: phase ${phase}; ${tooLong.message}`);
-  const l0 = writeSnapshot(c, long);
-  await sleep(2000);
-  assert.deepEqual(writeSnapshot(c, long), l0, 'no hot loop for the refused Redis');
+    // A name too long for its pods' labels: refused as a whole, nothing is created for it.
+    const long = `r${'x'.repeat(44)}`;
+    await c.apply({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: long, namespace: NS }, spec: { replicas: 1 } });
+    const tooLong = await c.waitFor(
+      () => {
+        const ready = condition(c, long, 'Ready');
+        return ready?.reason === 'InvalidSpec' ? ready : undefined;
+      },
+      BOUND.running,
+      `InvalidSpec for ${long}`,
+    );
+    assert.match(tooLong.message ?? '', /metadata\.name/);
+    await c.metacontroller?.waitForIdle();
+    await sleep(500);
+    const owned = c.list('statefulsets', { namespace: NS }).filter((s) => s.metadata.name.startsWith(long));
+    assert.deepEqual(owned, [], 'no StatefulSet for the refused Redis');
+    const phase = (c.get('redises', long, NS)!['status'] as { phase?: string }).phase;
+    t.diagnostic(`${long.length}-character name: phase ${phase}; ${tooLong.message}`);
+    const l0 = writeSnapshot(c, long);
+    await sleep(2000);
+    assert.deepEqual(writeSnapshot(c, long), l0, 'no hot loop for the refused Redis');
 
-  await writer.stop();
-  assert.ok(allLinked(c, 3), 'all three pods Ready and linked at the end');
-  assert.deepEqual(inventory(c), before, 'at the end, still every child, pod and claim of the start, same uid (no rollout either)');
-});
+    await writer.stop();
+    assert.ok(allLinked(c, 3), 'all three pods Ready and linked at the end');
+    assert.deepEqual(inventory(c), before, 'at the end, still every child, pod and claim of the start, same uid (no rollout either)');
+  },
+);

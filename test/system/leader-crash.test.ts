@@ -20,121 +20,161 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
   });
   after(() => c?.stop());
 
-test('the master pod is deleted; the leader is SIGKILLed after promoting in Redis, before moving labels: the other instance completes it; never two masters', { timeout: 120_000 }, async (t) => {
-  const masters = new MasterWatch(t, c);
-  const leader = c.leader()!;
-  const standby = c.sidecarNames().find((n) => n !== leader)!;
-  assert.ok(leader && standby, 'one leader and one standby');
-  const writer = new Writer(c).start();
-  t.after(() => writer.stop());
-  await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
-  const old = c.masterEndpoint(NAME)!;
-  const replicas = ['my-redis-replica-0', 'my-redis-replica-1'].map((p) => ({ pod: p, ip: podIp(c, p)! }));
+  test(
+    'the master pod is deleted; the leader is SIGKILLed after promoting in Redis, before moving labels: the other instance completes it; never two masters',
+    { timeout: 120_000 },
+    async (t) => {
+      const masters = new MasterWatch(t, c);
+      const leader = c.leader()!;
+      const standby = c.sidecarNames().find((n) => n !== leader)!;
+      assert.ok(leader && standby, 'one leader and one standby');
+      const writer = new Writer(c).start();
+      t.after(() => writer.stop());
+      await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
+      const old = c.masterEndpoint(NAME)!;
+      const replicas = ['my-redis-replica-0', 'my-redis-replica-1'].map((p) => ({ pod: p, ip: podIp(c, p)! }));
 
-  // The leader's pod PATCHes hang from now on (its Redis commands and Lease renewals still work).
-  const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
-  t.after(() => hold.remove());
-  const t0 = performance.now();
-  await c.deletePod(old.pod);
-  const promoted = await c.waitFor(async () => {
-    if (hold.hits === 0) return undefined;
-    for (const r of replicas) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
-    return undefined;
-  }, BOUND.failover, `the leader ${leader} promoting a replica in Redis (its label patch held)`);
-  const promotedMs = performance.now() - t0;
-  assert.ok(!c.masterLabelled(NAME).includes(promoted.pod), 'the promotion is not published yet');
-  await c.killSidecar(leader, 'SIGKILL');
-  const killedMs = performance.now() - t0;
-  hold.remove();
-  t.diagnostic(`delete ${old.pod} -> ${leader} promoted ${promoted.pod} at ${Math.round(promotedMs)} ms (labels held), SIGKILLed at ${Math.round(killedMs)} ms`);
+      // The leader's pod PATCHes hang from now on (its Redis commands and Lease renewals still work).
+      const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
+      t.after(() => hold.remove());
+      const t0 = performance.now();
+      await c.deletePod(old.pod);
+      const promoted = await c.waitFor(
+        async () => {
+          if (hold.hits === 0) return undefined;
+          for (const r of replicas) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
+          return undefined;
+        },
+        BOUND.failover,
+        `the leader ${leader} promoting a replica in Redis (its label patch held)`,
+      );
+      const promotedMs = performance.now() - t0;
+      assert.ok(!c.masterLabelled(NAME).includes(promoted.pod), 'the promotion is not published yet');
+      await c.killSidecar(leader, 'SIGKILL');
+      const killedMs = performance.now() - t0;
+      hold.remove();
+      t.diagnostic(
+        `delete ${old.pod} -> ${leader} promoted ${promoted.pod} at ${Math.round(promotedMs)} ms (labels held), SIGKILLed at ${Math.round(killedMs)} ms`,
+      );
 
-  // The standby takes the Lease (after it expires) and completes the failover.
-  await c.waitFor(() => c.leader() === standby, BOUND.failover, `${standby} holding the Lease`);
-  const done = await c.waitFor(() => {
-    const ep = c.masterEndpoint(NAME);
-    return ep && ep.pod !== old.pod ? ep : undefined;
-  }, BOUND.failover, 'a new master behind the master Service');
-  const doneMs = performance.now() - t0;
-  assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted (no second promotion)`);
-  const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
-  t.diagnostic(`${standby} leads; ${done.pod} Ready behind the master Service at ${Math.round(doneMs)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`);
+      // The standby takes the Lease (after it expires) and completes the failover.
+      await c.waitFor(() => c.leader() === standby, BOUND.failover, `${standby} holding the Lease`);
+      const done = await c.waitFor(
+        () => {
+          const ep = c.masterEndpoint(NAME);
+          return ep && ep.pod !== old.pod ? ep : undefined;
+        },
+        BOUND.failover,
+        'a new master behind the master Service',
+      );
+      const doneMs = performance.now() - t0;
+      assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted (no second promotion)`);
+      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
+      t.diagnostic(
+        `${standby} leads; ${done.pod} Ready behind the master Service at ${Math.round(doneMs)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`,
+      );
 
-  await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
-  assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica', `${old.pod} rejoined as a replica`);
-  assert.equal((await replication(c, podIp(c, old.pod)!))['master_host'], done.ip);
+      await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
+      assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica', `${old.pod} rejoined as a replica`);
+      assert.equal((await replication(c, podIp(c, old.pod)!))['master_host'], done.ip);
 
-  // The killed instance restarts (as its container would) and stays a standby.
-  await c.restartSidecar(leader);
-  await c.waitFor(() => c.sidecarReady(leader), 30_000, `${leader} ready again`);
-  const since = writer.acked.length;
-  await c.waitFor(() => writer.acked.length >= since + 200, 10_000, 'writes keep being acknowledged');
-  assert.equal(c.leader(), standby, 'the restarted instance does not take the Lease back');
-  await writer.stop();
-  await assertNothingLost(t, c, writer, 3);
+      // The killed instance restarts (as its container would) and stays a standby.
+      await c.restartSidecar(leader);
+      await c.waitFor(() => c.sidecarReady(leader), 30_000, `${leader} ready again`);
+      const since = writer.acked.length;
+      await c.waitFor(() => writer.acked.length >= since + 200, 10_000, 'writes keep being acknowledged');
+      assert.equal(c.leader(), standby, 'the restarted instance does not take the Lease back');
+      await writer.stop();
+      await assertNothingLost(t, c, writer, 3);
 
-  const events = c.events({ name: NAME });
-  t.diagnostic(`events: ${events.map((e) => `${e.reason}(${e.source})`).join(', ')}`);
-  // The standby tells how it finished: the node the dead leader promoted is the master (depending
-  // on whether the old pod was already gone, as an adoption when no pod was labelled master, or as
-  // the completion of the failover).
-  const told = events.filter((e) => e.source === standby && e.message.includes(promoted.pod) && /FailoverCompleted|Bootstrap/.test(e.reason));
-  assert.ok(told.length > 0, `${standby} recorded that ${promoted.pod} is the master (${events.filter((e) => e.source === standby).map((e) => `${e.reason}: ${e.message}`).join(' | ')})`);
-  t.diagnostic(`${standby}: ${told.map((e) => `${e.reason}: ${e.message}`).join(' | ')}`);
-  await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
-  assert.deepEqual(masters.violations, [], 'never two pods labelled master');
-  assert.equal(masters.maxSeen, 1);
-});
-
-test('the master\'s redis-server crashes (its pod stays, labelled master); the leader is SIGKILLed after promoting: the other instance moves the label; never two masters', { timeout: 120_000 }, async (t) => {
-  await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
-  const masters = new MasterWatch(t, c);
-  const leader = c.leader()!;
-  const standby = c.sidecarNames().find((n) => n !== leader)!;
-  const writer = new Writer(c, 'crash').start();
-  t.after(() => writer.stop());
-  await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
-  const old = c.masterEndpoint(NAME)!;
-  const others = c.pods(NAME).map((p) => p.metadata.name).filter((p) => p !== old.pod).map((p) => ({ pod: p, ip: podIp(c, p)! }));
-  const eventsBefore = c.events({ name: NAME }).length;
-
-  const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
-  t.after(() => hold.remove());
-  const t0 = performance.now();
-  assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'));
-  const promoted = await c.waitFor(async () => {
-    for (const r of others) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
-    return undefined;
-  }, BOUND.failover, `the leader ${leader} promoting a replica in Redis`);
-  await c.waitFor(() => hold.hits > 0, BOUND.failover, `${leader} trying to move the labels`);
-  assert.deepEqual(c.masterLabelled(NAME), [old.pod], 'the crashed master still carries the label');
-  await c.killSidecar(leader, 'SIGKILL');
-  hold.remove();
-  t.diagnostic(`SIGKILL of ${old.pod}'s redis-server -> ${leader} promoted ${promoted.pod} and was SIGKILLed at ${Math.round(performance.now() - t0)} ms`);
-
-  const done = await c.waitFor(() => {
-    const ep = c.masterEndpoint(NAME);
-    return ep && ep.pod !== old.pod ? ep : undefined;
-  }, BOUND.failover, 'a new master behind the master Service');
-  assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted`);
-  assert.equal(c.leader(), standby);
-  const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
-  t.diagnostic(`${done.pod} Ready behind the master Service at ${Math.round(performance.now() - t0)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`);
-  await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, `${old.pod} restarted and linked as a replica`);
-  assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica');
-
-  await c.restartSidecar(leader);
-  const since = writer.acked.length;
-  await c.waitFor(() => writer.acked.length >= since + 200, 10_000, 'writes keep being acknowledged');
-  await writer.stop();
-  await assertNothingLost(t, c, writer, 3);
-  const events = c.events({ name: NAME }).slice(eventsBefore);
-  t.diagnostic(`events: ${events.map((e) => `${e.reason}(${e.source})`).join(', ')}`);
-  const completed = events.filter((e) => e.reason === 'FailoverCompleted' && e.source === standby);
-  assert.ok(
-    completed.length > 0 && completed[0]!.message.includes(promoted.pod),
-    `${standby} recorded FailoverCompleted to ${promoted.pod}; events since the crash: ${events.map((e) => `${e.reason}(${e.source}): ${e.message}`).join(' | ')}\n${standby}'s log:\n${c.sidecarLog(standby, 40).join('\n')}`,
+      const events = c.events({ name: NAME });
+      t.diagnostic(`events: ${events.map((e) => `${e.reason}(${e.source})`).join(', ')}`);
+      // The standby tells how it finished: the node the dead leader promoted is the master (depending
+      // on whether the old pod was already gone, as an adoption when no pod was labelled master, or as
+      // the completion of the failover).
+      const told = events.filter((e) => e.source === standby && e.message.includes(promoted.pod) && /FailoverCompleted|Bootstrap/.test(e.reason));
+      assert.ok(
+        told.length > 0,
+        `${standby} recorded that ${promoted.pod} is the master (${events
+          .filter((e) => e.source === standby)
+          .map((e) => `${e.reason}: ${e.message}`)
+          .join(' | ')})`,
+      );
+      t.diagnostic(`${standby}: ${told.map((e) => `${e.reason}: ${e.message}`).join(' | ')}`);
+      await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
+      assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+      assert.equal(masters.maxSeen, 1);
+    },
   );
-  assert.deepEqual(masters.violations, [], 'never two pods labelled master');
-  assert.equal(masters.maxSeen, 1);
-});
+
+  test(
+    "the master's redis-server crashes (its pod stays, labelled master); the leader is SIGKILLed after promoting: the other instance moves the label; never two masters",
+    { timeout: 120_000 },
+    async (t) => {
+      await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
+      const masters = new MasterWatch(t, c);
+      const leader = c.leader()!;
+      const standby = c.sidecarNames().find((n) => n !== leader)!;
+      const writer = new Writer(c, 'crash').start();
+      t.after(() => writer.stop());
+      await c.waitFor(() => writer.acked.length >= 300, 10_000, '300 acknowledged writes');
+      const old = c.masterEndpoint(NAME)!;
+      const others = c
+        .pods(NAME)
+        .map((p) => p.metadata.name)
+        .filter((p) => p !== old.pod)
+        .map((p) => ({ pod: p, ip: podIp(c, p)! }));
+      const eventsBefore = c.events({ name: NAME }).length;
+
+      const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
+      t.after(() => hold.remove());
+      const t0 = performance.now();
+      assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'));
+      const promoted = await c.waitFor(
+        async () => {
+          for (const r of others) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
+          return undefined;
+        },
+        BOUND.failover,
+        `the leader ${leader} promoting a replica in Redis`,
+      );
+      await c.waitFor(() => hold.hits > 0, BOUND.failover, `${leader} trying to move the labels`);
+      assert.deepEqual(c.masterLabelled(NAME), [old.pod], 'the crashed master still carries the label');
+      await c.killSidecar(leader, 'SIGKILL');
+      hold.remove();
+      t.diagnostic(`SIGKILL of ${old.pod}'s redis-server -> ${leader} promoted ${promoted.pod} and was SIGKILLed at ${Math.round(performance.now() - t0)} ms`);
+
+      const done = await c.waitFor(
+        () => {
+          const ep = c.masterEndpoint(NAME);
+          return ep && ep.pod !== old.pod ? ep : undefined;
+        },
+        BOUND.failover,
+        'a new master behind the master Service',
+      );
+      assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted`);
+      assert.equal(c.leader(), standby);
+      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
+      t.diagnostic(
+        `${done.pod} Ready behind the master Service at ${Math.round(performance.now() - t0)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`,
+      );
+      await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, `${old.pod} restarted and linked as a replica`);
+      assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica');
+
+      await c.restartSidecar(leader);
+      const since = writer.acked.length;
+      await c.waitFor(() => writer.acked.length >= since + 200, 10_000, 'writes keep being acknowledged');
+      await writer.stop();
+      await assertNothingLost(t, c, writer, 3);
+      const events = c.events({ name: NAME }).slice(eventsBefore);
+      t.diagnostic(`events: ${events.map((e) => `${e.reason}(${e.source})`).join(', ')}`);
+      const completed = events.filter((e) => e.reason === 'FailoverCompleted' && e.source === standby);
+      assert.ok(
+        completed.length > 0 && completed[0]!.message.includes(promoted.pod),
+        `${standby} recorded FailoverCompleted to ${promoted.pod}; events since the crash: ${events.map((e) => `${e.reason}(${e.source}): ${e.message}`).join(' | ')}\n${standby}'s log:\n${c.sidecarLog(standby, 40).join('\n')}`,
+      );
+      assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+      assert.equal(masters.maxSeen, 1);
+    },
+  );
 });

@@ -88,14 +88,21 @@ export function allLinked(c: Cluster, count: number): boolean {
   if (pods.length !== count || !pods.every(isPodReady)) return false;
   const roles = pods.map((p) => p.metadata.labels?.[ROLE_LABEL]);
   if (roles.filter((r) => r === ROLE_MASTER).length !== 1) return false;
-  return pods.every((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER || (p.metadata.labels?.[ROLE_LABEL] === 'replica' && p.metadata.annotations?.['redis.example.com/link'] === 'up'));
+  return pods.every(
+    (p) =>
+      p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER ||
+      (p.metadata.labels?.[ROLE_LABEL] === 'replica' && p.metadata.annotations?.['redis.example.com/link'] === 'up'),
+  );
 }
 
 /** The master Service routes to the one pod labelled master, the replicas Service to every pod labelled replica. */
 export function servicesRouted(c: Cluster): boolean {
   const pods = c.pods(NAME).filter((p) => !p.metadata.deletionTimestamp);
   const master = pods.filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER).map((p) => p.metadata.name);
-  const replicas = pods.filter((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica').map((p) => p.metadata.name).sort();
+  const replicas = pods
+    .filter((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica')
+    .map((p) => p.metadata.name)
+    .sort();
   const routed = [...c.serviceEndpoints(NS, `${NAME}-replicas`)].sort();
   return master.length === 1 && c.masterEndpoint(NAME)?.pod === master[0] && routed.join(' ') === replicas.join(' ');
 }
@@ -160,7 +167,8 @@ export async function assertNothingLost(t: TestContext, c: Cluster, writer: Writ
   for (const pod of c.pods(NAME)) {
     const ip = podIp(c, pod.metadata.name)!;
     const missing = await missingKeys(c, ip, keys);
-    if (missing.length > 0) throw new Error(`${missing.length} of ${keys.length} acknowledged keys missing on ${pod.metadata.name} (${ip}), e.g. ${missing.slice(0, 5).join(', ')}`);
+    if (missing.length > 0)
+      throw new Error(`${missing.length} of ${keys.length} acknowledged keys missing on ${pod.metadata.name} (${ip}), e.g. ${missing.slice(0, 5).join(', ')}`);
   }
   t.diagnostic(`${keys.length} acknowledged writes, all present on ${pods} pods; ${writer.failures} writes not acknowledged (not counted)`);
 }
@@ -220,7 +228,10 @@ export class MasterWatch {
   }
 
   masters(): string[] {
-    return [...this.#roles].filter(([, r]) => r === ROLE_MASTER).map(([n]) => n).sort();
+    return [...this.#roles]
+      .filter(([, r]) => r === ROLE_MASTER)
+      .map(([n]) => n)
+      .sort();
   }
 
   stop(): void {
@@ -230,5 +241,9 @@ export class MasterWatch {
 
 /** Names of the Redis' pods (not terminating), sorted. */
 export function podNames(c: Cluster): string[] {
-  return c.pods(NAME).filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.name).sort();
+  return c
+    .pods(NAME)
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .map((p) => p.metadata.name)
+    .sort();
 }

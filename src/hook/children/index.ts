@@ -46,7 +46,13 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
   const hash = configHash(conf);
   const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash);
-  const replica = desiredStatefulSet(ctx, 'replica', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.replicaSet), hash, replicaFloor(ctx, pods));
+  const replica = desiredStatefulSet(
+    ctx,
+    'replica',
+    findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.replicaSet),
+    hash,
+    replicaFloor(ctx, pods),
+  );
   const children: DesiredChild[] = [desiredConfigMap(ctx, conf), ...desiredServices(ctx), master.object, replica.object, desiredPdb(ctx)];
   return {
     children: children.map(asKubeObject),

@@ -4,8 +4,15 @@
 // never produced here (the sidecar alone writes it). Metadata is name, namespace, labels, in
 // that order, and nothing else.
 import {
-  APP_NAME, COMPONENT_LABEL, CONTROLLER_UID_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL,
-  NAME_LABEL, PART_OF_LABEL, VERSION_LABEL,
+  APP_NAME,
+  COMPONENT_LABEL,
+  CONTROLLER_UID_LABEL,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  PART_OF_LABEL,
+  VERSION_LABEL,
 } from '../../api/labels.ts';
 import type { HookContext } from '../context.ts';
 import type { ChildMetadata } from './types.ts';

@@ -23,9 +23,20 @@ import type { IProbe } from 'kubernetes-models/v1/Probe';
 import type { IResourceRequirements } from 'kubernetes-models/v1/ResourceRequirements';
 import type { IVolume } from 'kubernetes-models/v1/Volume';
 import {
-  CONFIG_KEY, CONFIG_MOUNT, COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, DATA_MOUNT,
-  DATA_VOLUME, GROUP, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL,
-  childNames, podSelectorLabels,
+  CONFIG_KEY,
+  CONFIG_MOUNT,
+  COMPONENT_LABEL,
+  COMPONENT_MASTER_SET,
+  COMPONENT_REPLICA_SET,
+  DATA_MOUNT,
+  DATA_VOLUME,
+  GROUP,
+  REDIS_CONTAINER,
+  REDIS_PORT,
+  ROLE_LABEL,
+  VERSION_LABEL,
+  childNames,
+  podSelectorLabels,
 } from '../../api/labels.ts';
 import { authSecretRef as redisAuthSecretRef } from '../../api/auth.ts';
 import type { HookContext } from '../context.ts';
@@ -64,18 +75,10 @@ export const READINESS_SCRIPT = [
 ].join('\n');
 
 /** Alive iff redis-server answers at all: loading a big data set or running a long script is not death. */
-export const LIVENESS_SCRIPT = [
-  `out=$(${CLI} ping 2>&1)`,
-  'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac',
-  'exit 1',
-].join('\n');
+export const LIVENESS_SCRIPT = [`out=$(${CLI} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
 
 /** The password reaches redis-server on the command line from the env, never through the ConfigMap. */
-export const REDIS_COMMAND = [
-  'sh',
-  '-c',
-  `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD"`,
-];
+export const REDIS_COMMAND = ['sh', '-c', `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD"`];
 
 export function authSecretRef(ctx: HookContext): { name: string; key: string } {
   const ref = redisAuthSecretRef(ctx.name, ctx.spec);
@@ -268,10 +271,14 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
     affinity: (spec.affinity as IAffinity | undefined) ?? defaultAffinity(ctx),
     // Empty maps and lists are left out: the API server stores them as absent (omitempty), so
     // returning {} or [] would differ from what is observed on every sync.
-    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0 ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0
+      ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>)
+      : {}),
     ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>) : {}),
     ...(spec.priorityClassName !== undefined ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>) : {}),
-    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0 ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0
+      ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
+      : {}),
     containers: [container(ctx)],
     volumes,
   };

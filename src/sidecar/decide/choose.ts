@@ -20,9 +20,7 @@ import { currentFacts, expectedPodNames, isBeyondScale, isEmpty, silentForMs } f
 import { masterIpOf } from './failure.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
-export type Choice =
-  | { ok: true; pod: PodObservation; facts: RedisFacts; reason: string }
-  | { ok: false; reason: string };
+export type Choice = { ok: true; pod: PodObservation; facts: RedisFacts; reason: string } | { ok: false; reason: string };
 
 interface Candidate {
   pod: PodObservation;
@@ -109,7 +107,8 @@ export function missingContenders(input: DecideInput, exclude: PodObservation | 
 const names = (m: Missing[]) => m.map((x) => x.name).join(', ');
 
 function compareFailover(a: Candidate, b: Candidate, history: string | null, labelled: PodObservation): number {
-  const promoted = (c: Candidate) => (c.facts.replication.role === 'master' && c.pod !== labelled && (history === null || c.facts.replication.masterReplid2 === history) ? 0 : 1);
+  const promoted = (c: Candidate) =>
+    c.facts.replication.role === 'master' && c.pod !== labelled && (history === null || c.facts.replication.masterReplid2 === history) ? 0 : 1;
   return (
     promoted(a) - promoted(b) ||
     a.facts.replicaPriority - b.facts.replicaPriority ||
@@ -266,9 +265,7 @@ export function chooseBootstrap(input: DecideInput): Choice {
   if (masters.length > 0) {
     const superseded = new Set(masters.map((m) => m.facts.replication.masterReplid2));
     masters.sort(
-      (a, b) =>
-        (superseded.has(a.facts.replication.masterReplid) ? 1 : 0) - (superseded.has(b.facts.replication.masterReplid) ? 1 : 0) ||
-        compareByData(a, b),
+      (a, b) => (superseded.has(a.facts.replication.masterReplid) ? 1 : 0) - (superseded.has(b.facts.replication.masterReplid) ? 1 : 0) || compareByData(a, b),
     );
     const best = masters[0]!;
     const others = masters.slice(1).map((m) => m.pod.name);

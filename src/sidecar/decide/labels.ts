@@ -33,7 +33,8 @@ export function planLabels(input: DecideInput, ctx: LabelContext): Step[] {
     } else if (facts) {
       role = ctx.master ? ROLE_REPLICA : null;
       const r = facts.replication;
-      const linked = ctx.masterIp !== null && r.role === 'replica' && r.masterHost === ctx.masterIp && r.masterPort === REDIS_PORT && r.masterLinkStatus === 'up';
+      const linked =
+        ctx.masterIp !== null && r.role === 'replica' && r.masterHost === ctx.masterIp && r.masterPort === REDIS_PORT && r.masterLinkStatus === 'up';
       link = linked ? 'up' : 'down';
       why = linked ? `${pod.name} replicates from the master` : `${pod.name} is not (yet) linked to the master`;
     } else {
@@ -55,10 +56,7 @@ export function planLabels(input: DecideInput, ctx: LabelContext): Step[] {
     const patch: PodPatch = { metadata: {} };
     if (Object.keys(labels).length > 0) patch.metadata.labels = labels;
     if (Object.keys(annotations).length > 0) patch.metadata.annotations = annotations;
-    const changes = [
-      ...Object.entries(labels).map(([k, v]) => `${k}=${v}`),
-      ...Object.entries(annotations).map(([k, v]) => `${k}=${v}`),
-    ].join(', ');
+    const changes = [...Object.entries(labels).map(([k, v]) => `${k}=${v}`), ...Object.entries(annotations).map(([k, v]) => `${k}=${v}`)].join(', ');
     if (pod.roleLabel === ROLE_MASTER && role === ROLE_REPLICA) {
       unmaster.push({ kind: 'label', pod: pod.name, patch, critical: true, reason: `${why}: ${changes}` });
     } else if (role === ROLE_MASTER && pod.roleLabel !== ROLE_MASTER) {

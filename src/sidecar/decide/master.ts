@@ -57,12 +57,21 @@ export function decideMaster(input: DecideInput): MasterAssessment {
         const linked = target.ok && target.facts.replication.role === 'replica' && target.facts.replication.masterLinkStatus === 'up';
         if (target.ok && linked) {
           return {
-            decision: { kind: 'switchover', from: master.name, master: target.pod.name, reason: `${master.name} is healthy but ${leaving}: planned switchover; ${target.reason}` },
+            decision: {
+              kind: 'switchover',
+              from: master.name,
+              master: target.pod.name,
+              reason: `${master.name} is healthy but ${leaving}: planned switchover; ${target.reason}`,
+            },
             health,
           };
         }
         return {
-          decision: { kind: 'keep', master: master.name, reason: `${master.name} is master and ${leaving}, but no linked replica can take over yet${target.ok ? '' : `: ${target.reason}`}${extra}` },
+          decision: {
+            kind: 'keep',
+            master: master.name,
+            reason: `${master.name} is master and ${leaving}, but no linked replica can take over yet${target.ok ? '' : `: ${target.reason}`}${extra}`,
+          },
           health,
         };
       }

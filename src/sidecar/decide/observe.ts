@@ -22,7 +22,13 @@ export function reportsMasterDown(facts: RedisFacts, silentAfterSeconds: number)
 }
 
 /** Folds one probe of the pod at `ip` into its track. */
-export function track(prev: RedisTrack | null | undefined, ip: string, probe: ProbeResult, now: number, config: Pick<DecideConfig, 'silentAfterSeconds'>): RedisTrack {
+export function track(
+  prev: RedisTrack | null | undefined,
+  ip: string,
+  probe: ProbeResult,
+  now: number,
+  config: Pick<DecideConfig, 'silentAfterSeconds'>,
+): RedisTrack {
   const base: RedisTrack =
     prev && prev.ip === ip
       ? prev
@@ -80,15 +86,7 @@ export function track(prev: RedisTrack | null | undefined, ip: string, probe: Pr
 /** The pod's Redis answered recently at the pod's current IP. */
 export function isAnswering(pod: PodObservation, now: number, config: Pick<DecideConfig, 'staleAfterMs'>): boolean {
   const t = pod.redis;
-  return (
-    t !== null &&
-    pod.ip !== null &&
-    t.ip === pod.ip &&
-    t.lastError === null &&
-    t.facts !== null &&
-    t.okAt !== null &&
-    now - t.okAt <= config.staleAfterMs
-  );
+  return t !== null && pod.ip !== null && t.ip === pod.ip && t.lastError === null && t.facts !== null && t.okAt !== null && now - t.okAt <= config.staleAfterMs;
 }
 
 /** Facts if answering now, else null. */

@@ -16,7 +16,14 @@ export const REPORTING_CONTROLLER = 'redis-operator';
  * Records a core/v1 Event on the Redis (new-style fields: eventTime, action, reportingComponent,
  * reportingInstance = `identity`). Best effort: returns false (and logs) instead of throwing.
  */
-export async function emitEvent(calls: CoreCalls, identity: string, redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string): Promise<boolean> {
+export async function emitEvent(
+  calls: CoreCalls,
+  identity: string,
+  redis: RedisRef,
+  type: 'Normal' | 'Warning',
+  reason: string,
+  message: string,
+): Promise<boolean> {
   const now = new Date();
   const involvedObject: Record<string, string> = { apiVersion: API_VERSION, kind: KIND, name: redis.name, namespace: redis.namespace };
   if (redis.uid) involvedObject['uid'] = redis.uid;

@@ -8,7 +8,13 @@
 // - Lists are bounded by the request timeout like every other call.
 import {
   makeInformer,
-  type CoreV1Api, type CustomObjectsApi, type Informer, type KubeConfig, type KubernetesObject, type ObjectCache, type V1Pod,
+  type CoreV1Api,
+  type CustomObjectsApi,
+  type Informer,
+  type KubeConfig,
+  type KubernetesObject,
+  type ObjectCache,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLURAL, VERSION } from '../../api/labels.ts';
@@ -50,9 +56,7 @@ export interface WatchScope {
 }
 
 function multiInformer<T extends KubernetesObject>(kc: KubeConfig, specs: InformerSpec<T>[], restartDelayMs: number, logger: Logger): MultiInformer<T> {
-  const informers: Array<Informer<T> & ObjectCache<T>> = specs.map((s) =>
-    makeInformer<T>(kc, s.path, s.list as () => Promise<never>, s.labelSelector),
-  );
+  const informers: Array<Informer<T> & ObjectCache<T>> = specs.map((s) => makeInformer<T>(kc, s.path, s.list as () => Promise<never>, s.labelSelector));
   const errorCbs: Array<(err: unknown) => void> = [];
   let stopped = true;
   const timers = new Set<NodeJS.Timeout>();
@@ -103,7 +107,9 @@ export async function listRedis(scope: WatchScope): Promise<RedisObject[]> {
     const list = (await scope.custom.listClusterCustomObject(crd, t)) as { items: RedisObject[] };
     return list.items;
   }
-  const lists = await Promise.all(scope.namespaces.map((namespace) => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t) as Promise<{ items: RedisObject[] }>));
+  const lists = await Promise.all(
+    scope.namespaces.map((namespace) => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t) as Promise<{ items: RedisObject[] }>),
+  );
   return lists.flatMap((l) => l.items);
 }
 

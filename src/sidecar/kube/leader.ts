@@ -15,8 +15,16 @@
 import { pino, type Logger } from 'pino';
 import { kubeFailure, LeaseConflictError, type LeaseClient } from './client.ts';
 import {
-  decide, DEFAULT_LEADER_SETTINGS, mayAct, observe, releaseSpec, settingsProblems,
-  type Decision, type LeaderSettings, type LeaseState, type Observation,
+  decide,
+  DEFAULT_LEADER_SETTINGS,
+  mayAct,
+  observe,
+  releaseSpec,
+  settingsProblems,
+  type Decision,
+  type LeaderSettings,
+  type LeaseState,
+  type Observation,
 } from './lease-decision.ts';
 
 export interface LeadershipInfo {
@@ -64,7 +72,10 @@ export class LeaderElector {
     this.identity = options.identity;
     this.settings = { ...DEFAULT_LEADER_SETTINGS, ...options.settings };
     this.now = options.now ?? Date.now;
-    this.logger = (options.logger ?? pino({ level: 'silent' })).child({ lease: `${options.client.namespace}/${options.client.name}`, identity: options.identity });
+    this.logger = (options.logger ?? pino({ level: 'silent' })).child({
+      lease: `${options.client.namespace}/${options.client.name}`,
+      identity: options.identity,
+    });
     const problems = settingsProblems(this.settings);
     if (!options.identity) problems.push('identity (POD_NAME) must not be empty');
     if (problems.length > 0) throw new Error(`invalid leader election settings: ${problems.join('; ')}`);

@@ -45,7 +45,8 @@ export function settingsProblems(s: LeaderSettings): string[] {
   if (!Number.isInteger(s.leaseDurationSeconds) || s.leaseDurationSeconds < 1) problems.push('leaseDurationSeconds must be a whole number >= 1');
   if (!(s.retryPeriodMs > 0)) problems.push('retryPeriodMs must be > 0');
   if (!(s.renewDeadlineMs > s.retryPeriodMs)) problems.push('renewDeadlineMs must be greater than retryPeriodMs (at least one retry before giving up)');
-  if (!(s.renewDeadlineMs < s.leaseDurationSeconds * 1000)) problems.push('renewDeadlineMs must be less than leaseDurationSeconds * 1000 (the leader must stop before others may take over)');
+  if (!(s.renewDeadlineMs < s.leaseDurationSeconds * 1000))
+    problems.push('renewDeadlineMs must be less than leaseDurationSeconds * 1000 (the leader must stop before others may take over)');
   if (!(s.requestTimeoutMs > 0 && s.requestTimeoutMs <= s.renewDeadlineMs)) problems.push('requestTimeoutMs must be > 0 and <= renewDeadlineMs');
   return problems;
 }

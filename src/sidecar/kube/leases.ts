@@ -78,7 +78,9 @@ export class KubeLeaseClient implements LeaseClient {
 
   async create(spec: LeaseSpecPlan): Promise<LeaseState> {
     try {
-      return leaseState(await this.api.createNamespacedLease({ namespace: this.namespace, body: leaseBody(this.namespace, this.name, spec) }, timeoutOptions(this.timeoutMs)));
+      return leaseState(
+        await this.api.createNamespacedLease({ namespace: this.namespace, body: leaseBody(this.namespace, this.name, spec) }, timeoutOptions(this.timeoutMs)),
+      );
     } catch (err) {
       if (isConflict(err)) throw new LeaseConflictError(kubeFailure(err).message);
       throw err;

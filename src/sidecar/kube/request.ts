@@ -6,8 +6,14 @@
 // - Patches carry an explicit patch content type: client-node 2.x defaults to
 //   application/json-patch+json, which a real server refuses for a merge-style body.
 import {
-  Observable, PatchStrategy, setHeaderOptions,
-  type ConfigurationOptions, type CoreV1Api, type ObservableMiddleware, type RequestContext, type ResponseContext,
+  Observable,
+  PatchStrategy,
+  setHeaderOptions,
+  type ConfigurationOptions,
+  type CoreV1Api,
+  type ObservableMiddleware,
+  type RequestContext,
+  type ResponseContext,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 

@@ -106,7 +106,11 @@ export class EventMemory {
       failingSince: failingSince !== null && failingSince <= now ? failingSince : now,
     };
     const adopted = decision.cause === 'adopt' ? ' (finishing a promotion an earlier leader started)' : '';
-    return { type: 'Warning', reason: 'FailoverStarted', message: `failing over from ${decision.previous} to ${decision.master}${adopted}: ${decision.reason}` };
+    return {
+      type: 'Warning',
+      reason: 'FailoverStarted',
+      message: `failing over from ${decision.previous} to ${decision.master}${adopted}: ${decision.reason}`,
+    };
   }
 
   /** The master label landed on `master`: FailoverCompleted for the episode it ends, if any. */

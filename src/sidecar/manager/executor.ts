@@ -82,20 +82,38 @@ async function attempt(step: Step, io: StepIO, wrote: Set<string>): Promise<Omit
       wrote.add(step.from.pod);
       const r = await io.switchover(step.from.endpoint, step.endpoint);
       const failure: StepFailure | undefined = r.ok ? undefined : { class: classifyRedisFailure(r.error), detail: `${r.phase}: ${r.error.message}` };
-      return { step, result: r.ok ? 'ok' : 'failed', switchover: r, line: `switchover ${step.from.pod} -> ${step.pod} (${Math.round(r.ms)} ms)${failure ? `: ${failure.detail}` : ''}`, ...(failure ? { failure } : {}) };
+      return {
+        step,
+        result: r.ok ? 'ok' : 'failed',
+        switchover: r,
+        line: `switchover ${step.from.pod} -> ${step.pod} (${Math.round(r.ms)} ms)${failure ? `: ${failure.detail}` : ''}`,
+        ...(failure ? { failure } : {}),
+      };
     }
     case 'replicaof': {
       wrote.add(step.pod);
       const r = await io.replicaOf(step.endpoint, step.master);
       const failure = fromRedis(r);
-      return { step, result: r.ok ? 'ok' : 'failed', line: `${step.demote ? 'demote' : 'replicaof'} ${step.pod} -> ${step.master.host}${failure ? `: ${failure.detail}` : ''}`, ...(failure ? { failure } : {}) };
+      return {
+        step,
+        result: r.ok ? 'ok' : 'failed',
+        line: `${step.demote ? 'demote' : 'replicaof'} ${step.pod} -> ${step.master.host}${failure ? `: ${failure.detail}` : ''}`,
+        ...(failure ? { failure } : {}),
+      };
     }
     case 'config': {
       wrote.add(step.pod);
       const r = await io.configSet(step.endpoint, step.settings);
       const failure = fromRedis(r);
-      const settings = Object.entries(step.settings).map(([k, v]) => `${k}=${v}`).join(' ');
-      return { step, result: r.ok ? 'ok' : 'failed', line: `config ${step.pod} ${settings}${failure ? `: ${failure.detail}` : ''}`, ...(failure ? { failure } : {}) };
+      const settings = Object.entries(step.settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
+      return {
+        step,
+        result: r.ok ? 'ok' : 'failed',
+        line: `config ${step.pod} ${settings}${failure ? `: ${failure.detail}` : ''}`,
+        ...(failure ? { failure } : {}),
+      };
     }
     case 'label': {
       const r = await io.label(step);
@@ -112,7 +130,11 @@ async function run(step: Step, io: StepIO, ctx: ExecutorContext, applied: Applie
   if (!ctx.canAct()) return 'not-leader';
   const waiting = ctx.policy?.deferred(step, ctx.now());
   if (waiting) {
-    const o: StepOutcome = { step, result: 'deferred', line: `${step.kind} ${step.pod}: backing off after ${waiting.failures} failure(s), next try in ${Math.round(waiting.retryAt - ctx.now())} ms` };
+    const o: StepOutcome = {
+      step,
+      result: 'deferred',
+      line: `${step.kind} ${step.pod}: backing off after ${waiting.failures} failure(s), next try in ${Math.round(waiting.retryAt - ctx.now())} ms`,
+    };
     ctx.outcome?.(o);
     return o;
   }

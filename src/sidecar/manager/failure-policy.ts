@@ -62,7 +62,9 @@ export function stepKey(step: Step): string {
     case 'replicaof':
       return `${step.demote ? 'demote' : 'replicaof'}/${step.pod}/${step.master.host}:${step.master.port}`;
     case 'config':
-      return `config/${step.pod}/${Object.entries(step.settings).map(([k, v]) => `${k}=${v}`).join(',')}`;
+      return `config/${step.pod}/${Object.entries(step.settings)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')}`;
     case 'label':
       // The labels it sets, not its annotations: those carry human-readable context (how a role
       // was chosen) that may change between rounds while the step stays the same.

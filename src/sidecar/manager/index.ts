@@ -4,4 +4,12 @@ export { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks, type 
 export { EventMemory, blockedAfterMs, blockedFailover, isFailover, type EventReason, type EventToSend, type FailoverEpisode } from './events.ts';
 export { authSource, belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView, type Overlay, type PodView } from './pods.ts';
 export { applyPlan, type Applied, type ExecutorContext, type LabelResult, type LabelStep, type StepIO, type StepOutcome } from './executor.ts';
-export { classifyKubeFailure, classifyRedisFailure, DEFAULT_FAILURE_POLICY, stepKey, StepFailures, type FailurePolicyConfig, type StepFailure } from './failure-policy.ts';
+export {
+  classifyKubeFailure,
+  classifyRedisFailure,
+  DEFAULT_FAILURE_POLICY,
+  stepKey,
+  StepFailures,
+  type FailurePolicyConfig,
+  type StepFailure,
+} from './failure-policy.ts';

@@ -147,7 +147,11 @@ export class PasswordSource {
       }
       if (!src.generated && memory.authProblemTold !== problem && this.#o.isLeader()) {
         memory.authProblemTold = problem;
-        this.#o.event({ type: 'Warning', reason: 'AuthSecretMissing', message: `${problem}: the pods cannot start and the manager cannot reach Redis until it exists` });
+        this.#o.event({
+          type: 'Warning',
+          reason: 'AuthSecretMissing',
+          message: `${problem}: the pods cannot start and the manager cannot reach Redis until it exists`,
+        });
       }
       return;
     }
@@ -187,7 +191,11 @@ export class PasswordSource {
             moved.add(v.uid);
             this.#oldPassword.delete(v.uid);
             this.#o.log.info({ pod: v.name }, 'moved a running node to the new password');
-            this.#o.event({ type: 'Normal', reason: 'PasswordRotated', message: `${v.name} now uses the password from the auth secret (requirepass and masterauth set at runtime)` });
+            this.#o.event({
+              type: 'Normal',
+              reason: 'PasswordRotated',
+              message: `${v.name} now uses the password from the auth secret (requirepass and masterauth set at runtime)`,
+            });
           } else {
             this.#o.log.warn({ pod: v.name, err: r.error.message }, 'could not move a node to the new password');
           }

@@ -39,7 +39,12 @@ export class RoundReporter {
 
   /** One line per change of decision (not per round). */
   decision(d: MasterDecision): void {
-    const key = d.kind === 'promote' ? `promote/${d.cause}/${d.master}/${d.previous}` : d.kind === 'switchover' ? `switchover/${d.from}/${d.master}` : `${d.kind}/${d.master}`;
+    const key =
+      d.kind === 'promote'
+        ? `promote/${d.cause}/${d.master}/${d.previous}`
+        : d.kind === 'switchover'
+          ? `switchover/${d.from}/${d.master}`
+          : `${d.kind}/${d.master}`;
     if (key === this.#decisionKey) return;
     this.#decisionKey = key;
     const fields = { decision: d.kind, master: d.master, reason: d.reason, leader: this.#o.isLeader() };
@@ -51,7 +56,10 @@ export class RoundReporter {
   dropped(ended: Recovery[]): void {
     for (const r of ended) {
       const { episode } = r;
-      this.#o.log.info({ step: episode.step.kind, pod: episode.step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(r.afterMs) }, 'a failing step is no longer planned');
+      this.#o.log.info(
+        { step: episode.step.kind, pod: episode.step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(r.afterMs) },
+        'a failing step is no longer planned',
+      );
     }
   }
 
@@ -79,11 +87,18 @@ export class RoundReporter {
     const step = o.step;
     if (o.recovery) {
       const { episode, afterMs } = o.recovery;
-      this.#o.log.info({ step: step.kind, pod: step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(afterMs) }, 'a failing step succeeded again');
+      this.#o.log.info(
+        { step: step.kind, pod: step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(afterMs) },
+        'a failing step succeeded again',
+      );
     }
     if (step.kind === 'switchover' && o.switchover?.ok) {
       const r = o.switchover;
-      this.event({ type: 'Normal', reason: 'Switchover', message: `planned switchover from ${step.from.pod} to ${step.pod} in ${Math.round(r.ms)} ms, no write lost (offset ${r.offset}): ${step.reason}` });
+      this.event({
+        type: 'Normal',
+        reason: 'Switchover',
+        message: `planned switchover from ${step.from.pod} to ${step.pod} in ${Math.round(r.ms)} ms, no write lost (offset ${r.offset}): ${step.reason}`,
+      });
     } else if (step.kind === 'replicaof' && p.master) {
       const e = this.#o.memory.repoint(step.pod, p.master.pod, step.master.host, step.demote);
       if (e) this.event(e);
@@ -95,7 +110,10 @@ export class RoundReporter {
   #failed(o: StepOutcome): void {
     if (o.verdict?.kind === 'continues') return;
     const { step, failure } = o;
-    this.#o.log.warn({ step: step.kind, pod: step.pod, key: o.verdict?.episode.key, detail: o.line, class: failure?.class, reason: step.reason }, 'step failed');
+    this.#o.log.warn(
+      { step: step.kind, pod: step.pod, key: o.verdict?.episode.key, detail: o.line, class: failure?.class, reason: step.reason },
+      'step failed',
+    );
     if (!failure) return;
     this.event({
       type: 'Warning',

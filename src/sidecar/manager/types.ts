@@ -6,7 +6,11 @@ import type { GeneratedSecret, RedisRef } from '../kube/client.ts';
 
 /** The Kubernetes calls a worker makes (KubeClient implements them). */
 export interface KubeWriter {
-  patchPodMetadata(namespace: string, name: string, changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string }): Promise<V1Pod>;
+  patchPodMetadata(
+    namespace: string,
+    name: string,
+    changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string },
+  ): Promise<V1Pod>;
   emitEvent(redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string): Promise<boolean>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
   ensureAuthSecret(redis: RedisRef & { uid: string }): Promise<GeneratedSecret>;

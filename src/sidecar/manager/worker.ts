@@ -286,7 +286,11 @@ export class RedisWorker {
       const problems = this.memory.specProblems;
       if (problems !== null && this.memory.specProblemsTold !== problems && this.#o.leader.isLeader()) {
         this.memory.specProblemsTold = problems;
-        this.#event({ type: 'Warning', reason: 'InvalidSpec', message: `the replication manager leaves this Redis alone until the spec is fixed: ${problems}` });
+        this.#event({
+          type: 'Warning',
+          reason: 'InvalidSpec',
+          message: `the replication manager leaves this Redis alone until the spec is fixed: ${problems}`,
+        });
       }
       return false;
     }
@@ -347,7 +351,11 @@ export class RedisWorker {
       replicaOf: (endpoint, master) => redis.replicaOf(endpoint, master),
       switchover: (from, to) => redis.switchover(from, to),
       configSet: (endpoint, settings) => redis.configSet(endpoint, settings),
-      label: (step) => this.#labels.write(step, views.find((v) => v.name === step.pod)),
+      label: (step) =>
+        this.#labels.write(
+          step,
+          views.find((v) => v.name === step.pod),
+        ),
     };
   }
 

@@ -22,8 +22,7 @@ export interface SwitchoverOptions {
 }
 
 export type SwitchoverResult =
-  | { ok: true; method: SwitchoverMethod; ms: number; offset: number }
-  | { ok: false; method: SwitchoverMethod; ms: number; phase: string; error: RedisFailure };
+  { ok: true; method: SwitchoverMethod; ms: number; offset: number } | { ok: false; method: SwitchoverMethod; ms: number; phase: string; error: RedisFailure };
 
 export type RoleResult =
   | { ok: true; role: 'master' | 'replica'; masterHost: string | null; masterPort: number | null; offset: number; latencyMs: number }

@@ -47,4 +47,3 @@ export function classifyError(err: unknown): RedisFailure {
 export function breaksConnection(kind: RedisErrorKind): boolean {
   return kind === 'timeout' || kind === 'closed' || kind === 'refused' || kind === 'unreachable' || kind === 'auth';
 }
-

@@ -8,13 +8,4 @@ export type { ClientTimeouts } from './client.ts';
 export { classifyError, isSilence, breaksConnection } from './errors.ts';
 export { parseFacts, parseInfoFields, parseReplication, parseReplicaLine, parseKeyCount, parseConfigReply } from './info.ts';
 export { PLACEHOLDER_MASTER, NO_REPLID } from './types.ts';
-export type {
-  ActionResult,
-  Endpoint,
-  ProbeResult,
-  RedisErrorKind,
-  RedisFacts,
-  RedisFailure,
-  ReplicaLine,
-  ReplicationInfo,
-} from './types.ts';
+export type { ActionResult, Endpoint, ProbeResult, RedisErrorKind, RedisFacts, RedisFailure, ReplicaLine, ReplicationInfo } from './types.ts';

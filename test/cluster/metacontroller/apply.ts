@@ -30,7 +30,9 @@ export class ApplyError extends Error {
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
   if (isRecord(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -116,12 +118,15 @@ function mergeListMap(path: string, key: string, destination: unknown[], lastApp
 
 function mergeValue(path: string, destination: unknown, lastApplied: unknown, desired: unknown): unknown {
   if (isRecord(destination)) {
-    if (lastApplied !== undefined && lastApplied !== null && !isRecord(lastApplied)) throw new ApplyError(`lastApplied${path}: expecting an object, got ${typeof lastApplied}`);
-    if (desired !== undefined && desired !== null && !isRecord(desired)) throw new ApplyError(`desired${path}: expecting an object, got ${Array.isArray(desired) ? 'array' : typeof desired}`);
+    if (lastApplied !== undefined && lastApplied !== null && !isRecord(lastApplied))
+      throw new ApplyError(`lastApplied${path}: expecting an object, got ${typeof lastApplied}`);
+    if (desired !== undefined && desired !== null && !isRecord(desired))
+      throw new ApplyError(`desired${path}: expecting an object, got ${Array.isArray(desired) ? 'array' : typeof desired}`);
     return mergeObject(path, destination, isRecord(lastApplied) ? lastApplied : undefined, isRecord(desired) ? structuredClone(desired) : {});
   }
   if (Array.isArray(destination)) {
-    if (lastApplied !== undefined && lastApplied !== null && !Array.isArray(lastApplied)) throw new ApplyError(`lastApplied${path}: expecting a list, got ${typeof lastApplied}`);
+    if (lastApplied !== undefined && lastApplied !== null && !Array.isArray(lastApplied))
+      throw new ApplyError(`lastApplied${path}: expecting a list, got ${typeof lastApplied}`);
     if (desired !== undefined && desired !== null && !Array.isArray(desired)) throw new ApplyError(`desired${path}: expecting a list, got ${typeof desired}`);
     const last = Array.isArray(lastApplied) ? lastApplied : undefined;
     const want = Array.isArray(desired) ? structuredClone(desired) : [];

@@ -14,8 +14,17 @@ import { matchesLabels } from '../../support/kube-api/selectors.ts';
 import type { KubeClient, ResourceRef } from '../../support/kube-client/index.ts';
 import { ApplyError, applyUpdate, withLastApplied } from './apply.ts';
 import {
-  childSelector, controllerRefOf, controllerRefTo, errorText, groupKey, innerKey, isApiError, SyncFailure,
-  type CompositeController, type Json, type ParentStats,
+  childSelector,
+  controllerRefOf,
+  controllerRefTo,
+  errorText,
+  groupKey,
+  innerKey,
+  isApiError,
+  SyncFailure,
+  type CompositeController,
+  type Json,
+  type ParentStats,
 } from './model.ts';
 
 export interface ChildResource {
@@ -86,9 +95,15 @@ export class Children {
     const fresh = await this.client.read(this.parentDef, parent.metadata.namespace, parent.metadata.name);
     if (fresh === undefined || fresh.metadata.uid !== parent.metadata.uid || fresh.metadata.deletionTimestamp) return undefined;
     try {
-      return await this.client.patch(def, obj.metadata.namespace, obj.metadata.name, {
-        metadata: { ownerReferences: [...(obj.metadata.ownerReferences ?? []), controllerRefTo(parent)], uid: obj.metadata.uid },
-      }, { type: 'merge' });
+      return await this.client.patch(
+        def,
+        obj.metadata.namespace,
+        obj.metadata.name,
+        {
+          metadata: { ownerReferences: [...(obj.metadata.ownerReferences ?? []), controllerRefTo(parent)], uid: obj.metadata.uid },
+        },
+        { type: 'merge' },
+      );
     } catch (error) {
       if (isApiError(error, 'NotFound')) return undefined;
       throw error;
@@ -98,7 +113,13 @@ export class Children {
   private async release(def: ResourceRef, obj: StoredObject, parent: StoredObject): Promise<void> {
     const refs = (obj.metadata.ownerReferences ?? []).filter((r) => r.uid !== parent.metadata.uid);
     try {
-      await this.client.patch(def, obj.metadata.namespace, obj.metadata.name, { metadata: { ownerReferences: refs.length > 0 ? refs : null, uid: obj.metadata.uid } }, { type: 'merge' });
+      await this.client.patch(
+        def,
+        obj.metadata.namespace,
+        obj.metadata.name,
+        { metadata: { ownerReferences: refs.length > 0 ? refs : null, uid: obj.metadata.uid } },
+        { type: 'merge' },
+      );
     } catch (error) {
       if (!isApiError(error, 'NotFound')) throw error;
     }
@@ -117,7 +138,13 @@ export class Children {
   }
 
   /** Deletes unwanted, creates missing, updates changed children; returns the aggregated error text. */
-  async manage(parent: StoredObject, observed: Observed['objects'], desired: Map<string, Map<string, KubeObject>>, stats: ParentStats, log: Logger): Promise<string | undefined> {
+  async manage(
+    parent: StoredObject,
+    observed: Observed['objects'],
+    desired: Map<string, Map<string, KubeObject>>,
+    stats: ParentStats,
+    log: Logger,
+  ): Promise<string | undefined> {
     const errs: string[] = [];
     for (const [group, objects] of observed) {
       const def = this.resources.find((c) => c.group === group)?.def;
@@ -125,7 +152,10 @@ export class Children {
       for (const [key, obj] of objects) {
         if (obj.metadata.deletionTimestamp || desired.get(group)?.has(key)) continue;
         try {
-          await this.client.delete(def, obj.metadata.namespace, obj.metadata.name, { propagationPolicy: 'Background', preconditions: { uid: obj.metadata.uid } });
+          await this.client.delete(def, obj.metadata.namespace, obj.metadata.name, {
+            propagationPolicy: 'Background',
+            preconditions: { uid: obj.metadata.uid },
+          });
           stats.childWrites += 1;
           log.info({ child: `${obj.kind} ${key}` }, 'deleting child');
         } catch (error) {
@@ -143,16 +173,26 @@ export class Children {
         const { def, declared } = found;
         const ns = child.metadata?.namespace || parent.metadata.namespace;
         const old = observed.get(group)?.get(key);
-        const error = old !== undefined
-          ? await this.update(def, declared?.method ?? 'OnDelete', ns, old, child, stats, log, key)
-          : await this.create(def, ns, child, parent, stats, log, key);
+        const error =
+          old !== undefined
+            ? await this.update(def, declared?.method ?? 'OnDelete', ns, old, child, stats, log, key)
+            : await this.create(def, ns, child, parent, stats, log, key);
         if (error !== undefined) errs.push(error);
       }
     }
     return errs.length > 0 ? errs.join('; ') : undefined;
   }
 
-  private async update(def: ResourceRef, method: string, ns: string | undefined, old: StoredObject, child: KubeObject, stats: ParentStats, log: Logger, key: string): Promise<string | undefined> {
+  private async update(
+    def: ResourceRef,
+    method: string,
+    ns: string | undefined,
+    old: StoredObject,
+    child: KubeObject,
+    stats: ParentStats,
+    log: Logger,
+    key: string,
+  ): Promise<string | undefined> {
     let next: Json;
     try {
       next = applyUpdate(old, child);
@@ -180,7 +220,15 @@ export class Children {
     return undefined;
   }
 
-  private async create(def: ResourceRef, ns: string | undefined, child: KubeObject, parent: StoredObject, stats: ParentStats, log: Logger, key: string): Promise<string | undefined> {
+  private async create(
+    def: ResourceRef,
+    ns: string | undefined,
+    child: KubeObject,
+    parent: StoredObject,
+    stats: ParentStats,
+    log: Logger,
+    key: string,
+  ): Promise<string | undefined> {
     // Last-applied is the object as the hook returned it, before the controllerRef.
     const created = withLastApplied(child, child) as KubeObject;
     created.metadata = { ...created.metadata, ownerReferences: [...(created.metadata?.ownerReferences ?? []), controllerRefTo(parent)] };

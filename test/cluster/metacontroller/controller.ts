@@ -24,8 +24,19 @@ import { Children } from './children.ts';
 import { EventRecorder } from './events.ts';
 import { callHook, isBoolOrNull, isNumberOrNull, isObjectList, isObjectOrNull, resolveHook, type ResolvedHook } from './hook-client.ts';
 import {
-  childSelector, CONTROLLER_UID, controllerRefOf, errorText, groupKey, innerKey, isApiError, keyOf, newStats, SyncFailure,
-  type CompositeController, type Json, type ParentStats,
+  childSelector,
+  CONTROLLER_UID,
+  controllerRefOf,
+  errorText,
+  groupKey,
+  innerKey,
+  isApiError,
+  keyOf,
+  newStats,
+  SyncFailure,
+  type CompositeController,
+  type Json,
+  type ParentStats,
 } from './model.ts';
 import { WorkQueue, type BackoffOptions } from './queue.ts';
 import { Related } from './related.ts';
@@ -105,13 +116,23 @@ export class CompositeControllerRunner {
     const spec = this.cc.spec;
     this.parentDef = await this.resolveResource(spec.parentResource.apiVersion, spec.parentResource.resource);
     if (!this.parentDef.statusSubresource) throw new Error(`parent ${this.parentDef.resource} has no status subresource: Metacontroller ignores it`);
-    const resources = await Promise.all((spec.childResources ?? []).map(async (c) => {
-      const def = await this.resolveResource(c.apiVersion, c.resource);
-      return { def, method: c.updateStrategy?.method ?? 'OnDelete', group: groupKey(apiVersionOfRef(def), def.kind) };
-    }));
+    const resources = await Promise.all(
+      (spec.childResources ?? []).map(async (c) => {
+        const def = await this.resolveResource(c.apiVersion, c.resource);
+        return { def, method: c.updateStrategy?.method ?? 'OnDelete', group: groupKey(apiVersionOfRef(def), def.kind) };
+      }),
+    );
     const version = this.hooks.sync?.version ?? 'v2';
     this.children = new Children(this.client, this.cc, this.parentDef, resources, version);
-    this.related = new Related({ client: this.client, cc: this.cc, parentDef: this.parentDef, hook: this.hooks.customize, syncVersion: version, signal: this.abort.signal, enqueue: (p) => this.enqueue(p) });
+    this.related = new Related({
+      client: this.client,
+      cc: this.cc,
+      parentDef: this.parentDef,
+      hook: this.hooks.customize,
+      syncVersion: version,
+      signal: this.abort.signal,
+      enqueue: (p) => this.enqueue(p),
+    });
     // As Metacontroller: every cache is synced before the first sync.
     await Promise.all([this.parentDef, ...resources.map((r) => r.def)].map((def) => this.client.inform(def)));
     if (this.stopped) return;
@@ -204,11 +225,25 @@ export class CompositeControllerRunner {
   // ---------------------------------------------------------------- the sync
 
   /** Read-modify-write of the live parent as Metacontroller's AtomicUpdate does (a GET per attempt; the uid must not change). */
-  private async atomicUpdate(parent: StoredObject, mutate: (obj: StoredObject) => boolean, subresource?: 'status'): Promise<{ object: StoredObject; written: boolean }> {
+  private async atomicUpdate(
+    parent: StoredObject,
+    mutate: (obj: StoredObject) => boolean,
+    subresource?: 'status',
+  ): Promise<{ object: StoredObject; written: boolean }> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const fresh = await this.client.read(this.parentDef, parent.metadata.namespace, parent.metadata.name);
-      if (fresh === undefined) throw new KubeApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'NotFound', code: 404, message: `${this.parentDef.resource} "${parent.metadata.name}" not found` });
-      if (fresh.metadata.uid !== parent.metadata.uid) throw new SyncFailure(`original ${this.parentDef.kind} ${keyOf(parent)} is gone: got uid ${fresh.metadata.uid}, wanted ${parent.metadata.uid}`);
+      if (fresh === undefined)
+        throw new KubeApiError({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          reason: 'NotFound',
+          code: 404,
+          message: `${this.parentDef.resource} "${parent.metadata.name}" not found`,
+        });
+      if (fresh.metadata.uid !== parent.metadata.uid)
+        throw new SyncFailure(`original ${this.parentDef.kind} ${keyOf(parent)} is gone: got uid ${fresh.metadata.uid}, wanted ${parent.metadata.uid}`);
       if (!mutate(fresh)) return { object: fresh, written: false };
       try {
         return { object: await this.client.update(this.parentDef, fresh, subresource ? { subresource } : {}), written: true };
@@ -254,12 +289,14 @@ export class CompositeControllerRunner {
 
   private async updateFinalizer(parent: StoredObject, want: boolean, what: string): Promise<StoredObject> {
     try {
-      return (await this.atomicUpdate(parent, (obj) => {
-        const list = obj.metadata.finalizers ?? [];
-        if (list.includes(this.finalizerName) === want) return false;
-        obj.metadata.finalizers = want ? [...list, this.finalizerName] : list.filter((f) => f !== this.finalizerName);
-        return true;
-      })).object;
+      return (
+        await this.atomicUpdate(parent, (obj) => {
+          const list = obj.metadata.finalizers ?? [];
+          if (list.includes(this.finalizerName) === want) return false;
+          obj.metadata.finalizers = want ? [...list, this.finalizerName] : list.filter((f) => f !== this.finalizerName);
+          return true;
+        })
+      ).object;
     } catch (error) {
       throw new SyncFailure(`can't ${what} finalizer for ${parent.kind} ${keyOf(parent)}: ${errorText(error)}`);
     }
@@ -315,11 +352,15 @@ export class CompositeControllerRunner {
 
     try {
       const status: Json = { ...(response.status ?? {}), observedGeneration: parent.metadata.generation ?? 0 };
-      const { written } = await this.atomicUpdate(parent, (obj) => {
-        if (deepEqual(obj['status'], status)) return false;
-        obj['status'] = status;
-        return true;
-      }, 'status');
+      const { written } = await this.atomicUpdate(
+        parent,
+        (obj) => {
+          if (deepEqual(obj['status'], status)) return false;
+          obj['status'] = status;
+          return true;
+        },
+        'status',
+      );
       if (written) stats.statusWrites += 1;
     } catch (error) {
       if (isApiError(error, 'NotFound', 'Conflict')) return undefined;

@@ -6,7 +6,6 @@
 
 import { isRecord } from '../../support/records.ts';
 
-
 export interface HookSpec {
   version?: string;
   webhook?: { url?: string; path?: string; timeout?: string; service?: unknown };
@@ -18,10 +17,7 @@ export interface ResolvedHook {
   version: 'v1' | 'v2';
 }
 
-export type HookOutcome<T> =
-  | { kind: 'ok'; response: T }
-  | { kind: 'retryAfter'; seconds: number }
-  | { kind: 'error'; message: string };
+export type HookOutcome<T> = { kind: 'ok'; response: T } | { kind: 'retryAfter'; seconds: number } | { kind: 'error'; message: string };
 
 /** Go's time.ParseDuration for the units a webhook timeout uses. */
 export function parseGoDuration(text: string): number | undefined {
@@ -42,7 +38,7 @@ export function resolveHook(hook: HookSpec | undefined, baseUrl: string): Resolv
   if (hook === undefined || hook === null) return undefined;
   const webhook = hook.webhook ?? {};
   const path = webhook.path ?? (webhook.url !== undefined ? new URL(webhook.url).pathname : undefined);
-  if (path === undefined) throw new Error('invalid webhook config: must specify either full \'url\', or both \'service\' and \'path\'');
+  if (path === undefined) throw new Error("invalid webhook config: must specify either full 'url', or both 'service' and 'path'");
   const parsed = webhook.timeout !== undefined ? parseGoDuration(webhook.timeout) : undefined;
   // As Metacontroller: no timeout, or a non-positive one, means 10 s.
   const timeoutMs = parsed !== undefined && parsed > 0 ? parsed : 10_000;
@@ -95,11 +91,17 @@ export async function callHook<T>(hook: ResolvedHook, body: unknown, options: Ca
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return { kind: 'error', message: `${options.hookType} hook failed: can't unmarshal webhookResponse (version: ${hook.version}, type: ${options.hookType}): ${(error as Error).message}` };
+    return {
+      kind: 'error',
+      message: `${options.hookType} hook failed: can't unmarshal webhookResponse (version: ${hook.version}, type: ${options.hookType}): ${(error as Error).message}`,
+    };
   }
   if (parsed === null) parsed = {};
   if (!isRecord(parsed)) {
-    return { kind: 'error', message: `${options.hookType} hook failed: can't unmarshal webhookResponse (version: ${hook.version}, type: ${options.hookType}): json: cannot unmarshal ${Array.isArray(parsed) ? 'array' : typeof parsed} into Go value of type struct` };
+    return {
+      kind: 'error',
+      message: `${options.hookType} hook failed: can't unmarshal webhookResponse (version: ${hook.version}, type: ${options.hookType}): json: cannot unmarshal ${Array.isArray(parsed) ? 'array' : typeof parsed} into Go value of type struct`,
+    };
   }
   const unknown: string[] = [];
   for (const [key, value] of Object.entries(parsed)) {
@@ -110,18 +112,25 @@ export async function callHook<T>(hook: ResolvedHook, body: unknown, options: Ca
     }
     const problem = check(value);
     if (problem !== undefined) {
-      return { kind: 'error', message: `${options.hookType} hook failed: can't unmarshal webhookResponse (version: ${hook.version}, type: ${options.hookType}): ${key}: ${problem}` };
+      return {
+        kind: 'error',
+        message: `${options.hookType} hook failed: can't unmarshal webhookResponse (version: ${hook.version}, type: ${options.hookType}): ${key}: ${problem}`,
+      };
     }
   }
   // v2 decodes strictly: an unknown (or wrongly cased) field fails the call; v1 ignores it.
   if (unknown.length > 0 && hook.version === 'v2') {
-    return { kind: 'error', message: `${options.hookType} hook failed: strict validation failed for v2 webhookResponse (type: ${options.hookType}, mode: Strict): ${unknown.join(', ')}` };
+    return {
+      kind: 'error',
+      message: `${options.hookType} hook failed: strict validation failed for v2 webhookResponse (type: ${options.hookType}, mode: Strict): ${unknown.join(', ')}`,
+    };
   }
   return { kind: 'ok', response: parsed as T };
 }
 
 // JSON type checks of the Go structs the responses decode into.
-export const isObjectOrNull = (v: unknown) => (v === null || isRecord(v) ? undefined : `cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]interface {}`);
+export const isObjectOrNull = (v: unknown) =>
+  v === null || isRecord(v) ? undefined : `cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]interface {}`;
 export const isNumberOrNull = (v: unknown) => (v === null || typeof v === 'number' ? undefined : `cannot unmarshal ${typeof v} into Go value of type float64`);
 export const isBoolOrNull = (v: unknown) => (v === null || typeof v === 'boolean' ? undefined : `cannot unmarshal ${typeof v} into Go value of type bool`);
 export function isObjectList(v: unknown): string | undefined {

@@ -69,7 +69,9 @@ export interface Metacontroller {
 }
 
 /** The CompositeController from a YAML file (default: the one we ship). */
-export function loadCompositeController(path: string | URL = new URL('../../../metacontroller/composite-controller.yaml', import.meta.url)): CompositeController {
+export function loadCompositeController(
+  path: string | URL = new URL('../../../metacontroller/composite-controller.yaml', import.meta.url),
+): CompositeController {
   return parse(readFileSync(path, 'utf8')) as CompositeController;
 }
 

@@ -37,7 +37,12 @@ const controller: CompositeController = {
 function desired(request: Json): Json {
   const parent = request['parent'] as StoredObject;
   const n = Number((parent['spec'] as Json)['replicas'] ?? 0);
-  const children = Array.from({ length: n }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `r-${i}`, namespace: NS }, data: { replicas: String(n) } }));
+  const children = Array.from({ length: n }, (_, i) => ({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: `r-${i}`, namespace: NS },
+    data: { replicas: String(n) },
+  }));
   return { status: { children: n }, children };
 }
 
@@ -100,7 +105,11 @@ async function startRig(): Promise<Rig> {
   };
 }
 
-const configMaps = (api: KubeApiServer) => api.store.list('configmaps', { namespace: NS }).map((c) => `${c.metadata.name}=${(c['data'] as Json)['replicas']}`).sort();
+const configMaps = (api: KubeApiServer) =>
+  api.store
+    .list('configmaps', { namespace: NS })
+    .map((c) => `${c.metadata.name}=${(c['data'] as Json)['replicas']}`)
+    .sort();
 const statusOf = (api: KubeApiServer) => api.store.get('redises', NS, 'r')?.['status'] as Json | undefined;
 const count = (list: string[], re: RegExp) => list.filter((r) => re.test(r)).length;
 
@@ -113,7 +122,9 @@ test('over HTTP: children are created, updated in place and deleted; status is w
     await rig.settle();
     const parent = api.store.read('redises', NS, 'r');
     for (const cm of api.store.list('configmaps', { namespace: NS })) {
-      assert.deepEqual(cm.metadata.ownerReferences, [{ apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'r', uid: parent.metadata.uid, controller: true, blockOwnerDeletion: true }]);
+      assert.deepEqual(cm.metadata.ownerReferences, [
+        { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'r', uid: parent.metadata.uid, controller: true, blockOwnerDeletion: true },
+      ]);
       assert.equal(cm.metadata.labels?.['controller-uid'], parent.metadata.uid);
     }
     assert.deepEqual(statusOf(api), { children: 2, observedGeneration: 1 });
@@ -127,7 +138,11 @@ test('over HTTP: children are created, updated in place and deleted; status is w
       await rig.settle();
     }
     const quiet = rig.requests().slice(before.length);
-    assert.deepEqual(quiet.filter((r) => !r.startsWith('GET ')), [], 'no writes');
+    assert.deepEqual(
+      quiet.filter((r) => !r.startsWith('GET ')),
+      [],
+      'no writes',
+    );
     assert.equal(count(quiet, /^GET \/apis\/redis\.example\.com\/v1\/namespaces\/default\/redises\/r$/), 3, 'the status check reads the live parent');
     assert.equal(mc.stats(KEY).lastError, undefined);
 
@@ -151,7 +166,10 @@ test('over HTTP: children are created, updated in place and deleted; status is w
     assert.equal(count(writes, /^DELETE \/api\/v1\/namespaces\/default\/configmaps\/r-[12]$/), 2);
     assert.equal(count(writes, /^PUT .*\/redises\/r\/status$/), 1);
     assert.equal(mc.stats(KEY).lastError, undefined);
-    assert.ok(api.requests.filter((r) => r.watch).every((r) => r.client === TOKEN), 'it watches with its own credentials');
+    assert.ok(
+      api.requests.filter((r) => r.watch).every((r) => r.client === TOKEN),
+      'it watches with its own credentials',
+    );
   } finally {
     await rig.close();
   }
@@ -170,7 +188,10 @@ test('over HTTP: a failing hook records one core/v1 SyncError Event, aggregated 
     });
     const event = events[0]!;
     validateK8sObject(event);
-    assert.deepEqual([event['type'], event['reason'], event['reportingComponent'], (event['source'] as Json)['component']], ['Warning', 'SyncError', 'metacontroller', 'metacontroller']);
+    assert.deepEqual(
+      [event['type'], event['reason'], event['reportingComponent'], (event['source'] as Json)['component']],
+      ['Warning', 'SyncError', 'metacontroller', 'metacontroller'],
+    );
     assert.equal((event['involvedObject'] as Json)['uid'], api.store.read('redises', NS, 'r').metadata.uid);
     assert.match(String(event['message']), /^Sync error: sync hook failed: unsupported status code: 500/);
     assert.ok(event['firstTimestamp'] && event['lastTimestamp']);
@@ -223,7 +244,7 @@ test('a parent resource the API does not serve: ready rejects, nothing runs, sto
     await ok.ready;
     await ok.stop();
     const configmaps = await client.resource('v1', 'configmaps');
-    assert.deepEqual(client.list(configmaps), [], 'the caller\'s client still serves its cache');
+    assert.deepEqual(client.list(configmaps), [], "the caller's client still serves its cache");
     assert.throws(() => startMetacontroller({ client, store: api.store, controller, hookBaseUrl: 'http://127.0.0.1:9' }), /exactly one of/);
   } finally {
     await client.close();

@@ -50,11 +50,18 @@ export class Related {
     const cached = this.customizeCache.get(cacheKey);
     if (cached !== undefined && Date.now() - cached.at < CUSTOMIZE_TTL_MS) return cached.rules;
     stats.customizeCalls += 1;
-    const outcome = await callHook<{ relatedResources?: unknown }>(hook, { controller: this.o.cc, parent }, {
-      hookType: 'customize',
-      signal: this.o.signal,
-      fields: { relatedResources: (v) => (v === null || Array.isArray(v) ? undefined : `cannot unmarshal ${typeof v} into Go value of type []*v1alpha1.RelatedResourceRule`) },
-    });
+    const outcome = await callHook<{ relatedResources?: unknown }>(
+      hook,
+      { controller: this.o.cc, parent },
+      {
+        hookType: 'customize',
+        signal: this.o.signal,
+        fields: {
+          relatedResources: (v) =>
+            v === null || Array.isArray(v) ? undefined : `cannot unmarshal ${typeof v} into Go value of type []*v1alpha1.RelatedResourceRule`,
+        },
+      },
+    );
     if (outcome.kind === 'retryAfter') throw new SyncFailure(`customize hook answered 429 (retry after ${outcome.seconds} s)`);
     if (outcome.kind === 'error') throw new SyncFailure(outcome.message);
     const rules: RelatedRule[] = [];
@@ -63,7 +70,9 @@ export class Related {
       if (!isRecord(raw)) throw new SyncFailure('customize hook failed: a relatedResources entry is not an object');
       const unknown = Object.keys(raw).filter((k) => !['apiVersion', 'resource', 'namespace', 'names', 'labelSelector'].includes(k));
       if (unknown.length > 0 && hook.version === 'v2') {
-        throw new SyncFailure(`customize hook failed: strict validation failed for v2 webhookResponse (type: customize, mode: Strict): ${unknown.map((k) => `unknown field "relatedResources[].${k}"`).join(', ')}`);
+        throw new SyncFailure(
+          `customize hook failed: strict validation failed for v2 webhookResponse (type: customize, mode: Strict): ${unknown.map((k) => `unknown field "relatedResources[].${k}"`).join(', ')}`,
+        );
       }
       rules.push(raw as unknown as RelatedRule);
     }
@@ -74,7 +83,8 @@ export class Related {
   /** Metacontroller's selection types: `names` (optionally with a namespace) or a label selector; never both. */
   private selectionType(rule: RelatedRule): 'labels' | 'names' {
     const hasNames = Array.isArray(rule.names) && rule.names.length > 0;
-    if (hasNames && rule.labelSelector != null) throw new SyncFailure(`related rule cannot have both names and labelSelector/namespaceSelector specified: ${JSON.stringify(rule)}`);
+    if (hasNames && rule.labelSelector != null)
+      throw new SyncFailure(`related rule cannot have both names and labelSelector/namespaceSelector specified: ${JSON.stringify(rule)}`);
     return rule.labelSelector != null ? 'labels' : 'names';
   }
 
@@ -142,7 +152,10 @@ export class Related {
       }
       let found: StoredObject[];
       if (type === 'labels') {
-        found = this.o.client.list(def, { namespace: this.o.parentDef.namespaced ? ns : (rule.namespace ?? ''), labelSelector: labelSelectorToString(rule.labelSelector) });
+        found = this.o.client.list(def, {
+          namespace: this.o.parentDef.namespaced ? ns : (rule.namespace ?? ''),
+          labelSelector: labelSelectorToString(rule.labelSelector),
+        });
       } else {
         // As Metacontroller: names without a namespace are looked up in every namespace.
         found = this.o.client.list(def, { namespace: rule.namespace ?? '' });

@@ -18,12 +18,16 @@ const pod: V1Pod = {
 };
 
 const lookup: ObjectLookup = {
-  secret: (name) => (name === 'auth' ? { data: { password: Buffer.from('s3cret').toString('base64'), user: Buffer.from('bob').toString('base64') } } : undefined),
+  secret: (name) =>
+    name === 'auth' ? { data: { password: Buffer.from('s3cret').toString('base64'), user: Buffer.from('bob').toString('base64') } } : undefined,
   configMap: (name) => (name === 'cfg' ? { data: { mode: 'fast', level: 'debug' } } : undefined),
 };
 
 describe('expand', () => {
-  const vars = new Map([['A', 'x'], ['B', 'y y']]);
+  const vars = new Map([
+    ['A', 'x'],
+    ['B', 'y y'],
+  ]);
   const cases: Array<[string, string]> = [
     ['$(A)', 'x'],
     ['pre-$(A)-$(B)', 'pre-x-y y'],
@@ -33,7 +37,13 @@ describe('expand', () => {
     ['open $(A', 'open $(A'],
     ['trailing $', 'trailing $'],
   ];
-  for (const [input, want] of cases) test(JSON.stringify(input), () => assert.equal(expand(input, (n) => vars.get(n)), want));
+  for (const [input, want] of cases)
+    test(JSON.stringify(input), () =>
+      assert.equal(
+        expand(input, (n) => vars.get(n)),
+        want,
+      ),
+    );
 });
 
 describe('resolveEnv', () => {
@@ -51,7 +61,14 @@ describe('resolveEnv', () => {
           { name: 'ADDR', value: '$(POD_IP):6379 $(UNDEFINED)' },
         ],
       },
-      want: [['POD_IP', NET.podIP], ['POD_NAME', 'web-0'], ['NS', 'ns'], ['APP', 'web'], ['HOST', NET.hostIP], ['ADDR', '127.0.49.7:6379 $(UNDEFINED)']],
+      want: [
+        ['POD_IP', NET.podIP],
+        ['POD_NAME', 'web-0'],
+        ['NS', 'ns'],
+        ['APP', 'web'],
+        ['HOST', NET.hostIP],
+        ['ADDR', '127.0.49.7:6379 $(UNDEFINED)'],
+      ],
     },
     {
       name: 'secretKeyRef and configMapKeyRef',
@@ -62,7 +79,10 @@ describe('resolveEnv', () => {
           { name: 'MODE', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'mode' } } },
         ],
       },
-      want: [['PASSWORD', 's3cret'], ['MODE', 'fast']],
+      want: [
+        ['PASSWORD', 's3cret'],
+        ['MODE', 'fast'],
+      ],
     },
     {
       name: 'optional references to missing objects or keys are left out',
@@ -78,11 +98,20 @@ describe('resolveEnv', () => {
     },
     {
       name: 'envFrom with a prefix, then env overrides',
-      container: { name: 'c', envFrom: [{ secretRef: { name: 'auth' }, prefix: 'S_' }, { configMapRef: { name: 'cfg' } }], env: [{ name: 'mode', value: 'slow' }] },
-      want: [['S_password', 's3cret'], ['S_user', 'bob'], ['mode', 'slow'], ['level', 'debug']],
+      container: {
+        name: 'c',
+        envFrom: [{ secretRef: { name: 'auth' }, prefix: 'S_' }, { configMapRef: { name: 'cfg' } }],
+        env: [{ name: 'mode', value: 'slow' }],
+      },
+      want: [
+        ['S_password', 's3cret'],
+        ['S_user', 'bob'],
+        ['mode', 'slow'],
+        ['level', 'debug'],
+      ],
     },
     {
-      name: 'resourceFieldRef: a limit with a divisor; no limit is the node\'s allocatable',
+      name: "resourceFieldRef: a limit with a divisor; no limit is the node's allocatable",
       container: {
         name: 'c',
         resources: { limits: { memory: '512Mi' } },
@@ -91,10 +120,21 @@ describe('resolveEnv', () => {
           { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu' } } },
         ],
       },
-      want: [['MEM_MI', '512'], ['CPU', '4']],
+      want: [
+        ['MEM_MI', '512'],
+        ['CPU', '4'],
+      ],
     },
-    { name: 'a missing Secret', container: { name: 'c', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'gone', key: 'password' } } }] }, want: /^secret "gone" not found$/ },
-    { name: 'a missing key', container: { name: 'c', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'auth', key: 'token' } } }] }, want: /^couldn't find key token in Secret ns\/auth$/ },
+    {
+      name: 'a missing Secret',
+      container: { name: 'c', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'gone', key: 'password' } } }] },
+      want: /^secret "gone" not found$/,
+    },
+    {
+      name: 'a missing key',
+      container: { name: 'c', env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'auth', key: 'token' } } }] },
+      want: /^couldn't find key token in Secret ns\/auth$/,
+    },
     { name: 'a missing ConfigMap in envFrom', container: { name: 'c', envFrom: [{ configMapRef: { name: 'gone' } }] }, want: /^configmap "gone" not found$/ },
   ];
   for (const c of cases) {
@@ -113,10 +153,22 @@ describe('resolveEnv', () => {
 describe('containerArgv', () => {
   const env: Array<[string, string]> = [['CONF', '/etc/redis/redis.conf']];
   const cases: Array<[string, V1Container, string[] | RegExp]> = [
-    ['command and args, $(VAR)-expanded', { name: 'c', image: 'redis:7.2', command: ['sh', '-c'], args: ['exec redis-server $(CONF)'] }, ['sh', '-c', 'exec redis-server /etc/redis/redis.conf']],
+    [
+      'command and args, $(VAR)-expanded',
+      { name: 'c', image: 'redis:7.2', command: ['sh', '-c'], args: ['exec redis-server $(CONF)'] },
+      ['sh', '-c', 'exec redis-server /etc/redis/redis.conf'],
+    ],
     ['the redis image without command: redis-server', { name: 'c', image: 'redis:7.2' }, ['redis-server']],
-    ['the redis image with flag args: the entrypoint prepends redis-server', { name: 'c', image: 'docker.io/library/redis:7.2', args: ['--port', '6379'] }, ['redis-server', '--port', '6379']],
-    ['the redis image with a .conf arg', { name: 'c', image: 'ghcr.io/acme/redis@sha256:abc', args: ['/etc/redis/redis.conf'] }, ['redis-server', '/etc/redis/redis.conf']],
+    [
+      'the redis image with flag args: the entrypoint prepends redis-server',
+      { name: 'c', image: 'docker.io/library/redis:7.2', args: ['--port', '6379'] },
+      ['redis-server', '--port', '6379'],
+    ],
+    [
+      'the redis image with a .conf arg',
+      { name: 'c', image: 'ghcr.io/acme/redis@sha256:abc', args: ['/etc/redis/redis.conf'] },
+      ['redis-server', '/etc/redis/redis.conf'],
+    ],
     ['the redis image with another command as args', { name: 'c', image: 'redis', args: ['redis-cli', 'ping'] }, ['redis-cli', 'ping']],
     ['another image without command cannot run', { name: 'c', image: 'busybox' }, /cannot run image busybox/],
   ];
@@ -128,7 +180,10 @@ describe('containerArgv', () => {
     });
   }
   test('isRedisImage', () => {
-    assert.deepEqual(['redis', 'redis:7.2', 'library/redis:7', 'quay.io/x/redis:1', 'redis@sha256:1', 'redisinsight:1', 'bitnami/redis-sentinel'].map(isRedisImage), [true, true, true, true, true, false, false]);
+    assert.deepEqual(
+      ['redis', 'redis:7.2', 'library/redis:7', 'quay.io/x/redis:1', 'redis@sha256:1', 'redisinsight:1', 'bitnami/redis-sentinel'].map(isRedisImage),
+      [true, true, true, true, true, false, false],
+    );
   });
 });
 
@@ -163,15 +218,38 @@ describe('redisShim', () => {
       chmodSync(fake, 0o755);
       const rewritten = path.join(root, 'rewritten.conf');
       const shim = path.join(root, 'redis-server');
-      writeFileSync(shim, redisShim({ realBinary: fake, mounts: [{ containerPath: '/etc/redis', hostPath: cfg }, { containerPath: '/data', hostPath: data }], podIP: '127.0.49.9', port: 6379, rewrittenConf: rewritten }));
+      writeFileSync(
+        shim,
+        redisShim({
+          realBinary: fake,
+          mounts: [
+            { containerPath: '/etc/redis', hostPath: cfg },
+            { containerPath: '/data', hostPath: data },
+          ],
+          podIP: '127.0.49.9',
+          port: 6379,
+          rewrittenConf: rewritten,
+        }),
+      );
       chmodSync(shim, 0o755);
       const out = execFileSync('sh', ['-c', 'exec redis-server /etc/redis/redis.conf --requirepass "$P" --masterauth "$P" --logfile /data/r.log'], {
         env: { PATH: `${root}:/usr/bin:/bin`, P: 'p w' },
         encoding: 'utf8',
       });
       assert.deepEqual(out.trimEnd().split('\n'), [
-        rewritten, '--requirepass', 'p w', '--masterauth', 'p w', '--logfile', `${data}/r.log`,
-        '--bind', '127.0.49.9', '--port', '6379', '--bind-source-addr', '127.0.49.9',
+        rewritten,
+        '--requirepass',
+        'p w',
+        '--masterauth',
+        'p w',
+        '--logfile',
+        `${data}/r.log`,
+        '--bind',
+        '127.0.49.9',
+        '--port',
+        '6379',
+        '--bind-source-addr',
+        '127.0.49.9',
       ]);
       assert.equal(readFileSync(rewritten, 'utf8'), `bind 0.0.0.0\ndir "${data}"\ndir "${data}/sub"\nsave ""\nappendonly yes\n`);
     } finally {

@@ -101,7 +101,12 @@ export function fieldRefValue(pod: V1Pod, fieldPath: string, net: PodNetwork): s
   }
 }
 
-export function resourceFieldValue(container: V1Container, resource: string, divisor: unknown, node: { memoryBytes: number; cpus: number }): string | { error: string } {
+export function resourceFieldValue(
+  container: V1Container,
+  resource: string,
+  divisor: unknown,
+  node: { memoryBytes: number; cpus: number },
+): string | { error: string } {
   const [kind, name] = resource.split('.') as [string, string | undefined];
   const source = kind === 'limits' ? container.resources?.limits : kind === 'requests' ? container.resources?.requests : undefined;
   if (source === undefined && kind !== 'limits' && kind !== 'requests') return { error: `unsupported resource: ${resource}` };
@@ -153,8 +158,14 @@ export function resolveEnv(pod: V1Pod, container: V1Container, lookup: ObjectLoo
 }
 
 function envValue(
-  pod: V1Pod, container: V1Container, e: V1EnvVar, lookup: ObjectLookup, net: PodNetwork, node: { memoryBytes: number; cpus: number },
-  sofar: Map<string, string>, ns: string,
+  pod: V1Pod,
+  container: V1Container,
+  e: V1EnvVar,
+  lookup: ObjectLookup,
+  net: PodNetwork,
+  node: { memoryBytes: number; cpus: number },
+  sofar: Map<string, string>,
+  ns: string,
 ): string | { error: string; skip?: false } | { skip: true } {
   const from = e.valueFrom;
   if (!from) return expand(e.value ?? '', (n) => sofar.get(n));

@@ -129,7 +129,14 @@ class PodWorker {
     this.dir = path.join(kubelet.options.dataRoot, 'pods', this.uid);
     this.#log = kubelet.options.logger.child({ namespace: this.namespace, pod: this.name });
     this.#pod = pod as unknown as V1Pod;
-    this.containers = (this.#pod.spec?.containers ?? []).map((spec) => ({ spec, started: false, ready: false, everStarted: false, restartCount: 0, killing: false }));
+    this.containers = (this.#pod.spec?.containers ?? []).map((spec) => ({
+      spec,
+      started: false,
+      ready: false,
+      everStarted: false,
+      restartCount: 0,
+      killing: false,
+    }));
   }
 
   get live(): boolean {
@@ -174,23 +181,29 @@ class PodWorker {
     mkdirSync(path.join(this.dir, 'logs'), { recursive: true });
     if ((this.#pod.spec?.initContainers ?? []).length > 0) this.#log.warn('initContainers are not run by the stand-in kubelet');
     for (const c of this.containers) {
-      const probes: Array<[ProbeType, V1Probe | undefined]> = [['startup', c.spec.startupProbe], ['readiness', c.spec.readinessProbe], ['liveness', c.spec.livenessProbe]];
+      const probes: Array<[ProbeType, V1Probe | undefined]> = [
+        ['startup', c.spec.startupProbe],
+        ['readiness', c.spec.readinessProbe],
+        ['liveness', c.spec.livenessProbe],
+      ];
       for (const [type, probe] of probes) {
         if (!probe) continue;
-        this.#probes.push(new ProbeWorker({
-          type,
-          probe,
-          timeScale: this.#k.options.timeScale,
-          container: () => ({
-            containerID: c.containerID,
-            running: c.proc !== undefined,
-            startedAtMs: c.startedAtMs,
-            started: c.started,
-            terminating: this.terminating,
-            target: c.target,
+        this.#probes.push(
+          new ProbeWorker({
+            type,
+            probe,
+            timeScale: this.#k.options.timeScale,
+            container: () => ({
+              containerID: c.containerID,
+              running: c.proc !== undefined,
+              startedAtMs: c.startedAtMs,
+              started: c.started,
+              terminating: this.terminating,
+              target: c.target,
+            }),
+            onResult: (t, outcome, id, output) => this.#onProbe(c, t, outcome, id, output),
           }),
-          onResult: (t, outcome, id, output) => this.#onProbe(c, t, outcome, id, output),
-        }));
+        );
       }
     }
     this.writeStatus();
@@ -233,12 +246,15 @@ class PodWorker {
     if (!proc || c.killing) return;
     c.killing = true;
     proc.signal('SIGTERM');
-    c.killTimer = setTimeout(() => {
-      if (proc.alive()) {
-        this.#log.warn({ container: c.spec.name }, 'grace period over; SIGKILL');
-        proc.signal('SIGKILL');
-      }
-    }, graceSeconds * 1000 * this.#k.options.timeScale);
+    c.killTimer = setTimeout(
+      () => {
+        if (proc.alive()) {
+          this.#log.warn({ container: c.spec.name }, 'grace period over; SIGKILL');
+          proc.signal('SIGKILL');
+        }
+      },
+      graceSeconds * 1000 * this.#k.options.timeScale,
+    );
   }
 
   #checkTerminated(): void {
@@ -394,7 +410,8 @@ class PodWorker {
     };
     const env = resolveEnv(this.#pod, c.spec, lookup, { podIP: ip, hostIP: addresses.hostIP }, { memoryBytes: os.totalmem(), cpus: os.cpus().length });
     if (!env.ok) {
-      if (c.waiting?.message !== env.message) this.#log.warn({ container: c.spec.name, reason: 'CreateContainerConfigError', message: env.message }, 'container cannot start');
+      if (c.waiting?.message !== env.message)
+        this.#log.warn({ container: c.spec.name, reason: 'CreateContainerConfigError', message: env.message }, 'container cannot start');
       c.waiting = { reason: 'CreateContainerConfigError', message: env.message };
       return;
     }

@@ -3,10 +3,7 @@
 // Invariant: a condition's lastTransitionTime changes only when its status changes, so writing
 // the same situation twice is a no-op for the API server.
 
-export type ContainerState =
-  | { waiting: { reason: string; message?: string } }
-  | { running: { startedAt: string } }
-  | { terminated: TerminatedState };
+export type ContainerState = { waiting: { reason: string; message?: string } } | { running: { startedAt: string } } | { terminated: TerminatedState };
 
 export interface TerminatedState {
   exitCode: number;
@@ -46,7 +43,12 @@ export interface ConditionMemory {
 
 /** RFC 3339 with second precision, as metav1.Time is serialised. */
 /** A container's terminated state from how its process ended (both kubelets use it). */
-export function terminatedState(info: { code: number | null; signal: NodeJS.Signals | null; error?: string }, startedAtMs: number | undefined, containerID: string | undefined, now: number): TerminatedState {
+export function terminatedState(
+  info: { code: number | null; signal: NodeJS.Signals | null; error?: string },
+  startedAtMs: number | undefined,
+  containerID: string | undefined,
+  now: number,
+): TerminatedState {
   const signal = info.signal ? (os.constants.signals[info.signal] ?? 0) : 0;
   const exitCode = info.code ?? (info.signal ? 128 + signal : 128);
   return {
@@ -129,5 +131,5 @@ export function buildPodStatus(s: PodSnapshot, memory: Map<string, ConditionMemo
     status['podIPs'] = [{ ip: s.podIP }];
   }
   return status;
-}import os from 'node:os';
-
+}
+import os from 'node:os';

@@ -5,11 +5,14 @@ import { WorkQueue } from './queue.ts';
 
 test('keys added together are handled once, after the caller returns', async () => {
   const seen: string[] = [];
-  const q = new WorkQueue((k) => seen.push(k), () => {});
+  const q = new WorkQueue(
+    (k) => seen.push(k),
+    () => {},
+  );
   q.add('a');
   q.add('b');
   q.add('a');
-  assert.deepEqual(seen, [], 'not in the caller\'s stack');
+  assert.deepEqual(seen, [], "not in the caller's stack");
   await new Promise((r) => setImmediate(r));
   assert.deepEqual(seen, ['a', 'b']);
   q.stop();
@@ -30,7 +33,10 @@ test('a handler that throws is retried until it succeeds; stop() ends retries', 
   const end = Date.now() + 5000;
   while (calls < 3 && Date.now() < end) await new Promise((r) => setTimeout(r, 5));
   assert.equal(calls, 3);
-  assert.deepEqual(errors.map((e) => (e as Error).message), ['fail 1', 'fail 2']);
+  assert.deepEqual(
+    errors.map((e) => (e as Error).message),
+    ['fail 1', 'fail 2'],
+  );
   q.stop();
   q.add('k');
   await new Promise((r) => setTimeout(r, 20));

@@ -10,12 +10,20 @@ function svc(spec: Record<string, unknown>, namespace = 'ns'): StoredObject {
   return { apiVersion: 'v1', kind: 'Service', metadata: { name: 's', namespace, uid: 's', resourceVersion: '1', creationTimestamp: 'x' }, spec };
 }
 
-function pod(name: string, o: { labels?: Record<string, string>; ready?: boolean; ip?: string | null; phase?: string; terminating?: boolean; namespace?: string } = {}): StoredObject {
+function pod(
+  name: string,
+  o: { labels?: Record<string, string>; ready?: boolean; ip?: string | null; phase?: string; terminating?: boolean; namespace?: string } = {},
+): StoredObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      name, namespace: o.namespace ?? 'ns', uid: name, resourceVersion: '1', creationTimestamp: 'x', labels: o.labels ?? { app: 'r', role: 'master' },
+      name,
+      namespace: o.namespace ?? 'ns',
+      uid: name,
+      resourceVersion: '1',
+      creationTimestamp: 'x',
+      labels: o.labels ?? { app: 'r', role: 'master' },
       ...(o.terminating ? { deletionTimestamp: 'y' } : {}),
     },
     status: {
@@ -43,15 +51,31 @@ describe('serviceEndpoints', () => {
     },
     { name: 'no selector: no managed endpoints', spec: {}, pods: [pod('a')], want: [] },
   ];
-  for (const c of cases) test(c.name, () => assert.deepEqual(serviceEndpoints(svc(c.spec), c.pods).map((e) => e.pod), c.want));
+  for (const c of cases)
+    test(c.name, () =>
+      assert.deepEqual(
+        serviceEndpoints(svc(c.spec), c.pods).map((e) => e.pod),
+        c.want,
+      ),
+    );
 });
 
 describe('pod status', () => {
   const base = (containers: PodSnapshot['containers'], terminal = false, restartPolicy = 'Always'): PodSnapshot => ({
-    terminal, restartPolicy, hostIP: '127.0.49.1', podIP: '127.0.49.2', startTime: '2025-01-01T00:00:00Z', containers,
+    terminal,
+    restartPolicy,
+    hostIP: '127.0.49.1',
+    podIP: '127.0.49.2',
+    startTime: '2025-01-01T00:00:00Z',
+    containers,
   });
   const c = (state: PodSnapshot['containers'][number]['state'], o: { ready?: boolean; last?: boolean } = {}) => ({
-    name: 'redis', image: 'redis:7.2', ready: o.ready ?? false, started: true, restartCount: 0, state,
+    name: 'redis',
+    image: 'redis:7.2',
+    ready: o.ready ?? false,
+    started: true,
+    restartCount: 0,
+    state,
     ...(o.last ? { lastTerminated: { exitCode: 1, reason: 'Error', finishedAt: 'x' } } : {}),
   });
   const cases: Array<[string, PodSnapshot, string]> = [
@@ -67,7 +91,8 @@ describe('pod status', () => {
   test('Ready follows the containers; lastTransitionTime moves only on a transition', () => {
     const memory = new Map<string, ConditionMemory>();
     const t0 = Date.parse('2025-01-01T00:00:05Z');
-    const ready = (s: Record<string, unknown>) => (s['conditions'] as Array<{ type: string; status: string; lastTransitionTime: string }>).find((x) => x.type === 'Ready')!;
+    const ready = (s: Record<string, unknown>) =>
+      (s['conditions'] as Array<{ type: string; status: string; lastTransitionTime: string }>).find((x) => x.type === 'Ready')!;
     const a = buildPodStatus(base([c({ running: { startedAt: 'x' } })]), memory, t0);
     assert.deepEqual([ready(a).status, ready(a).lastTransitionTime], ['False', '2025-01-01T00:00:05Z']);
     const b = buildPodStatus(base([c({ running: { startedAt: 'x' } })]), memory, t0 + 3000);

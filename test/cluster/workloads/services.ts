@@ -13,7 +13,7 @@ export interface Endpoint {
 }
 
 export function podReady(pod: StoredObject): boolean {
-  const conditions = ((pod['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions) ?? [];
+  const conditions = (pod['status'] as { conditions?: Array<{ type: string; status: string }> } | undefined)?.conditions ?? [];
   return conditions.some((c) => c.type === 'Ready' && c.status === 'True');
 }
 

@@ -64,7 +64,14 @@ function claim(ordinal: number, extra: Json = {}): StoredObject {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name: `data-web-${ordinal}`, namespace: NS, uid: `claim-${ordinal}`, resourceVersion: '1', creationTimestamp: '2025-01-01T00:00:00Z', ...extra },
+    metadata: {
+      name: `data-web-${ordinal}`,
+      namespace: NS,
+      uid: `claim-${ordinal}`,
+      resourceVersion: '1',
+      creationTimestamp: '2025-01-01T00:00:00Z',
+      ...extra,
+    },
     spec: {},
   };
 }
@@ -185,7 +192,7 @@ describe('planStatefulSet', () => {
       want: ['owners data-web-0 StatefulSet/web'],
     },
     {
-      name: 'whenScaled Delete: a condemned pod\'s claim is owned by that pod alone',
+      name: "whenScaled Delete: a condemned pod's claim is owned by that pod alone",
       set: sts({ replicas: 1, retention: { whenDeleted: 'Delete', whenScaled: 'Delete' } }),
       pods: (s) => [pod(s, 0, 'ready'), pod(s, 1, 'ready')],
       claims: [claim(0, { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: STS_UID }] }), claim(1)],
@@ -199,7 +206,7 @@ describe('planStatefulSet', () => {
     });
   }
 
-  test('new pods carry the set\'s identity: labels, owner, hostname/subdomain, claim volumes', () => {
+  test("new pods carry the set's identity: labels, owner, hostname/subdomain, claim volumes", () => {
     const set = sts({ replicas: 1 });
     const [, create] = planStatefulSet({ sts: set, pods: [], claims: [], nowMs: 0 }).actions;
     assert.equal(create?.kind, 'createPod');
@@ -210,14 +217,16 @@ describe('planStatefulSet', () => {
       'apps.kubernetes.io/pod-index': '0',
       [REVISION_LABEL]: revisionName(set),
     });
-    assert.deepEqual(p.metadata?.ownerReferences, [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: STS_UID, controller: true, blockOwnerDeletion: true }]);
+    assert.deepEqual(p.metadata?.ownerReferences, [
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'web', uid: STS_UID, controller: true, blockOwnerDeletion: true },
+    ]);
     const spec = p['spec'] as Json;
     assert.equal(spec['hostname'], 'web-0');
     assert.equal(spec['subdomain'], 'web-headless');
     assert.deepEqual(spec['volumes'], [{ name: 'data', persistentVolumeClaim: { claimName: 'data-web-0' } }]);
   });
 
-  test('the revision name depends on the template\'s content, not its key order', () => {
+  test("the revision name depends on the template's content, not its key order", () => {
     const a = sts({ template: { metadata: { labels: { app: 'web', x: '1' } }, spec: { containers: [] } } });
     const b = sts({ template: { spec: { containers: [] }, metadata: { labels: { x: '1', app: 'web' } } } });
     const c = sts({ template: { metadata: { labels: { app: 'web', x: '2' } }, spec: { containers: [] } } });
@@ -229,10 +238,20 @@ describe('planStatefulSet', () => {
   test('status counts created, ready, current and updated pods; currentRevision moves when the rollout is complete', () => {
     const set = sts({ status: { currentRevision: 'web-old' } });
     const rev = revisionName(set);
-    const mid = computeStatus({ sts: set, pods: [pod(set, 0, 'ready', 'web-old'), pod(set, 1, 'running'), pod(set, 2, 'terminating', 'web-old')], claims: [], nowMs: 0 }, rev);
+    const mid = computeStatus(
+      { sts: set, pods: [pod(set, 0, 'ready', 'web-old'), pod(set, 1, 'running'), pod(set, 2, 'terminating', 'web-old')], claims: [], nowMs: 0 },
+      rev,
+    );
     assert.deepEqual(mid, {
-      observedGeneration: 3, replicas: 3, readyReplicas: 2, currentReplicas: 1, updatedReplicas: 1, availableReplicas: 2,
-      currentRevision: 'web-old', updateRevision: rev, collisionCount: 0,
+      observedGeneration: 3,
+      replicas: 3,
+      readyReplicas: 2,
+      currentReplicas: 1,
+      updatedReplicas: 1,
+      availableReplicas: 2,
+      currentRevision: 'web-old',
+      updateRevision: rev,
+      collisionCount: 0,
     });
     const done = computeStatus({ sts: set, pods: [0, 1, 2].map((i) => pod(set, i, 'ready')), claims: [], nowMs: 0 }, rev);
     assert.equal(done['currentRevision'], rev);

@@ -50,14 +50,19 @@ const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v !== null && typeof v === 'object') {
-    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Json)[k])}`).join(',')}}`;
+    return `{${Object.keys(v)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((v as Json)[k])}`)
+      .join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
 }
 
 /** ControllerRevision name for the set's current template: `<set>-<hash>` (key order does not matter). */
 export function revisionName(sts: StoredObject): string {
-  const digest = createHash('sha256').update(canonical((sts['spec'] as Json | undefined)?.['template'] ?? {})).digest();
+  const digest = createHash('sha256')
+    .update(canonical((sts['spec'] as Json | undefined)?.['template'] ?? {}))
+    .digest();
   let hash = '';
   for (let i = 0; i < 10; i++) hash += SAFE[digest[i]! % SAFE.length];
   return `${sts.metadata.name}-${hash}`;
@@ -101,7 +106,13 @@ function templateName(t: Json): string {
 }
 
 function setRef(sts: StoredObject, controller: boolean): OwnerReference {
-  return { apiVersion: 'apps/v1', kind: 'StatefulSet', name: sts.metadata.name, uid: sts.metadata.uid, ...(controller ? { controller: true, blockOwnerDeletion: true } : {}) };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    name: sts.metadata.name,
+    uid: sts.metadata.uid,
+    ...(controller ? { controller: true, blockOwnerDeletion: true } : {}),
+  };
 }
 
 function retention(sts: StoredObject): { whenDeleted: string; whenScaled: string } {

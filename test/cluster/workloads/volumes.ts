@@ -98,7 +98,10 @@ export class VolumeController {
     const log = this.#log.child({ namespace: first, claim: rest });
     if (claim.metadata.deletionTimestamp) {
       if (!(claim.metadata.finalizers ?? []).includes(PVC_PROTECTION)) return;
-      const users = this.#store.list('pods', { namespace: first }).filter((p) => podUsesClaim(p, rest)).map((p) => p.metadata.name);
+      const users = this.#store
+        .list('pods', { namespace: first })
+        .filter((p) => podUsesClaim(p, rest))
+        .map((p) => p.metadata.name);
       if (users.length > 0 || this.#busy(claim.metadata.uid)) {
         log.debug({ users }, 'claim in use; deletion waits');
         return;
@@ -117,10 +120,14 @@ export class VolumeController {
       c.metadata.annotations = { ...c.metadata.annotations, 'pv.kubernetes.io/bind-completed': 'yes', 'pv.kubernetes.io/bound-by-controller': 'yes' };
     });
     const storage = ((spec['resources'] as Json | undefined)?.['requests'] as Json | undefined)?.['storage'];
-    this.#store.update('persistentvolumeclaims', {
-      ...bound,
-      status: { phase: 'Bound', accessModes: spec['accessModes'] ?? ['ReadWriteOnce'], ...(storage !== undefined ? { capacity: { storage } } : {}) },
-    }, { subresource: 'status' });
+    this.#store.update(
+      'persistentvolumeclaims',
+      {
+        ...bound,
+        status: { phase: 'Bound', accessModes: spec['accessModes'] ?? ['ReadWriteOnce'], ...(storage !== undefined ? { capacity: { storage } } : {}) },
+      },
+      { subresource: 'status' },
+    );
     log.info({ volume }, 'claim bound');
   }
 }

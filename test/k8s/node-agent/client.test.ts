@@ -26,22 +26,28 @@ async function fakeApi(tls: Tls, handler: (req: IncomingMessage, res: ServerResp
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     port: (server.address() as { port: number }).port,
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 function kubeconfig(dir: string, port: number): string {
   const file = path.join(dir, 'kubeconfig');
-  writeFileSync(file, [
-    'apiVersion: v1', 'kind: Config',
-    'clusters: [{name: c, cluster: {server: "https://127.0.0.1:' + port + '", certificate-authority: pki/kubelet.crt}}]',
-    'users: [{name: u, user: {token: secret-token}}]',
-    'contexts: [{name: x, context: {cluster: c, user: u}}]',
-    'current-context: x', '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "https://127.0.0.1:' + port + '", certificate-authority: pki/kubelet.crt}}]',
+      'users: [{name: u, user: {token: secret-token}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+      '',
+    ].join('\n'),
+  );
   return file;
 }
 
@@ -70,7 +76,10 @@ describe('KubeClient', () => {
   test('refuses an API server that is not on loopback', (t) => {
     const dir = tmp(t);
     const file = path.join(dir, 'kc');
-    writeFileSync(file, 'clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n');
+    writeFileSync(
+      file,
+      'clusters: [{name: c, cluster: {server: "https://10.0.0.1:6443"}}]\nusers: [{name: u, user: {}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n',
+    );
     assert.throws(() => new KubeClient(file), /only https on loopback/);
   });
 });
@@ -94,7 +103,9 @@ test('Reflector: lists, follows the watch from the list version, resumes after t
     res.writeHead(200);
     if (watchNo === 1) {
       // a change, a bookmark, then the server ends the stream (as with timeoutSeconds)
-      res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('a', 11) })}\n${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } })}\n`);
+      res.write(
+        `${JSON.stringify({ type: 'MODIFIED', object: pod('a', 11) })}\n${JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '15' } } })}\n`,
+      );
       res.end();
     } else if (watchNo === 2) {
       // too old: the reflector must relist; meanwhile b was deleted and c created
@@ -108,7 +119,11 @@ test('Reflector: lists, follows the watch from the list version, resumes after t
   const client = new KubeClient(kubeconfig(dir, api.port));
   const events: string[] = [];
   const r = new Reflector({
-    client, path: '/api/v1/pods', fieldSelector: 'spec.nodeName=node-1', logger: silent, retryMs: 10,
+    client,
+    path: '/api/v1/pods',
+    fieldSelector: 'spec.nodeName=node-1',
+    logger: silent,
+    retryMs: 10,
     onEvent: (type: EventType, o: KubeObject) => events.push(`${type} ${o.metadata.name}@${o.metadata.resourceVersion}`),
   });
   r.start();
@@ -119,7 +134,10 @@ test('Reflector: lists, follows the watch from the list version, resumes after t
   client.close();
   assert.deepEqual(events, ['ADDED a@1', 'ADDED b@2', 'MODIFIED a@11', 'ADDED c@16', 'DELETED b@2', 'DELETED a@31']);
   assert.deepEqual(watches, ['10', '15', '20'], 'the first watch starts at the list version, the second after the bookmark, the third after the relist');
-  assert.deepEqual(r.list().map((o) => o.metadata.name), ['c']);
+  assert.deepEqual(
+    r.list().map((o) => o.metadata.name),
+    ['c'],
+  );
 });
 
 describe('container logs', () => {
@@ -140,24 +158,30 @@ describe('container logs', () => {
     writeFileSync(file, 'l1\nl2\nl3\n');
     let running = true;
     const server = await startLogServer({
-      host: '127.0.0.1', port: 0, tls, followPollMs: 20,
+      host: '127.0.0.1',
+      port: 0,
+      tls,
+      followPollMs: 20,
       resolve: (ns, p, c) => (ns === 'ns' && p === 'web-0' && c === 'redis' ? { files: [file], running: () => running } : `container "${c}" not found`),
     });
     t.after(() => server.close());
-    const get = (p: string, follow = false) => new Promise<{ status: number; body: string }>((resolve, reject) => {
-      https.get({ host: '127.0.0.1', port: server.port, path: p, rejectUnauthorized: false }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => {
-          body += c;
-          if (!follow) return;
-          // The container prints one more line, then stops: the stream must carry it and end.
-          if (body.includes('l3') && !body.includes('l4')) appendFileSync(file, 'l4\n');
-          if (body.includes('l4')) running = false;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      }).on('error', reject);
-    });
+    const get = (p: string, follow = false) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        https
+          .get({ host: '127.0.0.1', port: server.port, path: p, rejectUnauthorized: false }, (res) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (c: string) => {
+              body += c;
+              if (!follow) return;
+              // The container prints one more line, then stops: the stream must carry it and end.
+              if (body.includes('l3') && !body.includes('l4')) appendFileSync(file, 'l4\n');
+              if (body.includes('l4')) running = false;
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          })
+          .on('error', reject);
+      });
     assert.deepEqual(await get('/containerLogs/ns/web-0/redis?tailLines=2'), { status: 200, body: 'l2\nl3\n' });
     assert.equal((await get('/containerLogs/ns/web-0/other')).status, 404);
     assert.deepEqual(await get('/containerLogs/ns/web-0/redis?follow=true&tailLines=1', true), { status: 200, body: 'l3\nl4\n' });

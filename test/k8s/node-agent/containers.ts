@@ -76,7 +76,14 @@ export class ContainerRunner {
 
   constructor(host: ContainerHost) {
     this.#h = host;
-    this.containers = (host.pod.spec?.containers ?? []).map((spec) => ({ spec, started: false, ready: false, everStarted: false, restartCount: 0, killing: false }));
+    this.containers = (host.pod.spec?.containers ?? []).map((spec) => ({
+      spec,
+      started: false,
+      ready: false,
+      everStarted: false,
+      restartCount: 0,
+      killing: false,
+    }));
   }
 
   #mounts(c: ContainerRuntime): Mount[] | string {
@@ -98,7 +105,8 @@ export class ContainerRunner {
     const lookup = { secret: (n: string) => secrets.get(n), configMap: (n: string) => configMaps.get(n) };
     const env = resolveEnv(h.pod, c.spec, lookup, { podIP: ip, hostIP: h.node.hostIP }, h.node.machine);
     if (!env.ok) {
-      if (c.waiting?.message !== env.message) h.log.warn({ container: c.spec.name, reason: 'CreateContainerConfigError', message: env.message }, 'container cannot start');
+      if (c.waiting?.message !== env.message)
+        h.log.warn({ container: c.spec.name, reason: 'CreateContainerConfigError', message: env.message }, 'container cannot start');
       c.waiting = { reason: 'CreateContainerConfigError', message: env.message };
       return;
     }
@@ -221,9 +229,13 @@ export class ContainerRunner {
     const b = c.backoff;
     const expired = !b || finishedMs - b.lastUpdate > 2 * BACKOFF_MAX_MS * scale;
     const delay = expired ? 0 : b.ms;
-    c.waiting = delay > 0
-      ? { reason: 'CrashLoopBackOff', message: `back-off ${Math.round(delay / scale / 1000)}s restarting failed container=${c.spec.name} pod=${h.name}_${h.namespace}(${h.uid})` }
-      : { reason: 'ContainerCreating' };
+    c.waiting =
+      delay > 0
+        ? {
+            reason: 'CrashLoopBackOff',
+            message: `back-off ${Math.round(delay / scale / 1000)}s restarting failed container=${c.spec.name} pod=${h.name}_${h.namespace}(${h.uid})`,
+          }
+        : { reason: 'ContainerCreating' };
     h.requestStatus();
     c.restartTimer = setTimeout(() => {
       c.restartTimer = undefined;

@@ -126,7 +126,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   if (names.length === 0) throw new Error('startNodeAgent needs at least one node');
   const { subnetBase, network } = options;
   if (subnetBase === undefined && !network) throw new Error('startNodeAgent needs subnetBase (or a network)');
-  if (subnetBase !== undefined && (subnetBase < 0 || subnetBase + names.length > 254)) throw new Error(`subnetBase ${subnetBase} leaves no room for ${names.length} nodes`);
+  if (subnetBase !== undefined && (subnetBase < 0 || subnetBase + names.length > 254))
+    throw new Error(`subnetBase ${subnetBase} leaves no room for ${names.length} nodes`);
   if (subnetBase === undefined && names.length > 249) throw new Error(`too many nodes: ${names.length}`);
   const timeScale = options.timeScale ?? 1;
   if (!(timeScale > 0)) throw new Error(`timeScale must be > 0, got ${timeScale}`);
@@ -150,7 +151,8 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const clients: KubeClient[] = [];
   let provisioner: Provisioner | undefined;
   const holderOf = (pv: string, except: PodWorker) => {
-    for (const k of kubelets) for (const w of k.workers.values()) if (w !== except && w.live && w.volumes.volumes.includes(pv)) return `${w.namespace}/${w.name}`;
+    for (const k of kubelets)
+      for (const w of k.workers.values()) if (w !== except && w.live && w.volumes.volumes.includes(pv)) return `${w.namespace}/${w.name}`;
     return undefined;
   };
   const find = (namespace: string, name: string) => {
@@ -181,17 +183,31 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
       const client = new KubeClient(await options.controlPlane.nodeKubeconfig(name));
       clients.push(client);
       const kubelet = new NodeKubelet({
-        name, hostIP, client, addresses: pools[i], network, dataDir, logger, timeScale, redisServer, imageID, machine, holderOf,
+        name,
+        hostIP,
+        client,
+        addresses: pools[i],
+        network,
+        dataDir,
+        logger,
+        timeScale,
+        redisServer,
+        imageID,
+        machine,
+        holderOf,
         volumeRefreshMs: options.volumeRefreshMs ?? 10_000,
         resyncMs: options.resyncMs ?? 10_000,
       });
       kubelets.push(kubelet);
-      servers.push(await startLogServer({
-        host: hostIP,
-        port: kubeletPort,
-        tls,
-        resolve: (ns, pod, container, which) => kubelet.logTarget(ns, pod, container, which) ?? `container "${container}" in pod "${pod}" (namespace ${ns}) has no log on node ${name}`,
-      }));
+      servers.push(
+        await startLogServer({
+          host: hostIP,
+          port: kubeletPort,
+          tls,
+          resolve: (ns, pod, container, which) =>
+            kubelet.logTarget(ns, pod, container, which) ?? `container "${container}" in pod "${pod}" (namespace ${ns}) has no log on node ${name}`,
+        }),
+      );
       const heartbeat = new NodeHeartbeat({
         client,
         logger,

@@ -25,8 +25,29 @@ export function selfSignedCert(dir: string, ips: string[]): Tls {
   const cert = path.join(dir, 'kubelet.crt');
   const key = path.join(dir, 'kubelet.key');
   if (!existsSync(cert)) {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', key, '-out', cert, '-days', '30',
-      '-subj', '/CN=node-agent', '-addext', `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}`], { stdio: ['ignore', 'ignore', 'pipe'] });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '30',
+        '-subj',
+        '/CN=node-agent',
+        '-addext',
+        `subjectAltName=${ips.map((ip) => `IP:${ip}`).join(',')}`,
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
   }
   return { cert: readFileSync(cert), key: readFileSync(key) };
 }

@@ -177,7 +177,9 @@ export class NodeKubelet implements NodeContext {
     if (!r) return undefined;
     const dir = path.join(r.dir, container ?? r.first);
     if (!existsSync(dir)) return { at: r.at, log: '' };
-    const files = readdirSync(dir).filter((f) => /^\d+\.log$/.test(f)).sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
+    const files = readdirSync(dir)
+      .filter((f) => /^\d+\.log$/.test(f))
+      .sort((a, b) => parseInt(a, 10) - parseInt(b, 10));
     return { at: r.at, log: files.map((f) => readFileSync(path.join(dir, f), 'utf8')).join('') };
   }
 

@@ -46,7 +46,14 @@ export function machineCapacity(): Record<string, string> {
 
 /** The kubelet's conditions; `since` keeps each one's lastTransitionTime. */
 export function nodeConditions(nowIso: string, since: string): Json[] {
-  const c = (type: string, status: string, reason: string, message: string) => ({ type, status, reason, message, lastHeartbeatTime: nowIso, lastTransitionTime: since });
+  const c = (type: string, status: string, reason: string, message: string) => ({
+    type,
+    status,
+    reason,
+    message,
+    lastHeartbeatTime: nowIso,
+    lastTransitionTime: since,
+  });
   return [
     c('MemoryPressure', 'False', 'KubeletHasSufficientMemory', 'kubelet has sufficient memory available'),
     c('DiskPressure', 'False', 'KubeletHasNoDiskPressure', 'kubelet has no disk pressure'),
@@ -60,7 +67,10 @@ export function nodeStatus(n: NodeIdentity, nowIso: string, since: string): Json
     capacity: n.capacity,
     allocatable: n.allocatable,
     conditions: nodeConditions(nowIso, since),
-    addresses: [{ type: 'InternalIP', address: n.hostIP }, { type: 'Hostname', address: n.name }],
+    addresses: [
+      { type: 'InternalIP', address: n.hostIP },
+      { type: 'Hostname', address: n.name },
+    ],
     daemonEndpoints: { kubeletEndpoint: { Port: n.kubeletPort } },
     nodeInfo: {
       machineID: readTrim('/etc/machine-id', 'node-agent'),
@@ -85,7 +95,13 @@ export function nodeObject(n: NodeIdentity, nowIso: string): Json {
     metadata: {
       name: n.name,
       // Only labels NodeRestriction lets a node set on itself.
-      labels: { 'kubernetes.io/hostname': n.name, 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': arch, 'beta.kubernetes.io/os': 'linux', 'beta.kubernetes.io/arch': arch },
+      labels: {
+        'kubernetes.io/hostname': n.name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': arch,
+        'beta.kubernetes.io/os': 'linux',
+        'beta.kubernetes.io/arch': arch,
+      },
     },
     spec: {},
     status: nodeStatus(n, nowIso, nowIso),
@@ -149,7 +165,10 @@ export class NodeHeartbeat {
     const renewMs = (this.#o.leaseDurationSeconds * 1000) / 4;
     this.#timers.push(
       setInterval(() => void this.renewLease().catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'lease renewal failed')), renewMs),
-      setInterval(() => void this.postStatus().catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'node status update failed')), this.#o.statusHeartbeatMs),
+      setInterval(
+        () => void this.postStatus().catch((err: unknown) => this.#log.warn({ err: (err as Error).message }, 'node status update failed')),
+        this.#o.statusHeartbeatMs,
+      ),
     );
   }
 
@@ -180,7 +199,11 @@ export class NodeHeartbeat {
           body: {
             apiVersion: 'coordination.k8s.io/v1',
             kind: 'Lease',
-            metadata: { name: identity.name, namespace: LEASE_NAMESPACE, ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: identity.name, uid: this.#uid }] },
+            metadata: {
+              name: identity.name,
+              namespace: LEASE_NAMESPACE,
+              ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: identity.name, uid: this.#uid }],
+            },
             spec,
           },
         });
@@ -189,7 +212,9 @@ export class NodeHeartbeat {
       this.#lease = existing;
     }
     try {
-      this.#lease = await client.request<Json>('PUT', `${base}/${identity.name}`, { body: { ...this.#lease, spec: { ...(this.#lease['spec'] as Json), ...spec } } });
+      this.#lease = await client.request<Json>('PUT', `${base}/${identity.name}`, {
+        body: { ...this.#lease, spec: { ...(this.#lease['spec'] as Json), ...spec } },
+      });
     } catch (err) {
       // A stale resourceVersion or a deleted lease: start over from a fresh read next time.
       this.#lease = undefined;

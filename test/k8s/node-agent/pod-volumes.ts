@@ -150,7 +150,8 @@ export class PodVolumes {
         continue;
       } else {
         const files = volumeFiles(this.#pod, v, this.sources, this.#o.machine);
-        if (files === undefined) return `volume "${v.name}": the node agent supports emptyDir, secret, configMap, downwardAPI, projected and persistentVolumeClaim volumes`;
+        if (files === undefined)
+          return `volume "${v.name}": the node agent supports emptyDir, secret, configMap, downwardAPI, projected and persistentVolumeClaim volumes`;
         if ('error' in files) return files.error as string;
         syncDir(host, files as Files);
       }

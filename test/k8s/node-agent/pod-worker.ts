@@ -143,7 +143,10 @@ export class PodWorker implements ContainerHost {
       // Usually a 403 from the Node authorizer, whose graph learns of the pod's binding a moment
       // after the scheduler made it: retry soon, then back off.
       this.#failures++;
-      this.#wait({ reason: 'ContainerCreating', message: `MountVolume.SetUp failed: ${(err as Error).message}` }, Math.min(100 * 2 ** (this.#failures - 1), 2000));
+      this.#wait(
+        { reason: 'ContainerCreating', message: `MountVolume.SetUp failed: ${(err as Error).message}` },
+        Math.min(100 * 2 ** (this.#failures - 1), 2000),
+      );
       return;
     }
     this.#failures = 0;
@@ -189,19 +192,32 @@ export class PodWorker implements ContainerHost {
     mkdirSync(path.join(this.dir, 'logs'), { recursive: true });
     if ((this.pod.spec?.initContainers ?? []).length > 0) this.log.warn('initContainers are not run by the node agent');
     for (const c of this.containers) {
-      const probes: Array<[ProbeType, V1Probe | undefined]> = [['startup', c.spec.startupProbe], ['readiness', c.spec.readinessProbe], ['liveness', c.spec.livenessProbe]];
+      const probes: Array<[ProbeType, V1Probe | undefined]> = [
+        ['startup', c.spec.startupProbe],
+        ['readiness', c.spec.readinessProbe],
+        ['liveness', c.spec.livenessProbe],
+      ];
       for (const [type, spec] of probes) {
         if (!spec) continue;
         // A copy: an exec probe's command gets the sandbox's exec prefix once it exists.
         const probe = structuredClone(spec);
         if (probe.exec?.command) this.#execProbes.push([probe, probe.exec.command]);
-        this.#probes.push(new ProbeWorker({
-          type,
-          probe,
-          timeScale: this.node.timeScale,
-          container: () => ({ containerID: c.containerID, running: c.proc !== undefined, startedAtMs: c.startedAtMs, started: c.started, terminating: this.terminating, target: c.target }),
-          onResult: (t, outcome, id, output) => this.#onProbe(c, t, outcome, id, output),
-        }));
+        this.#probes.push(
+          new ProbeWorker({
+            type,
+            probe,
+            timeScale: this.node.timeScale,
+            container: () => ({
+              containerID: c.containerID,
+              running: c.proc !== undefined,
+              startedAtMs: c.startedAtMs,
+              started: c.started,
+              terminating: this.terminating,
+              target: c.target,
+            }),
+            onResult: (t, outcome, id, output) => this.#onProbe(c, t, outcome, id, output),
+          }),
+        );
       }
     }
     this.requestStatus();

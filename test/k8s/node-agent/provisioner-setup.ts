@@ -36,8 +36,17 @@ async function ensure(client: KubeClient, collection: string, body: Json): Promi
 
 export async function setUpProvisioner(admin: KubeClient): Promise<void> {
   const name = PROVISIONER_ACCOUNT;
-  await ensure(admin, `/api/v1/namespaces/${PROVISIONER_NAMESPACE}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: PROVISIONER_NAMESPACE } });
-  await ensure(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name }, rules });
+  await ensure(admin, `/api/v1/namespaces/${PROVISIONER_NAMESPACE}/serviceaccounts`, {
+    apiVersion: 'v1',
+    kind: 'ServiceAccount',
+    metadata: { name, namespace: PROVISIONER_NAMESPACE },
+  });
+  await ensure(admin, '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name },
+    rules,
+  });
   await ensure(admin, '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRoleBinding',

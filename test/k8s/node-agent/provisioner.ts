@@ -29,10 +29,16 @@ export interface ProvisionerOptions {
   logger: Logger;
 }
 
-type Spec = Json & { resources?: { requests?: Record<string, string> }; accessModes?: string[]; volumeMode?: string; storageClassName?: string; volumeName?: string };
+type Spec = Json & {
+  resources?: { requests?: Record<string, string> };
+  accessModes?: string[];
+  volumeMode?: string;
+  storageClassName?: string;
+  volumeName?: string;
+};
 
-const specOf = (o: KubeObject | undefined): Spec => ((o?.['spec'] ?? {}) as Spec);
-const statusOf = (o: KubeObject | undefined): Json => ((o?.['status'] ?? {}) as Json);
+const specOf = (o: KubeObject | undefined): Spec => (o?.['spec'] ?? {}) as Spec;
+const statusOf = (o: KubeObject | undefined): Json => (o?.['status'] ?? {}) as Json;
 
 export class Provisioner {
   readonly #o: ProvisionerOptions;
@@ -46,8 +52,16 @@ export class Provisioner {
     this.#o = o;
     this.#log = o.logger.child({ component: 'provisioner' });
     this.root = path.join(o.dataDir, 'volumes');
-    this.#queue = new AsyncQueue((key) => this.#reconcile(key), (key, err) => this.#log.warn({ key, err: (err as Error).message }, 'volume reconcile failed; retrying'));
-    this.#claims = new Reflector({ client: o.client, path: '/api/v1/persistentvolumeclaims', logger: this.#log, onEvent: (_t, c) => this.#queue.add(`claim:${objectKey(c)}`) });
+    this.#queue = new AsyncQueue(
+      (key) => this.#reconcile(key),
+      (key, err) => this.#log.warn({ key, err: (err as Error).message }, 'volume reconcile failed; retrying'),
+    );
+    this.#claims = new Reflector({
+      client: o.client,
+      path: '/api/v1/persistentvolumeclaims',
+      logger: this.#log,
+      onEvent: (_t, c) => this.#queue.add(`claim:${objectKey(c)}`),
+    });
     this.#volumes = new Reflector({
       client: o.client,
       path: '/api/v1/persistentvolumes',
@@ -119,7 +133,14 @@ export class Provisioner {
         storageClassName: className,
         ...(sc['mountOptions'] ? { mountOptions: sc['mountOptions'] } : {}),
         hostPath: { path: dir, type: 'DirectoryOrCreate' },
-        claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: claim.metadata.namespace, name: claim.metadata.name, uid: claim.metadata.uid, resourceVersion: claim.metadata.resourceVersion },
+        claimRef: {
+          apiVersion: 'v1',
+          kind: 'PersistentVolumeClaim',
+          namespace: claim.metadata.namespace,
+          name: claim.metadata.name,
+          uid: claim.metadata.uid,
+          resourceVersion: claim.metadata.resourceVersion,
+        },
       },
     };
     try {
@@ -143,7 +164,10 @@ export class Provisioner {
     const { client } = this.#o;
     const pvHas = parseQuantity((specOf(pv)['capacity'] as Record<string, string> | undefined)?.['storage']);
     if (pvHas === undefined || pvHas < want) {
-      await client.request('PATCH', `/api/v1/persistentvolumes/${pvName}`, { contentType: 'application/merge-patch+json', body: { spec: { capacity: { storage: requested } } } });
+      await client.request('PATCH', `/api/v1/persistentvolumes/${pvName}`, {
+        contentType: 'application/merge-patch+json',
+        body: { spec: { capacity: { storage: requested } } },
+      });
     }
     await client.request('PATCH', `/api/v1/namespaces/${claim.metadata.namespace}/persistentvolumeclaims/${claim.metadata.name}/status`, {
       contentType: 'application/merge-patch+json',
@@ -159,7 +183,9 @@ export class Provisioner {
     const dir = (specOf(pv)['hostPath'] as { path?: string } | undefined)?.path;
     if (dir && path.resolve(dir).startsWith(`${path.resolve(this.root)}${path.sep}`)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     try {
-      await this.#o.client.request('DELETE', `/api/v1/persistentvolumes/${name}`, { body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: pv.metadata.uid } } });
+      await this.#o.client.request('DELETE', `/api/v1/persistentvolumes/${name}`, {
+        body: { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: pv.metadata.uid } },
+      });
       this.#log.info({ volume: name }, 'released volume deleted (reclaimPolicy Delete)');
     } catch (err) {
       if (!isStatus(err, 404, 409)) throw err;

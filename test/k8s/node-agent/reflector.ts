@@ -106,7 +106,11 @@ export class Reflector {
           await this.#relist();
           needList = false;
         }
-        const w = this.#o.client.watch(this.#o.path, { ...this.#selectors(), resourceVersion: this.#rv, allowWatchBookmarks: true, timeoutSeconds: 240 }, (ev) => this.#apply(ev));
+        const w = this.#o.client.watch(
+          this.#o.path,
+          { ...this.#selectors(), resourceVersion: this.#rv, allowWatchBookmarks: true, timeoutSeconds: 240 },
+          (ev) => this.#apply(ev),
+        );
         this.#current = w;
         await w.done;
         if (this.#expired) {
@@ -125,7 +129,9 @@ export class Reflector {
   }
 
   async #relist(): Promise<void> {
-    const list = await this.#o.client.request<{ metadata?: { resourceVersion?: string }; items?: KubeObject[] }>('GET', this.#o.path, { query: this.#selectors() });
+    const list = await this.#o.client.request<{ metadata?: { resourceVersion?: string }; items?: KubeObject[] }>('GET', this.#o.path, {
+      query: this.#selectors(),
+    });
     if (this.#stopped) return;
     const seen = new Set<string>();
     for (const item of list.items ?? []) {

@@ -14,7 +14,6 @@ import { buildPodStatus, rfc3339, type ContainerSnapshot } from '../../cluster/w
 import { isStatus, type Json } from './api-client.ts';
 import type { PodWorker } from './pod-worker.ts';
 
-
 /** Drops nulls and undefined, recursively: the API writes `lastProbeTime: null` for unset times. */
 export function stripNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stripNulls);
@@ -62,11 +61,28 @@ export function workerStatus(w: PodWorker, hostIP: string, imageID: string, serv
   const terminal = w.finished && w.terminating;
   const containers: ContainerSnapshot[] = w.snapshots().map((c) =>
     terminal && !('terminated' in c.state)
-      ? { ...c, state: { terminated: { exitCode: 137, reason: 'ContainerStatusUnknown', message: 'The container could not be located when the pod was terminated', finishedAt: rfc3339(nowMs) } } }
+      ? {
+          ...c,
+          state: {
+            terminated: {
+              exitCode: 137,
+              reason: 'ContainerStatusUnknown',
+              message: 'The container could not be located when the pod was terminated',
+              finishedAt: rfc3339(nowMs),
+            },
+          },
+        }
       : c,
   );
   const status = buildPodStatus(
-    { terminal, restartPolicy: w.pod.spec?.restartPolicy ?? 'Always', hostIP, ...(w.ip !== undefined ? { podIP: w.ip } : {}), startTime: rfc3339(w.startTimeMs ?? nowMs), containers },
+    {
+      terminal,
+      restartPolicy: w.pod.spec?.restartPolicy ?? 'Always',
+      hostIP,
+      ...(w.ip !== undefined ? { podIP: w.ip } : {}),
+      startTime: rfc3339(w.startTimeMs ?? nowMs),
+      containers,
+    },
     w.conditions,
     nowMs,
   );

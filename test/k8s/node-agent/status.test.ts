@@ -17,12 +17,23 @@ function worker(o: { containers: ContainerSnapshot[]; finished?: boolean; termin
     ip: '127.0.61.2',
     startTimeMs: NOW - 5000,
     conditions: new Map(),
-    pod: { metadata: { name: 'web-0', namespace: 'ns', uid: 'u', ...(o.generation ? { generation: o.generation } : {}) }, spec: { containers: [], restartPolicy: 'Always' } },
+    pod: {
+      metadata: { name: 'web-0', namespace: 'ns', uid: 'u', ...(o.generation ? { generation: o.generation } : {}) },
+      spec: { containers: [], restartPolicy: 'Always' },
+    },
     snapshots: () => o.containers,
   } as unknown as PodWorker;
 }
 
-const running: ContainerSnapshot = { name: 'redis', image: 'redis:7.2', containerID: 'node-agent://abc', ready: true, started: true, restartCount: 0, state: { running: { startedAt: '2026-01-02T03:04:01Z' } } };
+const running: ContainerSnapshot = {
+  name: 'redis',
+  image: 'redis:7.2',
+  containerID: 'node-agent://abc',
+  ready: true,
+  started: true,
+  restartCount: 0,
+  state: { running: { startedAt: '2026-01-02T03:04:01Z' } },
+};
 
 describe('workerStatus', () => {
   test('a running, ready pod: phase, IPs, conditions with observedGeneration, containerStatuses with imageID', () => {
@@ -33,7 +44,16 @@ describe('workerStatus', () => {
     assert.deepEqual(s['hostIPs'], [{ ip: '127.0.61.1' }]);
     assert.equal(s['observedGeneration'], 3);
     const conditions = s['conditions'] as Json[];
-    assert.deepEqual(conditions.map((c) => [c['type'], c['status']]), [['PodReadyToStartContainers', 'True'], ['Initialized', 'True'], ['Ready', 'True'], ['ContainersReady', 'True'], ['PodScheduled', 'True']]);
+    assert.deepEqual(
+      conditions.map((c) => [c['type'], c['status']]),
+      [
+        ['PodReadyToStartContainers', 'True'],
+        ['Initialized', 'True'],
+        ['Ready', 'True'],
+        ['ContainersReady', 'True'],
+        ['PodScheduled', 'True'],
+      ],
+    );
     assert.ok(conditions.filter((c) => c['type'] !== 'PodScheduled').every((c) => c['observedGeneration'] === 3));
     const cs = (s['containerStatuses'] as Json[])[0]!;
     assert.equal(cs['imageID'], 'node-agent://redis-server@sha256:x');
@@ -42,13 +62,28 @@ describe('workerStatus', () => {
 
   test('PodScheduled is left to the scheduler once the API has it', () => {
     const s = workerStatus(worker({ containers: [running] }), '127.0.61.1', 'i', { conditions: [{ type: 'PodScheduled', status: 'True' }] }, NOW);
-    assert.equal((s['conditions'] as Json[]).some((c) => c['type'] === 'PodScheduled'), false);
+    assert.equal(
+      (s['conditions'] as Json[]).some((c) => c['type'] === 'PodScheduled'),
+      false,
+    );
   });
 
   test('a finished deleted pod is terminal: exit 0 is Succeeded; a container that never ran is ContainerStatusUnknown and the pod Failed (TerminatePod)', () => {
-    const done: ContainerSnapshot = { ...running, ready: false, started: false, state: { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-01-02T03:04:05Z' } } };
+    const done: ContainerSnapshot = {
+      ...running,
+      ready: false,
+      started: false,
+      state: { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-01-02T03:04:05Z' } },
+    };
     assert.equal(workerStatus(worker({ containers: [done], finished: true, terminating: true }), 'h', 'i', undefined, NOW)['phase'], 'Succeeded');
-    const never: ContainerSnapshot = { name: 'redis', image: 'redis:7.2', ready: false, started: false, restartCount: 0, state: { waiting: { reason: 'ContainerCreating' } } };
+    const never: ContainerSnapshot = {
+      name: 'redis',
+      image: 'redis:7.2',
+      ready: false,
+      started: false,
+      restartCount: 0,
+      state: { waiting: { reason: 'ContainerCreating' } },
+    };
     const s = workerStatus(worker({ containers: [never], finished: true, terminating: true }), 'h', 'i', undefined, NOW);
     assert.equal(s['phase'], 'Failed');
     const state = ((s['containerStatuses'] as Json[])[0]!['state'] as Json)['terminated'] as Json;
@@ -59,8 +94,16 @@ describe('workerStatus', () => {
 
 describe('statusMatches', () => {
   const ours: Json = { phase: 'Running', podIP: '127.0.61.2', conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: 't' }] };
-  test('the API\'s extra fields, nulls and other owners\' conditions do not count as a difference', () => {
-    const server = { phase: 'Running', podIP: '127.0.61.2', qosClass: 'Burstable', conditions: [{ type: 'PodScheduled', status: 'True' }, { type: 'Ready', status: 'True', lastTransitionTime: 't', lastProbeTime: null }] };
+  test("the API's extra fields, nulls and other owners' conditions do not count as a difference", () => {
+    const server = {
+      phase: 'Running',
+      podIP: '127.0.61.2',
+      qosClass: 'Burstable',
+      conditions: [
+        { type: 'PodScheduled', status: 'True' },
+        { type: 'Ready', status: 'True', lastTransitionTime: 't', lastProbeTime: null },
+      ],
+    };
     assert.equal(statusMatches(server, ours), true);
   });
   test('a changed field or condition does', () => {
@@ -72,12 +115,18 @@ describe('statusMatches', () => {
 });
 
 test('the Node: labels a node may set on itself, InternalIP + Hostname, the kubelet port, Ready', () => {
-  const n = nodeObject({ name: 'node-1', hostIP: '127.0.61.1', kubeletPort: 10250, version: 'v1.37.2', capacity: { cpu: '2' }, allocatable: { cpu: '2' } }, '2026-01-02T03:04:05Z');
+  const n = nodeObject(
+    { name: 'node-1', hostIP: '127.0.61.1', kubeletPort: 10250, version: 'v1.37.2', capacity: { cpu: '2' }, allocatable: { cpu: '2' } },
+    '2026-01-02T03:04:05Z',
+  );
   const meta = n['metadata'] as { labels: Record<string, string> };
   assert.equal(meta.labels['kubernetes.io/hostname'], 'node-1');
   assert.ok(Object.keys(meta.labels).every((k) => /^(beta\.)?kubernetes\.io\/(hostname|os|arch)$/.test(k)));
   const status = n['status'] as Json;
-  assert.deepEqual(status['addresses'], [{ type: 'InternalIP', address: '127.0.61.1' }, { type: 'Hostname', address: 'node-1' }]);
+  assert.deepEqual(status['addresses'], [
+    { type: 'InternalIP', address: '127.0.61.1' },
+    { type: 'Hostname', address: 'node-1' },
+  ]);
   assert.deepEqual(status['daemonEndpoints'], { kubeletEndpoint: { Port: 10250 } });
   const ready = (status['conditions'] as Json[]).find((c) => c['type'] === 'Ready');
   assert.equal(ready?.['status'], 'True');

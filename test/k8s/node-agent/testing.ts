@@ -41,7 +41,9 @@ export async function until<T>(what: string, check: () => Promise<T | undefined 
 
 export function cli(ip: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { timeout: 5000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout.trim())));
+    execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { timeout: 5000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout.trim()),
+    );
   });
 }
 
@@ -49,13 +51,23 @@ export const PASSWORD = 'node-agent-password';
 
 export function authCli(ip: string, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { timeout: 5000, env: { PATH: process.env['PATH'] ?? '', REDISCLI_AUTH: PASSWORD } }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout.trim())));
+    execFile(
+      'redis-cli',
+      ['-h', ip, '-p', '6379', ...args],
+      { timeout: 5000, env: { PATH: process.env['PATH'] ?? '', REDISCLI_AUTH: PASSWORD } },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message} ${stderr}`)) : resolve(stdout.trim())),
+    );
   });
 }
 
 /** The hook's children for a Redis called my-redis with one replica (what Metacontroller would apply). */
 export function hookChildren(namespace: string): Array<Json & { apiVersion: string; kind: string }> {
-  const spec = { version: '7.2', master: { replicas: 1 }, replicas: 1, persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '1Gi' } };
+  const spec = {
+    version: '7.2',
+    master: { replicas: 1 },
+    replicas: 1,
+    persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '1Gi' },
+  };
   const parsed = parseHookRequest({
     parent: { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: 'my-redis', namespace, uid: randomUUID(), generation: 1 }, spec },
     children: {},
@@ -82,17 +94,24 @@ export function statefulSet(namespace: string): Json {
         metadata: { labels: { app: 'web' } },
         spec: {
           terminationGracePeriodSeconds: 20,
-          containers: [{
-            name: 'redis',
-            image: 'redis:7.2',
-            // No command: the redis image's entrypoint runs redis-server with these flags, in /data.
-            args: ['--appendonly', 'yes', '--save', ''],
-            env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
-            ports: [{ name: 'redis', containerPort: 6379 }],
-            volumeMounts: [{ name: 'data', mountPath: '/data' }],
-            startupProbe: { tcpSocket: { port: 'redis' }, periodSeconds: 1, failureThreshold: 30 },
-            readinessProbe: { exec: { command: ['sh', '-c', 'redis-cli -h "$POD_IP" ping | grep -q PONG'] }, periodSeconds: 1, timeoutSeconds: 1, failureThreshold: 2 },
-          }],
+          containers: [
+            {
+              name: 'redis',
+              image: 'redis:7.2',
+              // No command: the redis image's entrypoint runs redis-server with these flags, in /data.
+              args: ['--appendonly', 'yes', '--save', ''],
+              env: [{ name: 'POD_IP', valueFrom: { fieldRef: { fieldPath: 'status.podIP' } } }],
+              ports: [{ name: 'redis', containerPort: 6379 }],
+              volumeMounts: [{ name: 'data', mountPath: '/data' }],
+              startupProbe: { tcpSocket: { port: 'redis' }, periodSeconds: 1, failureThreshold: 30 },
+              readinessProbe: {
+                exec: { command: ['sh', '-c', 'redis-cli -h "$POD_IP" ping | grep -q PONG'] },
+                periodSeconds: 1,
+                timeoutSeconds: 1,
+                failureThreshold: 2,
+              },
+            },
+          ],
         },
       },
       volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],

@@ -69,7 +69,15 @@ function keyData(source: Json, isSecret: boolean): Map<string, Buffer> {
 }
 
 /** A secret or configMap source's files, or the FailedMount reason. */
-function keyedFiles(kind: 'secret' | 'configmap', name: string, source: Json | undefined, items: V1KeyToPath[] | undefined, optional: boolean, mode: number, into: Files): string | undefined {
+function keyedFiles(
+  kind: 'secret' | 'configmap',
+  name: string,
+  source: Json | undefined,
+  items: V1KeyToPath[] | undefined,
+  optional: boolean,
+  mode: number,
+  into: Files,
+): string | undefined {
   if (!source) return optional ? undefined : `${kind} "${name}" not found`;
   const data = keyData(source, kind === 'secret');
   if (items && items.length > 0) {
@@ -116,7 +124,13 @@ export function downwardValue(pod: V1Pod, item: V1DownwardAPIVolumeFile, node: {
   return { error: 'downwardAPI item without fieldRef or resourceFieldRef' };
 }
 
-function downwardFiles(pod: V1Pod, items: V1DownwardAPIVolumeFile[], mode: number, node: { memoryBytes: number; cpus: number }, into: Files): string | undefined {
+function downwardFiles(
+  pod: V1Pod,
+  items: V1DownwardAPIVolumeFile[],
+  mode: number,
+  node: { memoryBytes: number; cpus: number },
+  into: Files,
+): string | undefined {
   for (const item of items) {
     const v = downwardValue(pod, item, node);
     if (typeof v !== 'string') return v.error;
@@ -138,17 +152,37 @@ export function volumeFiles(pod: V1Pod, v: V1Volume, sources: Sources, node: { m
     problem = keyedFiles('secret', name, sources.secrets.get(name), v.secret.items, v.secret.optional === true, v.secret.defaultMode ?? DEFAULT_MODE, files);
   } else if (v.configMap) {
     const name = v.configMap.name ?? '';
-    problem = keyedFiles('configmap', name, sources.configMaps.get(name), v.configMap.items, v.configMap.optional === true, v.configMap.defaultMode ?? DEFAULT_MODE, files);
+    problem = keyedFiles(
+      'configmap',
+      name,
+      sources.configMaps.get(name),
+      v.configMap.items,
+      v.configMap.optional === true,
+      v.configMap.defaultMode ?? DEFAULT_MODE,
+      files,
+    );
   } else if (v.downwardAPI) {
     problem = downwardFiles(pod, v.downwardAPI.items ?? [], v.downwardAPI.defaultMode ?? DEFAULT_MODE, node, files);
   } else if (v.projected) {
     const mode = v.projected.defaultMode ?? DEFAULT_MODE;
     for (const s of v.projected.sources ?? []) {
-      if (s.secret) problem = keyedFiles('secret', s.secret.name ?? '', sources.secrets.get(s.secret.name ?? ''), s.secret.items, s.secret.optional === true, mode, files);
-      else if (s.configMap) problem = keyedFiles('configmap', s.configMap.name ?? '', sources.configMaps.get(s.configMap.name ?? ''), s.configMap.items, s.configMap.optional === true, mode, files);
+      if (s.secret)
+        problem = keyedFiles('secret', s.secret.name ?? '', sources.secrets.get(s.secret.name ?? ''), s.secret.items, s.secret.optional === true, mode, files);
+      else if (s.configMap)
+        problem = keyedFiles(
+          'configmap',
+          s.configMap.name ?? '',
+          sources.configMaps.get(s.configMap.name ?? ''),
+          s.configMap.items,
+          s.configMap.optional === true,
+          mode,
+          files,
+        );
       else if (s.downwardAPI) problem = downwardFiles(pod, s.downwardAPI.items ?? [], mode, node, files);
       else if (s.serviceAccountToken) {
-        const t = sources.tokens.get(tokenKey({ audience: s.serviceAccountToken.audience ?? '', expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600 }));
+        const t = sources.tokens.get(
+          tokenKey({ audience: s.serviceAccountToken.audience ?? '', expirationSeconds: s.serviceAccountToken.expirationSeconds ?? 3600 }),
+        );
         if (t === undefined) problem = 'service account token not issued yet';
         else files.set(s.serviceAccountToken.path, { content: Buffer.from(t), mode });
       } else problem = 'unsupported projected volume source (clusterTrustBundle, podCertificate are not modelled)';

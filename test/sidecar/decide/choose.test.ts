@@ -17,20 +17,39 @@ const deadMaster = (s: Partial<PodSpec> = {}) =>
   });
 /** A replica of the dead master with `f` overrides. */
 const rep = (n: number, f: FactsSpec = {}, s: Partial<PodSpec> = {}) =>
-  pod({ name: `replica-${n}`, label: 'replica', facts: facts({ of: ip(1), link: 'down', linkDownSince: 1, offset: 1000, replid: H1, runId: `${n}`.repeat(40), ...f }), ...s });
+  pod({
+    name: `replica-${n}`,
+    label: 'replica',
+    facts: facts({ of: ip(1), link: 'down', linkDownSince: 1, offset: 1000, replid: H1, runId: `${n}`.repeat(40), ...f }),
+    ...s,
+  });
 
 test('choosePromotion: table', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; includeMaster?: boolean; want: string | null; reason?: RegExp; spec?: Partial<SpecView> }> = [
     { name: 'highest offset wins', pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000 })], want: 'cache-replica-1' },
-    { name: 'lower replica-priority beats offset (Sentinel order)', pods: [deadMaster(), rep(0, { offset: 900, priority: 10 }), rep(1, { offset: 1000 })], want: 'cache-replica-0' },
-    { name: 'priority 0 is never promoted', pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000, priority: 0 })], want: 'cache-replica-0', reason: /replica-priority 0/ },
+    {
+      name: 'lower replica-priority beats offset (Sentinel order)',
+      pods: [deadMaster(), rep(0, { offset: 900, priority: 10 }), rep(1, { offset: 1000 })],
+      want: 'cache-replica-0',
+    },
+    {
+      name: 'priority 0 is never promoted',
+      pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000, priority: 0 })],
+      want: 'cache-replica-0',
+      reason: /replica-priority 0/,
+    },
     {
       name: 'another history is never promoted (restarted empty, or a stranger)',
       pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 5000, replid: H3 })],
       want: 'cache-replica-0',
       reason: /another replication history/,
     },
-    { name: 'the promoted one keeps the old id as replid2', pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { role: 'master', replid: H2, replid2: H1, offset: 1200 })], want: 'cache-replica-1', reason: /already promoted/ },
+    {
+      name: 'the promoted one keeps the old id as replid2',
+      pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { role: 'master', replid: H2, replid2: H1, offset: 1200 })],
+      want: 'cache-replica-1',
+      reason: /already promoted/,
+    },
     {
       name: 'already promoted by an earlier leader beats a higher priority elsewhere',
       pods: [deadMaster(), rep(0, { offset: 1000, priority: 1 }), rep(1, { role: 'master', replid: H2, replid2: H1, offset: 1000 })],
@@ -42,14 +61,22 @@ test('choosePromotion: table', async (t) => {
       want: 'cache-replica-1',
       reason: /link has been down 600 s/,
     },
-    { name: 'tie on offset: smallest run id', pods: [deadMaster(), rep(1, { runId: 'b'.repeat(40) }), rep(0, { runId: 'a'.repeat(40) })], want: 'cache-replica-0' },
+    {
+      name: 'tie on offset: smallest run id',
+      pods: [deadMaster(), rep(1, { runId: 'b'.repeat(40) }), rep(0, { runId: 'a'.repeat(40) })],
+      want: 'cache-replica-0',
+    },
     {
       name: 'a loading replica is not promoted (and, online before, it is waited for)',
       pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000, loading: true }, {})],
       want: null,
       reason: /cache-replica-1 cannot be read.*excluded cache-replica-1: still loading/,
     },
-    { name: 'a replica in a full sync is not promoted', pods: [deadMaster(), rep(0, { sync: true, offset: 0 }), rep(1, { offset: 800 })], want: 'cache-replica-1' },
+    {
+      name: 'a replica in a full sync is not promoted',
+      pods: [deadMaster(), rep(0, { sync: true, offset: 0 }), rep(1, { offset: 800 })],
+      want: 'cache-replica-1',
+    },
     {
       name: 'partial view: a replica that was online is unreadable -> wait',
       pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, {}, { error: 'timeout', okAgo: 1400 })],
@@ -63,8 +90,12 @@ test('choosePromotion: table', async (t) => {
       reason: /gave up waiting for cache-replica-1/,
     },
     {
-      name: 'partial view: a replica that was NOT online in the master\'s last view cannot be ahead',
-      pods: [deadMaster({ facts: facts({ role: 'master', offset: 1000, replid: H1, replicas: online(ip(11)) }) }), rep(0, { offset: 900 }), rep(1, {}, { error: 'timeout', okAgo: 60_000 })],
+      name: "partial view: a replica that was NOT online in the master's last view cannot be ahead",
+      pods: [
+        deadMaster({ facts: facts({ role: 'master', offset: 1000, replid: H1, replicas: online(ip(11)) }) }),
+        rep(0, { offset: 900 }),
+        rep(1, {}, { error: 'timeout', okAgo: 60_000 }),
+      ],
       want: 'cache-replica-0',
     },
     {
@@ -75,25 +106,41 @@ test('choosePromotion: table', async (t) => {
     },
     {
       name: 'restarted master competes: it wins a tie (no label move)',
-      pods: [deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H1, offset: 1000 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }), rep(0, { offset: 1000 })],
+      pods: [
+        deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H1, offset: 1000 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }),
+        rep(0, { offset: 1000 }),
+      ],
       includeMaster: true,
       want: 'cache-master-0',
     },
     {
       name: 'restarted master with older RDB data loses to the replica',
-      pods: [deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H1, offset: 700 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }), rep(0, { offset: 1000 })],
+      pods: [
+        deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H1, offset: 700 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }),
+        rep(0, { offset: 1000 }),
+      ],
       includeMaster: true,
       want: 'cache-replica-0',
     },
     {
       name: 'restarted master came back EMPTY: never chosen over the replica',
-      pods: [deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H3, offset: 0, keys: 0 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }), rep(0, { offset: 1000 })],
+      pods: [
+        deadMaster({
+          error: undefined,
+          okAgo: 0,
+          facts: facts({ replid: H3, offset: 0, keys: 0 }),
+          lastMaster: { replid: H1, offset: 1000, online: [ip(11)] },
+        }),
+        rep(0, { offset: 1000 }),
+      ],
       includeMaster: true,
       want: 'cache-replica-0',
     },
     {
       name: 'replicas=0: the restarted master (AOF: new id) is the only data, re-promoted',
-      pods: [deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H3, offset: 0, keys: 50 }), lastMaster: { replid: H1, offset: 1000, online: [] } })],
+      pods: [
+        deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H3, offset: 0, keys: 50 }), lastMaster: { replid: H1, offset: 1000, online: [] } }),
+      ],
       includeMaster: true,
       spec: { replicas: 0, persistence: true },
       want: 'cache-master-0',
@@ -101,7 +148,11 @@ test('choosePromotion: table', async (t) => {
     },
     {
       name: 'no memory of the master: history from the replicas that follow its address',
-      pods: [deadMaster({ lastMaster: undefined, facts: facts({ of: ip(1) }), error: 'refused' }), rep(0, { offset: 900 }), rep(1, { offset: 2000, replid: H3 })],
+      pods: [
+        deadMaster({ lastMaster: undefined, facts: facts({ of: ip(1) }), error: 'refused' }),
+        rep(0, { offset: 900 }),
+        rep(1, { offset: 2000, replid: H3 }),
+      ],
       want: 'cache-replica-0',
     },
     { name: 'nobody answers', pods: [deadMaster(), rep(0, {}, { error: 'refused', okAgo: 60_000 })], want: null, reason: /no candidate/ },
@@ -167,7 +218,11 @@ test('chooseBootstrap: table', async (t) => {
     },
     {
       name: 'adopt: an earlier leader promoted replica-1 and crashed before labelling',
-      pods: [node('master-0', { of: ip(12) }), node('replica-0', { of: ip(1), offset: 1000 }), node('replica-1', { role: 'master', replid: H2, replid2: H1, offset: 1000 })],
+      pods: [
+        node('master-0', { of: ip(12) }),
+        node('replica-0', { of: ip(1), offset: 1000 }),
+        node('replica-1', { role: 'master', replid: H2, replid2: H1, offset: 1000 }),
+      ],
       want: 'cache-replica-1',
       reason: /adopting/,
     },

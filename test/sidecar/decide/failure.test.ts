@@ -30,7 +30,12 @@ test('assessMaster: table', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; state: string; reason?: RegExp }> = [
     { name: 'answers as master', pods: [M(), R(0, 'hears')], state: 'healthy' },
     { name: 'silent below downAfterMilliseconds', pods: [silent(500), R(0, 'down'), R(1, 'down')], state: 'suspect', reason: /below downAfterMilliseconds/ },
-    { name: 'killed: silent and every replica reports the link down', pods: [silent(1200, { error: 'refused' }), R(0, 'down'), R(1, 'down')], state: 'failed', reason: /report the link down/ },
+    {
+      name: 'killed: silent and every replica reports the link down',
+      pods: [silent(1200, { error: 'refused' }), R(0, 'down'), R(1, 'down')],
+      state: 'failed',
+      reason: /report the link down/,
+    },
     {
       name: 'only the sidecar lost it: replicas still hear it',
       pods: [silent(5000), R(0, 'hears'), R(1, 'hears')],

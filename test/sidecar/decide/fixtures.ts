@@ -1,7 +1,14 @@
 // Builders for decision tests: pods and Redis facts as the manager would observe them.
 // No I/O; the IPs are labels only (10.0.0.x, never contacted).
 import type { RedisErrorKind, RedisFacts, ReplicaLine } from '../../../src/sidecar/redis/types.ts';
-import { DEFAULT_DECIDE_CONFIG, type DecideConfig, type DecideInput, type PodObservation, type RedisTrack, type SpecView } from '../../../src/sidecar/decide/types.ts';
+import {
+  DEFAULT_DECIDE_CONFIG,
+  type DecideConfig,
+  type DecideInput,
+  type PodObservation,
+  type RedisTrack,
+  type SpecView,
+} from '../../../src/sidecar/decide/types.ts';
 import { LINK_ANNOTATION, ROLE_LABEL } from '../../../src/api/labels.ts';
 
 export const NOW = 1_000_000;
@@ -102,7 +109,7 @@ export interface PodSpec {
 export function pod(s: PodSpec): PodObservation {
   const name = s.name.startsWith(`${NAME}-`) ? s.name : `${NAME}-${s.name}`;
   const component = s.component !== undefined ? s.component : name.includes('-master-') ? 'master-set' : 'replica-set';
-  const podIp = s.ip === undefined ? ip(Number((/-(\d+)$/.exec(name)?.[1] ?? '0')) + (name.includes('-master-') ? 1 : 11)) : s.ip;
+  const podIp = s.ip === undefined ? ip(Number(/-(\d+)$/.exec(name)?.[1] ?? '0') + (name.includes('-master-') ? 1 : 11)) : s.ip;
   let redis: RedisTrack | null = null;
   if (!s.never) {
     const f = s.facts ?? facts();
@@ -121,7 +128,14 @@ export function pod(s: PodSpec): PodObservation {
       lastMasterFacts: s.lastMaster
         ? { at: NOW - okAgo, replid: s.lastMaster.replid, replid2: ZERO, offset: s.lastMaster.offset, keys: 10, onlineReplicaIps: s.lastMaster.online }
         : r.role === 'master'
-          ? { at: NOW - okAgo, replid: r.masterReplid, replid2: r.masterReplid2, offset: r.masterReplOffset, keys: f.keys, onlineReplicaIps: r.replicas.filter((l) => l.state === 'online').map((l) => l.ip) }
+          ? {
+              at: NOW - okAgo,
+              replid: r.masterReplid,
+              replid2: r.masterReplid2,
+              offset: r.masterReplOffset,
+              keys: f.keys,
+              onlineReplicaIps: r.replicas.filter((l) => l.state === 'online').map((l) => l.ip),
+            }
           : null,
       witnessDownSince: s.witnessFor !== undefined ? NOW - s.witnessFor : null,
       witnessOf: r.role === 'replica' ? `${r.masterHost}:${r.masterPort}` : null,

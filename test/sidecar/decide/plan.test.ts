@@ -52,9 +52,18 @@ test('desiredFencing: table', async (t) => {
     { name: 'two replicas following', pods: [M, replica(0), replica(1)], want: 1 },
     { name: 'spec 0 turns it off', pods: [M, replica(0), replica(1)], spec: { minReplicasToWrite: 0 }, want: 0 },
     { name: 'capped at spec.replicas', pods: [M, replica(0), replica(1)], spec: { minReplicasToWrite: 3 }, want: 2 },
-    { name: 'replicas cut off from the master still count (isolated master stays fenced)', pods: [M, replica(0, { link: 'down', lastIo: 9 }), replica(1, { link: 'down' })], want: 1 },
+    {
+      name: 'replicas cut off from the master still count (isolated master stays fenced)',
+      pods: [M, replica(0, { link: 'down', lastIo: 9 }), replica(1, { link: 'down' })],
+      want: 1,
+    },
     { name: 'replicas of the previous master being re-pointed count', pods: [M, replica(0, { of: ip(99), link: 'down' })], spec: { replicas: 1 }, want: 1 },
-    { name: 'replicas=1 after failover: the only other pod is dead -> 0 (writes accepted)', pods: [M, replica(0, {}, { error: 'refused', okAgo: 5000 })], spec: { replicas: 1 }, want: 0 },
+    {
+      name: 'replicas=1 after failover: the only other pod is dead -> 0 (writes accepted)',
+      pods: [M, replica(0, {}, { error: 'refused', okAgo: 5000 })],
+      spec: { replicas: 1 },
+      want: 0,
+    },
     { name: 'the old pod returned empty on the placeholder: not yet', pods: [M, replica(0, { of: '127.0.0.1' })], spec: { replicas: 1 }, want: 0 },
     { name: '...and during its first full sync: not yet', pods: [M, replica(0, { link: 'down', sync: true })], spec: { replicas: 1 }, want: 0 },
     { name: '...linked: raised again', pods: [M, replica(0)], spec: { replicas: 1 }, want: 1 },
@@ -78,7 +87,11 @@ test('planLabels: transitions only; the master label leaves before it arrives', 
     masterIp: ip(11),
     promotion: { cause: 'failover', previous: 'cache-master-0', offset: 1000 },
   });
-  assert.deepEqual(brief(steps), ['label cache-master-0 {"cache-master-0" === "x"}'.replace('{"cache-master-0" === "x"}', JSON.stringify({ [ROLE_LABEL]: 'replica' })) + '!', `label cache-replica-0 ${JSON.stringify({ [ROLE_LABEL]: 'master' })}!`, 'label cache-replica-1 {}']);
+  assert.deepEqual(brief(steps), [
+    'label cache-master-0 {"cache-master-0" === "x"}'.replace('{"cache-master-0" === "x"}', JSON.stringify({ [ROLE_LABEL]: 'replica' })) + '!',
+    `label cache-replica-0 ${JSON.stringify({ [ROLE_LABEL]: 'master' })}!`,
+    'label cache-replica-1 {}',
+  ]);
   const give = steps[1]!;
   assert.ok(give.kind === 'label');
   assert.equal(give.patch.metadata.annotations?.[ROLE_SINCE_ANNOTATION], 'failover from cache-master-0 at offset 1000');
@@ -111,7 +124,11 @@ test('plan: end to end, in the order the manager must apply', async (t) => {
     { name: 'healthy steady state: nothing to do', pods: [master(), replica(0), replica(1)], kind: 'keep', want: [] },
     {
       name: 'master killed: promote, re-point, then labels (old off, new on)',
-      pods: [deadM, replica(0, { link: 'down', linkDownSince: 1, offset: 900 }, { witnessFor: 1000 }), replica(1, { link: 'down', linkDownSince: 1, offset: 1000 }, { witnessFor: 1000 })],
+      pods: [
+        deadM,
+        replica(0, { link: 'down', linkDownSince: 1, offset: 900 }, { witnessFor: 1000 }),
+        replica(1, { link: 'down', linkDownSince: 1, offset: 1000 }, { witnessFor: 1000 }),
+      ],
       kind: 'promote',
       want: [
         'promote cache-replica-1',
@@ -143,7 +160,12 @@ test('plan: end to end, in the order the manager must apply', async (t) => {
       name: 'old master returns still claiming master (was hung): demoted; its label already says replica',
       pods: [
         pod({ name: 'master-0', label: 'replica', link: 'down', facts: facts({ role: 'master', offset: 900, replid: H1 }) }),
-        pod({ name: 'replica-0', label: 'master', link: 'up', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 1100, replicas: online(ip(12)) }) }),
+        pod({
+          name: 'replica-0',
+          label: 'master',
+          link: 'up',
+          facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 1100, replicas: online(ip(12)) }),
+        }),
         replica(1, { of: ip(11), replid: H2 }),
       ],
       kind: 'keep',
@@ -153,7 +175,12 @@ test('plan: end to end, in the order the manager must apply', async (t) => {
       name: 'old master returns empty (placeholder): re-pointed, never chosen',
       pods: [
         pod({ name: 'master-0', label: 'replica', link: 'down', facts: facts({ of: '127.0.0.1', replid: '9'.repeat(40) }) }),
-        pod({ name: 'replica-0', label: 'master', link: 'up', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 1100, replicas: online(ip(12)) }) }),
+        pod({
+          name: 'replica-0',
+          label: 'master',
+          link: 'up',
+          facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 1100, replicas: online(ip(12)) }),
+        }),
         replica(1, { of: ip(11), replid: H2 }),
       ],
       kind: 'keep',
@@ -190,7 +217,7 @@ test('plan: end to end, in the order the manager must apply', async (t) => {
       ],
     },
     {
-      name: 'scale-down removes the master\'s pod: planned switchover first',
+      name: "scale-down removes the master's pod: planned switchover first",
       pods: [
         pod({ name: 'master-0', label: 'replica', link: 'up', facts: facts({ of: ip(13), offset: 1000 }) }),
         replica(0, { of: ip(13) }),
@@ -240,8 +267,18 @@ test('plan: end to end, in the order the manager must apply', async (t) => {
 
 test('never two pods labelled master: after any plan is applied, at most one carries the label', async (t) => {
   const scenarios: Array<[string, PodObservation[]]> = [
-    ['the master refuses connections and both replicas report the link down', [master({ error: 'refused', okAgo: 1500 }), replica(0, { link: 'down' }, { witnessFor: 1000 }), replica(1, { link: 'down', offset: 1200 }, { witnessFor: 1000 })]],
-    ['two pods labelled master, one the promoted successor', [master({ label: 'master' }), pod({ name: 'replica-0', label: 'master', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 2000 }) })]],
+    [
+      'the master refuses connections and both replicas report the link down',
+      [
+        master({ error: 'refused', okAgo: 1500 }),
+        replica(0, { link: 'down' }, { witnessFor: 1000 }),
+        replica(1, { link: 'down', offset: 1200 }, { witnessFor: 1000 }),
+      ],
+    ],
+    [
+      'two pods labelled master, one the promoted successor',
+      [master({ label: 'master' }), pod({ name: 'replica-0', label: 'master', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 2000 }) })],
+    ],
     ['a fresh set: no labels, every node on the placeholder', [pod({ name: 'master-0', facts: facts() }), pod({ name: 'replica-0', facts: facts() })]],
   ];
   for (const [name, pods] of scenarios) {
@@ -263,7 +300,9 @@ test('decideMaster: reasons name the situation', () => {
   const d = decideMaster(input([master({ error: 'timeout', okAgo: 8000 }), replica(0), replica(1)])).decision;
   assert.equal(d.kind, 'wait');
   assert.match(d.reason, /sidecar lost contact/);
-  const two = decideMaster(input([master(), pod({ name: 'replica-0', label: 'master', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 2000 }) })])).decision;
+  const two = decideMaster(
+    input([master(), pod({ name: 'replica-0', label: 'master', facts: facts({ role: 'master', replid: H2, replid2: H1, offset: 2000 }) })]),
+  ).decision;
   assert.equal(two.kind, 'keep');
   assert.equal(two.kind === 'keep' && two.master, 'cache-replica-0', 'of two labelled masters, the successor');
 });

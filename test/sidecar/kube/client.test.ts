@@ -20,7 +20,10 @@ function redis(namespace: string, name: string) {
 }
 
 function redisPod(namespace: string, redisName: string, ordinal: number, extraLabels: Record<string, string> = {}) {
-  return { metadata: { name: `${redisName}-replica-${ordinal}`, namespace, labels: { ...podSelectorLabels(redisName), ...extraLabels } }, spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } };
+  return {
+    metadata: { name: `${redisName}-replica-${ordinal}`, namespace, labels: { ...podSelectorLabels(redisName), ...extraLabels } },
+    spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
+  };
 }
 
 describe('KubeClient', () => {
@@ -57,7 +60,10 @@ describe('KubeClient', () => {
       const kc = loadKubeConfig({ env: { KUBECONFIG: file } });
       api.store.create('redises', redis('cfg-ns', 'from-file'));
       const listed = await new KubeClient(kc, { identity: 'x', namespaces: ['cfg-ns'] }).listRedis();
-      assert.deepEqual(listed.map((r) => r.metadata.name), ['from-file']);
+      assert.deepEqual(
+        listed.map((r) => r.metadata.name),
+        ['from-file'],
+      );
       assert.equal(api.requests.at(-1)?.client, 'from-file');
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -66,9 +72,18 @@ describe('KubeClient', () => {
   });
 
   test('listRedis: all namespaces, or only the configured ones', async () => {
-    for (const [ns, name] of [['list-a', 'one'], ['list-b', 'two'], ['list-c', 'three']] as const) api.store.create('redises', redis(ns, name));
+    for (const [ns, name] of [
+      ['list-a', 'one'],
+      ['list-b', 'two'],
+      ['list-c', 'three'],
+    ] as const)
+      api.store.create('redises', redis(ns, name));
     const all = await client.listRedis();
-    for (const name of ['one', 'two', 'three']) assert.ok(all.some((r) => r.metadata.name === name), name);
+    for (const name of ['one', 'two', 'three'])
+      assert.ok(
+        all.some((r) => r.metadata.name === name),
+        name,
+      );
     const some = await new KubeClient(api.kubeConfig(), { identity: 'x', namespaces: ['list-a', 'list-c'] }).listRedis();
     assert.deepEqual(some.map((r) => r.metadata.name).sort(), ['one', 'three']);
   });
@@ -96,7 +111,10 @@ describe('KubeClient', () => {
     await until('the update', () => seen.includes('update r-replica-0 replica'));
     api.store.delete('pods', 'inf-b', 'r-replica-1');
     await until('the delete', () => seen.includes('delete r-replica-1'));
-    assert.deepEqual(pods.list().map((p) => p.metadata?.name), ['r-replica-0']);
+    assert.deepEqual(
+      pods.list().map((p) => p.metadata?.name),
+      ['r-replica-0'],
+    );
     assert.equal(pods.get('r-replica-0', 'inf-a')?.metadata?.labels?.[ROLE_LABEL], 'replica');
     assert.ok(!seen.some((s) => s.includes('unmanaged') || s.includes('elsewhere')));
     assert.ok(api.requests.filter((r) => r.client === 'scoped' && r.watch).every((r) => decodeURIComponent(r.query).includes(POD_SELECTOR)));
@@ -140,7 +158,10 @@ describe('KubeClient', () => {
     const first = api.store.create('pods', redisPod('replaced', 'r', 0));
     api.store.delete('pods', 'replaced', 'r-replica-0');
     api.store.create('pods', redisPod('replaced', 'r', 0));
-    const err = await client.patchPodMetadata('replaced', 'r-replica-0', { labels: { [ROLE_LABEL]: 'master' }, uid: first.metadata.uid }).then(() => undefined, (e: unknown) => e);
+    const err = await client.patchPodMetadata('replaced', 'r-replica-0', { labels: { [ROLE_LABEL]: 'master' }, uid: first.metadata.uid }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     assert.ok(err, 'the patch was refused');
     assert.equal(kubeFailure(err).code, 422);
     assert.equal(isReplaced(err), true);
@@ -150,7 +171,15 @@ describe('KubeClient', () => {
 
   test('emitEvent records a core/v1 Event on the Redis, and never throws', async () => {
     const r = api.store.create('redises', redis('events', 'ev'));
-    assert.equal(await client.emitEvent({ namespace: 'events', name: 'ev', uid: r.metadata.uid }, 'Normal', 'FailoverCompleted', 'old master ev-master-0, new master ev-replica-0, 812 ms'), true);
+    assert.equal(
+      await client.emitEvent(
+        { namespace: 'events', name: 'ev', uid: r.metadata.uid },
+        'Normal',
+        'FailoverCompleted',
+        'old master ev-master-0, new master ev-replica-0, 812 ms',
+      ),
+      true,
+    );
     const [event] = api.store.list('events', { namespace: 'events' }) as Array<StoredObject & Record<string, any>>;
     assert.ok(event);
     assert.deepEqual(event['involvedObject'], { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'ev', namespace: 'events', uid: r.metadata.uid });
@@ -173,7 +202,9 @@ describe('KubeClient', () => {
     assert.deepEqual([x.created, y.created].sort(), [false, true]);
     assert.match(x.password, /^[0-9a-f]{64}$/);
     const secret = api.store.read('secrets', 'auth', 'secured-auth');
-    assert.deepEqual(secret.metadata.ownerReferences, [{ apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'secured', uid: r.metadata.uid, controller: true }]);
+    assert.deepEqual(secret.metadata.ownerReferences, [
+      { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'secured', uid: r.metadata.uid, controller: true },
+    ]);
     assert.equal(Buffer.from((secret['data'] as Record<string, string>)['password']!, 'base64').toString(), x.password);
     assert.deepEqual(await client.ensureAuthSecret(ref), { password: x.password, created: false });
     assert.equal(await client.readSecretValue('auth', 'secured-auth', 'nope'), null);

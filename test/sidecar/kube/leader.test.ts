@@ -167,7 +167,10 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     await until('a stops', () => stops('sidecar-a').length === 1);
     const stop = stops('sidecar-a')[0]!;
     assert.match(stop.reason, /LeaseLost: held by intruder/);
-    assert.ok(api.requests.some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === 409), 'the renewal got a 409');
+    assert.ok(
+      api.requests.some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === 409),
+      'the renewal got a 409',
+    );
     await until('a leads again', () => starts('sidecar-a').length === 2);
     const again = starts('sidecar-a')[1]!;
     assert.equal(again.reason, 'Expired');
@@ -226,6 +229,9 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
 
   test('invalid settings are refused at construction', () => {
     assert.throws(() => elector('x', { ...FAST, renewDeadlineMs: 1000 }), /renewDeadlineMs must be less than/);
-    assert.throws(() => new LeaderElector({ client: new KubeClient(api.kubeConfig(), { identity: 'x' }).leaseClient(NS, LEASE, 100), identity: '' }), /identity/);
+    assert.throws(
+      () => new LeaderElector({ client: new KubeClient(api.kubeConfig(), { identity: 'x' }).leaseClient(NS, LEASE, 100), identity: '' }),
+      /identity/,
+    );
   });
 });

@@ -2,8 +2,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  decide, DEFAULT_LEADER_SETTINGS, expiresInMs, mayAct, observe, parseTime, releaseSpec, settingsProblems,
-  type LeaderSettings, type LeaseState,
+  decide,
+  DEFAULT_LEADER_SETTINGS,
+  expiresInMs,
+  mayAct,
+  observe,
+  parseTime,
+  releaseSpec,
+  settingsProblems,
+  type LeaderSettings,
+  type LeaseState,
 } from '../../../src/sidecar/kube/lease-decision.ts';
 
 const S: LeaderSettings = { leaseDurationSeconds: 3, renewDeadlineMs: 2000, retryPeriodMs: 500, requestTimeoutMs: 1000 };
@@ -11,7 +19,15 @@ const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 const micro = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
 
 function lease(over: Partial<LeaseState> = {}): LeaseState {
-  return { resourceVersion: '10', holderIdentity: 'other', leaseDurationSeconds: 3, acquireTime: micro(T0 - 60_000), renewTime: micro(T0), leaseTransitions: 4, ...over };
+  return {
+    resourceVersion: '10',
+    holderIdentity: 'other',
+    leaseDurationSeconds: 3,
+    acquireTime: micro(T0 - 60_000),
+    renewTime: micro(T0),
+    leaseTransitions: 4,
+    ...over,
+  };
 }
 
 test('decide: table', async (t) => {
@@ -24,11 +40,39 @@ test('decide: table', async (t) => {
     ['other holder, fresh: wait', lease(), T0 + 1000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
     ['other holder, exactly at expiry: wait', lease(), T0 + 3000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
     ['other holder, expired on both clocks: take over', lease(), T0 + 3001, { resourceVersion: '10', seenAt: T0 }, 'acquire', 'Expired'],
-    ['renewTime old but first seen just now (holder clock behind ours): wait', lease(), T0 + 10_000, { resourceVersion: '10', seenAt: T0 + 9_000 }, 'wait', 'HeldByOther'],
-    ['seen long ago but renewTime in our future (holder clock ahead): wait', lease({ renewTime: micro(T0 + 5000) }), T0 + 4000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
-    ['observation of an older version does not count', lease({ resourceVersion: '11' }), T0 + 4000, { resourceVersion: '10', seenAt: T0 - 10_000 }, 'wait', 'HeldByOther'],
+    [
+      'renewTime old but first seen just now (holder clock behind ours): wait',
+      lease(),
+      T0 + 10_000,
+      { resourceVersion: '10', seenAt: T0 + 9_000 },
+      'wait',
+      'HeldByOther',
+    ],
+    [
+      'seen long ago but renewTime in our future (holder clock ahead): wait',
+      lease({ renewTime: micro(T0 + 5000) }),
+      T0 + 4000,
+      { resourceVersion: '10', seenAt: T0 },
+      'wait',
+      'HeldByOther',
+    ],
+    [
+      'observation of an older version does not count',
+      lease({ resourceVersion: '11' }),
+      T0 + 4000,
+      { resourceVersion: '10', seenAt: T0 - 10_000 },
+      'wait',
+      'HeldByOther',
+    ],
     ['no renewTime: only our observation counts', lease({ renewTime: null }), T0 + 3500, { resourceVersion: '10', seenAt: T0 }, 'acquire', 'Expired'],
-    ["the holder's leaseDurationSeconds counts, not ours", lease({ leaseDurationSeconds: 10 }), T0 + 5000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
+    [
+      "the holder's leaseDurationSeconds counts, not ours",
+      lease({ leaseDurationSeconds: 10 }),
+      T0 + 5000,
+      { resourceVersion: '10', seenAt: T0 },
+      'wait',
+      'HeldByOther',
+    ],
   ];
   for (const [what, l, now, observation, action, reason] of rows) {
     await t.test(what, () => {
@@ -41,7 +85,13 @@ test('decide: table', async (t) => {
 
 test('decide: what is written', () => {
   const created = decide({ lease: null, identity: 'me', now: T0, settings: S });
-  assert.deepEqual(created.action === 'create' && created.spec, { holderIdentity: 'me', leaseDurationSeconds: 3, acquireTime: T0, renewTime: T0, leaseTransitions: 0 });
+  assert.deepEqual(created.action === 'create' && created.spec, {
+    holderIdentity: 'me',
+    leaseDurationSeconds: 3,
+    acquireTime: T0,
+    renewTime: T0,
+    leaseTransitions: 0,
+  });
 
   const renewed = decide({ lease: lease({ holderIdentity: 'me' }), identity: 'me', now: T0 + 500, settings: S });
   assert.ok(renewed.action === 'renew');
@@ -83,7 +133,11 @@ test('the safety invariant holds for the defaults: the leader stops before anyon
   while (mayAct(renewAt, lastActing + 1, DEFAULT_LEADER_SETTINGS)) lastActing++;
   const l = lease({ renewTime: micro(renewAt) });
   let firstTakeover = renewAt;
-  while (decide({ lease: l, identity: 'me', now: firstTakeover, observation: { resourceVersion: '10', seenAt: renewAt }, settings: DEFAULT_LEADER_SETTINGS }).action === 'wait') firstTakeover++;
+  while (
+    decide({ lease: l, identity: 'me', now: firstTakeover, observation: { resourceVersion: '10', seenAt: renewAt }, settings: DEFAULT_LEADER_SETTINGS })
+      .action === 'wait'
+  )
+    firstTakeover++;
   assert.ok(lastActing < firstTakeover);
   assert.equal(firstTakeover - lastActing, DEFAULT_LEADER_SETTINGS.leaseDurationSeconds * 1000 - DEFAULT_LEADER_SETTINGS.renewDeadlineMs + 2);
 });
@@ -96,14 +150,21 @@ test('settings that would break the invariant are refused', async (t) => {
     [{ requestTimeoutMs: 2500 }, /requestTimeoutMs/],
     [{ retryPeriodMs: 0 }, /retryPeriodMs must be > 0/],
   ];
-  for (const [over, pattern] of rows) await t.test(JSON.stringify(over), () => assert.match(settingsProblems({ ...S, ...over }).join('; '), pattern, JSON.stringify(over)));
+  for (const [over, pattern] of rows)
+    await t.test(JSON.stringify(over), () => assert.match(settingsProblems({ ...S, ...over }).join('; '), pattern, JSON.stringify(over)));
 });
 
 test('mayAct, releaseSpec and parseTime', () => {
   assert.equal(mayAct(undefined, T0, S), false);
   assert.equal(mayAct(T0, T0 + 1999, S), true);
   assert.equal(mayAct(T0, T0 + 2000, S), false);
-  assert.deepEqual(releaseSpec(lease({ holderIdentity: 'me' }), T0), { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: T0, renewTime: T0, leaseTransitions: 4 });
+  assert.deepEqual(releaseSpec(lease({ holderIdentity: 'me' }), T0), {
+    holderIdentity: '',
+    leaseDurationSeconds: 1,
+    acquireTime: T0,
+    renewTime: T0,
+    leaseTransitions: 4,
+  });
   assert.equal(parseTime('2025-01-01T00:00:00.123456Z'), T0 + 123);
   assert.equal(parseTime(new Date(T0)), T0);
   assert.equal(parseTime('garbage'), undefined);

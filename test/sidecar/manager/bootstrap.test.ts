@@ -70,10 +70,13 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
   assert.equal(boot.length, 1);
   assert.match(boot[0]!.message, /^cache-master-0 is the master: fresh set \(every node empty\): starting from cache-master-0/);
   assert.equal(boot[0]!.instance, 'sidecar-a');
-  assert.deepEqual(events.filter((e) => e.reason === 'ReplicaRepointed').map((e) => e.message).sort(), [
-    `cache-replica-0 now replicates from cache-master-0 (${servers[0]!.ip})`,
-    `cache-replica-1 now replicates from cache-master-0 (${servers[0]!.ip})`,
-  ]);
+  assert.deepEqual(
+    events
+      .filter((e) => e.reason === 'ReplicaRepointed')
+      .map((e) => e.message)
+      .sort(),
+    [`cache-replica-0 now replicates from cache-master-0 (${servers[0]!.ip})`, `cache-replica-1 now replicates from cache-master-0 (${servers[0]!.ip})`],
+  );
 
   // Data written to the master reaches both replicas.
   const keys = await write(servers[0]!.ip, 50, 'b', password);
@@ -155,8 +158,14 @@ test('re-point: the master comes back at a new address, a replica is recreated a
   });
   await until('links up', linked);
   for (const ip of [addr(N, 21), servers[1]!.ip, addr(N, 23)]) assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
-  const repointed = cluster.events('cache').filter((e) => e.reason === 'ReplicaRepointed').map((e) => e.message);
-  assert.ok(repointed.some((m) => !m.includes(oldIp)), `re-pointed away from ${oldIp}: ${repointed.join(' | ')}`);
+  const repointed = cluster
+    .events('cache')
+    .filter((e) => e.reason === 'ReplicaRepointed')
+    .map((e) => e.message);
+  assert.ok(
+    repointed.some((m) => !m.includes(oldIp)),
+    `re-pointed away from ${oldIp}: ${repointed.join(' | ')}`,
+  );
   assert.deepEqual(masters.violations, []);
   const r = cluster.roles('cache');
   assert.equal(Object.values(r).filter((v) => v.startsWith('master/')).length, 1);

@@ -7,9 +7,13 @@ import { blockedAfterMs, blockedFailover, EventMemory, isFailover } from '../../
 
 const config = { downAfterMs: 1000, silentAfterSeconds: 2, witnessConfirmMs: 300 };
 const wait = (reason = 'x'): MasterDecision => ({ kind: 'wait', master: 'r-master-0', reason });
-const hear = (silentMs: number): MasterHealth => ({ state: 'suspect', silentMs, reason: 'r-master-0 has not answered the sidecar for 4000 ms, but r-replica-0 still hears it: the sidecar lost contact' });
+const hear = (silentMs: number): MasterHealth => ({
+  state: 'suspect',
+  silentMs,
+  reason: 'r-master-0 has not answered the sidecar for 4000 ms, but r-replica-0 still hears it: the sidecar lost contact',
+});
 
-test('blockedAfterMs: the later of downAfter and the replicas\' confirmation, plus a second', () => {
+test("blockedAfterMs: the later of downAfter and the replicas' confirmation, plus a second", () => {
   assert.equal(blockedAfterMs(config), 3300);
   assert.equal(blockedAfterMs({ ...config, downAfterMs: 10_000 }), 11_000);
 });
@@ -17,7 +21,12 @@ test('blockedAfterMs: the later of downAfter and the replicas\' confirmation, pl
 const cases: Array<[string, MasterDecision, MasterHealth | null, string | null]> = [
   ['replicas still hear it, long enough', wait(), hear(3300), 'r-master-0/replicas-hear-master'],
   ['replicas still hear it, but a hang would not be confirmed yet', wait(), hear(2500), null],
-  ['silent, no evidence, long enough', wait(), { state: 'suspect', silentMs: 5000, reason: 'no answering replica follows it' }, 'r-master-0/no-agreeing-evidence'],
+  [
+    'silent, no evidence, long enough',
+    wait(),
+    { state: 'suspect', silentMs: 5000, reason: 'no answering replica follows it' },
+    'r-master-0/no-agreeing-evidence',
+  ],
   ['failed but nobody can take over', wait(), { state: 'failed', silentMs: 4000, evidence: ['e'], reason: 'r' }, 'r-master-0/no-candidate'],
   ['failed, still choosing', wait(), { state: 'failed', silentMs: 1200, evidence: ['e'], reason: 'r' }, null],
   ['alive but unreadable', wait(), { state: 'unreadable', reason: 'auth' }, 'r-master-0/unreadable'],

@@ -127,10 +127,14 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   t.after(() => {
     if (old.running) old.cont();
   });
-  const newName = await until('the master label on another pod', () => {
-    const m = cluster.masters('cache');
-    return m.length === 1 && m[0] !== oldName && m[0];
-  }, 10_000);
+  const newName = await until(
+    'the master label on another pod',
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== oldName && m[0];
+    },
+    10_000,
+  );
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`SIGSTOP -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
@@ -165,10 +169,14 @@ test('the master restarts empty so fast the sidecar barely saw it silent: a repl
   for (const [name, s] of byPod) if (s !== old) counts.set(name, await keyCount(s.ip));
   // Same pod, same IP, empty data directory, back within milliseconds (a container restart).
   await old.wipe();
-  const newName = await until('the master label on a replica', () => {
-    const m = cluster.masters('cache');
-    return m.length === 1 && m[0] !== oldName && m[0];
-  }, 10_000);
+  const newName = await until(
+    'the master label on a replica',
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== oldName && m[0];
+    },
+    10_000,
+  );
   const newIp = cluster.pod(newName)!.status!.podIP!;
   await until('the empty node follows the new master', async () => {
     const r = await replicationOf(old.ip);

@@ -9,7 +9,15 @@ import type { RedisFailure } from '../../../src/sidecar/redis/index.ts';
 const CONFIG: FailurePolicyConfig = { initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 };
 const ep = (host: string) => ({ host, port: 6379 });
 const promote: Step = { kind: 'promote', pod: 'r-replica-0', endpoint: ep('10.0.0.2'), critical: true, reason: 'test' };
-const repoint = (host: string): Step => ({ kind: 'replicaof', pod: 'r-replica-1', endpoint: ep('10.0.0.3'), master: ep(host), demote: false, critical: false, reason: 'test' });
+const repoint = (host: string): Step => ({
+  kind: 'replicaof',
+  pod: 'r-replica-1',
+  endpoint: ep('10.0.0.3'),
+  master: ep(host),
+  demote: false,
+  critical: false,
+  reason: 'test',
+});
 const temporary = { class: 'temporary' as const, detail: 'timeout' };
 const permanent = { class: 'permanent' as const, detail: 'ERR unknown command' };
 
@@ -91,6 +99,12 @@ test('an episode ends once: when its step succeeds, or when the plan no longer h
 
   f.failed(repoint('10.0.0.1'), temporary, 400);
   const ended = f.retain([promote], 1000);
-  assert.deepEqual(ended.map((e) => [e.episode.key, e.how]), [[stepKey(repoint('10.0.0.1')), 'no longer planned']]);
-  assert.deepEqual(f.open.map((e) => e.key), [stepKey(promote)]);
+  assert.deepEqual(
+    ended.map((e) => [e.episode.key, e.how]),
+    [[stepKey(repoint('10.0.0.1')), 'no longer planned']],
+  );
+  assert.deepEqual(
+    f.open.map((e) => e.key),
+    [stepKey(promote)],
+  );
 });

@@ -97,7 +97,13 @@ export class Cluster {
 
   /** The generated auth Secret, made beforehand with the harness' password (as if an earlier leader had). */
   createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS): void {
-    this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${redis}-auth`, namespace }, type: 'Opaque', stringData: { password } });
+    this.store.create('secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${redis}-auth`, namespace },
+      type: 'Opaque',
+      stringData: { password },
+    });
   }
 
   /** A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready. */
@@ -130,7 +136,9 @@ export class Cluster {
 
   /** Names of the pods of `redis` labelled master right now (what the master Service selects). */
   masters(redis: string, namespace = NS): string[] {
-    return (this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}` }) as Pod[]).map((p) => p.metadata.name);
+    return (this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}` }) as Pod[]).map(
+      (p) => p.metadata.name,
+    );
   }
 
   /** The published master address: podIP of the (single) pod labelled master. */
@@ -148,7 +156,11 @@ export class Cluster {
   }
 
   events(redis: string, namespace = NS): Array<{ reason: string; message: string; type: string; instance: string }> {
-    return (this.store.list('events', { namespace }) as Array<StoredObject & { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string; reportingInstance?: string }>)
+    return (
+      this.store.list('events', { namespace }) as Array<
+        StoredObject & { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string; reportingInstance?: string }
+      >
+    )
       .filter((e) => e.involvedObject?.name === redis)
       .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
       .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '', instance: e.reportingInstance ?? '' }));
@@ -190,7 +202,13 @@ export class Cluster {
     });
     const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
     const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
-    const kube = new KubeClient(this.api.kubeConfig(o.id), { identity: o.id, namespaces: o.namespaces ?? [], requestTimeoutMs: timing.kubeRequestTimeoutMs, informerRestartDelayMs: 200, logger });
+    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+      identity: o.id,
+      namespaces: o.namespaces ?? [],
+      requestTimeoutMs: timing.kubeRequestTimeoutMs,
+      informerRestartDelayMs: 200,
+      logger,
+    });
     const metrics = createSidecarMetrics();
     let manager: ReplicationManager | null = null;
     const settings = o.leader ?? TEST_LEADER;
@@ -202,7 +220,16 @@ export class Cluster {
       onStartedLeading: () => manager?.leadershipChanged(true),
       onStoppedLeading: () => manager?.leadershipChanged(false),
     });
-    manager = new ReplicationManager({ kube, leader: elector, logger, metrics, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks, failurePolicy: o.failurePolicy });
+    manager = new ReplicationManager({
+      kube,
+      leader: elector,
+      logger,
+      metrics,
+      timing,
+      redisLocalAddress: o.sourceIp,
+      hooks: o.hooks,
+      failurePolicy: o.failurePolicy,
+    });
     const m = manager;
     let stopped = false;
     const instance: Instance = {

@@ -38,10 +38,14 @@ test('a Redis whose pods hang does not stall another one: its failover goes on a
   const old = servers[0]!;
   const t0 = performance.now();
   await old.kill();
-  const newName = await until('good failed over', () => {
-    const m = cluster.masters('good');
-    return m.length === 1 && m[0] !== 'good-master-0' && m[0];
-  }, 10_000);
+  const newName = await until(
+    'good failed over',
+    () => {
+      const m = cluster.masters('good');
+      return m.length === 1 && m[0] !== 'good-master-0' && m[0];
+    },
+    10_000,
+  );
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, cluster.pod(newName)!.status!.podIP!), 10_000);
   t.diagnostic(`good: kill -> first acknowledged write ${Math.round(first.at - t0)} ms while broken's probes hang`);
   // broken is still waiting (nothing answers), and nothing was written about it.

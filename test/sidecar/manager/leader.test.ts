@@ -72,21 +72,36 @@ test('the leader dies right after promoting (before any label moved): the standb
   await until('A promoted a replica and crashed', () => promoted !== null, 10_000);
   // Nothing moved in the API: the dead master still carries the label, the promoted node has none.
   assert.deepEqual(cluster.masters('cache'), ['cache-master-0']);
-  const newName = await until('B moved the label', () => {
-    const m = cluster.masters('cache');
-    return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
-  }, 15_000);
+  const newName = await until(
+    'B moved the label',
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
+    },
+    15_000,
+  );
   assert.equal(newName, promoted, 'B adopted the node A promoted (no second promotion of another replica)');
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
-  t.diagnostic(`kill -> A promoted ${promoted} and crashed at ${Math.round(crashedAt - t0)} ms; B finished; first acknowledged write at ${Math.round(first.at - t0)} ms (Lease ${2} s)`);
-  assert.ok(writesBy(cluster, 'sidecar-b').every((r) => r.at >= Date.now() - (performance.now() - crashedAt)), 'B wrote only after A crashed');
+  t.diagnostic(
+    `kill -> A promoted ${promoted} and crashed at ${Math.round(crashedAt - t0)} ms; B finished; first acknowledged write at ${Math.round(first.at - t0)} ms (Lease ${2} s)`,
+  );
+  assert.ok(
+    writesBy(cluster, 'sidecar-b').every((r) => r.at >= Date.now() - (performance.now() - crashedAt)),
+    'B wrote only after A crashed',
+  );
   const events = cluster.events('cache');
   const started = events.filter((e) => e.reason === 'FailoverStarted');
-  assert.deepEqual(started.map((e) => e.instance), ['sidecar-a', 'sidecar-b']);
+  assert.deepEqual(
+    started.map((e) => e.instance),
+    ['sidecar-a', 'sidecar-b'],
+  );
   assert.match(started[1]!.message, /finishing a promotion an earlier leader started|already promoted/);
   const completed = events.filter((e) => e.reason === 'FailoverCompleted');
-  assert.deepEqual(completed.map((e) => e.instance), ['sidecar-b']);
+  assert.deepEqual(
+    completed.map((e) => e.instance),
+    ['sidecar-b'],
+  );
   // The remaining replica follows the new master.
   const other = [...byIp.keys()].find((ip) => ip !== oldIp && ip !== newIp)!;
   await until('the other replica follows the new master', async () => {
@@ -95,8 +110,20 @@ test('the leader dies right after promoting (before any label moved): the standb
   });
   await writer.stop();
   await settle(newIp, 1);
-  assert.deepEqual(await missingKeys(newIp, writer.acked.map((x) => x.key)), []);
-  assert.deepEqual(await missingKeys(other, writer.acked.map((x) => x.key)), []);
+  assert.deepEqual(
+    await missingKeys(
+      newIp,
+      writer.acked.map((x) => x.key),
+    ),
+    [],
+  );
+  assert.deepEqual(
+    await missingKeys(
+      other,
+      writer.acked.map((x) => x.key),
+    ),
+    [],
+  );
   assert.deepEqual(masters.violations, [], 'never two pods labelled master');
   assert.equal(masters.maxSeen, 1);
 });
@@ -105,29 +132,50 @@ test('the leader promotes and re-points but its label patches fail, then it dies
   const { cluster, masters, a, b, byIp } = await twoInstances(t, 11);
   const fault = cluster.api.faults.add({ client: 'sidecar-a', method: 'PATCH', path: /\/pods\//, action: { kind: 'status', code: 500 } });
   const { writer, oldIp, t0 } = await crashMidFailover(t, cluster, a, b, byIp);
-  const promotedIp = await until('A promoted a replica', async () => {
-    for (const ip of byIp.keys()) {
-      if (ip === oldIp) continue;
-      if ((await replicationOf(ip))['role'] === 'master') return ip;
-    }
-    return false;
-  }, 10_000);
+  const promotedIp = await until(
+    'A promoted a replica',
+    async () => {
+      for (const ip of byIp.keys()) {
+        if (ip === oldIp) continue;
+        if ((await replicationOf(ip))['role'] === 'master') return ip;
+      }
+      return false;
+    },
+    10_000,
+  );
   await until('A tried to move the labels', () => fault.hits > 0);
   assert.deepEqual(cluster.masters('cache'), ['cache-master-0']);
   const crashedAt = performance.now();
   await a.crash();
   fault.remove();
-  const newName = await until('B moved the label', () => {
-    const m = cluster.masters('cache');
-    return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
-  }, 15_000);
+  const newName = await until(
+    'B moved the label',
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
+    },
+    15_000,
+  );
   assert.equal(cluster.pod(newName)!.status!.podIP, promotedIp, 'B kept the node A promoted');
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, promotedIp), 10_000);
   t.diagnostic(`A crashed ${Math.round(crashedAt - t0)} ms after the kill; first acknowledged write ${Math.round(first.at - t0)} ms after it`);
   assert.equal(cluster.pod('cache-master-0')!.metadata.labels?.[ROLE_LABEL], 'replica');
   await writer.stop();
   await settle(promotedIp, 1);
-  for (const ip of [...byIp.keys()].filter((x) => x !== oldIp)) assert.deepEqual(await missingKeys(ip, writer.acked.map((x) => x.key)), []);
+  for (const ip of [...byIp.keys()].filter((x) => x !== oldIp))
+    assert.deepEqual(
+      await missingKeys(
+        ip,
+        writer.acked.map((x) => x.key),
+      ),
+      [],
+    );
   assert.deepEqual(masters.violations, []);
-  assert.deepEqual(cluster.events('cache').filter((e) => e.reason === 'FailoverCompleted').map((e) => e.instance), ['sidecar-b']);
+  assert.deepEqual(
+    cluster
+      .events('cache')
+      .filter((e) => e.reason === 'FailoverCompleted')
+      .map((e) => e.instance),
+    ['sidecar-b'],
+  );
 });

@@ -58,16 +58,27 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
   await until('writes on the new master', () => writer.ackedAfter(0, newIp));
   const ev = cluster.events('cache').find((e) => e.reason === 'Switchover');
   assert.match(ev?.message ?? '', new RegExp(`^planned switchover from cache-master-0 to ${newName} in \\d+ ms, no write lost`));
-  assert.deepEqual(cluster.events('cache').filter((e) => e.reason === 'FailoverStarted'), []);
+  assert.deepEqual(
+    cluster.events('cache').filter((e) => e.reason === 'FailoverStarted'),
+    [],
+  );
   assert.equal((await replicationOf(servers[0]!.ip))['master_host'], newIp, 'the old master follows the new one');
   await writer.stop();
   await settle(newIp, 2);
-  for (const s of servers) assert.deepEqual(await missingKeys(s.ip, writer.acked.map((x) => x.key)), [], `${s.ip} holds every acknowledged write`);
+  for (const s of servers)
+    assert.deepEqual(
+      await missingKeys(
+        s.ip,
+        writer.acked.map((x) => x.key),
+      ),
+      [],
+      `${s.ip} holds every acknowledged write`,
+    );
   assert.deepEqual(masters.violations, []);
   cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: null } }, { type: 'merge' });
 });
 
-test('password rotation: running nodes are moved to the Secret\'s new password, replication survives, a new pod with it replicates', async (t) => {
+test("password rotation: running nodes are moved to the Secret's new password, replication survives, a new pod with it replicates", async (t) => {
   const { cluster, servers, masters, a } = await threeNodes(t, 11, { secretRefreshMs: 300 });
   const from = cluster.api.requests.length;
   const NEW = 'rotated-password-1b2c';
@@ -84,14 +95,20 @@ test('password rotation: running nodes are moved to the Secret\'s new password, 
   // was never mistaken for a silent node.
   assert.ok(linkedAll(cluster));
   assert.deepEqual(cluster.podPatches(from), [], 'no label or annotation changed during the rotation');
-  assert.deepEqual(cluster.events('cache').filter((e) => e.reason === 'FailoverStarted' || e.reason === 'FailoverBlocked'), []);
+  assert.deepEqual(
+    cluster.events('cache').filter((e) => e.reason === 'FailoverStarted' || e.reason === 'FailoverBlocked'),
+    [],
+  );
   assert.ok(!a.logs.some((l) => l.includes('silent for')), 'no node looked silent');
   // A replica pod recreated now starts with the new password from the Secret (requirepass and
   // masterauth): it can follow the master, which uses the new password too.
   await old.kill();
   old.cleanup();
   const fresh = await startRedis(t, { ip: addr(N, 21), password: NEW, extra });
-  const suffix = cluster.store.list('pods', { namespace: NS }).find((p) => (p as { status?: { podIP?: string } }).status?.podIP === old.ip)!.metadata.name.replace('cache-', '');
+  const suffix = cluster.store
+    .list('pods', { namespace: NS })
+    .find((p) => (p as { status?: { podIP?: string } }).status?.podIP === old.ip)!
+    .metadata.name.replace('cache-', '');
   cluster.recreatePod('cache', suffix, fresh.ip);
   await until('the new pod replicates', async () => {
     const c = redisClient(fresh.ip, NEW);

@@ -43,7 +43,11 @@ test('only the sidecar loses the master (the replicas still hear it): no failove
   // Long enough for every detection path: downAfter 1 s, replica silence 2 s + confirmation.
   await sleep(6000);
   const events = cluster.events('cache');
-  assert.deepEqual(events.filter((e) => e.reason === 'FailoverStarted'), [], 'no failover');
+  assert.deepEqual(
+    events.filter((e) => e.reason === 'FailoverStarted'),
+    [],
+    'no failover',
+  );
   const blocked = events.filter((e) => e.reason === 'FailoverBlocked');
   assert.equal(blocked.length, 1, 'told once, not every tick');
   assert.match(blocked[0]!.message, /still hear.*the sidecar lost contact, the master did not fail; no failover/);
@@ -73,7 +77,10 @@ test('the master cut off from its replicas (the sidecar still reaches it): it re
   t.diagnostic(`the isolated master refused writes ${Math.round(performance.now() - t0)} ms after the cut (min-replicas-max-lag 1 s)`);
   await sleep(3000);
   assert.deepEqual(cluster.masters('cache'), ['cache-master-0']);
-  assert.deepEqual(cluster.events('cache').filter((e) => e.reason === 'FailoverStarted'), []);
+  assert.deepEqual(
+    cluster.events('cache').filter((e) => e.reason === 'FailoverStarted'),
+    [],
+  );
   // It answers the sidecar as master: the decision keeps it, and its fencing is not relaxed.
   const worker = a.manager.worker('redis-test', 'cache')!;
   assert.equal(worker.lastPlan?.decision.kind, 'keep');
@@ -90,10 +97,14 @@ test('the master cut off from everyone but its clients: fenced, failover, no ack
   const old = servers[0]!;
   const t0 = performance.now();
   const cuts = [SIDECAR, servers[1]!.ip, servers[2]!.ip].map((ip) => cutLink(t, old.ip, ip));
-  const newName = await until('failover', () => {
-    const m = cluster.masters('cache');
-    return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
-  }, 15_000);
+  const newName = await until(
+    'failover',
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
+    },
+    15_000,
+  );
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`partitioned master -> first acknowledged write on the new master: ${Math.round(first.at - t0)} ms`);

@@ -9,7 +9,9 @@ import { DEFAULT_TIMING } from '../../../src/sidecar/config.ts';
 import type { RedisTrack } from '../../../src/sidecar/decide/index.ts';
 import { authSource, belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView } from '../../../src/sidecar/manager/index.ts';
 
-function pod(over: { name?: string; ns?: string; labels?: Record<string, string>; ip?: string; ready?: boolean; deleting?: boolean; rv?: string; phase?: string } = {}): V1Pod {
+function pod(
+  over: { name?: string; ns?: string; labels?: Record<string, string>; ip?: string; ready?: boolean; deleting?: boolean; rv?: string; phase?: string } = {},
+): V1Pod {
   return {
     metadata: {
       name: over.name ?? 'cache-replica-1',
@@ -28,7 +30,7 @@ function pod(over: { name?: string; ns?: string; labels?: Record<string, string>
   };
 }
 
-test('belongsTo: all of the pod selector labels, in the Redis\' namespace', async (t) => {
+test("belongsTo: all of the pod selector labels, in the Redis' namespace", async (t) => {
   const table: Array<[string, V1Pod, boolean]> = [
     ['its pod', pod(), true],
     ['another namespace', pod({ ns: 'other' }), false],
@@ -40,7 +42,10 @@ test('belongsTo: all of the pod selector labels, in the Redis\' namespace', asyn
 
 test('podView: phase, Ready, deleting, IP, component', () => {
   const v = podView(pod())!;
-  assert.deepEqual([v.uid, v.name, v.ip, v.phase, v.ready, v.deleting, v.component], ['u-1', 'cache-replica-1', '10.1.2.3', 'Running', true, false, 'replica-set']);
+  assert.deepEqual(
+    [v.uid, v.name, v.ip, v.phase, v.ready, v.deleting, v.component],
+    ['u-1', 'cache-replica-1', '10.1.2.3', 'Running', true, false, 'replica-set'],
+  );
   const w = podView(pod({ ip: '', ready: false, deleting: true, phase: 'Pending', labels: podSelectorLabels('cache') }))!;
   assert.deepEqual([w.ip, w.ready, w.deleting, w.phase, w.component], [null, false, true, 'Pending', null]);
   assert.equal(podView({ metadata: { name: 'x' } }), null, 'no uid: not a stored pod');
@@ -60,17 +65,21 @@ test('label overlays: ours wins only while the informer copy is older', () => {
   assert.equal(newerVersion('abc', '1'), false, 'opaque versions: the informer wins');
 });
 
-test('observation: a probe track only counts for the pod\'s current IP', () => {
+test("observation: a probe track only counts for the pod's current IP", () => {
   const v = podView(pod())!;
   const t = { ip: '10.1.2.3' } as RedisTrack;
   assert.equal(observation(v, t).redis, t);
-  assert.equal(observation(v, { ...t, ip: '10.9.9.9' }).redis, null, 'an old incarnation\'s facts are not this one\'s');
+  assert.equal(observation(v, { ...t, ip: '10.9.9.9' }).redis, null, "an old incarnation's facts are not this one's");
   const noIp = podView(pod({ ip: '' }))!;
   assert.equal(observation(noIp, t).redis, t, 'a pod that lost its IP keeps its last track (its master address)');
 });
 
 test('specView, decideConfig and authSource from a validated spec', () => {
-  const verdict = validateSpec('cache', { replicas: 3, failover: { downAfterMilliseconds: 1500, minReplicasToWrite: 2 }, persistence: { enableRdb: false, enableAof: false } });
+  const verdict = validateSpec('cache', {
+    replicas: 3,
+    failover: { downAfterMilliseconds: 1500, minReplicasToWrite: 2 },
+    persistence: { enableRdb: false, enableAof: false },
+  });
   assert.ok(verdict.ok);
   if (!verdict.ok) return;
   assert.deepEqual(specView(verdict.spec), { replicas: 3, minReplicasToWrite: 2, minReplicasMaxLagSeconds: 5, persistence: false });

@@ -7,7 +7,17 @@ import type { PodView } from '../../../src/sidecar/manager/pods.ts';
 import type { ProbeResult } from '../../../src/sidecar/redis/index.ts';
 
 const view = (name: string, uid: string, ip: string): PodView => ({
-  uid, name, namespace: 'ns', resourceVersion: '1', component: 'replica-set', ip, phase: 'Running', ready: true, deleting: false, labels: {}, annotations: {},
+  uid,
+  name,
+  namespace: 'ns',
+  resourceVersion: '1',
+  component: 'replica-set',
+  ip,
+  phase: 'Running',
+  ready: true,
+  deleting: false,
+  labels: {},
+  annotations: {},
 });
 const refused: ProbeResult = { ok: false, error: { kind: 'refused', message: 'ECONNREFUSED' }, latencyMs: 1 };
 const settle = async () => {

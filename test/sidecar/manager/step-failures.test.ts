@@ -18,8 +18,18 @@ async function freshSet(t: TestContext, first: number, fault: { code: number; ti
   ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
   // Every pod label patch of this instance is refused from the start: the bootstrap gets as far as
   // Redis (promotion, re-pointing) and then cannot publish the master label.
-  const rule = cluster.api.faults.add({ client: 'sidecar-a', method: 'PATCH', path: /\/pods\//, action: { kind: 'status', code: fault.code }, ...(fault.times ? { times: fault.times } : {}) });
-  const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), failurePolicy: { initialBackoffMs: 50, maxTemporaryBackoffMs: 200, permanentBackoffMs: 600_000 } });
+  const rule = cluster.api.faults.add({
+    client: 'sidecar-a',
+    method: 'PATCH',
+    path: /\/pods\//,
+    action: { kind: 'status', code: fault.code },
+    ...(fault.times ? { times: fault.times } : {}),
+  });
+  const a = await cluster.startInstance({
+    id: 'sidecar-a',
+    sourceIp: addr(N, 250),
+    failurePolicy: { initialBackoffMs: 50, maxTemporaryBackoffMs: 200, permanentBackoffMs: 600_000 },
+  });
   return { cluster, a, rule };
 }
 
@@ -29,13 +39,17 @@ const logLines = (logs: string[], msg: string) => logs.map((l) => JSON.parse(l) 
 async function quiet(count: () => number, quietMs: number): Promise<number> {
   let last = count();
   let since = Date.now();
-  await until(`no change for ${quietMs} ms`, () => {
-    if (count() !== last) {
-      last = count();
-      since = Date.now();
-    }
-    return Date.now() - since >= quietMs;
-  }, 30_000);
+  await until(
+    `no change for ${quietMs} ms`,
+    () => {
+      if (count() !== last) {
+        last = count();
+        since = Date.now();
+      }
+      return Date.now() - since >= quietMs;
+    },
+    30_000,
+  );
   return last;
 }
 
@@ -55,7 +69,10 @@ test('permanent refusals (403) of pod label patches: each step tried once, told 
   const hits = await quiet(() => rule.hits, 1500);
   const keys = assertToldOnce(cluster, a.logs);
   assert.equal(hits, keys.length, 'each failing step was attempted once (no retry within its back-off)');
-  assert.ok(keys.some((k) => k.includes('"redis.example.com/role":"master"')), `the master label among them: ${keys.join(', ')}`);
+  assert.ok(
+    keys.some((k) => k.includes('"redis.example.com/role":"master"')),
+    `the master label among them: ${keys.join(', ')}`,
+  );
   assert.match(cluster.events('cache').find((e) => e.reason === 'StepFailed')!.message, /failed \(permanent\): 403/);
   // Without the policy every round (every 100 ms) would try again: ~20 more refusals here.
   await sleep(2000);

@@ -117,10 +117,14 @@ test('a node loading a big RDB answers the probe with loading=true', async (t) =
     return r.ok ? r : undefined;
   });
   assert.equal(p.facts.loading, true, 'caught while loading');
-  const done = await waitFor('loaded', async () => {
-    const r = await a.probe(s.endpoint);
-    return r.ok && !r.facts.loading ? r : undefined;
-  }, 30000);
+  const done = await waitFor(
+    'loaded',
+    async () => {
+      const r = await a.probe(s.endpoint);
+      return r.ok && !r.facts.loading ? r : undefined;
+    },
+    30000,
+  );
   assert.equal(done.facts.keys, 1500000);
   assert.equal(done.facts.replication.role, 'replica', 'restarted as a replica of nowhere');
 });
@@ -175,7 +179,16 @@ test('replicaOf / role / configSet', async (t) => {
 /** Writes SET+WAIT 1 continuously to whoever is master; records acknowledged keys. */
 function writer(ips: string[]) {
   const clients = ips.map((ip) => {
-    const c = new Redis({ host: ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, commandTimeout: 1500, retryStrategy: () => 50 });
+    const c = new Redis({
+      host: ip,
+      port: 6379,
+      password: TEST_PASSWORD,
+      lazyConnect: true,
+      enableReadyCheck: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 1500,
+      retryStrategy: () => 50,
+    });
     c.on('error', () => {});
     return c;
   });

@@ -39,7 +39,11 @@ test('bootstrap of a fresh set: master-0 promoted, the others replicate from it,
   await m.converge(linkedAll(m));
   assert.deepEqual(
     m.pods.map((p) => [p.name, p.labels[ROLE_LABEL]]),
-    [['cache-master-0', 'master'], ['cache-replica-0', 'replica'], ['cache-replica-1', 'replica']],
+    [
+      ['cache-master-0', 'master'],
+      ['cache-replica-0', 'replica'],
+      ['cache-replica-1', 'replica'],
+    ],
   );
   const master = m.pod('master-0');
   const probe = await m.adapter.probe({ host: master.ip!, port: 6379 });

@@ -49,5 +49,7 @@ test('SIGSTOP of the master: replicas testify (no I/O for 2 s), failover; the ol
   await waitUntil('all linked at the end', () => m.pods.every((p) => p.annotations['redis.example.com/link'] === 'up'));
   const keys = writer.acked.map((a) => a.key);
   await assertAllHold(m.pods, keys);
-  t.diagnostic(`SIGSTOP x${ROUNDS}: detection median ${Math.round(median(detect))} ms (max ${Math.round(Math.max(...detect))}); -> first acked write median ${Math.round(median(failover))} ms (max ${Math.round(Math.max(...failover))}); ${keys.length} acknowledged writes, none lost`);
+  t.diagnostic(
+    `SIGSTOP x${ROUNDS}: detection median ${Math.round(median(detect))} ms (max ${Math.round(Math.max(...detect))}); -> first acked write median ${Math.round(median(failover))} ms (max ${Math.round(Math.max(...failover))}); ${keys.length} acknowledged writes, none lost`,
+  );
 });

@@ -58,12 +58,16 @@ test('SIGKILL of the master: the most advanced replica is promoted, the rest re-
     failover.push(firstWrite.at - t0);
     if (expected) assert.equal(chosen, expected, `most advanced replica promoted: ${promoted.plan.decision.reason}`);
     assert.notEqual(chosen, master.name);
-    t.diagnostic(`kill -> promote ${Math.round(promoted.at - t0)} ms, -> first acked write ${Math.round(firstWrite.at - t0)} ms (${promoted.plan.decision.reason})`);
+    t.diagnostic(
+      `kill -> promote ${Math.round(promoted.at - t0)} ms, -> first acked write ${Math.round(firstWrite.at - t0)} ms (${promoted.plan.decision.reason})`,
+    );
   }
 
   await writer.stop();
   await waitUntil('all linked at the end', () => m.pods.every((p) => p.annotations['redis.example.com/link'] === 'up'));
   const keys = writer.acked.map((a) => a.key);
   await assertAllHold(m.pods, keys);
-  t.diagnostic(`SIGKILL x${ROUNDS}: detection median ${Math.round(median(detect))} ms (max ${Math.round(Math.max(...detect))}); kill -> first acked write median ${Math.round(median(failover))} ms (max ${Math.round(Math.max(...failover))}); ${keys.length} acknowledged writes, none lost`);
+  t.diagnostic(
+    `SIGKILL x${ROUNDS}: detection median ${Math.round(median(detect))} ms (max ${Math.round(Math.max(...detect))}); kill -> first acked write median ${Math.round(median(failover))} ms (max ${Math.round(Math.max(...failover))}); ${keys.length} acknowledged writes, none lost`,
+  );
 });

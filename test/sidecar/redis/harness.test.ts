@@ -67,7 +67,15 @@ test('a server starts on its own loopback address as a replica of nowhere, confi
   const map = Object.fromEntries(cfg.flatMap((v, i) => (i % 2 === 0 ? [[v, cfg[i + 1]]] : [])));
   assert.deepEqual(map, { 'repl-ping-replica-period': '1', 'replica-read-only': 'yes', 'min-replicas-to-write': '1', masterauth: TEST_PASSWORD });
   // Without the password it refuses us.
-  const anon = new Redis({ host: server.ip, port: 6379, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableReadyCheck: false, disableClientInfo: true });
+  const anon = new Redis({
+    host: server.ip,
+    port: 6379,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableReadyCheck: false,
+    disableClientInfo: true,
+  });
   anon.on('error', () => {});
   t.after(() => anon.disconnect());
   await anon.connect();
@@ -88,7 +96,10 @@ test('kill, stop/cont, restart on a new address with the same data, wipe', async
   server.stop();
   const hung = client(server.ip);
   t.after(() => hung.disconnect());
-  await assert.rejects(hung.connect().then(() => hung.call('PING')), /timed out/i);
+  await assert.rejects(
+    hung.connect().then(() => hung.call('PING')),
+    /timed out/i,
+  );
   hung.disconnect();
   server.cont();
 

@@ -5,7 +5,12 @@ import { parseConfigReply, parseFacts, parseInfoFields, parseKeyCount, parseRepl
 import { classifyError, isSilence } from '../../../src/sidecar/redis/errors.ts';
 
 // Captured from redis-server 7.0.15 (CRLF as Redis sends it).
-const crlf = (s: string) => s.trim().split('\n').map((l) => l.trim()).join('\r\n') + '\r\n';
+const crlf = (s: string) =>
+  s
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .join('\r\n') + '\r\n';
 
 const FRESH_REPLICA_OF_NOWHERE = crlf(`
 # Server

@@ -220,7 +220,12 @@ export class MiniManager {
   }
 }
 
-export async function waitUntil<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs = 15000, everyMs = 20): Promise<T> {
+export async function waitUntil<T>(
+  what: string,
+  fn: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 15000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const v = await fn();
@@ -294,10 +299,15 @@ export function median(xs: number[]): number {
  * can miss keys it receives a moment later. A key still missing after that is a lost write.
  */
 export async function assertAllHold(pods: ReadonlyArray<{ name: string; ip: string | null }>, keys: string[], graceMs = 10000): Promise<void> {
-  await waitUntil('every node caught up', async () => {
-    for (const p of pods) if ((await missingKeys(p.ip!, keys)).length > 0) return false;
-    return true;
-  }, graceMs, 200).catch(() => undefined);
+  await waitUntil(
+    'every node caught up',
+    async () => {
+      for (const p of pods) if ((await missingKeys(p.ip!, keys)).length > 0) return false;
+      return true;
+    },
+    graceMs,
+    200,
+  ).catch(() => undefined);
   for (const p of pods) assert.deepEqual(await missingKeys(p.ip!, keys), [], `${p.name} holds every acknowledged write (${keys.length})`);
 }
 

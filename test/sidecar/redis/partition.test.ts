@@ -43,16 +43,29 @@ test('only the sidecar loses the master (replicas still see it): no failover, wr
   // Long enough for every detection path: downAfter 1 s, replica silence 2 s + confirmation.
   await new Promise((r) => setTimeout(r, 6000));
   const promotions = m.decisions.filter((d) => d.at >= t0 && d.plan.decision.kind === 'promote');
-  assert.deepEqual(promotions.map((d) => d.plan.decision.reason), [], 'no failover');
+  assert.deepEqual(
+    promotions.map((d) => d.plan.decision.reason),
+    [],
+    'no failover',
+  );
   assert.equal(m.lastPlan?.decision.kind, 'wait', 'the manager noticed it cannot reach the master');
   assert.match(m.lastPlan!.decision.reason, /still hear.*the sidecar lost contact, the master did not fail; no failover/);
   t.diagnostic(m.lastPlan!.decision.reason);
-  assert.ok(writer.acked.some((a) => a.at > t0 + 5000 && a.via === master.ip), 'the master kept taking acknowledged writes');
+  assert.ok(
+    writer.acked.some((a) => a.at > t0 + 5000 && a.via === master.ip),
+    'the master kept taking acknowledged writes',
+  );
   assert.equal(m.publishedMaster(), master);
   cut.restore();
   await waitUntil('back to keep', () => m.decisions.at(-1)?.plan.decision.kind === 'keep');
   await writer.stop();
-  assert.deepEqual(await missingKeys(master.ip!, writer.acked.map((a) => a.key)), []);
+  assert.deepEqual(
+    await missingKeys(
+      master.ip!,
+      writer.acked.map((a) => a.key),
+    ),
+    [],
+  );
 });
 
 test('the master cut off from its replicas (the sidecar still reaches all): it refuses writes, no failover', async (t) => {
@@ -61,14 +74,22 @@ test('the master cut off from its replicas (the sidecar still reaches all): it r
   assert.equal(await trySet(master.ip!, 'before'), 'OK');
   for (const r of m.pods.filter((p) => p !== master)) cutLink(t, master.ip!, r.ip!);
   const t0 = performance.now();
-  const refused = await waitUntil('NOREPLICAS', async () => ((await trySet(master.ip!, `x${performance.now()}`)) === 'NOREPLICAS' ? true : undefined), 10000, 100);
+  const refused = await waitUntil(
+    'NOREPLICAS',
+    async () => ((await trySet(master.ip!, `x${performance.now()}`)) === 'NOREPLICAS' ? true : undefined),
+    10000,
+    100,
+  );
   t.diagnostic(`isolated master refused writes ${Math.round(performance.now() - t0)} ms after the cut (min-replicas-max-lag 1 s)`);
   assert.equal(refused, true);
   // The decisions keep it master (it answers) and keep its fencing on: the replicas cut off
   // from it still count as replicas that can exist.
   const p = await m.converge(() => true);
   assert.equal(p.decision.kind, 'keep');
-  assert.deepEqual(p.steps.filter((s) => s.kind === 'config' || s.kind === 'promote'), []);
+  assert.deepEqual(
+    p.steps.filter((s) => s.kind === 'config' || s.kind === 'promote'),
+    [],
+  );
 });
 
 test('the master cut off from everyone: it fences itself, the replicas testify, failover; healed, it is demoted', async (t) => {
@@ -83,7 +104,12 @@ test('the master cut off from everyone: it fences itself, the replicas testify, 
   const cuts = [cutLink(t, SIDECAR, old.ip!), ...m.pods.filter((p) => p !== old).map((r) => cutLink(t, old.ip!, r.ip!))];
   const t0 = performance.now();
   // A client that can still reach the old master (another address) is refused once the lag passes.
-  const refused = await waitUntil('NOREPLICAS on the isolated old master', async () => ((await trySet(old.ip!, `iso${performance.now()}`)) === 'NOREPLICAS' ? true : undefined), 10000, 100);
+  const refused = await waitUntil(
+    'NOREPLICAS on the isolated old master',
+    async () => ((await trySet(old.ip!, `iso${performance.now()}`)) === 'NOREPLICAS' ? true : undefined),
+    10000,
+    100,
+  );
   assert.equal(refused, true);
   const promoted = await waitUntil('failover', () => m.firstDecision(t0, (d) => d.plan.decision.kind === 'promote'), 10000);
   t.diagnostic(`partitioned master: failover after ${Math.round(promoted.at - t0)} ms (${promoted.plan.decision.reason})`);

@@ -68,23 +68,21 @@ function qualifiedName(r: Qualified): string {
 }
 
 export const errors = {
-  notFound: (r: Qualified, name: string) =>
-    failure(404, 'NotFound', `${qualifiedName(r)} "${name}" not found`, { name, group: r.group, kind: r.resource }),
+  notFound: (r: Qualified, name: string) => failure(404, 'NotFound', `${qualifiedName(r)} "${name}" not found`, { name, group: r.group, kind: r.resource }),
   alreadyExists: (r: Qualified, name: string) =>
     failure(409, 'AlreadyExists', `${qualifiedName(r)} "${name}" already exists`, { name, group: r.group, kind: r.resource }),
   conflict: (r: Qualified, name: string, why = 'the object has been modified; please apply your changes to the latest version and try again') =>
     failure(409, 'Conflict', `Operation cannot be fulfilled on ${qualifiedName(r)} "${name}": ${why}`, { name, group: r.group, kind: r.resource }),
   invalid: (r: Qualified, name: string, causes: StatusCause[]) =>
-    failure(
-      422,
-      'Invalid',
-      `${r.kind} "${name}" is invalid: ${causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join(', ')}`,
-      { name, group: r.group, kind: r.kind, causes },
-    ),
+    failure(422, 'Invalid', `${r.kind} "${name}" is invalid: ${causes.map((c) => (c.field ? `${c.field}: ${c.message}` : c.message)).join(', ')}`, {
+      name,
+      group: r.group,
+      kind: r.kind,
+      causes,
+    }),
   badRequest: (message: string) => failure(400, 'BadRequest', message),
   unsupportedMediaType: (message: string) => failure(415, 'UnsupportedMediaType', message),
-  methodNotAllowed: (message = 'the server does not allow this method on the requested resource') =>
-    failure(405, 'MethodNotAllowed', message),
+  methodNotAllowed: (message = 'the server does not allow this method on the requested resource') => failure(405, 'MethodNotAllowed', message),
   gone: (message: string) => failure(410, 'Expired', message),
   internal: (message: string) =>
     failure(500, 'InternalError', `Internal error occurred: ${message}`, { causes: [{ reason: 'UnexpectedServerResponse', message }] }),

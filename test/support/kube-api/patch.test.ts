@@ -13,7 +13,11 @@ test('JSON merge patch (RFC 7386 examples)', async (t) => {
     [{ a: 'c' }, { a: ['b'] }, { a: ['b'] }],
     [{ a: { b: 'c' } }, { a: { b: 'd', c: null } }, { a: { b: 'd' } }],
     [{ a: [{ b: 'c' }] }, { a: [1] }, { a: [1] }],
-    [['a', 'b'], ['c', 'd'], ['c', 'd']],
+    [
+      ['a', 'b'],
+      ['c', 'd'],
+      ['c', 'd'],
+    ],
     [{ a: 'b' }, ['c'], ['c']],
     [{ e: null }, { a: 1 }, { e: null, a: 1 }],
     [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }],
@@ -40,7 +44,13 @@ test('JSON patch operations', async (t) => {
     [[{ op: 'add', path: '/spec/list/-', value: 9 }], { ...doc, spec: { list: [1, 2, 9] } }],
     [[{ op: 'move', from: '/spec/list', path: '/spec/moved' }], { ...doc, spec: { moved: [1, 2] } }],
     [[{ op: 'copy', from: '/metadata/labels/a', path: '/metadata/labels/c' }], { ...doc, metadata: { ...doc.metadata, labels: { a: '1', c: '1' } } }],
-    [[{ op: 'test', path: '/metadata/labels/a', value: '1' }, { op: 'add', path: '/metadata/labels/a~1b', value: 'x' }], { ...doc, metadata: { ...doc.metadata, labels: { a: '1', 'a/b': 'x' } } }],
+    [
+      [
+        { op: 'test', path: '/metadata/labels/a', value: '1' },
+        { op: 'add', path: '/metadata/labels/a~1b', value: 'x' },
+      ],
+      { ...doc, metadata: { ...doc.metadata, labels: { a: '1', 'a/b': 'x' } } },
+    ],
   ];
   for (const [ops, expected] of cases) await t.test(JSON.stringify(ops), () => assert.deepEqual(jsonPatch(doc, ops), expected, JSON.stringify(ops)));
 });
@@ -60,10 +70,22 @@ test('strategic merge patch: keyed lists merge, sets union, directives', async (
     spec: { containers: [{ name: 'redis', image: 'redis:7.0', ports: [{ containerPort: 6379, name: 'redis' }] }], tolerations: [{ key: 't' }] },
   };
   const cases: Array<[string, unknown, unknown]> = [
-    ['containers merge by name', { spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } }, { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0], image: 'redis:7.2' }] } }],
-    ['new container appended', { spec: { containers: [{ name: 'side' }] } }, { ...pod, spec: { ...pod.spec, containers: [...pod.spec.containers, { name: 'side' }] } }],
+    [
+      'containers merge by name',
+      { spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } },
+      { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0], image: 'redis:7.2' }] } },
+    ],
+    [
+      'new container appended',
+      { spec: { containers: [{ name: 'side' }] } },
+      { ...pod, spec: { ...pod.spec, containers: [...pod.spec.containers, { name: 'side' }] } },
+    ],
     ['$patch delete removes an element', { spec: { containers: [{ name: 'redis', $patch: 'delete' }] } }, { ...pod, spec: { ...pod.spec, containers: [] } }],
-    ['ports merge by containerPort', { spec: { containers: [{ name: 'redis', ports: [{ containerPort: 6379, protocol: 'TCP' }] }] } }, { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0], ports: [{ containerPort: 6379, name: 'redis', protocol: 'TCP' }] }] } }],
+    [
+      'ports merge by containerPort',
+      { spec: { containers: [{ name: 'redis', ports: [{ containerPort: 6379, protocol: 'TCP' }] }] } },
+      { ...pod, spec: { ...pod.spec, containers: [{ ...pod.spec.containers[0], ports: [{ containerPort: 6379, name: 'redis', protocol: 'TCP' }] }] } },
+    ],
     ['unkeyed lists replace', { spec: { tolerations: [{ key: 'u' }] } }, { ...pod, spec: { ...pod.spec, tolerations: [{ key: 'u' }] } }],
     ['finalizers union', { metadata: { finalizers: ['b', 'a'] } }, { ...pod, metadata: { ...pod.metadata, finalizers: ['a', 'b'] } }],
     ['$deleteFromPrimitiveList', { metadata: { '$deleteFromPrimitiveList/finalizers': ['a'] } }, { ...pod, metadata: { ...pod.metadata, finalizers: [] } }],

@@ -146,9 +146,16 @@ export function setPath(obj: Record<string, unknown>, path: string, value: unkno
 }
 
 const CORE_EVENT_FIELDS = [
-  'involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid',
-  'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath',
-  'reason', 'reportingComponent', 'type',
+  'involvedObject.kind',
+  'involvedObject.namespace',
+  'involvedObject.name',
+  'involvedObject.uid',
+  'involvedObject.apiVersion',
+  'involvedObject.resourceVersion',
+  'involvedObject.fieldPath',
+  'reason',
+  'reportingComponent',
+  'type',
 ];
 
 const QUALIFIED_NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
@@ -165,7 +172,11 @@ function validateCoreEvent({ object }: ValidationContext): StatusCause[] {
   const involvedNs = (getPath(object, 'involvedObject.namespace') as string | undefined) ?? '';
   if (!object['eventTime']) {
     if (involvedNs === '' ? ns !== '' && ns !== 'default' : ns !== involvedNs) {
-      causes.push({ reason: 'FieldValueInvalid', field: 'involvedObject.namespace', message: `Invalid value: "${involvedNs}": does not match event.namespace` });
+      causes.push({
+        reason: 'FieldValueInvalid',
+        field: 'involvedObject.namespace',
+        message: `Invalid value: "${involvedNs}": does not match event.namespace`,
+      });
     }
     return causes;
   }
@@ -187,7 +198,13 @@ function validateCoreEvent({ object }: ValidationContext): StatusCause[] {
 /** events.k8s.io/v1 Event validation (ValidateEventCreate): the new-style fields are all required. */
 function validateEventsV1({ object, operation }: ValidationContext): StatusCause[] {
   if (operation !== 'CREATE') return [];
-  const causes = [...required(object, 'eventTime'), ...required(object, 'reportingController'), ...required(object, 'reportingInstance'), ...required(object, 'action'), ...required(object, 'reason')];
+  const causes = [
+    ...required(object, 'eventTime'),
+    ...required(object, 'reportingController'),
+    ...required(object, 'reportingInstance'),
+    ...required(object, 'action'),
+    ...required(object, 'reason'),
+  ];
   const type = object['type'];
   if (type !== undefined && type !== 'Normal' && type !== 'Warning') {
     causes.push({ reason: 'FieldValueNotSupported', field: 'type', message: `Unsupported value: "${String(type)}": supported values: "Normal", "Warning"` });
@@ -205,11 +222,19 @@ function validateLease({ object }: ValidationContext): StatusCause[] {
   const causes: StatusCause[] = [];
   const duration = getPath(object, 'spec.leaseDurationSeconds');
   if (duration !== undefined && (typeof duration !== 'number' || !Number.isInteger(duration) || duration <= 0)) {
-    causes.push({ reason: 'FieldValueInvalid', field: 'spec.leaseDurationSeconds', message: `Invalid value: ${JSON.stringify(duration)}: must be greater than 0` });
+    causes.push({
+      reason: 'FieldValueInvalid',
+      field: 'spec.leaseDurationSeconds',
+      message: `Invalid value: ${JSON.stringify(duration)}: must be greater than 0`,
+    });
   }
   const transitions = getPath(object, 'spec.leaseTransitions');
   if (transitions !== undefined && (typeof transitions !== 'number' || !Number.isInteger(transitions) || transitions < 0)) {
-    causes.push({ reason: 'FieldValueInvalid', field: 'spec.leaseTransitions', message: `Invalid value: ${JSON.stringify(transitions)}: must be greater than or equal to 0` });
+    causes.push({
+      reason: 'FieldValueInvalid',
+      field: 'spec.leaseTransitions',
+      message: `Invalid value: ${JSON.stringify(transitions)}: must be greater than or equal to 0`,
+    });
   }
   return causes;
 }
@@ -238,35 +263,126 @@ function normalizeSecret(obj: KubeObject): string | undefined {
 }
 
 export const DEFAULT_RESOURCES: ResourceDef[] = [
-  defineResource({ group: '', version: 'v1', resource: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], nameRule: 'dns1123Label', statusSubresource: true, fieldSelectors: ['status.phase'] }),
   defineResource({
-    group: '', version: 'v1', resource: 'pods', kind: 'Pod', namespaced: true, shortNames: ['po'], statusSubresource: true,
-    fieldSelectors: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+    group: '',
+    version: 'v1',
+    resource: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+    shortNames: ['ns'],
+    nameRule: 'dns1123Label',
+    statusSubresource: true,
+    fieldSelectors: ['status.phase'],
+  }),
+  defineResource({
+    group: '',
+    version: 'v1',
+    resource: 'pods',
+    kind: 'Pod',
+    namespaced: true,
+    shortNames: ['po'],
+    statusSubresource: true,
+    fieldSelectors: [
+      'spec.nodeName',
+      'spec.restartPolicy',
+      'spec.schedulerName',
+      'spec.serviceAccountName',
+      'status.phase',
+      'status.podIP',
+      'status.nominatedNodeName',
+    ],
     deleteReturnsObject: true,
-    prepareForCreate: (obj) => { obj['status'] = { phase: 'Pending' }; },
+    prepareForCreate: (obj) => {
+      obj['status'] = { phase: 'Pending' };
+    },
   }),
   defineResource({ group: '', version: 'v1', resource: 'secrets', kind: 'Secret', namespaced: true, fieldSelectors: ['type'], normalize: normalizeSecret }),
   defineResource({ group: '', version: 'v1', resource: 'configmaps', kind: 'ConfigMap', namespaced: true, shortNames: ['cm'] }),
-  defineResource({ group: '', version: 'v1', resource: 'services', kind: 'Service', namespaced: true, shortNames: ['svc'], statusSubresource: true, nameRule: 'dns1035Label', deleteReturnsObject: true }),
-  defineResource({ group: '', version: 'v1', resource: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', namespaced: true, shortNames: ['pvc'], statusSubresource: true, deleteReturnsObject: true }),
   defineResource({
-    group: '', version: 'v1', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'],
-    fieldSelectors: CORE_EVENT_FIELDS, microTimeFields: ['eventTime', 'series.lastObservedTime'], validate: validateCoreEvent,
+    group: '',
+    version: 'v1',
+    resource: 'services',
+    kind: 'Service',
+    namespaced: true,
+    shortNames: ['svc'],
+    statusSubresource: true,
+    nameRule: 'dns1035Label',
+    deleteReturnsObject: true,
   }),
   defineResource({
-    group: 'events.k8s.io', version: 'v1', resource: 'events', kind: 'Event', namespaced: true, shortNames: ['ev'],
+    group: '',
+    version: 'v1',
+    resource: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+    shortNames: ['pvc'],
+    statusSubresource: true,
+    deleteReturnsObject: true,
+  }),
+  defineResource({
+    group: '',
+    version: 'v1',
+    resource: 'events',
+    kind: 'Event',
+    namespaced: true,
+    shortNames: ['ev'],
+    fieldSelectors: CORE_EVENT_FIELDS,
+    microTimeFields: ['eventTime', 'series.lastObservedTime'],
+    validate: validateCoreEvent,
+  }),
+  defineResource({
+    group: 'events.k8s.io',
+    version: 'v1',
+    resource: 'events',
+    kind: 'Event',
+    namespaced: true,
+    shortNames: ['ev'],
     fieldSelectors: ['regarding.kind', 'regarding.namespace', 'regarding.name', 'regarding.uid', 'reason', 'reportingController', 'type'],
-    microTimeFields: ['eventTime', 'series.lastObservedTime'], validate: validateEventsV1,
+    microTimeFields: ['eventTime', 'series.lastObservedTime'],
+    validate: validateEventsV1,
   }),
-  defineResource({ group: 'coordination.k8s.io', version: 'v1', resource: 'leases', kind: 'Lease', namespaced: true, microTimeFields: ['spec.acquireTime', 'spec.renewTime'], validate: validateLease }),
   defineResource({
-    group: 'apps', version: 'v1', resource: 'statefulsets', kind: 'StatefulSet', namespaced: true, shortNames: ['sts'], statusSubresource: true, generation: true,
+    group: 'coordination.k8s.io',
+    version: 'v1',
+    resource: 'leases',
+    kind: 'Lease',
+    namespaced: true,
+    microTimeFields: ['spec.acquireTime', 'spec.renewTime'],
+    validate: validateLease,
+  }),
+  defineResource({
+    group: 'apps',
+    version: 'v1',
+    resource: 'statefulsets',
+    kind: 'StatefulSet',
+    namespaced: true,
+    shortNames: ['sts'],
+    statusSubresource: true,
+    generation: true,
     scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', selectorFromSpec: true },
   }),
-  defineResource({ group: 'policy', version: 'v1', resource: 'poddisruptionbudgets', kind: 'PodDisruptionBudget', namespaced: true, shortNames: ['pdb'], statusSubresource: true, generation: true }),
   defineResource({
-    group: GROUP, version: VERSION, resource: PLURAL, singular: SINGULAR, kind: KIND, namespaced: true, shortNames: [...SHORT_NAMES], custom: true,
-    statusSubresource: true, generation: true, deleteReturnsObject: true,
+    group: 'policy',
+    version: 'v1',
+    resource: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+    shortNames: ['pdb'],
+    statusSubresource: true,
+    generation: true,
+  }),
+  defineResource({
+    group: GROUP,
+    version: VERSION,
+    resource: PLURAL,
+    singular: SINGULAR,
+    kind: KIND,
+    namespaced: true,
+    shortNames: [...SHORT_NAMES],
+    custom: true,
+    statusSubresource: true,
+    generation: true,
+    deleteReturnsObject: true,
     scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', labelSelectorPath: 'status.selector' },
   }),
 ];

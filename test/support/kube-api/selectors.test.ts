@@ -29,7 +29,9 @@ test('label selectors match as in apimachinery', async (t) => {
     ['app=', false],
   ];
   for (const [selector, expected] of cases) {
-    await t.test(`${JSON.stringify(selector)} ${expected ? 'matches' : 'does not match'}`, () => assert.equal(matchesLabels(parseLabelSelector(selector), labels), expected, selector));
+    await t.test(`${JSON.stringify(selector)} ${expected ? 'matches' : 'does not match'}`, () =>
+      assert.equal(matchesLabels(parseLabelSelector(selector), labels), expected, selector),
+    );
   }
 });
 
@@ -50,7 +52,9 @@ test('field selectors: only allowed fields, = == !=, escaped commas', async (t) 
     ['', true],
   ];
   for (const [selector, expected] of cases) {
-    await t.test(`${JSON.stringify(selector)} ${expected ? 'matches' : 'does not match'}`, () => assert.equal(matchesFields(parseFieldSelector(selector, allowed), get), expected, selector));
+    await t.test(`${JSON.stringify(selector)} ${expected ? 'matches' : 'does not match'}`, () =>
+      assert.equal(matchesFields(parseFieldSelector(selector, allowed), get), expected, selector),
+    );
   }
   assert.throws(() => parseFieldSelector('spec.nodeName=x', allowed), /field label not supported/);
   assert.throws(() => parseFieldSelector('metadata.name', allowed), /invalid selector/);
@@ -58,7 +62,13 @@ test('field selectors: only allowed fields, = == !=, escaped commas', async (t) 
 
 test('LabelSelector objects render to the string form', () => {
   assert.equal(
-    labelSelectorToString({ matchLabels: { a: 'b' }, matchExpressions: [{ key: 'c', operator: 'In', values: ['x', 'y'] }, { key: 'd', operator: 'DoesNotExist' }] }),
+    labelSelectorToString({
+      matchLabels: { a: 'b' },
+      matchExpressions: [
+        { key: 'c', operator: 'In', values: ['x', 'y'] },
+        { key: 'd', operator: 'DoesNotExist' },
+      ],
+    }),
     'a=b,c in (x,y),!d',
   );
   assert.equal(labelSelectorToString(undefined), '');

@@ -23,13 +23,17 @@ function checkKey(key: string): void {
     throw new SelectorError(`unable to parse requirement: invalid label key "${key}": prefix part must be a DNS-1123 subdomain`);
   }
   if (name.length === 0 || name.length > 63 || !NAME.test(name)) {
-    throw new SelectorError(`unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+    throw new SelectorError(
+      `unable to parse requirement: invalid label key "${key}": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+    );
   }
 }
 
 function checkValue(value: string): void {
   if (value.length > 63 || (value.length > 0 && !NAME.test(value))) {
-    throw new SelectorError(`unable to parse requirement: invalid label value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`);
+    throw new SelectorError(
+      `unable to parse requirement: invalid label value: "${value}": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character`,
+    );
   }
 }
 
@@ -166,7 +170,9 @@ export function matchesLabels(reqs: LabelRequirement[], labels: Record<string, s
 }
 
 /** A LabelSelector object (matchLabels/matchExpressions) as the string form, e.g. for Scale.status.selector. */
-export function labelSelectorToString(sel: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> } | undefined): string {
+export function labelSelectorToString(
+  sel: { matchLabels?: Record<string, string>; matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> } | undefined,
+): string {
   if (!sel) return '';
   const parts = Object.entries(sel.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
   for (const e of sel.matchExpressions ?? []) {

@@ -4,8 +4,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ApiException, CoordinationV1Api, CoreV1Api, CustomObjectsApi, makeInformer, PatchStrategy, setHeaderOptions, V1MicroTime, Watch,
-  type KubeConfig, type V1Pod,
+  ApiException,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  makeInformer,
+  PatchStrategy,
+  setHeaderOptions,
+  V1MicroTime,
+  Watch,
+  type KubeConfig,
+  type V1Pod,
 } from '@kubernetes/client-node';
 import { startKubeApi, type KubeApiServer } from './index.ts';
 import { until } from '../until.ts';
@@ -74,7 +83,10 @@ describe('kube-api stand-in through client-node', () => {
     assert.deepEqual(replaced.metadata?.labels, { app: 'crud', tier: 'cache' });
 
     const list = await core.listNamespacedPod({ namespace: NS, labelSelector: 'app=crud' });
-    assert.deepEqual(list.items.map((p) => p.metadata?.name), ['crud-0']);
+    assert.deepEqual(
+      list.items.map((p) => p.metadata?.name),
+      ['crud-0'],
+    );
     assert.ok(list.metadata?.resourceVersion);
 
     const deleted = await core.deleteNamespacedPod({ namespace: NS, name: 'crud-0' });
@@ -121,7 +133,10 @@ describe('kube-api stand-in through client-node', () => {
       });
     }
     const byName = await core.listNamespacedPod({ namespace: NS, fieldSelector: 'metadata.name=sel-b' });
-    assert.deepEqual(byName.items.map((p) => p.metadata?.name), ['sel-b']);
+    assert.deepEqual(
+      byName.items.map((p) => p.metadata?.name),
+      ['sel-b'],
+    );
     const notB = await core.listPodForAllNamespaces({ labelSelector: 'suite=sel', fieldSelector: `metadata.name!=sel-b,metadata.namespace=${NS}` });
     assert.deepEqual(notB.items.map((p) => p.metadata?.name).sort(), ['sel-a', 'sel-c', 'sel-d']);
     await rejectsWith(core.listNamespacedPod({ namespace: NS, labelSelector: 'role in (master' }), 400, 'BadRequest');
@@ -132,8 +147,14 @@ describe('kube-api stand-in through client-node', () => {
     await core.createNamespacedConfigMap({ namespace: 'team-b', body: { metadata: { name: 'spread', labels: { spread: 'y' } } } });
     await core.createNamespacedConfigMap({ namespace: 'team-c', body: { metadata: { name: 'spread', labels: { spread: 'y' } } } });
     const all = await core.listConfigMapForAllNamespaces({ labelSelector: 'spread=y' });
-    assert.deepEqual(all.items.map((c) => c.metadata?.namespace), ['team-b', 'team-c']);
-    const raw = (await (await fetch(`${api.url}/api/v1/configmaps?labelSelector=spread%3Dy`)).json()) as { kind: string; items: Array<Record<string, unknown>> };
+    assert.deepEqual(
+      all.items.map((c) => c.metadata?.namespace),
+      ['team-b', 'team-c'],
+    );
+    const raw = (await (await fetch(`${api.url}/api/v1/configmaps?labelSelector=spread%3Dy`)).json()) as {
+      kind: string;
+      items: Array<Record<string, unknown>>;
+    };
     assert.equal(raw.kind, 'ConfigMapList');
     assert.equal(raw.items[0]!['kind'], undefined);
   });
@@ -150,19 +171,30 @@ describe('kube-api stand-in through client-node', () => {
       415,
       'UnsupportedMediaType',
     );
-    const json = await core.patchNamespacedPod({ namespace: NS, name: 'patch-0', body: [{ op: 'add', path: '/metadata/annotations', value: { 'redis.example.com/link': 'up' } }] });
+    const json = await core.patchNamespacedPod({
+      namespace: NS,
+      name: 'patch-0',
+      body: [{ op: 'add', path: '/metadata/annotations', value: { 'redis.example.com/link': 'up' } }],
+    });
     assert.deepEqual(json.metadata?.annotations, { 'redis.example.com/link': 'up' });
     const smp = await core.patchNamespacedPod(
       { namespace: NS, name: 'patch-0', body: { spec: { containers: [{ name: 'sidecar', image: 'op' }] } } },
       setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
     );
-    assert.deepEqual(smp.spec?.containers.map((c) => c.name), ['redis', 'sidecar'], 'strategic merge merges containers by name');
+    assert.deepEqual(
+      smp.spec?.containers.map((c) => c.name),
+      ['redis', 'sidecar'],
+      'strategic merge merges containers by name',
+    );
   });
 
   test('custom resources: merge and JSON patch work, strategic merge is 415, PUT needs a resourceVersion', async () => {
     await custom.createNamespacedCustomObject({ group: 'redis.example.com', version: 'v1', namespace: NS, plural: 'redises', body: redis('cr-patch') });
     const params = { group: 'redis.example.com', version: 'v1', namespace: NS, plural: 'redises', name: 'cr-patch' };
-    const merged = (await custom.patchNamespacedCustomObject({ ...params, body: { spec: { replicas: 3 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as ReturnType<typeof redis>;
+    const merged = (await custom.patchNamespacedCustomObject(
+      { ...params, body: { spec: { replicas: 3 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as ReturnType<typeof redis>;
     assert.equal(merged.spec.replicas, 3);
     await rejectsWith(
       custom.patchNamespacedCustomObject({ ...params, body: { spec: { replicas: 1 } } }, setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch)),
@@ -175,7 +207,10 @@ describe('kube-api stand-in through client-node', () => {
 
   test('status subresource: status writes change status only, main writes keep status, generation follows spec', async () => {
     const params = { group: 'redis.example.com', version: 'v1', namespace: NS, plural: 'redises', name: 'cr-status' };
-    const created = (await custom.createNamespacedCustomObject({ ...params, body: { ...redis('cr-status'), status: { phase: 'Running' } } })) as Record<string, any>;
+    const created = (await custom.createNamespacedCustomObject({ ...params, body: { ...redis('cr-status'), status: { phase: 'Running' } } })) as Record<
+      string,
+      any
+    >;
     assert.equal(created['status'], undefined, 'status is dropped on create');
     assert.equal(created['metadata'].generation, 1);
     const withStatus = (await custom.patchNamespacedCustomObjectStatus(
@@ -191,9 +226,15 @@ describe('kube-api stand-in through client-node', () => {
     )) as Record<string, any>;
     assert.equal(relabelled['status'].phase, 'Pending', 'main resource writes ignore status');
     assert.equal(relabelled['metadata'].generation, 1, 'a metadata change does not bump generation');
-    const respec = (await custom.patchNamespacedCustomObject({ ...params, body: { spec: { replicas: 4 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as Record<string, any>;
+    const respec = (await custom.patchNamespacedCustomObject(
+      { ...params, body: { spec: { replicas: 4 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as Record<string, any>;
     assert.equal(respec['metadata'].generation, 2);
-    const replaced = (await custom.replaceNamespacedCustomObjectStatus({ ...params, body: { ...respec, status: { phase: 'Running', replicas: 4, selector: 'app=x' } } })) as Record<string, any>;
+    const replaced = (await custom.replaceNamespacedCustomObjectStatus({
+      ...params,
+      body: { ...respec, status: { phase: 'Running', replicas: 4, selector: 'app=x' } },
+    })) as Record<string, any>;
     assert.equal(replaced['status'].phase, 'Running');
   });
 
@@ -208,7 +249,10 @@ describe('kube-api stand-in through client-node', () => {
     assert.equal(scale['apiVersion'], 'autoscaling/v1');
     assert.deepEqual(scale['spec'], { replicas: 2 });
     assert.deepEqual(scale['status'], { replicas: 2, selector: 'app.kubernetes.io/instance=cr-scale' });
-    const patched = (await custom.patchNamespacedCustomObjectScale({ ...params, body: { spec: { replicas: 3 } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch))) as Record<string, any>;
+    const patched = (await custom.patchNamespacedCustomObjectScale(
+      { ...params, body: { spec: { replicas: 3 } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    )) as Record<string, any>;
     assert.equal(patched['spec'].replicas, 3);
     assert.equal((api.store.read('redises', NS, 'cr-scale')['spec'] as { replicas: number }).replicas, 3);
     await rejectsWith(custom.replaceNamespacedCustomObjectScale({ ...params, body: { ...scale, spec: { replicas: 1 } } }), 409, 'Conflict');
@@ -223,7 +267,9 @@ describe('kube-api stand-in through client-node', () => {
     await rejectsWith(core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'ok', labels: { k: 'v'.repeat(64) } } } }), 422, 'Invalid');
     await rejectsWith(core.createNamespacedService({ namespace: NS, body: { metadata: { name: '1svc' } } }), 422, 'Invalid');
     const remove = api.store.addValidator('configmaps', ({ object }) =>
-      (object['data'] as Record<string, string> | undefined)?.['forbidden'] ? [{ reason: 'FieldValueForbidden', field: 'data.forbidden', message: 'Forbidden: no' }] : [],
+      (object['data'] as Record<string, string> | undefined)?.['forbidden']
+        ? [{ reason: 'FieldValueForbidden', field: 'data.forbidden', message: 'Forbidden: no' }]
+        : [],
     );
     await rejectsWith(core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'hooked' }, data: { forbidden: 'x' } } }), 422, 'Invalid');
     remove();
@@ -232,7 +278,11 @@ describe('kube-api stand-in through client-node', () => {
 
   test('leases: MicroTime fields need six fractional digits, as on a real server', async () => {
     const base = { metadata: { name: 'lease-time' }, spec: { holderIdentity: 'a', leaseDurationSeconds: 4 } };
-    await rejectsWith(coordination.createNamespacedLease({ namespace: NS, body: { ...base, spec: { ...base.spec, renewTime: new Date() } } }), 400, 'BadRequest');
+    await rejectsWith(
+      coordination.createNamespacedLease({ namespace: NS, body: { ...base, spec: { ...base.spec, renewTime: new Date() } } }),
+      400,
+      'BadRequest',
+    );
     const lease = await coordination.createNamespacedLease({ namespace: NS, body: { ...base, spec: { ...base.spec, renewTime: new V1MicroTime() } } });
     assert.equal(lease.spec?.holderIdentity, 'a');
     // client-node 2.x does not deserialise MicroTime: it comes back as the server's string.
@@ -240,7 +290,13 @@ describe('kube-api stand-in through client-node', () => {
   });
 
   test('ownerReferences: deleting the owner deletes its dependents', async () => {
-    const owner = (await custom.createNamespacedCustomObject({ group: 'redis.example.com', version: 'v1', namespace: NS, plural: 'redises', body: redis('gc-owner') })) as Record<string, any>;
+    const owner = (await custom.createNamespacedCustomObject({
+      group: 'redis.example.com',
+      version: 'v1',
+      namespace: NS,
+      plural: 'redises',
+      body: redis('gc-owner'),
+    })) as Record<string, any>;
     const ref = { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'gc-owner', uid: owner['metadata'].uid as string, controller: true };
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'gc-owner-auth', ownerReferences: [ref] }, stringData: { password: 'p' } } });
     await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'gc-owner-config', ownerReferences: [ref] } } });
@@ -259,11 +315,17 @@ describe('kube-api stand-in through client-node', () => {
     const still = (await custom.getNamespacedCustomObject(params)) as Record<string, any>;
     assert.ok(still['metadata'].deletionTimestamp);
     await rejectsWith(
-      custom.patchNamespacedCustomObject({ ...params, body: { metadata: { finalizers: ['metacontroller.io/redis-operator', 'x.io/new'] } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      custom.patchNamespacedCustomObject(
+        { ...params, body: { metadata: { finalizers: ['metacontroller.io/redis-operator', 'x.io/new'] } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      ),
       422,
       'Invalid',
     );
-    await custom.patchNamespacedCustomObject({ ...params, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await custom.patchNamespacedCustomObject(
+      { ...params, body: { metadata: { finalizers: null } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await rejectsWith(custom.getNamespacedCustomObject(params), 404, 'NotFound');
   });
 
@@ -271,13 +333,25 @@ describe('kube-api stand-in through client-node', () => {
     const start = await core.listNamespacedConfigMap({ namespace: 'watch-ns' });
     const rv = start.metadata!.resourceVersion!;
     await core.createNamespacedConfigMap({ namespace: 'watch-ns', body: { metadata: { name: 'w1' } } });
-    await core.patchNamespacedConfigMap({ namespace: 'watch-ns', name: 'w1', body: { data: { a: 'b' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNamespacedConfigMap(
+      { namespace: 'watch-ns', name: 'w1', body: { data: { a: 'b' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await core.deleteNamespacedConfigMap({ namespace: 'watch-ns', name: 'w1' });
     const seen: Array<[string, string | undefined]> = [];
     const watch = new Watch(kc);
-    const ctl = await watch.watch('/api/v1/namespaces/watch-ns/configmaps', { resourceVersion: rv }, (type, obj) => seen.push([type, obj.metadata?.name]), () => {});
+    const ctl = await watch.watch(
+      '/api/v1/namespaces/watch-ns/configmaps',
+      { resourceVersion: rv },
+      (type, obj) => seen.push([type, obj.metadata?.name]),
+      () => {},
+    );
     await until('three replayed events', () => seen.length >= 3);
-    assert.deepEqual(seen, [['ADDED', 'w1'], ['MODIFIED', 'w1'], ['DELETED', 'w1']]);
+    assert.deepEqual(seen, [
+      ['ADDED', 'w1'],
+      ['MODIFIED', 'w1'],
+      ['DELETED', 'w1'],
+    ]);
     await core.createNamespacedConfigMap({ namespace: 'watch-ns', body: { metadata: { name: 'w2' } } });
     await until('the live event', () => seen.length >= 4);
     assert.deepEqual(seen[3], ['ADDED', 'w2']);
@@ -286,9 +360,14 @@ describe('kube-api stand-in through client-node', () => {
     api.store.compact();
     const errorsSeen: Array<{ type: string; code: unknown; reason: unknown }> = [];
     let done = false;
-    await watch.watch('/api/v1/namespaces/watch-ns/configmaps', { resourceVersion: rv }, (type, obj) => errorsSeen.push({ type, code: obj.code, reason: obj.reason }), () => {
-      done = true;
-    });
+    await watch.watch(
+      '/api/v1/namespaces/watch-ns/configmaps',
+      { resourceVersion: rv },
+      (type, obj) => errorsSeen.push({ type, code: obj.code, reason: obj.reason }),
+      () => {
+        done = true;
+      },
+    );
     await until('the stream to end', () => done);
     assert.deepEqual(errorsSeen, [{ type: 'ERROR', code: 410, reason: 'Expired' }]);
   });
@@ -296,14 +375,23 @@ describe('kube-api stand-in through client-node', () => {
   test('watch with a label selector turns label changes into ADDED/DELETED', async () => {
     const seen: Array<[string, string | undefined]> = [];
     const watch = new Watch(kc);
-    const ctl = await watch.watch(`/api/v1/namespaces/${NS}/pods`, { labelSelector: 'redis.example.com/role=master', resourceVersion: api.store.resourceVersion }, (type, obj) => seen.push([type, obj.metadata?.name]), () => {});
+    const ctl = await watch.watch(
+      `/api/v1/namespaces/${NS}/pods`,
+      { labelSelector: 'redis.example.com/role=master', resourceVersion: api.store.resourceVersion },
+      (type, obj) => seen.push([type, obj.metadata?.name]),
+      () => {},
+    );
     await core.createNamespacedPod({ namespace: NS, body: pod('role-0') });
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
     await core.patchNamespacedPod({ namespace: NS, name: 'role-0', body: { metadata: { labels: { 'redis.example.com/role': 'master' } } } }, merge);
     await core.patchNamespacedPod({ namespace: NS, name: 'role-0', body: { metadata: { annotations: { x: 'y' } } } }, merge);
     await core.patchNamespacedPod({ namespace: NS, name: 'role-0', body: { metadata: { labels: { 'redis.example.com/role': 'replica' } } } }, merge);
     await until('three events', () => seen.length >= 3);
-    assert.deepEqual(seen, [['ADDED', 'role-0'], ['MODIFIED', 'role-0'], ['DELETED', 'role-0']]);
+    assert.deepEqual(seen, [
+      ['ADDED', 'role-0'],
+      ['MODIFIED', 'role-0'],
+      ['DELETED', 'role-0'],
+    ]);
     ctl.abort();
   });
 
@@ -319,7 +407,10 @@ describe('kube-api stand-in through client-node', () => {
     await core.createNamespacedSecret({ namespace: 'inf-b', body: { metadata: { name: 'live', labels: { inf: '1' } } } });
     await until('the live add', () => events.includes('add inf-b/live'));
     api.closeWatches();
-    await core.patchNamespacedSecret({ namespace: 'inf-b', name: 'live', body: { data: { k: 'dg==' } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await core.patchNamespacedSecret(
+      { namespace: 'inf-b', name: 'live', body: { data: { k: 'dg==' } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
     await until('the update after the re-watch', () => events.includes('update live'));
     await core.deleteNamespacedSecret({ namespace: 'inf-a', name: 'pre' });
     await until('the delete', () => events.includes('delete pre'));
@@ -332,13 +423,31 @@ describe('kube-api stand-in through client-node', () => {
     const ok = await core.createNamespacedEvent({
       namespace: NS,
       body: {
-        metadata: { generateName: 'r.' }, involvedObject, reason: 'Bootstrap', message: 'm', type: 'Normal',
-        eventTime: new V1MicroTime(), action: 'Bootstrap', reportingComponent: 'redis-operator', reportingInstance: 'pod-a',
+        metadata: { generateName: 'r.' },
+        involvedObject,
+        reason: 'Bootstrap',
+        message: 'm',
+        type: 'Normal',
+        eventTime: new V1MicroTime(),
+        action: 'Bootstrap',
+        reportingComponent: 'redis-operator',
+        reportingInstance: 'pod-a',
       },
     });
     assert.match(ok.metadata!.name!, /^r\.[a-z0-9]{5}$/);
-    await rejectsWith(core.createNamespacedEvent({ namespace: NS, body: { metadata: { generateName: 'r.' }, involvedObject, reason: 'X', eventTime: new V1MicroTime() } }), 422, 'Invalid');
-    await rejectsWith(core.createNamespacedEvent({ namespace: NS, body: { metadata: { generateName: 'r.' }, involvedObject: { ...involvedObject, namespace: 'elsewhere' }, reason: 'X' } }), 422, 'Invalid');
+    await rejectsWith(
+      core.createNamespacedEvent({ namespace: NS, body: { metadata: { generateName: 'r.' }, involvedObject, reason: 'X', eventTime: new V1MicroTime() } }),
+      422,
+      'Invalid',
+    );
+    await rejectsWith(
+      core.createNamespacedEvent({
+        namespace: NS,
+        body: { metadata: { generateName: 'r.' }, involvedObject: { ...involvedObject, namespace: 'elsewhere' }, reason: 'X' },
+      }),
+      422,
+      'Invalid',
+    );
   });
 
   test('faults: the next N requests to a path fail with 500, then requests succeed again', async () => {
@@ -355,8 +464,22 @@ describe('kube-api stand-in through client-node', () => {
     const fault = api.faults.add({ client: 'cut-off', action: { kind: 'hang' } });
     const cutOff = api.kubeConfig('cut-off').makeApiClient(CoreV1Api);
     const signal = AbortSignal.timeout(200);
-    const abortable = { middleware: [{ pre: (ctx: any) => { ctx.setSignal(signal); return { toPromise: () => Promise.resolve(ctx) }; }, post: (r: any) => ({ toPromise: () => Promise.resolve(r) }) }], middlewareMergeStrategy: 'append' as const };
-    await assert.rejects(cutOff.readNamespacedConfigMap({ namespace: NS, name: 'hung' }, abortable as never), (e: Error) => e.name === 'AbortError' || e.name === 'TimeoutError' || /abort/i.test(e.message));
+    const abortable = {
+      middleware: [
+        {
+          pre: (ctx: any) => {
+            ctx.setSignal(signal);
+            return { toPromise: () => Promise.resolve(ctx) };
+          },
+          post: (r: any) => ({ toPromise: () => Promise.resolve(r) }),
+        },
+      ],
+      middlewareMergeStrategy: 'append' as const,
+    };
+    await assert.rejects(
+      cutOff.readNamespacedConfigMap({ namespace: NS, name: 'hung' }, abortable as never),
+      (e: Error) => e.name === 'AbortError' || e.name === 'TimeoutError' || /abort/i.test(e.message),
+    );
     await core.readNamespacedConfigMap({ namespace: NS, name: 'hung' });
     fault.remove();
     await cutOff.readNamespacedConfigMap({ namespace: NS, name: 'hung' });
@@ -366,7 +489,10 @@ describe('kube-api stand-in through client-node', () => {
     const apis = (await (await fetch(`${api.url}/apis`)).json()) as { groups: Array<{ name: string }> };
     assert.ok(apis.groups.some((g) => g.name === 'redis.example.com'));
     const gv = (await (await fetch(`${api.url}/apis/redis.example.com/v1`)).json()) as { resources: Array<{ name: string; kind: string }> };
-    assert.deepEqual(gv.resources.map((r) => r.name), ['redises', 'redises/status', 'redises/scale']);
+    assert.deepEqual(
+      gv.resources.map((r) => r.name),
+      ['redises', 'redises/status', 'redises/scale'],
+    );
     const core1 = (await (await fetch(`${api.url}/api/v1`)).json()) as { resources: Array<{ name: string }> };
     assert.ok(core1.resources.some((r) => r.name === 'pods/status'));
     const missing = await fetch(`${api.url}/apis/nope.example.com/v1/things`);

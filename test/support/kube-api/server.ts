@@ -189,7 +189,8 @@ export class KubeApiServer {
   private async applyFault(fault: FaultAction, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
     switch (fault.kind) {
       case 'status': {
-        const reason = fault.reason ?? ({ 429: 'TooManyRequests', 503: 'ServiceUnavailable', 504: 'Timeout' } as Record<number, string>)[fault.code] ?? 'InternalError';
+        const reason =
+          fault.reason ?? ({ 429: 'TooManyRequests', 503: 'ServiceUnavailable', 504: 'Timeout' } as Record<number, string>)[fault.code] ?? 'InternalError';
         this.sendError(res, failure(fault.code, reason, fault.message ?? `injected fault: ${fault.code} ${reason}`));
         return true;
       }
@@ -213,13 +214,24 @@ export class KubeApiServer {
     if (seg.length === 0) return { kind: 'json', body: { paths: ['/api', '/api/v1', '/apis', '/version', '/healthz', '/readyz', '/livez'] } };
     if (seg.length === 1 && ['healthz', 'readyz', 'livez'].includes(seg[0]!)) return { kind: 'text', body: 'ok' };
     if (seg[0] === 'version' && seg.length === 1) {
-      return { kind: 'json', body: { major: '1', minor: '33', gitVersion: 'v1.33.0-redis-operator-stand-in', platform: `${process.platform}/${process.arch}` } };
+      return {
+        kind: 'json',
+        body: { major: '1', minor: '33', gitVersion: 'v1.33.0-redis-operator-stand-in', platform: `${process.platform}/${process.arch}` },
+      };
     }
     let group: string;
     let version: string | undefined;
     let rest: string[];
     if (seg[0] === 'api') {
-      if (seg.length === 1) return { kind: 'json', body: { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `${this.host}:${this.port}` }] } };
+      if (seg.length === 1)
+        return {
+          kind: 'json',
+          body: {
+            kind: 'APIVersions',
+            versions: ['v1'],
+            serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: `${this.host}:${this.port}` }],
+          },
+        };
       group = '';
       version = seg[1];
       rest = seg.slice(2);
@@ -254,7 +266,8 @@ export class KubeApiServer {
     const subresource = rest[2];
     if (def.namespaced && name !== undefined && namespace === undefined) return { kind: 'missing' };
     if (!def.namespaced && namespace !== undefined) return { kind: 'missing' };
-    if (subresource !== undefined && !((subresource === 'status' && def.statusSubresource) || (subresource === 'scale' && def.scale))) return { kind: 'missing' };
+    if (subresource !== undefined && !((subresource === 'status' && def.statusSubresource) || (subresource === 'scale' && def.scale)))
+      return { kind: 'missing' };
     return { kind: 'resource', target: { def, namespace, name, subresource, legacyWatch } };
   }
 
@@ -289,7 +302,11 @@ export class KubeApiServer {
       }
       if (method === 'DELETE') {
         const opts = deleteOptions(q, raw);
-        const victims = store.list(def, { ...(namespace !== undefined ? { namespace } : {}), labelSelector: q.get('labelSelector') ?? '', fieldSelector: q.get('fieldSelector') ?? '' });
+        const victims = store.list(def, {
+          ...(namespace !== undefined ? { namespace } : {}),
+          labelSelector: q.get('labelSelector') ?? '',
+          fieldSelector: q.get('fieldSelector') ?? '',
+        });
         const items = victims.map((v) => store.delete(def, v.metadata.namespace, v.metadata.name, opts).object);
         this.send(res, 200, { apiVersion: apiVersionOf(def), kind: def.listKind, metadata: { resourceVersion: store.resourceVersion }, items });
         return;
@@ -402,9 +419,26 @@ export class KubeApiServer {
     const verbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
     const resources: Record<string, unknown>[] = [];
     for (const d of defs) {
-      resources.push({ name: d.resource, singularName: d.singular, namespaced: d.namespaced, kind: d.kind, verbs, ...(d.shortNames ? { shortNames: d.shortNames } : {}) });
-      if (d.statusSubresource) resources.push({ name: `${d.resource}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
-      if (d.scale) resources.push({ name: `${d.resource}/scale`, singularName: '', namespaced: d.namespaced, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] });
+      resources.push({
+        name: d.resource,
+        singularName: d.singular,
+        namespaced: d.namespaced,
+        kind: d.kind,
+        verbs,
+        ...(d.shortNames ? { shortNames: d.shortNames } : {}),
+      });
+      if (d.statusSubresource)
+        resources.push({ name: `${d.resource}/status`, singularName: '', namespaced: d.namespaced, kind: d.kind, verbs: ['get', 'patch', 'update'] });
+      if (d.scale)
+        resources.push({
+          name: `${d.resource}/scale`,
+          singularName: '',
+          namespaced: d.namespaced,
+          group: 'autoscaling',
+          version: 'v1',
+          kind: 'Scale',
+          verbs: ['get', 'patch', 'update'],
+        });
     }
     return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version, resources };
   }
@@ -452,7 +486,9 @@ function mediaType(req: IncomingMessage): string {
 function requireJson(req: IncomingMessage): void {
   const type = mediaType(req);
   if (type !== '' && type !== JSON_TYPE && type !== '*/*') {
-    throw errors.unsupportedMediaType(`the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`);
+    throw errors.unsupportedMediaType(
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf`,
+    );
   }
 }
 
@@ -462,7 +498,9 @@ function patchType(def: ResourceDef, req: IncomingMessage): PatchType {
     ? 'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml'
     : 'application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml';
   if (type === 'application/apply-patch+yaml' || type === 'application/apply-patch+cbor') {
-    throw errors.unsupportedMediaType(`server-side apply is not implemented by the test stand-in (accepted here: ${accepted.replace(', application/apply-patch+yaml', '')})`);
+    throw errors.unsupportedMediaType(
+      `server-side apply is not implemented by the test stand-in (accepted here: ${accepted.replace(', application/apply-patch+yaml', '')})`,
+    );
   }
   const found = PATCH_TYPES[type];
   if (!found || (found === 'strategic' && def.custom)) {
@@ -518,4 +556,3 @@ function listItem(def: ResourceDef, obj: KubeObject): KubeObject {
 export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeApiServer> {
   return new KubeApiServer(options).listen();
 }
-

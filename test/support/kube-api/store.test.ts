@@ -40,7 +40,10 @@ test('in-process writes keep status (tests set pod status); mutate is read-modif
     p['status'] = { phase: 'Running', podIP: '127.0.20.2', conditions: [{ type: 'Ready', status: 'True' }] };
   });
   assert.equal((store.read('pods', NS, 'p')['status'] as { podIP: string }).podIP, '127.0.20.2');
-  assert.deepEqual(store.list('pods', { fieldSelector: 'status.podIP=127.0.20.2' }).map((p) => p.metadata.name), ['p']);
+  assert.deepEqual(
+    store.list('pods', { fieldSelector: 'status.podIP=127.0.20.2' }).map((p) => p.metadata.name),
+    ['p'],
+  );
 });
 
 test('the garbage collector follows ownerReferences transitively, and keeps objects with a living owner', () => {
@@ -104,13 +107,32 @@ test('finalizers hold a deleted object until removed; a dependent waits for its 
 test('preconditions and conflicts', () => {
   const store = new ObjectStore();
   const cm = store.create('configmaps', { metadata: { name: 'c', namespace: NS } });
-  assert.deepEqual(codeOf(() => store.create('configmaps', { metadata: { name: 'c', namespace: NS } })), { code: 409, reason: 'AlreadyExists' });
+  assert.deepEqual(
+    codeOf(() => store.create('configmaps', { metadata: { name: 'c', namespace: NS } })),
+    { code: 409, reason: 'AlreadyExists' },
+  );
   store.patch('configmaps', NS, 'c', { data: { a: 'b' } });
-  assert.deepEqual(codeOf(() => store.update('configmaps', cm)), { code: 409, reason: 'Conflict' });
-  assert.deepEqual(codeOf(() => store.patch('configmaps', NS, 'c', { metadata: { resourceVersion: cm.metadata.resourceVersion }, data: {} })), { code: 409, reason: 'Conflict' });
-  assert.deepEqual(codeOf(() => store.delete('configmaps', NS, 'c', { preconditions: { uid: 'other' } })), { code: 409, reason: 'Conflict' });
-  assert.deepEqual(codeOf(() => store.create('configmaps', cm)), { code: 500, reason: 'InternalError' }, 'resourceVersion set on create');
-  assert.deepEqual(codeOf(() => store.read('configmaps', NS, 'nope')), { code: 404, reason: 'NotFound' });
+  assert.deepEqual(
+    codeOf(() => store.update('configmaps', cm)),
+    { code: 409, reason: 'Conflict' },
+  );
+  assert.deepEqual(
+    codeOf(() => store.patch('configmaps', NS, 'c', { metadata: { resourceVersion: cm.metadata.resourceVersion }, data: {} })),
+    { code: 409, reason: 'Conflict' },
+  );
+  assert.deepEqual(
+    codeOf(() => store.delete('configmaps', NS, 'c', { preconditions: { uid: 'other' } })),
+    { code: 409, reason: 'Conflict' },
+  );
+  assert.deepEqual(
+    codeOf(() => store.create('configmaps', cm)),
+    { code: 500, reason: 'InternalError' },
+    'resourceVersion set on create',
+  );
+  assert.deepEqual(
+    codeOf(() => store.read('configmaps', NS, 'nope')),
+    { code: 404, reason: 'NotFound' },
+  );
 });
 
 test('watch: replay after a version, selector transitions, and 410 once history is gone', () => {
@@ -128,8 +150,15 @@ test('watch: replay after a version, selector transitions, and 410 once history 
   store.patch('pods', NS, 'a', { metadata: { labels: { role: 'replica' } } });
   h.stop();
   store.patch('pods', NS, 'a', { metadata: { labels: { role: 'master' } } });
-  assert.deepEqual(events, [['ADDED', 'a'], ['MODIFIED', 'a'], ['DELETED', 'a']]);
-  assert.deepEqual(codeOf(() => store.watch('pods', { resourceVersion: start }, () => {})), { code: 410, reason: 'Expired' });
+  assert.deepEqual(events, [
+    ['ADDED', 'a'],
+    ['MODIFIED', 'a'],
+    ['DELETED', 'a'],
+  ]);
+  assert.deepEqual(
+    codeOf(() => store.watch('pods', { resourceVersion: start }, () => {})),
+    { code: 410, reason: 'Expired' },
+  );
   const initial: string[] = [];
   store.watch('pods', {}, (ev) => initial.push(`${ev.type} ${(ev.object as StoredObject).metadata.name}`));
   assert.deepEqual(initial, ['ADDED a', 'ADDED b'], 'no resourceVersion: the current state first');
@@ -139,10 +168,16 @@ test('list pagination with limit and continue', () => {
   const store = new ObjectStore();
   for (const n of ['c', 'a', 'b', 'd']) store.create('configmaps', { metadata: { name: n, namespace: NS } });
   const first = store.listPage('configmaps', { limit: 3 });
-  assert.deepEqual(first.items.map((i) => i.metadata.name), ['a', 'b', 'c']);
+  assert.deepEqual(
+    first.items.map((i) => i.metadata.name),
+    ['a', 'b', 'c'],
+  );
   assert.equal(first.remainingItemCount, 1);
   const rest = store.listPage('configmaps', { limit: 3, continue: first.continue! });
-  assert.deepEqual(rest.items.map((i) => i.metadata.name), ['d']);
+  assert.deepEqual(
+    rest.items.map((i) => i.metadata.name),
+    ['d'],
+  );
   assert.equal(rest.continue, undefined);
 });
 
@@ -168,7 +203,18 @@ test('mutators run before validation (defaulting hook)', () => {
 test('extra kinds are one table entry', async () => {
   const { DEFAULT_RESOURCES, defineResource } = await import('./index.ts');
   const store = new ObjectStore({
-    resources: [...DEFAULT_RESOURCES, defineResource({ group: 'apps', version: 'v1', resource: 'deployments', kind: 'Deployment', namespaced: true, statusSubresource: true, generation: true })],
+    resources: [
+      ...DEFAULT_RESOURCES,
+      defineResource({
+        group: 'apps',
+        version: 'v1',
+        resource: 'deployments',
+        kind: 'Deployment',
+        namespaced: true,
+        statusSubresource: true,
+        generation: true,
+      }),
+    ],
   });
   const d = store.create('deployments', { metadata: { name: 'd', namespace: NS }, spec: { replicas: 1 } });
   assert.equal(d.apiVersion, 'apps/v1');
@@ -178,7 +224,12 @@ test('extra kinds are one table entry', async () => {
 test('a write naming another metadata.uid is refused as invalid (422), as kube-apiserver refuses a replaced object', () => {
   const store = new ObjectStore();
   store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns' } });
-  const pod = store.create('pods', { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns' }, spec: { containers: [{ name: 'c', image: 'i' }] } });
+  const pod = store.create('pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'p', namespace: 'ns' },
+    spec: { containers: [{ name: 'c', image: 'i' }] },
+  });
   assert.throws(
     () => store.patch('pods', 'ns', 'p', { metadata: { uid: 'someone-else', labels: { role: 'master' } } }, { type: 'merge' }),
     (err: unknown) => err instanceof KubeApiError && err.code === 422 && /metadata\.uid/.test(err.message),

@@ -14,10 +14,31 @@ import { randomUUID } from 'node:crypto';
 import { errors, KubeApiError, type Status, type StatusCause } from './errors.ts';
 import { deepEqual, jsonPatch, mergePatch, PatchError, strategicMergePatch } from './patch.ts';
 import {
-  apiVersionOf, DEFAULT_RESOURCES, getPath, keyOf, ResourceTable, setPath,
-  type KubeObject, type Mutator, type ObjectMetaLike, type OwnerReference, type ResourceDef, type StoredObject, type ValidationContext, type Validator,
+  apiVersionOf,
+  DEFAULT_RESOURCES,
+  getPath,
+  keyOf,
+  ResourceTable,
+  setPath,
+  type KubeObject,
+  type Mutator,
+  type ObjectMetaLike,
+  type OwnerReference,
+  type ResourceDef,
+  type StoredObject,
+  type ValidationContext,
+  type Validator,
 } from './resources.ts';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, labelSelectorToString, SelectorError, type FieldRequirement, type LabelRequirement } from './selectors.ts';
+import {
+  matchesFields,
+  matchesLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+  labelSelectorToString,
+  SelectorError,
+  type FieldRequirement,
+  type LabelRequirement,
+} from './selectors.ts';
 import { MICRO_TIME, validateFinalizersDuringDeletion, validateObjectMeta } from './validation.ts';
 import { isRecord } from '../records.ts';
 
@@ -116,7 +137,16 @@ export interface WatchHandle {
 }
 
 const GENERATE_NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
-const SYSTEM_META = ['uid', 'creationTimestamp', 'generation', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'resourceVersion', 'selfLink', 'managedFields'] as const;
+const SYSTEM_META = [
+  'uid',
+  'creationTimestamp',
+  'generation',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'resourceVersion',
+  'selfLink',
+  'managedFields',
+] as const;
 
 function clone<T>(v: T): T {
   return structuredClone(v);
@@ -227,7 +257,10 @@ export class ObjectStore {
       } catch {
         throw errors.badRequest('continue key is not valid: illegal base64 data');
       }
-      if (token.rv < this.compactedRv) throw errors.gone('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.');
+      if (token.rv < this.compactedRv)
+        throw errors.gone(
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        );
       start = token.start;
     }
     const all = [...this.bucket(def).entries()]
@@ -290,7 +323,9 @@ export class ObjectStore {
     if (rv) {
       if (rv !== old.metadata.resourceVersion) throw errors.conflict(def, name);
     } else if (def.custom) {
-      throw errors.invalid(def, name, [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }]);
+      throw errors.invalid(def, name, [
+        { reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' },
+      ]);
     }
     return this.replace(def, old, obj, options);
   }
@@ -299,7 +334,9 @@ export class ObjectStore {
     const def = this.def(res);
     const type = options.type ?? 'merge';
     if (type === 'strategic' && def.custom) {
-      throw errors.unsupportedMediaType('the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml');
+      throw errors.unsupportedMediaType(
+        'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml',
+      );
     }
     const old = this.bucket(def).get(nsName(def.namespaced ? (namespace ?? '') : '', name));
     if (!old) throw errors.notFound(def, name);
@@ -333,7 +370,11 @@ export class ObjectStore {
       throw errors.conflict(def, name, `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${old.metadata.uid}`);
     }
     if (pre?.resourceVersion && pre.resourceVersion !== old.metadata.resourceVersion) {
-      throw errors.conflict(def, name, `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`);
+      throw errors.conflict(
+        def,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${old.metadata.resourceVersion}`,
+      );
     }
     if (options.dryRun) return { object: clone(old), deleted: (old.metadata.finalizers ?? []).length === 0 };
     const policy = options.propagationPolicy ?? 'Background';
@@ -467,7 +508,11 @@ export class ObjectStore {
   private applyPatch(type: PatchType, target: unknown, patch: unknown): unknown {
     try {
       if (type === 'json') return jsonPatch(target, patch);
-      if (!isRecord(patch)) throw new PatchError(`error decoding patch: json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`, 400);
+      if (!isRecord(patch))
+        throw new PatchError(
+          `error decoding patch: json: cannot unmarshal ${Array.isArray(patch) ? 'array' : typeof patch} into Go value of type map[string]interface {}`,
+          400,
+        );
       return type === 'merge' ? mergePatch(target, patch) : strategicMergePatch(target, patch);
     } catch (e) {
       if (e instanceof PatchError) {
@@ -492,7 +537,8 @@ export class ObjectStore {
     obj.apiVersion = apiVersion;
     obj.kind = def.kind;
     if (obj.metadata === undefined || obj.metadata === null) obj.metadata = {};
-    if (!isRecord(obj.metadata)) throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: metadata must be an object`);
+    if (!isRecord(obj.metadata))
+      throw errors.badRequest(`${def.kind} in version "${def.version}" cannot be handled as a ${def.kind}: metadata must be an object`);
     if (def.namespaced) {
       const ns = namespace ?? obj.metadata.namespace;
       if (obj.metadata.namespace && ns && obj.metadata.namespace !== ns) {
@@ -523,7 +569,9 @@ export class ObjectStore {
     // as invalid, which is how a patch carrying metadata.uid acts as a precondition.
     const givenUid = obj.metadata?.uid;
     if (typeof givenUid === 'string' && givenUid !== '' && givenUid !== old.metadata.uid) {
-      throw errors.invalid(def, old.metadata.name, [{ reason: 'FieldValueInvalid', field: 'metadata.uid', message: `Invalid value: "${givenUid}": field is immutable` }]);
+      throw errors.invalid(def, old.metadata.name, [
+        { reason: 'FieldValueInvalid', field: 'metadata.uid', message: `Invalid value: "${givenUid}": field is immutable` },
+      ]);
     }
     let next: StoredObject;
     if (options.subresource === 'status') {

@@ -27,19 +27,26 @@ export function isDns1035Label(v: string): boolean {
 export function qualifiedNameProblems(v: string): string[] {
   const parts = v.split('/');
   if (parts.length > 2) {
-    return ["a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"];
+    return [
+      "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+    ];
   }
   const problems: string[] = [];
   const name = parts[parts.length - 1]!;
   if (parts.length === 2) {
     const prefix = parts[0]!;
     if (prefix.length === 0) problems.push('prefix part must be non-empty');
-    else if (!isDnsSubdomain(prefix)) problems.push('prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character');
+    else if (!isDnsSubdomain(prefix))
+      problems.push(
+        "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character",
+      );
   }
   if (name.length === 0) problems.push('name part must be non-empty');
   else if (name.length > 63) problems.push('name part must be no more than 63 characters');
   else if (!QUALIFIED_NAME.test(name)) {
-    problems.push("name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')");
+    problems.push(
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+    );
   }
   return problems;
 }
@@ -47,7 +54,9 @@ export function qualifiedNameProblems(v: string): string[] {
 export function labelValueProblems(v: string): string[] {
   if (v.length > 63) return ['must be no more than 63 characters'];
   if (v.length > 0 && !QUALIFIED_NAME.test(v)) {
-    return ["a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"];
+    return [
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    ];
   }
   return [];
 }
@@ -55,11 +64,23 @@ export function labelValueProblems(v: string): string[] {
 export function nameProblems(rule: NameRule, name: string): string[] {
   switch (rule) {
     case 'subdomain':
-      return isDnsSubdomain(name) ? [] : ["a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"];
+      return isDnsSubdomain(name)
+        ? []
+        : [
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+          ];
     case 'dns1123Label':
-      return isDns1123Label(name) ? [] : ["a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"];
+      return isDns1123Label(name)
+        ? []
+        : [
+            "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+          ];
     case 'dns1035Label':
-      return isDns1035Label(name) ? [] : ["a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"];
+      return isDns1035Label(name)
+        ? []
+        : [
+            "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+          ];
   }
 }
 
@@ -126,7 +147,13 @@ export function validateObjectMeta(obj: StoredObject, rule: NameRule, namespaced
         if (ref?.controller === true) controllers++;
       });
       if (controllers > 1) {
-        causes.push(invalid('metadata.ownerReferences', m.ownerReferences.map((r) => r?.name), 'Only one reference can have Controller set to true'));
+        causes.push(
+          invalid(
+            'metadata.ownerReferences',
+            m.ownerReferences.map((r) => r?.name),
+            'Only one reference can have Controller set to true',
+          ),
+        );
       }
     }
   }
@@ -141,7 +168,13 @@ export function validateFinalizersDuringDeletion(ctx: ValidationContext): Status
   const added = (ctx.object.metadata.finalizers ?? []).filter((f) => !before.has(f));
   return added.length === 0
     ? []
-    : [{ reason: 'FieldValueForbidden', field: 'metadata.finalizers', message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}` }];
+    : [
+        {
+          reason: 'FieldValueForbidden',
+          field: 'metadata.finalizers',
+          message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+        },
+      ];
 }
 
 /** metav1.MicroTime only parses RFC 3339 with exactly six fractional digits (a JS Date's toISOString() has three). */

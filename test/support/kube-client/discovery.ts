@@ -34,7 +34,15 @@ export class Discovery {
     if (cached !== undefined) return { ...cached };
     const found = (await this.fetch(apiVersion)).find(match);
     if (found === undefined) {
-      throw new KubeApiError({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'NotFound', code: 404, message: `the server does not serve ${what} in ${apiVersion}` });
+      throw new KubeApiError({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+        message: `the server does not serve ${what} in ${apiVersion}`,
+      });
     }
     return { ...found };
   }
@@ -47,7 +55,14 @@ export class Discovery {
     const subresources = new Set(list.filter((r) => r.name.includes('/')).map((r) => r.name));
     const refs = list
       .filter((r) => !r.name.includes('/'))
-      .map((r): ResourceRef => ({ group, version, resource: r.name, kind: r.kind, namespaced: r.namespaced, statusSubresource: subresources.has(`${r.name}/status`) }));
+      .map((r): ResourceRef => ({
+        group,
+        version,
+        resource: r.name,
+        kind: r.kind,
+        namespaced: r.namespaced,
+        statusSubresource: subresources.has(`${r.name}/status`),
+      }));
     this.docs.set(apiVersion, refs);
     return refs;
   }

@@ -12,8 +12,15 @@ import { Discovery } from './discovery.ts';
 import { resourcePath, Transport } from './http.ts';
 import { Informer, type InformerOptions } from './informer.ts';
 import {
-  apiVersionOfRef, qualifiedResource,
-  type DeleteOptions, type KubeClient, type PatchOptions, type PatchType, type ResourceRef, type SelectorOptions, type WriteOptions,
+  apiVersionOfRef,
+  qualifiedResource,
+  type DeleteOptions,
+  type KubeClient,
+  type PatchOptions,
+  type PatchType,
+  type ResourceRef,
+  type SelectorOptions,
+  type WriteOptions,
 } from './types.ts';
 
 export interface HttpClientOptions extends InformerOptions {

@@ -12,9 +12,21 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { failure, KubeApiError, type Status } from '../kube-api/errors.ts';
 
 const REASONS: Record<number, string> = {
-  400: 'BadRequest', 401: 'Unauthorized', 403: 'Forbidden', 404: 'NotFound', 405: 'MethodNotAllowed', 406: 'NotAcceptable',
-  409: 'Conflict', 410: 'Expired', 413: 'RequestEntityTooLarge', 415: 'UnsupportedMediaType', 422: 'Invalid',
-  429: 'TooManyRequests', 500: 'InternalError', 503: 'ServiceUnavailable', 504: 'Timeout',
+  400: 'BadRequest',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'NotFound',
+  405: 'MethodNotAllowed',
+  406: 'NotAcceptable',
+  409: 'Conflict',
+  410: 'Expired',
+  413: 'RequestEntityTooLarge',
+  415: 'UnsupportedMediaType',
+  422: 'Invalid',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+  504: 'Timeout',
 };
 
 export interface RequestSpec {
@@ -91,7 +103,8 @@ function send(url: URL, options: https.RequestOptions, payload: Buffer | undefin
       res.on('error', reject);
     });
     req.on('error', (err: Error) => {
-      if (err.name === 'AbortError' || err.name === 'TimeoutError') reject(new Error(`kube-client: ${options.method} ${url.pathname}: no answer within the request timeout`));
+      if (err.name === 'AbortError' || err.name === 'TimeoutError')
+        reject(new Error(`kube-client: ${options.method} ${url.pathname}: no answer within the request timeout`));
       else reject(new Error(`kube-client: ${options.method} ${url.pathname}: ${err.message}`));
     });
     req.end(payload);
@@ -99,7 +112,12 @@ function send(url: URL, options: https.RequestOptions, payload: Buffer | undefin
 }
 
 /** `/api/v1/namespaces/ns/pods/name/status`, `/apis/apps/v1/statefulsets` (every namespace). */
-export function resourcePath(res: { group: string; version: string; resource: string; namespaced: boolean }, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  res: { group: string; version: string; resource: string; namespaced: boolean },
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   const parts = [res.group === '' ? `/api/${res.version}` : `/apis/${res.group}/${res.version}`];
   if (res.namespaced && namespace) parts.push('namespaces', encodeURIComponent(namespace));
   parts.push(res.resource);

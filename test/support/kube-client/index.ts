@@ -4,7 +4,18 @@ export { storeClient } from './store-client.ts';
 export { httpClient, type HttpClientOptions, type HttpKubeClient } from './http-client.ts';
 export { apiError } from './http.ts';
 export {
-  apiVersionOfRef, qualifiedResource, splitApiVersion,
-  type CacheEvent, type DeleteOptions, type EventType, type KubeClient, type PatchOptions, type PatchType, type ResourceRef, type SelectorOptions, type WatchHandle, type WriteOptions,
+  apiVersionOfRef,
+  qualifiedResource,
+  splitApiVersion,
+  type CacheEvent,
+  type DeleteOptions,
+  type EventType,
+  type KubeClient,
+  type PatchOptions,
+  type PatchType,
+  type ResourceRef,
+  type SelectorOptions,
+  type WatchHandle,
+  type WriteOptions,
 } from './types.ts';
 export { KubeApiError } from '../kube-api/errors.ts';

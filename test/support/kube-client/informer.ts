@@ -84,7 +84,11 @@ export class Informer {
     let cont: string | undefined;
     let rv = '';
     do {
-      const page = (await this.transport.request({ method: 'GET', path: resourcePath(this.res), query: { limit: this.options.pageSize ?? 500, continue: cont } })) as ListPage;
+      const page = (await this.transport.request({
+        method: 'GET',
+        path: resourcePath(this.res),
+        query: { limit: this.options.pageSize ?? 500, continue: cont },
+      })) as ListPage;
       for (const item of page.items ?? []) items.push(this.normalize(item));
       cont = page.metadata?.continue || undefined;
       rv = page.metadata?.resourceVersion ?? '';
@@ -180,12 +184,10 @@ export class Informer {
       this.counts.watches += 1;
       // client-go's watch timeout: 5 to 10 minutes, so that not every watch ends at once.
       const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
-      this.watcher
-        .watch(resourcePath(this.res), { resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds }, onEvent, done)
-        .then((controller) => {
-          if (ended || this.stopped) controller.abort();
-          else this.abort = controller;
-        }, done);
+      this.watcher.watch(resourcePath(this.res), { resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds }, onEvent, done).then((controller) => {
+        if (ended || this.stopped) controller.abort();
+        else this.abort = controller;
+      }, done);
     });
   }
 }

@@ -23,7 +23,12 @@ async function rejects(p: Promise<unknown>, code: number, reason: string): Promi
   return assert.fail(`expected ${code} ${reason}`);
 }
 
-const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = { a: '1' }) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS, labels }, data });
+const cm = (name: string, labels: Record<string, string> = {}, data: Record<string, string> = { a: '1' }) => ({
+  apiVersion: 'v1',
+  kind: 'ConfigMap',
+  metadata: { name, namespace: NS, labels },
+  data,
+});
 
 for (const flavour of ['store', 'http'] as const) {
   describe(`${flavour}Client`, () => {
@@ -31,7 +36,10 @@ for (const flavour of ['store', 'http'] as const) {
     let client: KubeClient;
     let configmaps: ResourceRef;
     /** The cache has caught up with the API (immediate for the store). */
-    const cached = (name: string, rv: string | undefined) => until(`${name}@${rv} in the cache`, () => (rv === undefined ? client.get(configmaps, NS, name) === undefined : client.get(configmaps, NS, name)?.metadata.resourceVersion === rv));
+    const cached = (name: string, rv: string | undefined) =>
+      until(`${name}@${rv} in the cache`, () =>
+        rv === undefined ? client.get(configmaps, NS, name) === undefined : client.get(configmaps, NS, name)?.metadata.resourceVersion === rv,
+      );
 
     before(async () => {
       api = await startKubeApi();
@@ -64,7 +72,11 @@ for (const flavour of ['store', 'http'] as const) {
       const other = await client.create(configmaps, { ...cm('sel-a', { tier: 'x' }), metadata: { name: 'sel-a', namespace: 'other', labels: { tier: 'x' } } });
       await cached('sel-b', (await client.read(configmaps, NS, 'sel-b'))!.metadata.resourceVersion);
       await until('the other namespace', () => client.get(configmaps, 'other', 'sel-a')?.metadata.uid === other.metadata.uid);
-      const names = (o: Parameters<KubeClient['list']>[1]) => client.list(configmaps, o).filter((c) => c.metadata.name.startsWith('sel-')).map((c) => `${c.metadata.namespace}/${c.metadata.name}`);
+      const names = (o: Parameters<KubeClient['list']>[1]) =>
+        client
+          .list(configmaps, o)
+          .filter((c) => c.metadata.name.startsWith('sel-'))
+          .map((c) => `${c.metadata.namespace}/${c.metadata.name}`);
       const cases: Array<[string, Parameters<KubeClient['list']>[1], string[]]> = [
         ['every namespace', {}, ['kc/sel-a', 'kc/sel-b', 'other/sel-a']],
         ['one namespace', { namespace: NS }, ['kc/sel-a', 'kc/sel-b']],
@@ -97,7 +109,11 @@ for (const flavour of ['store', 'http'] as const) {
 
       // Kinds with a status subresource: status is dropped on create and written through /status only.
       const services = await client.resource('v1', 'services');
-      const svc = await client.create(services, { metadata: { name: 'svc', namespace: NS }, spec: { ports: [{ port: 1 }] }, status: { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } } });
+      const svc = await client.create(services, {
+        metadata: { name: 'svc', namespace: NS },
+        spec: { ports: [{ port: 1 }] },
+        status: { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } },
+      });
       assert.equal(svc['status'], undefined);
       const withStatus = await client.update(services, { ...svc, status: { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } } }, { subresource: 'status' });
       assert.deepEqual(withStatus['status'], { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } });
@@ -122,12 +138,22 @@ for (const flavour of ['store', 'http'] as const) {
         ['create of an existing name', () => client.create(configmaps, cm('f')), 409, 'AlreadyExists'],
         ['update from a stale resourceVersion', () => client.update(configmaps, { ...base, data: { a: 'lost' } }), 409, 'Conflict'],
         ['delete with a uid precondition that does not hold', () => client.delete(configmaps, NS, 'f', { preconditions: { uid: 'not-it' } }), 409, 'Conflict'],
-        ['delete with a stale resourceVersion precondition', () => client.delete(configmaps, NS, 'f', { preconditions: { resourceVersion: base.metadata.resourceVersion } }), 409, 'Conflict'],
+        [
+          'delete with a stale resourceVersion precondition',
+          () => client.delete(configmaps, NS, 'f', { preconditions: { resourceVersion: base.metadata.resourceVersion } }),
+          409,
+          'Conflict',
+        ],
         ['update of a missing object', () => client.update(configmaps, cm('missing')), 404, 'NotFound'],
         ['patch of a missing object', () => client.patch(configmaps, NS, 'missing', { data: {} }, { type: 'merge' }), 404, 'NotFound'],
         ['delete of a missing object', () => client.delete(configmaps, NS, 'missing'), 404, 'NotFound'],
         ['an invalid name', () => client.create(configmaps, cm('Not_Valid')), 422, 'Invalid'],
-        ['a strategic merge patch of a custom resource', () => client.patch(redises, NS, 'x', { spec: {} }, { type: 'strategic' }), 415, 'UnsupportedMediaType'],
+        [
+          'a strategic merge patch of a custom resource',
+          () => client.patch(redises, NS, 'x', { spec: {} }, { type: 'strategic' }),
+          415,
+          'UnsupportedMediaType',
+        ],
       ];
       for (const [what, call, code, reason] of cases) {
         await t.test(`${what}: ${code} ${reason}`, async () => {
@@ -250,7 +276,15 @@ describe('httpClient informer: reconnects and relists', () => {
       const lists = client.informerCounts(configmaps)!.lists;
       fault.remove();
       await until('the relist', () => client.informerCounts(configmaps)!.lists === lists + 1);
-      await until('the cache to converge', () => client.list(configmaps).map((c) => c.metadata.name).filter((n) => !n.startsWith('sentinel')).join() === 'changes,new,stays');
+      await until(
+        'the cache to converge',
+        () =>
+          client
+            .list(configmaps)
+            .map((c) => c.metadata.name)
+            .filter((n) => !n.startsWith('sentinel'))
+            .join() === 'changes,new,stays',
+      );
       assert.deepEqual(client.get(configmaps, NS, 'changes')!['data'], { a: 'changed' });
       assert.deepEqual(seen.sort(), ['ADDED new', 'DELETED goes', 'MODIFIED changes']);
       // And it watches again afterwards.

@@ -8,8 +8,17 @@ import type { ObjectStore } from '../kube-api/store.ts';
 import type { KubeObject, ResourceDef, StoredObject } from '../kube-api/resources.ts';
 import { errors, KubeApiError } from '../kube-api/errors.ts';
 import {
-  apiVersionOfRef, qualifiedResource, splitApiVersion,
-  type CacheEvent, type DeleteOptions, type KubeClient, type PatchOptions, type ResourceRef, type SelectorOptions, type WatchHandle, type WriteOptions,
+  apiVersionOfRef,
+  qualifiedResource,
+  splitApiVersion,
+  type CacheEvent,
+  type DeleteOptions,
+  type KubeClient,
+  type PatchOptions,
+  type ResourceRef,
+  type SelectorOptions,
+  type WatchHandle,
+  type WriteOptions,
 } from './types.ts';
 
 function notServed(what: string): KubeApiError {
@@ -74,10 +83,19 @@ export function storeClient(store: ObjectStore): KubeClient {
       return store.create(def(res), obj, { keepStatus: false, ...(options.dryRun ? { dryRun: true } : {}) });
     },
     async update(res, obj: KubeObject, options: WriteOptions = {}) {
-      return store.update(def(res), obj, { keepStatus: false, ...(options.subresource ? { subresource: options.subresource } : {}), ...(options.dryRun ? { dryRun: true } : {}) });
+      return store.update(def(res), obj, {
+        keepStatus: false,
+        ...(options.subresource ? { subresource: options.subresource } : {}),
+        ...(options.dryRun ? { dryRun: true } : {}),
+      });
     },
     async patch(res, namespace, name, patch, options: PatchOptions) {
-      return store.patch(def(res), namespace, name, patch, { type: options.type, keepStatus: false, ...(options.subresource ? { subresource: options.subresource } : {}), ...(options.dryRun ? { dryRun: true } : {}) });
+      return store.patch(def(res), namespace, name, patch, {
+        type: options.type,
+        keepStatus: false,
+        ...(options.subresource ? { subresource: options.subresource } : {}),
+        ...(options.dryRun ? { dryRun: true } : {}),
+      });
     },
     async delete(res, namespace, name, options: DeleteOptions = {}) {
       // The store has no graceful deletion: gracePeriodSeconds changes nothing here.

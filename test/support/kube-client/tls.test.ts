@@ -31,10 +31,29 @@ function makePki(dir: string): void {
   run(['req', '-x509', '-new', '-key', 'ca.key', '-subj', '/CN=test-ca', '-days', '1', '-out', 'ca.crt']);
   writeFileSync(path.join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   writeFileSync(path.join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-  for (const [name, cn] of [['server', 'kube-apiserver'], ['client', 'metacontroller']] as const) {
+  for (const [name, cn] of [
+    ['server', 'kube-apiserver'],
+    ['client', 'metacontroller'],
+  ] as const) {
     key(name);
     run(['req', '-new', '-key', `${name}.key`, '-subj', `/CN=${cn}`, '-out', `${name}.csr`]);
-    run(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-extfile', `${name}.ext`, '-out', `${name}.crt`]);
+    run([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-extfile',
+      `${name}.ext`,
+      '-out',
+      `${name}.crt`,
+    ]);
   }
 }
 
@@ -44,23 +63,29 @@ test('httpClient over TLS with a client certificate (kubeconfig file with relati
   const read = (f: string) => readFileSync(path.join(dir, f));
   let verifiedClients = 0;
   makePki(dir);
-  const terminator = tls.createServer({ key: read('server.key'), cert: read('server.crt'), ca: read('ca.crt'), requestCert: true, rejectUnauthorized: true }, (socket) => {
-    if (socket.authorized) verifiedClients += 1;
-    const upstream = net.connect(api.port, '127.0.0.1');
-    socket.pipe(upstream).pipe(socket);
-    socket.on('error', () => upstream.destroy());
-    upstream.on('error', () => socket.destroy());
-  });
+  const terminator = tls.createServer(
+    { key: read('server.key'), cert: read('server.crt'), ca: read('ca.crt'), requestCert: true, rejectUnauthorized: true },
+    (socket) => {
+      if (socket.authorized) verifiedClients += 1;
+      const upstream = net.connect(api.port, '127.0.0.1');
+      socket.pipe(upstream).pipe(socket);
+      socket.on('error', () => upstream.destroy());
+      upstream.on('error', () => socket.destroy());
+    },
+  );
   await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
   const port = (terminator.address() as net.AddressInfo).port;
-  writeFileSync(path.join(dir, 'kubeconfig'), [
-    'apiVersion: v1',
-    'kind: Config',
-    'clusters: [{ name: tls, cluster: { server: "https://127.0.0.1:' + port + '", certificate-authority: ca.crt } }]',
-    'users: [{ name: mc, user: { client-certificate: client.crt, client-key: client.key } }]',
-    'contexts: [{ name: tls, context: { cluster: tls, user: mc } }]',
-    'current-context: tls',
-  ].join('\n'));
+  writeFileSync(
+    path.join(dir, 'kubeconfig'),
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{ name: tls, cluster: { server: "https://127.0.0.1:' + port + '", certificate-authority: ca.crt } }]',
+      'users: [{ name: mc, user: { client-certificate: client.crt, client-key: client.key } }]',
+      'contexts: [{ name: tls, context: { cluster: tls, user: mc } }]',
+      'current-context: tls',
+    ].join('\n'),
+  );
   const client = httpClient(path.join(dir, 'kubeconfig'));
   try {
     const configmaps = await client.resource('v1', 'configmaps');
@@ -74,7 +99,10 @@ test('httpClient over TLS with a client certificate (kubeconfig file with relati
     }
     assert.equal(client.get(configmaps, 'default', 'over-tls')?.['data'] !== undefined, true);
     assert.ok(verifiedClients >= 2, 'requests and the watch presented the client certificate');
-    assert.ok(api.requests.some((r) => r.watch), 'the watch went through the TLS terminator');
+    assert.ok(
+      api.requests.some((r) => r.watch),
+      'the watch went through the TLS terminator',
+    );
   } finally {
     await client.close();
     terminator.close();
