@@ -48,12 +48,20 @@ test('every pod deleted at once: the pod with the most data becomes master, noth
   // pods really differ and the choice matters.
   await call(c, master.ip, 'CONFIG', 'SET', 'shutdown-timeout', '0');
 
+  // The operator goes down with everything else (a power loss takes it too). Otherwise a pod the
+  // StatefulSet recreates while the old master is still terminating is, rightly, re-pointed to it
+  // and syncs everything before the outage is complete: measured once in about five runs, master-0
+  // came back with all the data and the choice no longer mattered.
+  const sidecars = c.sidecarNames();
+  for (const s of sidecars) await c.killSidecar(s, 'SIGKILL');
+
   // The outage: every pod deleted at once (the kubelet SIGTERMs them; Redis saves on the way out).
   const uids = new Map(c.pods(NAME).map((p) => [p.metadata.name, p.metadata.uid]));
   const t0 = performance.now();
   await Promise.all(podNames(c).map((pod) => c.deletePod(pod)));
   await c.waitFor(() => c.pods(NAME).every((p) => p.metadata.uid !== uids.get(p.metadata.name)) && c.pods(NAME).length === 3, BOUND.rejoin, 'three new pods');
   cut.restore(); // the old addresses are gone; nothing uses the rule any more
+  for (const s of sidecars) await c.restartSidecar(s);
   const chosen = await c.waitFor(() => c.masterEndpoint(NAME), BOUND.rejoin, 'a master after the restart');
   const chosenMs = performance.now() - t0;
   await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods after the restart');
