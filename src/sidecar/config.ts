@@ -5,6 +5,7 @@
 // renders an unset ConfigMap key as ""). Leader-election timings are checked together with
 // settingsProblems: the "never two leaders" invariant depends on their relation, not on each value.
 import { integerIn, ipField, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
+import { DEFAULT_DECIDE_CONFIG } from './decide/types.ts';
 import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from './kube/lease-decision.ts';
 
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
@@ -42,9 +43,10 @@ export const DEFAULT_TIMING: ManagerTiming = {
   redisCommandTimeoutMs: 500,
   kubeRequestTimeoutMs: 2000,
   secretRefreshMs: 10_000,
-  witnessConfirmMs: 300,
-  staleAfterMs: 1500,
-  maxPartialWaitMs: 30_000,
+  // The decision thresholds the environment may override: their defaults are the decide layer's.
+  witnessConfirmMs: DEFAULT_DECIDE_CONFIG.witnessConfirmMs,
+  staleAfterMs: DEFAULT_DECIDE_CONFIG.staleAfterMs,
+  maxPartialWaitMs: DEFAULT_DECIDE_CONFIG.maxPartialWaitMs,
 };
 
 export interface SidecarConfig {

@@ -11,7 +11,7 @@ import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNO
 import { podBelongsTo } from '../../api/membership.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import type { ManagerTiming } from '../config.ts';
-import type { DecideConfig, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
+import { DEFAULT_DECIDE_CONFIG, type DecideConfig, type PodObservation, type RedisTrack, type SpecView } from '../decide/index.ts';
 
 /** What the API says about one pod (the observation without our probes). */
 export interface PodView {
@@ -104,12 +104,11 @@ export function specView(spec: RedisSpec): SpecView {
 export function decideConfig(spec: RedisSpec, timing: ManagerTiming): DecideConfig {
   return {
     downAfterMs: spec.failover.downAfterMilliseconds,
-    // The ConfigMap pings replicas every second (repl-ping-replica-period 1): 2 s without I/O
-    // means at least one missed ping.
-    silentAfterSeconds: 2,
+    // Fixed by the ConfigMap's repl-ping-replica-period and the decide layer, not by the spec.
+    silentAfterSeconds: DEFAULT_DECIDE_CONFIG.silentAfterSeconds,
     witnessConfirmMs: timing.witnessConfirmMs,
     staleAfterMs: timing.staleAfterMs,
-    maxReplicaLinkDownMs: 10_000,
+    maxReplicaLinkDownMs: DEFAULT_DECIDE_CONFIG.maxReplicaLinkDownMs,
     maxPartialWaitMs: timing.maxPartialWaitMs,
   };
 }

@@ -21,7 +21,7 @@ import { REDIS_PORT } from '../../api/labels.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../api/validate.ts';
 import type { ManagerTiming } from '../config.ts';
-import { decideMaster, plan } from '../decide/index.ts';
+import { DEFAULT_DECIDE_CONFIG, decideMaster, plan } from '../decide/index.ts';
 import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
 import type { RedisRef } from '../kube/client.ts';
 import type { SidecarMetrics } from '../metrics.ts';
@@ -124,7 +124,7 @@ export class RedisWorker {
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
       active: () => this.#running && this.#auth.known,
-      config: () => this.#config ?? { silentAfterSeconds: 2 },
+      config: () => this.#config ?? DEFAULT_DECIDE_CONFIG,
       changed: () => this.wake(),
       intervalMs: options.timing.probeIntervalMs,
       now: this.#now,
