@@ -42,7 +42,7 @@ import {
   type ResourceDef,
   type StoredObject,
 } from '../support/kube-api/index.ts';
-import { eventRecords, pollUntil, type EventRecord } from '../support/cluster-views.ts';
+import { eventRecords, nodeClient, pollUntil, redisPassword, type EventRecord } from '../support/cluster-views.ts';
 import { freePort, nodeBinary, tailLines } from '../support/host.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable, type PrinterColumn } from './kubectl.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from './metacontroller/index.ts';
@@ -497,30 +497,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       return store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` });
     },
 
-    password(name, namespace = 'default') {
-      const redis = store.get(redisResource, namespace, name);
-      const auth = rec(rec(redis?.['spec'])['auth']);
-      const secretName = typeof auth['secretName'] === 'string' ? auth['secretName'] : childNames(name).generatedAuthSecret;
-      const key = typeof auth['key'] === 'string' ? auth['key'] : 'password';
-      const data = rec(store.get('secrets', namespace, secretName)?.['data']);
-      return typeof data[key] === 'string' ? Buffer.from(data[key], 'base64').toString('utf8') : undefined;
-    },
-
-    redis(ip, name, namespace = 'default') {
-      const password = cluster.password(name, namespace);
-      return new Redis({
-        host: ip,
-        port: 6379,
-        ...(password !== undefined ? { password } : {}),
-        lazyConnect: true,
-        connectTimeout: 500,
-        commandTimeout: 2000,
-        maxRetriesPerRequest: 0,
-        enableOfflineQueue: false,
-        retryStrategy: () => null,
-        enableReadyCheck: false,
-      });
-    },
+    password: (name, namespace = 'default') => redisPassword(name, store.get(redisResource, namespace, name), (s) => store.get('secrets', namespace, s)),
+    redis: (ip, name, namespace = 'default') => nodeClient(ip, cluster.password(name, namespace)),
 
     events: (filter = {}) => eventRecords(store.list('events', filter.namespace ? { namespace: filter.namespace } : {}), filter),
 

@@ -7,7 +7,6 @@
 // EndpointSlices, rows come from the installed CRD's printer columns over the stored object,
 // scale goes through the real scale subresource; waitFor failures carry a dump of the cluster.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { Redis } from 'ioredis';
 import { parseAllDocuments, stringify } from 'yaml';
 import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable } from '../cluster/kubectl.ts';
@@ -17,7 +16,7 @@ import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } 
 import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster.ts';
 import { tailLines } from '../support/host.ts';
 import type { Endpoint, SystemCluster, WatchOptions } from '../system/cluster.ts';
-import { eventRecords, pollUntil } from '../support/cluster-views.ts';
+import { eventRecords, nodeClient, pollUntil, redisPassword } from '../support/cluster-views.ts';
 import { asRecord as rec } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
@@ -165,29 +164,9 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
         .map((p) => p.metadata.name),
     pods: (name, namespace = 'default') =>
       lc.client.list(ref('pods'), { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` }),
-    password(name, namespace = 'default') {
-      const redis = lc.client.get(ref('redises'), namespace, name);
-      const auth = rec(rec(redis?.['spec'])['auth']);
-      const secretName = typeof auth['secretName'] === 'string' ? auth['secretName'] : childNames(name).generatedAuthSecret;
-      const key = typeof auth['key'] === 'string' ? auth['key'] : 'password';
-      const data = rec(lc.client.get(ref('secrets'), namespace, secretName)?.['data']);
-      return typeof data[key] === 'string' ? Buffer.from(data[key], 'base64').toString('utf8') : undefined;
-    },
-    redis(ip, name, namespace = 'default') {
-      const password = view.password(name, namespace);
-      return new Redis({
-        host: ip,
-        port: 6379,
-        ...(password !== undefined ? { password } : {}),
-        lazyConnect: true,
-        connectTimeout: 500,
-        commandTimeout: 2000,
-        maxRetriesPerRequest: 0,
-        enableOfflineQueue: false,
-        retryStrategy: () => null,
-        enableReadyCheck: false,
-      });
-    },
+    password: (name, namespace = 'default') =>
+      redisPassword(name, lc.client.get(ref('redises'), namespace, name), (s) => lc.client.get(ref('secrets'), namespace, s)),
+    redis: (ip, name, namespace = 'default') => nodeClient(ip, view.password(name, namespace)),
     events: (filter = {}) => eventRecords(lc.client.list(ref('events'), filter.namespace ? { namespace: filter.namespace } : {}), filter),
     leader: () => lc.leader(),
     sidecarNames: () => lc.sidecars.map((s) => s.name),

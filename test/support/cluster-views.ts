@@ -1,6 +1,10 @@
 // Pieces both cluster harnesses (the stand-in, test/cluster/index.ts, and the real control plane,
 // test/k8s/system-cluster.ts) answer the same way: polling a check with a self-explaining
-// timeout, and core Events as the flat records the scenarios filter.
+// timeout, core Events as the flat records the scenarios filter, a Redis's password and a client
+// of one of its nodes.
+import { Redis } from 'ioredis';
+import { authSecretRef } from '../../src/api/auth.ts';
+import { DEFAULT_PASSWORD_KEY, REDIS_PORT } from '../../src/api/labels.ts';
 import { asRecord as rec } from './records.ts';
 import { until, type Polled } from './until.ts';
 
@@ -67,4 +71,37 @@ export function pollUntil<T>(check: () => Polled<T> | Promise<Polled<T>>, timeou
   };
   const why = () => (lastError instanceof Error ? `(last check threw: ${lastError.message})\n` : '');
   return until(description, tolerant, timeoutMs, { everyMs: 25, dump: () => `${why()}\n${dump()}` });
+}
+
+/**
+ * The password Redis `name` runs with, from its stored object and a Secret lookup, by the
+ * operator's own rule (src/api/auth.ts); undefined while the Secret or its key is missing.
+ */
+export function redisPassword(name: string, redis: unknown, secret: (secretName: string) => unknown): string | undefined {
+  const auth = rec(rec(rec(redis)['spec'])['auth']);
+  // The stored object is not validated: default the key as validation would.
+  const given =
+    typeof auth['secretName'] === 'string'
+      ? { secretName: auth['secretName'], key: typeof auth['key'] === 'string' ? auth['key'] : DEFAULT_PASSWORD_KEY }
+      : undefined;
+  const ref = authSecretRef(name, given ? { auth: given } : {});
+  const data = rec(rec(secret(ref.secretName))['data']);
+  const value = data[ref.key];
+  return typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : undefined;
+}
+
+/** A client of one Redis node that fails fast (no retries, no offline queue): what a check wants. */
+export function nodeClient(ip: string, password: string | undefined): Redis {
+  return new Redis({
+    host: ip,
+    port: REDIS_PORT,
+    ...(password !== undefined ? { password } : {}),
+    lazyConnect: true,
+    connectTimeout: 500,
+    commandTimeout: 2000,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    enableReadyCheck: false,
+  });
 }
