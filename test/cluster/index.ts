@@ -20,216 +20,35 @@
 //   'exit' hook SIGKILLs whatever is left, so a crashed or interrupted test leaks nothing either.
 // - waitFor() failures carry a dump of the cluster (Redis status, pods with role/ready/IP, recent
 //   events, Metacontroller errors, the sidecars' last log lines): a timeout explains itself.
+// Modules: model.ts (options, the Cluster interface, paths and names), crd.ts (our CRD as an API
+// resource), handle.ts (the Cluster handle); this one starts everything and the sidecars.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { KubeConfig } from '@kubernetes/client-node';
-import { Redis } from 'ioredis';
-import { pino, type Logger } from 'pino';
-import { parseAllDocuments, parse, stringify } from 'yaml';
-import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
+import { pino } from 'pino';
+import { parse } from 'yaml';
 import { buildApp } from '../../src/server/app.ts';
-import {
-  DEFAULT_RESOURCES,
-  defineResource,
-  KubeApiError,
-  startKubeApi,
-  type KubeApiServer,
-  type KubeObject,
-  type ObjectStore,
-  type ResourceDef,
-  type StoredObject,
-} from '../support/kube-api/index.ts';
-import { eventRecords, nodeClient, pollUntil, redisPassword, type EventRecord } from '../support/cluster-views.ts';
+import { DEFAULT_RESOURCES, KubeApiError, startKubeApi, type KubeObject } from '../support/kube-api/index.ts';
 import { freePort, nodeBinary, tailLines } from '../support/host.ts';
-import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable, type PrinterColumn } from './kubectl.ts';
+import { CRD_RESOURCE, resourceFromCrd } from './crd.ts';
+import { clusterHandle, readLeader, type SidecarState } from './handle.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from './metacontroller/index.ts';
+import { CRD_PATH, EXAMPLE_PATH, OPERATOR_NAMESPACE, REPO_ROOT, type Cluster, type ClusterOptions } from './model.ts';
 import { installValidation } from './validation.ts';
-import { redisProcessesOnSubnet, startWorkloads, type Workloads } from './workloads/index.ts';
-import { spawnGroup, type ProcessGroup } from './workloads/processes.ts';
-import { asRecord as rec, isRecord } from '../support/records.ts';
+import { startWorkloads, type Workloads } from './workloads/index.ts';
+import { spawnGroup } from './workloads/processes.ts';
 
 export { redisProcessesOnSubnet } from './workloads/index.ts';
 export * as kubectl from './kubectl.ts';
-
-type Json = Record<string, unknown>;
-
-export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const CRD_PATH = path.join(REPO_ROOT, 'manifests/crd.yaml');
-export const EXAMPLE_PATH = path.join(REPO_ROOT, 'manifests/examples/redis.yaml');
-/** Where the operator's Deployment runs (manifests/namespace.yaml): the sidecars' Lease lives here. */
-export const OPERATOR_NAMESPACE = 'redis-operator';
-export const LEASE_NAME = 'redis-operator-sidecar';
-
-export interface ClusterOptions {
-  /** Third octet N: pods on 127.0.N.2+, sidecars' source addresses 127.0.N.250+. One per test file. */
-  subnet: number;
-  /** A directory for PVCs, pod files, logs and kubeconfigs (default: a fresh temp dir, removed by stop()). */
-  dataRoot?: string;
-  /** The kubelet's time scale (probe periods, back-off, grace periods); default 1 = the pod spec's own figures. */
-  timeScale?: number;
-  /** Sidecar instances on one Lease (default 2: sidecar-a, sidecar-b). 0 runs none. */
-  sidecars?: number;
-  /** The stand-ins' logs (Metacontroller, workloads, the in-process hook); default silent. */
-  logger?: Logger;
-  /** `inline` (default): buildApp in this process on a random port; `process`: `node src/server/main.ts`. */
-  hook?: 'inline' | 'process';
-  /** LOG_LEVEL of the sidecar processes (default info; their logs go to <dataRoot>/logs). */
-  sidecarLogLevel?: string;
-  /** Extra environment for every sidecar (e.g. timings). */
-  sidecarEnv?: Record<string, string>;
-  /** Metacontroller's periodic resync (default: the CompositeController's resyncPeriodSeconds). */
-  resyncPeriodMs?: number;
-  /** Wait for every sidecar's /readyz and a Lease holder before returning (default true). */
-  waitForSidecars?: boolean;
-  /** Keep dataRoot after stop() (for post-mortems); also when KEEP_CLUSTER_DATA=1. */
-  keepData?: boolean;
-}
-
-export interface Sidecar {
-  readonly name: string;
-  readonly metricsPort: number;
-  readonly sourceIp: string;
-  readonly logFile: string;
-  readonly kubeconfig: string;
-  alive(): boolean;
-  /** The running process (undefined after it exited). */
-  readonly process: ProcessGroup | undefined;
-}
-
-export interface Endpoint {
-  pod: string;
-  ip: string;
-}
-
-export type { EventRecord } from '../support/cluster-views.ts';
-
-export interface Cluster {
-  readonly subnet: number;
-  readonly api: KubeApiServer;
-  readonly store: ObjectStore;
-  readonly workloads: Workloads;
-  readonly metacontroller: Metacontroller;
-  readonly hookUrl: string;
-  readonly dataRoot: string;
-  readonly sidecars: readonly Sidecar[];
-  readonly printerColumns: PrinterColumn[];
-  /** kubectl apply: YAML (one or more documents) or objects; creates, or merge-patches what exists. */
-  apply(input: string | KubeObject | KubeObject[]): Promise<StoredObject[]>;
-  get(resource: string, name: string, namespace?: string): StoredObject | undefined;
-  list(resource: string, options?: { namespace?: string; labelSelector?: string }): StoredObject[];
-  /** kubectl delete (the object's finalizers and the kubelet's graceful termination apply). */
-  delete(resource: string, name: string, namespace?: string): void;
-  deletePod(name: string, namespace?: string): void;
-  /** kubectl scale redis <name> --replicas=N: a merge PATCH of the scale subresource over HTTP. */
-  scale(name: string, replicas: number, namespace?: string): Promise<void>;
-  /** Polls `check` (every 25 ms) until it returns a truthy value; on timeout throws with a dump of the cluster. */
-  waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
-  /** `my-redis 7.2 Ready 2 Running` (the printer columns without AGE); undefined when the Redis is gone. */
-  redisRow(name: string, namespace?: string): string | undefined;
-  /** The same as redisRow (the name the issue's brief uses). */
-  getRedisRow(name: string, namespace?: string): string | undefined;
-  /** The pod (and IP) the <name>-master Service routes to right now; undefined unless exactly one. */
-  masterEndpoint(name: string, namespace?: string): Endpoint | undefined;
-  /** Pods of a Redis labelled master right now (should never be more than one). */
-  masterLabelled(name: string, namespace?: string): string[];
-  /** The Redis' pods, sorted by name. */
-  pods(name: string, namespace?: string): StoredObject[];
-  /** The Redis password (the Secret the pods read). */
-  password(name: string, namespace?: string): string | undefined;
-  /** A fail-fast Redis client for a pod address, authenticated with the Redis' password. */
-  redis(ip: string, name: string, namespace?: string): Redis;
-  /** Core Events, oldest first (optionally only those about the object `name`). */
-  events(filter?: { namespace?: string; name?: string; reason?: string }): EventRecord[];
-  /** The sidecar holding the Lease right now (by the Lease object), if any. */
-  leader(): string | undefined;
-  sidecar(name: string): Sidecar;
-  /** Signals a sidecar process; resolves when it exited (for SIGKILL/SIGTERM/SIGINT). */
-  killSidecar(name: string, signal?: NodeJS.Signals): Promise<void>;
-  /** Starts a sidecar again (its container restarting), same identity. */
-  restartSidecar(name: string): Promise<void>;
-  /** The last lines a sidecar logged. */
-  sidecarLog(name: string, lines?: number): string[];
-  /** kubectl-like tables of the Redis, its pods and recent events. */
-  describe(name?: string, namespace?: string): string;
-  /** Everything a failure message needs. */
-  dump(): string;
-  stop(): Promise<void>;
-}
-
-// ------------------------------------------------------------------ CRD -> API resource
-
-/** The API resource a CRD serves (what the API server registers when the CRD is created). */
-export function resourceFromCrd(crd: unknown): ResourceDef {
-  const spec = rec(rec(crd)['spec']);
-  const names = rec(spec['names']);
-  const versions = (Array.isArray(spec['versions']) ? spec['versions'] : []).map(rec);
-  const version = versions.find((v) => v['storage'] === true && v['served'] === true);
-  if (!version) throw new Error('CRD has no served storage version');
-  const sub = rec(version['subresources']);
-  const scale = isRecord(sub['scale']) ? sub['scale'] : undefined;
-  const strip = (p: unknown) => String(p ?? '').replace(/^\./, '');
-  return defineResource({
-    group: String(spec['group']),
-    version: String(version['name']),
-    resource: String(names['plural']),
-    singular: String(names['singular'] ?? String(names['kind']).toLowerCase()),
-    kind: String(names['kind']),
-    listKind: String(names['listKind'] ?? `${String(names['kind'])}List`),
-    namespaced: spec['scope'] !== 'Cluster',
-    shortNames: Array.isArray(names['shortNames']) ? names['shortNames'].map(String) : [],
-    custom: true,
-    statusSubresource: isRecord(sub['status']),
-    ...(scale
-      ? {
-          scale: {
-            specReplicasPath: strip(scale['specReplicasPath']),
-            statusReplicasPath: strip(scale['statusReplicasPath']),
-            ...(scale['labelSelectorPath'] ? { labelSelectorPath: strip(scale['labelSelectorPath']) } : {}),
-          },
-        }
-      : {}),
-    generation: true,
-    deleteReturnsObject: true,
-  });
-}
-
-const CRD_RESOURCE = defineResource({
-  group: 'apiextensions.k8s.io',
-  version: 'v1',
-  resource: 'customresourcedefinitions',
-  kind: 'CustomResourceDefinition',
-  namespaced: false,
-  shortNames: ['crd', 'crds'],
-  statusSubresource: true,
-  generation: true,
-  deleteReturnsObject: true,
-});
+export { resourceFromCrd } from './crd.ts';
+export { CRD_PATH, EXAMPLE_PATH, LEASE_NAME, OPERATOR_NAMESPACE, REPO_ROOT } from './model.ts';
+export type { Cluster, ClusterOptions, Endpoint, EventRecord, Sidecar } from './model.ts';
 
 // ------------------------------------------------------------------ small helpers
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** A pino JSON line as `HH:MM:SS.mmm LEVEL msg {fields}` (for dumps). */
-function shortLog(line: string): string {
-  try {
-    const o = JSON.parse(line) as Json;
-    const levels: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
-    const { time, level, msg, pid: _pid, hostname: _h, ...rest } = o;
-    const t = typeof time === 'number' ? new Date(time).toISOString().slice(11, 23) : '';
-    return `${t} ${levels[Number(level)] ?? String(level)} ${String(msg ?? '')} ${JSON.stringify(rest)}`.slice(0, 400);
-  } catch {
-    return line.slice(0, 400);
-  }
-}
-
-function readLeader(store: ObjectStore): string | undefined {
-  const lease = store.get('leases.coordination.k8s.io', OPERATOR_NAMESPACE, LEASE_NAME);
-  const holder = rec(lease?.['spec'])['holderIdentity'];
-  return typeof holder === 'string' && holder !== '' ? holder : undefined;
-}
 
 // ------------------------------------------------------------------ the cluster
 
@@ -250,17 +69,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   ];
 
   const cleanups: Array<() => Promise<void> | void> = [];
-  let stopped: Promise<void> | undefined;
   const sidecars = new Map<string, SidecarState>();
-
-  interface SidecarState {
-    name: string;
-    metricsPort: number;
-    sourceIp: string;
-    logFile: string;
-    kubeconfig: string;
-    group: ProcessGroup | undefined;
-  }
 
   const api = await startKubeApi({ resources });
   cleanups.push(() => api.close());
@@ -402,217 +211,21 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }
   }
 
-  const columns = loadPrinterColumns(CRD_PATH);
-  /** A Service's endpoints right now; none when the Service does not exist (yet, or any more). */
-  const endpoints = (namespace: string, service: string) => (store.get('services', namespace, service) ? wl.serviceAddresses(namespace, service) : []);
-
-  const cluster: Cluster = {
+  return clusterHandle({
     subnet,
     api,
-    store,
     workloads: wl,
     metacontroller,
     hookUrl,
     dataRoot,
-    printerColumns: columns,
-    get sidecars(): Sidecar[] {
-      return [...sidecars.values()].map((s) => cluster.sidecar(s.name));
-    },
-
-    async apply(input) {
-      const objects: KubeObject[] =
-        typeof input === 'string'
-          ? parseAllDocuments(input)
-              .map((d) => d.toJSON() as KubeObject)
-              .filter((o) => isRecord(o))
-          : Array.isArray(input)
-            ? input
-            : [input];
-      const out: StoredObject[] = [];
-      for (const raw of objects) {
-        const obj = structuredClone(raw);
-        const def = store.resources.resolve(String(obj.kind));
-        const name = obj.metadata?.name;
-        if (typeof name !== 'string' || name === '') throw new Error(`apply: a ${String(obj.kind)} without metadata.name`);
-        const namespace = def.namespaced ? (obj.metadata?.namespace ?? 'default') : undefined;
-        if (def.namespaced) obj.metadata = { ...obj.metadata, name, namespace: namespace! };
-        const existing = store.get(def, namespace, name);
-        if (!existing) {
-          out.push(store.create(def, obj, { keepStatus: false }));
-        } else {
-          // kubectl apply's effect for fields we set (a merge patch; fields removed from the
-          // manifest are not pruned here).
-          const { status: _status, ...patch } = obj as Json;
-          out.push(store.patch(def, namespace, name, patch, { type: 'merge' }));
-        }
-      }
-      return out;
-    },
-
-    get: (resource, name, namespace = 'default') => {
-      const def = store.resources.resolve(resource);
-      return store.get(def, def.namespaced ? namespace : undefined, name);
-    },
-    list: (resource, o = {}) => store.list(resource, o),
-    delete(resource, name, namespace = 'default') {
-      const def = store.resources.resolve(resource);
-      store.delete(def, def.namespaced ? namespace : undefined, name);
-    },
-    deletePod(name, namespace = 'default') {
-      store.delete('pods', namespace, name);
-    },
-
-    async scale(name, replicas, namespace = 'default') {
-      const url = `${api.url}/apis/${redisResource.group}/${redisResource.version}/namespaces/${namespace}/${redisResource.resource}/${name}/scale`;
-      const res = await fetch(url, {
-        method: 'PATCH',
-        headers: { 'content-type': 'application/merge-patch+json', authorization: 'Bearer kubectl' },
-        body: JSON.stringify({ spec: { replicas } }),
-      });
-      if (!res.ok) throw new Error(`kubectl scale redis ${name} --replicas=${replicas}: HTTP ${res.status} ${await res.text()}`);
-    },
-
-    waitFor: (check, timeoutMs, description) => pollUntil(check, timeoutMs, description, () => cluster.dump()),
-
-    redisRow(name, namespace = 'default') {
-      const r = store.get(redisResource, namespace, name);
-      return r ? redisRow(r, columns) : undefined;
-    },
-
-    getRedisRow: (name, namespace = 'default') => cluster.redisRow(name, namespace),
-
-    masterEndpoint(name, namespace = 'default') {
-      const eps = endpoints(namespace, childNames(name).masterService);
-      return eps.length === 1 && eps[0]!.ip ? { pod: eps[0]!.pod, ip: eps[0]!.ip } : undefined;
-    },
-
-    masterLabelled(name, namespace = 'default') {
-      return cluster
-        .pods(name, namespace)
-        .filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER)
-        .map((p) => p.metadata.name);
-    },
-
-    pods(name, namespace = 'default') {
-      return store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` });
-    },
-
-    password: (name, namespace = 'default') => redisPassword(name, store.get(redisResource, namespace, name), (s) => store.get('secrets', namespace, s)),
-    redis: (ip, name, namespace = 'default') => nodeClient(ip, cluster.password(name, namespace)),
-
-    events: (filter = {}) => eventRecords(store.list('events', filter.namespace ? { namespace: filter.namespace } : {}), filter),
-
-    leader: () => readLeader(store),
-
-    sidecar(name) {
-      const s = sidecars.get(name);
-      if (!s) throw new Error(`no sidecar ${name} (have ${[...sidecars.keys()].join(', ') || 'none'})`);
-      return {
-        name: s.name,
-        metricsPort: s.metricsPort,
-        sourceIp: s.sourceIp,
-        logFile: s.logFile,
-        kubeconfig: s.kubeconfig,
-        alive: () => s.group?.alive() ?? false,
-        get process() {
-          return s.group?.alive() ? s.group : undefined;
-        },
-      };
-    },
-
-    async killSidecar(name, signal = 'SIGKILL') {
-      const s = sidecars.get(name);
-      if (!s) throw new Error(`no sidecar ${name}`);
-      await killSidecarProcess(s, signal);
-    },
-
-    async restartSidecar(name) {
-      const s = sidecars.get(name);
-      if (!s) throw new Error(`no sidecar ${name}`);
-      await killSidecarProcess(s, 'SIGKILL');
-      launch(s);
-    },
-
-    sidecarLog(name, lines = 30) {
-      const s = sidecars.get(name);
-      return s ? tailLines(s.logFile, lines) : [];
-    },
-
-    describe(name, namespace = 'default') {
-      const redises = store.list(redisResource, { namespace }).filter((r) => name === undefined || r.metadata.name === name);
-      const pods = name === undefined ? store.list('pods', { namespace }) : cluster.pods(name, namespace);
-      const events = store.list('events', { namespace }).filter((e) => name === undefined || rec(e['involvedObject'])['name'] === name);
-      events.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
-      return [
-        `$ kubectl get redis -n ${namespace}`,
-        redises.length > 0 ? redisTable(redises, columns) : 'No resources found',
-        '',
-        `$ kubectl get pods -n ${namespace} -o wide -L ${ROLE_LABEL}`,
-        pods.length > 0 ? podTable(pods) : 'No resources found',
-        '',
-        `$ kubectl get events -n ${namespace} (last 15)`,
-        events.length > 0 ? eventTable(events.slice(-15)) : 'No events',
-      ].join('\n');
-    },
-
-    dump() {
-      const parts: string[] = ['---- cluster dump ----'];
-      const namespaces = new Set<string>(['default', ...store.list(redisResource).map((r) => r.metadata.namespace ?? 'default')]);
-      for (const ns of namespaces) parts.push(cluster.describe(undefined, ns));
-      for (const r of store.list(redisResource)) {
-        const key = `${r.metadata.namespace}/${r.metadata.name}`;
-        parts.push(`\nstatus of redis ${key}:\n${stringify(r['status'] ?? {}).trimEnd()}`);
-        const eps = endpoints(r.metadata.namespace ?? 'default', childNames(r.metadata.name).masterService);
-        parts.push(
-          `${childNames(r.metadata.name).masterService} endpoints: ${eps.map((e) => `${e.pod}=${e.ip}${e.ready ? '' : ' (not ready)'}`).join(', ') || 'none'}`,
-        );
-        const s = metacontroller.stats(key);
-        parts.push(
-          `metacontroller ${key}: syncs=${s.syncCalls} finalizes=${s.finalizeCalls} statusWrites=${s.statusWrites} childWrites=${s.childWrites} failures=${s.failures}${s.lastError ? ` lastError=${s.lastError}` : ''}`,
-        );
-      }
-      for (const p of store.list('pods')) {
-        if (isPodReady(p)) continue;
-        const statuses = (Array.isArray(rec(p['status'])['containerStatuses']) ? (rec(p['status'])['containerStatuses'] as unknown[]) : []).map(rec);
-        parts.push(`pod ${p.metadata.name} not ready: ${JSON.stringify(statuses.map((c) => c['state']))}`);
-      }
-      parts.push(`\nlease holder: ${cluster.leader() ?? 'none'}`);
-      for (const s of sidecars.values()) {
-        parts.push(`\n${s.name} (${s.group?.alive() ? `pid ${s.group.pid}` : 'not running'}), last log lines:`);
-        for (const line of tailLines(s.logFile, 12)) parts.push(`  ${shortLog(line)}`);
-      }
-      return parts.join('\n');
-    },
-
-    stop() {
-      stopped ??= (async () => {
-        const errors: string[] = [];
-        // Sidecars first (a sidecar acting on a half-torn-down cluster only adds noise), then
-        // Metacontroller, the workloads (every redis-server), the hook, the API server.
-        await Promise.all([...sidecars.values()].map((s) => killSidecarProcess(s, 'SIGKILL')));
-        for (const c of cleanups.reverse()) {
-          try {
-            await c();
-          } catch (err) {
-            errors.push(err instanceof Error ? err.message : String(err));
-          }
-        }
-        const leaked = redisProcessesOnSubnet(subnet);
-        for (const pid of leaked) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            // already gone
-          }
-        }
-        if (ownsDataRoot && !keepData) rmSync(dataRoot, { recursive: true, force: true });
-        if (leaked.length > 0) errors.push(`redis-server processes were left on 127.0.${subnet}.x: ${leaked.join(', ')} (killed now)`);
-        if (errors.length > 0) throw new Error(`cluster stop: ${errors.join('; ')}`);
-      })();
-      return stopped;
-    },
-  };
-  return cluster;
+    ownsDataRoot,
+    keepData,
+    redisResource,
+    sidecars,
+    cleanups,
+    launch,
+    killSidecarProcess,
+  });
 }
 
 /** True when the error is the API server refusing a write (for tests that expect a 422). */

@@ -5,27 +5,21 @@
 // `setpriv --pdeathsig KILL` so it dies even if node is SIGKILLed. Firewall rules carry a comment
 // naming their third octet, and rules left by a crashed earlier run of the same file are swept
 // before new ones are added. Nothing here ever addresses anything outside 127.0.0.0/8.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+// Loopback addressing and the exit hooks are in loopback-guard.ts, network cuts in link-cuts.ts;
+// this file owns the servers and re-exports the rest, so tests import one module.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import { assertLoopback, installHooks, liveServers } from './loopback-guard.ts';
+
+export { addr } from './loopback-guard.ts';
+export { assertIptablesUsable, cutLink, sweepRules, type LinkCut } from './link-cuts.ts';
 
 export const TEST_PASSWORD = 'test-password-7f3a';
 export const REDIS_PORT = 6379;
-
-/** 127.0.<octet>.<host>: each test file owns one third octet (see the brief's allocation). */
-export function addr(octet: number, host: number): string {
-  if (!Number.isInteger(octet) || octet < 0 || octet > 255 || !Number.isInteger(host) || host < 1 || host > 254) {
-    throw new Error(`bad loopback address 127.0.${octet}.${host}`);
-  }
-  return `127.0.${octet}.${host}`;
-}
-
-function assertLoopback(ip: string): void {
-  if (!/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip)) throw new Error(`refusing non-loopback address ${ip}`);
-}
 
 export interface RedisServerOptions {
   ip: string;
@@ -44,36 +38,6 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
   /** 'pong' (default): until PING answers (data loaded); 'accept': until it accepts TCP (may still be LOADING). */
   waitFor?: 'pong' | 'accept';
-}
-
-// ---- exit hooks: nothing may leak ----------------------------------------------------------
-
-const liveServers = new Set<RedisServer>();
-const liveRules = new Set<string>(); // JSON of the iptables argument list used with -I
-let hooksInstalled = false;
-
-function killEverythingSync(): void {
-  for (const server of liveServers) server.killSync();
-  for (const rule of liveRules) {
-    try {
-      execFileSync('iptables', ['-w', '-D', ...JSON.parse(rule)], { stdio: 'ignore' });
-    } catch {
-      // already gone
-    }
-  }
-  liveRules.clear();
-}
-
-function installHooks(): void {
-  if (hooksInstalled) return;
-  hooksInstalled = true;
-  process.on('exit', killEverythingSync);
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
-      killEverythingSync();
-      process.exit(128 + (os.constants.signals[signal] ?? 1));
-    });
-  }
 }
 
 // ---- redis-server ---------------------------------------------------------------------------
@@ -321,93 +285,4 @@ export async function startRedis(t: TestContext | undefined, options: RedisServe
     server.cleanup();
   });
   return server;
-}
-
-// ---- network cuts ---------------------------------------------------------------------------
-
-function ruleTag(ip: string): string {
-  const octet = ip.split('.')[2];
-  return `redis-operator-test-127.0.${octet}`;
-}
-
-let iptablesChecked = false;
-
-/** Fails loudly (no skipping) when iptables cannot be used: the partition tests need it. */
-export function assertIptablesUsable(): void {
-  if (iptablesChecked) return;
-  try {
-    execFileSync('iptables', ['-w', '-S', 'OUTPUT'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  } catch (err) {
-    const e = err as { stderr?: Buffer; message: string };
-    throw new Error(`iptables is not usable (root and the iptables package are required for partition tests): ${e.stderr?.toString() || e.message}`);
-  }
-  iptablesChecked = true;
-}
-
-/** Removes rules tagged for this octet that a crashed earlier run may have left. */
-export function sweepRules(octet: number): void {
-  assertIptablesUsable();
-  const tag = ruleTag(addr(octet, 1));
-  const listing = execFileSync('iptables', ['-w', '-S', 'OUTPUT'], { encoding: 'utf8' });
-  for (const line of listing.split('\n')) {
-    if (!line.startsWith('-A OUTPUT') || !line.includes(tag)) continue;
-    const args =
-      line
-        .replace(/^-A /, '')
-        .match(/"[^"]*"|\S+/g)
-        ?.map((a) => a.replace(/^"|"$/g, '')) ?? [];
-    execFileSync('iptables', ['-w', '-D', ...args], { stdio: 'ignore' });
-  }
-}
-
-export interface LinkCut {
-  readonly a: string;
-  readonly b: string;
-  /** Removes both rules; idempotent. */
-  restore(): void;
-}
-
-/**
- * Drops all traffic between loopback addresses a and b, both directions (connections in progress
- * hang, new connections time out). Removed by restore(), after the test, or at process exit.
- */
-export function cutLink(t: TestContext | undefined, a: string, b: string): LinkCut {
-  assertLoopback(a);
-  assertLoopback(b);
-  installHooks();
-  assertIptablesUsable();
-  const tag = ruleTag(a);
-  const rules = [
-    ['OUTPUT', '-s', a, '-d', b, '-m', 'comment', '--comment', tag, '-j', 'DROP'],
-    ['OUTPUT', '-s', b, '-d', a, '-m', 'comment', '--comment', tag, '-j', 'DROP'],
-  ];
-  const added: string[] = [];
-  try {
-    for (const rule of rules) {
-      execFileSync('iptables', ['-w', '-I', ...rule], { stdio: ['ignore', 'ignore', 'pipe'] });
-      const key = JSON.stringify(rule);
-      liveRules.add(key);
-      added.push(key);
-    }
-  } catch (err) {
-    for (const key of added) {
-      execFileSync('iptables', ['-w', '-D', ...JSON.parse(key)], { stdio: 'ignore' });
-      liveRules.delete(key);
-    }
-    const e = err as { stderr?: Buffer; message: string };
-    throw new Error(`iptables refused to add a DROP rule between ${a} and ${b}: ${e.stderr?.toString() || e.message}`);
-  }
-  const cut: LinkCut = {
-    a,
-    b,
-    restore() {
-      for (const key of added) {
-        if (!liveRules.has(key)) continue;
-        execFileSync('iptables', ['-w', '-D', ...JSON.parse(key)], { stdio: 'ignore' });
-        liveRules.delete(key);
-      }
-    },
-  };
-  t?.after(() => cut.restore());
-  return cut;
 }

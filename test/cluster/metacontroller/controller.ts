@@ -10,34 +10,32 @@
 //   write status (with observedGeneration) only when it changed.
 // A failed hook call changes nothing; any failure records a Warning Event `SyncError` on the
 // parent and retries with exponential backoff. Child/related/parent changes requeue the parent.
+// This module owns discovery, the caches and watches, the queue and the retries; one parent's sync
+// is parent-sync.ts.
 // Invariants: nothing syncs before start() has discovered every resource and the parent and
 // child caches hold their initial lists; one sync per parent at a time; watch callbacks only
 // enqueue; parents and children are read from the informer cache (as Metacontroller does: they
 // may lag), the parent is re-read live only for the atomic finalizer/status updates and adoption.
 import type { Logger } from 'pino';
-import { KubeApiError } from '../../support/kube-api/errors.ts';
-import { deepEqual } from '../../support/kube-api/patch.ts';
 import type { KubeObject, OwnerReference, StoredObject } from '../../support/kube-api/resources.ts';
-import { labelSelectorToString, matchesLabels, parseLabelSelector } from '../../support/kube-api/selectors.ts';
+import { matchesLabels } from '../../support/kube-api/selectors.ts';
 import { apiVersionOfRef, splitApiVersion, type CacheEvent, type KubeClient, type ResourceRef, type WatchHandle } from '../../support/kube-client/index.ts';
 import { Children } from './children.ts';
 import { EventRecorder } from './events.ts';
-import { callHook, isBoolOrNull, isNumberOrNull, isObjectList, isObjectOrNull, resolveHook, type ResolvedHook } from './hook-client.ts';
+import { resolveHook, type ResolvedHook } from './hook-client.ts';
 import {
   childSelector,
-  CONTROLLER_UID,
   controllerRefOf,
   errorText,
   groupKey,
-  innerKey,
   isApiError,
   keyOf,
   newStats,
   SyncFailure,
   type CompositeController,
-  type Json,
   type ParentStats,
 } from './model.ts';
+import { ParentSync } from './parent-sync.ts';
 import { WorkQueue, type BackoffOptions } from './queue.ts';
 import { Related } from './related.ts';
 
@@ -53,10 +51,6 @@ export interface ControllerOptions {
   /** Overrides spec.resyncPeriodSeconds (milliseconds); 0 turns the periodic resync off. */
   resyncPeriodMs?: number;
 }
-
-const GC_FINALIZERS = new Set(['foregroundDeletion', 'orphan']);
-
-type SyncResponse = { status?: Json | null; children?: KubeObject[] | null; resyncAfterSeconds?: number | null; finalized?: boolean | null };
 
 export class CompositeControllerRunner {
   readonly name: string;
@@ -75,8 +69,8 @@ export class CompositeControllerRunner {
   private readonly resyncPeriodMs: number;
   // Set by start(); nothing reads them before `ready` resolves.
   private parentDef!: ResourceRef;
-  private children!: Children;
   private related!: Related;
+  private parentSync!: ParentSync;
   private resyncTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -123,7 +117,7 @@ export class CompositeControllerRunner {
       }),
     );
     const version = this.hooks.sync?.version ?? 'v2';
-    this.children = new Children(this.client, this.cc, this.parentDef, resources, version);
+    const children = new Children(this.client, this.cc, this.parentDef, resources, version);
     this.related = new Related({
       client: this.client,
       cc: this.cc,
@@ -132,6 +126,17 @@ export class CompositeControllerRunner {
       syncVersion: version,
       signal: this.abort.signal,
       enqueue: (p) => this.enqueue(p),
+    });
+    this.parentSync = new ParentSync({
+      client: this.client,
+      cc: this.cc,
+      parentDef: this.parentDef,
+      finalizerName: this.finalizerName,
+      hooks: this.hooks,
+      children,
+      related: this.related,
+      queue: this.queue,
+      signal: this.abort.signal,
     });
     // As Metacontroller: every cache is synced before the first sync.
     await Promise.all([this.parentDef, ...resources.map((r) => r.def)].map((def) => this.client.inform(def)));
@@ -182,18 +187,8 @@ export class CompositeControllerRunner {
 
   // ---------------------------------------------------------------- event handlers (enqueue only)
 
-  private doNotMatchLabels(labels: Record<string, string> | undefined): boolean {
-    const sel = this.cc.spec.parentResource.labelSelector;
-    if (sel === undefined) return false;
-    return !matchesLabels(parseLabelSelector(labelSelectorToString(sel)), labels);
-  }
-
-  private hasFinalizer(obj: KubeObject): boolean {
-    return (obj.metadata?.finalizers ?? []).includes(this.finalizerName);
-  }
-
   private enqueue(parent: KubeObject): void {
-    if (!this.hasFinalizer(parent) && this.doNotMatchLabels(parent.metadata?.labels)) return;
+    if (!this.parentSync.hasFinalizer(parent) && this.parentSync.doNotMatchLabels(parent.metadata?.labels)) return;
     this.queue.add(keyOf(parent));
   }
 
@@ -202,7 +197,7 @@ export class CompositeControllerRunner {
     if (splitApiVersion(ref.apiVersion).group !== this.parentDef.group || ref.kind !== this.parentDef.kind) return undefined;
     const parent = this.client.get(this.parentDef, this.parentDef.namespaced ? namespace : undefined, ref.name);
     if (parent === undefined || parent.metadata.uid !== ref.uid) return undefined;
-    if (!this.hasFinalizer(parent) && this.doNotMatchLabels(parent.metadata.labels)) return undefined;
+    if (!this.parentSync.hasFinalizer(parent) && this.parentSync.doNotMatchLabels(parent.metadata.labels)) return undefined;
     return parent;
   }
 
@@ -222,39 +217,6 @@ export class CompositeControllerRunner {
     }
   }
 
-  // ---------------------------------------------------------------- the sync
-
-  /** Read-modify-write of the live parent as Metacontroller's AtomicUpdate does (a GET per attempt; the uid must not change). */
-  private async atomicUpdate(
-    parent: StoredObject,
-    mutate: (obj: StoredObject) => boolean,
-    subresource?: 'status',
-  ): Promise<{ object: StoredObject; written: boolean }> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const fresh = await this.client.read(this.parentDef, parent.metadata.namespace, parent.metadata.name);
-      if (fresh === undefined)
-        throw new KubeApiError({
-          kind: 'Status',
-          apiVersion: 'v1',
-          metadata: {},
-          status: 'Failure',
-          reason: 'NotFound',
-          code: 404,
-          message: `${this.parentDef.resource} "${parent.metadata.name}" not found`,
-        });
-      if (fresh.metadata.uid !== parent.metadata.uid)
-        throw new SyncFailure(`original ${this.parentDef.kind} ${keyOf(parent)} is gone: got uid ${fresh.metadata.uid}, wanted ${parent.metadata.uid}`);
-      if (!mutate(fresh)) return { object: fresh, written: false };
-      try {
-        return { object: await this.client.update(this.parentDef, fresh, subresource ? { subresource } : {}), written: true };
-      } catch (error) {
-        if (isApiError(error, 'Conflict')) continue;
-        throw error;
-      }
-    }
-    throw new SyncFailure(`too many conflicts updating ${keyOf(parent)}`);
-  }
-
   private async syncKey(key: string): Promise<void> {
     if (this.stopped) return;
     try {
@@ -270,7 +232,7 @@ export class CompositeControllerRunner {
     const stats = this.statsOf(key);
     const log = this.log.child({ namespace, name, uid: parent.metadata.uid });
     try {
-      const retryAfter = await this.syncParent(parent, stats, log);
+      const retryAfter = await this.parentSync.syncParent(parent, stats, log);
       stats.syncs += 1;
       stats.lastError = undefined;
       this.queue.forget(key);
@@ -285,118 +247,5 @@ export class CompositeControllerRunner {
       log.warn({ err: message, retryInMs: delay }, 'sync failed');
       await this.events.warning(parent, 'SyncError', `Sync error: ${message}`, log);
     }
-  }
-
-  private async updateFinalizer(parent: StoredObject, want: boolean, what: string): Promise<StoredObject> {
-    try {
-      return (
-        await this.atomicUpdate(parent, (obj) => {
-          const list = obj.metadata.finalizers ?? [];
-          if (list.includes(this.finalizerName) === want) return false;
-          obj.metadata.finalizers = want ? [...list, this.finalizerName] : list.filter((f) => f !== this.finalizerName);
-          return true;
-        })
-      ).object;
-    } catch (error) {
-      throw new SyncFailure(`can't ${what} finalizer for ${parent.kind} ${keyOf(parent)}: ${errorText(error)}`);
-    }
-  }
-
-  /** Returns the Retry-After seconds of a 429 (no error, no event), else undefined. */
-  private async syncParent(initial: StoredObject, stats: ParentStats, log: Logger): Promise<number | undefined> {
-    let parent = initial;
-    if (!this.hasFinalizer(parent) && this.doNotMatchLabels(parent.metadata.labels)) return undefined;
-
-    // The finalizer first, so that anything done below can be cleaned up.
-    const wantFinalizer = this.hooks.finalize !== undefined;
-    if (this.hasFinalizer(parent) !== wantFinalizer && !(wantFinalizer && parent.metadata.deletionTimestamp)) {
-      parent = await this.updateFinalizer(parent, wantFinalizer, 'sync');
-    }
-
-    const observed = await this.children.claim(parent);
-    const related = await this.related.objects(parent, stats);
-
-    const finalizing = parent.metadata.deletionTimestamp !== undefined && this.hooks.finalize !== undefined;
-    const hook = finalizing ? this.hooks.finalize! : this.hooks.sync;
-    if (hook === undefined) throw new SyncFailure('sync hook not defined');
-    const request = { controller: this.cc, parent, children: observed.map, related, finalizing };
-    if (finalizing) stats.finalizeCalls += 1;
-    else stats.syncCalls += 1;
-    const outcome = await callHook<SyncResponse>(hook, request, {
-      hookType: finalizing ? 'finalize' : 'sync',
-      signal: this.abort.signal,
-      fields: { status: isObjectOrNull, children: isObjectList, resyncAfterSeconds: isNumberOrNull, finalized: isBoolOrNull },
-    });
-    if (outcome.kind === 'retryAfter') {
-      log.info({ seconds: outcome.seconds }, 'hook answered 429: resync after Retry-After');
-      return outcome.seconds;
-    }
-    if (outcome.kind === 'error') throw new SyncFailure(outcome.message);
-    const response = outcome.response;
-    const desiredList = (response.children ?? []).filter((c): c is KubeObject => c !== null);
-
-    if (typeof response.resyncAfterSeconds === 'number' && response.resyncAfterSeconds > 0) {
-      this.queue.addAfter(keyOf(parent), response.resyncAfterSeconds * 1000);
-    }
-
-    if (response.finalized === true) {
-      parent = await this.updateFinalizer(parent, false, 'remove');
-      log.info('finalized: finalizer removed');
-    }
-
-    const desired = this.desiredChildren(parent, desiredList);
-    let manageError: string | undefined;
-    if (parent.metadata.deletionTimestamp === undefined || this.shouldFinalize(parent)) {
-      manageError = await this.children.manage(parent, observed.objects, desired, stats, log);
-    }
-
-    try {
-      const status: Json = { ...(response.status ?? {}), observedGeneration: parent.metadata.generation ?? 0 };
-      const { written } = await this.atomicUpdate(
-        parent,
-        (obj) => {
-          if (deepEqual(obj['status'], status)) return false;
-          obj['status'] = status;
-          return true;
-        },
-        'status',
-      );
-      if (written) stats.statusWrites += 1;
-    } catch (error) {
-      if (isApiError(error, 'NotFound', 'Conflict')) return undefined;
-      if (error instanceof SyncFailure && /is gone/.test(error.message)) return undefined;
-      throw new SyncFailure(`can't update status for ${parent.kind} ${keyOf(parent)}: ${errorText(error)}`);
-    }
-    if (manageError !== undefined) throw new SyncFailure(`can't reconcile children for ${parent.kind} ${keyOf(parent)}: ${manageError}`);
-    return undefined;
-  }
-
-  /** Every desired child must match the selector (controller-uid is added when missing). */
-  private desiredChildren(parent: StoredObject, desiredList: KubeObject[]): Map<string, Map<string, KubeObject>> {
-    const selector = childSelector(this.cc, parent);
-    if (selector === undefined) throw new SyncFailure('.spec.selector must have either matchLabels, matchExpressions, or both');
-    const desired = new Map<string, Map<string, KubeObject>>();
-    for (const raw of desiredList) {
-      const child = structuredClone(raw);
-      const meta = (child.metadata ??= {});
-      const labels = meta.labels && typeof meta.labels === 'object' ? meta.labels : {};
-      if (this.cc.spec.generateSelector === true && !(CONTROLLER_UID in labels)) {
-        labels[CONTROLLER_UID] = parent.metadata.uid;
-        meta.labels = labels;
-      }
-      if (!matchesLabels(selector, meta.labels)) {
-        throw new SyncFailure(`labels on desired child ${String(child.kind)} ${meta.namespace ?? ''}/${meta.name ?? ''} don't match parent selector`);
-      }
-      const group = groupKey(String(child.apiVersion), String(child.kind));
-      if (!desired.has(group)) desired.set(group, new Map());
-      desired.get(group)!.set(innerKey(child, 'v2', parent), child);
-    }
-    return desired;
-  }
-
-  private shouldFinalize(parent: StoredObject): boolean {
-    const finalizers = parent.metadata.finalizers ?? [];
-    if (finalizers.some((f) => GC_FINALIZERS.has(f))) return false;
-    return finalizers.includes(this.finalizerName) && this.hooks.finalize !== undefined;
   }
 }

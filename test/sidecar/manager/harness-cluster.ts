@@ -1,0 +1,261 @@
+// The API side of the manager harness: the Kubernetes API stand-in over HTTP, Pod objects standing
+// in for the pods of real redis-server processes (status.podIP = the server's loopback address),
+// what a test reads back (roles, the published master, Events, pod PATCHes), and manager
+// instances wired as main.ts wires them, each with its own identity, Lease client and Redis
+// source address.
+// Invariants: every instance and watcher registers its own cleanup, undone by close(); the
+// split-brain watcher sees EVERY pod write in store order, so "two pods labelled master at once"
+// is checked at each step, not sampled.
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { COMPONENT_LABEL, LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
+import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
+import { KubeClient } from '../../../src/sidecar/kube/client.ts';
+import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
+import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
+import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/manager/index.ts';
+import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
+import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
+import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
+import { TEST_PASSWORD } from '../../support/redis-server.ts';
+
+export const NS = 'redis-test';
+export const LEASE_NS = 'operator';
+export const LEASE_NAME = 'redis-operator-sidecar';
+
+/** Fast but consistent with the election invariant (renewDeadline < leaseDuration). */
+export const TEST_LEADER: LeaderSettings = { leaseDurationSeconds: 2, renewDeadlineMs: 1200, retryPeriodMs: 200, requestTimeoutMs: 500 };
+
+export type Pod = StoredObject & { status?: { podIP?: string; phase?: string; conditions?: Array<{ type: string; status: string }> } };
+
+/** A manager instance as main.ts wires it, with its logs kept in memory. */
+export interface Instance {
+  id: string;
+  kube: KubeClient;
+  elector: LeaderElector;
+  manager: ReplicationManager;
+  metrics: SidecarMetrics;
+  logs: string[];
+  /** Graceful: stop acting, release the lease, close everything. */
+  stop(): Promise<void>;
+  /** A crash: stops without releasing the lease (others wait for it to expire). */
+  crash(): Promise<void>;
+}
+
+export interface InstanceOptions {
+  id: string;
+  /** Source address of the instance's Redis connections (so iptables can cut only its links). */
+  sourceIp?: string;
+  timing?: Partial<ManagerTiming>;
+  leader?: LeaderSettings;
+  hooks?: ManagerHooks;
+  namespaces?: string[];
+  failurePolicy?: FailurePolicyConfig;
+}
+
+export class Cluster {
+  readonly api: KubeApiServer;
+  readonly instances: Instance[] = [];
+  readonly #cleanups: Array<() => unknown> = [];
+
+  private constructor(api: KubeApiServer) {
+    this.api = api;
+  }
+
+  static async start(): Promise<Cluster> {
+    return new Cluster(await startKubeApi());
+  }
+
+  get store() {
+    return this.api.store;
+  }
+
+  async close(): Promise<void> {
+    for (const i of [...this.instances]) await i.stop().catch(() => undefined);
+    for (const c of this.#cleanups.reverse()) await c();
+    await this.api.close();
+  }
+
+  /** The Redis resource (spec defaults apply in the manager's validation). */
+  createRedis(name: string, spec: Record<string, unknown> = {}, namespace = NS): StoredObject {
+    return this.store.create('redises', { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2, ...spec } });
+  }
+
+  /** The generated auth Secret, made beforehand with the harness' password (as if an earlier leader had). */
+  createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS): void {
+    this.store.create('secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${redis}-auth`, namespace },
+      type: 'Opaque',
+      stringData: { password },
+    });
+  }
+
+  /** A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready. */
+  addPod(redis: string, suffix: string, ip: string | null, namespace = NS): Pod {
+    const component = suffix.startsWith('master') ? 'master-set' : 'replica-set';
+    return this.store.create('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: `${redis}-${suffix}`, namespace, labels: { ...podSelectorLabels(redis), [COMPONENT_LABEL]: component } },
+      spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
+      status: ip ? runningStatus(ip, true) : { phase: 'Pending' },
+    }) as Pod;
+  }
+
+  pod(name: string, namespace = NS): Pod | undefined {
+    return this.store.get('pods', namespace, name) as Pod | undefined;
+  }
+
+  setPodStatus(name: string, ip: string | null, ready: boolean, namespace = NS): void {
+    this.store.mutate('pods', namespace, name, (p) => {
+      p['status'] = ip ? runningStatus(ip, ready) : { phase: 'Pending' };
+    });
+  }
+
+  /** As a StatefulSet would after the pod was deleted: a new pod (new UID, no role label) at `ip`. */
+  recreatePod(redis: string, suffix: string, ip: string | null, namespace = NS): Pod {
+    this.store.delete('pods', namespace, `${redis}-${suffix}`);
+    return this.addPod(redis, suffix, ip, namespace);
+  }
+
+  /** Names of the pods of `redis` labelled master right now (what the master Service selects). */
+  masters(redis: string, namespace = NS): string[] {
+    return (this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}` }) as Pod[]).map(
+      (p) => p.metadata.name,
+    );
+  }
+
+  /** The published master address: podIP of the (single) pod labelled master. */
+  masterIp(redis: string, namespace = NS): string | null {
+    const pods = this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}` }) as Pod[];
+    return pods.length === 1 ? (pods[0]!.status?.podIP ?? null) : null;
+  }
+
+  roles(redis: string, namespace = NS): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const p of this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis}` }) as Pod[]) {
+      out[p.metadata.name] = `${p.metadata.labels?.[ROLE_LABEL] ?? '-'}/${p.metadata.annotations?.[LINK_ANNOTATION] ?? '-'}`;
+    }
+    return out;
+  }
+
+  events(redis: string, namespace = NS): Array<{ reason: string; message: string; type: string; instance: string }> {
+    return (
+      this.store.list('events', { namespace }) as Array<
+        StoredObject & { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string; reportingInstance?: string }
+      >
+    )
+      .filter((e) => e.involvedObject?.name === redis)
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+      .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '', instance: e.reportingInstance ?? '' }));
+  }
+
+  /** PATCH requests on pods since index `from` of the request log. */
+  podPatches(from = 0): Array<{ path: string; client: string; status?: number | undefined }> {
+    return this.api.requests.slice(from).filter((r) => r.method === 'PATCH' && r.path.includes('/pods/'));
+  }
+
+  /**
+   * Watches every pod write of `redis` in store order and records each moment at which more than
+   * one pod carried the master label. Call stop() (or it stops at close()).
+   */
+  watchMasters(redis: string, namespace = NS): { violations: string[]; maxSeen: number; stop(): void } {
+    const roles = new Map<string, string | undefined>();
+    const out = { violations: [] as string[], maxSeen: 0, stop: () => handle.stop() };
+    const handle: WatchHandle = this.store.watch('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis}` }, (ev) => {
+      const p = ev.object as Pod;
+      if (!p.metadata?.name) return;
+      if (ev.type === 'DELETED') roles.delete(p.metadata.name);
+      else roles.set(p.metadata.name, p.metadata.labels?.[ROLE_LABEL]);
+      const masters = [...roles].filter(([, r]) => r === ROLE_MASTER).map(([n]) => n);
+      out.maxSeen = Math.max(out.maxSeen, masters.length);
+      if (masters.length > 1) out.violations.push(`rv ${p.metadata.resourceVersion}: ${masters.join(', ')}`);
+    });
+    this.#cleanups.push(() => handle.stop());
+    return out;
+  }
+
+  /** Starts a manager instance the way main.ts does (own token = identity, own Lease client). */
+  async startInstance(o: InstanceOptions): Promise<Instance> {
+    const logs: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const line of chunk.toString().split('\n')) if (line) logs.push(line);
+        cb();
+      },
+    });
+    const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
+    const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
+    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+      identity: o.id,
+      namespaces: o.namespaces ?? [],
+      requestTimeoutMs: timing.kubeRequestTimeoutMs,
+      informerRestartDelayMs: 200,
+      logger,
+    });
+    const metrics = createSidecarMetrics();
+    let manager: ReplicationManager | null = null;
+    const settings = o.leader ?? TEST_LEADER;
+    const elector = new LeaderElector({
+      client: kube.leaseClient(LEASE_NS, LEASE_NAME, settings.requestTimeoutMs),
+      identity: o.id,
+      settings,
+      logger,
+      onStartedLeading: () => manager?.leadershipChanged(true),
+      onStoppedLeading: () => manager?.leadershipChanged(false),
+    });
+    manager = new ReplicationManager({
+      kube,
+      leader: elector,
+      logger,
+      metrics,
+      timing,
+      redisLocalAddress: o.sourceIp,
+      hooks: o.hooks,
+      failurePolicy: o.failurePolicy,
+    });
+    const m = manager;
+    let stopped = false;
+    const instance: Instance = {
+      id: o.id,
+      kube,
+      elector,
+      manager: m,
+      metrics,
+      logs,
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        await elector.stop();
+        await m.stop();
+        this.instances.splice(this.instances.indexOf(instance), 1);
+      },
+      crash: async () => {
+        if (stopped) return;
+        stopped = true;
+        // The lease is left as it is: others take over only when it expires.
+        await elector.stop({ release: false });
+        await m.stop();
+        this.instances.splice(this.instances.indexOf(instance), 1);
+      },
+    };
+    this.instances.push(instance);
+    elector.start();
+    await m.start();
+    return instance;
+  }
+}
+
+export function runningStatus(ip: string, ready: boolean) {
+  return {
+    phase: 'Running',
+    podIP: ip,
+    podIPs: [{ ip }],
+    conditions: [
+      { type: 'Ready', status: ready ? 'True' : 'False' },
+      { type: 'ContainersReady', status: ready ? 'True' : 'False' },
+    ],
+  };
+}
