@@ -97,7 +97,9 @@ export class RoundReporter {
       this.event({
         type: 'Normal',
         reason: 'Switchover',
-        message: `planned switchover from ${step.from.pod} to ${step.pod} in ${Math.round(r.ms)} ms, no write lost (offset ${r.offset}): ${step.reason}`,
+        message: `planned switchover from ${step.from.pod} to ${step.pod} in ${Math.round(r.ms)} ms, no write lost (offset ${r.offset})${
+          r.demoted ? '' : `; ${step.from.pod} did not take REPLICAOF (going away?): it stays paused and is demoted if it comes back`
+        }: ${step.reason}`,
       });
     } else if (step.kind === 'replicaof' && p.master) {
       const e = this.#o.memory.repoint(step.pod, p.master.pod, step.master.host, step.demote);

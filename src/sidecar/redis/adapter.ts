@@ -21,8 +21,10 @@ export interface SwitchoverOptions {
   method?: SwitchoverMethod;
 }
 
+/** demoted false: the target is master, but the old master missed REPLICAOF (it may be going away). */
 export type SwitchoverResult =
-  { ok: true; method: SwitchoverMethod; ms: number; offset: number } | { ok: false; method: SwitchoverMethod; ms: number; phase: string; error: RedisFailure };
+  | { ok: true; method: SwitchoverMethod; ms: number; offset: number; demoted: boolean }
+  | { ok: false; method: SwitchoverMethod; ms: number; phase: string; error: RedisFailure };
 
 export type RoleResult =
   | { ok: true; role: 'master' | 'replica'; masterHost: string | null; masterPort: number | null; offset: number; latencyMs: number }
@@ -169,9 +171,18 @@ export class RedisAdapter {
         await sleep(5);
       }
       await this.pool.run(to, (c) => c.call('REPLICAOF', 'NO', 'ONE'));
-      await this.pool.run(from, (c) => c.call('REPLICAOF', to.host, String(to.port)));
-      await this.pool.run(from, (c) => c.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
-      return { ok: true, method, ms: elapsed(), offset: target };
+      // The target is master now, with everything the old one acknowledged (it reached the paused
+      // offset). Failing to demote the old master does not undo that: it is often going away (its
+      // pod is being deleted and Redis is shutting down). Then it stays paused (the pause runs out
+      // on its own, after the labels have moved) and the next rounds demote it if it is still up.
+      const demoted = await this.pool
+        .run(from, (c) => c.call('REPLICAOF', to.host, String(to.port)))
+        .then(
+          () => true,
+          () => false,
+        );
+      if (demoted) await this.pool.run(from, (c) => c.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
+      return { ok: true, method, ms: elapsed(), offset: target, demoted };
     } catch (err) {
       const result = fail(paused ? 'promote' : 'pause', err);
       return paused ? this.#unpauseAnd(from, result) : result;
@@ -198,7 +209,7 @@ export class RedisAdapter {
         const r = await this.#replication(from);
         if (r.role === 'replica' && r.failoverState === 'no-failover') {
           const t = await this.#replication(to);
-          if (t.role === 'master') return { ok: true, method, ms: elapsed(), offset: t.masterReplOffset };
+          if (t.role === 'master') return { ok: true, method, ms: elapsed(), offset: t.masterReplOffset, demoted: true };
         }
         if (r.role === 'master' && r.failoverState === 'no-failover' && elapsed() > 50) {
           return fail('timeout', new Error('FAILOVER ended with the old master still master (timed out or aborted)'));

@@ -47,7 +47,7 @@ function recorder(fail: Set<string> = new Set()) {
   ]);
   const io: StepIO = {
     replicaOf: (endpoint, master) => redis(master ? 'replicaof' : 'promote', pods.get(endpoint.host) ?? endpoint.host),
-    switchover: async () => ({ ok: true, method: 'failover-command', ms: 1, offset: 0 }),
+    switchover: async () => ({ ok: true, method: 'failover-command', ms: 1, offset: 0, demoted: true }),
     configSet: (endpoint) => redis('config', pods.get(endpoint.host) ?? endpoint.host),
     label: async (step) => {
       calls.push(`label ${step.pod}`);

@@ -246,3 +246,25 @@ for (const method of ['pause-and-promote', 'failover-command'] as const) {
     t.diagnostic(`${method}: switchover took ${result.ms.toFixed(0)} ms; ${w.acked.length} acknowledged writes all present`);
   });
 }
+
+test('switchover (pause-and-promote) whose old master refuses REPLICAOF (going away): the target is master, the old one stays paused', async (t) => {
+  const a = adapter(t);
+  const [m, r1] = await replicated(t, a, 30, 1);
+  assert.ok(m && r1);
+  // Stands in for a master whose pod is being deleted: it answers everything but the demotion.
+  const admin = new Redis({ host: m.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  admin.on('error', () => {});
+  t.after(() => admin.disconnect());
+  await admin.connect();
+  await admin.call('ACL', 'SETUSER', 'default', '-replicaof');
+  const result = await a.switchover(m.endpoint, r1.endpoint, { method: 'pause-and-promote', timeoutMs: 3000 });
+  assert.ok(result.ok, JSON.stringify(result));
+  assert.equal(result.demoted, false);
+  const roleNew = await a.role(r1.endpoint);
+  assert.ok(roleNew.ok && roleNew.role === 'master', 'the target was promoted');
+  // Still paused for writes: a write on the old master does not complete while the pause lasts.
+  const write = admin.set('late', '1').then(() => 'done');
+  assert.equal(await Promise.race([write, new Promise((r) => setTimeout(() => r('blocked'), 300))]), 'blocked');
+  await admin.call('CLIENT', 'UNPAUSE');
+  assert.equal(await write, 'done');
+});
