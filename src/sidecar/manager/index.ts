@@ -2,7 +2,7 @@
 export { ReplicationManager, type ManagerOptions } from './manager.ts';
 export { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks, type WorkerOptions } from './worker.ts';
 export { EventMemory, blockedAfterMs, blockedFailover, isFailover, type EventReason, type EventToSend, type FailoverEpisode } from './events.ts';
-export { authSource, belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView, type Overlay, type PodView } from './pods.ts';
+export { belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView, type Overlay, type PodView } from './pods.ts';
 export { applyPlan, type Applied, type ExecutorContext, type LabelResult, type LabelStep, type StepIO, type StepOutcome } from './executor.ts';
 export {
   classifyKubeFailure,

@@ -8,12 +8,13 @@
 //   only, with requirepass AND masterauth, so replication links survive the rotation.
 // - Only the leader creates the generated Secret or sends an Event.
 import type { Logger } from 'pino';
+import { authSecretRef } from '../../api/auth.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
 import { kubeFailure, type GeneratedSecret, type RedisRef } from '../kube/client.ts';
 import type { Endpoint, ProbeResult, RedisAdapter } from '../redis/index.ts';
 import type { EventMemory, EventToSend } from './events.ts';
-import { authSource, type PodView } from './pods.ts';
+import type { PodView } from './pods.ts';
 
 export interface SecretReader {
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
@@ -58,8 +59,8 @@ export class PasswordSource {
 
   /** A new valid spec: a different Secret or key is read at once. */
   setSpec(spec: RedisSpec): void {
-    const before = this.#spec ? authSource(this.#o.ref.name, this.#spec) : null;
-    const after = authSource(this.#o.ref.name, spec);
+    const before = this.#spec ? authSecretRef(this.#o.ref.name, this.#spec) : null;
+    const after = authSecretRef(this.#o.ref.name, spec);
     this.#spec = spec;
     if (before && (before.secretName !== after.secretName || before.key !== after.key)) this.#loadedAt = -Infinity;
   }
@@ -130,7 +131,7 @@ export class PasswordSource {
     const spec = this.#spec;
     if (!spec) return;
     const { ref, kube, memory, log } = this.#o;
-    const src = authSource(ref.name, spec);
+    const src = authSecretRef(ref.name, spec);
     let value: string | null;
     if (src.generated && this.#o.isLeader() && ref.uid) {
       const r = await kube.ensureAuthSecret({ namespace: ref.namespace, name: ref.name, uid: ref.uid });

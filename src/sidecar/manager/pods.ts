@@ -6,7 +6,6 @@
 // (what our own patch returned, while the informer has not caught up) wins only while it is not
 // older than the informer's copy, so a later change by someone else is never hidden.
 import type { V1Pod } from '@kubernetes/client-node';
-import { authSecretRef } from '../../api/auth.ts';
 import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, ROLE_LABEL } from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { RedisSpec } from '../../api/schema.ts';
@@ -112,6 +111,3 @@ export function decideConfig(spec: RedisSpec, timing: ManagerTiming): DecideConf
     maxPartialWaitMs: timing.maxPartialWaitMs,
   };
 }
-
-/** Where the auth password comes from for this spec (the one answer, src/api/auth.ts). */
-export const authSource = authSecretRef;

@@ -3,7 +3,8 @@
 // per-pod metrics. No Redis or label writes happen here.
 // Invariants:
 // - Every log line carries the Redis namespace and name (the worker's child logger).
-// - Events are sent by the leader only (a standby's Event would describe what it did not do).
+// - Events are sent by the leader only (a standby's Event would describe what it did not do):
+//   the worker's emit checks the Lease right before each one.
 // - A failure episode is told once: its first failure logs and sends StepFailed; later failures
 //   of the same step are counted in metrics only; its end is one info line.
 import type { Logger } from 'pino';
@@ -33,8 +34,9 @@ export class RoundReporter {
     this.#o = options;
   }
 
+  /** emit is the worker's, which sends only while this instance leads. */
   event(e: EventToSend): void {
-    if (this.#o.isLeader()) this.#o.emit(e);
+    this.#o.emit(e);
   }
 
   /** One line per change of decision (not per round). */

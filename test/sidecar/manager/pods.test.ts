@@ -7,7 +7,8 @@ import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../src/api
 import { validateSpec } from '../../../src/api/validate.ts';
 import { DEFAULT_TIMING } from '../../../src/sidecar/config.ts';
 import type { RedisTrack } from '../../../src/sidecar/decide/index.ts';
-import { authSource, belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView } from '../../../src/sidecar/manager/index.ts';
+import { belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView } from '../../../src/sidecar/manager/index.ts';
+import { authSecretRef } from '../../../src/api/auth.ts';
 
 function pod(
   over: { name?: string; ns?: string; labels?: Record<string, string>; ip?: string; ready?: boolean; deleting?: boolean; rv?: string; phase?: string } = {},
@@ -74,7 +75,7 @@ test("observation: a probe track only counts for the pod's current IP", () => {
   assert.equal(observation(noIp, t).redis, t, 'a pod that lost its IP keeps its last track (its master address)');
 });
 
-test('specView, decideConfig and authSource from a validated spec', () => {
+test('specView, decideConfig and authSecretRef from a validated spec', () => {
   const verdict = validateSpec('cache', {
     replicas: 3,
     failover: { downAfterMilliseconds: 1500, minReplicasToWrite: 2 },
@@ -86,8 +87,8 @@ test('specView, decideConfig and authSource from a validated spec', () => {
   const c = decideConfig(verdict.spec, DEFAULT_TIMING);
   assert.equal(c.downAfterMs, 1500);
   assert.equal(c.witnessConfirmMs, DEFAULT_TIMING.witnessConfirmMs);
-  assert.deepEqual(authSource('cache', verdict.spec), { secretName: 'cache-auth', key: 'password', generated: true });
+  assert.deepEqual(authSecretRef('cache', verdict.spec), { secretName: 'cache-auth', key: 'password', generated: true });
   const withAuth = validateSpec('cache', { auth: { secretName: 'mine' } });
   assert.ok(withAuth.ok);
-  if (withAuth.ok) assert.deepEqual(authSource('cache', withAuth.spec), { secretName: 'mine', key: 'password', generated: false });
+  if (withAuth.ok) assert.deepEqual(authSecretRef('cache', withAuth.spec), { secretName: 'mine', key: 'password', generated: false });
 });
