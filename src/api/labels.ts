@@ -24,6 +24,24 @@ export const LINK_ANNOTATION = `${GROUP}/link`;
 /** Written by the sidecar on the master pod: the replication offset it last saw (for humans). */
 export const ROLE_SINCE_ANNOTATION = `${GROUP}/role-changed-by`;
 
+/**
+ * On the Redis, written by the user: a switchover on demand. The value names the target pod, or
+ * `any` for the best replica; anything after an `@` only makes the request distinct from the last
+ * one (`any@2`), since a request equal to the one already handled is never run twice.
+ */
+export const SWITCHOVER_ANNOTATION = `${GROUP}/switchover`;
+/** On the Redis, written by the sidecar: `<request>: <Done|Refused|Running>: <why>` of the last switchover request. */
+export const SWITCHOVER_STATUS_ANNOTATION = `${GROUP}/switchover-status`;
+/**
+ * On the Redis, written by the user: confirms a scale-down by more than half in one step. Its
+ * value must equal the new spec.replicas, so a confirmation left behind never lets a later one through.
+ */
+export const CONFIRM_SCALE_DOWN_ANNOTATION = `${GROUP}/confirm-scale-down-to`;
+/** On a claim, written by the sidecar: why the storage class refused to grow it (the hook reports it). */
+export const RESIZE_REFUSED_ANNOTATION = `${GROUP}/resize-refused`;
+/** Set by the StatefulSet controller on each pod: the template revision the pod was made from. */
+export const REVISION_LABEL = 'controller-revision-hash';
+
 /** Set by Metacontroller's generateSelector; the hook must put it on every child it returns. */
 export const CONTROLLER_UID_LABEL = 'controller-uid';
 

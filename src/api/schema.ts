@@ -251,13 +251,18 @@ export const RedisSpec = Type.Object(
     ),
     priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
     podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).')),
+    hibernate: Type.Boolean({
+      default: false,
+      description:
+        'Hibernation: true stops every pod (both StatefulSets scale to zero) and keeps the data volumes; false brings the Redis back with its data, the pod with the most data becoming master.',
+    }),
   },
   { description: 'The desired Redis: version, topology, durability, resources, auth and scheduling.' },
 );
 
 export const Condition = Type.Object(
   {
-    type: Type.String({ description: 'Condition type: Ready, MasterAvailable, ReplicasInSync or SpecValid.' }),
+    type: Type.String({ description: 'Condition type: Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated or Hibernated.' }),
     status: StringEnum(['True', 'False', 'Unknown'] as const, { description: 'True, False or Unknown.' }),
     reason: Type.String({ description: 'One CamelCase word saying why.' }),
     message: Type.String({ description: 'What a human needs to know.' }),
@@ -271,9 +276,9 @@ export const Condition = Type.Object(
 export const RedisStatus = Type.Object(
   {
     phase: Type.Optional(
-      StringEnum(['Pending', 'Running', 'Failed'] as const, {
+      StringEnum(['Pending', 'Running', 'Failed', 'Hibernated'] as const, {
         description:
-          'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition).',
+          'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition); Hibernated while spec.hibernate is true (the Hibernated condition says whether every pod has stopped).',
       }),
     ),
     masterStatus: Type.Optional(Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' })),
@@ -283,9 +288,30 @@ export const RedisStatus = Type.Object(
     readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready (linked to the master).' })),
     replicas: Type.Optional(Type.Integer({ description: 'Replica pods that exist (for the scale subresource).' })),
     selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource and HPAs).' })),
+    rollout: Type.Optional(
+      Type.Object(
+        {
+          updatedPods: Type.Array(Type.String({ description: 'A pod name.' }), {
+            description: "Pods running the current pod template (their StatefulSet's update revision).",
+          }),
+          stalePods: Type.Array(Type.String({ description: 'A pod name.' }), {
+            description: 'Pods still running an older template; the sidecar replaces them one at a time, the master last.',
+          }),
+        },
+        {
+          description:
+            'Progress of a rolling update (version, image, resources or a static config directive changed). The Updated condition says what it waits for.',
+        },
+      ),
+    ),
+    switchover: Type.Optional(
+      Type.String({
+        description: 'Outcome of the last on-demand switchover request, as the sidecar recorded it (annotation redis.example.com/switchover-status).',
+      }),
+    ),
     conditions: Type.Optional(
       Type.Array(Condition, {
-        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid.',
+        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),

@@ -3,14 +3,16 @@
 // every observed child exactly as observed (Metacontroller deletes whatever is not returned,
 // and bad input must never delete anything).
 import { authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
-import { childNames } from '../api/labels.ts';
+import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec } from '../api/schema.ts';
 import { desiredChildren, type ChildPlan } from './children/index.ts';
 import { authSecretRef } from './children/statefulset.ts';
 import type { HookContext } from './context.ts';
 import { findObject, lastAppliedOf, mapHasKind, objectsOf, ofKind } from './observed.ts';
-import { computeStatus } from './status.ts';
+import { rolloutView } from './rollout.ts';
+import { guardScaleDown } from './scale-guard.ts';
+import { computeStatus, podViews } from './status.ts';
 import type { HookRequest, HookResponse, KubeObject } from './types.ts';
 import { at, int, isRecord } from './util.ts';
 
@@ -65,11 +67,24 @@ export function authProblem(state: HookState, ctx: HookContext): string | undefi
 
 export interface ValidPlan extends ChildPlan {
   ctx: HookContext;
+  /** Spec wishes held back on purpose (the scale-down rule). */
+  refusals: string[];
+}
+
+/** Replica pods the cluster is running now: what the observed replica StatefulSet asks for; undefined when there is none. */
+function runningReplicas(state: HookState): number | undefined {
+  const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
+  if (set === undefined) return undefined;
+  return Math.max(0, int(at(set, 'spec', 'replicas')) ?? 0);
 }
 
 export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
-  const ctx = contextOf(state, spec);
-  return { ctx, ...desiredChildren(ctx, state.observed, state.pods) };
+  const scale = spec.hibernate
+    ? { ok: true as const, replicas: spec.replicas }
+    : guardScaleDown(spec.replicas, runningReplicas(state), state.request.parent.metadata.annotations);
+  const held = scale.replicas === spec.replicas ? spec : { ...spec, replicas: scale.replicas };
+  const ctx = contextOf(state, held);
+  return { ctx, ...desiredChildren(ctx, state.observed, state.pods), refusals: scale.ok ? [] : [scale.message] };
 }
 
 export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {
@@ -79,16 +94,13 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     pods: state.pods,
     desiredReplicas: plan.ctx.spec.replicas,
     previous: state.request.parent.status,
-    spec: { valid: true, conflicts: plan.conflicts },
+    spec: { valid: true, conflicts: plan.conflicts, refusals: plan.refusals },
     authProblem: authProblem(state, plan.ctx),
     deleting,
+    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, podViews(state.pods, state.name, state.namespace)),
+    hibernate: plan.ctx.spec.hibernate,
+    switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
   });
-}
-
-/** Replica pods the cluster is running now: what the observed replica StatefulSet asks for. */
-function observedReplicaCount(state: HookState): number {
-  const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
-  return Math.max(0, int(at(set, 'spec', 'replicas')) ?? 0);
 }
 
 export function invalidStatus(state: HookState, problems: readonly SpecProblem[]) {
@@ -96,7 +108,7 @@ export function invalidStatus(state: HookState, problems: readonly SpecProblem[]
     name: state.name,
     namespace: state.namespace,
     pods: state.pods,
-    desiredReplicas: observedReplicaCount(state),
+    desiredReplicas: runningReplicas(state) ?? 0,
     previous: state.request.parent.status,
     spec: { valid: false, message: formatProblems(problems) },
   });

@@ -8,12 +8,14 @@ import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels } from '../
 import { podBelongsTo } from '../api/membership.ts';
 import type { Condition, RedisStatus } from '../api/schema.ts';
 import { memberMeta } from './observed.ts';
+import type { RolloutView } from './rollout.ts';
 import type { KubeObject } from './types.ts';
 import { array, at, compare, isRecord, selectorString, str, stringMap } from './util.ts';
 
-export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid'] as const;
+export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated'] as const;
 
-export type SpecState = { valid: true; conflicts: string[] } | { valid: false; message: string };
+/** refusals: spec wishes held back on purpose (the scale-down rule), reported like conflicts. */
+export type SpecState = { valid: true; conflicts: string[]; refusals?: string[] } | { valid: false; message: string };
 
 export interface StatusInput {
   name: string;
@@ -29,6 +31,12 @@ export interface StatusInput {
   authProblem?: string | undefined;
   /** Set during finalize: what teardown is waiting for. */
   deleting?: string | undefined;
+  /** Rolling update progress (rollout.ts); absent on an invalid spec. */
+  rollout?: RolloutView | undefined;
+  /** spec.hibernate of a valid spec. */
+  hibernate?: boolean | undefined;
+  /** The sidecar's record of the last switchover request (an annotation on the Redis). */
+  switchover?: string | undefined;
 }
 
 export type ReplicaState = 'Ready' | 'Syncing' | 'NotReady';
@@ -150,8 +158,10 @@ export function computeStatus(input: StatusInput): RedisStatus {
   const master = masterVerdict(masters);
   const inSync = replicasVerdict(replicas, states, input.desiredReplicas);
 
+  const hibernated = hibernationVerdict(input.hibernate === true, pods);
   let ready: Verdict;
   if (!input.spec.valid) ready = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
+  else if (input.hibernate === true) ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
   else if (input.deleting !== undefined) ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
   else if (!master.ok && input.authProblem !== undefined) ready = { ok: false, reason: 'AuthSecretMissing', message: input.authProblem, since: undefined };
   else if (!master.ok) ready = master;
@@ -169,6 +179,8 @@ export function computeStatus(input: StatusInput): RedisStatus {
   if (!input.spec.valid) specValid = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
   else if (input.spec.conflicts.length > 0) {
     specValid = { ok: false, reason: 'ImmutableFieldChanged', message: input.spec.conflicts.join('; '), since: undefined };
+  } else if ((input.spec.refusals ?? []).length > 0) {
+    specValid = { ok: false, reason: 'ScaleDownRefused', message: (input.spec.refusals ?? []).join('; '), since: undefined };
   } else specValid = { ok: true, reason: 'Valid', message: 'spec is valid', since: undefined };
 
   const previous = previousConditions(input.previous);
@@ -177,6 +189,11 @@ export function computeStatus(input: StatusInput): RedisStatus {
     MasterAvailable: master,
     ReplicasInSync: inSync,
     SpecValid: specValid,
+    Updated:
+      input.rollout === undefined
+        ? { ok: false, reason: 'Unknown', message: 'the rollout state is not known while the spec is invalid', since: undefined }
+        : { ok: input.rollout.ok, reason: input.rollout.reason, message: input.rollout.message, since: undefined },
+    Hibernated: hibernated,
   };
   const conditions: Condition[] = CONDITION_TYPES.map((type) => {
     const verdict = verdicts[type];
@@ -197,7 +214,7 @@ export function computeStatus(input: StatusInput): RedisStatus {
   for (const pod of replicas) replicaStatus[pod.name] = states[pod.name] as ReplicaState;
 
   return {
-    phase: !input.spec.valid ? 'Failed' : master.ok ? 'Running' : 'Pending',
+    phase: !input.spec.valid ? 'Failed' : input.hibernate === true ? 'Hibernated' : master.ok ? 'Running' : 'Pending',
     masterStatus: masters.length === 0 ? 'None' : master.ok ? 'Ready' : 'NotReady',
     ...(single !== undefined ? { master: single.name } : {}),
     ...(single?.ip !== undefined ? { masterIP: single.ip } : {}),
@@ -205,6 +222,21 @@ export function computeStatus(input: StatusInput): RedisStatus {
     readyReplicas,
     replicas: replicas.length,
     selector: selectorString(podSelectorLabels(input.name)),
+    ...(input.rollout !== undefined ? { rollout: { updatedPods: input.rollout.updatedPods, stalePods: input.rollout.stalePods } } : {}),
+    ...(input.switchover !== undefined ? { switchover: input.switchover } : {}),
     conditions,
   };
+}
+
+function hibernationVerdict(hibernate: boolean, pods: readonly PodView[]): Verdict {
+  if (!hibernate) return { ok: false, reason: 'Awake', message: 'spec.hibernate is false', since: undefined };
+  if (pods.length === 0) {
+    return {
+      ok: true,
+      reason: 'Hibernated',
+      message: 'every pod is stopped; the data volumes are kept (spec.hibernate: false brings the Redis back)',
+      since: undefined,
+    };
+  }
+  return { ok: false, reason: 'Hibernating', message: `spec.hibernate is true; waiting for ${pods.map((p) => p.name).join(', ')} to stop`, since: undefined };
 }

@@ -23,6 +23,7 @@ test("the design's Redis is valid and comes back with every default filled in", 
     persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi', whenDeleted: 'Retain' },
     resources: { requests: { memory: '256Mi', cpu: '100m' }, limits: { memory: '512Mi', cpu: '500m' } },
     failover: { downAfterMilliseconds: 1000, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
+    hibernate: false,
   });
   assert.deepEqual(input, DESIGN_SPEC, 'the input is not mutated');
 });

@@ -87,7 +87,7 @@ test('StatefulSets: sizes, headless service, parallel pods, retention policy, cl
   for (const set of [master, replica]) {
     assert.equal(get(set, 'spec', 'serviceName'), 'my-redis-headless');
     assert.equal(get(set, 'spec', 'podManagementPolicy'), 'Parallel');
-    assert.deepEqual(get(set, 'spec', 'updateStrategy'), { type: 'RollingUpdate' });
+    assert.deepEqual(get(set, 'spec', 'updateStrategy'), { type: 'OnDelete' });
     assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), { whenDeleted: 'Retain', whenScaled: 'Retain' });
     assert.equal(get(set, 'spec', 'volumeClaimTemplates', 0, 'spec', 'resources', 'requests', 'storage'), '10Gi');
     // PVCs carry the pod selector labels so customize can select them.

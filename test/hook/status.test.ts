@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { sync, type KubeObject } from '../../src/hook/index.ts';
 import { condition, designSpec, get, healthyPods, pod, redis, request, type Json } from './helpers.ts';
 
-const CONDITION_ORDER = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid'];
+const CONDITION_ORDER = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated'];
 
 interface Case {
   name: string;

@@ -8,6 +8,7 @@
 //   When the spec asks for something they cannot give, it is reported as a conflict instead.
 // - The pod's `data` volume follows the claim templates actually in effect, so the template is
 //   valid whichever way persistence went.
+// - updateStrategy OnDelete: the sidecar, not the StatefulSet controller, orders a rollout.
 // - Pods run as the redis image's user (999) with the restricted Pod Security profile.
 // - Built with Kubernetes' types (types.ts). Optional fields are spread in only when set, so an
 //   unset field is absent rather than `undefined`; each spread piece `satisfies` its type,
@@ -284,11 +285,15 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
   };
 
   const stsSpec: IStatefulSetSpec = {
-    replicas: Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
+    // Hibernation stops every pod and keeps the claims (whenScaled: Retain).
+    replicas: spec.hibernate ? 0 : Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
     selector: immutable.selector,
     ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
     ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
-    updateStrategy: { type: 'RollingUpdate' },
+    // OnDelete: a template change never restarts a pod by itself. The sidecar replaces pods one
+    // at a time, replicas first and each only when every other pod is linked, and moves the
+    // master away before its pod goes (the StatefulSet controller knows none of that).
+    updateStrategy: { type: 'OnDelete' },
     persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.persistence.whenDeleted, whenScaled: 'Retain' },
     template: {
       metadata: {
