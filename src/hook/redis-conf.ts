@@ -3,8 +3,11 @@
 // refused at once) and read-only, so a restarted node never takes writes unless the sidecar ran
 // REPLICAOF NO ONE on it. Invariants: pure and deterministic (user entries sorted); the password
 // is never written here (it reaches redis-server on the command line from the Secret); operator
-// directives come first and user entries (already checked against RESERVED_CONFIG_KEYS) last.
+// directives come first and user entries (already checked against RESERVED_CONFIG_KEYS) last;
+// the file carries every user directive, dynamic ones included (new pods start with them), but
+// the config hash covers only what a running node cannot take without a restart.
 import { createHash } from 'node:crypto';
+import { splitConfig } from '../api/config-directives.ts';
 import { DATA_MOUNT, PLACEHOLDER_MASTER, REDIS_PORT } from '../api/labels.ts';
 import type { RedisSpec } from '../api/schema.ts';
 import { parseQuantity } from './quantity.ts';
@@ -73,7 +76,16 @@ export function renderRedisConf(namespace: string, name: string, spec: RedisSpec
   return `${lines.join('\n')}\n`;
 }
 
-/** Short content hash of the rendered file: a pod template annotation, so a config change rolls the pods. */
+/**
+ * redis.conf without the dynamic user directives (src/api/config-directives.ts): what a running
+ * node cannot take through CONFIG SET. The sidecar applies the dynamic ones to every node, so
+ * only a change here needs new pods.
+ */
+export function staticRedisConf(namespace: string, name: string, spec: RedisSpec): string {
+  return renderRedisConf(namespace, name, { ...spec, config: splitConfig(spec.config).static });
+}
+
+/** Short content hash of a rendered file (of staticRedisConf): a pod template annotation, so a static config change rolls the pods. */
 export function configHash(conf: string): string {
   return createHash('sha256').update(conf).digest('hex').slice(0, 16);
 }

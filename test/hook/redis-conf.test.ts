@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RedisSpec } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
-import { maxmemoryBytes, rdbSaveSeconds, renderRedisConf } from '../../src/hook/redis-conf.ts';
+import { configHash, maxmemoryBytes, rdbSaveSeconds, renderRedisConf, staticRedisConf } from '../../src/hook/redis-conf.ts';
 import { parseQuantity } from '../../src/hook/quantity.ts';
 import { designSpec, type Json } from './helpers.ts';
 
@@ -118,5 +118,35 @@ test('the password is never in the file', async (t) => {
       const text = conf(overrides).join('\n');
       assert.equal(/requirepass|masterauth/.test(text), false);
     });
+  }
+});
+
+test('staticRedisConf: the file without the dynamic user directives; the full file keeps them for new pods', () => {
+  const spec = specOf({ config: { 'maxmemory-policy': 'allkeys-lru', timeout: '60', 'io-threads': '4', 'hash-max-ziplist-entries': '256' } });
+  const full = renderRedisConf('default', 'my-redis', spec).split('\n');
+  const stat = staticRedisConf('default', 'my-redis', spec).split('\n');
+  for (const line of ['maxmemory-policy allkeys-lru', 'timeout 60', 'hash-max-ziplist-entries 256', 'io-threads 4']) assert.ok(full.includes(line), line);
+  assert.deepEqual(stat.slice(stat.indexOf('# from spec.config') + 1).filter(Boolean), ['io-threads 4']);
+  // Only dynamic directives: the same file as no spec.config at all.
+  assert.equal(staticRedisConf('default', 'my-redis', specOf({ config: { timeout: '60' } })), renderRedisConf('default', 'my-redis', specOf({})));
+});
+
+const hashOf = (config: Record<string, string> | undefined) =>
+  configHash(staticRedisConf('default', 'my-redis', specOf(config === undefined ? {} : { config })));
+
+test('config hash: dynamic directives never change it, static ones (or unknown ones) always do', async (t) => {
+  const base = hashOf({ 'maxmemory-policy': 'noeviction', timeout: '0' });
+  const cases: Array<[string, Record<string, string> | undefined, boolean]> = [
+    ['no spec.config', undefined, false],
+    ['maxmemory-policy changed', { 'maxmemory-policy': 'allkeys-lru', timeout: '0' }, false],
+    ['timeout changed', { 'maxmemory-policy': 'noeviction', timeout: '300' }, false],
+    ['a dynamic directive removed', { timeout: '0' }, false],
+    ['a dynamic alias added', { 'maxmemory-policy': 'noeviction', timeout: '0', 'hash-max-ziplist-entries': '256' }, false],
+    ['io-threads added (static)', { 'maxmemory-policy': 'noeviction', timeout: '0', 'io-threads': '4' }, true],
+    ['a directive the table does not know', { 'maxmemory-policy': 'noeviction', timeout: '0', 'made-up-directive': 'x' }, true],
+    ['maxclients (left out of the table: static)', { 'maxmemory-policy': 'noeviction', timeout: '0', maxclients: '100' }, true],
+  ];
+  for (const [name, config, changes] of cases) {
+    await t.test(name, () => (changes ? assert.notEqual : assert.equal)(hashOf(config), base));
   }
 });

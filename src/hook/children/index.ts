@@ -5,7 +5,7 @@ import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { HookContext } from '../context.ts';
 import { findObject, memberMeta } from '../observed.ts';
-import { configHash, renderRedisConf } from '../redis-conf.ts';
+import { configHash, renderRedisConf, staticRedisConf } from '../redis-conf.ts';
 import type { KubeObject } from '../types.ts';
 import { desiredConfigMap } from './configmap.ts';
 import { desiredPdb } from './pdb.ts';
@@ -44,7 +44,8 @@ export function replicaFloor(ctx: HookContext, pods: readonly KubeObject[]): num
 export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[], pods: readonly KubeObject[] = []): ChildPlan {
   const names = childNames(ctx.name);
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
-  const hash = configHash(conf);
+  // Dynamic directives reach running nodes through the sidecar (CONFIG SET): only the rest rolls pods.
+  const hash = configHash(staticRedisConf(ctx.namespace, ctx.name, ctx.spec));
   const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash);
   const replica = desiredStatefulSet(
     ctx,

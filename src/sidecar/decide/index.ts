@@ -7,6 +7,8 @@ export type { MasterHealth, Witnesses } from './failure.ts';
 export { choosePromotion, chooseBootstrap, historyOf, missingContenders } from './choose.ts';
 export type { Choice, Missing } from './choose.ts';
 export { planReplication, planFencing, desiredFencing } from './replication.ts';
+export { planRuntimeConfig, runtimeConfigChanges } from './runtime-config.ts';
+export type { ConfigChange } from './runtime-config.ts';
 export { planLabels } from './labels.ts';
 export type { LabelContext } from './labels.ts';
 export {
@@ -22,5 +24,9 @@ export {
   ordinalOf,
   endpointOf,
 } from './observe.ts';
+export { decideRollout } from './rollout.ts';
+export type { RolloutDecision } from './rollout.ts';
+export { CAUGHT_UP_BYTES, bestTarget, checkTarget, decideRequest, parseRequest } from './switchover.ts';
+export type { RequestDecision, SwitchoverRequest, TargetCheck, TargetChoice } from './switchover.ts';
 export { DEFAULT_DECIDE_CONFIG } from './types.ts';
 export type { DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, Plan, RedisTrack, SpecView, Step } from './types.ts';

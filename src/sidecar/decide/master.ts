@@ -3,11 +3,14 @@
 // sidecar); Redis' own role tells whether the choice took effect. A node that reports role master
 // without the label is either a promotion an earlier leader did not finish (adopted when no
 // healthy labelled master exists) or a stale old master (demoted while the labelled one is healthy).
+// A switchover a day-2 operation asks for (input.switchoverTo) happens only from a single healthy
+// labelled master that is not leaving, to a target that passes checkTarget at this very round.
 import { ROLE_MASTER } from '../../api/labels.ts';
 import { compareCodeUnits } from '../../api/order.ts';
 import { chooseBootstrap, choosePromotion } from './choose.ts';
 import { assessMaster, type MasterHealth } from './failure.ts';
 import { currentFacts, isBeyondScale } from './observe.ts';
+import { checkTarget } from './switchover.ts';
 import type { DecideInput, MasterDecision, PodObservation } from './types.ts';
 
 /** When several pods carry the master label (never by our hand), the one that is really master wins. */
@@ -74,6 +77,21 @@ export function decideMaster(input: DecideInput): MasterAssessment {
           },
           health,
         };
+      }
+      const asked = input.switchoverTo === undefined ? undefined : input.pods.find((p) => p.name === input.switchoverTo);
+      if (asked && labelled.length === 1) {
+        const check = checkTarget(input, master, asked);
+        if (check.ok) {
+          return {
+            decision: {
+              kind: 'switchover',
+              from: master.name,
+              master: asked.name,
+              reason: `${master.name} is healthy; planned switchover asked for: ${check.reason}`,
+            },
+            health,
+          };
+        }
       }
       return { decision: { kind: 'keep', master: master.name, reason: `${health.reason}${extra}` }, health };
     }

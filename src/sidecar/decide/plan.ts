@@ -5,9 +5,10 @@
 //   2. replicaof with demote=true: nodes that claim master but are not   (before their labels move)
 //   3. replicaof: re-point replicas to the master's current IP           (may run in parallel)
 //   4. config: fencing on the master
-//   5. label patches taking the master label away                       critical
-//   6. the label patch giving the master label                          critical
-//   7. other label/annotation patches
+//   5. config: runtime-managed spec.config directives, on every node     (runtime-config.ts)
+//   6. label patches taking the master label away                       critical
+//   7. the label patch giving the master label                          critical
+//   8. other label/annotation patches
 // If a critical step fails, stop and plan again next tick from fresh probes (a 404 on a label
 // patch means the pod is gone: treat it as done). Redis changes come before label changes so the
 // master Service never selects a pod that is not yet master, and replicas are re-attached before
@@ -18,6 +19,7 @@ import { decideMaster } from './master.ts';
 import { planLabels, type LabelContext } from './labels.ts';
 import { currentFacts, endpointOf } from './observe.ts';
 import { planFencing, planReplication } from './replication.ts';
+import { planRuntimeConfig } from './runtime-config.ts';
 import type { DecideInput, Plan, Step } from './types.ts';
 
 export function plan(input: DecideInput): Plan {
@@ -62,6 +64,7 @@ export function plan(input: DecideInput): Plan {
   steps.push(...repoint.filter((s) => !(s.kind === 'replicaof' && s.demote)));
   const fence = planFencing(input, masterPod, masterIp);
   if (fence) steps.push(fence);
+  steps.push(...planRuntimeConfig(input));
   steps.push(...planLabels(input, { master: masterPod.name, masterIp, promotion }));
   return { decision, master: { pod: masterPod.name, endpoint: endpointOf(masterIp) }, steps };
 }

@@ -83,6 +83,11 @@ export interface PodObservation {
   linkAnnotation: string | null;
   /** Our probes of this pod's Redis; null if never probed. Must belong to `ip` (track() ensures it). */
   redis: RedisTrack | null;
+  /**
+   * Whether the pod runs its StatefulSet's current template (controller-revision-hash equals the
+   * set's update revision); null or absent while that is not known.
+   */
+  updated?: boolean | null;
 }
 
 export interface SpecView {
@@ -92,6 +97,11 @@ export interface SpecView {
   minReplicasMaxLagSeconds: number;
   /** RDB or AOF on: a pod that is down may come back with its data. */
   persistence: boolean;
+  /**
+   * What every node should report for the runtime-managed directives (desiredRuntimeConfig of
+   * spec.config: the spec's value or Redis' default, normalised). Empty: manage none.
+   */
+  runtimeConfig: Record<string, string>;
 }
 
 export interface DecideInput {
@@ -101,6 +111,12 @@ export interface DecideInput {
   pods: PodObservation[];
   now: number;
   config: DecideConfig;
+  /**
+   * A planned switchover asked for by a day-2 operation (a request on the Redis, or a rollout
+   * moving the master off a stale pod): honoured only while the master is healthy and the target
+   * passes checkTarget (switchover.ts).
+   */
+  switchoverTo?: string | undefined;
 }
 
 export type MasterDecision =
@@ -125,7 +141,7 @@ export type Step =
   | { kind: 'promote'; pod: string; endpoint: Endpoint; critical: true; reason: string }
   | { kind: 'switchover'; pod: string; endpoint: Endpoint; from: { pod: string; endpoint: Endpoint }; critical: true; reason: string }
   | { kind: 'replicaof'; pod: string; endpoint: Endpoint; master: Endpoint; demote: boolean; critical: false; reason: string }
-  | { kind: 'config'; pod: string; endpoint: Endpoint; settings: Record<string, number>; critical: false; reason: string }
+  | { kind: 'config'; pod: string; endpoint: Endpoint; settings: Record<string, string | number>; critical: false; reason: string }
   | { kind: 'label'; pod: string; patch: PodPatch; critical: boolean; reason: string };
 
 export interface Plan {

@@ -22,7 +22,7 @@ export type LabelResult = { ok: true; gone?: boolean } | { ok: false; gone?: boo
 export interface StepIO {
   replicaOf(endpoint: Endpoint, master: Endpoint | null): Promise<ActionResult>;
   switchover(from: Endpoint, to: Endpoint): Promise<SwitchoverResult>;
-  configSet(endpoint: Endpoint, settings: Record<string, number>): Promise<ActionResult>;
+  configSet(endpoint: Endpoint, settings: Record<string, string | number>): Promise<ActionResult>;
   label(step: LabelStep): Promise<LabelResult>;
 }
 

@@ -7,6 +7,7 @@
 // older than the informer's copy, so a later change by someone else is never hidden.
 import type { V1Pod } from '@kubernetes/client-node';
 import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, ROLE_LABEL } from '../../api/labels.ts';
+import { desiredRuntimeConfig } from '../../api/config-directives.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import type { ManagerTiming } from '../config.ts';
@@ -97,6 +98,7 @@ export function specView(spec: RedisSpec): SpecView {
     minReplicasToWrite: spec.failover.minReplicasToWrite,
     minReplicasMaxLagSeconds: spec.failover.minReplicasMaxLagSeconds,
     persistence: spec.persistence.enableRdb || spec.persistence.enableAof,
+    runtimeConfig: desiredRuntimeConfig(spec.config),
   };
 }
 

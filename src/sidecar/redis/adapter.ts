@@ -5,6 +5,7 @@
 // connect + command timeouts (switchover by its own deadline).
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
+import { DYNAMIC_DIRECTIVES } from '../../api/config-directives.ts';
 import { classifyError } from './errors.ts';
 import { parseConfigReply, parseFacts, parseInfoFields, parseReplication } from './info.ts';
 import { RedisPool, type PoolOptions } from './pool.ts';
@@ -12,6 +13,13 @@ import type { ActionResult, Endpoint, ProbeResult, RedisFailure, ReplicationInfo
 
 /** The settings the manager keeps right on a master (fencing). */
 export const MANAGED_CONFIG = ['replica-priority', 'min-replicas-to-write', 'min-replicas-max-lag'] as const;
+
+/**
+ * What one probe reads with CONFIG GET (one command: Redis 7 takes several names): the fencing
+ * settings and the runtime-managed directives of spec.config. Redis 6 takes one name only, so
+ * there the command is refused and the probe goes on without any of them (see probe()).
+ */
+export const PROBED_CONFIG: readonly string[] = [...MANAGED_CONFIG, ...DYNAMIC_DIRECTIVES.map((d) => d.name)];
 
 export type SwitchoverMethod = 'failover-command' | 'pause-and-promote';
 
@@ -41,7 +49,7 @@ export class RedisAdapter {
 
   /**
    * One round trip (two pipelined commands): INFO server/replication/persistence/keyspace and
-   * CONFIG GET of the managed settings. INFO and CONFIG GET both work while a node loads.
+   * CONFIG GET of PROBED_CONFIG. INFO and CONFIG GET both work while a node loads.
    */
   async probe(endpoint: Endpoint): Promise<ProbeResult> {
     const started = performance.now();
@@ -49,7 +57,7 @@ export class RedisAdapter {
       const facts = await this.pool.run(endpoint, async (client) => {
         const [info, config] = await Promise.all([
           client.call('INFO', 'server', 'replication', 'persistence', 'keyspace'),
-          client.call('CONFIG', 'GET', ...MANAGED_CONFIG).catch((err: unknown) => {
+          client.call('CONFIG', 'GET', ...PROBED_CONFIG).catch((err: unknown) => {
             // A refused CONFIG (renamed command, ACL) still leaves INFO useful; a dead link does not.
             const kind = classifyError(err).kind;
             if (kind === 'other' || kind === 'loading') return [];

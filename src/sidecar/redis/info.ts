@@ -1,6 +1,7 @@
 // Parsing of INFO text and CONFIG GET replies into typed facts. Pure: no I/O.
 // Invariants: unknown or missing fields never throw (a newer Redis adds fields, an older one
 // lacks some); -1 sentinels become null; `slave` wording becomes `replica` in our types.
+import { DYNAMIC_DIRECTIVES } from '../../api/config-directives.ts';
 import type { RedisFacts, ReplicaLine, ReplicationInfo } from './types.ts';
 
 /** INFO text -> flat field map (sections merged; later sections never override earlier ones). */
@@ -100,6 +101,16 @@ export function parseConfigReply(reply: unknown): Map<string, string> {
   return out;
 }
 
+/** The runtime-managed directives (src/api/config-directives.ts) a CONFIG GET reply carries. */
+export function parseRuntimeConfig(config: Map<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const { name } of DYNAMIC_DIRECTIVES) {
+    const value = config.get(name);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
 /**
  * INFO server/replication/persistence/keyspace plus CONFIG GET of the settings we manage.
  * The config map may be empty (CONFIG GET refused); the INFO values are then used.
@@ -123,5 +134,6 @@ export function parseFacts(infoText: string, config: Map<string, string>): Redis
     loading: fields.get('loading') === '1' || fields.get('async_loading') === '1',
     keys: parseKeyCount(fields),
     aofEnabled: fields.get('aof_enabled') === '1',
+    runtimeConfig: parseRuntimeConfig(config),
   };
 }

@@ -67,6 +67,11 @@ export interface RedisFacts {
   /** Keys over all databases (INFO keyspace). */
   keys: number;
   aofEnabled: boolean;
+  /**
+   * CONFIG GET of the runtime-managed directives (src/api/config-directives.ts), as Redis prints
+   * them. A directive this node does not report (an older Redis, CONFIG GET refused) is absent.
+   */
+  runtimeConfig: Record<string, string>;
 }
 
 /**

@@ -41,6 +41,8 @@ export interface FactsSpec {
   replicas?: ReplicaLine[];
   minReplicas?: number;
   maxLag?: number;
+  /** CONFIG GET of the runtime-managed directives (default: none reported). */
+  runtimeConfig?: Record<string, string>;
 }
 
 export function facts(s: FactsSpec = {}): RedisFacts {
@@ -76,6 +78,7 @@ export function facts(s: FactsSpec = {}): RedisFacts {
     loading: s.loading ?? false,
     keys: s.keys ?? (s.offset ? 10 : 0),
     aofEnabled: false,
+    runtimeConfig: s.runtimeConfig ?? {},
   };
 }
 
@@ -157,7 +160,7 @@ export function pod(s: PodSpec): PodObservation {
 export function input(pods: PodObservation[], spec: Partial<SpecView> = {}, config: Partial<DecideConfig> = {}, now = NOW): DecideInput {
   return {
     name: NAME,
-    spec: { replicas: 2, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5, persistence: false, ...spec },
+    spec: { replicas: 2, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5, persistence: false, runtimeConfig: {}, ...spec },
     pods,
     now,
     config: { ...DEFAULT_DECIDE_CONFIG, ...config },

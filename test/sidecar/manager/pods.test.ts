@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { V1Pod } from '@kubernetes/client-node';
+import { desiredRuntimeConfig } from '../../../src/api/config-directives.ts';
 import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../src/api/labels.ts';
 import { validateSpec } from '../../../src/api/validate.ts';
 import { DEFAULT_TIMING } from '../../../src/sidecar/config.ts';
@@ -80,10 +81,18 @@ test('specView, decideConfig and authSecretRef from a validated spec', () => {
     replicas: 3,
     failover: { downAfterMilliseconds: 1500, minReplicasToWrite: 2 },
     persistence: { enableRdb: false, enableAof: false },
+    config: { 'maxmemory-policy': 'allkeys-lru' },
   });
   assert.ok(verdict.ok);
   if (!verdict.ok) return;
-  assert.deepEqual(specView(verdict.spec), { replicas: 3, minReplicasToWrite: 2, minReplicasMaxLagSeconds: 5, persistence: false });
+  assert.deepEqual(specView(verdict.spec), {
+    replicas: 3,
+    minReplicasToWrite: 2,
+    minReplicasMaxLagSeconds: 5,
+    persistence: false,
+    runtimeConfig: desiredRuntimeConfig({ 'maxmemory-policy': 'allkeys-lru' }),
+  });
+  assert.equal(specView(verdict.spec).runtimeConfig['maxmemory-policy'], 'allkeys-lru');
   const c = decideConfig(verdict.spec, DEFAULT_TIMING);
   assert.equal(c.downAfterMs, 1500);
   assert.equal(c.witnessConfirmMs, DEFAULT_TIMING.witnessConfirmMs);

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
+import { desiredRuntimeConfig } from '../../../src/api/config-directives.ts';
 import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
 import type { Endpoint } from '../../../src/sidecar/redis/index.ts';
 import { addr, cutLink, startRedis, sweepRules, TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
@@ -61,6 +62,8 @@ test('probe reports a fresh node: replica of the placeholder, offset 0, priority
   assert.equal(f.keys, 0);
   assert.equal(f.loading, false);
   assert.match(f.runId, /^[0-9a-f]{40}$/);
+  // The same CONFIG GET reads every runtime-managed directive: a fresh node reports the defaults.
+  assert.deepEqual(f.runtimeConfig, desiredRuntimeConfig(undefined));
   t.diagnostic(`probe latency ${p.latencyMs.toFixed(1)} ms (first, with connect)`);
 });
 

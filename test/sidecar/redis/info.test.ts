@@ -130,7 +130,11 @@ test('parseReplication: table of real INFO texts', async (t) => {
 });
 
 test('parseFacts combines INFO and CONFIG GET; missing config falls back', () => {
-  const f = parseFacts(MASTER, parseConfigReply(['replica-priority', '0', 'min-replicas-to-write', '1', 'min-replicas-max-lag', '5']));
+  const f = parseFacts(
+    MASTER,
+    parseConfigReply(['replica-priority', '0', 'min-replicas-to-write', '1', 'min-replicas-max-lag', '5', 'maxmemory-policy', 'allkeys-lru', 'timeout', '0']),
+  );
+  assert.deepEqual(f.runtimeConfig, { 'maxmemory-policy': 'allkeys-lru', timeout: '0' }, 'only the runtime-managed directives, only those reported');
   assert.equal(f.replicaPriority, 0);
   assert.equal(f.minReplicasToWrite, 1);
   assert.equal(f.minReplicasMaxLag, 5);
@@ -143,6 +147,7 @@ test('parseFacts combines INFO and CONFIG GET; missing config falls back', () =>
   assert.equal(g.version, '7.0.15');
   assert.equal(g.keys, 0);
   assert.equal(g.loading, false);
+  assert.deepEqual(g.runtimeConfig, {});
 });
 
 test('small parsers tolerate junk', () => {

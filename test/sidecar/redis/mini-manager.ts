@@ -55,7 +55,7 @@ export class MiniManager {
   constructor(options: { name: string; sidecarIp: string; spec?: Partial<SpecView>; config?: Partial<DecideConfig> }) {
     this.name = options.name;
     this.adapter = new RedisAdapter({ password: TEST_PASSWORD, localAddress: options.sidecarIp });
-    this.spec = { replicas: 2, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5, persistence: false, ...options.spec };
+    this.spec = { replicas: 2, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5, persistence: false, runtimeConfig: {}, ...options.spec };
     this.config = { ...DEFAULT_DECIDE_CONFIG, ...options.config };
   }
 
