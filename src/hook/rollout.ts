@@ -22,11 +22,12 @@ export interface RolloutView {
 interface SetRevision {
   /** status.updateRevision, when the controller has processed the current generation. */
   revision: string | undefined;
+  /** The controller has not processed the current spec, or the set is missing (a volume expansion recreates it). */
   pending: boolean;
 }
 
 function setRevision(set: KubeObject | undefined): SetRevision {
-  if (set === undefined) return { revision: undefined, pending: false };
+  if (set === undefined) return { revision: undefined, pending: true };
   const generation = int(set.metadata.generation);
   const observed = int(at(set, 'status', 'observedGeneration'));
   const pending = generation !== undefined && observed !== generation;
@@ -48,15 +49,19 @@ export function rolloutView(
   const byName = new Map(pods.map((p) => [p.metadata.name, p]));
   const updatedPods: string[] = [];
   const stalePods: string[] = [];
+  const podComponents = new Set<string>();
   for (const view of views) {
     const labels = stringMap(byName.get(view.name)?.metadata.labels);
-    const set = sets[labels[COMPONENT_LABEL] ?? ''];
+    const component = labels[COMPONENT_LABEL] ?? '';
+    podComponents.add(component);
+    const set = sets[component];
     const current = set?.revision !== undefined && labels[REVISION_LABEL] === set.revision;
     (current ? updatedPods : stalePods).push(view.name);
   }
   const total = views.length;
+  // Only sets that have pods: a new Redis has no StatefulSet yet, and no pod either.
   const pendingSets = Object.entries(sets)
-    .filter(([, s]) => s.pending)
+    .filter(([component, s]) => s.pending && podComponents.has(component))
     .map(([component]) => (component === COMPONENT_MASTER_SET ? names.masterSet : names.replicaSet));
   if (pendingSets.length > 0) {
     return {
@@ -64,7 +69,7 @@ export function rolloutView(
       stalePods,
       ok: false,
       reason: 'TemplateChanging',
-      message: `StatefulSet ${pendingSets.join(', ')} has a spec its controller has not processed yet`,
+      message: `StatefulSet ${pendingSets.join(', ')} has a spec its controller has not processed yet, or is being recreated`,
     };
   }
   if (stalePods.length === 0) {

@@ -58,7 +58,14 @@ test('status shows the rollout: updated and stale pods, and the Updated conditio
       },
       stale: [],
       reason: 'TemplateChanging',
-      message: /StatefulSet my-redis-master has a spec its controller has not processed yet/,
+      message: /StatefulSet my-redis-master has a spec its controller has not processed yet, or is being recreated/,
+    },
+    {
+      name: 'a StatefulSet being recreated (volume expansion) leaves its pods neither updated nor stale in the condition',
+      mutate: (b) => void delete (b['children'] as Record<string, Record<string, Json>>)['StatefulSet.apps/v1']!['default/my-redis-replica'],
+      stale: [],
+      reason: 'TemplateChanging',
+      message: /StatefulSet my-redis-replica has a spec its controller has not processed yet, or is being recreated/,
     },
   ];
   for (const c of cases) {
