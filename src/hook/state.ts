@@ -78,10 +78,21 @@ function runningReplicas(state: HookState): number | undefined {
   return Math.max(0, int(at(set, 'spec', 'replicas')) ?? 0);
 }
 
+/**
+ * The replica count the hook itself last applied (Metacontroller's last-applied annotation), the
+ * baseline of the scale-down rule: a step of the user, not a drift of the StatefulSet someone
+ * else made (that is repaired, never held). Without the annotation, what the set asks for.
+ */
+function lastAppliedReplicas(state: HookState): number | undefined {
+  const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
+  if (set === undefined) return undefined;
+  return Math.max(0, int(at(lastAppliedOf(set), 'spec', 'replicas')) ?? 0);
+}
+
 export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
   const scale = spec.hibernate
     ? { ok: true as const, replicas: spec.replicas }
-    : guardScaleDown(spec.replicas, runningReplicas(state), state.request.parent.metadata.annotations);
+    : guardScaleDown(spec.replicas, lastAppliedReplicas(state), state.request.parent.metadata.annotations);
   const held = scale.replicas === spec.replicas ? spec : { ...spec, replicas: scale.replicas };
   const ctx = contextOf(state, held);
   return { ctx, ...desiredChildren(ctx, state.observed, state.pods), refusals: scale.ok ? [] : [scale.message] };

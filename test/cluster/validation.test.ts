@@ -244,7 +244,7 @@ describe('built-in kinds: schema, defaults, immutable fields', () => {
       edit: (s) => ((((s['template'] as Json)['spec'] as Json)['containers'] as Json[])[0]!['image'] = 'redis:7.4'),
       forbidden: false,
     },
-    { name: 'spec.updateStrategy', edit: (s) => (s['updateStrategy'] = { type: 'OnDelete' }), forbidden: false },
+    { name: 'spec.updateStrategy', edit: (s) => (s['updateStrategy'] = { type: 'RollingUpdate' }), forbidden: false },
     {
       name: 'spec.persistentVolumeClaimRetentionPolicy',
       edit: (s) => (s['persistentVolumeClaimRetentionPolicy'] = { whenDeleted: 'Delete', whenScaled: 'Retain' }),

@@ -468,7 +468,8 @@ describe('workloads stand-in', () => {
       sets: ['my-redis-replica'],
       spec: designSpec(3),
       edit: (o) => {
-        if (o.kind === 'StatefulSet') (o['spec'] as Json)['podManagementPolicy'] = 'OrderedReady';
+        // The operator's sets use OnDelete (the sidecar orders rollouts); this tests the controller's own RollingUpdate.
+        if (o.kind === 'StatefulSet') Object.assign(o['spec'] as Json, { podManagementPolicy: 'OrderedReady', updateStrategy: { type: 'RollingUpdate' } });
       },
     });
     // A "sidecar" that promotes every pod it sees, so each becomes Ready on its own.

@@ -141,17 +141,28 @@ test('the scale-down rule: more than half in one step is refused unless the anno
     });
   }
 
-  await t.test('through sync: the replica StatefulSet is held and SpecValid says why', () => {
+  await t.test('through sync: the replica StatefulSet is held where the hook last applied it, and SpecValid says why', () => {
     const refused = sync(
       fixtureRequest((b) => {
         specOf(b)['replicas'] = 0;
+        // Someone else scaled the set to 3: the baseline is what the hook applied (2), not the drift.
         const set = observedSet(b, 'my-redis-replica');
         set['spec'] = { ...(set['spec'] as Json), replicas: 3 };
       }),
     );
-    assert.equal(get(find(refused.children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), 3);
+    assert.equal(get(find(refused.children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), 2);
     assert.equal(condition(refused.status, 'SpecValid')?.['reason'], 'ScaleDownRefused');
     assert.match(String(condition(refused.status, 'SpecValid')?.['message']), new RegExp(`${CONFIRM_SCALE_DOWN_ANNOTATION}=0`));
+  });
+  await t.test('a drift of the StatefulSet (someone scaled it to 7) is repaired, not taken for a scale-down', () => {
+    const repaired = sync(
+      fixtureRequest((b) => {
+        const set = observedSet(b, 'my-redis-replica');
+        set['spec'] = { ...(set['spec'] as Json), replicas: 7 };
+      }),
+    );
+    assert.equal(get(find(repaired.children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), 2);
+    assert.equal(condition(repaired.status, 'SpecValid')?.['status'], 'True');
   });
   await t.test('through sync: confirmed, it goes ahead', () => {
     const confirmed = sync(
