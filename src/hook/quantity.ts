@@ -1,25 +1,3 @@
-// Kubernetes resource quantities as numbers, for the two places the hook needs arithmetic:
-// maxmemory from the memory limit, and comparing a requested volume size with the one a
-// StatefulSet was created with. Invariant: returns undefined for anything that is not a
-// quantity rather than guessing; never throws.
-
-const BINARY: Record<string, number> = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
-const DECIMAL: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18 };
-
-const QUANTITY = /^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$/;
-
-/** The value of a quantity in base units (bytes for memory and storage), or undefined. */
-export function parseQuantity(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value !== 'string') return undefined;
-  const match = QUANTITY.exec(value.trim());
-  if (!match) return undefined;
-  const number = Number(match[1]);
-  const suffix = match[2] ?? '';
-  if (suffix.startsWith('e') || suffix.startsWith('E')) {
-    const result = number * 10 ** Number(suffix.slice(1));
-    return Number.isFinite(result) ? result : undefined;
-  }
-  const factor = BINARY[suffix] ?? DECIMAL[suffix];
-  return factor === undefined ? undefined : number * factor;
-}
+// The hook's quantity arithmetic is api/quantity.ts (the sidecar compares volume sizes with the
+// same function); re-exported so the hook's importers keep their path.
+export { parseQuantity } from '../api/quantity.ts';

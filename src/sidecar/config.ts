@@ -34,6 +34,8 @@ export interface ManagerTiming {
   staleAfterMs: number;
   /** How long to wait for pods we cannot read before choosing on a partial view. */
   maxPartialWaitMs: number;
+  /** A rollout waiting on the same pod this long gets a RolloutStalled Warning (it stays stopped either way). */
+  rolloutStallMs: number;
 }
 
 export const DEFAULT_TIMING: ManagerTiming = {
@@ -47,6 +49,7 @@ export const DEFAULT_TIMING: ManagerTiming = {
   witnessConfirmMs: DEFAULT_DECIDE_CONFIG.witnessConfirmMs,
   staleAfterMs: DEFAULT_DECIDE_CONFIG.staleAfterMs,
   maxPartialWaitMs: DEFAULT_DECIDE_CONFIG.maxPartialWaitMs,
+  rolloutStallMs: 300_000,
 };
 
 export interface SidecarConfig {
@@ -143,6 +146,7 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     witnessConfirmMs: take(integerIn(env, 'WITNESS_CONFIRM_MS', t.witnessConfirmMs, 0, 60_000), t.witnessConfirmMs),
     staleAfterMs: take(integerIn(env, 'STALE_AFTER_MS', t.staleAfterMs, 100, 600_000), t.staleAfterMs),
     maxPartialWaitMs: take(integerIn(env, 'MAX_PARTIAL_WAIT_MS', t.maxPartialWaitMs, 0, 3_600_000), t.maxPartialWaitMs),
+    rolloutStallMs: take(integerIn(env, 'ROLLOUT_STALL_MS', t.rolloutStallMs, 1000, 86_400_000), t.rolloutStallMs),
   };
   // A probe must be able to finish (connect + command) before its facts count as stale, or a
   // slow but healthy node would flap between answering and silent.

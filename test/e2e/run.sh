@@ -654,6 +654,8 @@ scenario_3() {
   local from
   from=$(($(wc -l <"$watch") + 1))
   t0=$(now_ms)
+  # 3 -> 1 removes more than half of the replicas in one step: the operator holds it unless confirmed.
+  kubectl annotate redis -n "$ns" "$NAME" redis.example.com/confirm-scale-down-to=1 --overwrite >/dev/null
   kubectl scale redis -n "$ns" "$NAME" --replicas=1 >/dev/null
   wait_for "$BOUND_FAILOVER" 'the master switched over off my-redis-replica-2' master_is_not "$ns" "$NAME" my-redis-replica-2
   local switched

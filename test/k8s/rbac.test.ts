@@ -22,7 +22,17 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
   after(() => cp?.stop());
 
   const canI = async (verb: string, resource: string, namespace?: string): Promise<boolean> => {
-    const args = [`--kubeconfig=${op.operatorKubeconfig}`, 'auth', 'can-i', verb, resource, ...(namespace ? ['-n', namespace] : ['--all-namespaces'])];
+    // `resource/status` would ask about an object NAMED status: a subresource is its own flag.
+    const [kind, subresource] = resource.split('#');
+    const args = [
+      `--kubeconfig=${op.operatorKubeconfig}`,
+      'auth',
+      'can-i',
+      verb,
+      kind!,
+      ...(subresource ? [`--subresource=${subresource}`] : []),
+      ...(namespace ? ['-n', namespace] : ['--all-namespaces']),
+    ];
     // kubectl answers yes/no on stdout and exits 1 for no; the admin kubeconfig flag of
     // cp.kubectl comes first and the operator's overrides it.
     const out = await cp.kubectl(args).catch((err: { stdout?: string }) => err.stdout ?? '');
@@ -40,11 +50,14 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
     ['create', 'secrets', 'default', true],
     ['create', 'events', 'default', true],
     ['update', 'leases.coordination.k8s.io', 'redis-operator', true],
-    // What it must not do: status belongs to the hook (through Metacontroller), pods to the
-    // StatefulSet controller, Secrets are never changed or deleted, Leases elsewhere are not its own.
-    ['update', 'redises.redis.example.com/status', 'default', false],
+    // Day-2: a rollout deletes one pod at a time; a switchover request's outcome is an annotation.
+    ['delete', 'pods', 'default', true],
+    ['patch', 'redises.redis.example.com', 'default', true],
+    // What it must not do: status belongs to the hook (through Metacontroller), pods are created by
+    // the StatefulSet controller, Secrets are never changed or deleted, Leases elsewhere are not its own.
+    ['update', 'redises.redis.example.com#status', 'default', false],
+    ['patch', 'redises.redis.example.com#status', 'default', false],
     ['update', 'redises.redis.example.com', 'default', false],
-    ['delete', 'pods', 'default', false],
     ['create', 'pods', 'default', false],
     ['update', 'secrets', 'default', false],
     ['delete', 'secrets', 'default', false],

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { ROLE_LABEL } from '../../src/api/labels.ts';
+import { CONFIRM_SCALE_DOWN_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
 import {
   allLinked,
   applyDesign,
@@ -81,6 +81,12 @@ test(
     t.after(() => stsWatch.stop());
     const deletedBefore = masters.deletedWhileMaster.length;
     t0 = performance.now();
+    // 3 -> 1 removes more than half of the replicas in one step: the hook holds it unless confirmed.
+    await c.apply({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: NAME, namespace: NS, annotations: { [CONFIRM_SCALE_DOWN_ANNOTATION]: '1' } },
+    });
     await c.scale(NAME, 1);
     const switched = await c.waitFor(
       () => {

@@ -129,9 +129,13 @@ function claimConflicts(ctx: HookContext, setName: string, observedTemplates: un
   const { size, storageClassName } = ctx.spec.persistence;
   const observedSize = at(observedData, 'spec', 'resources', 'requests', 'storage');
   const observedBytes = parseQuantity(observedSize);
-  if (observedBytes === undefined || observedBytes !== parseQuantity(size)) {
+  const wantedBytes = parseQuantity(size);
+  // A larger size is no conflict: the sidecar grows the claims (when the storage class allows it)
+  // and then replaces the StatefulSet with its pods orphaned, so the next sync builds templates
+  // of the new size. A smaller one cannot happen to a volume.
+  if (observedBytes === undefined || wantedBytes === undefined || wantedBytes < observedBytes) {
     conflicts.push(
-      `spec.persistence.size: ${size} requested but StatefulSet ${setName} creates volumes of ${String(observedSize)} (volumeClaimTemplates are immutable); expand the existing PersistentVolumeClaims by hand if the storage class allows it`,
+      `spec.persistence.size: ${size} requested but StatefulSet ${setName} creates volumes of ${String(observedSize)} (volumeClaimTemplates are immutable, and volumes never shrink)`,
     );
   }
   const observedClass = str(at(observedData, 'spec', 'storageClassName'));

@@ -4,19 +4,36 @@
 //   errors.ts     classifying a failed call (kubeFailure, isNotFound, isConflict, isReplaced)
 //   request.ts    the timeout and patch content type every call carries
 //   informers.ts  what the sidecar watches (Redis resources, the operator's pods)
-//   pods.ts       the pod metadata patch      events.ts   Events on the Redis
+//   pods.ts       the pod metadata patch, deleting a pod a rollout replaces
+//   events.ts     Events on the Redis         redis-object.ts  annotations on the Redis
 //   secrets.ts    the generated auth Secret   leases.ts   the Lease for leader election
+//   volumes.ts    claims, StorageClasses and replacing a StatefulSet, for volume expansion
 // Invariants: the adapter decides nothing (no policy, only calls and their classification), and
 // every call is bounded by the client's request timeout.
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject, type V1Pod, type V1Secret } from '@kubernetes/client-node';
+import {
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  StorageV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+  type V1Secret,
+  type V1StatefulSet,
+  type V1StorageClass,
+} from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import type { RedisObject } from '../../api/schema.ts';
 import { emitEvent } from './events.ts';
-import { listRedis, podInformer, redisInformer, type MultiInformer, type WatchScope } from './informers.ts';
+import { listRedis, podInformer, redisInformer, statefulSetInformer, type MultiInformer, type WatchScope } from './informers.ts';
 import { KubeLeaseClient, type LeaseClient } from './leases.ts';
-import { patchPodMetadata, type PodMetadataChanges } from './pods.ts';
+import { deletePod, patchPodMetadata, type PodMetadataChanges } from './pods.ts';
+import { patchRedisAnnotations } from './redis-object.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type CoreCalls, type RedisRef } from './request.ts';
 import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, type GeneratedSecret } from './secrets.ts';
+import { deleteStatefulSetOrphan, getStatefulSet, listRedisClaims, listStorageClasses, patchClaim, type ClaimChanges, type VolumeCalls } from './volumes.ts';
 
 export { loadKubeConfig, type KubeConfigSource } from './config.ts';
 export { isConflict, isNotFound, isReplaced, kubeFailure, type KubeFailure } from './errors.ts';
@@ -26,6 +43,7 @@ export { KubeLeaseClient, LeaseConflictError, type LeaseClient } from './leases.
 export type { PodMetadataChanges } from './pods.ts';
 export { DEFAULT_REQUEST_TIMEOUT_MS, mergePatchOptions, timeoutOptions, type RedisRef } from './request.ts';
 export { secretValue, type GeneratedSecret } from './secrets.ts';
+export { claimSelector, type ClaimChanges } from './volumes.ts';
 
 export interface KubeClientOptions {
   /** Namespaces to watch; empty = all namespaces. */
@@ -45,6 +63,7 @@ export class KubeClient {
   readonly coordination: CoordinationV1Api;
   private readonly identity: string;
   private readonly calls: CoreCalls;
+  private readonly volumeCalls: VolumeCalls;
   private readonly scope: WatchScope;
 
   constructor(kc: KubeConfig, options: KubeClientOptions) {
@@ -56,10 +75,13 @@ export class KubeClient {
     const timeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const logger = options.logger ?? pino({ level: 'silent' });
     this.calls = { core: this.core, timeoutMs, logger };
+    const apps = kc.makeApiClient(AppsV1Api);
+    this.volumeCalls = { ...this.calls, storage: kc.makeApiClient(StorageV1Api), apps };
     this.scope = {
       kc,
       core: this.core,
       custom: this.custom,
+      apps,
       namespaces: [...new Set((options.namespaces ?? []).filter(Boolean))],
       timeoutMs,
       restartDelayMs: options.informerRestartDelayMs ?? 1000,
@@ -80,6 +102,21 @@ export class KubeClient {
   /** An informer over every pod managed by the operator (label app.kubernetes.io/managed-by=redis-operator). */
   podInformer(): MultiInformer<V1Pod> {
     return podInformer(this.scope);
+  }
+
+  /** An informer over the operator's StatefulSets (their update revision drives rollouts). Call start(). */
+  statefulSetInformer(): MultiInformer<V1StatefulSet> {
+    return statefulSetInformer(this.scope);
+  }
+
+  /** Deletes one pod with a uid precondition (a rollout step). See pods.ts. */
+  deletePod(namespace: string, name: string, uid: string): Promise<void> {
+    return deletePod(this.calls, namespace, name, uid);
+  }
+
+  /** Merge-patches annotations of a Redis (null removes), guarded by its uid. See redis-object.ts. */
+  patchRedisAnnotations(redis: RedisRef, annotations: Record<string, string | null>): Promise<void> {
+    return patchRedisAnnotations(this.custom, this.calls.timeoutMs, redis, annotations);
   }
 
   /** One JSON merge patch of pod labels/annotations (null removes); `uid` guards the incarnation. See pods.ts. */
@@ -110,6 +147,31 @@ export class KubeClient {
   /** Reads the generated Secret, creating it when absent (idempotent; safe to race). */
   ensureAuthSecret(redis: RedisRef & { uid: string }): Promise<GeneratedSecret> {
     return ensureAuthSecret(this.calls, redis);
+  }
+
+  /** The PersistentVolumeClaims of one Redis (by its pod selector labels, which its claims carry). See volumes.ts. */
+  listRedisClaims(namespace: string, name: string): Promise<V1PersistentVolumeClaim[]> {
+    return listRedisClaims(this.volumeCalls, namespace, name);
+  }
+
+  /** Every StorageClass (whether each allows volume expansion). */
+  listStorageClasses(): Promise<V1StorageClass[]> {
+    return listStorageClasses(this.volumeCalls);
+  }
+
+  /** One JSON merge patch of a claim's storage request and/or annotations; `uid` guards the incarnation. */
+  patchClaim(namespace: string, name: string, changes: ClaimChanges): Promise<V1PersistentVolumeClaim> {
+    return patchClaim(this.volumeCalls, namespace, name, changes);
+  }
+
+  /** The StatefulSet, or null when it does not exist. */
+  getStatefulSet(namespace: string, name: string): Promise<V1StatefulSet | null> {
+    return getStatefulSet(this.volumeCalls, namespace, name);
+  }
+
+  /** Deletes a StatefulSet with propagationPolicy Orphan (its pods keep running) and a uid precondition. */
+  deleteStatefulSetOrphan(namespace: string, name: string, uid: string): Promise<void> {
+    return deleteStatefulSetOrphan(this.volumeCalls, namespace, name, uid);
   }
 
   /** A LeaseClient (for LeaderElector) on namespace/name with its own request timeout. */

@@ -1,4 +1,4 @@
-// What the sidecar watches: Redis resources and the operator's pods, each through one or more
+// What the sidecar watches: Redis resources, the operator's pods and StatefulSets, each through one or more
 // client-node informers (one per watched namespace, or one for all) behind one cache.
 // Invariants:
 // - A failed list/watch is logged, reported to onError callbacks, and restarted after a delay
@@ -8,6 +8,7 @@
 // - Lists are bounded by the request timeout like every other call.
 import {
   makeInformer,
+  type AppsV1Api,
   type CoreV1Api,
   type CustomObjectsApi,
   type Informer,
@@ -15,6 +16,7 @@ import {
   type KubernetesObject,
   type ObjectCache,
   type V1Pod,
+  type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLURAL, VERSION } from '../../api/labels.ts';
@@ -49,6 +51,7 @@ export interface WatchScope {
   kc: KubeConfig;
   core: CoreV1Api;
   custom: CustomObjectsApi;
+  apps: AppsV1Api;
   namespaces: readonly string[];
   timeoutMs: number;
   restartDelayMs: number;
@@ -139,6 +142,24 @@ export function podInformer(scope: WatchScope): MultiInformer<V1Pod> {
           path: `/api/v1/namespaces/${namespace}/pods`,
           labelSelector,
           list: () => scope.core.listNamespacedPod({ namespace, labelSelector }, t()),
+        }));
+  return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
+}
+
+/**
+ * An informer over the operator's StatefulSets (same label as the pods): their update revision
+ * tells which pods a rollout must still replace.
+ */
+export function statefulSetInformer(scope: WatchScope): MultiInformer<V1StatefulSet> {
+  const t = () => timeoutOptions(scope.timeoutMs);
+  const labelSelector = POD_SELECTOR;
+  const specs: InformerSpec<V1StatefulSet>[] =
+    scope.namespaces.length === 0
+      ? [{ path: '/apis/apps/v1/statefulsets', labelSelector, list: () => scope.apps.listStatefulSetForAllNamespaces({ labelSelector }, t()) }]
+      : scope.namespaces.map((namespace) => ({
+          path: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
+          labelSelector,
+          list: () => scope.apps.listNamespacedStatefulSet({ namespace, labelSelector }, t()),
         }));
   return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
 }

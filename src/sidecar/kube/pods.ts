@@ -1,9 +1,10 @@
-// The sidecar's only pod write: role labels and link annotations, as one JSON merge patch.
+// The sidecar's pod writes: role labels and link annotations, as one JSON merge patch; and the
+// deletion of one pod a rollout replaces.
 // Invariants: keys not mentioned are left alone (other writers' labels survive); callers patch
 // only on transitions, since every write wakes Metacontroller; with a uid the write is refused
 // for any other incarnation of the pod (see patchPodMetadata).
 import type { V1Pod } from '@kubernetes/client-node';
-import { mergePatchOptions, type CoreCalls } from './request.ts';
+import { mergePatchOptions, timeoutOptions, type CoreCalls } from './request.ts';
 
 export interface PodMetadataChanges {
   labels?: Record<string, string | null>;
@@ -25,4 +26,13 @@ export async function patchPodMetadata(calls: CoreCalls, namespace: string, name
   if (changes.labels && Object.keys(changes.labels).length > 0) metadata['labels'] = changes.labels;
   if (changes.annotations && Object.keys(changes.annotations).length > 0) metadata['annotations'] = changes.annotations;
   return calls.core.patchNamespacedPod({ namespace, name, body: { metadata } }, mergePatchOptions(calls.timeoutMs));
+}
+
+/**
+ * Deletes one pod (its StatefulSet recreates it from the current template), with metadata.uid
+ * as a precondition so a decision about one incarnation never deletes the next. The pod's own
+ * grace period applies: Redis gets SIGTERM and saves, as on any pod deletion.
+ */
+export async function deletePod(calls: CoreCalls, namespace: string, name: string, uid: string): Promise<void> {
+  await calls.core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }, timeoutOptions(calls.timeoutMs));
 }

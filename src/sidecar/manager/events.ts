@@ -17,7 +17,15 @@ export type EventReason =
   | 'InvalidSpec'
   | 'AuthSecretMissing'
   | 'PasswordRotated'
-  | 'StepFailed';
+  | 'StepFailed'
+  | 'RolloutStep'
+  | 'RolloutStalled'
+  | 'RolloutCompleted'
+  | 'SwitchoverDone'
+  | 'SwitchoverRefused'
+  | 'VolumeExpansion'
+  | 'VolumeExpansionRefused'
+  | 'StatefulSetRecreated';
 
 export interface EventToSend {
   type: 'Normal' | 'Warning';

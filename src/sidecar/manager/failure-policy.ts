@@ -144,6 +144,14 @@ export class StepFailures {
     return ended;
   }
 
+  /**
+   * Forgets every episode: called when this instance becomes leader again. A back-off earned in an
+   * earlier term is about what it saw then; a new leader starts fresh (as another instance would).
+   */
+  reset(): void {
+    this.#episodes.clear();
+  }
+
   get open(): Episode[] {
     return [...this.#episodes.values()];
   }

@@ -1,10 +1,10 @@
-// The replication manager: watches Redis resources and their pods (all namespaces, or the
+// The replication manager: watches Redis resources, their pods and StatefulSets (all namespaces, or the
 // configured ones) and runs one RedisWorker per Redis. It routes informer events to the worker
 // they concern and never waits on a worker, so one Redis cannot stall another.
 // Invariants: a worker exists exactly while its Redis exists (a Redis recreated under the same
 // name, with a new UID, gets a fresh worker); only the leader acts (the workers check
 // leader.isLeader() before every write; leadership changes only wake them).
-import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { INSTANCE_LABEL } from '../../api/labels.ts';
 import type { RedisObject } from '../../api/schema.ts';
@@ -17,7 +17,8 @@ import { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks } from
 type RedisItem = RedisObject & KubernetesObject;
 
 export interface ManagerOptions {
-  kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> & KubeWriter;
+  /** statefulSetInformer is optional: without it, rollouts never start (every revision is unknown). */
+  kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> & Partial<Pick<KubeClient, 'statefulSetInformer'>> & KubeWriter;
   leader: LeaderView;
   logger: Logger;
   metrics: SidecarMetrics;
@@ -36,6 +37,7 @@ export class ReplicationManager {
   readonly #workers = new Map<string, { uid: string | undefined; worker: RedisWorker }>();
   #redises: MultiInformer<RedisItem> | null = null;
   #pods: MultiInformer<V1Pod> | null = null;
+  #sets: MultiInformer<V1StatefulSet> | null = null;
   #started = false;
   #synced = false;
   #stopping = false;
@@ -58,19 +60,23 @@ export class ReplicationManager {
     const redises = this.#o.kube.redisInformer();
     this.#pods = pods;
     this.#redises = redises;
-    const onPod = (pod: V1Pod) => {
-      const ns = pod.metadata?.namespace;
-      const name = pod.metadata?.labels?.[INSTANCE_LABEL];
+    const sets = this.#o.kube.statefulSetInformer?.() ?? null;
+    this.#sets = sets;
+    const onChild = (o: V1Pod | V1StatefulSet) => {
+      const ns = o.metadata?.namespace;
+      const name = o.metadata?.labels?.[INSTANCE_LABEL];
       if (ns && name) this.#workers.get(key(ns, name))?.worker.wake();
     };
-    pods.on('add', onPod);
-    pods.on('update', onPod);
-    pods.on('delete', onPod);
+    for (const verb of ['add', 'update', 'delete'] as const) {
+      pods.on(verb, onChild);
+      sets?.on(verb, onChild);
+    }
     redises.on('add', (r) => this.#upsert(r));
     redises.on('update', (r) => this.#upsert(r));
     redises.on('delete', (r) => void this.#remove(r));
     // Pods first: a worker created from the Redis list then sees its pods at once.
     await pods.start();
+    await sets?.start();
     await redises.start();
     this.#synced = true;
     this.#log.info({ redises: this.#workers.size }, 'watching Redis resources and their pods');
@@ -79,7 +85,10 @@ export class ReplicationManager {
   /** Leadership changed: every worker plans again now (a new leader finishes what is half done). */
   leadershipChanged(leading: boolean): void {
     this.#o.metrics.leader.set(leading ? 1 : 0);
-    for (const { worker } of this.#workers.values()) worker.wake();
+    for (const { worker } of this.#workers.values()) {
+      if (leading) worker.failures.reset();
+      worker.wake();
+    }
   }
 
   worker(namespace: string, name: string): RedisWorker | undefined {
@@ -92,7 +101,7 @@ export class ReplicationManager {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    await Promise.allSettled([this.#pods?.stop(), this.#redises?.stop()]);
+    await Promise.allSettled([this.#pods?.stop(), this.#sets?.stop(), this.#redises?.stop()]);
     const workers = [...this.#workers.values()];
     this.#workers.clear();
     await Promise.allSettled(workers.map((w) => w.worker.stop()));
@@ -122,6 +131,7 @@ export class ReplicationManager {
       metrics: this.#o.metrics,
       timing: this.#o.timing,
       pods: () => this.#pods?.list(ns) ?? [],
+      statefulSets: () => this.#sets?.list(ns) ?? [],
       redisLocalAddress: this.#o.redisLocalAddress,
       hooks: this.#o.hooks,
       failurePolicy: this.#o.failurePolicy,

@@ -14,7 +14,7 @@
 // - Time comes from options.now and options.sleep (performance.now and setTimeout by default),
 //   so the timing logic runs under fake timers in tests.
 import { performance } from 'node:perf_hooks';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { compareCodeUnits } from '../../api/order.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
@@ -34,7 +34,10 @@ import { StepFailures, type FailurePolicyConfig } from './failure-policy.ts';
 import { PasswordSource } from './password.ts';
 import { belongsTo, decideConfig, observation, podView, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
+import { nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
+import { Day2, type Day2Kube } from './day2.ts';
+import { volumeExpanderFor } from './volumes.ts';
 
 export interface WorkerOptions {
   namespace: string;
@@ -46,6 +49,8 @@ export interface WorkerOptions {
   timing: ManagerTiming;
   /** The pods the informer holds (any Redis); the worker keeps its own. */
   pods: () => V1Pod[];
+  /** The StatefulSets the informer holds (any Redis): their update revision drives rollouts. */
+  statefulSets?: (() => V1StatefulSet[]) | undefined;
   redisLocalAddress?: string | undefined;
   hooks?: ManagerHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
@@ -77,6 +82,7 @@ export class RedisWorker {
   readonly #auth: PasswordSource;
   readonly #probes: ProbeScheduler;
   readonly #report: RoundReporter;
+  readonly #day2: Day2;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
   #running = false;
@@ -121,6 +127,21 @@ export class RedisWorker {
       secretRefreshMs: options.timing.secretRefreshMs,
       now: this.#now,
     });
+    this.#day2 = new Day2({
+      volumes: volumeExpanderFor(options.kube, { ref: this.ref, log: this.#log, event: (e) => this.#event(e), isLeader: () => options.leader.isLeader() }),
+      track: (p) => {
+        this.#pending.add(p);
+        void p.finally(() => this.#pending.delete(p));
+      },
+      ref: this.ref,
+      log: this.#log,
+      kube: options.kube as Partial<Day2Kube>,
+      statefulSets: options.statefulSets ?? (() => []),
+      isLeader: () => options.leader.isLeader(),
+      event: (e) => this.#event(e),
+      now: this.#now,
+      stallAfterMs: options.timing.rolloutStallMs,
+    });
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
       active: () => this.#running && this.#auth.known,
@@ -151,6 +172,7 @@ export class RedisWorker {
       return;
     }
     this.#auth.setSpec(verdict.spec);
+    this.#day2.update(object.metadata.annotations, verdict.spec);
     this.#specView = specView(verdict.spec);
     this.#config = decideConfig(verdict.spec, this.#o.timing);
     this.#o.metrics.specValid.set(labels, 1);
@@ -207,31 +229,18 @@ export class RedisWorker {
       if (!this.#running) break;
       immediate = again ? immediate + 1 : 0;
       if (again && immediate <= 3) continue;
-      if (!this.#woken || immediate > 3) await this.#sleep(this.#nextRoundInMs(this.#now()));
+      if (!this.#woken || immediate > 3)
+        await this.#sleep(
+          nextRoundInMs(
+            this.#now(),
+            this.#o.timing.tickIntervalMs,
+            this.#config,
+            this.#probes.tracks,
+            this.failures.open.map((e) => e.retryAt),
+          ),
+        );
       if (immediate > 3) immediate = 0;
     }
-  }
-
-  /**
-   * The next round runs after tickIntervalMs, or just after the moment a threshold of the
-   * decision is crossed if that comes sooner (a silent master reaching downAfterMilliseconds, a
-   * replica's testimony reaching witnessConfirmMs, a failing step's back-off running out), so the
-   * decision is not late by up to a tick.
-   */
-  #nextRoundInMs(now: number): number {
-    let soonest = this.#o.timing.tickIntervalMs;
-    const consider = (at: number) => {
-      if (at > now) soonest = Math.min(soonest, at - now + 1);
-    };
-    const config = this.#config;
-    if (config) {
-      for (const t of this.#probes.tracks) {
-        if (t.failingSince !== null) consider((t.okAt ?? t.firstSeenAt) + config.downAfterMs);
-        if (t.witnessDownSince !== null) consider(t.witnessDownSince + config.witnessConfirmMs);
-      }
-    }
-    for (const e of this.failures.open) consider(e.retryAt);
-    return soonest;
   }
 
   /** Sleeps ms, or less when wake() is called. */
@@ -296,9 +305,12 @@ export class RedisWorker {
     }
     if (!(await this.#auth.ensure())) return false;
     const now = this.#now();
-    const pods: PodObservation[] = views.map((v) => observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)));
+    const pods: PodObservation[] = views.map((v) => ({
+      ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
+      updated: this.#day2.updated(v),
+    }));
     const input: DecideInput = { name: this.name, spec: this.#specView, pods, now, config: this.#config };
-    const p = plan(input);
+    let p = plan(input);
     this.lastPlan = p;
     this.#report.podMetrics(input, p);
     this.#report.decision(p.decision);
@@ -312,6 +324,11 @@ export class RedisWorker {
     }
     this.#report.dropped(this.failures.retain(p.steps, now));
     const rotated = await this.#auth.rotate(views);
+    if (p.steps.length === 0 && rotated.size === 0) {
+      // A steady round: a day-2 operation may ask for a planned switchover.
+      const target = await this.#day2.steady(input, p.decision, views);
+      if (target !== null) this.lastPlan = p = plan({ ...input, switchoverTo: target });
+    }
     if (p.steps.length === 0) {
       if (rotated.size === 0) return false;
       await this.#probes.probeNow(rotated);
@@ -337,6 +354,7 @@ export class RedisWorker {
       now: this.#now,
     });
     this.#report.applied(p, applied);
+    await this.#day2.applied(applied);
     const wrote = new Set([...views].filter((v) => applied.wrote.has(v.name)).map((v) => v.uid));
     for (const uid of rotated) wrote.add(uid);
     if (wrote.size === 0) return false;

@@ -1,10 +1,14 @@
 // What the provisioner needs in the cluster before it starts, applied once with the admin
 // credential: its ServiceAccount and RBAC (an external provisioner + resizer's rights, nothing
-// more), and the default StorageClass `local-dir`. Idempotent: existing objects are kept.
+// more), the default StorageClass `local-dir`, and `local-dir-fixed`: the same provisioner with
+// allowVolumeExpansion false, so a test can show a refused expansion (the API server's admission
+// refuses to grow its claims). Idempotent: existing objects are kept.
 import { isStatus, type Json, type KubeClient } from './api-client.ts';
 
 export const PROVISIONER_NAME = 'node-agent.redis-operator.test/local-dir';
 export const STORAGE_CLASS = 'local-dir';
+/** Same provisioner, volumes that cannot grow. */
+export const FIXED_STORAGE_CLASS = 'local-dir-fixed';
 export const PROVISIONER_NAMESPACE = 'kube-system';
 export const PROVISIONER_ACCOUNT = 'node-agent-provisioner';
 
@@ -16,6 +20,16 @@ export const storageClass: Json = {
   reclaimPolicy: 'Delete',
   volumeBindingMode: 'Immediate',
   allowVolumeExpansion: true,
+};
+
+export const fixedStorageClass: Json = {
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name: FIXED_STORAGE_CLASS },
+  provisioner: PROVISIONER_NAME,
+  reclaimPolicy: 'Delete',
+  volumeBindingMode: 'Immediate',
+  allowVolumeExpansion: false,
 };
 
 const rules = [
@@ -55,4 +69,5 @@ export async function setUpProvisioner(admin: KubeClient): Promise<void> {
     subjects: [{ kind: 'ServiceAccount', name, namespace: PROVISIONER_NAMESPACE }],
   });
   await ensure(admin, '/apis/storage.k8s.io/v1/storageclasses', storageClass);
+  await ensure(admin, '/apis/storage.k8s.io/v1/storageclasses', fixedStorageClass);
 }

@@ -108,3 +108,12 @@ test('an episode ends once: when its step succeeds, or when the plan no longer h
     [stepKey(promote)],
   );
 });
+
+test('a new term of leadership starts without the back-off of an earlier one', () => {
+  const f = new StepFailures(CONFIG);
+  f.failed(promote, permanent, 1000);
+  assert.ok(f.deferred(promote, 2000), 'backed off while it leads');
+  f.reset();
+  assert.equal(f.deferred(promote, 2000), null, 'due at once after reset()');
+  assert.equal(f.failed(promote, temporary, 2000).kind, 'started', 'a new failure opens a new episode (told again)');
+});

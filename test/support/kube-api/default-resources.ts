@@ -1,6 +1,7 @@
 // The kinds the stand-in serves by default, one entry each, with the per-kind rules the real
 // server applies that we depend on: core/v1 and events.k8s.io/v1 Event validation, Lease fields,
-// Secret stringData folded into base64 data.
+// Secret stringData folded into base64 data. StorageClasses are served plainly (the sidecar reads
+// allowVolumeExpansion); no resize admission is modelled.
 // Invariant: an entry is all a kind needs; routing, discovery, storage, watch, selectors and
 // subresources are derived from it, so adding a kind is adding an entry here.
 import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from '../../../src/api/labels.ts';
@@ -222,6 +223,14 @@ export const DEFAULT_RESOURCES: ResourceDef[] = [
     statusSubresource: true,
     generation: true,
     scale: { specReplicasPath: 'spec.replicas', statusReplicasPath: 'status.replicas', selectorFromSpec: true },
+  }),
+  defineResource({
+    group: 'storage.k8s.io',
+    version: 'v1',
+    resource: 'storageclasses',
+    kind: 'StorageClass',
+    namespaced: false,
+    shortNames: ['sc'],
   }),
   defineResource({
     group: 'policy',
