@@ -42,7 +42,7 @@ const SPEC = (() => {
 })();
 const keep: MasterDecision = { kind: 'keep', master: 'cache-master-0', reason: 'healthy' };
 
-function harness(leader = true) {
+function harness(leader = true, clock = { now: 0 }) {
   const deleted: string[] = [];
   const patched: Array<Record<string, string | null>> = [];
   const events: EventToSend[] = [];
@@ -56,7 +56,7 @@ function harness(leader = true) {
     statefulSets: () => [] as V1StatefulSet[],
     isLeader: () => leader,
     event: (e) => events.push(e),
-    now: () => 0,
+    now: () => clock.now,
     stallAfterMs: 60_000,
   });
   return { day2, deleted, patched, events };
@@ -143,4 +143,25 @@ test('a switchover request is handed to the worker, then recorded once as Done w
 test('handledRequest reads the request back from the record', () => {
   assert.equal(handledRequest('any@2: Done: x is master'), 'any@2');
   assert.equal(handledRequest(undefined), null);
+});
+
+test('a rollout waiting on the same pod past stallAfterMs is told once with a RolloutStalled Warning; it stays stopped', async () => {
+  const clock = { now: 0 };
+  const h = harness(true, clock);
+  h.day2.update({}, SPEC);
+  // cache-replica-1 was replaced and its new pod never becomes Ready.
+  const stuck = { ...replica(1, true), ready: false };
+  const pods = [master(false), replica(0, false), stuck];
+  for (const at of [0, 30_000, 60_000, 90_000]) {
+    clock.now = at;
+    await h.day2.steady(
+      input(pods),
+      keep,
+      pods.map((p) => view(p)),
+    );
+  }
+  assert.deepEqual(h.deleted, [], 'no other pod is taken down');
+  const stalled = h.events.filter((e) => e.reason === 'RolloutStalled');
+  assert.equal(stalled.length, 1);
+  assert.match(stalled[0]!.message, /waited 60 s: .*cache-replica-1 is not Ready/);
 });
