@@ -29,8 +29,19 @@ const Quantity = Type.Unsafe<string | number>({
 export const RDB_SCHEDULE_PATTERN =
   '^(\\*/([1-9]|[1-5][0-9]) \\* \\* \\* \\*|0 \\*/([1-9]|1[0-9]|2[0-3]) \\* \\* \\*|0 \\* \\* \\* \\*|0 0 \\* \\* \\*|@hourly|@daily)$';
 
-/** Major versions this operator knows how to run (REPLICAOF, FAILOVER, min-replicas-*). */
-export const VERSION_PATTERN = '^[6-9]\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z]([0-9A-Za-z.]*[0-9A-Za-z])?)?$';
+/** The form of a version (major.minor[.patch][-suffix]); which ones are supported is SUPPORTED_VERSION_RULE's. */
+export const VERSION_PATTERN = '^[0-9]+\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z]([0-9A-Za-z.]*[0-9A-Za-z])?)?$';
+
+/**
+ * The Redis versions the operator supports and tests: 7.x. The sidecar relies on multi-section
+ * INFO and multi-parameter CONFIG GET/SET (7.0+): on 6.x every probe fails and no node is ever
+ * promoted. Releases after 7 are refused until they are tested here.
+ */
+export const SUPPORTED_VERSION_RULE = "self.matches('^7[.]')";
+export const SUPPORTED_VERSION_MESSAGE =
+  'only Redis 7.x is supported (7.0 or later 7 releases; tested with 7.0): the operator needs multi-section INFO and multi-parameter CONFIG GET/SET, which Redis 6 lacks';
+/** The same rule for the hook's own validation (validate.ts), kept beside the CEL text it mirrors. */
+export const SUPPORTED_VERSION = /^7[.]/;
 
 /** CEL (transition rule on spec.version): major.minor compared as numbers, so 7.10 is newer than 7.9. */
 const MAJOR = (v: string) => `int(${v}.split('.')[0])`;
@@ -187,8 +198,9 @@ export const RedisSpec = Type.Object(
       // 63: the version also becomes the app.kubernetes.io/version label value.
       maxLength: 63,
       description:
-        'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Can be upgraded, never downgraded to an older major.minor.',
+        'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Only 7.x is supported. Can be upgraded, never downgraded to an older major.minor.',
       'x-kubernetes-validations': [
+        { rule: SUPPORTED_VERSION_RULE, message: SUPPORTED_VERSION_MESSAGE },
         {
           // Older Redis cannot load the RDB files (nor the replication stream) of a newer
           // major.minor; patch downgrades keep the format and stay allowed.

@@ -3,7 +3,7 @@
 // with CEL, re-done here because a CRD may be installed without them or edited by hand.
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject } from 'ajv';
-import { RedisSpec, RESERVED_CONFIG_KEYS, type RedisSpec as RedisSpecT } from './schema.ts';
+import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
 
 /** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
 export const MAX_NAME_LENGTH = 40;
@@ -80,6 +80,7 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
       message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits`,
     });
   }
+  if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
   const reserved: readonly string[] = RESERVED_CONFIG_KEYS;
   for (const [key, value] of Object.entries(spec.config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const field = `spec.config.${key}`;

@@ -33,6 +33,7 @@ const KEYS = 'config keys must be lower-case';
 const LINES = 'single line';
 const RESERVED = 'directive the operator owns';
 const DOWNGRADE = 'cannot be downgraded';
+const SUPPORTED = 'only Redis 7.x is supported';
 
 const CASES: Case[] = [
   // persistence.storageClassName is fixed at creation (volumeClaimTemplates are immutable)
@@ -165,6 +166,13 @@ const CASES: Case[] = [
   { name: 'config carriage return', path: 'spec.config', message: LINES, self: { hz: '10\rsave ""' }, allowed: false },
   { name: 'config not reserved', path: 'spec.config', message: RESERVED, self: { 'maxmemory-policy': 'noeviction', 'replica-priority': '10' }, allowed: true },
   ...RESERVED_CONFIG_KEYS.map((key) => ({ name: `config reserved ${key}`, path: 'spec.config', message: RESERVED, self: { [key]: 'x' }, allowed: false })),
+  // version: only 7.x is supported
+  { name: 'version 7.0', path: 'spec.version', message: SUPPORTED, self: '7.0', allowed: true },
+  { name: 'version 7.2.4-alpine', path: 'spec.version', message: SUPPORTED, self: '7.2.4-alpine', allowed: true },
+  { name: 'version 7.10', path: 'spec.version', message: SUPPORTED, self: '7.10', allowed: true },
+  { name: 'version 6.2 refused', path: 'spec.version', message: SUPPORTED, self: '6.2', allowed: false },
+  { name: 'version 8.0 refused (not tested here)', path: 'spec.version', message: SUPPORTED, self: '8.0', allowed: false },
+  { name: 'version 70.1 refused', path: 'spec.version', message: SUPPORTED, self: '70.1', allowed: false },
   // version: upgrades and patch changes allowed, major.minor downgrades refused (numerically)
   { name: 'version kept', path: 'spec.version', message: DOWNGRADE, self: '7.2', oldSelf: '7.2', allowed: true },
   { name: 'minor upgrade', path: 'spec.version', message: DOWNGRADE, self: '7.4', oldSelf: '7.2', allowed: true },

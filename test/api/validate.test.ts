@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatProblems, MAX_NAME_LENGTH, validateSpec, type SpecProblem } from '../../src/api/validate.ts';
+import { SUPPORTED_VERSION_MESSAGE } from '../../src/api/schema.ts';
 
 const DESIGN_SPEC = {
   version: '7.2',
@@ -67,6 +68,9 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['spec null', 'r', null, 'spec'],
   ['spec a list', 'r', [], 'spec'],
   ['version 5', 'r', { version: '5.0' }, 'spec.version'],
+  ['version 6.2 (multi-section INFO and CONFIG need 7.0)', 'r', { version: '6.2' }, 'spec.version'],
+  ['version 8.0 (not tested here)', 'r', { version: '8.0' }, 'spec.version'],
+  ['version not a version', 'r', { version: 'seven' }, 'spec.version'],
   ['version not a string', 'r', { version: 7.2 }, 'spec.version'],
   ['two masters', 'r', { master: { replicas: 2 } }, 'spec.master.replicas'],
   ['too many replicas', 'r', { replicas: 16 }, 'spec.replicas'],
@@ -97,6 +101,13 @@ test('an invalid spec is refused and the offending field is named', async (t) =>
       for (const problem of verdict.problems) assert.ok(problem.message.length > 0, `${name}: empty message`);
     });
   }
+});
+
+test('an unsupported version is refused with a message that says which versions are supported', () => {
+  const verdict = validateSpec('r', { version: '6.2' });
+  assert.ok(!verdict.ok);
+  assert.deepEqual(verdict.problems, [{ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE }]);
+  assert.match(SUPPORTED_VERSION_MESSAGE, /only Redis 7\.x is supported/);
 });
 
 test('every problem is reported, once, and formatted on one line', () => {

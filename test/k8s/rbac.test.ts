@@ -2,13 +2,14 @@
 // manifests/rbac.yaml: what the operator's ServiceAccount (the identity
 // the sidecars run with on the real control plane) may and may not do, asked with
 // `kubectl auth can-i` as that ServiceAccount. A grant the sidecar needs that the ClusterRole
-// lacks, or a wildcard-like grant it should not have, fails here. Skips where the control plane
-// is not built.
+// lacks, or a wildcard-like grant it should not have, fails here. Also what the installed CRD
+// refuses, as the real API server says it (its CEL rules). Skips where the control plane is not built.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isBuilt } from './build.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { installOperator, missingSharedReason, type InstalledOperator } from './operator.ts';
+import { SUPPORTED_VERSION_MESSAGE } from '../../src/api/schema.ts';
 
 const why = missingSharedReason() ?? (isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)');
 
@@ -64,6 +65,28 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
     ['update', 'statefulsets.apps', 'default', false],
     ['update', 'leases.coordination.k8s.io', 'default', false],
   ];
+  test('the API server refuses an unsupported Redis version with the CRD message that says which are supported', async () => {
+    const manifest = JSON.stringify({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: 'old', namespace: 'default' },
+      spec: { version: '6.2' },
+    });
+    const refused = await cp.kubectl(['apply', '-f', '-'], manifest).then(
+      () => '',
+      (err: { stderr?: string; message?: string }) => err.stderr ?? err.message ?? String(err),
+    );
+    assert.ok(refused.includes(SUPPORTED_VERSION_MESSAGE), `kubectl apply said: ${refused}`);
+    assert.match(refused, /spec\.version/);
+    const accepted = JSON.stringify({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: 'current', namespace: 'default' },
+      spec: { version: '7.0' },
+    });
+    await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], accepted);
+  });
+
   for (const [verb, resource, namespace, allowed] of table) {
     test(`${allowed ? 'may' : 'may not'} ${verb} ${resource}${namespace ? ` in ${namespace}` : ' in every namespace'}`, async () => {
       assert.equal(await canI(verb, resource, namespace), allowed);
