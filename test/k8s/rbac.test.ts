@@ -47,7 +47,7 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
   const table: Array<[verb: string, resource: string, namespace: string | undefined, allowed: boolean]> = [
     ['watch', 'redises.redis.example.com', undefined, true],
     ['patch', 'pods', 'default', true],
-    ['list', 'secrets', undefined, true],
+    ['get', 'secrets', 'default', true],
     ['create', 'secrets', 'default', true],
     ['create', 'events', 'default', true],
     ['update', 'leases.coordination.k8s.io', 'redis-operator', true],
@@ -60,6 +60,9 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
     ['patch', 'redises.redis.example.com#status', 'default', false],
     ['update', 'redises.redis.example.com', 'default', false],
     ['create', 'pods', 'default', false],
+    // Listing or watching Secrets would be every Secret of the cluster: it reads its own by name.
+    ['list', 'secrets', undefined, false],
+    ['watch', 'secrets', undefined, false],
     ['update', 'secrets', 'default', false],
     ['delete', 'secrets', 'default', false],
     ['update', 'statefulsets.apps', 'default', false],

@@ -146,13 +146,12 @@ function grants(): string[] {
 
 test('RBAC grants exactly what the sidecar needs', () => {
   const expected = [
-    'cluster|redis.example.com/redises:get', 'cluster|redis.example.com/redises:list', 'cluster|redis.example.com/redises:watch', 'cluster|redis.example.com/redises:patch',
-    'cluster|/pods:get', 'cluster|/pods:list', 'cluster|/pods:watch', 'cluster|/pods:patch', 'cluster|/pods:delete',
-    'cluster|/secrets:get', 'cluster|/secrets:list', 'cluster|/secrets:watch', 'cluster|/secrets:create',
-    'cluster|/events:create', 'cluster|/events:patch',
-    'cluster|events.k8s.io/events:create', 'cluster|events.k8s.io/events:patch',
-    'cluster|/persistentvolumeclaims:get', 'cluster|/persistentvolumeclaims:list', 'cluster|/persistentvolumeclaims:patch',
-    'cluster|storage.k8s.io/storageclasses:get', 'cluster|storage.k8s.io/storageclasses:list',
+    'cluster|redis.example.com/redises:list', 'cluster|redis.example.com/redises:watch', 'cluster|redis.example.com/redises:patch',
+    'cluster|/pods:list', 'cluster|/pods:watch', 'cluster|/pods:patch', 'cluster|/pods:delete',
+    'cluster|/secrets:get', 'cluster|/secrets:create',
+    'cluster|/events:create',
+    'cluster|/persistentvolumeclaims:list', 'cluster|/persistentvolumeclaims:patch',
+    'cluster|storage.k8s.io/storageclasses:list',
     'cluster|apps/statefulsets:get', 'cluster|apps/statefulsets:list', 'cluster|apps/statefulsets:watch', 'cluster|apps/statefulsets:delete',
     `${NAMESPACE}|coordination.k8s.io/leases:get`, `${NAMESPACE}|coordination.k8s.io/leases:create`, `${NAMESPACE}|coordination.k8s.io/leases:update`,
   ].sort();
