@@ -18,12 +18,13 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
   return {
     relatedResources: [
       // The pods are grandchildren (the StatefulSets' children): status is computed from them.
-      // Selector rules carry no namespace: for a namespaced parent Metacontroller looks only in the
-      // parent's namespace anyway, and some releases refuse a rule with both.
-      { apiVersion: 'v1', resource: 'pods', labelSelector: selector },
+      // Every selector rule names the parent's namespace: with hooks v2, Metacontroller (v4.17)
+      // lists a rule without one in EVERY namespace, and any matching object anywhere would then
+      // trigger a sync of this parent (the hook would filter it, at the cost of the sync).
+      { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: selector },
       { apiVersion: 'v1', resource: 'secrets', namespace, names: [authSecretName(name, request.parent.spec)] },
       // Created from the claim templates, which carry the pod selector labels: finalize waits on them.
-      { apiVersion: 'v1', resource: 'persistentvolumeclaims', labelSelector: selector },
+      { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
     ],
   };
 }

@@ -29,6 +29,7 @@ import {
 } from './metacontroller/index.ts';
 import { parseGoDuration } from './metacontroller/hook-client.ts';
 import { until } from '../support/until.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const NS = 'default';
 const NAME = 'my-redis';
@@ -322,6 +323,34 @@ for (const transport of ['store', 'http'] as const)
         const customize = c.received.filter((r) => r.path === '/customize');
         assert.equal(customize.length, 1, 'customize is cached per uid and generation');
         assert.deepEqual(Object.keys(customize[0]!.body).sort(), ['controller', 'parent']);
+      } finally {
+        await c.close();
+      }
+    });
+
+    test("related objects come from the parent's namespace only: a look-alike claim elsewhere is neither sent nor a reason to sync", async () => {
+      const c = await startCluster(transport);
+      try {
+        await applyExample(c);
+        await c.mc.waitForIdle();
+        const before = c.mc.stats(KEY).syncCalls;
+        c.store.create('namespaces', { metadata: { name: 'elsewhere' } });
+        c.store.create('persistentvolumeclaims', {
+          metadata: {
+            name: 'data-my-redis-master-0',
+            namespace: 'elsewhere',
+            labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': NAME, 'app.kubernetes.io/managed-by': 'redis-operator' },
+          },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
+        });
+        await sleep(300);
+        await c.mc.waitForIdle();
+        assert.equal(c.mc.stats(KEY).syncCalls, before, 'a claim in another namespace triggers no sync');
+        c.mc.resync(KEY);
+        await until('the resync to run', () => c.mc.stats(KEY).syncCalls === before + 1);
+        const syncs = c.received.filter((r) => r.path === '/sync');
+        const related = syncs[syncs.length - 1]!.body['related'] as Record<string, Record<string, Json>>;
+        assert.deepEqual(Object.keys(related['PersistentVolumeClaim.v1'] ?? {}), []);
       } finally {
         await c.close();
       }

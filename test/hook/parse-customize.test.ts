@@ -68,12 +68,12 @@ function rules(spec: unknown) {
   return parsed.ok ? customize(parsed.request).relatedResources : [];
 }
 
-test('customize asks for the pods and PVCs by the pod selector labels and the generated auth Secret by name', () => {
+test("customize asks for the pods and PVCs by the pod selector labels and the generated auth Secret by name, each in the parent's namespace", () => {
   const selector = { matchLabels: podSelectorLabels('my-redis') };
   assert.deepEqual(rules(designSpec()), [
-    { apiVersion: 'v1', resource: 'pods', labelSelector: selector },
+    { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: selector },
     { apiVersion: 'v1', resource: 'secrets', namespace: 'default', names: ['my-redis-auth'] },
-    { apiVersion: 'v1', resource: 'persistentvolumeclaims', labelSelector: selector },
+    { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace: 'default', labelSelector: selector },
   ]);
 });
 

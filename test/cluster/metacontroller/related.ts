@@ -1,8 +1,9 @@
 // Related objects (Metacontroller's customize hook): the hook is called once per parent uid +
-// generation (cached 20 minutes); each rule is resolved from the informer cache (labelSelector,
-// or names optionally with a namespace; names plus a selector is an error; a namespace other
-// than the parent's is an error; names without a namespace are looked up in every namespace, as
-// upstream does); a rule's resource is informed and watched from then on, and any change of an
+// generation (cached 20 minutes); each rule is resolved from the informer cache (labelSelector
+// and/or names, each optionally with a namespace; names plus a selector is an error; a namespace
+// other than the parent's is an error; as upstream v4.17 does, a rule without a namespace is
+// looked up in every namespace, except a label selector under customize hook v1, which stays in
+// the parent's); a rule's resource is informed and watched from then on, and any change of an
 // object a cached rule matches (old or new state) requeues that parent.
 // Invariants: one informer + watch per related resource however many parents ask for it;
 // watch callbacks only enqueue.
@@ -92,6 +93,7 @@ export class Related {
     try {
       if (obj.apiVersion !== rule.apiVersion || def.resource !== rule.resource) return false;
       if (this.selectionType(rule) === 'labels') {
+        if (rule.namespace && obj.metadata.namespace !== rule.namespace) return false;
         return matchesLabels(parseLabelSelector(labelSelectorToString(rule.labelSelector)), obj.metadata.labels);
       }
       if (this.o.parentDef.namespaced && obj.metadata.namespace !== parent.metadata.namespace) return false;
@@ -152,8 +154,9 @@ export class Related {
       }
       let found: StoredObject[];
       if (type === 'labels') {
+        const parentsOnly = this.o.hook?.version === 'v1' && this.o.parentDef.namespaced;
         found = this.o.client.list(def, {
-          namespace: this.o.parentDef.namespaced ? ns : (rule.namespace ?? ''),
+          namespace: rule.namespace ?? (parentsOnly ? ns : ''),
           labelSelector: labelSelectorToString(rule.labelSelector),
         });
       } else {
