@@ -5,11 +5,12 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateSpec } from '../../src/api/validate.ts';
-import { LIVENESS_SCRIPT, READINESS_SCRIPT } from '../../src/hook/children/statefulset.ts';
+import { CONFIG_KEY, CONFIG_MOUNT } from '../../src/api/labels.ts';
+import { LIVENESS_SCRIPT, READINESS_SCRIPT, REDIS_START_SCRIPT } from '../../src/hook/children/statefulset.ts';
 import { renderRedisConf } from '../../src/hook/redis-conf.ts';
 import { until } from '../support/until.ts';
 import { designSpec, type Json } from './helpers.ts';
@@ -37,8 +38,12 @@ function run(file: string, args: string[], env: Record<string, string> = {}): Pr
   });
 }
 
-function cli(ip: string, ...args: string[]) {
-  return run('redis-cli', ['-h', ip, '-p', '6379', ...args], { REDISCLI_AUTH: PASSWORD });
+function cli(ip: string, command: string, ...rest: string[]) {
+  return cliAs(PASSWORD, ip, command, ...rest);
+}
+
+function cliAs(password: string, ip: string, ...args: string[]) {
+  return run('redis-cli', ['-h', ip, '-p', '6379', ...args], { REDISCLI_AUTH: password });
 }
 
 /** The probe as the kubelet runs it: sh -c with the container's env. */
@@ -46,18 +51,19 @@ function probe(script: string, ip: string, password = PASSWORD) {
   return run('sh', ['-c', script], { POD_IP: ip, REDIS_PASSWORD: password });
 }
 
-/** Starts redis-server like the pod's command does, with the pod IP as bind address and a temp data dir. */
-async function startNode(ip: string, conf: string): Promise<ChildProcess> {
+/** Starts redis-server with the pod's own command (REDIS_START_SCRIPT), the pod IP as bind address and a temp data dir. */
+async function startNode(ip: string, conf: string, password = PASSWORD): Promise<ChildProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-hook-probe-'));
   dirs.push(dir);
-  // `dir` is applied (chdir) while the file is read, so /data must be swapped for the temp dir here.
-  writeFileSync(join(dir, 'redis.conf'), conf.replace(/^dir .*$/m, `dir ${dir}`));
-  const child = spawn('sh', ['-c', `exec redis-server "$DIR/redis.conf" --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD" --bind "$POD_IP"`], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD },
+  // `dir` is applied (chdir) while the file is read, so /data must be swapped for the temp dir here;
+  // `bind` for the pod IP (the command's stdin `-` must stay its last argument).
+  writeFileSync(join(dir, 'redis.conf'), conf.replace(/^dir .*$/m, `dir ${dir}`).replace(/^bind .*$/m, `bind ${ip}`));
+  const child = spawn('sh', ['-c', REDIS_START_SCRIPT.replace(`${CONFIG_MOUNT}/${CONFIG_KEY}`, '"$DIR/redis.conf"')], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: password },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   processes.push(child);
-  await until(`redis-server on ${ip}`, async () => (await cli(ip, 'ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
+  await until(`redis-server on ${ip}`, async () => (await cliAs(password, ip, 'ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
   return child;
 }
 
@@ -103,6 +109,17 @@ test('a started node is a fenced, read-only replica of nowhere and is not Ready 
   await until('replica link up', async () => (await probe(READINESS_SCRIPT, replicaIp)).code === 0, 10_000, { everyMs: 50 });
   await until('writes accepted with one replica linked', async () => (await cli(masterIp, 'set', 'k', 'v')).out.includes('OK'), 10_000, { everyMs: 50 });
   await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v', 10_000, { everyMs: 50 });
+});
+
+test('the password reaches redis-server on stdin: never on its command line, and any characters survive', async () => {
+  const odd = 'p"a\\ss w$(x)';
+  const node = await startNode('127.0.62.40', confFor(), odd);
+  const cmdline = readFileSync(`/proc/${node.pid}/cmdline`, 'utf8').split('\0').join(' ');
+  assert.match(cmdline, /redis-server/, 'the container process is redis-server itself (exec)');
+  assert.ok(!cmdline.includes('p"a'), `the command line shows no password: ${cmdline}`);
+  assert.match((await cliAs(odd, '127.0.62.40', 'ping')).out, /PONG/);
+  assert.equal((await cliAs(odd, '127.0.62.40', 'config', 'get', 'masterauth')).out.trim().split('\n')[1], odd);
+  assert.match((await cliAs('wrong', '127.0.62.40', 'ping')).out, /WRONGPASS|NOAUTH/);
 });
 
 test('liveness fails when nothing answers', async () => {

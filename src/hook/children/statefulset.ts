@@ -78,8 +78,21 @@ export const READINESS_SCRIPT = [
 /** Alive iff redis-server answers at all: loading a big data set or running a long script is not death. */
 export const LIVENESS_SCRIPT = [`out=$(${CLI} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
 
-/** The password reaches redis-server on the command line from the env, never through the ConfigMap. */
-export const REDIS_COMMAND = ['sh', '-c', `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} --requirepass "$REDIS_PASSWORD" --masterauth "$REDIS_PASSWORD"`];
+/**
+ * The password reaches redis-server on its standard input (`-` reads config lines from stdin after
+ * the file), from the env: never on a command line (/proc/<pid>/cmdline, `ps`) and never in the
+ * ConfigMap. printf is a shell builtin, and sed gets the password on a pipe; `"` and `\` are
+ * escaped for redis.conf's quoted strings. A here-document keeps `exec`, so redis-server stays
+ * the container's process and gets SIGTERM itself.
+ */
+export const REDIS_START_SCRIPT = [
+  `pw=$(printf '%s' "$REDIS_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
+  `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} - <<EOF`,
+  'requirepass "$pw"',
+  'masterauth "$pw"',
+  'EOF',
+].join('\n');
+export const REDIS_COMMAND = ['sh', '-c', REDIS_START_SCRIPT];
 
 export function authSecretRef(ctx: HookContext): { name: string; key: string } {
   const ref = redisAuthSecretRef(ctx.name, ctx.spec);

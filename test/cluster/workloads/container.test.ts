@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import { containerArgv, expand, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup } from './container.ts';
+import { REDIS_START_SCRIPT } from '../../../src/hook/children/statefulset.ts';
 
 const NODE = { memoryBytes: 8 * 2 ** 30, cpus: 4 };
 const NET = { podIP: '127.0.49.7', hostIP: '127.0.49.1' };
@@ -252,6 +253,9 @@ describe('redisShim', () => {
         '127.0.49.9',
       ]);
       assert.equal(readFileSync(rewritten, 'utf8'), `bind 0.0.0.0\ndir "${data}"\ndir "${data}/sub"\nsave ""\nappendonly yes\n`);
+      // The operator's own command: config lines on stdin (`-`), which must stay the last argument.
+      const fromStdin = execFileSync('sh', ['-c', REDIS_START_SCRIPT], { env: { PATH: `${root}:/usr/bin:/bin`, REDIS_PASSWORD: 'p w' }, encoding: 'utf8' });
+      assert.deepEqual(fromStdin.trimEnd().split('\n'), [rewritten, '--bind', '127.0.49.9', '--port', '6379', '--bind-source-addr', '127.0.49.9', '-']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -271,9 +271,12 @@ export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP:
     '  esac',
     '}',
     'n=0',
+    'stdin=',
     'for a in "$@"; do',
     '  [ "$n" = 0 ] && set --',
     '  n=$((n + 1))',
+    // `-` (config lines on stdin) must stay the LAST argument for Redis: it goes after the overrides.
+    '  if [ "$a" = - ]; then stdin=-; continue; fi',
     '  m=$(map "$a")',
     '  if [ "$n" = 1 ] && [ -f "$m" ]; then',
     '    while IFS= read -r line || [ -n "$line" ]; do',
@@ -290,7 +293,7 @@ export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP:
     '  fi',
     '  set -- "$@" "$m"',
     'done',
-    `exec ${shQuote(options.realBinary)} "$@" --bind ${options.podIP} --port ${options.port} --bind-source-addr ${options.podIP}`,
+    `exec ${shQuote(options.realBinary)} "$@" --bind ${options.podIP} --port ${options.port} --bind-source-addr ${options.podIP} $stdin`,
     '',
   ].join('\n');
 }
