@@ -103,7 +103,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     name: state.name,
     namespace: state.namespace,
     pods: state.pods,
-    desiredReplicas: plan.ctx.spec.replicas,
+    desiredReplicas: plan.ctx.spec.hibernate ? 0 : plan.ctx.spec.replicas,
     previous: state.request.parent.status,
     spec: { valid: true, conflicts: plan.conflicts, refusals: plan.refusals },
     authProblem: authProblem(state, plan.ctx),

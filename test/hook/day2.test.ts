@@ -105,6 +105,7 @@ test('hibernation scales both StatefulSets to zero, keeps every claim template, 
     ).status as Json;
     assert.equal(condition(gone, 'Hibernated')?.['status'], 'True');
     assert.equal(gone['phase'], 'Hibernated');
+    assert.equal(condition(gone, 'ReplicasInSync')?.['status'], 'True', 'no replica is missing: none is wanted while hibernated');
   });
   await t.test('waking up asks for the pods again', () => {
     const awake = sync(
