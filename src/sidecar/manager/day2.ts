@@ -14,7 +14,7 @@
 //   API call must not hold up the next round (which may be a failover).
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { COMPONENT_MASTER_SET, REVISION_LABEL, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
+import { COMPONENT_LABEL, COMPONENT_MASTER_SET, REVISION_LABEL, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
 import { decideRequest, decideRollout, parseRequest, type DecideInput, type MasterDecision, type SwitchoverRequest } from '../decide/index.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import type { RedisRef } from '../kube/client.ts';
@@ -48,6 +48,13 @@ export interface Day2Options {
 
 export type Day2Event = EventToSend;
 
+/** A set's pod template without its component label (the one thing the hook makes differ between the two). */
+export function templateKey(set: V1StatefulSet): string {
+  const template = structuredClone(set.spec?.template ?? {});
+  if (template.metadata?.labels) delete template.metadata.labels[COMPONENT_LABEL];
+  return JSON.stringify(template);
+}
+
 /** The handled request recorded on the Redis: `<request>: <Outcome>: <why>`. */
 export function handledRequest(record: string | undefined): string | null {
   if (record === undefined) return null;
@@ -77,14 +84,23 @@ export class Day2 {
     this.#spec = spec;
   }
 
-  /** Does this pod run its StatefulSet's current template? null while that is not known. */
+  /**
+   * Does this pod run its StatefulSet's current template? null while that is not known: the set is
+   * missing, its controller has not processed its spec, or the two sets' templates differ (the
+   * hook changes both in one sync; until the informer shows both, the pods of the set seen first
+   * would look stale alone, and its master pod could be moved before any replica).
+   */
   updated(view: PodView): boolean | null {
     const names = childNames(this.#o.ref.name);
     const setName = view.component === COMPONENT_MASTER_SET ? names.masterSet : view.component === null ? null : names.replicaSet;
     if (setName === null) return null;
-    const set = this.#o.statefulSets().find((s) => s.metadata?.namespace === this.#o.ref.namespace && s.metadata?.name === setName);
+    const sets = this.#o.statefulSets().filter((s) => s.metadata?.namespace === this.#o.ref.namespace);
+    const set = sets.find((s) => s.metadata?.name === setName);
     const revision = set?.status?.updateRevision;
     if (!set || !revision || set.status?.observedGeneration !== set.metadata?.generation) return null;
+    const master = sets.find((s) => s.metadata?.name === names.masterSet);
+    const replica = sets.find((s) => s.metadata?.name === names.replicaSet);
+    if (!master || !replica || templateKey(master) !== templateKey(replica)) return null;
     return view.labels[REVISION_LABEL] === revision;
   }
 

@@ -165,3 +165,62 @@ test('a rollout waiting on the same pod past stallAfterMs is told once with a Ro
   assert.equal(stalled.length, 1);
   assert.match(stalled[0]!.message, /waited 60 s: .*cache-replica-1 is not Ready/);
 });
+
+test("a pod's revision counts only once both StatefulSets show the same template and their controller caught up", async (t) => {
+  const set = (name: string, component: string, rev: string, hash: string, observed = 2): V1StatefulSet => ({
+    metadata: { name, namespace: 'default', generation: 2 },
+    spec: {
+      selector: {},
+      serviceName: 'x',
+      template: { metadata: { labels: { 'app.kubernetes.io/component': component }, annotations: { 'redis.example.com/config-hash': hash } } },
+    },
+    status: { replicas: 1, observedGeneration: observed, updateRevision: rev },
+  });
+  const podOf = (component: 'master-set' | 'replica-set', rev: string): PodView => ({
+    ...view(component === 'master-set' ? master(true) : replica(0, true)),
+    component,
+    labels: { 'controller-revision-hash': rev },
+  });
+  const cases: Array<{ name: string; sets: V1StatefulSet[]; pod: PodView; want: boolean | null }> = [
+    {
+      name: 'both sets agree, pod current',
+      sets: [set('cache-master', 'master-set', 'm2', 'h2'), set('cache-replica', 'replica-set', 'r2', 'h2')],
+      pod: podOf('replica-set', 'r2'),
+      want: true,
+    },
+    {
+      name: 'both sets agree, pod stale',
+      sets: [set('cache-master', 'master-set', 'm2', 'h2'), set('cache-replica', 'replica-set', 'r2', 'h2')],
+      pod: podOf('master-set', 'm1'),
+      want: false,
+    },
+    {
+      name: 'the informer shows only the master set changed yet: unknown, not "only the master is stale"',
+      sets: [set('cache-master', 'master-set', 'm2', 'h2'), set('cache-replica', 'replica-set', 'r1', 'h1')],
+      pod: podOf('master-set', 'm1'),
+      want: null,
+    },
+    {
+      name: 'controller not caught up',
+      sets: [set('cache-master', 'master-set', 'm2', 'h2', 1), set('cache-replica', 'replica-set', 'r2', 'h2')],
+      pod: podOf('master-set', 'm1'),
+      want: null,
+    },
+    { name: 'a set missing (being recreated)', sets: [set('cache-master', 'master-set', 'm2', 'h2')], pod: podOf('master-set', 'm2'), want: null },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const day2 = new Day2({
+        ref: { namespace: 'default', name: 'cache' },
+        log: pino({ level: 'silent' }),
+        kube: {},
+        statefulSets: () => c.sets,
+        isLeader: () => true,
+        event: () => {},
+        now: () => 0,
+        stallAfterMs: 60_000,
+      });
+      assert.equal(day2.updated(c.pod), c.want);
+    });
+  }
+});
