@@ -60,6 +60,8 @@ export const COMPONENT_MASTER_SET = 'master-set';
 export const COMPONENT_REPLICA_SET = 'replica-set';
 
 export const REDIS_PORT = 6379;
+/** The operator's pods (manifests/deployment.yaml): the sidecars that talk to every Redis pod. */
+export const OPERATOR_POD_LABELS = { [NAME_LABEL]: MANAGED_BY } as const;
 /**
  * Where every node points at start (redis.conf `replicaof 127.0.0.1 1`): a replica of nowhere, so
  * no node ever starts as a writable master; a node still pointing here was never re-pointed.
@@ -84,6 +86,8 @@ export function childNames(name: string) {
     replicasService: `${name}-replicas`,
     config: `${name}-config`,
     pdb: `${name}-pdb`,
+    /** Only when spec.networkPolicy is set. */
+    networkPolicy: `${name}-ingress`,
     /** Created by the sidecar when spec.auth is not set: a random password owned by the Redis. */
     generatedAuthSecret: `${name}-auth`,
   } as const;

@@ -263,6 +263,29 @@ export const RedisSpec = Type.Object(
     ),
     priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
     podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).')),
+    networkPolicy: Type.Optional(
+      Type.Object(
+        {
+          allowFrom: Type.Unsafe<Record<string, string>>({
+            type: 'object',
+            additionalProperties: { type: 'string' },
+            minProperties: 1,
+            maxProperties: 16,
+            description: 'Labels of the client pods (in the Redis namespace) allowed to reach Redis: a pod needs all of them.',
+          }),
+          operatorNamespace: Type.String({
+            default: 'redis-operator',
+            minLength: 1,
+            maxLength: 63,
+            description: 'Namespace of the operator (its sidecars talk to every Redis pod), where manifests/ installs it.',
+          }),
+        },
+        {
+          description:
+            'When set, a NetworkPolicy <name>-ingress lets only the pods of this Redis (replication), the operator and the client pods labelled allowFrom reach port 6379. Needs a network plugin that enforces NetworkPolicies.',
+        },
+      ),
+    ),
     hibernate: Type.Boolean({
       default: false,
       description:

@@ -99,6 +99,16 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
         message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
       });
   }
+  for (const [key, value] of sortedEntries(spec.networkPolicy?.allowFrom)) {
+    const field = `spec.networkPolicy.allowFrom.${key}`;
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
+    if (!LABEL_VALUE.test(value))
+      problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+  }
+  if (spec.networkPolicy && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.networkPolicy.operatorNamespace)) {
+    problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
+  }
   for (const [key] of sortedEntries(spec.podAnnotations)) {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });

@@ -186,3 +186,33 @@ test("the sidecar's switchover record is shown in status", () => {
   ).status as Json;
   assert.equal(status['switchover'], 'any: Done: my-redis-replica-0 is master');
 });
+
+test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and the labelled clients may reach 6379, nothing else', async (t) => {
+  await t.test('absent by default', () => {
+    assert.equal(
+      sync(fixtureRequest()).children.some((c) => c.kind === 'NetworkPolicy'),
+      false,
+    );
+  });
+  await t.test('asked for', () => {
+    const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'app.kubernetes.io/name': 'shop' } })));
+    const policy = find(response.children, 'NetworkPolicy', 'my-redis-ingress');
+    const pods = { 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator', 'app.kubernetes.io/name': 'redis' };
+    assert.deepEqual(get(policy, 'spec', 'podSelector', 'matchLabels'), pods);
+    assert.deepEqual(get(policy, 'spec', 'policyTypes'), ['Ingress']);
+    assert.deepEqual(get(policy, 'spec', 'ingress', 0, 'from'), [
+      { podSelector: { matchLabels: pods } },
+      {
+        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis-operator' } },
+        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'redis-operator' } },
+      },
+      { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'shop' } } },
+    ]);
+    assert.deepEqual(get(policy, 'spec', 'ingress', 0, 'ports'), [{ protocol: 'TCP', port: 6379 }]);
+  });
+  await t.test('a bad label is refused naming the field, and nothing is changed', () => {
+    const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'bad key!': 'x' } })));
+    assert.equal(condition(response.status, 'SpecValid')?.['reason'], 'InvalidSpec');
+    assert.match(String(condition(response.status, 'SpecValid')?.['message']), /spec\.networkPolicy\.allowFrom\.bad key!/);
+  });
+});

@@ -33,6 +33,7 @@ const RESOURCES: Record<string, string> = {
   events: 'v1',
   statefulsets: 'apps/v1',
   poddisruptionbudgets: 'policy/v1',
+  networkpolicies: 'networking.k8s.io/v1',
   redises: 'redis.example.com/v1',
   leases: 'coordination.k8s.io/v1',
   endpointslices: 'discovery.k8s.io/v1',

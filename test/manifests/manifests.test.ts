@@ -338,7 +338,7 @@ test('sync, finalize and customize are v2 webhooks to our Service with an explic
 });
 
 const RESOURCE_OF_KIND: Record<string, string> = {
-  StatefulSet: 'statefulsets', Service: 'services', ConfigMap: 'configmaps', PodDisruptionBudget: 'poddisruptionbudgets',
+  StatefulSet: 'statefulsets', Service: 'services', ConfigMap: 'configmaps', PodDisruptionBudget: 'poddisruptionbudgets', NetworkPolicy: 'networkpolicies',
 };
 
 test('every child kind the hook returns is declared, with InPlace updates', () => {
@@ -347,8 +347,11 @@ test('every child kind the hook returns is declared, with InPlace updates', () =
   const fixture: unknown = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/sync-request.json'), 'utf8'));
   const parsed = parseHookRequest(fixture);
   assert.ok(parsed.ok);
-  const returned = new Set(sync(parsed.request).children.map((c) => `${String(c['apiVersion'])} ${RESOURCE_OF_KIND[String(c['kind'])] ?? `unknown kind ${String(c['kind'])}`}`));
-  assert.ok(returned.size >= 4, [...returned].join(', '));
+  // With every optional child asked for (the NetworkPolicy), so each kind the hook can return is seen.
+  const everything = structuredClone(parsed.request);
+  (everything.parent.spec as Obj)['networkPolicy'] = { allowFrom: { app: 'shop' } };
+  const returned = new Set(sync(everything).children.map((c) => `${String(c['apiVersion'])} ${RESOURCE_OF_KIND[String(c['kind'])] ?? `unknown kind ${String(c['kind'])}`}`));
+  assert.ok(returned.size >= 5, [...returned].join(', '));
   const declaredSet = new Set(declared.map((c) => `${c['apiVersion']} ${c['resource']}`));
   for (const kind of returned) assert.ok(declaredSet.has(kind), `the hook returns ${kind}, which the CompositeController does not declare`);
   // Metacontroller sends one children entry per declared kind, keyed Kind.apiVersion: the

@@ -1,7 +1,7 @@
 // System test (issue 9): day-2 operations on one Redis, in sequence on one cluster (each boot of
 // the real control plane costs about 20 s): dynamic config without a restart, switchovers on
 // demand, a version rollout under SET + WAIT 1 traffic, a rollout stuck on a pod that never
-// becomes Ready (and unstuck), the scale-down rule, and hibernation. Figures are reported with
+// becomes Ready (and unstuck), the scale-down rule, the optional NetworkPolicy, and hibernation. Figures are reported with
 // t.diagnostic, never asserted. Network: 198.18.57.x (real) / 127.0.57.x (stand-in).
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -215,6 +215,14 @@ test('day-2: dynamic config, switchovers on demand, a safe rollout (and a stuck 
     assert.equal(podNames(c).length, 3);
     await c.scale(NAME, 2);
     await c.waitFor(() => conditionOf(c, 'SpecValid')?.['status'] === 'True', 15_000, 'SpecValid=True again');
+  });
+
+  await t.test('spec.networkPolicy: the API server takes the NetworkPolicy the hook returns; removing the field removes it', async () => {
+    await patchRedis(c, { spec: { networkPolicy: { allowFrom: { app: 'shop' } } } });
+    const policy = await c.waitFor(() => c.get('networkpolicies', `${NAME}-ingress`, NS), 15_000, `NetworkPolicy ${NAME}-ingress`);
+    assert.deepEqual(((policy['spec'] as Json)['ingress'] as Json[])[0]!['ports'], [{ protocol: 'TCP', port: 6379 }]);
+    await patchRedis(c, { spec: { networkPolicy: null } as unknown as Json });
+    await c.waitFor(() => c.get('networkpolicies', `${NAME}-ingress`, NS) === undefined, 15_000, 'the NetworkPolicy gone');
   });
 
   await writer.stop();

@@ -1,5 +1,6 @@
 // The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
-// (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget. Each is
+// (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget, and the
+// NetworkPolicy when the spec asks for one. Each is
 // built with Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
@@ -8,6 +9,7 @@ import { findObject, memberMeta } from '../observed.ts';
 import { configHash, renderRedisConf, staticRedisConf } from '../redis-conf.ts';
 import type { KubeObject } from '../types.ts';
 import { desiredConfigMap } from './configmap.ts';
+import { desiredNetworkPolicy } from './network-policy.ts';
 import { desiredPdb } from './pdb.ts';
 import { desiredServices } from './services.ts';
 import { desiredStatefulSet } from './statefulset.ts';
@@ -54,7 +56,15 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
     hash,
     replicaFloor(ctx, pods),
   );
-  const children: DesiredChild[] = [desiredConfigMap(ctx, conf), ...desiredServices(ctx), master.object, replica.object, desiredPdb(ctx)];
+  const policy = desiredNetworkPolicy(ctx);
+  const children: DesiredChild[] = [
+    desiredConfigMap(ctx, conf),
+    ...desiredServices(ctx),
+    master.object,
+    replica.object,
+    desiredPdb(ctx),
+    ...(policy ? [policy] : []),
+  ];
   return {
     children: children.map(asKubeObject),
     conflicts: [...master.conflicts, ...replica.conflicts],

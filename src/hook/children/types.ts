@@ -1,5 +1,5 @@
 // The types the children are built with: Kubernetes' own, from kubernetes-models, so a misspelled
-// or mistyped field of a StatefulSet, Service, ConfigMap or PodDisruptionBudget fails to compile.
+// or mistyped field of a StatefulSet, Service, ConfigMap, PodDisruptionBudget or NetworkPolicy fails to compile.
 // Why kubernetes-models and not @kubernetes/client-node's models: its interfaces describe the JSON
 // itself (timestamps are strings, quantities and IntOrString are `number | string`, apiVersion
 // and kind are required literals), where client-node's describe the input of its own serializer
@@ -8,6 +8,7 @@
 // erased at run time, so a devDependency is enough: the image typechecks in a stage that has it.
 // Invariants: a built child is plain JSON; asKubeObject changes its static type only.
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IService } from 'kubernetes-models/v1/Service';
@@ -21,7 +22,7 @@ export type ChildMetadata = Required<Pick<KubernetesObjectMeta, 'name' | 'namesp
 /** Kubernetes' type of a kind, with the metadata every child of ours has. */
 export type Child<T extends { metadata?: KubernetesObjectMeta }> = T & { metadata: ChildMetadata };
 
-export type DesiredChild = Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget>;
+export type DesiredChild = Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget> | Child<INetworkPolicy>;
 
 /** The same properties as a type literal, which (unlike an interface) may meet an index signature. */
 type Literal<T> = { [K in keyof T]: T[K] };

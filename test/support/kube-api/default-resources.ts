@@ -243,6 +243,15 @@ export const DEFAULT_RESOURCES: ResourceDef[] = [
     generation: true,
   }),
   defineResource({
+    group: 'networking.k8s.io',
+    version: 'v1',
+    resource: 'networkpolicies',
+    kind: 'NetworkPolicy',
+    namespaced: true,
+    shortNames: ['netpol'],
+    generation: true,
+  }),
+  defineResource({
     group: GROUP,
     version: VERSION,
     resource: PLURAL,
