@@ -37,6 +37,8 @@ export const SWITCHOVER_STATUS_ANNOTATION = `${GROUP}/switchover-status`;
  * value must equal the new spec.replicas, so a confirmation left behind never lets a later one through.
  */
 export const CONFIRM_SCALE_DOWN_ANNOTATION = `${GROUP}/confirm-scale-down-to`;
+/** On the Redis, written by the sidecar: the application users it manages (comma-separated), so a removed one is deleted everywhere. */
+export const MANAGED_USERS_ANNOTATION = `${GROUP}/managed-users`;
 /** On a claim, written by the sidecar: why the storage class refused to grow it (the hook reports it). */
 export const RESIZE_REFUSED_ANNOTATION = `${GROUP}/resize-refused`;
 /** Set by the StatefulSet controller on each pod: the template revision the pod was made from. */

@@ -263,6 +263,33 @@ export const RedisSpec = Type.Object(
     ),
     priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
     podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).')),
+    users: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'The ACL user name (not default).' }),
+            rules: Type.String({
+              maxLength: 1024,
+              description:
+                'ACL rules for commands, keys and channels, as ACL SETUSER takes them: for example "~app:* +@read +@write -@dangerous". Passwords and on/off come from the operator, not from here.',
+            }),
+            passwordSecret: Type.Object(
+              {
+                name: Type.String({ minLength: 1, maxLength: 253, description: 'A Secret in the Redis namespace.' }),
+                key: Type.String({ default: 'password', minLength: 1, description: 'Key of the password inside the Secret.' }),
+              },
+              { description: "Where the user's password is." },
+            ),
+          },
+          { description: 'An application user.' },
+        ),
+        {
+          maxItems: 32,
+          description:
+            'Application users, applied to every node by the sidecar (ACLs do not replicate), including pods that restart or join later. A user removed from this list is removed from every node.',
+        },
+      ),
+    ),
     networkPolicy: Type.Optional(
       Type.Object(
         {

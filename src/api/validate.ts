@@ -3,6 +3,7 @@
 // with CEL, re-done here because a CRD may be installed without them or edited by hand.
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject } from 'ajv';
+import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
 
 /** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
@@ -98,6 +99,18 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
         field: `spec.nodeSelector.${key}`,
         message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
       });
+  }
+  const seen = new Set<string>();
+  for (const [index, user] of (spec.users ?? []).entries()) {
+    const field = `spec.users[${index}]`;
+    if ((RESERVED_USER_NAMES as readonly string[]).includes(user.name))
+      problems.push({ field: `${field}.name`, message: `"${user.name}" is the operator's own` });
+    if (seen.has(user.name)) problems.push({ field: `${field}.name`, message: `"${user.name}" is listed twice` });
+    seen.add(user.name);
+    for (const token of ruleTokens(user.rules)) {
+      const problem = ruleTokenProblem(token);
+      if (problem) problems.push({ field: `${field}.rules`, message: problem });
+    }
   }
   for (const [key, value] of sortedEntries(spec.networkPolicy?.allowFrom)) {
     const field = `spec.networkPolicy.allowFrom.${key}`;

@@ -88,6 +88,23 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['multi-line config', 'r', { config: { hz: '10\nsave ""' } }, 'spec.config.hz'],
   ['config key case', 'r', { config: { Hz: '10' } }, 'spec.config.Hz'],
   ['name too long', 'r'.repeat(MAX_NAME_LENGTH + 1), {}, 'metadata.name'],
+  ['user named default', 'r', { users: [{ name: 'default', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
+  [
+    'user listed twice',
+    'r',
+    {
+      users: [
+        { name: 'a', rules: '', passwordSecret: { name: 's' } },
+        { name: 'a', rules: '', passwordSecret: { name: 's' } },
+      ],
+    },
+    'spec.users[1].name',
+  ],
+  ['user rules set a password', 'r', { users: [{ name: 'a', rules: '+@read >secret', passwordSecret: { name: 's' } }] }, 'spec.users[0].rules'],
+  ['user rules nopass', 'r', { users: [{ name: 'a', rules: 'nopass +@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].rules'],
+  ['user rules off', 'r', { users: [{ name: 'a', rules: 'off', passwordSecret: { name: 's' } }] }, 'spec.users[0].rules'],
+  ['user without a Secret', 'r', { users: [{ name: 'a', rules: '+@read' }] }, 'spec.users.0.passwordSecret'],
+  ['network policy without labels', 'r', { networkPolicy: { allowFrom: {} } }, 'spec.networkPolicy.allowFrom'],
 ];
 
 test('an invalid spec is refused and the offending field is named', async (t) => {
@@ -101,6 +118,14 @@ test('an invalid spec is refused and the offending field is named', async (t) =>
       for (const problem of verdict.problems) assert.ok(problem.message.length > 0, `${name}: empty message`);
     });
   }
+});
+
+test('application users: valid ones pass with the Secret key defaulted', () => {
+  const verdict = validateSpec('r', { users: [{ name: 'shop', rules: '~shop:* +@read +@write -@dangerous', passwordSecret: { name: 'shop-redis' } }] });
+  assert.ok(verdict.ok, JSON.stringify(verdict));
+  assert.deepEqual(verdict.spec.users, [
+    { name: 'shop', rules: '~shop:* +@read +@write -@dangerous', passwordSecret: { name: 'shop-redis', key: 'password' } },
+  ]);
 });
 
 test('an unsupported version is refused with a message that says which versions are supported', () => {

@@ -1,7 +1,8 @@
 // System test (issue 9): day-2 operations on one Redis, in sequence on one cluster (each boot of
 // the real control plane costs about 20 s): dynamic config without a restart, switchovers on
 // demand, a version rollout under SET + WAIT 1 traffic, a rollout stuck on a pod that never
-// becomes Ready (and unstuck), the scale-down rule, the optional NetworkPolicy, and hibernation. Figures are reported with
+// becomes Ready (and unstuck), the scale-down rule, application users, the optional NetworkPolicy,
+// and hibernation. Figures are reported with
 // t.diagnostic, never asserted. Network: 198.18.57.x (real) / 127.0.57.x (stand-in).
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -63,6 +64,21 @@ function availability(t: TestContext, c: Cluster, expected: number) {
   }, 50);
   t.after(() => clearInterval(timer));
   return { seen, stop: () => clearInterval(timer) };
+}
+
+/** One command as an ACL user on a fresh connection (AUTH as a command: a refusal is a reply, not a closed connection). */
+async function userCall(c: Cluster, ip: string, user: string, password: string, ...command: string[]): Promise<string> {
+  const client = c.redis(ip, NAME);
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.call('AUTH', user, password);
+    return String(await client.call(command[0]!, ...command.slice(1)));
+  } catch (err) {
+    return String((err as Error).message).split(' ')[0]!;
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** The longest time between two acknowledged writes in [from, to]. */
@@ -215,6 +231,22 @@ test('day-2: dynamic config, switchovers on demand, a safe rollout (and a stuck 
     assert.equal(podNames(c).length, 3);
     await c.scale(NAME, 2);
     await c.waitFor(() => conditionOf(c, 'SpecValid')?.['status'] === 'True', 15_000, 'SpecValid=True again');
+  });
+
+  await t.test('spec.users: a user on every pod (one recreated in between), its rules enforced, then removed everywhere', async () => {
+    await c.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'shop-redis', namespace: NS }, stringData: { password: 'shop-pw' } });
+    await patchRedis(c, { spec: { users: [{ name: 'shop', rules: '~shop:* +get +set +ping', passwordSecret: { name: 'shop-redis' } }] } });
+    const asShop = (ip: string, ...command: string[]) => userCall(c, ip, 'shop', 'shop-pw', ...command);
+    const onEveryPod = async (want: string) => (await Promise.all(podNames(c).map((p) => asShop(podIp(c, p) ?? '', 'PING')))).every((r) => r === want);
+    await c.waitFor(() => onEveryPod('PONG'), 20_000, 'shop on every pod');
+    assert.equal(await asShop(podIp(c, podNames(c)[0]!)!, 'GET', 'other:key'), 'NOPERM');
+    // A pod recreated (a new, empty redis-server) gets the user as it joins.
+    const replica = podNames(c).find((p) => p !== c.masterEndpoint(NAME)?.pod)!;
+    await c.deletePod(replica);
+    await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, `${replica} back`);
+    await c.waitFor(async () => (await asShop(podIp(c, replica) ?? '', 'PING')) === 'PONG', 20_000, `shop on the recreated ${replica}`);
+    await patchRedis(c, { spec: { users: null } as unknown as Json });
+    await c.waitFor(() => onEveryPod('WRONGPASS'), 20_000, 'shop gone from every pod');
   });
 
   await t.test('spec.networkPolicy: the API server takes the NetworkPolicy the hook returns; removing the field removes it', async () => {

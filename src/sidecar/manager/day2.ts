@@ -1,5 +1,5 @@
 // Day-2 operations of one Redis, run by its worker on steady rounds only (the master kept and
-// healthy, no replication step pending): a switchover asked for on the Redis, a rolling update
+// healthy, no replication step pending): application users on every node (users.ts), a switchover asked for on the Redis, a rolling update
 // one pod at a time (decide/rollout.ts), and volume expansion. The decisions are pure (decide/);
 // this holds what they need to remember between rounds and does the Kubernetes writes.
 // Invariants:
@@ -21,6 +21,7 @@ import type { RedisRef } from '../kube/client.ts';
 import type { EventToSend } from './events.ts';
 import type { Applied } from './executor.ts';
 import type { PodView } from './pods.ts';
+import type { UsersApplier } from './users.ts';
 import { VOLUME_CHECK_INTERVAL_MS, type VolumeExpander } from './volumes.ts';
 
 export interface Day2Kube {
@@ -42,6 +43,8 @@ export interface Day2Options {
   switchoverTimeoutMs?: number;
   /** Grows the claims and replaces the StatefulSets (null when the client cannot). */
   volumes?: VolumeExpander | null;
+  /** Applies spec.users to every node (null in harnesses that do not model it). */
+  users?: UsersApplier | null;
   /** Keeps a background write in the worker's in-flight set (stop() waits for it a moment). */
   track?: (p: Promise<unknown>) => void;
 }
@@ -82,6 +85,7 @@ export class Day2 {
   update(annotations: Record<string, string> | undefined, spec: RedisSpec): void {
     this.#annotations = { ...(annotations ?? {}) };
     this.#spec = spec;
+    this.#o.users?.update(annotations, spec);
   }
 
   /**
@@ -111,6 +115,7 @@ export class Day2 {
   async steady(input: DecideInput, decision: MasterDecision, views: readonly PodView[]): Promise<string | null> {
     const now = this.#o.now();
     this.#expandVolumes(now);
+    await this.#o.users?.reconcile(input);
     if (this.#spec === null || this.#spec.hibernate || decision.kind !== 'keep') return null;
     if (this.#inFlight) {
       const f = this.#inFlight;

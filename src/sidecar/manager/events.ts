@@ -25,7 +25,9 @@ export type EventReason =
   | 'SwitchoverRefused'
   | 'VolumeExpansion'
   | 'VolumeExpansionRefused'
-  | 'StatefulSetRecreated';
+  | 'StatefulSetRecreated'
+  | 'UsersApplied'
+  | 'UserSecretMissing';
 
 export interface EventToSend {
   type: 'Normal' | 'Warning';

@@ -37,6 +37,7 @@ import { ProbeScheduler } from './probes.ts';
 import { nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
 import { Day2, type Day2Kube } from './day2.ts';
+import { UsersApplier } from './users.ts';
 import { volumeExpanderFor } from './volumes.ts';
 
 export interface WorkerOptions {
@@ -129,6 +130,17 @@ export class RedisWorker {
     });
     this.#day2 = new Day2({
       volumes: volumeExpanderFor(options.kube, { ref: this.ref, log: this.#log, event: (e) => this.#event(e), isLeader: () => options.leader.isLeader() }),
+      users: new UsersApplier({
+        ref: this.ref,
+        log: this.#log,
+        isLeader: () => options.leader.isLeader(),
+        event: (e) => this.#event(e),
+        now: this.#now,
+        readSecret: (ns, name, key) => options.kube.readSecretValue(ns, name, key),
+        patchAnnotations: (options.kube as Partial<Day2Kube>).patchRedisAnnotations?.bind(options.kube),
+        applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
+        refreshMs: options.timing.secretRefreshMs,
+      }),
       track: (p) => {
         this.#pending.add(p);
         void p.finally(() => this.#pending.delete(p));

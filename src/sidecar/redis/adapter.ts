@@ -107,6 +107,23 @@ export class RedisAdapter {
     return this.#action(endpoint, (c) => c.call('CONFIG', 'SET', ...args));
   }
 
+  /**
+   * Application users on one node (ACLs do not replicate): ACL SETUSER of each, then ACL DELUSER of
+   * the removed ones, in one MULTI so a node never holds half the change.
+   */
+  async applyUsers(endpoint: Endpoint, users: ReadonlyArray<{ name: string; args: readonly string[] }>, removed: readonly string[]): Promise<ActionResult> {
+    if (users.length === 0 && removed.length === 0) return { ok: true, latencyMs: 0 };
+    return this.#action(endpoint, async (c) => {
+      const tx = c.multi();
+      for (const u of users) tx.call('ACL', 'SETUSER', u.name, ...u.args);
+      if (removed.length > 0) tx.call('ACL', 'DELUSER', ...removed);
+      const results = (await tx.exec()) ?? [];
+      const failed = results.find(([err]) => err !== null);
+      if (failed) throw failed[0];
+      return 'OK';
+    });
+  }
+
   /** Fencing on a master: it refuses writes unless `count` replicas acked within `maxLagSeconds`. */
   async setMinReplicas(endpoint: Endpoint, count: number, maxLagSeconds: number): Promise<ActionResult> {
     return this.configSet(endpoint, { 'min-replicas-to-write': count, 'min-replicas-max-lag': maxLagSeconds });

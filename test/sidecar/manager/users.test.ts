@@ -1,0 +1,82 @@
+// Loopback octet: 127.0.29.x. The real manager applying spec.users (src/sidecar/manager/users.ts)
+// to real redis-servers: a user added is on every node with its Secret's password and its rules,
+// a changed rule or password reaches every node, a restarted node gets the users as it joins, a
+// removed user is deleted everywhere, and a user made by hand (never managed) is left alone.
+// The Kubernetes side is the API stand-in over HTTP.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { MANAGED_USERS_ANNOTATION } from '../../../src/api/labels.ts';
+import { addr, startRedis, type RedisServer } from '../../support/redis-server.ts';
+import { Cluster, NS, redisCall, until } from './harness.ts';
+
+const N = 29;
+
+/** What `user` may do on the node at ip, logged in with `password`: PING, GET, SET, or the error word. */
+async function as(ip: string, user: string, password: string, ...command: string[]): Promise<string> {
+  // AUTH as its own command (not a connect option), so a refused password is a reply, not a closed connection.
+  const c = new Redis({ host: ip, port: 6379, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  c.on('error', () => {});
+  try {
+    await c.connect();
+    await c.call('AUTH', user, password);
+    return String(await c.call(command[0]!, ...command.slice(1)));
+  } catch (err) {
+    return String((err as Error).message).split(' ')[0]!;
+  } finally {
+    c.disconnect();
+  }
+}
+
+const everyNode = async (servers: RedisServer[], check: (ip: string) => Promise<boolean>) =>
+  (await Promise.all(servers.map((s) => check(s.ip)))).every(Boolean);
+
+function secret(cluster: Cluster, name: string, password: string): void {
+  if (cluster.store.get('secrets', NS, name)) cluster.store.patch('secrets', NS, name, { stringData: { password } }, { type: 'merge' });
+  else cluster.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'Opaque', stringData: { password } });
+}
+
+function setUsers(cluster: Cluster, users: unknown[] | null): void {
+  cluster.store.patch('redises', NS, 'cache', { spec: { users } }, { type: 'merge' });
+}
+
+test('spec.users: on every node, changed everywhere, on a restarted node as it joins, removed everywhere; hand-made users left alone', async (t) => {
+  const cluster = await Cluster.start();
+  t.after(() => cluster.close());
+  cluster.createAuthSecret('cache');
+  secret(cluster, 'shop-redis', 'shop-pw-1');
+  cluster.createRedis('cache', { users: [{ name: 'shop', rules: '~shop:* +get +set +ping', passwordSecret: { name: 'shop-redis' } }] });
+  const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i) })));
+  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  // A user an administrator made by hand: not in spec.users, never managed, never touched.
+  for (const s of servers) assert.equal(await redisCall(s.ip, 'ACL', 'SETUSER', 'admin', 'on', '>admin-pw', '+@all', '~*'), 'OK');
+  await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
+
+  // 1. Added: every node lets shop in with its Secret's password, within its rules only.
+  await until('shop on every node', () => everyNode(servers, async (ip) => (await as(ip, 'shop', 'shop-pw-1', 'PING')) === 'PONG'));
+  assert.equal(await as(servers[0]!.ip, 'shop', 'shop-pw-1', 'GET', 'other:key'), 'NOPERM', 'keys outside ~shop:* are refused');
+  assert.equal(await as(servers[0]!.ip, 'shop', 'shop-pw-1', 'FLUSHALL'), 'NOPERM', 'commands outside its rules are refused');
+  assert.equal(await as(servers[0]!.ip, 'shop', 'wrong', 'PING'), 'WRONGPASS');
+  assert.equal(cluster.store.get('redises', NS, 'cache')?.metadata.annotations?.[MANAGED_USERS_ANNOTATION], 'shop', 'recorded as managed');
+
+  // 2. Changed: a new password and a new rule reach every node (the old password stops working).
+  secret(cluster, 'shop-redis', 'shop-pw-2');
+  setUsers(cluster, [{ name: 'shop', rules: '~shop:* +get +ping', passwordSecret: { name: 'shop-redis' } }]);
+  await until('shop-pw-2 and no SET on every node', () =>
+    everyNode(
+      servers,
+      async (ip) => (await as(ip, 'shop', 'shop-pw-2', 'PING')) === 'PONG' && (await as(ip, 'shop', 'shop-pw-2', 'SET', 'shop:1', 'x')) === 'NOPERM',
+    ),
+  );
+  assert.equal(await as(servers[1]!.ip, 'shop', 'shop-pw-1', 'PING'), 'WRONGPASS');
+
+  // 3. A restarted node starts without any user: it gets them as it joins.
+  await servers[2]!.restart();
+  await until('shop on the restarted node', async () => (await as(servers[2]!.ip, 'shop', 'shop-pw-2', 'PING')) === 'PONG');
+
+  // 4. Removed: gone from every node; the hand-made user is still there.
+  setUsers(cluster, null);
+  await until('shop gone from every node', () => everyNode(servers, async (ip) => (await as(ip, 'shop', 'shop-pw-2', 'PING')) === 'WRONGPASS'));
+  await until('no longer recorded as managed', () => cluster.store.get('redises', NS, 'cache')?.metadata.annotations?.[MANAGED_USERS_ANNOTATION] === undefined);
+  for (const s of servers.slice(0, 2)) assert.equal(await as(s.ip, 'admin', 'admin-pw', 'PING'), 'PONG', 'a user never managed is left alone');
+});
