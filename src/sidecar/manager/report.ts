@@ -39,6 +39,15 @@ export class RoundReporter {
     this.#o.emit(e);
   }
 
+  /** The spec is invalid: told once per distinct problem list, by the leader (a standby's Event would be lost). */
+  invalidSpec(): void {
+    const memory = this.#o.memory;
+    const problems = memory.specProblems;
+    if (problems === null || memory.specProblemsTold === problems || !this.#o.isLeader()) return;
+    memory.specProblemsTold = problems;
+    this.event({ type: 'Warning', reason: 'InvalidSpec', message: `the replication manager leaves this Redis alone until the spec is fixed: ${problems}` });
+  }
+
   /** One line per change of decision (not per round). */
   decision(d: MasterDecision): void {
     const key =

@@ -36,9 +36,7 @@ import { belongsTo, decideConfig, observation, podView, specView, type PodView }
 import { ProbeScheduler } from './probes.ts';
 import { nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
-import { Day2, type Day2Kube } from './day2.ts';
-import { UsersApplier } from './users.ts';
-import { volumeExpanderFor } from './volumes.ts';
+import { createDay2, type Day2 } from './day2-wiring.ts';
 
 export interface WorkerOptions {
   namespace: string;
@@ -128,31 +126,20 @@ export class RedisWorker {
       secretRefreshMs: options.timing.secretRefreshMs,
       now: this.#now,
     });
-    this.#day2 = new Day2({
-      volumes: volumeExpanderFor(options.kube, { ref: this.ref, log: this.#log, event: (e) => this.#event(e), isLeader: () => options.leader.isLeader() }),
-      users: new UsersApplier({
-        ref: this.ref,
-        log: this.#log,
-        isLeader: () => options.leader.isLeader(),
-        event: (e) => this.#event(e),
-        now: this.#now,
-        readSecret: (ns, name, key) => options.kube.readSecretValue(ns, name, key),
-        patchAnnotations: (options.kube as Partial<Day2Kube>).patchRedisAnnotations?.bind(options.kube),
-        applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
-        refreshMs: options.timing.secretRefreshMs,
-      }),
-      track: (p) => {
-        this.#pending.add(p);
-        void p.finally(() => this.#pending.delete(p));
-      },
+    this.#day2 = createDay2({
       ref: this.ref,
       log: this.#log,
-      kube: options.kube as Partial<Day2Kube>,
+      kube: options.kube,
       statefulSets: options.statefulSets ?? (() => []),
       isLeader: () => options.leader.isLeader(),
       event: (e) => this.#event(e),
       now: this.#now,
-      stallAfterMs: options.timing.rolloutStallMs,
+      timing: options.timing,
+      applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
+      track: (p) => {
+        this.#pending.add(p);
+        void p.finally(() => this.#pending.delete(p));
+      },
     });
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
@@ -303,16 +290,7 @@ export class RedisWorker {
   async #tick(): Promise<boolean> {
     const views = this.#syncPods();
     if (!this.#specView || !this.#config) {
-      // Told once per distinct problem list, by the leader (a standby's Event would be lost).
-      const problems = this.memory.specProblems;
-      if (problems !== null && this.memory.specProblemsTold !== problems && this.#o.leader.isLeader()) {
-        this.memory.specProblemsTold = problems;
-        this.#event({
-          type: 'Warning',
-          reason: 'InvalidSpec',
-          message: `the replication manager leaves this Redis alone until the spec is fixed: ${problems}`,
-        });
-      }
+      this.#report.invalidSpec();
       return false;
     }
     if (!(await this.#auth.ensure())) return false;

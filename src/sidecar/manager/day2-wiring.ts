@@ -1,0 +1,58 @@
+// Builds a worker's day-2 runner (day2.ts) with its parts: the volume expander (volumes.ts) and the
+// users applier (users.ts), from what the worker has. Only wiring: no decision is made here.
+// Invariant: a KubeWriter without the day-2 calls (test harnesses) gets a runner whose writes are
+// skipped, never one that throws.
+import type { V1StatefulSet } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { ManagerTiming } from '../config.ts';
+import type { RedisRef } from '../kube/client.ts';
+import type { Endpoint } from '../redis/index.ts';
+import type { ActionResult } from '../redis/types.ts';
+import { Day2, type Day2Kube } from './day2.ts';
+import type { EventToSend } from './events.ts';
+import type { KubeWriter } from './types.ts';
+import { UsersApplier } from './users.ts';
+import { volumeExpanderFor } from './volumes.ts';
+
+export { Day2 } from './day2.ts';
+
+export interface Day2Parts {
+  ref: RedisRef;
+  log: Logger;
+  kube: KubeWriter;
+  statefulSets: () => V1StatefulSet[];
+  isLeader: () => boolean;
+  event: (e: EventToSend) => void;
+  now: () => number;
+  timing: ManagerTiming;
+  applyUsers: (endpoint: Endpoint, users: ReadonlyArray<{ name: string; args: readonly string[] }>, removed: readonly string[]) => Promise<ActionResult>;
+  track: (p: Promise<unknown>) => void;
+}
+
+export function createDay2(parts: Day2Parts): Day2 {
+  const kube = parts.kube as KubeWriter & Partial<Day2Kube>;
+  const { ref, log, isLeader, event, now } = parts;
+  return new Day2({
+    ref,
+    log,
+    kube,
+    statefulSets: parts.statefulSets,
+    isLeader,
+    event,
+    now,
+    stallAfterMs: parts.timing.rolloutStallMs,
+    track: parts.track,
+    volumes: volumeExpanderFor(kube, { ref, log, event, isLeader }),
+    users: new UsersApplier({
+      ref,
+      log,
+      isLeader,
+      event,
+      now,
+      readSecret: (ns, name, key) => kube.readSecretValue(ns, name, key),
+      patchAnnotations: kube.patchRedisAnnotations?.bind(kube),
+      applyUsers: parts.applyUsers,
+      refreshMs: parts.timing.secretRefreshMs,
+    }),
+  });
+}
