@@ -119,7 +119,8 @@ test('day-2: dynamic config, switchovers on demand, a safe rollout (and a stuck 
     await c.waitFor(() => switchoverRecord(c)?.startsWith(`${target}: Done`), BOUND.failover, `"${target}: Done" recorded`);
     await c.waitFor(() => c.masterEndpoint(NAME)?.pod === target && servicesRouted(c), BOUND.failover, `${target} behind the master Service`);
     t.diagnostic(`switchover to ${target}: ${Math.round(performance.now() - t0)} ms to Done and routed`);
-    assert.ok(c.events({ name: NAME, reason: 'SwitchoverDone' }).length >= 1, 'a SwitchoverDone event');
+    // The Event is sent beside the annotation write, not before it: wait for it too.
+    await c.waitFor(() => c.events({ name: NAME, reason: 'SwitchoverDone' }).length >= 1, 10_000, 'a SwitchoverDone event');
     await assert.doesNotReject(c.waitFor(() => status(c)['switchover'] === switchoverRecord(c), 10_000, 'the record in status'));
 
     // The same request again changes nothing.
@@ -137,7 +138,11 @@ test('day-2: dynamic config, switchovers on demand, a safe rollout (and a stuck 
     await patchRedis(c, { annotations: { [SWITCHOVER_ANNOTATION]: 'my-redis-replica-9' } });
     await c.waitFor(() => switchoverRecord(c)?.startsWith('my-redis-replica-9: Refused'), 10_000, '"my-redis-replica-9: Refused" recorded');
     assert.match(switchoverRecord(c)!, /no pod my-redis-replica-9/);
-    assert.ok(c.events({ name: NAME, reason: 'SwitchoverRefused' }).some((e) => e.message.includes('my-redis-replica-9')));
+    await c.waitFor(
+      () => c.events({ name: NAME, reason: 'SwitchoverRefused' }).some((e) => e.message.includes('my-redis-replica-9')),
+      10_000,
+      'a SwitchoverRefused event naming my-redis-replica-9',
+    );
     assert.deepEqual(masters.violations, [], 'never two pods labelled master');
   });
 
@@ -177,7 +182,7 @@ test('day-2: dynamic config, switchovers on demand, a safe rollout (and a stuck 
     assert.notEqual(c.masterEndpoint(NAME)?.pod, undefined);
     assert.ok(sawRollingOut.length > 0, 'status showed the rollout (Updated=False) while it ran');
     assert.deepEqual((status(c)['rollout'] as Json)['stalePods'], []);
-    assert.ok(c.events({ name: NAME, reason: 'RolloutStep' }).length >= 3, 'a RolloutStep event per pod');
+    await c.waitFor(() => c.events({ name: NAME, reason: 'RolloutStep' }).length >= 3, 10_000, 'a RolloutStep event per pod');
     assert.ok(
       c.events({ name: NAME, reason: 'Switchover' }).some((e) => e.message.includes(`from ${firstMaster}`)),
       'the master was moved by a planned switchover',
