@@ -127,6 +127,8 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       const specValid = ((c.get('redises', NAME, NS)!['status'] as Json)['conditions'] as Json[]).find((x) => x['type'] === 'SpecValid');
       assert.equal(specValid?.['status'], 'True', `a grown size is no conflict: ${specValid?.['message']}`);
       const events = (reason: string) => c.events({ name: NAME, reason }).map((e) => e.message);
+      // Events are sent beside the writes they tell of: let the last ones arrive before comparing.
+      await c.waitFor(() => events('VolumeExpansion').length >= 3 && events('StatefulSetRecreated').length >= 2, 10_000, 'the expansion Events');
       assert.deepEqual(
         events('VolumeExpansion').sort(),
         ['data-my-redis-master-0', 'data-my-redis-replica-0', 'data-my-redis-replica-1'].map((n) => `${n} requested 1Gi -> 2Gi`),
