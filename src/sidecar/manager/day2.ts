@@ -10,8 +10,9 @@
 // - A switchover request is recorded on the Redis exactly once (Done or Refused, with why) and an
 //   Event says the same; a request equal to the recorded one is never run again.
 // - No rollout or switchover while spec.hibernate is true: the pods are meant to go away.
-// - Volume expansion runs at most every VOLUME_CHECK_INTERVAL_MS and is never awaited: a slow
-//   API call must not hold up the next round (which may be a failover).
+// - Volume expansion (at most every VOLUME_CHECK_INTERVAL_MS) and the users pass (one at a time)
+//   run in the background, never awaited: a slow API call or node must not hold up the next round
+//   (which may be a failover).
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { COMPONENT_LABEL, COMPONENT_MASTER_SET, REVISION_LABEL, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
@@ -35,7 +36,7 @@ export interface Day2Options {
   kube: Partial<Day2Kube>;
   statefulSets: () => V1StatefulSet[];
   isLeader: () => boolean;
-  event: (e: Day2Event) => void;
+  event: (e: EventToSend) => void;
   now: () => number;
   /** A rollout blocked on the same pod this long gets a RolloutStalled Warning. */
   stallAfterMs: number;
@@ -48,8 +49,6 @@ export interface Day2Options {
   /** Keeps a background write in the worker's in-flight set (stop() waits for it a moment). */
   track?: (p: Promise<unknown>) => void;
 }
-
-export type Day2Event = EventToSend;
 
 /** A set's pod template without its component label (the one thing the hook makes differ between the two). */
 export function templateKey(set: V1StatefulSet): string {
@@ -70,6 +69,7 @@ export class Day2 {
   #annotations: Record<string, string> = {};
   #spec: RedisSpec | null = null;
   #volumesAt = -Infinity;
+  #usersRun: Promise<void> | null = null;
   /** Requests recorded by this instance, before the informer shows the annotation. */
   #handled: string | null = null;
   #inFlight: { request: SwitchoverRequest; target: string; since: number } | null = null;
@@ -95,17 +95,26 @@ export class Day2 {
    * would look stale alone, and its master pod could be moved before any replica).
    */
   updated(view: PodView): boolean | null {
+    return this.revisions()(view);
+  }
+
+  /** updated() for one round: the StatefulSets are read and their templates compared once, not per pod. */
+  revisions(): (view: PodView) => boolean | null {
     const names = childNames(this.#o.ref.name);
-    const setName = view.component === COMPONENT_MASTER_SET ? names.masterSet : view.component === null ? null : names.replicaSet;
-    if (setName === null) return null;
     const sets = this.#o.statefulSets().filter((s) => s.metadata?.namespace === this.#o.ref.namespace);
-    const set = sets.find((s) => s.metadata?.name === setName);
-    const revision = set?.status?.updateRevision;
-    if (!set || !revision || set.status?.observedGeneration !== set.metadata?.generation) return null;
     const master = sets.find((s) => s.metadata?.name === names.masterSet);
     const replica = sets.find((s) => s.metadata?.name === names.replicaSet);
-    if (!master || !replica || templateKey(master) !== templateKey(replica)) return null;
-    return view.labels[REVISION_LABEL] === revision;
+    if (!master || !replica || templateKey(master) !== templateKey(replica)) return () => null;
+    const current = (set: V1StatefulSet) => {
+      const revision = set.status?.updateRevision;
+      return revision && set.status?.observedGeneration === set.metadata?.generation ? revision : null;
+    };
+    const byComponent = { master: current(master), replica: current(replica) };
+    return (view) => {
+      if (view.component === null) return null;
+      const revision = view.component === COMPONENT_MASTER_SET ? byComponent.master : byComponent.replica;
+      return revision === null ? null : view.labels[REVISION_LABEL] === revision;
+    };
   }
 
   /**
@@ -115,7 +124,7 @@ export class Day2 {
   async steady(input: DecideInput, decision: MasterDecision, views: readonly PodView[]): Promise<string | null> {
     const now = this.#o.now();
     this.#expandVolumes(now);
-    await this.#o.users?.reconcile(input);
+    this.#reconcileUsers(input);
     if (this.#spec === null || this.#spec.hibernate || decision.kind !== 'keep') return null;
     if (this.#inFlight) {
       const f = this.#inFlight;
@@ -200,6 +209,20 @@ export class Day2 {
       this.#o.log.warn({ pod: view.name, err: err instanceof Error ? err.message : String(err) }, 'rollout: deleting a pod failed');
     }
     return null;
+  }
+
+  /** In the background, one pass at a time: a node slow to take ACL SETUSER must not hold up the round (it may be a failover's). */
+  #reconcileUsers(input: DecideInput): void {
+    const users = this.#o.users;
+    if (!users || this.#usersRun) return;
+    const p = users
+      .reconcile(input)
+      .catch((err: unknown) => this.#o.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'applying users failed'))
+      .finally(() => {
+        this.#usersRun = null;
+      });
+    this.#usersRun = p;
+    this.#o.track?.(p);
   }
 
   #expandVolumes(now: number): void {

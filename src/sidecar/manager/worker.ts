@@ -295,9 +295,10 @@ export class RedisWorker {
     }
     if (!(await this.#auth.ensure())) return false;
     const now = this.#now();
+    const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({
       ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
-      updated: this.#day2.updated(v),
+      updated: updated(v),
     }));
     const input: DecideInput = { name: this.name, spec: this.#specView, pods, now, config: this.#config };
     let p = plan(input);
