@@ -99,6 +99,7 @@ export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
 }
 
 export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {
+  const views = podViews(state.pods, state.name, state.namespace);
   return computeStatus({
     name: state.name,
     namespace: state.namespace,
@@ -108,7 +109,8 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     spec: { valid: true, conflicts: plan.conflicts, refusals: plan.refusals },
     authProblem: authProblem(state, plan.ctx),
     deleting,
-    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, podViews(state.pods, state.name, state.namespace)),
+    views,
+    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
   });

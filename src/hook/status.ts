@@ -31,6 +31,8 @@ export interface StatusInput {
   authProblem?: string | undefined;
   /** Set during finalize: what teardown is waiting for. */
   deleting?: string | undefined;
+  /** podViews(pods, name, namespace) when the caller already has them (so /sync builds them once). */
+  views?: PodView[] | undefined;
   /** Rolling update progress (rollout.ts); absent on an invalid spec. */
   rollout?: RolloutView | undefined;
   /** spec.hibernate of a valid spec. */
@@ -148,7 +150,7 @@ function replicasVerdict(replicas: readonly PodView[], states: Record<string, Re
 }
 
 export function computeStatus(input: StatusInput): RedisStatus {
-  const pods = podViews(input.pods, input.name, input.namespace);
+  const pods = input.views ?? podViews(input.pods, input.name, input.namespace);
   const masters = pods.filter((p) => p.role === ROLE_MASTER);
   const replicas = pods.filter((p) => p.role !== ROLE_MASTER);
   const states: Record<string, ReplicaState> = {};
