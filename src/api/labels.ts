@@ -39,6 +39,11 @@ export const SWITCHOVER_STATUS_ANNOTATION = `${GROUP}/switchover-status`;
 export const CONFIRM_SCALE_DOWN_ANNOTATION = `${GROUP}/confirm-scale-down-to`;
 /** On the Redis, written by the sidecar: the application users it manages (comma-separated), so a removed one is deleted everywhere. */
 export const MANAGED_USERS_ANNOTATION = `${GROUP}/managed-users`;
+/**
+ * On the Redis, written by the sidecar: per user whose password changed, when its grace period
+ * ends (JSON, user -> ISO time). Until then the old and the new password both work.
+ */
+export const PASSWORD_GRACE_ANNOTATION = `${GROUP}/password-grace`;
 /** On a claim, written by the sidecar: why the storage class refused to grow it (the hook reports it). */
 export const RESIZE_REFUSED_ANNOTATION = `${GROUP}/resize-refused`;
 /** Set by the StatefulSet controller on each pod: the template revision the pod was made from. */
@@ -92,6 +97,8 @@ export function childNames(name: string) {
     networkPolicy: `${name}-ingress`,
     /** Created by the sidecar when spec.auth is not set: a random password owned by the Redis. */
     generatedAuthSecret: `${name}-auth`,
+    /** Created by the sidecar: the password of the operator's own ACL user, owned by the Redis. */
+    operatorSecret: `${name}-operator`,
   } as const;
 }
 

@@ -290,6 +290,13 @@ export const RedisSpec = Type.Object(
         },
       ),
     ),
+    passwordGracePeriodSeconds: Type.Integer({
+      default: 600,
+      minimum: 0,
+      maximum: 604800,
+      description:
+        "When a password Secret changes (the default user's or an application user's), how long the old and the new password both work on every node, so clients can move over without an outage; then only the new one does. 0 drops the old password at once (for a leaked one).",
+    }),
     networkPolicy: Type.Optional(
       Type.Object(
         {

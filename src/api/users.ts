@@ -4,9 +4,10 @@
 // line or a log) and that it is on; a rule that would set or drop passwords, switch the user
 // off or reset it is refused in the spec, naming it.
 import { createHash } from 'node:crypto';
+import { OPERATOR_USER } from './auth.ts';
 
-/** Names the operator keeps for itself: the Redis password's user, and the operator's own (to come). */
-export const RESERVED_USER_NAMES = ['default', 'redis-operator'] as const;
+/** Names the operator keeps for itself: the Redis password's user, and the operator's own. */
+export const RESERVED_USER_NAMES = ['default', OPERATOR_USER] as const;
 
 /** Why a rule token may not be written in spec.users[].rules, or undefined when it may. */
 export function ruleTokenProblem(token: string): string | undefined {
@@ -23,7 +24,15 @@ export function passwordHash(password: string): string {
   return createHash('sha256').update(password).digest('hex');
 }
 
-/** ACL SETUSER arguments after the name: start from nothing, on, the password's hash, the rules. */
-export function setUserArgs(rules: string, password: string): string[] {
-  return ['reset', 'on', `#${passwordHash(password)}`, ...ruleTokens(rules)];
+/**
+ * ACL SETUSER arguments after the name: start from nothing, on, the passwords' hashes (two during
+ * a rotation's grace period), the rules.
+ */
+export function setUserArgs(rules: string, hashes: readonly string[]): string[] {
+  return ['reset', 'on', ...hashes.map((h) => `#${h}`), ...ruleTokens(rules)];
+}
+
+/** ACL SETUSER arguments that make exactly `hashes` the passwords of a user whose rules are not ours (`default`). */
+export function setPasswordsArgs(hashes: readonly string[]): string[] {
+  return ['resetpass', ...hashes.map((h) => `#${h}`)];
 }

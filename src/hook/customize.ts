@@ -1,7 +1,7 @@
 // The customize hook: which related objects sync and finalize need to see. Depends only on the
 // parent (Metacontroller caches the answer per uid and generation). Invariant: never fails on a
 // bad spec; the Secret name falls back to the generated one.
-import { generatedAuthSecretRef } from '../api/auth.ts';
+import { generatedAuthSecretRef, operatorSecretRef } from '../api/auth.ts';
 import { podSelectorLabels } from '../api/labels.ts';
 import type { CustomizeRequest, CustomizeResponse } from './types.ts';
 import { at, str } from './util.ts';
@@ -22,7 +22,8 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       // lists a rule without one in EVERY namespace, and any matching object anywhere would then
       // trigger a sync of this parent (the hook would filter it, at the cost of the sync).
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: selector },
-      { apiVersion: 'v1', resource: 'secrets', namespace, names: [authSecretName(name, request.parent.spec)] },
+      // The pods read both passwords from env: status says when either Secret is missing.
+      { apiVersion: 'v1', resource: 'secrets', namespace, names: [authSecretName(name, request.parent.spec), operatorSecretRef(name).secretName] },
       // Created from the claim templates, which carry the pod selector labels: finalize waits on them.
       { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
     ],

@@ -1,8 +1,8 @@
 // redis.conf for one Redis, derived from its (validated, defaulted) spec. Owns the fencing
 // contract of the shared brief: every node starts as a replica of nowhere (replicaof 127.0.0.1 1,
 // refused at once) and read-only, so a restarted node never takes writes unless the sidecar ran
-// REPLICAOF NO ONE on it. Invariants: pure and deterministic (user entries sorted); the password
-// is never written here (it reaches redis-server on the command line from the Secret); operator
+// REPLICAOF NO ONE on it. Invariants: pure and deterministic (user entries sorted); passwords
+// are never written here (they reach redis-server on its stdin from the Secrets); operator
 // directives come first and user entries (already checked against RESERVED_CONFIG_KEYS) last;
 // the file carries every user directive, dynamic ones included (new pods start with them), but
 // the config hash covers only what a running node cannot take without a restart.

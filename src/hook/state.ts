@@ -2,7 +2,7 @@
 // the two response shapes for a valid and an invalid spec. Invariant: an invalid spec returns
 // every observed child exactly as observed (Metacontroller deletes whatever is not returned,
 // and bad input must never delete anything).
-import { authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
+import { operatorSecretRef, authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
 import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec } from '../api/schema.ts';
@@ -50,19 +50,25 @@ export function contextOf(state: HookState, spec: RedisSpec): HookContext {
   return { name: state.name, namespace: state.namespace, uid: state.uid, spec };
 }
 
-/** Why pods cannot read their password, only when the customize hook lets us see Secrets. */
+/** Why pods cannot read their passwords, only when the customize hook lets us see Secrets. */
 export function authProblem(state: HookState, ctx: HookContext): string | undefined {
   if (!mapHasKind(state.request.related, 'Secret')) return undefined;
   const ref = authSecretRef(ctx);
-  const secret = findObject(state.related, 'v1', 'Secret', state.namespace, ref.name);
   const generated = redisAuthSecretRef(state.name, ctx.spec).generated;
-  if (secret === undefined) {
-    return `Secret ${ref.name} not found${generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)'}; pods cannot start without their password`;
-  }
+  const operator = operatorSecretRef(state.name);
+  return (
+    secretProblem(state, ref.name, ref.key, generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)') ??
+    secretProblem(state, operator.secretName, operator.key, " (the operator's own password: the sidecar creates it)")
+  );
+}
+
+function secretProblem(state: HookState, name: string, key: string, origin: string): string | undefined {
+  const secret = findObject(state.related, 'v1', 'Secret', state.namespace, name);
+  if (secret === undefined) return `Secret ${name} not found${origin}; pods cannot start without their password`;
   const data = secret['data'];
   const stringData = secret['stringData'];
-  const hasKey = (isRecord(data) && ref.key in data) || (isRecord(stringData) && ref.key in stringData);
-  return hasKey ? undefined : `Secret ${ref.name} has no key ${ref.key}; pods cannot start without their password`;
+  const hasKey = (isRecord(data) && key in data) || (isRecord(stringData) && key in stringData);
+  return hasKey ? undefined : `Secret ${name} has no key ${key}; pods cannot start without their password`;
 }
 
 export interface ValidPlan extends ChildPlan {

@@ -25,6 +25,7 @@ test("the design's Redis is valid and comes back with every default filled in", 
     resources: { requests: { memory: '256Mi', cpu: '100m' }, limits: { memory: '512Mi', cpu: '500m' } },
     failover: { downAfterMilliseconds: 1000, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
     hibernate: false,
+    passwordGracePeriodSeconds: 600,
   });
   assert.deepEqual(input, DESIGN_SPEC, 'the input is not mutated');
 });
@@ -89,6 +90,9 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['config key case', 'r', { config: { Hz: '10' } }, 'spec.config.Hz'],
   ['name too long', 'r'.repeat(MAX_NAME_LENGTH + 1), {}, 'metadata.name'],
   ['user named default', 'r', { users: [{ name: 'default', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
+  ["user named as the operator's own", 'r', { users: [{ name: 'redis-operator', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
+  ['negative password grace period', 'r', { passwordGracePeriodSeconds: -1 }, 'spec.passwordGracePeriodSeconds'],
+  ['password grace period over a week', 'r', { passwordGracePeriodSeconds: 604801 }, 'spec.passwordGracePeriodSeconds'],
   [
     'user listed twice',
     'r',

@@ -387,6 +387,7 @@ for (const transport of ['store', 'http'] as const)
         await applyExample(c);
         assert.ok(conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
         c.store.create('secrets', { metadata: { name: 'my-redis-auth', namespace: NS }, stringData: { password: 'pw' } });
+        c.store.create('secrets', { metadata: { name: 'my-redis-operator', namespace: NS }, stringData: { password: 'opw' } });
         await until('the Secret to be seen', () => !conditionReasons(c.store.get('redises', NS, NAME)).includes('AuthSecretMissing'));
 
         c.store.mutate('statefulsets', NS, 'my-redis-replica', (s) => {

@@ -90,8 +90,10 @@ async function startCluster(t: TestContext, o: ClusterOptions): Promise<Cluster>
   return { store, wl, ns, subnet: o.subnet, dataRoot };
 }
 
+/** The pods' two Secrets: the clients' password and the operator user's (the sidecar makes both; there is none here). */
 function createSecret(store: ObjectStore, ns: string): void {
   store.create('secrets', { metadata: { name: 'my-redis-auth', namespace: ns }, stringData: { password: PASSWORD } });
+  store.create('secrets', { metadata: { name: 'my-redis-operator', namespace: ns }, stringData: { password: `${PASSWORD}-operator` } });
 }
 
 function cli(ip: string, ...args: string[]): Promise<string> {

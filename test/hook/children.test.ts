@@ -144,16 +144,17 @@ test('env, command and probes follow the shared contract; the password never app
   const env = container['env'] as Json[];
   assert.deepEqual(
     env.map((e) => e['name']),
-    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD'],
+    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD', 'OPERATOR_PASSWORD'],
   );
   assert.equal(get(env[0], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   assert.equal(get(env[1], 'valueFrom', 'fieldRef', 'fieldPath'), 'metadata.name');
   assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-auth', key: 'password' });
+  assert.deepEqual(get(env[3], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-operator', key: 'password' }, "the operator's own user");
   const command = (container['command'] as string[]).join(' ');
   assert.match(command, /exec redis-server \/etc\/redis\/redis\.conf - <<EOF/, 'config lines on stdin, after the file');
   assert.doesNotMatch(command, /--requirepass|--masterauth/, 'never a password option on the command line');
   const readiness = (get(container, 'readinessProbe', 'exec', 'command') as string[]).join(' ');
-  assert.match(readiness, /REDISCLI_AUTH="\$REDIS_PASSWORD" redis-cli -h "\$POD_IP"/);
+  assert.match(readiness, /REDISCLI_AUTH="\$OPERATOR_PASSWORD" redis-cli --user redis-operator -h "\$POD_IP"/, 'probes never use the password clients rotate');
   assert.match(readiness, /role:master/);
   assert.match(readiness, /master_link_status:up/);
   assert.ok((get(container, 'livenessProbe', 'failureThreshold') as number) * (get(container, 'livenessProbe', 'periodSeconds') as number) >= 60);

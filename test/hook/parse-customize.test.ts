@@ -68,20 +68,20 @@ function rules(spec: unknown) {
   return parsed.ok ? customize(parsed.request).relatedResources : [];
 }
 
-test("customize asks for the pods and PVCs by the pod selector labels and the generated auth Secret by name, each in the parent's namespace", () => {
+test("customize asks for the pods and PVCs by the pod selector labels and the generated auth and operator Secrets by name, each in the parent's namespace", () => {
   const selector = { matchLabels: podSelectorLabels('my-redis') };
   assert.deepEqual(rules(designSpec()), [
     { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: selector },
-    { apiVersion: 'v1', resource: 'secrets', namespace: 'default', names: ['my-redis-auth'] },
+    { apiVersion: 'v1', resource: 'secrets', namespace: 'default', names: ['my-redis-auth', 'my-redis-operator'] },
     { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace: 'default', labelSelector: selector },
   ]);
 });
 
 test('customize follows spec.auth.secretName, and falls back to the generated Secret on any bad spec', async (t) => {
-  assert.deepEqual(rules({ ...designSpec(), auth: { secretName: 'corp-redis' } })[1]?.names, ['corp-redis']);
+  assert.deepEqual(rules({ ...designSpec(), auth: { secretName: 'corp-redis' } })[1]?.names, ['corp-redis', 'my-redis-operator']);
   for (const bad of [undefined, 'x', { auth: 'x' }, { auth: { secretName: 5 } }, { auth: { secretName: '' } }]) {
     await t.test(`falls back on ${String(JSON.stringify(bad))}`, () => {
-      assert.deepEqual(rules(bad)[1]?.names, ['my-redis-auth']);
+      assert.deepEqual(rules(bad)[1]?.names, ['my-redis-auth', 'my-redis-operator']);
     });
   }
   for (const rule of rules(designSpec())) assert.equal('names' in rule && 'labelSelector' in rule, false);

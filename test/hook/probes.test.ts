@@ -16,6 +16,7 @@ import { until } from '../support/until.ts';
 import { designSpec, type Json } from './helpers.ts';
 
 const PASSWORD = 'probe-test-password';
+const OPERATOR_PASSWORD = 'probe-test-operator-password';
 const dirs: string[] = [];
 const processes: ChildProcess[] = [];
 after(() => {
@@ -46,20 +47,20 @@ function cliAs(password: string, ip: string, ...args: string[]) {
   return run('redis-cli', ['-h', ip, '-p', '6379', ...args], { REDISCLI_AUTH: password });
 }
 
-/** The probe as the kubelet runs it: sh -c with the container's env. */
-function probe(script: string, ip: string, password = PASSWORD) {
-  return run('sh', ['-c', script], { POD_IP: ip, REDIS_PASSWORD: password });
+/** The probe as the kubelet runs it: sh -c with the container's env (fixed when the container started). */
+function probe(script: string, ip: string, operatorPassword = OPERATOR_PASSWORD) {
+  return run('sh', ['-c', script], { POD_IP: ip, REDIS_PASSWORD: PASSWORD, OPERATOR_PASSWORD: operatorPassword });
 }
 
 /** Starts redis-server with the pod's own command (REDIS_START_SCRIPT), the pod IP as bind address and a temp data dir. */
-async function startNode(ip: string, conf: string, password = PASSWORD): Promise<ChildProcess> {
+async function startNode(ip: string, conf: string, password = PASSWORD, operatorPassword = OPERATOR_PASSWORD): Promise<ChildProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-hook-probe-'));
   dirs.push(dir);
   // `dir` is applied (chdir) while the file is read, so /data must be swapped for the temp dir here;
   // `bind` for the pod IP (the command's stdin `-` must stay its last argument).
   writeFileSync(join(dir, 'redis.conf'), conf.replace(/^dir .*$/m, `dir ${dir}`).replace(/^bind .*$/m, `bind ${ip}`));
   const child = spawn('sh', ['-c', REDIS_START_SCRIPT.replace(`${CONFIG_MOUNT}/${CONFIG_KEY}`, '"$DIR/redis.conf"')], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: password },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: password, OPERATOR_PASSWORD: operatorPassword },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   processes.push(child);
@@ -102,7 +103,6 @@ test('a started node is a fenced, read-only replica of nowhere and is not Ready 
   assert.match((await cli(masterIp, 'replicaof', 'no', 'one')).out, /OK/);
   assert.equal((await probe(READINESS_SCRIPT, masterIp)).code, 0, 'a master is Ready');
   assert.match((await cli(masterIp, 'set', 'k', 'v')).out, /NOREPLICAS/);
-  assert.notEqual((await probe(READINESS_SCRIPT, masterIp, 'wrong-password')).code, 0, 'a probe that cannot authenticate is not Ready');
 
   assert.notEqual((await probe(READINESS_SCRIPT, replicaIp)).code, 0);
   await cli(replicaIp, 'replicaof', masterIp, '6379');
@@ -111,15 +111,33 @@ test('a started node is a fenced, read-only replica of nowhere and is not Ready 
   await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v', 10_000, { everyMs: 50 });
 });
 
-test('the password reaches redis-server on stdin: never on its command line, and any characters survive', async () => {
+test('the passwords reach redis-server on stdin: never on its command line, and any characters survive', async () => {
   const odd = 'p"a\\ss w$(x)';
-  const node = await startNode('127.0.62.40', confFor(), odd);
+  const oddOperator = 'o"p\\ w$(y) ~*';
+  const node = await startNode('127.0.62.40', confFor(), odd, oddOperator);
   const cmdline = readFileSync(`/proc/${node.pid}/cmdline`, 'utf8').split('\0').join(' ');
   assert.match(cmdline, /redis-server/, 'the container process is redis-server itself (exec)');
-  assert.ok(!cmdline.includes('p"a'), `the command line shows no password: ${cmdline}`);
+  assert.ok(!cmdline.includes('p"a') && !cmdline.includes('o"p'), `the command line shows no password: ${cmdline}`);
   assert.match((await cliAs(odd, '127.0.62.40', 'ping')).out, /PONG/);
-  assert.equal((await cliAs(odd, '127.0.62.40', 'config', 'get', 'masterauth')).out.trim().split('\n')[1], odd);
   assert.match((await cliAs('wrong', '127.0.62.40', 'ping')).out, /WRONGPASS|NOAUTH/);
+  // The operator's own user: its password as given, and the replication link authenticates as it.
+  assert.match((await cliAs(oddOperator, '127.0.62.40', '--user', 'redis-operator', 'ping')).out, /PONG/);
+  const link = (await cliAs(odd, '127.0.62.40', 'config', 'get', 'master*')).out.trim().split('\n');
+  assert.deepEqual(Object.fromEntries([0, 2].map((i) => [link[i], link[i + 1]])), { masterauth: oddOperator, masteruser: 'redis-operator' });
+  assert.equal((await probe(LIVENESS_SCRIPT, '127.0.62.40', oddOperator)).code, 0, 'the probes log in as the operator');
+});
+
+test("the probes never use the clients' password: changing it on a running node fails no probe", async () => {
+  const ip = '127.0.62.41';
+  await startNode(ip, confFor());
+  assert.match((await cliAs(PASSWORD, ip, 'replicaof', 'no', 'one')).out, /OK/);
+  assert.equal((await probe(READINESS_SCRIPT, ip)).code, 0);
+  // What a rotation does at the end of its grace period: only the new password is left.
+  assert.match((await cliAs(PASSWORD, ip, 'acl', 'setuser', 'default', 'resetpass', '>new-client-password')).out, /OK/);
+  assert.match((await cliAs(PASSWORD, ip, 'ping')).out, /WRONGPASS/, 'the old password is refused');
+  assert.equal((await probe(READINESS_SCRIPT, ip)).code, 0, 'readiness still passes (its env still holds the old client password)');
+  assert.equal((await probe(LIVENESS_SCRIPT, ip)).code, 0, 'liveness still passes');
+  assert.notEqual((await probe(READINESS_SCRIPT, ip, 'wrong-password')).code, 0, 'a probe that cannot authenticate is not Ready');
 });
 
 test('liveness fails when nothing answers', async () => {

@@ -287,9 +287,14 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     const ns = 'node-agent-hook';
     await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } } });
     await until('the default ServiceAccount', () => admin.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`));
-    await admin.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
-      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-redis-auth' }, stringData: { password: PASSWORD } },
-    });
+    for (const [name, password] of [
+      ['my-redis-auth', PASSWORD],
+      ['my-redis-operator', `${PASSWORD}-operator`],
+    ]) {
+      await admin.request('POST', `/api/v1/namespaces/${ns}/secrets`, {
+        body: { apiVersion: 'v1', kind: 'Secret', metadata: { name }, stringData: { password } },
+      });
+    }
     for (const child of hookChildren(ns)) {
       const [group, version] = child.apiVersion.includes('/') ? child.apiVersion.split('/') : ['', child.apiVersion];
       const plural = `${child.kind.toLowerCase()}s`; // configmaps, services, statefulsets, poddisruptionbudgets

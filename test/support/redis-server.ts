@@ -19,11 +19,19 @@ export { addr } from './loopback-guard.ts';
 export { assertIptablesUsable, cutLink, sweepRules, type LinkCut } from './link-cuts.ts';
 
 export const TEST_PASSWORD = 'test-password-7f3a';
+/** The operator user's password on test servers (what the `<name>-operator` Secret holds in harnesses). */
+export const TEST_OPERATOR_PASSWORD = 'test-operator-password-91c4';
+export const OPERATOR_USER = 'redis-operator';
 export const REDIS_PORT = 6379;
 
 export interface RedisServerOptions {
   ip: string;
   password?: string;
+  /**
+   * The operator's own user, as the pod's start-up config gives it (default TEST_OPERATOR_PASSWORD);
+   * null starts a node the way an earlier version did: no such user, the link as `default`.
+   */
+  operatorPassword?: string | null;
   /** Mirrors spec.persistence.enableAof. */
   appendonly?: boolean;
   /** RDB save rule; '' (default) disables automatic snapshots, tests call SAVE when they need a file. */
@@ -43,7 +51,7 @@ export interface RedisServerOptions {
 // ---- redis-server ---------------------------------------------------------------------------
 
 function configText(
-  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'startTimeoutMs' | 'waitFor'>> & { extra: Record<string, string> },
+  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor'>> & { extra: Record<string, string> },
   dataDir: string,
   logFile: string,
 ): string {
@@ -99,7 +107,8 @@ export class RedisServer {
   readonly root: string;
   readonly dataDir: string;
   readonly logFile: string;
-  readonly password: string;
+  /** The default user's password it starts with (a restart may take a new one: the pod's env after a rotation). */
+  password: string;
   #ip: string;
   #options: RedisServerOptions;
   #child: ChildProcess | null = null;
@@ -164,8 +173,13 @@ export class RedisServer {
     );
     const confFile = path.join(this.root, 'redis.conf');
     writeFileSync(confFile, conf);
-    // As the container does: the password comes on the command line, not in the file.
-    const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, '--requirepass', this.password, '--masterauth', this.password], {
+    // What the container's start-up config adds (it gives them on stdin; here, test passwords on the command line).
+    const op = o.operatorPassword === undefined ? TEST_OPERATOR_PASSWORD : o.operatorPassword;
+    const auth =
+      op === null
+        ? ['--requirepass', this.password, '--masterauth', this.password]
+        : ['--requirepass', this.password, '--user', OPERATOR_USER, 'on', `>${op}`, '~*', '&*', '+@all', '--masteruser', OPERATOR_USER, '--masterauth', op];
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, ...auth], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     // Config errors are printed before the log file is opened: keep them for the error message.
@@ -232,8 +246,9 @@ export class RedisServer {
    * Kill (if running) and start again on the same data directory, optionally on a new address
    * ("the pod was recreated with a new IP"). Like a pod, it comes back as a replica of nowhere.
    */
-  async restart(options: { ip?: string; waitFor?: 'pong' | 'accept' } = {}): Promise<void> {
+  async restart(options: { ip?: string; waitFor?: 'pong' | 'accept'; password?: string } = {}): Promise<void> {
     await this.kill();
+    if (options.password !== undefined) this.password = options.password;
     if (options.waitFor) this.#options = { ...this.#options, waitFor: options.waitFor };
     if (options.ip) {
       assertLoopback(options.ip);

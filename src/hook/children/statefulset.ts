@@ -39,7 +39,7 @@ import {
   childNames,
   podSelectorLabels,
 } from '../../api/labels.ts';
-import { authSecretRef as redisAuthSecretRef } from '../../api/auth.ts';
+import { OPERATOR_RULES, OPERATOR_USER, authSecretRef as redisAuthSecretRef, operatorSecretRef } from '../../api/auth.ts';
 import type { HookContext } from '../context.ts';
 import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
@@ -66,7 +66,11 @@ export interface StatefulSetPlan {
   conflicts: string[];
 }
 
-const CLI = `REDISCLI_AUTH="$REDIS_PASSWORD" redis-cli -h "$POD_IP" -p ${REDIS_PORT}`;
+/**
+ * Probes authenticate as the operator's user, whose password never rotates: a rotation of the
+ * password clients use (the default user's) can never fail a probe (issue 10's outage).
+ */
+const CLI = `REDISCLI_AUTH="$OPERATOR_PASSWORD" redis-cli --user ${OPERATOR_USER} -h "$POD_IP" -p ${REDIS_PORT}`;
 
 /** Ready iff this node is a master, or a replica whose link to its master is up. */
 export const READINESS_SCRIPT = [
@@ -79,17 +83,23 @@ export const READINESS_SCRIPT = [
 export const LIVENESS_SCRIPT = [`out=$(${CLI} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
 
 /**
- * The password reaches redis-server on its standard input (`-` reads config lines from stdin after
+ * The passwords reach redis-server on its standard input (`-` reads config lines from stdin after
  * the file), from the env: never on a command line (/proc/<pid>/cmdline, `ps`) and never in the
- * ConfigMap. printf is a shell builtin, and sed gets the password on a pipe; `"` and `\` are
+ * ConfigMap. printf is a shell builtin, and sed gets each password on a pipe; `"` and `\` are
  * escaped for redis.conf's quoted strings. A here-document keeps `exec`, so redis-server stays
  * the container's process and gets SIGTERM itself.
+ * - `requirepass`: the default user's password, the one clients use (and rotate);
+ * - `user redis-operator`: the operator's own user, for probes, the sidecar and replication
+ *   (`masteruser`/`masterauth`), so a rotation of the clients' password never breaks a link.
  */
 export const REDIS_START_SCRIPT = [
   `pw=$(printf '%s' "$REDIS_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
+  `opw=$(printf '%s' "$OPERATOR_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
   `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} - <<EOF`,
   'requirepass "$pw"',
-  'masterauth "$pw"',
+  `user ${OPERATOR_USER} on ">$opw" ${OPERATOR_RULES.join(' ')}`,
+  `masteruser ${OPERATOR_USER}`,
+  'masterauth "$opw"',
   'EOF',
 ].join('\n');
 export const REDIS_COMMAND = ['sh', '-c', REDIS_START_SCRIPT];
@@ -187,6 +197,7 @@ function resources(ctx: HookContext): IResourceRequirements {
 function container(ctx: HookContext): IContainer {
   const spec = ctx.spec;
   const secret = authSecretRef(ctx);
+  const operator = operatorSecretRef(ctx.name);
   return {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
@@ -197,6 +208,7 @@ function container(ctx: HookContext): IContainer {
       { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
+      { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
     ],
     resources: resources(ctx),
     securityContext: {

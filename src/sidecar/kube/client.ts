@@ -32,6 +32,7 @@ import { KubeLeaseClient, type LeaseClient } from './leases.ts';
 import { deletePod, patchPodMetadata, type PodMetadataChanges } from './pods.ts';
 import { patchRedisAnnotations } from './redis-object.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type CoreCalls, type RedisRef } from './request.ts';
+import type { AuthSecretRef } from '../../api/auth.ts';
 import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, type GeneratedSecret } from './secrets.ts';
 import { deleteStatefulSetOrphan, getStatefulSet, listRedisClaims, listStorageClasses, patchClaim, type ClaimChanges, type VolumeCalls } from './volumes.ts';
 
@@ -140,13 +141,13 @@ export class KubeClient {
   }
 
   /** Creates the generated auth Secret; AlreadyExists yields the existing password. See secrets.ts. */
-  createAuthSecret(redis: RedisRef & { uid: string }): Promise<GeneratedSecret> {
-    return createAuthSecret(this.calls, redis);
+  createAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret> {
+    return createAuthSecret(this.calls, redis, ref);
   }
 
-  /** Reads the generated Secret, creating it when absent (idempotent; safe to race). */
-  ensureAuthSecret(redis: RedisRef & { uid: string }): Promise<GeneratedSecret> {
-    return ensureAuthSecret(this.calls, redis);
+  /** Reads a generated Secret (the auth one by default), creating it when absent (idempotent; safe to race). */
+  ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret> {
+    return ensureAuthSecret(this.calls, redis, ref);
   }
 
   /** The PersistentVolumeClaims of one Redis (by its pod selector labels, which its claims carry). See volumes.ts. */

@@ -1,12 +1,13 @@
-// Reading Secrets, and creating the generated auth Secret of a Redis without spec.auth.
+// Reading Secrets, and creating a Redis' generated Secrets: the auth Secret of a Redis without
+// spec.auth, and the operator user's Secret every Redis has.
 // Invariants:
-// - Which Secret and key are generated is api/auth.ts's answer, never restated here.
+// - Which Secrets and keys are generated is api/auth.ts's answer, never restated here.
 // - Creating is safe to race: AlreadyExists means another sidecar (or an earlier run) won, and
 //   its password is the one every sidecar then uses; a password is never overwritten.
-// - The generated Secret is owned by the Redis (controller reference), so it goes with it.
+// - A generated Secret is owned by the Redis (controller reference), so it goes with it.
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import { generatedAuthSecretRef } from '../../api/auth.ts';
+import { generatedAuthSecretRef, type AuthSecretRef } from '../../api/auth.ts';
 import { API_VERSION, APP_NAME, INSTANCE_LABEL, KIND, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL } from '../../api/labels.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { timeoutOptions, type CoreCalls, type RedisRef } from './request.ts';
@@ -36,12 +37,16 @@ export async function readSecretValue(calls: CoreCalls, namespace: string, name:
 }
 
 /**
- * Creates the generated Secret (`<name>-auth`) with a random 32-byte password (hex) owned by the
- * Redis (controller reference, so deleting the Redis deletes it). AlreadyExists means another
- * sidecar (or an earlier run) made it: its password is the one to use.
+ * Creates a generated Secret (`<name>-auth` by default, or `<name>-operator`) with a random 32-byte
+ * password (hex) owned by the Redis (controller reference, so deleting the Redis deletes it).
+ * AlreadyExists means another sidecar (or an earlier run) made it: its password is the one to use.
  */
-export async function createAuthSecret(calls: CoreCalls, redis: RedisRef & { uid: string }): Promise<GeneratedSecret> {
-  const { secretName: name, key } = generatedAuthSecretRef(redis.name);
+export async function createAuthSecret(
+  calls: CoreCalls,
+  redis: RedisRef & { uid: string },
+  ref: AuthSecretRef = generatedAuthSecretRef(redis.name),
+): Promise<GeneratedSecret> {
+  const { secretName: name, key } = ref;
   const password = randomBytes(32).toString('hex');
   const body: V1Secret = {
     metadata: {
@@ -66,10 +71,14 @@ export async function createAuthSecret(calls: CoreCalls, redis: RedisRef & { uid
   return { password: existing, created: false };
 }
 
-/** Reads the generated Secret, creating it when absent (idempotent; safe to race). */
-export async function ensureAuthSecret(calls: CoreCalls, redis: RedisRef & { uid: string }): Promise<GeneratedSecret> {
-  const { secretName, key } = generatedAuthSecretRef(redis.name);
+/** Reads a generated Secret, creating it when absent (idempotent; safe to race). */
+export async function ensureAuthSecret(
+  calls: CoreCalls,
+  redis: RedisRef & { uid: string },
+  ref: AuthSecretRef = generatedAuthSecretRef(redis.name),
+): Promise<GeneratedSecret> {
+  const { secretName, key } = ref;
   const existing = await readSecretValue(calls, redis.namespace, secretName, key);
   if (existing !== null) return { password: existing, created: false };
-  return createAuthSecret(calls, redis);
+  return createAuthSecret(calls, redis, ref);
 }

@@ -1,17 +1,15 @@
 // Builds a worker's day-2 runner (day2.ts) with its parts: the volume expander (volumes.ts) and the
-// users applier (users.ts), from what the worker has. Only wiring: no decision is made here.
+// users applier (users.ts: application users and the default user's password changes), from what the worker has. Only wiring: no decision is made here.
 // Invariant: a KubeWriter without the day-2 calls (test harnesses) gets a runner whose writes are
 // skipped, never one that throws.
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ManagerTiming } from '../config.ts';
 import type { RedisRef } from '../kube/client.ts';
-import type { Endpoint } from '../redis/index.ts';
-import type { ActionResult } from '../redis/types.ts';
 import { Day2, type Day2Kube } from './day2.ts';
 import type { EventToSend } from './events.ts';
 import type { KubeWriter } from './types.ts';
-import { UsersApplier } from './users.ts';
+import { UsersApplier, type UsersOptions } from './users.ts';
 import { volumeExpanderFor } from './volumes.ts';
 
 export { Day2 } from './day2.ts';
@@ -25,7 +23,9 @@ export interface Day2Parts {
   event: (e: EventToSend) => void;
   now: () => number;
   timing: ManagerTiming;
-  applyUsers: (endpoint: Endpoint, users: ReadonlyArray<{ name: string; args: readonly string[] }>, removed: readonly string[]) => Promise<ActionResult>;
+  applyUsers: UsersOptions['applyUsers'];
+  aclPasswords: UsersOptions['aclPasswords'];
+  clientPassword: () => string | undefined;
   track: (p: Promise<unknown>) => void;
 }
 
@@ -52,6 +52,8 @@ export function createDay2(parts: Day2Parts): Day2 {
       readSecret: (ns, name, key) => kube.readSecretValue(ns, name, key),
       patchAnnotations: kube.patchRedisAnnotations?.bind(kube),
       applyUsers: parts.applyUsers,
+      aclPasswords: parts.aclPasswords,
+      clientPassword: parts.clientPassword,
       refreshMs: parts.timing.secretRefreshMs,
     }),
   });

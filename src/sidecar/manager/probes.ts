@@ -13,7 +13,7 @@ import type { ProbeResult, RedisFacts } from '../redis/index.ts';
 import type { PodView } from './pods.ts';
 
 export interface ProbeSchedulerOptions {
-  /** Probes the pod's Redis at ip (the password source tries the previous password too). */
+  /** Probes the pod's Redis at ip (as the operator's user, or as `default` on a node not adopted yet). */
   probe(uid: string, ip: string): Promise<ProbeResult>;
   /** Whether probing may happen at all now (a password is known, the worker runs). */
   active(): boolean;

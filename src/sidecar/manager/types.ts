@@ -1,6 +1,7 @@
 // What a worker needs from outside: the Kubernetes calls it makes, the leadership it checks
 // before every write, and the test seams around each step. KubeClient implements KubeWriter.
 import type { V1Pod } from '@kubernetes/client-node';
+import type { AuthSecretRef } from '../../api/auth.ts';
 import type { Step } from '../decide/index.ts';
 import type { GeneratedSecret, RedisRef } from '../kube/client.ts';
 
@@ -13,7 +14,7 @@ export interface KubeWriter {
   ): Promise<V1Pod>;
   emitEvent(redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string): Promise<boolean>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
-  ensureAuthSecret(redis: RedisRef & { uid: string }): Promise<GeneratedSecret>;
+  ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret>;
 }
 
 export interface LeaderView {

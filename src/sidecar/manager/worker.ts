@@ -1,5 +1,5 @@
 // One Redis resource's worker: the loop that plans and applies, over the parts that do the work:
-// probes (probes.ts), the password (password.ts), the steps (executor.ts) and the failure policy
+// probes (probes.ts), the credentials (credentials.ts), the steps (executor.ts) and the failure policy
 // (failure-policy.ts). Nothing here is shared with another Redis' worker, so a broken or slow
 // Redis (pods that hang, a Secret that is missing) never stalls another.
 // Invariants:
@@ -31,7 +31,7 @@ import { applyPlan, type StepIO } from './executor.ts';
 import { PodLabels } from './labels.ts';
 import type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
 import { StepFailures, type FailurePolicyConfig } from './failure-policy.ts';
-import { PasswordSource } from './password.ts';
+import { Credentials } from './credentials.ts';
 import { belongsTo, decideConfig, observation, podView, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
 import { nextRoundInMs } from './schedule.ts';
@@ -78,7 +78,7 @@ export class RedisWorker {
   readonly #views = new Map<string, PodView>();
   readonly #labels: PodLabels;
   readonly #pending = new Set<Promise<unknown>>();
-  readonly #auth: PasswordSource;
+  readonly #auth: Credentials;
   readonly #probes: ProbeScheduler;
   readonly #report: RoundReporter;
   readonly #day2: Day2;
@@ -109,15 +109,16 @@ export class RedisWorker {
       emit: (e) => this.#event(e),
       now: this.#now,
     });
-    this.#auth = new PasswordSource({
+    this.#auth = new Credentials({
       ref: this.ref,
       kube: options.kube,
       isLeader: () => options.leader.isLeader(),
       log: this.#log,
       memory: this.memory,
       event: (e) => this.#event(e),
-      newAdapter: (password) =>
+      newAdapter: (username, password) =>
         new RedisAdapter({
+          username,
           password,
           localAddress: options.redisLocalAddress,
           timeouts: { connectTimeoutMs: options.timing.redisConnectTimeoutMs, commandTimeoutMs: options.timing.redisCommandTimeoutMs },
@@ -136,6 +137,8 @@ export class RedisWorker {
       now: this.#now,
       timing: options.timing,
       applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
+      aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
+      clientPassword: () => this.#auth.clientPassword,
       track: (p) => {
         this.#pending.add(p);
         void p.finally(() => this.#pending.delete(p));
@@ -314,15 +317,15 @@ export class RedisWorker {
       this.#event(blocked);
     }
     this.#report.dropped(this.failures.retain(p.steps, now));
-    const rotated = await this.#auth.rotate(views);
-    if (p.steps.length === 0 && rotated.size === 0) {
+    const adopted = await this.#auth.adopt(views);
+    if (p.steps.length === 0 && adopted.size === 0) {
       // A steady round: a day-2 operation may ask for a planned switchover.
       const target = await this.#day2.steady(input, p.decision, views);
       if (target !== null) this.lastPlan = p = plan({ ...input, switchoverTo: target });
     }
     if (p.steps.length === 0) {
-      if (rotated.size === 0) return false;
-      await this.#probes.probeNow(rotated);
+      if (adopted.size === 0) return false;
+      await this.#probes.probeNow(adopted);
       return true;
     }
 
@@ -347,13 +350,13 @@ export class RedisWorker {
     this.#report.applied(p, applied);
     await this.#day2.applied(applied);
     const wrote = new Set([...views].filter((v) => applied.wrote.has(v.name)).map((v) => v.uid));
-    for (const uid of rotated) wrote.add(uid);
+    for (const uid of adopted) wrote.add(uid);
     if (wrote.size === 0) return false;
     await this.#probes.probeNow(wrote);
-    return applied.changed || rotated.size > 0;
+    return applied.changed || adopted.size > 0;
   }
 
-  /** The writes of this round's steps: Redis through the password source's connections. */
+  /** The writes of this round's steps: Redis as the operator's user. */
   #io(views: PodView[]): StepIO {
     const redis = this.#auth.adapter;
     return {

@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Redis } from 'ioredis';
 import { DYNAMIC_DIRECTIVES } from '../../api/config-directives.ts';
+import { passwordHash } from '../../api/users.ts';
 import { classifyError } from './errors.ts';
 import { parseConfigReply, parseFacts, parseInfoFields, parseReplication } from './info.ts';
 import { RedisPool, type PoolOptions } from './pool.ts';
@@ -37,6 +38,14 @@ export type SwitchoverResult =
 export type RoleResult =
   | { ok: true; role: 'master' | 'replica'; masterHost: string | null; masterPort: number | null; offset: number; latencyMs: number }
   | { ok: false; error: RedisFailure; latencyMs: number };
+
+/** The `passwords` field of an ACL GETUSER reply (RESP2: a flat field/value list), or null for no user. */
+function passwordsOf(reply: unknown): string[] | null {
+  if (!Array.isArray(reply)) return null;
+  const i = reply.indexOf('passwords');
+  const value: unknown = i >= 0 ? reply[i + 1] : [];
+  return Array.isArray(value) ? value.map(String).sort() : [];
+}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -121,6 +130,41 @@ export class RedisAdapter {
       const failed = results.find(([err]) => err !== null);
       if (failed) throw failed[0];
       return 'OK';
+    });
+  }
+
+  /**
+   * The password hashes of each user on one node (ACL GETUSER, pipelined); null for a user the node
+   * does not have. ACLs do not replicate, so each node is asked.
+   */
+  async aclPasswords(
+    endpoint: Endpoint,
+    users: readonly string[],
+  ): Promise<{ ok: true; hashes: Map<string, string[] | null> } | { ok: false; error: RedisFailure }> {
+    try {
+      const replies = await this.pool.run(endpoint, (c) => Promise.all(users.map((u) => c.call('ACL', 'GETUSER', u))));
+      const hashes = new Map<string, string[] | null>();
+      users.forEach((u, i) => hashes.set(u, passwordsOf(replies[i])));
+      return { ok: true, hashes };
+    } catch (err) {
+      return { ok: false, error: classifyError(err) };
+    }
+  }
+
+  /**
+   * Gives a node started without the operator's user (by an earlier version), or with an older
+   * password of it (its Secret was made again), that user with `password`, and points its
+   * replication link at it: one MULTI. Passwords the user already has are kept: the probes of
+   * the running container still log in with the one its env was started with.
+   */
+  async adoptOperator(endpoint: Endpoint, user: string, rules: readonly string[], password: string): Promise<ActionResult> {
+    return this.#action(endpoint, async (c) => {
+      const tx = c.multi();
+      tx.call('ACL', 'SETUSER', user, 'on', `#${passwordHash(password)}`, ...rules);
+      tx.call('CONFIG', 'SET', 'masteruser', user, 'masterauth', password);
+      const results = (await tx.exec()) ?? [];
+      const failed = results.find(([err]) => err !== null);
+      if (failed) throw failed[0];
     });
   }
 

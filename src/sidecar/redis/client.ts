@@ -18,6 +18,7 @@ export interface ClientTimeouts {
 export const DEFAULT_TIMEOUTS: ClientTimeouts = { connectTimeoutMs: 500, commandTimeoutMs: 500 };
 
 export interface ClientOptions extends ClientTimeouts {
+  username?: string | undefined;
   password: string | undefined;
   /**
    * Source address for our connections. ioredis 5 passes only host/port/family to
@@ -74,6 +75,7 @@ export function createClient(endpoint: Endpoint, options: ClientOptions): Redis 
   return new Redis({
     host: endpoint.host,
     port: endpoint.port,
+    ...(options.username !== undefined ? { username: options.username } : {}),
     password: options.password,
     ...(options.localAddress ? { Connector: LocalAddressConnector, localAddress: options.localAddress } : {}),
     connectionName: options.connectionName,

@@ -9,6 +9,8 @@ import { breaksConnection, classifyError } from './errors.ts';
 import type { Endpoint } from './types.ts';
 
 export interface PoolOptions {
+  /** The ACL user to authenticate as; `default` when unset. */
+  username?: string | undefined;
   password: string | undefined;
   localAddress?: string | undefined;
   timeouts?: Partial<ClientTimeouts>;
@@ -29,12 +31,14 @@ export function endpointKey(endpoint: Endpoint): string {
 export class RedisPool {
   readonly #entries = new Map<string, Entry>();
   #password: string | undefined;
+  readonly #username: string | undefined;
   readonly #localAddress: string | undefined;
   readonly #timeouts: ClientTimeouts;
   readonly #connectionName: string | undefined;
 
   constructor(options: PoolOptions) {
     this.#password = options.password;
+    this.#username = options.username;
     this.#localAddress = options.localAddress;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#connectionName = options.connectionName;
@@ -101,6 +105,7 @@ export class RedisPool {
     if (existing) this.#dropEntry(key, existing);
     const client = createClient(endpoint, {
       ...this.#timeouts,
+      username: this.#username,
       password: this.#password,
       localAddress: this.#localAddress,
       connectionName: this.#connectionName,

@@ -17,7 +17,7 @@ import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/mana
 import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
-import { TEST_PASSWORD } from '../../support/redis-server.ts';
+import { TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
 
 export const NS = 'redis-test';
 export const LEASE_NS = 'operator';
@@ -81,15 +81,20 @@ export class Cluster {
     return this.store.create('redises', { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2, ...spec } });
   }
 
-  /** The generated auth Secret, made beforehand with the harness' password (as if an earlier leader had). */
-  createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS): void {
-    this.store.create('secrets', {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: `${redis}-auth`, namespace },
-      type: 'Opaque',
-      stringData: { password },
-    });
+  /**
+   * The generated auth Secret and the operator user's Secret, made beforehand with the passwords
+   * test servers start with (as if an earlier leader had); operatorPassword null leaves the second
+   * one to the leader.
+   */
+  createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS, operatorPassword: string | null = TEST_OPERATOR_PASSWORD): void {
+    const secrets: Array<[string, string | null]> = [
+      [`${redis}-auth`, password],
+      [`${redis}-operator`, operatorPassword],
+    ];
+    for (const [name, value] of secrets) {
+      if (value === null) continue;
+      this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', stringData: { password: value } });
+    }
   }
 
   /** A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready. */

@@ -5,10 +5,11 @@ import { Redis } from 'ioredis';
 import { TEST_PASSWORD } from '../../support/redis-server.ts';
 import { missingKeysOn } from '../../support/redis-keys.ts';
 
-export function redisClient(ip: string, password = TEST_PASSWORD, commandTimeout = 1500): Redis {
+export function redisClient(ip: string, password = TEST_PASSWORD, commandTimeout = 1500, username?: string): Redis {
   const c = new Redis({
     host: ip,
     port: 6379,
+    ...(username !== undefined ? { username } : {}),
     password,
     lazyConnect: true,
     enableReadyCheck: false,

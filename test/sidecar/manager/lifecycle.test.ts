@@ -1,11 +1,12 @@
 // Loopback octet: 127.0.26.x (the real manager through planned changes: the master's pod is
 // deleted (planned switchover, no acknowledged write lost), the auth Secret's password is
-// rotated (running nodes are moved to it, replication survives, a pod started later with the new
-// password replicates), the Redis resource is deleted (its worker and metrics go away)).
+// rotated under writes (both passwords work for the grace period, then only the new one; links
+// never break), nodes of an earlier version get the operator's user, the Redis resource is
+// deleted (its worker and metrics go away)).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
-import { addr, startRedis } from '../../support/redis-server.ts';
+import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { Cluster, missingKeys, NS, redisClient, replicationOf, settle, until, Writer } from './harness.ts';
 
 const N = 26;
@@ -29,8 +30,8 @@ function linkedAll(cluster: Cluster): boolean {
   return r.length === 3 && r.every((v) => v.endsWith('/up')) && cluster.masters('cache').length === 1;
 }
 
-async function authWorks(ip: string, password: string): Promise<boolean> {
-  const c = redisClient(ip, password);
+async function authWorks(ip: string, password: string, username?: string): Promise<boolean> {
+  const c = redisClient(ip, password, 1500, username);
   try {
     await c.connect();
     return (await c.ping()) === 'PONG';
@@ -78,52 +79,91 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
   cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: null } }, { type: 'merge' });
 });
 
-test("password rotation: running nodes are moved to the Secret's new password, replication survives, a new pod with it replicates", async (t) => {
-  const { cluster, servers, masters, a } = await threeNodes(t, 11, { secretRefreshMs: 300 });
+test('password rotation under writes: the new password works at once, the old one until the grace period ends; links, labels and writes never notice', async (t) => {
+  const cluster = await Cluster.start();
+  t.after(() => cluster.close());
+  cluster.createAuthSecret('cache');
+  cluster.createRedis('cache', { passwordGracePeriodSeconds: 4 });
+  const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 11 + i), extra })));
+  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  const masters = cluster.watchMasters('cache');
+  const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), timing: { secretRefreshMs: 300 } });
+  await until('a linked set', () => linkedAll(cluster));
+  // Clients keep writing with the password they started with: the grace period is for them.
+  const writer = new Writer(cluster, 'cache');
+  writer.start();
+  t.after(() => writer.stop());
+  await until('writes', () => writer.acked.length > 100);
   const from = cluster.api.requests.length;
   const NEW = 'rotated-password-1b2c';
-  const masterIp = cluster.masterIp('cache')!;
-  const old = servers.find((s) => s.ip !== masterIp)!;
   cluster.store.patch('secrets', NS, 'cache-auth', { data: { password: Buffer.from(NEW).toString('base64') } }, { type: 'merge' });
   await until('every node takes the new password', async () => {
     for (const s of servers) if (!(await authWorks(s.ip, NEW))) return false;
     return true;
   });
-  for (const s of servers) assert.equal(await authWorks(s.ip, 'test-password-7f3a'), false, `${s.ip} refuses the old password`);
-  assert.equal(cluster.events('cache').filter((e) => e.reason === 'PasswordRotated').length, 3);
-  // The links survived (no link annotation went down), nobody failed over, and a wrong password
-  // was never mistaken for a silent node.
-  assert.ok(linkedAll(cluster));
-  assert.deepEqual(cluster.podPatches(from), [], 'no label or annotation changed during the rotation');
+  for (const s of servers) assert.equal(await authWorks(s.ip, TEST_PASSWORD), true, `${s.ip} still takes the old password during the grace period`);
+  // A replica restarted during the grace period starts with the new password only (its env): it
+  // gets the old one back, so a client of that pod is not cut off early either.
+  const masterIp = cluster.masterIp('cache')!;
+  const restarted = servers.find((s) => s.ip !== masterIp)!;
+  await restarted.restart({ password: NEW });
+  await until('the restarted node takes the old password again', () => authWorks(restarted.ip, TEST_PASSWORD));
+  const acked = writer.acked.length;
+  await until('old password refused everywhere after the grace period', async () => {
+    for (const s of servers) if ((await authWorks(s.ip, TEST_PASSWORD)) || !(await authWorks(s.ip, NEW))) return false;
+    return true;
+  });
+  await until('the grace period told', () => ['PasswordGraceStarted', 'PasswordGraceEnded'].every((r) => cluster.events('cache').some((e) => e.reason === r)));
+  await writer.stop();
+  assert.ok(acked > 100, 'writes with the old password went on during the grace period');
+  // The links and the master never noticed: probes, the sidecar and replication use the
+  // operator's own user; nobody failed over and no node looked silent.
+  await until('linked', () => linkedAll(cluster));
+  assert.equal(cluster.masterIp('cache'), masterIp);
+  const restartedPod = cluster.store.list('pods', { namespace: NS }).find((p) => (p as { status?: { podIP?: string } }).status?.podIP === restarted.ip)!
+    .metadata.name;
+  assert.deepEqual(
+    cluster.podPatches(from).filter((p) => !p.path.endsWith(`/${restartedPod}`)),
+    [],
+    'no other pod had a label or annotation changed (only the restarted one: its link went down and up)',
+  );
   assert.deepEqual(
     cluster.events('cache').filter((e) => e.reason === 'FailoverStarted' || e.reason === 'FailoverBlocked'),
     [],
   );
   assert.ok(!a.logs.some((l) => l.includes('silent for')), 'no node looked silent');
-  // A replica pod recreated now starts with the new password from the Secret (requirepass and
-  // masterauth): it can follow the master, which uses the new password too.
-  await old.kill();
-  old.cleanup();
-  const fresh = await startRedis(t, { ip: addr(N, 21), password: NEW, extra });
-  const suffix = cluster.store
-    .list('pods', { namespace: NS })
-    .find((p) => (p as { status?: { podIP?: string } }).status?.podIP === old.ip)!
-    .metadata.name.replace('cache-', '');
-  cluster.recreatePod('cache', suffix, fresh.ip);
-  await until('the new pod replicates', async () => {
-    const c = redisClient(fresh.ip, NEW);
-    try {
-      await c.connect();
-      const info = String(await c.call('INFO', 'replication'));
-      return info.includes(`master_host:${masterIp}`) && info.includes('master_link_status:up');
-    } catch {
-      return false;
-    } finally {
-      c.disconnect();
-    }
-  });
-  await until('linked', () => linkedAll(cluster));
   assert.deepEqual(masters.violations, []);
+});
+
+test("nodes started by an earlier version (no operator's user): probed as default, then given the user and a link that authenticates as it", async (t) => {
+  const cluster = await Cluster.start();
+  t.after(() => cluster.close());
+  cluster.createAuthSecret('cache', TEST_PASSWORD, NS, null);
+  cluster.createRedis('cache');
+  const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 41 + i), extra, operatorPassword: null })));
+  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
+  await until('a linked set', () => linkedAll(cluster));
+  const secret = await until('the generated operator secret', () => cluster.store.get('secrets', NS, 'cache-operator'));
+  const operatorPassword = Buffer.from(String((secret as { data?: Record<string, string> }).data?.['password']), 'base64').toString();
+  await until('every node adopted', async () => {
+    for (const s of servers) {
+      const c = redisClient(s.ip);
+      try {
+        await c.connect();
+        const link = (await c.call('CONFIG', 'GET', 'masteruser', 'masterauth')) as string[];
+        if (!link.includes('redis-operator') || !link.includes(operatorPassword)) return false;
+      } catch {
+        return false;
+      } finally {
+        c.disconnect();
+      }
+    }
+    return true;
+  });
+  for (const s of servers) assert.equal(await authWorks(s.ip, operatorPassword, 'redis-operator'), true, `${s.ip}: the operator's user logs in`);
+  await until('told once per node', () => cluster.events('cache').filter((e) => e.reason === 'OperatorUserAdded').length === 3);
+  assert.ok(linkedAll(cluster));
 });
 
 test('the Redis resource is deleted: its worker stops and its per-pod metrics go away', async (t) => {

@@ -1,12 +1,13 @@
 // Loopback octet: 127.0.29.x. The real manager applying spec.users (src/sidecar/manager/users.ts)
 // to real redis-servers: a user added is on every node with its Secret's password and its rules,
-// a changed rule or password reaches every node, a restarted node gets the users as it joins, a
-// removed user is deleted everywhere, and a user made by hand (never managed) is left alone.
+// a changed rule or password reaches every node (the old password working until its grace period
+// ends), a restarted node gets the users as it joins, a removed user is deleted everywhere, and a
+// user made by hand (never managed) is left alone.
 // The Kubernetes side is the API stand-in over HTTP.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { MANAGED_USERS_ANNOTATION } from '../../../src/api/labels.ts';
+import { MANAGED_USERS_ANNOTATION, PASSWORD_GRACE_ANNOTATION } from '../../../src/api/labels.ts';
 import { addr, startRedis, type RedisServer } from '../../support/redis-server.ts';
 import { Cluster, NS, redisCall, until } from './harness.ts';
 
@@ -45,7 +46,10 @@ test('spec.users: on every node, changed everywhere, on a restarted node as it j
   t.after(() => cluster.close());
   cluster.createAuthSecret('cache');
   secret(cluster, 'shop-redis', 'shop-pw-1');
-  cluster.createRedis('cache', { users: [{ name: 'shop', rules: '~shop:* +get +set +ping', passwordSecret: { name: 'shop-redis' } }] });
+  cluster.createRedis('cache', {
+    passwordGracePeriodSeconds: 3,
+    users: [{ name: 'shop', rules: '~shop:* +get +set +ping', passwordSecret: { name: 'shop-redis' } }],
+  });
   const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i) })));
   ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
   // A user an administrator made by hand: not in spec.users, never managed, never touched.
@@ -59,7 +63,8 @@ test('spec.users: on every node, changed everywhere, on a restarted node as it j
   assert.equal(await as(servers[0]!.ip, 'shop', 'wrong', 'PING'), 'WRONGPASS');
   assert.equal(cluster.store.get('redises', NS, 'cache')?.metadata.annotations?.[MANAGED_USERS_ANNOTATION], 'shop', 'recorded as managed');
 
-  // 2. Changed: a new password and a new rule reach every node (the old password stops working).
+  // 2. Changed: a new password and a new rule reach every node; for the grace period (3 s here)
+  // the old password works too, then it stops working.
   secret(cluster, 'shop-redis', 'shop-pw-2');
   setUsers(cluster, [{ name: 'shop', rules: '~shop:* +get +ping', passwordSecret: { name: 'shop-redis' } }]);
   await until('shop-pw-2 and no SET on every node', () =>
@@ -68,7 +73,20 @@ test('spec.users: on every node, changed everywhere, on a restarted node as it j
       async (ip) => (await as(ip, 'shop', 'shop-pw-2', 'PING')) === 'PONG' && (await as(ip, 'shop', 'shop-pw-2', 'SET', 'shop:1', 'x')) === 'NOPERM',
     ),
   );
-  assert.equal(await as(servers[1]!.ip, 'shop', 'shop-pw-1', 'PING'), 'WRONGPASS');
+  assert.ok(
+    await everyNode(servers, async (ip) => (await as(ip, 'shop', 'shop-pw-1', 'PING')) === 'PONG'),
+    'the old password still works during the grace period',
+  );
+  assert.match(
+    cluster.store.get('redises', NS, 'cache')?.metadata.annotations?.[PASSWORD_GRACE_ANNOTATION] ?? '',
+    /^\{"shop":"[^"]+"\}$/,
+    'the grace period is recorded',
+  );
+  await until('shop-pw-1 refused on every node after the grace period', () =>
+    everyNode(servers, async (ip) => (await as(ip, 'shop', 'shop-pw-1', 'PING')) === 'WRONGPASS' && (await as(ip, 'shop', 'shop-pw-2', 'PING')) === 'PONG'),
+  );
+  await until('the grace record cleared', () => cluster.store.get('redises', NS, 'cache')?.metadata.annotations?.[PASSWORD_GRACE_ANNOTATION] === undefined);
+  await until('told in Events', () => ['PasswordGraceStarted', 'PasswordGraceEnded'].every((r) => cluster.events('cache').some((e) => e.reason === r)));
 
   // 3. A restarted node starts without any user: it gets them as it joins.
   await servers[2]!.restart();

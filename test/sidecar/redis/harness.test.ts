@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { Redis } from 'ioredis';
-import { addr, cutLink, RedisServer, startRedis, sweepRules, TEST_PASSWORD } from '../../support/redis-server.ts';
+import { addr, cutLink, RedisServer, startRedis, sweepRules, TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
 
 const N = 10;
 
@@ -63,9 +63,16 @@ test('a server starts on its own loopback address as a replica of nowhere, confi
   assert.match(info, /role:slave/);
   assert.match(info, /master_host:127\.0\.0\.1/);
   assert.match(info, /master_port:1\r?\n/);
-  const cfg = (await c.call('CONFIG', 'GET', 'repl-ping-replica-period', 'replica-read-only', 'min-replicas-to-write', 'masterauth')) as string[];
+  const cfg = (await c.call('CONFIG', 'GET', 'repl-ping-replica-period', 'replica-read-only', 'min-replicas-to-write', 'masterauth', 'masteruser')) as string[];
   const map = Object.fromEntries(cfg.flatMap((v, i) => (i % 2 === 0 ? [[v, cfg[i + 1]]] : [])));
-  assert.deepEqual(map, { 'repl-ping-replica-period': '1', 'replica-read-only': 'yes', 'min-replicas-to-write': '1', masterauth: TEST_PASSWORD });
+  assert.deepEqual(map, {
+    'repl-ping-replica-period': '1',
+    'replica-read-only': 'yes',
+    'min-replicas-to-write': '1',
+    // The link authenticates as the operator's own user, as the pod's start-up config sets it.
+    masterauth: TEST_OPERATOR_PASSWORD,
+    masteruser: 'redis-operator',
+  });
   // Without the password it refuses us.
   const anon = new Redis({
     host: server.ip,

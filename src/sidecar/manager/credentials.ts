@@ -1,0 +1,240 @@
+// One Redis's credentials: the operator's own user, which every sidecar connection uses (its
+// password in the generated <name>-operator Secret, never rotated), and the default user's password
+// (spec.auth or the generated <name>-auth: what clients use, rotated by the users pass, users.ts).
+// Invariants:
+// - Both Secrets are re-read every secretRefreshMs, and within a second after a node refused us;
+//   a read never blocks the probes once the operator's password is known.
+// - A node that refuses the operator's user but takes the default user's password (the current
+//   one, or the one before a change) was started without that user (by an earlier version) or
+//   before its Secret was made again. It is probed as `default`, so it never looks silent, and the
+//   leader adopts it: gives it the operator's user and points its replication link at that user.
+// - Only the leader creates a generated Secret, adopts a node or sends an Event.
+import type { Logger } from 'pino';
+import { OPERATOR_RULES, OPERATOR_USER, authSecretRef, operatorSecretRef, type AuthSecretRef } from '../../api/auth.ts';
+import type { RedisSpec } from '../../api/schema.ts';
+import { REDIS_PORT } from '../../api/labels.ts';
+import { kubeFailure, type GeneratedSecret, type RedisRef } from '../kube/client.ts';
+import type { Endpoint, ProbeResult, RedisAdapter } from '../redis/index.ts';
+import type { EventMemory, EventToSend } from './events.ts';
+import type { PodView } from './pods.ts';
+
+export interface SecretReader {
+  readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
+  ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret>;
+}
+
+export interface CredentialsOptions {
+  ref: RedisRef;
+  kube: SecretReader;
+  isLeader(): boolean;
+  log: Logger;
+  memory: EventMemory;
+  event(e: EventToSend): void;
+  /** Connections as `username` (undefined: `default`) with `password`. */
+  newAdapter(username: string | undefined, password: string | undefined): RedisAdapter;
+  secretRefreshMs: number;
+  now(): number;
+}
+
+/** A Secret that is not there; only the user's own (not generated) is worth a Warning. */
+interface Missing {
+  text: string;
+  userOwned: boolean;
+}
+
+interface Legacy {
+  password: string;
+  adapter: RedisAdapter;
+}
+
+export class Credentials {
+  readonly #o: CredentialsOptions;
+  /** Connections as the operator's user: probes, steps and the users pass use these. */
+  readonly adapter: RedisAdapter;
+  /** As `default`, with its current password and the one before: for nodes not adopted yet. */
+  #legacy: Legacy[] = [];
+  /** Pods (by uid) that answered only as `default`, with the connections that worked. */
+  readonly #unadopted = new Map<string, Legacy>();
+  #spec: RedisSpec | null = null;
+  #operatorPassword: string | undefined;
+  #clientPassword: string | undefined;
+  #loadedAt = -Infinity;
+  #attemptAt = -Infinity;
+  #load: Promise<void> | null = null;
+  #refused = false;
+
+  constructor(options: CredentialsOptions) {
+    this.#o = options;
+    this.adapter = options.newAdapter(OPERATOR_USER, undefined);
+  }
+
+  /** The operator's password is known: probing may start. */
+  get known(): boolean {
+    return this.#operatorPassword !== undefined;
+  }
+
+  /** The default user's password (what clients use), once read. */
+  get clientPassword(): string | undefined {
+    return this.#clientPassword;
+  }
+
+  /** A new valid spec: a different Secret or key is read at once. */
+  setSpec(spec: RedisSpec): void {
+    const before = this.#spec ? authSecretRef(this.#o.ref.name, this.#spec) : null;
+    const after = authSecretRef(this.#o.ref.name, spec);
+    this.#spec = spec;
+    if (before && (before.secretName !== after.secretName || before.key !== after.key)) this.#loadedAt = -Infinity;
+  }
+
+  /** True when the operator's password is known; loads the Secrets (creating them, as leader) when not. */
+  async ensure(): Promise<boolean> {
+    const now = this.#o.now();
+    const due = now - this.#loadedAt > this.#o.secretRefreshMs || (this.#refused && now - this.#attemptAt > 1000);
+    if (this.known) {
+      if (due && !this.#load) this.#startLoad();
+      return true;
+    }
+    if (!this.#load && now - this.#attemptAt > 1000) this.#startLoad();
+    if (this.#load) await this.#load;
+    return this.known;
+  }
+
+  /** Probes a node as the operator; one that refuses it is tried as `default` (not adopted yet). */
+  async probe(uid: string, endpoint: Endpoint, running: () => boolean): Promise<ProbeResult> {
+    const result = await this.adapter.probe(endpoint);
+    if (!result.ok && result.error.kind === 'auth') {
+      this.#refused = true;
+      for (const legacy of running() ? this.#legacy : []) {
+        const old = await legacy.adapter.probe(endpoint);
+        if (old.ok) {
+          this.#unadopted.set(uid, legacy);
+          return old;
+        }
+      }
+    } else if (result.ok) {
+      this.#unadopted.delete(uid);
+    }
+    return result;
+  }
+
+  /** Connections only to the addresses pods still have. */
+  retain(endpoints: Endpoint[]): void {
+    this.adapter.retain(endpoints);
+    for (const l of this.#legacy) l.adapter.retain(endpoints);
+  }
+
+  forgetPod(uid: string): void {
+    this.#unadopted.delete(uid);
+  }
+
+  close(): void {
+    this.adapter.close();
+    for (const l of this.#legacy) l.adapter.close();
+  }
+
+  /**
+   * Leader: gives each node that answered only as `default` the operator's user, and points its
+   * replication link at it (masteruser/masterauth), so the default user's password can rotate
+   * without breaking the link. Returns the uids adopted (the round probes them again).
+   */
+  async adopt(views: PodView[]): Promise<Set<string>> {
+    const adopted = new Set<string>();
+    const password = this.#operatorPassword;
+    if (this.#unadopted.size === 0 || password === undefined) return adopted;
+    await Promise.all(
+      views
+        .filter((v) => this.#unadopted.has(v.uid) && v.ip)
+        .map(async (v) => {
+          const legacy = this.#unadopted.get(v.uid)!;
+          if (!this.#o.isLeader()) return;
+          const r = await legacy.adapter.adoptOperator({ host: v.ip!, port: REDIS_PORT }, OPERATOR_USER, OPERATOR_RULES, password);
+          if (!r.ok) {
+            this.#o.log.warn({ pod: v.name, err: r.error.message }, "could not give a node the operator's user");
+            return;
+          }
+          adopted.add(v.uid);
+          this.#unadopted.delete(v.uid);
+          this.#o.log.info({ pod: v.name }, "gave a node the operator's user");
+          this.#o.event({
+            type: 'Normal',
+            reason: 'OperatorUserAdded',
+            message: `${v.name} had no ${OPERATOR_USER} user with the password of Secret ${operatorSecretRef(this.#o.ref.name).secretName} (started by an earlier version, or the Secret was made again): added it, and its replication link now authenticates as it`,
+          });
+        }),
+    );
+    return adopted;
+  }
+
+  #startLoad(): void {
+    this.#attemptAt = this.#o.now();
+    this.#refused = false;
+    this.#load = this.#read()
+      .catch((err: unknown) => {
+        const f = kubeFailure(err);
+        this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the Redis secrets');
+      })
+      .finally(() => {
+        this.#load = null;
+      });
+  }
+
+  async #read(): Promise<void> {
+    const spec = this.#spec;
+    if (!spec) return;
+    const { ref } = this.#o;
+    const [operator, client] = await Promise.all([this.#value(operatorSecretRef(ref.name)), this.#value(authSecretRef(ref.name, spec))]);
+    this.#problem(operator.problem ?? client.problem);
+    if (operator.value !== null && client.value !== null) this.#loadedAt = this.#o.now();
+    if (operator.value !== null && operator.value !== this.#operatorPassword) {
+      if (this.#operatorPassword !== undefined) this.#o.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
+      this.#operatorPassword = operator.value;
+      this.adapter.setPassword(operator.value);
+    }
+    if (client.value !== null && client.value !== this.#clientPassword) {
+      // Keep the previous password's connections: a node not adopted yet may still run with it.
+      const previous = this.#legacy[0];
+      for (const l of this.#legacy.slice(1)) l.adapter.close();
+      this.#legacy = [{ password: client.value, adapter: this.#o.newAdapter(undefined, client.value) }, ...(previous ? [previous] : [])];
+      this.#clientPassword = client.value;
+    }
+  }
+
+  /** One Secret's value; a generated one is created first by the leader. */
+  async #value(src: AuthSecretRef): Promise<{ value: string | null; problem: Missing | null }> {
+    const { ref, kube } = this.#o;
+    let value: string | null;
+    if (src.generated && this.#o.isLeader() && ref.uid) {
+      const r = await kube.ensureAuthSecret({ namespace: ref.namespace, name: ref.name, uid: ref.uid }, src);
+      if (r.created) this.#o.log.info({ secret: src.secretName }, 'created a generated secret (random password, owned by the Redis)');
+      value = r.password;
+    } else {
+      value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
+    }
+    if (value !== null) return { value, problem: null };
+    const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (it is created by the leader)' : ''}`;
+    return { value, problem: { text, userOwned: !src.generated } };
+  }
+
+  /** Tells a missing Secret once (a Warning only for the user's own: the leader makes generated ones). */
+  #problem(problem: Missing | null): void {
+    const { memory, log } = this.#o;
+    if (problem === null) {
+      memory.authProblem = null;
+      memory.authProblemTold = null;
+      return;
+    }
+    const { text, userOwned } = problem;
+    if (memory.authProblem !== text) {
+      memory.authProblem = text;
+      log.warn({ problem: text }, 'a Redis secret is missing: waiting for it');
+    }
+    if (userOwned && memory.authProblemTold !== text && this.#o.isLeader()) {
+      memory.authProblemTold = text;
+      this.#o.event({
+        type: 'Warning',
+        reason: 'AuthSecretMissing',
+        message: `${text}: the pods cannot start and the manager cannot reach Redis until it exists`,
+      });
+    }
+  }
+}
