@@ -9,7 +9,7 @@ import { rmSync } from 'node:fs';
 import { parseAllDocuments, stringify } from 'yaml';
 import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import type { KubeApiServer, KubeObject, ObjectStore, ResourceDef, StoredObject } from '../support/kube-api/index.ts';
-import { eventRecords, nodeClient, pollUntil, redisPassword } from '../support/cluster-views.ts';
+import { eventRecords, nodeClient, pollUntil, redisPassword, redisTls } from '../support/cluster-views.ts';
 import { tailLines } from '../support/host.ts';
 import { asRecord as rec, isRecord } from '../support/records.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable } from './kubectl.ts';
@@ -169,7 +169,12 @@ export function clusterHandle(parts: ClusterParts): Cluster {
     },
 
     password: (name, namespace = 'default') => redisPassword(name, store.get(redisResource, namespace, name), (s) => store.get('secrets', namespace, s)),
-    redis: (ip, name, namespace = 'default') => nodeClient(ip, cluster.password(name, namespace)),
+    redis: (ip, name, namespace = 'default') =>
+      nodeClient(
+        ip,
+        cluster.password(name, namespace),
+        redisTls(name, store.get(redisResource, namespace, name), (s) => store.get('secrets', namespace, s)),
+      ),
 
     events: (filter = {}) => eventRecords(store.list('events', filter.namespace ? { namespace: filter.namespace } : {}), filter),
 

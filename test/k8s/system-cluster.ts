@@ -16,7 +16,7 @@ import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } 
 import { startLocalCluster, type LocalCluster, type LocalClusterOptions } from './local-cluster.ts';
 import { tailLines } from '../support/host.ts';
 import type { Endpoint, SystemCluster, WatchOptions } from '../system/cluster.ts';
-import { eventRecords, nodeClient, pollUntil, redisPassword } from '../support/cluster-views.ts';
+import { eventRecords, nodeClient, pollUntil, redisPassword, redisTls } from '../support/cluster-views.ts';
 import { asRecord as rec } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
@@ -167,7 +167,12 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
       lc.client.list(ref('pods'), { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` }),
     password: (name, namespace = 'default') =>
       redisPassword(name, lc.client.get(ref('redises'), namespace, name), (s) => lc.client.get(ref('secrets'), namespace, s)),
-    redis: (ip, name, namespace = 'default') => nodeClient(ip, view.password(name, namespace)),
+    redis: (ip, name, namespace = 'default') =>
+      nodeClient(
+        ip,
+        view.password(name, namespace),
+        redisTls(name, lc.client.get(ref('redises'), namespace, name), (s) => lc.client.get(ref('secrets'), namespace, s)),
+      ),
     events: (filter = {}) => eventRecords(lc.client.list(ref('events'), filter.namespace ? { namespace: filter.namespace } : {}), filter),
     leader: () => lc.leader(),
     sidecarNames: () => lc.sidecars.map((s) => s.name),

@@ -2,6 +2,7 @@
 // test/k8s/system-cluster.ts) answer the same way: polling a check with a self-explaining
 // timeout, core Events as the flat records the scenarios filter, a Redis's password and a client
 // of one of its nodes.
+import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
 import { authSecretRef } from '../../src/api/auth.ts';
 import { DEFAULT_PASSWORD_KEY, REDIS_PORT } from '../../src/api/labels.ts';
@@ -90,12 +91,25 @@ export function redisPassword(name: string, redis: unknown, secret: (secretName:
   return typeof value === 'string' ? Buffer.from(value, 'base64').toString('utf8') : undefined;
 }
 
+/**
+ * With spec.tls: how a client trusts Redis `name` (its TLS Secret's CA; names unchecked, since
+ * checks dial pod IPs); undefined without TLS or while the Secret is missing.
+ */
+export function redisTls(name: string, redis: unknown, secret: (secretName: string) => unknown): ConnectionOptions | undefined {
+  const tls = rec(rec(redis)['spec'])['tls'];
+  if (tls === undefined || tls === null) return undefined;
+  const secretName = typeof rec(tls)['secretName'] === 'string' ? String(rec(tls)['secretName']) : `${name}-tls`;
+  const ca = rec(rec(secret(secretName))['data'])['ca.crt'];
+  return typeof ca === 'string' ? { ca: Buffer.from(ca, 'base64').toString('utf8'), checkServerIdentity: () => undefined } : undefined;
+}
+
 /** A client of one Redis node that fails fast (no retries, no offline queue): what a check wants. */
-export function nodeClient(ip: string, password: string | undefined): Redis {
+export function nodeClient(ip: string, password: string | undefined, tls?: ConnectionOptions): Redis {
   return new Redis({
     host: ip,
     port: REDIS_PORT,
     ...(password !== undefined ? { password } : {}),
+    ...(tls ? { tls } : {}),
     lazyConnect: true,
     connectTimeout: 500,
     commandTimeout: 2000,

@@ -10,10 +10,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
+import tls, { type ConnectionOptions } from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { assertLoopback, installHooks, liveServers } from './loopback-guard.ts';
+import { writeTlsDir, type Issued } from './tls-certs.ts';
 
 export { addr } from './loopback-guard.ts';
 export { assertIptablesUsable, cutLink, sweepRules, type LinkCut } from './link-cuts.ts';
@@ -32,6 +34,11 @@ export interface RedisServerOptions {
    * null starts a node the way an earlier version did: no such user, the link as `default`.
    */
   operatorPassword?: string | null;
+  /**
+   * TLS only, as spec.tls makes it: the certificate's files in <root>/tls (what the mounted Secret
+   * holds), TLS on port 6379, the plaintext port closed, replication over TLS.
+   */
+  tls?: Issued;
   /** Mirrors spec.persistence.enableAof. */
   appendonly?: boolean;
   /** RDB save rule; '' (default) disables automatic snapshots, tests call SAVE when they need a file. */
@@ -51,7 +58,7 @@ export interface RedisServerOptions {
 // ---- redis-server ---------------------------------------------------------------------------
 
 function configText(
-  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor'>> & { extra: Record<string, string> },
+  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls'>> & { extra: Record<string, string> },
   dataDir: string,
   logFile: string,
 ): string {
@@ -83,9 +90,9 @@ function configText(
  * AUTH + PING over a raw socket: resolves true on PONG, false on anything else (refused,
  * LOADING...). With acceptOnly, any answer counts.
  */
-function pingOnce(ip: string, password: string, timeoutMs: number, acceptOnly = false): Promise<boolean> {
+function pingOnce(ip: string, password: string, timeoutMs: number, acceptOnly = false, secure = false): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = net.createConnection({ host: ip, port: REDIS_PORT });
+    const socket = secure ? tls.connect({ host: ip, port: REDIS_PORT, rejectUnauthorized: false }) : net.createConnection({ host: ip, port: REDIS_PORT });
     let data = '';
     const done = (ok: boolean) => {
       socket.destroy();
@@ -93,13 +100,19 @@ function pingOnce(ip: string, password: string, timeoutMs: number, acceptOnly = 
     };
     socket.setTimeout(timeoutMs, () => done(false));
     socket.on('error', () => done(false));
-    socket.on('connect', () => socket.write(`AUTH ${password}\r\nPING\r\n`));
+    socket.on(secure ? 'secureConnect' : 'connect', () => socket.write(`AUTH ${password}\r\nPING\r\n`));
     socket.on('data', (chunk) => {
       data += chunk.toString();
       if (data.includes('+PONG') || acceptOnly) done(true);
       else if (data.split('\r\n').length > 2) done(false);
     });
   });
+}
+
+/** The TLS options to reach the live test server at ip (undefined when it speaks plaintext or is unknown). */
+export function clientTlsFor(ip: string): ConnectionOptions | undefined {
+  for (const server of liveServers) if (server.ip === ip) return server.clientTls;
+  return undefined;
 }
 
 export class RedisServer {
@@ -138,6 +151,45 @@ export class RedisServer {
       throw err;
     }
     return server;
+  }
+
+  /** With TLS: where its certificate files are (rewrite them with renewTls, then a reload loads them). */
+  get tlsDir(): string {
+    return path.join(this.root, 'tls');
+  }
+
+  /** How a client reaches it: TLS options trusting its CA (names unchecked: tests address by IP), or undefined. */
+  get clientTls(): ConnectionOptions | undefined {
+    const cert = this.#options.tls;
+    return cert ? { ca: cert['ca.crt'], checkServerIdentity: () => undefined } : undefined;
+  }
+
+  /** A renewed certificate in its files, as the kubelet updates a mounted Secret; the running server keeps serving the old one until it reloads. */
+  renewTls(cert: Issued): void {
+    this.#options = { ...this.#options, tls: cert };
+    writeTlsDir(this.tlsDir, cert);
+  }
+
+  #tlsArgs(cert: Issued): string[] {
+    mkdirSync(this.tlsDir, { recursive: true });
+    writeTlsDir(this.tlsDir, cert);
+    const file = (k: string) => path.join(this.tlsDir, k);
+    return [
+      '--port',
+      '0',
+      '--tls-port',
+      String(REDIS_PORT),
+      '--tls-cert-file',
+      file('tls.crt'),
+      '--tls-key-file',
+      file('tls.key'),
+      '--tls-ca-cert-file',
+      file('ca.crt'),
+      '--tls-auth-clients',
+      'no',
+      '--tls-replication',
+      'yes',
+    ];
   }
 
   get ip(): string {
@@ -179,7 +231,8 @@ export class RedisServer {
       op === null
         ? ['--requirepass', this.password, '--masterauth', this.password]
         : ['--requirepass', this.password, '--user', OPERATOR_USER, 'on', `>${op}`, '~*', '&*', '+@all', '--masteruser', OPERATOR_USER, '--masterauth', op];
-    const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, ...auth], {
+    const secure = o.tls ? this.#tlsArgs(o.tls) : [];
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, ...auth, ...secure], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     // Config errors are printed before the log file is opened: keep them for the error message.
@@ -205,7 +258,7 @@ export class RedisServer {
     const deadline = Date.now() + (o.startTimeoutMs ?? 10000);
     while (Date.now() < deadline) {
       if (exitInfo !== null) throw new Error(`redis-server on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
-      if (await pingOnce(this.#ip, this.password, 300, o.waitFor === 'accept')) return;
+      if (await pingOnce(this.#ip, this.password, 300, o.waitFor === 'accept', o.tls !== undefined)) return;
       await new Promise((r) => setTimeout(r, 20));
     }
     throw new Error(`redis-server on ${this.#ip} did not answer PING within ${o.startTimeoutMs ?? 10000} ms:\n${this.logTail()}`);

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { containerArgv, expand, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup } from './container.ts';
+import { containerArgv, expand, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup, mapPathsInText } from './container.ts';
 import { REDIS_START_SCRIPT } from '../../../src/hook/children/statefulset.ts';
 
 const NODE = { memoryBytes: 8 * 2 ** 30, cpus: 4 };
@@ -213,7 +213,10 @@ describe('redisShim', () => {
       const data = path.join(root, 'data');
       mkdirSync(cfg);
       mkdirSync(data);
-      writeFileSync(path.join(cfg, 'redis.conf'), 'bind 0.0.0.0\ndir /data\nDIR  "/data/sub"  \nsave ""\nappendonly yes');
+      writeFileSync(
+        path.join(cfg, 'redis.conf'),
+        'bind 0.0.0.0\ndir /data\nDIR  "/data/sub"  \nsave ""\nappendonly yes\nport 0\ntls-port 6379\ntls-cert-file /etc/redis/tls.crt\ntls-replication yes',
+      );
       const fake = path.join(root, 'fake-redis-server');
       writeFileSync(fake, '#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\n');
       chmodSync(fake, 0o755);
@@ -228,7 +231,6 @@ describe('redisShim', () => {
             { containerPath: '/data', hostPath: data },
           ],
           podIP: '127.0.49.9',
-          port: 6379,
           rewrittenConf: rewritten,
         }),
       );
@@ -247,17 +249,32 @@ describe('redisShim', () => {
         `${data}/r.log`,
         '--bind',
         '127.0.49.9',
-        '--port',
-        '6379',
         '--bind-source-addr',
         '127.0.49.9',
       ]);
-      assert.equal(readFileSync(rewritten, 'utf8'), `bind 0.0.0.0\ndir "${data}"\ndir "${data}/sub"\nsave ""\nappendonly yes\n`);
+      assert.equal(
+        readFileSync(rewritten, 'utf8'),
+        `bind 0.0.0.0\ndir "${data}"\ndir "${data}/sub"\nsave ""\nappendonly yes\nport 0\ntls-port 6379\ntls-cert-file "${cfg}/tls.crt"\ntls-replication yes\n`,
+        'dir and TLS file paths mapped; the port left as the file says (0 with TLS)',
+      );
       // The operator's own command: config lines on stdin (`-`), which must stay the last argument.
       const fromStdin = execFileSync('sh', ['-c', REDIS_START_SCRIPT], { env: { PATH: `${root}:/usr/bin:/bin`, REDIS_PASSWORD: 'p w' }, encoding: 'utf8' });
-      assert.deepEqual(fromStdin.trimEnd().split('\n'), [rewritten, '--bind', '127.0.49.9', '--port', '6379', '--bind-source-addr', '127.0.49.9', '-']);
+      assert.deepEqual(fromStdin.trimEnd().split('\n'), [rewritten, '--bind', '127.0.49.9', '--bind-source-addr', '127.0.49.9', '-']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
   });
+});
+
+describe('mapPathsInText (exec probe commands)', () => {
+  const mounts = [
+    { containerPath: '/tls', hostPath: '/h/tls' },
+    { containerPath: '/data', hostPath: '/h/d' },
+  ];
+  const cases: Array<[string, string]> = [
+    ['redis-cli --tls --cacert /tls/ca.crt -h "$POD_IP"', 'redis-cli --tls --cacert /h/tls/ca.crt -h "$POD_IP"'],
+    ['x=/data/a "/data/b" /data', 'x=/h/d/a "/h/d/b" /h/d'],
+    ['/tlsx /opt/tls/ca.crt', '/tlsx /opt/tls/ca.crt'],
+  ];
+  for (const [input, want] of cases) test(input, () => assert.equal(mapPathsInText(mounts, input), want));
 });

@@ -6,10 +6,11 @@
 // The one rewrite (see README.md, "What the kubelet rewrites"): the container's command runs
 // verbatim through `sh`, but `redis-server` on its PATH is a shim that (1) maps every argument
 // that names a path under a volume mount to the host directory behind it (so
-// `/etc/redis/redis.conf` is the ConfigMap volume's file), (2) maps the config file's `dir` the
-// same way (passed as `--dir`, which overrides the file), and (3) appends `--bind <pod IP>
-// --port 6379 --bind-source-addr <pod IP>`: a pod has its own network namespace, these
-// processes share one, so each must listen on, and connect from, its own address.
+// `/etc/redis/redis.conf` is the ConfigMap volume's file), (2) maps the config file's `dir` and
+// TLS file directives the same way (in a rewritten copy of the file), and (3) appends `--bind
+// <pod IP> --bind-source-addr <pod IP>`: a pod has its own network namespace, these processes
+// share one, so each must listen on, and connect from, its own address (the file's port stays:
+// 6379, or 0 with TLS on 6379).
 import type { V1Container, V1EnvVar, V1Pod } from '@kubernetes/client-node';
 import { parseQuantity } from '../../../src/hook/quantity.ts';
 
@@ -244,6 +245,21 @@ export function mapPath(mounts: Mount[], containerPath: string): string | undefi
   return undefined;
 }
 
+/**
+ * Container paths under a volume mount, inside a command's text (an exec probe's `sh -c` script),
+ * rewritten to the host directories behind them: a path starts the text or follows a space, a
+ * quote or `=`. The kubelet's exec probes run in the container's mount namespace; ours run here.
+ */
+export function mapPathsInText(mounts: Mount[], text: string): string {
+  let out = text;
+  for (const m of sortMounts(mounts)) {
+    if (m.containerPath === '/' || m.containerPath === '') continue;
+    const escaped = m.containerPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`(^|[\\s"'=])${escaped}(?=/|$|[\\s"'])`, 'g'), (_all, before: string) => `${before}${m.hostPath}`);
+  }
+  return out;
+}
+
 function shQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -253,7 +269,7 @@ function shQuote(s: string): string {
  * where it writes the config file with its `dir` mapped: Redis chdirs while it parses the file,
  * so a `dir /data` line fails before any command-line override could apply.
  */
-export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP: string; port: number; rewrittenConf: string }): string {
+export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP: string; rewrittenConf: string }): string {
   const cases = sortMounts(options.mounts).flatMap((m) => [
     `    ${shQuote(m.containerPath)}) printf '%s' ${shQuote(m.hostPath)} ;;`,
     `    ${shQuote(m.containerPath)}/*) printf '%s%s' ${shQuote(m.hostPath)} "\${1#${m.containerPath}}" ;;`,
@@ -281,11 +297,14 @@ export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP:
     '  if [ "$n" = 1 ] && [ -f "$m" ]; then',
     '    while IFS= read -r line || [ -n "$line" ]; do',
     '      case "$line" in',
-    '        [Dd][Ii][Rr][[:space:]]*)',
-    '          d=${line#???}',
+    // Directives whose value is a path: `dir` and the TLS files (the mounted Secret).
+    '        [Dd][Ii][Rr][[:space:]]*|tls-cert-file[[:space:]]*|tls-key-file[[:space:]]*|tls-ca-cert-file[[:space:]]*|tls-dh-params-file[[:space:]]*)',
+    '          k=${line%%[[:space:]]*}',
+    '          d=${line#"$k"}',
     '          d=${d#"${d%%[![:space:]]*}"}; d=${d%"${d##*[![:space:]]}"}',
     '          d=${d#\\"}; d=${d%\\"}',
-    '          printf \'dir "%s"\\n\' "$(map "$d")" ;;',
+    '          case "$k" in [Dd][Ii][Rr]) k=dir ;; esac',
+    '          printf \'%s "%s"\\n\' "$k" "$(map "$d")" ;;',
     '        *) printf \'%s\\n\' "$line" ;;',
     '      esac',
     `    done < "$m" > ${shQuote(options.rewrittenConf)}`,
@@ -293,7 +312,7 @@ export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP:
     '  fi',
     '  set -- "$@" "$m"',
     'done',
-    `exec ${shQuote(options.realBinary)} "$@" --bind ${options.podIP} --port ${options.port} --bind-source-addr ${options.podIP} $stdin`,
+    `exec ${shQuote(options.realBinary)} "$@" --bind ${options.podIP} --bind-source-addr ${options.podIP} $stdin`,
     '',
   ].join('\n');
 }

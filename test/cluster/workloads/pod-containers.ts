@@ -99,7 +99,7 @@ export function startContainer(w: PodWorker, c: ContainerRuntime): void {
   mkdirSync(bin, { recursive: true });
   mkdirSync(rootfs, { recursive: true });
   const shim = path.join(bin, 'redis-server');
-  writeFileSync(shim, redisShim({ realBinary: redisServer, mounts, podIP: ip, port: REDIS_PORT, rewrittenConf: path.join(cdir, 'redis.conf') }));
+  writeFileSync(shim, redisShim({ realBinary: redisServer, mounts, podIP: ip, rewrittenConf: path.join(cdir, 'redis.conf') }));
   chmodSync(shim, 0o755);
   const workingDir = c.spec.workingDir ?? (isRedisImage(c.spec.image) ? '/data' : '/');
   const cwd = mapPath(mounts, workingDir) ?? rootfs;
@@ -117,7 +117,7 @@ export function startContainer(w: PodWorker, c: ContainerRuntime): void {
   c.waiting = undefined;
   c.killing = false;
   const ports = Object.fromEntries((c.spec.ports ?? []).filter((p) => p.name).map((p) => [p.name!, p.containerPort]));
-  c.target = { podIP: ip, env: Object.entries(processEnv), cwd, ports };
+  c.target = { podIP: ip, env: Object.entries(processEnv), cwd, ports, mounts };
   w.log.info({ container: c.spec.name, pid: proc.pid, podIP: ip, restartCount: c.restartCount }, 'container started');
   void proc.exited.then((info) => onExit(w, c, proc, info));
   // The kubelet runs a readiness probe at once when a started container is not ready yet.

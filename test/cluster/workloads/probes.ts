@@ -8,7 +8,7 @@
 // since been replaced is discarded.
 import net from 'node:net';
 import type { V1Probe } from '@kubernetes/client-node';
-import { expand } from './container.ts';
+import { expand, mapPathsInText, type Mount } from './container.ts';
 import { spawnGroup } from './processes.ts';
 
 export type ProbeType = 'startup' | 'readiness' | 'liveness';
@@ -18,6 +18,8 @@ export interface ProbeTarget {
   podIP: string;
   env: Array<[string, string]>;
   cwd: string;
+  /** The container's volume mounts: container paths in an exec probe's command are mapped to them. */
+  mounts?: Mount[];
   /** Named container ports, for tcpSocket/httpGet probes that name their port. */
   ports: Record<string, number>;
 }
@@ -32,7 +34,12 @@ export async function runProbe(probe: V1Probe, target: ProbeTarget, timeoutMs: n
   if (probe.exec) {
     // The kubelet expands $(VAR) in exec probe commands from the container's static env values.
     const vars = new Map(target.env);
-    const argv = (probe.exec.command ?? []).map((a) => expand(a, (n) => vars.get(n)));
+    const argv = (probe.exec.command ?? []).map((a) =>
+      mapPathsInText(
+        target.mounts ?? [],
+        expand(a, (n) => vars.get(n)),
+      ),
+    );
     if (argv.length === 0) return { outcome: 'failure', output: 'exec probe without a command' };
     const proc = spawnGroup(argv, { env: Object.fromEntries(target.env), cwd: target.cwd, capture: true });
     let timer: NodeJS.Timeout | undefined;

@@ -122,7 +122,7 @@ export class ContainerRunner {
     mkdirSync(bin, { recursive: true });
     mkdirSync(rootfs, { recursive: true });
     const shim = path.join(bin, 'redis-server');
-    writeFileSync(shim, redisShim({ realBinary: h.node.redisServer, mounts, podIP: ip, port: REDIS_PORT, rewrittenConf: path.join(cdir, 'redis.conf') }));
+    writeFileSync(shim, redisShim({ realBinary: h.node.redisServer, mounts, podIP: ip, rewrittenConf: path.join(cdir, 'redis.conf') }));
     chmodSync(shim, 0o755);
     const cwd = mapPath(mounts, c.spec.workingDir ?? (isRedisImage(c.spec.image) ? '/data' : '/')) ?? rootfs;
     mkdirSync(cwd, { recursive: true });
@@ -141,7 +141,7 @@ export class ContainerRunner {
     c.waiting = undefined;
     c.killing = false;
     const ports = Object.fromEntries((c.spec.ports ?? []).filter((p) => p.name).map((p) => [p.name!, p.containerPort]));
-    c.target = { podIP: ip, env: Object.entries(processEnv), cwd, ports };
+    c.target = { podIP: ip, env: Object.entries(processEnv), cwd, ports, mounts };
     h.log.info({ container: c.spec.name, pid: proc.pid, podIP: ip, restartCount: c.restartCount }, 'container started');
     void proc.exited.then((info) => this.#onExit(c, proc, info));
     // The kubelet runs a readiness probe at once when a started container is not ready yet.

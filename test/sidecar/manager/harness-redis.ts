@@ -2,7 +2,7 @@
 // timeouts), so a test that asks a hung or partitioned node gets an answer (an error) at once
 // instead of waiting on ioredis' reconnects; every helper closes the connection it opened.
 import { Redis } from 'ioredis';
-import { TEST_PASSWORD } from '../../support/redis-server.ts';
+import { clientTlsFor, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { missingKeysOn } from '../../support/redis-keys.ts';
 
 export function redisClient(ip: string, password = TEST_PASSWORD, commandTimeout = 1500, username?: string): Redis {
@@ -11,6 +11,8 @@ export function redisClient(ip: string, password = TEST_PASSWORD, commandTimeout
     port: 6379,
     ...(username !== undefined ? { username } : {}),
     password,
+    // A server started with TLS is reached over TLS (it has no plaintext port).
+    ...(clientTlsFor(ip) ? { tls: clientTlsFor(ip) } : {}),
     lazyConnect: true,
     enableReadyCheck: false,
     disableClientInfo: true,
