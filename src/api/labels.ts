@@ -79,6 +79,9 @@ export const CONFIG_KEY = 'redis.conf';
 export const CONFIG_MOUNT = '/etc/redis';
 export const DATA_MOUNT = '/data';
 export const DATA_VOLUME = 'data';
+/** Where the TLS Secret (tls.crt, tls.key, ca.crt) is mounted when spec.tls is set. */
+export const TLS_MOUNT = '/tls';
+export const TLS_VOLUME = 'tls';
 
 /** Key inside the auth Secret when spec.auth.key is not given, and in the generated Secret. */
 export const DEFAULT_PASSWORD_KEY = 'password';
@@ -99,6 +102,8 @@ export function childNames(name: string) {
     generatedAuthSecret: `${name}-auth`,
     /** Created by the sidecar: the password of the operator's own ACL user, owned by the Redis. */
     operatorSecret: `${name}-operator`,
+    /** Only when spec.tls.certManager is set: the Certificate, and the default Secret it writes. */
+    certificate: `${name}-tls`,
   } as const;
 }
 

@@ -62,6 +62,12 @@ export const RESERVED_CONFIG_KEYS = [
   'requirepass',
   'masterauth',
   'masteruser',
+  'tls-port',
+  'tls-cert-file',
+  'tls-key-file',
+  'tls-ca-cert-file',
+  'tls-auth-clients',
+  'tls-replication',
   'min-replicas-to-write',
   'min-slaves-to-write',
   'min-replicas-max-lag',
@@ -165,6 +171,42 @@ export const AuthSpec = Type.Object(
   },
 );
 
+export const TlsSpec = Type.Object(
+  {
+    secretName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        description:
+          'A Secret in the same namespace with tls.crt, tls.key and ca.crt (the layout cert-manager writes). Its certificate must name *.<name>-headless.<namespace>.svc (the sidecar checks it) and serve for clients and replication. Defaults to <name>-tls when certManager is set.',
+      }),
+    ),
+    certManager: Type.Optional(
+      Type.Object(
+        {
+          issuerRef: Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 253, description: 'The Issuer or ClusterIssuer.' }),
+              kind: StringEnum(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', description: 'Issuer (same namespace) or ClusterIssuer.' }),
+              group: Type.String({ default: 'cert-manager.io', minLength: 1, description: 'The issuer API group.' }),
+            },
+            { description: 'Who signs the certificate.' },
+          ),
+        },
+        {
+          description:
+            'Asks cert-manager for the certificate: a Certificate <name>-tls child (needs cert-manager and the manifests/components/cert-manager kustomize component) naming the Services and the pods, written to secretName.',
+        },
+      ),
+    ),
+  },
+  {
+    description:
+      'TLS for clients and replication: Redis listens with TLS on 6379 and the plaintext port is closed. Set at creation only. A renewed certificate in the Secret is loaded by every node without a restart.',
+    'x-kubernetes-validations': [{ rule: 'has(self.secretName) || has(self.certManager)', message: 'tls needs secretName or certManager' }],
+  },
+);
+
 export const FailoverSpec = Type.Object(
   {
     downAfterMilliseconds: Type.Integer({
@@ -233,6 +275,7 @@ export const RedisSpec = Type.Object(
     persistence: PersistenceSpec,
     resources: ResourceRequirements,
     auth: Type.Optional(AuthSpec),
+    tls: Type.Optional(TlsSpec),
     failover: FailoverSpec,
     config: Type.Optional(
       Type.Unsafe<Record<string, string>>({
@@ -326,7 +369,16 @@ export const RedisSpec = Type.Object(
         'Hibernation: true stops every pod (both StatefulSets scale to zero) and keeps the data volumes; false brings the Redis back with its data, the pod with the most data becoming master.',
     }),
   },
-  { description: 'The desired Redis: version, topology, durability, resources, auth and scheduling.' },
+  {
+    description: 'The desired Redis: version, topology, durability, resources, auth and scheduling.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.tls) == has(oldSelf.tls)',
+        message:
+          'tls cannot be switched on or off after creation: during the change, nodes with and without TLS could not replicate from each other (create a new Redis and move the data)',
+      },
+    ],
+  },
 );
 
 export const Condition = Type.Object(

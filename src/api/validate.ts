@@ -100,6 +100,8 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
         message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
       });
   }
+  if (spec.tls && spec.tls.secretName === undefined && spec.tls.certManager === undefined)
+    problems.push({ field: 'spec.tls', message: 'needs secretName (a Secret with tls.crt, tls.key and ca.crt) or certManager' });
   const seen = new Set<string>();
   for (const [index, user] of (spec.users ?? []).entries()) {
     const field = `spec.users[${index}]`;

@@ -33,6 +33,8 @@ const KEYS = 'config keys must be lower-case';
 const LINES = 'single line';
 const RESERVED = 'directive the operator owns';
 const DOWNGRADE = 'cannot be downgraded';
+const TLS_SOURCE = 'tls needs secretName or certManager';
+const TLS_TOGGLE = 'tls cannot be switched on or off';
 const SUPPORTED = 'only Redis 7.x is supported';
 
 const CASES: Case[] = [
@@ -185,6 +187,14 @@ const CASES: Case[] = [
   { name: '7.9 is older than 7.10', path: 'spec.version', message: DOWNGRADE, self: '7.9', oldSelf: '7.10', allowed: false },
   { name: 'major downgrade', path: 'spec.version', message: DOWNGRADE, self: '7.4', oldSelf: '8.0', allowed: false },
   { name: 'downgrade with suffix', path: 'spec.version', message: DOWNGRADE, self: '6.2-alpine', oldSelf: '7.0.15', allowed: false },
+  // tls: a Secret or cert-manager; never switched on or off after creation
+  { name: 'tls with a Secret', path: 'spec.tls', message: TLS_SOURCE, self: { secretName: 'my-tls' }, allowed: true },
+  { name: 'tls from cert-manager', path: 'spec.tls', message: TLS_SOURCE, self: { certManager: { issuerRef: { name: 'ca' } } }, allowed: true },
+  { name: 'tls with neither', path: 'spec.tls', message: TLS_SOURCE, self: {}, allowed: false },
+  { name: 'tls kept', path: 'spec', message: TLS_TOGGLE, self: { tls: { secretName: 'a' } }, oldSelf: { tls: { secretName: 'b' } }, allowed: true },
+  { name: 'tls never on', path: 'spec', message: TLS_TOGGLE, self: { replicas: 3 }, oldSelf: { replicas: 2 }, allowed: true },
+  { name: 'tls switched on', path: 'spec', message: TLS_TOGGLE, self: { tls: { secretName: 'a' } }, oldSelf: {}, allowed: false },
+  { name: 'tls switched off', path: 'spec', message: TLS_TOGGLE, self: {}, oldSelf: { tls: { secretName: 'a' } }, allowed: false },
 ];
 
 function ruleFor(path: string, message: string): EmittedRule {
@@ -245,6 +255,13 @@ const DESIGN = applyDefaults(specSchema, {
 
 const UPDATES: Array<[string, (spec: Record<string, any>) => void, string[]]> = [
   ['nothing changed', () => {}, []],
+  [
+    'TLS switched on',
+    (s) => (s['tls'] = { secretName: 'my-tls' }),
+    [
+      'spec: tls cannot be switched on or off after creation: during the change, nodes with and without TLS could not replicate from each other (create a new Redis and move the data)',
+    ],
+  ],
   ['scaled, grown and upgraded', (s) => Object.assign(s, { replicas: 3, version: '7.4', persistence: { ...s['persistence'], size: '20Gi' } }), []],
   ['shrunk', (s) => (s['persistence'].size = '5Gi'), ['spec.persistence: persistence.size cannot shrink']],
   [

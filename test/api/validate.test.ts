@@ -91,6 +91,8 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['name too long', 'r'.repeat(MAX_NAME_LENGTH + 1), {}, 'metadata.name'],
   ['user named default', 'r', { users: [{ name: 'default', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
   ["user named as the operator's own", 'r', { users: [{ name: 'redis-operator', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
+  ['tls with neither a Secret nor cert-manager', 'r', { tls: {} }, 'spec.tls'],
+  ["TLS directives are the operator's", 'r', { config: { 'tls-port': '6380' } }, 'spec.config.tls-port'],
   ['negative password grace period', 'r', { passwordGracePeriodSeconds: -1 }, 'spec.passwordGracePeriodSeconds'],
   ['password grace period over a week', 'r', { passwordGracePeriodSeconds: 604801 }, 'spec.passwordGracePeriodSeconds'],
   [

@@ -297,3 +297,51 @@ test('empty scheduling maps and lists are left out, as the API server stores the
   const withValues = find(desiredFor({ ...designSpec(), nodeSelector: { zone: 'a' } }), 'StatefulSet', 'my-redis-master');
   assert.deepEqual(get(withValues, 'spec', 'template', 'spec', 'nodeSelector'), { zone: 'a' });
 });
+
+test('spec.tls: the Secret mounted read-only for the group only, probes over TLS, and a Certificate only when cert-manager is asked', () => {
+  const own = desiredFor({ ...designSpec(), tls: { secretName: 'corp-tls' } });
+  for (const set of ['my-redis-master', 'my-redis-replica']) {
+    const pod = get(find(own, 'StatefulSet', set), 'spec', 'template', 'spec') as Json;
+    const volumes = pod['volumes'] as Json[];
+    assert.deepEqual(
+      volumes.find((v) => v['name'] === 'tls'),
+      { name: 'tls', secret: { secretName: 'corp-tls', defaultMode: 0o440 } },
+    );
+    const c = (pod['containers'] as Json[])[0]!;
+    assert.deepEqual(
+      (c['volumeMounts'] as Json[]).find((m) => m['name'] === 'tls'),
+      { name: 'tls', mountPath: '/tls', readOnly: true },
+    );
+    for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+      assert.match((get(c, probe, 'exec', 'command') as string[]).join(' '), /redis-cli --tls --cacert \/tls\/ca\.crt --user redis-operator/, probe);
+    }
+  }
+  assert.match(String(get(find(own, 'ConfigMap', 'my-redis-config'), 'data', 'redis.conf')), /^port 0\ntls-port 6379\n/m);
+  assert.equal(
+    own.find((c) => c.kind === 'Certificate'),
+    undefined,
+    'a Secret of the user: no Certificate',
+  );
+
+  const managed = desiredFor({ ...designSpec(), tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } } });
+  const cert = find(managed, 'Certificate', 'my-redis-tls');
+  assert.equal(cert.apiVersion, 'cert-manager.io/v1');
+  assert.deepEqual(get(cert, 'spec', 'issuerRef'), { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
+  assert.equal(get(cert, 'spec', 'secretName'), 'my-redis-tls', 'the default Secret name, which the pods mount');
+  assert.ok((get(cert, 'spec', 'dnsNames') as string[]).includes('*.my-redis-headless.default.svc'), 'the name the sidecar checks');
+  const managedVolumes = get(find(managed, 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec', 'volumes') as Json[];
+  assert.equal(
+    get(
+      managedVolumes.find((v) => v['name'] === 'tls'),
+      'secret',
+      'secretName',
+    ),
+    'my-redis-tls',
+  );
+  const plain = desiredFor();
+  assert.equal(
+    plain.some((c) => c.kind === 'Certificate' || JSON.stringify(c).includes('tls-port')),
+    false,
+    'no TLS unless asked',
+  );
+});

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateSpec } from '../../src/api/validate.ts';
 import { CONFIG_KEY, CONFIG_MOUNT } from '../../src/api/labels.ts';
-import { LIVENESS_SCRIPT, READINESS_SCRIPT, REDIS_START_SCRIPT } from '../../src/hook/children/statefulset.ts';
+import { LIVENESS_SCRIPT, livenessScript, READINESS_SCRIPT, readinessScript, REDIS_START_SCRIPT } from '../../src/hook/children/statefulset.ts';
+import { issue, makeCa, writeTlsDir } from '../support/tls-certs.ts';
 import { renderRedisConf } from '../../src/hook/redis-conf.ts';
 import { until } from '../support/until.ts';
 import { designSpec, type Json } from './helpers.ts';
@@ -138,6 +139,44 @@ test("the probes never use the clients' password: changing it on a running node 
   assert.equal((await probe(READINESS_SCRIPT, ip)).code, 0, 'readiness still passes (its env still holds the old client password)');
   assert.equal((await probe(LIVENESS_SCRIPT, ip)).code, 0, 'liveness still passes');
   assert.notEqual((await probe(READINESS_SCRIPT, ip, 'wrong-password')).code, 0, 'a probe that cannot authenticate is not Ready');
+});
+
+test('spec.tls: the rendered redis.conf serves TLS only; the probes speak TLS and verify the chain', async () => {
+  const ip = '127.0.62.50';
+  const ca = makeCa();
+  const tlsDir = mkdtempSync(join(tmpdir(), 'redis-hook-tls-'));
+  dirs.push(tlsDir, ca.dir);
+  writeTlsDir(tlsDir, issue(ca, { dnsNames: ['*.my-redis-headless.default.svc'] }));
+  const conf = confFor({ tls: { secretName: 'my-redis-tls' } });
+  assert.match(conf, /^port 0$/m, 'the plaintext port is closed');
+  assert.match(conf, /^tls-port 6379$/m);
+  assert.match(conf, /^tls-replication yes$/m);
+  const local = (text: string) => text.replaceAll('/tls/', `${tlsDir}/`);
+  const dir = mkdtempSync(join(tmpdir(), 'redis-hook-probe-'));
+  dirs.push(dir);
+  writeFileSync(
+    join(dir, 'redis.conf'),
+    local(conf)
+      .replace(/^dir .*$/m, `dir ${dir}`)
+      .replace(/^bind .*$/m, `bind ${ip}`),
+  );
+  const child = spawn('sh', ['-c', REDIS_START_SCRIPT.replace(`${CONFIG_MOUNT}/${CONFIG_KEY}`, '"$DIR/redis.conf"')], {
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD, OPERATOR_PASSWORD },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  processes.push(child);
+  const tlsCli = (...args: string[]) =>
+    run('redis-cli', ['--tls', '--cacert', `${tlsDir}/ca.crt`, '-h', ip, '-p', '6379', ...args], { REDISCLI_AUTH: PASSWORD });
+  await until('redis-server with TLS', async () => (await tlsCli('ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
+  assert.doesNotMatch((await cli(ip, 'ping')).out, /PONG/, 'plaintext gets no answer');
+  assert.equal((await probe(local(livenessScript(true)), ip)).code, 0, 'liveness over TLS');
+  assert.notEqual((await probe(local(readinessScript(true)), ip)).code, 0, 'not Ready before the sidecar acts');
+  await tlsCli('replicaof', 'no', 'one');
+  assert.equal((await probe(local(readinessScript(true)), ip)).code, 0, 'readiness over TLS');
+  // A CA that did not sign the node's certificate: the probe does not trust it.
+  const other = makeCa('another CA');
+  dirs.push(other.dir);
+  assert.notEqual((await probe(livenessScript(true).replaceAll('/tls/ca.crt', other.certFile), ip)).code, 0, 'an untrusted chain fails the probe');
 });
 
 test('liveness fails when nothing answers', async () => {

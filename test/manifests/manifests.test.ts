@@ -6,7 +6,9 @@
 // design's example Redis accepted by our CRD, our CEL rules and the hook's validator.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
@@ -16,6 +18,7 @@ import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { parseHookRequest, sync } from '../../src/hook/index.ts';
 import { ruleViolations } from '../api/cel-env.ts';
+import { binDir } from '../k8s/build.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -68,7 +71,7 @@ const container = (name: string): Obj => {
 /** Every object set — so a new kind in a manifest needs a decision here. */
 const HANDLED_KINDS = new Set([
   'Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
-  'Deployment', 'Service', 'CompositeController', 'Kustomization', 'Redis',
+  'Deployment', 'Service', 'CompositeController', 'Kustomization', 'Component', 'Redis',
 ]);
 
 test('every manifest parses and holds only kinds this test checks', () => {
@@ -80,7 +83,7 @@ test('every manifest parses and holds only kinds this test checks', () => {
 
 test("every Kubernetes object is valid against Kubernetes' schemas, with no unknown fields", () => {
   for (const { file, obj } of OBJECTS) {
-    if (['CompositeController', 'Kustomization', 'Redis'].includes(obj['kind'])) continue;
+    if (['CompositeController', 'Kustomization', 'Component', 'Redis'].includes(obj['kind'])) continue;
     assert.doesNotThrow(() => validateK8sObject(obj), `${file}`);
   }
 });
@@ -109,6 +112,32 @@ test('manifests/kustomization.yaml lists every manifest, and the CompositeContro
   assert.deepEqual(resources.filter((r) => r.startsWith('../')), ['../metacontroller']);
   assert.ok(existsSync(join(ROOT, 'metacontroller', 'kustomization.yaml')), '../metacontroller must be a kustomization root');
   assert.ok(!resources.some((r) => r.startsWith('examples')), 'the example Redis is not installed');
+});
+
+test('the cert-manager component (real kubectl kustomize) declares Certificates, and the hook returns one only when spec.tls.certManager asks', (t) => {
+  const kubectl = join(binDir(), 'kubectl');
+  if (!existsSync(kubectl)) return t.skip(`${kubectl} is not built (node test/k8s/cli.ts build)`);
+  const dir = mkdtempSync(join(tmpdir(), 'kustomize-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  cpSync(join(ROOT, 'manifests'), join(dir, 'manifests'), { recursive: true });
+  cpSync(join(ROOT, 'metacontroller'), join(dir, 'metacontroller'), { recursive: true });
+  const render = (components: string[]) => {
+    writeFileSync(join(dir, 'kustomization.yaml'), `resources: [manifests]\ncomponents: [${components.join(', ')}]\n`);
+    const docs = parseAllDocuments(execFileSync(kubectl, ['kustomize', dir], { encoding: 'utf8' })).map((d) => d.toJS() as Obj);
+    const cc = docs.find((d) => d['kind'] === 'CompositeController') as Obj;
+    return (cc['spec']['childResources'] as Obj[]).map((c) => `${c['apiVersion']} ${c['resource']} ${c['updateStrategy']?.['method']}`);
+  };
+  assert.ok(!render([]).some((c) => c.startsWith('cert-manager.io')), 'not declared by default: Metacontroller would refuse the controller without cert-manager');
+  assert.ok(render(['manifests/components/cert-manager']).includes('cert-manager.io/v1 certificates InPlace'));
+  const parsed = parseHookRequest(JSON.parse(readFileSync(join(ROOT, 'test/fixtures/sync-request.json'), 'utf8')));
+  assert.ok(parsed.ok);
+  const withTls = structuredClone(parsed.request);
+  (withTls.parent.spec as Obj)['tls'] = { certManager: { issuerRef: { name: 'ca' } } };
+  const kinds = (r: typeof withTls) => sync(r).children.map((c) => `${String(c['apiVersion'])} ${String(c['kind'])}`);
+  assert.ok(kinds(withTls).includes('cert-manager.io/v1 Certificate'));
+  (withTls.parent.spec as Obj)['tls'] = { secretName: 'my-own-tls' };
+  assert.ok(!kinds(withTls).includes('cert-manager.io/v1 Certificate'), 'a Secret of the user: no Certificate');
+  assert.ok(!kinds(parsed.request).includes('cert-manager.io/v1 Certificate'));
 });
 
 test('metacontroller/kustomization.yaml lists every file beside it', () => {

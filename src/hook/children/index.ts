@@ -1,13 +1,14 @@
 // The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
 // (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget, and the
-// NetworkPolicy when the spec asks for one. Each is
-// built with Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
+// NetworkPolicy and the cert-manager Certificate when the spec asks for them. Each is built with
+// Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { HookContext } from '../context.ts';
 import { findObject, memberMeta } from '../observed.ts';
 import { configHash, renderRedisConf, staticRedisConf } from '../redis-conf.ts';
 import type { KubeObject } from '../types.ts';
+import { desiredCertificate } from './certificate.ts';
 import { desiredConfigMap } from './configmap.ts';
 import { desiredNetworkPolicy } from './network-policy.ts';
 import { desiredPdb } from './pdb.ts';
@@ -57,6 +58,7 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
     replicaFloor(ctx, pods),
   );
   const policy = desiredNetworkPolicy(ctx);
+  const certificate = desiredCertificate(ctx);
   const children: DesiredChild[] = [
     desiredConfigMap(ctx, conf),
     ...desiredServices(ctx),
@@ -64,6 +66,7 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
     replica.object,
     desiredPdb(ctx),
     ...(policy ? [policy] : []),
+    ...(certificate ? [certificate] : []),
   ];
   return {
     children: children.map(asKubeObject),

@@ -35,11 +35,14 @@ import {
   REDIS_CONTAINER,
   REDIS_PORT,
   ROLE_LABEL,
+  TLS_MOUNT,
+  TLS_VOLUME,
   VERSION_LABEL,
   childNames,
   podSelectorLabels,
 } from '../../api/labels.ts';
 import { OPERATOR_RULES, OPERATOR_USER, authSecretRef as redisAuthSecretRef, operatorSecretRef } from '../../api/auth.ts';
+import { TLS_FILE_DIRECTIVES, tlsSecretName } from '../../api/tls.ts';
 import type { HookContext } from '../context.ts';
 import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
@@ -68,19 +71,28 @@ export interface StatefulSetPlan {
 
 /**
  * Probes authenticate as the operator's user, whose password never rotates: a rotation of the
- * password clients use (the default user's) can never fail a probe (issue 10's outage).
+ * password clients use (the default user's) can never fail a probe (issue 10's outage). With TLS
+ * they verify the node's certificate chain against the mounted CA.
  */
-const CLI = `REDISCLI_AUTH="$OPERATOR_PASSWORD" redis-cli --user ${OPERATOR_USER} -h "$POD_IP" -p ${REDIS_PORT}`;
+function cli(tls: boolean): string {
+  const transport = tls ? ` --tls --cacert ${TLS_FILE_DIRECTIVES['tls-ca-cert-file']}` : '';
+  return `REDISCLI_AUTH="$OPERATOR_PASSWORD" redis-cli${transport} --user ${OPERATOR_USER} -h "$POD_IP" -p ${REDIS_PORT}`;
+}
 
 /** Ready iff this node is a master, or a replica whose link to its master is up. */
-export const READINESS_SCRIPT = [
-  `out=$(${CLI} info replication) || exit 1`,
-  'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac',
-  'exit 1',
-].join('\n');
+export function readinessScript(tls: boolean): string {
+  return [`out=$(${cli(tls)} info replication) || exit 1`, 'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac', 'exit 1'].join(
+    '\n',
+  );
+}
 
 /** Alive iff redis-server answers at all: loading a big data set or running a long script is not death. */
-export const LIVENESS_SCRIPT = [`out=$(${CLI} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
+export function livenessScript(tls: boolean): string {
+  return [`out=$(${cli(tls)} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
+}
+
+export const READINESS_SCRIPT = readinessScript(false);
+export const LIVENESS_SCRIPT = livenessScript(false);
 
 /**
  * The passwords reach redis-server on its standard input (`-` reads config lines from stdin after
@@ -198,6 +210,7 @@ function container(ctx: HookContext): IContainer {
   const spec = ctx.spec;
   const secret = authSecretRef(ctx);
   const operator = operatorSecretRef(ctx.name);
+  const tls = spec.tls !== undefined;
   return {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
@@ -222,13 +235,14 @@ function container(ctx: HookContext): IContainer {
     },
     // Only "does it answer", with five minutes before the first answer: start-up cost is the
     // data set load, and LOADING replies count as alive afterwards (see LIVENESS_SCRIPT).
-    startupProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
-    readinessProbe: { ...exec(READINESS_SCRIPT), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
-    livenessProbe: { ...exec(LIVENESS_SCRIPT), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
+    startupProbe: { ...exec(livenessScript(tls)), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
+    readinessProbe: { ...exec(readinessScript(tls)), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
+    livenessProbe: { ...exec(livenessScript(tls)), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
     volumeMounts: [
       { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
       { name: DATA_VOLUME, mountPath: DATA_MOUNT },
       { name: TMP_VOLUME, mountPath: '/tmp' },
+      ...(tls ? [{ name: TLS_VOLUME, mountPath: TLS_MOUNT, readOnly: true }] : []),
     ],
   };
 }
@@ -283,6 +297,10 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
   const volumes: IVolume[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
   if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
   volumes.push({ name: TMP_VOLUME, emptyDir: {} });
+  const tlsSecret = tlsSecretName(ctx.name, spec);
+  // The key is readable by the pod's group only (fsGroup: the redis user). The kubelet replaces
+  // the files when the Secret is renewed; the sidecar then has every node load them.
+  if (tlsSecret !== undefined) volumes.push({ name: TLS_VOLUME, secret: { secretName: tlsSecret, defaultMode: 0o440 } });
 
   const podSpec: IPodSpec = {
     automountServiceAccountToken: false,

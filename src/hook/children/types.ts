@@ -13,6 +13,7 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IService } from 'kubernetes-models/v1/Service';
 import type { KubeObject } from '../types.ts';
+import type { Certificate } from './certificate.ts';
 
 type KubernetesObjectMeta = NonNullable<IConfigMap['metadata']>;
 
@@ -22,7 +23,7 @@ export type ChildMetadata = Required<Pick<KubernetesObjectMeta, 'name' | 'namesp
 /** Kubernetes' type of a kind, with the metadata every child of ours has. */
 export type Child<T extends { metadata?: KubernetesObjectMeta }> = T & { metadata: ChildMetadata };
 
-export type DesiredChild = Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget> | Child<INetworkPolicy>;
+export type DesiredChild = Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget> | Child<INetworkPolicy> | Certificate;
 
 /** The same properties as a type literal, which (unlike an interface) may meet an index signature. */
 type Literal<T> = { [K in keyof T]: T[K] };

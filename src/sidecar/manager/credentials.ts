@@ -8,13 +8,19 @@
 //   one, or the one before a change) was started without that user (by an earlier version) or
 //   before its Secret was made again. It is probed as `default`, so it never looks silent, and the
 //   leader adopts it: gives it the operator's user and points its replication link at that user.
+// - With spec.tls every connection verifies the node's certificate against the TLS Secret's CA
+//   (redis/tls.ts); probing waits until that CA is known. The Secret's certificate is kept for
+//   the reloader (tls-reload.ts), which has nodes load a renewed one.
 // - Only the leader creates a generated Secret, adopts a node or sends an Event.
 import type { Logger } from 'pino';
 import { OPERATOR_RULES, OPERATOR_USER, authSecretRef, operatorSecretRef, type AuthSecretRef } from '../../api/auth.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
 import { kubeFailure, type GeneratedSecret, type RedisRef } from '../kube/client.ts';
+import { TLS_CA_KEY, TLS_CERT_KEY, tlsSecretName } from '../../api/tls.ts';
 import type { Endpoint, ProbeResult, RedisAdapter } from '../redis/index.ts';
+import { pemFingerprint, tlsOptionsFor } from '../redis/tls.ts';
+import type { ConnectionOptions } from 'node:tls';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { PodView } from './pods.ts';
 
@@ -55,6 +61,8 @@ export class Credentials {
   #legacy: Legacy[] = [];
   /** Pods (by uid) that answered only as `default`, with the connections that worked. */
   readonly #unadopted = new Map<string, Legacy>();
+  /** The last refusal told per pod (uid). */
+  readonly #refusals = new Map<string, string>();
   #spec: RedisSpec | null = null;
   #operatorPassword: string | undefined;
   #clientPassword: string | undefined;
@@ -62,15 +70,23 @@ export class Credentials {
   #attemptAt = -Infinity;
   #load: Promise<void> | null = null;
   #refused = false;
+  #ca: string | undefined;
+  #tlsOptions: ConnectionOptions | undefined;
+  #certificate: string | null = null;
 
   constructor(options: CredentialsOptions) {
     this.#o = options;
     this.adapter = options.newAdapter(OPERATOR_USER, undefined);
   }
 
-  /** The operator's password is known: probing may start. */
+  /** The operator's password (and with TLS, the CA) is known: probing may start. */
   get known(): boolean {
-    return this.#operatorPassword !== undefined;
+    return this.#operatorPassword !== undefined && (this.#spec?.tls === undefined || this.#tlsOptions !== undefined);
+  }
+
+  /** With TLS: the fingerprint of the certificate in the Secret now (what every node should serve). */
+  get certificate(): string | null {
+    return this.#certificate;
   }
 
   /** The default user's password (what clients use), once read. */
@@ -111,8 +127,15 @@ export class Credentials {
           return old;
         }
       }
+      // Said once per node and reason: a wrong password or a certificate we do not accept is a
+      // configuration problem a human must see (the decision only says the node does not answer).
+      if (this.#refusals.get(uid) !== result.error.message) {
+        this.#refusals.set(uid, result.error.message);
+        this.#o.log.warn({ host: endpoint.host, err: result.error.message }, 'a node refused the operator (or its certificate was refused)');
+      }
     } else if (result.ok) {
       this.#unadopted.delete(uid);
+      this.#refusals.delete(uid);
     }
     return result;
   }
@@ -125,6 +148,7 @@ export class Credentials {
 
   forgetPod(uid: string): void {
     this.#unadopted.delete(uid);
+    this.#refusals.delete(uid);
   }
 
   close(): void {
@@ -182,9 +206,23 @@ export class Credentials {
     const spec = this.#spec;
     if (!spec) return;
     const { ref } = this.#o;
-    const [operator, client] = await Promise.all([this.#value(operatorSecretRef(ref.name)), this.#value(authSecretRef(ref.name, spec))]);
-    this.#problem(operator.problem ?? client.problem);
-    if (operator.value !== null && client.value !== null) this.#loadedAt = this.#o.now();
+    const tlsName = tlsSecretName(ref.name, spec);
+    const tlsRef = (key: string): AuthSecretRef => ({ secretName: tlsName ?? '', key, generated: false });
+    const [operator, client, ca, certificate] = await Promise.all([
+      this.#value(operatorSecretRef(ref.name)),
+      this.#value(authSecretRef(ref.name, spec)),
+      tlsName === undefined ? null : this.#value(tlsRef(TLS_CA_KEY)),
+      tlsName === undefined ? null : this.#value(tlsRef(TLS_CERT_KEY)),
+    ]);
+    this.#problem(operator.problem ?? client.problem ?? ca?.problem ?? null);
+    if (operator.value !== null && client.value !== null && ca?.value !== null) this.#loadedAt = this.#o.now();
+    if (ca?.value && ca.value !== this.#ca) {
+      this.#ca = ca.value;
+      this.#tlsOptions = tlsOptionsFor(ca.value, ref.name, ref.namespace);
+      this.adapter.setTls(this.#tlsOptions);
+      for (const l of this.#legacy) l.adapter.setTls(this.#tlsOptions);
+    }
+    this.#certificate = certificate?.value ? pemFingerprint(certificate.value) : null;
     if (operator.value !== null && operator.value !== this.#operatorPassword) {
       if (this.#operatorPassword !== undefined) this.#o.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
       this.#operatorPassword = operator.value;
@@ -194,7 +232,9 @@ export class Credentials {
       // Keep the previous password's connections: a node not adopted yet may still run with it.
       const previous = this.#legacy[0];
       for (const l of this.#legacy.slice(1)) l.adapter.close();
-      this.#legacy = [{ password: client.value, adapter: this.#o.newAdapter(undefined, client.value) }, ...(previous ? [previous] : [])];
+      const adapter = this.#o.newAdapter(undefined, client.value);
+      adapter.setTls(this.#tlsOptions);
+      this.#legacy = [{ password: client.value, adapter }, ...(previous ? [previous] : [])];
       this.#clientPassword = client.value;
     }
   }

@@ -1,5 +1,6 @@
 // Builds a worker's day-2 runner (day2.ts) with its parts: the volume expander (volumes.ts) and the
-// users applier (users.ts: application users and the default user's password changes), from what the worker has. Only wiring: no decision is made here.
+// users applier (users.ts: application users and the default user's password changes) and the TLS
+// reloader (tls-reload.ts), from what the worker has. Only wiring: no decision is made here.
 // Invariant: a KubeWriter without the day-2 calls (test harnesses) gets a runner whose writes are
 // skipped, never one that throws.
 import type { V1StatefulSet } from '@kubernetes/client-node';
@@ -9,6 +10,7 @@ import type { RedisRef } from '../kube/client.ts';
 import { Day2, type Day2Kube } from './day2.ts';
 import type { EventToSend } from './events.ts';
 import type { KubeWriter } from './types.ts';
+import { TlsReloader, type TlsReloaderOptions } from './tls-reload.ts';
 import { UsersApplier, type UsersOptions } from './users.ts';
 import { volumeExpanderFor } from './volumes.ts';
 
@@ -26,6 +28,7 @@ export interface Day2Parts {
   applyUsers: UsersOptions['applyUsers'];
   aclPasswords: UsersOptions['aclPasswords'];
   clientPassword: () => string | undefined;
+  tls: Pick<TlsReloaderOptions, 'certificate' | 'served' | 'reload'>;
   track: (p: Promise<unknown>) => void;
 }
 
@@ -55,6 +58,16 @@ export function createDay2(parts: Day2Parts): Day2 {
       aclPasswords: parts.aclPasswords,
       clientPassword: parts.clientPassword,
       refreshMs: parts.timing.secretRefreshMs,
+    }),
+    tls: new TlsReloader({
+      log,
+      isLeader,
+      event,
+      now,
+      ...parts.tls,
+      checkEveryMs: parts.timing.secretRefreshMs,
+      // The kubelet's own sync of a mounted Secret takes up to about a minute.
+      retryMs: 5000,
     }),
   });
 }

@@ -1,6 +1,7 @@
 // Day-2 operations of one Redis, run by its worker on steady rounds only (the master kept and
-// healthy, no replication step pending): application users on every node (users.ts), a switchover asked for on the Redis, a rolling update
-// one pod at a time (decide/rollout.ts), and volume expansion. The decisions are pure (decide/);
+// healthy, no replication step pending): ACL users on every node (users.ts), a renewed TLS
+// certificate loaded by every node (tls-reload.ts), a switchover asked for on the Redis, a rolling
+// update one pod at a time (decide/rollout.ts), and volume expansion. The decisions are pure (decide/);
 // this holds what they need to remember between rounds and does the Kubernetes writes.
 // Invariants:
 // - Only the leader writes (isLeader right before each write), and at most one day-2 action per
@@ -10,8 +11,8 @@
 // - A switchover request is recorded on the Redis exactly once (Done or Refused, with why) and an
 //   Event says the same; a request equal to the recorded one is never run again.
 // - No rollout or switchover while spec.hibernate is true: the pods are meant to go away.
-// - Volume expansion (at most every VOLUME_CHECK_INTERVAL_MS) and the users pass (one at a time)
-//   run in the background, never awaited: a slow API call or node must not hold up the next round
+// - Volume expansion (at most every VOLUME_CHECK_INTERVAL_MS), the users pass and the TLS pass
+//   (each one at a time) run in the background, never awaited: a slow API call or node must not hold up the next round
 //   (which may be a failover).
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -22,6 +23,7 @@ import type { RedisRef } from '../kube/client.ts';
 import type { EventToSend } from './events.ts';
 import type { Applied } from './executor.ts';
 import type { PodView } from './pods.ts';
+import type { TlsReloader } from './tls-reload.ts';
 import type { UsersApplier } from './users.ts';
 import { VOLUME_CHECK_INTERVAL_MS, type VolumeExpander } from './volumes.ts';
 
@@ -46,6 +48,8 @@ export interface Day2Options {
   volumes?: VolumeExpander | null;
   /** Applies spec.users to every node (null in harnesses that do not model it). */
   users?: UsersApplier | null;
+  /** Has nodes load a renewed TLS certificate (null without it). */
+  tls?: Pick<TlsReloader, 'reconcile'> | null;
   /** Keeps a background write in the worker's in-flight set (stop() waits for it a moment). */
   track?: (p: Promise<unknown>) => void;
 }
@@ -69,7 +73,7 @@ export class Day2 {
   #annotations: Record<string, string> = {};
   #spec: RedisSpec | null = null;
   #volumesAt = -Infinity;
-  #usersRun: Promise<void> | null = null;
+  readonly #running = new Map<string, Promise<void>>();
   /** Requests recorded by this instance, before the informer shows the annotation. */
   #handled: string | null = null;
   #inFlight: { request: SwitchoverRequest; target: string; since: number } | null = null;
@@ -124,7 +128,8 @@ export class Day2 {
   async steady(input: DecideInput, decision: MasterDecision, views: readonly PodView[]): Promise<string | null> {
     const now = this.#o.now();
     this.#expandVolumes(now);
-    this.#reconcileUsers(input);
+    this.#background('applying users', this.#o.users, input);
+    this.#background('loading a renewed TLS certificate', this.#o.tls, input);
     if (this.#spec === null || this.#spec.hibernate || decision.kind !== 'keep') return null;
     if (this.#inFlight) {
       const f = this.#inFlight;
@@ -211,17 +216,16 @@ export class Day2 {
     return null;
   }
 
-  /** In the background, one pass at a time: a node slow to take ACL SETUSER must not hold up the round (it may be a failover's). */
-  #reconcileUsers(input: DecideInput): void {
-    const users = this.#o.users;
-    if (!users || this.#usersRun) return;
-    const p = users
+  /** In the background, one pass of each kind at a time: a node slow to take ACL SETUSER must not hold up the round (it may be a failover's). */
+  #background(what: string, pass: { reconcile(input: DecideInput): Promise<void> } | null | undefined, input: DecideInput): void {
+    if (!pass || this.#running.has(what)) return;
+    const p = pass
       .reconcile(input)
-      .catch((err: unknown) => this.#o.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'applying users failed'))
+      .catch((err: unknown) => this.#o.log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`))
       .finally(() => {
-        this.#usersRun = null;
+        this.#running.delete(what);
       });
-    this.#usersRun = p;
+    this.#running.set(what, p);
     this.#o.track?.(p);
   }
 

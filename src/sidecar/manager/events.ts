@@ -19,6 +19,7 @@ export type EventReason =
   | 'OperatorUserAdded'
   | 'PasswordGraceStarted'
   | 'PasswordGraceEnded'
+  | 'TLSCertificateLoaded'
   | 'StepFailed'
   | 'RolloutStep'
   | 'RolloutStalled'

@@ -139,6 +139,11 @@ export class RedisWorker {
       applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
       aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
       clientPassword: () => this.#auth.clientPassword,
+      tls: {
+        certificate: () => this.#auth.certificate,
+        served: (endpoint) => this.#auth.adapter.servedCertificate(endpoint),
+        reload: (endpoint) => this.#auth.adapter.reloadTls(endpoint),
+      },
       track: (p) => {
         this.#pending.add(p);
         void p.finally(() => this.#pending.delete(p));

@@ -4,12 +4,14 @@
 // classified error (see errors.ts) and the time it took; every call is bounded by the pool's
 // connect + command timeouts (switchover by its own deadline).
 import { performance } from 'node:perf_hooks';
+import type { ConnectionOptions } from 'node:tls';
 import type { Redis } from 'ioredis';
 import { DYNAMIC_DIRECTIVES } from '../../api/config-directives.ts';
 import { passwordHash } from '../../api/users.ts';
 import { classifyError } from './errors.ts';
 import { parseConfigReply, parseFacts, parseInfoFields, parseReplication } from './info.ts';
 import { RedisPool, type PoolOptions } from './pool.ts';
+import { servedFingerprint } from './tls.ts';
 import type { ActionResult, Endpoint, ProbeResult, RedisFailure, ReplicationInfo } from './types.ts';
 
 /** The settings the manager keeps right on a master (fencing). */
@@ -165,6 +167,43 @@ export class RedisAdapter {
       const results = (await tx.exec()) ?? [];
       const failed = results.find(([err]) => err !== null);
       if (failed) throw failed[0];
+    });
+  }
+
+  /** New TLS settings for every connection (spec.tls, a new CA). */
+  setTls(options: ConnectionOptions | undefined): void {
+    this.pool.setTls(options);
+  }
+
+  /** The fingerprint of the certificate the node serves to a new TLS connection now. */
+  async servedCertificate(endpoint: Endpoint): Promise<{ ok: true; fingerprint: string } | { ok: false; error: RedisFailure }> {
+    const options = this.pool.tls;
+    if (!options) return { ok: false, error: classifyError(new Error('TLS is off')) };
+    try {
+      return {
+        ok: true,
+        fingerprint: await servedFingerprint(
+          endpoint,
+          options,
+          this.pool.localAddress,
+          this.pool.timeouts.connectTimeoutMs + this.pool.timeouts.commandTimeoutMs,
+        ),
+      };
+    } catch (err) {
+      return { ok: false, error: classifyError(err) };
+    }
+  }
+
+  /**
+   * Has the node load its TLS files again: CONFIG SET of the paths it reports (Redis 7 re-reads
+   * TLS files on every such CONFIG SET, even of the same path). Its paths, not ours: they are its
+   * own view of the mounted Secret.
+   */
+  async reloadTls(endpoint: Endpoint): Promise<ActionResult> {
+    return this.#action(endpoint, async (c) => {
+      const reply = (await c.call('CONFIG', 'GET', 'tls-cert-file', 'tls-key-file', 'tls-ca-cert-file')) as string[];
+      if (reply.length === 0) throw new Error('the node reports no TLS files');
+      await c.call('CONFIG', 'SET', ...reply);
     });
   }
 

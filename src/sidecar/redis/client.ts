@@ -4,6 +4,7 @@
 // nothing is queued while disconnected; ioredis never reconnects on its own (the caller's probe
 // loop is the retry, so failed connections cannot pile up behind our back).
 import net from 'node:net';
+import tls, { type ConnectionOptions } from 'node:tls';
 import { Redis, AbstractConnector, type RedisOptions } from 'ioredis';
 import { REDIS_PORT } from '../../api/labels.ts';
 import type { Endpoint } from './types.ts';
@@ -27,6 +28,8 @@ export interface ClientOptions extends ClientTimeouts {
    */
   localAddress?: string | undefined;
   connectionName?: string | undefined;
+  /** TLS to the node (spec.tls): the CA and how the certificate's names are checked. */
+  tls?: ConnectionOptions | undefined;
 }
 
 interface ConnectorOptions {
@@ -34,9 +37,10 @@ interface ConnectorOptions {
   port?: number;
   localAddress?: string;
   disconnectTimeout?: number;
+  tls?: ConnectionOptions;
 }
 
-/** StandaloneConnector's behaviour plus localAddress. */
+/** StandaloneConnector's behaviour (TLS included) plus localAddress. */
 class LocalAddressConnector extends AbstractConnector {
   readonly #options: ConnectorOptions;
 
@@ -48,7 +52,7 @@ class LocalAddressConnector extends AbstractConnector {
 
   connect(): Promise<net.Socket> {
     this.connecting = true;
-    const { host, port, localAddress } = this.#options;
+    const { host, port, localAddress, tls: secure } = this.#options;
     return new Promise((resolve, reject) => {
       process.nextTick(() => {
         if (!this.connecting) {
@@ -56,7 +60,9 @@ class LocalAddressConnector extends AbstractConnector {
           return;
         }
         try {
-          const stream = net.createConnection({ host: host ?? '127.0.0.1', port: port ?? REDIS_PORT, ...(localAddress ? { localAddress } : {}) });
+          const socket = net.createConnection({ host: host ?? '127.0.0.1', port: port ?? REDIS_PORT, ...(localAddress ? { localAddress } : {}) });
+          // ioredis waits for 'secureConnect' when options.tls is set, which a TLS socket over ours emits.
+          const stream = secure ? tls.connect({ ...secure, socket }) : socket;
           this.stream = stream;
           stream.once('error', (err) => {
             this.firstError = err;
@@ -78,6 +84,7 @@ export function createClient(endpoint: Endpoint, options: ClientOptions): Redis 
     ...(options.username !== undefined ? { username: options.username } : {}),
     password: options.password,
     ...(options.localAddress ? { Connector: LocalAddressConnector, localAddress: options.localAddress } : {}),
+    ...(options.tls ? { tls: options.tls } : {}),
     connectionName: options.connectionName,
     connectTimeout: options.connectTimeoutMs,
     // On close, ioredis waits up to this for the peer's FIN before destroying the socket; a hung

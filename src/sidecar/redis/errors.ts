@@ -1,6 +1,7 @@
 // Error taxonomy: every failure of a Redis call becomes one RedisErrorKind, so decisions can tell
 // "the node is gone" (refused), "the node or the path to it hangs" (timeout), "it answered but
-// refused us" (auth) and "it is busy loading" (loading) apart. Pure.
+// refused us" (auth; a TLS certificate we refuse counts here too: something answers, and it is
+// not silence) and "it is busy loading" (loading) apart. Pure.
 import type { RedisErrorKind, RedisFailure } from './types.ts';
 
 const BY_CODE: Record<string, RedisErrorKind> = {
@@ -15,6 +16,9 @@ const BY_CODE: Record<string, RedisErrorKind> = {
   EPIPE: 'closed',
   ECONNABORTED: 'closed',
 };
+
+/** Node's codes for a certificate it does not accept (chain, names, dates) or a failed handshake. */
+const TLS_REFUSAL = /^(ERR_TLS_|ERR_SSL_|UNABLE_TO_|DEPTH_ZERO_SELF_SIGNED_CERT|SELF_SIGNED_CERT_IN_CHAIN|CERT_)/;
 
 /** Redis reply prefixes (the first word of an error reply). */
 const BY_PREFIX: Array<[RegExp, RedisErrorKind]> = [
@@ -34,6 +38,7 @@ export function classifyError(err: unknown): RedisFailure {
   const message = typeof e?.message === 'string' ? e.message : String(err);
   const code = typeof e?.code === 'string' ? e.code : undefined;
   if (code && BY_CODE[code]) return { kind: BY_CODE[code], message };
+  if (code && TLS_REFUSAL.test(code)) return { kind: 'auth', message: `TLS: ${message}` };
   for (const [re, kind] of BY_PREFIX) if (re.test(message)) return { kind, message };
   if (/Command timed out|connect ETIMEDOUT|timed out/i.test(message)) return { kind: 'timeout', message };
   if (/Connection is closed|Stream isn't writeable|Command aborted due to connection close|socket hang up/i.test(message)) {

@@ -3,6 +3,7 @@
 // Invariants: at most one connection per address; a connection that timed out or broke is
 // dropped at once (a late reply must never be read as the answer to the next command); retain()
 // closes connections of addresses that disappeared (pod gone, IP changed).
+import type { ConnectionOptions } from 'node:tls';
 import type { Redis } from 'ioredis';
 import { createClient, DEFAULT_TIMEOUTS, type ClientTimeouts } from './client.ts';
 import { breaksConnection, classifyError } from './errors.ts';
@@ -13,6 +14,8 @@ export interface PoolOptions {
   username?: string | undefined;
   password: string | undefined;
   localAddress?: string | undefined;
+  /** TLS to every node (spec.tls); replaced with setTls(). */
+  tls?: ConnectionOptions | undefined;
   timeouts?: Partial<ClientTimeouts>;
   connectionName?: string | undefined;
 }
@@ -32,6 +35,7 @@ export class RedisPool {
   readonly #entries = new Map<string, Entry>();
   #password: string | undefined;
   readonly #username: string | undefined;
+  #tls: ConnectionOptions | undefined;
   readonly #localAddress: string | undefined;
   readonly #timeouts: ClientTimeouts;
   readonly #connectionName: string | undefined;
@@ -39,6 +43,7 @@ export class RedisPool {
   constructor(options: PoolOptions) {
     this.#password = options.password;
     this.#username = options.username;
+    this.#tls = options.tls;
     this.#localAddress = options.localAddress;
     this.#timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
     this.#connectionName = options.connectionName;
@@ -46,6 +51,21 @@ export class RedisPool {
 
   get timeouts(): ClientTimeouts {
     return this.#timeouts;
+  }
+
+  get tls(): ConnectionOptions | undefined {
+    return this.#tls;
+  }
+
+  get localAddress(): string | undefined {
+    return this.#localAddress;
+  }
+
+  /** New TLS settings (a new CA, TLS switched on): connections made with the old ones are closed. */
+  setTls(options: ConnectionOptions | undefined): void {
+    if (options === this.#tls) return;
+    this.#tls = options;
+    this.close();
   }
 
   /** Number of open (or opening) connections. */
@@ -107,6 +127,7 @@ export class RedisPool {
       ...this.#timeouts,
       username: this.#username,
       password: this.#password,
+      tls: this.#tls,
       localAddress: this.#localAddress,
       connectionName: this.#connectionName,
     });
