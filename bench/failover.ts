@@ -15,11 +15,13 @@
 // demoted); then the false-failover phase: only the sidecar's link to the master is cut
 // (iptables) for FALSE_SECONDS; finally a baseline measured in the same run on three unmanaged
 // servers: a bare REPLICAOF NO ONE + re-point + first acknowledged write (promote_only_ms).
+// Then a second set with spec.tls (certificates from openssl; clients, replication, probes and the
+// sidecar over TLS) runs TLS_KILL_ROUNDS kill rounds: tls_failover_ms beside failover_ms.
 // Prints one figure per line on stdout; progress and per-round details go to stderr.
 // Figures: failover_ms = SIGKILL -> first write acknowledged (WAIT 1) by the new master through
 // the published address; hung_failover_ms the same for SIGSTOP; acked_writes_lost = acknowledged
 // keys missing on the final master; false_failovers = failovers while only the sidecar was cut.
-// Env: KILL_ROUNDS (10), HUNG_ROUNDS (10), FALSE_SECONDS (6), SIDECAR_LOG (file for the sidecar's
+// Env: KILL_ROUNDS (10), HUNG_ROUNDS (10), FALSE_SECONDS (6), TLS_KILL_ROUNDS (KILL_ROUNDS), SIDECAR_LOG (file for the sidecar's
 // JSON logs, default /dev/null).
 // Cleanup: every redis-server dies with this process (pdeathsig), iptables rules are removed at
 // exit (even on SIGINT), the sidecar child is SIGTERMed (SIGKILL after 5 s).
@@ -32,10 +34,12 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
 import { Cluster, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/manager/harness.ts';
+import { issue, makeCa, type Issued } from '../test/support/tls-certs.ts';
 
 const KILL_ROUNDS = Number(process.env['KILL_ROUNDS'] ?? 10);
 const HUNG_ROUNDS = Number(process.env['HUNG_ROUNDS'] ?? 10);
 const FALSE_SECONDS = Number(process.env['FALSE_SECONDS'] ?? 6);
+const TLS_KILL_ROUNDS = Number(process.env['TLS_KILL_ROUNDS'] ?? KILL_ROUNDS);
 const SIDECAR_IP = addr(30, 250);
 const NAME = 'bench';
 const DOWN_AFTER_MS = 1000;
@@ -48,14 +52,22 @@ const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 let nextHost = 1;
 let nextOctet = 30;
-/** A fresh address for every new pod (a recreated pod gets a new IP), 127.0.30.1 upwards. */
+let lastOctet = 31;
+/** A fresh address for every new pod (a recreated pod gets a new IP), within the phase's octets. */
 function freshIp(): string {
   if (nextHost > 240) {
     nextOctet++;
     nextHost = 1;
   }
-  if (nextOctet > 31) throw new Error('out of bench addresses');
+  if (nextOctet > lastOctet) throw new Error('out of bench addresses');
   return addr(nextOctet, nextHost++);
+}
+
+/** Pods of the next phase get addresses in 127.0.first.x .. 127.0.last.x. */
+function useOctets(first: number, last: number): void {
+  nextOctet = first;
+  lastOctet = last;
+  nextHost = 1;
 }
 
 // ---------------------------------------------------------------- a stand-in kubelet
@@ -343,22 +355,75 @@ async function promoteOnlyBaseline(rounds: number): Promise<number[]> {
 
 // ---------------------------------------------------------------- main
 
-async function main(): Promise<void> {
-  sweepRules(30);
-  const started = performance.now();
+interface SetResult {
+  kill: number[];
+  hung: number[];
+  falseFailovers: number;
+  lost: number;
+  replicasMissing: number;
+  acked: number;
+  violations: number;
+}
+
+/**
+ * One managed three-node set through its phases: kill rounds, hung rounds, the false-failover
+ * phase (when falseSeconds > 0). With tls, every node serves TLS only (spec.tls) and every client
+ * (the writer, the kubelet's probe, the sidecar) speaks TLS.
+ */
+async function runSet(options: { tls?: Issued; killRounds: number; hungRounds: number; falseSeconds: number }): Promise<SetResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-failover-'));
   const cluster = await Cluster.start();
   cluster.createAuthSecret(NAME);
-  cluster.createRedis(NAME, { replicas: 2, failover: { downAfterMilliseconds: DOWN_AFTER_MS, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 } });
+  if (options.tls) {
+    const data = { 'tls.crt': options.tls['tls.crt'], 'tls.key': options.tls['tls.key'], 'ca.crt': options.tls['ca.crt'] };
+    cluster.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-tls`, namespace: NS }, type: 'kubernetes.io/tls', stringData: data });
+  }
+  cluster.createRedis(NAME, {
+    replicas: 2,
+    failover: { downAfterMilliseconds: DOWN_AFTER_MS, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
+    ...(options.tls ? { tls: { secretName: `${NAME}-tls` } } : {}),
+  });
   const kubelet = new Kubelet(cluster);
-  const servers = await Promise.all([0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra })));
+  const servers = await Promise.all([0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra, ...(options.tls ? { tls: options.tls } : {}) })));
   ['master-0', 'replica-0', 'replica-1'].forEach((s, i) => kubelet.add(s, servers[i]!));
   kubelet.start();
   const masters = cluster.watchMasters(NAME);
   const sidecar = startSidecar(cluster, dir);
   const sidecarExit = new Promise<number | null>((resolve) => sidecar.once('exit', (code) => resolve(code)));
   const writer = new Writer(cluster, NAME, { prefix: 'k' });
-  const cleanup = async () => {
+  try {
+    await until('bootstrap', () => cluster.masters(NAME).length === 1, 30_000);
+    writer.start();
+    const rounds: Round[] = [];
+    for (let i = 0; i < options.killRounds; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'kill', i));
+    for (let i = 0; i < options.hungRounds; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'hung', i));
+    const falseFailovers = options.falseSeconds > 0 ? await falseFailoverPhase(cluster, writer) : 0;
+
+    const finalIp = await steady(cluster, writer);
+    await writer.stop();
+    await settle(finalIp, 2, 10_000);
+    const keys = writer.acked.map((a) => a.key);
+    const lost = await missingKeys(finalIp, keys);
+    let replicasMissing = 0;
+    for (const p of kubelet.pods.values()) if (p.server.ip !== finalIp) replicasMissing += (await missingKeys(p.server.ip, keys)).length;
+    const events = cluster.events(NAME);
+    log(`${options.tls ? '[tls] ' : ''}acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`);
+    log(
+      `events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {}))
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
+    log(`two pods labelled master at once (store watch): ${masters.violations.length} time(s)`);
+    return {
+      kill: rounds.filter((r) => r.kind === 'kill').map((r) => r.ms),
+      hung: rounds.filter((r) => r.kind === 'hung').map((r) => r.ms),
+      falseFailovers,
+      lost: lost.length,
+      replicasMissing,
+      acked: keys.length,
+      violations: masters.violations.length,
+    };
+  } finally {
     kubelet.stop();
     await writer.stop().catch(() => undefined);
     if (sidecar.exitCode === null) {
@@ -373,54 +438,39 @@ async function main(): Promise<void> {
     }
     await cluster.close();
     rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await until('bootstrap', () => cluster.masters(NAME).length === 1, 30_000);
-    writer.start();
-    const rounds: Round[] = [];
-    for (let i = 0; i < KILL_ROUNDS; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'kill', i));
-    for (let i = 0; i < HUNG_ROUNDS; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'hung', i));
-    const falseFailovers = await falseFailoverPhase(cluster, writer);
-
-    const finalIp = await steady(cluster, writer);
-    await writer.stop();
-    await settle(finalIp, 2, 10_000);
-    const keys = writer.acked.map((a) => a.key);
-    const lost = await missingKeys(finalIp, keys);
-    let replicasMissing = 0;
-    for (const p of kubelet.pods.values()) if (p.server.ip !== finalIp) replicasMissing += (await missingKeys(p.server.ip, keys)).length;
-    const baseline = await promoteOnlyBaseline(5);
-
-    const kill = rounds.filter((r) => r.kind === 'kill').map((r) => r.ms);
-    const hung = rounds.filter((r) => r.kind === 'hung').map((r) => r.ms);
-    const events = cluster.events(NAME);
-    log(`acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`);
-    log(
-      `events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {}))
-        .map(([k, v]) => `${k}=${v}`)
-        .join(' ')}`,
-    );
-    log(`two pods labelled master at once (store watch): ${masters.violations.length} time(s)`);
-    log(`kill rounds (ms): ${kill.map(Math.round).join(' ')}`);
-    log(`hung rounds (ms): ${hung.map(Math.round).join(' ')}`);
-    log(`baseline REPLICAOF NO ONE + re-point + first WAIT 1 ack (ms): ${baseline.map((x) => x.toFixed(1)).join(' ')}`);
-    log(`took ${Math.round((performance.now() - started) / 1000)} s`);
-    const lines = [
-      `failover_ms_p50=${Math.round(median(kill))}`,
-      `failover_ms_max=${Math.round(Math.max(...kill))}`,
-      `acked_writes_lost=${lost.length}`,
-      `hung_failover_ms_p50=${Math.round(median(hung))}`,
-      `hung_failover_ms_max=${Math.round(Math.max(...hung))}`,
-      `false_failovers=${falseFailovers}`,
-      `split_brain_moments=${masters.violations.length}`,
-      `acked_writes_total=${keys.length}`,
-      `detection_floor_ms=${DOWN_AFTER_MS}`,
-      `promote_only_ms_p50=${median(baseline).toFixed(1)}`,
-    ];
-    process.stdout.write(`${lines.join('\n')}\n`);
-  } finally {
-    await cleanup();
   }
+}
+
+async function main(): Promise<void> {
+  sweepRules(30);
+  const started = performance.now();
+  useOctets(30, 31);
+  const plain = await runSet({ killRounds: KILL_ROUNDS, hungRounds: HUNG_ROUNDS, falseSeconds: FALSE_SECONDS });
+  // The same kill rounds with spec.tls: every connection (clients, replication, probes, the sidecar) over TLS.
+  useOctets(33, 34);
+  const tls = await runSet({ tls: issue(makeCa(), { dnsNames: [`*.${NAME}-headless.${NS}.svc`] }), killRounds: TLS_KILL_ROUNDS, hungRounds: 0, falseSeconds: 0 });
+  const baseline = await promoteOnlyBaseline(5);
+  log(`kill rounds (ms): ${plain.kill.map(Math.round).join(' ')}`);
+  log(`hung rounds (ms): ${plain.hung.map(Math.round).join(' ')}`);
+  log(`TLS kill rounds (ms): ${tls.kill.map(Math.round).join(' ')}`);
+  log(`baseline REPLICAOF NO ONE + re-point + first WAIT 1 ack (ms): ${baseline.map((x) => x.toFixed(1)).join(' ')}`);
+  log(`took ${Math.round((performance.now() - started) / 1000)} s`);
+  const lines = [
+    `failover_ms_p50=${Math.round(median(plain.kill))}`,
+    `failover_ms_max=${Math.round(Math.max(...plain.kill))}`,
+    `acked_writes_lost=${plain.lost}`,
+    `hung_failover_ms_p50=${Math.round(median(plain.hung))}`,
+    `hung_failover_ms_max=${Math.round(Math.max(...plain.hung))}`,
+    `false_failovers=${plain.falseFailovers}`,
+    `split_brain_moments=${plain.violations + tls.violations}`,
+    `acked_writes_total=${plain.acked}`,
+    `tls_failover_ms_p50=${Math.round(median(tls.kill))}`,
+    `tls_failover_ms_max=${Math.round(Math.max(...tls.kill))}`,
+    `tls_acked_writes_lost=${tls.lost}`,
+    `detection_floor_ms=${DOWN_AFTER_MS}`,
+    `promote_only_ms_p50=${median(baseline).toFixed(1)}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
 }
 
 main().then(

@@ -1,4 +1,4 @@
-// Loopback octet: 127.0.30.x. The real manager with spec.tls against real redis-servers speaking
+// Loopback octet: 127.0.18.x. The real manager with spec.tls against real redis-servers speaking
 // TLS only (certificates made with openssl): the set comes up and replicates over TLS, the
 // plaintext port is closed, a renewed certificate is loaded by every node without a restart, a
 // certificate that does not name the Redis is refused, and a SIGKILL of the master under
@@ -10,7 +10,7 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { issue, makeCa, type Issued } from '../../support/tls-certs.ts';
 import { Cluster, missingKeys, NS, redisClient, settle, until, Writer } from './harness.ts';
 
-const N = 30;
+const N = 18;
 const extra = { 'repl-diskless-sync-delay': '0' };
 const NAMES = { dnsNames: ['*.cache-headless.redis-test.svc', '*.cache-headless.redis-test.svc.cluster.local'] };
 
