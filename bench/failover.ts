@@ -376,7 +376,13 @@ async function runSet(options: { tls?: Issued; killRounds: number; hungRounds: n
   cluster.createAuthSecret(NAME);
   if (options.tls) {
     const data = { 'tls.crt': options.tls['tls.crt'], 'tls.key': options.tls['tls.key'], 'ca.crt': options.tls['ca.crt'] };
-    cluster.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-tls`, namespace: NS }, type: 'kubernetes.io/tls', stringData: data });
+    cluster.store.create('secrets', {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: `${NAME}-tls`, namespace: NS },
+      type: 'kubernetes.io/tls',
+      stringData: data,
+    });
   }
   cluster.createRedis(NAME, {
     replicas: 2,
@@ -407,7 +413,9 @@ async function runSet(options: { tls?: Issued; killRounds: number; hungRounds: n
     let replicasMissing = 0;
     for (const p of kubelet.pods.values()) if (p.server.ip !== finalIp) replicasMissing += (await missingKeys(p.server.ip, keys)).length;
     const events = cluster.events(NAME);
-    log(`${options.tls ? '[tls] ' : ''}acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`);
+    log(
+      `${options.tls ? '[tls] ' : ''}acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`,
+    );
     log(
       `events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {}))
         .map(([k, v]) => `${k}=${v}`)
@@ -448,7 +456,12 @@ async function main(): Promise<void> {
   const plain = await runSet({ killRounds: KILL_ROUNDS, hungRounds: HUNG_ROUNDS, falseSeconds: FALSE_SECONDS });
   // The same kill rounds with spec.tls: every connection (clients, replication, probes, the sidecar) over TLS.
   useOctets(33, 34);
-  const tls = await runSet({ tls: issue(makeCa(), { dnsNames: [`*.${NAME}-headless.${NS}.svc`] }), killRounds: TLS_KILL_ROUNDS, hungRounds: 0, falseSeconds: 0 });
+  const tls = await runSet({
+    tls: issue(makeCa(), { dnsNames: [`*.${NAME}-headless.${NS}.svc`] }),
+    killRounds: TLS_KILL_ROUNDS,
+    hungRounds: 0,
+    falseSeconds: 0,
+  });
   const baseline = await promoteOnlyBaseline(5);
   log(`kill rounds (ms): ${plain.kill.map(Math.round).join(' ')}`);
   log(`hung rounds (ms): ${plain.hung.map(Math.round).join(' ')}`);
