@@ -2,14 +2,19 @@
 // layout (certificates made with openssl). Plaintext gets no answer; a planned switchover and a
 // crash of the master's redis-server under SET + WAIT 1 traffic over TLS lose nothing; a renewed
 // certificate in the Secret is served by every pod without a restart (the node agent rewrites the
-// mounted files as the kubelet does; the sidecar has each node load them).
+// mounted files as the kubelet does; the sidecar has each node load them). On the real control
+// plane, the Certificate the hook returns for spec.tls.certManager is checked against
+// cert-manager's own CRD (from its Go module) with strict field validation.
 // Network: 198.18.69.x / 198.19.69.x (127.0.69.x on the stand-in).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
 import { servedFingerprint } from '../../src/sidecar/redis/tls.ts';
+import { validateSpec } from '../../src/api/validate.ts';
+import { desiredCertificate } from '../../src/hook/children/certificate.ts';
 import { exampleManifest } from '../cluster/index.ts';
+import { certificateCrd } from '../k8s/cert-manager.ts';
 import { nodeClient } from '../support/cluster-views.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
 import { allLinked, assertNothingLost, boot, BOUND, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, servicesRouted, Writer } from './support.ts';
@@ -96,6 +101,22 @@ test(
       await writer.stop();
       await assertNothingLost(t, c, writer, 3);
       assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+    });
+
+    await t.test("spec.tls.certManager: the hook's Certificate is valid for cert-manager's real CRD (strict field validation)", async (st) => {
+      if (c.backend !== 'real') return st.skip('the stand-in API server has no CRD schemas to validate against');
+      const crd = certificateCrd();
+      if ('why' in crd) return st.skip(crd.why);
+      const kubectl = (c.local as { kubectl(args: string[], input?: string): Promise<string> }).kubectl;
+      await kubectl(['apply', '-f', crd.path]);
+      await kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/certificates.cert-manager.io']);
+      const spec = validateSpec(NAME, { tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } } });
+      assert.ok(spec.ok);
+      const certificate = desiredCertificate({ name: NAME, namespace: NS, uid: 'u', spec: spec.spec })!;
+      const dryRun = (obj: unknown) => kubectl(['create', '--dry-run=server', '--validate=strict', '-o', 'name', '-f', '-'], JSON.stringify(obj));
+      assert.match(await dryRun(certificate), /certificate\.cert-manager\.io\/my-redis-tls/);
+      // The check can fail: a field cert-manager does not know is refused.
+      await assert.rejects(dryRun({ ...certificate, spec: { ...certificate.spec, bogus: true } }), /unknown field/);
     });
 
     await t.test('a renewed certificate in the Secret is served by every pod, with no restart', async () => {

@@ -1,12 +1,13 @@
 // Loopback octet: 127.0.18.x. The real manager with spec.tls against real redis-servers speaking
 // TLS only (certificates made with openssl): the set comes up and replicates over TLS, the
-// plaintext port is closed, a renewed certificate is loaded by every node without a restart, a
-// certificate that does not name the Redis is refused, and a SIGKILL of the master under
-// SET + WAIT 1 traffic over TLS fails over with nothing acknowledged lost.
+// plaintext port is closed, a renewed certificate is loaded by every node without a restart (and a
+// password rotation over TLS works as without it), a certificate that does not name the Redis is
+// refused, and a SIGKILL of the master under SET + WAIT 1 traffic over TLS fails over with
+// nothing acknowledged lost.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { addr, startRedis } from '../../support/redis-server.ts';
+import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { issue, makeCa, type Issued } from '../../support/tls-certs.ts';
 import { Cluster, missingKeys, NS, redisClient, settle, until, Writer } from './harness.ts';
 
@@ -106,6 +107,27 @@ test('spec.tls: the set comes up over TLS, plaintext is refused, a renewed certi
   );
   await until('told per node', () => cluster.events('cache').filter((e) => e.reason === 'TLSCertificateLoaded').length === 3);
   assert.ok(linkedAll(cluster), 'links stayed up');
+
+  // A password rotation over TLS works as without it: the new password on every node, the old one
+  // kept for the grace period, the links untouched.
+  cluster.store.patch('secrets', NS, 'cache-auth', { stringData: { password: 'rotated-over-tls' } }, { type: 'merge' });
+  const pings = (password: string) =>
+    Promise.all(
+      servers.map(async (s) => {
+        const c = redisClient(s.ip, password);
+        try {
+          await c.connect();
+          return String(await c.ping());
+        } catch {
+          return 'refused';
+        } finally {
+          c.disconnect();
+        }
+      }),
+    );
+  await until('the new password on every node over TLS', async () => (await pings('rotated-over-tls')).every((r) => r === 'PONG'));
+  assert.deepEqual(await pings(TEST_PASSWORD), ['PONG', 'PONG', 'PONG'], 'the old one during the grace period');
+  assert.ok(linkedAll(cluster), 'links untouched by the rotation');
   assert.deepEqual(masters.violations, []);
 });
 
