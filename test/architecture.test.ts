@@ -52,7 +52,7 @@ function importsIn(text: string): ImportRef[] {
 /** The repository path a relative import of `from` names. */
 const target = (from: string, spec: string) => posix.normalize(posix.join(posix.dirname(from), spec));
 
-/** Top-level src folder of a path: api, hook, server, sidecar or runtime. */
+/** Top-level src folder of a path: api, hook, server, sidecar, backup or runtime. */
 const layer = (path: string) => path.split('/')[1] ?? '';
 
 // ------------------------------------------------------------------ layers
@@ -64,6 +64,8 @@ const ALLOWED: Record<string, string[]> = {
   hook: ['api', 'hook'],
   server: ['api', 'hook', 'server', 'runtime'],
   sidecar: ['api', 'sidecar', 'runtime'],
+  // The backup job (issue 11): snapshots and their storage; it talks to Redis and S3, never to the hook.
+  backup: ['api', 'backup', 'runtime'],
   runtime: ['runtime'],
 };
 
