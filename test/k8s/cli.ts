@@ -1,11 +1,13 @@
 // Command line for the real local control plane:
 //   node test/k8s/cli.ts build     build (or find cached) kube-apiserver, controller-manager,
-//                                  scheduler, kubectl and etcd; prints bin_dir=<path>
+//                                  scheduler, kubectl and etcd; prints bin_dir=<path>; then the
+//                                  tests' S3 server (test/s3/build.ts); prints s3_server=<path>
 //   node test/k8s/cli.ts up        start the control plane and wait (Ctrl-C stops and cleans up);
 //                                  prints KUBECONFIG=<path> for your own kubectl
 // Invariant: nothing is left running after the command ends (every process dies with it).
 import { binDir, ensureBinaries, isBuilt } from './build.ts';
 import { startControlPlane } from './control-plane.ts';
+import { buildS3Server } from '../s3/build.ts';
 
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 
@@ -17,6 +19,7 @@ async function main(): Promise<void> {
     const dir = await ensureBinaries(log);
     console.log(`bin_dir=${dir}`);
     console.log(`${warm ? 'warm' : 'cold'}_build_s=${Math.round((Date.now() - t0) / 1000)}`);
+    console.log(`s3_server=${await buildS3Server(log)}`);
     return;
   }
   if (cmd === 'up') {
