@@ -1,0 +1,58 @@
+// The backup Job's entry point (the operator image, `node src/backup/main.ts`): checks its
+// configuration, takes one backup, and writes the result as one JSON line to stdout and to the
+// termination log (the pod's status carries it to whoever reads the Job).
+// Exit codes: 0 done; 1 failed, worth retrying (unreachable, not ready); 2 failed for good until
+// something changes (bad configuration, refused credentials, no such bucket).
+import { writeFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { createLogger } from '../runtime/logger.ts';
+import { backupConfig } from './config.ts';
+import { BackupFailure, runBackup } from './run.ts';
+
+function report(file: string, body: Record<string, unknown>): void {
+  const line = JSON.stringify(body);
+  process.stdout.write(`${line}\n`);
+  try {
+    writeFileSync(file, line);
+  } catch {
+    // Outside a pod there may be no termination log; stdout has it.
+  }
+}
+
+async function main(): Promise<number> {
+  const parsed = backupConfig(process.env);
+  if (!parsed.ok) {
+    report(process.env['TERMINATION_LOG'] ?? '/dev/termination-log', {
+      ok: false,
+      permanent: true,
+      error: `invalid configuration: ${parsed.errors.join('; ')}`,
+    });
+    return 2;
+  }
+  const config = parsed.config;
+  // Logs on stderr: stdout carries the one result line.
+  const log = createLogger({ level: config.logLevel, destination: pino.destination({ dest: 2, sync: true }) }).child({
+    component: 'backup',
+    namespace: config.namespace,
+    name: config.name,
+  });
+  try {
+    const result = await runBackup(config, log);
+    log.info({ location: result.location, bytes: result.bytes, offset: result.offset }, 'backup stored');
+    report(config.terminationLog, { ok: true, ...result });
+    return 0;
+  } catch (err) {
+    const failure = err instanceof BackupFailure ? err : new BackupFailure(`backup failed: ${(err as Error).stack ?? String(err)}`, false);
+    log.error({ err: failure.message, permanent: failure.permanent }, 'backup failed');
+    report(config.terminationLog, { ok: false, permanent: failure.permanent, error: failure.message });
+    return failure.permanent ? 2 : 1;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  },
+);
