@@ -2,13 +2,24 @@
 // parent (Metacontroller caches the answer per uid and generation). Invariant: never fails on a
 // bad spec; the Secret name falls back to the generated one.
 import { generatedAuthSecretRef, operatorSecretRef } from '../api/auth.ts';
-import { podSelectorLabels } from '../api/labels.ts';
+import { childNames, podSelectorLabels } from '../api/labels.ts';
 import type { CustomizeRequest, CustomizeResponse } from './types.ts';
-import { at, str } from './util.ts';
+import { at, isRecord, str } from './util.ts';
 
 export function authSecretName(name: string, spec: unknown): string {
   const configured = str(at(spec, 'auth', 'secretName'));
   return configured !== undefined && configured !== '' ? configured : generatedAuthSecretRef(name).secretName;
+}
+
+/** The Secrets the pods need: the password ones, and the TLS one when spec.tls asks for TLS. */
+function secretNames(name: string, spec: unknown): string[] {
+  const names = [authSecretName(name, spec), operatorSecretRef(name).secretName];
+  const tls = at(spec, 'tls');
+  if (isRecord(tls)) {
+    const given = str(at(tls, 'secretName'));
+    names.push(given !== undefined && given !== '' ? given : childNames(name).certificate);
+  }
+  return names;
 }
 
 export function customize(request: CustomizeRequest): CustomizeResponse {
@@ -22,8 +33,8 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       // lists a rule without one in EVERY namespace, and any matching object anywhere would then
       // trigger a sync of this parent (the hook would filter it, at the cost of the sync).
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: selector },
-      // The pods read both passwords from env: status says when either Secret is missing.
-      { apiVersion: 'v1', resource: 'secrets', namespace, names: [authSecretName(name, request.parent.spec), operatorSecretRef(name).secretName] },
+      // The pods read both passwords from env (and mount the TLS Secret): status says when one is missing.
+      { apiVersion: 'v1', resource: 'secrets', namespace, names: secretNames(name, request.parent.spec) },
       // Created from the claim templates, which carry the pod selector labels: finalize waits on them.
       { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
     ],

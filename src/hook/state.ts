@@ -3,6 +3,7 @@
 // every observed child exactly as observed (Metacontroller deletes whatever is not returned,
 // and bad input must never delete anything).
 import { operatorSecretRef, authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
+import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from '../api/tls.ts';
 import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec } from '../api/schema.ts';
@@ -50,25 +51,36 @@ export function contextOf(state: HookState, spec: RedisSpec): HookContext {
   return { name: state.name, namespace: state.namespace, uid: state.uid, spec };
 }
 
-/** Why pods cannot read their passwords, only when the customize hook lets us see Secrets. */
-export function authProblem(state: HookState, ctx: HookContext): string | undefined {
+/** A Secret the pods need that is missing or incomplete, and which kind of Secret it is. */
+export interface SecretProblem {
+  reason: 'AuthSecretMissing' | 'TLSSecretMissing';
+  message: string;
+}
+
+/** Why pods cannot start for want of a Secret, only when the customize hook lets us see Secrets. */
+export function secretsProblem(state: HookState, ctx: HookContext): SecretProblem | undefined {
   if (!mapHasKind(state.request.related, 'Secret')) return undefined;
   const ref = authSecretRef(ctx);
   const generated = redisAuthSecretRef(state.name, ctx.spec).generated;
   const operator = operatorSecretRef(state.name);
-  return (
-    secretProblem(state, ref.name, ref.key, generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)') ??
-    secretProblem(state, operator.secretName, operator.key, " (the operator's own password: the sidecar creates it)")
-  );
+  const auth =
+    secretProblem(state, ref.name, [ref.key], generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)', 'their password') ??
+    secretProblem(state, operator.secretName, [operator.key], " (the operator's own password: the sidecar creates it)", 'their password');
+  if (auth !== undefined) return { reason: 'AuthSecretMissing', message: auth };
+  const tls = tlsSecretName(state.name, ctx.spec);
+  if (tls === undefined) return undefined;
+  const origin = ctx.spec.tls?.certManager ? ' (cert-manager writes it for the Certificate child)' : ' (spec.tls.secretName)';
+  const missing = secretProblem(state, tls, [TLS_CERT_KEY, TLS_KEY_KEY, TLS_CA_KEY], origin, 'their certificate');
+  return missing === undefined ? undefined : { reason: 'TLSSecretMissing', message: missing };
 }
 
-function secretProblem(state: HookState, name: string, key: string, origin: string): string | undefined {
+function secretProblem(state: HookState, name: string, keys: string[], origin: string, what: string): string | undefined {
   const secret = findObject(state.related, 'v1', 'Secret', state.namespace, name);
-  if (secret === undefined) return `Secret ${name} not found${origin}; pods cannot start without their password`;
+  if (secret === undefined) return `Secret ${name} not found${origin}; pods cannot start without ${what}`;
   const data = secret['data'];
   const stringData = secret['stringData'];
-  const hasKey = (isRecord(data) && key in data) || (isRecord(stringData) && key in stringData);
-  return hasKey ? undefined : `Secret ${name} has no key ${key}; pods cannot start without their password`;
+  const absent = keys.filter((key) => !((isRecord(data) && key in data) || (isRecord(stringData) && key in stringData)));
+  return absent.length === 0 ? undefined : `Secret ${name} has no key ${absent.join(', ')}; pods cannot start without ${what}`;
 }
 
 export interface ValidPlan extends ChildPlan {
@@ -113,7 +125,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     desiredReplicas: plan.ctx.spec.hibernate ? 0 : plan.ctx.spec.replicas,
     previous: state.request.parent.status,
     spec: { valid: true, conflicts: plan.conflicts, refusals: plan.refusals },
-    authProblem: authProblem(state, plan.ctx),
+    secretProblem: secretsProblem(state, plan.ctx),
     deleting,
     views,
     rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),

@@ -27,8 +27,8 @@ export interface StatusInput {
   /** parent.status as received: anything. */
   previous: unknown;
   spec: SpecState;
-  /** Why pods cannot get their password, when we can see that. */
-  authProblem?: string | undefined;
+  /** Why pods cannot start for want of a Secret (password or certificate), when we can see that. */
+  secretProblem?: { reason: 'AuthSecretMissing' | 'TLSSecretMissing'; message: string } | undefined;
   /** Set during finalize: what teardown is waiting for. */
   deleting?: string | undefined;
   /** podViews(pods, name, namespace) when the caller already has them (so /sync builds them once). */
@@ -165,7 +165,8 @@ export function computeStatus(input: StatusInput): RedisStatus {
   if (!input.spec.valid) ready = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
   else if (input.hibernate === true) ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
   else if (input.deleting !== undefined) ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
-  else if (!master.ok && input.authProblem !== undefined) ready = { ok: false, reason: 'AuthSecretMissing', message: input.authProblem, since: undefined };
+  else if (!master.ok && input.secretProblem !== undefined)
+    ready = { ok: false, reason: input.secretProblem.reason, message: input.secretProblem.message, since: undefined };
   else if (!master.ok) ready = master;
   else if (!inSync.ok) ready = inSync;
   else {

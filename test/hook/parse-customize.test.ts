@@ -86,3 +86,12 @@ test('customize follows spec.auth.secretName, and falls back to the generated Se
   }
   for (const rule of rules(designSpec())) assert.equal('names' in rule && 'labelSelector' in rule, false);
 });
+
+test('customize also asks for the TLS Secret when spec.tls is set (given, or the one cert-manager writes)', () => {
+  assert.deepEqual(rules({ ...designSpec(), tls: { secretName: 'corp-tls' } })[1]?.names, ['my-redis-auth', 'my-redis-operator', 'corp-tls']);
+  assert.deepEqual(rules({ ...designSpec(), tls: { certManager: { issuerRef: { name: 'ca' } } } })[1]?.names, [
+    'my-redis-auth',
+    'my-redis-operator',
+    'my-redis-tls',
+  ]);
+});

@@ -299,3 +299,24 @@ test('a missing auth Secret explains why no master comes up, when the Secret is 
   // Without the Secret in related (no customize rule), nothing is claimed.
   assert.equal(get(condition(sync(request({ related: notReady })).status, 'Ready'), 'reason'), 'NoMaster');
 });
+
+test('spec.tls: a missing or incomplete TLS Secret explains why no master comes up (TLSSecretMissing), naming it', () => {
+  const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
+  const secret = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, data });
+  const passwords = {
+    'default/my-redis-auth': secret('my-redis-auth', { password: 'cA==' }),
+    'default/my-redis-operator': secret('my-redis-operator', { password: 'cA==' }),
+  };
+  const withTls = (related: Record<string, unknown>) => {
+    const req = request({ parent: redis({ ...designSpec(), tls: { secretName: 'corp-tls' } }), related: notReady });
+    req.related['Secret.v1'] = related as never;
+    return get(condition(sync(req).status, 'Ready'), 'reason') + ': ' + String(get(condition(sync(req).status, 'Ready'), 'message'));
+  };
+  assert.match(withTls(passwords), /^TLSSecretMissing: Secret corp-tls not found \(spec\.tls\.secretName\); pods cannot start without their certificate/);
+  assert.match(
+    withTls({ ...passwords, 'default/corp-tls': secret('corp-tls', { 'tls.crt': 'eA==' }) }),
+    /^TLSSecretMissing: Secret corp-tls has no key tls\.key, ca\.crt/,
+  );
+  assert.match(withTls({ ...passwords, 'default/corp-tls': secret('corp-tls', { 'tls.crt': 'eA==', 'tls.key': 'eA==', 'ca.crt': 'eA==' }) }), /^NoMaster/);
+  assert.match(withTls({}), /^AuthSecretMissing/, 'the passwords are told first');
+});
