@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# redis-operator: one image, three entry points.
+# redis-operator: one image, four entry points.
 #   default:  node src/server/main.ts   (the Metacontroller hook service, port 8080)
 #   sidecar:  node src/sidecar/main.ts  (the replication manager, metrics on 9121)
 #   backup:   node src/backup/main.ts   (one backup, run by a Job: reads a replica's snapshot over
 #             the replication protocol and streams it to S3 with the AWS SDK; no redis-cli needed)
+#   restore:  node src/backup/restore-main.ts (an init container: a backup into an empty /data)
 # Node 24 runs the TypeScript sources directly (type stripping): there is no build output.
 # Build: docker build -t redis-operator:0.1.0 .
 
