@@ -1,25 +1,31 @@
-// System test (issue 10, TLS): a Redis created with spec.tls naming a Secret in cert-manager's
-// layout (certificates made with openssl). Plaintext gets no answer; a planned switchover and a
-// crash of the master's redis-server under SET + WAIT 1 traffic over TLS lose nothing; a renewed
-// certificate in the Secret is served by every pod without a restart (the node agent rewrites the
-// mounted files as the kubelet does; the sidecar has each node load them). On the real control
+// System test (issue 10, TLS and rotation): a Redis created with spec.tls naming a Secret in
+// cert-manager's layout (certificates made with openssl). Plaintext gets no answer; a planned
+// switchover and a crash of the master's redis-server under SET + WAIT 1 traffic over TLS lose
+// nothing; the default user's password Secret changes under writes: both passwords work for the
+// grace period, then only the new one, and no probe fails (every pod stays Ready), nothing
+// restarts, nothing is lost (before the operator had a user of its own, the probes read the old
+// password from their env and every pod went NotReady); a renewed certificate in the Secret is
+// served by every pod without a restart (the node agent rewrites the mounted files as the kubelet
+// does; the sidecar has each node load them). On the real control
 // plane, the Certificate the hook returns for spec.tls.certManager is checked against
 // cert-manager's own CRD (from its Go module) with strict field validation.
 // Network: 198.18.69.x / 198.19.69.x (127.0.69.x on the stand-in).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
-import { SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
+import { PASSWORD_GRACE_ANNOTATION, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
 import { servedFingerprint } from '../../src/sidecar/redis/tls.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { desiredCertificate } from '../../src/hook/children/certificate.ts';
 import { exampleManifest } from '../cluster/index.ts';
+import { isPodReady } from '../cluster/kubectl.ts';
 import { certificateCrd } from '../k8s/cert-manager.ts';
 import { nodeClient } from '../support/cluster-views.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
-import { allLinked, assertNothingLost, boot, BOUND, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, servicesRouted, Writer } from './support.ts';
+import { allLinked, assertNothingLost, boot, BOUND, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, servicesRouted, sleep, Writer } from './support.ts';
 
 const SUBNET = 69;
+const GRACE_SECONDS = 6;
 const NAMES = { dnsNames: [`*.${NAME}-headless.${NS}.svc`, `*.${NAME}-headless.${NS}.svc.cluster.local`] };
 
 const tlsSecret = (cert: Issued) => ({
@@ -31,7 +37,7 @@ const tlsSecret = (cert: Issued) => ({
 });
 
 test(
-  'spec.tls: plaintext refused; switchover and crash under traffic over TLS lose nothing; a renewed certificate is loaded without a restart',
+  'spec.tls: plaintext refused; switchover, crash and a password rotation under traffic over TLS lose nothing and fail no probe; a renewed certificate is loaded without a restart',
   { timeout: 600_000 },
   async (t) => {
     const ca = makeCa();
@@ -103,6 +109,70 @@ test(
       assert.deepEqual(masters.violations, [], 'never two pods labelled master');
     });
 
+    await t.test(
+      'a password rotation under writes over TLS: both passwords for the grace period, then only the new one; no failed probe, no restart, nothing lost',
+      async () => {
+        await c.apply({
+          apiVersion: 'redis.example.com/v1',
+          kind: 'Redis',
+          metadata: { name: NAME, namespace: NS },
+          spec: { passwordGracePeriodSeconds: GRACE_SECONDS },
+        });
+        const pods = () => podNames(c).map((n) => ({ name: n, ip: podIp(c, n)! }));
+        const identity = () => Object.fromEntries(c.pods(NAME).map((p) => [p.metadata.name, { uid: p.metadata.uid, restarts: restarts(p) }]));
+        const before = identity();
+        const master = c.masterEndpoint(NAME)!.pod;
+        // Every pod must stay Ready: a readiness probe that failed twice would show here within 2 s.
+        const notReady: string[] = [];
+        const timer = setInterval(() => {
+          for (const p of c.pods(NAME)) if (!isPodReady(p)) notReady.push(`${p.metadata.name} at ${new Date().toISOString()}`);
+        }, 100);
+        t.after(() => clearInterval(timer));
+        const writer = new Writer(c, 'rot').start();
+        t.after(() => writer.stop());
+        await c.waitFor(() => writer.acked.length > 50, 20_000, 'writes acknowledged');
+        const OLD = c.password(NAME)!;
+        const NEW = 'a-new-password-from-the-platform-team';
+        await c.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-auth`, namespace: NS }, stringData: { password: NEW } });
+        const changedAt = performance.now();
+        await c.waitFor(
+          async () => (await Promise.all(pods().map((p) => pingWith(p.ip, NEW, ca.ca)))).every((r) => r === 'PONG'),
+          30_000,
+          'the new password on every pod',
+        );
+        t.diagnostic(`Secret changed -> the new password works on every pod: ${Math.round(performance.now() - changedAt)} ms`);
+        assert.deepEqual(
+          await Promise.all(pods().map((p) => pingWith(p.ip, OLD, ca.ca))),
+          ['PONG', 'PONG', 'PONG'],
+          'the old password still works during the grace period',
+        );
+        assert.match(
+          c.get('redises', NAME, NS)?.metadata.annotations?.[PASSWORD_GRACE_ANNOTATION] ?? '',
+          /"default":/,
+          'the grace period is recorded on the Redis',
+        );
+        await c.waitFor(
+          async () =>
+            (await Promise.all(pods().map(async (p) => `${await pingWith(p.ip, OLD, ca.ca)}/${await pingWith(p.ip, NEW, ca.ca)}`))).every(
+              (r) => r === 'WRONGPASS/PONG',
+            ),
+          GRACE_SECONDS * 1000 + 30_000,
+          'only the new password on every pod after the grace period',
+        );
+        t.diagnostic(`Secret changed -> the old password refused everywhere: ${Math.round(performance.now() - changedAt)} ms (grace ${GRACE_SECONDS} s)`);
+        await sleep(2500);
+        clearInterval(timer);
+        await writer.stop();
+        assert.deepEqual(notReady, [], 'no pod was ever NotReady: no probe failed');
+        assert.deepEqual(identity(), before, 'no pod was replaced and no container restarted');
+        assert.ok(allLinked(c, 3), 'every replica still linked');
+        assert.equal(c.masterEndpoint(NAME)?.pod, master, 'the master never changed');
+        await c.waitFor(() => c.events({ reason: 'PasswordGraceEnded' }).length > 0, 10_000, 'the PasswordGraceEnded Event');
+        assert.equal(c.events({ reason: 'PasswordGraceStarted' }).length, 1);
+        await assertNothingLost(t, c, writer, 3);
+      },
+    );
+
     await t.test("spec.tls.certManager: the hook's Certificate is valid for cert-manager's real CRD (strict field validation)", async (st) => {
       if (c.backend !== 'real') return st.skip('the stand-in API server has no CRD schemas to validate against');
       const crd = certificateCrd();
@@ -143,6 +213,21 @@ test(
     });
   },
 );
+
+/** PONG, or the first word of the refusal, for `password` as the default user on the pod at ip (over TLS). */
+async function pingWith(ip: string, password: string, ca: string): Promise<string> {
+  const client = nodeClient(ip, undefined, { ca, checkServerIdentity: () => undefined });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.call('AUTH', password);
+    return String(await client.call('PING'));
+  } catch (err) {
+    return String((err as Error).message).split(' ')[0]!;
+  } finally {
+    client.disconnect();
+  }
+}
 
 function restarts(p: object): number {
   const status = (p as { status?: { containerStatuses?: Array<{ restartCount?: number }> } }).status;

@@ -67,7 +67,7 @@ export function createDay2(parts: Day2Parts): Day2 {
       ...parts.tls,
       checkEveryMs: parts.timing.secretRefreshMs,
       // The kubelet's own sync of a mounted Secret takes up to about a minute.
-      retryMs: 5000,
+      retryMs: 2000,
     }),
   });
 }
