@@ -3,17 +3,11 @@
 // Invariants: every property has a description (kubectl explain), defaults live here and only
 // here, and the emitted JSON is a structural schema a real API server accepts: no $ref, no
 // anyOf of consts, no patternProperties (maps are `additionalProperties`), enums as `enum`.
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
+import { StringEnum, StringMap } from './typebox-helpers.ts';
 
-/** A map of string to T, emitted as additionalProperties (TypeBox's Record would emit patternProperties). */
-function StringMap<T extends TSchema>(value: T, description: string) {
-  return Type.Unsafe<Record<string, Static<T>>>({ type: 'object', additionalProperties: value, description });
-}
-
-/** A string restricted to a fixed set, emitted as `enum` (TypeBox's Union of Literals is an anyOf of consts). */
-function StringEnum<const V extends readonly string[]>(values: V, options: { description: string; default?: V[number] }) {
-  return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
-}
+export { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
 
 /** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
 export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
@@ -160,53 +154,6 @@ export const PersistenceSpec = Type.Object(
   },
 );
 
-export const AuthSpec = Type.Object(
-  {
-    secretName: Type.String({ minLength: 1, maxLength: 253, description: 'Name of a Secret in the same namespace that holds the Redis password.' }),
-    key: Type.String({ default: 'password', minLength: 1, description: 'Key of the password inside the Secret.' }),
-  },
-  {
-    description:
-      'Where the password comes from. When unset, the operator creates a Secret <name>-auth with a random password, owned by this Redis: Redis never runs without a password.',
-  },
-);
-
-export const TlsSpec = Type.Object(
-  {
-    secretName: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 253,
-        description:
-          'A Secret in the same namespace with tls.crt, tls.key and ca.crt (the layout cert-manager writes). Its certificate must name *.<name>-headless.<namespace>.svc (the sidecar checks it) and serve for clients and replication. Defaults to <name>-tls when certManager is set.',
-      }),
-    ),
-    certManager: Type.Optional(
-      Type.Object(
-        {
-          issuerRef: Type.Object(
-            {
-              name: Type.String({ minLength: 1, maxLength: 253, description: 'The Issuer or ClusterIssuer.' }),
-              kind: StringEnum(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', description: 'Issuer (same namespace) or ClusterIssuer.' }),
-              group: Type.String({ default: 'cert-manager.io', minLength: 1, description: 'The issuer API group.' }),
-            },
-            { description: 'Who signs the certificate.' },
-          ),
-        },
-        {
-          description:
-            'Asks cert-manager for the certificate: a Certificate <name>-tls child (needs cert-manager and the manifests/components/cert-manager kustomize component) naming the Services and the pods, written to secretName.',
-        },
-      ),
-    ),
-  },
-  {
-    description:
-      'TLS for clients and replication: Redis listens with TLS on 6379 and the plaintext port is closed. Set at creation only. A renewed certificate in the Secret is loaded by every node without a restart.',
-    'x-kubernetes-validations': [{ rule: 'has(self.secretName) || has(self.certManager)', message: 'tls needs secretName or certManager' }],
-  },
-);
-
 export const FailoverSpec = Type.Object(
   {
     downAfterMilliseconds: Type.Integer({
@@ -306,63 +253,9 @@ export const RedisSpec = Type.Object(
     ),
     priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
     podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).')),
-    users: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'The ACL user name (not default).' }),
-            rules: Type.String({
-              maxLength: 1024,
-              description:
-                'ACL rules for commands, keys and channels, as ACL SETUSER takes them: for example "~app:* +@read +@write -@dangerous". Passwords and on/off come from the operator, not from here.',
-            }),
-            passwordSecret: Type.Object(
-              {
-                name: Type.String({ minLength: 1, maxLength: 253, description: 'A Secret in the Redis namespace.' }),
-                key: Type.String({ default: 'password', minLength: 1, description: 'Key of the password inside the Secret.' }),
-              },
-              { description: "Where the user's password is." },
-            ),
-          },
-          { description: 'An application user.' },
-        ),
-        {
-          maxItems: 32,
-          description:
-            'Application users, applied to every node by the sidecar (ACLs do not replicate), including pods that restart or join later. A user removed from this list is removed from every node.',
-        },
-      ),
-    ),
-    passwordGracePeriodSeconds: Type.Integer({
-      default: 600,
-      minimum: 0,
-      maximum: 604800,
-      description:
-        "When a password Secret changes (the default user's or an application user's), how long the old and the new password both work on every node, so clients can move over without an outage; then only the new one does. 0 drops the old password at once (for a leaked one).",
-    }),
-    networkPolicy: Type.Optional(
-      Type.Object(
-        {
-          allowFrom: Type.Unsafe<Record<string, string>>({
-            type: 'object',
-            additionalProperties: { type: 'string' },
-            minProperties: 1,
-            maxProperties: 16,
-            description: 'Labels of the client pods (in the Redis namespace) allowed to reach Redis: a pod needs all of them.',
-          }),
-          operatorNamespace: Type.String({
-            default: 'redis-operator',
-            minLength: 1,
-            maxLength: 63,
-            description: 'Namespace of the operator (its sidecars talk to every Redis pod), where manifests/ installs it.',
-          }),
-        },
-        {
-          description:
-            'When set, a NetworkPolicy <name>-ingress lets only the pods of this Redis (replication), the operator and the client pods labelled allowFrom reach port 6379. Needs a network plugin that enforces NetworkPolicies.',
-        },
-      ),
-    ),
+    users: Type.Optional(UsersSpec),
+    passwordGracePeriodSeconds: PasswordGracePeriodSeconds,
+    networkPolicy: Type.Optional(NetworkPolicySpec),
     hibernate: Type.Boolean({
       default: false,
       description:
@@ -447,7 +340,6 @@ export type RedisStatus = Static<typeof RedisStatus>;
 export type Condition = Static<typeof Condition>;
 export type PersistenceSpec = Static<typeof PersistenceSpec>;
 export type FailoverSpec = Static<typeof FailoverSpec>;
-export type AuthSpec = Static<typeof AuthSpec>;
 
 export interface ObjectMeta {
   name: string;
