@@ -39,9 +39,10 @@ export function kubeLdflags(version: string): string {
   return ['-s', '-w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version')].join(' ');
 }
 
-function goVersion(): string {
+/** `go version` (part of every build cache key); `what` names what needs it in the error. */
+export function goVersion(what = 'the control plane'): string {
   const r = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) throw new Error(`the Go toolchain is needed to build the control plane: ${r.error?.message ?? r.stderr}`);
+  if (r.error || r.status !== 0) throw new Error(`the Go toolchain is needed to build ${what}: ${r.error?.message ?? r.stderr}`);
   return r.stdout.trim();
 }
 
@@ -67,7 +68,8 @@ export function isBuilt(dir = binDir()): boolean {
   return BINARIES.every((b) => existsSync(binaryPath(b, dir)));
 }
 
-function goBuild(cwd: string, args: string[], label: string, log: (line: string) => void): Promise<void> {
+/** `go build -v` in a module directory (read-only go.mod), with progress every 20 s and the last lines on failure. */
+export function goBuild(cwd: string, args: string[], label: string, log: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let packages = 0;

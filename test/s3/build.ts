@@ -8,13 +8,12 @@
 // - A build writes into <key>.partial and renames it to <key> only when the binary is there, so
 //   an interrupted build is never mistaken for a finished one.
 // - A cold build prints progress (packages compiled, elapsed) at least every 20 s.
-import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { requiredVersion } from '../k8s/build.ts';
+import { goBuild, goVersion, requiredVersion } from '../k8s/build.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const S3_MODULE = path.join(HERE, 'build');
@@ -26,12 +25,6 @@ export const S3_SERVER_VERSION = requiredVersion(readFileSync(path.join(S3_MODUL
 /** Link flags: stripped, with the version stamped in as versitygw's Makefile does (`versitygw --version`). */
 export const S3_LDFLAGS = `-s -w -X=main.Version=${S3_SERVER_VERSION} -X=main.Build=module-proxy`;
 
-function goVersion(): string {
-  const r = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) throw new Error(`the Go toolchain is needed to build ${S3_SERVER_NAME}: ${r.error?.message ?? r.stderr}`);
-  return r.stdout.trim();
-}
-
 export function s3CacheRoot(): string {
   return process.env['S3_CACHE_DIR'] ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-s3');
 }
@@ -41,7 +34,7 @@ export function s3BinDir(): string {
   const h = createHash('sha256');
   for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(path.join(S3_MODULE, f)));
   h.update(S3_LDFLAGS);
-  h.update(goVersion());
+  h.update(goVersion(S3_SERVER_NAME));
   return path.join(s3CacheRoot(), `${S3_SERVER_VERSION}-${h.digest('hex').slice(0, 12)}`);
 }
 
@@ -59,42 +52,6 @@ export function isS3ServerBuilt(): boolean {
   }
 }
 
-function goBuild(args: string[], log: (line: string) => void): Promise<void> {
-  const label = `${S3_SERVER_NAME} ${S3_SERVER_VERSION}`;
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    let packages = 0;
-    let lastLines: string[] = [];
-    const child = spawn('go', ['build', '-v', ...args], {
-      cwd: S3_MODULE,
-      env: { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    child.stderr.setEncoding('utf8');
-    let partial = '';
-    child.stderr.on('data', (chunk: string) => {
-      const lines = (partial + chunk).split('\n');
-      partial = lines.pop() ?? '';
-      for (const l of lines) {
-        if (/^[\w.-]+(\/[\w.~-]+)*$/.test(l.trim())) packages++;
-        else lastLines = [...lastLines, l].slice(-30);
-      }
-    });
-    const timer = setInterval(() => log(`build ${label}: ${packages} packages compiled, ${Math.round((Date.now() - started) / 1000)} s`), 20_000);
-    child.once('error', (err) => {
-      clearInterval(timer);
-      reject(err);
-    });
-    child.once('close', (code) => {
-      clearInterval(timer);
-      if (code === 0) {
-        log(`build ${label}: done, ${packages} packages, ${Math.round((Date.now() - started) / 1000)} s`);
-        resolve();
-      } else reject(new Error(`go build ${label} failed (exit ${code}):\n${lastLines.join('\n')}`));
-    });
-  });
-}
-
 /**
  * Builds the server if it is missing and returns the binary's path. A warm call (binary cached)
  * returns at once.
@@ -108,7 +65,12 @@ export async function buildS3Server(log: (line: string) => void = (l) => console
   mkdirSync(partial, { recursive: true });
   const t0 = Date.now();
   log(`building the S3 server (${S3_SERVER_NAME} ${S3_SERVER_VERSION}) into ${dir}`);
-  await goBuild(['-trimpath', '-ldflags', S3_LDFLAGS, '-o', path.join(partial, S3_SERVER_NAME), S3_SERVER_COMMAND], log);
+  await goBuild(
+    S3_MODULE,
+    ['-trimpath', '-ldflags', S3_LDFLAGS, '-o', path.join(partial, S3_SERVER_NAME), S3_SERVER_COMMAND],
+    `${S3_SERVER_NAME} ${S3_SERVER_VERSION}`,
+    log,
+  );
   rmSync(dir, { recursive: true, force: true });
   renameSync(partial, dir);
   const mib = (statSync(bin).size / 2 ** 20).toFixed(1);
