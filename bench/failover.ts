@@ -34,6 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
 import { Cluster, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/manager/harness.ts';
+import { redisCommand } from '../test/sidecar/manager/harness-redis.ts';
 import { issue, makeCa, type Issued } from '../test/support/tls-certs.ts';
 
 const KILL_ROUNDS = Number(process.env['KILL_ROUNDS'] ?? 10);
@@ -299,15 +300,7 @@ async function falseFailoverPhase(cluster: Cluster, writer: Writer): Promise<num
 /** The floor: what promotion alone costs here (no detection), on three unmanaged servers. */
 async function promoteOnlyBaseline(rounds: number): Promise<number[]> {
   const servers = await Promise.all([1, 2, 3].map((i) => RedisServer.start({ ip: addr(32, i), minReplicasToWrite: 1, extra })));
-  const call = async (ip: string, ...args: string[]) => {
-    const c = redisClient(ip);
-    await c.connect();
-    try {
-      return await c.call(args[0]!, ...args.slice(1));
-    } finally {
-      c.disconnect();
-    }
-  };
+  const call = redisCommand;
   const info = async (ip: string) => String(await call(ip, 'INFO', 'replication'));
   const times: number[] = [];
   try {

@@ -11,11 +11,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { backupKey } from '../../src/backup/naming.ts';
-import { listBackups, s3Client, type S3Target } from '../../src/backup/s3.ts';
-import { redisClient } from '../sidecar/manager/harness-redis.ts';
-import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
+import { listBackups } from '../../src/backup/s3.ts';
+import { redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { isS3ServerBuilt } from '../s3/server.ts';
+import { bucketOn } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 
@@ -44,32 +45,13 @@ function runJob(env: Record<string, string>): Promise<{ code: number; result: Re
   });
 }
 
-async function call(ip: string, ...args: string[]): Promise<unknown> {
-  const c = redisClient(ip);
-  await c.connect();
-  try {
-    return await c.call(args[0]!, ...args.slice(1));
-  } finally {
-    c.disconnect();
-  }
-}
+const call = redisCommand;
 
 test(
   'the backup Job: a backup from the replica with its offset and version, retention, and every failure reported without deleting anything',
   { skip: isS3ServerBuilt() ? false : 'the S3 server is not built (node test/k8s/cli.ts build)' },
   async (t) => {
-    const s3 = await startS3Server({ ip: addr(N, 100) });
-    t.after(() => s3.stop());
-    const target: S3Target = {
-      bucket: 'backups',
-      region: s3.region,
-      endpoint: s3.endpoint,
-      prefix: 'nightly/',
-      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    };
-    const client = s3Client(target);
-    t.after(() => client.destroy());
-    await client.send(new CreateBucketCommand({ Bucket: 'backups' }));
+    const { s3, target, client } = await bucketOn(t, addr(N, 100), 'backups', 'nightly/');
     const [master, replica] = await Promise.all(
       [1, 2].map((i) => startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } })),
     );

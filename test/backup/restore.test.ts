@@ -9,12 +9,13 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { RESTORED_MARKER } from '../../src/backup/restore.ts';
-import { s3Client, uploadSnapshot } from '../../src/backup/s3.ts';
+import { uploadSnapshot } from '../../src/backup/s3.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
-import { redisClient } from '../sidecar/manager/harness-redis.ts';
-import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
+import { redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { isS3ServerBuilt } from '../s3/server.ts';
+import { bucketOn } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 
 const N = 75;
@@ -31,38 +32,19 @@ function runRestore(env: Record<string, string>): Promise<{ code: number; result
   });
 }
 
-async function call(ip: string, ...args: string[]): Promise<unknown> {
-  const c = redisClient(ip);
-  await c.connect();
-  try {
-    return await c.call(args[0]!, ...args.slice(1));
-  } finally {
-    c.disconnect();
-  }
-}
+const call = redisCommand;
 
 test(
   'restore into an empty data directory (RDB and AOF), never over data, and refusals that name the problem',
   { skip: isS3ServerBuilt() ? false : 'the S3 server is not built (node test/k8s/cli.ts build)' },
   async (t) => {
-    const s3 = await startS3Server({ ip: addr(N, 100) });
-    t.after(() => s3.stop());
-    const creds = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
-    const client = s3Client({ bucket: 'restores', region: s3.region, endpoint: s3.endpoint, prefix: '', credentials: creds });
-    t.after(() => client.destroy());
-    await client.send(new CreateBucketCommand({ Bucket: 'restores' }));
+    const { s3, target, client } = await bucketOn(t, addr(N, 100), 'restores');
     // A backup of a node with 1000 keys.
     const source = await startRedis(t, { ip: addr(N, 1), minReplicasToWrite: 0 });
     await call(source.ip, 'REPLICAOF', 'NO', 'ONE');
     for (let i = 0; i < 1000; i++) await call(source.ip, 'SET', `k${i}`, String(i));
     const snap = await openSnapshot({ host: source.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD });
-    await uploadSnapshot(
-      client,
-      { bucket: 'restores', region: s3.region, endpoint: s3.endpoint, prefix: '', credentials: creds },
-      'shop/cache/20261201T000000Z-1.rdb',
-      snap.rdb,
-      {},
-    );
+    await uploadSnapshot(client, target, 'shop/cache/20261201T000000Z-1.rdb', snap.rdb, {});
     await client.send(new PutObjectCommand({ Bucket: 'restores', Key: 'shop/cache/not-an-rdb.rdb', Body: 'hello' }));
     const env = (dataDir: string, appendOnly: boolean) => ({
       RESTORE_LOCATION: 's3://restores/shop/cache/20261201T000000Z-1.rdb',

@@ -7,45 +7,27 @@ import assert from 'node:assert/strict';
 import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { CreateBucketCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { backupKey } from '../../src/backup/naming.ts';
 import { restoreFiles } from '../../src/backup/restore-layout.ts';
 import { backupsToPrune } from '../../src/backup/retention.ts';
-import { deleteBackups, downloadSnapshot, listBackups, s3Client, uploadSnapshot, type S3Target } from '../../src/backup/s3.ts';
+import { deleteBackups, downloadSnapshot, listBackups, uploadSnapshot } from '../../src/backup/s3.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
-import { redisClient } from '../sidecar/manager/harness-redis.ts';
-import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
+import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { isS3ServerBuilt } from '../s3/server.ts';
+import { bucketOn } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 
 const N = 72;
 
-async function call(ip: string, ...args: string[]): Promise<unknown> {
-  const c = redisClient(ip);
-  await c.connect();
-  try {
-    return await c.call(args[0]!, ...args.slice(1));
-  } finally {
-    c.disconnect();
-  }
-}
+const call = redisCommand;
 
 test(
   'backup to S3 and restore: every key back, retention prunes only our old backups',
   { skip: isS3ServerBuilt() ? false : 'the S3 server is not built (node test/s3/cli.ts build)' },
   async (t) => {
-    const s3 = await startS3Server({ ip: addr(N, 100) });
-    t.after(() => s3.stop());
-    const target: S3Target = {
-      bucket: 'backups',
-      region: s3.region,
-      endpoint: s3.endpoint,
-      prefix: 'redis/',
-      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-    };
-    const client = s3Client(target);
-    t.after(() => client.destroy());
-    await client.send(new CreateBucketCommand({ Bucket: target.bucket }));
+    const { target, client } = await bucketOn(t, addr(N, 100), 'backups', 'redis/');
 
     const [master, replica] = await Promise.all(
       [1, 2].map((i) => startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } })),

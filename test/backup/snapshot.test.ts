@@ -11,22 +11,14 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { restoreFiles } from '../../src/backup/restore-layout.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
-import { redisClient } from '../sidecar/manager/harness-redis.ts';
+import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
 import { addr, startRedis, TEST_OPERATOR_PASSWORD, OPERATOR_USER, type RedisServer } from '../support/redis-server.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
 import { until } from '../support/until.ts';
 
 const N = 71;
 
-async function call(ip: string, ...args: string[]): Promise<unknown> {
-  const c = redisClient(ip);
-  await c.connect();
-  try {
-    return await c.call(args[0]!, ...args.slice(1));
-  } finally {
-    c.disconnect();
-  }
-}
+const call = redisCommand;
 
 const info = async (ip: string, section: string) =>
   Object.fromEntries(

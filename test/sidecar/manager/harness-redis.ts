@@ -28,6 +28,17 @@ export function redisClient(ip: string, password = TEST_PASSWORD, commandTimeout
   return c;
 }
 
+/** One command on a fresh connection; its reply, or the error thrown. */
+export async function redisCommand(ip: string, ...args: string[]): Promise<unknown> {
+  const c = redisClient(ip);
+  await c.connect();
+  try {
+    return await c.call(args[0]!, ...args.slice(1));
+  } finally {
+    c.disconnect();
+  }
+}
+
 /** One command on a fresh connection; the error's first word on failure. */
 export async function redisCall(ip: string, ...args: string[]): Promise<string> {
   const c = redisClient(ip);
