@@ -7,7 +7,8 @@ import { writeFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { createLogger } from '../runtime/logger.ts';
 import { backupConfig } from './config.ts';
-import { BackupFailure, runBackup } from './run.ts';
+import { asFailure, configFailure, exitCode, failureResult, runMain } from './failure.ts';
+import { runBackup } from './run.ts';
 
 function report(file: string, body: Record<string, unknown>): void {
   const line = JSON.stringify(body);
@@ -22,12 +23,9 @@ function report(file: string, body: Record<string, unknown>): void {
 async function main(): Promise<number> {
   const parsed = backupConfig(process.env);
   if (!parsed.ok) {
-    report(process.env['TERMINATION_LOG'] ?? '/dev/termination-log', {
-      ok: false,
-      permanent: true,
-      error: `invalid configuration: ${parsed.errors.join('; ')}`,
-    });
-    return 2;
+    const failure = configFailure(parsed.errors);
+    report(process.env['TERMINATION_LOG'] ?? '/dev/termination-log', failureResult(failure));
+    return exitCode(failure);
   }
   const config = parsed.config;
   // Logs on stderr: stdout carries the one result line.
@@ -42,17 +40,11 @@ async function main(): Promise<number> {
     report(config.terminationLog, { ok: true, ...result });
     return 0;
   } catch (err) {
-    const failure = err instanceof BackupFailure ? err : new BackupFailure(`backup failed: ${(err as Error).stack ?? String(err)}`, false);
+    const failure = asFailure(err, 'backup failed', (e) => e.stack ?? e.message);
     log.error({ err: failure.message, permanent: failure.permanent }, 'backup failed');
-    report(config.terminationLog, { ok: false, permanent: failure.permanent, error: failure.message });
-    return failure.permanent ? 2 : 1;
+    report(config.terminationLog, failureResult(failure));
+    return exitCode(failure);
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.stack : String(err)}\n`);
-    process.exit(1);
-  },
-);
+runMain(main);

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { present, type Env } from '../runtime/env.ts';
 import { restoreFiles } from './restore-layout.ts';
-import { BackupFailure, s3Failure } from './run.ts';
+import { BackupFailure, s3Failure } from './failure.ts';
 import { downloadSnapshot, s3Client, type S3Target } from './s3.ts';
 
 export const RESTORED_MARKER = '.redis-operator-restored';
@@ -76,8 +76,8 @@ function assertRdb(file: string): void {
 }
 
 export async function restore(config: RestoreConfig): Promise<{ restored: boolean; reason: string; files: string[] }> {
-  const present_ = dataPresent(config.dataDir);
-  if (present_ !== undefined) return { restored: false, reason: `${present_}: nothing restored, nothing overwritten`, files: [] };
+  const holding = dataPresent(config.dataDir);
+  if (holding !== undefined) return { restored: false, reason: `${holding}: nothing restored, nothing overwritten`, files: [] };
   mkdirSync(config.dataDir, { recursive: true });
   const s3 = {
     bucket: config.bucket,

@@ -4,7 +4,7 @@
 // - Retention runs only after the new backup is stored whole: a failure never deletes anything.
 // - Every failure is a BackupFailure that says what went wrong, naming the object or field, and
 //   whether trying again can help (temporary: unreachable, not ready) or not (permanent: the
-//   credentials or the bucket are wrong), as kopf's temporary and permanent errors.
+//   credentials or the bucket are wrong): failure.ts.
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
@@ -13,6 +13,7 @@ import type { BackupConfig } from './config.ts';
 import { backupKey } from './naming.ts';
 import { backupsToPrune } from './retention.ts';
 import { deleteBackups, listBackups, s3Client, uploadSnapshot, type S3Target } from './s3.ts';
+import { BackupFailure, s3Failure } from './failure.ts';
 import { openSnapshot } from './snapshot.ts';
 
 export interface BackupResult {
@@ -28,30 +29,6 @@ export interface BackupResult {
   takenAt: string;
   finishedAt: string;
   pruned: string[];
-}
-
-export class BackupFailure extends Error {
-  readonly permanent: boolean;
-  constructor(message: string, permanent: boolean) {
-    super(message);
-    this.permanent = permanent;
-  }
-}
-
-const CREDENTIALS = /^(AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|InvalidToken|ExpiredToken|Forbidden)$/;
-
-/** What an S3 error means for the user, naming the bucket or the credentials. */
-export function s3Failure(err: unknown, s3: BackupConfig['s3'], what: string): BackupFailure {
-  const e = err as { name?: string; Code?: string; code?: string; message?: string };
-  const code = e.name ?? e.Code ?? e.code ?? '';
-  const where = `s3://${s3.bucket}${s3.endpoint ? ` at ${s3.endpoint}` : ''}`;
-  if (CREDENTIALS.test(code))
-    return new BackupFailure(`${what}: ${where} refused the credentials (${code}); check the credentials Secret of spec.backup.storage.s3`, true);
-  if (code === 'NoSuchBucket')
-    return new BackupFailure(`${what}: bucket ${s3.bucket} does not exist${s3.endpoint ? ` at ${s3.endpoint}` : ''} (spec.backup.storage.s3.bucket)`, true);
-  if (/ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|socket hang up|TimeoutError/i.test(`${code} ${e.message ?? ''}`))
-    return new BackupFailure(`${what}: ${where} is unreachable (${e.message ?? code}); retried next time`, false);
-  return new BackupFailure(`${what}: ${where}: ${code || 'error'}: ${e.message ?? String(err)}`, false);
 }
 
 function tlsOptions(config: BackupConfig): ConnectionOptions | undefined {
