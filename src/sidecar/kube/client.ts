@@ -33,7 +33,7 @@ import { deletePod, patchPodMetadata, type PodMetadataChanges } from './pods.ts'
 import { patchRedisAnnotations } from './redis-object.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type CoreCalls, type RedisRef } from './request.ts';
 import type { AuthSecretRef } from '../../api/auth.ts';
-import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, type GeneratedSecret } from './secrets.ts';
+import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, readSecretValues, type GeneratedSecret } from './secrets.ts';
 import { deleteStatefulSetOrphan, getStatefulSet, listRedisClaims, listStorageClasses, patchClaim, type ClaimChanges, type VolumeCalls } from './volumes.ts';
 
 export { loadKubeConfig, type KubeConfigSource } from './config.ts';
@@ -138,6 +138,11 @@ export class KubeClient {
   /** The decoded value of one key of a Secret; null when the Secret or the key is missing. */
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null> {
     return readSecretValue(this.calls, namespace, name, key);
+  }
+
+  /** The decoded values of several keys of one Secret, in one read; null when the Secret is missing. */
+  readSecretValues(namespace: string, name: string, keys: readonly string[]): Promise<Record<string, string> | null> {
+    return readSecretValues(this.calls, namespace, name, keys);
   }
 
   /** Creates the generated auth Secret; AlreadyExists yields the existing password. See secrets.ts. */

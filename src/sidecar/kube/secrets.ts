@@ -36,6 +36,18 @@ export async function readSecretValue(calls: CoreCalls, namespace: string, name:
   return secretValue(secret, key);
 }
 
+/** The decoded values of the keys a Secret has, in one read; null when the Secret is missing. */
+export async function readSecretValues(calls: CoreCalls, namespace: string, name: string, keys: readonly string[]): Promise<Record<string, string> | null> {
+  const secret = await getSecret(calls, namespace, name);
+  if (secret === null) return null;
+  const out: Record<string, string> = {};
+  for (const key of keys) {
+    const value = secretValue(secret, key);
+    if (value !== null) out[key] = value;
+  }
+  return out;
+}
+
 /**
  * Creates a generated Secret (`<name>-auth` by default, or `<name>-operator`) with a random 32-byte
  * password (hex) owned by the Redis (controller reference, so deleting the Redis deletes it).

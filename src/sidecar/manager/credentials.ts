@@ -26,6 +26,7 @@ import type { PodView } from './pods.ts';
 
 export interface SecretReader {
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
+  readSecretValues(namespace: string, name: string, keys: readonly string[]): Promise<Record<string, string> | null>;
   ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret>;
 }
 
@@ -207,22 +208,20 @@ export class Credentials {
     if (!spec) return;
     const { ref } = this.#o;
     const tlsName = tlsSecretName(ref.name, spec);
-    const tlsRef = (key: string): AuthSecretRef => ({ secretName: tlsName ?? '', key, generated: false });
-    const [operator, client, ca, certificate] = await Promise.all([
+    const [operator, client, tls] = await Promise.all([
       this.#value(operatorSecretRef(ref.name)),
       this.#value(authSecretRef(ref.name, spec)),
-      tlsName === undefined ? null : this.#value(tlsRef(TLS_CA_KEY)),
-      tlsName === undefined ? null : this.#value(tlsRef(TLS_CERT_KEY)),
+      tlsName === undefined ? null : this.#tls(tlsName),
     ]);
-    this.#problem(operator.problem ?? client.problem ?? ca?.problem ?? null);
-    if (operator.value !== null && client.value !== null && ca?.value !== null) this.#loadedAt = this.#o.now();
-    if (ca?.value && ca.value !== this.#ca) {
-      this.#ca = ca.value;
-      this.#tlsOptions = tlsOptionsFor(ca.value, ref.name, ref.namespace);
+    this.#problem(operator.problem ?? client.problem ?? tls?.problem ?? null);
+    if (operator.value !== null && client.value !== null && tls?.ca !== null) this.#loadedAt = this.#o.now();
+    if (tls?.ca && tls.ca !== this.#ca) {
+      this.#ca = tls.ca;
+      this.#tlsOptions = tlsOptionsFor(tls.ca, ref.name, ref.namespace);
       this.adapter.setTls(this.#tlsOptions);
       for (const l of this.#legacy) l.adapter.setTls(this.#tlsOptions);
     }
-    this.#certificate = certificate?.value ? pemFingerprint(certificate.value) : null;
+    this.#certificate = tls?.certificate ? pemFingerprint(tls.certificate) : null;
     if (operator.value !== null && operator.value !== this.#operatorPassword) {
       if (this.#operatorPassword !== undefined) this.#o.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
       this.#operatorPassword = operator.value;
@@ -253,6 +252,15 @@ export class Credentials {
     if (value !== null) return { value, problem: null };
     const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (it is created by the leader)' : ''}`;
     return { value, problem: { text, userOwned: !src.generated } };
+  }
+
+  /** The TLS Secret's CA and certificate, in one read. */
+  async #tls(secretName: string): Promise<{ ca: string | null; certificate: string | null; problem: Missing | null }> {
+    const { ref, kube } = this.#o;
+    const values = await kube.readSecretValues(ref.namespace, secretName, [TLS_CA_KEY, TLS_CERT_KEY]);
+    const ca = values?.[TLS_CA_KEY] ?? null;
+    const problem = ca === null ? { text: `secret ${secretName} (key ${TLS_CA_KEY}) not found`, userOwned: true } : null;
+    return { ca, certificate: values?.[TLS_CERT_KEY] ?? null, problem };
   }
 
   /** Tells a missing Secret once (a Warning only for the user's own: the leader makes generated ones). */

@@ -14,6 +14,7 @@ export interface KubeWriter {
   ): Promise<V1Pod>;
   emitEvent(redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string): Promise<boolean>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
+  readSecretValues(namespace: string, name: string, keys: readonly string[]): Promise<Record<string, string> | null>;
   ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret>;
 }
 

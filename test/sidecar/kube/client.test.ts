@@ -209,6 +209,8 @@ describe('KubeClient', () => {
     assert.deepEqual(await client.ensureAuthSecret(ref), { password: x.password, created: false });
     assert.equal(await client.readSecretValue('auth', 'secured-auth', 'nope'), null);
     assert.equal(await client.getSecret('auth', 'missing'), null);
+    assert.deepEqual(await client.readSecretValues('auth', 'secured-auth', ['password', 'nope']), { password: x.password }, 'the keys it has, one read');
+    assert.equal(await client.readSecretValues('auth', 'missing', ['password']), null);
     api.store.delete('redises', 'auth', 'secured');
     assert.equal(api.store.get('secrets', 'auth', 'secured-auth'), undefined, 'deleting the Redis deletes its Secret');
   });

@@ -7,6 +7,7 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
+import { servedFingerprint } from '../../../src/sidecar/redis/tls.ts';
 import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { issue, makeCa, type Issued } from '../../support/tls-certs.ts';
 import { Cluster, missingKeys, NS, redisClient, settle, until, Writer } from './harness.ts';
@@ -93,7 +94,6 @@ test('spec.tls: the set comes up over TLS, plaintext is refused, a renewed certi
   for (const s of servers) s.renewTls(renewed);
   tlsSecret(cluster, renewed);
   await until('every node serves the renewed certificate', async () => {
-    const { servedFingerprint } = await import('../../../src/sidecar/redis/tls.ts');
     for (const s of servers) {
       const fp = await servedFingerprint({ host: s.ip, port: 6379 }, s.clientTls!, undefined, 1000).catch(() => null);
       if (fp !== renewed.fingerprint) return false;
