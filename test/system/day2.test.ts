@@ -9,6 +9,7 @@ import { test, type TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
 import { isPodReady } from '../cluster/kubectl.ts';
+import { replyAs } from '../support/redis-keys.ts';
 import {
   allLinked,
   applyDesign,
@@ -67,19 +68,7 @@ function availability(t: TestContext, c: Cluster, expected: number) {
 }
 
 /** One command as an ACL user on a fresh connection (AUTH as a command: a refusal is a reply, not a closed connection). */
-async function userCall(c: Cluster, ip: string, user: string, password: string, ...command: string[]): Promise<string> {
-  const client = c.redis(ip, NAME);
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.call('AUTH', user, password);
-    return String(await client.call(command[0]!, ...command.slice(1)));
-  } catch (err) {
-    return String((err as Error).message).split(' ')[0]!;
-  } finally {
-    client.disconnect();
-  }
-}
+const userCall = (c: Cluster, ip: string, user: string, password: string, ...command: string[]) => replyAs(c.redis(ip, NAME), [user, password], command);
 
 /** The longest time between two acknowledged writes in [from, to]. */
 function longestPause(writer: Writer, from: number, to: number): number {

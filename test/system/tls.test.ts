@@ -21,6 +21,7 @@ import { exampleManifest } from '../cluster/index.ts';
 import { isPodReady } from '../cluster/kubectl.ts';
 import { certificateCrd } from '../k8s/cert-manager.ts';
 import { nodeClient } from '../support/cluster-views.ts';
+import { replyAs } from '../support/redis-keys.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
 import { allLinked, assertNothingLost, boot, BOUND, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, servicesRouted, sleep, Writer } from './support.ts';
 
@@ -215,19 +216,8 @@ test(
 );
 
 /** PONG, or the first word of the refusal, for `password` as the default user on the pod at ip (over TLS). */
-async function pingWith(ip: string, password: string, ca: string): Promise<string> {
-  const client = nodeClient(ip, undefined, { ca, checkServerIdentity: () => undefined });
-  client.on('error', () => {});
-  try {
-    await client.connect();
-    await client.call('AUTH', password);
-    return String(await client.call('PING'));
-  } catch (err) {
-    return String((err as Error).message).split(' ')[0]!;
-  } finally {
-    client.disconnect();
-  }
-}
+const pingWith = (ip: string, password: string, ca: string) =>
+  replyAs(nodeClient(ip, undefined, { ca, checkServerIdentity: () => undefined }), [password], ['PING']);
 
 function restarts(p: object): number {
   const status = (p as { status?: { containerStatuses?: Array<{ restartCount?: number }> } }).status;

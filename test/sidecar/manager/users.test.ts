@@ -8,26 +8,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { MANAGED_USERS_ANNOTATION, PASSWORD_GRACE_ANNOTATION } from '../../../src/api/labels.ts';
+import { replyAs } from '../../support/redis-keys.ts';
 import { addr, startRedis, type RedisServer } from '../../support/redis-server.ts';
 import { Cluster, NS, redisCall, until } from './harness.ts';
 
 const N = 29;
 
 /** What `user` may do on the node at ip, logged in with `password`: PING, GET, SET, or the error word. */
-async function as(ip: string, user: string, password: string, ...command: string[]): Promise<string> {
-  // AUTH as its own command (not a connect option), so a refused password is a reply, not a closed connection.
-  const c = new Redis({ host: ip, port: 6379, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  c.on('error', () => {});
-  try {
-    await c.connect();
-    await c.call('AUTH', user, password);
-    return String(await c.call(command[0]!, ...command.slice(1)));
-  } catch (err) {
-    return String((err as Error).message).split(' ')[0]!;
-  } finally {
-    c.disconnect();
-  }
-}
+const as = (ip: string, user: string, password: string, ...command: string[]) =>
+  replyAs(
+    new Redis({ host: ip, port: 6379, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null }),
+    [user, password],
+    command,
+  );
 
 const everyNode = async (servers: RedisServer[], check: (ip: string) => Promise<boolean>) =>
   (await Promise.all(servers.map((s) => check(s.ip)))).every(Boolean);
