@@ -5,8 +5,10 @@
 // anyOf of consts, no patternProperties (maps are `additionalProperties`), enums as `enum`.
 import { Type, type Static } from '@sinclair/typebox';
 import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
+import { BackupSpec, BackupStatus, RestoreSpec, RestoreStatus } from './backup-schema.ts';
 import { StringEnum, StringMap } from './typebox-helpers.ts';
 
+export { BackupResult, BackupSpec, BackupStatus, BackupStorage, RestoreSpec, RestoreStatus } from './backup-schema.ts';
 export { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
 
 /** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
@@ -256,6 +258,8 @@ export const RedisSpec = Type.Object(
     users: Type.Optional(UsersSpec),
     passwordGracePeriodSeconds: PasswordGracePeriodSeconds,
     networkPolicy: Type.Optional(NetworkPolicySpec),
+    backup: Type.Optional(BackupSpec),
+    restore: Type.Optional(RestoreSpec),
     hibernate: Type.Boolean({
       default: false,
       description:
@@ -270,13 +274,19 @@ export const RedisSpec = Type.Object(
         message:
           'tls cannot be switched on or off after creation: during the change, nodes with and without TLS could not replicate from each other (create a new Redis and move the data)',
       },
+      {
+        rule: 'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
+        message: 'restore is set at creation only and cannot change: a running Redis is never overwritten by a backup (create a new Redis from it)',
+      },
     ],
   },
 );
 
 export const Condition = Type.Object(
   {
-    type: Type.String({ description: 'Condition type: Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated or Hibernated.' }),
+    type: Type.String({
+      description: 'Condition type: Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated or BackupHealthy (with spec.backup).',
+    }),
     status: StringEnum(['True', 'False', 'Unknown'] as const, { description: 'True, False or Unknown.' }),
     reason: Type.String({ description: 'One CamelCase word saying why.' }),
     message: Type.String({ description: 'What a human needs to know.' }),
@@ -323,9 +333,11 @@ export const RedisStatus = Type.Object(
         description: 'Outcome of the last on-demand switchover request, as the sidecar recorded it (annotation redis.example.com/switchover-status).',
       }),
     ),
+    backup: Type.Optional(BackupStatus),
+    restore: Type.Optional(RestoreStatus),
     conditions: Type.Optional(
       Type.Array(Condition, {
-        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated.',
+        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, and BackupHealthy when spec.backup is set.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),

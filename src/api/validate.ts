@@ -3,6 +3,7 @@
 // with CEL, re-done here because a CRD may be installed without them or edited by hand.
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject } from 'ajv';
+import { parseCron } from './cron.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
 
@@ -124,6 +125,7 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   if (spec.networkPolicy && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.networkPolicy.operatorNamespace)) {
     problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
   }
+  problems.push(...backupProblems(spec));
   for (const [key] of sortedEntries(spec.podAnnotations)) {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });
@@ -135,6 +137,31 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     }
     if (toleration.operator === 'Exists' && toleration.value) {
       problems.push({ field: `spec.tolerations[${index}].value`, message: 'must be empty when operator is Exists' });
+    }
+  }
+  return problems;
+}
+
+/** spec.backup and spec.restore: what the schema's CEL rules say, and the schedule's fields. */
+function backupProblems(spec: RedisSpecT): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  const storage = (field: string, s: { s3?: unknown; pvc?: unknown } | undefined) => {
+    if (s !== undefined && (s.s3 === undefined) === (s.pvc === undefined)) problems.push({ field, message: 'needs exactly one of s3 or pvc' });
+  };
+  if (spec.backup) {
+    const cron = parseCron(spec.backup.schedule);
+    if (!cron.ok) problems.push({ field: 'spec.backup.schedule', message: `is not a CronJob schedule: ${cron.message}` });
+    storage('spec.backup.storage', spec.backup.storage);
+  }
+  if (spec.restore) {
+    const r = spec.restore;
+    if ((r.backup === undefined) === (r.location === undefined)) problems.push({ field: 'spec.restore', message: 'needs exactly one of backup or location' });
+    storage('spec.restore.storage', r.storage);
+    const store = r.storage ?? spec.backup?.storage;
+    if (r.location !== undefined) {
+      const kind = r.location.startsWith('pvc://') ? 'pvc' : 's3';
+      if (store === undefined) problems.push({ field: 'spec.restore.storage', message: `is needed to reach ${r.location} (or set spec.backup.storage)` });
+      else if (store[kind] === undefined) problems.push({ field: 'spec.restore.storage', message: `has no ${kind} block for a ${kind}:// location` });
     }
   }
   return problems;

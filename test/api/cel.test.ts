@@ -36,6 +36,11 @@ const DOWNGRADE = 'cannot be downgraded';
 const TLS_SOURCE = 'tls needs secretName or certManager';
 const TLS_TOGGLE = 'tls cannot be switched on or off';
 const SUPPORTED = 'only Redis 7.x is supported';
+const STORAGE_ONE = 'storage needs exactly one of s3 or pvc';
+const RESTORE_SOURCE = 'restore needs exactly one of backup or location';
+const RESTORE_FIXED = 'restore is set at creation only';
+const S3 = { bucket: 'b', region: 'us-east-1', prefix: '' };
+const RESTORE = { backup: 'nightly' };
 
 const CASES: Case[] = [
   // persistence.storageClassName is fixed at creation (volumeClaimTemplates are immutable)
@@ -195,6 +200,24 @@ const CASES: Case[] = [
   { name: 'tls never on', path: 'spec', message: TLS_TOGGLE, self: { replicas: 3 }, oldSelf: { replicas: 2 }, allowed: true },
   { name: 'tls switched on', path: 'spec', message: TLS_TOGGLE, self: { tls: { secretName: 'a' } }, oldSelf: {}, allowed: false },
   { name: 'tls switched off', path: 'spec', message: TLS_TOGGLE, self: {}, oldSelf: { tls: { secretName: 'a' } }, allowed: false },
+  // Backups go to one place; a restore names one backup, at creation only.
+  { name: 'backup to s3', path: 'spec.backup.storage', message: STORAGE_ONE, self: { s3: S3 }, allowed: true },
+  { name: 'backup to a claim', path: 'spec.backup.storage', message: STORAGE_ONE, self: { pvc: { claimName: 'c' } }, allowed: true },
+  { name: 'backup to both', path: 'spec.backup.storage', message: STORAGE_ONE, self: { s3: S3, pvc: { claimName: 'c' } }, allowed: false },
+  { name: 'backup to nowhere', path: 'spec.backup.storage', message: STORAGE_ONE, self: {}, allowed: false },
+  { name: 'restore reaches s3', path: 'spec.restore.storage', message: STORAGE_ONE, self: { s3: S3 }, allowed: true },
+  { name: 'restore reaches nothing', path: 'spec.restore.storage', message: STORAGE_ONE, self: {}, allowed: false },
+  { name: 'restored from a claim', path: 'status.restore.storage', message: STORAGE_ONE, self: { pvc: { claimName: 'c' } }, allowed: true },
+  { name: 'restored from nowhere', path: 'status.restore.storage', message: STORAGE_ONE, self: {}, allowed: false },
+  { name: 'restore a RedisBackup', path: 'spec.restore', message: RESTORE_SOURCE, self: RESTORE, allowed: true },
+  { name: 'restore a location', path: 'spec.restore', message: RESTORE_SOURCE, self: { location: 's3://b/k.rdb' }, allowed: true },
+  { name: 'restore both', path: 'spec.restore', message: RESTORE_SOURCE, self: { backup: 'a', location: 's3://b/k.rdb' }, allowed: false },
+  { name: 'restore neither', path: 'spec.restore', message: RESTORE_SOURCE, self: {}, allowed: false },
+  { name: 'restore kept', path: 'spec', message: RESTORE_FIXED, self: { restore: RESTORE }, oldSelf: { restore: RESTORE }, allowed: true },
+  { name: 'never restored', path: 'spec', message: RESTORE_FIXED, self: { replicas: 3 }, oldSelf: { replicas: 2 }, allowed: true },
+  { name: 'restore added later', path: 'spec', message: RESTORE_FIXED, self: { restore: RESTORE }, oldSelf: {}, allowed: false },
+  { name: 'restore removed', path: 'spec', message: RESTORE_FIXED, self: {}, oldSelf: { restore: RESTORE }, allowed: false },
+  { name: 'restore changed', path: 'spec', message: RESTORE_FIXED, self: { restore: { backup: 'other' } }, oldSelf: { restore: RESTORE }, allowed: false },
 ];
 
 function ruleFor(path: string, message: string): EmittedRule {
