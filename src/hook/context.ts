@@ -8,4 +8,14 @@ export interface HookContext {
   uid: string | undefined;
   /** Validated and defaulted (validateSpec's copy, never the request's object). */
   spec: RedisSpec;
+  /** The operator's image: backup Jobs and restore init containers run it (HookOptions). */
+  operatorImage: string;
 }
+
+/** What the hook service is configured with (src/server/config.ts reads it from the environment). */
+export interface HookOptions {
+  /** The image of backup Jobs and restore init containers: the operator's own. */
+  operatorImage: string;
+}
+
+export const DEFAULT_HOOK_OPTIONS: HookOptions = { operatorImage: 'redis-operator:0.1.0' };

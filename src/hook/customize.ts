@@ -2,7 +2,9 @@
 // parent (Metacontroller caches the answer per uid and generation). Invariant: never fails on a
 // bad spec; the Secret name falls back to the generated one.
 import { generatedAuthSecretRef, operatorSecretRef } from '../api/auth.ts';
+import { backupSelectorLabels } from '../api/backup.ts';
 import { childNames, podSelectorLabels } from '../api/labels.ts';
+import { REDISBACKUP_PLURAL } from '../api/redisbackup-schema.ts';
 import type { CustomizeRequest, CustomizeResponse } from './types.ts';
 import { at, isRecord, str } from './util.ts';
 
@@ -22,6 +24,11 @@ function secretNames(name: string, spec: unknown): string[] {
   return names;
 }
 
+function restoreSource(spec: unknown, namespace: string): CustomizeResponse['relatedResources'] {
+  const backup = str(at(spec, 'restore', 'backup'));
+  return backup !== undefined && backup !== '' ? [{ apiVersion: 'redis.example.com/v1', resource: REDISBACKUP_PLURAL, namespace, names: [backup] }] : [];
+}
+
 export function customize(request: CustomizeRequest): CustomizeResponse {
   const { name } = request.parent.metadata;
   const namespace = request.parent.metadata.namespace ?? '';
@@ -37,6 +44,12 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       { apiVersion: 'v1', resource: 'secrets', namespace, names: secretNames(name, request.parent.spec) },
       // Created from the claim templates, which carry the pod selector labels: finalize waits on them.
       { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
+      // Backup Jobs (the CronJob's and on-demand RedisBackups') and their pods: status.backup
+      // reads each result from the pod's termination message.
+      { apiVersion: 'batch/v1', resource: 'jobs', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
+      { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
+      // spec.restore.backup: the RedisBackup's location and storage.
+      ...restoreSource(request.parent.spec, namespace),
     ],
   };
 }

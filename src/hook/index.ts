@@ -6,7 +6,10 @@
 // wireChecker is the one checker both sides run.
 import { finalizeResponse } from './finalize.ts';
 import { readState, syncResponse } from './state.ts';
+import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
 import type { HookRequest, HookResponse } from './types.ts';
+
+export { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
 
 export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
@@ -31,13 +34,13 @@ export type { ParseResult } from './types.ts';
  * deletionTimestamp but finalizing: false is synced normally: garbage collection removes the
  * children, and nothing here may release the finalizer.
  */
-export function sync(request: HookRequest): HookResponse {
-  const state = readState(request);
+export function sync(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookResponse {
+  const state = readState(request, options);
   return request.finalizing ? finalizeResponse(state) : syncResponse(state);
 }
 
 /** The finalize hook. finalized: true only ever when request.finalizing is true. */
-export function finalize(request: HookRequest): HookResponse {
-  const state = readState(request);
+export function finalize(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookResponse {
+  const state = readState(request, options);
   return request.finalizing ? finalizeResponse(state) : syncResponse(state);
 }

@@ -7,10 +7,14 @@ import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from '../api/tls
 import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec } from '../api/schema.ts';
+import { backupCronJobName, backupSelectorLabels } from '../api/backup.ts';
+import { podBelongsTo } from '../api/membership.ts';
+import { backupVerdict } from './backup-status.ts';
 import { desiredChildren, type ChildPlan } from './children/index.ts';
 import { authSecretRef } from './children/statefulset.ts';
-import type { HookContext } from './context.ts';
-import { findObject, lastAppliedOf, mapHasKind, objectsOf, ofKind } from './observed.ts';
+import { DEFAULT_HOOK_OPTIONS, type HookContext, type HookOptions } from './context.ts';
+import { planRestore, type RestorePlan } from './restore.ts';
+import { findObject, lastAppliedOf, mapHasKind, memberMeta, objectsOf, ofKind } from './observed.ts';
 import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
 import { computeStatus, podViews } from './status.ts';
@@ -26,15 +30,23 @@ export interface HookState {
   observed: KubeObject[];
   /** Related objects, canonical order. */
   related: KubeObject[];
+  /** Pods of this Redis (podBelongsTo); backup Job pods are in backupPods. */
   pods: KubeObject[];
+  backupPods: KubeObject[];
+  backupJobs: KubeObject[];
+  options: HookOptions;
   verdict: { ok: true; spec: RedisSpec } | { ok: false; problems: SpecProblem[] };
 }
 
-export function readState(request: HookRequest): HookState {
+const labelled = (labels: Record<string, string>) => (o: KubeObject) => Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
+
+export function readState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookState {
   const { name, namespace } = request.parent.metadata;
   const ns = namespace ?? '';
   const related = objectsOf(request.related);
   const uid = request.parent.metadata.uid;
+  const allPods = ofKind(related, 'v1', 'Pod', ns);
+  const backupLabels = labelled(backupSelectorLabels(name));
   return {
     request,
     name,
@@ -42,13 +54,16 @@ export function readState(request: HookRequest): HookState {
     uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
     observed: objectsOf(request.children),
     related,
-    pods: ofKind(related, 'v1', 'Pod', ns),
+    pods: allPods.filter((p) => podBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
+    backupPods: allPods.filter(backupLabels),
+    backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backupLabels),
+    options,
     verdict: validateSpec(name, request.parent.spec),
   };
 }
 
 export function contextOf(state: HookState, spec: RedisSpec): HookContext {
-  return { name: state.name, namespace: state.namespace, uid: state.uid, spec };
+  return { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
 }
 
 /** A Secret the pods need that is missing or incomplete, and which kind of Secret it is. */
@@ -85,6 +100,7 @@ function secretProblem(state: HookState, name: string, keys: string[], origin: s
 
 export interface ValidPlan extends ChildPlan {
   ctx: HookContext;
+  restore: RestorePlan | undefined;
   /** Spec wishes held back on purpose (the scale-down rule). */
   refusals: string[];
 }
@@ -113,7 +129,10 @@ export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
     : guardScaleDown(spec.replicas, lastAppliedReplicas(state), state.request.parent.metadata.annotations);
   const held = scale.replicas === spec.replicas ? spec : { ...spec, replicas: scale.replicas };
   const ctx = contextOf(state, held);
-  return { ctx, ...desiredChildren(ctx, state.observed, state.pods), refusals: scale.ok ? [] : [scale.message] };
+  const names = childNames(state.name);
+  const setsObserved = [names.masterSet, names.replicaSet].some((n) => findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, n));
+  const restore = planRestore(state, spec, state.pods, setsObserved);
+  return { ctx, restore, ...desiredChildren(ctx, state.observed, state.pods, restore), refusals: scale.ok ? [] : [scale.message] };
 }
 
 export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {
@@ -131,7 +150,14 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
+    backup: backupOf(state, plan.ctx.spec),
+    restore: plan.restore?.status,
   });
+}
+
+function backupOf(state: HookState, spec: RedisSpec) {
+  const cron = findObject(state.observed, 'batch/v1', 'CronJob', state.namespace, backupCronJobName(state.name));
+  return backupVerdict(spec, cron, state.backupJobs, state.backupPods, state.request.parent.status);
 }
 
 export function invalidStatus(state: HookState, problems: readonly SpecProblem[]) {

@@ -6,7 +6,8 @@
 // split brain (two pods labelled master) is reported, never resolved by picking one.
 import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels } from '../api/labels.ts';
 import { podBelongsTo } from '../api/membership.ts';
-import type { Condition, RedisStatus } from '../api/schema.ts';
+import type { Condition, RedisStatus, RestoreStatus } from '../api/schema.ts';
+import type { BackupVerdict } from './backup-status.ts';
 import { memberMeta } from './observed.ts';
 import type { RolloutView } from './rollout.ts';
 import type { KubeObject } from './types.ts';
@@ -39,6 +40,10 @@ export interface StatusInput {
   hibernate?: boolean | undefined;
   /** The sidecar's record of the last switchover request (an annotation on the Redis). */
   switchover?: string | undefined;
+  /** Scheduled and on-demand backups (backup-status.ts); absent when there are none and no spec.backup. */
+  backup?: BackupVerdict | undefined;
+  /** spec.restore's progress (restore.ts). */
+  restore?: RestoreStatus | undefined;
 }
 
 export type ReplicaState = 'Ready' | 'Syncing' | 'NotReady';
@@ -165,6 +170,8 @@ export function computeStatus(input: StatusInput): RedisStatus {
   if (!input.spec.valid) ready = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
   else if (input.hibernate === true) ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
   else if (input.deleting !== undefined) ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
+  else if (input.restore !== undefined && (input.restore.phase === 'Pending' || input.restore.phase === 'Failed'))
+    ready = { ok: false, reason: input.restore.phase === 'Pending' ? 'RestorePending' : 'RestoreFailed', message: input.restore.message, since: undefined };
   else if (!master.ok && input.secretProblem !== undefined)
     ready = { ok: false, reason: input.secretProblem.reason, message: input.secretProblem.message, since: undefined };
   else if (!master.ok) ready = master;
@@ -198,9 +205,18 @@ export function computeStatus(input: StatusInput): RedisStatus {
         : { ok: input.rollout.ok, reason: input.rollout.reason, message: input.rollout.message, since: undefined },
     Hibernated: hibernated,
   };
-  const conditions: Condition[] = CONDITION_TYPES.map((type) => {
-    const verdict = verdicts[type];
-    const status = verdict.ok ? 'True' : 'False';
+  const judged: Array<{ type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string; since: string | undefined }> = CONDITION_TYPES.map(
+    (type) => ({
+      type,
+      status: verdicts[type].ok ? 'True' : 'False',
+      reason: verdicts[type].reason,
+      message: verdicts[type].message,
+      since: verdicts[type].since,
+    }),
+  );
+  if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
+  const conditions: Condition[] = judged.map((verdict) => {
+    const { type, status } = verdict;
     const before = previous.get(type);
     const since = before !== undefined && before.status === status ? (before.lastTransitionTime ?? verdict.since) : verdict.since;
     return {
@@ -227,6 +243,8 @@ export function computeStatus(input: StatusInput): RedisStatus {
     selector: selectorString(podSelectorLabels(input.name)),
     ...(input.rollout !== undefined ? { rollout: { updatedPods: input.rollout.updatedPods, stalePods: input.rollout.stalePods } } : {}),
     ...(input.switchover !== undefined ? { switchover: input.switchover } : {}),
+    ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
+    ...(input.restore !== undefined ? { restore: input.restore } : {}),
     conditions,
   };
 }

@@ -1,6 +1,7 @@
 // parseHookRequest / parseCustomizeRequest (structure only) and the customize hook's rules.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { backupSelectorLabels } from '../../src/api/backup.ts';
 import { podSelectorLabels } from '../../src/api/labels.ts';
 import { customize, parseCustomizeRequest, parseHookRequest } from '../../src/hook/index.ts';
 import { designSpec, redis, type Json } from './helpers.ts';
@@ -70,11 +71,25 @@ function rules(spec: unknown) {
 
 test("customize asks for the pods and PVCs by the pod selector labels and the generated auth and operator Secrets by name, each in the parent's namespace", () => {
   const selector = { matchLabels: podSelectorLabels('my-redis') };
+  const backups = { matchLabels: backupSelectorLabels('my-redis') };
   assert.deepEqual(rules(designSpec()), [
     { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: selector },
     { apiVersion: 'v1', resource: 'secrets', namespace: 'default', names: ['my-redis-auth', 'my-redis-operator'] },
     { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace: 'default', labelSelector: selector },
+    { apiVersion: 'batch/v1', resource: 'jobs', namespace: 'default', labelSelector: backups },
+    { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: backups },
   ]);
+});
+
+test('customize asks for the RedisBackup spec.restore names, in the parent namespace, and for nothing more on a bad restore', () => {
+  assert.deepEqual(rules({ ...designSpec(), restore: { backup: 'nightly' } }).at(-1), {
+    apiVersion: 'redis.example.com/v1',
+    resource: 'redisbackups',
+    namespace: 'default',
+    names: ['nightly'],
+  });
+  assert.equal(rules({ ...designSpec(), restore: { backup: 5 } }).length, 5);
+  assert.equal(rules({ ...designSpec(), restore: { location: 's3://b/k.rdb' } }).length, 5);
 });
 
 test('customize follows spec.auth.secretName, and falls back to the generated Secret on any bad spec', async (t) => {

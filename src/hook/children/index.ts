@@ -1,6 +1,7 @@
 // The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
-// (headless, master, replicas), StatefulSets (master, replica), PodDisruptionBudget, and the
-// NetworkPolicy and the cert-manager Certificate when the spec asks for them. Each is built with
+// (headless, master, replicas), StatefulSets (master, replica; not yet while a restore waits for
+// its backup), PodDisruptionBudget, and the NetworkPolicy, the cert-manager Certificate and the
+// backup CronJob when the spec asks for them. Each is built with
 // Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
@@ -8,12 +9,15 @@ import type { HookContext } from '../context.ts';
 import { findObject, memberMeta } from '../observed.ts';
 import { configHash, renderRedisConf, staticRedisConf } from '../redis-conf.ts';
 import type { KubeObject } from '../types.ts';
+import type { RestorePlan } from '../restore.ts';
+import { desiredCronJob } from './backup-job.ts';
 import { desiredCertificate } from './certificate.ts';
 import { desiredConfigMap } from './configmap.ts';
 import { desiredNetworkPolicy } from './network-policy.ts';
 import { desiredPdb } from './pdb.ts';
 import { desiredServices } from './services.ts';
-import { desiredStatefulSet } from './statefulset.ts';
+import { restoreInit } from './restore-container.ts';
+import { REDIS_UID, desiredStatefulSet } from './statefulset.ts';
 import { asKubeObject, type DesiredChild } from './types.ts';
 
 export interface ChildPlan {
@@ -44,8 +48,9 @@ export function replicaFloor(ctx: HookContext, pods: readonly KubeObject[]): num
   return floor;
 }
 
-export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[], pods: readonly KubeObject[] = []): ChildPlan {
+export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[], pods: readonly KubeObject[] = [], restore?: RestorePlan): ChildPlan {
   const names = childNames(ctx.name);
+  const init = restore?.resolved !== undefined ? restoreInit(ctx, restore.resolved.storage, REDIS_UID) : undefined;
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
   // Dynamic directives reach running nodes through the sidecar (CONFIG SET): only the rest rolls pods.
   const hash = configHash(staticRedisConf(ctx.namespace, ctx.name, ctx.spec));
@@ -56,17 +61,20 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
     findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.replicaSet),
     hash,
     replicaFloor(ctx, pods),
+    init,
   );
   const policy = desiredNetworkPolicy(ctx);
   const certificate = desiredCertificate(ctx);
+  // No backup runs before a restore is complete: it would store a Redis that is still empty.
+  const cron = restore === undefined || restore.status.phase === 'Completed' ? desiredCronJob(ctx, ctx.operatorImage) : undefined;
   const children: DesiredChild[] = [
-    desiredConfigMap(ctx, conf),
+    desiredConfigMap(ctx, conf, restore?.pending ? restore.resolved?.location : undefined),
     ...desiredServices(ctx),
-    master.object,
-    replica.object,
+    ...(restore?.hold ? [] : [master.object, replica.object]),
     desiredPdb(ctx),
     ...(policy ? [policy] : []),
     ...(certificate ? [certificate] : []),
+    ...(cron ? [cron] : []),
   ];
   return {
     children: children.map(asKubeObject),

@@ -48,6 +48,7 @@ import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
 import { array, at, isRecord, sortedMap, str, stringMap, type Json } from '../util.ts';
 import { childMetadata, versionLabelValue } from './meta.ts';
+import type { RestoreInit } from './restore-container.ts';
 import type { Child } from './types.ts';
 
 /** Pod template annotation with a hash of redis.conf: a config change rolls the pods. */
@@ -262,7 +263,14 @@ function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelector): I
   };
 }
 
-export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: KubeObject | undefined, confHash: string, minPods = 0): StatefulSetPlan {
+export function desiredStatefulSet(
+  ctx: HookContext,
+  which: SetKind,
+  observed: KubeObject | undefined,
+  confHash: string,
+  minPods = 0,
+  restore?: RestoreInit,
+): StatefulSetPlan {
   const spec = ctx.spec;
   const names = childNames(ctx.name);
   const setName = which === 'master' ? names.masterSet : names.replicaSet;
@@ -301,6 +309,7 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
   // The key is readable by the pod's group only (fsGroup: the redis user). The kubelet replaces
   // the files when the Secret is renewed; the sidecar then has every node load them.
   if (tlsSecret !== undefined) volumes.push({ name: TLS_VOLUME, secret: { secretName: tlsSecret, defaultMode: 0o440 } });
+  if (restore !== undefined) volumes.push(...restore.volumes);
 
   const podSpec: IPodSpec = {
     automountServiceAccountToken: false,
@@ -327,6 +336,7 @@ export function desiredStatefulSet(ctx: HookContext, which: SetKind, observed: K
     ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0
       ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
       : {}),
+    ...(restore !== undefined ? ({ initContainers: restore.initContainers } satisfies Partial<IPodSpec>) : {}),
     containers: [container(ctx)],
     volumes,
   };

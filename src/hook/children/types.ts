@@ -8,6 +8,8 @@
 // erased at run time, so a devDependency is enough: the image typechecks in a stage that has it.
 // Invariants: a built child is plain JSON; asKubeObject changes its static type only.
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
+import type { IJob } from 'kubernetes-models/batch/v1/Job';
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
@@ -23,7 +25,8 @@ export type ChildMetadata = Required<Pick<KubernetesObjectMeta, 'name' | 'namesp
 /** Kubernetes' type of a kind, with the metadata every child of ours has. */
 export type Child<T extends { metadata?: KubernetesObjectMeta }> = T & { metadata: ChildMetadata };
 
-export type DesiredChild = Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget> | Child<INetworkPolicy> | Certificate;
+export type DesiredChild =
+  Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget> | Child<INetworkPolicy> | Child<ICronJob> | Child<IJob> | Certificate;
 
 /** The same properties as a type literal, which (unlike an interface) may meet an index signature. */
 type Literal<T> = { [K in keyof T]: T[K] };
