@@ -13,6 +13,7 @@ export { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
 
 export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
+export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup.ts';
 export {
   CustomizeRequest,
   CustomizeResponse,

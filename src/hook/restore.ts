@@ -31,6 +31,35 @@ function previousRestore(state: HookState): Partial<RestoreStatus> {
   return isRecord(r) ? (r as Partial<RestoreStatus>) : {};
 }
 
+/** A RedisBackup's recorded storage, as another object's status: checked and defaulted like a spec's. */
+function recordedStorage(value: unknown): BackupStorage | undefined {
+  const pvc = str(at(value, 'pvc', 'claimName'));
+  if (pvc !== undefined) return { pvc: { claimName: pvc } };
+  const bucket = str(at(value, 's3', 'bucket'));
+  const region = str(at(value, 's3', 'region'));
+  if (bucket === undefined || region === undefined) return undefined;
+  const endpoint = str(at(value, 's3', 'endpoint'));
+  const creds = at(value, 's3', 'credentialsSecret');
+  const credName = str(at(creds, 'name'));
+  return {
+    s3: {
+      bucket,
+      region,
+      prefix: str(at(value, 's3', 'prefix')) ?? '',
+      ...(endpoint !== undefined ? { endpoint } : {}),
+      ...(credName !== undefined
+        ? {
+            credentialsSecret: {
+              name: credName,
+              accessKeyIdKey: str(at(creds, 'accessKeyIdKey')) ?? 'AWS_ACCESS_KEY_ID',
+              secretAccessKeyKey: str(at(creds, 'secretAccessKeyKey')) ?? 'AWS_SECRET_ACCESS_KEY',
+            },
+          }
+        : {}),
+    },
+  };
+}
+
 type Resolution = { ok: true; location: string; storage: BackupStorage } | { ok: false; phase: 'Pending' | 'Failed'; message: string };
 
 function resolve(state: HookState, spec: RedisSpec): Resolution {
@@ -55,8 +84,7 @@ function resolve(state: HookState, spec: RedisSpec): Resolution {
   const location = str(at(backup, 'status', 'location'));
   if (phase !== 'Completed' || location === undefined)
     return { ok: false, phase: 'Pending', message: `RedisBackup ${name} is ${phase}; waiting for it to complete` };
-  const recorded = at(backup, 'status', 'storage');
-  const storage = restore.storage ?? (isRecord(recorded) ? (recorded as BackupStorage) : undefined) ?? spec.backup?.storage;
+  const storage = restore.storage ?? recordedStorage(at(backup, 'status', 'storage')) ?? spec.backup?.storage;
   if (storage === undefined)
     return { ok: false, phase: 'Failed', message: `RedisBackup ${name} records no storage; set spec.restore.storage to reach ${location}` };
   return { ok: true, location, storage };

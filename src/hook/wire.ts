@@ -157,7 +157,9 @@ export const CustomizeRequest = Type.Object({ controller, parent: Parent }, { er
 
 export const HookResponse = Type.Object(
   {
-    status: AsBuilt<RedisStatus>("Replaces the parent's whole status. Never carries observedGeneration (Metacontroller writes it)."),
+    status: AsBuilt<RedisStatus>(
+      "Replaces the parent's whole status (a Redis's, or a RedisBackup's: see RedisBackupResponse). Never carries observedGeneration (Metacontroller writes it).",
+    ),
     children: Type.Array(AsBuilt<KubeObject>('A complete object: apiVersion, kind, metadata and the rest.'), {
       description: 'The complete desired set: every observed child missing here is deleted by Metacontroller.',
     }),

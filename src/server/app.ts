@@ -25,15 +25,30 @@ export interface AppOptions {
   hooks?: Partial<HookFunctions>;
   /** Node process metrics on /metrics (default true). */
   defaultMetrics?: boolean;
+  /** What the pure hooks are configured with (the operator image for backup and restore pods). */
+  hookOptions?: hook.HookOptions;
 }
 
-const realHooks: HookFunctions = {
-  parseHookRequest: hook.parseHookRequest,
-  sync: hook.sync,
-  finalize: hook.finalize,
-  parseCustomizeRequest: hook.parseCustomizeRequest,
-  customize: hook.customize,
-};
+function realHooks(options: hook.HookOptions): HookFunctions {
+  return {
+    parseHookRequest: hook.parseHookRequest,
+    sync: (r) => hook.sync(r, options),
+    finalize: (r) => hook.finalize(r, options),
+    parseCustomizeRequest: hook.parseCustomizeRequest,
+    customize: hook.customize,
+  };
+}
+
+/** The RedisBackup controller's hooks: it has no finalize hook (its Job is garbage-collected with it). */
+function redisBackupHooks(options: hook.HookOptions): HookFunctions {
+  return {
+    parseHookRequest: hook.parseHookRequest,
+    sync: (r) => hook.syncRedisBackup(r, options),
+    finalize: (r) => ({ ...hook.syncRedisBackup(r, options), ...(r.finalizing ? { finalized: true } : {}) }),
+    parseCustomizeRequest: hook.parseCustomizeRequest,
+    customize: hook.customizeRedisBackup,
+  };
+}
 
 export function buildApp(options: AppOptions): FastifyInstance {
   const bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
@@ -71,6 +86,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   app.register(probeRoutes, { lifecycle });
   app.register(metricsRoute, { metrics });
-  app.register(hookRoutes, { hooks: { ...realHooks, ...options.hooks }, metrics, bodyLimitBytes });
+  const hookOptions = options.hookOptions ?? hook.DEFAULT_HOOK_OPTIONS;
+  app.register(hookRoutes, { hooks: { ...realHooks(hookOptions), ...options.hooks }, metrics, bodyLimitBytes });
+  app.register(hookRoutes, { prefix: '/redisbackup', routePrefix: 'redisbackup/', hooks: redisBackupHooks(hookOptions), metrics, bodyLimitBytes });
   return app;
 }

@@ -17,11 +17,15 @@ export const MIN_BODY_LIMIT_BYTES = 1024;
 /** Far above any sync request (etcd caps one object at ~1.5 MiB); guards against typos like an extra digit group. */
 export const MAX_BODY_LIMIT_BYTES = 1024 * 1024 * 1024;
 
+export const DEFAULT_OPERATOR_IMAGE = 'redis-operator:0.1.0';
+
 export interface ServerConfig {
   port: number;
   host: string;
   logLevel: LogLevel;
   bodyLimitBytes: number;
+  /** The image backup Jobs and restore init containers run: this operator's own (manifests set it to the Deployment's). */
+  operatorImage: string;
 }
 
 export type ConfigResult = { ok: true; config: ServerConfig } | { ok: false; errors: string[] };
@@ -36,15 +40,30 @@ function host(env: Env): Field<string> {
   return refuse('HOST', raw, 'must be an IP address (for example 0.0.0.0 or ::) or a host name');
 }
 
+// An image reference: [registry[:port]/]path[:tag][@digest], no spaces (what a pod's image field takes).
+const IMAGE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+
+function operatorImage(env: Env): Field<string> {
+  const raw = present(env, 'OPERATOR_IMAGE');
+  if (raw === undefined) return { ok: true, value: DEFAULT_OPERATOR_IMAGE };
+  return IMAGE.test(raw)
+    ? { ok: true, value: raw }
+    : refuse('OPERATOR_IMAGE', raw, 'must be an image reference, for example registry.example.com/redis-operator:0.1.0');
+}
+
 export function loadConfig(env: Env): ConfigResult {
   const port = integerIn(env, 'PORT', DEFAULT_PORT, 1, 65535);
   const hostField = host(env);
   const level = logLevel(env, 'LOG_LEVEL', DEFAULT_LOG_LEVEL);
   const bodyLimit = integerIn(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, MIN_BODY_LIMIT_BYTES, MAX_BODY_LIMIT_BYTES);
-  if (port.ok && hostField.ok && level.ok && bodyLimit.ok) {
-    return { ok: true, config: { port: port.value, host: hostField.value, logLevel: level.value, bodyLimitBytes: bodyLimit.value } };
+  const image = operatorImage(env);
+  if (port.ok && hostField.ok && level.ok && bodyLimit.ok && image.ok) {
+    return {
+      ok: true,
+      config: { port: port.value, host: hostField.value, logLevel: level.value, bodyLimitBytes: bodyLimit.value, operatorImage: image.value },
+    };
   }
   const errors: string[] = [];
-  for (const field of [port, hostField, level, bodyLimit]) if (!field.ok) errors.push(field.error);
+  for (const field of [port, hostField, level, bodyLimit, image]) if (!field.ok) errors.push(field.error);
   return { ok: false, errors };
 }

@@ -20,7 +20,16 @@
 // - Every line logged about a request that named a parent carries its namespace, name and uid.
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
-import { CustomizeRequest, CustomizeResponse, HookRequestBody, HookResponse, wireChecker, type HookRequest, type ParseResult } from '../hook/index.ts';
+import {
+  CustomizeRequest,
+  CustomizeResponse,
+  HookRequestBody,
+  HookResponse,
+  wireChecker,
+  type HookRequest,
+  type ParseResult,
+  type RedisBackupResponse,
+} from '../hook/index.ts';
 import { MalformedJsonError, classifyError, errorBodySchema, sendError, type ErrorBody } from './errors.ts';
 import { outcomeOf, type HookMetrics, type HookRoute, type Outcome } from './metrics.ts';
 
@@ -29,14 +38,16 @@ type MaybePromise<T> = T | Promise<T>;
 /** The hook module's API as the server uses it; injectable so tests can make it fail or stall. */
 export interface HookFunctions {
   parseHookRequest(body: unknown): ParseResult<HookRequest>;
-  sync(request: HookRequest): MaybePromise<HookResponse>;
-  finalize(request: HookRequest): MaybePromise<HookResponse>;
+  sync(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse>;
+  finalize(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse>;
   parseCustomizeRequest(body: unknown): ParseResult<CustomizeRequest>;
   customize(request: CustomizeRequest): MaybePromise<CustomizeResponse>;
 }
 
 export interface HookRoutesOptions {
   hooks: HookFunctions;
+  /** '' for the Redis controller's routes, 'redisbackup/' for the RedisBackup controller's (registered with that prefix): the metrics' route label. */
+  routePrefix?: '' | 'redisbackup/';
   metrics: HookMetrics;
   bodyLimitBytes: number;
 }
@@ -86,7 +97,7 @@ function identify(request: FastifyRequest, reply: FastifyReply, parent: HookRequ
 
 const LEVEL: Record<Outcome, 'info' | 'warn' | 'error'> = { ok: 'info', invalid_spec: 'warn', bad_request: 'warn', error: 'error' };
 
-export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hooks, metrics, bodyLimitBytes }, done) => {
+export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hooks, metrics, bodyLimitBytes, routePrefix }, done) => {
   const served = new WeakMap<FastifyRequest, Served>();
 
   function rejectRequest(request: FastifyRequest, reply: FastifyReply, message: string) {
@@ -124,7 +135,8 @@ export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hook
     });
   });
 
-  function onResponseFor(route: HookRoute) {
+  function onResponseFor(local: 'sync' | 'finalize' | 'customize') {
+    const route: HookRoute = `${routePrefix ?? ''}${local}`;
     return (request: FastifyRequest, reply: FastifyReply, doneHook: () => void) => {
       const result = served.get(request);
       const outcome = outcomeOf(reply.statusCode, result?.invalidSpec ?? false);

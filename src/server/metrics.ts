@@ -4,7 +4,8 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export const HOOK_ROUTES = ['sync', 'finalize', 'customize'] as const;
+/** The Redis controller's routes, then the RedisBackup controller's (mounted under /redisbackup). */
+export const HOOK_ROUTES = ['sync', 'finalize', 'customize', 'redisbackup/sync', 'redisbackup/finalize', 'redisbackup/customize'] as const;
 export type HookRoute = (typeof HOOK_ROUTES)[number];
 
 /**

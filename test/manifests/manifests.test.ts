@@ -367,7 +367,7 @@ test('sync, finalize and customize are v2 webhooks to our Service with an explic
 });
 
 const RESOURCE_OF_KIND: Record<string, string> = {
-  StatefulSet: 'statefulsets', Service: 'services', ConfigMap: 'configmaps', PodDisruptionBudget: 'poddisruptionbudgets', NetworkPolicy: 'networkpolicies',
+  StatefulSet: 'statefulsets', Service: 'services', ConfigMap: 'configmaps', PodDisruptionBudget: 'poddisruptionbudgets', NetworkPolicy: 'networkpolicies', CronJob: 'cronjobs',
 };
 
 test('every child kind the hook returns is declared, with InPlace updates', () => {
@@ -376,9 +376,10 @@ test('every child kind the hook returns is declared, with InPlace updates', () =
   const fixture: unknown = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/sync-request.json'), 'utf8'));
   const parsed = parseHookRequest(fixture);
   assert.ok(parsed.ok);
-  // With every optional child asked for (the NetworkPolicy), so each kind the hook can return is seen.
+  // With every optional child asked for (the NetworkPolicy, the backup CronJob), so each kind the hook can return is seen.
   const everything = structuredClone(parsed.request);
   (everything.parent.spec as Obj)['networkPolicy'] = { allowFrom: { app: 'shop' } };
+  (everything.parent.spec as Obj)['backup'] = { schedule: '0 */6 * * *', retention: 7, storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } };
   const returned = new Set(sync(everything).children.map((c) => `${String(c['apiVersion'])} ${RESOURCE_OF_KIND[String(c['kind'])] ?? `unknown kind ${String(c['kind'])}`}`));
   assert.ok(returned.size >= 5, [...returned].join(', '));
   const declaredSet = new Set(declared.map((c) => `${c['apiVersion']} ${c['resource']}`));

@@ -3,7 +3,13 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig, DEFAULT_BODY_LIMIT_BYTES, type Env, type ServerConfig } from '../../src/server/config.ts';
 
-const defaults: ServerConfig = { port: 8080, host: '0.0.0.0', logLevel: 'info', bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES };
+const defaults: ServerConfig = {
+  port: 8080,
+  host: '0.0.0.0',
+  logLevel: 'info',
+  bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
+  operatorImage: 'redis-operator:0.1.0',
+};
 
 test('defaults: 8080 on 0.0.0.0, info, 4 MiB', () => {
   assert.deepEqual(loadConfig({}), { ok: true, config: defaults });
@@ -26,6 +32,12 @@ const accepted: Array<[string, Env, Partial<ServerConfig>]> = [
   ['body limit 1 KiB (minimum)', { BODY_LIMIT_BYTES: '1024' }, { bodyLimitBytes: 1024 }],
   ['body limit 16 MiB', { BODY_LIMIT_BYTES: '16777216' }, { bodyLimitBytes: 16777216 }],
   ['unrelated variables are ignored', { PATH: '/bin', NODE_ENV: 'production' }, {}],
+  [
+    'operator image in a registry',
+    { OPERATOR_IMAGE: 'registry.example.com:5000/ops/redis-operator:0.2.0' },
+    { operatorImage: 'registry.example.com:5000/ops/redis-operator:0.2.0' },
+  ],
+  ['operator image by digest', { OPERATOR_IMAGE: `redis-operator@sha256:${'a'.repeat(64)}` }, { operatorImage: `redis-operator@sha256:${'a'.repeat(64)}` }],
 ];
 
 for (const [name, env, expected] of accepted) {
@@ -36,6 +48,8 @@ for (const [name, env, expected] of accepted) {
 
 const refused: Array<[string, Env, RegExp]> = [
   ['port 0', { PORT: '0' }, /^PORT="0" is invalid: must be a whole number from 1 to 65535$/],
+  ['operator image with a space', { OPERATOR_IMAGE: 'redis operator' }, /^OPERATOR_IMAGE="redis operator" is invalid: must be an image reference/],
+  ['operator image in capitals', { OPERATOR_IMAGE: 'Redis-Operator:1' }, /^OPERATOR_IMAGE="Redis-Operator:1" is invalid/],
   ['port 65536', { PORT: '65536' }, /^PORT="65536" is invalid/],
   ['negative port', { PORT: '-1' }, /^PORT="-1" is invalid/],
   ['port with letters', { PORT: '8080abc' }, /^PORT="8080abc" is invalid/],

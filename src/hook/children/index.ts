@@ -54,7 +54,7 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
   // Dynamic directives reach running nodes through the sidecar (CONFIG SET): only the rest rolls pods.
   const hash = configHash(staticRedisConf(ctx.namespace, ctx.name, ctx.spec));
-  const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash);
+  const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash, 0, init);
   const replica = desiredStatefulSet(
     ctx,
     'replica',
