@@ -1,7 +1,22 @@
 // The backup job's configuration, from its environment (the Job's env, from the Redis spec and
 // its Secrets), checked at start-up: every problem names the variable, all are reported at once.
 // Pure: a function of the env object it is given.
+// Storage: BACKUP_STORAGE=s3 (the default) needs the S3_* variables and both AWS_* keys or neither
+// (the SDK's default chain then); BACKUP_STORAGE=pvc
+// needs BACKUP_CLAIM (and BACKUP_DIR, default /backup) and never asks for the S3 ones. The key
+// prefix is BACKUP_PREFIX, else S3_PREFIX; on a volume it must be a plain relative path.
 import { integerIn, logLevel, present, refuse, type Env, type LogLevel } from '../runtime/env.ts';
+import { isObjectName, pathProblem } from './naming.ts';
+
+export interface S3Settings {
+  bucket: string;
+  region: string;
+  endpoint: string | undefined;
+  /** Undefined: the AWS SDK's default chain (IRSA, an instance role, ...). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+}
+
+export type StorageConfig = ({ kind: 's3' } & S3Settings) | { kind: 'pvc'; /** Where the claim is mounted. */ dir: string; claim: string };
 
 export interface BackupConfig {
   /** The Redis this backs up (the key layout and the logs name it). */
@@ -13,7 +28,9 @@ export interface BackupConfig {
   password: string;
   /** With spec.tls: the CA file the node's certificate must chain to. */
   tlsCaFile: string | undefined;
-  s3: { bucket: string; region: string; endpoint: string | undefined; prefix: string; accessKeyId: string; secretAccessKey: string };
+  storage: StorageConfig;
+  /** Before <namespace>/<name>/ in every key ('' for none). */
+  prefix: string;
   retention: { days: number | undefined; count: number | undefined };
   /** Where the result goes for the pod's status (Kubernetes' terminationMessagePath). */
   terminationLog: string;
@@ -21,6 +38,8 @@ export interface BackupConfig {
 }
 
 export type ConfigResult = { ok: true; config: BackupConfig } | { ok: false; errors: string[] };
+
+export const DEFAULT_BACKUP_DIR = '/backup';
 
 export function backupConfig(env: Env): ConfigResult {
   const errors: string[] = [];
@@ -50,10 +69,27 @@ export function backupConfig(env: Env): ConfigResult {
       }
       return [{ host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) }];
     });
-  const endpoint = present(env, 'S3_ENDPOINT');
-  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint)) errors.push(refuse('S3_ENDPOINT', endpoint, 'must be an http(s) URL').error);
   const level = logLevel(env);
   if (!level.ok) errors.push(level.error);
+  const kind = present(env, 'BACKUP_STORAGE') ?? 's3';
+  if (kind !== 's3' && kind !== 'pvc') errors.push(refuse('BACKUP_STORAGE', kind, 'must be s3 or pvc').error);
+  const prefixVar = present(env, 'BACKUP_PREFIX') !== undefined ? 'BACKUP_PREFIX' : 'S3_PREFIX';
+  const prefix = present(env, prefixVar) ?? '';
+  let storage: StorageConfig;
+  if (kind === 'pvc') {
+    storage = volumeStorage(env, required('BACKUP_CLAIM', 'the PersistentVolumeClaim backups go to (spec.backup.storage.pvc.claimName)'), errors);
+    // On a volume the key is a path: nothing may lead outside the claim.
+    const bad = prefix === '' ? undefined : pathProblem(prefix, 'allowed');
+    if (bad !== undefined) errors.push(refuse(prefixVar, prefix, bad).error);
+    for (const [variable, value] of [
+      ['REDIS_NAMESPACE', namespace],
+      ['REDIS_NAME', name],
+    ] as const) {
+      if (value !== '' && !isObjectName(value)) errors.push(refuse(variable, value, 'must be a Kubernetes object name').error);
+    }
+  } else {
+    storage = { kind: 's3', ...s3Storage(env, required, errors) };
+  }
   const config: BackupConfig = {
     namespace,
     name,
@@ -61,17 +97,53 @@ export function backupConfig(env: Env): ConfigResult {
     username: required('REDIS_USERNAME', "the operator's ACL user"),
     password: required('REDIS_PASSWORD', "the operator user's password (from the <name>-operator Secret)"),
     tlsCaFile: present(env, 'REDIS_TLS_CA_FILE'),
-    s3: {
-      bucket: required('S3_BUCKET', 'spec.backup.storage.s3.bucket'),
-      region: required('S3_REGION', 'spec.backup.storage.s3.region'),
-      endpoint,
-      prefix: present(env, 'S3_PREFIX') ?? '',
-      accessKeyId: required('AWS_ACCESS_KEY_ID', 'from the credentials Secret named in spec.backup.storage.s3'),
-      secretAccessKey: required('AWS_SECRET_ACCESS_KEY', 'from the credentials Secret named in spec.backup.storage.s3'),
-    },
+    storage,
+    prefix,
     retention: { days: optionalInt('RETENTION_DAYS', 36500), count: optionalInt('RETENTION_COUNT', 100000) },
     terminationLog: present(env, 'TERMINATION_LOG') ?? '/dev/termination-log',
     logLevel: level.ok ? level.value : 'info',
   };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
+}
+
+function s3Storage(env: Env, required: (name: string, why: string) => string, errors: string[]): S3Settings {
+  const endpoint = present(env, 'S3_ENDPOINT');
+  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint)) errors.push(refuse('S3_ENDPOINT', endpoint, 'must be an http(s) URL').error);
+  return {
+    bucket: required('S3_BUCKET', 'spec.backup.storage.s3.bucket'),
+    region: required('S3_REGION', 'spec.backup.storage.s3.region'),
+    endpoint,
+    credentials: s3Credentials(env, errors),
+  };
+}
+
+/**
+ * The access key from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (spec...credentialsSecret), or
+ * neither: then the SDK's default chain finds them (IRSA, an instance role). One without the other
+ * is refused, naming the missing one. Shared with restore.ts.
+ */
+export function s3Credentials(env: Env, errors: string[]): { accessKeyId: string; secretAccessKey: string } | undefined {
+  const accessKeyId = present(env, 'AWS_ACCESS_KEY_ID');
+  const secretAccessKey = present(env, 'AWS_SECRET_ACCESS_KEY');
+  if (accessKeyId === undefined && secretAccessKey === undefined) return undefined;
+  if (accessKeyId === undefined || secretAccessKey === undefined) {
+    const missing = accessKeyId === undefined ? 'AWS_ACCESS_KEY_ID' : 'AWS_SECRET_ACCESS_KEY';
+    errors.push(
+      `${missing} is required with ${missing === 'AWS_ACCESS_KEY_ID' ? 'AWS_SECRET_ACCESS_KEY' : 'AWS_ACCESS_KEY_ID'}: both come from the credentials Secret (or neither, for the SDK's default chain)`,
+    );
+    return undefined;
+  }
+  return { accessKeyId, secretAccessKey };
+}
+
+/** A claim's mount point from `variable` (default /backup): an absolute path. Shared with restore.ts. */
+export function mountDir(env: Env, variable: 'BACKUP_DIR' | 'RESTORE_DIR', errors: string[]): string {
+  const dir = present(env, variable) ?? DEFAULT_BACKUP_DIR;
+  if (!dir.startsWith('/')) errors.push(refuse(variable, dir, 'must be an absolute path (where the claim is mounted)').error);
+  return dir;
+}
+
+function volumeStorage(env: Env, claim: string, errors: string[]): StorageConfig {
+  if (claim !== '' && !isObjectName(claim)) errors.push(refuse('BACKUP_CLAIM', claim, 'must be a PersistentVolumeClaim name').error);
+  return { kind: 'pvc', dir: mountDir(env, 'BACKUP_DIR', errors), claim };
 }

@@ -1,34 +1,43 @@
 // Restoring a backup into an empty data directory, as an init container of a new Redis's pods
-// runs it (`node src/backup/restore.ts`, the operator image): the snapshot is downloaded next to
-// its place, checked to be an RDB file, and moved where Redis 7 loads it (restore-layout.ts).
+// runs it (`node src/backup/restore-main.ts`, the operator image): the snapshot is fetched (from S3,
+// or from a PersistentVolumeClaim the init container mounts at RESTORE_DIR) next to its place,
+// checked to be an RDB file, and moved where Redis 7 loads it (restore-layout.ts).
 // Invariants:
 // - Data is never overwritten: a directory that holds any Redis data, or that was restored once
 //   already (the marker file), is left as it is, so a restarted pod keeps what it wrote since.
-// - Nothing lands in place half-written: the download goes to a temporary name and is renamed
-//   once whole and checked (a rename within one directory tree is atomic).
+// - Nothing lands in place half-written: the copy goes to a temporary name, is synced, and is
+//   renamed once whole and checked (a rename within one directory tree is atomic).
 // - Configuration from the environment, checked at start, naming each variable (restore-main.ts
 //   is the entry point; exit codes as the backup Job's: 0 done or nothing to do, 1 temporary, 2
-//   permanent).
+//   permanent). A pvc:// location needs no S3 variable, an s3:// one no RESTORE_DIR; no
+//   RESTORE_LOCATION at all means nothing to restore (the hook removes it once the restore is
+//   complete, so a pod created later starts empty and syncs from the master).
 import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readSync, closeSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { present, type Env } from '../runtime/env.ts';
+import { mountDir, s3Credentials, type S3Settings } from './config.ts';
 import { restoreFiles } from './restore-layout.ts';
 import { BackupFailure, s3Failure } from './failure.ts';
+import { isObjectName, pathProblem } from './naming.ts';
 import { downloadSnapshot, s3Client, type S3Target } from './s3.ts';
+import type { StorageKind } from './store.ts';
+import { openVolumeBackup, volumeLocation } from './volume.ts';
 
 export const RESTORED_MARKER = '.redis-operator-restored';
 
+export type RestoreSource =
+  ({ kind: 's3'; key: string } & S3Settings) | { kind: 'pvc'; claim: string; key: string; /** Where the claim is mounted. */ dir: string };
+
 export interface RestoreConfig {
-  bucket: string;
-  key: string;
-  region: string;
-  endpoint: string | undefined;
-  accessKeyId: string;
-  secretAccessKey: string;
+  /** Undefined when RESTORE_LOCATION is unset: the hook removes it once the restore is complete, and later pods start empty. */
+  source: RestoreSource | undefined;
   dataDir: string;
   appendOnly: boolean;
 }
+
+export const restoreLocation = (s: RestoreSource): string => (s.kind === 'pvc' ? volumeLocation(s.claim, s.key) : `s3://${s.bucket}/${s.key}`);
 
 export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | { ok: false; errors: string[] } {
   const errors: string[] = [];
@@ -37,21 +46,32 @@ export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | {
     if (v === undefined) errors.push(`${name} is required: ${why}`);
     return v ?? '';
   };
-  const location = required('RESTORE_LOCATION', 'the backup to restore (s3://bucket/key, from spec.restore)');
-  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+\.rdb)$/.exec(location);
-  if (location !== '' && !m) errors.push(`RESTORE_LOCATION=${JSON.stringify(location)} is invalid: must be s3://<bucket>/<key>.rdb`);
+  const location = present(env, 'RESTORE_LOCATION') ?? '';
+  const invalid = (why: string) => errors.push(`RESTORE_LOCATION=${JSON.stringify(location)} is invalid: ${why}`);
+  const s3 = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+\.rdb)$/.exec(location);
+  const pvc = /^pvc:\/\/([^/]*)\/(.+\.rdb)$/.exec(location);
+  if (pvc) {
+    if (!isObjectName(pvc[1]!)) invalid(`"${pvc[1]}" is not a PersistentVolumeClaim name`);
+    // The path is joined to RESTORE_DIR: nothing may lead outside the claim.
+    const bad = pathProblem(pvc[2]!, 'refused');
+    if (bad !== undefined) invalid(`the path ${bad}`);
+  } else if (location !== '' && !s3) invalid('must be s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb (spec.restore)');
   const aof = present(env, 'APPENDONLY') ?? 'no';
   if (aof !== 'yes' && aof !== 'no') errors.push(`APPENDONLY=${JSON.stringify(aof)} is invalid: must be yes or no (spec.persistence.enableAof)`);
-  const config: RestoreConfig = {
-    bucket: m?.[1] ?? '',
-    key: m?.[2] ?? '',
-    region: required('S3_REGION', 'the bucket region'),
-    endpoint: present(env, 'S3_ENDPOINT'),
-    accessKeyId: required('AWS_ACCESS_KEY_ID', 'from the credentials Secret'),
-    secretAccessKey: required('AWS_SECRET_ACCESS_KEY', 'from the credentials Secret'),
-    dataDir: present(env, 'DATA_DIR') ?? '/data',
-    appendOnly: aof === 'yes',
-  };
+  // Only what the location's storage needs is asked for: a pvc:// location needs no S3 variable.
+  const source: RestoreSource | undefined = pvc
+    ? { kind: 'pvc', claim: pvc[1]!, key: pvc[2]!, dir: mountDir(env, 'RESTORE_DIR', errors) }
+    : s3
+      ? {
+          kind: 's3',
+          bucket: s3[1]!,
+          key: s3[2]!,
+          region: required('S3_REGION', 'the bucket region'),
+          endpoint: present(env, 'S3_ENDPOINT'),
+          credentials: s3Credentials(env, errors),
+        }
+      : undefined;
+  const config: RestoreConfig = { source, dataDir: present(env, 'DATA_DIR') ?? '/data', appendOnly: aof === 'yes' };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }
 
@@ -75,27 +95,39 @@ function assertRdb(file: string): void {
   }
 }
 
-export async function restore(config: RestoreConfig): Promise<{ restored: boolean; reason: string; files: string[] }> {
-  const holding = dataPresent(config.dataDir);
-  if (holding !== undefined) return { restored: false, reason: `${holding}: nothing restored, nothing overwritten`, files: [] };
-  mkdirSync(config.dataDir, { recursive: true });
-  const s3 = {
-    bucket: config.bucket,
-    region: config.region,
-    endpoint: config.endpoint,
-    prefix: '',
-    accessKeyId: config.accessKeyId,
-    secretAccessKey: config.secretAccessKey,
-  };
-  const target: S3Target = { ...s3, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } };
+/** The backup's bytes, and what to release once they are read. */
+async function openBackup(source: RestoreSource): Promise<{ body: Readable; close: () => void }> {
+  if (source.kind === 'pvc')
+    return { body: await openVolumeBackup({ claim: source.claim, variable: 'RESTORE_DIR', dir: source.dir }, source.key), close: () => {} };
+  const target: S3Target = { ...source, prefix: '' };
   const client = s3Client(target);
-  const partial = path.join(config.dataDir, '.restore.partial');
   try {
-    const body = await downloadSnapshot(client, target, config.key).catch((err: unknown) => {
-      if ((err as { name?: string }).name === 'NoSuchKey') throw new BackupFailure(`s3://${config.bucket}/${config.key} does not exist (spec.restore)`, true);
-      throw s3Failure(err, s3, 'fetching the backup');
+    const body = await downloadSnapshot(client, target, source.key).catch((err: unknown) => {
+      if ((err as { name?: string }).name === 'NoSuchKey') throw new BackupFailure(`s3://${source.bucket}/${source.key} does not exist (spec.restore)`, true);
+      throw s3Failure(err, source, 'fetching the backup');
     });
-    await pipeline(body, createWriteStream(partial));
+    return { body, close: () => client.destroy() };
+  } catch (err) {
+    client.destroy();
+    throw err;
+  }
+}
+
+export async function restore(config: RestoreConfig): Promise<{ restored: boolean; reason: string; files: string[]; storage?: StorageKind }> {
+  const source = config.source;
+  if (source === undefined) return { restored: false, reason: 'RESTORE_LOCATION is not set: nothing to restore', files: [] };
+  const storage = source.kind;
+  const holding = dataPresent(config.dataDir);
+  if (holding !== undefined) return { restored: false, reason: `${holding}: nothing restored, nothing overwritten`, files: [], storage };
+  mkdirSync(config.dataDir, { recursive: true });
+  const location = restoreLocation(source);
+  const partial = path.join(config.dataDir, '.restore.partial');
+  let close = () => {};
+  try {
+    const backup = await openBackup(source);
+    close = backup.close;
+    // flush: synced before the rename, so a crash cannot leave a renamed but empty snapshot.
+    await pipeline(backup.body, createWriteStream(partial, { flush: true }));
     assertRdb(partial);
     const files: string[] = [];
     for (const f of restoreFiles(config.appendOnly)) {
@@ -105,13 +137,10 @@ export async function restore(config: RestoreConfig): Promise<{ restored: boolea
       else writeFileSync(dest, f.content.text);
       files.push(f.path);
     }
-    writeFileSync(
-      path.join(config.dataDir, RESTORED_MARKER),
-      `${JSON.stringify({ location: `s3://${config.bucket}/${config.key}`, at: new Date().toISOString() })}\n`,
-    );
-    return { restored: true, reason: `restored s3://${config.bucket}/${config.key}`, files };
+    writeFileSync(path.join(config.dataDir, RESTORED_MARKER), `${JSON.stringify({ location, at: new Date().toISOString() })}\n`);
+    return { restored: true, reason: `restored ${location}`, files, storage };
   } finally {
     rmSync(partial, { force: true });
-    client.destroy();
+    close();
   }
 }

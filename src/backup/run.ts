@@ -1,10 +1,13 @@
-// One backup, as the backup Job runs it: find a node to read from (a replica first), read its
-// snapshot, stream it into the bucket, then apply retention. Returns what the status shows.
+// One backup, as the backup Job runs it: make sure the target can take it, find a node to read from
+// (a replica first), read its snapshot, stream it to the target (an S3 bucket or a mounted
+// PersistentVolumeClaim: store.ts), then apply retention. Returns what the status shows.
 // Invariants:
 // - Retention runs only after the new backup is stored whole: a failure never deletes anything.
 // - Every failure is a BackupFailure that says what went wrong, naming the object or field, and
-//   whether trying again can help (temporary: unreachable, not ready) or not (permanent: the
-//   credentials or the bucket are wrong): failure.ts.
+//   whether trying again can help (temporary: unreachable, not ready, disk full) or not
+//   (permanent: the credentials, the bucket or the volume are wrong): failure.ts.
+// - The result stays small whatever retention removed: `pruned` names at most PRUNED_NAMES
+//   backups, `prunedCount` counts them all (it ends in the 4096-byte termination log).
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
@@ -12,11 +15,16 @@ import type { Logger } from 'pino';
 import type { BackupConfig } from './config.ts';
 import { backupKey } from './naming.ts';
 import { backupsToPrune } from './retention.ts';
-import { deleteBackups, listBackups, s3Client, uploadSnapshot, type S3Target } from './s3.ts';
-import { BackupFailure, s3Failure } from './failure.ts';
+import { s3Store } from './s3.ts';
+import { BackupFailure } from './failure.ts';
 import { openSnapshot } from './snapshot.ts';
+import type { BackupStore, StorageKind } from './store.ts';
+import { volumeStore } from './volume.ts';
+
+export const PRUNED_NAMES = 3;
 
 export interface BackupResult {
+  storage: StorageKind;
   location: string;
   key: string;
   bytes: number;
@@ -28,7 +36,9 @@ export interface BackupResult {
   role: string;
   takenAt: string;
   finishedAt: string;
+  /** Some of the backups retention removed (the oldest), at most PRUNED_NAMES. */
   pruned: string[];
+  prunedCount: number;
 }
 
 function tlsOptions(config: BackupConfig): ConnectionOptions | undefined {
@@ -73,49 +83,58 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
   throw new BackupFailure(`no node of Redis ${config.namespace}/${config.name} can be read (${problems.join('; ')}); is it Running?`, false);
 }
 
-export async function runBackup(config: BackupConfig, log: Logger, now: () => Date = () => new Date()): Promise<BackupResult> {
-  const tls = tlsOptions(config);
-  const source = await pickSource(config, tls, log);
-  const target: S3Target = {
-    bucket: config.s3.bucket,
-    region: config.s3.region,
-    endpoint: config.s3.endpoint,
-    prefix: config.s3.prefix,
-    credentials: { accessKeyId: config.s3.accessKeyId, secretAccessKey: config.s3.secretAccessKey },
+/** The target config.storage names. */
+export function openStore(config: BackupConfig, now: () => Date = () => new Date()): BackupStore {
+  const s = config.storage;
+  if (s.kind === 'pvc') return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, namespace: config.namespace, name: config.name }, now);
+  const target = {
+    bucket: s.bucket,
+    region: s.region,
+    endpoint: s.endpoint,
+    prefix: config.prefix,
+    credentials: s.credentials,
   };
-  const client = s3Client(target);
+  return s3Store(target, config.namespace, config.name);
+}
+
+/** The oldest first: those are what a reader of the status expects to have gone. */
+const someOf = (pruned: readonly string[]) => [...pruned].sort().slice(0, PRUNED_NAMES);
+
+export async function runBackup(config: BackupConfig, log: Logger, now: () => Date = () => new Date()): Promise<BackupResult> {
+  const store = openStore(config, now);
   try {
+    // The target first: a volume that cannot take the backup fails before any node forks for it.
+    const cleaned = await store.prepare();
+    if (cleaned.length > 0) log.info({ removed: cleaned.length, first: cleaned.slice(0, PRUNED_NAMES) }, 'removed temporaries left by crashed runs');
+    const tls = tlsOptions(config);
+    const source = await pickSource(config, tls, log);
     const takenAt = now();
     const snap = await openSnapshot({ host: source.host, port: source.port, username: config.username, password: config.password, tls }).catch(
       (err: unknown) => {
         throw new BackupFailure(`reading the snapshot from ${source.host}:${source.port} failed: ${(err as Error).message}`, false);
       },
     );
-    const key = backupKey(config.s3.prefix, config.namespace, config.name, takenAt, snap.offset);
-    log.info({ source: `${source.host}:${source.port}`, role: source.role, offset: snap.offset, key }, 'snapshot started');
+    const key = backupKey(config.prefix, config.namespace, config.name, takenAt, snap.offset);
+    log.info({ source: `${source.host}:${source.port}`, role: source.role, offset: snap.offset, key, storage: store.kind }, 'snapshot started');
     const metadata = {
       'redis-version': source.version,
       'replication-id': snap.replicationId,
       'replication-offset': String(snap.offset),
       redis: `${config.namespace}/${config.name}`,
     };
-    const bytes = await uploadSnapshot(client, target, key, snap.rdb, metadata).catch((err: unknown) => {
+    const bytes = await store.put(key, snap.rdb, metadata).catch((err: unknown) => {
       snap.rdb.destroy();
-      throw s3Failure(err, config.s3, 'storing the backup');
+      throw err;
     });
     await snap.done;
-    const stored = await listBackups(client, target, config.namespace, config.name).catch((err: unknown) => {
-      throw s3Failure(err, config.s3, 'listing backups for retention');
-    });
-    const { prune, reason } = backupsToPrune(stored, now().getTime(), config.retention);
+    const { prune, reason } = backupsToPrune(await store.list(), now().getTime(), config.retention);
     if (prune.length > 0) {
-      await deleteBackups(client, target, prune).catch((err: unknown) => {
-        throw s3Failure(err, config.s3, 'removing backups past retention');
-      });
-      log.info({ pruned: prune, reason }, 'retention applied');
+      await store.remove(prune);
+      log.info({ prunedCount: prune.length, pruned: someOf(prune), reason }, 'retention applied');
     }
     return {
-      location: `s3://${config.s3.bucket}/${key}`,
+      storage: store.kind,
+      location: store.location(key),
       key,
       bytes,
       replicationId: snap.replicationId,
@@ -125,9 +144,10 @@ export async function runBackup(config: BackupConfig, log: Logger, now: () => Da
       role: source.role,
       takenAt: takenAt.toISOString(),
       finishedAt: now().toISOString(),
-      pruned: prune,
+      pruned: someOf(prune),
+      prunedCount: prune.length,
     };
   } finally {
-    client.destroy();
+    await store.close();
   }
 }

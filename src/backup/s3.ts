@@ -2,12 +2,15 @@
 // snapshot streamed up as a multipart upload (lib-storage's Upload: parts in parallel, bounded
 // memory, an aborted upload cleaned up), listed, fetched and removed. Owns all S3 I/O.
 // Invariants: a snapshot is uploaded as it is read (never held whole in memory); only objects
-// whose keys naming.ts recognises are listed as backups or removed.
+// whose keys naming.ts recognises are listed as backups or removed; s3Store's failures name the
+// bucket or the credentials (failure.ts s3Failure).
 import type { Readable } from 'node:stream';
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
+import { s3Failure } from './failure.ts';
 import { backupFolder, parseBackupKey } from './naming.ts';
 import type { StoredBackup } from './retention.ts';
+import type { BackupStore } from './store.ts';
 
 export interface S3Target {
   bucket: string;
@@ -15,13 +18,14 @@ export interface S3Target {
   /** For S3-compatible servers (MinIO, Ceph, versitygw...): their URL; path-style addressing then. */
   endpoint?: string | undefined;
   prefix: string;
-  credentials: { accessKeyId: string; secretAccessKey: string };
+  /** Undefined: the SDK's default chain (environment, IRSA web identity, instance role). */
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
 export function s3Client(target: S3Target): S3Client {
   return new S3Client({
     region: target.region,
-    credentials: target.credentials,
+    ...(target.credentials !== undefined ? { credentials: target.credentials } : {}),
     ...(target.endpoint ? { endpoint: target.endpoint, forcePathStyle: true } : {}),
   });
 }
@@ -65,4 +69,21 @@ export async function downloadSnapshot(client: S3Client, target: S3Target, key: 
   const r = await client.send(new GetObjectCommand({ Bucket: target.bucket, Key: key }));
   if (!r.Body) throw new Error(`s3://${target.bucket}/${key} has no body`);
   return r.Body as Readable;
+}
+
+/** One Redis's backups in a bucket, as run.ts uses a target (store.ts). */
+export function s3Store(target: S3Target, namespace: string, name: string): BackupStore {
+  const client = s3Client(target);
+  const where = { bucket: target.bucket, endpoint: target.endpoint };
+  const failing = (what: string) => (err: unknown) => Promise.reject(s3Failure(err, where, what));
+  return {
+    kind: 's3',
+    // Nothing checked ahead: the upload reports a wrong bucket or refused credentials, and stores nothing then.
+    prepare: () => Promise.resolve([]),
+    put: (key, rdb, metadata) => uploadSnapshot(client, target, key, rdb, metadata).catch(failing('storing the backup')),
+    list: () => listBackups(client, target, namespace, name).catch(failing('listing backups for retention')),
+    remove: (keys) => deleteBackups(client, target, keys).catch(failing('removing backups past retention')),
+    location: (key) => `s3://${target.bucket}/${key}`,
+    close: () => Promise.resolve(client.destroy()),
+  };
 }

@@ -6,44 +6,18 @@
 // an unreachable endpoint or no readable node temporary (exit 1), and a failure deletes nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { backupKey } from '../../src/backup/naming.ts';
 import { listBackups } from '../../src/backup/s3.ts';
 import { redisCommand } from '../sidecar/manager/harness-redis.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
-import { bucketOn } from './support.ts';
+import { BACKUP_MAIN, bucketOn, runEntry } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 
 const N = 73;
-const MAIN = fileURLToPath(new URL('../../src/backup/main.ts', import.meta.url));
 
-function runJob(env: Record<string, string>): Promise<{ code: number; result: Record<string, unknown>; stderr: string; terminationLog: string }> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'backup-job-'));
-  const terminationLog = path.join(dir, 'termination-log');
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [MAIN],
-      { env: { PATH: process.env['PATH'] ?? '', TERMINATION_LOG: terminationLog, ...env }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        let log = '';
-        try {
-          log = readFileSync(terminationLog, 'utf8');
-        } catch {
-          log = '';
-        }
-        resolve({ code, result: JSON.parse(stdout.trim().split('\n').pop() || '{}') as Record<string, unknown>, stderr, terminationLog: log });
-      },
-    );
-  });
-}
+const runJob = (env: Record<string, string>) => runEntry(BACKUP_MAIN, env);
 
 const call = redisCommand;
 
@@ -88,6 +62,8 @@ test(
     assert.match(String(ok.result['location']), /^s3:\/\/backups\/nightly\/shop\/cache\/\d{8}T\d{6}Z-\d+\.rdb$/);
     assert.ok(Number(ok.result['bytes']) > 0 && Number(ok.result['offset']) > 0, JSON.stringify(ok.result));
     assert.deepEqual(ok.result['pruned'], [old], 'the 30-day-old backup is past a 7-day retention');
+    assert.equal(ok.result['prunedCount'], 1);
+    assert.equal(ok.result['storage'], 's3');
     assert.deepEqual(JSON.parse(ok.terminationLog), ok.result, 'the termination log carries the same result');
     const stored = () => listBackups(client, target, 'shop', 'cache').then((l) => l.map((b) => b.key).sort());
     const after = await stored();

@@ -5,32 +5,20 @@
 // file that is not an RDB and bad configuration are refused, naming what is wrong.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { RESTORED_MARKER } from '../../src/backup/restore.ts';
 import { uploadSnapshot } from '../../src/backup/s3.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
 import { redisCommand } from '../sidecar/manager/harness-redis.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
-import { bucketOn } from './support.ts';
+import { bucketOn, RESTORE_MAIN, runEntry } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 
 const N = 75;
-const MAIN = fileURLToPath(new URL('../../src/backup/restore-main.ts', import.meta.url));
 
-function runRestore(env: Record<string, string>): Promise<{ code: number; result: Record<string, unknown> }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [MAIN], { env: { PATH: process.env['PATH'] ?? '', ...env }, timeout: 60_000 }, (err, stdout) => {
-      resolve({
-        code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
-        result: JSON.parse(stdout.trim().split('\n').pop() || '{}') as Record<string, unknown>,
-      });
-    });
-  });
-}
+const runRestore = (env: Record<string, string>) => runEntry(RESTORE_MAIN, env);
 
 const call = redisCommand;
 
@@ -65,6 +53,7 @@ test(
         const r = await runRestore(env(node.dataDir, appendOnly));
         assert.equal(r.code, 0, JSON.stringify(r.result));
         assert.equal(r.result['restored'], true);
+        assert.equal(r.result['storage'], 's3');
         assert.ok(existsSync(path.join(node.dataDir, RESTORED_MARKER)));
         await node.restart();
         assert.equal(Number(await call(node.ip, 'DBSIZE')), 1000);
