@@ -62,9 +62,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
   const crdDoc = parse(readFileSync(CRD_PATH, 'utf8')) as KubeObject;
   const redisResource = resourceFromCrd(crdDoc);
+  // RedisBackups are stored so a Redis naming one in spec.restore can see it (no Job runs here).
+  const backupCrdDoc = parse(readFileSync(CRD_PATH.replace(/crd\.yaml$/, 'redisbackup-crd.yaml'), 'utf8')) as KubeObject;
   const resources = [
     ...DEFAULT_RESOURCES.filter((d) => !(d.group === redisResource.group && d.resource === redisResource.resource)),
     redisResource,
+    resourceFromCrd(backupCrdDoc),
     CRD_RESOURCE,
   ];
 

@@ -312,6 +312,7 @@ for (const transport of ['store', 'http'] as const)
         const kids = last['children'] as Record<string, Record<string, Json>>;
         assert.deepEqual(Object.keys(kids).sort(), [
           'ConfigMap.v1',
+          'CronJob.batch/v1',
           'NetworkPolicy.networking.k8s.io/v1',
           'PodDisruptionBudget.policy/v1',
           'Service.v1',
@@ -319,12 +320,12 @@ for (const transport of ['store', 'http'] as const)
         ]);
         assert.deepEqual(Object.keys(kids['Service.v1']!).sort(), ['default/my-redis-headless', 'default/my-redis-master', 'default/my-redis-replicas']);
         const related = last['related'] as Record<string, Record<string, Json>>;
-        assert.deepEqual(Object.keys(related).sort(), ['PersistentVolumeClaim.v1', 'Pod.v1', 'Secret.v1']);
+        assert.deepEqual(Object.keys(related).sort(), ['Job.batch/v1', 'PersistentVolumeClaim.v1', 'Pod.v1', 'Secret.v1']);
         // The very first request saw no children yet: every declared resource still has its (empty) entry.
         const first = syncs[0]!.body['children'] as Record<string, Record<string, Json>>;
         assert.deepEqual(
           Object.values(first).map((g) => Object.keys(g).length),
-          [0, 0, 0, 0, 0],
+          [0, 0, 0, 0, 0, 0],
         );
         const customize = c.received.filter((r) => r.path === '/customize');
         assert.equal(customize.length, 1, 'customize is cached per uid and generation');

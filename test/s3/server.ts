@@ -26,7 +26,10 @@ export const S3_REGION = 'us-east-1';
 export const S3_DEFAULT_PORT = 7070;
 
 export interface S3ServerOptions {
-  /** A loopback address (127.x.y.z) to listen on. */
+  /**
+   * The address to listen on: loopback (127.x.y.z), or a test cluster's own host address on its
+   * pod bridge (198.18.0.0/15, made by test/k8s/pod-network.ts), where its pods reach it.
+   */
   ip: string;
   /** Default 7070 (versitygw's default); each test owns its address, so the port can be fixed. */
   port?: number;
@@ -64,7 +67,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Starts versitygw on options.ip and waits until it answers. Throws when the binary is not built (see buildS3Server). */
 export async function startS3Server(options: S3ServerOptions): Promise<S3Server> {
-  assertLoopback(options.ip);
+  if (!/^198\.(18|19)\.\d{1,3}\.\d{1,3}$/.test(options.ip)) assertLoopback(options.ip);
   const bin = s3ServerBinary();
   if (!isS3ServerBuilt()) throw new Error(`${S3_SERVER_NAME} ${S3_SERVER_VERSION} is not built (${bin}): run 'node test/s3/cli.ts build'`);
   const port = options.port ?? S3_DEFAULT_PORT;

@@ -242,6 +242,18 @@ export const DEFAULT_RESOURCES: ResourceDef[] = [
     statusSubresource: true,
     generation: true,
   }),
+  // Stored only: no Job or CronJob controller runs them here (the real control plane has them).
+  defineResource({ group: 'batch', version: 'v1', resource: 'jobs', kind: 'Job', namespaced: true, statusSubresource: true, generation: true }),
+  defineResource({
+    group: 'batch',
+    version: 'v1',
+    resource: 'cronjobs',
+    kind: 'CronJob',
+    namespaced: true,
+    shortNames: ['cj'],
+    statusSubresource: true,
+    generation: true,
+  }),
   defineResource({
     group: 'networking.k8s.io',
     version: 'v1',
