@@ -1,8 +1,9 @@
 // The node agent (test/k8s/node-agent) against a REAL control plane (test/k8s/control-plane.ts):
 // three Nodes, a StatefulSet of redis pods with a volumeClaimTemplate scheduled by the real
 // scheduler, claims bound by the real PV controller, graceful deletion seen through the real
-// StatefulSet controller, `kubectl logs` through kube-apiserver, probes. Skipped (with the reason)
-// when the control plane binaries are not built or redis-server is missing.
+// StatefulSet controller, `kubectl logs` through kube-apiserver, probes, init containers and the
+// operator image (Node 24) with termination messages. Skipped (with the reason) when the control
+// plane binaries are not built or redis-server is missing.
 // Network: nodes on 127.0.61-63.1 (kubelet port 10250), pods on 127.0.61-63.2+, port 6379.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +24,7 @@ import {
   conditionOf,
   containerOf,
   hookChildren,
+  initPods,
   isReady,
   PASSWORD,
   skipReason,
@@ -318,6 +320,52 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     const replica = await ipOf('my-redis-replica-0');
     assert.equal(await authCli(replica, 'REPLICAOF', master, '6379'), 'OK');
     await readyIn('my-redis-replica-0');
+  });
+
+  test('init containers run in order before the app container; the operator image runs on Node 24; termination messages', async () => {
+    for (const body of initPods()) await admin.request('POST', `/api/v1/namespaces/${NS}/pods`, { body });
+    const finished = (name: string, phase: string) =>
+      until(
+        `${name} ${phase}`,
+        async () => {
+          const p = await pod(name);
+          return p?.status?.['phase'] === phase ? p : undefined;
+        },
+        60_000,
+      );
+    const initOf = (p: Pod) => ((p.status?.['initContainerStatuses'] ?? []) as Json[])[0] ?? {};
+    const terminated = (cs: Json) => ((cs['state'] as Json | undefined)?.['terminated'] ?? {}) as Json;
+
+    const ok = await finished('init-ok', 'Succeeded');
+    assert.equal(terminated(initOf(ok))['reason'], 'Completed');
+    assert.equal(terminated(initOf(ok))['exitCode'], 0);
+    assert.equal(initOf(ok)['ready'], true);
+    const app = containerOf(ok);
+    assert.equal(terminated(app)['exitCode'], 0, agent.podLog(NS, 'init-ok', 'check'));
+    const message = JSON.parse(String(terminated(app)['message'])) as { ok: boolean; v: string; src: boolean };
+    assert.equal(message.ok, true);
+    assert.match(message.v, /^v24\./, 'node is the project Node 24');
+    assert.equal(message.src, true, 'the working directory is the image WORKDIR: the repository, with src/');
+    assert.match(String(app['imageID']), /^node-agent:\/\/node@sha256:[0-9a-f]{64}$/);
+    assert.equal(conditionOf(ok, 'Initialized'), 'True');
+    const whileInit = podEvents.find((e) => e.pod.metadata.name === 'init-ok' && conditionOf(e.pod, 'Initialized') === 'False');
+    const initCondition = ((whileInit?.pod.status?.['conditions'] ?? []) as Json[]).find((c) => c['type'] === 'Initialized');
+    assert.equal(initCondition?.['message'], 'containers with incomplete status: [prepare]');
+    assert.equal(((containerOf(whileInit?.pod)['state'] as Json)['waiting'] as Json)['reason'], 'PodInitializing');
+
+    const failed = await finished('init-fails', 'Failed');
+    assert.equal(terminated(initOf(failed))['exitCode'], 1);
+    assert.equal(terminated(initOf(failed))['reason'], 'Error');
+    assert.equal(terminated(initOf(failed))['message'], 'cannot restore\n', 'FallbackToLogsOnError: the log, the file being empty');
+    const never = containerOf(failed);
+    assert.equal(((never['state'] as Json)['waiting'] as Json)['reason'], 'PodInitializing', 'the app container never ran');
+    assert.equal(never['containerID'], undefined);
+    assert.equal(conditionOf(failed, 'Initialized'), 'False');
+    assert.match(await cp.kubectl(['logs', '-n', NS, 'init-fails', '-c', 'fail']), /cannot restore/);
+    assert.equal(agent.podLog(NS, 'init-fails', 'never'), '');
+
+    for (const name of ['init-ok', 'init-fails']) await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/${name}`);
+    await until('the init pods gone', async () => (await pod('init-ok')) === undefined && (await pod('init-fails')) === undefined, 30_000);
   });
 
   test(

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { containerArgv, expand, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup, mapPathsInText } from './container.ts';
+import { containerArgv, expand, isOperatorImage, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup, mapPathsInText } from './container.ts';
 import { REDIS_START_SCRIPT } from '../../../src/hook/children/statefulset.ts';
 
 const NODE = { memoryBytes: 8 * 2 ** 30, cpus: 4 };
@@ -185,6 +185,20 @@ describe('containerArgv', () => {
       ['redis', 'redis:7.2', 'library/redis:7', 'quay.io/x/redis:1', 'redis@sha256:1', 'redisinsight:1', 'bitnami/redis-sentinel'].map(isRedisImage),
       [true, true, true, true, true, false, false],
     );
+  });
+  test('isOperatorImage: the operator image from any registry, never redis itself', () => {
+    const cases: Array<[string | undefined, boolean]> = [
+      ['redis-operator:0.1.0', true],
+      ['registry.example.com:5000/team/redis-operator:0.1.0', true],
+      ['redis-operator@sha256:abc', true],
+      ['redis-operator', true],
+      ['redis:7.2', false],
+      ['redis-operator-bundle:1', false],
+      ['my-redis-operator:1', false],
+      [undefined, false],
+    ];
+    for (const [image, want] of cases) assert.equal(isOperatorImage(image), want, String(image));
+    assert.equal(isRedisImage('redis-operator:0.1.0'), false);
   });
 });
 

@@ -203,6 +203,15 @@ export function isRedisImage(image: string | undefined): boolean {
 }
 
 /**
+ * True for the operator's own image (`redis-operator:<tag>`, from any registry): Node 24 with the
+ * repository's `src/` in its WORKDIR /app (see the Dockerfile). The node agent runs it with this
+ * machine's Node; the stand-in kubelet does not run it.
+ */
+export function isOperatorImage(image: string | undefined): boolean {
+  return /^(?:.*\/)?redis-operator(?::|@|$)/.test(image ?? '');
+}
+
+/**
  * The argv a container runs: command + args, $(VAR)-expanded. Without a command, the redis
  * image's entrypoint (docker-entrypoint.sh) runs its CMD `redis-server`, and prepends
  * `redis-server` to args that are flags or a .conf file, as the entrypoint script does.

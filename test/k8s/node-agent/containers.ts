@@ -1,32 +1,38 @@
-// A pod's containers as processes (the container runtime's part): environment and argv from the
-// pod spec (container.ts, shared with the stand-in), volume mounts mapped to host directories,
-// the redis-server shim, start, exit, restart under restartPolicy with the kubelet's back-off,
-// and signals. Logs go to <pod dir>/logs/<container>/<restartCount>.log, like
-// /var/log/pods/<ns>_<pod>_<uid>/<container>/<n>.log on a node.
+// A pod's containers as processes (the container runtime's part): start (the process's env, argv,
+// mounts and files come from container-setup.ts), exit with its termination message, restart
+// under restartPolicy with the kubelet's back-off, signals, and each container's status. Init
+// containers run first, one at a time (init-containers.ts decides which). Logs go to
+// <pod dir>/logs/<container>/<restartCount>.log, like /var/log/pods/<ns>_<pod>_<uid>/<container>/<n>.log
+// on a node.
 // Invariants:
 // - A container has at most one process; a new process gets a new containerID.
 // - A restart is scheduled only when the pod is not terminating; a pod that is terminating
 //   never starts a process.
+// - No app container starts before every init container has exited 0.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { containerArgv, isRedisImage, mapPath, redisShim, resolveEnv, type Mount } from '../../cluster/workloads/container.ts';
 import { rfc3339, terminatedState, type ContainerSnapshot, type TerminatedState } from '../../cluster/workloads/pod-status.ts';
 import type { ProbeTarget } from '../../cluster/workloads/probes.ts';
 import { spawnGroup, type ExitInfo, type ProcessGroup } from '../../cluster/workloads/processes.ts';
+import { instanceMessage, planProcess } from './container-setup.ts';
+import { completedInits, initStep, isSidecar } from './init-containers.ts';
 import type { NodeContext } from './node-context.ts';
 import type { PodVolumes } from './pod-volumes.ts';
 import type { Sandbox } from './sandbox.ts';
 
+export { logFile } from './container-setup.ts';
+
 export const REDIS_PORT = 6379;
 const BACKOFF_INITIAL_MS = 10_000;
 const BACKOFF_MAX_MS = 300_000;
-const BASE_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
 export interface ContainerRuntime {
   spec: V1Container;
+  /** From spec.initContainers: runs to completion, before the app containers; no probes. */
+  init: boolean;
+  /** The host file behind terminationMessagePath, this instance's. */
+  messageFile?: string;
   proc?: ProcessGroup;
   containerID?: string;
   startedAtMs?: number;
@@ -66,86 +72,96 @@ export interface ContainerHost {
   kick(): void;
 }
 
-export function logFile(podDir: string, container: string, restartCount: number): string {
-  return path.join(podDir, 'logs', container, `${restartCount}.log`);
-}
+const waitingFor = (reason: string) => ({ reason });
 
 export class ContainerRunner {
+  readonly initContainers: ContainerRuntime[];
   readonly containers: ContainerRuntime[];
   readonly #h: ContainerHost;
 
   constructor(host: ContainerHost) {
     this.#h = host;
-    this.containers = (host.pod.spec?.containers ?? []).map((spec) => ({
+    const fresh = (spec: V1Container, init: boolean): ContainerRuntime => ({
       spec,
+      init,
       started: false,
       ready: false,
       everStarted: false,
       restartCount: 0,
       killing: false,
-    }));
+    });
+    this.initContainers = (host.pod.spec?.initContainers ?? []).map((spec) => fresh(spec, true));
+    this.containers = (host.pod.spec?.containers ?? []).map((spec) => fresh(spec, false));
+    const done = completedInits(host.pod);
+    for (const c of this.initContainers) {
+      const d = done.get(c.spec.name);
+      if (!d) continue;
+      c.terminated = d.terminated;
+      c.restartCount = d.restartCount;
+      c.containerID = d.containerID;
+      c.ready = true;
+    }
   }
 
-  #mounts(c: ContainerRuntime): Mount[] | string {
-    const mounts: Mount[] = [];
-    for (const m of c.spec.volumeMounts ?? []) {
-      const host = this.#h.volumes.hostPaths?.get(m.name);
-      if (host === undefined) return `volumeMount "${m.name}" names no volume of the pod`;
-      const hostPath = m.subPath ? path.join(host, m.subPath) : host;
-      if (m.subPath) mkdirSync(hostPath, { recursive: true });
-      mounts.push({ containerPath: m.mountPath, hostPath });
-    }
-    return mounts;
+  /** Init containers first, in order, then the app containers. */
+  get all(): ContainerRuntime[] {
+    return [...this.initContainers, ...this.containers];
+  }
+
+  /** Every init container exited 0 (true without any). */
+  get initialized(): boolean {
+    return this.initContainers.every((c) => c.terminated?.exitCode === 0);
+  }
+
+  /** What may start now: the next init container, or (once all completed) the app containers not running. */
+  runnable(): ContainerRuntime[] {
+    const step = initStep(
+      this.initContainers.map((c) => ({
+        name: c.spec.name,
+        running: c.proc !== undefined,
+        restarting: c.restartTimer !== undefined,
+        ...(c.terminated ? { exitCode: c.terminated.exitCode } : {}),
+      })),
+    );
+    if ('next' in step) return [this.initContainers[step.next]!];
+    if ('done' in step) return this.containers.filter((c) => !c.proc && !c.restartTimer && !c.terminated);
+    return [];
   }
 
   start(c: ContainerRuntime): void {
     const h = this.#h;
     const ip = h.ip!;
-    const { secrets, configMaps } = h.volumes.sources;
-    const lookup = { secret: (n: string) => secrets.get(n), configMap: (n: string) => configMaps.get(n) };
-    const env = resolveEnv(h.pod, c.spec, lookup, { podIP: ip, hostIP: h.node.hostIP }, h.node.machine);
-    if (!env.ok) {
-      if (c.waiting?.message !== env.message)
-        h.log.warn({ container: c.spec.name, reason: 'CreateContainerConfigError', message: env.message }, 'container cannot start');
-      c.waiting = { reason: 'CreateContainerConfigError', message: env.message };
+    if (c.init && isSidecar(c.spec)) {
+      c.waiting = { reason: 'CreateContainerError', message: 'restartable init containers (sidecars) are not supported by the node agent' };
       return;
     }
-    const argv = containerArgv(c.spec, env.env);
-    const mounts = this.#mounts(c);
-    if (!Array.isArray(argv) || typeof mounts === 'string') {
-      c.waiting = { reason: 'CreateContainerError', message: typeof mounts === 'string' ? mounts : (argv as { error: string }).error };
+    const instance = c.everStarted ? c.restartCount + 1 : c.restartCount;
+    const plan = planProcess(h, c, instance);
+    if ('reason' in plan) {
+      if (plan.reason === 'CreateContainerConfigError' && c.waiting?.message !== plan.message)
+        h.log.warn({ container: c.spec.name, ...plan }, 'container cannot start');
+      c.waiting = plan;
       return;
     }
-    const cdir = path.join(h.dir, 'containers', c.spec.name);
-    const bin = path.join(cdir, 'bin');
-    const rootfs = path.join(cdir, 'rootfs');
-    mkdirSync(bin, { recursive: true });
-    mkdirSync(rootfs, { recursive: true });
-    const shim = path.join(bin, 'redis-server');
-    writeFileSync(shim, redisShim({ realBinary: h.node.redisServer, mounts, podIP: ip, rewrittenConf: path.join(cdir, 'redis.conf') }));
-    chmodSync(shim, 0o755);
-    const cwd = mapPath(mounts, c.spec.workingDir ?? (isRedisImage(c.spec.image) ? '/data' : '/')) ?? rootfs;
-    mkdirSync(cwd, { recursive: true });
-    const processEnv: Record<string, string> = { PATH: `${bin}:${BASE_PATH}`, HOSTNAME: h.pod.spec?.hostname ?? h.name, HOME: rootfs };
-    for (const [k, v] of env.env) processEnv[k] = v;
-    if (c.everStarted) c.restartCount += 1;
-    const log = logFile(h.dir, c.spec.name, c.restartCount);
-    mkdirSync(path.dirname(log), { recursive: true });
-    const proc = spawnGroup([...(h.sandbox?.exec ?? []), ...argv], { env: processEnv, cwd, logFile: log });
+    c.restartCount = instance;
+    c.messageFile = plan.messageFile;
+    const { env, cwd, mounts } = plan;
+    const proc = spawnGroup([...(h.sandbox?.exec ?? []), ...plan.argv], { env, cwd, logFile: plan.log });
     c.everStarted = true;
     c.proc = proc;
     c.containerID = `node-agent://${randomBytes(32).toString('hex')}`;
     c.startedAtMs = Date.now();
-    c.started = c.spec.startupProbe === undefined;
-    c.ready = c.started && c.spec.readinessProbe === undefined;
+    // An init container is started while it runs and never ready before it completed.
+    c.started = c.init || c.spec.startupProbe === undefined;
+    c.ready = !c.init && c.started && c.spec.readinessProbe === undefined;
     c.waiting = undefined;
     c.killing = false;
     const ports = Object.fromEntries((c.spec.ports ?? []).filter((p) => p.name).map((p) => [p.name!, p.containerPort]));
-    c.target = { podIP: ip, env: Object.entries(processEnv), cwd, ports, mounts };
-    h.log.info({ container: c.spec.name, pid: proc.pid, podIP: ip, restartCount: c.restartCount }, 'container started');
+    c.target = { podIP: ip, env: Object.entries(env), cwd, ports, mounts };
+    h.log.info({ container: c.spec.name, init: c.init || undefined, pid: proc.pid, podIP: ip, restartCount: c.restartCount }, 'container started');
     void proc.exited.then((info) => this.#onExit(c, proc, info));
     // The kubelet runs a readiness probe at once when a started container is not ready yet.
-    if (c.started) h.triggerReadiness(c);
+    if (c.started && !c.init) h.triggerReadiness(c);
   }
 
   /**
@@ -172,7 +188,7 @@ export class ContainerRunner {
   }
 
   stopAll(graceSeconds: number): void {
-    for (const c of this.containers) {
+    for (const c of this.all) {
       clearTimeout(c.restartTimer);
       c.restartTimer = undefined;
       if (c.proc) this.kill(c, graceSeconds);
@@ -181,7 +197,7 @@ export class ContainerRunner {
 
   killAllNow(): Promise<ExitInfo>[] {
     const exits: Promise<ExitInfo>[] = [];
-    for (const c of this.containers) {
+    for (const c of this.all) {
       clearTimeout(c.restartTimer);
       clearTimeout(c.killTimer);
       if (c.proc) {
@@ -200,6 +216,8 @@ export class ContainerRunner {
     const now = Date.now();
     const finished = terminatedState(info, c.startedAtMs, c.containerID, now);
     const exitCode = finished.exitCode;
+    const message = instanceMessage(h, c, exitCode, finished.message);
+    if (message !== undefined) finished.message = message;
     c.proc = undefined;
     c.ready = false;
     c.started = false;
@@ -213,6 +231,19 @@ export class ContainerRunner {
       return;
     }
     const policy = h.pod.spec?.restartPolicy ?? 'Always';
+    if (c.init && exitCode === 0) {
+      c.terminated = finished;
+      c.ready = true;
+      h.requestStatus();
+      h.kick(); // the next init container, or the app containers
+      return;
+    }
+    // A failed init container is retried unless restartPolicy is Never (then the pod has failed).
+    if (c.init && policy === 'Never') {
+      c.terminated = finished;
+      h.requestStatus();
+      return;
+    }
     if (policy === 'Never' || (policy === 'OnFailure' && exitCode === 0)) {
       c.terminated = finished;
       h.requestStatus();
@@ -235,7 +266,7 @@ export class ContainerRunner {
             reason: 'CrashLoopBackOff',
             message: `back-off ${Math.round(delay / scale / 1000)}s restarting failed container=${c.spec.name} pod=${h.name}_${h.namespace}(${h.uid})`,
           }
-        : { reason: 'ContainerCreating' };
+        : waitingFor(c.init ? 'PodInitializing' : 'ContainerCreating');
     h.requestStatus();
     c.restartTimer = setTimeout(() => {
       c.restartTimer = undefined;
@@ -245,12 +276,22 @@ export class ContainerRunner {
     }, delay);
   }
 
+  /**
+   * A container's status now. Not yet running, a container waits with the pod's reason (a mount
+   * problem) or its own, else the kubelet's default: PodInitializing in a pod with init containers
+   * (app containers keep it until every init container completed), ContainerCreating otherwise.
+   */
   snapshot(c: ContainerRuntime, podWaiting: { reason: string; message?: string } | undefined): ContainerSnapshot {
+    const initializing = this.initContainers.length > 0;
+    const waiting =
+      !c.init && !this.initialized
+        ? waitingFor('PodInitializing')
+        : (podWaiting ?? c.waiting ?? waitingFor(initializing ? 'PodInitializing' : 'ContainerCreating'));
     const state: ContainerSnapshot['state'] = c.proc
       ? { running: { startedAt: rfc3339(c.startedAtMs ?? Date.now()) } }
       : c.terminated
         ? { terminated: c.terminated }
-        : { waiting: podWaiting ?? c.waiting ?? { reason: 'ContainerCreating' } };
+        : { waiting };
     return {
       name: c.spec.name,
       image: c.spec.image ?? '',

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { AddressPool, ProcessInfo } from '../../cluster/workloads/kubelet.ts';
 import { WorkQueue } from '../../cluster/workloads/queue.ts';
 import type { KubeClient } from './api-client.ts';
-import { logFile } from './containers.ts';
+import { logFile, type ContainerRuntime } from './containers.ts';
 import type { NodeContext } from './node-context.ts';
 import type { MachineShape } from './pod-volumes.ts';
 import { PodWorker } from './pod-worker.ts';
@@ -198,7 +198,7 @@ export class NodeKubelet implements NodeContext {
   processes(): ProcessInfo[] {
     const out: ProcessInfo[] = [];
     for (const w of this.workers.values()) {
-      for (const c of w.containers) {
+      for (const c of w.allContainers) {
         if (c.proc && w.ip) out.push({ namespace: w.namespace, pod: w.name, uid: w.uid, container: c.spec.name, pid: c.proc.pid, ip: w.ip });
       }
     }
@@ -206,9 +206,7 @@ export class NodeKubelet implements NodeContext {
   }
 
   signal(namespace: string, name: string, signal: NodeJS.Signals, container?: string): boolean {
-    const w = this.worker(namespace, name);
-    const c = w?.containers.find((x) => container === undefined || x.spec.name === container);
-    return c?.proc?.signal(signal) ?? false;
+    return containerOf(this.worker(namespace, name), container)?.proc?.signal(signal) ?? false;
   }
 
   /**
@@ -217,7 +215,7 @@ export class NodeKubelet implements NodeContext {
    */
   logTarget(namespace: string, name: string, container: string | undefined, which: 'current' | 'previous' | 'all'): LogTarget | undefined {
     const w = this.worker(namespace, name);
-    const c = w?.containers.find((x) => container === undefined || x.spec.name === container);
+    const c = containerOf(w, container);
     if (!w || !c || !c.everStarted) return undefined;
     const n = c.restartCount;
     if (which === 'previous' && n === 0) return undefined;
@@ -229,4 +227,9 @@ export class NodeKubelet implements NodeContext {
     const w = this.worker(namespace, name);
     return w ? path.resolve(w.dir) : undefined;
   }
+}
+
+/** A container by name (init containers too), or the first app container, as `kubectl logs` defaults. */
+function containerOf(w: PodWorker | undefined, container: string | undefined): ContainerRuntime | undefined {
+  return container === undefined ? w?.containers[0] : w?.allContainers.find((x) => x.spec.name === container);
 }

@@ -10,8 +10,10 @@
 // - Conditions owned by others (the scheduler's PodScheduled, DisruptionTarget) are left alone.
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
+import { isOperatorImage } from '../../cluster/workloads/container.ts';
 import { buildPodStatus, rfc3339, type ContainerSnapshot } from '../../cluster/workloads/pod-status.ts';
 import { isStatus, type Json } from './api-client.ts';
+import { operatorImageID } from './operator-image.ts';
 import type { PodWorker } from './pod-worker.ts';
 
 /** Drops nulls and undefined, recursively: the API writes `lastProbeTime: null` for unset times. */
@@ -56,12 +58,18 @@ export function statusPatch(server: Json | undefined, ours: Json): Json {
   return { ...ours, conditions };
 }
 
-/** The kubelet's status for this worker's pod now (TerminatePod's rules once it has finished). */
+/**
+ * The kubelet's status for this worker's pod now. Once it has finished, TerminatePod's rules: an
+ * app container that never ran is ContainerStatusUnknown (exit 137) if the pod had initialized;
+ * so is an init container that started but did not finish, while those after it, never started,
+ * keep waiting.
+ */
 export function workerStatus(w: PodWorker, hostIP: string, imageID: string, serverStatus: Json | undefined, nowMs: number): Json {
   const terminal = w.finished && w.terminating;
-  const containers: ContainerSnapshot[] = w.snapshots().map((c) =>
-    terminal && !('terminated' in c.state)
-      ? {
+  const unknown = (c: ContainerSnapshot): ContainerSnapshot =>
+    'terminated' in c.state
+      ? c
+      : {
           ...c,
           state: {
             terminated: {
@@ -71,9 +79,12 @@ export function workerStatus(w: PodWorker, hostIP: string, imageID: string, serv
               finishedAt: rfc3339(nowMs),
             },
           },
-        }
-      : c,
-  );
+        };
+  const inits = w.initSnapshots();
+  const initialized = inits.every((c) => 'terminated' in c.state && c.state.terminated.exitCode === 0);
+  const lastStarted = inits.findLastIndex((c) => c.containerID !== undefined);
+  const initContainers = terminal ? inits.map((c, i) => (i <= lastStarted ? unknown(c) : c)) : inits;
+  const containers = terminal && initialized ? w.snapshots().map(unknown) : w.snapshots();
   const status = buildPodStatus(
     {
       terminal,
@@ -82,6 +93,7 @@ export function workerStatus(w: PodWorker, hostIP: string, imageID: string, serv
       ...(w.ip !== undefined ? { podIP: w.ip } : {}),
       startTime: rfc3339(w.startTimeMs ?? nowMs),
       containers,
+      initContainers,
     },
     w.conditions,
     nowMs,
@@ -93,7 +105,9 @@ export function workerStatus(w: PodWorker, hostIP: string, imageID: string, serv
     // The scheduler wrote PodScheduled; the kubelet only keeps it.
     .filter((c) => !(c['type'] === 'PodScheduled' && serverConditions.includes('PodScheduled')))
     .map((c) => (generation !== undefined && c['type'] !== 'PodScheduled' ? { ...c, observedGeneration: generation } : c));
-  for (const cs of status['containerStatuses'] as Json[]) cs['imageID'] = cs['containerID'] ? imageID : '';
+  for (const cs of [...((status['initContainerStatuses'] ?? []) as Json[]), ...(status['containerStatuses'] as Json[])]) {
+    cs['imageID'] = !cs['containerID'] ? '' : isOperatorImage(cs['image'] as string) ? operatorImageID() : imageID;
+  }
   if (generation !== undefined) status['observedGeneration'] = generation;
   return status;
 }

@@ -10,7 +10,14 @@ import { statusMatches, stripNulls, workerStatus } from './status-sync.ts';
 type Json = Record<string, unknown>;
 const NOW = Date.parse('2026-01-02T03:04:05.678Z');
 
-function worker(o: { containers: ContainerSnapshot[]; finished?: boolean; terminating?: boolean; generation?: number }): PodWorker {
+function worker(o: {
+  containers: ContainerSnapshot[];
+  initContainers?: ContainerSnapshot[];
+  finished?: boolean;
+  terminating?: boolean;
+  generation?: number;
+  restartPolicy?: string;
+}): PodWorker {
   return {
     finished: o.finished ?? false,
     terminating: o.terminating ?? false,
@@ -19,9 +26,10 @@ function worker(o: { containers: ContainerSnapshot[]; finished?: boolean; termin
     conditions: new Map(),
     pod: {
       metadata: { name: 'web-0', namespace: 'ns', uid: 'u', ...(o.generation ? { generation: o.generation } : {}) },
-      spec: { containers: [], restartPolicy: 'Always' },
+      spec: { containers: [], restartPolicy: o.restartPolicy ?? 'Always' },
     },
     snapshots: () => o.containers,
+    initSnapshots: () => o.initContainers ?? [],
   } as unknown as PodWorker;
 }
 
@@ -89,6 +97,86 @@ describe('workerStatus', () => {
     const state = ((s['containerStatuses'] as Json[])[0]!['state'] as Json)['terminated'] as Json;
     assert.equal(state['reason'], 'ContainerStatusUnknown');
     assert.equal(state['exitCode'], 137);
+  });
+});
+
+describe('workerStatus with init containers', () => {
+  const snap = (name: string, state: ContainerSnapshot['state'], o: Partial<ContainerSnapshot> = {}): ContainerSnapshot => ({
+    name,
+    image: 'redis-operator:0.1.0',
+    ready: false,
+    started: false,
+    restartCount: 0,
+    state,
+    ...o,
+  });
+  const initializing = { waiting: { reason: 'PodInitializing' } };
+  const completed = { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-01-02T03:04:02Z' } };
+  const init = (s: Json) => s['initContainerStatuses'] as Json[];
+  const app = (s: Json) => s['containerStatuses'] as Json[];
+
+  test('a running init container: Pending, not Initialized, the app container PodInitializing; imageIDs by image', () => {
+    const s = workerStatus(
+      worker({
+        initContainers: [snap('restore', { running: { startedAt: '2026-01-02T03:04:01Z' } }, { containerID: 'node-agent://r', started: true })],
+        containers: [snap('redis', initializing, { image: 'redis:7.2' })],
+      }),
+      'h',
+      'node-agent://redis-server@sha256:x',
+      undefined,
+      NOW,
+    );
+    assert.equal(s['phase'], 'Pending');
+    const initialized = (s['conditions'] as Json[]).find((c) => c['type'] === 'Initialized');
+    assert.deepEqual(
+      [initialized?.['status'], initialized?.['reason'], initialized?.['message']],
+      ['False', 'ContainersNotInitialized', 'containers with incomplete status: [restore]'],
+    );
+    assert.match(String(init(s)[0]!['imageID']), /^node-agent:\/\/node@sha256:[0-9a-f]{64}$/, 'the operator image is the Node binary');
+    assert.equal(app(s)[0]!['imageID'], '', 'not started: no image yet');
+    assert.deepEqual(app(s)[0]!['state'], initializing);
+  });
+
+  test('deleted while initializing: the started init container is ContainerStatusUnknown, the rest keep waiting; Failed', () => {
+    const s = workerStatus(
+      worker({
+        initContainers: [
+          snap('first', completed, { containerID: 'node-agent://1', ready: true }),
+          snap('second', { waiting: { reason: 'CrashLoopBackOff' } }, { containerID: 'node-agent://2', restartCount: 1 }),
+          snap('third', initializing),
+        ],
+        containers: [snap('redis', initializing)],
+        finished: true,
+        terminating: true,
+      }),
+      'h',
+      'i',
+      undefined,
+      NOW,
+    );
+    assert.equal(s['phase'], 'Failed');
+    assert.deepEqual(
+      init(s).map((c) => Object.keys(c['state'] as Json)[0] + ':' + String(((c['state'] as Json)['terminated'] as Json | undefined)?.['reason'] ?? '')),
+      ['terminated:Completed', 'terminated:ContainerStatusUnknown', 'waiting:'],
+    );
+    assert.deepEqual(app(s)[0]!['state'], initializing, 'the pod never initialized: its app container is not "unknown"');
+  });
+
+  test('restartPolicy Never and a failed init container: Failed while nothing is deleted', () => {
+    const failed = { terminated: { exitCode: 1, reason: 'Error', message: 'boom\n', finishedAt: '2026-01-02T03:04:02Z' } };
+    const s = workerStatus(
+      worker({
+        initContainers: [snap('restore', failed, { containerID: 'node-agent://r' })],
+        containers: [snap('redis', initializing)],
+        restartPolicy: 'Never',
+      }),
+      'h',
+      'i',
+      undefined,
+      NOW,
+    );
+    assert.equal(s['phase'], 'Failed');
+    assert.deepEqual(init(s)[0]!['state'], failed);
   });
 });
 

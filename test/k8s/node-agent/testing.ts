@@ -1,6 +1,6 @@
 // Fixtures and helpers for test/k8s/node-agent.test.ts (the node agent on a real control
 // plane): why the suite is skipped, polling, redis-cli, the StatefulSet under test, the hook's
-// children, and readers for pod status. No state.
+// children, the init-container pods, and readers for pod status. No state.
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { parseHookRequest, sync } from '../../../src/hook/index.ts';
@@ -117,6 +117,54 @@ export function statefulSet(namespace: string): Json {
       volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }],
     },
   };
+}
+
+/**
+ * Two bare pods (restartPolicy Never) with init containers. `init-ok`: `prepare` writes
+ * /work/x (an emptyDir; through its mapped workingDir, as there is no mount namespace), then
+ * `check` (the operator image) reads it through its env-mapped WORK_FILE and writes
+ * {ok, v: Node's version, src: whether src/ is in its working directory} to TERMINATION_LOG.
+ * `init-fails`: `fail` prints a line and exits 1, so `never` must never run.
+ */
+export function initPods(): Json[] {
+  const check = [
+    "const fs = require('fs');",
+    "const seen = fs.readFileSync(process.env.WORK_FILE, 'utf8');",
+    "if (seen !== 'hi\\n') { console.error('init output: ' + JSON.stringify(seen)); process.exit(2); }",
+    "fs.writeFileSync(process.env.TERMINATION_LOG, JSON.stringify({ ok: true, v: process.version, src: fs.existsSync('src/backup/main.ts') }));",
+  ].join(' ');
+  const bare = (name: string, initContainers: Json[], containers: Json[]) => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { restartPolicy: 'Never', terminationGracePeriodSeconds: 5, volumes: [{ name: 'work', emptyDir: {} }], initContainers, containers },
+  });
+  const work = [{ name: 'work', mountPath: '/work' }];
+  const env = [
+    { name: 'WORK_FILE', value: '/work/x' },
+    { name: 'TERMINATION_LOG', value: '/dev/termination-log' },
+  ];
+  return [
+    bare(
+      'init-ok',
+      [{ name: 'prepare', image: 'busybox:1.36', workingDir: '/work', command: ['sh', '-c', 'sleep 1; echo hi > x'], volumeMounts: work }],
+      [
+        {
+          name: 'check',
+          image: 'redis-operator:0.1.0',
+          command: ['node', '-e', check],
+          env,
+          volumeMounts: work,
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+        },
+      ],
+    ),
+    bare(
+      'init-fails',
+      [{ name: 'fail', image: 'busybox:1.36', command: ['sh', '-c', 'echo cannot restore; exit 1'], terminationMessagePolicy: 'FallbackToLogsOnError' }],
+      [{ name: 'never', image: 'redis-operator:0.1.0', command: ['node', '-e', 'process.exit(0)'] }],
+    ),
+  ];
 }
 
 export type Pod = KubeObject & { spec: { nodeName?: string; volumes?: Json[] }; status?: Json };
