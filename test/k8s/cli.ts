@@ -1,11 +1,14 @@
 // Command line for the real local control plane:
 //   node test/k8s/cli.ts build     build (or find cached) kube-apiserver, controller-manager,
 //                                  scheduler, kubectl and etcd; prints bin_dir=<path>; then the
-//                                  tests' S3 server (test/s3/build.ts); prints s3_server=<path>
+//                                  tests' S3 server (test/s3/build.ts); prints s3_server=<path>;
+//                                  then CoreDNS, the cluster DNS (test/k8s/coredns-build.ts);
+//                                  prints coredns=<path>
 //   node test/k8s/cli.ts up        start the control plane and wait (Ctrl-C stops and cleans up);
 //                                  prints KUBECONFIG=<path> for your own kubectl
 // Invariant: nothing is left running after the command ends (every process dies with it).
 import { binDir, ensureBinaries, isBuilt } from './build.ts';
+import { buildCoredns } from './coredns-build.ts';
 import { startControlPlane } from './control-plane.ts';
 import { buildS3Server } from '../s3/build.ts';
 
@@ -20,6 +23,7 @@ async function main(): Promise<void> {
     console.log(`bin_dir=${dir}`);
     console.log(`${warm ? 'warm' : 'cold'}_build_s=${Math.round((Date.now() - t0) / 1000)}`);
     console.log(`s3_server=${await buildS3Server(log)}`);
+    console.log(`coredns=${await buildCoredns(log)}`);
     return;
   }
   if (cmd === 'up') {

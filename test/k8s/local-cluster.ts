@@ -1,6 +1,7 @@
 // The operator on a REAL Kubernetes control plane on this machine, composed:
 //   control plane (etcd, kube-apiserver, controller-manager, scheduler; built from source)
-//   + pod network (a bridge, a netns per pod) + node agent (kubelet stand-in, real API client)
+//   + pod network (a bridge, a netns per pod) + cluster DNS (the real CoreDNS on the bridge, so
+//     pods resolve Service and headless pod names) + node agent (kubelet stand-in, real API client)
 //   + userspace service proxy (ClusterIPs routed by the real EndpointSlices)
 //   + manifests/ installed with the real kubectl (all but the Deployment)
 //   + the hook process behind the `redis-operator` Service (an EndpointSlice of ours points the
@@ -21,6 +22,7 @@ import { pino, type Logger } from 'pino';
 import { pollUntil } from '../support/cluster-views.ts';
 import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from '../cluster/metacontroller/index.ts';
+import { startClusterDns, type ClusterDns } from './cluster-dns.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startRealMetacontroller } from './metacontroller-real.ts';
@@ -58,6 +60,8 @@ export interface LocalCluster {
   readonly kubeconfig: string;
   readonly version: string;
   readonly network: PodNetwork;
+  /** The cluster DNS every ClusterFirst pod's resolv.conf names (`dns.address`, port 53). */
+  readonly dns: ClusterDns;
   readonly agent: NodeAgent;
   readonly client: HttpKubeClient;
   readonly proxy: ServiceProxy;
@@ -107,9 +111,12 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     cleanups.push(() => cp.stop());
     const network = await createPodNetwork({ subnet });
     cleanups.push(() => network.destroy());
+    const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
+    cleanups.push(() => dns.stop());
     const agent = await startNodeAgent({
       controlPlane: cp,
       network,
+      dns: { nameserver: dns.address, clusterDomain: dns.clusterDomain },
       dataDir: path.join(dataRoot, 'nodes'),
       nodes: options.nodes ?? 3,
       logger: logger.child({ component: 'node-agent' }),
@@ -186,7 +193,17 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       });
       const mc = metacontroller;
       cleanups.push(() => mc.stop());
-      await mc.ready;
+      // The stand-in runs one CompositeController per instance: a second one for RedisBackups
+      // (the real binary runs every CompositeController the cluster has).
+      const backups = startMetacontroller({
+        kubeconfig: installed.metacontrollerKubeconfig,
+        controller: loadCompositeController(new URL('../../metacontroller/redisbackup-controller.yaml', import.meta.url)),
+        hookBaseUrl,
+        logger: logger.child({ component: 'metacontroller-backups' }),
+        ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+      });
+      cleanups.push(() => backups.stop());
+      await Promise.all([mc.ready, backups.ready]);
       log('Metacontroller: the stand-in (test/cluster/metacontroller), as ServiceAccount metacontroller/metacontroller');
     }
 
@@ -223,6 +240,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       kubeconfig: cp.adminKubeconfig,
       version: cp.version,
       network,
+      dns,
       agent,
       client,
       proxy,

@@ -3,6 +3,7 @@
 //
 //   const net = await createPodNetwork({ subnet: 60 });    // bridge rok60, 198.18.60.1/24
 //   const pod = await net.attach();                        // { ip: '198.18.60.2', netns: 'rok60-2', exec: [...] }
+//   await net.attach({ resolvConf: 'nameserver ...' });    // its processes see that /etc/resolv.conf
 //   spawn([...pod.exec, 'redis-server', ...]);             // runs inside the pod's namespace
 //   await net.detach(pod); await net.destroy();
 //
@@ -14,15 +15,29 @@
 // - Pod addresses 198.18.<subnet>.2..249 are handed out once per network (never reused, as the
 //   stand-in kubelet does); .1 is the bridge (the "node" side), .250..253 are host addresses the
 //   sidecars bind to as their source (a loopback source cannot reach a pod), .254 is where the
-//   host's own services listen for pods and Services (the hook process).
-// - destroy() removes every namespace and the bridge it made, also after a failed attach.
+//   host's own services listen for pods and Services (the hook process, the cluster DNS on :53).
+// - destroy() removes every namespace and the bridge it made, also after a failed attach, and
+//   every /etc/netns/<namespace> directory (a pod's resolv.conf) with its namespace.
 // - Needs root and iproute2 (`ip`); available() says whether this machine can do it.
 import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
 export const POD_RANGE = '198.18.0.0/16';
+/**
+ * `ip netns exec <ns>` bind-mounts every file of /etc/netns/<ns>/ over its /etc namesake for the
+ * command it runs (iproute2's NETNS_ETC_DIR): how a pod's processes get their own resolv.conf
+ * without a mount namespace of ours.
+ */
+export const NETNS_ETC_DIR = '/etc/netns';
+
+export interface AttachOptions {
+  /** The pod's /etc/resolv.conf (what the kubelet writes for its DNS policy); default: the host's. */
+  resolvConf?: string;
+}
 
 export interface PodAttachment {
   readonly ip: string;
@@ -39,7 +54,7 @@ export interface PodNetwork {
   readonly hostAddresses: readonly string[];
   /** A host-side address on the bridge for servers on this host that pods or Services reach. */
   readonly serviceAddress: string;
-  attach(): Promise<PodAttachment>;
+  attach(options?: AttachOptions): Promise<PodAttachment>;
   detach(pod: PodAttachment): Promise<void>;
   /** The namespace a live pod address belongs to. */
   netnsOf(ip: string): string | undefined;
@@ -61,6 +76,20 @@ async function ip(...args: string[]): Promise<void> {
   await run('ip', args);
 }
 
+function etcEntries(): string[] {
+  try {
+    return readdirSync(NETNS_ETC_DIR);
+  } catch {
+    return [];
+  }
+}
+
+/** Deletes a namespace and its /etc/netns files; never throws (it may be gone already). */
+async function deleteNetns(netns: string): Promise<void> {
+  await ip('netns', 'del', netns).catch(() => undefined);
+  rmSync(path.join(NETNS_ETC_DIR, netns), { recursive: true, force: true });
+}
+
 export async function createPodNetwork(options: { subnet: number }): Promise<PodNetwork> {
   const { subnet } = options;
   if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254) throw new Error(`subnet must be 1..254, got ${subnet}`);
@@ -75,9 +104,8 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
 
   // A bridge left by a crashed run of the same subnet would make every address clash.
   await ip('link', 'del', bridge).catch(() => undefined);
-  for (const ns of (await run('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0] ?? '')) {
-    if (ns.startsWith(`${bridge}-`)) await ip('netns', 'del', ns).catch(() => undefined);
-  }
+  const listed = (await run('ip', ['netns', 'list'])).stdout.split('\n').map((l) => l.split(' ')[0] ?? '');
+  for (const ns of new Set([...listed, ...etcEntries()])) if (ns.startsWith(`${bridge}-`)) await deleteNetns(ns);
   // A bridge without an address of its own takes the lowest MAC of its ports, so it changes when
   // a pod's veth comes or goes; pods then answer the host at a stale MAC until their ARP entry
   // expires (~30 s of silence between the host and a pod, e.g. right after a switchover deleted
@@ -92,7 +120,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
     namespaces.delete(pod.netns);
     byIp.delete(pod.ip);
     // Deleting the namespace destroys its end of the veth pair and with it the host end.
-    await ip('netns', 'del', pod.netns).catch(() => undefined);
+    await deleteNetns(pod.netns);
   }
 
   return {
@@ -101,7 +129,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
     gateway,
     hostAddresses,
     serviceAddress,
-    async attach() {
+    async attach(options = {}) {
       if (next > 249) throw new Error(`pod network ${bridge}: no pod address left`);
       const n = next++;
       const podIp = `${prefix}.${n}`;
@@ -120,6 +148,11 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
         await inNs('addr', 'add', `${podIp}/24`, 'dev', 'eth0');
         await inNs('link', 'set', 'eth0', 'up');
         await inNs('route', 'add', 'default', 'via', gateway);
+        if (options.resolvConf !== undefined) {
+          // Before any process of the pod exists: each one sees the file from its first exec.
+          mkdirSync(path.join(NETNS_ETC_DIR, netns), { recursive: true });
+          writeFileSync(path.join(NETNS_ETC_DIR, netns, 'resolv.conf'), options.resolvConf);
+        }
       } catch (err) {
         await ip('link', 'del', hostEnd).catch(() => undefined);
         await detach({ ip: podIp, netns, exec: [] });
@@ -131,7 +164,7 @@ export async function createPodNetwork(options: { subnet: number }): Promise<Pod
     detach,
     netnsOf: (addr) => byIp.get(addr),
     async destroy() {
-      for (const ns of [...namespaces]) await ip('netns', 'del', ns).catch(() => undefined);
+      for (const ns of [...namespaces]) await deleteNetns(ns);
       namespaces.clear();
       await ip('link', 'del', bridge).catch(() => undefined);
     },

@@ -35,6 +35,9 @@ const RESOURCES: Record<string, string> = {
   poddisruptionbudgets: 'policy/v1',
   networkpolicies: 'networking.k8s.io/v1',
   redises: 'redis.example.com/v1',
+  redisbackups: 'redis.example.com/v1',
+  jobs: 'batch/v1',
+  cronjobs: 'batch/v1',
   leases: 'coordination.k8s.io/v1',
   endpointslices: 'discovery.k8s.io/v1',
 };

@@ -31,7 +31,7 @@ import { NodeKubelet } from './node-kubelet.ts';
 import type { PodWorker } from './pod-worker.ts';
 import { Provisioner } from './provisioner.ts';
 import { PROVISIONER_ACCOUNT, PROVISIONER_NAMESPACE, setUpProvisioner } from './provisioner-setup.ts';
-import type { PodNetworkLike } from './sandbox.ts';
+import { withClusterDns, type PodNetworkLike } from './sandbox.ts';
 
 export { PROVISIONER_NAME, STORAGE_CLASS } from './provisioner-setup.ts';
 
@@ -57,6 +57,12 @@ export interface NodeAgentOptions {
    * so EndpointSlices can hold them. Default: loopback pod IPs.
    */
   network?: PodNetworkLike;
+  /**
+   * The cluster DNS (the kubelet's --cluster-dns, --cluster-domain; test/k8s/cluster-dns.ts):
+   * ClusterFirst pods get a resolv.conf naming it. Needs `network` (loopback pods share the
+   * host's /etc/resolv.conf). Default: none, every pod uses the host's resolver.
+   */
+  dns?: { nameserver: string; clusterDomain?: string };
   /** A directory the agent owns: pods/<uid> (pod volumes, logs), volumes/pvc-<uid> (PVs), pki/. */
   dataDir: string;
   /** Node names, or how many (node-1..node-N). Default 3. */
@@ -124,8 +130,13 @@ export async function startNodeAgent(options: NodeAgentOptions): Promise<NodeAge
   const logger = (options.logger ?? silent).child({ component: 'node-agent' });
   const names = nodeNames(options.nodes);
   if (names.length === 0) throw new Error('startNodeAgent needs at least one node');
-  const { subnetBase, network } = options;
-  if (subnetBase === undefined && !network) throw new Error('startNodeAgent needs subnetBase (or a network)');
+  const { subnetBase } = options;
+  if (subnetBase === undefined && !options.network) throw new Error('startNodeAgent needs subnetBase (or a network)');
+  if (options.dns && !options.network) throw new Error('startNodeAgent: dns needs a network (loopback pods share the host resolv.conf)');
+  const network =
+    options.network && options.dns
+      ? withClusterDns(options.network, { nameserver: options.dns.nameserver, clusterDomain: options.dns.clusterDomain ?? 'cluster.local' })
+      : options.network;
   if (subnetBase !== undefined && (subnetBase < 0 || subnetBase + names.length > 254))
     throw new Error(`subnetBase ${subnetBase} leaves no room for ${names.length} nodes`);
   if (subnetBase === undefined && names.length > 249) throw new Error(`too many nodes: ${names.length}`);

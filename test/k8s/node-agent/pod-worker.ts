@@ -1,6 +1,6 @@
 // One pod on one node, as the kubelet's pod worker runs it: admission (probe workers), volumes
-// (pod-volumes.ts), the sandbox (a pod IP), containers as real processes (containers.ts), probes,
-// restarts with back-off, and graceful termination. Status is computed here (pod-status.ts) and
+// (pod-volumes.ts), the sandbox (a pod IP), init containers then containers as real processes
+// (containers.ts), probes, restarts with back-off, and graceful termination. Status is computed here (pod-status.ts) and
 // written by status-sync.ts.
 // Invariants:
 // - sync() runs one at a time per pod (later requests coalesce into one more pass), so API reads
@@ -76,8 +76,18 @@ export class PodWorker implements ContainerHost {
     return this.sandbox?.ip;
   }
 
+  /** The app containers (spec.containers). */
   get containers(): ContainerRuntime[] {
     return this.runner.containers;
+  }
+
+  get initContainers(): ContainerRuntime[] {
+    return this.runner.initContainers;
+  }
+
+  /** Init containers, then app containers. */
+  get allContainers(): ContainerRuntime[] {
+    return this.runner.all;
   }
 
   get live(): boolean {
@@ -152,7 +162,7 @@ export class PodWorker implements ContainerHost {
     this.#failures = 0;
     if (this.terminating || this.gone) return;
     if (this.sandbox === undefined) {
-      const sandbox = await createSandbox(this.node.addresses, this.node.network);
+      const sandbox = await createSandbox(this.node.addresses, this.node.network, this.pod);
       if (typeof sandbox === 'string') {
         this.#wait({ reason: 'ContainerCreating', message: sandbox }, 5000);
         return;
@@ -168,13 +178,13 @@ export class PodWorker implements ContainerHost {
       this.log.info({ podIP: sandbox.ip }, 'pod sandbox ready');
     }
     this.podWaiting = undefined;
-    const toStart = this.containers.filter((c) => !c.proc && !c.restartTimer && !c.terminated);
+    const toStart = this.runner.runnable();
     if (toStart.length > 0) {
       // Env comes from the Secrets/ConfigMaps as they are now, as at every container start.
       if (!fresh) await this.volumes.fetchSources().catch((err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not re-read env sources'));
       if (this.terminating || this.gone) return;
       for (const c of toStart) this.runner.start(c);
-      if (this.containers.some((c) => c.waiting?.reason === 'CreateContainerConfigError')) this.#retryIn(1000);
+      if (toStart.some((c) => c.waiting?.reason === 'CreateContainerConfigError')) this.#retryIn(1000);
     }
     this.requestStatus();
   }
@@ -190,7 +200,6 @@ export class PodWorker implements ContainerHost {
     this.#admitted = true;
     this.startTimeMs = Date.now();
     mkdirSync(path.join(this.dir, 'logs'), { recursive: true });
-    if ((this.pod.spec?.initContainers ?? []).length > 0) this.log.warn('initContainers are not run by the node agent');
     for (const c of this.containers) {
       const probes: Array<[ProbeType, V1Probe | undefined]> = [
         ['startup', c.spec.startupProbe],
@@ -288,14 +297,14 @@ export class PodWorker implements ContainerHost {
     }
     // Gone without our final DELETE (force deletion): the kubelet kills with the deleted pod's
     // grace period, 0, raised to its 2 s minimum.
-    if (this.containers.some((c) => c.proc)) this.log.info('pod removed from the API; stopping containers');
+    if (this.allContainers.some((c) => c.proc)) this.log.info('pod removed from the API; stopping containers');
     this.terminating = true;
     this.runner.stopAll(MIN_GRACE_SECONDS);
     this.checkTerminated();
   }
 
   checkTerminated(): void {
-    if (this.finished || this.containers.some((c) => c.proc)) return;
+    if (this.finished || this.allContainers.some((c) => c.proc)) return;
     this.finished = true;
     for (const p of this.#probes) p.stop();
     this.log.info('pod terminated');
@@ -331,5 +340,9 @@ export class PodWorker implements ContainerHost {
 
   snapshots(): ContainerSnapshot[] {
     return this.containers.map((c) => this.runner.snapshot(c, this.podWaiting));
+  }
+
+  initSnapshots(): ContainerSnapshot[] {
+    return this.initContainers.map((c) => this.runner.snapshot(c, this.podWaiting));
   }
 }
