@@ -1,0 +1,190 @@
+// System test (issue 11): backup and restore on the real control plane. A Redis with spec.backup
+// on a real S3 server (versitygw, on this cluster's pod bridge where pods reach it) takes a
+// scheduled backup (the real CronJob and Job controllers run it) and an on-demand RedisBackup
+// while an application writes with SET + WAIT 1; a RedisBackup with refused credentials fails
+// naming them and disturbs nothing; then the Redis and its volumes are deleted and a new one is
+// created from the backup: every key acknowledged at or before the backup's offset is back.
+// Real control plane only (the stand-in has no CronJob or Job controller): skipped elsewhere.
+// Network: 198.18.67.x pods, 198.19.67.x Services.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { s3Client } from '../../src/backup/s3.ts';
+import type { LocalCluster } from '../k8s/local-cluster.ts';
+import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
+import { backend } from './cluster.ts';
+import { boot, sleep } from './support.ts';
+
+const SUBNET = 67;
+const NS = 'default';
+const NAME = 'shop';
+const BUCKET = 'redis-backups';
+type Json = Record<string, any>;
+
+function redisSpec(endpoint: string, restore?: Json): Json {
+  return {
+    apiVersion: 'redis.example.com/v1',
+    kind: 'Redis',
+    metadata: { name: NAME, namespace: NS },
+    spec: {
+      version: '7.2',
+      replicas: 1,
+      persistence: { enableRdb: true, enableAof: true, size: '1Gi', whenDeleted: 'Delete' },
+      backup: {
+        schedule: '* * * * *',
+        retentionCount: 10,
+        storage: { s3: { bucket: BUCKET, region: 'us-east-1', endpoint, credentialsSecret: { name: 's3-creds' } } },
+      },
+      ...(restore ? { restore } : {}),
+    },
+  };
+}
+
+const credentials = (accessKeyId: string, secretAccessKey: string) => ({
+  apiVersion: 'v1',
+  kind: 'Secret',
+  metadata: { name: 's3-creds', namespace: NS },
+  stringData: { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey },
+});
+
+const redisBackup = (name: string) => ({ apiVersion: 'redis.example.com/v1', kind: 'RedisBackup', metadata: { name, namespace: NS }, spec: { redis: NAME } });
+
+test(
+  'scheduled and on-demand backups to S3, a refused one that disturbs nothing, and a new Redis restored from a backup with every acknowledged key',
+  { timeout: 600_000 },
+  async (t) => {
+    if (backend() !== 'real') return t.skip('needs the real control plane: CronJobs and Jobs are run by its controllers');
+    if (!isS3ServerBuilt()) return t.skip('the S3 server is not built (node test/k8s/cli.ts build)');
+    const c = await boot(t, { subnet: SUBNET });
+    const local = c.local as LocalCluster;
+    const s3 = await startS3Server({ ip: local.network.serviceAddress });
+    t.after(() => s3.stop());
+    const client = s3Client({
+      bucket: BUCKET,
+      region: s3.region,
+      endpoint: s3.endpoint,
+      prefix: '',
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+    });
+    t.after(() => client.destroy());
+    await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
+    const status = () => (c.get('redises', NAME, NS)?.['status'] ?? {}) as Json;
+    const backupStatus = (name: string) => (c.get('redisbackups', name, NS)?.['status'] ?? {}) as Json;
+
+    await c.apply(credentials(s3.accessKeyId, s3.secretAccessKey));
+    const t0 = performance.now();
+    await c.apply(redisSpec(s3.endpoint));
+    await c.waitFor(
+      () => status()['phase'] === 'Running' && status()['readyReplicas'] === 1 && c.masterEndpoint(NAME),
+      60_000,
+      `${NAME} Running with its replica`,
+    );
+    t.diagnostic(`apply -> Running: ${Math.round(performance.now() - t0)} ms`);
+
+    // The application: SET + WAIT 1, recording for each acknowledged key the master's offset then.
+    const acked: Array<{ key: string; offset: number }> = [];
+    let writing = true;
+    let writeErrors = 0;
+    const writer = (async () => {
+      const master = c.masterEndpoint(NAME)!;
+      const conn = c.redis(master.ip, NAME);
+      conn.on('error', () => {});
+      await conn.connect();
+      for (let i = 0; writing; i++) {
+        try {
+          await conn.set(`k${i}`, `v${i}`);
+          if (Number(await conn.call('WAIT', '1', '2000')) < 1) continue;
+          const info = String(await conn.call('INFO', 'replication'));
+          acked.push({ key: `k${i}`, offset: Number(/master_repl_offset:(\d+)/.exec(info)?.[1]) });
+        } catch {
+          writeErrors++;
+          await sleep(50);
+        }
+      }
+      conn.disconnect();
+    })();
+    t.after(() => {
+      writing = false;
+    });
+
+    // Scheduled: the CronJob runs every minute; its result reaches status.backup.
+    const tScheduled = performance.now();
+    await c.waitFor(() => status()['backup']?.lastSuccessful?.location !== undefined, 150_000, 'a scheduled backup in status.backup.lastSuccessful');
+    const scheduled = status()['backup'].lastSuccessful as Json;
+    t.diagnostic(
+      `first scheduled backup: ${scheduled['location']} (${scheduled['sizeBytes']} bytes, offset ${scheduled['replicationOffset']}) ${Math.round((performance.now() - tScheduled) / 1000)} s after Running`,
+    );
+    assert.match(String(scheduled['location']), new RegExp(`^s3://${BUCKET}/${NS}/${NAME}/\\d{8}T\\d{6}Z-\\d+\\.rdb$`));
+    assert.equal(((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy')?.['status'], 'True');
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
+    assert.ok(
+      (listed.Contents ?? []).some((o) => `s3://${BUCKET}/${o.Key}` === scheduled['location']),
+      'the object is in the bucket',
+    );
+
+    // Refused credentials: the backup fails naming them; nothing is deleted, the Redis is not disturbed.
+    const objectsBefore = (listed.Contents ?? []).length;
+    await c.apply(credentials(s3.accessKeyId, 'wrong-secret'));
+    await c.apply(redisBackup('denied'));
+    await c.waitFor(() => backupStatus('denied')['phase'] === 'Failed', 90_000, 'RedisBackup denied Failed');
+    t.diagnostic(`denied: ${backupStatus('denied')['message']}`);
+    assert.match(String(backupStatus('denied')['message']), /refused the credentials/);
+    await c.apply(credentials(s3.accessKeyId, s3.secretAccessKey));
+    const after = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
+    assert.ok((after.Contents ?? []).length >= objectsBefore, 'a failed backup deletes nothing');
+    assert.equal(status()['phase'], 'Running');
+
+    // On demand: kubectl apply of a RedisBackup.
+    await c.apply(redisBackup('before-delete'));
+    await c.waitFor(() => backupStatus('before-delete')['phase'] === 'Completed', 90_000, 'RedisBackup before-delete Completed');
+    const taken = backupStatus('before-delete');
+    t.diagnostic(`on demand: ${taken['location']} offset ${taken['replicationOffset']} version ${taken['redisVersion']} from ${taken['source']}`);
+    assert.equal(typeof taken['replicationOffset'], 'number');
+    assert.equal(taken['redisVersion'], '7.0.15');
+    assert.ok(Number(taken['sizeBytes']) > 0);
+    assert.match(String(taken['source']), /\(replica\)$/, 'read from the replica, not the master');
+    writing = false;
+    await writer;
+    const covered = acked.filter((w) => w.offset <= Number(taken['replicationOffset']));
+    t.diagnostic(`${acked.length} writes acknowledged (${writeErrors} errors); ${covered.length} at or before the backup's offset`);
+    assert.equal(writeErrors, 0, 'the backups never disturbed the writes');
+    assert.ok(covered.length > 0);
+
+    // Delete the Redis and its volumes.
+    await c.delete('redises', NAME, NS);
+    await c.waitFor(
+      () =>
+        !c.get('redises', NAME, NS) && c.list('persistentvolumeclaims', { namespace: NS }).filter((p) => p.metadata.name.includes(`-${NAME}-`)).length === 0,
+      90_000,
+      `${NAME} and its claims gone`,
+    );
+
+    // A new Redis from the backup.
+    const tRestore = performance.now();
+    await c.apply(redisSpec(s3.endpoint, { backup: 'before-delete' }));
+    await c.waitFor(
+      () => status()['restore']?.phase === 'Completed' && status()['phase'] === 'Running' && c.masterEndpoint(NAME),
+      120_000,
+      `${NAME} restored and Running`,
+    );
+    t.diagnostic(`restore: apply -> Running from ${status()['restore'].location} in ${Math.round(performance.now() - tRestore)} ms`);
+    assert.equal(status()['restore'].location, taken['location']);
+    const master = c.masterEndpoint(NAME)!;
+    const conn = c.redis(master.ip, NAME);
+    conn.on('error', () => {});
+    await conn.connect();
+    t.after(() => conn.disconnect());
+    const missing: string[] = [];
+    for (let i = 0; i < covered.length; i += 500) {
+      const batch = covered.slice(i, i + 500);
+      const values = await conn.mget(...batch.map((w) => w.key));
+      batch.forEach((w, j) => {
+        if (values[j] !== `v${w.key.slice(1)}`) missing.push(w.key);
+      });
+    }
+    assert.deepEqual(missing, [], 'every key acknowledged at or before the backup offset is back');
+    // And the restored Redis takes writes and backs up again.
+    assert.equal(await conn.set('after-restore', '1'), 'OK');
+  },
+);
