@@ -83,12 +83,14 @@ export function failureMessage(job: KubeObject, pods: readonly KubeObject[]): st
 const later = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : compare(a, b) >= 0 ? a : b);
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
+/** storageProblem: why backup pods cannot start (the credentials Secret missing), when sync can see it. */
 export function backupVerdict(
   spec: RedisSpec,
   cronJob: KubeObject | undefined,
   jobs: readonly KubeObject[],
   pods: readonly KubeObject[],
   previous: unknown,
+  storageProblem?: string,
 ): BackupVerdict | undefined {
   const before = isRecord(at(previous, 'backup')) ? (at(previous, 'backup') as BackupStatus) : undefined;
   let success = before?.lastSuccessful;
@@ -120,6 +122,8 @@ export function backupVerdict(
     ...(lastScheduleTime !== undefined ? { lastScheduleTime } : {}),
   };
   if (spec.backup === undefined) return Object.keys(status).length > 0 ? { status, condition: undefined } : undefined;
+  if (storageProblem !== undefined)
+    return { status, condition: { status: 'False', reason: 'CredentialsSecretMissing', message: storageProblem, since: undefined } };
   return { status, condition: healthOf(spec, success, failure, newest) };
 }
 

@@ -13,9 +13,12 @@ export function authSecretName(name: string, spec: unknown): string {
   return configured !== undefined && configured !== '' ? configured : generatedAuthSecretRef(name).secretName;
 }
 
-/** The Secrets the pods need: the password ones, and the TLS one when spec.tls asks for TLS. */
+/** The Secrets the pods need: the password ones, the S3 credentials of spec.backup, and the TLS one when spec.tls asks for TLS. */
 function secretNames(name: string, spec: unknown): string[] {
   const names = [authSecretName(name, spec), operatorSecretRef(name).secretName];
+  // The backup pods read the S3 keys from it: status says when it is missing.
+  const credentials = str(at(spec, 'backup', 'storage', 's3', 'credentialsSecret', 'name'));
+  if (credentials !== undefined && credentials !== '') names.push(credentials);
   const tls = at(spec, 'tls');
   if (isRecord(tls)) {
     const given = str(at(tls, 'secretName'));

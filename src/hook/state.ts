@@ -157,7 +157,12 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
 
 function backupOf(state: HookState, spec: RedisSpec) {
   const cron = findObject(state.observed, 'batch/v1', 'CronJob', state.namespace, backupCronJobName(state.name));
-  return backupVerdict(spec, cron, state.backupJobs, state.backupPods, state.request.parent.status);
+  const creds = spec.backup?.storage.s3?.credentialsSecret;
+  const missing =
+    creds !== undefined && mapHasKind(state.request.related, 'Secret')
+      ? secretProblem(state, creds.name, [creds.accessKeyIdKey, creds.secretAccessKeyKey], ' (spec.backup.storage.s3.credentialsSecret)', 'the S3 access key')
+      : undefined;
+  return backupVerdict(spec, cron, state.backupJobs, state.backupPods, state.request.parent.status, missing);
 }
 
 export function invalidStatus(state: HookState, problems: readonly SpecProblem[]) {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKUP_TRIGGER_LABEL, RESTORE_LOCATION_KEY, backupSelectorLabels } from '../../src/api/backup.ts';
-import { sync, type KubeObject } from '../../src/hook/index.ts';
+import { customize, sync, type KubeObject } from '../../src/hook/index.ts';
 import { designSpec, find, get, condition, healthyPods, NS, redis, request, type Json } from './helpers.ts';
 
 const S3 = { bucket: 'redis-backups', region: 'us-east-1', endpoint: 'http://s3.storage:9000', credentialsSecret: { name: 's3-creds' } };
@@ -254,4 +254,25 @@ test('spec.restore: nothing starts until the backup is known; then every pod res
     assert.equal(get(r.status, 'restore', 'phase'), 'Failed');
     assert.match(String(get(r.status, 'restore', 'message')), /my-redis-replica-0: .*does not exist/);
   });
+});
+
+test('a missing credentials Secret is reported in BackupHealthy, naming it and the field; customize asks for it', () => {
+  const secret = (name: string, data: Json): KubeObject => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, data });
+  const auth = [secret('my-redis-auth', { password: 'cA==' }), secret('my-redis-operator', { password: 'cA==' })];
+  const without = sync(request({ parent: redis(withBackup()), related: [...healthyPods(), ...auth] })).status;
+  const c = condition(without, 'BackupHealthy');
+  assert.equal(c?.['status'], 'False');
+  assert.equal(c?.['reason'], 'CredentialsSecretMissing');
+  assert.match(String(c?.['message']), /Secret s3-creds not found \(spec\.backup\.storage\.s3\.credentialsSecret\)/);
+  const partial = sync(
+    request({ parent: redis(withBackup()), related: [...healthyPods(), ...auth, secret('s3-creds', { AWS_ACCESS_KEY_ID: 'YQ==' })] }),
+  ).status;
+  assert.match(String(condition(partial, 'BackupHealthy')?.['message']), /has no key AWS_SECRET_ACCESS_KEY/);
+  const whole = secret('s3-creds', { AWS_ACCESS_KEY_ID: 'YQ==', AWS_SECRET_ACCESS_KEY: 'cw==' });
+  assert.equal(
+    condition(sync(request({ parent: redis(withBackup()), related: [...healthyPods(), ...auth, whole] })).status, 'BackupHealthy')?.['reason'],
+    'NoBackupYet',
+  );
+  const rules = customize({ controller: {}, parent: redis(withBackup()) } as never).relatedResources;
+  assert.deepEqual(rules[1]?.names, ['my-redis-auth', 'my-redis-operator', 's3-creds']);
 });

@@ -29,6 +29,8 @@ export type EventReason =
   | 'VolumeExpansion'
   | 'VolumeExpansionRefused'
   | 'StatefulSetRecreated'
+  | 'BackupCompleted'
+  | 'BackupFailed'
   | 'UsersApplied'
   | 'UserSecretMissing';
 

@@ -18,6 +18,7 @@ import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { compareCodeUnits } from '../../api/order.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
+import { backupEvents, type BackupMemory } from '../decide/backups.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../api/validate.ts';
 import type { ManagerTiming } from '../config.ts';
@@ -70,6 +71,8 @@ export class RedisWorker {
   /** The latest plan (for tests and debugging). */
   lastPlan: Plan | null = null;
   readonly memory = new EventMemory();
+  /** What status.backup said when last seen: its news become Events (decide/backups.ts). */
+  #backups: BackupMemory | null = null;
   readonly failures: StepFailures;
   readonly #o: WorkerOptions;
   readonly #log: Logger;
@@ -165,6 +168,9 @@ export class RedisWorker {
     const uid = object.metadata.uid;
     if (uid) this.ref.uid = uid;
     const labels = { namespace: this.namespace, redis: this.name };
+    const told = backupEvents(this.#backups, object.status);
+    this.#backups = told.memory;
+    for (const e of told.events) this.#event(e);
     const verdict = validateSpec(this.name, object.spec);
     if (!verdict.ok) {
       const text = formatProblems(verdict.problems);
