@@ -130,6 +130,11 @@ test(
     await c.waitFor(() => backupStatus('denied')['phase'] === 'Failed', 90_000, 'RedisBackup denied Failed');
     t.diagnostic(`denied: ${backupStatus('denied')['message']}`);
     assert.match(String(backupStatus('denied')['message']), /refused the credentials/);
+  // The Redis says so too: its condition and an Event (the sidecar's), both naming the cause.
+  const healthy = () => ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy') ?? {};
+  await c.waitFor(() => healthy()['reason'] === 'BackupFailed', 30_000, 'BackupHealthy False, reason BackupFailed');
+  assert.match(String(healthy()['message']), /refused the credentials/);
+  await c.waitFor(() => c.events({ name: NAME }).some((e) => e.reason === 'BackupFailed'), 30_000, 'a BackupFailed Event on the Redis');
     await c.apply(credentials(s3.accessKeyId, s3.secretAccessKey));
     const after = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
     assert.ok((after.Contents ?? []).length >= objectsBefore, 'a failed backup deletes nothing');
@@ -144,6 +149,7 @@ test(
     assert.equal(taken['redisVersion'], '7.0.15');
     assert.ok(Number(taken['sizeBytes']) > 0);
     assert.match(String(taken['source']), /\(replica\)$/, 'read from the replica, not the master');
+  await c.waitFor(() => healthy()['status'] === 'True', 30_000, 'BackupHealthy True again after a success');
     writing = false;
     await writer;
     const covered = acked.filter((w) => w.offset <= Number(taken['replicationOffset']));
