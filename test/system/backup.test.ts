@@ -130,11 +130,11 @@ test(
     await c.waitFor(() => backupStatus('denied')['phase'] === 'Failed', 90_000, 'RedisBackup denied Failed');
     t.diagnostic(`denied: ${backupStatus('denied')['message']}`);
     assert.match(String(backupStatus('denied')['message']), /refused the credentials/);
-  // The Redis says so too: its condition and an Event (the sidecar's), both naming the cause.
-  const healthy = () => ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy') ?? {};
-  await c.waitFor(() => healthy()['reason'] === 'BackupFailed', 30_000, 'BackupHealthy False, reason BackupFailed');
-  assert.match(String(healthy()['message']), /refused the credentials/);
-  await c.waitFor(() => c.events({ name: NAME }).some((e) => e.reason === 'BackupFailed'), 30_000, 'a BackupFailed Event on the Redis');
+    // The Redis says so too: its condition and an Event (the sidecar's), both naming the cause.
+    const healthy = () => ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy') ?? {};
+    await c.waitFor(() => healthy()['reason'] === 'BackupFailed', 30_000, 'BackupHealthy False, reason BackupFailed');
+    assert.match(String(healthy()['message']), /refused the credentials/);
+    await c.waitFor(() => c.events({ name: NAME }).some((e) => e.reason === 'BackupFailed'), 30_000, 'a BackupFailed Event on the Redis');
     await c.apply(credentials(s3.accessKeyId, s3.secretAccessKey));
     const after = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
     assert.ok((after.Contents ?? []).length >= objectsBefore, 'a failed backup deletes nothing');
@@ -149,7 +149,7 @@ test(
     assert.equal(taken['redisVersion'], '7.0.15');
     assert.ok(Number(taken['sizeBytes']) > 0);
     assert.match(String(taken['source']), /\(replica\)$/, 'read from the replica, not the master');
-  await c.waitFor(() => healthy()['status'] === 'True', 30_000, 'BackupHealthy True again after a success');
+    await c.waitFor(() => healthy()['status'] === 'True', 30_000, 'BackupHealthy True again after a success');
     writing = false;
     await writer;
     const covered = acked.filter((w) => w.offset <= Number(taken['replicationOffset']));
@@ -165,6 +165,9 @@ test(
       90_000,
       `${NAME} and its claims gone`,
     );
+    // Known gap: pods created while the old <name>-config is still being garbage-collected read no
+    // restore location from it and start empty; wait for it to go first (the README says so).
+    await c.waitFor(() => !c.get('configmaps', `${NAME}-config`, NS), 60_000, `the old ${NAME}-config gone`);
 
     // A new Redis from the backup.
     const tRestore = performance.now();
@@ -191,6 +194,15 @@ test(
     }
     assert.deepEqual(missing, [], 'every key acknowledged at or before the backup offset is back');
     // And the restored Redis takes writes and backs up again.
-    assert.equal(await conn.set('after-restore', '1'), 'OK');
+    await c.waitFor(() => status()['readyReplicas'] === 1, 60_000, 'the restored replica linked');
+    await c.waitFor(
+      () =>
+        conn.set('after-restore', '1').then(
+          (r) => r === 'OK',
+          () => false,
+        ),
+      30_000,
+      'a write acknowledged by the restored Redis (fencing waits for the replica)',
+    );
   },
 );
