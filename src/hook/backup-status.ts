@@ -56,6 +56,13 @@ export function podsOfJob(job: KubeObject, pods: readonly KubeObject[]): KubeObj
     .sort((a, b) => compare(str(b.metadata.creationTimestamp) ?? '', str(a.metadata.creationTimestamp) ?? '') || compare(a.metadata.name, b.metadata.name));
 }
 
+/** The successful result a Job's pods left (the backup's own line), or undefined. */
+export function jobResult(job: KubeObject, pods: readonly KubeObject[]): Record<string, unknown> | undefined {
+  return podsOfJob(job, pods)
+    .map(backupResultOf)
+    .find((r) => r?.['ok'] === true && typeof r['location'] === 'string');
+}
+
 export function resultFields(result: Record<string, unknown>, time: string | undefined): BackupResult {
   const num = (k: string) => (typeof result[k] === 'number' && Number.isSafeInteger(result[k]) ? (result[k] as number) : undefined);
   const finished = typeof result['finishedAt'] === 'string' ? result['finishedAt'] : time;
@@ -100,9 +107,7 @@ export function backupVerdict(
     newest = later(newest, str(at(job, 'status', 'startTime')));
     const complete = jobCondition(job, 'Complete');
     if (complete !== undefined) {
-      const result = podsOfJob(job, pods)
-        .map(backupResultOf)
-        .find((r) => r?.['ok'] === true && typeof r['location'] === 'string');
+      const result = jobResult(job, pods);
       const time = str(at(job, 'status', 'completionTime')) ?? str(at(complete, 'lastTransitionTime'));
       if (result !== undefined && (success?.time === undefined || compare(time ?? '', success.time) > 0)) success = resultFields(result, time);
       continue;

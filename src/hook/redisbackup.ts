@@ -13,7 +13,7 @@ import { API_VERSION, CONTROLLER_UID_LABEL, KIND, PLURAL } from '../api/labels.t
 import { MAX_REDISBACKUP_NAME_LENGTH, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
 import type { BackupStorage } from '../api/schema.ts';
 import { formatProblems, validateSpec } from '../api/validate.ts';
-import { backupResultOf, failureMessage, jobCondition, podsOfJob, resultFields } from './backup-status.ts';
+import { failureMessage, jobCondition, jobResult, resultFields } from './backup-status.ts';
 import { backupJobSpec } from './children/backup-job.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
 import { findObject, lastAppliedOf, objectsOf, ofKind } from './observed.ts';
@@ -41,9 +41,7 @@ function fromJob(job: KubeObject, pods: readonly KubeObject[], recorded: Partial
   };
   const complete = jobCondition(job, 'Complete');
   if (complete !== undefined) {
-    const result = podsOfJob(job, pods)
-      .map(backupResultOf)
-      .find((r) => r?.['ok'] === true && typeof r['location'] === 'string');
+    const result = jobResult(job, pods);
     const ended = str(at(job, 'status', 'completionTime')) ?? str(at(complete, 'lastTransitionTime'));
     if (result === undefined) {
       // Final already (the pod may be gone); what it stored is not known, so nothing is claimed.
