@@ -153,9 +153,16 @@ export const RestoreStatus = Type.Object(
     location: Type.Optional(Type.String({ description: 'The backup restored (or to restore).' })),
     storage: Type.Optional(storageSchema('How the pods reach it, fixed once the source is known (so the pod template never changes afterwards).')),
     phase: StringEnum(['Pending', 'Restoring', 'Completed', 'Failed'] as const, {
-      description: 'Pending (the source is not known yet), Restoring, Completed (the master started from it) or Failed.',
+      description:
+        'Pending (the source is not known yet), Restoring, Completed (the master started from it, as its restore container reported) or Failed (the backup could not be restored, or the master started without it).',
     }),
     message: Type.String({ description: 'What a human needs to know.' }),
+    decidedBy: Type.Optional(
+      Type.String({
+        description:
+          'The pod that was master when the restore was settled for good (Completed, or Failed because it started without the backup): nothing restores again after that.',
+      }),
+    ),
   },
   { description: 'Where this Redis was restored from (spec.restore).' },
 );

@@ -27,6 +27,20 @@ export const BACKUP_VOLUME = 'backup-target';
  */
 export const RESTORE_LOCATION_KEY = 'restore-location';
 
+/**
+ * The restore init container's result (its termination message, one JSON line). `restoredFrom` is
+ * the backup the data directory holds because of a restore: the one just restored, or the one a
+ * restore of an earlier start of the pod left (the marker file). Absent when the container
+ * restored nothing (no location given, or data of its own): the hook then knows this pod's Redis
+ * did not start from the backup, whatever else it reports.
+ */
+export interface RestoreResult {
+  ok: boolean;
+  restored?: boolean;
+  restoredFrom?: string;
+  reason?: string;
+}
+
 /** The labels of every backup Job and pod of the Redis called `name` (the customize hook selects them). */
 export function backupSelectorLabels(name: string): Record<string, string> {
   return { [NAME_LABEL]: BACKUP_APP, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };

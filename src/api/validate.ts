@@ -5,6 +5,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 import { parseCron } from './cron.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
+import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
 import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
 
 /** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
@@ -21,6 +22,7 @@ for (const keyword of [
   ajv.addKeyword({ keyword });
 }
 const validateSpecSchema = ajv.compile<RedisSpecT>(RedisSpec);
+const validateStorageSchema = ajv.compile<BackupStorage>(BackupStorageSchema);
 
 export interface SpecProblem {
   /** Dotted path from the resource root, for example `spec.persistence.size`. */
@@ -196,4 +198,16 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
 /** One line naming every problem, for a condition message. */
 export function formatProblems(problems: readonly SpecProblem[]): string {
   return problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+}
+
+/**
+ * A storage another object recorded (a RedisBackup's status.storage), read as a spec's would be:
+ * checked against the same schema (exactly one of s3 or pvc, as the CEL rule says) and defaulted
+ * from it. A defaulted copy, or undefined when it is not a valid storage.
+ */
+export function readStorage(value: unknown): BackupStorage | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const copy = structuredClone(value) as unknown;
+  if (!validateStorageSchema(copy)) return undefined;
+  return (copy.s3 === undefined) !== (copy.pvc === undefined) ? copy : undefined;
 }

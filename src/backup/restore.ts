@@ -12,7 +12,7 @@
 //   permanent). A pvc:// location needs no S3 variable, an s3:// one no RESTORE_DIR; no
 //   RESTORE_LOCATION at all means nothing to restore (the hook removes it once the restore is
 //   complete, so a pod created later starts empty and syncs from the master).
-import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readSync, closeSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, closeSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -75,12 +75,29 @@ export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | {
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }
 
-/** Why the directory must be left alone (it holds data, or was restored before), or undefined when it is empty of Redis data. */
-export function dataPresent(dataDir: string): string | undefined {
+/** The location an earlier restore recorded in its marker, if it is readable. */
+function markerLocation(marker: string): string | undefined {
+  try {
+    const location: unknown = (JSON.parse(readFileSync(marker, 'utf8')) as { location?: unknown }).location;
+    return typeof location === 'string' ? location : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why the directory must be left alone (it holds data, or was restored before, and then from
+ * which backup), or undefined when it is empty of Redis data.
+ */
+export function dataPresent(dataDir: string): { reason: string; restoredFrom?: string } | undefined {
   if (!existsSync(dataDir)) return undefined;
-  if (existsSync(path.join(dataDir, RESTORED_MARKER))) return `${dataDir} was restored before (${RESTORED_MARKER})`;
+  const marker = path.join(dataDir, RESTORED_MARKER);
+  if (existsSync(marker)) {
+    const restoredFrom = markerLocation(marker);
+    return { reason: `${dataDir} was restored before (${RESTORED_MARKER})`, ...(restoredFrom !== undefined ? { restoredFrom } : {}) };
+  }
   const files = readdirSync(dataDir).filter((f) => f === 'dump.rdb' || (f === 'appendonlydir' && readdirSync(path.join(dataDir, f)).length > 0));
-  return files.length > 0 ? `${dataDir} holds Redis data (${files.join(', ')})` : undefined;
+  return files.length > 0 ? { reason: `${dataDir} holds Redis data (${files.join(', ')})` } : undefined;
 }
 
 function assertRdb(file: string): void {
@@ -113,12 +130,14 @@ async function openBackup(source: RestoreSource): Promise<{ body: Readable; clos
   }
 }
 
-export async function restore(config: RestoreConfig): Promise<{ restored: boolean; reason: string; files: string[]; storage?: StorageKind }> {
+export async function restore(
+  config: RestoreConfig,
+): Promise<{ restored: boolean; restoredFrom?: string; reason: string; files: string[]; storage?: StorageKind }> {
   const source = config.source;
   if (source === undefined) return { restored: false, reason: 'RESTORE_LOCATION is not set: nothing to restore', files: [] };
   const storage = source.kind;
   const holding = dataPresent(config.dataDir);
-  if (holding !== undefined) return { restored: false, reason: `${holding}: nothing restored, nothing overwritten`, files: [], storage };
+  if (holding !== undefined) return { restored: false, ...holding, reason: `${holding.reason}: nothing restored, nothing overwritten`, files: [], storage };
   mkdirSync(config.dataDir, { recursive: true });
   const location = restoreLocation(source);
   const partial = path.join(config.dataDir, '.restore.partial');
@@ -138,7 +157,7 @@ export async function restore(config: RestoreConfig): Promise<{ restored: boolea
       files.push(f.path);
     }
     writeFileSync(path.join(config.dataDir, RESTORED_MARKER), `${JSON.stringify({ location, at: new Date().toISOString() })}\n`);
-    return { restored: true, reason: `restored ${location}`, files, storage };
+    return { restored: true, restoredFrom: location, reason: `restored ${location}`, files, storage };
   } finally {
     rmSync(partial, { force: true });
     close();

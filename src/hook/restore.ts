@@ -3,14 +3,19 @@
 // Pure. Invariants:
 // - Once known, the location and storage are carried in status.restore and never re-read, so the
 //   pod template built from them never changes (a RedisBackup deleted later changes nothing).
-// - Until the source is known, no StatefulSet is created (pods started empty would never load
-//   it); StatefulSets already observed are kept as they are.
-// - Completed is final: the master became Ready after the restore; from then on the ConfigMap
-//   key is gone and nothing restores again.
-import { RESTORE_CONTAINER } from '../api/backup.ts';
-import { ROLE_LABEL, ROLE_MASTER } from '../api/labels.ts';
+// - No StatefulSet is created until the source is known AND the observed <name>-config (this
+//   Redis's own: Metacontroller shows no child another parent controls) carries the location: a
+//   ConfigMap of an earlier Redis of the same name, still being garbage-collected, would have
+//   the pods start empty. StatefulSets already observed are kept as they are.
+// - Completed only on evidence: the Ready master's restore container reported that its data is
+//   this backup (restoredFrom). A master that started without it is Failed, never Completed.
+// - Completed, and Failed because the master started without the backup, are final (decidedBy):
+//   from then on the ConfigMap key is gone and nothing restores again.
+import { RESTORE_CONTAINER, RESTORE_LOCATION_KEY } from '../api/backup.ts';
+import { ROLE_LABEL, ROLE_MASTER, childNames } from '../api/labels.ts';
 import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
 import type { BackupStorage, RedisSpec, RestoreStatus } from '../api/schema.ts';
+import { readStorage } from '../api/validate.ts';
 import { findObject } from './observed.ts';
 import type { HookState } from './state.ts';
 import type { KubeObject } from './types.ts';
@@ -29,35 +34,6 @@ export interface RestorePlan {
 function previousRestore(state: HookState): Partial<RestoreStatus> {
   const r = at(state.request.parent.status, 'restore');
   return isRecord(r) ? (r as Partial<RestoreStatus>) : {};
-}
-
-/** A RedisBackup's recorded storage, as another object's status: checked and defaulted like a spec's. */
-function recordedStorage(value: unknown): BackupStorage | undefined {
-  const pvc = str(at(value, 'pvc', 'claimName'));
-  if (pvc !== undefined) return { pvc: { claimName: pvc } };
-  const bucket = str(at(value, 's3', 'bucket'));
-  const region = str(at(value, 's3', 'region'));
-  if (bucket === undefined || region === undefined) return undefined;
-  const endpoint = str(at(value, 's3', 'endpoint'));
-  const creds = at(value, 's3', 'credentialsSecret');
-  const credName = str(at(creds, 'name'));
-  return {
-    s3: {
-      bucket,
-      region,
-      prefix: str(at(value, 's3', 'prefix')) ?? '',
-      ...(endpoint !== undefined ? { endpoint } : {}),
-      ...(credName !== undefined
-        ? {
-            credentialsSecret: {
-              name: credName,
-              accessKeyIdKey: str(at(creds, 'accessKeyIdKey')) ?? 'AWS_ACCESS_KEY_ID',
-              secretAccessKeyKey: str(at(creds, 'secretAccessKeyKey')) ?? 'AWS_SECRET_ACCESS_KEY',
-            },
-          }
-        : {}),
-    },
-  };
 }
 
 type Resolution = { ok: true; location: string; storage: BackupStorage } | { ok: false; phase: 'Pending' | 'Failed'; message: string };
@@ -84,7 +60,7 @@ function resolve(state: HookState, spec: RedisSpec): Resolution {
   const location = str(at(backup, 'status', 'location'));
   if (phase !== 'Completed' || location === undefined)
     return { ok: false, phase: 'Pending', message: `RedisBackup ${name} is ${phase}; waiting for it to complete` };
-  const storage = restore.storage ?? recordedStorage(at(backup, 'status', 'storage')) ?? spec.backup?.storage;
+  const storage = restore.storage ?? readStorage(at(backup, 'status', 'storage')) ?? spec.backup?.storage;
   if (storage === undefined)
     return { ok: false, phase: 'Failed', message: `RedisBackup ${name} records no storage; set spec.restore.storage to reach ${location}` };
   return { ok: true, location, storage };
@@ -102,12 +78,34 @@ function restoreFailure(pods: readonly KubeObject[]): string | undefined {
   return undefined;
 }
 
-function masterReady(pods: readonly KubeObject[]): boolean {
-  return pods.some(
+function readyMaster(pods: readonly KubeObject[]): KubeObject | undefined {
+  return pods.find(
     (p) =>
       p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER &&
       array(at(p, 'status', 'conditions')).some((c) => at(c, 'type') === 'Ready' && at(c, 'status') === 'True'),
   );
+}
+
+/** Which backup the pod's data came from, as its restore container reported it, or why that is not known. */
+function startedFrom(pod: KubeObject): { from: string } | { why: string } {
+  const status = array(at(pod, 'status', 'initContainerStatuses')).find((s) => at(s, 'name') === RESTORE_CONTAINER);
+  const done = at(status, 'state', 'terminated');
+  if (status === undefined || at(done, 'exitCode') !== 0) return { why: 'its restore container did not complete' };
+  const message = str(at(done, 'message'))?.trim() ?? '';
+  let result: unknown;
+  try {
+    result = JSON.parse(message);
+  } catch {
+    return { why: `its restore container left no result (${JSON.stringify(message.slice(0, 200))})` };
+  }
+  const from = str(at(result, 'restoredFrom'));
+  return from !== undefined ? { from } : { why: str(at(result, 'reason')) ?? 'its restore container restored nothing' };
+}
+
+/** The observed ConfigMap is this Redis's own and tells the restore containers where the backup is. */
+function locationPublished(state: HookState, location: string): boolean {
+  const config = findObject(state.observed, 'v1', 'ConfigMap', state.namespace, childNames(state.name).config);
+  return at(config, 'data', RESTORE_LOCATION_KEY) === location;
 }
 
 export function planRestore(state: HookState, spec: RedisSpec, redisPods: readonly KubeObject[], setsObserved: boolean): RestorePlan | undefined {
@@ -129,11 +127,43 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
   }
   const known = { source, location, storage };
   const resolved = { location, storage };
-  if (before.phase === 'Completed' && before.source === source)
-    return { status: { ...known, phase: 'Completed', message: before.message ?? `restored from ${location}` }, resolved, hold: false, pending: false };
-  if (masterReady(redisPods))
-    return { status: { ...known, phase: 'Completed', message: `the master started from ${location}` }, resolved, hold: false, pending: false };
+  if (before.source === source && (before.phase === 'Completed' || before.phase === 'Failed') && before.decidedBy !== undefined)
+    return { status: { ...known, phase: before.phase, message: before.message ?? '', decidedBy: before.decidedBy }, resolved, hold: false, pending: false };
+  const master = readyMaster(redisPods);
+  if (master !== undefined) {
+    const decidedBy = master.metadata.name;
+    const started = startedFrom(master);
+    return 'from' in started && started.from === location
+      ? {
+          status: { ...known, phase: 'Completed', message: `the master ${decidedBy} started from ${location}`, decidedBy },
+          resolved,
+          hold: false,
+          pending: false,
+        }
+      : {
+          status: {
+            ...known,
+            phase: 'Failed',
+            message: `the master ${decidedBy} started without ${location}: ${'from' in started ? `it holds ${started.from}` : started.why}; delete this Redis and create it again to restore`,
+            decidedBy,
+          },
+          resolved,
+          hold: false,
+          pending: false,
+        };
+  }
   const failure = restoreFailure(redisPods);
   if (failure !== undefined) return { status: { ...known, phase: 'Failed', message: failure }, resolved, hold: false, pending: true };
+  if (!setsObserved && !locationPublished(state, location))
+    return {
+      status: {
+        ...known,
+        phase: 'Restoring',
+        message: `waiting for ConfigMap ${childNames(state.name).config} to carry ${location} before any pod starts (an earlier Redis of this name may still be being deleted)`,
+      },
+      resolved,
+      hold: true,
+      pending: true,
+    };
   return { status: { ...known, phase: 'Restoring', message: `every pod loads ${location} before Redis starts` }, resolved, hold: false, pending: true };
 }

@@ -2,7 +2,7 @@
 // mutated, and every invalid field is named in the problems (for the InvalidSpec condition).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatProblems, MAX_NAME_LENGTH, validateSpec, type SpecProblem } from '../../src/api/validate.ts';
+import { formatProblems, MAX_NAME_LENGTH, readStorage, validateSpec, type SpecProblem } from '../../src/api/validate.ts';
 import { SUPPORTED_VERSION_MESSAGE } from '../../src/api/schema.ts';
 
 const DESIGN_SPEC = {
@@ -196,4 +196,27 @@ test('validateSpec: scheduling keys the API server would refuse on every sync', 
     });
     assert.equal(verdict.ok, true, JSON.stringify(verdict));
   });
+});
+
+test("readStorage: a storage another object recorded is checked and defaulted like a spec's", async (t) => {
+  const s3 = { bucket: 'backups', region: 'eu-west-1', credentialsSecret: { name: 'creds' } };
+  const cases: Array<[string, unknown, unknown]> = [
+    [
+      's3, defaults filled in',
+      { s3 },
+      { s3: { ...s3, prefix: '', credentialsSecret: { name: 'creds', accessKeyIdKey: 'AWS_ACCESS_KEY_ID', secretAccessKeyKey: 'AWS_SECRET_ACCESS_KEY' } } },
+    ],
+    ['a claim', { pvc: { claimName: 'backups' } }, { pvc: { claimName: 'backups' } }],
+    ['both (the CEL rule refuses it)', { s3, pvc: { claimName: 'backups' } }, undefined],
+    ['neither', {}, undefined],
+    ['a bad bucket name', { s3: { ...s3, bucket: 'Not_A_Bucket' } }, undefined],
+    ['not an object', 'pvc://backups', undefined],
+  ];
+  for (const [name, input, expected] of cases) {
+    await t.test(name, () => {
+      const before = structuredClone(input);
+      assert.deepEqual(readStorage(input), expected);
+      assert.deepEqual(input, before, 'the input is left as it was');
+    });
+  }
 });

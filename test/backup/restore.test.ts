@@ -34,8 +34,9 @@ test(
     const snap = await openSnapshot({ host: source.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD });
     await uploadSnapshot(client, target, 'shop/cache/20261201T000000Z-1.rdb', snap.rdb, {});
     await client.send(new PutObjectCommand({ Bucket: 'restores', Key: 'shop/cache/not-an-rdb.rdb', Body: 'hello' }));
+    const loc = 's3://restores/shop/cache/20261201T000000Z-1.rdb';
     const env = (dataDir: string, appendOnly: boolean) => ({
-      RESTORE_LOCATION: 's3://restores/shop/cache/20261201T000000Z-1.rdb',
+      RESTORE_LOCATION: loc,
       S3_REGION: s3.region,
       S3_ENDPOINT: s3.endpoint,
       AWS_ACCESS_KEY_ID: s3.accessKeyId,
@@ -54,6 +55,7 @@ test(
         assert.equal(r.code, 0, JSON.stringify(r.result));
         assert.equal(r.result['restored'], true);
         assert.equal(r.result['storage'], 's3');
+        assert.equal(r.result['restoredFrom'], loc, 'the result names the backup the hook checks');
         assert.ok(existsSync(path.join(node.dataDir, RESTORED_MARKER)));
         await node.restart();
         assert.equal(Number(await call(node.ip, 'DBSIZE')), 1000);
@@ -66,6 +68,7 @@ test(
         assert.equal(again.code, 0);
         assert.equal(again.result['restored'], false);
         assert.match(String(again.result['reason']), /restored before.*nothing overwritten/);
+        assert.equal(again.result['restoredFrom'], loc, 'a later start still says which backup the data came from');
         await node.restart();
         assert.equal(Number(await call(node.ip, 'DBSIZE')), 1001, 'the write made after the restore is still there');
       });
@@ -81,6 +84,7 @@ test(
       const r = await runRestore(env(node.dataDir, false));
       assert.equal(r.result['restored'], false);
       assert.match(String(r.result['reason']), /holds Redis data \(dump\.rdb\)/);
+      assert.equal(r.result['restoredFrom'], undefined, 'data of its own is not the backup');
       assert.deepEqual(readFileSync(path.join(node.dataDir, 'dump.rdb')), before);
     });
 

@@ -212,8 +212,23 @@ test('spec.restore: nothing starts until the backup is known; then every pod res
     assert.equal(get(r.status, 'restore', 'phase'), 'Failed');
     assert.equal(r.children.filter((c) => c.kind === 'StatefulSet').length, 0);
   });
-  const restoring = sync(request({ parent: redis(spec), related: [completedBackup()] }));
-  await t.test('known: both StatefulSets restore first, the ConfigMap says where from, no backup runs yet', () => {
+  const LOCATION = 's3://redis-backups/default/old-redis/20250115T120000Z-42.rdb';
+  // First sync once the backup is known: the ConfigMap that carries the location, no pod yet.
+  const publishing = sync(request({ parent: redis(spec), related: [completedBackup()] }));
+  await t.test('known: the ConfigMap carries the location first, and no StatefulSet exists until it is observed', () => {
+    assert.equal(get(find(publishing.children, 'ConfigMap', 'my-redis-config'), 'data', RESTORE_LOCATION_KEY), LOCATION);
+    assert.equal(publishing.children.filter((c) => c.kind === 'StatefulSet' || c.kind === 'CronJob').length, 0);
+    assert.equal(get(publishing.status, 'restore', 'phase'), 'Restoring');
+    assert.match(String(get(publishing.status, 'restore', 'message')), /waiting for ConfigMap my-redis-config to carry/);
+    // An observed ConfigMap without the key (not yet updated) holds the pods back the same way.
+    const config = find(publishing.children, 'ConfigMap', 'my-redis-config');
+    const stale = { ...config, data: { ...(config.data as Json) } } as KubeObject;
+    delete (stale.data as Record<string, unknown>)[RESTORE_LOCATION_KEY];
+    const held = sync(request({ parent: redis(spec, { status: publishing.status }), children: [stale], related: [completedBackup()] }));
+    assert.equal(held.children.filter((c) => c.kind === 'StatefulSet').length, 0);
+  });
+  const restoring = sync(request({ parent: redis(spec, { status: publishing.status }), children: publishing.children }));
+  await t.test('the ConfigMap observed: both StatefulSets restore first, no backup runs yet', () => {
     for (const set of ['my-redis-master', 'my-redis-replica']) {
       const init = get(find(restoring.children, 'StatefulSet', set), 'spec', 'template', 'spec', 'initContainers', 0);
       assert.deepEqual(get(init, 'command'), ['node', 'src/backup/restore-main.ts']);
@@ -223,23 +238,68 @@ test('spec.restore: nothing starts until the backup is known; then every pod res
       assert.deepEqual(env['AWS_SECRET_ACCESS_KEY'], { secretKeyRef: { name: 's3-creds', key: 'AWS_SECRET_ACCESS_KEY' } });
       assert.equal(get(init, 'securityContext', 'runAsUser'), 999);
     }
-    assert.equal(
-      get(find(restoring.children, 'ConfigMap', 'my-redis-config'), 'data', RESTORE_LOCATION_KEY),
-      's3://redis-backups/default/old-redis/20250115T120000Z-42.rdb',
-    );
+    assert.equal(get(find(restoring.children, 'ConfigMap', 'my-redis-config'), 'data', RESTORE_LOCATION_KEY), LOCATION);
     assert.equal(restoring.children.filter((c) => c.kind === 'CronJob').length, 0);
     assert.equal(get(restoring.status, 'restore', 'phase'), 'Restoring');
   });
-  await t.test('the master is Ready: Completed, the key goes, the backups start, the template stays the same even without the RedisBackup', () => {
-    const done = sync(request({ parent: redis(spec, { status: restoring.status }), children: restoring.children, related: healthyPods() }));
-    assert.equal(get(done.status, 'restore', 'phase'), 'Completed');
-    assert.equal(get(find(done.children, 'ConfigMap', 'my-redis-config'), 'data', RESTORE_LOCATION_KEY), undefined);
-    assert.equal(done.children.filter((c) => c.kind === 'CronJob').length, 1);
-    for (const set of ['my-redis-master', 'my-redis-replica'])
-      assert.deepEqual(get(find(done.children, 'StatefulSet', set), 'spec', 'template'), get(find(restoring.children, 'StatefulSet', set), 'spec', 'template'));
-    const later = sync(request({ parent: redis(spec, { status: done.status }), children: done.children, related: [] }));
-    assert.equal(get(later.status, 'restore', 'phase'), 'Completed');
-  });
+  /** The pods, each with its restore container's result (the termination message restore-main writes). */
+  const podsWithResult = (result: Json): KubeObject[] =>
+    healthyPods().map((p) => ({
+      ...p,
+      status: {
+        ...(p.status as Json),
+        initContainerStatuses: [{ name: 'restore', state: { terminated: { exitCode: 0, reason: 'Completed', message: JSON.stringify(result) } } }],
+      },
+    }));
+  await t.test(
+    'the master is Ready from the backup: Completed, the key goes, the backups start, the template stays the same even without the RedisBackup',
+    () => {
+      const pods = podsWithResult({ ok: true, restored: true, restoredFrom: LOCATION, reason: `restored ${LOCATION}` });
+      const done = sync(request({ parent: redis(spec, { status: restoring.status }), children: restoring.children, related: pods }));
+      assert.equal(get(done.status, 'restore', 'phase'), 'Completed');
+      assert.equal(get(done.status, 'restore', 'decidedBy'), 'my-redis-master-0');
+      assert.equal(get(find(done.children, 'ConfigMap', 'my-redis-config'), 'data', RESTORE_LOCATION_KEY), undefined);
+      assert.equal(done.children.filter((c) => c.kind === 'CronJob').length, 1);
+      for (const set of ['my-redis-master', 'my-redis-replica'])
+        assert.deepEqual(
+          get(find(done.children, 'StatefulSet', set), 'spec', 'template'),
+          get(find(restoring.children, 'StatefulSet', set), 'spec', 'template'),
+        );
+      const later = sync(request({ parent: redis(spec, { status: done.status }), children: done.children, related: [] }));
+      assert.equal(get(later.status, 'restore', 'phase'), 'Completed');
+    },
+  );
+  // The race CI found: the pods read an older ConfigMap without the key and started empty; a Ready
+  // master alone once made that Completed.
+  for (const [what, result, why] of [
+    ['no location reached it', { ok: true, restored: false, reason: 'RESTORE_LOCATION is not set: nothing to restore' }, /RESTORE_LOCATION is not set/],
+    [
+      'it holds another backup',
+      { ok: true, restored: false, restoredFrom: 's3://redis-backups/other.rdb', reason: 'restored before' },
+      /it holds s3:\/\/redis-backups\/other\.rdb/,
+    ],
+    ['no result at all', 'plain log line', /left no result/],
+  ] as const) {
+    await t.test(`the master is Ready without the backup (${what}): Failed for good, never Completed`, () => {
+      const pods =
+        typeof result === 'string'
+          ? healthyPods().map((p) => ({
+              ...p,
+              status: { ...(p.status as Json), initContainerStatuses: [{ name: 'restore', state: { terminated: { exitCode: 0, message: result } } }] },
+            }))
+          : podsWithResult(result);
+      const r = sync(request({ parent: redis(spec, { status: restoring.status }), children: restoring.children, related: pods }));
+      assert.equal(get(r.status, 'restore', 'phase'), 'Failed');
+      assert.match(String(get(r.status, 'restore', 'message')), /the master my-redis-master-0 started without s3:/);
+      assert.match(String(get(r.status, 'restore', 'message')), why);
+      assert.equal(condition(r.status, 'Ready')?.['reason'], 'RestoreFailed');
+      assert.equal(get(find(r.children, 'ConfigMap', 'my-redis-config'), 'data', RESTORE_LOCATION_KEY), undefined, 'no later pod loads it');
+      const later = sync(
+        request({ parent: redis(spec, { status: r.status }), children: r.children, related: podsWithResult({ ok: true, restoredFrom: LOCATION }) }),
+      );
+      assert.equal(get(later.status, 'restore', 'phase'), 'Failed', 'final: a later pod cannot make it Completed');
+    });
+  }
   await t.test('a restore that fails for good says which pod and why', () => {
     const failing: KubeObject = {
       ...healthyPods()[1]!,
