@@ -58,7 +58,7 @@ export const PvcStorage = Type.Object(
 );
 
 /** Where backups are: exactly one of s3 or pvc (a function, so each use carries its own description). */
-function storageSchema(description: string) {
+export function storageSchema(description: string) {
   return Type.Object(
     { s3: Type.Optional(S3Storage), pvc: Type.Optional(PvcStorage) },
     { description, 'x-kubernetes-validations': [{ rule: 'has(self.s3) != has(self.pvc)', message: 'storage needs exactly one of s3 or pvc' }] },

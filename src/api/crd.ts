@@ -45,44 +45,64 @@ export interface CustomResourceDefinition {
 
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 
-/** The Redis CRD: namespaced, one served and stored version, status and scale subresources. */
-export function buildCrd(): CustomResourceDefinition {
+type PrinterColumn = { name: string; type: string; jsonPath: string; description?: string; priority?: number };
+
+/** What differs between this project's CRDs; the rest (group, one served and stored version, labels) is shared. */
+interface CrdParts {
+  plural: string;
+  singular: string;
+  kind: string;
+  shortNames: readonly string[];
+  schema: JsonSchema;
+  subresources: JsonSchema;
+  columns: PrinterColumn[];
+}
+
+function crdOf(p: CrdParts): CustomResourceDefinition {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: {
-      name: CRD_NAME,
+      name: `${p.plural}.${GROUP}`,
       labels: { 'app.kubernetes.io/name': 'redis-operator', 'app.kubernetes.io/part-of': 'redis-operator' },
     },
     spec: {
       group: GROUP,
-      names: { kind: KIND, listKind: `${KIND}List`, plural: PLURAL, singular: SINGULAR, shortNames: [...SHORT_NAMES] },
+      names: { kind: p.kind, listKind: `${p.kind}List`, plural: p.plural, singular: p.singular, shortNames: [...p.shortNames] },
       scope: 'Namespaced',
       versions: [
         {
           name: VERSION,
           served: true,
           storage: true,
-          schema: { openAPIV3Schema: buildOpenApiSchema() },
-          subresources: {
-            status: {},
-            scale: {
-              specReplicasPath: '.spec.replicas',
-              statusReplicasPath: '.status.replicas',
-              labelSelectorPath: '.status.selector',
-            },
-          },
-          additionalPrinterColumns: [
-            { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Redis version.' },
-            { name: 'Master', type: 'string', jsonPath: '.status.masterStatus', description: 'Ready, NotReady or None.' },
-            { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Desired replica pods.' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running or Failed.' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
+          schema: { openAPIV3Schema: p.schema },
+          subresources: p.subresources,
+          additionalPrinterColumns: [...p.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
         },
       ],
     },
   };
+}
+
+/** The Redis CRD: namespaced, one served and stored version, status and scale subresources. */
+export function buildCrd(): CustomResourceDefinition {
+  return crdOf({
+    plural: PLURAL,
+    singular: SINGULAR,
+    kind: KIND,
+    shortNames: SHORT_NAMES,
+    schema: buildOpenApiSchema(),
+    subresources: {
+      status: {},
+      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+    },
+    columns: [
+      { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Redis version.' },
+      { name: 'Master', type: 'string', jsonPath: '.status.masterStatus', description: 'Ready, NotReady or None.' },
+      { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Desired replica pods.' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running or Failed.' },
+    ],
+  });
 }
 
 export const REDISBACKUP_CRD_NAME = `${REDISBACKUP_PLURAL}.${GROUP}`;
@@ -109,46 +129,25 @@ export function buildRedisBackupOpenApiSchema(): JsonSchema {
 
 /** The RedisBackup CRD: namespaced, status subresource, the columns `kubectl get redisbackup` shows. */
 export function buildRedisBackupCrd(): CustomResourceDefinition {
-  return {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: {
-      name: REDISBACKUP_CRD_NAME,
-      labels: { 'app.kubernetes.io/name': 'redis-operator', 'app.kubernetes.io/part-of': 'redis-operator' },
-    },
-    spec: {
-      group: GROUP,
-      names: {
-        kind: REDISBACKUP_KIND,
-        listKind: `${REDISBACKUP_KIND}List`,
-        plural: REDISBACKUP_PLURAL,
-        singular: REDISBACKUP_SINGULAR,
-        shortNames: [...REDISBACKUP_SHORT_NAMES],
-      },
-      scope: 'Namespaced',
-      versions: [
-        {
-          name: VERSION,
-          served: true,
-          storage: true,
-          schema: { openAPIV3Schema: buildRedisBackupOpenApiSchema() },
-          subresources: { status: {} },
-          additionalPrinterColumns: [
-            { name: 'Redis', type: 'string', jsonPath: '.spec.redis', description: 'The Redis backed up.' },
-            { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Completed or Failed.' },
-            { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', description: 'Snapshot size in bytes.' },
-            { name: 'Offset', type: 'integer', jsonPath: '.status.replicationOffset', description: 'Replication offset of the snapshot.' },
-            { name: 'Version', type: 'string', jsonPath: '.status.redisVersion', description: 'Redis version it was read from.' },
-            { name: 'Started', type: 'date', jsonPath: '.status.startTime' },
-            { name: 'Completed', type: 'date', jsonPath: '.status.completionTime' },
-            { name: 'Location', type: 'string', jsonPath: '.status.location', priority: 1, description: 'Where the backup is.' },
-            { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1, description: 'Why it is in this phase.' },
-            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
-          ],
-        },
-      ],
-    },
-  };
+  return crdOf({
+    plural: REDISBACKUP_PLURAL,
+    singular: REDISBACKUP_SINGULAR,
+    kind: REDISBACKUP_KIND,
+    shortNames: REDISBACKUP_SHORT_NAMES,
+    schema: buildRedisBackupOpenApiSchema(),
+    subresources: { status: {} },
+    columns: [
+      { name: 'Redis', type: 'string', jsonPath: '.spec.redis', description: 'The Redis backed up.' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Completed or Failed.' },
+      { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', description: 'Snapshot size in bytes.' },
+      { name: 'Offset', type: 'integer', jsonPath: '.status.replicationOffset', description: 'Replication offset of the snapshot.' },
+      { name: 'Version', type: 'string', jsonPath: '.status.redisVersion', description: 'Redis version it was read from.' },
+      { name: 'Started', type: 'date', jsonPath: '.status.startTime' },
+      { name: 'Completed', type: 'date', jsonPath: '.status.completionTime' },
+      { name: 'Location', type: 'string', jsonPath: '.status.location', priority: 1, description: 'Where the backup is.' },
+      { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1, description: 'Why it is in this phase.' },
+    ],
+  });
 }
 
 const header = (file: string) => `# Generated by \`npm run gen:crd\` from src/api (via src/api/crd.ts) into manifests/${file}. Do not edit.\n`;

@@ -4,7 +4,7 @@
 // types come from it. Invariants: as schema.ts (every property described, structural output);
 // the spec is immutable (a backup is one run: change nothing, create another).
 import { Type, type Static } from '@sinclair/typebox';
-import { BackupStorage } from './backup-schema.ts';
+import { storageSchema } from './backup-schema.ts';
 import { StringEnum } from './typebox-helpers.ts';
 
 export const REDISBACKUP_KIND = 'RedisBackup';
@@ -48,10 +48,7 @@ export const RedisBackupStatus = Type.Object(
     replicationId: Type.Optional(Type.String({ description: 'The replication id of that offset.' })),
     redisVersion: Type.Optional(Type.String({ description: 'The version of the Redis it was read from.' })),
     source: Type.Optional(Type.String({ description: 'The node it was read from and its role then.' })),
-    storage: Type.Optional({
-      ...BackupStorage,
-      description: 'Where it was stored, as the Redis said then (a restore naming this backup uses it).',
-    }),
+    storage: Type.Optional(storageSchema('Where it was stored, as the Redis said then (a restore naming this backup uses it).')),
     observedGeneration: Type.Optional(Type.Integer({ description: 'Written by Metacontroller.' })),
   },
   { description: 'What happened to this backup. Computed from its Job and the Job pod only.' },
