@@ -308,6 +308,19 @@ export class RedisAdapter {
     const elapsed = () => performance.now() - started;
     const fail = (phase: string, err: unknown): SwitchoverResult => ({ ok: false, method, ms: elapsed(), phase, error: classifyError(err) });
     try {
+      // FAILOVER TO refuses a replica its master does not list as online yet, which after a
+      // diskless sync lasts until the replica's first ACK (up to a second): WAIT asks for it now.
+      for (;;) {
+        const r = await this.#replication(from);
+        if (r.replicas.some((l) => l.ip === to.host && l.port === to.port && l.state === 'online')) break;
+        if (elapsed() > timeoutMs) return fail('check', new Error(`${from.host}:${from.port} does not list ${to.host}:${to.port} as an online replica`));
+        await this.pool.run(from, (c) => c.call('WAIT', '1', '20')).catch(() => 0);
+        await sleep(5);
+      }
+    } catch (err) {
+      return fail('check', err);
+    }
+    try {
       await this.pool.run(from, (c) => c.call('FAILOVER', 'TO', to.host, String(to.port), 'TIMEOUT', String(timeoutMs)));
     } catch (err) {
       return fail('start', err);

@@ -216,6 +216,7 @@ function writer(ips: string[]) {
   return {
     acked,
     async stop() {
+      if (!running) return;
       running = false;
       await loop;
       for (const c of clients) c.disconnect();
@@ -230,6 +231,8 @@ for (const method of ['pause-and-promote', 'failover-command'] as const) {
     const [m, r1, r2] = await replicated(t, a, base, 2);
     assert.ok(m && r1 && r2);
     const w = writer([m.ip, r1.ip]);
+    // Stopped on failure too: a writer left running keeps the file's event loop alive for ever.
+    t.after(() => w.stop());
     await waitFor('some writes', async () => w.acked.length > 50);
     const result = await a.switchover(m.endpoint, r1.endpoint, { method, timeoutMs: 3000 });
     assert.ok(result.ok, JSON.stringify(result));
