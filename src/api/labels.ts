@@ -75,6 +75,10 @@ export const OPERATOR_POD_LABELS = { [NAME_LABEL]: MANAGED_BY } as const;
  */
 export const PLACEHOLDER_MASTER = { host: '127.0.0.1', port: 1 } as const;
 export const REDIS_CONTAINER = 'redis';
+/** The redis_exporter container beside Redis (spec.monitoring.exporter), and its port. */
+export const EXPORTER_CONTAINER = 'exporter';
+export const EXPORTER_PORT = 9121;
+export const METRICS_PORT_NAME = 'metrics';
 export const CONFIG_KEY = 'redis.conf';
 export const CONFIG_MOUNT = '/etc/redis';
 export const DATA_MOUNT = '/data';
@@ -104,6 +108,11 @@ export function childNames(name: string) {
     operatorSecret: `${name}-operator`,
     /** Only when spec.tls.certManager is set: the Certificate, and the default Secret it writes. */
     certificate: `${name}-tls`,
+    /** Only with the exporter on: a headless Service in front of every pod's metrics port. */
+    metricsService: `${name}-metrics`,
+    /** Attached by the monitoring component's DecoratorController: the PodMonitor and the PrometheusRule. */
+    podMonitor: name,
+    prometheusRule: name,
   } as const;
 }
 

@@ -6,20 +6,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
 import { BackupSpec, BackupStatus, RestoreSpec, RestoreStatus } from './backup-schema.ts';
-import { StringEnum, StringMap } from './typebox-helpers.ts';
+import { Quantity, QUANTITY_PATTERN, StringEnum, StringMap } from './typebox-helpers.ts';
+import { MonitoringSpec } from './monitoring-schema.ts';
 
 export { BackupResult, BackupSpec, BackupStatus, BackupStorage, RestoreSpec, RestoreStatus } from './backup-schema.ts';
 export { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
-
-/** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
-export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
-
-/** An int-or-string quantity as Kubernetes declares it for resources. */
-const Quantity = Type.Unsafe<string | number>({
-  'x-kubernetes-int-or-string': true,
-  anyOf: [{ type: 'integer' }, { type: 'string', pattern: QUANTITY_PATTERN }],
-  description: 'A Kubernetes quantity, for example 256Mi or 500m.',
-});
+export { AlertSpec, MonitoringSpec } from './monitoring-schema.ts';
+export { QUANTITY_PATTERN } from './typebox-helpers.ts';
 
 /** Cron forms we can express as Redis `save <seconds> 1` rules; anything else is refused up front. */
 export const RDB_SCHEDULE_PATTERN =
@@ -260,6 +253,7 @@ export const RedisSpec = Type.Object(
     networkPolicy: Type.Optional(NetworkPolicySpec),
     backup: Type.Optional(BackupSpec),
     restore: Type.Optional(RestoreSpec),
+    monitoring: MonitoringSpec,
     hibernate: Type.Boolean({
       default: false,
       description:

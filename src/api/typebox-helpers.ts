@@ -12,3 +12,13 @@ export function StringMap<T extends TSchema>(value: T, description: string) {
 export function StringEnum<const V extends readonly string[]>(values: V, options: { description: string; default?: V[number] }) {
   return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
 }
+
+/** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
+export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+
+/** An int-or-string quantity as Kubernetes declares it for resources. */
+export const Quantity = Type.Unsafe<string | number>({
+  'x-kubernetes-int-or-string': true,
+  anyOf: [{ type: 'integer' }, { type: 'string', pattern: QUANTITY_PATTERN }],
+  description: 'A Kubernetes quantity, for example 256Mi or 500m.',
+});

@@ -4,6 +4,7 @@
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject } from 'ajv';
 import { parseCron } from './cron.ts';
+import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
 import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
@@ -128,6 +129,14 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
   }
   problems.push(...backupProblems(spec));
+  problems.push(...alertProblems(spec.monitoring.alerts));
+  for (const [key, value] of sortedEntries(spec.monitoring.prometheus.labels)) {
+    const field = `spec.monitoring.prometheus.labels.${key}`;
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
+    if (!LABEL_VALUE.test(value))
+      problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+  }
   for (const [key] of sortedEntries(spec.podAnnotations)) {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });

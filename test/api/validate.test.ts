@@ -26,6 +26,16 @@ test("the design's Redis is valid and comes back with every default filled in", 
     failover: { downAfterMilliseconds: 1000, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
     hibernate: false,
     passwordGracePeriodSeconds: 600,
+    monitoring: {
+      enabled: true,
+      exporter: {
+        enabled: true,
+        image: 'oliver006/redis_exporter:v1.45.0',
+        resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
+      },
+      prometheus: { enabled: true },
+      alerts: [],
+    },
   });
   assert.deepEqual(input, DESIGN_SPEC, 'the input is not mutated');
 });
