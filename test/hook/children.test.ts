@@ -49,6 +49,7 @@ for (const [label, spec] of variants) {
         'Service/my-redis-headless',
         'Service/my-redis-master',
         'Service/my-redis-replicas',
+        'Service/my-redis-metrics',
         'StatefulSet/my-redis-master',
         'StatefulSet/my-redis-replica',
         'PodDisruptionBudget/my-redis-pdb',

@@ -187,7 +187,7 @@ test("the sidecar's switchover record is shown in status", () => {
   assert.equal(status['switchover'], 'any: Done: my-redis-replica-0 is master');
 });
 
-test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and the labelled clients may reach 6379, nothing else', async (t) => {
+test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and the labelled clients may reach 6379, anyone the metrics port, nothing else', async (t) => {
   await t.test('absent by default', () => {
     assert.equal(
       sync(fixtureRequest()).children.some((c) => c.kind === 'NetworkPolicy'),
@@ -209,6 +209,17 @@ test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and 
       { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'shop' } } },
     ]);
     assert.deepEqual(get(policy, 'spec', 'ingress', 0, 'ports'), [{ protocol: 'TCP', port: 6379 }]);
+    assert.deepEqual(get(policy, 'spec', 'ingress', 1), { ports: [{ protocol: 'TCP', port: 9121 }] }, "the exporter's metrics port, from anywhere");
+    assert.equal((get(policy, 'spec', 'ingress') as unknown[]).length, 2);
+  });
+  await t.test('without the exporter, only 6379', () => {
+    const response = sync(
+      fixtureRequest((b) => {
+        specOf(b)['networkPolicy'] = { allowFrom: { app: 'shop' } };
+        specOf(b)['monitoring'] = { exporter: { enabled: false } };
+      }),
+    );
+    assert.equal((get(find(response.children, 'NetworkPolicy', 'my-redis-ingress'), 'spec', 'ingress') as unknown[]).length, 1);
   });
   await t.test('a bad label is refused naming the field, and nothing is changed', () => {
     const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'bad key!': 'x' } })));

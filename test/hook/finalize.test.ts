@@ -63,6 +63,7 @@ const ALL = [
   'Service/my-redis-headless',
   'Service/my-redis-master',
   'Service/my-redis-replicas',
+  'Service/my-redis-metrics',
   'StatefulSet/my-redis-master',
   'StatefulSet/my-redis-replica',
   'PodDisruptionBudget/my-redis-pdb',

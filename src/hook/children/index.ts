@@ -1,5 +1,5 @@
 // The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
-// (headless, master, replicas), StatefulSets (master, replica; not yet while a restore waits for
+// (headless, master, replicas, and metrics with the exporter on), StatefulSets (master, replica; not yet while a restore waits for
 // its backup), PodDisruptionBudget, and the NetworkPolicy, the cert-manager Certificate and the
 // backup CronJob when the spec asks for them. Each is built with
 // Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
@@ -13,6 +13,7 @@ import type { RestorePlan } from '../restore.ts';
 import { desiredCronJob } from './backup-job.ts';
 import { desiredCertificate } from './certificate.ts';
 import { desiredConfigMap } from './configmap.ts';
+import { desiredMetricsService } from './exporter.ts';
 import { desiredNetworkPolicy } from './network-policy.ts';
 import { desiredPdb } from './pdb.ts';
 import { desiredServices } from './services.ts';
@@ -67,9 +68,11 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
   const certificate = desiredCertificate(ctx);
   // No backup runs before a restore is complete: it would store a Redis that is still empty.
   const cron = restore === undefined || restore.status.phase === 'Completed' ? desiredCronJob(ctx, ctx.operatorImage) : undefined;
+  const metrics = desiredMetricsService(ctx);
   const children: DesiredChild[] = [
     desiredConfigMap(ctx, conf, restore?.pending ? restore.resolved?.location : undefined),
     ...desiredServices(ctx),
+    ...(metrics ? [metrics] : []),
     ...(restore?.hold ? [] : [master.object, replica.object]),
     desiredPdb(ctx),
     ...(policy ? [policy] : []),

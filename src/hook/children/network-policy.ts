@@ -1,12 +1,15 @@
 // NetworkPolicy <name>-ingress, only when spec.networkPolicy is set: port 6379 of this Redis's pods
 // is reachable from the pods of the same Redis (replication), the operator's pods in its own
-// namespace (probes, promotion, fencing) and the client pods the user labels; nothing else.
+// namespace (probes, promotion, fencing) and the client pods the user labels; nothing else. With
+// the exporter on, its metrics port is open to any peer: Prometheus runs wherever the platform
+// put it, and the port serves counters only (no keys, no credentials).
 // Invariants: the selector is the pods' own (never the role label: a failover must not change
 // who may connect); the operator peer needs BOTH its namespace and its pod labels.
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
-import { OPERATOR_POD_LABELS, REDIS_PORT, childNames, podSelectorLabels } from '../../api/labels.ts';
+import { EXPORTER_PORT, OPERATOR_POD_LABELS, REDIS_PORT, childNames, podSelectorLabels } from '../../api/labels.ts';
 import type { HookContext } from '../context.ts';
 import { sortedMap } from '../util.ts';
+import { exporterEnabled } from './exporter.ts';
 import { childMetadata } from './meta.ts';
 import type { Child } from './types.ts';
 
@@ -36,6 +39,7 @@ export function desiredNetworkPolicy(ctx: HookContext): Child<INetworkPolicy> | 
           ],
           ports: [{ protocol: 'TCP', port: REDIS_PORT }],
         },
+        ...(exporterEnabled(ctx) ? [{ ports: [{ protocol: 'TCP' as const, port: EXPORTER_PORT }] }] : []),
       ],
     },
   };

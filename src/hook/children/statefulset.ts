@@ -47,6 +47,7 @@ import type { HookContext } from '../context.ts';
 import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
 import { array, at, isRecord, sortedMap, str, stringMap, type Json } from '../util.ts';
+import { exporterContainers } from './exporter.ts';
 import { childMetadata, versionLabelValue } from './meta.ts';
 import type { RestoreInit } from './restore-container.ts';
 import type { Child } from './types.ts';
@@ -337,7 +338,7 @@ export function desiredStatefulSet(
       ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
       : {}),
     ...(restore !== undefined ? ({ initContainers: restore.initContainers } satisfies Partial<IPodSpec>) : {}),
-    containers: [container(ctx)],
+    containers: [container(ctx), ...exporterContainers(ctx, REDIS_UID)],
     volumes,
   };
 
