@@ -16,6 +16,11 @@ export interface HookContext {
 export interface HookOptions {
   /** The image of backup Jobs and restore init containers: the operator's own. */
   operatorImage: string;
+  /** Where the alerts' runbooks are (docs/monitoring.md as published); each alert's runbook_url is this plus #<alert>. */
+  runbookBaseUrl: string;
 }
 
-export const DEFAULT_HOOK_OPTIONS: HookOptions = { operatorImage: 'redis-operator:0.1.0' };
+/** The runbooks as this repository holds them; a deployment points RUNBOOK_BASE_URL at where it publishes them. */
+export const DEFAULT_RUNBOOK_BASE_URL = 'docs/monitoring.md';
+
+export const DEFAULT_HOOK_OPTIONS: HookOptions = { operatorImage: 'redis-operator:0.1.0', runbookBaseUrl: DEFAULT_RUNBOOK_BASE_URL };

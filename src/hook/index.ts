@@ -9,7 +9,8 @@ import { readState, syncResponse } from './state.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
 import type { HookRequest, HookResponse } from './types.ts';
 
-export { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
+export { DEFAULT_HOOK_OPTIONS, DEFAULT_RUNBOOK_BASE_URL, type HookOptions } from './context.ts';
+export { parseDecoratorRequest, syncMonitoring, type MonitoringVerdict } from './monitoring/decorator.ts';
 
 export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
@@ -17,6 +18,8 @@ export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from 
 export {
   CustomizeRequest,
   CustomizeResponse,
+  DecoratorRequestBody,
+  DecoratorResponse,
   HookRequest,
   HookRequestBody,
   HookResponse,
@@ -28,6 +31,7 @@ export {
 } from './wire.ts';
 export { wireChecker, type WireChecker, type WireProblem } from './wire-check.ts';
 export type { ParseResult } from './types.ts';
+export type { DecoratorRequest } from './wire.ts';
 
 /**
  * The sync hook. A request with finalizing: true (Metacontroller sends one to the sync hook

@@ -183,6 +183,37 @@ export const CustomizeResponse = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * A DecoratorController sync request (the monitoring component's, routes /monitoring/*): the
+ * target Redis as `object`, what was attached to it as `attachments`. As with HookRequestBody a
+ * missing or null map counts as empty and a missing finalizing as false.
+ */
+export const DecoratorRequestBody = Type.Object(
+  {
+    controller: Type.Optional(Type.Unknown({ description: 'The whole DecoratorController; not read.' })),
+    object: Parent,
+    attachments: Type.Optional(Nullable(ObjectMap)),
+    related: Type.Optional(Nullable(ObjectMap)),
+    finalizing: Type.Optional(Type.Boolean({ description: 'Not sent: the monitoring DecoratorController has no finalize hook.' })),
+  },
+  { errorMessage: 'must be a JSON object' },
+);
+
+/**
+ * Only attachments: a decorator's answer may also set the target's labels, annotations and
+ * status, and this one never does (the status is the CompositeController's; an absent status
+ * leaves it as it is). Every observed attachment missing here is deleted by Metacontroller.
+ */
+export const DecoratorResponse = Type.Object(
+  {
+    attachments: Type.Array(AsBuilt<KubeObject>('A complete object: apiVersion, kind, metadata and the rest.'), {
+      description: 'The complete desired set of attachments.',
+    }),
+    resyncAfterSeconds: Type.Optional(Type.Number({ description: 'Not used.' })),
+  },
+  { additionalProperties: false },
+);
+
 export type ObjectMeta = Static<typeof ObjectMeta>;
 export type KubeObject = Static<typeof KubeObject>;
 export type ObjectMap = Static<typeof ObjectMap>;
@@ -193,3 +224,7 @@ export type CustomizeRequest = Static<typeof CustomizeRequest>;
 export type HookResponse = Static<typeof HookResponse>;
 export type RelatedResourceRule = Static<typeof RelatedResourceRule>;
 export type CustomizeResponse = Static<typeof CustomizeResponse>;
+export type DecoratorRequestBody = Static<typeof DecoratorRequestBody>;
+export type DecoratorResponse = Static<typeof DecoratorResponse>;
+/** A decorator request as the hook sees it: both maps present, finalizing decided. */
+export type DecoratorRequest = { controller?: unknown; object: Parent; attachments: ObjectMap; related: ObjectMap; finalizing: boolean };

@@ -9,6 +9,7 @@ import { DEFAULT_BODY_LIMIT_BYTES } from './config.ts';
 import { classifyError, notFoundBody, sendError } from './errors.ts';
 import { hookRoutes, type HookFunctions } from './hook-routes.ts';
 import { createHookMetrics, metricsRoute } from './metrics.ts';
+import { monitoringRoutes } from './monitoring-routes.ts';
 import { createLifecycle, probeRoutes, type Lifecycle } from './probes.ts';
 
 export type { HookFunctions } from './hook-routes.ts';
@@ -23,6 +24,8 @@ export interface AppOptions {
   lifecycle?: Lifecycle;
   /** Replace some hook functions (tests: make them throw or stall). Default: src/hook. */
   hooks?: Partial<HookFunctions>;
+  /** Replace the monitoring decorator's hook (tests). Default: src/hook's syncMonitoring. */
+  monitoringHook?: typeof hook.syncMonitoring;
   /** Node process metrics on /metrics (default true). */
   defaultMetrics?: boolean;
   /** What the pure hooks are configured with (the operator image for backup and restore pods). */
@@ -89,5 +92,12 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const hookOptions = options.hookOptions ?? hook.DEFAULT_HOOK_OPTIONS;
   app.register(hookRoutes, { hooks: { ...realHooks(hookOptions), ...options.hooks }, metrics, bodyLimitBytes });
   app.register(hookRoutes, { prefix: '/redisbackup', routePrefix: 'redisbackup/', hooks: redisBackupHooks(hookOptions), metrics, bodyLimitBytes });
+  app.register(monitoringRoutes, {
+    prefix: '/monitoring',
+    hookOptions,
+    metrics,
+    bodyLimitBytes,
+    ...(options.monitoringHook ? { sync: options.monitoringHook } : {}),
+  });
   return app;
 }

@@ -4,6 +4,7 @@
 // variable and the value it refused, so one restart of a broken Deployment shows all of them.
 // An empty or blank variable counts as unset (Kubernetes renders an unset ConfigMap key as "").
 import { isIP } from 'node:net';
+import { DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
 import { integerIn, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
 
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
@@ -18,6 +19,7 @@ export const MIN_BODY_LIMIT_BYTES = 1024;
 export const MAX_BODY_LIMIT_BYTES = 1024 * 1024 * 1024;
 
 export const DEFAULT_OPERATOR_IMAGE = 'redis-operator:0.1.0';
+export { DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
 
 export interface ServerConfig {
   port: number;
@@ -26,6 +28,8 @@ export interface ServerConfig {
   bodyLimitBytes: number;
   /** The image backup Jobs and restore init containers run: this operator's own (manifests set it to the Deployment's). */
   operatorImage: string;
+  /** Where the alert runbooks are published (docs/monitoring.md); the alerts link to <this>#<alert>. */
+  runbookBaseUrl: string;
 }
 
 export type ConfigResult = { ok: true; config: ServerConfig } | { ok: false; errors: string[] };
@@ -51,19 +55,35 @@ function operatorImage(env: Env): Field<string> {
     : refuse('OPERATOR_IMAGE', raw, 'must be an image reference, for example registry.example.com/redis-operator:0.1.0');
 }
 
+function runbookBaseUrl(env: Env): Field<string> {
+  const raw = present(env, 'RUNBOOK_BASE_URL');
+  if (raw === undefined) return { ok: true, value: DEFAULT_RUNBOOK_BASE_URL };
+  return /^https?:\/\/[^\s#]+$/.test(raw)
+    ? { ok: true, value: raw }
+    : refuse('RUNBOOK_BASE_URL', raw, 'must be an http(s) URL without a #fragment, for example https://docs.example.com/redis-operator/monitoring.html');
+}
+
 export function loadConfig(env: Env): ConfigResult {
   const port = integerIn(env, 'PORT', DEFAULT_PORT, 1, 65535);
   const hostField = host(env);
   const level = logLevel(env, 'LOG_LEVEL', DEFAULT_LOG_LEVEL);
   const bodyLimit = integerIn(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, MIN_BODY_LIMIT_BYTES, MAX_BODY_LIMIT_BYTES);
   const image = operatorImage(env);
-  if (port.ok && hostField.ok && level.ok && bodyLimit.ok && image.ok) {
+  const runbook = runbookBaseUrl(env);
+  if (port.ok && hostField.ok && level.ok && bodyLimit.ok && image.ok && runbook.ok) {
     return {
       ok: true,
-      config: { port: port.value, host: hostField.value, logLevel: level.value, bodyLimitBytes: bodyLimit.value, operatorImage: image.value },
+      config: {
+        port: port.value,
+        host: hostField.value,
+        logLevel: level.value,
+        bodyLimitBytes: bodyLimit.value,
+        operatorImage: image.value,
+        runbookBaseUrl: runbook.value,
+      },
     };
   }
   const errors: string[] = [];
-  for (const field of [port, hostField, level, bodyLimit, image]) if (!field.ok) errors.push(field.error);
+  for (const field of [port, hostField, level, bodyLimit, image, runbook]) if (!field.ok) errors.push(field.error);
   return { ok: false, errors };
 }

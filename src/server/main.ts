@@ -19,7 +19,12 @@ const config = loaded.config;
 // Writes synchronously (logger.ts), so process.exit below never loses the last lines.
 const logger = createLogger({ level: config.logLevel });
 const lifecycle = createLifecycle();
-const app = buildApp({ logger, bodyLimitBytes: config.bodyLimitBytes, lifecycle, hookOptions: { operatorImage: config.operatorImage } });
+const app = buildApp({
+  logger,
+  bodyLimitBytes: config.bodyLimitBytes,
+  lifecycle,
+  hookOptions: { operatorImage: config.operatorImage, runbookBaseUrl: config.runbookBaseUrl },
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

@@ -4,8 +4,8 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** The Redis controller's routes, then the RedisBackup controller's (mounted under /redisbackup). */
-export const HOOK_ROUTES = ['sync', 'finalize', 'customize', 'redisbackup/sync', 'redisbackup/finalize', 'redisbackup/customize'] as const;
+/** The Redis controller's routes, the RedisBackup controller's (under /redisbackup), the monitoring decorator's (under /monitoring). */
+export const HOOK_ROUTES = ['sync', 'finalize', 'customize', 'redisbackup/sync', 'redisbackup/finalize', 'redisbackup/customize', 'monitoring/sync'] as const;
 export type HookRoute = (typeof HOOK_ROUTES)[number];
 
 /**

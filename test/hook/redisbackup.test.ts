@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { BACKUP_TRIGGER_LABEL } from '../../src/api/backup.ts';
-import { customizeRedisBackup, parseHookRequest, syncRedisBackup, type KubeObject } from '../../src/hook/index.ts';
+import { customizeRedisBackup, DEFAULT_HOOK_OPTIONS, parseHookRequest, syncRedisBackup, type KubeObject } from '../../src/hook/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { designSpec, get, NS, objectMap, redis, type Json } from './helpers.ts';
 
@@ -51,7 +51,7 @@ test('it waits, with the reason, until the Redis exists, has storage and is Runn
 });
 
 test('a Running Redis: one Job <name>-backup, labelled for the Redis and owned through controller-uid, storage recorded', () => {
-  const r = syncRedisBackup(backupRequest({ related: [runningRedis()] }), { operatorImage: 'registry.example.com/redis-operator:9' });
+  const r = syncRedisBackup(backupRequest({ related: [runningRedis()] }), { ...DEFAULT_HOOK_OPTIONS, operatorImage: 'registry.example.com/redis-operator:9' });
   assert.equal(r.children.length, 1);
   const job = r.children[0]!;
   assert.equal(job.metadata.name, 'nightly-backup');
@@ -137,7 +137,11 @@ test('customize asks for the Redis by name and the Job pods by the job-name labe
 });
 
 test('the service routes /redisbackup/sync and /redisbackup/customize to these hooks, and counts them apart', async (t) => {
-  const app = buildApp({ logger: pino({ level: 'silent' }), defaultMetrics: false, hookOptions: { operatorImage: 'redis-operator:7' } });
+  const app = buildApp({
+    logger: pino({ level: 'silent' }),
+    defaultMetrics: false,
+    hookOptions: { ...DEFAULT_HOOK_OPTIONS, operatorImage: 'redis-operator:7' },
+  });
   t.after(() => app.close());
   const body = {
     controller: {},

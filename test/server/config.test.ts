@@ -9,6 +9,7 @@ const defaults: ServerConfig = {
   logLevel: 'info',
   bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
   operatorImage: 'redis-operator:0.1.0',
+  runbookBaseUrl: 'docs/monitoring.md',
 };
 
 test('defaults: 8080 on 0.0.0.0, info, 4 MiB', () => {
@@ -38,6 +39,11 @@ const accepted: Array<[string, Env, Partial<ServerConfig>]> = [
     { operatorImage: 'registry.example.com:5000/ops/redis-operator:0.2.0' },
   ],
   ['operator image by digest', { OPERATOR_IMAGE: `redis-operator@sha256:${'a'.repeat(64)}` }, { operatorImage: `redis-operator@sha256:${'a'.repeat(64)}` }],
+  [
+    'runbooks where a team publishes them',
+    { RUNBOOK_BASE_URL: 'https://wiki.example.com/redis/monitoring' },
+    { runbookBaseUrl: 'https://wiki.example.com/redis/monitoring' },
+  ],
 ];
 
 for (const [name, env, expected] of accepted) {
@@ -51,6 +57,8 @@ const refused: Array<[string, Env, RegExp]> = [
   ['operator image with a space', { OPERATOR_IMAGE: 'redis operator' }, /^OPERATOR_IMAGE="redis operator" is invalid: must be an image reference/],
   ['operator image in capitals', { OPERATOR_IMAGE: 'Redis-Operator:1' }, /^OPERATOR_IMAGE="Redis-Operator:1" is invalid/],
   ['port 65536', { PORT: '65536' }, /^PORT="65536" is invalid/],
+  ['runbook base that is no URL', { RUNBOOK_BASE_URL: 'wiki/redis' }, /^RUNBOOK_BASE_URL="wiki\/redis" is invalid: must be an http\(s\) URL/],
+  ['runbook base with a fragment', { RUNBOOK_BASE_URL: 'https://x.example.com/a#b' }, /^RUNBOOK_BASE_URL="https:\/\/x.example.com\/a#b" is invalid/],
   ['negative port', { PORT: '-1' }, /^PORT="-1" is invalid/],
   ['port with letters', { PORT: '8080abc' }, /^PORT="8080abc" is invalid/],
   ['port in exponent form', { PORT: '8e3' }, /^PORT="8e3" is invalid/],
