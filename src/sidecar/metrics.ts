@@ -1,12 +1,16 @@
 // Prometheus metrics of the sidecar and the small HTTP server that serves them with the probes.
 // Invariants: one prom-client Registry per SidecarMetrics (never the global default), so tests
 // can run several managers in one process; per-pod series are removed when the pod or its Redis
-// goes away (a deleted pod must not report "up" forever); the HTTP server answers /healthz from
+// goes away (a deleted pod must not report "up" forever); the status series (phase, conditions,
+// backup times: what the Redis's status says) exist exactly while the Redis does, every phase and
+// condition status present as 0 or 1 so an alert on "not Running" needs no absent(); the HTTP
+// server answers /healthz from
 // the moment it listens (before the Kubernetes side is ready) because the Deployment's probes
 // hit it from start-up.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { CONDITION_STATUSES, CONDITION_TYPES, PHASES, type StatusSeries } from './decide/status-series.ts';
 
 type RedisLabels = 'namespace' | 'redis';
 type PodLabels = 'namespace' | 'redis' | 'pod';
@@ -22,6 +26,10 @@ export interface SidecarMetrics {
   leader: Gauge;
   steps: Counter<RedisLabels | 'kind' | 'outcome'>;
   specValid: Gauge<RedisLabels>;
+  /** Sets the status series of a Redis from its status (every instance does: they watch alike). */
+  observeStatus(namespace: string, redis: string, series: StatusSeries): void;
+  /** The Redis is gone: its status series go too (the manager's, not a worker's: a worker of a replaced object stops later). */
+  forgetStatus(namespace: string, redis: string): void;
   forgetPod(namespace: string, redis: string, pod: string): void;
   forgetRedis(namespace: string, redis: string): void;
 }
@@ -79,6 +87,36 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
     labelNames: ['namespace', 'redis'] as const,
     registers,
   });
+  const phase = new Gauge({
+    name: 'redis_operator_redis_phase',
+    help: "1 for the Redis's current status.phase (Pending, Running, Failed, Hibernated), 0 for the others.",
+    labelNames: ['namespace', 'redis', 'phase'] as const,
+    registers,
+  });
+  const condition = new Gauge({
+    name: 'redis_operator_redis_condition',
+    help: 'Status conditions of the Redis: 1 for the status (True, False, Unknown) each condition type has now, 0 for the others.',
+    labelNames: ['namespace', 'redis', 'type', 'status'] as const,
+    registers,
+  });
+  const backupSuccess = new Gauge({
+    name: 'redis_operator_backup_last_success_timestamp_seconds',
+    help: 'When the last successful backup of the Redis finished (status.backup.lastSuccessful.time), in Unix seconds.',
+    labelNames: ['namespace', 'redis'] as const,
+    registers,
+  });
+  const backupFailure = new Gauge({
+    name: 'redis_operator_backup_last_failure_timestamp_seconds',
+    help: 'When the last failed backup run ended, present only while it is newer than the last success (status.backup.lastFailure), in Unix seconds.',
+    labelNames: ['namespace', 'redis'] as const,
+    registers,
+  });
+  const forgetStatus = (namespace: string, redis: string) => {
+    for (const p of PHASES) phase.remove({ namespace, redis, phase: p });
+    for (const type of CONDITION_TYPES) for (const status of CONDITION_STATUSES) condition.remove({ namespace, redis, type, status });
+    backupSuccess.remove({ namespace, redis });
+    backupFailure.remove({ namespace, redis });
+  };
   leader.set(0);
   const perPod = [podUp, podRole, podLinkUp, replicationLag];
   return {
@@ -92,6 +130,29 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
     leader,
     steps,
     specValid,
+    forgetStatus,
+    observeStatus(namespace, redis, series) {
+      // The first failover must be an increase from 0, not a series born at 1 that increase() misses.
+      failovers.inc({ namespace, redis }, 0);
+      for (const p of PHASES) {
+        if (series.phase === undefined) phase.remove({ namespace, redis, phase: p });
+        else phase.set({ namespace, redis, phase: p }, p === series.phase ? 1 : 0);
+      }
+      for (const type of CONDITION_TYPES) {
+        const now = series.conditions.find((c) => c.type === type)?.status;
+        for (const status of CONDITION_STATUSES) {
+          if (now === undefined) condition.remove({ namespace, redis, type, status });
+          else condition.set({ namespace, redis, type, status }, status === now ? 1 : 0);
+        }
+      }
+      for (const [gauge, value] of [
+        [backupSuccess, series.lastBackupSuccess],
+        [backupFailure, series.lastBackupFailure],
+      ] as const) {
+        if (value === undefined) gauge.remove({ namespace, redis });
+        else gauge.set({ namespace, redis }, value);
+      }
+    },
     forgetPod(namespace, redis, pod) {
       for (const g of perPod) g.remove({ namespace, redis, pod });
     },

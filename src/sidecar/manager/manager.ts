@@ -10,6 +10,7 @@ import { INSTANCE_LABEL } from '../../api/labels.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import type { ManagerTiming } from '../config.ts';
 import type { KubeClient, MultiInformer } from '../kube/client.ts';
+import { statusSeries } from '../decide/status-series.ts';
 import type { SidecarMetrics } from '../metrics.ts';
 import type { FailurePolicyConfig } from './failure-policy.ts';
 import { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks } from './worker.ts';
@@ -113,6 +114,7 @@ export class ReplicationManager {
     const name = r.metadata?.name;
     if (!ns || !name) return;
     const k = key(ns, name);
+    this.#o.metrics.observeStatus(ns, name, statusSeries(r.status));
     const existing = this.#workers.get(k);
     if (existing && existing.uid !== r.metadata.uid) {
       // Same name, new object: the old worker's memory (tracks, events) is about something else.
@@ -150,6 +152,7 @@ export class ReplicationManager {
     const existing = this.#workers.get(k);
     if (!existing || (r.metadata.uid && existing.uid !== r.metadata.uid)) return;
     this.#workers.delete(k);
+    this.#o.metrics.forgetStatus(ns, name);
     this.#log.info({ namespace: ns, name }, 'Redis deleted: no longer managed');
     await existing.worker.stop();
   }
