@@ -144,7 +144,7 @@ async function settle(c: Cluster): Promise<void> {
 async function applyExample(c: Cluster): Promise<StoredObject> {
   c.store.create('redises', structuredClone(EXAMPLE), { keepStatus: false });
   await until('the Redis status', () => (c.store.get('redises', NS, NAME)?.['status'] as Json | undefined)?.['phase']);
-  await until('seven children', () => children(c.store).length === 7);
+  await until('eight children', () => children(c.store).length === 8);
   await settle(c);
   return c.store.read('redises', NS, NAME);
 }
@@ -278,6 +278,7 @@ for (const transport of ['store', 'http'] as const)
           'PodDisruptionBudget/my-redis-pdb',
           'Service/my-redis-headless',
           'Service/my-redis-master',
+          'Service/my-redis-metrics',
           'Service/my-redis-replicas',
           'StatefulSet/my-redis-master',
           'StatefulSet/my-redis-replica',
@@ -318,7 +319,12 @@ for (const transport of ['store', 'http'] as const)
           'Service.v1',
           'StatefulSet.apps/v1',
         ]);
-        assert.deepEqual(Object.keys(kids['Service.v1']!).sort(), ['default/my-redis-headless', 'default/my-redis-master', 'default/my-redis-replicas']);
+        assert.deepEqual(Object.keys(kids['Service.v1']!).sort(), [
+          'default/my-redis-headless',
+          'default/my-redis-master',
+          'default/my-redis-metrics',
+          'default/my-redis-replicas',
+        ]);
         const related = last['related'] as Record<string, Record<string, Json>>;
         assert.deepEqual(Object.keys(related).sort(), ['Job.batch/v1', 'PersistentVolumeClaim.v1', 'Pod.v1', 'Secret.v1']);
         // The very first request saw no children yet: every declared resource still has its (empty) entry.

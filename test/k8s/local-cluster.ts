@@ -3,10 +3,12 @@
 //   + pod network (a bridge, a netns per pod) + cluster DNS (the real CoreDNS on the bridge, so
 //     pods resolve Service and headless pod names) + node agent (kubelet stand-in, real API client)
 //   + userspace service proxy (ClusterIPs routed by the real EndpointSlices)
-//   + manifests/ installed with the real kubectl (all but the Deployment)
+//   + manifests/ installed with the real kubectl (all but the Deployment), then any `extraCrds`
+//     (Established before Metacontroller starts) and `decoratorControllers` YAMLs
 //   + the hook process behind the `redis-operator` Service (an EndpointSlice of ours points the
 //     Service at it, as the Deployment's pods would be) + Metacontroller (the real binary when
-//     METACONTROLLER_BIN names one, else our stand-in with its own ServiceAccount)
+//     METACONTROLLER_BIN names one, else our stand-in with its own ServiceAccount: one runner per
+//     CompositeController, then one per DecoratorController)
 //   + N sidecar processes with the operator ServiceAccount's tokens, through a fault proxy.
 //
 //   const lc = await startLocalCluster({ subnet: 45 });
@@ -18,10 +20,18 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino, type Logger } from 'pino';
 import { pollUntil } from '../support/cluster-views.ts';
 import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';
-import { loadCompositeController, startMetacontroller, type Metacontroller } from '../cluster/metacontroller/index.ts';
+import {
+  loadCompositeController,
+  loadDecoratorController,
+  startDecoratorController,
+  startMetacontroller,
+  type DecoratorControllerHandle,
+  type Metacontroller,
+} from '../cluster/metacontroller/index.ts';
 import { startClusterDns, type ClusterDns } from './cluster-dns.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
@@ -48,6 +58,13 @@ export interface LocalClusterOptions {
   resyncPeriodMs?: number;
   /** `real` needs METACONTROLLER_BIN; default: real when it is set, else the stand-in. */
   metacontroller?: 'real' | 'stand-in';
+  /**
+   * DecoratorController YAML files, applied with the real kubectl after manifests/; the stand-in
+   * runs one runner for each (the real binary runs whatever the cluster has).
+   */
+  decoratorControllers?: Array<string | URL>;
+  /** CRD YAML files applied with the real kubectl and Established before Metacontroller starts (a decorator's attachment kinds must be served). */
+  extraCrds?: string[];
   dataRoot?: string;
   keepData?: boolean;
   logger?: Logger;
@@ -70,6 +87,8 @@ export interface LocalCluster {
   readonly metacontrollerKind: 'real' | 'stand-in';
   /** The stand-in's handle (undefined when the real Metacontroller runs). */
   readonly metacontroller: Metacontroller | undefined;
+  /** The stand-in's DecoratorController runners, in `decoratorControllers` order (empty when the real Metacontroller runs). */
+  readonly decorators: readonly DecoratorControllerHandle[];
   readonly sidecars: readonly SidecarProcess[];
   readonly dataRoot: string;
   readonly logDir: string;
@@ -124,6 +143,18 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     cleanups.push(() => agent.stop());
     log(`node agent: ${agent.nodes.map((n) => n.name).join(', ')}`);
     const installed = await installOperator(cp, log);
+    for (const crd of (options.extraCrds ?? []).map((f) => path.resolve(f))) {
+      await cp.kubectl(['apply', '-f', crd]);
+      await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', crd]);
+      log(`installed CRDs of ${crd}`);
+    }
+    const decoratorFiles = (options.decoratorControllers ?? []).map((f) => path.resolve(f instanceof URL ? fileURLToPath(f) : f));
+    if (decoratorFiles.length > 0) {
+      // Installed with Metacontroller's other CRDs, but installOperator waits only for the CompositeController's.
+      await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/decoratorcontrollers.metacontroller.k8s.io']);
+      for (const file of decoratorFiles) await cp.kubectl(['apply', '-f', file]);
+      log(`applied DecoratorControllers: ${decoratorFiles.join(', ')}`);
+    }
 
     const client = httpClient(cp.adminKubeconfig);
     cleanups.push(() => client.close());
@@ -172,6 +203,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
 
     const wantReal = options.metacontroller ?? (process.env['METACONTROLLER_BIN'] ? 'real' : 'stand-in');
     let metacontroller: Metacontroller | undefined;
+    const decorators: DecoratorControllerHandle[] = [];
     if (wantReal === 'real') {
       const bin = process.env['METACONTROLLER_BIN'];
       if (!bin) throw new Error('metacontroller: real needs METACONTROLLER_BIN (a Metacontroller binary)');
@@ -204,6 +236,19 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       });
       cleanups.push(() => backups.stop());
       await Promise.all([mc.ready, backups.ready]);
+      for (const file of decoratorFiles) {
+        const controller = loadDecoratorController(file);
+        const decorator = startDecoratorController({
+          kubeconfig: installed.metacontrollerKubeconfig,
+          controller,
+          hookBaseUrl,
+          logger: logger.child({ component: `metacontroller-decorator-${controller.metadata.name}` }),
+          ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+        });
+        decorators.push(decorator);
+        cleanups.push(() => decorator.stop());
+        await decorator.ready;
+      }
       log('Metacontroller: the stand-in (test/cluster/metacontroller), as ServiceAccount metacontroller/metacontroller');
     }
 
@@ -248,6 +293,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       hook,
       metacontrollerKind: wantReal,
       metacontroller,
+      decorators,
       sidecars,
       dataRoot,
       logDir,

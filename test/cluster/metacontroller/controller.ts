@@ -23,21 +23,11 @@ import { apiVersionOfRef, splitApiVersion, type CacheEvent, type KubeClient, typ
 import { Children } from './children.ts';
 import { EventRecorder } from './events.ts';
 import { resolveHook, type ResolvedHook } from './hook-client.ts';
-import {
-  childSelector,
-  controllerRefOf,
-  errorText,
-  groupKey,
-  isApiError,
-  keyOf,
-  newStats,
-  SyncFailure,
-  type CompositeController,
-  type ParentStats,
-} from './model.ts';
+import { childSelector, controllerRefOf, errorText, groupKey, keyOf, newStats, type CompositeController, type ParentStats } from './model.ts';
 import { ParentSync } from './parent-sync.ts';
 import { WorkQueue, type BackoffOptions } from './queue.ts';
 import { Related } from './related.ts';
+import { discover, runSync } from './runner-common.ts';
 
 export type { CompositeController, LabelSelector, ParentStats, RelatedRule } from './model.ts';
 export { groupKey } from './model.ts';
@@ -97,22 +87,13 @@ export class CompositeControllerRunner {
     this.ready.catch((error: unknown) => this.log.error({ err: errorText(error) }, 'the controller could not start'));
   }
 
-  private async resolveResource(apiVersion: string, resource: string): Promise<ResourceRef> {
-    try {
-      return await this.client.resource(apiVersion, resource);
-    } catch (error) {
-      if (isApiError(error, 'NotFound')) throw new SyncFailure(`can't find resource "${resource}" in apiVersion "${apiVersion}"`);
-      throw error;
-    }
-  }
-
   private async start(): Promise<void> {
     const spec = this.cc.spec;
-    this.parentDef = await this.resolveResource(spec.parentResource.apiVersion, spec.parentResource.resource);
+    this.parentDef = await discover(this.client, spec.parentResource.apiVersion, spec.parentResource.resource);
     if (!this.parentDef.statusSubresource) throw new Error(`parent ${this.parentDef.resource} has no status subresource: Metacontroller ignores it`);
     const resources = await Promise.all(
       (spec.childResources ?? []).map(async (c) => {
-        const def = await this.resolveResource(c.apiVersion, c.resource);
+        const def = await discover(this.client, c.apiVersion, c.resource);
         return { def, method: c.updateStrategy?.method ?? 'OnDelete', group: groupKey(apiVersionOfRef(def), def.kind) };
       }),
     );
@@ -229,23 +210,8 @@ export class CompositeControllerRunner {
     const name = key.slice(slash + 1);
     const parent = this.client.get(this.parentDef, this.parentDef.namespaced ? namespace : undefined, name);
     if (parent === undefined) return;
-    const stats = this.statsOf(key);
     const log = this.log.child({ namespace, name, uid: parent.metadata.uid });
-    try {
-      const retryAfter = await this.parentSync.syncParent(parent, stats, log);
-      stats.syncs += 1;
-      stats.lastError = undefined;
-      this.queue.forget(key);
-      if (retryAfter !== undefined) this.queue.addAfter(key, retryAfter * 1000);
-    } catch (error) {
-      if (this.stopped) return;
-      const message = errorText(error);
-      stats.syncs += 1;
-      stats.failures += 1;
-      stats.lastError = message;
-      const delay = this.queue.addRateLimited(key);
-      log.warn({ err: message, retryInMs: delay }, 'sync failed');
-      await this.events.warning(parent, 'SyncError', `Sync error: ${message}`, log);
-    }
+    const run = { key, parent, stats: this.statsOf(key), queue: this.queue, events: this.events, log, stopped: () => this.stopped };
+    await runSync(run, () => this.parentSync.syncParent(parent, run.stats, log));
   }
 }

@@ -132,6 +132,15 @@ export async function callHook<T>(hook: ResolvedHook, body: unknown, options: Ca
 export const isObjectOrNull = (v: unknown) =>
   v === null || isRecord(v) ? undefined : `cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]interface {}`;
 export const isNumberOrNull = (v: unknown) => (v === null || typeof v === 'number' ? undefined : `cannot unmarshal ${typeof v} into Go value of type float64`);
+/** map[string]*string (a decorator's labels and annotations): a null value is kept (it deletes the key). */
+export function isStringMapOrNull(v: unknown): string | undefined {
+  if (v === null) return undefined;
+  if (!isRecord(v)) return `cannot unmarshal ${Array.isArray(v) ? 'array' : typeof v} into Go value of type map[string]*string`;
+  for (const item of Object.values(v)) {
+    if (item !== null && typeof item !== 'string') return `cannot unmarshal ${Array.isArray(item) ? 'array' : typeof item} into Go value of type string`;
+  }
+  return undefined;
+}
 export const isBoolOrNull = (v: unknown) => (v === null || typeof v === 'boolean' ? undefined : `cannot unmarshal ${typeof v} into Go value of type bool`);
 export function isObjectList(v: unknown): string | undefined {
   if (v === null) return undefined;

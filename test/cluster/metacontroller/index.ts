@@ -16,27 +16,31 @@
 //
 // Parent keys are `namespace/name`. `controller` is the CompositeController object (for
 // example parsed from metacontroller/composite-controller.yaml with loadCompositeController()).
+// startDecoratorController (decorator.ts, re-exported here) runs one DecoratorController likewise.
 import { readFileSync } from 'node:fs';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import { parse } from 'yaml';
-import type { ObjectStore } from '../../support/kube-api/store.ts';
-import { httpClient, storeClient, type KubeClient } from '../../support/kube-client/index.ts';
+import type { KubeClient } from '../../support/kube-client/index.ts';
 import { CompositeControllerRunner, type CompositeController, type ParentStats } from './controller.ts';
 import type { BackoffOptions } from './queue.ts';
+import { clientOf, type ApiOptions } from './runner-common.ts';
 
 export type { CompositeController, ParentStats, RelatedRule } from './controller.ts';
 export { applyUpdate, merge, canonicalJson, LAST_APPLIED_ANNOTATION } from './apply.ts';
 export { groupKey } from './controller.ts';
+export type { ApiOptions } from './runner-common.ts';
+export {
+  DECORATOR_ANNOTATION,
+  loadDecoratorController,
+  startDecoratorController,
+  type DecoratorController,
+  type DecoratorControllerHandle,
+  type DecoratorControllerOptions,
+  type DecoratorStats,
+} from './decorator.ts';
 
-/** Where the API is: exactly one of `client`, `store` or `kubeconfig`. */
-export interface MetacontrollerOptions {
-  /** Any KubeClient; the caller owns it (stop() does not close it). */
-  client?: KubeClient;
-  /** Convenience: the in-process store, wrapped with storeClient (closed by stop()). */
-  store?: ObjectStore;
-  /** Convenience: a kubeconfig path or KubeConfig, wrapped with httpClient (closed by stop()); its credentials are Metacontroller's. */
-  kubeconfig?: string | KubeConfig;
+/** Where the API is: exactly one of `client`, `store` or `kubeconfig` (ApiOptions). */
+export interface MetacontrollerOptions extends ApiOptions {
   controller: CompositeController;
   /** Where the hooks answer, e.g. `http://127.0.0.1:8080`; each hook's webhook path is appended. */
   hookBaseUrl: string;
@@ -75,16 +79,8 @@ export function loadCompositeController(
   return parse(readFileSync(path, 'utf8')) as CompositeController;
 }
 
-function clientOf(options: MetacontrollerOptions): { client: KubeClient; owned: boolean } {
-  const given = [options.client, options.store, options.kubeconfig].filter((x) => x !== undefined).length;
-  if (given !== 1) throw new Error('startMetacontroller: pass exactly one of client, store or kubeconfig');
-  if (options.client) return { client: options.client, owned: false };
-  if (options.store) return { client: storeClient(options.store), owned: true };
-  return { client: httpClient(options.kubeconfig!), owned: true };
-}
-
 export function startMetacontroller(options: MetacontrollerOptions): Metacontroller {
-  const { client, owned } = clientOf(options);
+  const { client, owned } = clientOf(options, 'startMetacontroller');
   const runner = new CompositeControllerRunner({
     client,
     controller: options.controller,

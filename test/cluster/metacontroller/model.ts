@@ -1,5 +1,5 @@
 // The shapes and small pure helpers the Metacontroller stand-in's parts share: the
-// CompositeController it reads, per-parent stats, the children selector (generateSelector's
+// CompositeController and DecoratorController it reads, per-parent stats, the children selector (generateSelector's
 // controller-uid or the parent's spec.selector), the controllerRef it writes, and the
 // children/related map keys of hook requests (Metacontroller's common/ and composite/ packages).
 // Invariant: pure; nothing here does I/O.
@@ -32,6 +32,27 @@ export interface CompositeController {
   [k: string]: unknown;
 }
 
+/** An annotation selector: a label selector over annotations (`matchAnnotations` for `matchLabels`). */
+export interface AnnotationSelector {
+  matchAnnotations?: Record<string, string>;
+  matchExpressions?: LabelSelector['matchExpressions'];
+}
+
+/** The parts of a metacontroller.k8s.io/v1alpha1 DecoratorController this stand-in reads. */
+export interface DecoratorController {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; [k: string]: unknown };
+  spec: {
+    resources: Array<{ apiVersion: string; resource: string; labelSelector?: LabelSelector; annotationSelector?: AnnotationSelector; [k: string]: unknown }>;
+    attachments?: Array<{ apiVersion: string; resource: string; updateStrategy?: { method?: string } }>;
+    resyncPeriodSeconds?: number;
+    hooks?: { sync?: HookSpec; finalize?: HookSpec; customize?: HookSpec };
+    [k: string]: unknown;
+  };
+  [k: string]: unknown;
+}
+
 export interface RelatedRule {
   apiVersion: string;
   resource: string;
@@ -56,6 +77,12 @@ export interface ParentStats {
   lastError: string | undefined;
   /** Completed syncs, successful or not. */
   syncs: number;
+}
+
+/** A DecoratorController's stats: `childWrites` counts attachment writes; `objectWrites` the updates of the target itself. */
+export interface DecoratorStats extends ParentStats {
+  /** Updates of the target (labels, annotations, status without a subresource, finalizer removal) issued. */
+  objectWrites: number;
 }
 
 export function newStats(): ParentStats {

@@ -6,7 +6,6 @@
 // status are written by read-modify-write of the live object (AtomicUpdate: a GET per attempt, the
 // uid must not change), never from the cache; status is written only when it changed.
 import type { Logger } from 'pino';
-import { KubeApiError } from '../../support/kube-api/errors.ts';
 import { deepEqual } from '../../support/kube-api/patch.ts';
 import type { KubeObject, StoredObject } from '../../support/kube-api/resources.ts';
 import { labelSelectorToString, matchesLabels, parseLabelSelector } from '../../support/kube-api/selectors.ts';
@@ -28,8 +27,7 @@ import {
 } from './model.ts';
 import type { WorkQueue } from './queue.ts';
 import type { Related } from './related.ts';
-
-const GC_FINALIZERS = new Set(['foregroundDeletion', 'orphan']);
+import { atomicUpdate, hasFinalizer, shouldFinalize, syncFinalizer, updateFinalizer } from './runner-common.ts';
 
 type SyncResponse = { status?: Json | null; children?: KubeObject[] | null; resyncAfterSeconds?: number | null; finalized?: boolean | null };
 
@@ -78,56 +76,10 @@ export class ParentSync {
   }
 
   hasFinalizer(obj: KubeObject): boolean {
-    return (obj.metadata?.finalizers ?? []).includes(this.finalizerName);
+    return hasFinalizer(obj, this.finalizerName);
   }
 
   // ---------------------------------------------------------------- the sync
-
-  /** Read-modify-write of the live parent as Metacontroller's AtomicUpdate does (a GET per attempt; the uid must not change). */
-  private async atomicUpdate(
-    parent: StoredObject,
-    mutate: (obj: StoredObject) => boolean,
-    subresource?: 'status',
-  ): Promise<{ object: StoredObject; written: boolean }> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      const fresh = await this.client.read(this.parentDef, parent.metadata.namespace, parent.metadata.name);
-      if (fresh === undefined)
-        throw new KubeApiError({
-          kind: 'Status',
-          apiVersion: 'v1',
-          metadata: {},
-          status: 'Failure',
-          reason: 'NotFound',
-          code: 404,
-          message: `${this.parentDef.resource} "${parent.metadata.name}" not found`,
-        });
-      if (fresh.metadata.uid !== parent.metadata.uid)
-        throw new SyncFailure(`original ${this.parentDef.kind} ${keyOf(parent)} is gone: got uid ${fresh.metadata.uid}, wanted ${parent.metadata.uid}`);
-      if (!mutate(fresh)) return { object: fresh, written: false };
-      try {
-        return { object: await this.client.update(this.parentDef, fresh, subresource ? { subresource } : {}), written: true };
-      } catch (error) {
-        if (isApiError(error, 'Conflict')) continue;
-        throw error;
-      }
-    }
-    throw new SyncFailure(`too many conflicts updating ${keyOf(parent)}`);
-  }
-
-  private async updateFinalizer(parent: StoredObject, want: boolean, what: string): Promise<StoredObject> {
-    try {
-      return (
-        await this.atomicUpdate(parent, (obj) => {
-          const list = obj.metadata.finalizers ?? [];
-          if (list.includes(this.finalizerName) === want) return false;
-          obj.metadata.finalizers = want ? [...list, this.finalizerName] : list.filter((f) => f !== this.finalizerName);
-          return true;
-        })
-      ).object;
-    } catch (error) {
-      throw new SyncFailure(`can't ${what} finalizer for ${parent.kind} ${keyOf(parent)}: ${errorText(error)}`);
-    }
-  }
 
   /** Returns the Retry-After seconds of a 429 (no error, no event), else undefined. */
   async syncParent(initial: StoredObject, stats: ParentStats, log: Logger): Promise<number | undefined> {
@@ -135,10 +87,7 @@ export class ParentSync {
     if (!this.hasFinalizer(parent) && this.doNotMatchLabels(parent.metadata.labels)) return undefined;
 
     // The finalizer first, so that anything done below can be cleaned up.
-    const wantFinalizer = this.hooks.finalize !== undefined;
-    if (this.hasFinalizer(parent) !== wantFinalizer && !(wantFinalizer && parent.metadata.deletionTimestamp)) {
-      parent = await this.updateFinalizer(parent, wantFinalizer, 'sync');
-    }
+    parent = await syncFinalizer(this.client, this.parentDef, parent, this.finalizerName, this.hooks.finalize !== undefined);
 
     const observed = await this.children.claim(parent);
     const related = await this.related.objects(parent, stats);
@@ -167,19 +116,21 @@ export class ParentSync {
     }
 
     if (response.finalized === true) {
-      parent = await this.updateFinalizer(parent, false, 'remove');
+      parent = await updateFinalizer(this.client, this.parentDef, parent, this.finalizerName, false, 'remove');
       log.info('finalized: finalizer removed');
     }
 
     const desired = this.desiredChildren(parent, desiredList);
     let manageError: string | undefined;
-    if (parent.metadata.deletionTimestamp === undefined || this.shouldFinalize(parent)) {
+    if (parent.metadata.deletionTimestamp === undefined || shouldFinalize(parent, this.finalizerName, this.hooks.finalize !== undefined)) {
       manageError = await this.children.manage(parent, observed.objects, desired, stats, log);
     }
 
     try {
       const status: Json = { ...(response.status ?? {}), observedGeneration: parent.metadata.generation ?? 0 };
-      const { written } = await this.atomicUpdate(
+      const { written } = await atomicUpdate(
+        this.client,
+        this.parentDef,
         parent,
         (obj) => {
           if (deepEqual(obj['status'], status)) return false;
@@ -219,11 +170,5 @@ export class ParentSync {
       desired.get(group)!.set(innerKey(child, 'v2', parent), child);
     }
     return desired;
-  }
-
-  private shouldFinalize(parent: StoredObject): boolean {
-    const finalizers = parent.metadata.finalizers ?? [];
-    if (finalizers.some((f) => GC_FINALIZERS.has(f))) return false;
-    return finalizers.includes(this.finalizerName) && this.hooks.finalize !== undefined;
   }
 }
