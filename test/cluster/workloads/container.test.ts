@@ -7,7 +7,18 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Container, V1Pod } from '@kubernetes/client-node';
-import { containerArgv, expand, isOperatorImage, isRedisImage, mapPath, redisShim, resolveEnv, type ObjectLookup, mapPathsInText } from './container.ts';
+import {
+  containerArgv,
+  expand,
+  isExporterImage,
+  isOperatorImage,
+  isRedisImage,
+  mapPath,
+  redisShim,
+  resolveEnv,
+  type ObjectLookup,
+  mapPathsInText,
+} from './container.ts';
 import { REDIS_START_SCRIPT } from '../../../src/hook/children/statefulset.ts';
 
 const NODE = { memoryBytes: 8 * 2 ** 30, cpus: 4 };
@@ -172,6 +183,13 @@ describe('containerArgv', () => {
     ],
     ['the redis image with another command as args', { name: 'c', image: 'redis', args: ['redis-cli', 'ping'] }, ['redis-cli', 'ping']],
     ['another image without command cannot run', { name: 'c', image: 'busybox' }, /cannot run image busybox/],
+    ['the exporter image without command: its entrypoint', { name: 'c', image: 'oliver006/redis_exporter:v1.45.0' }, ['/redis_exporter']],
+    [
+      'the exporter image: args go to the entrypoint',
+      { name: 'c', image: 'redis_exporter', args: ['-redis.addr', '$(CONF)'] },
+      ['/redis_exporter', '-redis.addr', '/etc/redis/redis.conf'],
+    ],
+    ['the exporter image with a command runs it', { name: 'c', image: 'redis_exporter', command: ['sh', '-c', 'true'] }, ['sh', '-c', 'true']],
   ];
   for (const [name, container, want] of cases) {
     test(name, () => {
@@ -199,6 +217,24 @@ describe('containerArgv', () => {
     ];
     for (const [image, want] of cases) assert.equal(isOperatorImage(image), want, String(image));
     assert.equal(isRedisImage('redis-operator:0.1.0'), false);
+  });
+  test("isExporterImage: the repository's last path component is redis_exporter, any registry, tag or digest", () => {
+    const cases: Array<[string | undefined, boolean]> = [
+      ['oliver006/redis_exporter:v1.45.0', true],
+      ['quay.io/oliver006/redis_exporter:v1.62.0-alpine', true],
+      ['registry.example.com:5000/mirror/redis_exporter@sha256:0123abcd', true],
+      ['oliver006/redis_exporter:v1.45.0@sha256:0123abcd', true],
+      ['redis_exporter', true],
+      ['redis_exporter:latest', true],
+      ['oliver006/redis_exporter-foo:1', false],
+      ['redis_exporter/other:1', false],
+      ['bitnami/redis-exporter:1.45.0', false],
+      ['redis:7.2', false],
+      ['redis-operator:0.1.0', false],
+      [undefined, false],
+    ];
+    for (const [image, want] of cases) assert.equal(isExporterImage(image), want, String(image));
+    assert.equal(isRedisImage('oliver006/redis_exporter:v1.45.0'), false);
   });
 });
 
@@ -274,6 +310,10 @@ describe('redisShim', () => {
       // The operator's own command: config lines on stdin (`-`), which must stay the last argument.
       const fromStdin = execFileSync('sh', ['-c', REDIS_START_SCRIPT], { env: { PATH: `${root}:/usr/bin:/bin`, REDIS_PASSWORD: 'p w' }, encoding: 'utf8' });
       assert.deepEqual(fromStdin.trimEnd().split('\n'), [rewritten, '--bind', '127.0.49.9', '--bind-source-addr', '127.0.49.9', '-']);
+      // A pod with a network namespace of its own also listens on its loopback (the exporter's 127.0.0.1).
+      writeFileSync(shim, redisShim({ realBinary: fake, mounts: [], podIP: '198.18.90.2', rewrittenConf: rewritten, ownNetns: true }));
+      const own = execFileSync('sh', ['-c', 'exec redis-server --port 6379'], { env: { PATH: `${root}:/usr/bin:/bin` }, encoding: 'utf8' });
+      assert.deepEqual(own.trimEnd().split('\n'), ['--port', '6379', '--bind', '198.18.90.2', '127.0.0.1', '--bind-source-addr', '198.18.90.2']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -212,14 +212,28 @@ export function isOperatorImage(image: string | undefined): boolean {
 }
 
 /**
+ * True for redis_exporter images (`oliver006/redis_exporter:v1.45.0`,
+ * `quay.io/oliver006/redis_exporter@sha256:...`): the repository's last path component, from any
+ * registry, with any tag or digest. The runners run Debian's build of it (exporter-image.ts).
+ */
+export function isExporterImage(image: string | undefined): boolean {
+  return /^(?:.*\/)?redis_exporter(?::[^/@]+)?(?:@[^/]+)?$/.test(image ?? '');
+}
+
+/** The exporter image's ENTRYPOINT (it has no CMD); the runners map it to the host's binary. */
+export const EXPORTER_ENTRYPOINT = '/redis_exporter';
+
+/**
  * The argv a container runs: command + args, $(VAR)-expanded. Without a command, the redis
  * image's entrypoint (docker-entrypoint.sh) runs its CMD `redis-server`, and prepends
- * `redis-server` to args that are flags or a .conf file, as the entrypoint script does.
+ * `redis-server` to args that are flags or a .conf file, as the entrypoint script does; the
+ * exporter image's entrypoint gets the args as they are.
  */
 export function containerArgv(container: V1Container, env: Array<[string, string]>): string[] | { error: string } {
   const vars = new Map(env);
   const ex = (s: string) => expand(s, (n) => vars.get(n));
   if (container.command && container.command.length > 0) return [...container.command.map(ex), ...(container.args ?? []).map(ex)];
+  if (isExporterImage(container.image)) return [EXPORTER_ENTRYPOINT, ...(container.args ?? []).map(ex)];
   if (!isRedisImage(container.image)) return { error: `the stand-in cannot run image ${container.image ?? '(none)'} without an explicit command` };
   const args = (container.args ?? []).map(ex);
   if (args.length === 0) return ['redis-server'];
@@ -276,9 +290,12 @@ function shQuote(s: string): string {
 /**
  * The `redis-server` shim put first on the container's PATH (see the header). `rewrittenConf` is
  * where it writes the config file with its `dir` mapped: Redis chdirs while it parses the file,
- * so a `dir /data` line fails before any command-line override could apply.
+ * so a `dir /data` line fails before any command-line override could apply. `ownNetns`: the pod
+ * has a network namespace of its own (the node agent's pod network), so Redis listens on its
+ * loopback too, as the file's `bind 0.0.0.0` would in a container: the exporter beside it dials
+ * 127.0.0.1.
  */
-export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP: string; rewrittenConf: string }): string {
+export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP: string; rewrittenConf: string; ownNetns?: boolean }): string {
   const cases = sortMounts(options.mounts).flatMap((m) => [
     `    ${shQuote(m.containerPath)}) printf '%s' ${shQuote(m.hostPath)} ;;`,
     `    ${shQuote(m.containerPath)}/*) printf '%s%s' ${shQuote(m.hostPath)} "\${1#${m.containerPath}}" ;;`,
@@ -321,7 +338,7 @@ export function redisShim(options: { realBinary: string; mounts: Mount[]; podIP:
     '  fi',
     '  set -- "$@" "$m"',
     'done',
-    `exec ${shQuote(options.realBinary)} "$@" --bind ${options.podIP} --bind-source-addr ${options.podIP} $stdin`,
+    `exec ${shQuote(options.realBinary)} "$@" --bind ${options.podIP}${options.ownNetns ? ' 127.0.0.1' : ''} --bind-source-addr ${options.podIP} $stdin`,
     '',
   ].join('\n');
 }

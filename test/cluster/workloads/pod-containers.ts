@@ -1,6 +1,7 @@
 // A pod worker's containers as processes: start (environment, argv and mounts from container.ts,
-// the redis-server shim), exit, restart under restartPolicy with the kubelet's back-off, probe
-// results, and the graceful kill. The pod's own state stays on its PodWorker (pod-worker.ts).
+// the redis-server shim, the exporter image from exporter-image.ts), exit, restart under
+// restartPolicy with the kubelet's back-off, probe results, and the graceful kill. The pod's own
+// state stays on its PodWorker (pod-worker.ts).
 // Invariants:
 // - A container has at most one process; each start gets a new containerID (the pod IP stays).
 // - A container of a terminating pod is never restarted: its exit is final, and the worker then
@@ -12,7 +13,8 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { V1Container } from '@kubernetes/client-node';
-import { containerArgv, isRedisImage, mapPath, redisShim, resolveEnv, type Mount } from './container.ts';
+import { containerArgv, isExporterImage, isRedisImage, mapPath, redisShim, resolveEnv, type Mount } from './container.ts';
+import { exporterProcess } from './exporter-image.ts';
 import { terminatedState, type TerminatedState } from './pod-status.ts';
 import type { ProbeOutcome, ProbeTarget, ProbeType } from './probes.ts';
 import { spawnGroup, type ExitInfo, type ProcessGroup } from './processes.ts';
@@ -72,6 +74,18 @@ function containerMounts(w: PodWorker, c: ContainerRuntime): Mount[] | string {
   return mounts;
 }
 
+/** argv and env of the container's process; the exporter image's with its rewrite (every pod here shares the host's network namespace). */
+function processOf(spec: V1Container, env: Array<[string, string]>, podIP: string): { argv: string[]; env: Array<[string, string]> } | { error: string } {
+  const argv = containerArgv(spec, env);
+  if (!Array.isArray(argv)) return argv;
+  return isExporterImage(spec.image) ? exporterProcess(argv, env, { podIP, sharedNetns: true }) : { argv, env };
+}
+
+function refuse(w: PodWorker, c: ContainerRuntime, message: string): void {
+  if (c.waiting?.message !== message) w.log.warn({ container: c.spec.name, reason: 'CreateContainerError', message }, 'container cannot start');
+  c.waiting = { reason: 'CreateContainerError', message };
+}
+
 export function startContainer(w: PodWorker, c: ContainerRuntime): void {
   const { store, addresses, redisServer } = w.kubelet.options;
   const ip = w.ip!;
@@ -86,13 +100,11 @@ export function startContainer(w: PodWorker, c: ContainerRuntime): void {
     c.waiting = { reason: 'CreateContainerConfigError', message: env.message };
     return;
   }
-  const argv = containerArgv(c.spec, env.env);
   const mounts = containerMounts(w, c);
-  if (!Array.isArray(argv) || typeof mounts === 'string') {
-    const message = typeof mounts === 'string' ? mounts : (argv as { error: string }).error;
-    c.waiting = { reason: 'CreateContainerError', message };
-    return;
-  }
+  if (typeof mounts === 'string') return refuse(w, c, mounts);
+  const spawnable = processOf(c.spec, env.env, ip);
+  if ('error' in spawnable) return refuse(w, c, spawnable.error);
+  const { argv } = spawnable;
   const cdir = path.join(w.dir, 'containers', c.spec.name);
   const bin = path.join(cdir, 'bin');
   const rootfs = path.join(cdir, 'rootfs');
@@ -105,7 +117,7 @@ export function startContainer(w: PodWorker, c: ContainerRuntime): void {
   const cwd = mapPath(mounts, workingDir) ?? rootfs;
   mkdirSync(cwd, { recursive: true });
   const processEnv: Record<string, string> = { PATH: `${bin}:${BASE_PATH}`, HOSTNAME: w.pod.spec?.hostname ?? w.name, HOME: rootfs };
-  for (const [k, v] of env.env) processEnv[k] = v;
+  for (const [k, v] of spawnable.env) processEnv[k] = v;
   const proc = spawnGroup(argv, { env: processEnv, cwd, logFile: path.join(w.dir, 'logs', `${c.spec.name}.log`) });
   if (c.everStarted) c.restartCount += 1;
   c.everStarted = true;

@@ -4,6 +4,7 @@
 // the same situation twice is a no-op for the API server; a pod without init containers gets
 // exactly the status it always did (no initContainerStatuses, Initialized plainly True).
 import os from 'node:os';
+import { isExporterImage } from './container.ts';
 
 export type ContainerState = { waiting: { reason: string; message?: string } } | { running: { startedAt: string } } | { terminated: TerminatedState };
 
@@ -126,7 +127,8 @@ function containerStatus(c: ContainerSnapshot): Record<string, unknown> {
   return {
     name: c.name,
     image: c.image,
-    imageID: c.containerID ? `standin://redis-server@${c.image}` : '',
+    // The program that runs the image here (the node agent overrides it with the binary's digest).
+    imageID: c.containerID ? `standin://${isExporterImage(c.image) ? 'redis_exporter' : 'redis-server'}@${c.image}` : '',
     ...(c.containerID ? { containerID: c.containerID } : {}),
     ready: c.ready,
     started: c.started,

@@ -76,7 +76,8 @@ export async function runProbe(probe: V1Probe, target: ProbeTarget, timeoutMs: n
     const p = port(probe.httpGet.port as number | string);
     if (p === undefined) return { outcome: 'failure', output: `unknown port ${String(probe.httpGet.port)}` };
     const host = probe.httpGet.host ?? target.podIP;
-    if (!host.startsWith('127.')) return { outcome: 'failure', output: `refusing non-loopback probe host ${host}` };
+    // The pod's own IP (a pod network's bridge address in the node agent) or loopback; nothing else.
+    if (!host.startsWith('127.') && host !== target.podIP) return { outcome: 'failure', output: `refusing non-loopback probe host ${host}` };
     const scheme = (probe.httpGet.scheme ?? 'HTTP').toLowerCase();
     const headers = Object.fromEntries((probe.httpGet.httpHeaders ?? []).map((h) => [h.name, h.value]));
     try {

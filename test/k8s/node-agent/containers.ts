@@ -138,8 +138,7 @@ export class ContainerRunner {
     const instance = c.everStarted ? c.restartCount + 1 : c.restartCount;
     const plan = planProcess(h, c, instance);
     if ('reason' in plan) {
-      if (plan.reason === 'CreateContainerConfigError' && c.waiting?.message !== plan.message)
-        h.log.warn({ container: c.spec.name, ...plan }, 'container cannot start');
+      if (c.waiting?.message !== plan.message) h.log.warn({ container: c.spec.name, ...plan }, 'container cannot start');
       c.waiting = plan;
       return;
     }

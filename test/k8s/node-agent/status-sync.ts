@@ -10,9 +10,11 @@
 // - Conditions owned by others (the scheduler's PodScheduled, DisruptionTarget) are left alone.
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
-import { isOperatorImage } from '../../cluster/workloads/container.ts';
+import { isExporterImage, isOperatorImage } from '../../cluster/workloads/container.ts';
+import { exporterImageID } from '../../cluster/workloads/exporter-image.ts';
 import { buildPodStatus, rfc3339, type ContainerSnapshot } from '../../cluster/workloads/pod-status.ts';
 import { isStatus, type Json } from './api-client.ts';
+import { IMAGE_ID_SCHEME } from './container-setup.ts';
 import { operatorImageID } from './operator-image.ts';
 import type { PodWorker } from './pod-worker.ts';
 
@@ -106,7 +108,8 @@ export function workerStatus(w: PodWorker, hostIP: string, imageID: string, serv
     .filter((c) => !(c['type'] === 'PodScheduled' && serverConditions.includes('PodScheduled')))
     .map((c) => (generation !== undefined && c['type'] !== 'PodScheduled' ? { ...c, observedGeneration: generation } : c));
   for (const cs of [...((status['initContainerStatuses'] ?? []) as Json[]), ...(status['containerStatuses'] as Json[])]) {
-    cs['imageID'] = !cs['containerID'] ? '' : isOperatorImage(cs['image'] as string) ? operatorImageID() : imageID;
+    const image = cs['image'] as string;
+    cs['imageID'] = !cs['containerID'] ? '' : isOperatorImage(image) ? operatorImageID() : isExporterImage(image) ? exporterImageID(IMAGE_ID_SCHEME) : imageID;
   }
   if (generation !== undefined) status['observedGeneration'] = generation;
   return status;
