@@ -3,14 +3,19 @@
 //                                  scheduler, kubectl and etcd; prints bin_dir=<path>; then the
 //                                  tests' S3 server (test/s3/build.ts); prints s3_server=<path>;
 //                                  then CoreDNS, the cluster DNS (test/k8s/coredns-build.ts);
-//                                  prints coredns=<path>
+//                                  prints coredns=<path>; then the monitoring tests' Prometheus,
+//                                  promtool and redis_exporter (test/monitoring/tools.ts) and
+//                                  prometheus-operator's CRDs (test/k8s/prometheus-operator.ts);
+//                                  prints prometheus=<path> ... prometheus_operator_crds=<dir>
 //   node test/k8s/cli.ts up        start the control plane and wait (Ctrl-C stops and cleans up);
 //                                  prints KUBECONFIG=<path> for your own kubectl
 // Invariant: nothing is left running after the command ends (every process dies with it).
 import { binDir, ensureBinaries, isBuilt } from './build.ts';
 import { buildCoredns } from './coredns-build.ts';
 import { startControlPlane } from './control-plane.ts';
+import { prometheusOperatorCrds } from './prometheus-operator.ts';
 import { buildS3Server } from '../s3/build.ts';
+import { ensureMonitoringTools, toolLines } from '../monitoring/tools.ts';
 
 const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 19)} ${line}`);
 
@@ -24,6 +29,10 @@ async function main(): Promise<void> {
     console.log(`${warm ? 'warm' : 'cold'}_build_s=${Math.round((Date.now() - t0) / 1000)}`);
     console.log(`s3_server=${await buildS3Server(log)}`);
     console.log(`coredns=${await buildCoredns(log)}`);
+    console.log(toolLines(await ensureMonitoringTools(log)).join('\n'));
+    const crds = prometheusOperatorCrds();
+    if ('why' in crds) throw new Error(`prometheus-operator CRDs: ${crds.why}`);
+    console.log(`prometheus_operator_crds=${crds.dir}`);
     return;
   }
   if (cmd === 'up') {
