@@ -1,7 +1,7 @@
 // The install manifests (manifests/, metacontroller/): every object valid against Kubernetes'
-// own schemas with no unknown fields (test/support/k8s-validate.ts), the CompositeController
-// valid against Metacontroller's CRD (read from ../shared beside the repository, as CI places
-// it) and carrying the invariants our hook needs, least-privilege RBAC, a kustomization that
+// own schemas with no unknown fields (test/support/k8s-validate.ts), the CompositeController and
+// the monitoring component's DecoratorController valid against Metacontroller's CRDs (read from
+// ../shared beside the repository, as CI places it) and carrying the invariants our hook needs, least-privilege RBAC, a kustomization that
 // lists everything, a Deployment that meets the restricted Pod Security Standard, and the
 // design's example Redis accepted by our CRD, our CEL rules and the hook's validator.
 import { test } from 'node:test';
@@ -71,7 +71,9 @@ const container = (name: string): Obj => {
 /** Every object set — so a new kind in a manifest needs a decision here. */
 const HANDLED_KINDS = new Set([
   'Namespace', 'CustomResourceDefinition', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding',
-  'Deployment', 'Service', 'CompositeController', 'Kustomization', 'Component', 'Redis',
+  'Deployment', 'Service', 'CompositeController', 'DecoratorController', 'Kustomization', 'Component', 'Redis',
+  // The monitoring component's: checked against the Prometheus Operator's real CRDs (monitoring-component.test.ts).
+  'PodMonitor', 'PrometheusRule',
 ]);
 
 test('every manifest parses and holds only kinds this test checks', () => {
@@ -83,7 +85,7 @@ test('every manifest parses and holds only kinds this test checks', () => {
 
 test("every Kubernetes object is valid against Kubernetes' schemas, with no unknown fields", () => {
   for (const { file, obj } of OBJECTS) {
-    if (['CompositeController', 'Kustomization', 'Component', 'Redis'].includes(obj['kind'])) continue;
+    if (['CompositeController', 'DecoratorController', 'Kustomization', 'Component', 'Redis', 'PodMonitor', 'PrometheusRule'].includes(obj['kind'])) continue;
     assert.doesNotThrow(() => validateK8sObject(obj), `${file}`);
   }
 });
@@ -288,9 +290,9 @@ test('the Service sends port 80 to the hook on 8080 and selects the operator pod
 
 // ---- CompositeController ----
 
-function metacontrollerSchema(): JsonSchema {
-  const crd = loadYaml(METACONTROLLER_CRDS).find((d) => d['metadata']?.['name'] === 'compositecontrollers.metacontroller.k8s.io');
-  assert.ok(crd, 'the file defines compositecontrollers.metacontroller.k8s.io');
+function metacontrollerSchema(crdName = 'compositecontrollers.metacontroller.k8s.io'): JsonSchema {
+  const crd = loadYaml(METACONTROLLER_CRDS).find((d) => d['metadata']?.['name'] === crdName);
+  assert.ok(crd, `the file defines ${crdName}`);
   const version = (crd['spec']['versions'] as Obj[]).find((v) => v['name'] === 'v1alpha1');
   assert.ok(version, 'v1alpha1 is served');
   return version['schema']['openAPIV3Schema'] as JsonSchema;
@@ -330,6 +332,45 @@ test("the CompositeController is valid against Metacontroller's CRD, with no unk
   const typo = structuredClone(compositeController);
   typo['spec']['hooks']['sync']['webhook']['timout'] = '5s';
   assert.equal(validate(typo), false);
+});
+
+// The monitoring component's DecoratorController (the contract in its header comment).
+const DECORATOR_FILE = join('manifests', 'components', 'monitoring', 'decorator-controller.yaml');
+
+test("the monitoring DecoratorController is valid against Metacontroller's CRD, with no unknown fields", { skip: NO_SHARED_CRDS }, () => {
+  const decorator = loadYaml(join(ROOT, DECORATOR_FILE));
+  assert.equal(decorator.length, 1, `${DECORATOR_FILE} holds one object`);
+  const dc = decorator[0] as Obj;
+  const validate = kubernetesAjv().compile(closed(metacontrollerSchema('decoratorcontrollers.metacontroller.k8s.io')) as JsonSchema);
+  assert.ok(validate(dc), JSON.stringify(validate.errors, null, 2));
+  assert.equal(dc['apiVersion'], 'metacontroller.k8s.io/v1alpha1');
+  const typo = structuredClone(dc);
+  typo['spec']['attachments'][0]['updateStrategy']['methd'] = 'InPlace';
+  assert.equal(validate(typo), false, 'the check bites: a typo is refused');
+});
+
+test('the DecoratorController attaches InPlace PodMonitors and PrometheusRules to every Redis through a v2 hook on our Service', () => {
+  const dc = loadYaml(join(ROOT, DECORATOR_FILE))[0] as Obj;
+  const spec = dc['spec'] as Obj;
+  assert.equal(dc['metadata']['name'], 'redis-operator-monitoring');
+  assert.deepEqual(spec['resources'], [{ apiVersion: `${GROUP}/${VERSION}`, resource: PLURAL }], 'every Redis, no selector');
+  assert.deepEqual(spec['attachments'], [
+    { apiVersion: 'monitoring.coreos.com/v1', resource: 'podmonitors', updateStrategy: { method: 'InPlace' } },
+    { apiVersion: 'monitoring.coreos.com/v1', resource: 'prometheusrules', updateStrategy: { method: 'InPlace' } },
+  ]);
+  assert.equal(spec['resyncPeriodSeconds'], 60);
+  assert.deepEqual(Object.keys(spec['hooks']), ['sync'], 'no finalize hook (so no finalizer) and no customize hook');
+  assert.deepEqual(spec['hooks']['sync'], {
+    version: 'v2',
+    webhook: {
+      service: { name: service['metadata']['name'], namespace: service['metadata']['namespace'], port: service['spec']['ports'][0]['port'], protocol: 'http' },
+      path: '/monitoring/sync',
+      timeout: '5s',
+    },
+  });
+  // Neither controller may claim the other's objects: the kinds must be disjoint.
+  const children = new Set((compositeController['spec']['childResources'] as Obj[]).map((c) => `${c['apiVersion']} ${c['resource']}`));
+  for (const a of spec['attachments'] as Obj[]) assert.ok(!children.has(`${a['apiVersion']} ${a['resource']}`), `${a['resource']} is also a CompositeController child`);
 });
 
 function goDurationSeconds(text: string): number {
@@ -431,9 +472,10 @@ test('a misspelt field in a Redis is caught by the same closed schema check', ()
   assert.equal(validate(applyDefaults(buildOpenApiSchema(), typo)), false);
 });
 
-test('the manifest directories hold nothing but YAML the tests load, and READMEs', () => {
+test('the manifest directories hold nothing but YAML the tests load, READMEs, and the Grafana dashboard', () => {
   const files = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { recursive: true }).map(String).filter((f) => statSync(join(ROOT, dir, f)).isFile()).map((f) => join(dir, f));
-  const unexpected = [...files('manifests'), ...files('metacontroller')].filter((f) => !/\.ya?ml$/.test(f) && !f.endsWith('README.md'));
+  const dashboard = join('manifests', 'components', 'monitoring', 'grafana-dashboard.json'); // test/monitoring/rules.test.ts loads it
+  const unexpected = [...files('manifests'), ...files('metacontroller')].filter((f) => !/\.ya?ml$/.test(f) && !f.endsWith('README.md') && f !== dashboard);
   assert.deepEqual(unexpected, []);
 });
