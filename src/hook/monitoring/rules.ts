@@ -32,6 +32,8 @@ export const POD_ROLE_TARGET_LABEL = 'pod_role';
 interface Rendered {
   expr: string;
   for?: string;
+  /** Extra labels, to tell apart two rules of one alert (promtool and Alertmanager take same-labelled ones for one). */
+  labels?: Record<string, string>;
   summary: string;
   description: string;
 }
@@ -150,6 +152,7 @@ function render(a: ResolvedAlert, spec: RedisSpec, sel: string, who: string): Re
         {
           expr: `absent(redis_operator_backup_last_success_timestamp_seconds{${sel}}) and on() max(redis_operator_redis_phase{${sel},phase="Running"}) == 1`,
           for: asDuration(Math.max(window, durationSeconds(a.duration) ?? 0)),
+          labels: { reason: 'NeverSucceeded' },
           summary: 'Redis never backed up',
           description: `Redis ${who} has been Running for ${Math.round(window)} s without a successful backup.`,
         },
@@ -176,7 +179,7 @@ function rule(name: AlertName, a: ResolvedAlert, r: Rendered, namespace: string,
     alert,
     expr: r.expr,
     for: r.for ?? a.duration,
-    labels: { namespace, redis, severity: a.severity },
+    labels: { namespace, redis, severity: a.severity, ...r.labels },
     annotations: { summary: r.summary, description: r.description, runbook_url: `${runbook}#${alert.toLowerCase()}` },
   };
 }
