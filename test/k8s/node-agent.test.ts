@@ -247,8 +247,11 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
     await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/web-2`, { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 3 } });
     await until('the old web-2 gone', () => podEvents.some((e) => e.type === 'DELETED' && e.pod.metadata.uid === old.metadata.uid), 30_000);
     assert.ok(Date.now() - t0 >= 3000, 'not before the grace period');
-    const failed = podEvents.find((e) => e.pod.metadata.uid === old.metadata.uid && e.pod.status?.['phase'] === 'Failed');
-    assert.equal((((containerOf(failed?.pod)['state'] as Json)['terminated'] ?? {}) as Json)['exitCode'], 137);
+    const seen = podEvents.filter((e) => e.pod.metadata.uid === old.metadata.uid);
+    const failed = seen.find((e) => e.pod.status?.['phase'] === 'Failed');
+    const story = seen.map((e) => `${e.type}:${String(e.pod.status?.['phase'])}:${JSON.stringify(containerOf(e.pod)['state'] ?? null)}`).join(' | ');
+    assert.ok(failed, `a Failed status before the pod went: ${story}`);
+    assert.equal((((containerOf(failed.pod)['state'] as Json | undefined)?.['terminated'] ?? {}) as Json)['exitCode'], 137, story);
     await readyPod('web-2', 60_000);
   });
 
