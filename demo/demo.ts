@@ -6,7 +6,9 @@
 // the recovered pod as a replica; ends with `demo_failover_ms=<n>` (master pod deleted -> a new
 // master Ready behind the my-redis-master Service).
 //
-// Needs: `npm ci` and redis-server/redis-cli on PATH (Debian: apt-get install -y redis-server).
+// Needs: `npm ci` and redis-server/redis-cli on PATH (Debian: apt-get install -y redis-server);
+// it fetches Debian's redis_exporter package (apt-get download, unpacked into a cache) for the
+// pods' exporter containers.
 // Dev tool only (it imports test/cluster); never part of the image.
 // Environment: DEMO_SUBNET (third octet of the pod addresses, default 69), DEMO_KEEP=1 (keep the
 // data directory for a look afterwards), DEMO_CLUSTER=real (the same demo on the real control plane
@@ -16,6 +18,7 @@ import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../src/api/labels.ts';
 import { exampleManifest, startCluster } from '../test/cluster/index.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podStatus, podTable, redisTable } from '../test/cluster/kubectl.ts';
+import { ensureMonitoringTools } from '../test/monitoring/tools.ts';
 import { startSystemCluster, standInView, type SystemCluster as Cluster } from '../test/system/cluster.ts';
 
 const real = process.env['DEMO_CLUSTER'] === 'real';
@@ -111,6 +114,8 @@ async function main(): Promise<void> {
     ),
   );
   say();
+  // Every pod runs redis_exporter beside Redis; the pods get Debian's build of it (fetched once).
+  await ensureMonitoringTools((line) => say(dim(line)));
   if (real) process.env['KEEP_CLUSTER_DATA'] ??= process.env['DEMO_KEEP'] === '1' ? '1' : '';
   starting = real
     ? startSystemCluster({ subnet }, 'real')

@@ -26,7 +26,7 @@ if (why !== undefined) {
   const crds = prometheusOperatorCrds();
   if ('why' in crds) throw new Error(crds.why);
   const lc = await startLocalCluster({
-    subnet: 69,
+    subnet: 80,
     extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules],
     decoratorControllers: [new URL('../manifests/components/monitoring/decorator-controller.yaml', import.meta.url)],
     onProgress: log,

@@ -19,6 +19,7 @@ import { validateSpec } from '../../src/api/validate.ts';
 import { parseHookRequest, sync } from '../../src/hook/index.ts';
 import { ruleViolations } from '../api/cel-env.ts';
 import { binDir } from '../k8s/build.ts';
+import { closed, kubernetesAjv } from '../support/crd-schema.ts';
 import { validateK8sObject } from '../support/k8s-validate.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -296,28 +297,6 @@ function metacontrollerSchema(crdName = 'compositecontrollers.metacontroller.k8s
   const version = (crd['spec']['versions'] as Obj[]).find((v) => v['name'] === 'v1alpha1');
   assert.ok(version, 'v1alpha1 is served');
   return version['schema']['openAPIV3Schema'] as JsonSchema;
-}
-
-/**
- * The API server silently prunes unknown fields; for a manifest a pruned field is a typo that
- * does nothing. So every object schema without preserve-unknown-fields is closed for ajv.
- */
-function closed(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(closed);
-  if (typeof schema !== 'object' || schema === null) return schema;
-  const node = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === 'default' || k === 'enum' ? v : closed(v)])) as Obj;
-  if (node['properties'] !== undefined && node['additionalProperties'] === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true) {
-    node['additionalProperties'] = false;
-  }
-  return node;
-}
-
-function kubernetesAjv(): Ajv {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
-  // Kubernetes' "duration" is a Go duration (10s, 1m30s), not ISO 8601.
-  ajv.addFormat('duration', /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/);
-  return ajv;
 }
 
 const NO_SHARED_CRDS = existsSync(METACONTROLLER_CRDS)
