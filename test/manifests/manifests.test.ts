@@ -11,7 +11,6 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv } from 'ajv';
 import { parseAllDocuments } from 'yaml';
 import { applyDefaults, buildOpenApiSchema, CRD_NAME, type JsonSchema } from '../../src/api/crd.ts';
 import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
