@@ -809,7 +809,13 @@ scenario_5() {
   # doomed (Delete) is held by the finalizer while its volumes go; my-redis (Retain) has nothing to
   # wait for, and the real Metacontroller releases it within milliseconds: held or already gone.
   expect "doomed is being deleted, held by the finalizer" sh -c "kubectl get redis -n $ns doomed -o jsonpath='{.metadata.deletionTimestamp}' | grep -q ."
-  expect "$NAME is being deleted or already released" sh -c "! kubectl get redis -n $ns $NAME >/dev/null 2>&1 || kubectl get redis -n $ns $NAME -o jsonpath='{.metadata.deletionTimestamp}' | grep -q ."
+  # One read: with two (exists? then its deletionTimestamp), a release between them read as neither.
+  deleting_or_gone() {
+    local out
+    out=$(kubectl get redis -n "$1" "$2" -o jsonpath='{.metadata.deletionTimestamp}' 2>&1) || { grep -q NotFound <<<"$out"; return; }
+    [ -n "$out" ]
+  }
+  expect "$NAME is being deleted or already released" deleting_or_gone "$ns" "$NAME"
   gone() { ! kubectl get redis -n "$ns" "$1" >/dev/null 2>&1; }
   wait_for "$BOUND_REJOIN" "$NAME gone (finalizer released)" gone "$NAME"
   diag "delete -> finalizer released: Retain $(($(now_ms) - t0)) ms"
