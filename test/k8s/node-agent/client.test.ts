@@ -140,6 +140,46 @@ test('Reflector: lists, follows the watch from the list version, resumes after t
   );
 });
 
+test('Reflector: a watch that fails (a 500, a broken stream) resumes from the last version, so no change in between is folded away', async (t) => {
+  const dir = tmp(t);
+  const tls = selfSignedCert(path.join(dir, 'pki'), ['127.0.0.1']);
+  const watches: string[] = [];
+  let lists = 0;
+  const api = await fakeApi(tls, (req, res) => {
+    const url = new URL(req.url ?? '/', 'https://x');
+    if (url.searchParams.get('watch') !== '1') {
+      lists++;
+      return void res.writeHead(200).end(JSON.stringify({ metadata: { resourceVersion: '10' }, items: [pod('a', 1)] }));
+    }
+    const rv = url.searchParams.get('resourceVersion') ?? '';
+    watches.push(rv);
+    if (watches.length === 1) return void res.writeHead(200).end(`${JSON.stringify({ type: 'MODIFIED', object: pod('a', 11) })}\n{not json`);
+    if (watches.length === 2) return void res.writeHead(500).end(JSON.stringify({ kind: 'Status', code: 500, message: 'etcd is busy' }));
+    // The version the watch resumes from: the Failed status, then the deletion.
+    res.writeHead(200);
+    res.write(`${JSON.stringify({ type: 'MODIFIED', object: pod('a', 12) })}\n${JSON.stringify({ type: 'DELETED', object: pod('a', 13) })}\n`);
+  });
+  t.after(() => api.close());
+  const client = new KubeClient(kubeconfig(dir, api.port));
+  const events: string[] = [];
+  const r = new Reflector({
+    client,
+    path: '/api/v1/pods',
+    logger: silent,
+    retryMs: 10,
+    onEvent: (type: EventType, o: KubeObject) => events.push(`${type} ${o.metadata.name}@${o.metadata.resourceVersion}`),
+  });
+  r.start();
+  await r.synced;
+  const deadline = Date.now() + 5000;
+  while (!events.includes('DELETED a@13') && Date.now() < deadline) await new Promise((res) => setTimeout(res, 10));
+  await r.stop();
+  client.close();
+  assert.deepEqual(events, ['ADDED a@1', 'MODIFIED a@11', 'MODIFIED a@12', 'DELETED a@13'], 'every state, none folded into a relist');
+  assert.equal(lists, 1, 'no relist after a failed watch');
+  assert.deepEqual(watches.slice(0, 3), ['10', '11', '11']);
+});
+
 describe('container logs', () => {
   test('selectLog: tailLines counts lines from the end (a final newline ends a line), then limitBytes', () => {
     const log = Buffer.from('one\ntwo\nthree\n');

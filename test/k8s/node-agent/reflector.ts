@@ -4,8 +4,9 @@
 // - The cache holds what the API server last said; every change reaches `onEvent` exactly once,
 //   in order, after the cache already reflects it (a relist that finds an object gone reports it
 //   DELETED with its last known state).
-// - A watch resumes from the last resourceVersion seen (bookmarks included); 410 Gone or any
-//   error relists after a short pause. Nothing throws out of the loop; stop() ends it.
+// - A watch resumes from the last resourceVersion seen (bookmarks included), also after an error
+//   (after a short pause); only 410 Gone, or no version yet, relists. Nothing throws out of the
+//   loop; stop() ends it.
 import type { Logger } from 'pino';
 import { isStatus, type Json, type KubeClient, type WatchEvent } from './api-client.ts';
 
@@ -119,7 +120,10 @@ export class Reflector {
         }
       } catch (err) {
         if (this.#stopped) return;
-        needList = true;
+        // As client-go's reflector: a broken watch resumes from the last resourceVersion seen, so
+        // no event in between is lost (a relist would fold them into one state); only an expired
+        // version (410) or none at all needs a list.
+        needList = isStatus(err, 410) || this.#rv === '';
         if (!isStatus(err, 410)) this.#o.logger.warn({ err: (err as Error).message, path: this.#o.path }, 'watch failed; relisting');
         await sleep(isStatus(err, 410) ? 0 : retry);
       } finally {
