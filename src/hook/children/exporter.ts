@@ -16,6 +16,7 @@ import { operatorSecretRef, OPERATOR_USER } from '../../api/auth.ts';
 import { EXPORTER_CONTAINER, EXPORTER_PORT, METRICS_PORT_NAME, REDIS_PORT, childNames, podSelectorLabels } from '../../api/labels.ts';
 import type { HookContext } from '../context.ts';
 import { sortedMap } from '../util.ts';
+import { restrictedContainer } from './backup-job.ts';
 import { childMetadata } from './meta.ts';
 import type { Child } from './types.ts';
 
@@ -54,15 +55,7 @@ export function exporterContainers(ctx: HookContext, uid: number): IContainer[] 
         successThreshold: 1,
         failureThreshold: 6,
       },
-      securityContext: {
-        runAsNonRoot: true,
-        runAsUser: uid,
-        runAsGroup: uid,
-        allowPrivilegeEscalation: false,
-        readOnlyRootFilesystem: true,
-        capabilities: { drop: ['ALL'] },
-        seccompProfile: { type: 'RuntimeDefault' },
-      },
+      securityContext: restrictedContainer(uid),
     },
   ];
 }

@@ -16,7 +16,7 @@ import type { KubeClient } from '../../support/kube-client/index.ts';
 import { DecoratorControllerRunner } from './decorator-runner.ts';
 import type { DecoratorController, DecoratorStats } from './model.ts';
 import type { BackoffOptions } from './queue.ts';
-import { clientOf, type ApiOptions } from './runner-common.ts';
+import { clientOf, runnerHandle, type ApiOptions } from './runner-common.ts';
 
 export type { DecoratorController, DecoratorStats } from './model.ts';
 export { DECORATOR_ANNOTATION } from './decorator-sync.ts';
@@ -73,21 +73,5 @@ export function startDecoratorController(options: DecoratorControllerOptions): D
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
   });
-  return {
-    ready: runner.ready,
-    client,
-    finalizer: runner.finalizerName,
-    syncCount: (key) => {
-      const s = runner.statsOf(key);
-      return s.syncCalls + s.finalizeCalls;
-    },
-    stats: (key) => ({ ...runner.statsOf(key) }),
-    lastError: (key) => runner.statsOf(key).lastError,
-    resync: (key) => runner.enqueueKey(key),
-    waitForIdle: () => runner.whenIdle(),
-    stop: async () => {
-      await runner.stop();
-      if (owned) await client.close();
-    },
-  };
+  return runnerHandle(runner, client, owned);
 }

@@ -23,7 +23,7 @@ import { parse } from 'yaml';
 import type { KubeClient } from '../../support/kube-client/index.ts';
 import { CompositeControllerRunner, type CompositeController, type ParentStats } from './controller.ts';
 import type { BackoffOptions } from './queue.ts';
-import { clientOf, type ApiOptions } from './runner-common.ts';
+import { clientOf, runnerHandle, type ApiOptions } from './runner-common.ts';
 
 export type { CompositeController, ParentStats, RelatedRule } from './controller.ts';
 export { applyUpdate, merge, canonicalJson, LAST_APPLIED_ANNOTATION } from './apply.ts';
@@ -89,21 +89,5 @@ export function startMetacontroller(options: MetacontrollerOptions): Metacontrol
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
   });
-  return {
-    ready: runner.ready,
-    client,
-    finalizer: runner.finalizerName,
-    syncCount: (key) => {
-      const s = runner.statsOf(key);
-      return s.syncCalls + s.finalizeCalls;
-    },
-    stats: (key) => ({ ...runner.statsOf(key) }),
-    lastError: (key) => runner.statsOf(key).lastError,
-    resync: (key) => runner.enqueueKey(key),
-    waitForIdle: () => runner.whenIdle(),
-    stop: async () => {
-      await runner.stop();
-      if (owned) await client.close();
-    },
-  };
+  return runnerHandle(runner, client, owned);
 }

@@ -154,3 +154,38 @@ export async function runSync(run: SyncRun, sync: () => Promise<number | undefin
     await run.events.warning(run.parent, 'SyncError', `Sync error: ${message}`, run.log);
   }
 }
+
+/** What a controller runner offers its handle (CompositeControllerRunner, DecoratorControllerRunner). */
+export interface Runner<S extends { syncCalls: number; finalizeCalls: number; lastError?: string | undefined }> {
+  readonly ready: Promise<void>;
+  readonly finalizerName: string;
+  statsOf(key: string): S;
+  enqueueKey(key: string): void;
+  whenIdle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The handle both start functions return: counts per parent key, resync, idle, stop (closing a client it made). */
+export function runnerHandle<S extends { syncCalls: number; finalizeCalls: number; lastError?: string | undefined }>(
+  runner: Runner<S>,
+  client: KubeClient,
+  owned: boolean,
+) {
+  return {
+    ready: runner.ready,
+    client,
+    finalizer: runner.finalizerName,
+    syncCount: (key: string) => {
+      const s = runner.statsOf(key);
+      return s.syncCalls + s.finalizeCalls;
+    },
+    stats: (key: string): S => ({ ...runner.statsOf(key) }),
+    lastError: (key: string) => runner.statsOf(key).lastError,
+    resync: (key: string) => runner.enqueueKey(key),
+    waitForIdle: () => runner.whenIdle(),
+    stop: async () => {
+      await runner.stop();
+      if (owned) await client.close();
+    },
+  };
+}
