@@ -242,7 +242,7 @@ describe('node agent on a real control plane', { skip: skipReason() }, () => {
 
   test('a hung pod is SIGKILLed when its grace period ends', async () => {
     const old = await readyPod('web-2');
-    agent.killPodProcess(NS, 'web-2', 'SIGSTOP');
+    assert.equal(agent.killPodProcess(NS, 'web-2', 'SIGSTOP'), true);
     const t0 = Date.now();
     await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/web-2`, { body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 3 } });
     await until('the old web-2 gone', () => podEvents.some((e) => e.type === 'DELETED' && e.pod.metadata.uid === old.metadata.uid), 30_000);

@@ -268,7 +268,8 @@ export class RedisServer {
   async kill(): Promise<void> {
     const child = this.#child;
     if (!child) return;
-    if (this.#stopped) child.kill('SIGCONT');
+    // No SIGCONT first: SIGKILL kills a stopped process, and a hung master resumed even for a
+    // moment could answer clients or stream writes to its replicas before it dies.
     child.kill('SIGKILL');
     await this.#exited;
   }
@@ -324,7 +325,6 @@ export class RedisServer {
     const child = this.#child;
     if (!child?.pid) return;
     try {
-      process.kill(child.pid, 'SIGCONT');
       process.kill(child.pid, 'SIGKILL');
     } catch {
       // already dead

@@ -202,7 +202,6 @@ export class PodWorker {
       clearTimeout(c.restartTimer);
       clearTimeout(c.killTimer);
       if (c.proc) {
-        c.proc.signal('SIGCONT');
         c.proc.signal('SIGKILL');
         exits.push(c.proc.exited);
       }

@@ -3,7 +3,8 @@
 // - Every process runs under `setpriv --pdeathsig KILL` in its own process group (detached), so
 //   it dies when node dies (even by SIGKILL), and signals reach its whole tree (sh -c + children).
 // - Every group is registered until its leader exits; the process 'exit' hook SIGKILLs every
-//   registered group synchronously (SIGCONT first, so a SIGSTOPped "hung" process dies too).
+//   registered group synchronously (SIGKILL kills a SIGSTOPped "hung" process too; no SIGCONT,
+//   which would let it run, and handle a pending SIGTERM, before it dies).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 
@@ -49,7 +50,6 @@ function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
 /** SIGKILLs every live group: for exit hooks and stop(). */
 export function killAllSync(): void {
   for (const pid of live.keys()) {
-    signalGroup(pid, 'SIGCONT');
     signalGroup(pid, 'SIGKILL');
   }
 }

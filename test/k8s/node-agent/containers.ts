@@ -180,7 +180,9 @@ export class ContainerRunner {
     c.killTimer = setTimeout(() => {
       if (proc.alive()) {
         this.#h.log.warn({ container: c.spec.name }, 'grace period over; SIGKILL');
-        proc.signal('SIGCONT');
+        // SIGKILL alone: it kills a stopped process too. A SIGCONT first would let the pending
+        // SIGTERM run, and on a loaded machine Redis could finish a clean shutdown (exit 0)
+        // before the SIGKILL arrived: the hung-pod test saw exactly that once in CI.
         proc.signal('SIGKILL');
       }
     }, graceSeconds * 1000);
@@ -200,7 +202,6 @@ export class ContainerRunner {
       clearTimeout(c.restartTimer);
       clearTimeout(c.killTimer);
       if (c.proc) {
-        c.proc.signal('SIGCONT');
         c.proc.signal('SIGKILL');
         exits.push(c.proc.exited);
       }
