@@ -34,6 +34,8 @@ export interface ManagerTiming {
   staleAfterMs: number;
   /** How long to wait for pods we cannot read before choosing on a partial view. */
   maxPartialWaitMs: number;
+  /** A refused master port counts as a crash after this long (see decide/types.ts); 0: at once. */
+  crashConfirmMs: number;
   /** A rollout waiting on the same pod this long gets a RolloutStalled Warning (it stays stopped either way). */
   rolloutStallMs: number;
 }
@@ -49,6 +51,7 @@ export const DEFAULT_TIMING: ManagerTiming = {
   witnessConfirmMs: DEFAULT_DECIDE_CONFIG.witnessConfirmMs,
   staleAfterMs: DEFAULT_DECIDE_CONFIG.staleAfterMs,
   maxPartialWaitMs: DEFAULT_DECIDE_CONFIG.maxPartialWaitMs,
+  crashConfirmMs: DEFAULT_DECIDE_CONFIG.crashConfirmMs,
   rolloutStallMs: 300_000,
 };
 
@@ -146,6 +149,7 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     witnessConfirmMs: take(integerIn(env, 'WITNESS_CONFIRM_MS', t.witnessConfirmMs, 0, 60_000), t.witnessConfirmMs),
     staleAfterMs: take(integerIn(env, 'STALE_AFTER_MS', t.staleAfterMs, 100, 600_000), t.staleAfterMs),
     maxPartialWaitMs: take(integerIn(env, 'MAX_PARTIAL_WAIT_MS', t.maxPartialWaitMs, 0, 3_600_000), t.maxPartialWaitMs),
+    crashConfirmMs: take(integerIn(env, 'CRASH_CONFIRM_MS', t.crashConfirmMs, 0, 60_000), t.crashConfirmMs),
     rolloutStallMs: take(integerIn(env, 'ROLLOUT_STALL_MS', t.rolloutStallMs, 1000, 86_400_000), t.rolloutStallMs),
   };
   // A probe must be able to finish (connect + command) before its facts count as stale, or a

@@ -65,6 +65,39 @@ export function apiEvidence(pod: PodObservation): string[] {
   return out;
 }
 
+/**
+ * Evidence that the master's process is gone, which no pause, slowness or partition produces:
+ * empty when there is none. Either (1) its port has refused our connections for crashConfirmMs
+ * (nothing listens: a paused process still completes handshakes, an unreachable one times out)
+ * and every answering replica that follows it reports master_link_status:down right now (they
+ * saw the connection close; one still linked vetoes), or (2) the API says its redis container is
+ * not running and no replica still hears it.
+ */
+export function crashEvidence(input: DecideInput, master: PodObservation): string[] {
+  const { now, config } = input;
+  const t = master.redis;
+  const ip = masterIpOf(master);
+  if (!t || !ip || t.ip !== ip) return [];
+  const followers: string[] = [];
+  const linked: string[] = [];
+  for (const pod of input.pods) {
+    if (pod === master) continue;
+    const r = currentFacts(pod, now, config)?.replication;
+    if (!r || r.role !== 'replica' || r.masterHost !== ip || r.masterPort !== REDIS_PORT) continue;
+    followers.push(pod.name);
+    if (r.masterLinkStatus !== 'down') linked.push(pod.name);
+  }
+  if (followers.length === 0) return [];
+  if (master.redisContainerGone === true && linked.length === 0) {
+    return [`the API says its redis container is not running`, `every replica following it (${followers.join(', ')}) reports the link down`];
+  }
+  if (t.refusedSince === null || now - t.refusedSince < config.crashConfirmMs || linked.length > 0) return [];
+  return [
+    `its port has refused connections for ${Math.round(now - t.refusedSince)} ms (no Redis process listens)`,
+    `every replica following it (${followers.join(', ')}) reports the link down`,
+  ];
+}
+
 export function assessMaster(input: DecideInput, master: PodObservation): MasterHealth {
   const { now, config } = input;
   const facts = currentFacts(master, now, config);
@@ -82,6 +115,15 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
   }
   const silentMs = silentForMs(master, now);
   if (silentMs === null) return { state: 'suspect', silentMs, reason: `${master.name} has not been probed yet` };
+  const crash = crashEvidence(input, master);
+  if (crash.length > 0) {
+    return {
+      state: 'failed',
+      silentMs,
+      evidence: crash,
+      reason: `${master.name} crashed: ${crash.join('; ')} (no need to wait for downAfterMilliseconds ${config.downAfterMs})`,
+    };
+  }
   if (silentMs < config.downAfterMs) {
     return { state: 'suspect', silentMs, reason: `${master.name} silent for ${Math.round(silentMs)} ms, below downAfterMilliseconds ${config.downAfterMs}` };
   }

@@ -40,7 +40,9 @@ export function planLabels(input: DecideInput, ctx: LabelContext): Step[] {
     } else {
       if (pod.roleLabel === ROLE_MASTER && ctx.master !== null) role = ROLE_REPLICA;
       const silent = silentForMs(pod, now);
-      if (silent !== null && silent >= config.downAfterMs) link = 'down';
+      // Refused or a container gone: no Redis runs there, so it is not linked, however short the silence.
+      const gone = pod.redis?.refusedSince != null || pod.redisContainerGone === true;
+      if (silent !== null && (silent >= config.downAfterMs || gone)) link = 'down';
       why = `${pod.name} does not answer`;
       if (role === ROLE_REPLICA) why = `${pod.name} is no longer the master (${ctx.master} is)`;
     }

@@ -41,12 +41,14 @@ export function track(
           okAt: null,
           firstOkAt: null,
           failingSince: null,
+          refusedSince: null,
           lastMasterFacts: null,
           witnessDownSince: null,
           witnessOf: null,
         };
   if (!probe.ok) {
-    return { ...base, lastAt: now, lastError: probe.error, failingSince: base.failingSince ?? now };
+    const refusedSince = probe.error.kind === 'refused' ? (base.refusedSince ?? now) : null;
+    return { ...base, lastAt: now, lastError: probe.error, failingSince: base.failingSince ?? now, refusedSince };
   }
   const facts = probe.facts;
   const r = facts.replication;
@@ -77,6 +79,7 @@ export function track(
     okAt: now,
     firstOkAt: base.firstOkAt ?? now,
     failingSince: null,
+    refusedSince: null,
     lastMasterFacts,
     witnessDownSince,
     witnessOf,

@@ -27,6 +27,13 @@ export interface DecideConfig {
    * pod that is up but unreadable may hold data, whatever this says.
    */
   maxPartialWaitMs: number;
+  /**
+   * Crash evidence (the port refuses connections and every replica following the master reports
+   * its link down, or the API says the container is gone) fails the master over once the
+   * refusal has lasted this long, without waiting for downAfterMs: a crashed process cannot
+   * answer again, while a paused or unreachable one never refuses.
+   */
+  crashConfirmMs: number;
 }
 
 export const DEFAULT_DECIDE_CONFIG: DecideConfig = {
@@ -36,6 +43,7 @@ export const DEFAULT_DECIDE_CONFIG: DecideConfig = {
   staleAfterMs: 1500,
   maxReplicaLinkDownMs: 10000,
   maxPartialWaitMs: 30000,
+  crashConfirmMs: 0,
 };
 
 /** What the manager remembers of one pod's Redis at one IP (see track() in observe.ts). */
@@ -56,6 +64,11 @@ export interface RedisTrack {
   firstOkAt: number | null;
   /** Start of the current run of failed probes; null while answering. */
   failingSince: number | null;
+  /**
+   * Start of the current run of probes refused at the TCP level (ECONNREFUSED: nothing listens on
+   * the port, so no Redis process runs there); null once a probe ends any other way.
+   */
+  refusedSince: number | null;
   /** The latest facts in which this node was a master (its history, offset, replica lines). */
   lastMasterFacts: { at: number; replid: string; replid2: string; offset: number; keys: number; onlineReplicaIps: string[] } | null;
   /** Replica: since when it has continuously reported its link to `witnessOf` down or silent. */
@@ -75,6 +88,11 @@ export interface PodObservation {
   phase: string | null;
   /** The Ready condition. */
   ready: boolean;
+  /**
+   * The API says the redis container is not running (terminated, or waiting to restart after
+   * it terminated); false when it runs or the status does not say. Absent: not known.
+   */
+  redisContainerGone?: boolean;
   /** metadata.deletionTimestamp is set. */
   deleting: boolean;
   /** Current value of the role label (null when absent or unknown). */

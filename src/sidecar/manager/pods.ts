@@ -6,7 +6,7 @@
 // (what our own patch returned, while the informer has not caught up) wins only while it is not
 // older than the informer's copy, so a later change by someone else is never hidden.
 import type { V1Pod } from '@kubernetes/client-node';
-import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, ROLE_LABEL } from '../../api/labels.ts';
+import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, REDIS_CONTAINER, ROLE_LABEL } from '../../api/labels.ts';
 import { desiredRuntimeConfig } from '../../api/config-directives.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { RedisSpec } from '../../api/schema.ts';
@@ -24,6 +24,8 @@ export interface PodView {
   phase: string | null;
   ready: boolean;
   deleting: boolean;
+  /** The redis container's status says it is not running (see PodObservation.redisContainerGone). */
+  redisContainerGone: boolean;
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
@@ -38,6 +40,14 @@ export interface Overlay {
 /** The one membership rule (src/api/membership.ts), for a pod of the informer. */
 export function belongsTo(pod: V1Pod, namespace: string, name: string): boolean {
   return podBelongsTo(pod.metadata, { namespace, name });
+}
+
+/** Terminated, or waiting after having terminated (a restart or its back-off): the process is gone. */
+export function redisContainerGone(pod: V1Pod): boolean {
+  const s = (pod.status?.containerStatuses ?? []).find((c) => c.name === REDIS_CONTAINER);
+  if (!s?.state) return false;
+  if (s.state.terminated) return true;
+  return s.state.waiting !== undefined && s.lastState?.terminated !== undefined;
 }
 
 export function podView(pod: V1Pod): PodView | null {
@@ -55,6 +65,7 @@ export function podView(pod: V1Pod): PodView | null {
     phase: pod.status?.phase ?? null,
     ready,
     deleting: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
+    redisContainerGone: redisContainerGone(pod),
     labels: { ...(m.labels ?? {}) },
     annotations: { ...(m.annotations ?? {}) },
   };
@@ -86,6 +97,7 @@ export function observation(view: PodView, track: RedisTrack | null, overlay?: O
     phase: view.phase,
     ready: view.ready,
     deleting: view.deleting,
+    redisContainerGone: view.redisContainerGone,
     roleLabel: meta.labels[ROLE_LABEL] ?? null,
     linkAnnotation: meta.annotations[LINK_ANNOTATION] ?? null,
     redis: track && track.ip === view.ip ? track : track && view.ip === null ? track : null,
@@ -111,5 +123,6 @@ export function decideConfig(spec: RedisSpec, timing: ManagerTiming): DecideConf
     staleAfterMs: timing.staleAfterMs,
     maxReplicaLinkDownMs: DEFAULT_DECIDE_CONFIG.maxReplicaLinkDownMs,
     maxPartialWaitMs: timing.maxPartialWaitMs,
+    crashConfirmMs: timing.crashConfirmMs,
   };
 }

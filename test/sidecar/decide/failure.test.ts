@@ -34,7 +34,7 @@ test('assessMaster: table', async (t) => {
       name: 'killed: silent and every replica reports the link down',
       pods: [silent(1200, { error: 'refused' }), R(0, 'down'), R(1, 'down')],
       state: 'failed',
-      reason: /report the link down/,
+      reason: /reports? the link down/,
     },
     {
       name: 'only the sidecar lost it: replicas still hear it',
@@ -95,6 +95,80 @@ test('assessMaster: table', async (t) => {
       const h = assessMaster(input(c.pods), master);
       assert.equal(h.state, c.state, `${c.name}: ${h.reason}`);
       if (c.reason) assert.match(h.reason, c.reason, c.name);
+    });
+  }
+});
+
+// The crash fast path: evidence no pause, slowness or partition can produce fails over before
+// downAfterMilliseconds (1000 here); everything else still waits for it.
+test('assessMaster: crash evidence, before downAfterMilliseconds', async (t) => {
+  const refused = (ms: number, s: Partial<PodSpec> = {}) => M({ error: 'refused', okAgo: ms, ...s });
+  const cases: Array<{ name: string; pods: PodObservation[]; crashConfirmMs?: number; state: string; reason: RegExp }> = [
+    {
+      name: 'refused at once, every replica reports the link down',
+      pods: [refused(120), R(0, 'down'), R(1, 'down')],
+      state: 'failed',
+      reason: /crashed: its port has refused/,
+    },
+    {
+      name: 'refused, but a replica still linked (its probe predates the crash): wait',
+      pods: [refused(120), R(0, 'down'), R(1, 'hears')],
+      state: 'suspect',
+      reason: /below downAfterMilliseconds/,
+    },
+    {
+      name: 'refused, but the only replica reports silence, not a closed link',
+      pods: [refused(120), R(0, 'silent')],
+      state: 'suspect',
+      reason: /below downAfterMilliseconds/,
+    },
+    { name: 'refused, no replica follows it: nobody to confirm', pods: [refused(120)], state: 'suspect', reason: /below downAfterMilliseconds/ },
+    {
+      name: 'refused for less than crashConfirmMs',
+      pods: [refused(120, { refusedFor: 50 }), R(0, 'down')],
+      crashConfirmMs: 100,
+      state: 'suspect',
+      reason: /below/,
+    },
+    {
+      name: 'refused for crashConfirmMs',
+      pods: [refused(120, { refusedFor: 100 }), R(0, 'down')],
+      crashConfirmMs: 100,
+      state: 'failed',
+      reason: /refused connections for 100 ms/,
+    },
+    {
+      name: 'a pause (timeouts) shorter than downAfterMilliseconds, replicas down: wait',
+      pods: [silent(500), R(0, 'down'), R(1, 'down')],
+      state: 'suspect',
+      reason: /below downAfterMilliseconds/,
+    },
+    { name: 'a pause, replicas still hear it: wait', pods: [silent(500), R(0, 'hears'), R(1, 'hears')], state: 'suspect', reason: /below/ },
+    {
+      name: 'the API says the container is gone, replicas down',
+      pods: [silent(200, { containerGone: true }), R(0, 'down'), R(1, 'down')],
+      state: 'failed',
+      reason: /container is not running/,
+    },
+    {
+      name: 'the API says the container is gone, a replica still hears it: wait',
+      pods: [silent(200, { containerGone: true }), R(0, 'down'), R(1, 'hears')],
+      state: 'suspect',
+      reason: /below/,
+    },
+    {
+      name: 'refused after an earlier timeout streak: the refusal run is what counts',
+      pods: [refused(900, { refusedFor: 30 }), R(0, 'down')],
+      crashConfirmMs: 50,
+      state: 'suspect',
+      reason: /below/,
+    },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const h = assessMaster(input(c.pods, {}, c.crashConfirmMs !== undefined ? { crashConfirmMs: c.crashConfirmMs } : {}), c.pods[0]!);
+      assert.equal(h.state, c.state, `${c.name}: ${h.reason}`);
+      assert.match(h.reason, c.reason, c.name);
     });
   }
 });

@@ -100,6 +100,10 @@ export interface PodSpec {
   /** The latest probe failed with this kind (failing for okAgo ms unless failingFor). */
   error?: RedisErrorKind;
   failingFor?: number;
+  /** With error 'refused': refused for this many ms (default: failingFor, else okAgo). */
+  refusedFor?: number;
+  /** The API says the redis container is not running. */
+  containerGone?: boolean;
   /** Replica witness streak: reported down/silent for this many ms. */
   witnessFor?: number;
   /** Remembered facts from when it was master. */
@@ -128,6 +132,7 @@ export function pod(s: PodSpec): PodObservation {
       okAt: NOW - okAgo,
       firstOkAt: NOW - Math.max(okAgo, s.firstOkAgo ?? 60_000),
       failingSince: failing ? NOW - (s.failingFor ?? okAgo) : null,
+      refusedSince: s.error === 'refused' ? NOW - (s.refusedFor ?? s.failingFor ?? okAgo) : null,
       lastMasterFacts: s.lastMaster
         ? { at: NOW - okAgo, replid: s.lastMaster.replid, replid2: ZERO, offset: s.lastMaster.offset, keys: 10, onlineReplicaIps: s.lastMaster.online }
         : r.role === 'master'
@@ -154,6 +159,7 @@ export function pod(s: PodSpec): PodObservation {
     roleLabel: s.label === undefined ? null : s.label,
     linkAnnotation: s.link === undefined ? null : s.link,
     redis,
+    ...(s.containerGone !== undefined ? { redisContainerGone: s.containerGone } : {}),
   };
 }
 

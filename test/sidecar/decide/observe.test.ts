@@ -73,3 +73,18 @@ test('expected pods and scale-down', () => {
   assert.equal(isBeyondScale(pod({ name: 'replica-1' }), 'cache', 2), false);
   assert.equal(isBeyondScale(pod({ name: 'master-0' }), 'cache', 0), false);
 });
+
+test('track: a refusal run starts at the first refused probe and ends with any other outcome', () => {
+  const refused = fail('refused');
+  const timeout = fail('timeout');
+  let t = track(null, '10.0.0.1', timeout, 100, cfg);
+  assert.equal(t.refusedSince, null, 'a timeout is not a refusal');
+  t = track(t, '10.0.0.1', refused, 200, cfg);
+  t = track(t, '10.0.0.1', refused, 300, cfg);
+  assert.equal(t.refusedSince, 200);
+  assert.equal(t.failingSince, 100, 'the failing streak is older than the refusal run');
+  t = track(t, '10.0.0.1', timeout, 400, cfg);
+  assert.equal(t.refusedSince, null, 'a timeout between refusals ends the run (something may listen again)');
+  t = track(t, '10.0.0.2', refused, 500, cfg);
+  assert.equal(t.refusedSince, 500, 'a new IP starts afresh');
+});

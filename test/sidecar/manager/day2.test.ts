@@ -32,6 +32,7 @@ const view = (p: PodObservation, deleting = false): PodView => ({
   phase: 'Running',
   ready: true,
   deleting,
+  redisContainerGone: false,
   labels: {},
   annotations: {},
 });

@@ -16,6 +16,7 @@ const view = (name: string, uid: string, ip: string): PodView => ({
   phase: 'Running',
   ready: true,
   deleting: false,
+  redisContainerGone: false,
   labels: {},
   annotations: {},
 });

@@ -14,6 +14,7 @@ const track = (t: Partial<RedisTrack>): RedisTrack => ({
   okAt: 0,
   firstOkAt: 0,
   failingSince: null,
+  refusedSince: null,
   lastMasterFacts: null,
   witnessDownSince: null,
   witnessOf: null,
