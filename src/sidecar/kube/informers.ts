@@ -6,8 +6,11 @@
 // - The pod informer selects only pods labelled managed-by=redis-operator; which Redis a pod
 //   belongs to is decided later (api/membership.ts), never here.
 // - Lists are bounded by the request timeout like every other call.
+// - A watch the server closed cleanly is renewed at once (at most one per second): never the
+//   up-to-30 s wait client-node would add, during which a dead pod would go unseen.
 import {
-  makeInformer,
+  ListWatch,
+  Watch,
   type AppsV1Api,
   type CoreV1Api,
   type CustomObjectsApi,
@@ -22,7 +25,11 @@ import type { Logger } from 'pino';
 import { GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLURAL, VERSION } from '../../api/labels.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { kubeFailure } from './errors.ts';
+import { reconnectPacer } from './reconnect.ts';
 import { timeoutOptions } from './request.ts';
+
+/** A watch closed cleanly is renewed at once if it lived this long, else after the rest of it. */
+export const WATCH_MIN_INTERVAL_MS = 1000;
 
 /** The pods the sidecar watches: every pod of every Redis carries this label. */
 export const POD_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
@@ -59,7 +66,14 @@ export interface WatchScope {
 }
 
 function multiInformer<T extends KubernetesObject>(kc: KubeConfig, specs: InformerSpec<T>[], restartDelayMs: number, logger: Logger): MultiInformer<T> {
-  const informers: Array<Informer<T> & ObjectCache<T>> = specs.map((s) => makeInformer<T>(kc, s.path, s.list as () => Promise<never>, s.labelSelector));
+  // ListWatch rather than makeInformer: only it takes a delayFn, and its default waits up to
+  // 30 s after a clean close (see reconnect.ts).
+  const informers: Array<Informer<T> & ObjectCache<T>> = specs.map(
+    (s) =>
+      new ListWatch<T>(s.path, new Watch(kc), s.list as () => Promise<never>, false, s.labelSelector, undefined, {
+        delayFn: reconnectPacer({ minIntervalMs: WATCH_MIN_INTERVAL_MS }).delay,
+      }),
+  );
   const errorCbs: Array<(err: unknown) => void> = [];
   let stopped = true;
   const timers = new Set<NodeJS.Timeout>();
