@@ -172,3 +172,44 @@ test('assessMaster: crash evidence, before downAfterMilliseconds', async (t) => 
     });
   }
 });
+
+// A master the sidecar reaches but its replicas do not: fenced, it serves nobody; both sides must
+// say so for downAfterMilliseconds (1000 here) before it is failed over.
+test('assessMaster: a master cut off from its replicas', async (t) => {
+  const lagging = (lag: number) =>
+    facts({ role: 'master', offset: 1000, replid: H1, replicas: [ip(11), ip(12)].map((i) => ({ ip: i, port: 6379, state: 'online', offset: 900, lag })) });
+  const cases: Array<{ name: string; pods: PodObservation[]; state: string; reason: RegExp }> = [
+    {
+      name: 'every replica silent for 1.2 s, the master has no ACK for 3 s',
+      pods: [M({ facts: lagging(3) }), R(0, 'silent', { witnessFor: 1200 }), R(1, 'down', { witnessFor: 1500 })],
+      state: 'failed',
+      reason: /lost every replica/,
+    },
+    {
+      name: "the replicas' reports held for less than downAfterMilliseconds",
+      pods: [M({ facts: lagging(3) }), R(0, 'silent', { witnessFor: 800 }), R(1, 'silent', { witnessFor: 1500 })],
+      state: 'healthy',
+      reason: /answers as master/,
+    },
+    {
+      name: 'the master still has a fresh ACK (lag 1 s is normal)',
+      pods: [M({ facts: lagging(1) }), R(0, 'silent', { witnessFor: 1200 }), R(1, 'silent', { witnessFor: 1200 })],
+      state: 'healthy',
+      reason: /answers as master/,
+    },
+    {
+      name: 'one replica still hears it',
+      pods: [M({ facts: lagging(3) }), R(0, 'silent', { witnessFor: 1200 }), R(1, 'hears')],
+      state: 'healthy',
+      reason: /answers as master/,
+    },
+    { name: 'no replica follows it', pods: [M({ facts: lagging(3) })], state: 'healthy', reason: /answers as master/ },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const h = assessMaster(input(c.pods), c.pods[0]!);
+      assert.equal(h.state, c.state, `${c.name}: ${h.reason}`);
+      assert.match(h.reason, c.reason, c.name);
+    });
+  }
+});
