@@ -41,6 +41,9 @@ const KILL_ROUNDS = Number(process.env['KILL_ROUNDS'] ?? 10);
 const HUNG_ROUNDS = Number(process.env['HUNG_ROUNDS'] ?? 10);
 const FALSE_SECONDS = Number(process.env['FALSE_SECONDS'] ?? 6);
 const TLS_KILL_ROUNDS = Number(process.env['TLS_KILL_ROUNDS'] ?? KILL_ROUNDS);
+const SHORT_PAUSE_ROUNDS = Number(process.env['SHORT_PAUSE_ROUNDS'] ?? 5);
+const REPLICA_CUT_ROUNDS = Number(process.env['REPLICA_CUT_ROUNDS'] ?? 3);
+const REPLICA_CUT_SECONDS = Number(process.env['REPLICA_CUT_SECONDS'] ?? 10);
 const SIDECAR_IP = addr(30, 250);
 const NAME = 'bench';
 const DOWN_AFTER_MS = 1000;
@@ -297,6 +300,64 @@ async function falseFailoverPhase(cluster: Cluster, writer: Writer): Promise<num
   return Math.max(started, moved);
 }
 
+/** SIGSTOP of the master for half of downAfterMilliseconds, then SIGCONT: must never fail over. */
+async function shortPauseRound(cluster: Cluster, kubelet: Kubelet, writer: Writer, index: number): Promise<number> {
+  await steady(cluster, writer);
+  const labelled = cluster.masters(NAME)[0]!;
+  const before = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length;
+  const pod = kubelet.pods.get(labelled)!;
+  pod.server.stop();
+  await sleep(DOWN_AFTER_MS / 2);
+  pod.server.cont();
+  await sleep(2000);
+  const started = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length - before;
+  const moved = cluster.masters(NAME)[0] !== labelled ? 1 : 0;
+  log(`short pause #${index + 1}: ${labelled} stopped for ${DOWN_AFTER_MS / 2} ms: ${started} failover(s) started, label moved: ${moved === 1}`);
+  return Math.max(started, moved);
+}
+
+/**
+ * The master cut off from its replicas only (iptables, both directions) for REPLICA_CUT_SECONDS;
+ * the sidecar and the writer still reach it. Returns how long writes were unavailable: the
+ * longest gap between acknowledged writes (WAIT 1) from the cut until the first write
+ * acknowledged by the new master (or, without a failover, after the cut healed); a write in
+ * flight at the cut can still be acknowledged, so "the first acknowledged write" alone would
+ * measure nothing. Also whether the master moved.
+ */
+async function replicaCutRound(cluster: Cluster, kubelet: Kubelet, writer: Writer, index: number): Promise<{ ms: number; moved: boolean }> {
+  const masterIp = await steady(cluster, writer);
+  const labelled = cluster.masters(NAME)[0]!;
+  const others = [...kubelet.pods.values()].filter((p) => p.server.ip !== masterIp).map((p) => p.server.ip);
+  const t0 = performance.now();
+  const cuts = others.map((ip) => cutLink(undefined, masterIp, ip));
+  let first: { at: number } | undefined;
+  try {
+    first = await until(
+      'a write acknowledged by a new master during the cut',
+      () => {
+        const ip = cluster.masterIp(NAME);
+        return ip && ip !== masterIp ? writer.ackedAfter(t0, ip) : undefined;
+      },
+      REPLICA_CUT_SECONDS * 1000,
+    ).catch(() => undefined);
+    const left = t0 + REPLICA_CUT_SECONDS * 1000 - performance.now();
+    if (left > 0) await sleep(left);
+  } finally {
+    for (const c of cuts) c.restore();
+  }
+  // Without a failover, writes come back only when the cut heals.
+  const healedAt = performance.now();
+  first ??= await until('the first acknowledged write after the cut healed', () => writer.ackedAfter(healedAt, cluster.masterIp(NAME) ?? ''), 20_000);
+  const moved = cluster.masters(NAME)[0] !== labelled;
+  const end = first.at;
+  const times = [t0, ...writer.acked.filter((a) => a.at >= t0 && a.at <= end).map((a) => a.at)].sort((a, b) => a - b);
+  const ms = Math.max(...times.slice(1).map((x, i) => x - times[i]!));
+  log(
+    `replica cut #${index + 1}: ${labelled} cut off from its replicas for ${REPLICA_CUT_SECONDS} s: first acknowledged write after ${Math.round(ms)} ms; master moved: ${moved}`,
+  );
+  return { ms, moved };
+}
+
 /** The floor: what promotion alone costs here (no detection), on three unmanaged servers. */
 async function promoteOnlyBaseline(rounds: number): Promise<number[]> {
   const servers = await Promise.all([1, 2, 3].map((i) => RedisServer.start({ ip: addr(32, i), minReplicasToWrite: 1, extra })));
@@ -352,6 +413,8 @@ interface SetResult {
   kill: number[];
   hung: number[];
   falseFailovers: number;
+  shortPauseFailovers: number;
+  replicaCut: number[];
   lost: number;
   replicasMissing: number;
   acked: number;
@@ -363,7 +426,14 @@ interface SetResult {
  * phase (when falseSeconds > 0). With tls, every node serves TLS only (spec.tls) and every client
  * (the writer, the kubelet's probe, the sidecar) speaks TLS.
  */
-async function runSet(options: { tls?: Issued; killRounds: number; hungRounds: number; falseSeconds: number }): Promise<SetResult> {
+async function runSet(options: {
+  tls?: Issued;
+  killRounds: number;
+  hungRounds: number;
+  falseSeconds: number;
+  shortPauseRounds?: number;
+  replicaCutRounds?: number;
+}): Promise<SetResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-failover-'));
   const cluster = await Cluster.start();
   cluster.createAuthSecret(NAME);
@@ -397,6 +467,10 @@ async function runSet(options: { tls?: Issued; killRounds: number; hungRounds: n
     for (let i = 0; i < options.killRounds; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'kill', i));
     for (let i = 0; i < options.hungRounds; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'hung', i));
     const falseFailovers = options.falseSeconds > 0 ? await falseFailoverPhase(cluster, writer) : 0;
+    let shortPauseFailovers = 0;
+    for (let i = 0; i < (options.shortPauseRounds ?? 0); i++) shortPauseFailovers += await shortPauseRound(cluster, kubelet, writer, i);
+    const replicaCut: number[] = [];
+    for (let i = 0; i < (options.replicaCutRounds ?? 0); i++) replicaCut.push((await replicaCutRound(cluster, kubelet, writer, i)).ms);
 
     const finalIp = await steady(cluster, writer);
     await writer.stop();
@@ -419,6 +493,8 @@ async function runSet(options: { tls?: Issued; killRounds: number; hungRounds: n
       kill: rounds.filter((r) => r.kind === 'kill').map((r) => r.ms),
       hung: rounds.filter((r) => r.kind === 'hung').map((r) => r.ms),
       falseFailovers,
+      shortPauseFailovers,
+      replicaCut,
       lost: lost.length,
       replicasMissing,
       acked: keys.length,
@@ -446,7 +522,13 @@ async function main(): Promise<void> {
   sweepRules(30);
   const started = performance.now();
   useOctets(30, 31);
-  const plain = await runSet({ killRounds: KILL_ROUNDS, hungRounds: HUNG_ROUNDS, falseSeconds: FALSE_SECONDS });
+  const plain = await runSet({
+    killRounds: KILL_ROUNDS,
+    hungRounds: HUNG_ROUNDS,
+    falseSeconds: FALSE_SECONDS,
+    shortPauseRounds: SHORT_PAUSE_ROUNDS,
+    replicaCutRounds: REPLICA_CUT_ROUNDS,
+  });
   // The same kill rounds with spec.tls: every connection (clients, replication, probes, the sidecar) over TLS.
   useOctets(33, 34);
   const tls = await runSet({
@@ -458,6 +540,7 @@ async function main(): Promise<void> {
   const baseline = await promoteOnlyBaseline(5);
   log(`kill rounds (ms): ${plain.kill.map(Math.round).join(' ')}`);
   log(`hung rounds (ms): ${plain.hung.map(Math.round).join(' ')}`);
+  log(`replica cut rounds (ms to the first acknowledged write): ${plain.replicaCut.map(Math.round).join(' ')}`);
   log(`TLS kill rounds (ms): ${tls.kill.map(Math.round).join(' ')}`);
   log(`baseline REPLICAOF NO ONE + re-point + first WAIT 1 ack (ms): ${baseline.map((x) => x.toFixed(1)).join(' ')}`);
   log(`took ${Math.round((performance.now() - started) / 1000)} s`);
@@ -468,6 +551,8 @@ async function main(): Promise<void> {
     `hung_failover_ms_p50=${Math.round(median(plain.hung))}`,
     `hung_failover_ms_max=${Math.round(Math.max(...plain.hung))}`,
     `false_failovers=${plain.falseFailovers}`,
+    `short_pause_failovers=${plain.shortPauseFailovers}`,
+    `replica_cut_unavailable_ms_p50=${plain.replicaCut.length > 0 ? Math.round(median(plain.replicaCut)) : 'none'}`,
     `split_brain_moments=${plain.violations + tls.violations}`,
     `acked_writes_total=${plain.acked}`,
     `tls_failover_ms_p50=${Math.round(median(tls.kill))}`,

@@ -46,6 +46,12 @@ export interface LeaderElectorOptions {
   onStoppedLeading?: (reason: string) => void;
   /** Called when the observed holder changes (including to this instance, or to nobody: ''). */
   onNewLeader?: (identity: string) => void;
+  /**
+   * Whether this instance should hold the Lease now (a shard assigned to it). When false it makes
+   * no request for the Lease, and if it leads it stops acting, then hands the Lease back
+   * (released, so the instance it now belongs to takes it at its next poll). Absent: always.
+   */
+  eligible?: () => boolean;
 }
 
 export class LeaderElector {
@@ -130,6 +136,10 @@ export class LeaderElector {
 
   /** One read-decide-write round. Returns true to run the next round at once. */
   private async tick(): Promise<boolean> {
+    if (this.opts.eligible && !this.opts.eligible()) {
+      if (this.leading) await this.handOff();
+      return false;
+    }
     let lease: LeaseState | null;
     try {
       lease = await this.client.get();
@@ -167,6 +177,19 @@ export class LeaderElector {
       this.noteFailure(decision.action, err);
       this.enforceDeadline();
       return false;
+    }
+  }
+
+  /** Stops acting first, then releases the Lease it holds (best effort: else it expires). */
+  private async handOff(): Promise<void> {
+    this.stopLeading('HandedOff: assigned to another instance');
+    const lease = this.lease;
+    if (!lease || lease.holderIdentity !== this.identity) return;
+    try {
+      this.lease = await this.client.replace(releaseSpec(lease, this.now()), lease.resourceVersion);
+      this.logger.info('handed the lease over (released)');
+    } catch (err) {
+      this.logger.warn({ err: err instanceof LeaseConflictError ? 'conflict' : kubeFailure(err).message }, 'could not release the lease');
     }
   }
 

@@ -38,13 +38,14 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
   let sampler: NodeJS.Timeout | undefined;
   let overlaps: number;
 
-  function elector(id: string, settings: LeaderSettings = FAST): LeaderElector {
+  function elector(id: string, settings: LeaderSettings = FAST, eligible?: () => boolean): LeaderElector {
     // The bearer token is the identity, so fault rules can target one elector.
     const client = new KubeClient(api.kubeConfig(id), { identity: id }).leaseClient(NS, LEASE, settings.requestTimeoutMs);
     const e: LeaderElector = new LeaderElector({
       client,
       identity: id,
       settings,
+      ...(eligible ? { eligible } : {}),
       onStartedLeading: (info) =>
         log.push({ id, what: 'start', at: Date.now(), reason: info.reason, info, othersLeading: electors.some((o) => o !== e && o.isLeader()) }),
       onStoppedLeading: (reason) => log.push({ id, what: 'stop', at: Date.now(), reason }),
@@ -84,6 +85,22 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     clearInterval(sampler);
     await Promise.all(electors.map((e) => e.stop({ release: false })));
     await api.close();
+  });
+
+  test('eligible: only the assigned instance asks for the Lease; reassigned, the leader stops acting, then hands it over', async () => {
+    let owner = 'sidecar-a';
+    const a = elector('sidecar-a', FAST, () => owner === 'sidecar-a');
+    const b = elector('sidecar-b', FAST, () => owner === 'sidecar-b');
+    a.start();
+    b.start();
+    await until('a leads', () => a.isLeader());
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(b.currentLeader, undefined, 'b, not assigned the shard, never even read its Lease');
+    owner = 'sidecar-b';
+    await until('b leads', () => b.isLeader());
+    assert.equal(stops('sidecar-a')[0]?.reason.startsWith('HandedOff'), true);
+    assert.equal(starts('sidecar-b')[0]?.reason, 'Released', 'taken over from the released Lease, not after its expiry');
+    assertNoOverlap();
   });
 
   test('two electors: exactly one leads, the other stands by', async () => {
