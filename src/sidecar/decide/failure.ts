@@ -98,51 +98,12 @@ export function crashEvidence(input: DecideInput, master: PodObservation): strin
   ];
 }
 
-/**
- * A master the sidecar still reaches but that no replica reaches, for downAfterMs, as both sides
- * tell it: empty when that is not so. Fencing (min-replicas-to-write) already makes it refuse
- * writes, so it serves nobody; failing over to the best replica (and demoting it) gives writes
- * back. Both sides must agree: every answering replica that follows it has reported the link
- * down or silent for downAfterMs, and the master lists none of its replicas online with an ACK
- * within downAfterMs (replicas ACK every second, so a lag of 1 s is normal).
- */
-export function isolationEvidence(input: DecideInput, master: PodObservation): string[] {
-  const { now, config } = input;
-  const facts = currentFacts(master, now, config);
-  const ip = masterIpOf(master);
-  if (!facts || facts.replication.role !== 'master' || !ip) return [];
-  const w = witnessesOf(input, master);
-  if (w.total.length === 0 || w.hearing.length > 0) return [];
-  const since = (name: string) => input.pods.find((p) => p.name === name)?.redis?.witnessDownSince ?? null;
-  const held = w.total.filter((n) => {
-    const s = since(n);
-    return s !== null && now - s >= config.downAfterMs;
-  });
-  if (held.length < w.total.length) return [];
-  const ackMs = Math.max(1000, config.downAfterMs);
-  const heard = facts.replication.replicas.filter((l) => l.state === 'online' && l.lag * 1000 <= ackMs);
-  if (heard.length > 0) return [];
-  return [
-    `every replica following it (${held.join(', ')}) has reported the link down or silent for >= downAfterMilliseconds ${config.downAfterMs}`,
-    `it lists no replica online with an ACK within ${ackMs / 1000} s`,
-  ];
-}
-
 export function assessMaster(input: DecideInput, master: PodObservation): MasterHealth {
   const { now, config } = input;
   const facts = currentFacts(master, now, config);
   if (facts) {
     const r = facts.replication;
-    if (r.role === 'master') {
-      const cut = isolationEvidence(input, master);
-      if (cut.length === 0) return { state: 'healthy', reason: `${master.name} answers as master` };
-      return {
-        state: 'failed',
-        silentMs: 0,
-        evidence: cut,
-        reason: `${master.name} answers the sidecar but has lost every replica (fenced, it refuses writes): ${cut.join('; ')}`,
-      };
-    }
+    if (r.role === 'master') return { state: 'healthy', reason: `${master.name} answers as master` };
     return {
       state: 'lost-role',
       reason: `${master.name} answers as a replica of ${r.masterHost}:${r.masterPort} (it restarted or was demoted)`,
