@@ -281,17 +281,25 @@ async function failoverRound(cluster: Cluster, kubelet: Kubelet, writer: Writer,
   return { kind, ms, from: oldName, to: newName };
 }
 
+/** Failovers since `before` FailoverStarted events were counted: started ones, or the label moved anyway. */
+function failoversSince(cluster: Cluster, before: number, labelled: string | undefined): { started: number; moved: boolean } {
+  const started = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length - before;
+  return { started, moved: cluster.masters(NAME)[0] !== labelled };
+}
+
+const failoverCount = (cluster: Cluster) => cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length;
+
 async function falseFailoverPhase(cluster: Cluster, writer: Writer): Promise<number> {
   const masterIp = await steady(cluster, writer);
-  const before = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length;
+  const before = failoverCount(cluster);
   const labelled = cluster.masters(NAME)[0];
   const t0 = performance.now();
   const cut = cutLink(undefined, SIDECAR_IP, masterIp);
   await sleep(FALSE_SECONDS * 1000);
   cut.restore();
   await sleep(2000);
-  const started = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length - before;
-  const moved = cluster.masters(NAME)[0] !== labelled ? 1 : 0;
+  const { started, moved: movedAtAll } = failoversSince(cluster, before, labelled);
+  const moved = movedAtAll ? 1 : 0;
   const kept = writer.ackedAfter(t0 + FALSE_SECONDS * 1000 - 500, masterIp) !== undefined;
   const blocked = cluster.events(NAME).filter((e) => e.reason === 'FailoverBlocked').length;
   log(
@@ -304,16 +312,15 @@ async function falseFailoverPhase(cluster: Cluster, writer: Writer): Promise<num
 async function shortPauseRound(cluster: Cluster, kubelet: Kubelet, writer: Writer, index: number): Promise<number> {
   await steady(cluster, writer);
   const labelled = cluster.masters(NAME)[0]!;
-  const before = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length;
+  const before = failoverCount(cluster);
   const pod = kubelet.pods.get(labelled)!;
   pod.server.stop();
   await sleep(DOWN_AFTER_MS / 2);
   pod.server.cont();
   await sleep(2000);
-  const started = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length - before;
-  const moved = cluster.masters(NAME)[0] !== labelled ? 1 : 0;
-  log(`short pause #${index + 1}: ${labelled} stopped for ${DOWN_AFTER_MS / 2} ms: ${started} failover(s) started, label moved: ${moved === 1}`);
-  return Math.max(started, moved);
+  const { started, moved } = failoversSince(cluster, before, labelled);
+  log(`short pause #${index + 1}: ${labelled} stopped for ${DOWN_AFTER_MS / 2} ms: ${started} failover(s) started, label moved: ${moved}`);
+  return Math.max(started, moved ? 1 : 0);
 }
 
 /**

@@ -9,6 +9,7 @@
 import { REDIS_PORT } from '../../api/labels.ts';
 import { isSilence } from './silence.ts';
 import { currentFacts, reportsMasterDown, silentForMs } from './observe.ts';
+import type { RedisFacts } from '../redis/types.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
 export type MasterHealth =
@@ -34,16 +35,24 @@ export interface Witnesses {
   hearing: string[];
 }
 
-export function witnessesOf(input: DecideInput, master: PodObservation): Witnesses {
-  const { now, config } = input;
+/** Answering replicas that follow the master's IP, with their current facts. */
+function followersOf(input: DecideInput, master: PodObservation): Array<{ pod: PodObservation; facts: RedisFacts }> {
   const ip = masterIpOf(master);
-  const w: Witnesses = { total: [], down: [], hearing: [] };
-  if (!ip) return w;
+  const out: Array<{ pod: PodObservation; facts: RedisFacts }> = [];
+  if (!ip) return out;
   for (const pod of input.pods) {
     if (pod === master) continue;
-    const facts = currentFacts(pod, now, config);
+    const facts = currentFacts(pod, input.now, input.config);
     const r = facts?.replication;
-    if (!facts || !r || r.role !== 'replica' || r.masterHost !== ip || r.masterPort !== REDIS_PORT) continue;
+    if (facts && r && r.role === 'replica' && r.masterHost === ip && r.masterPort === REDIS_PORT) out.push({ pod, facts });
+  }
+  return out;
+}
+
+export function witnessesOf(input: DecideInput, master: PodObservation): Witnesses {
+  const { now, config } = input;
+  const w: Witnesses = { total: [], down: [], hearing: [] };
+  for (const { pod, facts } of followersOf(input, master)) {
     w.total.push(pod.name);
     const since = pod.redis?.witnessDownSince ?? null;
     if (reportsMasterDown(facts, config.silentAfterSeconds)) {
@@ -78,15 +87,9 @@ export function crashEvidence(input: DecideInput, master: PodObservation): strin
   const t = master.redis;
   const ip = masterIpOf(master);
   if (!t || !ip || t.ip !== ip) return [];
-  const followers: string[] = [];
-  const linked: string[] = [];
-  for (const pod of input.pods) {
-    if (pod === master) continue;
-    const r = currentFacts(pod, now, config)?.replication;
-    if (!r || r.role !== 'replica' || r.masterHost !== ip || r.masterPort !== REDIS_PORT) continue;
-    followers.push(pod.name);
-    if (r.masterLinkStatus !== 'down') linked.push(pod.name);
-  }
+  const all = followersOf(input, master);
+  const followers = all.map((f) => f.pod.name);
+  const linked = all.filter((f) => f.facts.replication.masterLinkStatus !== 'down');
   if (followers.length === 0) return [];
   if (master.redisContainerGone === true && linked.length === 0) {
     return [`the API says its redis container is not running`, `every replica following it (${followers.join(', ')}) reports the link down`];

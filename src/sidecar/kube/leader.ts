@@ -112,12 +112,18 @@ export class LeaderElector {
     const lease = this.lease;
     const wasLeading = this.leading;
     if (wasLeading) this.stopLeading('Stopped');
-    if (!wasLeading || options.release === false || !lease || lease.holderIdentity !== this.identity) return;
+    if (!wasLeading || options.release === false) return;
+    await this.release(lease);
+  }
+
+  /** Writes an empty holder into a Lease we hold; best effort: else it expires on its own. */
+  private async release(lease: LeaseState | null | undefined): Promise<void> {
+    if (!lease || lease.holderIdentity !== this.identity) return;
     try {
       this.lease = await this.client.replace(releaseSpec(lease, this.now()), lease.resourceVersion);
       this.logger.info('released the lease');
     } catch (err) {
-      // The lease then expires on its own; someone may already have taken it (409).
+      // Someone may already have taken it (409).
       this.logger.warn({ err: err instanceof LeaseConflictError ? 'conflict' : kubeFailure(err).message }, 'could not release the lease');
     }
   }
@@ -180,17 +186,10 @@ export class LeaderElector {
     }
   }
 
-  /** Stops acting first, then releases the Lease it holds (best effort: else it expires). */
+  /** Stops acting first, then releases the Lease it holds. */
   private async handOff(): Promise<void> {
     this.stopLeading('HandedOff: assigned to another instance');
-    const lease = this.lease;
-    if (!lease || lease.holderIdentity !== this.identity) return;
-    try {
-      this.lease = await this.client.replace(releaseSpec(lease, this.now()), lease.resourceVersion);
-      this.logger.info('handed the lease over (released)');
-    } catch (err) {
-      this.logger.warn({ err: err instanceof LeaseConflictError ? 'conflict' : kubeFailure(err).message }, 'could not release the lease');
-    }
+    await this.release(this.lease);
   }
 
   private renewed(renewAt: number, info: LeadershipInfo): void {

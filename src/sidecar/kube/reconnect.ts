@@ -12,8 +12,7 @@ export interface ReconnectPacer {
   nextWaitMs(): number;
 }
 
-export function reconnectWaitMs(lastWatchStartedAt: number | null, now: number, minIntervalMs: number): number {
-  if (lastWatchStartedAt === null) return 0;
+export function reconnectWaitMs(lastWatchStartedAt: number, now: number, minIntervalMs: number): number {
   return Math.max(0, Math.min(minIntervalMs, lastWatchStartedAt + minIntervalMs - now));
 }
 
@@ -22,7 +21,7 @@ export function reconnectPacer(options: { minIntervalMs: number; now?: () => num
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   // ListWatch calls delayFn only from its second watch on, right before starting the next one;
   // the first watch starts when the pacer is made (the informer starts at once after).
-  let lastStart: number | null = now();
+  let lastStart = now();
   return {
     nextWaitMs: () => reconnectWaitMs(lastStart, now(), options.minIntervalMs),
     async delay() {

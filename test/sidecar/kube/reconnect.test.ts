@@ -6,7 +6,6 @@ import { reconnectPacer, reconnectWaitMs } from '../../../src/sidecar/kube/recon
 
 test('reconnectWaitMs: table', async (t) => {
   const cases = [
-    { name: 'no watch yet: at once', last: null, now: 0, want: 0 },
     { name: 'a watch that lived 5 minutes: at once', last: 0, now: 300_000, want: 0 },
     { name: 'exactly the interval: at once', last: 0, now: 1000, want: 0 },
     { name: 'closed after 200 ms: the rest of the interval', last: 0, now: 200, want: 800 },
