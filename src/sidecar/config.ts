@@ -16,8 +16,16 @@ export const DEFAULT_METRICS_HOST = '0.0.0.0';
 
 /** How often things happen; all in ms. Defaults are sized for a failover in about a second. */
 export interface ManagerTiming {
-  /** Each pod's Redis is probed this often (in its own loop). */
+  /** Each pod's Redis is probed this often (in its own loop) by the instance that acts on it. */
   probeIntervalMs: number;
+  /**
+   * The instances that do not act on a Redis probe it this often (default: probeIntervalMs). A
+   * slower rate costs less, but a standby then misses short-lived testimony (replicas reporting
+   * their link down for a moment), and a takeover in the middle of a failover may be blocked for
+   * want of it (a promoted node the old leader could not label): keep it equal unless the fleet
+   * demands otherwise.
+   */
+  standbyProbeIntervalMs: number;
   /** Each Redis is re-planned this often (and at once on a pod or Redis event). */
   tickIntervalMs: number;
   /** TCP connect bound for Redis connections. */
@@ -42,6 +50,7 @@ export interface ManagerTiming {
 
 export const DEFAULT_TIMING: ManagerTiming = {
   probeIntervalMs: 100,
+  standbyProbeIntervalMs: 100,
   tickIntervalMs: 100,
   redisConnectTimeoutMs: 500,
   redisCommandTimeoutMs: 500,
@@ -67,6 +76,8 @@ export interface SidecarConfig {
   logLevel: LogLevel;
   kubeconfig: string | undefined;
   leader: LeaderSettings;
+  /** SHARDS: the Redis objects are divided into this many shards, one Lease each; 1: one Lease for all. */
+  shards: number;
   timing: ManagerTiming;
   /** Source address of our Redis connections (tests give the sidecar its own loopback address). */
   redisLocalAddress: string | undefined;
@@ -138,9 +149,12 @@ export function loadSidecarConfig(env: Env): ConfigResult {
   for (const p of settingsProblems(leader))
     errors.push(`leader election (LEASE_DURATION_SECONDS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS, LEASE_REQUEST_TIMEOUT_MS): ${p}`);
 
+  const shards = take(integerIn(env, 'SHARDS', 1, 1, 256), 1);
+
   const t = DEFAULT_TIMING;
   const timing: ManagerTiming = {
     probeIntervalMs: take(integerIn(env, 'PROBE_INTERVAL_MS', t.probeIntervalMs, 10, 60_000), t.probeIntervalMs),
+    standbyProbeIntervalMs: 0,
     tickIntervalMs: take(integerIn(env, 'TICK_INTERVAL_MS', t.tickIntervalMs, 10, 60_000), t.tickIntervalMs),
     redisConnectTimeoutMs: take(integerIn(env, 'REDIS_CONNECT_TIMEOUT_MS', t.redisConnectTimeoutMs, 10, 60_000), t.redisConnectTimeoutMs),
     redisCommandTimeoutMs: take(integerIn(env, 'REDIS_COMMAND_TIMEOUT_MS', t.redisCommandTimeoutMs, 10, 60_000), t.redisCommandTimeoutMs),
@@ -152,6 +166,7 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     crashConfirmMs: take(integerIn(env, 'CRASH_CONFIRM_MS', t.crashConfirmMs, 0, 60_000), t.crashConfirmMs),
     rolloutStallMs: take(integerIn(env, 'ROLLOUT_STALL_MS', t.rolloutStallMs, 1000, 86_400_000), t.rolloutStallMs),
   };
+  timing.standbyProbeIntervalMs = take(integerIn(env, 'STANDBY_PROBE_INTERVAL_MS', timing.probeIntervalMs, 10, 60_000), timing.probeIntervalMs);
   // A probe must be able to finish (connect + command) before its facts count as stale, or a
   // slow but healthy node would flap between answering and silent.
   if (errors.length === 0 && timing.staleAfterMs <= timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs) {
@@ -173,6 +188,7 @@ export function loadSidecarConfig(env: Env): ConfigResult {
       logLevel: level,
       kubeconfig: present(env, 'KUBECONFIG'),
       leader,
+      shards,
       timing,
       redisLocalAddress,
     },

@@ -1,12 +1,13 @@
 // Entry point of the replication-manager sidecar (second container of the operator Deployment):
 // validated config from the environment, the metrics/probe HTTP server (listening from the first
 // moment: the Deployment's probes hit it), the Kubernetes client, Lease leader election and the
-// manager. SIGTERM/SIGINT: stop acting, hand the Lease back (a standby takes over at its next
+// manager (SHARDS > 1: one Lease per shard, see kube/shard-leadership.ts). SIGTERM/SIGINT: stop acting, hand the Lease(s) back (a standby takes over at its next
 // poll instead of waiting for expiry), close Redis connections and informers, exit 0.
 // Exit codes: 0 after a clean shutdown; 1 for a bad configuration (every problem printed at once)
 // or a shutdown that did not finish within 10 s.
 import { KubeClient, loadKubeConfig } from './kube/client.ts';
 import { LeaderElector } from './kube/leader.ts';
+import { ShardLeadership } from './kube/shard-leadership.ts';
 import { loadSidecarConfig } from './config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ReplicationManager } from './manager/index.ts';
@@ -41,15 +42,28 @@ try {
 logger.info({ host: config.metricsHost, port: server.port }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
 
 const kube = new KubeClient(kc, { namespaces: config.watchNamespaces, identity: config.podName, requestTimeoutMs: config.timing.kubeRequestTimeoutMs, logger });
-const elector = new LeaderElector({
-  client: kube.leaseClient(config.leaseNamespace, config.leaseName, config.leader.requestTimeoutMs),
-  identity: config.podName,
-  settings: config.leader,
-  logger,
-  onStartedLeading: () => manager?.leadershipChanged(true),
-  onStoppedLeading: () => manager?.leadershipChanged(false),
-});
-manager = new ReplicationManager({ kube, leader: elector, logger, metrics, timing: config.timing, redisLocalAddress: config.redisLocalAddress });
+const leadership =
+  config.shards > 1
+    ? new ShardLeadership({
+        identity: config.podName,
+        shards: config.shards,
+        leaseName: config.leaseName,
+        settings: config.leader,
+        leaseClient: (name) => kube.leaseClient(config.leaseNamespace, name, config.leader.requestTimeoutMs),
+        leases: kube.leaseInformer(config.leaseNamespace),
+        logger,
+        onShardChanged: (shard, leading) => manager?.leadershipChanged(leading, shard),
+      })
+    : new LeaderElector({
+        client: kube.leaseClient(config.leaseNamespace, config.leaseName, config.leader.requestTimeoutMs),
+        identity: config.podName,
+        settings: config.leader,
+        logger,
+        onStartedLeading: () => manager?.leadershipChanged(true),
+        onStoppedLeading: () => manager?.leadershipChanged(false),
+      });
+metrics.shards.set(config.shards);
+manager = new ReplicationManager({ kube, leader: leadership, logger, metrics, timing: config.timing, redisLocalAddress: config.redisLocalAddress });
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -62,7 +76,7 @@ async function shutdown(signal: string): Promise<void> {
   }, 10_000);
   hard.unref();
   // Stop acting first (isLeader() turns false), then hand the Lease back.
-  await elector.stop();
+  await leadership.stop();
   await manager?.stop();
   await server.close();
   logger.info('stopped');
@@ -76,11 +90,13 @@ logger.info(
   {
     identity: config.podName,
     lease: `${config.leaseNamespace}/${config.leaseName}`,
+    shards: config.shards,
     namespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : 'all',
     timing: config.timing,
     leaderElection: config.leader,
   },
   'starting the replication manager',
 );
-elector.start();
-await manager.start();
+// The single elector starts at once; the sharded one once its Lease informer has listed.
+const started = leadership.start();
+await Promise.all([started, manager.start()]);

@@ -24,6 +24,8 @@ export interface SidecarMetrics {
   podLinkUp: Gauge<PodLabels>;
   replicationLag: Gauge<PodLabels>;
   leader: Gauge;
+  shards: Gauge;
+  shardsHeld: Gauge;
   steps: Counter<RedisLabels | 'kind' | 'outcome'>;
   specValid: Gauge<RedisLabels>;
   /** Sets the status series of a Redis from its status (every instance does: they watch alike). */
@@ -74,7 +76,13 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
     labelNames: ['namespace', 'redis', 'pod'] as const,
     registers,
   });
-  const leader = new Gauge({ name: 'redis_operator_leader', help: '1 while this instance holds the leader Lease and may act.', registers });
+  const leader = new Gauge({ name: 'redis_operator_leader', help: '1 while this instance holds the leader Lease (or a shard Lease) and may act.', registers });
+  const shards = new Gauge({
+    name: 'redis_operator_shards',
+    help: 'How many shards the Redis objects are divided into (SHARDS; 1: one leader Lease for all).',
+    registers,
+  });
+  const shardsHeld = new Gauge({ name: 'redis_operator_shards_held', help: 'Shard Leases this instance holds and may act on.', registers });
   const steps = new Counter({
     name: 'redis_operator_steps_total',
     help: 'Steps the leader applied (promote, switchover, replicaof, config, label), by outcome (ok, failed).',
@@ -118,6 +126,8 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
     backupFailure.remove({ namespace, redis });
   };
   leader.set(0);
+  shards.set(1);
+  shardsHeld.set(0);
   const perPod = [podUp, podRole, podLinkUp, replicationLag];
   return {
     registry,
@@ -128,6 +138,8 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
     podLinkUp,
     replicationLag,
     leader,
+    shards,
+    shardsHeld,
     steps,
     specValid,
     forgetStatus,

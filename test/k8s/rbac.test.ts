@@ -51,6 +51,7 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
     ['create', 'secrets', 'default', true],
     ['create', 'events', 'default', true],
     ['update', 'leases.coordination.k8s.io', 'redis-operator', true],
+    ['watch', 'leases.coordination.k8s.io', 'redis-operator', true],
     // Day-2: a rollout deletes one pod at a time; a switchover request's outcome is an annotation.
     ['delete', 'pods', 'default', true],
     ['patch', 'redises.redis.example.com', 'default', true],

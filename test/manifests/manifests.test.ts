@@ -185,6 +185,7 @@ test('RBAC grants exactly what the sidecar needs', () => {
     'cluster|storage.k8s.io/storageclasses:list',
     'cluster|apps/statefulsets:get', 'cluster|apps/statefulsets:list', 'cluster|apps/statefulsets:watch', 'cluster|apps/statefulsets:delete',
     `${NAMESPACE}|coordination.k8s.io/leases:get`, `${NAMESPACE}|coordination.k8s.io/leases:create`, `${NAMESPACE}|coordination.k8s.io/leases:update`,
+    `${NAMESPACE}|coordination.k8s.io/leases:list`, `${NAMESPACE}|coordination.k8s.io/leases:watch`,
   ].sort();
   assert.deepEqual(grants(), expected);
   // The deletes it needs, each for one reason: a StatefulSet replaced for volume expansion (with its

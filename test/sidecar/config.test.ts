@@ -20,6 +20,7 @@ test('defaults: all namespaces, lease in the pod namespace, port 9121, info, def
     logLevel: 'info',
     kubeconfig: undefined,
     leader: DEFAULT_LEADER_SETTINGS,
+    shards: 1,
     timing: DEFAULT_TIMING,
     redisLocalAddress: undefined,
   });
@@ -36,6 +37,8 @@ test('values are read and trimmed; blank means unset', () => {
     LOG_LEVEL: 'DEBUG',
     KUBECONFIG: '/k/config',
     PROBE_INTERVAL_MS: '50',
+    STANDBY_PROBE_INTERVAL_MS: '2000',
+    SHARDS: '8',
     REDIS_LOCAL_ADDRESS: '127.0.0.9',
     LEASE_DURATION_SECONDS: '5',
     LEASE_RENEW_DEADLINE_MS: '3000',
@@ -50,6 +53,8 @@ test('values are read and trimmed; blank means unset', () => {
   assert.equal(r.config.logLevel, 'debug');
   assert.equal(r.config.kubeconfig, '/k/config');
   assert.equal(r.config.timing.probeIntervalMs, 50);
+  assert.equal(r.config.timing.standbyProbeIntervalMs, 2000);
+  assert.equal(r.config.shards, 8);
   assert.equal(r.config.timing.secretRefreshMs, DEFAULT_TIMING.secretRefreshMs);
   assert.equal(r.config.redisLocalAddress, '127.0.0.9');
   assert.deepEqual(r.config.leader, { ...DEFAULT_LEADER_SETTINGS, leaseDurationSeconds: 5, renewDeadlineMs: 3000 });
@@ -82,6 +87,7 @@ const refusals: Array<[string, Record<string, string>, RegExp]> = [
     { ...BASE, STALE_AFTER_MS: '1000' },
     /^STALE_AFTER_MS=1000 must exceed REDIS_CONNECT_TIMEOUT_MS \+ REDIS_COMMAND_TIMEOUT_MS \+ PROBE_INTERVAL_MS \(1100\)/,
   ],
+  ['no shard', { ...BASE, SHARDS: '0' }, /^SHARDS="0" is invalid: must be a whole number from 1 to 256$/],
   ['source address', { ...BASE, REDIS_LOCAL_ADDRESS: '127.0.0' }, /^REDIS_LOCAL_ADDRESS="127.0.0" is invalid/],
 ];
 

@@ -18,6 +18,7 @@ import {
   StorageV1Api,
   type KubeConfig,
   type KubernetesObject,
+  type V1Lease,
   type V1PersistentVolumeClaim,
   type V1Pod,
   type V1Secret,
@@ -27,7 +28,7 @@ import {
 import { pino, type Logger } from 'pino';
 import type { RedisObject } from '../../api/schema.ts';
 import { emitEvent } from './events.ts';
-import { listRedis, podInformer, redisInformer, statefulSetInformer, type MultiInformer, type WatchScope } from './informers.ts';
+import { leaseInformer, listRedis, podInformer, redisInformer, statefulSetInformer, type MultiInformer, type WatchScope } from './informers.ts';
 import { KubeLeaseClient, type LeaseClient } from './leases.ts';
 import { deletePod, patchPodMetadata, type PodMetadataChanges } from './pods.ts';
 import { patchRedisAnnotations } from './redis-object.ts';
@@ -83,6 +84,7 @@ export class KubeClient {
       core: this.core,
       custom: this.custom,
       apps,
+      coordination: this.coordination,
       namespaces: [...new Set((options.namespaces ?? []).filter(Boolean))],
       timeoutMs,
       restartDelayMs: options.informerRestartDelayMs ?? 1000,
@@ -178,6 +180,11 @@ export class KubeClient {
   /** Deletes a StatefulSet with propagationPolicy Orphan (its pods keep running) and a uid precondition. */
   deleteStatefulSetOrphan(namespace: string, name: string, uid: string): Promise<void> {
     return deleteStatefulSetOrphan(this.volumeCalls, namespace, name, uid);
+  }
+
+  /** An informer over the Leases of one namespace (sharded leadership). Call start(). */
+  leaseInformer(namespace: string): MultiInformer<V1Lease> {
+    return leaseInformer(this.scope, namespace);
   }
 
   /** A LeaseClient (for LeaderElector) on namespace/name with its own request timeout. */

@@ -12,12 +12,14 @@ import {
   ListWatch,
   Watch,
   type AppsV1Api,
+  type CoordinationV1Api,
   type CoreV1Api,
   type CustomObjectsApi,
   type Informer,
   type KubeConfig,
   type KubernetesObject,
   type ObjectCache,
+  type V1Lease,
   type V1Pod,
   type V1StatefulSet,
 } from '@kubernetes/client-node';
@@ -59,6 +61,7 @@ export interface WatchScope {
   core: CoreV1Api;
   custom: CustomObjectsApi;
   apps: AppsV1Api;
+  coordination: CoordinationV1Api;
   namespaces: readonly string[];
   timeoutMs: number;
   restartDelayMs: number;
@@ -176,4 +179,17 @@ export function statefulSetInformer(scope: WatchScope): MultiInformer<V1Stateful
           list: () => scope.apps.listNamespacedStatefulSet({ namespace, labelSelector }, t()),
         }));
   return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
+}
+
+/**
+ * An informer over the Leases of one namespace (the operator's): the sharded sidecars learn from
+ * it which instances are alive and when each shard's Lease last changed, without polling.
+ */
+export function leaseInformer(scope: WatchScope, namespace: string): MultiInformer<V1Lease> {
+  const t = () => timeoutOptions(scope.timeoutMs);
+  const spec: InformerSpec<V1Lease> = {
+    path: `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`,
+    list: () => scope.coordination.listNamespacedLease({ namespace }, t()),
+  };
+  return multiInformer(scope.kc, [spec], scope.restartDelayMs, scope.logger);
 }

@@ -17,6 +17,7 @@ import { kubeFailure, LeaseConflictError, type LeaseClient } from './client.ts';
 import {
   decide,
   DEFAULT_LEADER_SETTINGS,
+  earliest,
   mayAct,
   observe,
   releaseSpec,
@@ -52,6 +53,12 @@ export interface LeaderElectorOptions {
    * (released, so the instance it now belongs to takes it at its next poll). Absent: always.
    */
   eligible?: () => boolean;
+  /**
+   * When this instance first saw the Lease's current version elsewhere (a Lease informer, same
+   * clock as `now`): an instance that becomes eligible for a Lease it never polled counts its
+   * holder's silence from then, not from its own first read (see earliest()).
+   */
+  sighting?: () => Observation | undefined;
 }
 
 export class LeaderElector {
@@ -101,6 +108,11 @@ export class LeaderElector {
     if (!this.stopped) return;
     this.stopped = false;
     this.loop = this.run();
+  }
+
+  /** Runs the next round now instead of after the retry period (eligibility changed). */
+  poke(): void {
+    this.wake?.();
   }
 
   /** Stops the loop; if leading, stops acting and (unless release is false) hands the Lease back. */
@@ -155,7 +167,7 @@ export class LeaderElector {
       return false;
     }
     // Taken after the read returned, so a version seen here was written no later than seenAt.
-    this.observation = observe(this.observation, lease, this.now());
+    this.observation = earliest(observe(this.observation, lease, this.now()), this.opts.sighting?.());
     this.lease = lease;
     this.noteLeader(lease?.holderIdentity ?? '');
     if (this.stopped) return false;

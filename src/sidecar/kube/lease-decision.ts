@@ -104,6 +104,16 @@ export function observe(prev: Observation | undefined, lease: LeaseState | null,
   return { resourceVersion: lease.resourceVersion, seenAt };
 }
 
+/**
+ * The earlier of two sightings of the same version: another watcher of this instance (the Lease
+ * informer) may have seen it first. Both readings come from this instance's clock and were taken
+ * after the version was written, so the earlier one still never predates the holder's write.
+ */
+export function earliest(own: Observation | undefined, other: Observation | undefined): Observation | undefined {
+  if (!own || !other || other.resourceVersion !== own.resourceVersion) return own;
+  return other.seenAt < own.seenAt ? other : own;
+}
+
 /** ms until the holder's lease is expired for us (<= 0: expired). */
 export function expiresInMs(lease: LeaseState, now: number, observation: Observation | undefined, settings: LeaderSettings): number {
   const durationMs = (lease.leaseDurationSeconds && lease.leaseDurationSeconds > 0 ? lease.leaseDurationSeconds : settings.leaseDurationSeconds) * 1000;

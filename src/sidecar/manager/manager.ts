@@ -3,13 +3,15 @@
 // they concern and never waits on a worker, so one Redis cannot stall another.
 // Invariants: a worker exists exactly while its Redis exists (a Redis recreated under the same
 // name, with a new UID, gets a fresh worker); only the leader acts (the workers check
-// leader.isLeader() before every write; leadership changes only wake them).
+// leader.isLeader() before every write; leadership changes only wake them). With a sharded
+// leadership, "the leader" is per Redis: the holder of its shard's Lease.
 import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { INSTANCE_LABEL } from '../../api/labels.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import type { ManagerTiming } from '../config.ts';
 import type { KubeClient, MultiInformer } from '../kube/client.ts';
+import type { ShardedLeader } from '../kube/shard-leadership.ts';
 import { statusSeries } from '../decide/status-series.ts';
 import type { SidecarMetrics } from '../metrics.ts';
 import type { FailurePolicyConfig } from './failure-policy.ts';
@@ -20,7 +22,8 @@ type RedisItem = RedisObject & KubernetesObject;
 export interface ManagerOptions {
   /** statefulSetInformer is optional: without it, rollouts never start (every revision is unknown). */
   kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> & Partial<Pick<KubeClient, 'statefulSetInformer'>> & KubeWriter;
-  leader: LeaderView;
+  /** One Lease for every Redis, or one per shard. */
+  leader: LeaderView | ShardedLeader;
   logger: Logger;
   metrics: SidecarMetrics;
   timing: ManagerTiming;
@@ -32,10 +35,12 @@ export interface ManagerOptions {
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 
+const sharded = (l: LeaderView | ShardedLeader): l is ShardedLeader => 'isLeaderOf' in l;
+
 export class ReplicationManager {
   readonly #o: ManagerOptions;
   readonly #log: Logger;
-  readonly #workers = new Map<string, { uid: string | undefined; worker: RedisWorker }>();
+  readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: RedisWorker }>();
   #redises: MultiInformer<RedisItem> | null = null;
   #pods: MultiInformer<V1Pod> | null = null;
   #sets: MultiInformer<V1StatefulSet> | null = null;
@@ -83,12 +88,19 @@ export class ReplicationManager {
     this.#log.info({ redises: this.#workers.size }, 'watching Redis resources and their pods');
   }
 
-  /** Leadership changed: every worker plans again now (a new leader finishes what is half done). */
-  leadershipChanged(leading: boolean): void {
-    this.#o.metrics.leader.set(leading ? 1 : 0);
-    for (const { worker } of this.#workers.values()) {
-      if (leading) worker.failures.reset();
-      worker.wake();
+  /**
+   * Leadership changed (of one shard, or of the single Lease when shard is undefined): its workers
+   * plan again now (a new leader finishes what is half done).
+   */
+  leadershipChanged(leading: boolean, shard?: number): void {
+    const l = this.#o.leader;
+    const held = sharded(l) ? Array.from({ length: l.shards }, (_, i) => i).filter((i) => l.isLeaderOf(i)).length : leading ? 1 : 0;
+    this.#o.metrics.leader.set(held > 0 ? 1 : 0);
+    this.#o.metrics.shardsHeld.set(held);
+    for (const w of this.#workers.values()) {
+      if (shard !== undefined && w.shard !== shard) continue;
+      if (leading) w.worker.failures.reset();
+      w.worker.wake();
     }
   }
 
@@ -124,11 +136,13 @@ export class ReplicationManager {
       existing.worker.update(r);
       return;
     }
+    const l = this.#o.leader;
+    const shard = sharded(l) ? l.shardOf(ns, name) : 0;
     const worker = new RedisWorker({
       namespace: ns,
       name,
       kube: this.#o.kube,
-      leader: this.#o.leader,
+      leader: sharded(l) ? { isLeader: () => l.isLeaderOf(shard) } : l,
       logger: this.#o.logger,
       metrics: this.#o.metrics,
       timing: this.#o.timing,
@@ -138,7 +152,7 @@ export class ReplicationManager {
       hooks: this.#o.hooks,
       failurePolicy: this.#o.failurePolicy,
     });
-    this.#workers.set(k, { uid: r.metadata.uid, worker });
+    this.#workers.set(k, { uid: r.metadata.uid, shard, worker });
     worker.update(r);
     worker.start();
     this.#log.info({ namespace: ns, name }, 'managing Redis');

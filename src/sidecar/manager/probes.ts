@@ -1,5 +1,5 @@
 // Probe scheduling for one Redis: one loop per pod (by UID), each probing its pod's Redis every
-// probeIntervalMs and folding the answer into the pod's track (decide/observe.ts).
+// intervalMs (read again each round: the acting instance probes faster than a standby) and folding the answer into the pod's track (decide/observe.ts).
 // Invariants:
 // - One loop and one track per pod UID: a pod recreated under the same name starts afresh, and a
 //   pod that is gone has its loop stopped and its track dropped.
@@ -19,7 +19,7 @@ export interface ProbeSchedulerOptions {
   active(): boolean;
   config(): Pick<DecideConfig, 'silentAfterSeconds'>;
   changed(): void;
-  intervalMs: number;
+  intervalMs: number | (() => number);
   now(): number;
   sleep(ms: number): Promise<void>;
 }
@@ -94,7 +94,8 @@ export class ProbeScheduler {
       const started = this.#o.now();
       if (this.#o.active()) await this.#probe(uid);
       if (loop.stopped) break;
-      const left = this.#o.intervalMs - (this.#o.now() - started);
+      const interval = typeof this.#o.intervalMs === 'number' ? this.#o.intervalMs : this.#o.intervalMs();
+      const left = interval - (this.#o.now() - started);
       if (left > 0) await this.#o.sleep(left);
     }
   }

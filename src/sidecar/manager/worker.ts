@@ -92,6 +92,7 @@ export class RedisWorker {
   #wake: (() => void) | null = null;
   #woken = false;
   #knownPodNames = new Set<string>();
+  #led = false;
 
   constructor(options: WorkerOptions) {
     this.#o = options;
@@ -157,7 +158,7 @@ export class RedisWorker {
       active: () => this.#running && this.#auth.known,
       config: () => this.#config ?? DEFAULT_DECIDE_CONFIG,
       changed: () => this.wake(),
-      intervalMs: options.timing.probeIntervalMs,
+      intervalMs: () => (options.leader.isLeader() ? options.timing.probeIntervalMs : options.timing.standbyProbeIntervalMs),
       now: this.#now,
       sleep: this.#sleepFor,
     });
@@ -308,6 +309,10 @@ export class RedisWorker {
       return false;
     }
     if (!(await this.#auth.ensure())) return false;
+    // Leading anew: a standby's tracks are up to a standby interval old; act on fresh ones.
+    const leading = this.#o.leader.isLeader();
+    if (leading && !this.#led) await this.#probes.probeNow(views.map((v) => v.uid));
+    this.#led = leading;
     const now = this.#now();
     const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import {
   decide,
   DEFAULT_LEADER_SETTINGS,
+  earliest,
   expiresInMs,
   mayAct,
   observe,
@@ -117,6 +118,22 @@ test('observe keeps the first sighting of a version and restarts on a new one', 
   assert.equal(observe(first, l, 200), first);
   assert.deepEqual(observe(first, { ...l, resourceVersion: '11' }, 300), { resourceVersion: '11', seenAt: 300 });
   assert.equal(observe(first, null, 400), undefined);
+});
+
+test('earliest: a sighting from the Lease informer counts only for the same version, and only when earlier', () => {
+  const own = { resourceVersion: '7', seenAt: T0 + 900 };
+  assert.deepEqual(earliest(own, { resourceVersion: '7', seenAt: T0 }), { resourceVersion: '7', seenAt: T0 });
+  assert.equal(earliest(own, { resourceVersion: '7', seenAt: T0 + 1000 }), own, 'a later sighting changes nothing');
+  assert.equal(earliest(own, { resourceVersion: '6', seenAt: T0 }), own, 'another version says nothing about this one');
+  assert.equal(earliest(own, undefined), own);
+  assert.equal(earliest(undefined, { resourceVersion: '7', seenAt: T0 }), undefined, 'no read of our own: nothing to judge');
+  // An elector that became eligible at T0+900 for a Lease unchanged since T0 may take it at T0+3000.
+  const lease: LeaseState = { resourceVersion: '7', holderIdentity: 'dead', leaseDurationSeconds: 3, renewTime: micro(T0) };
+  assert.equal(
+    decide({ lease, identity: 'me', now: T0 + 3001, observation: earliest(own, { resourceVersion: '7', seenAt: T0 }), settings: S }).action,
+    'acquire',
+  );
+  assert.equal(decide({ lease, identity: 'me', now: T0 + 3001, observation: own, settings: S }).action, 'wait');
 });
 
 test('expiry needs both clocks: the later expiry wins', () => {
