@@ -125,6 +125,8 @@ test("the sidecar's metrics draw no problem from promtool check metrics", async 
     'redis_operator_redis_condition gauge',
     'redis_operator_redis_phase gauge',
     'redis_operator_replication_lag_bytes gauge',
+    'redis_operator_shards gauge',
+    'redis_operator_shards_held gauge',
     'redis_operator_spec_valid gauge',
     'redis_operator_steps_total counter',
   ]);
