@@ -27,6 +27,7 @@ import {
 } from '@kubernetes/client-node';
 import { pino, type Logger } from 'pino';
 import type { RedisObject } from '../../api/schema.ts';
+import { reuseDispatchers } from './dispatcher.ts';
 import { emitEvent } from './events.ts';
 import { leaseInformer, listRedis, podInformer, redisInformer, statefulSetInformer, type MultiInformer, type WatchScope } from './informers.ts';
 import { KubeLeaseClient, type LeaseClient } from './leases.ts';
@@ -69,7 +70,7 @@ export class KubeClient {
   private readonly scope: WatchScope;
 
   constructor(kc: KubeConfig, options: KubeClientOptions) {
-    this.kc = kc;
+    this.kc = reuseDispatchers(kc);
     this.core = kc.makeApiClient(CoreV1Api);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.coordination = kc.makeApiClient(CoordinationV1Api);

@@ -159,13 +159,18 @@ export class LeaderElector {
       return false;
     }
     let lease: LeaseState | null;
-    try {
-      lease = await this.client.get();
-    } catch (err) {
-      this.noteFailure('read', err);
-      this.enforceDeadline();
-      return false;
-    }
+    // A leader renews from the Lease it wrote last: a write by anyone else since makes the PUT a
+    // 409, which drops this copy and re-reads. One request per renewal instead of two.
+    const held = this.leading && this.lease?.holderIdentity === this.identity ? this.lease : undefined;
+    if (held) lease = held;
+    else
+      try {
+        lease = await this.client.get();
+      } catch (err) {
+        this.noteFailure('read', err);
+        this.enforceDeadline();
+        return false;
+      }
     // Taken after the read returned, so a version seen here was written no later than seenAt.
     this.observation = earliest(observe(this.observation, lease, this.now()), this.opts.sighting?.());
     this.lease = lease;
@@ -189,6 +194,7 @@ export class LeaderElector {
     } catch (err) {
       if (err instanceof LeaseConflictError) {
         this.logger.info({ action: decision.action }, 'lease write lost to another writer (409); re-reading');
+        this.lease = undefined;
         // Re-read at once when leading, to stop now if someone else holds it; standbys just wait.
         return this.leading;
       }
