@@ -1,0 +1,207 @@
+// Scale benchmark (a benchmark, not a test): `npm run bench:scale`.
+// REDIS_COUNT Redis (default 200) of three pods each, every pod a real redis-server on its own
+// loopback address (127.0.100.x onwards, 250 a octet), managed by SIDECARS sidecar processes
+// (default 2, src/sidecar/main.ts as in the Deployment) with SHARDS shards (default 4), on the real
+// API server (etcd, kube-apiserver, controller-manager and scheduler built from source by
+// test/k8s/build.ts). What stands in is in scale-fleet.ts (no kubelet runs the pods).
+//
+// Phases, each figure's baseline measured in the same run:
+// 1. One Redis alone: FAILOVER_ROUNDS x SIGKILL of its master -> the time until another pod is
+//    labelled master and answers as master (failover_ms_p50_single). The sidecars stop.
+// 2. The other Redis are created; the sidecars start again: all_running_s = until every Redis has
+//    one pod labelled master and two linked replicas (the sidecars' share of "Running").
+// 3. At rest for REST_SECONDS: the sidecars' CPU per managed pod and RSS; API requests per second
+//    (kube-apiserver's apiserver_request_total) minus the rate of a window of the same length
+//    measured before the sidecars first started (the control plane's own traffic).
+// 4. The same failover rounds on the same Redis, with the whole fleet managed:
+//    failover_ms_p50_at_scale and failover_at_scale_vs_single.
+// 5. The sidecar holding the most shards is SIGKILLed: shard_takeover_ms = until the survivors
+//    hold every shard Lease.
+// Prints name=value lines on stdout (figures last); progress on stderr.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startControlPlane, type ControlPlane } from '../test/k8s/control-plane.ts';
+import { addr } from '../test/support/redis-server.ts';
+import { redisCommand } from '../test/sidecar/manager/harness-redis.ts';
+import { median, sleep } from '../test/sidecar/manager/harness.ts';
+import { cpuMs, Fleet, inBatches, POD_SUFFIXES, rssMb, startSidecar, stopSidecar, type Sidecar } from './scale-fleet.ts';
+
+const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+const REDIS_COUNT = num('REDIS_COUNT', 200);
+const SIDECARS = num('SIDECARS', 2);
+const SHARDS = num('SHARDS', 4);
+const REST_SECONDS = num('REST_SECONDS', 20);
+const FAILOVER_ROUNDS = num('FAILOVER_ROUNDS', 5);
+const BASE_OCTET = 100;
+const LEASE = 'redis-operator-sidecar';
+const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 23)} ${msg}\n`);
+const figure = (name: string, value: number | string) => process.stdout.write(`${name}=${typeof value === 'number' ? Math.round(value * 100) / 100 : value}\n`);
+
+async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 20): Promise<T> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const v = await check().catch(() => undefined);
+    if (v !== undefined && v !== false) return v;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+async function requestsTotal(cp: ControlPlane): Promise<number> {
+  const text = await cp.kubectl(['get', '--raw', '/metrics']);
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith('apiserver_request_total{')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+async function requestRate(cp: ControlPlane, seconds: number): Promise<number> {
+  const a = await requestsTotal(cp);
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const b = await requestsTotal(cp);
+  // The two /metrics reads are themselves requests: one of them falls in the window.
+  return (b - a - 1) / ((performance.now() - t0) / 1000);
+}
+
+/** SIGKILL of Redis 0's master; the time until another pod is labelled master and says role:master. The killed one restarts empty. */
+async function failoverRound(fleet: Fleet, name: string): Promise<number> {
+  const old = await until(`${name}: one labelled master`, () => fleet.masterOf(name), 30_000);
+  const server = fleet.servers.get(old)!;
+  const t0 = performance.now();
+  await server.kill();
+  const next = await until(
+    `${name}: a new master`,
+    async () => {
+      const m = await fleet.masterOf(name);
+      if (!m || m === old) return undefined;
+      const role = (await redisCommand(fleet.servers.get(m)!.ip, 'ROLE').catch(() => [])) as unknown[];
+      return role[0] === 'master' ? m : undefined;
+    },
+    30_000,
+    10,
+  );
+  const ms = performance.now() - t0;
+  log(`  ${name}: ${old} SIGKILLed -> ${next} master in ${Math.round(ms)} ms`);
+  await server.wipe();
+  await until(`${name}: three pods linked again`, async () => Fleet.running(await fleet.pods(), [name]).length === 1, 60_000, 100);
+  return ms;
+}
+
+async function main(): Promise<void> {
+  const work = mkdtempSync(path.join(os.tmpdir(), 'bench-scale-'));
+  const cp = await startControlPlane({ subnet: 97, onProgress: (l) => log(`control plane: ${l}`) });
+  const fleet = new Fleet(cp.adminKubeconfig, BASE_OCTET);
+  let sidecars: Sidecar[] = [];
+  const cleanup = async () => {
+    await Promise.allSettled(sidecars.map((s) => stopSidecar(s)));
+    fleet.cleanup();
+    await cp.stop();
+    rmSync(work, { recursive: true, force: true });
+  };
+  process.once('SIGINT', () => void cleanup().then(() => process.exit(130)));
+  try {
+    await cp.kubectl(['apply', '-f', new URL('../manifests/crd.yaml', import.meta.url).pathname]);
+    await cp.kubectl(['wait', '--for=condition=Established', 'crd/redises.redis.example.com', '--timeout=60s']);
+    await fleet.namespaces();
+    const start = () => {
+      sidecars = Array.from({ length: SIDECARS }, (_, i) =>
+        startSidecar(
+          `sidecar-${String.fromCharCode(97 + i)}`,
+          cp.adminKubeconfig,
+          addr(BASE_OCTET + 9, 250 - i),
+          { SHARDS: String(SHARDS) },
+          path.join(work, `sidecar-${i}.log`),
+        ),
+      );
+    };
+    log(`control plane ${cp.version}; ${REDIS_COUNT} Redis x ${POD_SUFFIXES.length} pods, ${SIDECARS} sidecars, ${SHARDS} shards; logs in ${work}`);
+    const baselineRate = await requestRate(cp, REST_SECONDS);
+    log(`API requests/s before any sidecar (the control plane's own): ${baselineRate.toFixed(1)}`);
+
+    // 1. One Redis alone.
+    await fleet.add(0);
+    start();
+    const first = [Fleet.redisName(0)];
+    await until('bench-0 running', async () => Fleet.running(await fleet.pods(), first).length === 1, 60_000, 100);
+    const single: number[] = [];
+    for (let r = 0; r < FAILOVER_ROUNDS; r++) single.push(await failoverRound(fleet, first[0]!));
+    await Promise.all(sidecars.map((s) => stopSidecar(s)));
+
+    // 2. The fleet; the sidecars start again.
+    const t0 = performance.now();
+    await inBatches(
+      Array.from({ length: REDIS_COUNT - 1 }, (_, i) => i + 1),
+      8,
+      (i) => fleet.add(i),
+    );
+    log(`${REDIS_COUNT} Redis and ${fleet.servers.size} redis-server processes created in ${Math.round(performance.now() - t0)} ms`);
+    const names = Array.from({ length: REDIS_COUNT }, (_, i) => Fleet.redisName(i));
+    const started = performance.now();
+    start();
+    let running = 0;
+    await until(
+      'every Redis running',
+      async () => {
+        const n = Fleet.running(await fleet.pods(), names).length;
+        if (n !== running) log(`  ${n}/${REDIS_COUNT} Redis running`);
+        running = n;
+        return n === REDIS_COUNT;
+      },
+      900_000,
+      1000,
+    );
+    const allRunningS = (performance.now() - started) / 1000;
+
+    // 3. At rest.
+    await sleep(5000);
+    const pids = sidecars.map((s) => s.child.pid!);
+    const cpu0 = pids.map(cpuMs);
+    const rate = await requestRate(cp, REST_SECONDS);
+    const cpuPerS = pids.map((p, i) => (cpuMs(p) - cpu0[i]!) / REST_SECONDS);
+    const rss = pids.map(rssMb);
+    const pods = REDIS_COUNT * POD_SUFFIXES.length;
+    log(
+      `at rest: sidecar CPU ms/s ${cpuPerS.map((c) => c.toFixed(0)).join(', ')}; RSS MB ${rss.map((r) => r.toFixed(0)).join(', ')}; API requests/s ${rate.toFixed(1)}`,
+    );
+
+    // 4. Failover with the whole fleet managed.
+    const atScale: number[] = [];
+    for (let r = 0; r < FAILOVER_ROUNDS; r++) atScale.push(await failoverRound(fleet, first[0]!));
+
+    const managed = Fleet.running(await fleet.pods(), names).length;
+
+    // 5. The instance holding the most shards dies.
+    const holders = await fleet.holders(LEASE, SHARDS);
+    const counts = sidecars.map((s) => holders.filter((h) => h === s.name).length);
+    const victim = sidecars[counts.indexOf(Math.max(...counts))]!;
+    log(`shard holders: ${holders.join(', ')}; SIGKILL ${victim.name} (${Math.max(...counts)} shards)`);
+    const k0 = performance.now();
+    await stopSidecar(victim, 'SIGKILL');
+    const survivors = new Set(sidecars.filter((s) => s !== victim).map((s) => s.name));
+    await until('the survivors hold every shard', async () => (await fleet.holders(LEASE, SHARDS)).every((h) => survivors.has(h)), 60_000, 20);
+    const takeoverMs = performance.now() - k0;
+
+    figure('failover_ms_single', single.map(Math.round).join(','));
+    figure('failover_ms_at_scale', atScale.map(Math.round).join(','));
+    figure('failover_ms_p50_single', median(single));
+    figure('api_requests_per_s_baseline', baselineRate);
+    figure(
+      'sidecar_cpu_ms_per_s',
+      cpuPerS.reduce((a, b) => a + b, 0),
+    );
+    figure('redis_managed', managed);
+    figure('failover_ms_p50_at_scale', median(atScale));
+    figure('failover_at_scale_vs_single', median(atScale) / median(single));
+    figure('sidecar_cpu_ms_per_s_per_pod', cpuPerS.reduce((a, b) => a + b, 0) / pods);
+    figure('sidecar_rss_mb', Math.max(...rss));
+    figure('api_requests_per_s_at_rest', rate - baselineRate);
+    figure('all_running_s', allRunningS);
+    figure('shard_takeover_ms', takeoverMs);
+  } finally {
+    await cleanup();
+  }
+}
+
+await main();
