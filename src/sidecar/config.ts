@@ -19,13 +19,12 @@ export interface ManagerTiming {
   /** Each pod's Redis is probed this often (in its own loop) by the instance that acts on it. */
   probeIntervalMs: number;
   /**
-   * The instances that do not act on a Redis probe it this often (default: probeIntervalMs). A
-   * slower rate costs less, but a standby then misses short-lived testimony (replicas reporting
-   * their link down for a moment), and a takeover in the middle of a failover may be blocked for
-   * want of it (a promoted node the old leader could not label): keep it equal unless the fleet
-   * demands otherwise.
+   * A Redis at rest (nothing changed for IDLE_AFTER_MS: every pod answers as before, no step, no
+   * pod event) has its pods probed this often instead, and its rounds run this often. Anything
+   * that stirs it (a probe that fails or shows a change, a connection the node closed, a pod
+   * event, a step) brings back probeIntervalMs at once. Equal to probeIntervalMs: never idle.
    */
-  standbyProbeIntervalMs: number;
+  idleProbeIntervalMs: number;
   /** Each Redis is re-planned this often (and at once on a pod or Redis event). */
   tickIntervalMs: number;
   /** TCP connect bound for Redis connections. */
@@ -50,7 +49,7 @@ export interface ManagerTiming {
 
 export const DEFAULT_TIMING: ManagerTiming = {
   probeIntervalMs: 100,
-  standbyProbeIntervalMs: 100,
+  idleProbeIntervalMs: 1000,
   tickIntervalMs: 100,
   redisConnectTimeoutMs: 500,
   redisCommandTimeoutMs: 500,
@@ -154,7 +153,7 @@ export function loadSidecarConfig(env: Env): ConfigResult {
   const t = DEFAULT_TIMING;
   const timing: ManagerTiming = {
     probeIntervalMs: take(integerIn(env, 'PROBE_INTERVAL_MS', t.probeIntervalMs, 10, 60_000), t.probeIntervalMs),
-    standbyProbeIntervalMs: 0,
+    idleProbeIntervalMs: take(integerIn(env, 'IDLE_PROBE_INTERVAL_MS', t.idleProbeIntervalMs, 10, 60_000), t.idleProbeIntervalMs),
     tickIntervalMs: take(integerIn(env, 'TICK_INTERVAL_MS', t.tickIntervalMs, 10, 60_000), t.tickIntervalMs),
     redisConnectTimeoutMs: take(integerIn(env, 'REDIS_CONNECT_TIMEOUT_MS', t.redisConnectTimeoutMs, 10, 60_000), t.redisConnectTimeoutMs),
     redisCommandTimeoutMs: take(integerIn(env, 'REDIS_COMMAND_TIMEOUT_MS', t.redisCommandTimeoutMs, 10, 60_000), t.redisCommandTimeoutMs),
@@ -166,7 +165,6 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     crashConfirmMs: take(integerIn(env, 'CRASH_CONFIRM_MS', t.crashConfirmMs, 0, 60_000), t.crashConfirmMs),
     rolloutStallMs: take(integerIn(env, 'ROLLOUT_STALL_MS', t.rolloutStallMs, 1000, 86_400_000), t.rolloutStallMs),
   };
-  timing.standbyProbeIntervalMs = take(integerIn(env, 'STANDBY_PROBE_INTERVAL_MS', timing.probeIntervalMs, 10, 60_000), timing.probeIntervalMs);
   // A probe must be able to finish (connect + command) before its facts count as stale, or a
   // slow but healthy node would flap between answering and silent.
   if (errors.length === 0 && timing.staleAfterMs <= timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs) {

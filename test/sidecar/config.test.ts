@@ -37,7 +37,7 @@ test('values are read and trimmed; blank means unset', () => {
     LOG_LEVEL: 'DEBUG',
     KUBECONFIG: '/k/config',
     PROBE_INTERVAL_MS: '50',
-    STANDBY_PROBE_INTERVAL_MS: '2000',
+    IDLE_PROBE_INTERVAL_MS: '2000',
     SHARDS: '8',
     REDIS_LOCAL_ADDRESS: '127.0.0.9',
     LEASE_DURATION_SECONDS: '5',
@@ -53,7 +53,7 @@ test('values are read and trimmed; blank means unset', () => {
   assert.equal(r.config.logLevel, 'debug');
   assert.equal(r.config.kubeconfig, '/k/config');
   assert.equal(r.config.timing.probeIntervalMs, 50);
-  assert.equal(r.config.timing.standbyProbeIntervalMs, 2000);
+  assert.equal(r.config.timing.idleProbeIntervalMs, 2000);
   assert.equal(r.config.shards, 8);
   assert.equal(r.config.timing.secretRefreshMs, DEFAULT_TIMING.secretRefreshMs);
   assert.equal(r.config.redisLocalAddress, '127.0.0.9');

@@ -101,6 +101,31 @@ export function crashEvidence(input: DecideInput, master: PodObservation): strin
   ];
 }
 
+/**
+ * A failover someone else already made while this instance was not looking (a leader that died
+ * before moving the labels, seen by a standby that never saw the old master's history): the
+ * labelled master's port refuses (its process is gone) and exactly one other node answers as
+ * master, followed, link up, by every other answering node. Publishing that master promotes
+ * nothing; without it the standby would wait for testimony that no longer exists.
+ */
+export function finishedElsewhere(input: DecideInput, master: PodObservation): string[] {
+  const { now, config } = input;
+  const t = master.redis;
+  if (!t || t.refusedSince === null || now - t.refusedSince < config.crashConfirmMs) return [];
+  const others = input.pods.filter((p) => p !== master).map((pod) => ({ pod, facts: currentFacts(pod, now, config) }));
+  const masters = others.filter((o) => o.facts?.replication.role === 'master');
+  if (masters.length !== 1 || !masters[0]!.pod.ip) return [];
+  const promoted = masters[0]!;
+  const rest = others.filter((o) => o !== promoted && o.facts);
+  const following = rest.every((o) => {
+    const r = o.facts!.replication;
+    return r.role === 'replica' && r.masterHost === promoted.pod.ip && r.masterPort === REDIS_PORT && r.masterLinkStatus === 'up';
+  });
+  if (!following) return [];
+  const who = rest.length > 0 ? `, and ${rest.map((o) => o.pod.name).join(', ')} follow${rest.length === 1 ? 's' : ''} it` : '';
+  return [`its port refuses connections while ${promoted.pod.name} answers as master${who} (an earlier failover to finish)`];
+}
+
 export function assessMaster(input: DecideInput, master: PodObservation): MasterHealth {
   const { now, config } = input;
   const facts = currentFacts(master, now, config);
@@ -156,6 +181,7 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
       }
     }
   }
+  evidence.push(...finishedElsewhere(input, master));
   if (evidence.length === 0) {
     const why =
       w.total.length === 0

@@ -2,7 +2,8 @@
 // password in the generated <name>-operator Secret, never rotated), and the default user's password
 // (spec.auth or the generated <name>-auth: what clients use, rotated by the users pass, users.ts).
 // Invariants:
-// - Both Secrets are re-read every secretRefreshMs, and within a second after a node refused us;
+// - Both Secrets are re-read every secretRefreshMs by the instance that acts (STANDBY_REFRESH_FACTOR
+//   times less often by the others), and within a second after a node refused us;
 //   a read never blocks the probes once the operator's password is known.
 // - A node that refuses the operator's user but takes the default user's password (the current
 //   one, or the one before a change) was started without that user (by an earlier version) or
@@ -24,6 +25,8 @@ import type { ConnectionOptions } from 'node:tls';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { PodView } from './pods.ts';
 
+/** Instances that do not act on a Redis re-read its Secrets this many times less often. */
+export const STANDBY_REFRESH_FACTOR = 6;
 export interface SecretReader {
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
   readSecretValues(namespace: string, name: string, keys: readonly string[]): Promise<Record<string, string> | null>;
@@ -106,7 +109,10 @@ export class Credentials {
   /** True when the operator's password is known; loads the Secrets (creating them, as leader) when not. */
   async ensure(): Promise<boolean> {
     const now = this.#o.now();
-    const due = now - this.#loadedAt > this.#o.secretRefreshMs || (this.#refused && now - this.#attemptAt > 1000);
+    // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
+    // need the password to probe, and a node refusing it re-reads within a second anyway.
+    const every = this.#o.isLeader() ? this.#o.secretRefreshMs : this.#o.secretRefreshMs * STANDBY_REFRESH_FACTOR;
+    const due = now - this.#loadedAt > every || (this.#refused && now - this.#attemptAt > 1000);
     if (this.known) {
       if (due && !this.#load) this.#startLoad();
       return true;

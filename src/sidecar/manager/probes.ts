@@ -27,6 +27,8 @@ export interface ProbeSchedulerOptions {
 interface Loop {
   stopped: boolean;
   done: Promise<void>;
+  /** Ends the loop's current sleep early (it then sleeps whatever is left of the interval read anew). */
+  wake: (() => void) | null;
 }
 
 function digest(facts: RedisFacts | null): string {
@@ -70,7 +72,7 @@ export class ProbeScheduler {
     }
     for (const v of views) {
       if (this.#loops.has(v.uid)) continue;
-      const loop: Loop = { stopped: false, done: Promise.resolve() };
+      const loop: Loop = { stopped: false, done: Promise.resolve(), wake: null };
       loop.done = this.#run(v.uid, loop);
       this.#loops.set(v.uid, loop);
     }
@@ -82,10 +84,18 @@ export class ProbeScheduler {
     await Promise.all([...uids].map((uid) => this.#probe(uid)));
   }
 
+  /** The interval may have shrunk (the Redis was stirred): sleeping loops re-read it now. */
+  hurry(): void {
+    for (const l of this.#loops.values()) l.wake?.();
+  }
+
   /** Stops every loop; resolves when they ended. */
   stop(): Promise<void> {
     const loops = [...this.#loops.values()];
-    for (const l of loops) l.stopped = true;
+    for (const l of loops) {
+      l.stopped = true;
+      l.wake?.();
+    }
     return Promise.all(loops.map((l) => l.done)).then(() => undefined);
   }
 
@@ -93,11 +103,31 @@ export class ProbeScheduler {
     while (!loop.stopped) {
       const started = this.#o.now();
       if (this.#o.active()) await this.#probe(uid);
-      if (loop.stopped) break;
-      const interval = typeof this.#o.intervalMs === 'number' ? this.#o.intervalMs : this.#o.intervalMs();
-      const left = interval - (this.#o.now() - started);
-      if (left > 0) await this.#o.sleep(left);
+      // Woken early, the loop sleeps what is left of the interval as it reads now: a loop that
+      // probed a moment ago never probes again sooner than the fast interval.
+      for (;;) {
+        if (loop.stopped) return;
+        const interval = typeof this.#o.intervalMs === 'number' ? this.#o.intervalMs : this.#o.intervalMs();
+        const left = interval - (this.#o.now() - started);
+        if (left <= 0) break;
+        if (!(await this.#nap(loop, left))) break;
+      }
     }
+  }
+
+  /** Sleeps ms or until woken; resolves true when woken early. */
+  #nap(loop: Loop, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (woken: boolean) => {
+        if (done) return;
+        done = true;
+        loop.wake = null;
+        resolve(woken);
+      };
+      loop.wake = () => finish(true);
+      void this.#o.sleep(ms).then(() => finish(false));
+    });
   }
 
   async #probe(uid: string): Promise<void> {

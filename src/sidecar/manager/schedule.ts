@@ -1,7 +1,7 @@
-// When a worker's next round runs. Pure. Invariant: never later than tickIntervalMs, and just
-// after the moment a threshold of the decision is crossed if that comes sooner (a silent master
-// reaching downAfterMilliseconds, a replica's testimony reaching witnessConfirmMs, a failing
-// step's back-off running out), so no decision is late by up to a tick.
+// When a worker's next round runs, and whether its Redis is at rest. Pure. Invariant: never later
+// than tickIntervalMs, and just after the moment a threshold of the decision is crossed if that
+// comes sooner (a silent master reaching downAfterMilliseconds, a replica's testimony reaching
+// witnessConfirmMs, a failing step's back-off running out), so no decision is late by up to a tick.
 import type { DecideConfig, RedisTrack } from '../decide/index.ts';
 
 export function nextRoundInMs(
@@ -23,4 +23,17 @@ export function nextRoundInMs(
   }
   for (const at of retryAts) consider(at);
   return soonest;
+}
+
+/** How long nothing must stir a Redis before its pods are probed at the idle rate. */
+export const IDLE_AFTER_MS = 5000;
+
+/**
+ * Whether a Redis is at rest: nothing stirred it for IDLE_AFTER_MS and every pod's latest probe
+ * answered (a pod that fails, or was never probed, keeps it at the fast rate).
+ */
+export function atRest(now: number, stirredAt: number, tracks: Iterable<RedisTrack>): { idle: boolean; reason: string } {
+  if (now - stirredAt < IDLE_AFTER_MS) return { idle: false, reason: `stirred ${Math.round(now - stirredAt)} ms ago` };
+  for (const t of tracks) if (t.lastError !== null || t.failingSince !== null) return { idle: false, reason: `a probe of ${t.ip} fails` };
+  return { idle: true, reason: `nothing changed for ${Math.round(now - stirredAt)} ms` };
 }

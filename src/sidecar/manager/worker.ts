@@ -35,7 +35,7 @@ import { StepFailures, type FailurePolicyConfig } from './failure-policy.ts';
 import { Credentials } from './credentials.ts';
 import { belongsTo, decideConfig, observation, podView, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
-import { nextRoundInMs } from './schedule.ts';
+import { atRest, nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
 
@@ -93,6 +93,8 @@ export class RedisWorker {
   #woken = false;
   #knownPodNames = new Set<string>();
   #led = false;
+  /** Last time something stirred this Redis (see atRest in schedule.ts). */
+  #stirredAt = -Infinity;
 
   constructor(options: WorkerOptions) {
     this.#o = options;
@@ -127,6 +129,8 @@ export class RedisWorker {
           localAddress: options.redisLocalAddress,
           timeouts: { connectTimeoutMs: options.timing.redisConnectTimeoutMs, commandTimeoutMs: options.timing.redisCommandTimeoutMs },
           connectionName: 'redis-operator-sidecar',
+          // The node closed our connection (its process died, most likely): look now.
+          onLost: () => this.wake(),
         }),
       secretRefreshMs: options.timing.secretRefreshMs,
       now: this.#now,
@@ -158,7 +162,7 @@ export class RedisWorker {
       active: () => this.#running && this.#auth.known,
       config: () => this.#config ?? DEFAULT_DECIDE_CONFIG,
       changed: () => this.wake(),
-      intervalMs: () => (options.leader.isLeader() ? options.timing.probeIntervalMs : options.timing.standbyProbeIntervalMs),
+      intervalMs: () => (this.#idle() ? options.timing.idleProbeIntervalMs : options.timing.probeIntervalMs),
       now: this.#now,
       sleep: this.#sleepFor,
     });
@@ -196,10 +200,21 @@ export class RedisWorker {
     this.wake();
   }
 
-  /** Something changed (a pod event, leadership): plan again now. */
+  /** Something changed (a pod event, leadership, a probe that shows a change): plan again now, probe at the fast rate. */
   wake(): void {
     this.#woken = true;
+    this.#stir();
     this.#wake?.();
+  }
+
+  #stir(): void {
+    const wasIdle = this.#idle();
+    this.#stirredAt = this.#now();
+    if (wasIdle) this.#probes.hurry();
+  }
+
+  #idle(): boolean {
+    return atRest(this.#now(), this.#stirredAt, this.#probes.tracks).idle;
   }
 
   start(): void {
@@ -247,7 +262,7 @@ export class RedisWorker {
         await this.#sleep(
           nextRoundInMs(
             this.#now(),
-            this.#o.timing.tickIntervalMs,
+            this.#idle() ? this.#o.timing.idleProbeIntervalMs : this.#o.timing.tickIntervalMs,
             this.#config,
             this.#probes.tracks,
             this.failures.open.map((e) => e.retryAt),
@@ -345,6 +360,7 @@ export class RedisWorker {
       return true;
     }
 
+    this.#stir();
     const d = p.decision;
     if (isFailover(d)) {
       const old = views.find((v) => v.name === d.previous);

@@ -2,7 +2,9 @@
 // password, one set of pods), so a broken Redis never shares a connection with another.
 // Invariants: at most one connection per address; a connection that timed out or broke is
 // dropped at once (a late reply must never be read as the answer to the next command); retain()
-// closes connections of addresses that disappeared (pod gone, IP changed).
+// closes connections of addresses that disappeared (pod gone, IP changed); an established
+// connection the other side closed (the process died: the kernel closes its sockets) is told to
+// onLost at once, so a crash is noticed without waiting for the next probe.
 import type { ConnectionOptions } from 'node:tls';
 import type { Redis } from 'ioredis';
 import { createClient, DEFAULT_TIMEOUTS, type ClientTimeouts } from './client.ts';
@@ -18,6 +20,8 @@ export interface PoolOptions {
   tls?: ConnectionOptions | undefined;
   timeouts?: Partial<ClientTimeouts>;
   connectionName?: string | undefined;
+  /** An established connection closed without the pool closing it. */
+  onLost?: ((endpoint: Endpoint) => void) | undefined;
 }
 
 interface Entry {
@@ -39,8 +43,10 @@ export class RedisPool {
   readonly #localAddress: string | undefined;
   readonly #timeouts: ClientTimeouts;
   readonly #connectionName: string | undefined;
+  readonly #onLost: ((endpoint: Endpoint) => void) | undefined;
 
   constructor(options: PoolOptions) {
+    this.#onLost = options.onLost;
     this.#password = options.password;
     this.#username = options.username;
     this.#tls = options.tls;
@@ -140,7 +146,13 @@ export class RedisPool {
       if (classifyError(err).kind === 'auth') entry.authError ??= err;
     });
     const ready = client.connect().then(
-      () => client,
+      () => {
+        // Dropped by us first (#dropEntry removes the entry before disconnecting): not a loss.
+        client.once('close', () => {
+          if (this.#entries.get(key) === entry) this.#onLost?.(endpoint);
+        });
+        return client;
+      },
       (err: unknown) => {
         throw socketError ?? err;
       },

@@ -59,6 +59,36 @@ test('assessMaster: table', async (t) => {
     },
     { name: 'no replica, but the API says not Ready', pods: [silent(3000, { ready: false })], state: 'failed', reason: /not Ready/ },
     {
+      name: 'a failover already made elsewhere: the master refuses, replica-1 is master, replica-0 follows it',
+      pods: [
+        silent(3000, { error: 'refused' }),
+        pod({ name: 'replica-0', label: 'replica', facts: facts({ of: ip(12), offset: 1000, lastIo: 0 }) }),
+        pod({ name: 'replica-1', label: 'replica', facts: facts({ role: 'master', offset: 1000, replid: H2 }) }),
+      ],
+      state: 'failed',
+      reason: /replica-1 answers as master, and cache-replica-0 follows it \(an earlier failover to finish\)/,
+    },
+    {
+      name: 'the same, but the master only times out (paused or cut off): wait',
+      pods: [
+        silent(3000),
+        pod({ name: 'replica-0', label: 'replica', facts: facts({ of: ip(12), offset: 1000, lastIo: 0 }) }),
+        pod({ name: 'replica-1', label: 'replica', facts: facts({ role: 'master', offset: 1000, replid: H2 }) }),
+      ],
+      state: 'suspect',
+      reason: /no answering replica follows it/,
+    },
+    {
+      name: 'the same, but replica-0 is not linked to the new master yet: wait',
+      pods: [
+        silent(3000, { error: 'refused' }),
+        pod({ name: 'replica-0', label: 'replica', facts: facts({ of: ip(12), offset: 1000, link: 'down', linkDownSince: 1 }) }),
+        pod({ name: 'replica-1', label: 'replica', facts: facts({ role: 'master', offset: 1000, replid: H2 }) }),
+      ],
+      state: 'suspect',
+      reason: /no answering replica follows it/,
+    },
+    {
       name: 'not Ready but a replica still hears it: veto',
       pods: [silent(3000, { ready: false }), R(0, 'hears')],
       state: 'suspect',

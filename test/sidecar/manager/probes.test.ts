@@ -105,3 +105,41 @@ test('an answer to a probe that started before the one already folded is discard
   mock.timers.tick(20_000);
   await stopped;
 });
+
+test('hurry: loops sleeping on the idle interval re-read it; none probes sooner than the fast interval after its last probe', async (t) => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  t.after(() => mock.timers.reset());
+  let interval = 1000;
+  const probed: Array<[string, number]> = [];
+  const s = new ProbeScheduler({
+    probe: (_uid, ip) => {
+      probed.push([ip, Date.now()]);
+      return Promise.resolve(refused);
+    },
+    active: () => true,
+    config: () => ({ silentAfterSeconds: 2 }),
+    changed: () => undefined,
+    intervalMs: () => interval,
+    now: () => Date.now(),
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+  });
+  s.sync([view('a', 'u1', '10.0.0.1')]);
+  const run = async (ms: number) => {
+    for (let i = 0; i < ms; i += 10) {
+      await settle();
+      mock.timers.tick(10);
+    }
+    await settle();
+  };
+  await run(50);
+  interval = 100;
+  s.hurry(); // 50 ms after the probe at 0: it waits the other 50, not 950
+  await run(200);
+  const stopped = s.stop();
+  mock.timers.tick(1000);
+  await stopped;
+  assert.deepEqual(
+    probed.map(([, at]) => at),
+    [0, 100, 200],
+  );
+});

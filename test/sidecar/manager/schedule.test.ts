@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RedisTrack } from '../../../src/sidecar/decide/index.ts';
-import { nextRoundInMs } from '../../../src/sidecar/manager/schedule.ts';
+import { atRest, IDLE_AFTER_MS, nextRoundInMs } from '../../../src/sidecar/manager/schedule.ts';
 
 const track = (t: Partial<RedisTrack>): RedisTrack => ({
   ip: '10.0.0.1',
@@ -33,4 +33,27 @@ test('nextRoundInMs: table', async (t) => {
   for (const c of cases) {
     await t.test(c.name, () => assert.equal(nextRoundInMs(c.now, 100, config, c.tracks, c.retryAts), c.want));
   }
+});
+
+test('atRest: idle only after IDLE_AFTER_MS without a stir and while every probe answers', async (t) => {
+  const cases: Array<{ name: string; now: number; stirredAt: number; tracks: RedisTrack[]; idle: boolean; reason: RegExp }> = [
+    { name: 'never stirred, all answering', now: 10_000, stirredAt: -Infinity, tracks: [track({})], idle: true, reason: /nothing changed/ },
+    { name: 'stirred a moment ago', now: 10_000, stirredAt: 10_000 - IDLE_AFTER_MS + 1, tracks: [track({})], idle: false, reason: /stirred 4999 ms ago/ },
+    { name: 'quiet long enough', now: 10_000, stirredAt: 10_000 - IDLE_AFTER_MS, tracks: [track({})], idle: true, reason: /nothing changed for 5000 ms/ },
+    {
+      name: 'a probe failing keeps it fast',
+      now: 60_000,
+      stirredAt: 0,
+      tracks: [track({}), track({ ip: '10.0.0.2', lastError: { kind: 'timeout', message: 't' } })],
+      idle: false,
+      reason: /a probe of 10.0.0.2 fails/,
+    },
+    { name: 'a silent track keeps it fast', now: 60_000, stirredAt: 0, tracks: [track({ failingSince: 59_000 })], idle: false, reason: /fails/ },
+  ];
+  for (const c of cases)
+    await t.test(c.name, () => {
+      const r = atRest(c.now, c.stirredAt, c.tracks);
+      assert.equal(r.idle, c.idle);
+      assert.match(r.reason, c.reason);
+    });
 });

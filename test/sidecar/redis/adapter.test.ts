@@ -161,6 +161,23 @@ test('pool: one connection per address, reused; retain() closes vanished address
   assert.ok((await a.probe(s1.endpoint)).ok);
 });
 
+test('pool: onLost is told when a node closes an established connection (its process died), never when the pool closes it', async (t) => {
+  const s = await startRedis(t, { ip: addr(N, 40) });
+  const lost: string[] = [];
+  const a = new RedisAdapter({ password: TEST_PASSWORD, localAddress: SIDECAR_IP, onLost: (e) => lost.push(e.host) });
+  t.after(() => a.close());
+  assert.ok((await a.probe(s.endpoint)).ok);
+  a.pool.drop(s.endpoint);
+  assert.ok((await a.probe(s.endpoint)).ok);
+  a.retain([]);
+  await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(lost, [], 'drop and retain close it themselves: not a loss');
+  assert.ok((await a.probe(s.endpoint)).ok);
+  await s.kill();
+  await waitFor('onLost', async () => lost.length > 0, 5000);
+  assert.deepEqual(lost, [s.ip]);
+});
+
 test('replicaOf / role / configSet', async (t) => {
   const a = adapter(t);
   const [m, r] = await replicated(t, a, 6, 1);
