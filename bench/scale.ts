@@ -49,11 +49,17 @@ async function until<T>(what: string, check: () => Promise<T | undefined | false
   }
 }
 
-async function requestsTotal(cp: ControlPlane): Promise<number> {
+/** apiserver_request_total by verb and resource. */
+async function requestsTotal(cp: ControlPlane): Promise<Map<string, number>> {
   const text = await cp.kubectl(['get', '--raw', '/metrics']);
-  let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith('apiserver_request_total{')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-  return sum;
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('apiserver_request_total{')) continue;
+    const label = (l: string) => new RegExp(`${l}="([^"]*)"`).exec(line)?.[1] ?? '';
+    const k = `${label('verb')} ${label('resource')}${label('subresource') ? '/' + label('subresource') : ''}`;
+    out.set(k, (out.get(k) ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1)));
+  }
+  return out;
 }
 
 async function requestRate(cp: ControlPlane, seconds: number): Promise<number> {
@@ -61,8 +67,16 @@ async function requestRate(cp: ControlPlane, seconds: number): Promise<number> {
   const t0 = performance.now();
   await sleep(seconds * 1000);
   const b = await requestsTotal(cp);
+  const s = (performance.now() - t0) / 1000;
+  const by = [...b].map(([k, v]) => [k, (v - (a.get(k) ?? 0)) / s] as const).filter(([, r]) => r >= 0.1);
+  log(
+    `  API requests/s by verb and resource: ${by
+      .sort((x, y) => y[1] - x[1])
+      .map(([k, r]) => `${k} ${r.toFixed(1)}`)
+      .join(', ')}`,
+  );
   // The two /metrics reads are themselves requests: one of them falls in the window.
-  return (b - a - 1) / ((performance.now() - t0) / 1000);
+  return (by.reduce((sum, [, r]) => sum + r, 0) * s - 1) / s;
 }
 
 /** SIGKILL of Redis 0's master; the time until another pod is labelled master and says role:master. The killed one restarts empty. */

@@ -25,7 +25,7 @@ import type { Applied } from './executor.ts';
 import type { PodView } from './pods.ts';
 import type { TlsReloader } from './tls-reload.ts';
 import type { UsersApplier } from './users.ts';
-import { VOLUME_CHECK_INTERVAL_MS, type VolumeExpander } from './volumes.ts';
+import { VOLUME_CHECK_INTERVAL_MS, VOLUME_SETTLED_INTERVAL_MS, type VolumeExpander } from './volumes.ts';
 
 export interface Day2Kube {
   deletePod(namespace: string, name: string, uid: string): Promise<void>;
@@ -73,6 +73,8 @@ export class Day2 {
   #annotations: Record<string, string> = {};
   #spec: RedisSpec | null = null;
   #volumesAt = -Infinity;
+  /** The last volume pass found nothing to do or wait for: check rarely until the size changes. */
+  #volumesSettled = false;
   readonly #running = new Map<string, Promise<void>>();
   /** Requests recorded by this instance, before the informer shows the annotation. */
   #handled: string | null = null;
@@ -88,6 +90,12 @@ export class Day2 {
   /** The Redis object changed (its spec valid). */
   update(annotations: Record<string, string> | undefined, spec: RedisSpec): void {
     this.#annotations = { ...(annotations ?? {}) };
+    const p = (x: RedisSpec | null) =>
+      x ? `${x.persistence.size}|${x.persistence.storageClassName ?? ''}|${x.persistence.enableRdb || x.persistence.enableAof}` : '';
+    if (p(this.#spec) !== p(spec)) {
+      this.#volumesAt = -Infinity;
+      this.#volumesSettled = false;
+    }
     this.#spec = spec;
     this.#o.users?.update(annotations, spec);
   }
@@ -231,9 +239,12 @@ export class Day2 {
 
   #expandVolumes(now: number): void {
     const volumes = this.#o.volumes;
-    if (!volumes || !this.#spec || !this.#o.isLeader() || now - this.#volumesAt < VOLUME_CHECK_INTERVAL_MS) return;
+    const every = this.#volumesSettled ? VOLUME_SETTLED_INTERVAL_MS : VOLUME_CHECK_INTERVAL_MS;
+    if (!volumes || !this.#spec || !this.#o.isLeader() || now - this.#volumesAt < every) return;
     this.#volumesAt = now;
-    const p = volumes.reconcile(this.#spec);
+    const p = volumes.reconcile(this.#spec).then((busy) => {
+      this.#volumesSettled = !busy;
+    });
     this.#o.track?.(p);
   }
 

@@ -23,6 +23,13 @@ import { isConflict, isNotFound, isReplaced, kubeFailure, type ClaimChanges, typ
 /** How often the worker runs a pass (after a round with nothing else to do). */
 export const VOLUME_CHECK_INTERVAL_MS = 5000;
 
+/**
+ * After a pass that found nothing to do or wait for, until the spec's size or class changes: the
+ * four reads of a pass (claims, StorageClasses, two StatefulSets) every 5 s for every Redis were
+ * most of a fleet's API traffic at rest. A claim changed by hand is still seen within this.
+ */
+export const VOLUME_SETTLED_INTERVAL_MS = 300_000;
+
 export type VolumeEventReason = 'VolumeExpansion' | 'VolumeExpansionRefused' | 'StatefulSetRecreated';
 
 export interface VolumeEvent {
@@ -94,33 +101,37 @@ export class VolumeExpander {
   /** The last failure logged per action (`<kind> <object>`), so a failing call is logged on change only. */
   readonly #failing = new Map<string, string>();
   #waiting = '';
-  #running: Promise<void> | null = null;
+  #running: Promise<boolean> | null = null;
 
   constructor(options: VolumeExpanderOptions) {
     this.#o = options;
   }
 
-  /** One pass: read, decide, act. Resolves when done (with a pass already running: when that one is). */
-  reconcile(spec: RedisSpec): Promise<void> {
+  /**
+   * One pass: read, decide, act. Resolves when done (with a pass already running: when that one
+   * is), true when it found something to do or to wait for (or could not tell: a failed read).
+   */
+  reconcile(spec: RedisSpec): Promise<boolean> {
     this.#running ??= this.#pass(spec).finally(() => {
       this.#running = null;
     });
     return this.#running;
   }
 
-  async #pass(spec: RedisSpec): Promise<void> {
+  async #pass(spec: RedisSpec): Promise<boolean> {
     const persistence = spec.persistence.enableRdb || spec.persistence.enableAof;
-    if (!persistence) return;
+    if (!persistence) return false;
     const input = await this.#observe(spec);
-    if (!input) return;
+    if (!input) return true;
     const plan = planVolumes(input);
     const waiting = plan.waiting.join('; ');
     if (waiting !== this.#waiting && waiting !== '') this.#o.log.info({ waiting: plan.waiting }, 'volume expansion: waiting for volumes to grow');
     this.#waiting = waiting;
     for (const action of plan.actions) {
-      if (!this.#o.isLeader()) return;
+      if (!this.#o.isLeader()) return true;
       await this.#apply(action);
     }
+    return plan.actions.length > 0 || plan.waiting.length > 0;
   }
 
   async #observe(spec: RedisSpec): Promise<VolumeInput | null> {

@@ -99,5 +99,8 @@ export function createClient(endpoint: Endpoint, options: ClientOptions): Redis 
     retryStrategy: () => null,
     autoResendUnfulfilledCommands: false,
     disableClientInfo: true,
+    // A probe sends INFO and CONFIG GET in the same tick: one write instead of two (the socket
+    // writes were the largest share of an idle sidecar's CPU across a fleet).
+    enableAutoPipelining: true,
   } as RedisOptions & { localAddress?: string });
 }

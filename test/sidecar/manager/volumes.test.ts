@@ -82,6 +82,14 @@ describe('VolumeExpander', () => {
     api.store.list('persistentvolumeclaims', { namespace: ns }).map((c) => `${c.metadata.name}=${(c['spec'] as Json).resources.requests.storage}`);
   const writes = (from: number) => api.requests.slice(from).filter((r) => r.method !== 'GET');
 
+  test('a pass says whether it found work: nothing at the spec size (the worker then checks rarely), work when it grew', async () => {
+    const ns = 'settled';
+    setUp(ns);
+    const { x } = expander(ns);
+    assert.equal(await x.reconcile(spec('1Gi')), false, 'claims and templates at the spec size: settled');
+    assert.equal(await x.reconcile(spec('2Gi')), true, 'grown: claims raised');
+  });
+
   test('persistence on, size grown: claims raised, then each StatefulSet replaced in turn with its pods orphaned', async () => {
     const ns = 'grow';
     setUp(ns);
