@@ -68,8 +68,19 @@ export class Fleet {
     throw new Error(`no default ServiceAccount in ${NS} after 60 s`);
   }
 
-  /** Redis i: the object, its two Secrets, three pods Running and Ready at their addresses, three servers. */
-  async add(i: number): Promise<void> {
+  /** Redis i's three servers (each a replica of nowhere, as a pod starts). */
+  async startServers(i: number): Promise<void> {
+    const name = Fleet.redisName(i);
+    await Promise.all(
+      POD_SUFFIXES.map(async (suffix, p) => {
+        const server = await RedisServer.start({ ip: this.ip(i, p), extra: { 'repl-diskless-sync-delay': '0' } });
+        this.servers.set(`${name}-${suffix}`, server);
+      }),
+    );
+  }
+
+  /** Redis i on the API: the object, its two Secrets, three pods Running and Ready at its servers' addresses. */
+  async register(i: number): Promise<void> {
     const name = Fleet.redisName(i);
     await this.custom.createNamespacedCustomObject({
       group: 'redis.example.com',
@@ -86,8 +97,6 @@ export class Fleet {
     await Promise.all(
       POD_SUFFIXES.map(async (suffix, p) => {
         const ip = this.ip(i, p);
-        const server = await RedisServer.start({ ip, extra: { 'repl-diskless-sync-delay': '0' } });
-        this.servers.set(`${name}-${suffix}`, server);
         const component = suffix.startsWith('master') ? 'master-set' : 'replica-set';
         const pod = await this.core.createNamespacedPod({
           namespace: NS,
