@@ -42,6 +42,10 @@ try {
 logger.info({ host: config.metricsHost, port: server.port }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
 
 const kube = new KubeClient(kc, { namespaces: config.watchNamespaces, identity: config.podName, requestTimeoutMs: config.timing.kubeRequestTimeoutMs, logger });
+// The Leases get connections of their own (a KubeConfig of their own, so a dispatcher of their
+// own): a renewal must never wait behind a burst of the manager's reads, or a busy leader would
+// miss its renew deadline and stop acting.
+const leaseKube = new KubeClient(loadKubeConfig({ env: process.env }), { identity: config.podName, requestTimeoutMs: config.leader.requestTimeoutMs, logger });
 const leadership =
   config.shards > 1
     ? new ShardLeadership({
@@ -49,13 +53,13 @@ const leadership =
         shards: config.shards,
         leaseName: config.leaseName,
         settings: config.leader,
-        leaseClient: (name) => kube.leaseClient(config.leaseNamespace, name, config.leader.requestTimeoutMs),
-        leases: kube.leaseInformer(config.leaseNamespace),
+        leaseClient: (name) => leaseKube.leaseClient(config.leaseNamespace, name, config.leader.requestTimeoutMs),
+        leases: leaseKube.leaseInformer(config.leaseNamespace),
         logger,
         onShardChanged: (shard, leading) => manager?.leadershipChanged(leading, shard),
       })
     : new LeaderElector({
-        client: kube.leaseClient(config.leaseNamespace, config.leaseName, config.leader.requestTimeoutMs),
+        client: leaseKube.leaseClient(config.leaseNamespace, config.leaseName, config.leader.requestTimeoutMs),
         identity: config.podName,
         settings: config.leader,
         logger,

@@ -72,6 +72,12 @@ export class Credentials {
   #clientPassword: string | undefined;
   #loadedAt = -Infinity;
   #attemptAt = -Infinity;
+  /**
+   * This Redis' share of the refresh interval, added to it (0 to 0.5 of it): workers started
+   * together would otherwise re-read all their Secrets in the same instant, a burst of hundreds
+   * of requests that queues a failover's label patch behind it.
+   */
+  readonly #spread = Math.random() * 0.5;
   #load: Promise<void> | null = null;
   #refused = false;
   #ca: string | undefined;
@@ -111,7 +117,7 @@ export class Credentials {
     const now = this.#o.now();
     // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
     // need the password to probe, and a node refusing it re-reads within a second anyway.
-    const every = this.#o.isLeader() ? this.#o.secretRefreshMs : this.#o.secretRefreshMs * STANDBY_REFRESH_FACTOR;
+    const every = (this.#o.isLeader() ? this.#o.secretRefreshMs : this.#o.secretRefreshMs * STANDBY_REFRESH_FACTOR) * (1 + this.#spread);
     const due = now - this.#loadedAt > every || (this.#refused && now - this.#attemptAt > 1000);
     if (this.known) {
       if (due && !this.#load) this.#startLoad();

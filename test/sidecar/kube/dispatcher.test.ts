@@ -3,7 +3,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KubeConfig } from '@kubernetes/client-node';
-import { reuseDispatchers } from '../../../src/sidecar/kube/dispatcher.ts';
+import { Agent } from 'undici';
+import { MAX_API_CONNECTIONS, reuseDispatchers } from '../../../src/sidecar/kube/dispatcher.ts';
 
 type Create = (cluster: unknown, options: Record<string, unknown>) => { close?: () => Promise<void> } | undefined;
 const createOf = (kc: KubeConfig) => (kc as unknown as { createDispatcher: Create }).createDispatcher.bind(kc);
@@ -24,6 +25,7 @@ test('reused: the same TLS material gets the same dispatcher; a rotated CA or cl
   const create = createOf(kc);
   const a = create(cluster, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k') });
   assert.equal(create(cluster, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k') }), a);
+  assert.ok(a instanceof Agent, `an undici Agent bounded to ${MAX_API_CONNECTIONS} connections`);
   const rotatedCa = create(cluster, { ca: Buffer.from('ca-2'), cert: Buffer.from('c'), key: Buffer.from('k') });
   const rotatedKey = create(cluster, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k2') });
   assert.notEqual(rotatedCa, a);
