@@ -92,7 +92,6 @@ export class RedisWorker {
   #wake: (() => void) | null = null;
   #woken = false;
   #knownPodNames = new Set<string>();
-  #led = false;
   /** Last time something stirred this Redis (see atRest in schedule.ts). */
   #stirredAt = -Infinity;
 
@@ -324,10 +323,6 @@ export class RedisWorker {
       return false;
     }
     if (!(await this.#auth.ensure())) return false;
-    // Leading anew: a standby's tracks are up to a standby interval old; act on fresh ones.
-    const leading = this.#o.leader.isLeader();
-    if (leading && !this.#led) await this.#probes.probeNow(views.map((v) => v.uid));
-    this.#led = leading;
     const now = this.#now();
     const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({
