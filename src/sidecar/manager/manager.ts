@@ -41,6 +41,13 @@ export class ReplicationManager {
   readonly #o: ManagerOptions;
   readonly #log: Logger;
   readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: RedisWorker }>();
+  /**
+   * The pods of the informer by namespace/instance label, then UID: each worker reads its own
+   * three pods instead of filtering every pod of the namespace on every round (with 200 Redis in
+   * one namespace that filter was an eighth of a sidecar's CPU).
+   */
+  readonly #podsOf = new Map<string, Map<string, V1Pod>>();
+  readonly #podKey = new Map<string, string>();
   #redises: MultiInformer<RedisItem> | null = null;
   #pods: MultiInformer<V1Pod> | null = null;
   #sets: MultiInformer<V1StatefulSet> | null = null;
@@ -73,6 +80,10 @@ export class ReplicationManager {
       const name = o.metadata?.labels?.[INSTANCE_LABEL];
       if (ns && name) this.#workers.get(key(ns, name))?.worker.wake();
     };
+    // Registered before onChild: a woken worker finds the pod already indexed.
+    pods.on('add', (p) => this.#indexPod(p, false));
+    pods.on('update', (p) => this.#indexPod(p, false));
+    pods.on('delete', (p) => this.#indexPod(p, true));
     for (const verb of ['add', 'update', 'delete'] as const) {
       pods.on(verb, onChild);
       sets?.on(verb, onChild);
@@ -120,6 +131,28 @@ export class ReplicationManager {
     await Promise.allSettled(workers.map((w) => w.worker.stop()));
   }
 
+  #indexPod(pod: V1Pod, deleted: boolean): void {
+    const uid = pod.metadata?.uid;
+    if (!uid) return;
+    const before = this.#podKey.get(uid);
+    const ns = pod.metadata?.namespace;
+    const instance = pod.metadata?.labels?.[INSTANCE_LABEL];
+    const after = !deleted && ns && instance ? key(ns, instance) : undefined;
+    if (before !== undefined && before !== after) {
+      const set = this.#podsOf.get(before);
+      set?.delete(uid);
+      if (set?.size === 0) this.#podsOf.delete(before);
+    }
+    if (after === undefined) {
+      this.#podKey.delete(uid);
+      return;
+    }
+    this.#podKey.set(uid, after);
+    let set = this.#podsOf.get(after);
+    if (!set) this.#podsOf.set(after, (set = new Map()));
+    set.set(uid, pod);
+  }
+
   #upsert(r: RedisItem): void {
     if (this.#stopping) return;
     const ns = r.metadata?.namespace;
@@ -146,7 +179,7 @@ export class ReplicationManager {
       logger: this.#o.logger,
       metrics: this.#o.metrics,
       timing: this.#o.timing,
-      pods: () => this.#pods?.list(ns) ?? [],
+      pods: () => [...(this.#podsOf.get(k)?.values() ?? [])],
       statefulSets: () => this.#sets?.list(ns) ?? [],
       redisLocalAddress: this.#o.redisLocalAddress,
       hooks: this.#o.hooks,
