@@ -7,7 +7,20 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
 import { startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
-import { allLinked, applyDesign, assertNothingLost, BOUND, MasterWatch, NAME, NS, podIp, replication, RUNNING_ROW, Writer } from './support.ts';
+import {
+  allLinked,
+  applyDesign,
+  assertNothingLost,
+  BOUND,
+  MasterWatch,
+  NAME,
+  newMasterEndpoint,
+  NS,
+  podIp,
+  replication,
+  RUNNING_ROW,
+  Writer,
+} from './support.ts';
 
 const SUBNET = 51;
 
@@ -36,14 +49,7 @@ describe('the master goes away', { timeout: 240_000 }, () => {
 
       const t0 = performance.now();
       await c.deletePod(old.pod);
-      const promoted = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(NAME);
-          return ep && ep.pod !== old.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        'a new master behind my-redis-master',
-      );
+      const promoted = await newMasterEndpoint(c, old.pod, 'a new master behind my-redis-master');
       const failoverMs = performance.now() - t0;
       const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
       t.diagnostic(
@@ -110,14 +116,7 @@ describe('the master goes away', { timeout: 240_000 }, () => {
 
       const t0 = performance.now();
       assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
-      const promoted = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(NAME);
-          return ep && ep.pod !== old.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        'a new master behind my-redis-master',
-      );
+      const promoted = await newMasterEndpoint(c, old.pod, 'a new master behind my-redis-master');
       const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
       t.diagnostic(
         `SIGKILL of ${old.pod} -> ${promoted.pod} Ready behind the master Service: ${Math.round(performance.now() - t0)} ms... first acknowledged write ${Math.round(firstWrite.at - t0)} ms`,

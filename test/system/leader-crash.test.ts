@@ -8,7 +8,20 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
 import { startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
-import { allLinked, applyDesign, assertNothingLost, BOUND, MasterWatch, NAME, NS, podIp, replication, RUNNING_ROW, Writer } from './support.ts';
+import {
+  allLinked,
+  applyDesign,
+  assertNothingLost,
+  BOUND,
+  MasterWatch,
+  NAME,
+  newMasterEndpoint,
+  NS,
+  podIp,
+  replication,
+  RUNNING_ROW,
+  Writer,
+} from './support.ts';
 
 const SUBNET = 55;
 
@@ -59,14 +72,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
 
       // The standby takes the Lease (after it expires) and completes the failover.
       await c.waitFor(() => c.leader() === standby, BOUND.failover, `${standby} holding the Lease`);
-      const done = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(NAME);
-          return ep && ep.pod !== old.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        'a new master behind the master Service',
-      );
+      const done = await newMasterEndpoint(c, old.pod, 'a new master behind the master Service');
       const doneMs = performance.now() - t0;
       assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted (no second promotion)`);
       const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
@@ -144,14 +150,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
       hold.remove();
       t.diagnostic(`SIGKILL of ${old.pod}'s redis-server -> ${leader} promoted ${promoted.pod} and was SIGKILLed at ${Math.round(performance.now() - t0)} ms`);
 
-      const done = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(NAME);
-          return ep && ep.pod !== old.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        'a new master behind the master Service',
-      );
+      const done = await newMasterEndpoint(c, old.pod, 'a new master behind the master Service');
       assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted`);
       assert.equal(c.leader(), standby);
       const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');

@@ -12,7 +12,7 @@ import { ownerOf, shardLeaseName, shardOf } from '../../src/sidecar/decide/shard
 import { LEASE_NAME } from '../k8s/operator-processes.ts';
 import { OPERATOR_NAMESPACE } from '../cluster/model.ts';
 import { startSystemCluster, type SystemCluster } from './cluster.ts';
-import { BOUND, NS } from './support.ts';
+import { BOUND, newMasterEndpoint, NS } from './support.ts';
 
 const SUBNET = 59;
 const SHARDS = 4;
@@ -86,14 +86,7 @@ describe('work shared across sidecar instances (SHARDS=4)', { timeout: 600_000 }
       assert.ok(old, `${name} has a master behind its Service`);
       const f0 = performance.now();
       await c.deletePod(old.pod);
-      const next = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(name);
-          return ep && ep.pod !== old.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        `${name}: a new master behind the master Service (failed over by ${survivor})`,
-      );
+      const next = await newMasterEndpoint(c, old.pod, `${name}: a new master behind the master Service (failed over by ${survivor})`, name);
       t.diagnostic(`${name}: ${old.pod} deleted -> ${next.pod} master behind the Service in ${Math.round(performance.now() - f0)} ms`);
       await c.waitFor(() => linked(c, name), BOUND.rejoin, `${name}: the recreated pod rejoined as a replica`);
       const masters = c.pods(name).filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER);

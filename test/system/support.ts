@@ -107,6 +107,18 @@ export function servicesRouted(c: Cluster): boolean {
   return master.length === 1 && c.masterEndpoint(NAME)?.pod === master[0] && routed.join(' ') === replicas.join(' ');
 }
 
+/** Waits (BOUND.failover) for a pod other than `oldPod` behind Redis `name`'s master Service; resolves with its endpoint. */
+export function newMasterEndpoint(c: Cluster, oldPod: string, what: string, name = NAME) {
+  return c.waitFor(
+    () => {
+      const ep = c.masterEndpoint(name);
+      return ep && ep.pod !== oldPod ? ep : undefined;
+    },
+    BOUND.failover,
+    what,
+  );
+}
+
 export function podIp(c: Cluster, name: string): string | undefined {
   const p = c.get('pods', name, NS) as Pod | undefined;
   return p && !p.metadata.deletionTimestamp ? p.status?.podIP : undefined;
