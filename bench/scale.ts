@@ -28,6 +28,7 @@ import { startControlPlane, type ControlPlane } from '../test/k8s/control-plane.
 import { addr } from '../test/support/redis-server.ts';
 import { redisCommand } from '../test/sidecar/manager/harness-redis.ts';
 import { median, sleep } from '../test/sidecar/manager/harness.ts';
+import { until as untilPolled } from '../test/support/until.ts';
 import { cpuMs, Fleet, inBatches, POD_SUFFIXES, rssMb, startSidecar, stopSidecar, type Sidecar } from './scale-fleet.ts';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -41,15 +42,9 @@ const LEASE = 'redis-operator-sidecar';
 const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 23)} ${msg}\n`);
 const figure = (name: string, value: number | string) => process.stdout.write(`${name}=${typeof value === 'number' ? Math.round(value * 100) / 100 : value}\n`);
 
-async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 20): Promise<T> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const v = await check().catch(() => undefined);
-    if (v !== undefined && v !== false) return v;
-    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** The tests' one polling helper; a check that throws (a busy API server) counts as "not yet". */
+const until = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 20): Promise<T> =>
+  untilPolled(what, () => check().catch(() => undefined), timeoutMs, { everyMs });
 
 /** apiserver_request_total by verb and resource. */
 async function requestsTotal(cp: ControlPlane): Promise<Map<string, number>> {

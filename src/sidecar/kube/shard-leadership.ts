@@ -25,10 +25,11 @@ import type { LeaderSettings, Observation } from './lease-decision.ts';
 
 /** What the manager needs of a sharded leadership (see manager.ts). */
 export interface ShardedLeader {
-  readonly shards: number;
   shardOf(namespace: string, name: string): number;
   /** Whether this instance may act on the shard's Redis now (computed from the clock on every call). */
   isLeaderOf(shard: number): boolean;
+  /** The shards this instance may act on now. */
+  held(): number[];
 }
 
 export interface ShardLeadershipOptions {
@@ -136,8 +137,8 @@ export class ShardLeadership implements ShardedLeader {
       holder: l.spec?.holderIdentity ?? '',
     }));
     this.#leases = foldSightings(this.#leases, all, now);
-    const members = all.filter((l) => l.identity.startsWith(prefix)).map((l) => ({ ...l, identity: l.identity.slice(prefix.length) }));
-    this.#members = foldSightings(this.#members, members, now);
+    // The membership Leases' sightings, keyed by the member they name.
+    this.#members = new Map([...this.#leases].filter(([name]) => name.startsWith(prefix)).map(([name, s]) => [name.slice(prefix.length), s]));
     const live = this.members();
     const owners = this.#electors.map((_, i) => ownerOf(i, live));
     const moved = owners.flatMap((o, i) => (o !== this.#owners[i] ? [i] : []));

@@ -90,9 +90,10 @@ export class Day2 {
   /** The Redis object changed (its spec valid). */
   update(annotations: Record<string, string> | undefined, spec: RedisSpec): void {
     this.#annotations = { ...(annotations ?? {}) };
-    const p = (x: RedisSpec | null) =>
+    // What a volume pass depends on: a change means check now, not after the settled interval.
+    const volumesOf = (x: RedisSpec | null) =>
       x ? `${x.persistence.size}|${x.persistence.storageClassName ?? ''}|${x.persistence.enableRdb || x.persistence.enableAof}` : '';
-    if (p(this.#spec) !== p(spec)) {
+    if (volumesOf(this.#spec) !== volumesOf(spec)) {
       this.#volumesAt = -Infinity;
       this.#volumesSettled = false;
     }

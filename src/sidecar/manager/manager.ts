@@ -105,7 +105,7 @@ export class ReplicationManager {
    */
   leadershipChanged(leading: boolean, shard?: number): void {
     const l = this.#o.leader;
-    const held = sharded(l) ? Array.from({ length: l.shards }, (_, i) => i).filter((i) => l.isLeaderOf(i)).length : leading ? 1 : 0;
+    const held = sharded(l) ? l.held().length : leading ? 1 : 0;
     this.#o.metrics.leader.set(held > 0 ? 1 : 0);
     this.#o.metrics.shardsHeld.set(held);
     for (const w of this.#workers.values()) {

@@ -12,6 +12,7 @@ import type { MasterDecision, PodObservation } from '../../../src/sidecar/decide
 import { Day2, handledRequest } from '../../../src/sidecar/manager/day2.ts';
 import type { EventToSend } from '../../../src/sidecar/manager/events.ts';
 import type { PodView } from '../../../src/sidecar/manager/pods.ts';
+import { VOLUME_CHECK_INTERVAL_MS, VOLUME_SETTLED_INTERVAL_MS, type VolumeExpander } from '../../../src/sidecar/manager/volumes.ts';
 import { facts, input, ip, online, pod } from '../decide/fixtures.ts';
 
 const master = (updated: boolean): PodObservation => ({
@@ -224,4 +225,49 @@ test("a pod's revision counts only once both StatefulSets show the same template
       assert.equal(day2.updated(c.pod), c.want);
     });
   }
+});
+
+test('volume passes: every VOLUME_CHECK_INTERVAL_MS while one finds work, every VOLUME_SETTLED_INTERVAL_MS once settled, at once after a size change', async () => {
+  const clock = { now: 0 };
+  const passes: number[] = [];
+  let busy = true;
+  const volumes = { reconcile: async () => (passes.push(clock.now), busy) } as unknown as VolumeExpander;
+  const day2 = new Day2({
+    ref: { namespace: 'default', name: 'cache', uid: 'u1' },
+    log: pino({ level: 'silent' }),
+    kube: { deletePod: async () => undefined, patchRedisAnnotations: async () => undefined },
+    statefulSets: () => [] as V1StatefulSet[],
+    isLeader: () => true,
+    event: () => undefined,
+    now: () => clock.now,
+    stallAfterMs: 60_000,
+    volumes,
+  });
+  day2.update({}, SPEC);
+  const pods = [master(true), replica(0, true), replica(1, true)];
+  const round = async (at: number) => {
+    clock.now = at;
+    await day2.steady(
+      input(pods),
+      keep,
+      pods.map((p) => view(p)),
+    );
+    await new Promise((r) => setImmediate(r));
+  };
+  await round(0); // busy: the next one is due 5 s later
+  await round(VOLUME_CHECK_INTERVAL_MS - 1);
+  busy = false;
+  await round(VOLUME_CHECK_INTERVAL_MS); // finds nothing: settled
+  await round(VOLUME_CHECK_INTERVAL_MS * 3);
+  await round(VOLUME_CHECK_INTERVAL_MS + VOLUME_SETTLED_INTERVAL_MS);
+  const grown = validateSpec('cache', { persistence: { size: '20Gi' } });
+  assert.ok(grown.ok);
+  day2.update({}, grown.spec);
+  await round(VOLUME_CHECK_INTERVAL_MS + VOLUME_SETTLED_INTERVAL_MS + 1);
+  assert.deepEqual(passes, [
+    0,
+    VOLUME_CHECK_INTERVAL_MS,
+    VOLUME_CHECK_INTERVAL_MS + VOLUME_SETTLED_INTERVAL_MS,
+    VOLUME_CHECK_INTERVAL_MS + VOLUME_SETTLED_INTERVAL_MS + 1,
+  ]);
 });
