@@ -58,6 +58,7 @@ readonly BOUND_RUNNING=30000   # apply -> "my-redis 7.2 Ready 2 Running"
 readonly BOUND_ALL_READY=40000 # apply -> every pod Ready and linked
 readonly BOUND_FAILOVER=20000  # master pod deleted -> a new master Ready behind the master Service
 readonly BOUND_REJOIN=40000    # a recreated pod -> Ready replica of the current master
+readonly BOUND_WRITES=30000    # the writer's next few hundred acknowledged writes (see wait_for_acks)
 
 readonly NAME=my-redis
 readonly ROLE_KEY='redis.example.com/role'
@@ -360,6 +361,19 @@ writer_log() { # ns prefix
 
 acked_count() { writer_log "$1" "$2" | awk '$1 == "ACK"' | wc -l; }
 acked_at_least() { [ "$(acked_count "$1" "$2")" -ge "$3" ]; }
+# wait_for_acks NS PREFIX N WHAT: the writer's pace is the machine's (one connection per write, ~40/s
+# on a loaded 2-core CI machine, ~100/s idle), so the bound is generous and a timeout says what the
+# writer saw: its ACK and NACK counts and its last refusal, not only that the count fell short.
+wait_for_acks() { # ns prefix n what
+  local ns=$1 prefix=$2 n=$3 what=$4 start
+  start=$(now_ms)
+  until acked_at_least "$ns" "$prefix" "$n"; do
+    if (($(now_ms) - start > BOUND_WRITES)); then
+      fail "timed out after ${BOUND_WRITES} ms waiting for ${what}: $(acked_count "$ns" "$prefix") ACK, $(writer_log "$ns" "$prefix" | awk '$1 == "NACK"' | wc -l) NACK; last NACK: $(writer_log "$ns" "$prefix" | awk '$1 == "NACK"' | tail -n 1)"
+    fi
+    sleep 0.25
+  done
+}
 # The first write acknowledged at or after epoch ms t.
 first_ack_after() { writer_log "$1" "$2" | awk -v t="$3" '$1 == "ACK" && $3 >= t {print $3; exit}'; }
 first_ack_after_exists() { [ -n "$(first_ack_after "$@")" ]; }
@@ -555,7 +569,7 @@ scenario_2() {
   local watch="$LOG_DIR/$ns.pods.watch"
   start_pod_watch "$ns" "$watch"
   start_writer "$ns" w
-  wait_for 10000 '300 acknowledged writes' acked_at_least "$ns" w 300
+  wait_for_acks "$ns" w 300 '300 acknowledged writes'
 
   local old old_ip old_uid claim_uid acked_before t0 promoted
   old=$(master_endpoint "$ns" "$NAME")
@@ -587,7 +601,7 @@ scenario_2() {
   expect_eq "$(info_field "$ns" "$old" master_link_status)" up 'its link'
   expect 'the recreated pod loaded its data from the volume' sh -c "kubectl logs -n $ns $old -c redis | grep -Eq 'DB loaded from|Done loading RDB'"
 
-  wait_for 15000 '300 more acknowledged writes after the failover' acked_at_least "$ns" w $((acked_before + 300))
+  wait_for_acks "$ns" w $((acked_before + 300)) '300 more acknowledged writes after the failover'
   stop_writer "$ns" w
   assert_nothing_lost "$ns" w 3
 
@@ -614,7 +628,7 @@ scenario_3() {
   local watch="$LOG_DIR/$ns.pods.watch" stswatch="$LOG_DIR/$ns.sts.watch"
   start_pod_watch "$ns" "$watch"
   start_writer "$ns" w
-  wait_for 10000 '300 acknowledged writes' acked_at_least "$ns" w 300
+  wait_for_acks "$ns" w 300 '300 acknowledged writes'
 
   # 2 -> 3
   local t0 master
@@ -645,7 +659,7 @@ scenario_3() {
   for p in "${others[@]}"; do rcli "$ns" "$p" CONFIG SET replica-priority 100 >/dev/null; done
   local sofar_n
   sofar_n=$(wc -l <"$sofar")
-  wait_for 10000 'writes acknowledged by the master on replica-2' acked_at_least "$ns" w $((sofar_n + 200))
+  wait_for_acks "$ns" w $((sofar_n + 200)) 'writes acknowledged by the master on replica-2'
 
   # 3 -> 1: replica-2 must lose the master label before the replica StatefulSet shrinks.
   kubectl get sts -n "$ns" "$NAME-replica" --watch --output-watch-events \
@@ -681,7 +695,7 @@ scenario_3() {
 
   local at_scale
   at_scale=$(acked_count "$ns" w)
-  wait_for 10000 'writes acknowledged after the scale-down' acked_at_least "$ns" w $((at_scale + 100))
+  wait_for_acks "$ns" w $((at_scale + 100)) 'writes acknowledged after the scale-down'
   stop_writer "$ns" w
   assert_nothing_lost "$ns" w 2
   local survivor
@@ -711,7 +725,7 @@ scenario_4() {
   namespace_for "$ns"
   apply_design "$ns"
   start_writer "$ns" w
-  wait_for 10000 '100 acknowledged writes' acked_at_least "$ns" w 100
+  wait_for_acks "$ns" w 100 '100 acknowledged writes'
   local before t0
   before=$(inventory "$ns")
 
