@@ -31,6 +31,9 @@ interface Loop {
   wake: (() => void) | null;
 }
 
+/** How soon a loop looks again while probing may not happen yet. */
+const INACTIVE_RETRY_MS = 100;
+
 function digest(facts: RedisFacts | null): string {
   if (!facts) return 'none';
   const r = facts.replication;
@@ -102,7 +105,13 @@ export class ProbeScheduler {
   async #run(uid: string, loop: Loop): Promise<void> {
     while (!loop.stopped) {
       const started = this.#o.now();
-      if (this.#o.active()) await this.#probe(uid);
+      if (!this.#o.active()) {
+        // Not a turn: the password is not known yet. Looking again soon, rather than a whole
+        // interval later, lets the first probe follow the password at once.
+        if (!(await this.#nap(loop, INACTIVE_RETRY_MS)) && loop.stopped) return;
+        continue;
+      }
+      await this.#probe(uid);
       // Woken early, the loop sleeps what is left of the interval as it reads now: a loop that
       // probed a moment ago never probes again sooner than the fast interval.
       for (;;) {

@@ -25,7 +25,7 @@ const settle = async () => {
   for (let i = 0; i < 20; i++) await Promise.resolve();
 };
 
-function scheduler(answer: (ip: string) => Promise<ProbeResult>) {
+function scheduler(answer: (ip: string) => Promise<ProbeResult>, intervalMs = 100, active: () => boolean = () => true) {
   const probed: Array<[string, number]> = [];
   let changes = 0;
   const s = new ProbeScheduler({
@@ -33,10 +33,10 @@ function scheduler(answer: (ip: string) => Promise<ProbeResult>) {
       probed.push([ip, Date.now()]);
       return answer(ip);
     },
-    active: () => true,
+    active,
     config: () => ({ silentAfterSeconds: 2 }),
     changed: () => changes++,
-    intervalMs: 100,
+    intervalMs,
     now: () => Date.now(),
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
   });
@@ -142,4 +142,32 @@ test('hurry: loops sleeping on the idle interval re-read it; none probes sooner 
     probed.map(([, at]) => at),
     [0, 100, 200],
   );
+});
+
+test('a loop started before probing may happen (no password yet) probes soon after it may, not a whole interval later', async (t) => {
+  mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+  t.after(() => mock.timers.reset());
+  let known = false;
+  const { s, probed } = scheduler(
+    () => Promise.resolve(refused),
+    30_000,
+    () => known,
+  );
+  s.sync([view('a', 'u1', '10.0.0.1')]);
+  for (let ms = 0; ms < 1000; ms += 50) {
+    await settle();
+    mock.timers.tick(50);
+  }
+  assert.deepEqual(probed, [], 'nothing is probed while it may not be');
+  known = true;
+  for (let ms = 0; ms < 300; ms += 50) {
+    await settle();
+    mock.timers.tick(50);
+  }
+  await settle();
+  assert.equal(probed.length, 1, 'one probe, within a few hundred ms of the password');
+  assert.ok(probed[0]![1] <= 1200, `probed at ${probed[0]![1]} ms`);
+  const stopped = s.stop();
+  mock.timers.tick(30_000);
+  await stopped;
 });
