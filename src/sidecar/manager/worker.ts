@@ -81,6 +81,7 @@ export class RedisWorker {
   readonly #views = new Map<string, PodView>();
   readonly #labels: PodLabels;
   readonly #pending = new Set<Promise<unknown>>();
+  #lostProbe: Promise<void> | null = null;
   readonly #auth: Credentials;
   readonly #probes: ProbeScheduler;
   readonly #report: RoundReporter;
@@ -129,7 +130,7 @@ export class RedisWorker {
           timeouts: { connectTimeoutMs: options.timing.redisConnectTimeoutMs, commandTimeoutMs: options.timing.redisCommandTimeoutMs },
           connectionName: 'redis-operator-sidecar',
           // The node closed our connection (its process died, most likely): look now.
-          onLost: () => this.wake(),
+          onLost: () => this.#lost(),
         }),
       secretRefreshMs: options.timing.secretRefreshMs,
       now: this.#now,
@@ -204,6 +205,22 @@ export class RedisWorker {
     this.#woken = true;
     this.#stir();
     this.#wake?.();
+  }
+
+  /**
+   * A pod closed our connection: probe every pod of this Redis now, not at the loops' next turn
+   * (up to a probe interval later, the largest share of a crash failover's time). The replicas saw
+   * the same close, so their link is down by the time they answer. One such pass at a time.
+   */
+  #lost(): void {
+    this.wake();
+    if (this.#lostProbe || !this.#running) return;
+    const p = this.#probes.probeNow([...this.#views.keys()]).finally(() => {
+      this.#pending.delete(p);
+      this.#lostProbe = null;
+    });
+    this.#lostProbe = p;
+    this.#pending.add(p);
   }
 
   #stir(): void {

@@ -117,6 +117,37 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   assert.deepEqual(masters.violations, []);
 });
 
+test("a crash is seen when the master closes our connection, not at the probe loops' next turn: with loops 30 s apart the failover comes within 10 s", async (t) => {
+  const { cluster, a, byPod } = await threeNodes(t, 7);
+  // Hand over to an instance whose loops and rounds come 30 s apart: only a pod closing its
+  // connection (onLost) can make it look before then. The set is linked and labelled already.
+  const slow = { probeIntervalMs: 30_000, idleProbeIntervalMs: 30_000, tickIntervalMs: 30_000 };
+  const b = await cluster.startInstance({ id: 'sidecar-b', sourceIp: addr(N, 251), timing: slow });
+  await a.stop();
+  await until('sidecar-b leads', () => b.elector.isLeader(), 15_000);
+  // b's loops probed every pod when they started: it has seen the healthy set once.
+  await until(
+    'sidecar-b has probed every pod',
+    () => ['master-0', 'replica-0', 'replica-1'].every((n) => b.manager.worker(NS, 'cache')?.trackOf(`cache-${n}`)?.facts),
+    15_000,
+  );
+  const oldName = cluster.masters('cache')[0]!;
+  await byPod.get(oldName)!.kill();
+  const newName = await until(
+    'the master label on another pod, long before any loop turns again',
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== oldName && m[0];
+    },
+    10_000,
+  );
+  assert.notEqual(newName, oldName);
+  assert.ok(
+    b.logs.some((l) => l.includes('crashed: its port has refused connections')),
+    'the crash path decided it',
+  );
+});
+
 test('SIGSTOP of the master: replicas testify, failover; when it resumes it is demoted before anyone follows it', async (t) => {
   const { cluster, masters, byPod } = await threeNodes(t, 11);
   const writer = new Writer(cluster, 'cache');
