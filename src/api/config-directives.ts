@@ -149,6 +149,21 @@ function keyspaceEvents(value: string): string {
  * directive's value only trimmed and unquoted. Values Redis refuses come back as written.
  */
 export function normaliseDirective(name: string, value: string): string {
+  // Every probe and every round normalise the same few values of every pod (the sidecar's
+  // largest share of plan() at fleet scale): remembered, within a bound, since the answer is pure.
+  const key = `${name}\n${value}`;
+  const known = NORMALISED.get(key);
+  if (known !== undefined) return known;
+  const normalised = normalise(name, value);
+  if (NORMALISED.size >= MAX_NORMALISED) NORMALISED.clear();
+  NORMALISED.set(key, normalised);
+  return normalised;
+}
+
+const NORMALISED = new Map<string, string>();
+const MAX_NORMALISED = 4096;
+
+function normalise(name: string, value: string): string {
   const v = unquote(value);
   const d = BY_NAME.get(name);
   if (!d) return v;
