@@ -6,12 +6,15 @@
 //                                  prints coredns=<path>; then the monitoring tests' Prometheus,
 //                                  promtool and redis_exporter (test/monitoring/tools.ts) and
 //                                  prometheus-operator's CRDs (test/k8s/prometheus-operator.ts);
-//                                  prints prometheus=<path> ... prometheus_operator_crds=<dir>
+//                                  prints prometheus=<path> ... prometheus_operator_crds=<dir>;
+//                                  then Helm, for the chart's tests (test/k8s/helm-build.ts);
+//                                  prints helm=<path>
 //   node test/k8s/cli.ts up        start the control plane and wait (Ctrl-C stops and cleans up);
 //                                  prints KUBECONFIG=<path> for your own kubectl
 // Invariant: nothing is left running after the command ends (every process dies with it).
 import { binDir, ensureBinaries, isBuilt } from './build.ts';
 import { buildCoredns } from './coredns-build.ts';
+import { buildHelm } from './helm-build.ts';
 import { startControlPlane } from './control-plane.ts';
 import { prometheusOperatorCrds } from './prometheus-operator.ts';
 import { buildS3Server } from '../s3/build.ts';
@@ -33,6 +36,7 @@ async function main(): Promise<void> {
     const crds = prometheusOperatorCrds();
     if ('why' in crds) throw new Error(`prometheus-operator CRDs: ${crds.why}`);
     console.log(`prometheus_operator_crds=${crds.dir}`);
+    console.log(`helm=${await buildHelm(log)}`);
     return;
   }
   if (cmd === 'up') {
