@@ -1,5 +1,7 @@
-// Writes manifests/crd.yaml and manifests/redisbackup-crd.yaml from src/api (the single source of the Redis API).
-// `npm run gen:crd`; test/api/crd.test.ts fails when the committed file differs from this output.
+// Writes manifests/crd.yaml and manifests/redisbackup-crd.yaml from src/api (the single source of the Redis API),
+// and the same bytes into the Helm chart's crds/ (charts/redis-operator/crds/), so the chart is no second copy.
+// `npm run gen:crd`; test/api/crd.test.ts fails when the committed file differs from this output, and
+// test/charts/chart.test.ts when the chart's copy does.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { renderCrdYaml, renderRedisBackupCrdYaml } from '../src/api/crd.ts';
@@ -8,7 +10,9 @@ for (const [file, render] of [
   ['crd.yaml', renderCrdYaml],
   ['redisbackup-crd.yaml', renderRedisBackupCrdYaml],
 ] as const) {
-  const target = fileURLToPath(new URL(`../manifests/${file}`, import.meta.url));
-  writeFileSync(target, render());
-  console.log(`wrote ${target}`);
+  for (const dir of ['../manifests/', '../charts/redis-operator/crds/']) {
+    const target = fileURLToPath(new URL(`${dir}${file}`, import.meta.url));
+    writeFileSync(target, render());
+    console.log(`wrote ${target}`);
+  }
 }
