@@ -37,7 +37,7 @@ import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { startRealMetacontroller } from './metacontroller-real.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/index.ts';
-import { installOperator, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT } from './operator.ts';
+import { installOperator, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, type InstallWith } from './operator.ts';
 import { createSidecar, LEASE_NAME, startHook, waitForSidecars, type HookProcess, type SidecarProcess } from './operator-processes.ts';
 import { createPodNetwork, type PodNetwork } from './pod-network.ts';
 import { kubeClientSource } from './service-source.ts';
@@ -51,6 +51,8 @@ export interface LocalClusterOptions {
   /** Sidecar instances on one Lease (default 2: sidecar-a, sidecar-b). */
   sidecars?: number;
   sidecarEnv?: Record<string, string>;
+  /** Install the chart with Helm instead of manifests/ with kubectl (operator.ts). */
+  install?: InstallWith;
   sidecarLogLevel?: string;
   /** Wait for every sidecar's /readyz and a Lease holder (default true). */
   waitForSidecars?: boolean;
@@ -142,7 +144,7 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     });
     cleanups.push(() => agent.stop());
     log(`node agent: ${agent.nodes.map((n) => n.name).join(', ')}`);
-    const installed = await installOperator(cp, log);
+    const installed = await installOperator(cp, log, options.install);
     for (const crd of (options.extraCrds ?? []).map((f) => path.resolve(f))) {
       await cp.kubectl(['apply', '-f', crd]);
       await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', crd]);

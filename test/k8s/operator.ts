@@ -8,11 +8,15 @@
 //   (Deployment redis-operator/redis-operator); rbac.test.ts checks that.
 // - Metacontroller gets an identity of its own (ServiceAccount metacontroller/metacontroller bound
 //   to cluster-admin, as its upstream production manifests grant it everything), never admin.
+// - With `install.helm` the chart (charts/redis-operator) is installed with the real Helm instead
+//   of manifests/ with kubectl: every object of the chart, the Deployment at 0 replicas (the
+//   processes stand in for its pods either way).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ControlPlane } from './control-plane.ts';
+import { helmCommand, helmInstall } from './helm.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const METACONTROLLER_CRDS = path.resolve(REPO_ROOT, '../shared/metacontroller/metacontroller-crds-v1.yaml');
@@ -61,14 +65,23 @@ export interface InstalledOperator {
   skipped: string[];
 }
 
-export async function installOperator(cp: ControlPlane, log: (line: string) => void = () => undefined): Promise<InstalledOperator> {
+/** How the operator is installed: manifests/ with kubectl (default), or the chart with Helm (`helm`: the binary; `set`: --set values). */
+export interface InstallWith {
+  helm: string;
+  set?: string[];
+}
+
+export async function installOperator(cp: ControlPlane, log: (line: string) => void = () => undefined, install?: InstallWith): Promise<InstalledOperator> {
   if (!existsSync(METACONTROLLER_CRDS)) throw new Error(`Metacontroller's CRDs are needed at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`);
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl(['apply', '-f', '-'], metacontrollerIdentity);
-  const { apply, skipped } = await operatorObjects(cp);
+  const { apply, skipped } = install ? { apply: [], skipped: [] } : await operatorObjects(cp);
   // CRDs first: the CompositeController's kind must be served before it can be applied.
   await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io']);
-  await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
+  if (install) {
+    const helm = helmCommand(install.helm, path.join(cp.dir, 'helm'), cp.adminKubeconfig);
+    await helmInstall(helm, OPERATOR_NAMESPACE, ['replicas=0', ...(install.set ?? [])]);
+  } else await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
   await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/redises.redis.example.com']);
   // The ServiceAccount token controller is not needed for bound tokens, but the namespace must exist.
   const operatorToken = await cp.tokenFor(OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
@@ -77,7 +90,11 @@ export async function installOperator(cp: ControlPlane, log: (line: string) => v
     const m = (o['metadata'] ?? {}) as Json;
     return `${String(o['kind'])}/${String(m['namespace'] ?? '')}/${String(m['name'])}`;
   });
-  log(`installed manifests/ (${apply.length} objects; not applied: ${names.join(', ')})`);
+  log(
+    install
+      ? 'installed charts/redis-operator with helm (Deployment at 0 replicas)'
+      : `installed manifests/ (${apply.length} objects; not applied: ${names.join(', ')})`,
+  );
   return {
     operatorKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`, operatorToken),
     metacontrollerKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${METACONTROLLER_NAMESPACE}:metacontroller`, metacontrollerToken),

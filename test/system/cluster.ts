@@ -11,7 +11,7 @@ import type { Faults } from '../support/kube-api/faults.ts';
 import type { KubeObject } from '../support/kube-api/index.ts';
 import type { Metacontroller } from '../cluster/metacontroller/index.ts';
 import { startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
-import { missingSharedReason } from '../k8s/operator.ts';
+import { missingSharedReason, type InstallWith } from '../k8s/operator.ts';
 import { unavailableReason } from '../k8s/pod-network.ts';
 import { startRealSystemCluster } from '../k8s/system-cluster.ts';
 
@@ -83,7 +83,10 @@ export interface SystemCluster extends SharedFace {
 }
 
 /** What both backends take (subnet: one per test file; the stand-in's 127.0.N.x, the real cluster's 198.18.N.x / 198.19.N.x). */
-export type SystemClusterOptions = Pick<ClusterOptions, 'subnet' | 'sidecars' | 'sidecarEnv' | 'sidecarLogLevel' | 'waitForSidecars' | 'resyncPeriodMs'>;
+export type SystemClusterOptions = Pick<ClusterOptions, 'subnet' | 'sidecars' | 'sidecarEnv' | 'sidecarLogLevel' | 'waitForSidecars' | 'resyncPeriodMs'> & {
+  /** Real control plane only: install the chart with Helm instead of manifests/ with kubectl. */
+  install?: InstallWith;
+};
 
 /**
  * SYSTEM_CLUSTER=real|stand-in, default real. Where the real one cannot run here (not root, no
