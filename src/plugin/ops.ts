@@ -1,0 +1,115 @@
+// The plugin's decisions: the documented objects each command writes, what a waited-for state
+// means (done, refused, still going), and what an API failure means for the user. Pure.
+// Invariant: every write is a documented one (README "Day-2 operations", "Backup and restore"):
+// the switchover annotation, spec.hibernate by merge patch, a RedisBackup, a new Redis with spec.restore.
+import { API_VERSION, KIND, SWITCHOVER_ANNOTATION } from '../api/labels.ts';
+import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
+import type { RedisStatus } from '../api/schema.ts';
+import type { RedisBackupStatus } from '../api/redisbackup-schema.ts';
+
+export type Progress = { state: 'done' | 'refused' | 'waiting'; line: string };
+
+/** The request value: a repeat of the last handled request gets a fresh `@tag`, or it would never run. */
+export function switchoverRequest(target: string | undefined, current: string | undefined, tag: string): string {
+  const base = target ?? 'any';
+  const prev = current?.split('@')[0];
+  return prev === base ? `${base}@${tag}` : base;
+}
+
+export function switchoverPatch(request: string) {
+  return { metadata: { annotations: { [SWITCHOVER_ANNOTATION]: request } } };
+}
+
+/** `<request>: <Done|Refused|Running>: <why>`, as the sidecar writes it, for this request only. */
+export function switchoverProgress(request: string, status: RedisStatus | undefined): Progress {
+  const s = status?.switchover ?? '';
+  const prefix = `${request}: `;
+  if (!s.startsWith(prefix)) return { state: 'waiting', line: `waiting for the operator to take request ${request}` };
+  const rest = s.slice(prefix.length);
+  if (rest.startsWith('Done')) return { state: 'done', line: rest };
+  if (rest.startsWith('Refused')) return { state: 'refused', line: rest };
+  return { state: 'waiting', line: rest };
+}
+
+export const hibernatePatch = (on: boolean) => ({ spec: { hibernate: on } });
+
+export function hibernateProgress(on: boolean, status: RedisStatus | undefined): Progress {
+  const phase = status?.phase ?? 'Unknown';
+  const cond = status?.conditions?.find((c) => c.type === 'Hibernated');
+  const why = cond ? `${cond.reason}: ${cond.message}` : 'no Hibernated condition yet';
+  if (on) return { state: phase === 'Hibernated' && cond?.status === 'True' ? 'done' : 'waiting', line: `phase ${phase}, ${why}` };
+  const ready = status?.conditions?.find((c) => c.type === 'Ready');
+  return {
+    state: phase === 'Running' && ready?.status === 'True' ? 'done' : 'waiting',
+    line: `phase ${phase}, Ready ${ready ? `${ready.status} (${ready.reason})` : 'unknown'}`,
+  };
+}
+
+export function backupObject(redis: string, namespace: string, name: string) {
+  return { apiVersion: API_VERSION, kind: REDISBACKUP_KIND, metadata: { name, namespace }, spec: { redis } };
+}
+
+export function backupProgress(status: RedisBackupStatus | undefined): Progress {
+  const phase = status?.phase ?? 'Pending';
+  const why = [status?.reason, status?.message].filter(Boolean).join(': ');
+  const line = `phase ${phase}${why ? `, ${why}` : ''}`;
+  if (phase === 'Completed')
+    return { state: 'done', line: `${line}; ${status?.location ?? ''} ${status?.sizeBytes ?? '?'} bytes at offset ${status?.replicationOffset ?? '?'}` };
+  if (phase === 'Failed') return { state: 'refused', line };
+  return { state: 'waiting', line };
+}
+
+/** A restore is a new Redis: spec.restore is honoured at creation only, into empty volumes. */
+export function restoreObject(name: string, namespace: string, from: { backup?: string; location?: string }, spec: Record<string, unknown>) {
+  const restore = from.backup ? { backup: from.backup } : { location: from.location };
+  return { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec: { ...spec, restore } };
+}
+
+export function restoreProgress(status: RedisStatus | undefined): Progress {
+  const r = status?.restore as { phase?: string; message?: string } | undefined;
+  const line = `phase ${status?.phase ?? 'Unknown'}, restore ${r?.phase ?? 'not started'}${r?.message ? `: ${r.message}` : ''}`;
+  if (r?.phase === 'Failed') return { state: 'refused', line };
+  return { state: r?.phase === 'Completed' && status?.phase === 'Running' ? 'done' : 'waiting', line };
+}
+
+export interface Failure {
+  code: number | undefined;
+  errno?: string | undefined;
+  message: string;
+}
+export interface Target {
+  verb: string;
+  resource: string;
+  name?: string;
+  namespace: string;
+}
+
+/** Exit codes: 1 refused or failed, 2 usage, 3 not found, 4 forbidden, 5 unreachable or operator down, 6 timed out. */
+export function explain(f: Failure, t: Target): { message: string; exit: number } {
+  if (f.code === 404)
+    return t.resource === 'redises' && t.name
+      ? { message: `no such Redis "${t.name}" in namespace "${t.namespace}"`, exit: 3 }
+      : { message: `no such ${t.resource} ${t.name ?? ''} in namespace "${t.namespace}"`.replace('  ', ' '), exit: 3 };
+  if (f.code === 403) return { message: `not allowed by RBAC: you cannot ${t.verb} ${t.resource} in namespace "${t.namespace}" (${f.message})`, exit: 4 };
+  if (f.code === 401) return { message: `not authenticated to the API server (${f.message})`, exit: 4 };
+  if (f.code === undefined && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET/.test(`${f.errno ?? ''} ${f.message}`))
+    return { message: `the API server is unreachable: ${f.message}`, exit: 5 };
+  return { message: `${t.verb} ${t.resource}${t.name ? ` ${t.name}` : ''} failed: ${f.message}`, exit: 1 };
+}
+
+/** The operator runs when its Deployment has a ready pod and its sidecar Lease has a live holder. */
+export function operatorRunning(
+  deployment: { status?: { readyReplicas?: number } } | null,
+  lease: { spec?: { holderIdentity?: string; renewTime?: string | Date; leaseDurationSeconds?: number } } | null,
+  now: number,
+): { running: boolean; reason: string } {
+  if (deployment && !(deployment.status?.readyReplicas && deployment.status.readyReplicas > 0))
+    return { running: false, reason: 'the operator is not running: its Deployment has no ready pod' };
+  if (lease) {
+    const holder = lease.spec?.holderIdentity ?? '';
+    const renew = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+    const expired = renew + (lease.spec?.leaseDurationSeconds ?? 15) * 1000 < now;
+    if (holder === '' || expired) return { running: false, reason: 'the operator is not running: no sidecar holds its Lease' };
+  }
+  return { running: true, reason: deployment || lease ? 'the operator is running' : 'the operator could not be checked (no access to its namespace)' };
+}

@@ -1,0 +1,115 @@
+// The plugin's views: what `kubectl redis status` and `events` print from the objects the operator writes.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { stripVTControlCharacters } from 'node:util';
+import { coloured, eventLines, eventViews, plain, statusLines, statusView } from '../../src/plugin/view.ts';
+
+const pod = (name: string, role: string | null, ready: boolean, link: string | null, extra: Record<string, string> = {}) => ({
+  metadata: {
+    name,
+    labels: (role ? { 'redis.example.com/role': role } : {}) as Record<string, string>,
+    annotations: { ...(link ? { 'redis.example.com/link': link } : {}), ...extra } as Record<string, string>,
+  },
+  status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
+});
+const redis = {
+  metadata: { name: 'my-redis', namespace: 'apps' },
+  status: {
+    phase: 'Running' as const,
+    master: 'my-redis-master-0',
+    switchover: 'my-redis-replica-0: Done: my-redis-replica-0 is master',
+    conditions: [{ type: 'Ready', status: 'True' as const, reason: 'MasterReady', message: 'the master is Ready' }],
+    rollout: { updatedPods: ['my-redis-master-0'], stalePods: ['my-redis-replica-0'] },
+  },
+};
+const pods = [
+  pod('my-redis-replica-0', 'replica', false, 'down'),
+  pod('my-redis-master-0', 'master', true, 'up', { 'redis.example.com/role-changed-by': 'failover from my-redis-replica-0 at offset 42' }),
+];
+const events = [
+  { type: 'Normal', reason: 'Switchover', message: 'planned switchover from a to b', lastTimestamp: new Date('2026-12-03T10:00:02Z') },
+  { type: 'Normal', reason: 'RolloutStep', message: 'deleted x', lastTimestamp: new Date('2026-12-03T10:00:03Z') },
+  { type: 'Normal', reason: 'FailoverCompleted', message: 'b is master', lastTimestamp: new Date('2026-12-03T10:00:01Z') },
+];
+const backups = [
+  {
+    metadata: { name: 'b1' },
+    spec: { redis: 'my-redis' },
+    status: { phase: 'Completed' as const, sizeBytes: 10, replicationOffset: 7, location: 's3://b/k.rdb', completionTime: '2026-12-03T09:00:00Z' },
+  },
+  { metadata: { name: 'other' }, spec: { redis: 'someone-else' }, status: { phase: 'Completed' as const } },
+];
+
+test('statusView', async (t) => {
+  const v = statusView(redis, pods, events, backups);
+  const cases: Array<[string, () => void]> = [
+    [
+      'pods sorted by name with role, readiness and link',
+      () =>
+        assert.deepEqual(
+          v.pods.map((p) => [p.name, p.role, p.ready, p.link]),
+          [
+            ['my-redis-master-0', 'master', true, 'up'],
+            ['my-redis-replica-0', 'replica', false, 'down'],
+          ],
+        ),
+    ],
+    ["the sidecar's role note on the master", () => assert.equal(v.pods[0]!.roleChangedBy, 'failover from my-redis-replica-0 at offset 42')],
+    [
+      'failovers and switchovers only, oldest first',
+      () =>
+        assert.deepEqual(
+          v.failovers.map((e) => e.reason),
+          ['FailoverCompleted', 'Switchover'],
+        ),
+    ],
+    [
+      'backups of this Redis only',
+      () =>
+        assert.deepEqual(
+          v.backups.map((b) => b.name),
+          ['b1'],
+        ),
+    ],
+    ['a pod without the role label is "none"', () => assert.equal(statusView(redis, [pod('p', null, false, null)], [], []).pods[0]!.role, 'none')],
+    ['a Redis without status is Unknown', () => assert.equal(statusView({ metadata: { name: 'x' } }, [], [], []).phase, 'Unknown')],
+    ['-o json round-trips', () => assert.deepEqual(JSON.parse(JSON.stringify(v)).master, 'my-redis-master-0')],
+  ];
+  for (const [name, check] of cases) await t.test(name, check);
+});
+
+test('statusLines', async (t) => {
+  const v = statusView(redis, pods, events, backups);
+  const cases: Array<[string, string[], (lines: string[]) => void]> = [
+    ['plain text has no escape codes', statusLines(v, plain), (l) => assert.ok(!l.join('\n').includes('\x1b['))],
+    ['colour has escape codes', statusLines(v, coloured), (l) => assert.ok(l.join('\n').includes('\x1b['))],
+    [
+      'colour and plain say the same words',
+      statusLines(v, coloured),
+      (l) => assert.equal(stripVTControlCharacters(l.join('\n')), statusLines(v, plain).join('\n')),
+    ],
+    ['the header names phase and master', statusLines(v, plain), (l) => assert.equal(l[0], 'Redis apps/my-redis  phase Running  master my-redis-master-0')],
+    [
+      'each pod on a line with its role',
+      statusLines(v, plain),
+      (l) => {
+        assert.ok(l.some((x) => /my-redis-master-0\s+master\s+yes\s+up/.test(x)));
+        assert.ok(l.some((x) => /my-redis-replica-0\s+replica\s+no\s+down/.test(x)));
+      },
+    ],
+    ['rollout progress', statusLines(v, plain), (l) => assert.ok(l.some((x) => x.includes('1/2 updated; stale: my-redis-replica-0')))],
+    ['the backup with size and offset', statusLines(v, plain), (l) => assert.ok(l.some((x) => /b1\s+Completed\s+10 bytes\s+offset 7/.test(x)))],
+  ];
+  for (const [name, lines, check] of cases) await t.test(name, () => check(lines));
+});
+
+test('events', async (t) => {
+  await t.test('oldest first', () =>
+    assert.deepEqual(
+      eventViews(events).map((e) => e.reason),
+      ['FailoverCompleted', 'Switchover', 'RolloutStep'],
+    ),
+  );
+  await t.test('none says so', () => assert.match(eventLines([], plain)[0]!, /no events/));
+  await t.test('one line each', () => assert.equal(eventLines(eventViews(events), plain).length, 3));
+});
