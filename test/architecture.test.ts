@@ -66,6 +66,8 @@ const ALLOWED: Record<string, string[]> = {
   sidecar: ['api', 'sidecar', 'runtime'],
   // The backup job (issue 11): snapshots and their storage; it talks to Redis and S3, never to the hook.
   backup: ['api', 'backup', 'runtime'],
+  // kubectl redis (issue 14): reads the API's names and types, talks only to the API server; nothing of the hook or sidecar.
+  plugin: ['api', 'plugin'],
   runtime: ['runtime'],
 };
 

@@ -1,0 +1,114 @@
+// The plugin's Kubernetes adapter: the user's kubeconfig (KUBECONFIG, --kubeconfig, --context,
+// -n as kubectl passes them) and the few reads and documented writes the commands need.
+// Invariant: only the API server is contacted, never a Redis pod; every failure is thrown as a
+// Failure with the call's verb and resource so ops.explain can name it.
+import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { GROUP, INSTANCE_LABEL, PLURAL, VERSION } from '../api/labels.ts';
+import { REDISBACKUP_PLURAL } from '../api/redisbackup-schema.ts';
+import type { Failure, Target } from './ops.ts';
+
+export class KubeError extends Error {
+  readonly failure: Failure;
+  readonly target: Target;
+  constructor(failure: Failure, target: Target) {
+    super(failure.message);
+    this.failure = failure;
+    this.target = target;
+  }
+}
+
+function failure(err: unknown): Failure {
+  if (err instanceof ApiException) {
+    let message = `HTTP ${err.code}`;
+    try {
+      message = (JSON.parse(String(err.body)) as { message?: string }).message ?? message;
+    } catch {
+      // not a Status: keep the code
+    }
+    return { code: err.code, message };
+  }
+  const e = err as { message?: string; code?: string; cause?: { code?: string; message?: string } };
+  return { code: undefined, errno: e?.cause?.code ?? e?.code, message: [e?.message, e?.cause?.message].filter(Boolean).join(': ') };
+}
+
+export interface KubeOptions {
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+  namespace?: string | undefined;
+  operatorNamespace: string;
+}
+
+export function connect(o: KubeOptions) {
+  const kc = new KubeConfig();
+  if (o.kubeconfig) kc.loadFromFile(o.kubeconfig);
+  else kc.loadFromDefault();
+  if (o.context) kc.setCurrentContext(o.context);
+  const namespace = o.namespace ?? kc.getContextObject(kc.getCurrentContext())?.namespace ?? 'default';
+  const core = kc.makeApiClient(CoreV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const coord = kc.makeApiClient(CoordinationV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  const call = async <T>(t: Omit<Target, 'namespace'> & { namespace?: string }, f: () => Promise<T>): Promise<T> => {
+    try {
+      return await f();
+    } catch (err) {
+      throw new KubeError(failure(err), { namespace, ...t });
+    }
+  };
+  const optional = async <T>(f: () => Promise<T>): Promise<T | null> => {
+    try {
+      return await f();
+    } catch {
+      return null; // not found or not readable: the caller says "could not be checked"
+    }
+  };
+  const redisRef = (name: string) => ({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name });
+  return {
+    namespace,
+    getRedis: (name: string) => call({ verb: 'get', resource: 'redises', name }, () => custom.getNamespacedCustomObject(redisRef(name))) as Promise<RedisLike>,
+    patchRedis: (name: string, body: object) =>
+      call({ verb: 'patch', resource: 'redises', name }, () => custom.patchNamespacedCustomObject({ ...redisRef(name), body }, merge)) as Promise<RedisLike>,
+    createRedis: (body: object) =>
+      call({ verb: 'create', resource: 'redises' }, () =>
+        custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, body }),
+      ),
+    pods: (name: string) =>
+      call({ verb: 'list', resource: 'pods' }, async () => (await core.listNamespacedPod({ namespace, labelSelector: `${INSTANCE_LABEL}=${name}` })).items),
+    events: (name: string) =>
+      call(
+        { verb: 'list', resource: 'events' },
+        async () => (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=Redis,involvedObject.name=${name}` })).items,
+      ),
+    backups: async () =>
+      (
+        (await call({ verb: 'list', resource: 'redisbackups' }, () =>
+          custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL }),
+        )) as { items: BackupLike[] }
+      ).items,
+    getBackup: (name: string) =>
+      call({ verb: 'get', resource: 'redisbackups', name }, () =>
+        custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, name }),
+      ) as Promise<BackupLike>,
+    createBackup: (body: object) =>
+      call({ verb: 'create', resource: 'redisbackups' }, () =>
+        custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
+      ),
+    operator: async () => ({
+      deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: o.operatorNamespace })),
+      lease: await optional(() => coord.readNamespacedLease({ name: 'redis-operator-sidecar', namespace: o.operatorNamespace })),
+    }),
+  };
+}
+
+export type Kube = ReturnType<typeof connect>;
+export interface RedisLike {
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  status?: import('../api/schema.ts').RedisStatus;
+}
+export interface BackupLike {
+  metadata?: { name?: string };
+  spec?: { redis?: string };
+  status?: import('../api/redisbackup-schema.ts').RedisBackupStatus;
+}

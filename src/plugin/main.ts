@@ -1,0 +1,158 @@
+// `kubectl redis`: argument parsing, the commands and their wait loops. The views and decisions
+// are view.ts and ops.ts; the API is kube.ts. node:util parseArgs: no argument parser is a direct
+// dependency (commander is only a transitive one), and kubectl's few global flags fit it.
+// Invariant: every error is printed as one line naming the problem, with a non-zero exit code.
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connect, KubeError, type Kube } from './kube.ts';
+import { coloured, eventLines, eventViews, plain, statusLines, statusView } from './view.ts';
+import * as ops from './ops.ts';
+
+const USAGE = `usage: kubectl redis <command> [flags]
+  status NAME [-o json]          the Redis at a glance
+  events NAME                    the operator's events for that Redis, oldest first
+  switchover NAME [--to POD]     a planned switchover (to the best replica without --to)
+  hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
+  backup NAME [--backup-name B]  an on-demand RedisBackup
+  restore NEW --from-backup B | --from-location URL [--like REDIS]   a new Redis restored from a backup
+flags: -n/--namespace, --context, --kubeconfig, --timeout 5m, --operator-namespace redis-operator, --no-wait`;
+
+class Exit extends Error {
+  readonly code: number;
+  constructor(message: string, code: number) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export function duration(text: string): number {
+  const m = /^(\d+)(ms|s|m|h)?$/.exec(text);
+  if (!m) throw new Exit(`--timeout ${text}: not a duration (e.g. 90s, 5m)`, 2);
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms']!;
+}
+
+async function waitFor(what: string, timeoutMs: number, out: (l: string) => void, poll: () => Promise<ops.Progress>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const p = await poll();
+    if (p.line !== last) out(`${what}: ${p.line}`);
+    last = p.line;
+    if (p.state === 'done') return;
+    if (p.state === 'refused') throw new Exit(`${what} refused: ${p.line}`, 1);
+    if (Date.now() > deadline) throw new Exit(`${what} timed out after ${timeoutMs / 1000} s: ${p.line}`, 6);
+    await sleep(1000);
+  }
+}
+
+async function requireOperator(k: Kube) {
+  const o = await k.operator();
+  const r = ops.operatorRunning(o.deployment, o.lease as never, Date.now());
+  if (!r.running) throw new Exit(r.reason, 5);
+}
+
+export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: string) => void, tty: boolean): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      namespace: { type: 'string', short: 'n' },
+      context: { type: 'string' },
+      kubeconfig: { type: 'string' },
+      output: { type: 'string', short: 'o' },
+      to: { type: 'string' },
+      timeout: { type: 'string', default: '5m' },
+      'operator-namespace': { type: 'string', default: 'redis-operator' },
+      'backup-name': { type: 'string' },
+      'from-backup': { type: 'string' },
+      'from-location': { type: 'string' },
+      like: { type: 'string' },
+      'no-wait': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, name] = positionals;
+  if (values.help || !command) return (out(USAGE), values.help ? 0 : 2);
+  if (!name) throw new Exit(`${command}: a Redis name is required\n${USAGE}`, 2);
+  const paint = tty && env['NO_COLOR'] === undefined ? coloured : plain;
+  const timeout = duration(values.timeout);
+  const k = connect({ kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace, operatorNamespace: values['operator-namespace'] });
+  const wait = !values['no-wait'];
+  switch (command) {
+    case 'status': {
+      const redis = await k.getRedis(name);
+      const v = statusView(redis, await k.pods(name), await k.events(name), await k.backups().catch(() => []));
+      if (values.output === 'json') out(JSON.stringify(v, null, 2));
+      else statusLines(v, paint).forEach((l) => out(l));
+      return 0;
+    }
+    case 'events':
+      await k.getRedis(name);
+      eventLines(eventViews(await k.events(name)), paint).forEach((l) => out(l));
+      return 0;
+    case 'switchover': {
+      const redis = await k.getRedis(name);
+      await requireOperator(k);
+      const request = ops.switchoverRequest(values.to, redis.status?.switchover?.split(': ')[0], Date.now().toString(36));
+      await k.patchRedis(name, ops.switchoverPatch(request));
+      out(`switchover ${name}: requested ${request}`);
+      if (wait) await waitFor(`switchover ${name}`, timeout, out, async () => ops.switchoverProgress(request, (await k.getRedis(name)).status));
+      return 0;
+    }
+    case 'hibernate':
+    case 'wake': {
+      const on = command === 'hibernate';
+      await k.getRedis(name);
+      await requireOperator(k);
+      await k.patchRedis(name, ops.hibernatePatch(on));
+      if (wait) await waitFor(`${command} ${name}`, timeout, out, async () => ops.hibernateProgress(on, (await k.getRedis(name)).status));
+      return 0;
+    }
+    case 'backup': {
+      await k.getRedis(name);
+      await requireOperator(k);
+      const bname =
+        values['backup-name'] ??
+        `${name}-${new Date()
+          .toISOString()
+          .replace(/[^0-9]/g, '')
+          .slice(0, 14)}`;
+      await k.createBackup(ops.backupObject(name, k.namespace, bname));
+      out(`backup ${name}: created RedisBackup ${bname}`);
+      if (wait) await waitFor(`backup ${bname}`, timeout, out, async () => ops.backupProgress((await k.getBackup(bname)).status));
+      return 0;
+    }
+    case 'restore': {
+      const from = { backup: values['from-backup'], location: values['from-location'] };
+      if (!from.backup === !from.location) throw new Exit('restore: give exactly one of --from-backup or --from-location', 2);
+      const spec = values.like ? { ...((await k.getRedis(values.like)).spec ?? {}) } : {};
+      delete spec['restore'];
+      await requireOperator(k);
+      await k.createRedis(ops.restoreObject(name, k.namespace, from as { backup?: string; location?: string }, spec));
+      out(`restore ${name}: created Redis ${name} from ${from.backup ?? from.location}`);
+      if (wait) await waitFor(`restore ${name}`, timeout, out, async () => ops.restoreProgress((await k.getRedis(name)).status));
+      return 0;
+    }
+    default:
+      throw new Exit(`unknown command ${command}\n${USAGE}`, 2);
+  }
+}
+
+/** The one place errors become a message and an exit code. */
+export function report(err: unknown): { message: string; exit: number } {
+  if (err instanceof Exit) return { message: err.message, exit: err.code };
+  if (err instanceof KubeError) return ops.explain(err.failure, err.target);
+  const e = err as { code?: string; message?: string };
+  if (e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || e?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return { message: `${e.message}\n${USAGE}`, exit: 2 };
+  return { message: e?.message ?? String(err), exit: 1 };
+}
+
+export async function main(): Promise<void> {
+  try {
+    process.exitCode = await run(process.argv.slice(2), process.env, (l) => process.stdout.write(`${l}\n`), process.stdout.isTTY === true);
+  } catch (err) {
+    const r = report(err);
+    process.stderr.write(`error: ${r.message}\n`);
+    process.exitCode = r.exit;
+  }
+}
