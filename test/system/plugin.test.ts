@@ -1,0 +1,122 @@
+// System test (issue 14): the `kubectl redis` plugin as a user runs it, a subprocess with the test
+// cluster's kubeconfig, directly and through the real kubectl's plugin lookup (bin/ on PATH),
+// against the design's Redis on the real control plane: status, -o json, a switchover that moves
+// the master Service, hibernate and wake keeping a key, events, a missing Redis, and a
+// ServiceAccount without rights. Real control plane only. Network: 198.18.58.x.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { ROLE_LABEL } from '../../src/api/labels.ts';
+import type { LocalCluster } from '../k8s/local-cluster.ts';
+import { backend } from './cluster.ts';
+import { applyDesign, boot, call, NAME, NS, podIp, servicesRouted, allLinked, BOUND } from './support.ts';
+
+const SUBNET = 58;
+const BIN_DIR = new URL('../../bin/', import.meta.url).pathname;
+const PLUGIN = path.join(BIN_DIR, 'kubectl-redis');
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+function run(file: string, args: string[], env: Record<string, string>): Promise<Result> {
+  return promisify(execFile)(file, args, { env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 600_000 }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) => {
+  if (backend() !== 'real') return t.skip('needs the real control plane: the plugin talks to a real API server with a kubeconfig');
+  const c = await boot(t, { subnet: SUBNET });
+  await applyDesign(t, c);
+  const local = c.local as LocalCluster;
+  const env = { KUBECONFIG: local.kubeconfig };
+  const plugin = (...args: string[]) => run(PLUGIN, [...args, '-n', NS], env);
+  const master = () => c.pods(NAME).find((p) => p.metadata.labels?.[ROLE_LABEL] === 'master')?.metadata.name;
+
+  await t.test('status: the phase and every pod with its role', async () => {
+    const r = await plugin('status', NAME);
+    t.diagnostic(`$ kubectl redis status ${NAME}\n${r.stdout}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /phase Running/);
+    for (const p of c.pods(NAME)) assert.match(r.stdout, new RegExp(`${p.metadata.name}\\s+${p.metadata.labels?.[ROLE_LABEL]}\\s+yes`));
+  });
+
+  await t.test('through kubectl: `kubectl redis status` with bin/ on PATH', async () => {
+    const kubectl = path.join(local.controlPlane.binDir, 'kubectl');
+    const r = await run(kubectl, ['redis', 'status', NAME, '-n', NS], { ...env, PATH: `${BIN_DIR}:${process.env['PATH'] ?? ''}` });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /phase Running/);
+  });
+
+  await t.test('-o json parses and has the master', async () => {
+    const r = await plugin('status', NAME, '-o', 'json');
+    assert.equal(r.code, 0, r.stderr);
+    const v = JSON.parse(r.stdout) as { master: string; pods: Array<{ name: string; role: string }> };
+    assert.equal(v.master, master());
+    assert.equal(v.pods.find((p) => p.role === 'master')?.name, master());
+  });
+
+  await t.test('switchover --to a replica waits until it is master; the Service follows', async () => {
+    const target = c.pods(NAME).find((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica')!.metadata.name;
+    const r = await plugin('switchover', NAME, '--to', target);
+    t.diagnostic(`$ kubectl redis switchover ${NAME} --to ${target}\n${r.stdout}${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Done/);
+    assert.equal(master(), target);
+    await c.waitFor(() => c.masterEndpoint(NAME)?.pod === target, BOUND.failover, `the master Service routing to ${target}`);
+  });
+
+  await t.test('a switchover to a pod that does not exist is refused with the reason, non-zero', async () => {
+    const r = await plugin('switchover', NAME, '--to', 'no-such-pod', '--timeout', '2m');
+    t.diagnostic(`refused: ${r.stderr}`);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /refused/);
+  });
+
+  await t.test('hibernate then wake keep a key written before', async () => {
+    await c.waitFor(() => allLinked(c, 3) && servicesRouted(c), BOUND.allReady, 'three linked pods before hibernating');
+    assert.equal(await call(c, podIp(c, master()!)!, 'SET', 'plugin-key', 'kept'), 'OK');
+    assert.equal(await call(c, podIp(c, master()!)!, 'WAIT', '2', '10000'), 2);
+    const h = await plugin('hibernate', NAME);
+    t.diagnostic(`$ kubectl redis hibernate ${NAME}\n${h.stdout}${h.stderr}`);
+    assert.equal(h.code, 0, h.stderr);
+    assert.equal(c.pods(NAME).length, 0);
+    const w = await plugin('wake', NAME);
+    t.diagnostic(`$ kubectl redis wake ${NAME}\n${w.stdout}${w.stderr}`);
+    assert.equal(w.code, 0, w.stderr);
+    await c.waitFor(() => master() !== undefined && podIp(c, master()!) !== undefined, BOUND.allReady, 'a master after wake');
+    assert.equal(await call(c, podIp(c, master()!)!, 'GET', 'plugin-key'), 'kept');
+  });
+
+  await t.test('events lists the switchover, oldest first', async () => {
+    const r = await plugin('events', NAME);
+    t.diagnostic(`$ kubectl redis events ${NAME}\n${r.stdout}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Switchover\s+planned switchover/);
+    const times = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(' ')[0]!);
+    assert.deepEqual(times, [...times].sort());
+  });
+
+  await t.test('a missing Redis: non-zero, naming it and the namespace', async () => {
+    const r = await plugin('status', 'no-such-redis');
+    assert.equal(r.code, 3);
+    assert.match(r.stderr, /no such Redis "no-such-redis" in namespace "default"/);
+  });
+
+  await t.test('a ServiceAccount with no role: the RBAC message', async () => {
+    await local.kubectl(['create', 'serviceaccount', 'nobody', '-n', NS]);
+    const token = await local.controlPlane.tokenFor(NS, 'nobody');
+    const kubeconfig = local.controlPlane.kubeconfigFor(`system:serviceaccount:${NS}:nobody`, token);
+    const r = await run(PLUGIN, ['status', NAME, '-n', NS], { KUBECONFIG: kubeconfig });
+    assert.equal(r.code, 4, r.stderr);
+    assert.match(r.stderr, /not allowed by RBAC: you cannot get redises in namespace "default"/);
+  });
+});
