@@ -32,6 +32,18 @@ export const ROLE_SINCE_ANNOTATION = `${GROUP}/role-changed-by`;
 export const SWITCHOVER_ANNOTATION = `${GROUP}/switchover`;
 /** On the Redis, written by the sidecar: `<request>: <Done|Refused|Running>: <why>` of the last switchover request. */
 export const SWITCHOVER_STATUS_ANNOTATION = `${GROUP}/switchover-status`;
+
+/** The switchover-status record the sidecar writes for a handled request. */
+export function switchoverRecord(request: string, outcome: 'Done' | 'Refused', why: string): string {
+  return `${request}: ${outcome}: ${why}`;
+}
+
+/** A switchover-status record split into its request and what follows it (`<Outcome>: <why>`); null when there is none. */
+export function readSwitchoverRecord(record: string | undefined): { request: string; result: string } | null {
+  if (record === undefined) return null;
+  const at = record.indexOf(': ');
+  return at < 0 ? { request: record, result: '' } : { request: record.slice(0, at), result: record.slice(at + 2) };
+}
 /**
  * On the Redis, written by the user: confirms a scale-down by more than half in one step. Its
  * value must equal the new spec.replicas, so a confirmation left behind never lets a later one through.

@@ -2,7 +2,7 @@
 // means (done, refused, still going), and what an API failure means for the user. Pure.
 // Invariant: every write is a documented one (README "Day-2 operations", "Backup and restore"):
 // the switchover annotation, spec.hibernate by merge patch, a RedisBackup, a new Redis with spec.restore.
-import { API_VERSION, KIND, SWITCHOVER_ANNOTATION } from '../api/labels.ts';
+import { API_VERSION, KIND, SWITCHOVER_ANNOTATION, readSwitchoverRecord } from '../api/labels.ts';
 import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { RedisBackupStatus } from '../api/redisbackup-schema.ts';
@@ -22,10 +22,10 @@ export function switchoverPatch(request: string) {
 
 /** `<request>: <Done|Refused|Running>: <why>`, as the sidecar writes it, for this request only. */
 export function switchoverProgress(request: string, status: RedisStatus | undefined): Progress {
-  const s = status?.switchover ?? '';
-  const prefix = `${request}: `;
-  if (!s.startsWith(prefix)) return { state: 'waiting', line: `waiting for the operator to take request ${request}` };
-  const rest = s.slice(prefix.length);
+  const record = readSwitchoverRecord(status?.switchover);
+  if (record === null || record.request !== request || record.result === '')
+    return { state: 'waiting', line: `waiting for the operator to take request ${request}` };
+  const rest = record.result;
   if (rest.startsWith('Done')) return { state: 'done', line: rest };
   if (rest.startsWith('Refused')) return { state: 'refused', line: rest };
   return { state: 'waiting', line: rest };
@@ -66,7 +66,7 @@ export function restoreObject(name: string, namespace: string, from: { backup?: 
 }
 
 export function restoreProgress(status: RedisStatus | undefined): Progress {
-  const r = status?.restore as { phase?: string; message?: string } | undefined;
+  const r = status?.restore;
   const line = `phase ${status?.phase ?? 'Unknown'}, restore ${r?.phase ?? 'not started'}${r?.message ? `: ${r.message}` : ''}`;
   if (r?.phase === 'Failed') return { state: 'refused', line };
   return { state: r?.phase === 'Completed' && status?.phase === 'Running' ? 'done' : 'waiting', line };

@@ -16,7 +16,16 @@
 //   (which may be a failover).
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { COMPONENT_LABEL, COMPONENT_MASTER_SET, REVISION_LABEL, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
+import {
+  COMPONENT_LABEL,
+  COMPONENT_MASTER_SET,
+  REVISION_LABEL,
+  SWITCHOVER_ANNOTATION,
+  SWITCHOVER_STATUS_ANNOTATION,
+  childNames,
+  readSwitchoverRecord,
+  switchoverRecord,
+} from '../../api/labels.ts';
 import { decideRequest, decideRollout, parseRequest, type DecideInput, type MasterDecision, type SwitchoverRequest } from '../decide/index.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import type { RedisRef } from '../kube/client.ts';
@@ -63,9 +72,7 @@ export function templateKey(set: V1StatefulSet): string {
 
 /** The handled request recorded on the Redis: `<request>: <Outcome>: <why>`. */
 export function handledRequest(record: string | undefined): string | null {
-  if (record === undefined) return null;
-  const at = record.indexOf(': ');
-  return at < 0 ? record : record.slice(0, at);
+  return readSwitchoverRecord(record)?.request ?? null;
 }
 
 export class Day2 {
@@ -272,7 +279,7 @@ export class Day2 {
   ): Promise<void> {
     if (!this.#o.isLeader()) return;
     this.#handled = request.raw;
-    const record = `${request.raw}: ${outcome}: ${why}`;
+    const record = switchoverRecord(request.raw, outcome, why);
     this.#o.log.info({ request: request.raw, outcome, why }, 'switchover request handled');
     this.#o.event({ type, reason, message: `switchover request "${request.raw}": ${outcome}: ${why}` });
     try {
