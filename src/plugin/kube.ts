@@ -4,7 +4,8 @@
 // Failure with the call's verb and resource so ops.explain can name it.
 import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { GROUP, INSTANCE_LABEL, PLURAL, VERSION } from '../api/labels.ts';
-import { REDISBACKUP_PLURAL } from '../api/redisbackup-schema.ts';
+import { REDISBACKUP_PLURAL, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
+import type { RedisStatus } from '../api/schema.ts';
 import type { Failure, Target } from './ops.ts';
 
 export class KubeError extends Error {
@@ -105,10 +106,10 @@ export type Kube = ReturnType<typeof connect>;
 export interface RedisLike {
   metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
   spec?: Record<string, unknown>;
-  status?: import('../api/schema.ts').RedisStatus;
+  status?: RedisStatus;
 }
 export interface BackupLike {
   metadata?: { name?: string };
   spec?: { redis?: string };
-  status?: import('../api/redisbackup-schema.ts').RedisBackupStatus;
+  status?: RedisBackupStatus;
 }

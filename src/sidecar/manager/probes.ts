@@ -108,7 +108,7 @@ export class ProbeScheduler {
       if (!this.#o.active()) {
         // Not a turn: the password is not known yet. Looking again soon, rather than a whole
         // interval later, lets the first probe follow the password at once.
-        if (!(await this.#nap(loop, INACTIVE_RETRY_MS)) && loop.stopped) return;
+        await this.#nap(loop, INACTIVE_RETRY_MS);
         continue;
       }
       await this.#probe(uid);
