@@ -97,7 +97,7 @@ export function connect(o: KubeOptions) {
       ),
     operator: async () => ({
       deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: o.operatorNamespace })),
-      lease: await optional(() => coord.readNamespacedLease({ name: 'redis-operator-sidecar', namespace: o.operatorNamespace })),
+      leases: (await optional(() => coord.listNamespacedLease({ namespace: o.operatorNamespace })))?.items ?? null,
     }),
   };
 }

@@ -97,19 +97,33 @@ export function explain(f: Failure, t: Target): { message: string; exit: number 
   return { message: `${t.verb} ${t.resource}${t.name ? ` ${t.name}` : ''} failed: ${f.message}`, exit: 1 };
 }
 
-/** The operator runs when its Deployment has a ready pod and its sidecar Lease has a live holder. */
+interface LeaseLike {
+  metadata?: { name?: string };
+  spec?: { holderIdentity?: string; renewTime?: string | Date; leaseDurationSeconds?: number };
+}
+
+/** The Leases an acting sidecar holds: the single one, or one per shard with SHARDS > 1 (the manifests' default is 4). */
+const ACTING_LEASE = /^redis-operator-sidecar(-shard-\d+)?$/;
+
+/**
+ * The operator runs when its Deployment has a ready pod and some sidecar holds one of its acting
+ * Leases. What cannot be read (no access to its namespace, no such objects) refuses nothing.
+ */
 export function operatorRunning(
   deployment: { status?: { readyReplicas?: number } } | null,
-  lease: { spec?: { holderIdentity?: string; renewTime?: string | Date; leaseDurationSeconds?: number } } | null,
+  leases: LeaseLike[] | null,
   now: number,
 ): { running: boolean; reason: string } {
   if (deployment && !(deployment.status?.readyReplicas && deployment.status.readyReplicas > 0))
     return { running: false, reason: 'the operator is not running: its Deployment has no ready pod' };
-  if (lease) {
-    const holder = lease.spec?.holderIdentity ?? '';
-    const renew = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
-    const expired = renew + (lease.spec?.leaseDurationSeconds ?? 15) * 1000 < now;
-    if (holder === '' || expired) return { running: false, reason: 'the operator is not running: no sidecar holds its Lease' };
-  }
-  return { running: true, reason: deployment || lease ? 'the operator is running' : 'the operator could not be checked (no access to its namespace)' };
+  const acting = (leases ?? []).filter((l) => ACTING_LEASE.test(l.metadata?.name ?? ''));
+  const live = (l: LeaseLike) => {
+    const renew = l.spec?.renewTime ? new Date(l.spec.renewTime).getTime() : 0;
+    return (l.spec?.holderIdentity ?? '') !== '' && renew + (l.spec?.leaseDurationSeconds ?? 15) * 1000 >= now;
+  };
+  if (acting.length > 0 && !acting.some(live)) return { running: false, reason: 'the operator is not running: no sidecar holds its Leases' };
+  return {
+    running: true,
+    reason: deployment || acting.length > 0 ? 'the operator is running' : 'the operator could not be checked (no access to its namespace)',
+  };
 }

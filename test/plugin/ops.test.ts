@@ -90,13 +90,37 @@ test('errors name the problem', async (t) => {
 
 test('operator running', async (t) => {
   const now = Date.parse('2026-12-03T10:00:00Z');
-  const lease = (holder: string, renew: string) => ({ spec: { holderIdentity: holder, renewTime: renew, leaseDurationSeconds: 15 } });
-  const cases: Array<[string, object | null, object | null, boolean]> = [
+  const lease = (holder: string, renew: string, name = 'redis-operator-sidecar') => ({
+    metadata: { name },
+    spec: { holderIdentity: holder, renewTime: renew, leaseDurationSeconds: 15 },
+  });
+  const live = '2026-12-03T09:59:59Z';
+  const expired = '2026-12-03T09:50:00Z';
+  const cases: Array<[string, object | null, object[] | null, boolean]> = [
     ['no ready pod', { status: { readyReplicas: 0 } }, null, false],
-    ['no Lease holder', { status: { readyReplicas: 2 } }, lease('', '2026-12-03T09:59:59Z'), false],
-    ['an expired Lease', { status: { readyReplicas: 2 } }, lease('a', '2026-12-03T09:50:00Z'), false],
-    ['ready and held', { status: { readyReplicas: 2 } }, lease('a', '2026-12-03T09:59:59Z'), true],
+    ['no Lease holder', { status: { readyReplicas: 2 } }, [lease('', live)], false],
+    ['an expired Lease', { status: { readyReplicas: 2 } }, [lease('a', expired)], false],
+    ['ready and held', { status: { readyReplicas: 2 } }, [lease('a', live)], true],
     ['not readable: not refused', null, null, true],
+    [
+      'sharded: one shard held is enough',
+      null,
+      [lease('a', expired, 'redis-operator-sidecar-shard-0'), lease('b', live, 'redis-operator-sidecar-shard-1')],
+      true,
+    ],
+    [
+      'sharded: every shard Lease expired',
+      null,
+      [lease('a', expired, 'redis-operator-sidecar-shard-0'), lease('a', expired, 'redis-operator-sidecar-shard-3')],
+      false,
+    ],
+    [
+      'a live member Lease is not an acting one',
+      null,
+      [lease('a', live, 'redis-operator-sidecar-member-a'), lease('a', expired, 'redis-operator-sidecar-shard-0')],
+      false,
+    ],
+    ['Leases of others only: not checked, not refused', null, [lease('x', expired, 'someone-else')], true],
   ];
   for (const [name, d, l, want] of cases) await t.test(name, () => assert.equal(ops.operatorRunning(d, l, now).running, want));
   await t.test('the reason says the operator is not running', () =>
