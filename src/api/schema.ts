@@ -329,6 +329,23 @@ export const RedisStatus = Type.Object(
     ),
     backup: Type.Optional(BackupStatus),
     restore: Type.Optional(RestoreStatus),
+    secrets: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ description: 'The Secret name.' }),
+            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the hook last saw it." }),
+          },
+          { description: 'One Secret this Redis uses.' },
+        ),
+        {
+          description:
+            'The Secrets this Redis uses that exist (passwords, application users, TLS, S3 credentials), sorted by name: the sidecar reads a Secret again when its version here changes, instead of polling it.',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+        },
+      ),
+    ),
     conditions: Type.Optional(
       Type.Array(Condition, {
         description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, and BackupHealthy when spec.backup is set.',

@@ -6,16 +6,24 @@ import { backupSelectorLabels } from '../api/backup.ts';
 import { childNames, podSelectorLabels } from '../api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../api/redisbackup-schema.ts';
 import type { CustomizeRequest, CustomizeResponse } from './types.ts';
-import { at, isRecord, str } from './util.ts';
+import { array, at, isRecord, str } from './util.ts';
 
 export function authSecretName(name: string, spec: unknown): string {
   const configured = str(at(spec, 'auth', 'secretName'));
   return configured !== undefined && configured !== '' ? configured : generatedAuthSecretRef(name).secretName;
 }
 
-/** The Secrets the pods need: the password ones, the S3 credentials of spec.backup, and the TLS one when spec.tls asks for TLS. */
+/**
+ * The Secrets the pods and the sidecar need: the password ones, the application users' (spec.users),
+ * the S3 credentials of spec.backup, and the TLS one when spec.tls asks for TLS. Metacontroller
+ * watches them, so a changed one resyncs the Redis and shows in status.secrets.
+ */
 function secretNames(name: string, spec: unknown): string[] {
   const names = [authSecretName(name, spec), operatorSecretRef(name).secretName];
+  for (const user of array(at(spec, 'users'))) {
+    const secret = str(at(user, 'passwordSecret', 'name'));
+    if (secret !== undefined && secret !== '' && !names.includes(secret)) names.push(secret);
+  }
   // The backup pods read the S3 keys from it: status says when it is missing.
   const credentials = str(at(spec, 'backup', 'storage', 's3', 'credentialsSecret', 'name'));
   if (credentials !== undefined && credentials !== '') names.push(credentials);

@@ -6,7 +6,7 @@ import { operatorSecretRef, authSecretRef as redisAuthSecretRef } from '../api/a
 import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from '../api/tls.ts';
 import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
-import type { RedisSpec } from '../api/schema.ts';
+import type { RedisSpec, RedisStatus } from '../api/schema.ts';
 import { backupCronJobName, backupSelectorLabels } from '../api/backup.ts';
 import { podBelongsTo } from '../api/membership.ts';
 import { backupVerdict } from './backup-status.ts';
@@ -19,7 +19,7 @@ import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
 import { computeStatus, podViews } from './status.ts';
 import type { HookRequest, HookResponse, KubeObject } from './types.ts';
-import { at, int, isRecord } from './util.ts';
+import { at, compare, int, isRecord } from './util.ts';
 
 export interface HookState {
   request: HookRequest;
@@ -98,6 +98,21 @@ function secretProblem(state: HookState, name: string, keys: string[], origin: s
   return absent.length === 0 ? undefined : `Secret ${name} has no key ${absent.join(', ')}; pods cannot start without ${what}`;
 }
 
+/**
+ * The resourceVersion of every related Secret (the customize hook names the ones this Redis uses),
+ * sorted by name: the sidecar reads a Secret again when its version changes, instead of polling.
+ * Undefined when the customize hook gave no Secrets (nothing is known, so nothing is claimed).
+ */
+export function secretVersions(state: HookState): RedisStatus['secrets'] {
+  if (!mapHasKind(state.request.related, 'Secret')) return undefined;
+  const seen = new Map<string, string>();
+  for (const secret of ofKind(state.related, 'v1', 'Secret', state.namespace)) {
+    const rv = secret.metadata.resourceVersion;
+    if (typeof rv === 'string' && rv !== '') seen.set(secret.metadata.name, rv);
+  }
+  return [...seen.keys()].sort(compare).map((name) => ({ name, resourceVersion: seen.get(name) as string }));
+}
+
 export interface ValidPlan extends ChildPlan {
   ctx: HookContext;
   restore: RestorePlan | undefined;
@@ -152,6 +167,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
     backup: backupOf(state, plan.ctx.spec),
     restore: plan.restore?.status,
+    secrets: secretVersions(state),
   });
 }
 
@@ -173,6 +189,7 @@ export function invalidStatus(state: HookState, problems: readonly SpecProblem[]
     desiredReplicas: runningReplicas(state) ?? 0,
     previous: state.request.parent.status,
     spec: { valid: false, message: formatProblems(problems) },
+    secrets: secretVersions(state),
   });
 }
 

@@ -44,6 +44,8 @@ export interface StatusInput {
   backup?: BackupVerdict | undefined;
   /** spec.restore's progress (restore.ts). */
   restore?: RestoreStatus | undefined;
+  /** The related Secrets' versions (secretVersions in state.ts); absent without a customize hook. */
+  secrets?: RedisStatus['secrets'];
 }
 
 export type ReplicaState = 'Ready' | 'Syncing' | 'NotReady';
@@ -245,6 +247,7 @@ export function computeStatus(input: StatusInput): RedisStatus {
     ...(input.switchover !== undefined ? { switchover: input.switchover } : {}),
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     ...(input.restore !== undefined ? { restore: input.restore } : {}),
+    ...(input.secrets !== undefined ? { secrets: input.secrets } : {}),
     conditions,
   };
 }

@@ -92,6 +92,17 @@ test('customize asks for the RedisBackup spec.restore names, in the parent names
   assert.equal(rules({ ...designSpec(), restore: { location: 's3://b/k.rdb' } }).length, 5);
 });
 
+test("customize asks for the application users' password Secrets (each once), so a rotation resyncs the Redis", () => {
+  const users = [
+    { name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw', key: 'password' } },
+    { name: 'ops', rules: '+@all', passwordSecret: { name: 'app-pw', key: 'ops' } },
+    { name: 'batch', rules: '+@write', passwordSecret: { name: 'batch-pw' } },
+  ];
+  assert.deepEqual(rules({ ...designSpec(), users })[1]?.names, ['my-redis-auth', 'my-redis-operator', 'app-pw', 'batch-pw']);
+  // A malformed users list (the validator refuses it) names nothing extra.
+  assert.deepEqual(rules({ ...designSpec(), users: [{ name: 'x', passwordSecret: { name: 5 } }, 'junk'] })[1]?.names, ['my-redis-auth', 'my-redis-operator']);
+});
+
 test('customize follows spec.auth.secretName, and falls back to the generated Secret on any bad spec', async (t) => {
   assert.deepEqual(rules({ ...designSpec(), auth: { secretName: 'corp-redis' } })[1]?.names, ['corp-redis', 'my-redis-operator']);
   for (const bad of [undefined, 'x', { auth: 'x' }, { auth: { secretName: 5 } }, { auth: { secretName: '' } }]) {

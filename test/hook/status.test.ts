@@ -320,3 +320,31 @@ test('spec.tls: a missing or incomplete TLS Secret explains why no master comes 
   assert.match(withTls({ ...passwords, 'default/corp-tls': secret('corp-tls', { 'tls.crt': 'eA==', 'tls.key': 'eA==', 'ca.crt': 'eA==' }) }), /^NoMaster/);
   assert.match(withTls({}), /^AuthSecretMissing/, 'the passwords are told first');
 });
+
+test("status.secrets: every related Secret's resourceVersion, sorted by name, with a valid or an invalid spec; absent without Secrets in related", () => {
+  const secret = (name: string, rv?: string) => ({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: 'default', ...(rv ? { resourceVersion: rv } : {}) },
+    data: { password: 'eA==' },
+  });
+  const withSecrets = (parent: Json) => {
+    const req = request({ parent, related: healthyPods() });
+    req.related['Secret.v1'] = {
+      'default/my-redis-operator': secret('my-redis-operator', '41'),
+      'default/my-redis-auth': secret('my-redis-auth', '7'),
+      'default/no-version': secret('no-version'),
+    };
+    return req;
+  };
+  const expected = [
+    { name: 'my-redis-auth', resourceVersion: '7' },
+    { name: 'my-redis-operator', resourceVersion: '41' },
+  ];
+  assert.deepEqual(get(sync(withSecrets(redis(designSpec()))).status, 'secrets'), expected);
+  assert.deepEqual(get(sync(withSecrets(redis({ ...designSpec(), replicas: -1 }))).status, 'secrets'), expected, 'an invalid spec still publishes them');
+  assert.equal(get(sync(request({ related: healthyPods() })).status, 'secrets'), undefined);
+  const none = request({ related: healthyPods() });
+  none.related['Secret.v1'] = {};
+  assert.deepEqual(get(sync(none).status, 'secrets'), [], 'Secrets asked for, none exist: an empty list');
+});
