@@ -33,7 +33,7 @@ export interface ManagerTiming {
   redisCommandTimeoutMs: number;
   /** Bound on every Kubernetes request of the manager (label patches, events, secrets). */
   kubeRequestTimeoutMs: number;
-  /** The auth Secret is re-read this often (and at once when a node refuses our password). */
+  /** Secrets are polled this often only for a Redis whose status has no `secrets` (decide/secret-reads.ts). */
   secretRefreshMs: number;
   /** A replica's down/silent testimony counts after holding this long (see decide/types.ts). */
   witnessConfirmMs: number;

@@ -30,3 +30,5 @@ export { CAUGHT_UP_BYTES, bestTarget, checkTarget, decideRequest, parseRequest }
 export type { RequestDecision, SwitchoverRequest, TargetCheck, TargetChoice } from './switchover.ts';
 export { DEFAULT_DECIDE_CONFIG } from './types.ts';
 export type { DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, Plan, RedisTrack, SpecView, Step } from './types.ts';
+export { decideSecretRead, secretVersions, SECRET_RETRY_MS } from './secret-reads.ts';
+export type { SecretReadDecision, SecretReadState } from './secret-reads.ts';

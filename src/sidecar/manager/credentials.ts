@@ -2,9 +2,11 @@
 // password in the generated <name>-operator Secret, never rotated), and the default user's password
 // (spec.auth or the generated <name>-auth: what clients use, rotated by the users pass, users.ts).
 // Invariants:
-// - Both Secrets are re-read every secretRefreshMs by the instance that acts (STANDBY_REFRESH_FACTOR
-//   times less often by the others), and within a second after a node refused us;
-//   a read never blocks the probes once the operator's password is known.
+// - The Secrets are read again when status.secrets says one changed (decide/secret-reads.ts: the
+//   hook watches them through Metacontroller, the sidecar watches the Redis), and within a second
+//   after a node refused us. Only when the status publishes no versions are they polled, every
+//   secretRefreshMs by the instance that acts (STANDBY_REFRESH_FACTOR times less often by the
+//   others). A read never blocks the probes once the operator's password is known.
 // - A node that refuses the operator's user but takes the default user's password (the current
 //   one, or the one before a change) was started without that user (by an earlier version) or
 //   before its Secret was made again. It is probed as `default`, so it never looks silent, and the
@@ -24,6 +26,7 @@ import { pemFingerprint, tlsOptionsFor } from '../redis/tls.ts';
 import type { ConnectionOptions } from 'node:tls';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { PodView } from './pods.ts';
+import { decideSecretRead } from '../decide/index.ts';
 
 /** Instances that do not act on a Redis re-read its Secrets this many times less often. */
 export const STANDBY_REFRESH_FACTOR = 6;
@@ -72,6 +75,10 @@ export class Credentials {
   #clientPassword: string | undefined;
   #loadedAt = -Infinity;
   #attemptAt = -Infinity;
+  /** status.secrets now (secretVersions), and as it was when the last read completed. */
+  #versions: string | undefined;
+  #readVersions: string | undefined;
+  #failed = false;
   /**
    * This Redis' share of the refresh interval, added to it (0 to 0.5 of it): workers started
    * together would otherwise re-read all their Secrets in the same instant, a burst of hundreds
@@ -99,6 +106,11 @@ export class Credentials {
     return this.#certificate;
   }
 
+  /** status.secrets as last given (secretVersions). */
+  get versions(): string | undefined {
+    return this.#versions;
+  }
+
   /** The default user's password (what clients use), once read. */
   get clientPassword(): string | undefined {
     return this.#clientPassword;
@@ -109,16 +121,33 @@ export class Credentials {
     const before = this.#spec ? authSecretRef(this.#o.ref.name, this.#spec) : null;
     const after = authSecretRef(this.#o.ref.name, spec);
     this.#spec = spec;
-    if (before && (before.secretName !== after.secretName || before.key !== after.key)) this.#loadedAt = -Infinity;
+    if (before && (before.secretName !== after.secretName || before.key !== after.key)) {
+      this.#loadedAt = -Infinity;
+      this.#readVersions = undefined;
+    }
+  }
+
+  /** The Secrets' versions as the Redis's status.secrets has them (secretVersions); a change is read. */
+  setVersions(versions: string | undefined): void {
+    this.#versions = versions;
   }
 
   /** True when the operator's password is known; loads the Secrets (creating them, as leader) when not. */
   async ensure(): Promise<boolean> {
     const now = this.#o.now();
-    // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
-    // need the password to probe, and a node refusing it re-reads within a second anyway.
+    // Polling only (no versions): the instance that acts re-reads on schedule (a rotation is its
+    // to apply); the others only need the password to probe, and a refusal re-reads anyway.
     const every = (this.#o.isLeader() ? this.#o.secretRefreshMs : this.#o.secretRefreshMs * STANDBY_REFRESH_FACTOR) * (1 + this.#spread);
-    const due = now - this.#loadedAt > every || (this.#refused && now - this.#attemptAt > 1000);
+    const due = decideSecretRead({
+      versions: this.#versions,
+      readVersions: this.#readVersions,
+      loadedAt: this.#loadedAt,
+      attemptAt: this.#attemptAt,
+      failed: this.#failed,
+      refused: this.#refused,
+      everyMs: every,
+      now,
+    }).read;
     if (this.known) {
       if (due && !this.#load) this.#startLoad();
       return true;
@@ -205,8 +234,14 @@ export class Credentials {
   #startLoad(): void {
     this.#attemptAt = this.#o.now();
     this.#refused = false;
+    const versions = this.#versions;
     this.#load = this.#read()
+      .then((read) => {
+        if (read) this.#readVersions = versions;
+        this.#failed = false;
+      })
       .catch((err: unknown) => {
+        this.#failed = true;
         const f = kubeFailure(err);
         this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the Redis secrets');
       })
@@ -215,9 +250,10 @@ export class Credentials {
       });
   }
 
-  async #read(): Promise<void> {
+  /** False when there was nothing to read yet (no spec). */
+  async #read(): Promise<boolean> {
     const spec = this.#spec;
-    if (!spec) return;
+    if (!spec) return false;
     const { ref } = this.#o;
     const tlsName = tlsSecretName(ref.name, spec);
     const [operator, client, tls] = await Promise.all([
@@ -248,6 +284,7 @@ export class Credentials {
       this.#legacy = [{ password: client.value, adapter }, ...(previous ? [previous] : [])];
       this.#clientPassword = client.value;
     }
+    return true;
   }
 
   /** One Secret's value; a generated one is created first by the leader. */

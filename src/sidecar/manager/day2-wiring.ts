@@ -28,6 +28,7 @@ export interface Day2Parts {
   applyUsers: UsersOptions['applyUsers'];
   aclPasswords: UsersOptions['aclPasswords'];
   clientPassword: () => string | undefined;
+  secretVersions: () => string | undefined;
   tls: Pick<TlsReloaderOptions, 'certificate' | 'served' | 'reload'>;
   track: (p: Promise<unknown>) => void;
 }
@@ -57,6 +58,7 @@ export function createDay2(parts: Day2Parts): Day2 {
       applyUsers: parts.applyUsers,
       aclPasswords: parts.aclPasswords,
       clientPassword: parts.clientPassword,
+      secretVersions: parts.secretVersions,
       refreshMs: parts.timing.secretRefreshMs,
     }),
     tls: new TlsReloader({

@@ -1,7 +1,8 @@
 // ACL users on every node: the application users of spec.users and the `default` user's passwords.
 // ACLs do not replicate, so the leader applies them to each node that answers, again whenever a
 // node restarts (a new run_id), a Secret or the users change, a grace period ends, and at least
-// every refreshMs (a hand edit on a node is undone).
+// every refreshMs (a hand edit on a node is undone). A password Secret is read again when
+// status.secrets says it changed (polled every refreshMs only when the status has no versions).
 // Invariants:
 // - A password comes from its Secret and reaches Redis only as a SHA-256 hash.
 // - A changed password goes through a grace period (decide/passwords.ts): its end is recorded on
@@ -47,6 +48,8 @@ export interface UsersOptions {
   ) => Promise<{ ok: true; hashes: Map<string, string[] | null> } | { ok: false; error: RedisFailure }>;
   applyUsers: (endpoint: Endpoint, users: readonly UserChange[], removed: readonly string[]) => Promise<ActionResult>;
   refreshMs: number;
+  /** status.secrets as credentials.ts has it (decide/secret-reads.ts); with it a password is read again only when it changes. */
+  secretVersions?: () => string | undefined;
 }
 
 interface Wanted {
@@ -65,7 +68,7 @@ export class UsersApplier {
   #graceMs = 0;
   #managed: string[] = [];
   #grace = new Map<string, number>();
-  readonly #passwords = new Map<string, { value: string | null; at: number }>();
+  readonly #passwords = new Map<string, { value: string | null; at: number; versions: string | undefined }>();
   /** Per pod name: `<run_id>:<fingerprint>` of the application users last applied there. */
   readonly #applied = new Map<string, string>();
   readonly #told = new Set<string>();
@@ -235,11 +238,14 @@ export class UsersApplier {
     const id = `${name}/${key}`;
     const cached = this.#passwords.get(id);
     const now = this.#o.now();
-    if (cached && cached.value !== null && now - cached.at < this.#o.refreshMs) return cached.value;
-    if (cached && cached.value === null && now - cached.at < 1000) return null;
+    // With versions published a Secret is read again only when one changed; else polled.
+    const versions = this.#o.secretVersions?.();
+    const unchanged = versions !== undefined && cached?.versions === versions;
+    if (cached && cached.value !== null && (unchanged || (versions === undefined && now - cached.at < this.#o.refreshMs))) return cached.value;
+    if (cached && cached.value === null && (unchanged || now - cached.at < 1000)) return null;
     try {
       const value = await this.#o.readSecret(this.#o.ref.namespace, name, key);
-      this.#passwords.set(id, { value, at: now });
+      this.#passwords.set(id, { value, at: now, versions });
       return value;
     } catch {
       return cached?.value ?? null;

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import { compareCodeUnits } from '../../api/order.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
 import { backupEvents, type BackupMemory } from '../decide/backups.ts';
+import { secretVersions } from '../decide/index.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../api/validate.ts';
 import type { ManagerTiming } from '../config.ts';
@@ -147,6 +148,7 @@ export class RedisWorker {
       applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
       aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
       clientPassword: () => this.#auth.clientPassword,
+      secretVersions: () => this.#auth.versions,
       tls: {
         certificate: () => this.#auth.certificate,
         served: (endpoint) => this.#auth.adapter.servedCertificate(endpoint),
@@ -176,6 +178,7 @@ export class RedisWorker {
     const told = backupEvents(this.#backups, object.status);
     this.#backups = told.memory;
     for (const e of told.events) this.#event(e);
+    this.#auth.setVersions(secretVersions(object.status));
     const verdict = validateSpec(this.name, object.spec);
     if (!verdict.ok) {
       const text = formatProblems(verdict.problems);
