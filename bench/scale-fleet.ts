@@ -4,7 +4,9 @@
 // What it does not model: no kubelet or StatefulSet runs these pods. They are created with a
 // scheduler nobody runs (so none is scheduled or evicted), their status (Running, Ready, podIP) is
 // written once by the bench, and a killed container is restarted by the bench at the same address.
-// The hook and Metacontroller are not in this bench: it measures the sidecars.
+// The hook and Metacontroller are not in this bench: it measures the sidecars. The one thing of
+// theirs the sidecars read, status.secrets (the Secrets' resourceVersions, hook/state.ts
+// secretVersions), is written by the bench once the Secrets exist, as the hook would.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type V1Pod } from '@kubernetes/client-node';
@@ -82,18 +84,23 @@ export class Fleet {
   /** Redis i on the API: the object, its two Secrets, three pods Running and Ready at its servers' addresses. */
   async register(i: number): Promise<void> {
     const name = Fleet.redisName(i);
-    await this.custom.createNamespacedCustomObject({
-      group: 'redis.example.com',
-      version: 'v1',
-      namespace: NS,
-      plural: 'redises',
+    const redis = { group: 'redis.example.com', version: 'v1', namespace: NS, plural: 'redises' };
+    const created = (await this.custom.createNamespacedCustomObject({
+      ...redis,
       body: { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace: NS }, spec: { version: '7.2', replicas: 2 } },
-    });
+    })) as Record<string, unknown>;
+    const secrets: Array<{ name: string; resourceVersion: string }> = [];
     for (const [secret, password] of [
       [`${name}-auth`, TEST_PASSWORD],
       [`${name}-operator`, TEST_OPERATOR_PASSWORD],
-    ] as const)
-      await this.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: secret, namespace: NS }, type: 'Opaque', stringData: { password } } });
+    ] as const) {
+      const made = await this.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name: secret, namespace: NS }, type: 'Opaque', stringData: { password } },
+      });
+      secrets.push({ name: secret, resourceVersion: made.metadata!.resourceVersion! });
+    }
+    await this.custom.replaceNamespacedCustomObjectStatus({ ...redis, name, body: { ...created, status: { secrets } } });
     await Promise.all(
       POD_SUFFIXES.map(async (suffix, p) => {
         const ip = this.ip(i, p);
