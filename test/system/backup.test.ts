@@ -13,13 +13,13 @@ import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { s3Client } from '../../src/backup/s3.ts';
 import type { LocalCluster } from '../k8s/local-cluster.ts';
 import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
+import { BUCKET, credentials as credentialsIn, redisBackup as redisBackupOf, s3Storage } from './backup-objects.ts';
 import { backend } from './cluster.ts';
 import { boot, sleep } from './support.ts';
 
 const SUBNET = 67;
 const NS = 'default';
 const NAME = 'shop';
-const BUCKET = 'redis-backups';
 type Json = Record<string, any>;
 
 function redisSpec(endpoint: string, restore?: Json): Json {
@@ -34,21 +34,15 @@ function redisSpec(endpoint: string, restore?: Json): Json {
       backup: {
         schedule: '* * * * *',
         retentionCount: 10,
-        storage: { s3: { bucket: BUCKET, region: 'us-east-1', endpoint, credentialsSecret: { name: 's3-creds' } } },
+        storage: s3Storage(endpoint),
       },
       ...(restore ? { restore } : {}),
     },
   };
 }
 
-const credentials = (accessKeyId: string, secretAccessKey: string) => ({
-  apiVersion: 'v1',
-  kind: 'Secret',
-  metadata: { name: 's3-creds', namespace: NS },
-  stringData: { AWS_ACCESS_KEY_ID: accessKeyId, AWS_SECRET_ACCESS_KEY: secretAccessKey },
-});
-
-const redisBackup = (name: string) => ({ apiVersion: 'redis.example.com/v1', kind: 'RedisBackup', metadata: { name, namespace: NS }, spec: { redis: NAME } });
+const credentials = (accessKeyId: string, secretAccessKey: string) => credentialsIn(NS, accessKeyId, secretAccessKey);
+const redisBackup = (name: string) => redisBackupOf(NS, NAME, name);
 
 test(
   'scheduled and on-demand backups to S3, a refused one that disturbs nothing, and a new Redis restored from a backup with every acknowledged key',

@@ -5,29 +5,14 @@
 // ServiceAccount without rights. Real control plane only. Network: 198.18.58.x.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
 import type { LocalCluster } from '../k8s/local-cluster.ts';
 import { backend } from './cluster.ts';
+import { BIN_DIR, PLUGIN, run } from './plugin-run.ts';
 import { applyDesign, boot, call, NAME, NS, podIp, servicesRouted, allLinked, BOUND } from './support.ts';
 
 const SUBNET = 58;
-const BIN_DIR = new URL('../../bin/', import.meta.url).pathname;
-const PLUGIN = path.join(BIN_DIR, 'kubectl-redis');
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-function run(file: string, args: string[], env: Record<string, string>): Promise<Result> {
-  return promisify(execFile)(file, args, { env: { ...process.env, NO_COLOR: '1', ...env }, timeout: 600_000 }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-}
 
 test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) => {
   if (backend() !== 'real') return t.skip('needs the real control plane: the plugin talks to a real API server with a kubeconfig');
