@@ -95,10 +95,15 @@ export function connect(o: KubeOptions) {
       call({ verb: 'create', resource: 'redisbackups' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
       ),
-    operator: async () => ({
-      deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: o.operatorNamespace })),
-      leases: (await optional(() => coord.listNamespacedLease({ namespace: o.operatorNamespace })))?.items ?? null,
-    }),
+    operator: async () => {
+      const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: o.operatorNamespace }));
+      return {
+        deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: o.operatorNamespace })),
+        leases: leases?.data.items ?? null,
+        /** The API server's Date header of that read: the cluster's clock, which the Leases' renewTime is on. */
+        serverDate: leases?.headers['date'],
+      };
+    },
   };
 }
 

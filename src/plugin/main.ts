@@ -47,7 +47,7 @@ async function waitFor(what: string, timeoutMs: number, out: (l: string) => void
 
 async function requireOperator(k: Kube) {
   const o = await k.operator();
-  const r = ops.operatorRunning(o.deployment, o.leases, Date.now());
+  const r = ops.operatorRunning(o.deployment, o.leases, ops.clusterNow(o.serverDate, Date.now()));
   if (!r.running) throw new Exit(r.reason, 5);
 }
 

@@ -102,6 +102,18 @@ interface LeaseLike {
   spec?: { holderIdentity?: string; renewTime?: string | Date; leaseDurationSeconds?: number };
 }
 
+/**
+ * "Now" for the Lease check, on the cluster's clock: the API server's Date header from the Lease
+ * read. The sidecars write renewTime on the cluster's clocks and their Leases last 3 s by default
+ * (LEASE_DURATION_SECONDS), so a user's clock a few seconds ahead would call a running operator
+ * stopped. The header has whole seconds (up to 1 s behind): that errs towards "running", never
+ * towards a refusal. No usable header: the local clock.
+ */
+export function clusterNow(dateHeader: string | undefined, local: number): number {
+  const server = dateHeader ? Date.parse(dateHeader) : NaN;
+  return Number.isFinite(server) ? server : local;
+}
+
 /** The Leases an acting sidecar holds: the single one, or one per shard with SHARDS > 1 (the manifests' default is 4). */
 const ACTING_LEASE = /^redis-operator-sidecar(-shard-\d+)?$/;
 

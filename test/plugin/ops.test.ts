@@ -127,3 +127,20 @@ test('operator running', async (t) => {
     assert.match(ops.operatorRunning({ status: {} }, null, now).reason, /the operator is not running/),
   );
 });
+
+test("the Lease check's clock is the API server's", async (t) => {
+  const local = Date.parse('2026-12-03T10:00:10Z');
+  const cases: Array<[string, string | undefined, number]> = [
+    ["the Date header (the cluster's clock)", 'Thu, 03 Dec 2026 10:00:00 GMT', Date.parse('2026-12-03T10:00:00Z')],
+    ['no header: the local clock', undefined, local],
+    ['an unparsable header: the local clock', 'soon', local],
+  ];
+  for (const [name, header, want] of cases) await t.test(name, () => assert.equal(ops.clusterNow(header, local), want));
+  await t.test('a user clock 10 s ahead of the cluster: a 3 s Lease renewed a second ago is live on the cluster clock, not on the local one', () => {
+    const leases = [
+      { metadata: { name: 'redis-operator-sidecar' }, spec: { holderIdentity: 'a', renewTime: '2026-12-03T09:59:59Z', leaseDurationSeconds: 3 } },
+    ];
+    assert.equal(ops.operatorRunning(null, leases, local).running, false);
+    assert.equal(ops.operatorRunning(null, leases, ops.clusterNow('Thu, 03 Dec 2026 10:00:00 GMT', local)).running, true);
+  });
+});
