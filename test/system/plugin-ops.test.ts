@@ -1,0 +1,193 @@
+// System test (issue 14): the `kubectl redis` commands that need more than the design's Redis, on
+// the real control plane with a running Redis: `backup NAME` (an on-demand RedisBackup to a real
+// S3 server, waited for until Completed), `restore NEW --from-backup B --like NAME` (a new Redis
+// restored from it, waited for until Completed and Running, the keys back), and the refusal of a
+// write command when the operator is not running (exit 5, nothing written to the Redis).
+// How the harness stands in for the operator matters for that refusal: manifests/ is applied but
+// for its Deployment (no container runtime for its image), and two sidecar processes with the
+// Deployment's ServiceAccount take its pods' place. The plugin reads no Deployment there (404:
+// "could not be checked", it refuses nothing on that half), so what decides is the Lease half:
+// the Leases those processes renew. They run with the manifests' SHARDS=4 (the harness's default
+// is 1), so what is read is one Lease per shard, as on a cluster installed from manifests/. The
+// test asserts that premise, then stops them through the harness's handles (SIGKILL: the Leases
+// held until they expire; SIGTERM: handed back at once).
+// Real control plane only. Network: 198.18.72.x pods, 198.19.72.x Services.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { performance } from 'node:perf_hooks';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { shardLeaseName } from '../../src/sidecar/decide/shards.ts';
+import { LEASE_NAME } from '../k8s/operator-processes.ts';
+import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
+import type { LocalCluster } from '../k8s/local-cluster.ts';
+import { bucketOn } from '../backup/support.ts';
+import { isS3ServerBuilt } from '../s3/server.ts';
+import { BUCKET, credentials, s3Storage } from './backup-objects.ts';
+import { backend } from './cluster.ts';
+import { PLUGIN, run } from './plugin-run.ts';
+import { boot, callAs } from './support.ts';
+
+const SUBNET = 72;
+const NS = 'default';
+const NAME = 'ledger';
+const RESTORED = 'ledger-restored';
+const BACKUP = 'ledger-on-demand';
+/** As manifests/deployment.yaml sets it. */
+const SHARDS = 4;
+const KEYS = Array.from({ length: 50 }, (_, i) => `plugin-ops:${i}`);
+/** Generous deadlines: the Leases last 3 s (the sidecar's default); a restart takes its shards within seconds. */
+const LEASE_BOUND = 30_000;
+type Json = Record<string, any>;
+
+const redisSpec = (endpoint: string): Json => ({
+  apiVersion: 'redis.example.com/v1',
+  kind: 'Redis',
+  metadata: { name: NAME, namespace: NS },
+  spec: {
+    version: '7.2',
+    replicas: 1,
+    persistence: { enableRdb: true, enableAof: true, size: '1Gi', whenDeleted: 'Delete' },
+    // Suspended: only the plugin's on-demand backup runs, not the CronJob.
+    backup: { schedule: '@daily', suspend: true, storage: s3Storage(endpoint) },
+  },
+});
+
+test('kubectl redis backup, restore, and the operator-not-running refusal on the real control plane', { timeout: 900_000 }, async (t) => {
+  if (backend() !== 'real') return t.skip('needs the real control plane: the plugin talks to a real API server, Jobs run the backup');
+  if (!isS3ServerBuilt()) return t.skip('the S3 server is not built (node test/k8s/cli.ts build)');
+  const tStart = performance.now();
+  const c = await boot(t, { subnet: SUBNET, sidecarEnv: { SHARDS: String(SHARDS) }, waitForSidecars: false });
+  const local = c.local as LocalCluster;
+  const { s3, client } = await bucketOn(t, local.network.serviceAddress, BUCKET);
+  const plugin = (...args: string[]) => run(PLUGIN, [...args, '-n', NS], { KUBECONFIG: local.kubeconfig });
+  const status = (name: string) => (c.get('redises', name, NS)?.['status'] ?? {}) as Json;
+  /** The Redis as the API server has it now (not the watch cache): what a refused command must not have changed. */
+  const fresh = async (name: string) => JSON.parse(await local.kubectl(['get', 'redis', name, '-n', NS, '-o', 'json'])) as Json;
+  const running = (name: string) => status(name)['phase'] === 'Running' && status(name)['readyReplicas'] === 1 && c.masterEndpoint(name) !== undefined;
+
+  const shardLeases = () =>
+    Array.from({ length: SHARDS }, (_, i) => (c.get('leases', shardLeaseName(LEASE_NAME, i, SHARDS), OPERATOR_NAMESPACE)?.['spec'] ?? {}) as Json);
+  const holders = () => shardLeases().map((l) => String(l['holderIdentity'] ?? ''));
+  const renewedAt = (l: Json) => new Date(String(l['renewTime'] ?? 0)).getTime();
+  const expiresAt = (l: Json) => renewedAt(l) + Number(l['leaseDurationSeconds'] ?? 0) * 1000;
+  /** Both sidecars ready and every shard Lease held, renewed at or after `since`. */
+  const operatorUp = async (since: number) =>
+    shardLeases().every((l) => l['holderIdentity'] && renewedAt(l) >= since) &&
+    (await Promise.all(c.sidecarNames().map((s) => c.sidecarReady(s)))).every(Boolean);
+  await c.waitFor(() => operatorUp(0), 60_000, `both sidecars ready, all ${SHARDS} shard Leases held`);
+
+  await c.apply(credentials(NS, s3.accessKeyId, s3.secretAccessKey));
+  await c.apply(redisSpec(s3.endpoint));
+  await c.waitFor(() => running(NAME), 60_000, `${NAME} Running with its replica`);
+  const master = c.masterEndpoint(NAME)!;
+  for (const k of KEYS) assert.equal(await callAs(c, NAME, master.ip, 'SET', k, k), 'OK');
+  assert.equal(await callAs(c, NAME, master.ip, 'WAIT', '1', '10000'), 1, 'the replica has every key (the backup is read from it)');
+  t.diagnostic(`boot + ${NAME} Running + ${KEYS.length} keys: ${Math.round((performance.now() - tStart) / 1000)} s`);
+
+  await t.test('backup NAME: waits until the RedisBackup is Completed; the object is in the bucket', async () => {
+    const t0 = performance.now();
+    const r = await plugin('backup', NAME, '--backup-name', BACKUP);
+    t.diagnostic(`$ kubectl redis backup ${NAME} --backup-name ${BACKUP} (${Math.round(performance.now() - t0)} ms)\n${r.stdout}${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`created RedisBackup ${BACKUP}`));
+    assert.match(r.stdout, /phase Completed\b.*; s3:\/\/redis-backups\/\S+\.rdb \d+ bytes at offset \d+$/m);
+    const b = (c.get('redisbackups', BACKUP, NS)?.['status'] ?? {}) as Json;
+    assert.equal(b['phase'], 'Completed');
+    assert.ok(
+      r.stdout.includes(`; ${String(b['location'])} ${String(b['sizeBytes'])} bytes at offset ${String(b['replicationOffset'])}`),
+      'the last line is the RedisBackup',
+    );
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
+    assert.ok(
+      (listed.Contents ?? []).some((o) => `s3://${BUCKET}/${o.Key}` === b['location']),
+      `${String(b['location'])} is in the bucket`,
+    );
+  });
+
+  await t.test('restore NEW --from-backup B --like NAME: waits until restored and Running; every key is back', async () => {
+    const t0 = performance.now();
+    const r = await plugin('restore', RESTORED, '--from-backup', BACKUP, '--like', NAME);
+    t.diagnostic(
+      `$ kubectl redis restore ${RESTORED} --from-backup ${BACKUP} --like ${NAME} (${Math.round(performance.now() - t0)} ms)\n${r.stdout}${r.stderr}`,
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`created Redis ${RESTORED} from ${BACKUP}`));
+    assert.match(r.stdout, /phase Running, restore Completed/);
+    const restore = (await fresh(RESTORED))['status']['restore'] as Json;
+    assert.equal(restore['phase'], 'Completed');
+    assert.equal(restore['location'], (c.get('redisbackups', BACKUP, NS)?.['status'] as Json)['location']);
+    const m = await c.waitFor(() => c.masterEndpoint(RESTORED), 30_000, `${RESTORED}'s master behind its Service`);
+    const values = (await callAs(c, RESTORED, m.ip, 'MGET', ...KEYS)) as Array<string | null>;
+    assert.deepEqual(
+      KEYS.filter((k, i) => values[i] !== k),
+      [],
+      'every key written before the backup is on the restored master',
+    );
+  });
+
+  // The refusals must write nothing: the Redis' annotations (the switchover request) and spec (hibernate).
+  const assertUntouched = async (before: Json, what: string) => {
+    const after = await fresh(NAME);
+    assert.deepEqual(after['metadata']['annotations'] ?? {}, before['metadata']['annotations'] ?? {}, `${what}: no annotation added or changed`);
+    assert.equal(after['metadata']['generation'], before['metadata']['generation'], `${what}: the spec was not written`);
+    assert.equal(after['spec']['hibernate'], before['spec']['hibernate'], `${what}: spec.hibernate unchanged`);
+  };
+  const refusedWrite = async (args: string[], before: Json) => {
+    // --timeout: were the command not refused, it would wait for an operator that is not there.
+    const r = await plugin(...args, '--timeout', '30s');
+    t.diagnostic(`$ kubectl redis ${args.join(' ')}: exit ${r.code}\n${r.stderr}`);
+    assert.equal(r.code, 5, `${args[0]}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, /^error: the operator is not running: no sidecar holds its Leases$/m);
+    assert.doesNotMatch(r.stdout, /requested/);
+    await assertUntouched(before, args[0]!);
+  };
+
+  await t.test('every sidecar SIGKILLed: once their Leases expired, switchover and hibernate exit 5 and write nothing', async () => {
+    // The premise: no Deployment here, so the Leases are what the plugin decides on.
+    assert.equal(await local.kubectl(['get', 'deployment', 'redis-operator', '-n', OPERATOR_NAMESPACE, '--ignore-not-found', '-o', 'name']), '');
+    const leaseNames = c.list('leases', { namespace: OPERATOR_NAMESPACE }).map((l) => l.metadata.name);
+    t.diagnostic(`Leases in ${OPERATOR_NAMESPACE}: ${leaseNames.join(', ')}; shard holders ${holders().join(', ')}`);
+    assert.ok(!leaseNames.includes(LEASE_NAME), `no unsharded ${LEASE_NAME} Lease: the shard Leases are the ones read`);
+    const before = await fresh(NAME);
+    const t0 = Date.now();
+    for (const s of c.sidecarNames()) {
+      await c.killSidecar(s, 'SIGKILL');
+      assert.equal(c.sidecarAlive(s), false, `${s} is gone`);
+    }
+    await c.waitFor(
+      () => shardLeases().every((l) => expiresAt(l) < Date.now()),
+      LEASE_BOUND,
+      `all ${SHARDS} shard Leases expired (renewTime + leaseDurationSeconds in the past)`,
+    );
+    t.diagnostic(`sidecars SIGKILLed; the shard Leases (held by ${holders().join(', ')}) all expired ${Date.now() - t0} ms later`);
+    await refusedWrite(['switchover', NAME], before);
+    await refusedWrite(['hibernate', NAME], before);
+  });
+
+  await t.test('the sidecars restarted: the refusal lifts, a switchover is Done', async () => {
+    const restartedAt = Date.now();
+    for (const s of c.sidecarNames()) await c.restartSidecar(s);
+    await c.waitFor(() => operatorUp(restartedAt), LEASE_BOUND, `both sidecars ready, all ${SHARDS} shard Leases renewed since the restart`);
+    t.diagnostic(`restarted: every shard Lease held again ${Date.now() - restartedAt} ms later (${holders().join(', ')})`);
+    const old = c.masterEndpoint(NAME)?.pod;
+    const r = await plugin('switchover', NAME);
+    t.diagnostic(`$ kubectl redis switchover ${NAME}\n${r.stdout}${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /Done/);
+    await c.waitFor(() => c.masterEndpoint(NAME) && c.masterEndpoint(NAME)!.pod !== old, 20_000, `the master Service off ${old}`);
+  });
+
+  await t.test('every sidecar stopped with SIGTERM (the Leases handed back): hibernate exits 5 and writes nothing', async () => {
+    const before = await fresh(NAME);
+    // One after the other, as a rollout to 0 would: the first one's shards may pass to the second, which hands them back in turn.
+    for (const s of c.sidecarNames()) await c.killSidecar(s, 'SIGTERM');
+    await c.waitFor(() => holders().every((h) => h === ''), LEASE_BOUND, `all ${SHARDS} shard Leases released (empty holder)`);
+    t.diagnostic(
+      `released: ${shardLeases()
+        .map((l) => `expires in ${expiresAt(l) - Date.now()} ms`)
+        .join(', ')}`,
+    );
+    await refusedWrite(['hibernate', NAME], before);
+  });
+  t.diagnostic(`plugin-ops total: ${Math.round((performance.now() - tStart) / 1000)} s`);
+});
