@@ -25,6 +25,33 @@ export const LINK_ANNOTATION = `${GROUP}/link`;
 export const ROLE_SINCE_ANNOTATION = `${GROUP}/role-changed-by`;
 
 /**
+ * Written by the sidecar on each pod, for humans (`kubectl redis status`): the node's replication
+ * offset and, on a replica, how many bytes it is behind by the master's own view (master offset
+ * minus what the replica acknowledged), with the time they were read. Refreshed at most once a
+ * minute and only when the offset moved (decide/replication-report.ts), so it may be that old.
+ */
+export const REPLICATION_ANNOTATION = `${GROUP}/replication`;
+
+export interface ReplicationRecord {
+  offset: number;
+  /** Bytes behind the master; null on the master, or when the master did not list the replica. */
+  lagBytes: number | null;
+  /** ISO time the figures were read. */
+  at: string;
+}
+
+export function replicationRecord(r: ReplicationRecord): string {
+  return `offset=${r.offset} lag=${r.lagBytes ?? '-'} at=${r.at}`;
+}
+
+/** The record in a replication annotation; null when absent or not one. */
+export function readReplicationRecord(value: string | undefined): ReplicationRecord | null {
+  const m = /^offset=(\d+) lag=(\d+|-) at=(\S+)$/.exec(value ?? '');
+  if (!m || Number.isNaN(Date.parse(m[3]!))) return null;
+  return { offset: Number(m[1]), lagBytes: m[2] === '-' ? null : Number(m[2]), at: m[3]! };
+}
+
+/**
  * On the Redis, written by the user: a switchover on demand. The value names the target pod, or
  * `any` for the best replica; anything after an `@` only makes the request distinct from the last
  * one (`any@2`), since a request equal to the one already handled is never run twice.

@@ -1,6 +1,7 @@
-// Builds a worker's day-2 runner (day2.ts) with its parts: the volume expander (volumes.ts) and the
-// users applier (users.ts: application users and the default user's password changes) and the TLS
-// reloader (tls-reload.ts), from what the worker has. Only wiring: no decision is made here.
+// Builds a worker's day-2 runner (day2.ts) with its parts: the volume expander (volumes.ts), the
+// users applier (users.ts: application users and the default user's password changes), the TLS
+// reloader (tls-reload.ts) and the replication reporter (replication-report.ts), from what the
+// worker has. Only wiring: no decision is made here.
 // Invariant: a KubeWriter without the day-2 calls (test harnesses) gets a runner whose writes are
 // skipped, never one that throws.
 import type { V1StatefulSet } from '@kubernetes/client-node';
@@ -10,6 +11,7 @@ import type { RedisRef } from '../kube/client.ts';
 import { Day2, type Day2Kube } from './day2.ts';
 import type { EventToSend } from './events.ts';
 import type { KubeWriter } from './types.ts';
+import { ReplicationReporter } from './replication-report.ts';
 import { TlsReloader, type TlsReloaderOptions } from './tls-reload.ts';
 import { UsersApplier, type UsersOptions } from './users.ts';
 import { volumeExpanderFor } from './volumes.ts';
@@ -61,6 +63,7 @@ export function createDay2(parts: Day2Parts): Day2 {
       secretVersions: parts.secretVersions,
       refreshMs: parts.timing.secretRefreshMs,
     }),
+    replication: new ReplicationReporter({ log, isLeader, patchPodMetadata: kube.patchPodMetadata.bind(kube) }),
     tls: new TlsReloader({
       log,
       isLeader,

@@ -1,7 +1,8 @@
 // Day-2 operations of one Redis, run by its worker on steady rounds only (the master kept and
 // healthy, no replication step pending): ACL users on every node (users.ts), a renewed TLS
 // certificate loaded by every node (tls-reload.ts), a switchover asked for on the Redis, a rolling
-// update one pod at a time (decide/rollout.ts), and volume expansion. The decisions are pure (decide/);
+// update one pod at a time (decide/rollout.ts), volume expansion, and the pods' replication
+// annotation for humans (replication-report.ts). The decisions are pure (decide/);
 // this holds what they need to remember between rounds and does the Kubernetes writes.
 // Invariants:
 // - Only the leader writes (isLeader right before each write), and at most one day-2 action per
@@ -32,6 +33,7 @@ import type { RedisRef } from '../kube/client.ts';
 import type { EventToSend } from './events.ts';
 import type { Applied } from './executor.ts';
 import type { PodView } from './pods.ts';
+import type { ReplicationReporter } from './replication-report.ts';
 import type { TlsReloader } from './tls-reload.ts';
 import type { UsersApplier } from './users.ts';
 import { VOLUME_CHECK_INTERVAL_MS, VOLUME_SETTLED_INTERVAL_MS, type VolumeExpander } from './volumes.ts';
@@ -61,6 +63,8 @@ export interface Day2Options {
   tls?: Pick<TlsReloader, 'reconcile'> | null;
   /** Keeps a background write in the worker's in-flight set (stop() waits for it a moment). */
   track?: (p: Promise<unknown>) => void;
+  /** Keeps each pod's replication annotation fresh (null in harnesses that do not model it). */
+  replication?: Pick<ReplicationReporter, 'report'> | null;
 }
 
 /** A set's pod template without its component label (the one thing the hook makes differ between the two). */
@@ -147,6 +151,8 @@ export class Day2 {
     this.#background('applying users', this.#o.users, input);
     this.#background('loading a renewed TLS certificate', this.#o.tls, input);
     if (this.#spec === null || this.#spec.hibernate || decision.kind !== 'keep') return null;
+    const reported = this.#o.replication?.report(input, decision.master, views);
+    if (reported) this.#o.track?.(reported);
     if (this.#inFlight) {
       const f = this.#inFlight;
       if (decision.master === f.target) {
