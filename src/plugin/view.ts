@@ -3,7 +3,15 @@
 // annotations, its Events); nothing is computed by talking to Redis. Colour is a parameter, never
 // read from the environment here.
 import { styleText } from 'node:util';
-import { LINK_ANNOTATION, ROLE_LABEL, ROLE_SINCE_ANNOTATION, REVISION_LABEL } from '../api/labels.ts';
+import {
+  LINK_ANNOTATION,
+  REPLICATION_ANNOTATION,
+  ROLE_LABEL,
+  ROLE_SINCE_ANNOTATION,
+  REVISION_LABEL,
+  readReplicationRecord,
+  type ReplicationRecord,
+} from '../api/labels.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { RedisBackupStatus } from '../api/redisbackup-schema.ts';
 
@@ -15,6 +23,8 @@ export interface PodView {
   /** The sidecar's note on the master: why it became master and at which replication offset. */
   roleChangedBy: string | null;
   revision: string | null;
+  /** The sidecar's replication annotation: offset, bytes behind the master, when read (up to a minute old). */
+  replication: ReplicationRecord | null;
 }
 export interface EventView {
   time: string;
@@ -78,7 +88,20 @@ export function podView(p: PodLike): PodView {
     link: ann[LINK_ANNOTATION] ?? 'unknown',
     roleChangedBy: ann[ROLE_SINCE_ANNOTATION] ?? null,
     revision: labels[REVISION_LABEL] ?? null,
+    replication: readReplicationRecord(ann[REPLICATION_ANNOTATION]),
   };
+}
+
+/** Bytes as a human reads them: 0 B, 512 B, 1.5 KiB, 12.0 MiB. */
+export function bytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${v} B` : `${v.toFixed(1)} ${units[u]}`;
 }
 
 /** Events oldest first: the time is the last occurrence (events.k8s.io eventTime when set). */
@@ -151,8 +174,12 @@ export function statusLines(v: StatusView, paint: Paint): string[] {
   for (const c of v.conditions) out.push(`  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`);
   out.push('', paint('bold', 'Pods'));
   // Widths are computed on plain text, so colour never shifts the columns.
-  const rows = [['NAME', 'ROLE', 'READY', 'LINK', 'ROLE CHANGED BY']].concat(
-    v.pods.map((p) => [p.name, p.role, p.ready ? 'yes' : 'no', p.link, p.roleChangedBy ?? '-']),
+  const rows = [['NAME', 'ROLE', 'READY', 'LINK', 'OFFSET', 'LAG', 'READ AT', 'ROLE CHANGED BY']].concat(
+    v.pods.map((p) => {
+      const r = p.replication;
+      const lag = r === null || r.lagBytes === null ? '-' : bytes(r.lagBytes);
+      return [p.name, p.role, p.ready ? 'yes' : 'no', p.link, r ? String(r.offset) : '-', lag, r?.at ?? '-', p.roleChangedBy ?? '-'];
+    }),
   );
   table(rows).forEach((line, i) => {
     const p = v.pods[i - 1];

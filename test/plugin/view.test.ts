@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
-import { coloured, eventLines, eventViews, plain, statusLines, statusView } from '../../src/plugin/view.ts';
+import { bytes, coloured, eventLines, eventViews, plain, statusLines, statusView } from '../../src/plugin/view.ts';
 
 const pod = (name: string, role: string | null, ready: boolean, link: string | null, extra: Record<string, string> = {}) => ({
   metadata: {
@@ -23,8 +23,11 @@ const redis = {
   },
 };
 const pods = [
-  pod('my-redis-replica-0', 'replica', false, 'down'),
-  pod('my-redis-master-0', 'master', true, 'up', { 'redis.example.com/role-changed-by': 'failover from my-redis-replica-0 at offset 42' }),
+  pod('my-redis-replica-0', 'replica', false, 'down', { 'redis.example.com/replication': 'offset=900 lag=1572864 at=2026-12-03T10:00:05.000Z' }),
+  pod('my-redis-master-0', 'master', true, 'up', {
+    'redis.example.com/role-changed-by': 'failover from my-redis-replica-0 at offset 42',
+    'redis.example.com/replication': 'offset=2473764 lag=- at=2026-12-03T10:00:04.000Z',
+  }),
 ];
 const events = [
   { type: 'Normal', reason: 'Switchover', message: 'planned switchover from a to b', lastTimestamp: new Date('2026-12-03T10:00:02Z') },
@@ -71,6 +74,15 @@ test('statusView', async (t) => {
           ['b1'],
         ),
     ],
+    [
+      "offset and lag from the sidecar's replication annotation; none without it",
+      () => {
+        assert.deepEqual(v.pods[1]!.replication, { offset: 900, lagBytes: 1572864, at: '2026-12-03T10:00:05.000Z' });
+        assert.deepEqual(v.pods[0]!.replication, { offset: 2473764, lagBytes: null, at: '2026-12-03T10:00:04.000Z' });
+        assert.equal(statusView(redis, [pod('p', 'replica', true, 'up')], [], []).pods[0]!.replication, null);
+        assert.equal(statusView(redis, [pod('p', 'replica', true, 'up', { 'redis.example.com/replication': 'garbage' })], [], []).pods[0]!.replication, null);
+      },
+    ],
     ['a pod without the role label is "none"', () => assert.equal(statusView(redis, [pod('p', null, false, null)], [], []).pods[0]!.role, 'none')],
     ['a Redis without status is Unknown', () => assert.equal(statusView({ metadata: { name: 'x' } }, [], [], []).phase, 'Unknown')],
     ['-o json round-trips', () => assert.deepEqual(JSON.parse(JSON.stringify(v)).master, 'my-redis-master-0')],
@@ -97,6 +109,14 @@ test('statusLines', async (t) => {
         assert.ok(l.some((x) => /my-redis-replica-0\s+replica\s+no\s+down/.test(x)));
       },
     ],
+    [
+      'each pod shows its offset, lag and when they were read',
+      statusLines(v, plain),
+      (l) => {
+        assert.ok(l.some((x) => /my-redis-master-0\s+master\s+yes\s+up\s+2473764\s+-\s+2026-12-03T10:00:04.000Z/.test(x)));
+        assert.ok(l.some((x) => /my-redis-replica-0\s+replica\s+no\s+down\s+900\s+1\.5 MiB\s+2026-12-03T10:00:05.000Z/.test(x)));
+      },
+    ],
     ['rollout progress', statusLines(v, plain), (l) => assert.ok(l.some((x) => x.includes('1/2 updated; stale: my-redis-replica-0')))],
     ['the backup with size and offset', statusLines(v, plain), (l) => assert.ok(l.some((x) => /b1\s+Completed\s+10 bytes\s+offset 7/.test(x)))],
   ];
@@ -112,4 +132,14 @@ test('events', async (t) => {
   );
   await t.test('none says so', () => assert.match(eventLines([], plain)[0]!, /no events/));
   await t.test('one line each', () => assert.equal(eventLines(eventViews(events), plain).length, 3));
+});
+
+test('bytes', async (t) => {
+  for (const [n, text] of [
+    [0, '0 B'],
+    [1023, '1023 B'],
+    [1536, '1.5 KiB'],
+    [12 * 1024 * 1024, '12.0 MiB'],
+  ] as const)
+    await t.test(text, () => assert.equal(bytes(n), text));
 });
