@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import path from 'node:path';
-import { ROLE_LABEL } from '../../src/api/labels.ts';
+import { readReplicationRecord, REPLICATION_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
 import type { LocalCluster } from '../k8s/local-cluster.ts';
 import { backend } from './cluster.ts';
 import { BIN_DIR, PLUGIN, run } from './plugin-run.ts';
@@ -29,6 +29,28 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /phase Running/);
     for (const p of c.pods(NAME)) assert.match(r.stdout, new RegExp(`${p.metadata.name}\\s+${p.metadata.labels?.[ROLE_LABEL]}\\s+yes`));
+  });
+
+  await t.test("status: each pod's replication offset, and each replica's lag, from the sidecar's annotation", async () => {
+    await c.waitFor(
+      () => c.pods(NAME).every((p) => readReplicationRecord(p.metadata.annotations?.[REPLICATION_ANNOTATION]) !== null),
+      BOUND.allReady,
+      'every pod carrying its replication record',
+    );
+    const r = await plugin('status', NAME);
+    assert.equal(r.code, 0, r.stderr);
+    for (const p of c.pods(NAME)) {
+      const rec = readReplicationRecord(p.metadata.annotations?.[REPLICATION_ANNOTATION])!;
+      const lag = p.metadata.labels?.[ROLE_LABEL] === 'master' ? '-' : '\\d+(\\.\\d)? (B|KiB|MiB)';
+      assert.match(r.stdout, new RegExp(`${p.metadata.name}\\s+\\w+\\s+yes\\s+up\\s+${rec.offset}\\s+${lag}\\s+${rec.at.replace(/\./g, '\\.')}`));
+    }
+    const json = await plugin('status', NAME, '-o', 'json');
+    const v = JSON.parse(json.stdout) as { pods: Array<{ role: string; replication: { offset: number; lagBytes: number | null } | null }> };
+    for (const p of v.pods) assert.equal(typeof p.replication?.offset, 'number');
+    assert.ok(
+      v.pods.filter((p) => p.role === 'replica').every((p) => typeof p.replication?.lagBytes === 'number'),
+      'the master lists every replica',
+    );
   });
 
   await t.test('through kubectl: `kubectl redis status` with bin/ on PATH', async () => {
