@@ -1,14 +1,15 @@
 // Failure detection for the labelled master. Pure.
 // Invariants: a master is declared failed only when (1) it has not answered us for
 // downAfterMs AND (2) independent evidence agrees: the API (pod deleting, not Running, no IP,
-// not Ready), or EVERY answering replica that follows it reports the link down or silent (held
-// for witnessConfirmMs), or an earlier leader already promoted a node of its history.
+// not Ready), or EVERY answering replica that follows it reports the link down or silent (no I/O
+// for silentAfterSeconds, or its offset still for offsetStallMs; held for witnessConfirmMs), or
+// an earlier leader already promoted a node of its history.
 // A replica that still hears the master vetoes everything except "the pod is going away": if only
 // the sidecar lost the master, there is no failover (no split brain from our own network trouble).
 // An answer with an error (auth, loading) is an answer: the node is alive, never a failure.
 import { REDIS_PORT } from '../../api/labels.ts';
 import { isSilence } from './silence.ts';
-import { currentFacts, reportsMasterDown, silentForMs } from './observe.ts';
+import { currentFacts, offsetStalledMs, reportsMasterDown, silentForMs } from './observe.ts';
 import type { RedisFacts } from '../redis/types.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
@@ -55,7 +56,7 @@ export function witnessesOf(input: DecideInput, master: PodObservation): Witness
   for (const { pod, facts } of followersOf(input, master)) {
     w.total.push(pod.name);
     const since = pod.redis?.witnessDownSince ?? null;
-    if (reportsMasterDown(facts, config.silentAfterSeconds)) {
+    if (reportsMasterDown(facts, config, offsetStalledMs(pod.redis))) {
       if (since !== null && now - since >= config.witnessConfirmMs) w.down.push(pod.name);
     } else {
       w.hearing.push(pod.name);
@@ -169,7 +170,9 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
   }
   const evidence = [...api];
   if (w.total.length > 0 && w.down.length === w.total.length) {
-    evidence.push(`all replicas following it (${w.down.join(', ')}) report the link down or no I/O for >= ${config.silentAfterSeconds} s`);
+    evidence.push(
+      `all replicas following it (${w.down.join(', ')}) report the link down, no I/O for >= ${config.silentAfterSeconds} s or no byte for >= ${config.offsetStallMs} ms`,
+    );
   }
   const history = master.redis?.lastMasterFacts?.replid;
   if (history) {

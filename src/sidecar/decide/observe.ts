@@ -9,16 +9,30 @@ import type { ProbeResult, RedisFacts } from '../redis/types.ts';
 import { PLACEHOLDER_MASTER } from '../../api/labels.ts';
 import type { DecideConfig, PodObservation, RedisTrack } from './types.ts';
 
-/** Does this replica's report say its master is gone or silent? */
-export function reportsMasterDown(facts: RedisFacts, silentAfterSeconds: number): boolean {
+/**
+ * Does this replica's report say its master is gone or silent? stalledMs: how long its offset has
+ * not moved across our probes, as of its latest successful probe (null: not known).
+ */
+export function reportsMasterDown(
+  facts: RedisFacts,
+  config: Pick<DecideConfig, 'silentAfterSeconds' | 'offsetStallMs'>,
+  stalledMs: number | null = null,
+): boolean {
   const r = facts.replication;
   if (r.role !== 'replica') return false;
   if (r.masterLinkStatus === 'down') {
     // A full sync in progress with fresh transfer I/O means the master is alive and sending.
-    if (r.masterSyncInProgress && r.masterSyncLastIoSecondsAgo !== null && r.masterSyncLastIoSecondsAgo < silentAfterSeconds) return false;
+    if (r.masterSyncInProgress && r.masterSyncLastIoSecondsAgo !== null && r.masterSyncLastIoSecondsAgo < config.silentAfterSeconds) return false;
     return true;
   }
-  return r.masterLastIoSecondsAgo !== null && r.masterLastIoSecondsAgo >= silentAfterSeconds;
+  if (stalledMs !== null && stalledMs >= config.offsetStallMs) return true;
+  return r.masterLastIoSecondsAgo !== null && r.masterLastIoSecondsAgo >= config.silentAfterSeconds;
+}
+
+/** How long the replica's offset has not moved, as of its latest successful probe; null when not known. */
+export function offsetStalledMs(t: RedisTrack | null | undefined): number | null {
+  if (!t || t.offsetSince === null || t.offsetSince === undefined || t.okAt === null) return null;
+  return t.okAt - t.offsetSince;
 }
 
 /** Folds one probe of the pod at `ip` into its track. */
@@ -27,7 +41,7 @@ export function track(
   ip: string,
   probe: ProbeResult,
   now: number,
-  config: Pick<DecideConfig, 'silentAfterSeconds'>,
+  config: Pick<DecideConfig, 'silentAfterSeconds' | 'offsetStallMs'>,
 ): RedisTrack {
   const base: RedisTrack =
     prev && prev.ip === ip
@@ -45,6 +59,7 @@ export function track(
           lastMasterFacts: null,
           witnessDownSince: null,
           witnessOf: null,
+          offsetSince: null,
         };
   if (!probe.ok) {
     const refusedSince = probe.error.kind === 'refused' ? (base.refusedSince ?? now) : null;
@@ -54,9 +69,20 @@ export function track(
   const r = facts.replication;
   let witnessDownSince: number | null = null;
   let witnessOf: string | null = null;
+  let offsetSince: number | null = null;
   if (r.role === 'replica' && r.masterHost !== null) {
     witnessOf = `${r.masterHost}:${r.masterPort}`;
-    if (reportsMasterDown(facts, config.silentAfterSeconds)) {
+    // Offsets only grow within one link; the same offset on the same link means no byte came.
+    const before = base.facts?.replication;
+    const same =
+      base.witnessOf === witnessOf &&
+      r.masterLinkStatus === 'up' &&
+      before?.role === 'replica' &&
+      before.masterLinkStatus === 'up' &&
+      before.slaveReplOffset === r.slaveReplOffset &&
+      before.masterReplid === r.masterReplid;
+    offsetSince = same ? (base.offsetSince ?? now) : now;
+    if (reportsMasterDown(facts, config, now - offsetSince)) {
       witnessDownSince = base.witnessOf === witnessOf && base.witnessDownSince !== null ? base.witnessDownSince : now;
     }
   }
@@ -83,6 +109,7 @@ export function track(
     lastMasterFacts,
     witnessDownSince,
     witnessOf,
+    offsetSince,
   };
 }
 

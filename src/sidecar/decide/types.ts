@@ -12,6 +12,14 @@ export interface DecideConfig {
    */
   silentAfterSeconds: number;
   /**
+   * A replica also testifies that its master is silent when its replication offset has not moved
+   * across our probes for this long: with repl-ping-replica-period 1 the master sends at least a
+   * ping (14 bytes) every second (serverCron: +-100 ms), so a second without a byte is a missed
+   * ping, seen at our probe rate instead of master_last_io_seconds_ago's whole seconds. Counts
+   * after witnessConfirmMs like any testimony (1.3 s of stall by default).
+   */
+  offsetStallMs: number;
+  /**
    * A replica's "down/silent" testimony counts only after it held for this long (two probes or
    * more): master_last_io_seconds_ago is whole seconds and can show 2 for a few ms when a ping
    * is a little late, which must not look like a hung master.
@@ -39,6 +47,7 @@ export interface DecideConfig {
 export const DEFAULT_DECIDE_CONFIG: DecideConfig = {
   downAfterMs: 1000,
   silentAfterSeconds: 2,
+  offsetStallMs: 1000,
   witnessConfirmMs: 300,
   staleAfterMs: 1500,
   maxReplicaLinkDownMs: 10000,
@@ -75,6 +84,11 @@ export interface RedisTrack {
   witnessDownSince: number | null;
   /** host:port the witness streak is about (a re-point resets it). */
   witnessOf: string | null;
+  /**
+   * Replica: the first probe that saw its current slave_repl_offset (following witnessOf): no
+   * byte from the master has arrived since at least then. Absent or null: not known.
+   */
+  offsetSince?: number | null;
 }
 
 /** One pod as the API and our probes show it. */

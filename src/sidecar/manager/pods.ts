@@ -119,6 +119,7 @@ export function decideConfig(spec: RedisSpec, timing: ManagerTiming): DecideConf
     downAfterMs: spec.failover.downAfterMilliseconds,
     // Fixed by the ConfigMap's repl-ping-replica-period and the decide layer, not by the spec.
     silentAfterSeconds: DEFAULT_DECIDE_CONFIG.silentAfterSeconds,
+    offsetStallMs: DEFAULT_DECIDE_CONFIG.offsetStallMs,
     witnessConfirmMs: timing.witnessConfirmMs,
     staleAfterMs: timing.staleAfterMs,
     maxReplicaLinkDownMs: DEFAULT_DECIDE_CONFIG.maxReplicaLinkDownMs,

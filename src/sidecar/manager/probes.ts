@@ -17,7 +17,7 @@ export interface ProbeSchedulerOptions {
   probe(uid: string, ip: string): Promise<ProbeResult>;
   /** Whether probing may happen at all now (a password is known, the worker runs). */
   active(): boolean;
-  config(): Pick<DecideConfig, 'silentAfterSeconds'>;
+  config(): Pick<DecideConfig, 'silentAfterSeconds' | 'offsetStallMs'>;
   changed(): void;
   intervalMs: number | (() => number);
   now(): number;

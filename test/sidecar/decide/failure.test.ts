@@ -25,6 +25,16 @@ const R = (n: number, how: 'hears' | 'down' | 'silent' | 'silent-unconfirmed' | 
   });
 
 const silent = (ms: number, s: Partial<PodSpec> = {}) => M({ error: 'timeout', okAgo: ms, ...s });
+/** A replica whose offset has not moved for stallMs by our probes (its testimony held for witnessMs, null: none). */
+function stalled(n: number, stallMs: number, witnessMs: number | null): PodObservation {
+  const p = pod({
+    name: `replica-${n}`,
+    label: 'replica',
+    facts: facts({ of: ip(1), offset: 1000, lastIo: 1 }),
+    ...(witnessMs !== null ? { witnessFor: witnessMs } : {}),
+  });
+  return { ...p, redis: { ...p.redis!, offsetSince: p.redis!.okAt! - stallMs } };
+}
 
 test('assessMaster: table', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; state: string; reason?: RegExp }> = [
@@ -44,6 +54,18 @@ test('assessMaster: table', async (t) => {
     },
     { name: 'one replica still hears it', pods: [silent(5000), R(0, 'down'), R(1, 'hears')], state: 'suspect', reason: /replica-1 still hears/ },
     { name: 'hung: replicas see no I/O for 2 s, held long enough', pods: [silent(1500), R(0, 'silent'), R(1, 'silent')], state: 'failed' },
+    {
+      name: "hung: the replicas' offsets still for 1.3 s (held), though their whole-second I/O clock still says 1",
+      pods: [silent(1300), stalled(0, 1300, 300), stalled(1, 1300, 300)],
+      state: 'failed',
+      reason: /no byte for >= 1000 ms/,
+    },
+    {
+      name: "hung? one replica's offset moved 200 ms ago: it hears the master",
+      pods: [silent(1300), stalled(0, 1300, 300), stalled(1, 200, null)],
+      state: 'suspect',
+      reason: /replica-1 still hears/,
+    },
     {
       name: 'hung? a silence report not yet confirmed (could be a late ping)',
       pods: [silent(1500), R(0, 'silent-unconfirmed'), R(1, 'silent')],

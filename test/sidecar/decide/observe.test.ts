@@ -5,7 +5,7 @@ import { isAnswering, silentForMs, track, reportsMasterDown, isBeyondScale, expe
 import type { ProbeResult } from '../../../src/sidecar/redis/types.ts';
 import { facts, H1, H2, ip, NOW, online, pod } from './fixtures.ts';
 
-const cfg = { silentAfterSeconds: 2 };
+const cfg = { silentAfterSeconds: 2, offsetStallMs: 1000 };
 const ok = (f = facts()): ProbeResult => ({ ok: true, facts: f, latencyMs: 1 });
 const fail = (kind: 'timeout' | 'refused' = 'timeout'): ProbeResult => ({ ok: false, error: { kind, message: kind }, latencyMs: 500 });
 
@@ -52,7 +52,35 @@ test('reportsMasterDown: link down, silence, and a full sync that is still flowi
     ['full sync stalled', { of: ip(1), link: 'down', sync: true, syncLastIo: 5 }, true],
     ['a master is never a witness', { role: 'master' }, false],
   ];
-  for (const [name, spec, want] of cases) await t.test(name, () => assert.equal(reportsMasterDown(facts(spec), 2), want, name));
+  for (const [name, spec, want] of cases) await t.test(name, () => assert.equal(reportsMasterDown(facts(spec), cfg), want, name));
+  const stalls: Array<[string, number | null, boolean]> = [
+    ['link up, fresh I/O by the seconds, but the offset still for a second: a missed ping', 1000, true],
+    ['the offset still for less than a second (pings come every second)', 999, false],
+    ['stall not known', null, false],
+  ];
+  for (const [name, stalled, want] of stalls)
+    await t.test(name, () => assert.equal(reportsMasterDown(facts({ of: ip(1), lastIo: 1 }), cfg, stalled), want, name));
+});
+
+test('track: the offset stall counts from the first probe that saw the offset, on the same link only', () => {
+  const at = (offset: number, s: Parameters<typeof facts>[0] = {}) => ok(facts({ of: ip(1), lastIo: 0, offset, ...s }));
+  let t = track(null, ip(11), at(500), 0, cfg);
+  assert.equal(t.offsetSince, 0);
+  t = track(t, ip(11), at(514), 100, cfg);
+  assert.equal(t.offsetSince, 100, 'a ping arrived: counts again from this probe');
+  t = track(t, ip(11), fail(), 400, cfg);
+  t = track(t, ip(11), at(514), 900, cfg);
+  assert.equal(t.offsetSince, 100, 'a failed probe in between changes nothing: offsets only grow');
+  assert.equal(t.witnessDownSince, null, '800 ms without a byte is normal');
+  t = track(t, ip(11), at(514), 1100, cfg);
+  assert.equal(t.witnessDownSince, 1100, 'a second without a byte: the replica testifies the master is silent');
+  t = track(t, ip(11), at(528), 1200, cfg);
+  assert.deepEqual([t.offsetSince, t.witnessDownSince], [1200, null], 'a byte came: no testimony');
+  t = track(t, ip(11), at(528, { of: ip(2) }), 1300, cfg);
+  assert.equal(t.offsetSince, 1300, 're-pointed: another link');
+  t = track(t, ip(11), at(528, { of: ip(2), link: 'down' }), 1400, cfg);
+  t = track(t, ip(11), at(528, { of: ip(2) }), 1500, cfg);
+  assert.equal(t.offsetSince, 1500, 'the link went down and up: another link');
 });
 
 test('isAnswering / silentForMs', () => {

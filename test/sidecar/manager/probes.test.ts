@@ -34,7 +34,7 @@ function scheduler(answer: (ip: string) => Promise<ProbeResult>, intervalMs = 10
       return answer(ip);
     },
     active,
-    config: () => ({ silentAfterSeconds: 2 }),
+    config: () => ({ silentAfterSeconds: 2, offsetStallMs: 1000 }),
     changed: () => changes++,
     intervalMs,
     now: () => Date.now(),
@@ -117,7 +117,7 @@ test('hurry: loops sleeping on the idle interval re-read it; none probes sooner 
       return Promise.resolve(refused);
     },
     active: () => true,
-    config: () => ({ silentAfterSeconds: 2 }),
+    config: () => ({ silentAfterSeconds: 2, offsetStallMs: 1000 }),
     changed: () => undefined,
     intervalMs: () => interval,
     now: () => Date.now(),
