@@ -31,6 +31,8 @@ export interface Day2Parts {
   aclPasswords: UsersOptions['aclPasswords'];
   clientPassword: () => string | undefined;
   secretVersions: () => string | undefined;
+  /** The Redis is at rest (schedule.ts): reports for humans wait for it. */
+  atRest: () => boolean;
   tls: Pick<TlsReloaderOptions, 'certificate' | 'served' | 'reload'>;
   track: (p: Promise<unknown>) => void;
 }
@@ -63,7 +65,7 @@ export function createDay2(parts: Day2Parts): Day2 {
       secretVersions: parts.secretVersions,
       refreshMs: parts.timing.secretRefreshMs,
     }),
-    replication: new ReplicationReporter({ log, isLeader, patchPodMetadata: kube.patchPodMetadata.bind(kube) }),
+    replication: new ReplicationReporter({ log, isLeader, now, atRest: parts.atRest, patchPodMetadata: kube.patchPodMetadata.bind(kube) }),
     tls: new TlsReloader({
       log,
       isLeader,

@@ -16,6 +16,7 @@ import { statusSeries } from '../decide/status-series.ts';
 import type { SidecarMetrics } from '../metrics.ts';
 import type { FailurePolicyConfig } from './failure-policy.ts';
 import { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks } from './worker.ts';
+import { podChangeKey } from './pods.ts';
 
 type RedisItem = RedisObject & KubernetesObject;
 
@@ -80,12 +81,22 @@ export class ReplicationManager {
       const name = o.metadata?.labels?.[INSTANCE_LABEL];
       if (ns && name) this.#workers.get(key(ns, name))?.worker.wake();
     };
+    // A pod update that changes nothing a decision reads (podChangeKey) wakes nobody.
+    const seen = new Map<string, string>();
+    const onPod = (verb: 'add' | 'update' | 'delete') => (p: V1Pod) => {
+      const uid = p.metadata?.uid ?? '';
+      const k = podChangeKey(p);
+      const same = verb === 'update' && seen.get(uid) === k;
+      if (verb === 'delete') seen.delete(uid);
+      else seen.set(uid, k);
+      if (!same) onChild(p);
+    };
     // Registered before onChild: a woken worker finds the pod already indexed.
     pods.on('add', (p) => this.#indexPod(p, false));
     pods.on('update', (p) => this.#indexPod(p, false));
     pods.on('delete', (p) => this.#indexPod(p, true));
     for (const verb of ['add', 'update', 'delete'] as const) {
-      pods.on(verb, onChild);
+      pods.on(verb, onPod(verb));
       sets?.on(verb, onChild);
     }
     redises.on('add', (r) => this.#upsert(r));

@@ -6,7 +6,15 @@
 // (what our own patch returned, while the informer has not caught up) wins only while it is not
 // older than the informer's copy, so a later change by someone else is never hidden.
 import type { V1Pod } from '@kubernetes/client-node';
-import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, LINK_ANNOTATION, REDIS_CONTAINER, ROLE_LABEL } from '../../api/labels.ts';
+import {
+  COMPONENT_LABEL,
+  COMPONENT_MASTER_SET,
+  COMPONENT_REPLICA_SET,
+  LINK_ANNOTATION,
+  REDIS_CONTAINER,
+  REPLICATION_ANNOTATION,
+  ROLE_LABEL,
+} from '../../api/labels.ts';
 import { desiredRuntimeConfig } from '../../api/config-directives.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { RedisSpec } from '../../api/schema.ts';
@@ -126,4 +134,26 @@ export function decideConfig(spec: RedisSpec, timing: ManagerTiming): DecideConf
     maxPartialWaitMs: timing.maxPartialWaitMs,
     crashConfirmMs: timing.crashConfirmMs,
   };
+}
+
+/**
+ * What about a pod can change a decision: everything the API says of it but the annotations the
+ * sidecar writes for humans (REPLICATION_ANNOTATION) and bookkeeping (resourceVersion,
+ * managedFields). A pod update that leaves this unchanged wakes no worker: the sidecar's own
+ * replication report must not stir its Redis into fast probing (600 such writes at once had a
+ * fleet probing at ten times the rest rate).
+ */
+export function podChangeKey(pod: V1Pod): string {
+  const m = pod.metadata ?? {};
+  const annotations = { ...(m.annotations ?? {}) };
+  delete annotations[REPLICATION_ANNOTATION];
+  return JSON.stringify([
+    m.uid,
+    m.labels ?? null,
+    annotations,
+    m.deletionTimestamp ?? null,
+    m.finalizers ?? null,
+    pod.spec?.nodeName ?? null,
+    pod.status ?? null,
+  ]);
 }

@@ -149,6 +149,7 @@ export class RedisWorker {
       aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
       clientPassword: () => this.#auth.clientPassword,
       secretVersions: () => this.#auth.versions,
+      atRest: () => this.#idle(),
       tls: {
         certificate: () => this.#auth.certificate,
         served: (endpoint) => this.#auth.adapter.servedCertificate(endpoint),

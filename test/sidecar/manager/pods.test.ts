@@ -9,6 +9,7 @@ import { validateSpec } from '../../../src/api/validate.ts';
 import { DEFAULT_TIMING } from '../../../src/sidecar/config.ts';
 import type { RedisTrack } from '../../../src/sidecar/decide/index.ts';
 import { belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView } from '../../../src/sidecar/manager/index.ts';
+import { podChangeKey } from '../../../src/sidecar/manager/pods.ts';
 import { authSecretRef } from '../../../src/api/auth.ts';
 
 function pod(
@@ -100,4 +101,30 @@ test('specView, decideConfig and authSecretRef from a validated spec', () => {
   const withAuth = validateSpec('cache', { auth: { secretName: 'mine' } });
   assert.ok(withAuth.ok);
   if (withAuth.ok) assert.deepEqual(authSecretRef('cache', withAuth.spec), { secretName: 'mine', key: 'password', generated: false });
+});
+
+test('podChangeKey: the sidecar replication report and bookkeeping change nothing a decision reads; anything else does', async (t) => {
+  const base = (): V1Pod => ({
+    metadata: { uid: 'u1', name: 'p', namespace: 'ns', resourceVersion: '1', labels: { a: '1' }, annotations: { 'redis.example.com/link': 'up' } },
+    status: { phase: 'Running', podIP: '10.0.0.1' },
+  });
+  const cases: Array<[string, (p: V1Pod) => void, boolean]> = [
+    ['a new resourceVersion and managedFields', (p) => Object.assign(p.metadata!, { resourceVersion: '2', managedFields: [{ manager: 'x' }] }), true],
+    [
+      'the replication annotation written or rewritten',
+      (p) => (p.metadata!.annotations!['redis.example.com/replication'] = 'offset=1 lag=0 at=2026-12-03T00:00:00Z'),
+      true,
+    ],
+    ['a label', (p) => (p.metadata!.labels!['redis.example.com/role'] = 'master'), false],
+    ['the link annotation', (p) => (p.metadata!.annotations!['redis.example.com/link'] = 'down'), false],
+    ['the status', (p) => (p.status!.phase = 'Failed'), false],
+    ['a deletion', (p) => (p.metadata!.deletionTimestamp = new Date(0)), false],
+  ];
+  for (const [name, change, same] of cases) {
+    await t.test(name, () => {
+      const p = base();
+      change(p);
+      assert.equal(podChangeKey(p) === podChangeKey(base()), same);
+    });
+  }
 });
