@@ -89,3 +89,16 @@ export async function missingKeys(ip: string, keys: string[]): Promise<string[]>
     c.disconnect();
   }
 }
+
+/** Whether a node takes this password (as `username`, default `default`) now. */
+export async function authWorks(ip: string, password: string, username?: string): Promise<boolean> {
+  const c = redisClient(ip, password, 1500, username);
+  try {
+    await c.connect();
+    return (await c.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    c.disconnect();
+  }
+}

@@ -7,7 +7,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { RedisAdapter } from '../../../src/sidecar/redis/index.ts';
 import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
-import { Cluster, missingKeys, NS, redisClient, replicationOf, settle, until, Writer } from './harness.ts';
+import { authWorks, Cluster, missingKeys, NS, redisClient, replicationOf, settle, until, Writer } from './harness.ts';
 
 const N = 26;
 const extra = { 'repl-diskless-sync-delay': '0' };
@@ -28,18 +28,6 @@ async function threeNodes(t: TestContext, first: number, timing = {}) {
 function linkedAll(cluster: Cluster): boolean {
   const r = Object.values(cluster.roles('cache'));
   return r.length === 3 && r.every((v) => v.endsWith('/up')) && cluster.masters('cache').length === 1;
-}
-
-async function authWorks(ip: string, password: string, username?: string): Promise<boolean> {
-  const c = redisClient(ip, password, 1500, username);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
 }
 
 test('the master pod is being deleted: planned switchover to a linked replica, labels moved, no acknowledged write lost', async (t) => {

@@ -5,22 +5,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addr, startRedis } from '../../support/redis-server.ts';
-import { Cluster, NS, redisClient, sleep, until } from './harness.ts';
+import { authWorks, Cluster, NS, sleep, until } from './harness.ts';
 
 const N = 22;
 const extra = { 'repl-diskless-sync-delay': '0' };
-
-async function authWorks(ip: string, password: string): Promise<boolean> {
-  const c = redisClient(ip, password, 1500);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
-}
 
 /** What the hook publishes: every Secret of the Redis that exists, with its resourceVersion, by name. */
 function publishVersions(cluster: Cluster, redis: string): void {
