@@ -8,10 +8,13 @@
 // the sidecar lost the master, there is no failover (no split brain from our own network trouble).
 // An answer with an error (auth, loading) is an answer: the node is alive, never a failure.
 import { REDIS_PORT } from '../../api/labels.ts';
+import { cutOffEvidence } from './cut-off.ts';
+import { followersOf, masterIpOf } from './followers.ts';
 import { isSilence } from './silence.ts';
 import { currentFacts, offsetStalledMs, reportsMasterDown, silentForMs } from './observe.ts';
-import type { RedisFacts } from '../redis/types.ts';
 import type { DecideInput, PodObservation } from './types.ts';
+
+export { masterIpOf };
 
 export type MasterHealth =
   | { state: 'healthy'; reason: string }
@@ -22,11 +25,6 @@ export type MasterHealth =
   | { state: 'suspect'; silentMs: number | null; reason: string }
   | { state: 'failed'; silentMs: number; evidence: string[]; reason: string };
 
-/** The master's IP as the replicas know it: the pod's IP, or where we last reached it. */
-export function masterIpOf(master: PodObservation): string | null {
-  return master.ip ?? master.redis?.ip ?? null;
-}
-
 export interface Witnesses {
   /** Answering replicas that follow the master's IP. */
   total: string[];
@@ -34,20 +32,6 @@ export interface Witnesses {
   down: string[];
   /** Of those, the ones that still hear the master. */
   hearing: string[];
-}
-
-/** Answering replicas that follow the master's IP, with their current facts. */
-function followersOf(input: DecideInput, master: PodObservation): Array<{ pod: PodObservation; facts: RedisFacts }> {
-  const ip = masterIpOf(master);
-  const out: Array<{ pod: PodObservation; facts: RedisFacts }> = [];
-  if (!ip) return out;
-  for (const pod of input.pods) {
-    if (pod === master) continue;
-    const facts = currentFacts(pod, input.now, input.config);
-    const r = facts?.replication;
-    if (facts && r && r.role === 'replica' && r.masterHost === ip && r.masterPort === REDIS_PORT) out.push({ pod, facts });
-  }
-  return out;
 }
 
 export function witnessesOf(input: DecideInput, master: PodObservation): Witnesses {
@@ -132,7 +116,16 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
   const facts = currentFacts(master, now, config);
   if (facts) {
     const r = facts.replication;
-    if (r.role === 'master') return { state: 'healthy', reason: `${master.name} answers as master` };
+    if (r.role === 'master') {
+      const cut = cutOffEvidence(input, master, facts);
+      if (cut.length === 0) return { state: 'healthy', reason: `${master.name} answers as master` };
+      return {
+        state: 'failed',
+        silentMs: 0,
+        evidence: cut,
+        reason: `${master.name} answers the sidecar but its replicas have lost it (fenced, it cannot take acknowledged writes): ${cut.join('; ')}`,
+      };
+    }
     return {
       state: 'lost-role',
       reason: `${master.name} answers as a replica of ${r.masterHost}:${r.masterPort} (it restarted or was demoted)`,
