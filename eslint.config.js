@@ -5,7 +5,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'build/**', '.tmp/**', 'manifests/**'] },
+  { ignores: ['node_modules/**', 'build/**', 'dist/**', '.tmp/**', 'manifests/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,25 +1,29 @@
 // Benchmark of POST /sync (a benchmark, not a test): `npm run bench:hook`.
-// Starts the real app and, for reference, a bare fastify app whose one route only parses and
-// echoes the same body, each in its own process on a loopback port (so the load generator
-// does not share their event loop), warms each up, then drives each with autocannon at
-// concurrency 5 (Metacontroller's worker count) with test/fixtures/sync-request.json.
-// The measured time per target is split into alternating 1 s rounds (sync, echo, sync, ...) so
-// that load from anything else on a shared machine hits both alike; rps is the median round,
-// p99 is over every sync request (and echo_p99_ms over every echo request: an absolute p99 on
-// a shared machine measures the machine, the ratio sync_vs_echo_p99 measures the hook). Then a
-// fleet resync: FLEET (200) different Redis, each with its children, POSTed once each at the
-// same concurrency, as Metacontroller's resync of a whole fleet does, to both targets
-// (fleet_resync_ms against fleet_resync_echo_ms). Prints on stdout: sync_rps, echo_rps,
-// sync_vs_echo, sync_p99_ms, echo_p99_ms, sync_vs_echo_p99, fleet_redis, fleet_resync_ms,
-// fleet_resync_echo_ms, fleet_resync_vs_echo, rss_mb (RSS of the sync server process after
-// all of it); progress goes to stderr. BENCH_SECONDS (default 10 per target) and BENCH_WARMUP_SECONDS (default 3) set the
-// durations; BENCH_SERVER_NODE_OPTIONS passes flags to both server processes (for example
-// --max-semi-space-size=32). The sync app logs its usual line per request, to /dev/null.
-import { fork, type ChildProcess } from 'node:child_process';
+// Starts the hook service as the Deployment runs it (the compiled dist/ with the manifest's Node
+// flags, built first when stale) and, for reference, a bare fastify app whose one route only
+// parses and echoes the same body under the same flags, each in its own process on a loopback
+// port (so the load generator does not share their event loop), warms each up, then drives each
+// with autocannon at concurrency 5 (Metacontroller's worker count) with
+// test/fixtures/sync-request.json. The measured time per target is split into alternating 1 s
+// rounds (sync, echo, sync, ...) so that load from anything else on a shared machine hits both
+// alike; rps is the median round, p99 is over every sync request (and echo_p99_ms over every echo
+// request: an absolute p99 on a shared machine measures the machine, the ratio sync_vs_echo_p99
+// measures the hook). Then a fleet resync: FLEET (200) different Redis, each with its children,
+// POSTed once each at the same concurrency, as Metacontroller's resync of a whole fleet does, to
+// both targets (fleet_resync_ms against fleet_resync_echo_ms). Prints on stdout: sync_rps,
+// echo_rps, sync_vs_echo, sync_p99_ms, echo_p99_ms, sync_vs_echo_p99, fleet_redis,
+// fleet_resync_ms, fleet_resync_echo_ms, fleet_resync_vs_echo, rss_mb (VmRSS of the hook process
+// after all of it); progress goes to stderr. BENCH_SECONDS (default 10 per target) and
+// BENCH_WARMUP_SECONDS (default 3) set the durations; BENCH_SERVER_NODE_OPTIONS replaces the
+// flags of both servers (for example "" for V8's defaults). The hook logs its usual line per
+// request, to /dev/null.
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { hookCommand } from '../test/support/hook-command.ts';
+import { freePort } from '../test/support/host.ts';
 
 /** The slice of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonResult {
@@ -33,69 +37,76 @@ interface AutocannonInstance extends PromiseLike<AutocannonResult> {
   on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
 }
 type Autocannon = (options: Record<string, unknown>) => AutocannonInstance;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
+// Loaded by the driving process only: the server children import nothing they do not serve with
+// (autocannon brings a WebAssembly histogram, which a server run with --lite-mode cannot load).
+const loadAutocannon = () => createRequire(import.meta.url)('autocannon') as Autocannon;
 
 const HOST = '127.0.0.1';
 const CONNECTIONS = 5;
 const ROUND_SECONDS = 1;
 const FIXTURE = new URL('../test/fixtures/sync-request.json', import.meta.url);
 const FLEET = Number(process.env['FLEET'] ?? 200);
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 type Kind = 'sync' | 'echo';
-type ToChild = { type: 'rss' };
-type FromChild = { type: 'listening'; port: number } | { type: 'rss'; rss: number };
 
-async function serve(kind: Kind): Promise<void> {
-  let port: number;
-  if (kind === 'sync') {
-    const { pino } = await import('pino');
-    const { buildApp } = await import('../src/server/app.ts');
-    const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: true }));
-    const app = buildApp({ logger });
-    await app.listen({ port: 0, host: HOST });
-    port = (app.server.address() as { port: number }).port;
-  } else {
-    const { fastify } = await import('fastify');
-    const app = fastify({ bodyLimit: 4 * 1024 * 1024 });
-    app.post('/echo', async (request) => request.body);
-    await app.listen({ port: 0, host: HOST });
-    port = (app.server.address() as { port: number }).port;
-  }
-  process.on('message', (message: ToChild) => {
-    if (message.type !== 'rss') return;
-    const m = process.memoryUsage();
-    const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-    process.stderr.write(
-      `bench: ${kind} server memory: rss ${mb(m.rss)} MB, heap ${mb(m.heapUsed)} of ${mb(m.heapTotal)} MB, external ${mb(m.external)} MB (array buffers ${mb(m.arrayBuffers)} MB)\n`,
+/** A bare fastify app whose one route parses and echoes the body: plain JS, so it runs under any flags. */
+const ECHO_SERVER = `
+import { fastify } from 'fastify';
+const app = fastify({ bodyLimit: 4 * 1024 * 1024 });
+app.post('/echo', async (request) => request.body);
+await app.listen({ port: Number(process.env.PORT), host: process.env.HOST });
+`;
+
+interface Server {
+  child: ChildProcess;
+  url: string;
+}
+
+/**
+ * The sync target is the hook service exactly as the Deployment runs it (its command from
+ * manifests/deployment.yaml: the compiled dist/ with its Node flags, logging every request at
+ * info, here to /dev/null); the echo target runs under the same flags. BENCH_SERVER_NODE_OPTIONS
+ * replaces the flags for both.
+ */
+async function start(kind: Kind): Promise<Server> {
+  const [node, ...rest] = hookCommand();
+  const entry = rest[rest.length - 1]!;
+  const override = process.env['BENCH_SERVER_NODE_OPTIONS'];
+  const flags = override === undefined ? rest.slice(0, -1) : override.split(' ').filter(Boolean);
+  const port = await freePort(HOST);
+  const args = kind === 'sync' ? [...flags, entry] : [...flags, '--input-type=module', '-e', ECHO_SERVER];
+  const child = spawn(node!, args, {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://${HOST}:${port}`;
+  const deadline = performance.now() + 30_000;
+  for (;;) {
+    const up = await fetch(`${url}/${kind === 'sync' ? 'readyz' : 'nothing'}`).then(
+      (r) => kind === 'echo' || r.ok,
+      () => false,
     );
-    process.send?.({ type: 'rss', rss: m.rss } satisfies FromChild);
-  });
-  process.send?.({ type: 'listening', port } satisfies FromChild);
+    if (up) return { child, url: `${url}/${kind}` };
+    if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the ${kind} server did not start (${args.join(' ')})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
-function nextMessage<T extends FromChild['type']>(child: ChildProcess, type: T): Promise<Extract<FromChild, { type: T }>> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: FromChild) => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message as Extract<FromChild, { type: T }>);
-    };
-    const onExit = (code: number | null) => reject(new Error(`bench server exited (${code}) before sending ${type}`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
+/** The process's resident set (VmRSS) in bytes. */
+function rssOf(pid: number): number {
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(kb) * 1024;
 }
 
-async function start(kind: Kind): Promise<{ child: ChildProcess; url: string }> {
-  const execArgv = (process.env['BENCH_SERVER_NODE_OPTIONS'] ?? '').split(' ').filter(Boolean);
-  const child = fork(fileURLToPath(import.meta.url), ['--serve', kind], {
-    execPath: process.execPath,
-    execArgv,
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
-  const { port } = await nextMessage(child, 'listening');
-  return { child, url: `http://${HOST}:${port}/${kind}` };
+/** The app's own view of its heap (prom-client's default metrics on /metrics), for the log. */
+async function heapLine(metricsUrl: string): Promise<string> {
+  const text = await (await fetch(metricsUrl)).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+  const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+  return `heap ${mb(value('nodejs_heap_size_used_bytes'))} of ${mb(value('nodejs_heap_size_total_bytes'))} MB, external ${mb(value('nodejs_external_memory_bytes'))} MB`;
 }
 
 interface Round {
@@ -105,7 +116,7 @@ interface Round {
 
 async function drive(url: string, body: string, seconds: number): Promise<Round> {
   const latenciesMs: number[] = [];
-  const instance = autocannon({
+  const instance = loadAutocannon()({
     url,
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -196,8 +207,8 @@ async function main(): Promise<void> {
       fleetSync.push(await resync(sync.url, bodies));
       fleetEcho.push(await resync(echo.url, bodies));
     }
-    sync.child.send({ type: 'rss' } satisfies ToChild);
-    const { rss } = await nextMessage(sync.child, 'rss');
+    const rss = rssOf(sync.child.pid!);
+    process.stderr.write(`bench: sync server memory: rss ${(rss / 1024 / 1024).toFixed(1)} MB, ${await heapLine(sync.url.replace(/\/sync$/, '/metrics'))}\n`);
     const syncRps = median(syncRounds.map((r) => r.rps));
     const echoRps = median(echoRounds.map((r) => r.rps));
     const syncLatencies = syncRounds.flatMap((r) => r.latenciesMs);
@@ -235,5 +246,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === '--serve') await serve(process.argv[3] === 'echo' ? 'echo' : 'sync');
-else await main();
+await main();

@@ -1,6 +1,6 @@
 // The local cluster stand-in (issue 4), composed: the kube-api stand-in over HTTP with the API
 // server's validation and our CRD installed, the REAL hook service over HTTP (in this process via
-// buildApp, or `node src/server/main.ts` as a child), the Metacontroller stand-in running the
+// buildApp, or the Deployment's hook command as a child), the Metacontroller stand-in running the
 // shipped CompositeController against that hook, the workloads stand-in (StatefulSets, PVCs, a
 // kubelet running each pod as a real redis-server on 127.0.<subnet>.x), and N instances of the
 // REAL sidecar (`node src/sidecar/main.ts`) as child processes on one Lease, each with its own
@@ -31,6 +31,7 @@ import { pino } from 'pino';
 import { parse } from 'yaml';
 import { buildApp } from '../../src/server/app.ts';
 import { DEFAULT_RESOURCES, KubeApiError, startKubeApi, type KubeObject } from '../support/kube-api/index.ts';
+import { hookCommand } from '../support/hook-command.ts';
 import { freePort, nodeBinary, tailLines } from '../support/host.ts';
 import { CRD_RESOURCE, resourceFromCrd } from './crd.ts';
 import { clusterHandle, readLeader, type SidecarState } from './handle.ts';
@@ -98,7 +99,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     } else {
       const port = await freePort();
       const logFile = path.join(dataRoot, 'logs', 'hook.log');
-      const group = spawnGroup([nodeBinary(), 'src/server/main.ts'], {
+      const group = spawnGroup(hookCommand(), {
         cwd: REPO_ROOT,
         env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
         logFile,

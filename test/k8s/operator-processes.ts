@@ -1,5 +1,5 @@
 // The operator's two processes as the Deployment in manifests/ would run them, but as processes on
-// this host: the hook service (`node src/server/main.ts`) and N sidecars (`node src/sidecar/main.ts`)
+// this host: the hook service (the Deployment's command: compiled, --lite-mode) and N sidecars (`node src/sidecar/main.ts`)
 // that authenticate to the real API server with a token of the Deployment's ServiceAccount, so
 // every call they make is checked against manifests/rbac.yaml.
 // Invariants: the hook listens on one given address (127.0.0.1, or the pod bridge's service address); each sidecar connects to Redis pods from its own
@@ -8,6 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
+import { hookCommand } from '../support/hook-command.ts';
 import { freePort, nodeBinary, tailLines } from '../support/host.ts';
 import { OPERATOR_NAMESPACE, REPO_ROOT } from './operator.ts';
 
@@ -26,7 +27,7 @@ export async function startHook(logDir: string, host = '127.0.0.1', port?: numbe
   mkdirSync(logDir, { recursive: true });
   port ??= await freePort(host);
   const logFile = path.join(logDir, 'hook.log');
-  const group = spawnGroup([nodeBinary(), 'src/server/main.ts'], {
+  const group = spawnGroup(hookCommand(), {
     cwd: REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST: host, LOG_LEVEL: 'info' },
     logFile,

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { manifestHookCommand } from '../support/hook-command.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -81,7 +82,7 @@ test('the final image has production dependencies only', () => {
   assert.match(installs[0] as string, /npm ci\b.*--omit=dev/);
   for (const copy of all(final, 'COPY')) {
     assert.doesNotMatch(copy.args, /node_modules/, `COPY ${copy.args} would bring dev dependencies`);
-    if (copy.args.includes('--from=')) assert.match(copy.args, /\bsrc\b/, `only sources come from another stage: ${copy.args}`);
+    if (copy.args.includes('--from=')) assert.match(copy.args, /\b(src|dist)\b/, `only sources and their compiled JS come from another stage: ${copy.args}`);
   }
   assert.ok(all(final, 'COPY').some((c) => /package\.json/.test(c.args)), 'package.json ("type": "module") is in the image');
   assert.ok(all(final, 'ENV').some((e) => /NODE_ENV=production/.test(e.args)));
@@ -102,11 +103,13 @@ test('the image runs as a numeric non-root user, the one the Deployment declares
   assert.equal(String(deployment.spec.template.spec.securityContext.runAsUser), user);
 });
 
-test('both entry points exist and the default command is the hook service', () => {
+test('both entry points exist and the default command is the hook service, as the Deployment runs it', () => {
   const cmd = all(final, 'CMD');
   assert.equal(cmd.length, 1);
-  assert.deepEqual(JSON.parse((cmd[0] as Instruction).args), ['node', 'src/server/main.ts']);
+  assert.deepEqual(JSON.parse((cmd[0] as Instruction).args), manifestHookCommand());
   assert.ok(all(final, 'COPY').some((c) => /\bsrc\b/.test(c.args)), 'src/ is in the image');
+  assert.ok(all(final, 'COPY').some((c) => /\/app\/dist \.\/dist/.test(c.args)), 'dist/ (the compiled hook) is in the image');
+  assert.ok(all(stages.find((x) => x.name === 'check')!, 'RUN').some((r) => /npm run build/.test(r.args)), 'the check stage builds dist/');
   for (const entry of ['src/server/main.ts', 'src/sidecar/main.ts']) assert.ok(existsSync(join(ROOT, entry)), `${entry} does not exist`);
 });
 

@@ -217,10 +217,11 @@ test('the Deployment runs two replicas of the hook and the sidecar from one imag
 });
 
 test('each container runs an entry point that exists in the repository', () => {
-  assert.deepEqual(container('hook')['command'], ['node', 'src/server/main.ts']);
+  // The hook runs the compiled form of src/server/main.ts (dist/ is built in the image).
+  assert.deepEqual(container('hook')['command'], ['node', '--lite-mode', 'dist/server/main.js']);
   assert.deepEqual(container('sidecar')['command'], ['node', 'src/sidecar/main.ts']);
   for (const c of containers) {
-    const script = (c['command'] as string[])[1] as string;
+    const script = (c['command'] as string[]).at(-1)!.replace(/^dist\/(.*)\.js$/, 'src/$1.ts');
     assert.ok(existsSync(join(ROOT, script)), `${c['name']}: ${script} does not exist`);
   }
 });
