@@ -1,0 +1,174 @@
+// The names the RedisCluster hook and the sidecar agree on: kind, labels, annotations and their
+// record formats, child names, ports. Like labels.ts for Redis, changing a value here is an API
+// change for running clusters.
+// Invariants: the sidecar is the only writer of the node record and the role label on pods and
+// of the reshard record on the RedisCluster; the hook only reads them (status is computed from
+// what the pods say). Cluster pods carry app.kubernetes.io/name=redis-cluster, never `redis`, so
+// the Redis replication manager (which lists name=redis) can never act on a cluster node.
+import { GROUP, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL } from './labels.ts';
+
+export const CLUSTER_KIND = 'RedisCluster';
+export const CLUSTER_PLURAL = 'redisclusters';
+export const CLUSTER_SINGULAR = 'rediscluster';
+export const CLUSTER_SHORT_NAMES = ['rdc'];
+
+/** app.kubernetes.io/name of every cluster pod. */
+export const CLUSTER_APP_NAME = 'redis-cluster';
+/** On every pod and StatefulSet of one shard: its index. Static (set by the hook); the role moves. */
+export const SHARD_LABEL = `${GROUP}/shard`;
+/** The cluster bus (node-to-node gossip and failover votes): the data port + 10000, Redis' default. */
+export const CLUSTER_BUS_PORT = 16379;
+
+/** Names of the objects that belong to one RedisCluster called `name`. */
+export function clusterChildNames(name: string) {
+  return {
+    /** The StatefulSet of shard i: pods <name>-shard-<i>-0 .. -<replicas>. */
+    shardSet: (i: number) => `${name}-shard-${i}`,
+    shardPdb: (i: number) => `${name}-shard-${i}`,
+    /** Headless, publishing not-ready addresses: stable pod DNS names for the nodes. */
+    headless: `${name}-headless`,
+    /** ClusterIP in front of every ready node: where a cluster-aware client starts (it follows MOVED). */
+    client: name,
+    config: `${name}-config`,
+    generatedAuthSecret: `${name}-auth`,
+    operatorSecret: `${name}-operator`,
+    metricsService: `${name}-metrics`,
+  } as const;
+}
+
+/** The labels every pod of one RedisCluster carries (never the role, never the shard). */
+export function clusterPodSelectorLabels(name: string): Record<string, string> {
+  return { [NAME_LABEL]: CLUSTER_APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
+/**
+ * Written by the sidecar on each cluster pod: the node as the cluster sees it. Rewritten at once
+ * when id, role, slots, master or link change; the memory and key figures at most once a minute
+ * and only when they moved by 5% or more (a cluster at rest costs no API write).
+ */
+export const CLUSTER_NODE_ANNOTATION = `${GROUP}/cluster-node`;
+
+export interface ClusterNodeRecord {
+  /** The node id (40 hex characters). */
+  id: string;
+  role: 'master' | 'replica';
+  /** Slot ranges it serves (masters), e.g. [[0, 5460]]; empty for replicas and slotless masters. */
+  slots: Array<[number, number]>;
+  /** A replica's master node id; null for a master. */
+  masterId: string | null;
+  /** A replica: its replication link is up; a master: it is not flagged failed by the cluster. */
+  linkUp: boolean;
+  usedMemory: number;
+  /** maxmemory; 0 when unlimited. */
+  maxMemory: number;
+  keys: number;
+  /** ISO time the record was read. */
+  at: string;
+}
+
+/** "0-5460,5462" from [[0,5460],[5462,5462]]; "-" for none. */
+export function formatSlotRanges(ranges: ReadonlyArray<readonly [number, number]>): string {
+  if (ranges.length === 0) return '-';
+  return ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',');
+}
+
+/** The inverse of formatSlotRanges; null when the text is not slot ranges. */
+export function parseSlotRanges(text: string): Array<[number, number]> | null {
+  if (text === '-' || text === '') return [];
+  const out: Array<[number, number]> = [];
+  for (const part of text.split(',')) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(part);
+    if (!m) return null;
+    const a = Number(m[1]);
+    const b = m[2] === undefined ? a : Number(m[2]);
+    if (a > b || b > 16383) return null;
+    out.push([a, b]);
+  }
+  return out;
+}
+
+/** How many slots the ranges hold. */
+export function slotCount(ranges: ReadonlyArray<readonly [number, number]>): number {
+  return ranges.reduce((n, [a, b]) => n + b - a + 1, 0);
+}
+
+/** Sorted, merged ranges of a set of slots. */
+export function rangesOf(slots: Iterable<number>): Array<[number, number]> {
+  const sorted = [...new Set(slots)].sort((a, b) => a - b);
+  const out: Array<[number, number]> = [];
+  for (const s of sorted) {
+    const last = out[out.length - 1];
+    if (last && last[1] === s - 1) last[1] = s;
+    else out.push([s, s]);
+  }
+  return out;
+}
+
+export function clusterNodeRecord(r: ClusterNodeRecord): string {
+  return [
+    `id=${r.id}`,
+    `role=${r.role}`,
+    `slots=${formatSlotRanges(r.slots)}`,
+    `master=${r.masterId ?? '-'}`,
+    `link=${r.linkUp ? 'up' : 'down'}`,
+    `mem=${r.usedMemory}/${r.maxMemory}`,
+    `keys=${r.keys}`,
+    `at=${r.at}`,
+  ].join(' ');
+}
+
+/** The record in a cluster-node annotation; null when absent or not one. */
+export function readClusterNodeRecord(value: string | undefined): ClusterNodeRecord | null {
+  const m = /^id=([0-9a-f]{40}) role=(master|replica) slots=(\S+) master=([0-9a-f]{40}|-) link=(up|down) mem=(\d+)\/(\d+) keys=(\d+) at=(\S+)$/.exec(
+    value ?? '',
+  );
+  if (!m || Number.isNaN(Date.parse(m[9]!))) return null;
+  const slots = parseSlotRanges(m[3]!);
+  if (!slots) return null;
+  return {
+    id: m[1]!,
+    role: m[2] as 'master' | 'replica',
+    slots,
+    masterId: m[4] === '-' ? null : m[4]!,
+    linkUp: m[5] === 'up',
+    usedMemory: Number(m[6]),
+    maxMemory: Number(m[7]),
+    keys: Number(m[8]),
+    at: m[9]!,
+  };
+}
+
+/**
+ * Written by the sidecar on the RedisCluster: the reshard in progress or the last one.
+ * `<from>-><to> <state> moved=<slots moved>/<slots to move> at=<iso>[: why]`, state one of
+ * Running, Done, Refused. The hook shows it in status.resharding and the Resharded condition.
+ */
+export const RESHARD_ANNOTATION = `${GROUP}/reshard`;
+
+export interface ReshardRecord {
+  from: number;
+  to: number;
+  state: 'Running' | 'Done' | 'Refused';
+  moved: number;
+  total: number;
+  at: string;
+  why: string;
+}
+
+export function reshardRecord(r: ReshardRecord): string {
+  return `${r.from}->${r.to} ${r.state} moved=${r.moved}/${r.total} at=${r.at}${r.why ? `: ${r.why}` : ''}`;
+}
+
+export function readReshardRecord(value: string | undefined): ReshardRecord | null {
+  const m = /^(\d+)->(\d+) (Running|Done|Refused) moved=(\d+)\/(\d+) at=(\S+?)(?:: (.*))?$/.exec(value ?? '');
+  if (!m || Number.isNaN(Date.parse(m[6]!))) return null;
+  return {
+    from: Number(m[1]),
+    to: Number(m[2]),
+    state: m[3] as ReshardRecord['state'],
+    moved: Number(m[4]),
+    total: Number(m[5]),
+    at: m[6]!,
+    why: m[7] ?? '',
+  };
+}

@@ -1,0 +1,255 @@
+// The RedisCluster API (issue 15): a sharded Redis in cluster mode, written once, like the Redis
+// API in schema.ts (TypeScript types, the hook's validator and the CRD all come from here).
+// It reuses the Redis parts that mean the same thing (persistence, resources, auth, scheduling,
+// backup, monitoring, config); what differs is the topology (master.replicas = shards, replicas =
+// per shard), autoscaling on memory, and the design article's `sentinel` block, which a cluster
+// maps onto Redis Cluster's own election (no Sentinel runs).
+// Invariants: every property described, defaults here and only here, structural output (see
+// schema.ts); a shard count below MIN_CLUSTER_SHARDS is refused by the schema.
+import { Type, type Static } from '@sinclair/typebox';
+import { BackupSpec, BackupStatus } from './backup-schema.ts';
+import { MonitoringSpec } from './monitoring-schema.ts';
+import {
+  Condition,
+  PersistenceSpec,
+  RESERVED_CONFIG_KEYS,
+  ResourceRequirements,
+  SUPPORTED_VERSION_MESSAGE,
+  SUPPORTED_VERSION_RULE,
+  Toleration,
+  VERSION_NO_DOWNGRADE_RULE,
+  VERSION_PATTERN,
+} from './schema.ts';
+import { AuthSpec } from './security-schema.ts';
+import { StringEnum, StringMap } from './typebox-helpers.ts';
+
+/** Redis Cluster's hash slots. */
+export const CLUSTER_SLOTS = 16384;
+/**
+ * Fewest masters a cluster may have: a failed master is replaced only by a vote of the majority of
+ * masters, and with two masters the survivor alone is no majority (no automatic failover).
+ */
+export const MIN_CLUSTER_SHARDS = 3;
+export const MAX_CLUSTER_SHARDS = 64;
+export const MAX_REPLICAS_PER_SHARD = 5;
+
+/** Directives the operator owns on a cluster node, on top of the Redis ones. */
+export const RESERVED_CLUSTER_CONFIG_KEYS = [
+  ...RESERVED_CONFIG_KEYS,
+  'cluster-enabled',
+  'cluster-config-file',
+  'cluster-node-timeout',
+  'cluster-port',
+  'cluster-announce-ip',
+  'cluster-announce-port',
+  'cluster-announce-bus-port',
+  'cluster-announce-tls-port',
+  'cluster-require-full-coverage',
+  'cluster-allow-replica-migration',
+  'cluster-migration-barrier',
+  'cluster-replica-no-failover',
+  'cluster-slave-no-failover',
+] as const;
+
+export const ClusterAutoscalingSpec = Type.Object(
+  {
+    enabled: Type.Boolean({ default: false, description: 'Scale the number of shards (master.replicas) on memory use, between minReplicas and maxReplicas.' }),
+    minReplicas: Type.Integer({
+      default: MIN_CLUSTER_SHARDS,
+      minimum: 1,
+      maximum: MAX_CLUSTER_SHARDS,
+      description: `Fewest shards. Below ${MIN_CLUSTER_SHARDS} is taken as ${MIN_CLUSTER_SHARDS} (said in the Autoscaling condition): with fewer masters a failed one cannot be replaced by vote.`,
+    }),
+    maxReplicas: Type.Integer({ default: 5, minimum: 1, maximum: MAX_CLUSTER_SHARDS, description: 'Most shards.' }),
+    targetMemoryUtilization: Type.Integer({
+      default: 70,
+      minimum: 10,
+      maximum: 95,
+      description: "Target of the masters' used memory as a percentage of their maxmemory (from resources.limits.memory), over the whole cluster.",
+    }),
+    stabilizationWindowSeconds: Type.Integer({
+      default: 300,
+      minimum: 0,
+      maximum: 3600,
+      description:
+        'A scale-down happens only when every recommendation over this window asked for fewer shards (a spike does not reshard back and forth); scale-ups wait a tenth of it.',
+    }),
+  },
+  {
+    default: {},
+    description:
+      'Memory autoscaling. Needs resources.limits.memory (maxmemory is derived from it). Decisions are Events on the RedisCluster; the new count is written to master.replicas through the scale subresource, as a HorizontalPodAutoscaler does.',
+    'x-kubernetes-validations': [{ rule: 'self.minReplicas <= self.maxReplicas', message: 'autoscaling.minReplicas must not exceed autoscaling.maxReplicas' }],
+  },
+);
+
+export const ClusterSentinelSpec = Type.Object(
+  {
+    enabled: Type.Boolean({
+      default: false,
+      description:
+        "Accepted for the design article; no Sentinel runs: a sharded Redis fails over by Redis Cluster's own election (the FailoverConfigured condition says so).",
+    }),
+    replicas: Type.Integer({ default: 3, minimum: 0, maximum: 7, description: 'Accepted for the design article; no Sentinel runs.' }),
+    downAfterMilliseconds: Type.Integer({
+      default: 5000,
+      minimum: 500,
+      maximum: 120000,
+      description: 'How long a master must be unreachable before its replicas start an election: becomes cluster-node-timeout.',
+    }),
+    failoverTimeout: Type.Integer({
+      default: 10000,
+      minimum: 1000,
+      maximum: 600000,
+      description:
+        "How long the operator waits for the cluster's own failover of a shard whose master failed before it forces one (CLUSTER FAILOVER FORCE on the best replica, which still needs the masters' votes).",
+    }),
+  },
+  { default: {}, description: "Failover settings, in the shape of the design article (Sentinel's names), mapped onto Redis Cluster." },
+);
+
+export const RedisClusterSpec = Type.Object(
+  {
+    version: Type.String({
+      default: '7.2',
+      pattern: VERSION_PATTERN,
+      maxLength: 63,
+      description: 'Redis version, for example "7.0"; the image is redis:<version> unless image is set. Only 7.x is supported.',
+      'x-kubernetes-validations': [
+        { rule: SUPPORTED_VERSION_RULE, message: SUPPORTED_VERSION_MESSAGE },
+        {
+          rule: VERSION_NO_DOWNGRADE_RULE,
+          message: 'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
+        },
+      ],
+    }),
+    image: Type.Optional(
+      Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' }),
+    ),
+    imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
+    imagePullSecrets: Type.Optional(
+      Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
+        description: 'Secrets for pulling the image from a private registry.',
+      }),
+    ),
+    master: Type.Object(
+      {
+        replicas: Type.Integer({
+          default: MIN_CLUSTER_SHARDS,
+          minimum: MIN_CLUSTER_SHARDS,
+          maximum: MAX_CLUSTER_SHARDS,
+          description: `Number of shards (masters), each a StatefulSet <name>-shard-<i>. At least ${MIN_CLUSTER_SHARDS}. Changing it reshards: slots move to new shards, or away from shards before they are removed. kubectl scale rediscluster <name> --replicas=N sets it.`,
+        }),
+      },
+      { default: {}, description: 'The masters: one per shard.' },
+    ),
+    replicas: Type.Integer({ default: 1, minimum: 0, maximum: MAX_REPLICAS_PER_SHARD, description: 'Replicas per shard (each shard has 1 + replicas pods).' }),
+    persistence: PersistenceSpec,
+    resources: ResourceRequirements,
+    auth: Type.Optional(AuthSpec),
+    autoscaling: ClusterAutoscalingSpec,
+    sentinel: ClusterSentinelSpec,
+    backup: Type.Optional(BackupSpec),
+    monitoring: MonitoringSpec,
+    config: Type.Optional(
+      Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        maxProperties: 64,
+        additionalProperties: { type: 'string', maxLength: 1024 },
+        description:
+          'Extra redis.conf directives (for example maxmemory-policy: allkeys-lru). Directives the operator owns (cluster-*, replicaof, bind, save, requirepass, ...) are refused.',
+        'x-kubernetes-validations': [
+          { rule: "self.all(k, k.matches('^[a-z][a-z0-9-]*$'))", message: 'config keys must be lower-case redis.conf directive names' },
+          { rule: "self.all(k, !self[k].contains('\\n') && !self[k].contains('\\r'))", message: 'config values must be a single line' },
+          {
+            rule: `self.all(k, !(k in [${[...new Set(RESERVED_CLUSTER_CONFIG_KEYS)].map((k) => `'${k}'`).join(', ')}]))`,
+            message: 'config sets a directive the operator owns',
+          },
+        ],
+      }),
+    ),
+    nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
+    tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
+    affinity: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        description:
+          'A Kubernetes Affinity for the Redis pods. When unset, the pods of one shard prefer separate nodes, so a master and its replicas do not share one.',
+      }),
+    ),
+    priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
+    podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods.')),
+  },
+  { description: 'The desired sharded Redis: version, shards and replicas per shard, durability, resources, failover, autoscaling, backup and monitoring.' },
+);
+
+export const ShardStatus = Type.Object(
+  {
+    index: Type.Integer({ description: 'The shard number (its StatefulSet is <name>-shard-<index>).' }),
+    master: Type.Optional(Type.String({ description: 'The pod that is master of this shard now (it moves on failover).' })),
+    replicas: Type.Array(Type.String({ description: 'A pod name.' }), { description: "Pods replicating this shard's master, with their link up." }),
+    slots: Type.String({ description: 'The hash slots the shard serves, as ranges ("0-5460"); "-" when none.' }),
+    slotCount: Type.Integer({ description: 'How many hash slots the shard serves.' }),
+    health: StringEnum(['Healthy', 'Degraded', 'NoMaster', 'Leaving', 'Joining'] as const, {
+      description:
+        'Healthy: a ready master and every replica linked; Degraded: a master but a replica missing or unlinked; NoMaster: no master answers for its slots; Joining: new, its slots not moved in yet; Leaving: a scale-down is moving its slots away.',
+    }),
+  },
+  { description: 'One shard as the sidecar last reported it on the pods.' },
+);
+
+export const RedisClusterStatus = Type.Object(
+  {
+    phase: Type.Optional(
+      StringEnum(['Pending', 'Running', 'Resharding', 'Failed'] as const, {
+        description:
+          'Running when every slot is covered by a ready master; Resharding while slots move between shards; Pending otherwise; Failed when the spec is invalid (see SpecValid).',
+      }),
+    ),
+    shards: Type.Optional(Type.Integer({ description: 'Shards that exist now, leaving ones included (the scale subresource reads it).' })),
+    readyMasters: Type.Optional(Type.Integer({ description: 'Shards whose master is Ready.' })),
+    readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready and linked to their master, over all shards.' })),
+    slotsCovered: Type.Optional(Type.Integer({ description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).` })),
+    shardStatus: Type.Optional(Type.Array(ShardStatus, { description: 'Per shard: master, replicas, slots and health.' })),
+    resharding: Type.Optional(
+      Type.String({ description: 'Progress or outcome of the last reshard, as the sidecar recorded it (annotation redis.example.com/reshard).' }),
+    ),
+    memoryUtilization: Type.Optional(
+      Type.Integer({ description: "The masters' used memory as a percentage of their maxmemory, as the pods last reported it (what autoscaling reads)." }),
+    ),
+    selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource).' })),
+    secrets: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            name: Type.String({ description: 'The Secret name.' }),
+            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the hook last saw it." }),
+          },
+          { description: 'One Secret this RedisCluster uses.' },
+        ),
+        {
+          description: 'The Secrets this RedisCluster uses that exist, sorted by name: the sidecar reads a Secret again when its version here changes.',
+          'x-kubernetes-list-type': 'map',
+          'x-kubernetes-list-map-keys': ['name'],
+        },
+      ),
+    ),
+    backup: Type.Optional(BackupStatus),
+    conditions: Type.Optional(
+      Type.Array(Condition, {
+        description: 'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, FailoverConfigured, Autoscaling, and BackupHealthy when spec.backup is set.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['type'],
+      }),
+    ),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' })),
+  },
+  { description: 'What the operator observed. Computed from the children and pods only.' },
+);
+
+export type RedisClusterSpec = Static<typeof RedisClusterSpec>;
+export type RedisClusterStatus = Static<typeof RedisClusterStatus>;
+export type ShardStatus = Static<typeof ShardStatus>;
+export type ClusterAutoscalingSpec = Static<typeof ClusterAutoscalingSpec>;
+export type ClusterSentinelSpec = Static<typeof ClusterSentinelSpec>;
