@@ -5,7 +5,7 @@
 // of the reshard record on the RedisCluster; the hook only reads them (status is computed from
 // what the pods say). Cluster pods carry app.kubernetes.io/name=redis-cluster, never `redis`, so
 // the Redis replication manager (which lists name=redis) can never act on a cluster node.
-import { GROUP, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL } from './labels.ts';
+import { DATA_MOUNT, GROUP, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL } from './labels.ts';
 
 export const CLUSTER_KIND = 'RedisCluster';
 export const CLUSTER_PLURAL = 'redisclusters';
@@ -18,6 +18,41 @@ export const CLUSTER_APP_NAME = 'redis-cluster';
 export const SHARD_LABEL = `${GROUP}/shard`;
 /** The cluster bus (node-to-node gossip and failover votes): the data port + 10000, Redis' default. */
 export const CLUSTER_BUS_PORT = 16379;
+/** Container port names of a cluster pod: `redis` (6379, as on Redis pods) and this one (16379). */
+export const CLUSTER_BUS_PORT_NAME = 'cluster-bus';
+/** app.kubernetes.io/component of the shard StatefulSets and their pods (the shard label tells them apart). */
+export const COMPONENT_SHARD = 'shard';
+
+/**
+ * The node's cluster state file (nodes.conf), relative to the data directory: redis.conf says
+ * `cluster-config-file nodes.conf` after `dir`, which Redis resolves there, so the node keeps its
+ * id and view of the cluster across restarts exactly as long as the data volume lives.
+ */
+export const NODES_CONF = 'nodes.conf';
+export const NODES_CONF_PATH = `${DATA_MOUNT}/${NODES_CONF}`;
+
+/**
+ * Longest RedisCluster name: the backup CronJob of shard 63, <name>-shard-63-backup, must stay
+ * within 52 characters (a CronJob's Jobs add 11 and a Job name must fit a label value), which
+ * also keeps <name>-shard-<i> plus the StatefulSet revision hash within 63.
+ */
+export const MAX_CLUSTER_NAME_LENGTH = 36;
+
+/** app.kubernetes.io/name of the backup Jobs and pods of a RedisCluster (not redis-backup: a Redis of the same name must not see them). */
+export const CLUSTER_BACKUP_APP = 'redis-cluster-backup';
+
+/** The labels of every backup Job and pod of the RedisCluster called `name` (each also carries SHARD_LABEL). */
+export function clusterBackupSelectorLabels(name: string): Record<string, string> {
+  return { [NAME_LABEL]: CLUSTER_BACKUP_APP, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
+/** Parses `<name>-shard-<i>` (a shard StatefulSet or PDB name) into i; undefined for any other name. */
+export function shardIndexOf(name: string, objectName: string): number | undefined {
+  const prefix = `${name}-shard-`;
+  if (!objectName.startsWith(prefix)) return undefined;
+  const rest = objectName.slice(prefix.length);
+  return /^(0|[1-9][0-9]?)$/.test(rest) ? Number(rest) : undefined;
+}
 
 /** Names of the objects that belong to one RedisCluster called `name`. */
 export function clusterChildNames(name: string) {
@@ -30,6 +65,8 @@ export function clusterChildNames(name: string) {
     /** ClusterIP in front of every ready node: where a cluster-aware client starts (it follows MOVED). */
     client: name,
     config: `${name}-config`,
+    /** Only with spec.backup: the scheduled backup of shard i (from a replica of it, its master when it has none). */
+    shardBackup: (i: number) => `${name}-shard-${i}-backup`,
     generatedAuthSecret: `${name}-auth`,
     operatorSecret: `${name}-operator`,
     metricsService: `${name}-metrics`,
@@ -39,6 +76,21 @@ export function clusterChildNames(name: string) {
 /** The labels every pod of one RedisCluster carries (never the role, never the shard). */
 export function clusterPodSelectorLabels(name: string): Record<string, string> {
   return { [NAME_LABEL]: CLUSTER_APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+}
+
+/** The labels of the pods of shard i: the StatefulSet's selector, the PDB's, and the default anti-affinity's. */
+export function shardPodSelectorLabels(name: string, shard: number): Record<string, string> {
+  return { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) };
+}
+
+/** True when labels and namespace make an object a pod (or claim) of RedisCluster `name` in `namespace`. */
+export function clusterPodBelongsTo(
+  meta: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined },
+  cluster: { namespace: string; name: string },
+): boolean {
+  if (meta.namespace !== cluster.namespace) return false;
+  const labels = meta.labels ?? {};
+  return Object.entries(clusterPodSelectorLabels(cluster.name)).every(([k, v]) => labels[k] === v);
 }
 
 /**

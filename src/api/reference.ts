@@ -7,11 +7,11 @@
 // Invariants: pure and deterministic (the committed file must equal renderApiReference() byte for
 // byte: test/api/reference.test.ts, `npm run gen:api-reference`); every field of every CRD gets a
 // row, and a schema keyword this module has no wording for is still shown (as JSON), never dropped.
-import { applyDefaults, buildCrd, buildRedisBackupCrd, type CustomResourceDefinition, type JsonSchema } from './crd.ts';
+import { applyDefaults, buildCrd, buildRedisBackupCrd, buildRedisClusterCrd, type CustomResourceDefinition, type JsonSchema } from './crd.ts';
 
-/** The project's CRDs (manifests/crd.yaml, manifests/redisbackup-crd.yaml), in the order the doc lists them. */
+/** The project's CRDs (manifests/crd.yaml, manifests/redisbackup-crd.yaml, manifests/rediscluster-crd.yaml), in the order the doc lists them. */
 export function projectCrds(): CustomResourceDefinition[] {
-  return [buildCrd(), buildRedisBackupCrd()];
+  return [buildCrd(), buildRedisBackupCrd(), buildRedisClusterCrd()];
 }
 
 /** One keyword of a field's schema: `keyword: value`, or a CEL rule with its message. */

@@ -2,7 +2,7 @@
 // (ajv, with the schema's defaults filled in) plus the semantic checks the API server enforces
 // with CEL, re-done here because a CRD may be installed without them or edited by hand.
 // Invariant: never throws and never mutates its input; every failure names the field.
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseCron } from './cron.ts';
 import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
@@ -25,6 +25,11 @@ for (const keyword of [
 const validateSpecSchema = ajv.compile<RedisSpecT>(RedisSpec);
 const validateStorageSchema = ajv.compile<BackupStorage>(BackupStorageSchema);
 
+/** A checker of one spec schema with this module's ajv (defaults filled in, Kubernetes keywords known): the RedisCluster validator shares it. */
+export function compileSpecSchema<T>(schema: object): ValidateFunction<T> {
+  return ajv.compile<T>(schema);
+}
+
 export interface SpecProblem {
   /** Dotted path from the resource root, for example `spec.persistence.size`. */
   field: string;
@@ -32,6 +37,21 @@ export interface SpecProblem {
 }
 
 export type SpecVerdict = { ok: true; spec: RedisSpecT } | { ok: false; problems: SpecProblem[] };
+
+/** ajv's errors as problems naming the field (`spec.<path>`), each once. */
+export function schemaProblems(errors: readonly ErrorObject[] | null | undefined): SpecProblem[] {
+  const seen = new Set<string>();
+  const problems: SpecProblem[] = [];
+  for (const error of errors ?? []) {
+    const problem = { field: fieldOf(error), message: describe(error) };
+    const key = `${problem.field}\u0000${problem.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      problems.push(problem);
+    }
+  }
+  return problems;
+}
 
 function fieldOf(error: ErrorObject): string {
   const parts = error.instancePath
@@ -77,6 +97,68 @@ function sortedEntries(map: Record<string, string> | undefined): Array<[string, 
   return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+/** spec.config: lower-case directive names, none the operator owns (`reserved`), single-line values. */
+export function configProblems(config: Record<string, string> | undefined, reserved: readonly string[]): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  for (const [key, value] of Object.entries(config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    const field = `spec.config.${key}`;
+    if (!/^[a-z][a-z0-9-]*$/.test(key)) problems.push({ field, message: 'must be a lower-case redis.conf directive name' });
+    else if (reserved.includes(key)) problems.push({ field, message: 'is owned by the operator and cannot be set here' });
+    if (/[\r\n]/.test(value)) problems.push({ field, message: 'must be a single line' });
+  }
+  return problems;
+}
+
+/**
+ * spec.nodeSelector: the API server would refuse the StatefulSet on every sync for a bad key or
+ * value here, so catch it in the spec where the user can see which field is wrong.
+ */
+export function nodeSelectorProblems(nodeSelector: Record<string, string> | undefined): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  for (const [key, value] of sortedEntries(nodeSelector)) {
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field: `spec.nodeSelector.${key}`, message: `key ${keyProblem}` });
+    if (!LABEL_VALUE.test(value))
+      problems.push({
+        field: `spec.nodeSelector.${key}`,
+        message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+      });
+  }
+  return problems;
+}
+
+/** spec.monitoring: the alert overrides read in their units, and the Prometheus labels are labels. */
+export function monitoringProblems(monitoring: RedisSpecT['monitoring']): SpecProblem[] {
+  const problems: SpecProblem[] = [...alertProblems(monitoring.alerts)];
+  for (const [key, value] of sortedEntries(monitoring.prometheus.labels)) {
+    const field = `spec.monitoring.prometheus.labels.${key}`;
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
+    if (!LABEL_VALUE.test(value))
+      problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+  }
+  return problems;
+}
+
+/** spec.podAnnotations keys and spec.tolerations: what the API server would refuse in the pod template. */
+export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 'tolerations'>): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  for (const [key] of sortedEntries(spec.podAnnotations)) {
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });
+  }
+  for (const [index, toleration] of (spec.tolerations ?? []).entries()) {
+    if (toleration.key !== undefined && toleration.key !== '') {
+      const keyProblem = qualifiedNameProblem(toleration.key);
+      if (keyProblem) problems.push({ field: `spec.tolerations[${index}].key`, message: keyProblem });
+    }
+    if (toleration.operator === 'Exists' && toleration.value) {
+      problems.push({ field: `spec.tolerations[${index}].value`, message: 'must be empty when operator is Exists' });
+    }
+  }
+  return problems;
+}
+
 function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
   if (name.length > MAX_NAME_LENGTH) {
@@ -86,24 +168,8 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     });
   }
   if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
-  const reserved: readonly string[] = RESERVED_CONFIG_KEYS;
-  for (const [key, value] of Object.entries(spec.config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-    const field = `spec.config.${key}`;
-    if (!/^[a-z][a-z0-9-]*$/.test(key)) problems.push({ field, message: 'must be a lower-case redis.conf directive name' });
-    else if (reserved.includes(key)) problems.push({ field, message: 'is owned by the operator and cannot be set here' });
-    if (/[\r\n]/.test(value)) problems.push({ field, message: 'must be a single line' });
-  }
-  // The API server would refuse the StatefulSet on every sync for a bad key or value here, so
-  // catch it in the spec where the user can see which field is wrong.
-  for (const [key, value] of sortedEntries(spec.nodeSelector)) {
-    const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) problems.push({ field: `spec.nodeSelector.${key}`, message: `key ${keyProblem}` });
-    if (!LABEL_VALUE.test(value))
-      problems.push({
-        field: `spec.nodeSelector.${key}`,
-        message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
-      });
-  }
+  problems.push(...configProblems(spec.config, RESERVED_CONFIG_KEYS));
+  problems.push(...nodeSelectorProblems(spec.nodeSelector));
   if (spec.tls && spec.tls.secretName === undefined && spec.tls.certManager === undefined)
     problems.push({ field: 'spec.tls', message: 'needs secretName (a Secret with tls.crt, tls.key and ca.crt) or certManager' });
   const seen = new Set<string>();
@@ -129,32 +195,13 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
   }
   problems.push(...backupProblems(spec));
-  problems.push(...alertProblems(spec.monitoring.alerts));
-  for (const [key, value] of sortedEntries(spec.monitoring.prometheus.labels)) {
-    const field = `spec.monitoring.prometheus.labels.${key}`;
-    const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
-    if (!LABEL_VALUE.test(value))
-      problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
-  }
-  for (const [key] of sortedEntries(spec.podAnnotations)) {
-    const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });
-  }
-  for (const [index, toleration] of (spec.tolerations ?? []).entries()) {
-    if (toleration.key !== undefined && toleration.key !== '') {
-      const keyProblem = qualifiedNameProblem(toleration.key);
-      if (keyProblem) problems.push({ field: `spec.tolerations[${index}].key`, message: keyProblem });
-    }
-    if (toleration.operator === 'Exists' && toleration.value) {
-      problems.push({ field: `spec.tolerations[${index}].value`, message: 'must be empty when operator is Exists' });
-    }
-  }
+  problems.push(...monitoringProblems(spec.monitoring));
+  problems.push(...podTemplateProblems(spec));
   return problems;
 }
 
 /** spec.backup and spec.restore: what the schema's CEL rules say, and the schedule's fields. */
-function backupProblems(spec: RedisSpecT): SpecProblem[] {
+export function backupProblems(spec: Pick<RedisSpecT, 'backup' | 'restore'>): SpecProblem[] {
   const problems: SpecProblem[] = [];
   const storage = (field: string, s: { s3?: unknown; pvc?: unknown } | undefined) => {
     if (s !== undefined && (s.s3 === undefined) === (s.pvc === undefined)) problems.push({ field, message: 'needs exactly one of s3 or pvc' });
@@ -187,19 +234,7 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
   const copy = structuredClone(spec) as unknown;
-  if (!validateSpecSchema(copy)) {
-    const seen = new Set<string>();
-    const problems: SpecProblem[] = [];
-    for (const error of validateSpecSchema.errors ?? []) {
-      const problem = { field: fieldOf(error), message: describe(error) };
-      const key = `${problem.field}\u0000${problem.message}`;
-      if (!seen.has(key)) {
-        seen.add(key);
-        problems.push(problem);
-      }
-    }
-    return { ok: false, problems };
-  }
+  if (!validateSpecSchema(copy)) return { ok: false, problems: schemaProblems(validateSpecSchema.errors) };
   const problems = semanticProblems(name, copy as RedisSpecT);
   return problems.length > 0 ? { ok: false, problems } : { ok: true, spec: copy as RedisSpecT };
 }

@@ -18,7 +18,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { renderCrdYaml, renderRedisBackupCrdYaml } from '../../src/api/crd.ts';
+import { renderCrdYaml, renderRedisBackupCrdYaml, renderRedisClusterCrdYaml } from '../../src/api/crd.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { DEFAULT_TIMING, LOG_LEVELS, loadSidecarConfig, type SidecarConfig } from '../../src/sidecar/config.ts';
 import { DEFAULT_LEADER_SETTINGS } from '../../src/sidecar/kube/lease-decision.ts';
@@ -110,6 +110,11 @@ test("the chart's crds/ are what npm run gen:crd writes", () => {
     readFileSync(join(CHART_DIR, 'crds/redisbackup-crd.yaml'), 'utf8'),
     renderRedisBackupCrdYaml(),
     'crds/redisbackup-crd.yaml is stale: npm run gen:crd',
+  );
+  assert.equal(
+    readFileSync(join(CHART_DIR, 'crds/rediscluster-crd.yaml'), 'utf8'),
+    renderRedisClusterCrdYaml(),
+    'crds/rediscluster-crd.yaml is stale: npm run gen:crd',
   );
 });
 

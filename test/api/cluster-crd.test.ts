@@ -1,0 +1,342 @@
+// The RedisCluster CRD and the hook's validator: the committed file in sync with the source,
+// structural by the API server's rules, the scale subresource on the shard count and the columns
+// of `kubectl get rediscluster`, the design article's example accepted verbatim (by the closed
+// schema after defaulting, every CEL rule and the hook validator, with the same defaults), every
+// CEL rule of the CRD with an allowed and a refused case, and every refusal naming its field.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import { parse, parseAllDocuments } from 'yaml';
+import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
+import {
+  applyDefaults,
+  buildRedisClusterCrd,
+  buildRedisClusterOpenApiSchema,
+  REDISCLUSTER_CRD_NAME,
+  renderRedisClusterCrdYaml,
+  type JsonSchema,
+} from '../../src/api/crd.ts';
+import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from '../../src/api/cluster-names.ts';
+import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/cluster-schema.ts';
+import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { GROUP, VERSION } from '../../src/api/labels.ts';
+import { closed, kubernetesAjv } from '../support/crd-schema.ts';
+import { collectRules, evaluateRule, isTransitionRule, ruleViolations } from './cel-env.ts';
+import { structuralProblems } from './structural.ts';
+
+const CRD_FILE = fileURLToPath(new URL('../../manifests/rediscluster-crd.yaml', import.meta.url));
+const EXAMPLE_FILE = fileURLToPath(new URL('../../manifests/examples/rediscluster.yaml', import.meta.url));
+const ARTICLE = fileURLToPath(new URL('../../../shared/seed/operator-pattern-article.txt', import.meta.url));
+
+type Obj = Record<string, any>;
+const schema = buildRedisClusterOpenApiSchema();
+const specSchema = (schema['properties'] as Record<string, JsonSchema>)['spec'] as JsonSchema;
+
+function child(node: JsonSchema, ...path: string[]): JsonSchema {
+  let current = node;
+  for (const name of path) current = (current['properties'] as Record<string, JsonSchema>)[name] as JsonSchema;
+  return current;
+}
+
+/** The article's RedisCluster block: from its apiVersion line to the first unindented line after spec that is not YAML. */
+function articleExample(): Obj {
+  const lines = readFileSync(ARTICLE, 'utf8').split('\n');
+  const kindAt = lines.findIndex((l) => l.trim() === 'kind: RedisCluster');
+  assert.ok(kindAt > 0, 'the article has a RedisCluster');
+  const out = [lines[kindAt - 1] as string];
+  for (const line of lines.slice(kindAt)) {
+    if (line !== '' && !/^\s/.test(line) && !/^(kind|metadata|spec):/.test(line)) break;
+    out.push(line);
+  }
+  return parse(out.join('\n')) as Obj;
+}
+
+const example = (): Obj => {
+  const docs = parseAllDocuments(readFileSync(EXAMPLE_FILE, 'utf8')).map((d) => d.toJS() as Obj);
+  assert.equal(docs.length, 1);
+  return docs[0] as Obj;
+};
+
+test('manifests/rediscluster-crd.yaml is what the source generates', () => {
+  const committed = readFileSync(CRD_FILE, 'utf8');
+  assert.equal(committed, renderRedisClusterCrdYaml(), 'manifests/rediscluster-crd.yaml is stale: run npm run gen:crd and commit the result');
+  assert.deepEqual(parse(committed), JSON.parse(JSON.stringify(buildRedisClusterCrd())));
+});
+
+test('the emitted schema breaks none of the rules a v1 API server enforces, and the CRD is a valid object', () => {
+  assert.deepEqual(structuralProblems(schema), []);
+  assert.doesNotThrow(() => new CustomResourceDefinition(JSON.parse(JSON.stringify(buildRedisClusterCrd())) as never).validate());
+});
+
+test('names, scope, the status and scale subresources, and the columns of kubectl get rediscluster', () => {
+  const crd = JSON.parse(JSON.stringify(buildRedisClusterCrd())) as Obj;
+  assert.equal(crd['metadata']['name'], REDISCLUSTER_CRD_NAME);
+  assert.equal(REDISCLUSTER_CRD_NAME, 'redisclusters.redis.example.com');
+  assert.deepEqual(crd['spec']['names'], {
+    kind: CLUSTER_KIND,
+    listKind: 'RedisClusterList',
+    plural: CLUSTER_PLURAL,
+    singular: CLUSTER_SINGULAR,
+    shortNames: CLUSTER_SHORT_NAMES,
+  });
+  assert.equal(crd['spec']['group'], GROUP);
+  assert.equal(crd['spec']['scope'], 'Namespaced');
+  const [version] = crd['spec']['versions'] as Obj[];
+  assert.equal(version?.['name'], VERSION);
+  assert.deepEqual(version?.['subresources'], {
+    status: {},
+    scale: { specReplicasPath: '.spec.master.replicas', statusReplicasPath: '.status.shards', labelSelectorPath: '.status.selector' },
+  });
+  assert.deepEqual(
+    (version?.['additionalPrinterColumns'] as Obj[]).map((c) => [c['name'].toUpperCase(), c['type'], c['jsonPath']]),
+    [
+      ['SHARDS', 'integer', '.spec.master.replicas'],
+      ['MASTERS', 'integer', '.status.readyMasters'],
+      ['REPLICAS', 'integer', '.status.readyReplicas'],
+      ['SLOTS', 'integer', '.status.slotsCovered'],
+      ['PHASE', 'string', '.status.phase'],
+      ['AGE', 'date', '.metadata.creationTimestamp'],
+    ],
+  );
+});
+
+test('the scale and column paths point at fields of the right type', () => {
+  assert.equal(child(schema, 'spec', 'master', 'replicas')['type'], 'integer');
+  for (const f of ['shards', 'readyMasters', 'readyReplicas', 'slotsCovered', 'observedGeneration', 'memoryUtilization'])
+    assert.equal(child(schema, 'status', f)['type'], 'integer', f);
+  assert.equal(child(schema, 'status', 'selector')['type'], 'string');
+  assert.equal(child(schema, 'metadata', 'name')['maxLength'], MAX_CLUSTER_NAME_LENGTH);
+});
+
+test('every field has a description (kubectl explain), metadata excepted', () => {
+  const missing: string[] = [];
+  const visit = (node: JsonSchema, path: string) => {
+    if (!path.startsWith('metadata') && typeof node['description'] !== 'string') missing.push(path || '<root>');
+    for (const [name, c] of Object.entries((node['properties'] as Record<string, JsonSchema> | undefined) ?? {})) visit(c, path ? `${path}.${name}` : name);
+    if (node['items']) visit(node['items'] as JsonSchema, `${path}[]`);
+  };
+  visit(schema, '');
+  assert.deepEqual(missing, []);
+});
+
+test('a RedisCluster with no spec is defaulted by the API server to the spec the hook derives', () => {
+  const defaulted = applyDefaults(schema, { apiVersion: `${GROUP}/${VERSION}`, kind: CLUSTER_KIND, metadata: { name: 'c' } }) as Obj;
+  const verdict = validateClusterSpec('c', {});
+  assert.ok(verdict.ok);
+  assert.deepEqual(defaulted['spec'], verdict.spec);
+  assert.equal(verdict.spec.master.replicas, 3);
+  assert.equal(verdict.spec.replicas, 1);
+});
+
+test(
+  "manifests/examples/rediscluster.yaml holds the design article's spec verbatim",
+  { skip: existsSync(ARTICLE) ? false : `${ARTICLE} is not beside the checkout` },
+  () => {
+    const article = articleExample();
+    const ours = example();
+    assert.equal(ours['apiVersion'], article['apiVersion']);
+    assert.equal(ours['kind'], 'RedisCluster');
+    assert.equal(ours['metadata']['name'], article['metadata']['name']);
+    assert.deepEqual(ours['spec'], article['spec']);
+  },
+);
+
+test("the article's example is accepted by the closed schema after defaulting, every CEL rule and the hook validator, with the same defaults", () => {
+  const ex = example();
+  const defaulted = applyDefaults(schema, ex) as Obj;
+  const validate = kubernetesAjv().compile(closed(schema) as JsonSchema);
+  // The metadata schema only bounds the name; the API server fills in the rest of ObjectMeta.
+  assert.ok(validate({ ...defaulted, metadata: { name: ex['metadata']['name'] } }), JSON.stringify(validate.errors, null, 2));
+  assert.deepEqual(ruleViolations(schema, defaulted), []);
+  const verdict = validateClusterSpec(ex['metadata']['name'], ex['spec']);
+  assert.ok(verdict.ok, JSON.stringify(verdict));
+  assert.deepEqual(verdict.spec, defaulted['spec']);
+  // What the article means by its fields, as the API reads them.
+  assert.equal(verdict.spec.master.replicas, 3, 'shards');
+  assert.equal(verdict.spec.replicas, 2, 'replicas per shard');
+  assert.equal(verdict.spec.autoscaling.minReplicas, 2, 'accepted as written (the floor of 3 is applied, and said, by the hook)');
+  assert.deepEqual(verdict.spec.sentinel, { enabled: true, replicas: 3, downAfterMilliseconds: 5000, failoverTimeout: 10000 });
+});
+
+// ---- CEL ----
+
+const rules = collectRules(schema);
+const S3 = { bucket: 'b', region: 'us-east-1', prefix: '' };
+const PERSISTENCE = { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: false, size: '10Gi', whenDeleted: 'Retain' };
+const persistence = (o: Record<string, unknown>) => ({ ...PERSISTENCE, ...o });
+const AUTOSCALING = { enabled: true, minReplicas: 3, maxReplicas: 5, targetMemoryUtilization: 70, stabilizationWindowSeconds: 300 };
+
+interface Case {
+  name: string;
+  path: string;
+  message: string;
+  self: unknown;
+  oldSelf?: unknown;
+  allowed: boolean;
+}
+
+const CASES: Case[] = [
+  { name: '7.0 supported', path: 'spec.version', message: 'only Redis 7.x', self: '7.0', allowed: true },
+  { name: '6.2 refused', path: 'spec.version', message: 'only Redis 7.x', self: '6.2', allowed: false },
+  { name: 'upgrade', path: 'spec.version', message: 'cannot be downgraded', self: '7.2', oldSelf: '7.0', allowed: true },
+  { name: 'downgrade', path: 'spec.version', message: 'cannot be downgraded', self: '7.0', oldSelf: '7.2', allowed: false },
+  { name: 'class kept', path: 'spec.persistence', message: 'storageClassName cannot change', self: persistence({}), oldSelf: persistence({}), allowed: true },
+  {
+    name: 'class set later',
+    path: 'spec.persistence',
+    message: 'storageClassName cannot change',
+    self: persistence({ storageClassName: 'fast' }),
+    oldSelf: persistence({}),
+    allowed: false,
+  },
+  { name: 'grown', path: 'spec.persistence', message: 'size cannot shrink', self: persistence({ size: '20Gi' }), oldSelf: persistence({}), allowed: true },
+  { name: 'shrunk', path: 'spec.persistence', message: 'size cannot shrink', self: persistence({ size: '5Gi' }), oldSelf: persistence({}), allowed: false },
+  {
+    name: 'AOF on beside RDB',
+    path: 'spec.persistence',
+    message: 'cannot be switched on or off',
+    self: persistence({ enableAof: true }),
+    oldSelf: persistence({}),
+    allowed: true,
+  },
+  {
+    name: 'persistence off',
+    path: 'spec.persistence',
+    message: 'cannot be switched on or off',
+    self: persistence({ enableRdb: false }),
+    oldSelf: persistence({}),
+    allowed: false,
+  },
+  { name: 'bounds in order', path: 'spec.autoscaling', message: 'minReplicas must not exceed', self: AUTOSCALING, allowed: true },
+  { name: 'article bounds (2..5)', path: 'spec.autoscaling', message: 'minReplicas must not exceed', self: { ...AUTOSCALING, minReplicas: 2 }, allowed: true },
+  {
+    name: 'bounds crossed',
+    path: 'spec.autoscaling',
+    message: 'minReplicas must not exceed',
+    self: { ...AUTOSCALING, minReplicas: 6, maxReplicas: 5 },
+    allowed: false,
+  },
+  { name: 'backup to s3', path: 'spec.backup.storage', message: 'exactly one of s3 or pvc', self: { s3: S3 }, allowed: true },
+  { name: 'backup to both', path: 'spec.backup.storage', message: 'exactly one of s3 or pvc', self: { s3: S3, pvc: { claimName: 'c' } }, allowed: false },
+  { name: 'policy key', path: 'spec.config', message: 'lower-case', self: { 'maxmemory-policy': 'allkeys-lru' }, allowed: true },
+  { name: 'upper-case key', path: 'spec.config', message: 'lower-case', self: { MaxMemory: '1' }, allowed: false },
+  { name: 'one line', path: 'spec.config', message: 'single line', self: { 'maxmemory-policy': 'allkeys-lru' }, allowed: true },
+  { name: 'two lines', path: 'spec.config', message: 'single line', self: { 'maxmemory-policy': 'a\ncluster-enabled no' }, allowed: false },
+  { name: 'user directive', path: 'spec.config', message: 'directive the operator owns', self: { 'maxmemory-policy': 'allkeys-lru' }, allowed: true },
+  ...RESERVED_CLUSTER_CONFIG_KEYS.filter((k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass').map((k) => ({
+    name: `${k} refused`,
+    path: 'spec.config',
+    message: 'directive the operator owns',
+    self: { [k]: 'x' },
+    allowed: false,
+  })),
+];
+
+test('every CEL rule of the RedisCluster CRD gives the expected verdict', async (t) => {
+  for (const c of CASES) {
+    await t.test(c.name, () => {
+      const found = rules.filter((r) => r.path === c.path && (r.message ?? '').includes(c.message));
+      assert.equal(found.length, 1, `${c.name}: one rule at ${c.path} saying "${c.message}"`);
+      const { rule } = found[0]!;
+      if (isTransitionRule(rule)) assert.notEqual(c.oldSelf, undefined, `${c.name}: a transition rule needs oldSelf`);
+      assert.equal(evaluateRule(rule, c.self, c.oldSelf), c.allowed, `${c.name}: ${rule}`);
+    });
+  }
+});
+
+test('every CEL rule of the RedisCluster CRD has an allowed and a refused case', () => {
+  const uncovered = rules.filter((r) => {
+    const verdicts = new Set(CASES.filter((c) => c.path === r.path && (r.message ?? '').includes(c.message)).map((c) => c.allowed));
+    return !(verdicts.has(true) && verdicts.has(false));
+  });
+  assert.deepEqual(
+    uncovered.map((r) => `${r.path}: ${r.message ?? r.rule}`),
+    [],
+  );
+});
+
+test('the hook validator refuses exactly the configs the CEL rules refuse', async (t) => {
+  for (const c of CASES.filter((k) => k.path === 'spec.config')) {
+    await t.test(c.name, () => {
+      const celAllows = ruleViolations(specSchema, { config: c.self }).length === 0;
+      assert.equal(validateClusterSpec('c', { config: c.self }).ok, celAllows, c.name);
+    });
+  }
+});
+
+// ---- the hook validator ----
+
+const REFUSALS: Array<[string, string, unknown, string]> = [
+  ['not an object', 'c', 'three shards', 'spec'],
+  ['two shards', 'c', { master: { replicas: 2 } }, 'spec.master.replicas'],
+  ['65 shards', 'c', { master: { replicas: 65 } }, 'spec.master.replicas'],
+  ['six replicas per shard', 'c', { replicas: 6 }, 'spec.replicas'],
+  ['Redis 6', 'c', { version: '6.2' }, 'spec.version'],
+  ['a node timeout under 500 ms', 'c', { sentinel: { downAfterMilliseconds: 100 } }, 'spec.sentinel.downAfterMilliseconds'],
+  ['a failover timeout under a second', 'c', { sentinel: { failoverTimeout: 10 } }, 'spec.sentinel.failoverTimeout'],
+  ['autoscaling bounds crossed', 'c', { autoscaling: { minReplicas: 5, maxReplicas: 4 } }, 'spec.autoscaling.minReplicas'],
+  ['a target of 100%', 'c', { autoscaling: { targetMemoryUtilization: 100 } }, 'spec.autoscaling.targetMemoryUtilization'],
+  ['cluster-enabled in config', 'c', { config: { 'cluster-enabled': 'no' } }, 'spec.config.cluster-enabled'],
+  ['a name too long for the shard objects', 'c'.repeat(MAX_CLUSTER_NAME_LENGTH + 1), {}, 'metadata.name'],
+  [
+    'a bad backup schedule',
+    'c',
+    { backup: { schedule: '0 */6 * * 9', storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } } },
+    'spec.backup.schedule',
+  ],
+  [
+    'a backup to two places',
+    'c',
+    { backup: { schedule: '@daily', storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' }, pvc: { claimName: 'b' } } } },
+    'spec.backup.storage',
+  ],
+  ['a percentage for ReplicationLag', 'c', { monitoring: { alerts: [{ name: 'ReplicationLag', threshold: '80%' }] } }, 'spec.monitoring.alerts[0].threshold'],
+  ['a bad nodeSelector value', 'c', { nodeSelector: { zone: 'a b' } }, 'spec.nodeSelector.zone'],
+  ['a bad toleration key', 'c', { tolerations: [{ key: 'a b', operator: 'Exists' }] }, 'spec.tolerations[0].key'],
+];
+
+test('every refusal of the hook validator names the field', async (t) => {
+  for (const [name, clusterName, spec, field] of REFUSALS) {
+    await t.test(name, () => {
+      const verdict = validateClusterSpec(clusterName, spec);
+      assert.equal(verdict.ok, false, name);
+      if (verdict.ok) return;
+      assert.ok(
+        verdict.problems.some((p) => p.field === field),
+        `${name}: expected a problem at ${field}, got ${JSON.stringify(verdict.problems)}`,
+      );
+    });
+  }
+});
+
+test('the validator leaves its input untouched and returns a defaulted copy', () => {
+  const input = { master: { replicas: 4 } };
+  const before = JSON.stringify(input);
+  const verdict = validateClusterSpec('c', input);
+  assert.ok(verdict.ok);
+  assert.equal(JSON.stringify(input), before);
+  assert.equal(verdict.spec.master.replicas, 4);
+  assert.equal(verdict.spec.sentinel.downAfterMilliseconds, 5000);
+});
+
+test('the CRD schema and the hook validator agree on what the schema can judge', async (t) => {
+  const crdValidate = new Ajv({ strict: false }).compile(specSchema);
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['empty', {}],
+    ['article', example()['spec'] as Record<string, unknown>],
+    ['two shards', { master: { replicas: 2 } }],
+    ['64 shards', { master: { replicas: 64 } }],
+    ['no replicas', { replicas: 0 }],
+    ['sentinel with 8 replicas', { sentinel: { replicas: 8 } }],
+    ['autoscaling minReplicas 0', { autoscaling: { minReplicas: 0 } }],
+    ['unknown alert', { monitoring: { alerts: [{ name: 'Everything' }] } }],
+    ['bad size', { persistence: { size: 'big' } }],
+  ];
+  for (const [name, spec] of cases) {
+    await t.test(name, () => {
+      assert.equal(crdValidate(applyDefaults(specSchema, spec)), validateClusterSpec('c', spec).ok, name);
+    });
+  }
+});
