@@ -22,6 +22,8 @@ export interface BackupConfig {
   /** The Redis this backs up (the key layout and the logs name it). */
   namespace: string;
   name: string;
+  /** BACKUP_SHARD: a RedisCluster shard's index; its backups go to <name>/shard-<i>/ (backupName). */
+  shard: number | undefined;
   /** Where to read the snapshot: the replicas Service (any replica), else the master's. */
   sources: Array<{ host: string; port: number }>;
   username: string;
@@ -35,6 +37,16 @@ export interface BackupConfig {
   /** Where the result goes for the pod's status (Kubernetes' terminationMessagePath). */
   terminationLog: string;
   logLevel: LogLevel;
+}
+
+/**
+ * The folder name under <prefix><namespace>/ the backups of this run go to: the Redis's name, or
+ * <name>/shard-<i> for a RedisCluster shard (its own folder, so retention counts per shard and a
+ * restore picks one shard's snapshot; a Redis of the same name never lists them, since its
+ * backups sit directly under <name>/).
+ */
+export function backupName(config: Pick<BackupConfig, 'name' | 'shard'>): string {
+  return config.shard === undefined ? config.name : `${config.name}/shard-${config.shard}`;
 }
 
 export type ConfigResult = { ok: true; config: BackupConfig } | { ok: false; errors: string[] };
@@ -90,9 +102,11 @@ export function backupConfig(env: Env): ConfigResult {
   } else {
     storage = { kind: 's3', ...s3Storage(env, required, errors) };
   }
+  const shard = optionalInt('BACKUP_SHARD', 63);
   const config: BackupConfig = {
     namespace,
     name,
+    shard,
     sources,
     username: required('REDIS_USERNAME', "the operator's ACL user"),
     password: required('REDIS_PASSWORD', "the operator user's password (from the <name>-operator Secret)"),

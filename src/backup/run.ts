@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { BackupConfig } from './config.ts';
+import { backupName, type BackupConfig } from './config.ts';
 import { backupKey } from './naming.ts';
 import { backupsToPrune } from './retention.ts';
 import { s3Store } from './s3.ts';
@@ -47,9 +47,14 @@ function tlsOptions(config: BackupConfig): ConnectionOptions | undefined {
   return { ca: readFileSync(config.tlsCaFile, 'utf8'), checkServerIdentity: () => undefined };
 }
 
-/** The first source that answers, with its version and role. */
+/**
+ * A replica that answers with its link up, else the first master that answers: the master forks
+ * for a snapshot only when nothing else can give one. Sources are tried in order (a Redis gives
+ * its replicas Service first; a RedisCluster shard gives its pods, whose roles move on failover).
+ */
 async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefined, log: Logger) {
   const problems: string[] = [];
+  let master: { host: string; port: number; version: string; role: string } | undefined;
   for (const s of config.sources) {
     const c = new Redis({
       host: s.host,
@@ -72,7 +77,9 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
       const role = field('role');
       if (field('loading') === '1') throw new Error('it is loading its data');
       if (role === 'slave' && field('master_link_status') !== 'up') throw new Error('its link to the master is down');
-      return { ...s, version: field('redis_version'), role: role === 'slave' ? 'replica' : role };
+      const found = { ...s, version: field('redis_version'), role: role === 'slave' ? 'replica' : role };
+      if (found.role === 'replica') return found;
+      master ??= found;
     } catch (err) {
       problems.push(`${s.host}:${s.port}: ${(err as Error).message}`);
       log.warn({ source: `${s.host}:${s.port}`, err: (err as Error).message }, 'cannot back up from this node');
@@ -80,13 +87,14 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
       c.disconnect();
     }
   }
-  throw new BackupFailure(`no node of Redis ${config.namespace}/${config.name} can be read (${problems.join('; ')}); is it Running?`, false);
+  if (master !== undefined) return master;
+  throw new BackupFailure(`no node of Redis ${config.namespace}/${backupName(config)} can be read (${problems.join('; ')}); is it Running?`, false);
 }
 
 /** The target config.storage names. */
 export function openStore(config: BackupConfig, now: () => Date = () => new Date()): BackupStore {
   const s = config.storage;
-  if (s.kind === 'pvc') return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, namespace: config.namespace, name: config.name }, now);
+  if (s.kind === 'pvc') return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, namespace: config.namespace, name: backupName(config) }, now);
   const target = {
     bucket: s.bucket,
     region: s.region,
@@ -94,7 +102,7 @@ export function openStore(config: BackupConfig, now: () => Date = () => new Date
     prefix: config.prefix,
     credentials: s.credentials,
   };
-  return s3Store(target, config.namespace, config.name);
+  return s3Store(target, config.namespace, backupName(config));
 }
 
 /** The oldest first: those are what a reader of the status expects to have gone. */
@@ -114,13 +122,14 @@ export async function runBackup(config: BackupConfig, log: Logger, now: () => Da
         throw new BackupFailure(`reading the snapshot from ${source.host}:${source.port} failed: ${(err as Error).message}`, false);
       },
     );
-    const key = backupKey(config.prefix, config.namespace, config.name, takenAt, snap.offset);
+    const key = backupKey(config.prefix, config.namespace, backupName(config), takenAt, snap.offset);
     log.info({ source: `${source.host}:${source.port}`, role: source.role, offset: snap.offset, key, storage: store.kind }, 'snapshot started');
     const metadata = {
       'redis-version': source.version,
       'replication-id': snap.replicationId,
       'replication-offset': String(snap.offset),
       redis: `${config.namespace}/${config.name}`,
+      ...(config.shard !== undefined ? { shard: String(config.shard) } : {}),
     };
     const bytes = await store.put(key, snap.rdb, metadata).catch((err: unknown) => {
       snap.rdb.destroy();

@@ -92,7 +92,7 @@ const seconds = (iso: string) => Date.parse(iso) / 1000;
 
 /** storageProblem: why backup pods cannot start (the credentials Secret missing), when sync can see it. */
 export function backupVerdict(
-  spec: RedisSpec,
+  spec: Pick<RedisSpec, 'backup' | 'hibernate'>,
   cronJob: KubeObject | undefined,
   jobs: readonly KubeObject[],
   pods: readonly KubeObject[],
@@ -134,7 +134,12 @@ export function backupVerdict(
 
 type Health = NonNullable<BackupVerdict['condition']>;
 
-function healthOf(spec: RedisSpec, success: BackupResult | undefined, failure: BackupStatus['lastFailure'], newest: string | undefined): Health {
+function healthOf(
+  spec: Pick<RedisSpec, 'backup' | 'hibernate'>,
+  success: BackupResult | undefined,
+  failure: BackupStatus['lastFailure'],
+  newest: string | undefined,
+): Health {
   const backup = spec.backup!;
   if (failure !== undefined)
     return { status: 'False', reason: 'BackupFailed', message: `the last backup (${failure.job}) failed: ${failure.message}`, since: failure.time };

@@ -18,9 +18,9 @@ import { array, at, int, isRecord, str } from './util.ts';
 /** How long to wait before looking again while teardown is in progress. */
 export const FINALIZE_POLL_SECONDS = 5;
 
-type Policy = 'Retain' | 'Delete';
+export type Policy = 'Retain' | 'Delete';
 
-function policyOf(set: KubeObject): Policy {
+export function policyOf(set: KubeObject): Policy {
   return at(set, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted') === 'Delete' ? 'Delete' : 'Retain';
 }
 
@@ -40,7 +40,7 @@ function names(objects: readonly KubeObject[]): string {
 }
 
 /** A copy of an observed StatefulSet whose volume policy says Retain on deletion. */
-function withRetain(set: KubeObject): KubeObject {
+export function withRetain(set: KubeObject): KubeObject {
   const spec = isRecord(set['spec']) ? set['spec'] : {};
   const policy = isRecord(spec['persistentVolumeClaimRetentionPolicy']) ? spec['persistentVolumeClaimRetentionPolicy'] : {};
   return { ...set, spec: { ...spec, persistentVolumeClaimRetentionPolicy: { ...policy, whenDeleted: 'Retain' } } };

@@ -15,6 +15,7 @@ export { parseDecoratorRequest, syncMonitoring, type MonitoringVerdict } from '.
 export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
 export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup.ts';
+export { customizeCluster, finalizeCluster, syncCluster, type RedisClusterResponse } from './cluster/index.ts';
 export {
   CustomizeRequest,
   CustomizeResponse,

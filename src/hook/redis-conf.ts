@@ -32,7 +32,7 @@ export function rdbSaveSeconds(schedule: string): number | undefined {
 }
 
 /** maxmemory in bytes from a memory limit, or undefined when no usable limit is set. */
-export function maxmemoryBytes(spec: RedisSpec): number | undefined {
+export function maxmemoryBytes(spec: Pick<RedisSpec, 'resources'>): number | undefined {
   const limit = parseQuantity(spec.resources.limits?.['memory']);
   if (limit === undefined || limit <= 0) return undefined;
   const bytes = Math.floor(limit * MAXMEMORY_SHARE);

@@ -66,6 +66,9 @@ export function contextOf(state: HookState, spec: RedisSpec): HookContext {
   return { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
 }
 
+/** What the Secret readers look at: the related objects and whether the customize hook asked for Secrets at all. */
+export type RelatedView = Pick<HookState, 'request' | 'related' | 'namespace'>;
+
 /** A Secret the pods need that is missing or incomplete, and which kind of Secret it is. */
 export interface SecretProblem {
   reason: 'AuthSecretMissing' | 'TLSSecretMissing';
@@ -89,7 +92,7 @@ export function secretsProblem(state: HookState, ctx: HookContext): SecretProble
   return missing === undefined ? undefined : { reason: 'TLSSecretMissing', message: missing };
 }
 
-function secretProblem(state: HookState, name: string, keys: string[], origin: string, what: string): string | undefined {
+export function secretProblem(state: RelatedView, name: string, keys: string[], origin: string, what: string): string | undefined {
   const secret = findObject(state.related, 'v1', 'Secret', state.namespace, name);
   if (secret === undefined) return `Secret ${name} not found${origin}; pods cannot start without ${what}`;
   const data = secret['data'];
@@ -103,7 +106,7 @@ function secretProblem(state: HookState, name: string, keys: string[], origin: s
  * sorted by name: the sidecar reads a Secret again when its version changes, instead of polling.
  * Undefined when the customize hook gave no Secrets (nothing is known, so nothing is claimed).
  */
-export function secretVersions(state: HookState): RedisStatus['secrets'] {
+export function secretVersions(state: RelatedView): RedisStatus['secrets'] {
   if (!mapHasKind(state.request.related, 'Secret')) return undefined;
   const seen = new Map<string, string>();
   for (const secret of ofKind(state.related, 'v1', 'Secret', state.namespace)) {

@@ -91,13 +91,13 @@ export function replicaState(pod: PodView): ReplicaState {
   return pod.link === 'up' ? 'Syncing' : 'NotReady';
 }
 
-function latest(times: ReadonlyArray<string | undefined>): string | undefined {
+export function latest(times: ReadonlyArray<string | undefined>): string | undefined {
   let best: string | undefined;
   for (const t of times) if (t !== undefined && (best === undefined || compare(t, best) > 0)) best = t;
   return best;
 }
 
-function previousConditions(previous: unknown): Map<string, { status: unknown; lastTransitionTime: string | undefined }> {
+export function previousConditions(previous: unknown): Map<string, { status: unknown; lastTransitionTime: string | undefined }> {
   const out = new Map<string, { status: unknown; lastTransitionTime: string | undefined }>();
   for (const c of array(at(previous, 'conditions'))) {
     const type = str(at(c, 'type'));

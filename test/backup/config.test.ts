@@ -4,7 +4,7 @@
 // likewise, and the result line's bound (src/backup/failure.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { backupConfig } from '../../src/backup/config.ts';
+import { backupConfig, backupName } from '../../src/backup/config.ts';
 import { RESULT_LINE_MAX, resultLine } from '../../src/backup/failure.ts';
 import { restoreConfig } from '../../src/backup/restore.ts';
 
@@ -31,6 +31,22 @@ test('a good environment: sources in order, defaults filled', () => {
   assert.equal(r.config.prefix, '');
   assert.equal(r.config.storage.kind, 's3', 'S3 is the default storage');
   assert.equal(r.config.terminationLog, '/dev/termination-log');
+});
+
+test("a RedisCluster shard's backup (BACKUP_SHARD) goes to its own folder <name>/shard-<i>; a Redis's to <name>", () => {
+  const redis = backupConfig(GOOD);
+  assert.ok(redis.ok);
+  assert.equal(redis.config.shard, undefined);
+  assert.equal(backupName(redis.config), 'cache');
+  const shard = backupConfig({ ...GOOD, BACKUP_SHARD: '2' });
+  assert.ok(shard.ok);
+  assert.equal(shard.config.shard, 2);
+  assert.equal(backupName(shard.config), 'cache/shard-2');
+  for (const bad of ['two', '64', '-1']) {
+    const r = backupConfig({ ...GOOD, BACKUP_SHARD: bad });
+    assert.ok(!r.ok, bad);
+    assert.match(r.errors.join('; '), /BACKUP_SHARD/);
+  }
 });
 
 test('S3 keys: both from the credentials Secret, or neither (the SDK default chain: IRSA, an instance role); one alone is refused naming the other', () => {

@@ -9,6 +9,7 @@
 // Generic by apiVersion/kind; unknown kinds THROW rather than pass.
 import * as k8s from '@kubernetes/client-node';
 import { StatefulSet, Deployment } from 'kubernetes-models/apps/v1';
+import { CronJob, Job } from 'kubernetes-models/batch/v1';
 import { ConfigMap, Event as CoreEvent, Namespace, PersistentVolumeClaim, Pod, Secret, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
@@ -33,6 +34,8 @@ interface KindInfo {
 const KINDS: Record<string, KindInfo> = {
   'apps/v1/StatefulSet': { model: StatefulSet as unknown as ModelCtor, typeName: 'V1StatefulSet', name: 'subdomain', namespaced: true },
   'apps/v1/Deployment': { model: Deployment as unknown as ModelCtor, typeName: 'V1Deployment', name: 'subdomain', namespaced: true },
+  'batch/v1/CronJob': { model: CronJob as unknown as ModelCtor, typeName: 'V1CronJob', name: 'subdomain', namespaced: true },
+  'batch/v1/Job': { model: Job as unknown as ModelCtor, typeName: 'V1Job', name: 'subdomain', namespaced: true },
   'v1/Service': { model: Service as unknown as ModelCtor, typeName: 'V1Service', name: 'label1035', namespaced: true },
   'v1/ConfigMap': { model: ConfigMap as unknown as ModelCtor, typeName: 'V1ConfigMap', name: 'subdomain', namespaced: true },
   'v1/Secret': { model: Secret as unknown as ModelCtor, typeName: 'V1Secret', name: 'subdomain', namespaced: true },

@@ -30,7 +30,7 @@ import {
   backupSelectorLabels,
 } from '../../api/backup.ts';
 import { REDIS_PORT, TLS_MOUNT, TLS_VOLUME, childNames } from '../../api/labels.ts';
-import type { BackupStorage } from '../../api/schema.ts';
+import type { BackupSpec, BackupStorage } from '../../api/schema.ts';
 import { TLS_CA_KEY, tlsSecretName } from '../../api/tls.ts';
 import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
@@ -87,21 +87,54 @@ export const restrictedContainer = (uid: number): ISecurityContext => ({
   seccompProfile: { type: 'RuntimeDefault' },
 });
 
+/**
+ * What one backup pod reads and where it writes: the parts a Redis and a RedisCluster shard give
+ * differently. `env` comes right after REDIS_NAME (a shard's BACKUP_SHARD).
+ */
+export interface BackupSource {
+  namespace: string;
+  name: string;
+  /** REDIS_HOSTS: host:port, comma-separated, in the order they are tried. */
+  hosts: string;
+  /** The TLS Secret whose CA the pod verifies the node with, when TLS is on. */
+  tlsSecret: string | undefined;
+  backup: Pick<BackupSpec, 'retention' | 'retentionCount'> | undefined;
+  imagePullSecrets: Array<{ name: string }> | undefined;
+  env?: IEnvVar[];
+}
+
 /** The backup pod of Redis ctx.name, writing to `storage`. */
 export function backupPodSpec(ctx: HookContext, storage: BackupStorage, operatorImage: string): IPodSpec {
+  return backupPodSpecFor(
+    {
+      namespace: ctx.namespace,
+      name: ctx.name,
+      hosts: snapshotSources(ctx),
+      tlsSecret: tlsSecretName(ctx.name, ctx.spec),
+      backup: ctx.spec.backup,
+      imagePullSecrets: ctx.spec.imagePullSecrets,
+    },
+    storage,
+    operatorImage,
+  );
+}
+
+/** The backup pod for `source`, writing to `storage`. */
+export function backupPodSpecFor(source: BackupSource, storage: BackupStorage, operatorImage: string): IPodSpec {
   const access = storageAccess(storage, false);
-  const operator = operatorSecretRef(ctx.name);
-  const tls = tlsSecretName(ctx.name, ctx.spec);
+  const operator = operatorSecretRef(source.name);
+  const tls = source.tlsSecret;
   const env: IEnvVar[] = [
-    { name: 'REDIS_NAMESPACE', value: ctx.namespace },
-    { name: 'REDIS_NAME', value: ctx.name },
-    { name: 'REDIS_HOSTS', value: snapshotSources(ctx) },
+    { name: 'REDIS_NAMESPACE', value: source.namespace },
+    { name: 'REDIS_NAME', value: source.name },
+    ...(source.env ?? []),
+    { name: 'REDIS_HOSTS', value: source.hosts },
     { name: 'REDIS_USERNAME', value: OPERATOR_USER },
     secretEnv('REDIS_PASSWORD', operator.secretName, operator.key),
     ...(tls !== undefined ? [{ name: 'REDIS_TLS_CA_FILE', value: `${TLS_MOUNT}/${TLS_CA_KEY}` }] : []),
     ...access.env.filter((e) => e.name !== 'RESTORE_DIR'),
-    ...(ctx.spec.backup?.retention !== undefined ? [{ name: 'RETENTION_DAYS', value: String(ctx.spec.backup.retention) }] : []),
-    ...(ctx.spec.backup?.retentionCount !== undefined ? [{ name: 'RETENTION_COUNT', value: String(ctx.spec.backup.retentionCount) }] : []),
+    ...(source.backup?.retention !== undefined ? [{ name: 'RETENTION_DAYS', value: String(source.backup.retention) }] : []),
+    ...(source.backup?.retentionCount !== undefined ? [{ name: 'RETENTION_COUNT', value: String(source.backup.retentionCount) }] : []),
     { name: 'TERMINATION_LOG', value: TERMINATION_LOG },
   ];
   const container: IContainer = {
@@ -125,8 +158,8 @@ export function backupPodSpec(ctx: HookContext, storage: BackupStorage, operator
     automountServiceAccountToken: false,
     enableServiceLinks: false,
     securityContext: { runAsNonRoot: true, runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID, seccompProfile: { type: 'RuntimeDefault' } },
-    ...(ctx.spec.imagePullSecrets !== undefined && ctx.spec.imagePullSecrets.length > 0
-      ? ({ imagePullSecrets: ctx.spec.imagePullSecrets } satisfies Partial<IPodSpec>)
+    ...(source.imagePullSecrets !== undefined && source.imagePullSecrets.length > 0
+      ? ({ imagePullSecrets: source.imagePullSecrets } satisfies Partial<IPodSpec>)
       : {}),
     containers: [container],
     ...(volumes.length > 0 ? ({ volumes } satisfies Partial<IPodSpec>) : {}),
@@ -135,6 +168,11 @@ export function backupPodSpec(ctx: HookContext, storage: BackupStorage, operator
 
 /** The Job spec both ways share: retries for temporary failures, none for permanent ones. */
 export function backupJobSpec(ctx: HookContext, storage: BackupStorage, operatorImage: string, trigger: string): IJobSpec {
+  return backupJobSpecFor({ ...backupSelectorLabels(ctx.name), [BACKUP_TRIGGER_LABEL]: trigger }, backupPodSpec(ctx, storage, operatorImage));
+}
+
+/** The Job around a backup pod whose template carries `labels`. */
+export function backupJobSpecFor(labels: Record<string, string>, pod: IPodSpec): IJobSpec {
   return {
     backoffLimit: 2,
     // An hour is far above a 1 GiB backup here (about 40 s); a stuck snapshot must not block the next schedule forever.
@@ -142,10 +180,7 @@ export function backupJobSpec(ctx: HookContext, storage: BackupStorage, operator
     podFailurePolicy: {
       rules: [{ action: 'FailJob', onExitCodes: { containerName: BACKUP_CONTAINER, operator: 'In', values: [2] } }],
     },
-    template: {
-      metadata: { labels: { ...backupSelectorLabels(ctx.name), [BACKUP_TRIGGER_LABEL]: trigger } },
-      spec: backupPodSpec(ctx, storage, operatorImage),
-    },
+    template: { metadata: { labels }, spec: pod },
   };
 }
 

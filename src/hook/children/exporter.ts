@@ -14,6 +14,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IService } from 'kubernetes-models/v1/Service';
 import { operatorSecretRef, OPERATOR_USER } from '../../api/auth.ts';
 import { EXPORTER_CONTAINER, EXPORTER_PORT, METRICS_PORT_NAME, REDIS_PORT, childNames, podSelectorLabels } from '../../api/labels.ts';
+import type { MonitoringSpec } from '../../api/monitoring-schema.ts';
 import type { HookContext } from '../context.ts';
 import { sortedMap } from '../util.ts';
 import { restrictedContainer } from './backup-job.ts';
@@ -26,38 +27,38 @@ export function exporterEnabled(ctx: HookContext): boolean {
 
 /** The exporter container, or none when it is off. */
 export function exporterContainers(ctx: HookContext, uid: number): IContainer[] {
-  if (!exporterEnabled(ctx)) return [];
-  const exporter = ctx.spec.monitoring.exporter;
-  const tls = ctx.spec.tls !== undefined;
-  const operator = operatorSecretRef(ctx.name);
+  return exporterEnabled(ctx) ? [exporterContainer(ctx.name, ctx.spec.monitoring.exporter, ctx.spec.tls !== undefined, uid)] : [];
+}
+
+/** The exporter of the pods of the Redis (or RedisCluster: its pods run the same container) called `name`. */
+export function exporterContainer(name: string, exporter: MonitoringSpec['exporter'], tls: boolean, uid: number): IContainer {
+  const operator = operatorSecretRef(name);
   const { requests, limits } = exporter.resources;
-  return [
-    {
-      name: EXPORTER_CONTAINER,
-      image: exporter.image,
-      ...(exporter.imagePullPolicy !== undefined ? ({ imagePullPolicy: exporter.imagePullPolicy } satisfies Partial<IContainer>) : {}),
-      env: [
-        { name: 'REDIS_ADDR', value: `${tls ? 'rediss' : 'redis'}://127.0.0.1:${REDIS_PORT}` },
-        { name: 'REDIS_USER', value: OPERATOR_USER },
-        { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
-        { name: 'REDIS_EXPORTER_WEB_LISTEN_ADDRESS', value: `:${EXPORTER_PORT}` },
-        ...(tls ? [{ name: 'REDIS_EXPORTER_SKIP_TLS_VERIFICATION', value: 'true' }] : []),
-      ],
-      ports: [{ name: METRICS_PORT_NAME, containerPort: EXPORTER_PORT, protocol: 'TCP' }],
-      resources: {
-        ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
-        ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
-      },
-      livenessProbe: {
-        httpGet: { path: '/health', port: METRICS_PORT_NAME, scheme: 'HTTP' },
-        periodSeconds: 10,
-        timeoutSeconds: 5,
-        successThreshold: 1,
-        failureThreshold: 6,
-      },
-      securityContext: restrictedContainer(uid),
+  return {
+    name: EXPORTER_CONTAINER,
+    image: exporter.image,
+    ...(exporter.imagePullPolicy !== undefined ? ({ imagePullPolicy: exporter.imagePullPolicy } satisfies Partial<IContainer>) : {}),
+    env: [
+      { name: 'REDIS_ADDR', value: `${tls ? 'rediss' : 'redis'}://127.0.0.1:${REDIS_PORT}` },
+      { name: 'REDIS_USER', value: OPERATOR_USER },
+      { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
+      { name: 'REDIS_EXPORTER_WEB_LISTEN_ADDRESS', value: `:${EXPORTER_PORT}` },
+      ...(tls ? [{ name: 'REDIS_EXPORTER_SKIP_TLS_VERIFICATION', value: 'true' }] : []),
+    ],
+    ports: [{ name: METRICS_PORT_NAME, containerPort: EXPORTER_PORT, protocol: 'TCP' }],
+    resources: {
+      ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
+      ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
     },
-  ];
+    livenessProbe: {
+      httpGet: { path: '/health', port: METRICS_PORT_NAME, scheme: 'HTTP' },
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 6,
+    },
+    securityContext: restrictedContainer(uid),
+  };
 }
 
 /**

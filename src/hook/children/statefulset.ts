@@ -43,6 +43,7 @@ import {
 } from '../../api/labels.ts';
 import { OPERATOR_RULES, OPERATOR_USER, authSecretRef as redisAuthSecretRef, operatorSecretRef } from '../../api/auth.ts';
 import { TLS_FILE_DIRECTIVES, tlsSecretName } from '../../api/tls.ts';
+import type { PersistenceSpec } from '../../api/schema.ts';
 import type { HookContext } from '../context.ts';
 import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
@@ -62,8 +63,8 @@ export const TMP_VOLUME = 'tmp';
 export type SetKind = 'master' | 'replica';
 
 /** The fields the API server never lets change on a StatefulSet; the selector is always set. */
-type Immutable = Pick<IStatefulSetSpec, 'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'>;
-type LabelSelector = IStatefulSetSpec['selector'];
+export type Immutable = Pick<IStatefulSetSpec, 'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'>;
+export type LabelSelector = IStatefulSetSpec['selector'];
 
 export interface StatefulSetPlan {
   object: Child<IStatefulSet>;
@@ -76,21 +77,23 @@ export interface StatefulSetPlan {
  * password clients use (the default user's) can never fail a probe (issue 10's outage). With TLS
  * they verify the node's certificate chain against the mounted CA.
  */
-function cli(tls: boolean): string {
+export function redisCli(tls: boolean): string {
   const transport = tls ? ` --tls --cacert ${TLS_FILE_DIRECTIVES['tls-ca-cert-file']}` : '';
   return `REDISCLI_AUTH="$OPERATOR_PASSWORD" redis-cli${transport} --user ${OPERATOR_USER} -h "$POD_IP" -p ${REDIS_PORT}`;
 }
 
 /** Ready iff this node is a master, or a replica whose link to its master is up. */
 export function readinessScript(tls: boolean): string {
-  return [`out=$(${cli(tls)} info replication) || exit 1`, 'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac', 'exit 1'].join(
-    '\n',
-  );
+  return [
+    `out=$(${redisCli(tls)} info replication) || exit 1`,
+    'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac',
+    'exit 1',
+  ].join('\n');
 }
 
 /** Alive iff redis-server answers at all: loading a big data set or running a long script is not death. */
 export function livenessScript(tls: boolean): string {
-  return [`out=$(${cli(tls)} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
+  return [`out=$(${redisCli(tls)} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
 }
 
 export const READINESS_SCRIPT = readinessScript(false);
@@ -127,7 +130,7 @@ export function persistenceOn(ctx: HookContext): boolean {
   return ctx.spec.persistence.enableRdb || ctx.spec.persistence.enableAof;
 }
 
-function exec(script: string): Pick<IProbe, 'exec'> {
+export function exec(script: string): Pick<IProbe, 'exec'> {
   return { exec: { command: ['sh', '-c', script] } };
 }
 
@@ -150,9 +153,10 @@ function claimTemplates(ctx: HookContext, component: string): IPersistentVolumeC
   ];
 }
 
-function claimConflicts(ctx: HookContext, setName: string, observedTemplates: unknown[]): string[] {
+/** Why the observed claim templates of `setName` cannot give what spec.persistence asks for (each names the field). */
+export function claimConflicts(persistence: PersistenceSpec, setName: string, observedTemplates: unknown[]): string[] {
   const observedData = observedTemplates.find((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
-  const wanted = persistenceOn(ctx);
+  const wanted = persistence.enableRdb || persistence.enableAof;
   if (wanted && observedData === undefined) {
     return [
       `spec.persistence: RDB/AOF is on but StatefulSet ${setName} was created without a data volume claim (volumeClaimTemplates are immutable); data stays in an emptyDir until the StatefulSet is recreated`,
@@ -163,7 +167,7 @@ function claimConflicts(ctx: HookContext, setName: string, observedTemplates: un
   }
   if (observedData === undefined) return [];
   const conflicts: string[] = [];
-  const { size, storageClassName } = ctx.spec.persistence;
+  const { size, storageClassName } = persistence;
   const observedSize = at(observedData, 'spec', 'resources', 'requests', 'storage');
   const observedBytes = parseQuantity(observedSize);
   const wantedBytes = parseQuantity(size);
@@ -254,7 +258,7 @@ function container(ctx: HookContext): IContainer {
  * refuses any change) and never checked (the API server wrote them, so they have Kubernetes'
  * types; a hand edit could leave anything, which is why they are read with util.ts below).
  */
-function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelector): Immutable {
+export function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelector): Immutable {
   const observed = observedSpec as Partial<Immutable>;
   return {
     selector: observed.selector ?? fallbackSelector,
@@ -291,7 +295,7 @@ export function desiredStatefulSet(
     };
   } else {
     immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
-    conflicts = claimConflicts(ctx, setName, array(observedSpec['volumeClaimTemplates']));
+    conflicts = claimConflicts(spec.persistence, setName, array(observedSpec['volumeClaimTemplates']));
   }
   const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
 

@@ -1,0 +1,229 @@
+// The StatefulSet of one shard, <name>-shard-<i>: 1 + spec.replicas pods of one master and its
+// replicas (which pod is master is the cluster's business: it moves on failover). Invariants:
+// - The pod contract the sidecar relies on: container `redis` running redis-server from
+//   CLUSTER_START_SCRIPT (passwords on stdin, as on Redis pods: `default` from REDIS_PASSWORD,
+//   the operator's ACL user from OPERATOR_PASSWORD, which is also the replication user), ports
+//   `redis` 6379 and `cluster-bus` 16379, data in /data with nodes.conf there, labels
+//   clusterPodSelectorLabels + shard + component `shard`, never the role (the sidecar's).
+// - Immutable fields of an observed StatefulSet (selector, serviceName, podManagementPolicy,
+//   volumeClaimTemplates) are echoed exactly, as for Redis (children/statefulset.ts); a spec they
+//   cannot honour is reported as a conflict naming the field.
+// - updateStrategy OnDelete: rollouts of a cluster are not automated in this version; the status
+//   names the stale pods (Updated condition).
+// - podManagementPolicy Parallel: a shard's pods start together (the cluster is formed by the
+//   sidecar, not by pod order).
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
+import type { IAffinity } from 'kubernetes-models/v1/Affinity';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IVolume } from 'kubernetes-models/v1/Volume';
+import { authSecretRef, operatorSecretRef } from '../../api/auth.ts';
+import {
+  CLUSTER_BUS_PORT,
+  CLUSTER_BUS_PORT_NAME,
+  COMPONENT_SHARD,
+  clusterChildNames,
+  clusterPodSelectorLabels,
+  shardPodSelectorLabels,
+} from '../../api/cluster-names.ts';
+import { COMPONENT_LABEL, CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
+import { restrictedContainer } from '../children/backup-job.ts';
+import { exporterContainer } from '../children/exporter.ts';
+import { versionLabelValue } from '../children/meta.ts';
+import {
+  CONFIG_HASH_ANNOTATION,
+  CONFIG_VOLUME,
+  REDIS_START_SCRIPT,
+  REDIS_UID,
+  TMP_VOLUME,
+  claimConflicts,
+  echoedImmutable,
+  exec,
+  livenessScript,
+  redisCli,
+  type Immutable,
+} from '../children/statefulset.ts';
+import type { Child } from '../children/types.ts';
+import type { KubeObject } from '../types.ts';
+import { array, at, isRecord, sortedMap, stringMap, type Json } from '../util.ts';
+import { clusterChildMetadata, type ClusterContext } from './context.ts';
+
+/**
+ * Redis' own start script (children/statefulset.ts: requirepass, the operator's ACL user and the
+ * replication credentials on stdin, never on a command line or in the ConfigMap), plus the
+ * address the node announces to the cluster: the pod IP, which is how the others reach it.
+ */
+export const CLUSTER_START_SCRIPT = REDIS_START_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF');
+export const CLUSTER_REDIS_COMMAND = ['sh', '-c', CLUSTER_START_SCRIPT];
+
+/**
+ * Ready iff the node sees the cluster as OK (every slot served: clients would get CLUSTERDOWN
+ * otherwise) and it is a master, or a replica whose link to its master is up. A node the sidecar
+ * has not met yet, or a cluster with a slot uncovered, serves nothing: not Ready.
+ */
+export function clusterReadinessScript(): string {
+  return [
+    `out=$(${redisCli(false)} cluster info) || exit 1`,
+    'case "$out" in *cluster_state:ok*) ;; *) exit 1 ;; esac',
+    `out=$(${redisCli(false)} info replication) || exit 1`,
+    'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac',
+    'exit 1',
+  ].join('\n');
+}
+
+/** Pods of one shard prefer separate nodes (a master and its replicas must not die together), and all pods of the cluster somewhat (losing a majority of masters at once stops every failover). */
+function defaultAffinity(ctx: ClusterContext, shard: number): IAffinity {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) }, topologyKey: 'kubernetes.io/hostname' } },
+        { weight: 50, podAffinityTerm: { labelSelector: { matchLabels: clusterPodSelectorLabels(ctx.name) }, topologyKey: 'kubernetes.io/hostname' } },
+      ],
+    },
+  };
+}
+
+function redisContainer(ctx: ClusterContext): IContainer {
+  const { spec } = ctx;
+  const auth = authSecretRef(ctx.name, spec);
+  const operator = operatorSecretRef(ctx.name);
+  const { requests, limits } = spec.resources;
+  return {
+    name: REDIS_CONTAINER,
+    image: spec.image ?? `redis:${spec.version}`,
+    ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
+    command: CLUSTER_REDIS_COMMAND,
+    ports: [
+      { name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' },
+      { name: CLUSTER_BUS_PORT_NAME, containerPort: CLUSTER_BUS_PORT, protocol: 'TCP' },
+    ],
+    env: [
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: auth.secretName, key: auth.key } } },
+      { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
+    ],
+    resources: {
+      ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
+      ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
+    },
+    securityContext: restrictedContainer(REDIS_UID),
+    // As on Redis pods: "does it answer" with five minutes for the data set to load.
+    startupProbe: { ...exec(livenessScript(false)), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
+    readinessProbe: { ...exec(clusterReadinessScript()), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
+    livenessProbe: { ...exec(livenessScript(false)), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
+    volumeMounts: [
+      { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
+      { name: DATA_VOLUME, mountPath: DATA_MOUNT },
+      { name: TMP_VOLUME, mountPath: '/tmp' },
+    ],
+  };
+}
+
+function claimTemplates(ctx: ClusterContext, shard: number): IPersistentVolumeClaim[] {
+  const { enableRdb, enableAof, size, storageClassName } = ctx.spec.persistence;
+  if (!enableRdb && !enableAof) return [];
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      // The pod selector labels land on every claim: the customize hook finds them for finalize.
+      metadata: { name: DATA_VOLUME, labels: { ...shardPodSelectorLabels(ctx.name, shard), [COMPONENT_LABEL]: COMPONENT_SHARD } },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: size } },
+        ...(storageClassName !== undefined ? ({ storageClassName } satisfies Partial<IPersistentVolumeClaimSpec>) : {}),
+        volumeMode: 'Filesystem',
+      },
+    },
+  ];
+}
+
+export interface ShardSetPlan {
+  object: Child<IStatefulSet>;
+  conflicts: string[];
+}
+
+/** minPods: the shard's floor (its master's ordinal + 1), kept even when spec.replicas asks for fewer. */
+export function desiredShardSet(ctx: ClusterContext, shard: number, observed: KubeObject | undefined, confHash: string, minPods = 0): ShardSetPlan {
+  const { spec } = ctx;
+  const names = clusterChildNames(ctx.name);
+  const setName = names.shardSet(shard);
+  const selectorLabels = shardPodSelectorLabels(ctx.name, shard);
+  const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
+  let immutable: Immutable;
+  let conflicts: string[] = [];
+  if (observedSpec === undefined) {
+    const templates = claimTemplates(ctx, shard);
+    immutable = {
+      selector: { matchLabels: selectorLabels },
+      serviceName: names.headless,
+      podManagementPolicy: 'Parallel',
+      ...(templates.length > 0 ? ({ volumeClaimTemplates: templates } satisfies Partial<Immutable>) : {}),
+    };
+  } else {
+    immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
+    conflicts = claimConflicts(spec.persistence, setName, array(observedSpec['volumeClaimTemplates']));
+  }
+  const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+
+  // An echoed selector must keep matching the template, or the API server refuses the update.
+  const templateLabels: Record<string, string> = { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD };
+  const version = versionLabelValue(spec.version);
+  if (version !== undefined) templateLabels[VERSION_LABEL] = version;
+  for (const [key, value] of Object.entries(stringMap(at(immutable.selector, 'matchLabels')))) if (key !== ROLE_LABEL) templateLabels[key] = value;
+
+  const volumes: IVolume[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
+  if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
+  volumes.push({ name: TMP_VOLUME, emptyDir: {} });
+  const exporter = spec.monitoring.enabled && spec.monitoring.exporter.enabled ? [exporterContainer(ctx.name, spec.monitoring.exporter, false, REDIS_UID)] : [];
+
+  const podSpec: IPodSpec = {
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 60,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: REDIS_UID,
+      runAsGroup: REDIS_UID,
+      fsGroup: REDIS_UID,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    // Passed through as written; the API server validates it as an Affinity.
+    affinity: (spec.affinity as IAffinity | undefined) ?? defaultAffinity(ctx, shard),
+    // Empty maps and lists are left out: the API server stores them as absent.
+    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0
+      ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>)
+      : {}),
+    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.priorityClassName !== undefined ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0
+      ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
+      : {}),
+    containers: [redisContainer(ctx), ...exporter],
+    volumes,
+  };
+
+  const stsSpec: IStatefulSetSpec = {
+    replicas: Math.max(minPods, 1 + spec.replicas),
+    selector: immutable.selector,
+    ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
+    ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
+    updateStrategy: { type: 'OnDelete' },
+    // whenScaled Retain: a pod removed by lowering spec.replicas leaves its volume, as on Redis.
+    persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.persistence.whenDeleted, whenScaled: 'Retain' },
+    template: {
+      metadata: { labels: templateLabels, annotations: { ...sortedMap(spec.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: confHash } },
+      spec: podSpec,
+    },
+    ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
+  };
+  return {
+    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: clusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard), spec: stsSpec },
+    conflicts,
+  };
+}
