@@ -24,6 +24,8 @@ export interface AppOptions {
   lifecycle?: Lifecycle;
   /** Replace some hook functions (tests: make them throw or stall). Default: src/hook. */
   hooks?: Partial<HookFunctions>;
+  /** The same for the RedisCluster controller's routes (/rediscluster/*). */
+  clusterHooks?: Partial<HookFunctions>;
   /** Replace the monitoring decorator's hook (tests). Default: src/hook's syncMonitoring. */
   monitoringHook?: typeof hook.syncMonitoring;
   /** Node process metrics on /metrics (default true). */
@@ -50,6 +52,17 @@ function redisBackupHooks(options: hook.HookOptions): HookFunctions {
     finalize: (r) => ({ ...hook.syncRedisBackup(r, options), ...(r.finalizing ? { finalized: true } : {}) }),
     parseCustomizeRequest: hook.parseCustomizeRequest,
     customize: hook.customizeRedisBackup,
+  };
+}
+
+/** The RedisCluster controller's hooks: sync, finalize (its volume policy, as for Redis) and customize. */
+function redisClusterHooks(options: hook.HookOptions): HookFunctions {
+  return {
+    parseHookRequest: hook.parseHookRequest,
+    sync: (r) => hook.syncCluster(r, options),
+    finalize: (r) => hook.finalizeCluster(r, options),
+    parseCustomizeRequest: hook.parseCustomizeRequest,
+    customize: hook.customizeCluster,
   };
 }
 
@@ -92,6 +105,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const hookOptions = options.hookOptions ?? hook.DEFAULT_HOOK_OPTIONS;
   app.register(hookRoutes, { hooks: { ...realHooks(hookOptions), ...options.hooks }, metrics, bodyLimitBytes });
   app.register(hookRoutes, { prefix: '/redisbackup', routePrefix: 'redisbackup/', hooks: redisBackupHooks(hookOptions), metrics, bodyLimitBytes });
+  app.register(hookRoutes, {
+    prefix: '/rediscluster',
+    routePrefix: 'rediscluster/',
+    hooks: { ...redisClusterHooks(hookOptions), ...options.clusterHooks },
+    metrics,
+    bodyLimitBytes,
+  });
   app.register(monitoringRoutes, {
     prefix: '/monitoring',
     hookOptions,

@@ -27,6 +27,7 @@ import {
   type HookRequest,
   type ParseResult,
   type RedisBackupResponse,
+  type RedisClusterResponse,
 } from '../hook/index.ts';
 import { hookScope, identify, schemaFor, type Served } from './hook-scope.ts';
 import type { HookMetrics, HookRoute } from './metrics.ts';
@@ -36,16 +37,19 @@ type MaybePromise<T> = T | Promise<T>;
 /** The hook module's API as the server uses it; injectable so tests can make it fail or stall. */
 export interface HookFunctions {
   parseHookRequest(body: unknown): ParseResult<HookRequest>;
-  sync(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse>;
-  finalize(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse>;
+  sync(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse | RedisClusterResponse>;
+  finalize(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse | RedisClusterResponse>;
   parseCustomizeRequest(body: unknown): ParseResult<CustomizeRequest>;
   customize(request: CustomizeRequest): MaybePromise<CustomizeResponse>;
 }
 
 export interface HookRoutesOptions {
   hooks: HookFunctions;
-  /** '' for the Redis controller's routes, 'redisbackup/' for the RedisBackup controller's (registered with that prefix): the metrics' route label. */
-  routePrefix?: '' | 'redisbackup/';
+  /**
+   * '' for the Redis controller's routes, 'redisbackup/' for the RedisBackup controller's and
+   * 'rediscluster/' for the RedisCluster controller's (each registered with that prefix): the metrics' route label.
+   */
+  routePrefix?: '' | 'redisbackup/' | 'rediscluster/';
   metrics: HookMetrics;
   bodyLimitBytes: number;
 }

@@ -4,8 +4,19 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** The Redis controller's routes, the RedisBackup controller's (under /redisbackup), the monitoring decorator's (under /monitoring). */
-export const HOOK_ROUTES = ['sync', 'finalize', 'customize', 'redisbackup/sync', 'redisbackup/finalize', 'redisbackup/customize', 'monitoring/sync'] as const;
+/** The Redis controller's routes, the RedisBackup controller's (under /redisbackup), the RedisCluster controller's (under /rediscluster), the monitoring decorator's (under /monitoring). */
+export const HOOK_ROUTES = [
+  'sync',
+  'finalize',
+  'customize',
+  'redisbackup/sync',
+  'redisbackup/finalize',
+  'redisbackup/customize',
+  'rediscluster/sync',
+  'rediscluster/finalize',
+  'rediscluster/customize',
+  'monitoring/sync',
+] as const;
 export type HookRoute = (typeof HOOK_ROUTES)[number];
 
 /**
