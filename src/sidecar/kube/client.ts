@@ -3,7 +3,7 @@
 //   config.ts     where the KubeConfig comes from
 //   errors.ts     classifying a failed call (kubeFailure, isNotFound, isConflict, isReplaced)
 //   request.ts    the timeout and patch content type every call carries
-//   informers.ts  what the sidecar watches (Redis resources, the operator's pods)
+//   informers.ts  what the sidecar watches (Redis and RedisCluster resources, their pods)
 //   pods.ts       the pod metadata patch, deleting a pod a rollout replaces
 //   events.ts     Events on the Redis         redis-object.ts  annotations on the Redis
 //   secrets.ts    the generated auth Secret   leases.ts   the Lease for leader election
@@ -29,23 +29,37 @@ import { pino, type Logger } from 'pino';
 import type { RedisObject } from '../../api/schema.ts';
 import { reuseDispatchers } from './dispatcher.ts';
 import { emitEvent } from './events.ts';
-import { leaseInformer, listRedis, podInformer, redisInformer, statefulSetInformer, type MultiInformer, type WatchScope } from './informers.ts';
+import {
+  clusterPodInformer,
+  leaseInformer,
+  listRedis,
+  podInformer,
+  redisClusterInformer,
+  redisInformer,
+  statefulSetInformer,
+  type MultiInformer,
+  type RedisClusterObject,
+  type WatchScope,
+} from './informers.ts';
 import { KubeLeaseClient, type LeaseClient } from './leases.ts';
 import { deletePod, patchPodMetadata, type PodMetadataChanges } from './pods.ts';
 import { patchRedisAnnotations } from './redis-object.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type CoreCalls, type RedisRef } from './request.ts';
 import type { AuthSecretRef } from '../../api/auth.ts';
-import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, readSecretValues, type GeneratedSecret } from './secrets.ts';
+import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, readSecretValues, type GeneratedSecret, type SecretOwner } from './secrets.ts';
+import { CLUSTER_PLURAL } from '../../api/cluster-names.ts';
+import { GROUP, VERSION } from '../../api/labels.ts';
+import { mergePatchOptions } from './request.ts';
 import { deleteStatefulSetOrphan, getStatefulSet, listRedisClaims, listStorageClasses, patchClaim, type ClaimChanges, type VolumeCalls } from './volumes.ts';
 
 export { loadKubeConfig, type KubeConfigSource } from './config.ts';
 export { isConflict, isNotFound, isReplaced, kubeFailure, type KubeFailure } from './errors.ts';
 export { REPORTING_CONTROLLER } from './events.ts';
-export { POD_SELECTOR, type MultiInformer, type WatchVerb } from './informers.ts';
+export { CLUSTER_POD_SELECTOR, POD_SELECTOR, type MultiInformer, type RedisClusterObject, type WatchVerb } from './informers.ts';
 export { KubeLeaseClient, LeaseConflictError, type LeaseClient } from './leases.ts';
 export type { PodMetadataChanges } from './pods.ts';
 export { DEFAULT_REQUEST_TIMEOUT_MS, mergePatchOptions, timeoutOptions, type RedisRef } from './request.ts';
-export { secretValue, type GeneratedSecret } from './secrets.ts';
+export { secretValue, type GeneratedSecret, type SecretOwner } from './secrets.ts';
 export { claimSelector, type ClaimChanges } from './volumes.ts';
 
 export interface KubeClientOptions {
@@ -108,6 +122,29 @@ export class KubeClient {
     return podInformer(this.scope);
   }
 
+  /** An informer over RedisCluster resources. Call start(). */
+  redisClusterInformer(): MultiInformer<RedisClusterObject & KubernetesObject> {
+    return redisClusterInformer(this.scope);
+  }
+
+  /** An informer over the pods of every RedisCluster (app.kubernetes.io/name=redis-cluster). Call start(). */
+  clusterPodInformer(): MultiInformer<V1Pod> {
+    return clusterPodInformer(this.scope);
+  }
+
+  /** Merge-patches annotations of a RedisCluster (null removes), guarded by its uid (the reshard record). */
+  patchClusterAnnotations(cluster: RedisRef, annotations: Record<string, string | null>): Promise<void> {
+    return patchRedisAnnotations(this.custom, this.calls.timeoutMs, cluster, annotations, CLUSTER_PLURAL);
+  }
+
+  /** Sets a RedisCluster's shard count through its scale subresource, as an HPA does. */
+  async scaleCluster(cluster: RedisRef, shards: number): Promise<void> {
+    await this.custom.patchNamespacedCustomObjectScale(
+      { group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, namespace: cluster.namespace, name: cluster.name, body: { spec: { replicas: shards } } },
+      mergePatchOptions(this.calls.timeoutMs),
+    );
+  }
+
   /** An informer over the operator's StatefulSets (their update revision drives rollouts). Call start(). */
   statefulSetInformer(): MultiInformer<V1StatefulSet> {
     return statefulSetInformer(this.scope);
@@ -128,9 +165,9 @@ export class KubeClient {
     return patchPodMetadata(this.calls, namespace, name, changes);
   }
 
-  /** Records an Event on the Redis. Best effort: returns false (and logs) instead of throwing. */
-  emitEvent(redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string): Promise<boolean> {
-    return emitEvent(this.calls, this.identity, redis, type, reason, message);
+  /** Records an Event on the Redis (or on another of our kinds). Best effort: returns false (and logs) instead of throwing. */
+  emitEvent(redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string, kind?: string): Promise<boolean> {
+    return emitEvent(this.calls, this.identity, redis, type, reason, message, kind);
   }
 
   /** The Secret, or null when it does not exist. */
@@ -154,8 +191,8 @@ export class KubeClient {
   }
 
   /** Reads a generated Secret (the auth one by default), creating it when absent (idempotent; safe to race). */
-  ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret> {
-    return ensureAuthSecret(this.calls, redis, ref);
+  ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret> {
+    return ensureAuthSecret(this.calls, redis, ref, owner);
   }
 
   /** The PersistentVolumeClaims of one Redis (by its pod selector labels, which its claims carry). See volumes.ts. */

@@ -1,4 +1,4 @@
-// Events the sidecar records on a Redis (new-style core/v1 fields).
+// Events the sidecar records on a Redis or a RedisCluster (new-style core/v1 fields).
 // Invariants:
 // - Events are best effort: emitEvent never throws; a lost Event must not fail a failover.
 // - metav1.MicroTime fields are written with V1MicroTime (six fractional digits); a plain Date
@@ -14,7 +14,8 @@ export const REPORTING_CONTROLLER = 'redis-operator';
 
 /**
  * Records a core/v1 Event on the Redis (new-style fields: eventTime, action, reportingComponent,
- * reportingInstance = `identity`). Best effort: returns false (and logs) instead of throwing.
+ * reportingInstance = `identity`), or on another of our kinds (`kind`, e.g. RedisCluster). Best
+ * effort: returns false (and logs) instead of throwing.
  */
 export async function emitEvent(
   calls: CoreCalls,
@@ -23,9 +24,10 @@ export async function emitEvent(
   type: 'Normal' | 'Warning',
   reason: string,
   message: string,
+  kind: string = KIND,
 ): Promise<boolean> {
   const now = new Date();
-  const involvedObject: Record<string, string> = { apiVersion: API_VERSION, kind: KIND, name: redis.name, namespace: redis.namespace };
+  const involvedObject: Record<string, string> = { apiVersion: API_VERSION, kind, name: redis.name, namespace: redis.namespace };
   if (redis.uid) involvedObject['uid'] = redis.uid;
   try {
     await calls.core.createNamespacedEvent(

@@ -3,8 +3,12 @@
 // Invariants:
 // - A failed list/watch is logged, reported to onError callbacks, and restarted after a delay
 //   until stop(): an informer that died silently would freeze every decision on stale data.
-// - The pod informer selects only pods labelled managed-by=redis-operator; which Redis a pod
-//   belongs to is decided later (api/membership.ts), never here.
+// - The pod informer selects only the Redis kind's pods (name=redis, managed-by=redis-operator),
+//   the cluster pod informer only RedisCluster pods (name=redis-cluster): neither manager ever
+//   sees the other kind's pods. Which Redis a pod belongs to is decided later
+//   (api/membership.ts), never here.
+// - An informer over a kind the API server does not serve (its CRD not installed: 404) retries
+//   slowly (NOT_SERVED_RETRY_MS), not every second.
 // - Lists are bounded by the request timeout like every other call.
 // - A watch the server closed cleanly is renewed at once (at most one per second): never the
 //   up-to-30 s wait client-node would add, during which a dead pod would go unseen.
@@ -24,7 +28,9 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { GROUP, MANAGED_BY, MANAGED_BY_LABEL, PLURAL, VERSION } from '../../api/labels.ts';
+import { CLUSTER_APP_NAME, CLUSTER_PLURAL } from '../../api/cluster-names.ts';
+import type { RedisClusterSpec, RedisClusterStatus } from '../../api/cluster-schema.ts';
+import { APP_NAME, GROUP, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, PLURAL, VERSION } from '../../api/labels.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { kubeFailure } from './errors.ts';
 import { reconnectPacer } from './reconnect.ts';
@@ -33,8 +39,23 @@ import { timeoutOptions } from './request.ts';
 /** A watch closed cleanly is renewed at once if it lived this long, else after the rest of it. */
 export const WATCH_MIN_INTERVAL_MS = 1000;
 
-/** The pods the sidecar watches: every pod of every Redis carries this label. */
-export const POD_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+/** The Redis pods the replication manager watches (every pod of every Redis carries these labels). */
+export const POD_SELECTOR = `${NAME_LABEL}=${APP_NAME},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+/** The RedisCluster pods the cluster manager watches. */
+export const CLUSTER_POD_SELECTOR = `${NAME_LABEL}=${CLUSTER_APP_NAME},${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+/** The operator's StatefulSets (of both kinds): their update revision drives Redis rollouts. */
+export const SET_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY}`;
+/** A kind the API server does not serve (404 on list) is listed again this often. */
+export const NOT_SERVED_RETRY_MS = 30_000;
+
+/** A RedisCluster as the sidecar reads it (spec validated later, status as the hook wrote it). */
+export interface RedisClusterObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name?: string; namespace?: string; uid?: string; annotations?: Record<string, string>; resourceVersion?: string };
+  spec?: Partial<RedisClusterSpec> | Record<string, unknown>;
+  status?: RedisClusterStatus;
+}
 
 export type WatchVerb = 'add' | 'update' | 'delete';
 
@@ -86,10 +107,11 @@ function multiInformer<T extends KubernetesObject>(kc: KubeConfig, specs: Inform
       logger.warn({ path: specs[i]!.path, code: f.code, reason: f.reason, err: f.message }, 'informer failed; restarting');
       for (const cb of errorCbs) cb(err);
       if (stopped) return;
+      const delay = f.code === 404 ? Math.max(restartDelayMs, NOT_SERVED_RETRY_MS) : restartDelayMs;
       const t = setTimeout(() => {
         timers.delete(t);
         if (!stopped) inf.start().catch(() => undefined);
-      }, restartDelayMs);
+      }, delay);
       timers.add(t);
     });
   });
@@ -149,9 +171,8 @@ export function redisInformer(scope: WatchScope): MultiInformer<RedisObject & Ku
 }
 
 /** An informer over every pod managed by the operator (label app.kubernetes.io/managed-by=redis-operator). */
-export function podInformer(scope: WatchScope): MultiInformer<V1Pod> {
+export function podInformer(scope: WatchScope, labelSelector = POD_SELECTOR): MultiInformer<V1Pod> {
   const t = () => timeoutOptions(scope.timeoutMs);
-  const labelSelector = POD_SELECTOR;
   const specs: InformerSpec<V1Pod>[] =
     scope.namespaces.length === 0
       ? [{ path: '/api/v1/pods', labelSelector, list: () => scope.core.listPodForAllNamespaces({ labelSelector }, t()) }]
@@ -163,13 +184,33 @@ export function podInformer(scope: WatchScope): MultiInformer<V1Pod> {
   return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
 }
 
+/** An informer over the pods of every RedisCluster (never a Redis pod). Call start(). */
+export function clusterPodInformer(scope: WatchScope): MultiInformer<V1Pod> {
+  return podInformer(scope, CLUSTER_POD_SELECTOR);
+}
+
+/** An informer over RedisCluster resources (one watch per namespace, or one for all). Call start(). */
+export function redisClusterInformer(scope: WatchScope): MultiInformer<RedisClusterObject & KubernetesObject> {
+  const t = () => timeoutOptions(scope.timeoutMs);
+  const crd = { group: GROUP, version: VERSION, plural: CLUSTER_PLURAL };
+  type R = RedisClusterObject & KubernetesObject;
+  const specs: InformerSpec<R>[] =
+    scope.namespaces.length === 0
+      ? [{ path: `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`, list: () => scope.custom.listClusterCustomObject(crd, t()) as Promise<{ items: R[] }> }]
+      : scope.namespaces.map((namespace) => ({
+          path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${CLUSTER_PLURAL}`,
+          list: () => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t()) as Promise<{ items: R[] }>,
+        }));
+  return multiInformer(scope.kc, specs, scope.restartDelayMs, scope.logger);
+}
+
 /**
  * An informer over the operator's StatefulSets (same label as the pods): their update revision
  * tells which pods a rollout must still replace.
  */
 export function statefulSetInformer(scope: WatchScope): MultiInformer<V1StatefulSet> {
   const t = () => timeoutOptions(scope.timeoutMs);
-  const labelSelector = POD_SELECTOR;
+  const labelSelector = SET_SELECTOR;
   const specs: InformerSpec<V1StatefulSet>[] =
     scope.namespaces.length === 0
       ? [{ path: '/apis/apps/v1/statefulsets', labelSelector, list: () => scope.apps.listStatefulSetForAllNamespaces({ labelSelector }, t()) }]

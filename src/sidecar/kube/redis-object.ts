@@ -1,5 +1,6 @@
 // The sidecar's one write to a Redis object: annotations recording what it did with a request
-// written there (the switchover-status annotation). Never spec, never status: the spec is the
+// written there (the switchover-status annotation); the same on a RedisCluster (`plural`: the
+// reshard record). Never spec, never status: the spec is the
 // user's and the status the hook's (Metacontroller replaces it whole on every sync).
 // Invariants: a JSON merge patch of metadata.annotations only, keys not named left alone, with
 // metadata.uid as a precondition so a record never lands on a re-created Redis of the same name.
@@ -12,11 +13,12 @@ export async function patchRedisAnnotations(
   timeoutMs: number,
   redis: RedisRef,
   annotations: Record<string, string | null>,
+  plural: string = PLURAL,
 ): Promise<void> {
   const metadata: Record<string, unknown> = { annotations };
   if (redis.uid) metadata['uid'] = redis.uid;
   await custom.patchNamespacedCustomObject(
-    { group: GROUP, version: VERSION, plural: PLURAL, namespace: redis.namespace, name: redis.name, body: { metadata } },
+    { group: GROUP, version: VERSION, plural, namespace: redis.namespace, name: redis.name, body: { metadata } },
     mergePatchOptions(timeoutMs),
   );
 }

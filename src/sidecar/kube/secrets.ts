@@ -4,7 +4,8 @@
 // - Which Secrets and keys are generated is api/auth.ts's answer, never restated here.
 // - Creating is safe to race: AlreadyExists means another sidecar (or an earlier run) won, and
 //   its password is the one every sidecar then uses; a password is never overwritten.
-// - A generated Secret is owned by the Redis (controller reference), so it goes with it.
+// - A generated Secret is owned by the Redis (controller reference), so it goes with it; a
+//   RedisCluster's by the RedisCluster.
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { generatedAuthSecretRef, type AuthSecretRef } from '../../api/auth.ts';
@@ -13,6 +14,15 @@ import { isConflict, isNotFound } from './errors.ts';
 import { timeoutOptions, type CoreCalls, type RedisRef } from './request.ts';
 
 export type GeneratedSecret = { password: string; created: boolean };
+
+/** Who owns a generated Secret: a Redis by default; a RedisCluster passes its kind and pod labels. */
+export interface SecretOwner {
+  kind: string;
+  /** The Secret's labels (name, instance, managed-by). */
+  labels: Record<string, string>;
+}
+
+const redisOwner = (name: string): SecretOwner => ({ kind: KIND, labels: { [NAME_LABEL]: APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY } });
 
 export function secretValue(secret: V1Secret | null, key: string): string | null {
   const b64 = secret?.data?.[key];
@@ -57,6 +67,7 @@ export async function createAuthSecret(
   calls: CoreCalls,
   redis: RedisRef & { uid: string },
   ref: AuthSecretRef = generatedAuthSecretRef(redis.name),
+  owner: SecretOwner = redisOwner(redis.name),
 ): Promise<GeneratedSecret> {
   const { secretName: name, key } = ref;
   const password = randomBytes(32).toString('hex');
@@ -64,9 +75,9 @@ export async function createAuthSecret(
     metadata: {
       name,
       namespace: redis.namespace,
-      labels: { [NAME_LABEL]: APP_NAME, [INSTANCE_LABEL]: redis.name, [MANAGED_BY_LABEL]: MANAGED_BY },
+      labels: owner.labels,
       // No blockOwnerDeletion: setting it needs update rights on redises/finalizers, which the sidecar does not have.
-      ownerReferences: [{ apiVersion: API_VERSION, kind: KIND, name: redis.name, uid: redis.uid, controller: true }],
+      ownerReferences: [{ apiVersion: API_VERSION, kind: owner.kind, name: redis.name, uid: redis.uid, controller: true }],
     },
     type: 'Opaque',
     data: { [key]: Buffer.from(password, 'utf8').toString('base64') },
@@ -88,9 +99,10 @@ export async function ensureAuthSecret(
   calls: CoreCalls,
   redis: RedisRef & { uid: string },
   ref: AuthSecretRef = generatedAuthSecretRef(redis.name),
+  owner?: SecretOwner,
 ): Promise<GeneratedSecret> {
   const { secretName, key } = ref;
   const existing = await readSecretValue(calls, redis.namespace, secretName, key);
   if (existing !== null) return { password: existing, created: false };
-  return createAuthSecret(calls, redis, ref);
+  return createAuthSecret(calls, redis, ref, owner);
 }
