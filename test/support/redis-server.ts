@@ -49,6 +49,12 @@ export interface RedisServerOptions {
   replicaPriority?: number;
   /** Any further redis.conf directives (tests only; e.g. repl-diskless-sync-delay). */
   extra?: Record<string, string>;
+  /**
+   * A Redis Cluster node, as a RedisCluster pod runs (cluster-enabled, nodes.conf in the data
+   * directory, cluster-node-timeout), with no `replicaof` line (refused in cluster mode) and no
+   * write fencing unless asked (minReplicasToWrite defaults to 0 here).
+   */
+  cluster?: { nodeTimeoutMs?: number };
   /** How long to wait for the server to accept connections. Default 10000 ms. */
   startTimeoutMs?: number;
   /** 'pong' (default): until PING answers (data loaded); 'accept': until it accepts TCP (may still be LOADING). */
@@ -58,7 +64,10 @@ export interface RedisServerOptions {
 // ---- redis-server ---------------------------------------------------------------------------
 
 function configText(
-  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls'>> & { extra: Record<string, string> },
+  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls' | 'cluster'>> & {
+    extra: Record<string, string>;
+    cluster: RedisServerOptions['cluster'];
+  },
   dataDir: string,
   logFile: string,
 ): string {
@@ -67,7 +76,16 @@ function configText(
     `bind ${o.ip}`,
     'port 6379',
     `dir ${dataDir}`,
-    'replicaof 127.0.0.1 1',
+    ...(o.cluster
+      ? [
+          'cluster-enabled yes',
+          'cluster-config-file nodes.conf',
+          `cluster-node-timeout ${o.cluster.nodeTimeoutMs ?? 1000}`,
+          'cluster-require-full-coverage no',
+          'cluster-allow-replica-migration no',
+          'repl-diskless-sync-delay 0',
+        ]
+      : ['replicaof 127.0.0.1 1']),
     'replica-read-only yes',
     'repl-ping-replica-period 1',
     `min-replicas-to-write ${o.minReplicasToWrite}`,
@@ -215,10 +233,11 @@ export class RedisServer {
         ip: this.#ip,
         appendonly: o.appendonly ?? false,
         save: o.save ?? '',
-        minReplicasToWrite: o.minReplicasToWrite ?? 1,
+        minReplicasToWrite: o.minReplicasToWrite ?? (o.cluster ? 0 : 1),
         minReplicasMaxLag: o.minReplicasMaxLag ?? 5,
         replicaPriority: o.replicaPriority ?? 100,
         extra: o.extra ?? {},
+        cluster: o.cluster,
       },
       this.dataDir,
       this.logFile,
