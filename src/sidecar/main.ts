@@ -1,7 +1,8 @@
 // Entry point of the replication-manager sidecar (second container of the operator Deployment):
 // validated config from the environment, the metrics/probe HTTP server (listening from the first
 // moment: the Deployment's probes hit it), the Kubernetes client, Lease leader election and the
-// manager (SHARDS > 1: one Lease per shard, see kube/shard-leadership.ts). SIGTERM/SIGINT: stop acting, hand the Lease(s) back (a standby takes over at its next
+// managers: Redis (manager/) and RedisCluster (cluster/), which share the Leases (SHARDS > 1: one
+// Lease per shard, see kube/shard-leadership.ts; a Redis and a RedisCluster go by namespace/name). SIGTERM/SIGINT: stop acting, hand the Lease(s) back (a standby takes over at its next
 // poll instead of waiting for expiry), close Redis connections and informers, exit 0.
 // Exit codes: 0 after a clean shutdown; 1 for a bad configuration (every problem printed at once)
 // or a shutdown that did not finish within 10 s.
@@ -11,6 +12,7 @@ import { ShardLeadership } from './kube/shard-leadership.ts';
 import { loadSidecarConfig } from './config.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { ReplicationManager } from './manager/index.ts';
+import { ClusterManager } from './cluster/manager/manager.ts';
 import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './metrics.ts';
 
 const loaded = loadSidecarConfig(process.env);
@@ -32,9 +34,15 @@ try {
 
 const metrics = createSidecarMetrics({ defaultMetrics: true });
 let manager: ReplicationManager | null = null;
+let clusters: ClusterManager | null = null;
 let server: MetricsServer;
 try {
-  server = await startMetricsServer({ host: config.metricsHost, port: config.metricsPort, registry: metrics.registry, ready: () => manager?.ready ?? false });
+  server = await startMetricsServer({
+    host: config.metricsHost,
+    port: config.metricsPort,
+    registry: metrics.registry,
+    ready: () => (manager?.ready ?? false) && (clusters?.ready ?? false),
+  });
 } catch (err) {
   logger.fatal({ err: err instanceof Error ? err.message : String(err), port: config.metricsPort }, 'cannot listen for metrics and probes');
   process.exit(1);
@@ -56,18 +64,35 @@ const leadership =
         leaseClient: (name) => leaseKube.leaseClient(config.leaseNamespace, name, config.leader.requestTimeoutMs),
         leases: leaseKube.leaseInformer(config.leaseNamespace),
         logger,
-        onShardChanged: (shard, leading) => manager?.leadershipChanged(leading, shard),
+        onShardChanged: (shard, leading) => {
+          manager?.leadershipChanged(leading, shard);
+          clusters?.leadershipChanged(leading, shard);
+        },
       })
     : new LeaderElector({
         client: leaseKube.leaseClient(config.leaseNamespace, config.leaseName, config.leader.requestTimeoutMs),
         identity: config.podName,
         settings: config.leader,
         logger,
-        onStartedLeading: () => manager?.leadershipChanged(true),
-        onStoppedLeading: () => manager?.leadershipChanged(false),
+        onStartedLeading: () => {
+          manager?.leadershipChanged(true);
+          clusters?.leadershipChanged(true);
+        },
+        onStoppedLeading: () => {
+          manager?.leadershipChanged(false);
+          clusters?.leadershipChanged(false);
+        },
       });
 metrics.shards.set(config.shards);
 manager = new ReplicationManager({ kube, leader: leadership, logger, metrics, timing: config.timing, redisLocalAddress: config.redisLocalAddress });
+clusters = new ClusterManager({
+  kube,
+  leader: leadership,
+  logger,
+  registry: metrics.registry,
+  timing: config.timing,
+  redisLocalAddress: config.redisLocalAddress,
+});
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
@@ -81,7 +106,7 @@ async function shutdown(signal: string): Promise<void> {
   hard.unref();
   // Stop acting first (isLeader() turns false), then hand the Lease back.
   await leadership.stop();
-  await manager?.stop();
+  await Promise.all([manager?.stop(), clusters?.stop()]);
   await server.close();
   logger.info('stopped');
   process.exit(0);
@@ -103,4 +128,4 @@ logger.info(
 );
 // The single elector starts at once; the sharded one once its Lease informer has listed.
 const started = leadership.start();
-await Promise.all([started, manager.start()]);
+await Promise.all([started, manager.start(), clusters.start()]);

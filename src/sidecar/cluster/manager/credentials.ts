@@ -1,0 +1,140 @@
+// A RedisCluster's passwords. The sidecar talks to every node as the operator's own ACL user
+// (`redis-operator`, password in the generated `<name>-operator` Secret, never rotated), exactly
+// as for Redis: probes, cluster commands and MIGRATE's AUTH2 never depend on the password
+// clients use. The clients' password (spec.auth, or the generated `<name>-auth`) is only made to
+// exist: the pods need it to start.
+// Invariants:
+// - Only the acting instance creates a generated Secret (owned by the RedisCluster, so it goes
+//   with it); creating is safe to race (kube/secrets.ts).
+// - The Secret is read again when status.secrets says one changed, or a node refused the
+//   password (at most once a second: decide/secret-reads.ts); polled only when the status
+//   publishes no versions.
+import type { Logger } from 'pino';
+import { authSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
+import { CLUSTER_KIND, clusterPodSelectorLabels } from '../../../api/cluster-names.ts';
+import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
+import { decideSecretRead } from '../../decide/secret-reads.ts';
+import { kubeFailure, type RedisRef } from '../../kube/client.ts';
+import type { ClusterKube } from './types.ts';
+
+export interface ClusterCredentialsOptions {
+  ref: RedisRef;
+  kube: Pick<ClusterKube, 'readSecretValue' | 'ensureAuthSecret'>;
+  isLeader(): boolean;
+  log: Logger;
+  /** The operator's password changed (or is first known). */
+  onPassword(password: string): void;
+  /** A user-owned Secret is missing (said once per problem). */
+  onMissing(text: string): void;
+  pollMs: number;
+  now(): number;
+}
+
+export class ClusterCredentials {
+  readonly #o: ClusterCredentialsOptions;
+  #spec: RedisClusterSpec | null = null;
+  #password: string | undefined;
+  #versions: string | undefined;
+  #readVersions: string | undefined;
+  #loadedAt = -Infinity;
+  #attemptAt = -Infinity;
+  #failed = false;
+  #refused = false;
+  #load: Promise<void> | null = null;
+  #told: string | null = null;
+
+  constructor(options: ClusterCredentialsOptions) {
+    this.#o = options;
+  }
+
+  get known(): boolean {
+    return this.#password !== undefined;
+  }
+
+  setSpec(spec: RedisClusterSpec): void {
+    this.#spec = spec;
+  }
+
+  setVersions(versions: string | undefined): void {
+    this.#versions = versions;
+  }
+
+  /** A node refused our password: read the Secret again soon. */
+  refused(): void {
+    this.#refused = true;
+  }
+
+  /** True once the operator's password is known; starts a read when one is due. */
+  async ensure(): Promise<boolean> {
+    const due = decideSecretRead({
+      versions: this.#versions,
+      readVersions: this.#readVersions,
+      loadedAt: this.#loadedAt,
+      attemptAt: this.#attemptAt,
+      failed: this.#failed,
+      refused: this.#refused,
+      everyMs: this.#o.pollMs,
+      now: this.#o.now(),
+    }).read;
+    if (due || (!this.known && this.#o.now() - this.#attemptAt > 1000)) this.#start();
+    if (!this.known && this.#load) await this.#load;
+    return this.known;
+  }
+
+  #start(): void {
+    if (this.#load || !this.#spec) return;
+    this.#attemptAt = this.#o.now();
+    this.#refused = false;
+    const versions = this.#versions;
+    this.#load = this.#read(this.#spec)
+      .then((complete) => {
+        this.#failed = false;
+        if (complete) {
+          this.#readVersions = versions;
+          this.#loadedAt = this.#o.now();
+        }
+      })
+      .catch((err: unknown) => {
+        this.#failed = true;
+        const f = kubeFailure(err);
+        this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the RedisCluster secrets');
+      })
+      .finally(() => {
+        this.#load = null;
+      });
+  }
+
+  async #read(spec: RedisClusterSpec): Promise<boolean> {
+    const [operator, client] = await Promise.all([this.#value(operatorSecretRef(this.#o.ref.name)), this.#value(authSecretRef(this.#o.ref.name, spec))]);
+    if (operator !== null && operator !== this.#password) {
+      if (this.#password !== undefined) this.#o.log.warn("the operator's Secret of the RedisCluster changed: using the new password");
+      this.#password = operator;
+      this.#o.onPassword(operator);
+    }
+    return operator !== null && client !== null;
+  }
+
+  async #value(src: AuthSecretRef): Promise<string | null> {
+    const { ref, kube } = this.#o;
+    let value: string | null;
+    if (src.generated && this.#o.isLeader() && ref.uid) {
+      const r = await kube.ensureAuthSecret({ namespace: ref.namespace, name: ref.name, uid: ref.uid }, src, {
+        kind: CLUSTER_KIND,
+        labels: clusterPodSelectorLabels(ref.name),
+      });
+      if (r.created) this.#o.log.info({ secret: src.secretName }, 'created a generated secret (random password, owned by the RedisCluster)');
+      value = r.password;
+    } else {
+      value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
+    }
+    if (value === null) {
+      const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (the acting sidecar creates it)' : ''}`;
+      if (this.#told !== text) {
+        this.#told = text;
+        this.#o.log.warn({ problem: text }, 'a RedisCluster secret is missing: waiting for it');
+        if (!src.generated) this.#o.onMissing(text);
+      }
+    } else if (this.#told !== null && value !== null) this.#told = null;
+    return value;
+  }
+}

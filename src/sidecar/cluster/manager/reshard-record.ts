@@ -1,0 +1,130 @@
+// The reshard record on the RedisCluster (annotation redis.example.com/reshard) and its Events:
+// Running with moved/total progress, then Done, or Refused with the reason.
+// Invariants:
+// - Running is written when a reshard starts and then at most every PROGRESS_EVERY_MS; Done and
+//   Refused at once. A Refused record is written once per (target, reason): a refused count
+//   costs no API write per round.
+// - An instance that takes over a reshard another one started continues its record (same
+//   target: the total is kept, progress is what is left to move), so progress never goes back.
+import type { Logger } from 'pino';
+import { RESHARD_ANNOTATION, readReshardRecord, reshardRecord, type ReshardRecord } from '../../../api/cluster-names.ts';
+import { kubeFailure, type RedisRef } from '../../kube/client.ts';
+import type { ReshardDecision } from '../decide/reshard.ts';
+import type { ClusterKube, EventToSend } from './types.ts';
+
+export const PROGRESS_EVERY_MS = 3000;
+
+interface Episode {
+  from: number;
+  to: number;
+  total: number;
+  moved: number;
+  startedAt: number;
+  writtenAt: number;
+}
+
+export interface ReshardRecorderOptions {
+  ref: RedisRef;
+  kube: Pick<ClusterKube, 'patchClusterAnnotations'>;
+  log: Logger;
+  event(e: EventToSend): void;
+  /** Monotonic ms. */
+  now(): number;
+  /** Wall clock ms (the record's `at`). */
+  wallNow(): number;
+}
+
+export class ReshardRecorder {
+  readonly #o: ReshardRecorderOptions;
+  #annotation: string | undefined;
+  #episode: Episode | null = null;
+
+  constructor(options: ReshardRecorderOptions) {
+    this.#o = options;
+  }
+
+  /** The annotation as the RedisCluster has it now. */
+  observe(annotation: string | undefined): void {
+    this.#annotation = annotation;
+  }
+
+  get running(): boolean {
+    return this.#episode !== null;
+  }
+
+  /** The leader changed hands: start from the record, not from this instance's old memory. */
+  forget(): void {
+    this.#episode = null;
+  }
+
+  async decided(d: ReshardDecision): Promise<void> {
+    const current = readReshardRecord(this.#annotation);
+    if (d.kind === 'move') {
+      if (this.#episode && this.#episode.to === d.to) return;
+      const resumed = current?.state === 'Running' && current.to === d.to;
+      const total = resumed ? Math.max(current.total, current.moved + d.moves.length) : d.moves.length;
+      this.#episode = { from: resumed ? current.from : d.from, to: d.to, total, moved: total - d.moves.length, startedAt: this.#o.now(), writtenAt: -Infinity };
+      if (!resumed) this.#o.event({ type: 'Normal', reason: 'ReshardStarted', message: `resharding ${d.from} -> ${d.to} shards: ${d.reason}` });
+      else this.#o.log.info({ from: current.from, to: d.to, left: d.moves.length }, 'resuming a reshard another instance started');
+      await this.#write('Running', '');
+      return;
+    }
+    if (d.kind === 'balanced') {
+      const e = this.#episode;
+      if (!e && current?.state !== 'Running') return;
+      const done = e ?? { from: current!.from, to: current!.to, total: current!.total, moved: current!.total, startedAt: this.#o.now(), writtenAt: 0 };
+      done.moved = done.total;
+      this.#episode = done;
+      await this.#write('Done', '');
+      this.#episode = null;
+      const seconds = e ? ((this.#o.now() - e.startedAt) / 1000).toFixed(1) : null;
+      this.#o.event({
+        type: 'Normal',
+        reason: 'ReshardDone',
+        message: `resharded ${done.from} -> ${done.to} shards: ${done.total} slots moved${seconds ? ` (${seconds} s on this instance)` : ''}`,
+      });
+      return;
+    }
+    if (d.kind === 'refuse') {
+      this.#episode = null;
+      if (current?.state === 'Refused' && current.to === d.to && current.why === d.reason) return;
+      const record: ReshardRecord = {
+        from: d.from,
+        to: d.to,
+        state: 'Refused',
+        moved: 0,
+        total: 0,
+        at: new Date(this.#o.wallNow()).toISOString(),
+        why: d.reason,
+      };
+      if (await this.#patch(reshardRecord(record)))
+        this.#o.event({ type: 'Warning', reason: 'ReshardRefused', message: `${d.from} -> ${d.to} shards refused, nothing moved: ${d.reason}` });
+    }
+  }
+
+  /** Slots moved by this round; the Running record is refreshed at most every PROGRESS_EVERY_MS. */
+  async progress(slots: number): Promise<void> {
+    const e = this.#episode;
+    if (!e) return;
+    e.moved = Math.min(e.total, e.moved + slots);
+    if (this.#o.now() - e.writtenAt >= PROGRESS_EVERY_MS) await this.#write('Running', '');
+  }
+
+  async #write(state: ReshardRecord['state'], why: string): Promise<void> {
+    const e = this.#episode!;
+    const record: ReshardRecord = { from: e.from, to: e.to, state, moved: e.moved, total: e.total, at: new Date(this.#o.wallNow()).toISOString(), why };
+    if (await this.#patch(reshardRecord(record))) e.writtenAt = this.#o.now();
+  }
+
+  async #patch(value: string): Promise<boolean> {
+    try {
+      await this.#o.kube.patchClusterAnnotations(this.#o.ref, { [RESHARD_ANNOTATION]: value });
+      this.#annotation = value;
+      return true;
+    } catch (err) {
+      const f = kubeFailure(err);
+      this.#o.log.warn({ code: f.code, err: f.message }, 'could not write the reshard record');
+      return false;
+    }
+  }
+}

@@ -1,0 +1,58 @@
+// Prometheus series of the RedisCluster worker, registered on the sidecar's own registry.
+// Invariants: every series is per RedisCluster (namespace, rediscluster) and removed when the
+// RedisCluster goes; counters start at 0 so increase() sees the first event.
+import { Counter, Gauge, type Registry } from 'prom-client';
+
+type Labels = 'namespace' | 'rediscluster';
+
+export interface ClusterMetrics {
+  slotsCovered: Gauge<Labels>;
+  slotsMoved: Counter<Labels>;
+  forcedFailovers: Counter<Labels>;
+  nodes: Gauge<Labels | 'state'>;
+  started(namespace: string, rediscluster: string): void;
+  forget(namespace: string, rediscluster: string): void;
+}
+
+export function createClusterMetrics(registry: Registry): ClusterMetrics {
+  const registers = [registry];
+  const labelNames = ['namespace', 'rediscluster'] as const;
+  const slotsCovered = new Gauge({
+    name: 'redis_operator_cluster_slots_covered',
+    help: 'Hash slots (of 16384) served by a master that answers and is not failing, as the acting sidecar last saw them.',
+    labelNames,
+    registers,
+  });
+  const slotsMoved = new Counter({
+    name: 'redis_operator_cluster_reshard_slots_moved_total',
+    help: 'Hash slots moved between shards by resharding.',
+    labelNames,
+    registers,
+  });
+  const forcedFailovers = new Counter({
+    name: 'redis_operator_cluster_forced_failovers_total',
+    help: "Elections forced (CLUSTER FAILOVER FORCE) because the cluster's own failover did not happen within failoverTimeout.",
+    labelNames,
+    registers,
+  });
+  const nodes = new Gauge({
+    name: 'redis_operator_cluster_nodes',
+    help: 'Pods of the RedisCluster by what their node answered: up (answered), down (did not), pending (no address yet).',
+    labelNames: ['namespace', 'rediscluster', 'state'] as const,
+    registers,
+  });
+  return {
+    slotsCovered,
+    slotsMoved,
+    forcedFailovers,
+    nodes,
+    started(namespace, rediscluster) {
+      slotsMoved.inc({ namespace, rediscluster }, 0);
+      forcedFailovers.inc({ namespace, rediscluster }, 0);
+    },
+    forget(namespace, rediscluster) {
+      for (const m of [slotsCovered, slotsMoved, forcedFailovers]) m.remove({ namespace, rediscluster });
+      for (const state of ['up', 'down', 'pending']) nodes.remove({ namespace, rediscluster, state });
+    },
+  };
+}

@@ -1,0 +1,82 @@
+// Bring-up of a RedisCluster by the real cluster manager, on real redis-server processes in
+// cluster mode: 3 shards x 2 pods become one cluster with every slot served, each shard's pod 0 a
+// master with its contiguous even range, pod 1 its replica; role labels and node records say so;
+// the Redis replication manager's pod informer never sees a cluster pod.
+// Network: 127.0.33.x (nodes .1-.6, the sidecar's source address .100).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { addr } from '../../support/redis-server.ts';
+import { until } from '../../support/until.ts';
+import { KubeClient } from '../../../src/sidecar/kube/client.ts';
+import { ClusterEnv, NS, podName } from './harness.ts';
+import { allCovered, myself, nodesOf } from './nodes.ts';
+
+const OCTET = 33;
+const NAME = 'orders';
+
+test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even ranges, pod 1 their replicas, labels and records true', async (t) => {
+  const env = await ClusterEnv.start(t);
+  env.createSecrets(NAME);
+  env.createCluster(NAME, { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
+  const ips: string[] = [];
+  for (let shard = 0; shard < 3; shard++) {
+    for (let ordinal = 0; ordinal < 2; ordinal++) {
+      const ip = addr(OCTET, 1 + shard * 2 + ordinal);
+      ips.push(ip);
+      await env.startNode(t, NAME, shard, ordinal, ip);
+    }
+  }
+  const started = performance.now();
+  await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
+
+  await until('every slot served and every node knowing all six', () => allCovered(ips, 6), 30_000, { everyMs: 100 });
+  const broughtUpMs = performance.now() - started;
+  // Replicas linked, labels and records written.
+  const records = await until(
+    'role labels and node records on every pod',
+    () => {
+      const r = env.records(NAME);
+      return [...r.values()].every((x) => x.role && x.record && (x.record.role === 'master' || x.record.linkUp)) && r.size === 6 && r;
+    },
+    15_000,
+    { everyMs: 50 },
+  );
+  t.diagnostic(`bring-up took ${Math.round(broughtUpMs)} ms to every slot covered`);
+
+  const expected = [
+    [0, 5461],
+    [5462, 10922],
+    [10923, 16383],
+  ];
+  for (let shard = 0; shard < 3; shard++) {
+    const master = myself(await nodesOf(ips[shard * 2]!))!;
+    const replica = myself(await nodesOf(ips[shard * 2 + 1]!))!;
+    assert.equal(master.role, 'master');
+    assert.deepEqual(master.slots, [expected[shard]], `shard ${shard}'s pod 0 serves its even range`);
+    assert.equal(replica.role, 'replica');
+    assert.equal(replica.masterId, master.id, `shard ${shard}'s pod 1 replicates its pod 0`);
+    const m = records.get(podName(NAME, shard, 0))!;
+    const r = records.get(podName(NAME, shard, 1))!;
+    assert.equal(m.role, 'master');
+    assert.equal(r.role, 'replica');
+    assert.equal(m.record!.id, master.id);
+    assert.deepEqual(m.record!.slots, [expected[shard]]);
+    assert.equal(r.record!.masterId, master.id);
+    assert.equal(r.record!.linkUp, true);
+  }
+  const reasons = env.events(NAME).map((e) => e.reason);
+  assert.equal(reasons.filter((r) => r === 'SlotsAssigned').length, 3, reasons.join(','));
+  assert.equal(reasons.filter((r) => r === 'ReplicaAttached').length, 3, reasons.join(','));
+
+  // The Redis replication manager's pod informer (name=redis) does not list a single cluster pod.
+  const redisKube = new KubeClient(env.api.kubeConfig('redis-manager'), { identity: 'redis-manager', namespaces: [NS] });
+  const redisPods = redisKube.podInformer();
+  await redisPods.start();
+  t.after(() => redisPods.stop());
+  assert.equal(redisPods.list().length, 0);
+  const clusterPods = redisKube.clusterPodInformer();
+  await clusterPods.start();
+  t.after(() => clusterPods.stop());
+  assert.equal(clusterPods.list().length, 6);
+});

@@ -1,0 +1,237 @@
+// Test harness for the REAL RedisCluster manager: the Kubernetes API stand-in over HTTP (with the
+// redisclusters resource and its scale subresource on spec.master.replicas, as the CRD has it),
+// real redis-server processes in cluster mode whose "pods" are Pod objects in the stand-in's store
+// (status.podIP = the server's loopback address), and ClusterManager instances wired as main.ts
+// wires them, each with its own identity, Lease client and Redis source address.
+// Invariants: nothing here talks to anything but 127.0.0.0/8; every instance and server registers
+// its own cleanup (t.after / close()); an instance's crash() leaves its Lease to expire.
+import { Writable } from 'node:stream';
+import type { TestContext } from 'node:test';
+import { pino, type Logger } from 'pino';
+import { Registry } from 'prom-client';
+import {
+  CLUSTER_KIND,
+  CLUSTER_NODE_ANNOTATION,
+  CLUSTER_PLURAL,
+  CLUSTER_SHORT_NAMES,
+  CLUSTER_SINGULAR,
+  RESHARD_ANNOTATION,
+  SHARD_LABEL,
+  clusterPodSelectorLabels,
+  readClusterNodeRecord,
+  readReshardRecord,
+  type ClusterNodeRecord,
+  type ReshardRecord,
+} from '../../../src/api/cluster-names.ts';
+import { GROUP, ROLE_LABEL, VERSION } from '../../../src/api/labels.ts';
+import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
+import { ClusterManager } from '../../../src/sidecar/cluster/manager/manager.ts';
+import type { ClusterHooks } from '../../../src/sidecar/cluster/manager/types.ts';
+import { KubeClient } from '../../../src/sidecar/kube/client.ts';
+import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
+import { DEFAULT_RESOURCES, defineResource, startKubeApi, type KubeApiServer, type StoredObject } from '../../support/kube-api/index.ts';
+import { runningStatus, TEST_LEADER } from '../manager/harness-cluster.ts';
+import { startRedis, TEST_OPERATOR_PASSWORD, TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
+
+export const NS = 'cluster-test';
+export const LEASE_NS = 'operator';
+export const LEASE_NAME = 'redis-operator-sidecar';
+
+/** The RedisCluster kind as the CRD serves it (scale subresource on the shard count). */
+export const REDISCLUSTER_RESOURCE = defineResource({
+  group: GROUP,
+  version: VERSION,
+  resource: CLUSTER_PLURAL,
+  singular: CLUSTER_SINGULAR,
+  kind: CLUSTER_KIND,
+  namespaced: true,
+  shortNames: [...CLUSTER_SHORT_NAMES],
+  custom: true,
+  statusSubresource: true,
+  generation: true,
+  deleteReturnsObject: true,
+  scale: { specReplicasPath: 'spec.master.replicas', statusReplicasPath: 'status.shards', labelSelectorPath: 'status.selector' },
+});
+
+export interface Instance {
+  id: string;
+  manager: ClusterManager;
+  elector: LeaderElector;
+  registry: Registry;
+  logs: string[];
+  stop(): Promise<void>;
+  /** Stops without releasing the Lease (another instance waits for it to expire). */
+  crash(): Promise<void>;
+}
+
+export interface InstanceOptions {
+  id: string;
+  sourceIp?: string;
+  timing?: Partial<ManagerTiming>;
+  hooks?: ClusterHooks;
+}
+
+export type Pod = StoredObject & { status?: { podIP?: string } };
+
+export class ClusterEnv {
+  readonly api: KubeApiServer;
+  readonly instances: Instance[] = [];
+  /** Servers by pod name (the one a pod's address points at now). */
+  readonly servers = new Map<string, RedisServer>();
+
+  private constructor(api: KubeApiServer) {
+    this.api = api;
+  }
+
+  static async start(t: TestContext): Promise<ClusterEnv> {
+    const env = new ClusterEnv(await startKubeApi({ resources: [...DEFAULT_RESOURCES, REDISCLUSTER_RESOURCE] }));
+    t.after(() => env.close());
+    return env;
+  }
+
+  get store() {
+    return this.api.store;
+  }
+
+  async close(): Promise<void> {
+    for (const i of [...this.instances]) await i.stop().catch(() => undefined);
+    await this.api.close();
+  }
+
+  createCluster(name: string, spec: Record<string, unknown>): StoredObject {
+    return this.store.create(CLUSTER_PLURAL, { apiVersion: `${GROUP}/${VERSION}`, kind: CLUSTER_KIND, metadata: { name, namespace: NS }, spec });
+  }
+
+  /** The operator user's Secret and the clients' one, with the passwords the test servers start with. */
+  createSecrets(name: string): void {
+    for (const [secret, value] of [
+      [`${name}-auth`, TEST_PASSWORD],
+      [`${name}-operator`, TEST_OPERATOR_PASSWORD],
+    ] as const) {
+      this.store.create('secrets', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: secret, namespace: NS },
+        type: 'Opaque',
+        stringData: { password: value },
+      });
+    }
+  }
+
+  patchSpec(name: string, spec: Record<string, unknown>): void {
+    this.store.patch(CLUSTER_PLURAL, NS, name, { spec }, { type: 'merge' });
+  }
+
+  /** A pod `<name>-shard-<shard>-<ordinal>` at `ip`, Running and Ready. */
+  addPod(name: string, shard: number, ordinal: number, ip: string): Pod {
+    return this.store.create('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: podName(name, shard, ordinal), namespace: NS, labels: { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) } },
+      spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
+      status: runningStatus(ip, true),
+    }) as Pod;
+  }
+
+  deletePod(pod: string): void {
+    this.store.delete('pods', NS, pod);
+  }
+
+  /** Starts a cluster-mode redis-server at ip for the pod (and the pod itself). */
+  async startNode(
+    t: TestContext,
+    name: string,
+    shard: number,
+    ordinal: number,
+    ip: string,
+    extra: Record<string, string> = {},
+    nodeTimeoutMs = 1000,
+  ): Promise<RedisServer> {
+    const server = await startRedis(t, { ip, cluster: { nodeTimeoutMs }, extra });
+    this.servers.set(podName(name, shard, ordinal), server);
+    this.addPod(name, shard, ordinal, ip);
+    return server;
+  }
+
+  pod(name: string): Pod | undefined {
+    return this.store.get('pods', NS, name) as Pod | undefined;
+  }
+
+  pods(name: string): Pod[] {
+    return this.store.list('pods', { namespace: NS, labelSelector: `app.kubernetes.io/instance=${name}` }) as Pod[];
+  }
+
+  /** Each pod's role label and node record. */
+  records(name: string): Map<string, { role: string | undefined; record: ClusterNodeRecord | null }> {
+    return new Map(
+      this.pods(name).map((p) => [
+        p.metadata.name,
+        { role: p.metadata.labels?.[ROLE_LABEL], record: readClusterNodeRecord(p.metadata.annotations?.[CLUSTER_NODE_ANNOTATION]) },
+      ]),
+    );
+  }
+
+  reshard(name: string): ReshardRecord | null {
+    const c = this.store.get(CLUSTER_PLURAL, NS, name);
+    return readReshardRecord(c?.metadata.annotations?.[RESHARD_ANNOTATION]);
+  }
+
+  events(name: string): Array<{ reason: string; message: string; type: string }> {
+    return (
+      this.store.list('events', { namespace: NS }) as Array<
+        StoredObject & { involvedObject?: { name?: string; kind?: string }; reason?: string; message?: string; type?: string }
+      >
+    )
+      .filter((e) => e.involvedObject?.name === name && e.involvedObject.kind === CLUSTER_KIND)
+      .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
+      .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '' }));
+  }
+
+  /** A ClusterManager instance as main.ts wires it (one Lease for everything). */
+  async startInstance(o: InstanceOptions): Promise<Instance> {
+    const logs: string[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        for (const line of chunk.toString().split('\n')) if (line) logs.push(line);
+        cb();
+      },
+    });
+    const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
+    const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
+    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+      identity: o.id,
+      requestTimeoutMs: timing.kubeRequestTimeoutMs,
+      informerRestartDelayMs: 200,
+      logger,
+    });
+    const registry = new Registry();
+    let manager: ClusterManager | null = null;
+    const elector = new LeaderElector({
+      client: kube.leaseClient(LEASE_NS, LEASE_NAME, TEST_LEADER.requestTimeoutMs),
+      identity: o.id,
+      settings: TEST_LEADER,
+      logger,
+      onStartedLeading: () => manager?.leadershipChanged(true),
+      onStoppedLeading: () => manager?.leadershipChanged(false),
+    });
+    manager = new ClusterManager({ kube, leader: elector, logger, registry, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks });
+    const m = manager;
+    let stopped = false;
+    const finish = async (release: boolean) => {
+      if (stopped) return;
+      stopped = true;
+      await elector.stop({ release });
+      await m.stop();
+      this.instances.splice(this.instances.indexOf(instance), 1);
+    };
+    const instance: Instance = { id: o.id, manager: m, elector, registry, logs, stop: () => finish(true), crash: () => finish(false) };
+    this.instances.push(instance);
+    elector.start();
+    await m.start();
+    return instance;
+  }
+}
+
+export function podName(name: string, shard: number, ordinal: number): string {
+  return `${name}-shard-${shard}-${ordinal}`;
+}
