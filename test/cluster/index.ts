@@ -36,7 +36,16 @@ import { freePort, nodeBinary, tailLines } from '../support/host.ts';
 import { CRD_RESOURCE, resourceFromCrd } from './crd.ts';
 import { clusterHandle, readLeader, type SidecarState } from './handle.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from './metacontroller/index.ts';
-import { CRD_PATH, EXAMPLE_PATH, OPERATOR_NAMESPACE, REPO_ROOT, type Cluster, type ClusterOptions } from './model.ts';
+import {
+  CLUSTER_CONTROLLER_PATH,
+  CLUSTER_CRD_PATH,
+  CRD_PATH,
+  EXAMPLE_PATH,
+  OPERATOR_NAMESPACE,
+  REPO_ROOT,
+  type Cluster,
+  type ClusterOptions,
+} from './model.ts';
 import { installValidation } from './validation.ts';
 import { startWorkloads, type Workloads } from './workloads/index.ts';
 import { spawnGroup } from './workloads/processes.ts';
@@ -44,7 +53,7 @@ import { spawnGroup } from './workloads/processes.ts';
 export { redisProcessesOnSubnet } from './workloads/index.ts';
 export * as kubectl from './kubectl.ts';
 export { resourceFromCrd } from './crd.ts';
-export { CRD_PATH, EXAMPLE_PATH, LEASE_NAME, OPERATOR_NAMESPACE, REPO_ROOT } from './model.ts';
+export { CLUSTER_CONTROLLER_PATH, CLUSTER_CRD_PATH, CRD_PATH, EXAMPLE_PATH, LEASE_NAME, OPERATOR_NAMESPACE, REPO_ROOT } from './model.ts';
 export type { Cluster, ClusterOptions, Endpoint, EventRecord, Sidecar } from './model.ts';
 
 // ------------------------------------------------------------------ small helpers
@@ -65,10 +74,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const redisResource = resourceFromCrd(crdDoc);
   // RedisBackups are stored so a Redis naming one in spec.restore can see it (no Job runs here).
   const backupCrdDoc = parse(readFileSync(CRD_PATH.replace(/crd\.yaml$/, 'redisbackup-crd.yaml'), 'utf8')) as KubeObject;
+  // RedisClusters are served, validated and defaulted like Redises, and run by their own controller.
+  const clusterCrdDoc = parse(readFileSync(CLUSTER_CRD_PATH, 'utf8')) as KubeObject;
   const resources = [
     ...DEFAULT_RESOURCES.filter((d) => !(d.group === redisResource.group && d.resource === redisResource.resource)),
     redisResource,
     resourceFromCrd(backupCrdDoc),
+    resourceFromCrd(clusterCrdDoc),
     CRD_RESOURCE,
   ];
 
@@ -82,12 +94,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   let mc: Metacontroller | undefined;
   let hookUrl = '';
   try {
-    installValidation(store, { crdPath: CRD_PATH });
+    installValidation(store, { crdPath: CRD_PATH, extraCrds: { RedisCluster: CLUSTER_CRD_PATH } });
     for (const ns of ['default', OPERATOR_NAMESPACE])
       store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, { keepStatus: false });
     // Creating the CRD is what registers the kind on a real server; here the table already has
     // it (from the same file), and the object is kept so `get crd` shows what is installed.
     store.create('customresourcedefinitions', crdDoc, { keepStatus: false, validate: false });
+    store.create('customresourcedefinitions', clusterCrdDoc, { keepStatus: false, validate: false });
 
     // The hook service.
     if ((options.hook ?? 'inline') === 'inline') {
@@ -133,6 +146,15 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     });
     const m = mc;
     cleanups.push(() => m.stop());
+    // The stand-in runs one CompositeController per instance: a second one for RedisClusters.
+    const clusters = startMetacontroller({
+      store,
+      controller: loadCompositeController(CLUSTER_CONTROLLER_PATH),
+      hookBaseUrl: hookUrl,
+      logger,
+      ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+    });
+    cleanups.push(() => clusters.stop());
 
     const count = options.sidecars ?? 2;
     for (let i = 0; i < count; i++) {

@@ -14,6 +14,8 @@ import type { ProcessGroup } from './workloads/processes.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CRD_PATH = path.join(REPO_ROOT, 'manifests/crd.yaml');
+export const CLUSTER_CRD_PATH = path.join(REPO_ROOT, 'manifests/rediscluster-crd.yaml');
+export const CLUSTER_CONTROLLER_PATH = path.join(REPO_ROOT, 'metacontroller/rediscluster-controller.yaml');
 export const EXAMPLE_PATH = path.join(REPO_ROOT, 'manifests/examples/redis.yaml');
 /** Where the operator's Deployment runs (manifests/namespace.yaml): the sidecars' Lease lives here. */
 export const OPERATOR_NAMESPACE = 'redis-operator';

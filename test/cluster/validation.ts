@@ -59,6 +59,8 @@ export interface ValidationOptions {
   builtinDefaults?: boolean;
   /** The CRD file to enforce (default manifests/crd.yaml). */
   crdPath?: string | URL;
+  /** Our other CRDs the store serves, validated and defaulted alike: kind -> CRD file (e.g. RedisCluster). */
+  extraCrds?: Record<string, string | URL>;
 }
 
 export interface InstalledValidation {
@@ -101,12 +103,14 @@ export function installValidation(store: ObjectStore, options: ValidationOptions
   const strict = options.unknownFields === 'strict';
   const withDefaults = options.builtinDefaults ?? true;
   const ips = new ClusterIpAllocator();
-  const crd = compileCrd(loadCrdSchema(options.crdPath));
-  const crdKey = `${GROUP}/${VERSION}/${KIND}`;
+  // Our CRDs by group/version/kind: the Redis one, and any other of ours (extraCrds: kind -> file).
+  const crds = new Map([[`${GROUP}/${VERSION}/${KIND}`, compileCrd(loadCrdSchema(options.crdPath))]]);
+  for (const [kind, path] of Object.entries(options.extraCrds ?? {})) crds.set(`${GROUP}/${VERSION}/${kind}`, compileCrd(loadCrdSchema(path, kind)));
 
   for (const def of store.resources.all) {
     const key = builtinKey(def);
-    if (key === crdKey) {
+    const crd = crds.get(key);
+    if (crd !== undefined) {
       removers.push(
         store.addMutator(def, (ctx) => {
           pruneBySchema(crd.schema, ctx.object);

@@ -227,8 +227,8 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
       });
       const mc = metacontroller;
       cleanups.push(() => mc.stop());
-      // The stand-in runs one CompositeController per instance: a second one for RedisBackups
-      // (the real binary runs every CompositeController the cluster has).
+      // The stand-in runs one CompositeController per instance: a second one for RedisBackups and
+      // a third for RedisClusters (the real binary runs every CompositeController the cluster has).
       const backups = startMetacontroller({
         kubeconfig: installed.metacontrollerKubeconfig,
         controller: loadCompositeController(new URL('../../metacontroller/redisbackup-controller.yaml', import.meta.url)),
@@ -237,7 +237,16 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
         ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
       });
       cleanups.push(() => backups.stop());
-      await Promise.all([mc.ready, backups.ready]);
+      // And a third for RedisClusters.
+      const clusters = startMetacontroller({
+        kubeconfig: installed.metacontrollerKubeconfig,
+        controller: loadCompositeController(new URL('../../metacontroller/rediscluster-controller.yaml', import.meta.url)),
+        hookBaseUrl,
+        logger: logger.child({ component: 'metacontroller-clusters' }),
+        ...(options.resyncPeriodMs !== undefined ? { resyncPeriodMs: options.resyncPeriodMs } : {}),
+      });
+      cleanups.push(() => clusters.stop());
+      await Promise.all([mc.ready, backups.ready, clusters.ready]);
       for (const file of decoratorFiles) {
         const controller = loadDecoratorController(file);
         const decorator = startDecoratorController({

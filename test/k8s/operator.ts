@@ -82,7 +82,8 @@ export async function installOperator(cp: ControlPlane, log: (line: string) => v
     const helm = helmCommand(install.helm, path.join(cp.dir, 'helm'), cp.adminKubeconfig);
     await helmInstall(helm, OPERATOR_NAMESPACE, ['replicas=0', ...(install.set ?? [])]);
   } else await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
-  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/redises.redis.example.com']);
+  // Every CompositeController's parent kind must be served before a Metacontroller discovers it.
+  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/redises.redis.example.com', 'crd/redisclusters.redis.example.com']);
   // The ServiceAccount token controller is not needed for bound tokens, but the namespace must exist.
   const operatorToken = await cp.tokenFor(OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
   const metacontrollerToken = await cp.tokenFor(METACONTROLLER_NAMESPACE, 'metacontroller');

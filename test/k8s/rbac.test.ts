@@ -6,6 +6,7 @@
 // refuses, as the real API server says it (its CEL rules). Skips where the control plane is not built.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { isBuilt } from './build.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { installOperator, missingSharedReason, type InstalledOperator } from './operator.ts';
@@ -55,6 +56,18 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
     // Day-2: a rollout deletes one pod at a time; a switchover request's outcome is an annotation.
     ['delete', 'pods', 'default', true],
     ['patch', 'redises.redis.example.com', 'default', true],
+    // RedisCluster (issue 15): its records on the RedisCluster, and the shard count through the scale
+    // subresource only (the memory autoscaler, as an HPA does).
+    ['watch', 'redisclusters.redis.example.com', undefined, true],
+    ['get', 'redisclusters.redis.example.com', 'default', true],
+    ['patch', 'redisclusters.redis.example.com', 'default', true],
+    ['get', 'redisclusters.redis.example.com#scale', 'default', true],
+    ['patch', 'redisclusters.redis.example.com#scale', 'default', true],
+    ['update', 'redisclusters.redis.example.com#status', 'default', false],
+    ['patch', 'redisclusters.redis.example.com#status', 'default', false],
+    ['update', 'redisclusters.redis.example.com', 'default', false],
+    ['delete', 'redisclusters.redis.example.com', 'default', false],
+    ['create', 'redisclusters.redis.example.com', 'default', false],
     // What it must not do: status belongs to the hook (through Metacontroller), pods are created by
     // the StatefulSet controller, Secrets are never changed or deleted, Leases elsewhere are not its own.
     ['update', 'redises.redis.example.com#status', 'default', false],
@@ -89,6 +102,22 @@ describe('the operator ServiceAccount under the real RBAC of manifests/rbac.yaml
       spec: { version: '7.0' },
     });
     await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], accepted);
+  });
+
+  test("the API server accepts the design article's RedisCluster as written, and refuses two shards naming the field", async () => {
+    const example = readFileSync(new URL('../../manifests/examples/rediscluster.yaml', import.meta.url), 'utf8');
+    await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], example);
+    const two = JSON.stringify({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'RedisCluster',
+      metadata: { name: 'two', namespace: 'default' },
+      spec: { master: { replicas: 2 } },
+    });
+    const refused = await cp.kubectl(['apply', '--dry-run=server', '-f', '-'], two).then(
+      () => '',
+      (err: { stderr?: string; message?: string }) => err.stderr ?? err.message ?? String(err),
+    );
+    assert.match(refused, /spec\.master\.replicas/);
   });
 
   for (const [verb, resource, namespace, allowed] of table) {

@@ -36,6 +36,7 @@ const RESOURCES: Record<string, string> = {
   networkpolicies: 'networking.k8s.io/v1',
   redises: 'redis.example.com/v1',
   redisbackups: 'redis.example.com/v1',
+  redisclusters: 'redis.example.com/v1',
   jobs: 'batch/v1',
   cronjobs: 'batch/v1',
   leases: 'coordination.k8s.io/v1',

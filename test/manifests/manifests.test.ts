@@ -12,10 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
-import { applyDefaults, buildOpenApiSchema, CRD_NAME, type JsonSchema } from '../../src/api/crd.ts';
+import { applyDefaults, buildOpenApiSchema, CRD_NAME, REDISCLUSTER_CRD_NAME, type JsonSchema } from '../../src/api/crd.ts';
+import { CLUSTER_PLURAL } from '../../src/api/cluster-names.ts';
 import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
 import { validateSpec } from '../../src/api/validate.ts';
-import { parseHookRequest, sync } from '../../src/hook/index.ts';
+import { parseHookRequest, sync, syncCluster } from '../../src/hook/index.ts';
 import { ruleViolations } from '../api/cel-env.ts';
 import { binDir } from '../k8s/build.ts';
 import { closed, kubernetesAjv } from '../support/crd-schema.ts';
@@ -178,6 +179,8 @@ function grants(): string[] {
 test('RBAC grants exactly what the sidecar needs', () => {
   const expected = [
     'cluster|redis.example.com/redises:list', 'cluster|redis.example.com/redises:watch', 'cluster|redis.example.com/redises:patch',
+    'cluster|redis.example.com/redisclusters:get', 'cluster|redis.example.com/redisclusters:list', 'cluster|redis.example.com/redisclusters:watch',
+    'cluster|redis.example.com/redisclusters:patch', 'cluster|redis.example.com/redisclusters/scale:get', 'cluster|redis.example.com/redisclusters/scale:patch',
     'cluster|/pods:list', 'cluster|/pods:watch', 'cluster|/pods:patch', 'cluster|/pods:delete',
     'cluster|/secrets:get', 'cluster|/secrets:create',
     'cluster|/events:create',
@@ -412,6 +415,44 @@ test('every child kind the hook returns is declared, with InPlace updates', () =
     Object.keys((fixture as Obj)['children']).sort(),
     declared.map((c) => `${kindOf[c['resource']] ?? c['resource']}.${c['apiVersion']}`).sort(),
   );
+});
+
+// ---- the RedisCluster CompositeController ----
+
+const clusterController = only('CompositeController', 'redis-operator-clusters');
+
+test("the RedisCluster CompositeController is valid against Metacontroller's CRD, with no unknown fields", { skip: NO_SHARED_CRDS }, () => {
+  const validate = kubernetesAjv().compile(closed(metacontrollerSchema()) as JsonSchema);
+  assert.ok(validate(clusterController), JSON.stringify(validate.errors, null, 2));
+});
+
+test('the RedisCluster controller: redisclusters with a generated selector, v2 hooks on /rediscluster/*, a resync', () => {
+  const spec = clusterController['spec'] as Obj;
+  assert.deepEqual(spec['parentResource'], { apiVersion: `${GROUP}/${VERSION}`, resource: CLUSTER_PLURAL });
+  assert.equal(REDISCLUSTER_CRD_NAME, `${CLUSTER_PLURAL}.${GROUP}`);
+  assert.equal(spec['generateSelector'], true);
+  assert.equal(spec['resyncPeriodSeconds'], 30);
+  assert.deepEqual(Object.keys(spec['hooks']).sort(), ['customize', 'finalize', 'sync']);
+  for (const [name, hook] of Object.entries(spec['hooks']) as Array<[string, Obj]>) {
+    assert.deepEqual(hook, {
+      version: 'v2',
+      webhook: {
+        service: { name: service['metadata']['name'], namespace: service['metadata']['namespace'], port: service['spec']['ports'][0]['port'], protocol: 'http' },
+        path: `/rediscluster/${name}`,
+        timeout: '5s',
+      },
+    });
+  }
+});
+
+test('every child kind the RedisCluster hook returns is declared, with InPlace updates, and only those', () => {
+  const declared = clusterController['spec']['childResources'] as Obj[];
+  for (const child of declared) assert.equal(child['updateStrategy']?.['method'], 'InPlace', `${child['apiVersion']} ${child['resource']}`);
+  const example = only('RedisCluster', 'order-cache');
+  const parsed = parseHookRequest({ parent: { ...example, metadata: { ...example['metadata'], uid: 'u-1' } } });
+  assert.ok(parsed.ok);
+  const returned = new Set(syncCluster(parsed.request).children.map((c) => `${String(c['apiVersion'])} ${RESOURCE_OF_KIND[String(c['kind'])] ?? `unknown kind ${String(c['kind'])}`}`));
+  assert.deepEqual([...returned].sort(), declared.map((c) => `${c['apiVersion']} ${c['resource']}`).sort(), "the article's example (with backup) returns every declared kind");
 });
 
 // ---- the example Redis ----

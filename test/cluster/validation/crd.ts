@@ -33,10 +33,10 @@ const KUBE_KEYWORDS = [
 ];
 
 /** The openAPIV3Schema of our CRD's served version, from the manifest that gets installed. */
-export function loadCrdSchema(path: string | URL = new URL('../../../manifests/crd.yaml', import.meta.url)): JsonSchema {
+export function loadCrdSchema(path: string | URL = new URL('../../../manifests/crd.yaml', import.meta.url), kind: string = KIND): JsonSchema {
   const crd = parse(readFileSync(path, 'utf8')) as Json;
   const spec = rec(crd['spec']);
-  if (spec['group'] !== GROUP || rec(spec['names'])['kind'] !== KIND) throw new Error(`${String(path)} is not the ${KIND}.${GROUP} CRD`);
+  if (spec['group'] !== GROUP || rec(spec['names'])['kind'] !== kind) throw new Error(`${String(path)} is not the ${kind}.${GROUP} CRD`);
   const version = arr(spec['versions'])
     .map(rec)
     .find((v) => v['name'] === VERSION);
