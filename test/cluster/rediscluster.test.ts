@@ -5,14 +5,17 @@
 // the test forms the cluster with plain cluster commands and writes the cluster-node records the
 // sidecar would, so what is checked is the hook's side of the contract: the pods come up as
 // cluster nodes that only the operator's user can manage, nodes.conf lands in the data volume,
-// readiness follows the cluster's state, status follows the records, and a shard beyond
-// spec.master.replicas is removed only once its pods report no data.
+// readiness follows the cluster's state, status follows the records, a shard's backup reads its
+// replica and stores under shard-<i>/, and a shard beyond spec.master.replicas is removed only
+// once its pods report no data.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { CLUSTER_NODE_ANNOTATION, clusterNodeRecord, parseSlotRanges } from '../../src/api/cluster-names.ts';
+import { BACKUP_MAIN, runEntry } from '../backup/support.ts';
 import { startCluster } from './index.ts';
 
 const NS = 'default';
@@ -172,6 +175,36 @@ test(
           [2, `${NAME}-shard-2-0`, '10923-16383', 'Healthy'],
         ],
       );
+    });
+
+    await t.test("a shard's backup, as its CronJob runs it: read from the replica though the master is listed first, stored under shard-<i>/", async (tt) => {
+      const writer = new Cluster([{ host: ipOf(`${NAME}-shard-0-0`), port: 6379 }], {
+        redisOptions: { username: 'redis-operator', password: OPERATOR_PASSWORD },
+      });
+      writer.on('error', () => {});
+      for (let i = 0; i < 300; i++) await writer.set(`order:${i}`, `v${i}`);
+      writer.disconnect();
+      const claim = mkdtempSync(path.join(tmpdir(), 'cluster-backup-'));
+      tt.after(() => rmSync(claim, { recursive: true, force: true }));
+      const cron = c.get('cronjobs', `${NAME}-shard-0-backup`, NS);
+      assert.equal(cron, undefined, 'no spec.backup here: no CronJob');
+      const run = await runEntry(BACKUP_MAIN, {
+        REDIS_NAMESPACE: NS,
+        REDIS_NAME: NAME,
+        BACKUP_SHARD: '0',
+        // The CronJob lists the pods by DNS name; the stand-in has no DNS, so their addresses, master first.
+        REDIS_HOSTS: [0, 1].map((o) => `${ipOf(`${NAME}-shard-0-${o}`)}:6379`).join(','),
+        REDIS_USERNAME: 'redis-operator',
+        REDIS_PASSWORD: OPERATOR_PASSWORD,
+        BACKUP_STORAGE: 'pvc',
+        BACKUP_CLAIM: 'backups',
+        BACKUP_DIR: claim,
+      });
+      assert.equal(run.code, 0, `${JSON.stringify(run.result)}\n${run.stderr}`);
+      assert.equal(run.result['role'], 'replica');
+      assert.equal(run.result['source'], `${ipOf(`${NAME}-shard-0-1`)}:6379`);
+      assert.match(String(run.result['key']), new RegExp(`^${NS}/${NAME}/shard-0/\\d{8}T\\d{6}Z-\\d+\\.rdb$`));
+      assert.ok(existsSync(path.join(claim, String(run.result['key']))));
     });
 
     await t.test('a fourth shard comes and, on the way back to three, stays until its pods report no data', async () => {
