@@ -114,7 +114,7 @@ export const ParentMeta = Type.Object(
 export const Parent = Type.Object(
   {
     apiVersion: Unchecked<string>('Not read.'),
-    kind: Unchecked<string>('Not read.'),
+    kind: Unchecked<string>('Read by the monitoring decorator only: a RedisCluster gets the cluster objects, anything else the Redis ones.'),
     metadata: ParentMeta,
     spec: Type.Optional(Type.Unknown({ description: 'Judged by validateSpec: an invalid spec is a 200 reporting InvalidSpec, never a refusal.' })),
     status: Type.Optional(Type.Unknown({ description: 'The status last written, read defensively for condition times.' })),

@@ -352,8 +352,26 @@ test('the DecoratorController attaches InPlace PodMonitors and PrometheusRules t
     },
   });
   // Neither controller may claim the other's objects: the kinds must be disjoint.
-  const children = new Set((compositeController['spec']['childResources'] as Obj[]).map((c) => `${c['apiVersion']} ${c['resource']}`));
+  const children = new Set(
+    [...(compositeController['spec']['childResources'] as Obj[]), ...(only('CompositeController', 'redis-operator-clusters')['spec']['childResources'] as Obj[])].map(
+      (c) => `${c['apiVersion']} ${c['resource']}`,
+    ),
+  );
   for (const a of spec['attachments'] as Obj[]) assert.ok(!children.has(`${a['apiVersion']} ${a['resource']}`), `${a['resource']} is also a CompositeController child`);
+});
+
+const CLUSTER_DECORATOR_FILE = join('manifests', 'components', 'monitoring', 'rediscluster-decorator-controller.yaml');
+
+test("the RedisCluster monitoring DecoratorController is valid against Metacontroller's CRD, and is the Redis one's twin for redisclusters", { skip: NO_SHARED_CRDS }, () => {
+  const [dc, ...rest] = loadYaml(join(ROOT, CLUSTER_DECORATOR_FILE));
+  assert.equal(rest.length, 0);
+  const validate = kubernetesAjv().compile(closed(metacontrollerSchema('decoratorcontrollers.metacontroller.k8s.io')) as JsonSchema);
+  assert.ok(validate(dc), JSON.stringify(validate.errors, null, 2));
+  const redisOne = loadYaml(join(ROOT, DECORATOR_FILE))[0] as Obj;
+  assert.equal(dc!['metadata']['name'], 'redis-operator-monitoring-clusters');
+  assert.deepEqual(dc!['spec']['resources'], [{ apiVersion: `${GROUP}/${VERSION}`, resource: CLUSTER_PLURAL }], 'every RedisCluster, no selector');
+  // Everything else as the Redis one: attachments, resync, the one sync hook on /monitoring/sync.
+  assert.deepEqual({ ...dc!['spec'], resources: undefined }, { ...redisOne['spec'], resources: undefined });
 });
 
 function goDurationSeconds(text: string): number {

@@ -68,7 +68,7 @@ test('what the decorator attaches is valid for the CRDs, for every shape of spec
   }
 });
 
-test('the component renders with the real kubectl kustomize: the decorator, the operator objects and the dashboard ConfigMap', (t) => {
+test('the component renders with the real kubectl kustomize: the decorators (Redis, RedisCluster), the operator objects and the dashboard ConfigMap', (t) => {
   const kubectl = join(binDir(), 'kubectl');
   if (!existsSync(kubectl)) return t.skip(`${kubectl} is not built (node test/k8s/cli.ts build)`);
   const dir = mkdtempSync(join(tmpdir(), 'kustomize-monitoring-'));
@@ -79,6 +79,7 @@ test('the component renders with the real kubectl kustomize: the decorator, the 
   assert.deepEqual(docs.map((d) => `${d['kind']}/${d['metadata']['namespace'] ?? ''}/${d['metadata']['name']}`).sort(), [
     'ConfigMap/redis-operator/redis-operator-dashboard',
     'DecoratorController//redis-operator-monitoring',
+    'DecoratorController//redis-operator-monitoring-clusters',
     'PodMonitor/redis-operator/redis-operator',
     'PrometheusRule/redis-operator/redis-operator',
   ]);

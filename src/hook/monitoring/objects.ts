@@ -1,4 +1,4 @@
-// The two objects the monitoring DecoratorController attaches to a Redis: a PodMonitor for its
+// The two objects the monitoring DecoratorController attaches to a Redis or a RedisCluster: a PodMonitor for its
 // exporters and a PrometheusRule with its alerts (monitoring.coreos.com/v1, the Prometheus
 // Operator's API). Pure. Invariants:
 // - The PodMonitor selects this Redis's pods only (the pod selector labels, never the role) in
@@ -21,9 +21,12 @@ import {
   childNames,
   podSelectorLabels,
 } from '../../api/labels.ts';
+import { CLUSTER_APP_NAME, SHARD_LABEL, clusterPodSelectorLabels } from '../../api/cluster-names.ts';
+import type { RedisClusterSpec } from '../../api/cluster-schema.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import type { KubeObject } from '../types.ts';
 import { sortedMap } from '../util.ts';
+import { clusterRuleGroups, SHARD_TARGET_LABEL } from './cluster-rules.ts';
 import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL, redisRuleGroups } from './rules.ts';
 
 export const MONITORING_API_VERSION = 'monitoring.coreos.com/v1';
@@ -74,5 +77,53 @@ export function desiredPrometheusRule(namespace: string, name: string, spec: Red
     kind: 'PrometheusRule',
     metadata: { name: childNames(name).prometheusRule, namespace, labels: labelsOf(name, spec, 'alerts') },
     spec: { groups: redisRuleGroups(namespace, name, spec, runbook) },
+  };
+}
+
+// ---- RedisCluster ----
+
+function clusterLabelsOf(name: string, spec: RedisClusterSpec, component: string): Record<string, string> {
+  return sortedMap({
+    ...(spec.monitoring.prometheus.labels ?? {}),
+    [NAME_LABEL]: CLUSTER_APP_NAME,
+    [INSTANCE_LABEL]: name,
+    [COMPONENT_LABEL]: component,
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [PART_OF_LABEL]: CLUSTER_APP_NAME,
+  });
+}
+
+/** A RedisCluster's PodMonitor: its pods only, with the shard as a target label (the per-shard alerts group by it). */
+export function desiredClusterPodMonitor(namespace: string, name: string, spec: RedisClusterSpec): KubeObject {
+  const interval = spec.monitoring.prometheus.scrapeInterval;
+  return {
+    apiVersion: MONITORING_API_VERSION,
+    kind: 'PodMonitor',
+    metadata: { name, namespace, labels: clusterLabelsOf(name, spec, 'pod-monitor') },
+    spec: {
+      selector: { matchLabels: clusterPodSelectorLabels(name) },
+      namespaceSelector: { matchNames: [namespace] },
+      podMetricsEndpoints: [
+        {
+          port: METRICS_PORT_NAME,
+          path: '/metrics',
+          ...(interval !== undefined ? { interval } : {}),
+          relabelings: [
+            { sourceLabels: [podLabelMeta(INSTANCE_LABEL)], targetLabel: REDIS_TARGET_LABEL, action: 'replace' },
+            { sourceLabels: [podLabelMeta(ROLE_LABEL)], targetLabel: POD_ROLE_TARGET_LABEL, action: 'replace' },
+            { sourceLabels: [podLabelMeta(SHARD_LABEL)], targetLabel: SHARD_TARGET_LABEL, action: 'replace' },
+          ],
+        },
+      ],
+    },
+  };
+}
+
+export function desiredClusterPrometheusRule(namespace: string, name: string, spec: RedisClusterSpec, runbook: string): KubeObject {
+  return {
+    apiVersion: MONITORING_API_VERSION,
+    kind: 'PrometheusRule',
+    metadata: { name, namespace, labels: clusterLabelsOf(name, spec, 'alerts') },
+    spec: { groups: clusterRuleGroups(namespace, name, spec, runbook) },
   };
 }

@@ -29,7 +29,7 @@ export interface RuleGroup {
 export const REDIS_TARGET_LABEL = 'redis';
 export const POD_ROLE_TARGET_LABEL = 'pod_role';
 
-interface Rendered {
+export interface Rendered {
   expr: string;
   for?: string;
   /** Extra labels, to tell apart two rules of one alert (promtool and Alertmanager take same-labelled ones for one). */
@@ -61,11 +61,11 @@ function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
 }
 
 /** Seconds as a Prometheus duration (whole seconds; the rule files take no fractions). */
-function asDuration(seconds: number): string {
+export function asDuration(seconds: number): string {
   return `${Math.max(0, Math.round(seconds))}s`;
 }
 
-function render(a: ResolvedAlert, spec: RedisSpec, sel: string, who: string): Rendered[] {
+export function render(a: ResolvedAlert, spec: Pick<RedisSpec, 'replicas' | 'backup'>, sel: string, who: string): Rendered[] {
   const t = a.threshold ?? 0;
   switch (a.name) {
     case 'HighMemoryUsage':
@@ -173,7 +173,7 @@ export function redisRuleGroups(namespace: string, name: string, spec: RedisSpec
   return rules.length > 0 ? [{ name: `redis-operator.${namespace}.${name}`, rules }] : [];
 }
 
-function rule(name: AlertName, a: ResolvedAlert, r: Rendered, namespace: string, redis: string, runbook: string): AlertRule {
+export function rule(name: AlertName, a: ResolvedAlert, r: Rendered, namespace: string, redis: string, runbook: string): AlertRule {
   const alert = `Redis${name}`;
   return {
     alert,
