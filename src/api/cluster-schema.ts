@@ -242,7 +242,8 @@ export const RedisClusterStatus = Type.Object(
     backup: Type.Optional(BackupStatus),
     conditions: Type.Optional(
       Type.Array(Condition, {
-        description: 'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, FailoverConfigured, Autoscaling, and BackupHealthy when spec.backup is set.',
+        description:
+          'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (pods on an older template: rollouts are not automated in this version), FailoverConfigured, Autoscaling, and BackupHealthy when spec.backup is set.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),
