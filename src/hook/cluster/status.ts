@@ -158,6 +158,8 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
     );
 
   const slotsByShard = new Map(shards.map((s) => [s.status.index, s.status.slotCount]));
+  /** Shards whose master serves slots: what memory use is measured over. */
+  const holding = shards.filter((s) => s.status.slotCount > 0).length;
   const unknown = (what: string): Verdict => ({ status: 'Unknown', reason: 'InvalidSpec', message: `${what} is not known while the spec is invalid` });
   const verdicts: Record<(typeof CLUSTER_CONDITION_TYPES)[number], Verdict> = {
     Ready: ready,
@@ -167,7 +169,7 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
     SpecValid: specValid,
     Updated: valid ? updatedVerdict(input.sets, views) : unknown('the rollout state'),
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
-    Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, shards.filter((s) => s.status.slotCount > 0).length) : unknown('autoscaling'),
+    Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
   };
   const judged: Array<Verdict & { type: string }> = CLUSTER_CONDITION_TYPES.map((type) => ({ type, ...verdicts[type] }));
   if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
@@ -179,10 +181,9 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
   });
 
   const memory = valid?.plan.memory;
-  const serving_ = shards.filter((s) => s.status.slotCount > 0).length;
   const utilization =
-    memory !== undefined && memory.maxmemoryPerShard > 0 && serving_ > 0
-      ? Math.round((memory.usedBytes / (serving_ * memory.maxmemoryPerShard)) * 100)
+    memory !== undefined && memory.maxmemoryPerShard > 0 && holding > 0
+      ? Math.round((memory.usedBytes / (holding * memory.maxmemoryPerShard)) * 100)
       : undefined;
   return {
     phase: !input.spec.valid ? 'Failed' : record?.state === 'Running' ? 'Resharding' : slotsCovered === CLUSTER_SLOTS ? 'Running' : 'Pending',
