@@ -137,6 +137,18 @@ export class ClusterEnv {
     this.store.delete('pods', NS, pod);
   }
 
+  /**
+   * Deletes a pod that takes its time to go, as a real one does (grace period): it stays, marked
+   * for deletion, until the returned function lets it go.
+   */
+  terminatePod(pod: string): () => void {
+    this.store.patch('pods', NS, pod, { metadata: { finalizers: ['test.redis.example.com/terminating'] } }, { type: 'merge' });
+    this.store.delete('pods', NS, pod);
+    return () => {
+      this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' });
+    };
+  }
+
   /** Starts a cluster-mode redis-server at ip for the pod (and the pod itself). */
   async startNode(
     t: TestContext,
@@ -185,6 +197,18 @@ export class ClusterEnv {
       .filter((e) => e.involvedObject?.name === name && e.involvedObject.kind === CLUSTER_KIND)
       .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
       .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '' }));
+  }
+
+  /** For a timeout message: the reshard record, the Events and each instance's last log lines. */
+  dump(name: string, lines = 30): string {
+    const out = [
+      `reshard: ${JSON.stringify(this.reshard(name))}`,
+      `events: ${this.events(name)
+        .map((e) => `${e.reason}: ${e.message}`)
+        .join('\n  ')}`,
+    ];
+    for (const i of this.instances) out.push(`--- ${i.id}`, ...i.logs.slice(-lines));
+    return out.join('\n');
   }
 
   /** A ClusterManager instance as main.ts wires it (one Lease for everything). */

@@ -87,8 +87,8 @@ const num = (v: string | undefined) => {
   return Number.isFinite(n) ? n : 0;
 };
 
-/** NodeInfo from INFO replication, memory and keyspace. */
-export function parseNodeInfo(text: string): NodeInfo {
+/** NodeInfo from INFO replication, memory and keyspace, and CLUSTER INFO. */
+export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
   const f = infoFields(text);
   const replica = f.get('role') === 'slave';
   let keys = 0;
@@ -105,5 +105,6 @@ export function parseNodeInfo(text: string): NodeInfo {
     usedMemory: num(f.get('used_memory')),
     maxMemory: num(f.get('maxmemory')),
     keys,
+    clusterOk: infoFields(clusterInfo).get('cluster_state') === 'ok',
   };
 }

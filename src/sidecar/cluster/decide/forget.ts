@@ -8,8 +8,9 @@
 //   none replicates it) is forgotten only after failoverTimeout, with a Warning: its slots are
 //   then served by nobody and get an (empty) master from formation.ts. Its data is gone.
 // - A node is never asked to forget itself or its own master (Redis refuses both).
-// - A leaving shard's pods are let go only once no node of that shard serves a slot and no slot is
-//   open anywhere; the staying nodes forget them first, then they are reset.
+// - A leaving shard's nodes are let go only once no node of that shard serves a slot, no slot is
+//   open anywhere, and their pods are terminating or gone; the staying nodes forget them first,
+//   then the ones still up are reset.
 import { label, nodesOfShard } from './shard-master.ts';
 import { slotCounts, type Topology } from './topology.ts';
 import type { ClusterNode, ClusterSpecView, ClusterStep, Hold } from './types.ts';
@@ -66,25 +67,42 @@ export function decideForgets(t: Topology, spec: ClusterSpecView, failingSince: 
   return { steps, holds };
 }
 
-/** Forget, then reset, the answering pods of leaving shards that serve nothing any more. */
+/**
+ * The nodes of drained leaving shards go once their pods do: forgotten by the staying nodes when
+ * their pod is terminating (then reset: it must not gossip its way back while it shuts down) or
+ * already gone. While the pod is still there the node stays in the cluster, answering MOVED to a
+ * client whose slot map is old (its record says it serves nothing: the hook removes the shard).
+ */
 function letLeavingGo(t: Topology, spec: ClusterSpecView, counts: Map<string, number>): ClusterStep[] {
   if (t.openSlots.length > 0) return [];
-  const leaving: ClusterNode[] = [];
+  const going: ClusterNode[] = [];
   const shards = new Set([...t.nodes.values()].flatMap((n) => (n.shard !== null && n.shard >= spec.shards ? [n.shard] : [])));
   for (const shard of shards) {
     const nodes = nodesOfShard(t, shard);
     if (nodes.some((n) => (counts.get(n.id) ?? 0) > 0)) continue;
-    // Only nodes still in the cluster: a reset one knows nobody and nobody knows it.
-    leaving.push(...nodes.filter((n) => n.pod && (n.knownBy > 1 || (t.views.get(n.id)?.size ?? 0) > 1)));
+    for (const n of nodes) {
+      if (n.pod?.deleting) going.push(n);
+      else if (!n.pod && t.allAnswered) going.push(n);
+    }
   }
-  if (leaving.length === 0) return [];
-  const ids = new Set(leaving.map((n) => n.id));
-  const forgets: ClusterStep[] = leaving.flatMap((n) => {
+  if (going.length === 0) return [];
+  const ids = new Set(going.map((n) => n.id));
+  const forgets: ClusterStep[] = going.flatMap((n) => {
     const pods = forgetters(t, n.id, ids);
-    return pods.length > 0 ? [{ kind: 'forget' as const, pods, id: n.id, reason: `${label(n)} left with shard ${n.shard} (it serves no slot)` }] : [];
+    return pods.length > 0
+      ? [
+          {
+            kind: 'forget' as const,
+            pods,
+            id: n.id,
+            reason: `${label(n)} left with shard ${n.shard} (it serves no slot${n.pod ? ', its pod is terminating' : ', its pod is gone'})`,
+          },
+        ]
+      : [];
   });
-  // Replicas first: a reset master would otherwise have replicas of a node that no longer exists.
-  const resets: ClusterStep[] = [...leaving]
+  // Only nodes still in the cluster are reset (a reset one knows only itself); replicas first.
+  const resets: ClusterStep[] = going
+    .filter((n) => n.pod && (t.views.get(n.id)?.size ?? 0) > 1)
     .sort((a, b) => Number(a.role === 'master') - Number(b.role === 'master') || (a.pod!.name < b.pod!.name ? -1 : 1))
     .map((n) => ({ kind: 'reset' as const, pod: n.pod!.name, reason: `${label(n)} left with shard ${n.shard}: reset so it does not gossip its way back` }));
   return [...forgets, ...resets];

@@ -55,6 +55,7 @@ export function planReshard(t: Topology, spec: ClusterSpecView): ReshardDecision
     const node = t.owner[s] ? t.nodes.get(t.owner[s]!) : undefined;
     if (!healthyMaster(node)) return wait(`slot ${s} is not served by a healthy master`);
     if (node.shard === null) return wait(`slot ${s} is served by ${label(node)}, whose shard is unknown`);
+    if (!node.info?.clusterOk) return wait(`${label(node)} does not serve queries (cluster_state is not ok)`);
     ownerShard.push(node.shard);
   }
   const planned = planMoves(ownerShard, to);
@@ -69,6 +70,7 @@ export function planReshard(t: Topology, spec: ClusterSpecView): ReshardDecision
     const m = shardMaster(t, shard);
     const master = m.node;
     if (!healthyMaster(master)) return wait(`shard ${shard} has no master to receive slots yet (${m.reason})`);
+    if (!master.info?.clusterOk) return wait(`${label(master)} does not serve queries yet (cluster_state is not ok)`);
     const unaware = servers.filter((s) => !knows(t, s.id, master.id) || !knows(t, master.id, s.id));
     if (unaware.length > 0) return wait(`${label(master)} and ${unaware.map(label).join(', ')} do not know each other yet`);
     const linked = nodesOfShard(t, shard).filter((n) => n.role === 'replica' && n.masterId === master.id && n.info?.linkUp).length;

@@ -43,6 +43,11 @@ export interface NodeInfo {
   /** 0: unlimited. */
   maxMemory: number;
   keys: number;
+  /**
+   * CLUSTER INFO says cluster_state:ok: the node serves queries. A master that just joined stays
+   * `fail` for a moment (Redis' rejoin delay) and would answer CLUSTERDOWN to a redirected client.
+   */
+  clusterOk: boolean;
 }
 
 export type ProbeOutcome = { ok: true; nodes: NodeLine[]; info: NodeInfo } | { ok: false; kind: string; message: string };

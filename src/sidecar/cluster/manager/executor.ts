@@ -146,8 +146,11 @@ async function run(
 export async function applySteps(ctx: ExecutorContext, steps: readonly ClusterStep[], budgetMs = Infinity): Promise<Applied> {
   const applied: Applied = { done: [], failed: 0, keysMoved: 0 };
   const started = ctx.now();
+  let moveFailed = false;
   for (const step of steps) {
     if (!ctx.canAct() || ctx.now() - started > budgetMs) break;
+    // One failed move is enough for a round: the next ones would open more slots for the same fault.
+    if (step.kind === 'move' && moveFailed) continue;
     const key = clusterStepKey(step);
     if (ctx.backoff.deferred(key, ctx.now())) continue;
     await ctx.beforeStep?.(step);
@@ -167,9 +170,11 @@ export async function applySteps(ctx: ExecutorContext, steps: readonly ClusterSt
     }
     if (out.kind === 'stopped') break;
     applied.failed++;
+    if (step.kind === 'move') moveFailed = true;
     const { episode, started: first } = ctx.backoff.failed(key, out.detail, failureClass(out), ctx.now());
     if (first) ctx.log.warn({ step: key, err: out.detail, class: episode.class }, 'cluster step failed');
-    // A step that keeps failing is worth a human's look (a transient gossip delay is not).
+    // A step that keeps failing is worth a human's look (a transient gossip delay is not); the
+    // worker lets one such Event through per interval, however many steps fail.
     if (episode.failures === 3) ctx.event({ type: 'Warning', reason: 'StepFailed', message: `${step.reason}: failing (${out.detail}); retried with back-off` });
   }
   return applied;

@@ -39,6 +39,8 @@ import type { ClusterHooks, ClusterKube, EventToSend, LeaderView } from './types
 export const MOVE_BUDGET_MS = 1000;
 /** Between rounds while something is not settled (a hold, a node not answering). */
 export const UNSETTLED_MS = 200;
+/** At most one StepFailed Event per this long (the log has every failure). */
+export const STEP_FAILED_EVERY_MS = 30_000;
 
 export interface ClusterWorkerOptions {
   namespace: string;
@@ -87,6 +89,8 @@ export class ClusterWorker {
   #forcedAt = new Map<string, number>();
   #lastKeys = new Map<string, number>();
   #acting = false;
+  #stepFailedAt = -Infinity;
+  #stepFailedSuppressed = 0;
   #running = false;
   #loop: Promise<void> | null = null;
   #wake: (() => void) | null = null;
@@ -332,6 +336,17 @@ export class ClusterWorker {
 
   #event(e: EventToSend): void {
     if (!this.#o.leader.isLeader()) return;
+    if (e.reason === 'StepFailed') {
+      const now = this.#now();
+      if (now - this.#stepFailedAt < STEP_FAILED_EVERY_MS) {
+        this.#stepFailedSuppressed++;
+        return;
+      }
+      if (this.#stepFailedSuppressed > 0)
+        e = { ...e, message: `${e.message} (and ${this.#stepFailedSuppressed} more failing steps since the last such Event)` };
+      this.#stepFailedAt = now;
+      this.#stepFailedSuppressed = 0;
+    }
     const p = this.#o.kube.emitEvent(this.ref, e.type, e.reason, e.message, CLUSTER_KIND);
     this.#pending.add(p);
     void p.finally(() => this.#pending.delete(p));

@@ -8,7 +8,7 @@
 //   never cut off as a "hung node" and a hung node never stalls a probe for seconds.
 // - MIGRATE authenticates to the target as the operator's user (AUTH2): the password clients use
 //   may rotate under a running reshard.
-import type { Redis } from 'ioredis';
+import { Command, type Redis } from 'ioredis';
 import { CLUSTER_BUS_PORT } from '../../../api/cluster-names.ts';
 import { REDIS_PORT } from '../../../api/labels.ts';
 import { classifyError } from '../../redis/errors.ts';
@@ -62,13 +62,13 @@ export class ClusterAdapter {
     this.#slow.close();
   }
 
-  /** CLUSTER NODES and INFO replication/memory/keyspace, pipelined. */
+  /** CLUSTER NODES, INFO replication/memory/keyspace and CLUSTER INFO, pipelined. */
   async probe(ip: string): Promise<ProbeOutcome> {
     try {
-      const [nodes, info] = await this.#fast.run(endpointOf(ip), (c) =>
-        Promise.all([c.call('CLUSTER', 'NODES'), c.call('INFO', 'replication', 'memory', 'keyspace')]),
+      const [nodes, info, cluster] = await this.#fast.run(endpointOf(ip), (c) =>
+        Promise.all([c.call('CLUSTER', 'NODES'), c.call('INFO', 'replication', 'memory', 'keyspace'), c.call('CLUSTER', 'INFO')]),
       );
-      return { ok: true, nodes: parseClusterNodes(String(nodes)), info: parseNodeInfo(String(info)) };
+      return { ok: true, nodes: parseClusterNodes(String(nodes)), info: parseNodeInfo(String(info), String(cluster)) };
     } catch (err) {
       const e = classifyError(err);
       return { ok: false, kind: e.kind, message: e.message };
@@ -98,10 +98,18 @@ export class ClusterAdapter {
     return this.#run(ip, (c) => c.call('CLUSTER', 'SETSLOT', String(slot), state, ...(id ? [id] : [])));
   }
 
-  /** Keys as bytes: a key that is not UTF-8 must reach MIGRATE exactly as Redis has it. */
+  /**
+   * Keys as bytes: a key that is not UTF-8 must reach MIGRATE exactly as Redis has it.
+   * (A Command with no reply encoding, not callBuffer: ioredis' auto-pipelining sends callBuffer's
+   * first argument as the command name.)
+   */
   async getKeysInSlot(ip: string, slot: number, count: number): Promise<Result<Buffer[]>> {
     try {
-      const keys = (await this.#fast.run(endpointOf(ip), (c) => c.callBuffer('CLUSTER', 'GETKEYSINSLOT', String(slot), String(count)))) as Buffer[];
+      const command = new Command('cluster', ['GETKEYSINSLOT', String(slot), String(count)], { replyEncoding: null });
+      const keys = (await this.#fast.run(endpointOf(ip), async (c) => {
+        void c.sendCommand(command);
+        return command.promise;
+      })) as Buffer[];
       return { ok: true, value: keys };
     } catch (err) {
       return { ok: false, error: classifyError(err) };
