@@ -43,7 +43,7 @@ export class SlotWriter {
 
   #conn(ip: string): Redis {
     let c = this.#conns.get(ip);
-    if (!c || c.status === 'end') {
+    if (!c || c.status === 'end' || c.status === 'close') {
       // No reconnects of its own: a node gone is noticed at once, and the slot map refreshed.
       c = new Redis({
         host: ip,
@@ -72,9 +72,12 @@ export class SlotWriter {
         const message = (err as Error).message;
         const m = /^(MOVED|ASK) \d+ ([\d.]+):\d+/.exec(message);
         const seed = this.#seeds[hop % this.#seeds.length]!;
-        if (!m && /ECONNREFUSED|Connection is closed|CLUSTERDOWN Hash slot not served/.test(message) && this.#owner.get(slot) === ip && ip !== seed) {
+        if (!m && /ECONNREFUSED|Connection is closed|CLUSTERDOWN Hash slot not served/.test(message)) {
+          // As a cluster client does: that node is gone (or not in the cluster any more); ask a seed.
           this.refreshes++;
-          this.#owner.delete(slot);
+          this.#conns.get(ip)?.disconnect();
+          this.#conns.delete(ip);
+          if (this.#owner.get(slot) === ip) this.#owner.delete(slot);
           ip = seed;
           asking = false;
           continue;

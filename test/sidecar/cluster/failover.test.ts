@@ -1,0 +1,141 @@
+// Failures of a RedisCluster's masters, with the real cluster manager and real redis-servers:
+// - a master killed: the cluster's own failover promotes its replica; labels and records follow;
+//   the pod recreated empty (new address, new node id) is met, made a replica of its shard's new
+//   master, and the dead node id is forgotten by every node; no acknowledged key is lost;
+// - a master hung (SIGSTOP): the same failover; once it resumes it is a replica of the new master;
+// - a shard whose replica will not fail over by itself (cluster-replica-no-failover): after
+//   sentinel.failoverTimeout the sidecar forces the election on it (FailoverForced).
+// Network: 127.0.34.x (first test .1-.9, second .21-.29, the sidecar's source address .100).
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
+import { addr } from '../../support/redis-server.ts';
+import { until } from '../../support/until.ts';
+import { ClusterEnv, podName } from './harness.ts';
+import { allCovered, myself, nodesOf } from './nodes.ts';
+import { SlotWriter } from './writer.ts';
+
+const OCTET = 34;
+const SPEC = { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } };
+
+async function formed(t: TestContext, name: string, base: number, extra: (shard: number, ordinal: number) => Record<string, string> = () => ({})) {
+  const env = await ClusterEnv.start(t);
+  env.createSecrets(name);
+  env.createCluster(name, SPEC);
+  const ip = (s: number, o: number) => addr(OCTET, base + s * 2 + o);
+  for (let s = 0; s < 3; s++) for (let o = 0; o < 2; o++) await env.startNode(t, name, s, o, ip(s, o), extra(s, o));
+  await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
+  const ips = [0, 1, 2].flatMap((s) => [ip(s, 0), ip(s, 1)]);
+  await until('the cluster formed', () => allCovered(ips, 6), 30_000, { everyMs: 100, dump: () => env.dump(name) });
+  await until('every replica linked', () => [...env.records(name).values()].every((r) => r.record?.linkUp), 15_000, { everyMs: 50 });
+  return { env, ip, ips };
+}
+
+test('a master killed: the cluster promotes its replica; the pod recreated empty is re-attached and the dead id forgotten everywhere; a hung master likewise', async (t) => {
+  const name = 'sessions';
+  const { env, ip, ips } = await formed(t, name, 1);
+  const writer = new SlotWriter(ips);
+  t.after(() => writer.close());
+  for (let i = 0; i < 3000; i++) if (await writer.write(`k:${i}`, `v${i}`)) writer.acked.push({ key: `k:${i}`, value: `v${i}` });
+  assert.equal(writer.acked.length, 3000);
+
+  const deadId = myself(await nodesOf(ip(0, 0)))!.id;
+  const killedAt = performance.now();
+  await env.servers.get(podName(name, 0, 0))!.kill();
+  await until(
+    "shard 0 pod 1 labelled master with the shard's slots",
+    () => {
+      const r = env.records(name).get(podName(name, 0, 1));
+      return r?.role === 'master' && r.record?.slots.length === 1 && r.record.slots[0]![0] === 0;
+    },
+    20_000,
+    { everyMs: 20, dump: () => env.dump(name) },
+  );
+  const failoverMs = performance.now() - killedAt;
+  const dead = env.records(name).get(podName(name, 0, 0))!;
+  assert.equal(dead.record?.linkUp, false, "the dead master's record says its link is down");
+  assert.ok(await allCovered(ips.slice(1), 6), 'every slot is served again');
+
+  // The StatefulSet recreates the pod: a new address, an empty data directory (no volume), a new node id.
+  env.deletePod(podName(name, 0, 0));
+  const newIp = addr(OCTET, 9);
+  await env.servers.get(podName(name, 0, 0))!.wipe({ ip: newIp });
+  env.addPod(name, 0, 0, newIp);
+  const live = [newIp, ...ips.slice(1)];
+  await until(
+    "the recreated pod replicates shard 0's new master and no node knows the dead id",
+    async () => {
+      const views = await Promise.all(live.map(nodesOf));
+      const me = myself(views[0]!);
+      const master = myself(views[1]!);
+      return me?.role === 'replica' && me.masterId === master?.id && views.every((v) => v?.length === 6 && !v.some((n) => n.id === deadId));
+    },
+    30_000,
+    { everyMs: 100, dump: () => env.dump(name) },
+  );
+  await until(
+    'the recreated pod labelled replica, linked',
+    () => {
+      const r = env.records(name).get(podName(name, 0, 0));
+      return r?.role === 'replica' && r.record?.linkUp;
+    },
+    15_000,
+    { everyMs: 50 },
+  );
+  const reasons = env.events(name).map((e) => e.reason);
+  assert.ok(reasons.includes('MasterChanged'), reasons.join(','));
+  assert.ok(reasons.includes('NodeForgotten'), reasons.join(','));
+
+  // A hung master: the cluster fails it over; resumed, it is a replica of the new master.
+  const hung = env.servers.get(podName(name, 2, 0))!;
+  hung.stop();
+  await until('shard 2 pod 1 labelled master', () => env.records(name).get(podName(name, 2, 1))?.role === 'master', 20_000, {
+    everyMs: 20,
+    dump: () => env.dump(name),
+  });
+  hung.cont();
+  await until(
+    "the resumed master is a replica of shard 2's new master, labelled so",
+    async () => {
+      const me = myself(await nodesOf(ip(2, 0)));
+      const master = myself(await nodesOf(ip(2, 1)));
+      const r = env.records(name).get(podName(name, 2, 0));
+      return me?.role === 'replica' && me.masterId === master?.id && r?.role === 'replica' && r.record?.linkUp;
+    },
+    20_000,
+    { everyMs: 100, dump: () => env.dump(name) },
+  );
+  assert.ok(await allCovered(live, 6));
+  assert.deepEqual(await writer.missing(writer.acked), [], 'every acknowledged write survived both failovers');
+  t.diagnostic(`killed master -> replica labelled master: ${Math.round(failoverMs)} ms (cluster-node-timeout 1000 ms)`);
+});
+
+test('a shard whose replica does not fail over by itself: the sidecar forces the election after failoverTimeout', async (t) => {
+  const name = 'carts';
+  // Shard 1's replica never starts an election of its own (as a replica cut off from the other masters' votes would not).
+  const { env, ips } = await formed(t, name, 21, (s, o): Record<string, string> => (s === 1 && o === 1 ? { 'cluster-replica-no-failover': 'yes' } : {}));
+  const killedAt = performance.now();
+  await env.servers.get(podName(name, 1, 0))!.kill();
+  await until('shard 1 pod 1 promoted by a forced election', () => env.records(name).get(podName(name, 1, 1))?.role === 'master', 30_000, {
+    everyMs: 50,
+    dump: () => env.dump(name),
+  });
+  const ms = performance.now() - killedAt;
+  assert.ok(ms >= 3000, `not before failoverTimeout (${Math.round(ms)} ms)`);
+  const forced = env.events(name).filter((e) => e.reason === 'FailoverForced');
+  assert.equal(forced.length, 1, JSON.stringify(env.events(name)));
+  assert.match(forced[0]!.message, /highest replication offset/);
+  await until(
+    'every slot served again',
+    () =>
+      allCovered(
+        ips.filter((_, i) => i !== 2),
+        6,
+      ),
+    15_000,
+    { everyMs: 100 },
+  );
+  const metrics = await env.instances[0]!.registry.metrics();
+  assert.match(metrics, /redis_operator_cluster_forced_failovers_total\{namespace="cluster-test",rediscluster="carts"\} 1/);
+  t.diagnostic(`killed -> forced promotion labelled: ${Math.round(ms)} ms (failoverTimeout 3000 ms)`);
+});
