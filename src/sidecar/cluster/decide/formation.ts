@@ -69,8 +69,9 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
   }
   const fewest = [...masters].sort((a, b) => (counts.get(a.id) ?? 0) - (counts.get(b.id) ?? 0) || a.id.localeCompare(b.id))[0]!;
   const byNode = new Map<string, number[]>();
+  const homes = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i).node);
   for (const s of unassigned) {
-    const home = shardMaster(t, bringUpShardOf(s, spec.shards)).node;
+    const home = homes[bringUpShardOf(s, spec.shards)];
     const target = healthyMaster(home) && (counts.get(home.id) ?? 0) > 0 ? home : fewest;
     byNode.set(target.id, [...(byNode.get(target.id) ?? []), s]);
   }

@@ -85,11 +85,13 @@ export function buildTopology(pods: readonly PodObs[], remembered: ReadonlyMap<s
       knownBy: seen.length,
     });
   }
-  // A node no pod answered as: the shard of the pods replicating it, else what was remembered.
+  // A node no pod answered as: the shard of the pods replicating it, else of the pod whose record
+  // names it (a pod that does not answer keeps its last record), else what was remembered.
+  const recorded = new Map(pods.flatMap((p) => (p.record ? [[p.record.id, p.shard] as const] : [])));
   for (const node of nodes.values()) {
     if (node.shard !== null) continue;
     const replicaShards = [...nodes.values()].filter((n) => n.pod && n.masterId === node.id).map((n) => n.pod!.shard);
-    node.shard = majority(replicaShards) ?? remembered.get(node.id) ?? null;
+    node.shard = majority(replicaShards) ?? recorded.get(node.id) ?? remembered.get(node.id) ?? null;
   }
 
   const owner: Array<string | null> = new Array<string | null>(CLUSTER_SLOTS).fill(null);
