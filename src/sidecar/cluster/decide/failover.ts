@@ -9,6 +9,11 @@
 //   over one with data, nor at all when the failed master was last seen holding keys: promoting
 //   it would serve an empty shard while the data may still come back with the master's volume.
 // - A forced election is sent at most once per failoverTimeout per failed master.
+// - A master that came back empty (its process restarted faster than the cluster noticed, with no
+//   data on disk) while a replica of it still holds data and is not in sync with it is replaced at
+//   once by that replica (FORCE: a manual failover the masters vote for): otherwise the replica
+//   would full-sync the empty data set and the shard's data would be gone (the trap peers fell
+//   into). The replica must not be linked: a FLUSHALL on a healthy master never triggers this.
 import { label } from './shard-master.ts';
 import { slotCounts, type Topology } from './topology.ts';
 import type { ClusterNode, ClusterStep, Hold } from './types.ts';
@@ -94,5 +99,29 @@ export function decideForcedFailovers(t: Topology, failoverTimeoutMs: number, me
       reason: `${label(node)} failed ${Math.round(waited)} ms ago and the cluster did not replace it within failoverTimeout ${failoverTimeoutMs} ms: CLUSTER FAILOVER FORCE on ${choice.reason}`,
     });
   }
+  steps.push(...returnedEmpty(t, memory, now, failoverTimeoutMs));
   return { steps, holds, failingSince };
+}
+
+/** Masters that serve slots with no key while a replica, not linked to them, still has data. */
+function returnedEmpty(t: Topology, memory: FailoverMemory, now: number, failoverTimeoutMs: number): ClusterStep[] {
+  const counts = slotCounts(t);
+  const steps: ClusterStep[] = [];
+  for (const m of t.nodes.values()) {
+    if (!m.info || m.info.role !== 'master' || m.info.keys > 0 || (counts.get(m.id) ?? 0) === 0) continue;
+    const forced = memory.forcedAt.get(m.id);
+    if (forced !== undefined && now - forced < failoverTimeoutMs) continue;
+    const holders = [...t.nodes.values()]
+      .filter((r) => r.pod && !r.pod.deleting && r.info?.role === 'replica' && r.masterId === m.id && r.info.keys > 0 && (!r.info.linkUp || r.info.syncing))
+      .sort((a, b) => b.info!.offset - a.info!.offset || b.info!.keys - a.info!.keys);
+    const best = holders[0];
+    if (!best) continue;
+    steps.push({
+      kind: 'failover',
+      pod: best.pod!.name,
+      failedId: m.id,
+      reason: `${label(m)} serves ${counts.get(m.id)} slots with no key (it restarted empty) while its replica ${best.pod!.name} still holds ${best.info!.keys} keys and is not in sync: CLUSTER FAILOVER FORCE on ${best.pod!.name} before it copies the empty data set`,
+    });
+  }
+  return steps;
 }

@@ -1,8 +1,9 @@
 // Resharding: when the slots are not spread evenly over spec.master.replicas shards, which slots
 // move where, or why nothing moves yet (or at all). Pure.
 // Invariants:
-// - Slots move only in a quiet cluster: every pod answered, every slot served by a healthy
-//   master of a known shard, no slot open. A failure mid-way stops the moves; the next quiet
+// - Slots move only in a quiet cluster: every slot served by a healthy master of a known shard
+//   that answers us, no slot open. (A silent replica does not hold a reshard up: a move only
+//   involves the two masters, and a node that comes back with a slot open is dealt with then.) A failure mid-way stops the moves; the next quiet
 //   round plans the rest from what the nodes say, so a reshard resumes wherever it stopped.
 // - A shard receives slots only when its master answers, every serving master knows it, and its
 //   replicas are linked (at least one when spec.replicas > 0): moved keys are replicated at once.
@@ -48,7 +49,6 @@ export function planReshard(t: Topology, spec: ClusterSpecView): ReshardDecision
   const to = spec.shards;
   const from = servingShards(t);
   const wait = (reason: string): ReshardDecision => ({ kind: 'wait', from, to, reason });
-  if (!t.allAnswered) return wait('not every pod answers');
   if (t.openSlots.length > 0) return wait(`${t.openSlots.length} slot(s) are open`);
   const ownerShard: number[] = [];
   for (let s = 0; s < t.owner.length; s++) {

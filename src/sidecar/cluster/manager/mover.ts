@@ -10,8 +10,9 @@
 // - A key on both ends (a MIGRATE that restored on the target but did not delete at the source
 //   before a crash) is moved again with REPLACE: while the slot was migrating, writes to a key
 //   that existed at the source went to the source, so the source's copy is the newer one.
-// - After the keys left, the target is given up to WAIT_MS to have them on its replicas before
-//   the slot changes hands: what was acknowledged on the source stays acknowledged.
+// - After each batch the target is given up to WAIT_MS to have it on its replicas before the next
+//   one: what was acknowledged on the source (its replicas had it) is on the target's replicas
+//   too, save what a target that dies mid-batch had not streamed yet.
 import type { ClusterAdapter, Result } from '../redis/adapter.ts';
 
 export const BATCH_KEYS = 200;
@@ -80,9 +81,11 @@ export async function moveSlot(redis: ClusterAdapter, m: MoveSpec, hooks: MoveHo
     if (!r.ok && /BUSYKEY/.test(r.error.message)) r = await redis.migrate(from.ip, to.ip, batch.value, MIGRATE_TIMEOUT_MS, true);
     if (!r.ok) return fail(moved, 'migrate', r);
     moved += batch.value.length;
+    // The keys just left the source (and its replicas): have them on the target's replicas before
+    // the next batch, so a target that dies now loses no more than what was in flight.
+    if (m.targetReplicas > 0) await redis.wait(to.ip, m.targetReplicas, WAIT_MS);
     await hooks.afterBatch?.(slot, batch.value.length);
   }
-  if (moved > 0 && m.targetReplicas > 0) await redis.wait(to.ip, m.targetReplicas, WAIT_MS);
   if (m.cold) {
     const r = await redis.setSlot(from.ip, slot, 'STABLE');
     return r.ok ? { ok: true, keys: moved } : fail(moved, 'stable', r);

@@ -21,6 +21,8 @@ interface Episode {
   moved: number;
   startedAt: number;
   writtenAt: number;
+  /** The last wait reason written, '' while moving. */
+  why: string;
 }
 
 export interface ReshardRecorderOptions {
@@ -59,11 +61,35 @@ export class ReshardRecorder {
 
   async decided(d: ReshardDecision): Promise<void> {
     const current = readReshardRecord(this.#annotation);
+    if (d.kind === 'wait') {
+      // A running reshard that waits says why in its record (status.resharding shows it), once per reason.
+      const e = this.#episode;
+      if (e && e.to === d.to && e.why !== d.reason) {
+        e.why = d.reason;
+        this.#o.log.info({ from: e.from, to: e.to, reason: d.reason }, 'reshard waiting');
+        await this.#write('Running', `waiting: ${d.reason}`);
+      }
+      return;
+    }
     if (d.kind === 'move') {
-      if (this.#episode && this.#episode.to === d.to) return;
+      if (this.#episode && this.#episode.to === d.to) {
+        if (this.#episode.why !== '') {
+          this.#episode.why = '';
+          await this.#write('Running', '');
+        }
+        return;
+      }
       const resumed = current?.state === 'Running' && current.to === d.to;
       const total = resumed ? Math.max(current.total, current.moved + d.moves.length) : d.moves.length;
-      this.#episode = { from: resumed ? current.from : d.from, to: d.to, total, moved: total - d.moves.length, startedAt: this.#o.now(), writtenAt: -Infinity };
+      this.#episode = {
+        from: resumed ? current.from : d.from,
+        to: d.to,
+        total,
+        moved: total - d.moves.length,
+        startedAt: this.#o.now(),
+        writtenAt: -Infinity,
+        why: '',
+      };
       if (!resumed) this.#o.event({ type: 'Normal', reason: 'ReshardStarted', message: `resharding ${d.from} -> ${d.to} shards: ${d.reason}` });
       else this.#o.log.info({ from: current.from, to: d.to, left: d.moves.length }, 'resuming a reshard another instance started');
       await this.#write('Running', '');
@@ -72,7 +98,7 @@ export class ReshardRecorder {
     if (d.kind === 'balanced') {
       const e = this.#episode;
       if (!e && current?.state !== 'Running') return;
-      const done = e ?? { from: current!.from, to: current!.to, total: current!.total, moved: current!.total, startedAt: this.#o.now(), writtenAt: 0 };
+      const done = e ?? { from: current!.from, to: current!.to, total: current!.total, moved: current!.total, startedAt: this.#o.now(), writtenAt: 0, why: '' };
       done.moved = done.total;
       this.#episode = done;
       await this.#write('Done', '');

@@ -317,8 +317,10 @@ export class ClusterWorker {
     for (const id of [...this.#remembered.keys()]) if (!t.nodes.has(id)) this.#remembered.delete(id);
     for (const id of [...this.#lastKeys.keys()]) if (!t.nodes.has(id)) this.#lastKeys.delete(id);
     this.#failingSince = plan.failingSince;
-    for (const step of plan.steps) if (step.kind === 'failover') this.#forcedAt.set(step.failedId, this.#now());
-    for (const id of [...this.#forcedAt.keys()]) if (!this.#failingSince.has(id)) this.#forcedAt.delete(id);
+    const now = this.#now();
+    for (const step of plan.steps) if (step.kind === 'failover') this.#forcedAt.set(step.failedId, now);
+    const timeout = this.#spec?.sentinel.failoverTimeout ?? 0;
+    for (const [id, at] of [...this.#forcedAt]) if (now - at > 2 * timeout) this.#forcedAt.delete(id);
   }
 
   #report(plan: RoundPlan): void {

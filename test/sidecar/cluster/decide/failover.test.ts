@@ -106,6 +106,34 @@ test('forced failover: when and on which replica', async (t) => {
   });
 });
 
+test('a master that came back empty while its replica holds the data: replaced at once by that replica', async (t) => {
+  const back: NodeSpec = { id: id('m0'), pod: [0, 0], ip: '10.0.0.1', slots: THREE[0], epoch: 1, keys: 0, offset: 0 };
+  const cases: Array<{ name: string; replica: Partial<NodeSpec>; pod: string | null }> = [
+    { name: 'replica not linked, 900 keys: forced on it', replica: { keys: 900, offset: 5000, linkUp: false }, pod: 'c-shard-0-1' },
+    {
+      name: 'replica already syncing (its old data still there): forced on it',
+      replica: { keys: 900, offset: 5000, linkUp: false, syncing: true },
+      pod: 'c-shard-0-1',
+    },
+    { name: 'replica linked and in sync (a FLUSHALL on the master on its way): nothing', replica: { keys: 900, offset: 5000, linkUp: true }, pod: null },
+    { name: 'replica empty too: nothing to save', replica: { keys: 0, offset: 0, linkUp: false }, pod: null },
+  ];
+  for (const c of cases) {
+    await t.test(c.name, () => {
+      const d = decideForcedFailovers(
+        buildTopology(world([back, ...others, replica('q1', 1, c.replica)])),
+        TIMEOUT,
+        { failingSince: new Map(), forcedAt: new Map(), lastKeys: new Map() },
+        100_000,
+      );
+      assert.deepEqual(
+        d.steps.map((s) => (s.kind === 'failover' ? s.pod : s.kind)),
+        c.pod === null ? [] : [c.pod],
+      );
+    });
+  }
+});
+
 test('a master lost with no replica anywhere: forgotten after failoverTimeout, its slots then go to an empty master', async (t) => {
   const replacement: NodeSpec = { id: id('n0'), pod: [0, 0], ip: '10.0.0.9' };
   const spare: NodeSpec = { id: id('n1'), pod: [0, 1], ip: '10.0.0.8', role: 'replica', master: id('n0') };

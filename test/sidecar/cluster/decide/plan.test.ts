@@ -267,10 +267,17 @@ test('reshard decisions', async (t) => {
     },
     {
       name: 'a master silent: wait',
-      nodes: healthy(3, THREE).map((n) => (n.id === id('m1') ? { ...n, silent: true } : n)),
+      nodes: healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]).map((n) => (n.id === id('m1') ? { ...n, silent: true } : n)),
       shards: 3,
       kind: 'wait',
-      detail: /not every pod answers/,
+      detail: /slot 4096 is not served by a healthy master/,
+    },
+    {
+      name: "only the leaving shard's replica silent: the reshard goes on (a receiving shard would wait for its replica)",
+      nodes: healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]).map((n) => (n.id === id('r3') ? { ...n, silent: true } : n)),
+      shards: 3,
+      kind: 'move',
+      moves: 4096,
     },
   ];
   for (const c of cases) {
