@@ -4,8 +4,10 @@
 //   master, and the dead node id is forgotten by every node; no acknowledged key is lost;
 // - a master hung (SIGSTOP): the same failover; once it resumes it is a replica of the new master;
 // - a shard whose replica will not fail over by itself (cluster-replica-no-failover): after
-//   sentinel.failoverTimeout the sidecar forces the election on it (FailoverForced).
-// Network: 127.0.34.x (first test .1-.9, second .21-.29, the sidecar's source address .100).
+//   sentinel.failoverTimeout the sidecar forces the election on it (FailoverForced);
+// - a master restarted empty faster than the cluster noticed: its replica, which still holds the
+//   data, is promoted before it copies the empty data set.
+// Network: 127.0.34.x (tests at .1-.9, .21-.29, .41-.46; the sidecar's source address .100).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -138,4 +140,30 @@ test('a shard whose replica does not fail over by itself: the sidecar forces the
   const metrics = await env.instances[0]!.registry.metrics();
   assert.match(metrics, /redis_operator_cluster_forced_failovers_total\{namespace="cluster-test",rediscluster="carts"\} 1/);
   t.diagnostic(`killed -> forced promotion labelled: ${Math.round(ms)} ms (failoverTimeout 3000 ms)`);
+});
+
+test('a master restarted empty before the cluster noticed: its replica, still holding the data, takes over at once', async (t) => {
+  const name = 'orders';
+  // Redis' default full-sync delay (5 s) on shard 0's master: the window in which the replica still has its data.
+  const { env, ip, ips } = await formed(t, name, 41, (s, o): Record<string, string> => (s === 0 && o === 0 ? { 'repl-diskless-sync-delay': '5' } : {}));
+  const writer = new SlotWriter(ips);
+  t.after(() => writer.close());
+  for (let i = 0; i < 2000; i++) if (await writer.write(`e:${i}`, `v${i}`)) writer.acked.push({ key: `e:${i}`, value: `v${i}` });
+  assert.equal(writer.acked.length, 2000);
+  // The container is killed and restarted at once (no data on disk, nodes.conf kept): an empty master with its slots.
+  await env.servers.get(podName(name, 0, 0))!.restart();
+  await until(
+    'shard 0 pod 1 master again, pod 0 its replica',
+    async () => {
+      const replica = myself(await nodesOf(ip(0, 0)));
+      const master = myself(await nodesOf(ip(0, 1)));
+      return master?.role === 'master' && replica?.role === 'replica' && replica.masterId === master.id;
+    },
+    20_000,
+    { everyMs: 50, dump: () => env.dump(name) },
+  );
+  const forced = env.events(name).filter((e) => e.reason === 'FailoverForced');
+  assert.equal(forced.length, 1, JSON.stringify(env.events(name)));
+  assert.match(forced[0]!.message, /restarted empty/);
+  assert.deepEqual(await writer.missing(writer.acked), [], 'every acknowledged write survived the empty restart');
 });
