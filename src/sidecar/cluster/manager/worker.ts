@@ -280,7 +280,8 @@ export class ClusterWorker {
       await this.#reshard.progress(applied.done.length);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
-    if (d.kind === 'balanced' && plan.topology.allAnswered && spec.autoscaling.enabled) {
+    // Quiet (nothing moves: balanced, or a count refused): memory use may ask for another count.
+    if ((d.kind === 'balanced' || d.kind === 'refuse') && plan.topology.allAnswered && spec.autoscaling.enabled) {
       await this.#autoscaler.sample(spec.autoscaling, spec.master.replicas, clusterMemory(plan.topology));
     } else if (!spec.autoscaling.enabled) this.#autoscaler.reset();
     return plan.holds.length > 0 || !plan.topology.allAnswered || d.kind !== 'balanced' ? 'unsettled' : 'rest';
