@@ -106,6 +106,7 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
   const reasons = env.events(NAME).map((e) => e.reason);
   assert.equal(reasons.filter((r) => r === 'ReshardDone').length, 2, reasons.join(','));
   assert.ok(reasons.includes('NodeReleased'));
+  for (const e of env.events(NAME).filter((x) => x.reason === 'ReshardDone')) t.diagnostic(e.message);
   t.diagnostic(
     `up ${upSeconds.toFixed(1)} s, down ${downSeconds.toFixed(1)} s; ${writer.acked.length} acknowledged writes, ${writer.redirections} redirections, ${writer.unacked} unacknowledged`,
   );

@@ -142,40 +142,61 @@ async function run(
   }
 }
 
-/** Runs the steps in order; `budgetMs` bounds how long (moves are many: the rest waits a round). */
-export async function applySteps(ctx: ExecutorContext, steps: readonly ClusterStep[], budgetMs = Infinity): Promise<Applied> {
+/**
+ * Runs the steps in order; `budgetMs` bounds how long (moves are many: the rest waits a round).
+ * With `concurrency` > 1 (slot moves only: each is about its own slot) that many run at once, so
+ * the round trips of one slot's protocol overlap another's.
+ */
+export async function applySteps(ctx: ExecutorContext, steps: readonly ClusterStep[], budgetMs = Infinity, concurrency = 1): Promise<Applied> {
   const applied: Applied = { done: [], failed: 0, keysMoved: 0 };
   const started = ctx.now();
   let moveFailed = false;
-  for (const step of steps) {
-    if (!ctx.canAct() || ctx.now() - started > budgetMs) break;
-    // One failed move is enough for a round: the next ones would open more slots for the same fault.
-    if (step.kind === 'move' && moveFailed) continue;
-    const key = clusterStepKey(step);
-    if (ctx.backoff.deferred(key, ctx.now())) continue;
-    await ctx.beforeStep?.(step);
-    if (!ctx.canAct()) break;
-    const out = await run(ctx, step);
-    if (out.ok) {
-      const ended = ctx.backoff.succeeded(key);
-      if (ended) ctx.log.info({ step: key, failures: ended.failures, afterMs: Math.round(ctx.now() - ended.firstAt) }, 'step works again');
-      applied.done.push(step);
-      if (step.kind === 'move') {
-        applied.keysMoved += out.keys ?? 0;
-        ctx.onMoved?.(step.slot, out.keys ?? 0);
+  let stopped = false;
+  let next = 0;
+  const lane = async () => {
+    while (!stopped) {
+      const step = steps[next++];
+      if (!step) return;
+      if (!ctx.canAct() || ctx.now() - started > budgetMs) {
+        stopped = true;
+        return;
       }
-      if (step.kind === 'failover') ctx.onForcedFailover?.();
-      if (step.kind !== 'move') ctx.log.info({ step: step.kind, pod: 'pod' in step ? step.pod : undefined, reason: step.reason }, 'cluster step applied');
-      continue;
+      // One failed move is enough for a round: the next ones would open more slots for the same fault.
+      if (step.kind === 'move' && moveFailed) continue;
+      const key = clusterStepKey(step);
+      if (ctx.backoff.deferred(key, ctx.now())) continue;
+      await ctx.beforeStep?.(step);
+      if (!ctx.canAct()) {
+        stopped = true;
+        return;
+      }
+      const out = await run(ctx, step);
+      if (out.ok) {
+        const ended = ctx.backoff.succeeded(key);
+        if (ended) ctx.log.info({ step: key, failures: ended.failures, afterMs: Math.round(ctx.now() - ended.firstAt) }, 'step works again');
+        applied.done.push(step);
+        if (step.kind === 'move') {
+          applied.keysMoved += out.keys ?? 0;
+          ctx.onMoved?.(step.slot, out.keys ?? 0);
+        }
+        if (step.kind === 'failover') ctx.onForcedFailover?.();
+        if (step.kind !== 'move') ctx.log.info({ step: step.kind, pod: 'pod' in step ? step.pod : undefined, reason: step.reason }, 'cluster step applied');
+        continue;
+      }
+      if (out.kind === 'stopped') {
+        stopped = true;
+        return;
+      }
+      applied.failed++;
+      if (step.kind === 'move') moveFailed = true;
+      const { episode, started: first } = ctx.backoff.failed(key, out.detail, failureClass(out), ctx.now());
+      if (first) ctx.log.warn({ step: key, err: out.detail, class: episode.class }, 'cluster step failed');
+      // A step that keeps failing is worth a human's look (a transient gossip delay is not); the
+      // worker lets one such Event through per interval, however many steps fail.
+      if (episode.failures === 3)
+        ctx.event({ type: 'Warning', reason: 'StepFailed', message: `${step.reason}: failing (${out.detail}); retried with back-off` });
     }
-    if (out.kind === 'stopped') break;
-    applied.failed++;
-    if (step.kind === 'move') moveFailed = true;
-    const { episode, started: first } = ctx.backoff.failed(key, out.detail, failureClass(out), ctx.now());
-    if (first) ctx.log.warn({ step: key, err: out.detail, class: episode.class }, 'cluster step failed');
-    // A step that keeps failing is worth a human's look (a transient gossip delay is not); the
-    // worker lets one such Event through per interval, however many steps fail.
-    if (episode.failures === 3) ctx.event({ type: 'Warning', reason: 'StepFailed', message: `${step.reason}: failing (${out.detail}); retried with back-off` });
-  }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, lane));
   return applied;
 }

@@ -37,6 +37,8 @@ import type { ClusterHooks, ClusterKube, EventToSend, LeaderView } from './types
 
 /** Slot moves a round may spend before it probes again (failures are noticed within this). */
 export const MOVE_BUDGET_MS = 1000;
+/** Slots moved at once: their protocols' round trips overlap (each slot is moved by itself). */
+export const MOVE_CONCURRENCY = 4;
 /** Between rounds while something is not settled (a hold, a node not answering). */
 export const UNSETTLED_MS = 200;
 /** At most one StepFailed Event per this long (the log has every failure). */
@@ -276,7 +278,7 @@ export class ClusterWorker {
     await this.#reshard.decided(d);
     if (d.kind === 'move') {
       this.#backoff.retain(new Set(d.moves.map(clusterStepKey)));
-      const applied = await applySteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS);
+      const applied = await applySteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
       await this.#reshard.progress(applied.done.length);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
