@@ -2,8 +2,9 @@
 // Running with moved/total progress, then Done, or Refused with the reason.
 // Invariants:
 // - Running is written when a reshard starts and then at most every PROGRESS_EVERY_MS; Done and
-//   Refused at once. A Refused record is written once per (target, reason): a refused count
-//   costs no API write per round.
+//   Refused at once. A Refused record is written once per (from, to): a refused count costs
+//   no API write and no Event per round, even though its reason carries memory figures that
+//   move every round, and even while our own write has not come back through the informer.
 // - An instance that takes over a reshard another one started continues its record (same
 //   target: the total is kept, progress is what is left to move), so progress never goes back.
 import type { Logger } from 'pino';
@@ -40,6 +41,8 @@ export class ReshardRecorder {
   readonly #o: ReshardRecorderOptions;
   #annotation: string | undefined;
   #episode: Episode | null = null;
+  /** The refusal this instance wrote last, `from->to`; cleared when slots move or the count is met. */
+  #refused = '';
 
   constructor(options: ReshardRecorderOptions) {
     this.#o = options;
@@ -61,6 +64,7 @@ export class ReshardRecorder {
 
   async decided(d: ReshardDecision): Promise<void> {
     const current = readReshardRecord(this.#annotation);
+    if (d.kind === 'move' || d.kind === 'balanced') this.#refused = '';
     if (d.kind === 'wait') {
       // A running reshard that waits says why in its record (status.resharding shows it), once per reason.
       const e = this.#episode;
@@ -113,7 +117,12 @@ export class ReshardRecorder {
     }
     if (d.kind === 'refuse') {
       this.#episode = null;
-      if (current?.state === 'Refused' && current.to === d.to && current.why === d.reason) return;
+      const key = `${d.from}->${d.to}`;
+      if (this.#refused === key) return;
+      if (current?.state === 'Refused' && current.from === d.from && current.to === d.to) {
+        this.#refused = key;
+        return;
+      }
       const record: ReshardRecord = {
         from: d.from,
         to: d.to,
@@ -123,8 +132,10 @@ export class ReshardRecorder {
         at: new Date(this.#o.wallNow()).toISOString(),
         why: d.reason,
       };
-      if (await this.#patch(reshardRecord(record)))
+      if (await this.#patch(reshardRecord(record))) {
+        this.#refused = key;
         this.#o.event({ type: 'Warning', reason: 'ReshardRefused', message: `${d.from} -> ${d.to} shards refused, nothing moved: ${d.reason}` });
+      }
     }
   }
 
