@@ -73,6 +73,13 @@ test('the master cut off from its replicas (the sidecar still reaches it): fence
   writer.start();
   t.after(() => writer.stop());
   await until('writes', () => writer.acked.length > 100);
+  // Both replicas must hold the stream before the cut: a replica whose link just came up can still
+  // be at offset 0 (the master sends what it buffered after the replica loaded the snapshot), and
+  // such a replica is rightly no witness (cut-off.ts), so on a loaded machine the move never came.
+  await until('both replicas hold the writes', async () => {
+    for (const r of servers.slice(1)) if (Number((await replicationOf(r.ip))['slave_repl_offset'] ?? 0) <= 0) return false;
+    return true;
+  });
   const old = servers[0]!;
   const t0 = performance.now();
   const cuts = servers.slice(1).map((r) => cutLink(t, old.ip, r.ip));
