@@ -27,6 +27,7 @@ import {
   COMPONENT_SHARD,
   clusterChildNames,
   clusterPodSelectorLabels,
+  NODES_CONF,
   shardPodSelectorLabels,
 } from '../../api/cluster-names.ts';
 import { COMPONENT_LABEL, CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
@@ -56,7 +57,27 @@ import { clusterChildMetadata, type ClusterContext } from './context.ts';
  * replication credentials on stdin, never on a command line or in the ConfigMap), plus the
  * address the node announces to the cluster: the pod IP, which is how the others reach it.
  */
-export const CLUSTER_START_SCRIPT = REDIS_START_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF');
+export const CLUSTER_START_SCRIPT = [
+  // A node that served slots as a master when it stopped (a crash, the container restarted in
+  // place) must not take them back at once: a restart faster than cluster-node-timeout is no
+  // failure to the cluster, so it would serve its slots again with whatever its volume holds (an
+  // old snapshot, or nothing), and its replicas would resync from it and drop the writes they
+  // hold. It waits (RESTART_HOLD_SECONDS: node timeout + failoverTimeout + 2 s, set only when
+  // the shard has replicas) for the shard to fail over; it then rejoins as a replica of the
+  // promoted node, whose epoch is newer.
+  // Relative: the container runs in the data directory (workingDir), where nodes.conf lives.
+  `if [ "\${RESTART_HOLD_SECONDS:-0}" -gt 0 ] && grep -qE ' myself,master .* connected [0-9]' ./${NODES_CONF} 2>/dev/null; then`,
+  '  echo "this node served slots as a master when it stopped: waiting $RESTART_HOLD_SECONDS s for its shard to fail over before it starts again"',
+  '  sleep "$RESTART_HOLD_SECONDS"',
+  'fi',
+  REDIS_START_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF'),
+].join('\n');
+
+/** How long a node that was a master waits before it starts again (see CLUSTER_START_SCRIPT); 0 without replicas. */
+export function restartHoldSeconds(spec: ClusterContext['spec']): number {
+  if (spec.replicas === 0) return 0;
+  return Math.ceil((spec.sentinel.downAfterMilliseconds + spec.sentinel.failoverTimeout) / 1000) + 2;
+}
 export const CLUSTER_REDIS_COMMAND = ['sh', '-c', CLUSTER_START_SCRIPT];
 
 /**
@@ -96,6 +117,8 @@ function redisContainer(ctx: ClusterContext): IContainer {
     image: spec.image ?? `redis:${spec.version}`,
     ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
     command: CLUSTER_REDIS_COMMAND,
+    // The redis image's own WORKDIR, said explicitly: the start script reads ./nodes.conf.
+    workingDir: DATA_MOUNT,
     ports: [
       { name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' },
       { name: CLUSTER_BUS_PORT_NAME, containerPort: CLUSTER_BUS_PORT, protocol: 'TCP' },
@@ -105,6 +128,7 @@ function redisContainer(ctx: ClusterContext): IContainer {
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: auth.secretName, key: auth.key } } },
       { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
+      { name: 'RESTART_HOLD_SECONDS', value: String(restartHoldSeconds(spec)) },
     ],
     resources: {
       ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
