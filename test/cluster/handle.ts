@@ -133,14 +133,15 @@ export function clusterHandle(parts: ClusterParts): Cluster {
       store.delete('pods', namespace, name);
     },
 
-    async scale(name, replicas, namespace = 'default') {
-      const url = `${api.url}/apis/${redisResource.group}/${redisResource.version}/namespaces/${namespace}/${redisResource.resource}/${name}/scale`;
+    async scale(name, replicas, namespace = 'default', resource = 'redis') {
+      const plural = resource === 'rediscluster' ? 'redisclusters' : redisResource.resource;
+      const url = `${api.url}/apis/${redisResource.group}/${redisResource.version}/namespaces/${namespace}/${plural}/${name}/scale`;
       const res = await fetch(url, {
         method: 'PATCH',
         headers: { 'content-type': 'application/merge-patch+json', authorization: 'Bearer kubectl' },
         body: JSON.stringify({ spec: { replicas } }),
       });
-      if (!res.ok) throw new Error(`kubectl scale redis ${name} --replicas=${replicas}: HTTP ${res.status} ${await res.text()}`);
+      if (!res.ok) throw new Error(`kubectl scale ${resource} ${name} --replicas=${replicas}: HTTP ${res.status} ${await res.text()}`);
     },
 
     waitFor: (check, timeoutMs, description) => pollUntil(check, timeoutMs, description, () => cluster.dump()),

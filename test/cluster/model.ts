@@ -82,7 +82,8 @@ export interface Cluster {
   delete(resource: string, name: string, namespace?: string): void;
   deletePod(name: string, namespace?: string): void;
   /** kubectl scale redis <name> --replicas=N: a merge PATCH of the scale subresource over HTTP. */
-  scale(name: string, replicas: number, namespace?: string): Promise<void>;
+  /** Through the scale subresource of a Redis (default) or a RedisCluster (its shards). */
+  scale(name: string, replicas: number, namespace?: string, resource?: 'redis' | 'rediscluster'): Promise<void>;
   /** Polls `check` (every 25 ms) until it returns a truthy value; on timeout throws with a dump of the cluster. */
   waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
   /** `my-redis 7.2 Ready 2 Running` (the printer columns without AGE); undefined when the Redis is gone. */

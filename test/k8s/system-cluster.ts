@@ -132,8 +132,8 @@ function systemView(lc: LocalCluster, refs: Map<string, ResourceRef>): SystemClu
     async deletePod(name, namespace = 'default') {
       await lc.client.delete(ref('pods'), namespace, name);
     },
-    async scale(name, replicas, namespace = 'default') {
-      await lc.kubectl(['scale', 'redis', name, '-n', namespace, `--replicas=${replicas}`]);
+    async scale(name, replicas, namespace = 'default', resource = 'redis') {
+      await lc.kubectl(['scale', resource, name, '-n', namespace, `--replicas=${replicas}`]);
     },
     async getScale(name, namespace = 'default') {
       return rec(JSON.parse(await lc.kubectl(['get', '--raw', `/apis/redis.example.com/v1/namespaces/${namespace}/redises/${name}/scale`])));

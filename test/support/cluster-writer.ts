@@ -35,10 +35,16 @@ export interface Written {
 }
 
 /** A failed or failing-over node, or a cluster in transition: retried, counted apart from errors. */
+const TRANSIENT_OR_REDIRECT = /^(MOVED|ASK) |^(TRYAGAIN|CLUSTERDOWN)/;
 const TRANSIENT =
   /^(TRYAGAIN|CLUSTERDOWN|LOADING|MASTERDOWN)|Connection is closed|Command aborted due to connection close|Reached the max retries per request limit|Command timed out|no answer in \d+ ms|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available/;
 
-export function clusterClient(o: Pick<ClusterWriterOptions, 'seeds' | 'password' | 'username'>): Cluster {
+/**
+ * ioredis' Cluster client. With `bulk`, concurrent commands go out in one write per node
+ * (auto-pipelining): for loading data only, since ioredis does not follow a MOVED that hits part
+ * of such a batch (the batch fails; a loader retries it, see loadKeys).
+ */
+export function clusterClient(o: Pick<ClusterWriterOptions, 'seeds' | 'password' | 'username'> & { bulk?: boolean }): Cluster {
   const cluster = new Cluster(o.seeds, {
     redisOptions: {
       password: o.password,
@@ -47,6 +53,7 @@ export function clusterClient(o: Pick<ClusterWriterOptions, 'seeds' | 'password'
       commandTimeout: 3000,
       maxRetriesPerRequest: 2,
     },
+    enableAutoPipelining: o.bulk ?? false,
     retryDelayOnFailover: 100,
     retryDelayOnClusterDown: 100,
     retryDelayOnTryAgain: 50,
@@ -198,6 +205,23 @@ export async function missingFromCluster(o: Pick<ClusterWriterOptions, 'seeds' |
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** SETs every key through a bulk client, retrying a batch a redirection failed (after a slot refresh). */
+export async function loadKeys(client: Cluster, keys: ReadonlyArray<{ key: string; value: string }>, batch = 1000): Promise<void> {
+  for (let i = 0; i < keys.length; i += batch) {
+    const part = keys.slice(i, i + batch);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await Promise.all(part.map((k) => client.set(k.key, k.value)));
+        break;
+      } catch (err) {
+        if (attempt >= 20 || !(err instanceof Error) || !TRANSIENT_OR_REDIRECT.test(err.message)) throw err;
+        client.refreshSlotsCache();
+        await sleep(100);
+      }
+    }
+  }
+}
 
 /**
  * The promise, or a rejection after ms: a bound on every call, so a write that never returns is

@@ -59,7 +59,8 @@ export interface SystemCluster extends SharedFace {
   apply(input: string | KubeObject | KubeObject[]): Promise<unknown[]>;
   delete(resource: string, name: string, namespace?: string): Promise<void>;
   deletePod(name: string, namespace?: string): Promise<void>;
-  scale(name: string, replicas: number, namespace?: string): Promise<void>;
+  /** `kubectl scale <resource> name --replicas=N` (a Redis by default; a RedisCluster scales its shards). */
+  scale(name: string, replicas: number, namespace?: string, resource?: 'redis' | 'rediscluster'): Promise<void>;
   /** The Redis' scale subresource (autoscaling/v1 Scale). */
   getScale(name: string, namespace?: string): Promise<Record<string, unknown>>;
   watch(resource: string, options: WatchOptions, cb: (ev: WatchEventLike) => void): { stop(): void };
@@ -119,7 +120,7 @@ export function standInView(c: Cluster): SystemCluster {
     list: (r, o) => c.list(r, o),
     delete: async (r, n, ns) => c.delete(r, n, ns),
     deletePod: async (n, ns) => c.deletePod(n, ns),
-    scale: (n, r, ns) => c.scale(n, r, ns),
+    scale: (n, r, ns, resource) => c.scale(n, r, ns, resource),
     getScale: async (n, ns = 'default') => c.api.store.getScale('redises', ns, n),
     watch: (r, o, cb) => c.store.watch(r, o, cb),
     waitFor: (check, ms, what) => c.waitFor(check, ms, what),
