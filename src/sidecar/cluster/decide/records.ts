@@ -3,7 +3,8 @@
 // Invariants (api/cluster-names.ts): id, role, slots, master and link are rewritten as soon as
 // they change; the memory and key figures at most once a minute and only when one moved by 5% or
 // more, so a cluster at rest costs no API write. A pod whose node does not answer keeps its last
-// figures; its role, slots and master come from the cluster's view of its node, with link down.
+// figures; its role, slots and master come from the cluster's view of its node, with link down
+// (a failed master whose slots were taken over counts as a replica: it comes back as one).
 import { clusterNodeRecord, type ClusterNodeRecord } from '../../../api/cluster-names.ts';
 import { ROLE_MASTER, ROLE_REPLICA } from '../../../api/labels.ts';
 import { selfLine, type Topology } from './topology.ts';
@@ -44,11 +45,16 @@ export function recordOf(t: Topology, pod: PodObs, nowMs: number): ClusterNodeRe
   const last = pod.record;
   const node = last ? t.nodes.get(last.id) : undefined;
   if (!last || !node) return null;
+  // A failed master whose slots another node took over is the master of nothing: Redis makes it a
+  // replica of that node when it comes back. Until then its shard carries one master label, not
+  // two (found on the real control plane: the dead pod kept its label for the whole restart).
+  const deposed = node.role === 'master' && node.fail && node.slots.length === 0;
+  const role = deposed ? 'replica' : node.role;
   return {
     ...last,
-    role: node.role,
-    slots: node.role === 'master' ? node.slots : [],
-    masterId: node.role === 'replica' ? node.masterId : null,
+    role,
+    slots: role === 'master' ? node.slots : [],
+    masterId: role === 'replica' && !deposed ? node.masterId : null,
     linkUp: false,
     at,
   };

@@ -49,6 +49,22 @@ test('role label and node record: written on change, figures at most once a minu
     assert.equal(r.keys, 77);
     assert.equal(r.role, 'master');
   });
+  await t.test('a failed master whose slots its replica took over: labelled replica while it is down, one master label per shard', () => {
+    const nodes = healthy(3, THREE).map((n) =>
+      n.id === id('m0') ? { ...n, silent: true, fail: true, slots: [] } : n.id === id('r0') ? { ...n, role: 'master' as const, slots: THREE[0]!, epoch: 9 } : n,
+    );
+    const after = world(nodes);
+    const topology = buildTopology(after);
+    const dead = { ...after.find((p) => p.name === 'c-shard-0-0')!, roleLabel: 'master', record: written };
+    const w = decideRecord(topology, dead, T0 + 1000)!;
+    assert.equal(w.role, 'replica');
+    const r = readClusterNodeRecord(w.record)!;
+    assert.equal(r.role, 'replica');
+    assert.deepEqual(r.slots, []);
+    assert.equal(r.linkUp, false);
+    const promoted = { ...after.find((p) => p.name === 'c-shard-0-1')!, roleLabel: 'replica' };
+    assert.equal(decideRecord(topology, promoted, T0 + 1000)?.role, 'master');
+  });
 });
 
 test('parsing what Redis 7.0 answers', () => {
