@@ -69,7 +69,8 @@ export function decideForcedFailovers(t: Topology, failoverTimeoutMs: number, me
     if (waited < failoverTimeoutMs) {
       holds.push({
         key: `failover/${node.id}`,
-        reason: `${label(node)} failed: waiting for the cluster's own failover of ${shard} (${Math.round(waited)} of ${failoverTimeoutMs} ms)`,
+        // No elapsed time in the reason: a hold is told again whenever its reason changes.
+        reason: `${label(node)} failed: waiting for the cluster's own failover of ${shard} (forced after failoverTimeout ${failoverTimeoutMs} ms)`,
         warn: false,
       });
       continue;
@@ -78,7 +79,7 @@ export function decideForcedFailovers(t: Topology, failoverTimeoutMs: number, me
     if (forced !== undefined && now - forced < failoverTimeoutMs) {
       holds.push({
         key: `failover/${node.id}/forced`,
-        reason: `a forced election for ${shard} was sent ${Math.round(now - forced)} ms ago: waiting for it`,
+        reason: `a forced election for ${shard} was sent: waiting for it (up to failoverTimeout ${failoverTimeoutMs} ms)`,
         warn: false,
       });
       continue;
@@ -87,7 +88,8 @@ export function decideForcedFailovers(t: Topology, failoverTimeoutMs: number, me
     if (!choice.node) {
       holds.push({
         key: `failover/${node.id}/none`,
-        reason: `${shard} has had no master for ${Math.round(waited)} ms and cannot be failed over: ${choice.reason}`,
+        // Told once (a Warning Event): no elapsed time in it, or every round would be a new Event.
+        reason: `${shard} has had no master for over failoverTimeout ${failoverTimeoutMs} ms and cannot be failed over: ${choice.reason}`,
         warn: true,
       });
       continue;
