@@ -27,7 +27,12 @@ function recorder() {
   return { r, patches, events, advance: (ms: number) => (now += ms) };
 }
 
-const refuse = (mib: number) => ({ kind: 'refuse' as const, from: 4, to: 3, reason: `spec.master.replicas 3 cannot hold the data: the masters use ${mib} MiB` });
+const refuse = (mib: number) => ({
+  kind: 'refuse' as const,
+  from: 4,
+  to: 3,
+  reason: `spec.master.replicas 3 cannot hold the data: the masters use ${mib} MiB`,
+});
 
 test('a refused count is written and announced once, however its figures move', async (t) => {
   const cases: Array<[string, (x: ReturnType<typeof recorder>) => Promise<void>]> = [
