@@ -141,7 +141,7 @@ test('helm install, upgrade and uninstall of the chart: the Redis keeps running 
   await helm(['uninstall', HELM_RELEASE, ...ns, '--wait', '--timeout', '120s']);
   await c.waitFor(async () => ((await existing(manifest)).length === 0 ? true : undefined), 60_000, 'every object of the release deleted');
   await assert.rejects(helm(['status', HELM_RELEASE, ...ns]), /not found/);
-  for (const crd of ['redises.redis.example.com', 'redisbackups.redis.example.com']) {
+  for (const crd of ['redises.redis.example.com', 'redisbackups.redis.example.com', 'redisclusters.redis.example.com']) {
     assert.equal((await local.kubectl(['get', 'crd', crd, '-o', 'name'])).trim(), `customresourcedefinition.apiextensions.k8s.io/${crd}`);
   }
   assert.equal((await local.kubectl(['get', 'redis', NAME, '-n', NS, '-o', 'name'])).trim(), `redis.redis.example.com/${NAME}`);
