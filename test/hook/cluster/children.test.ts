@@ -110,7 +110,11 @@ test('the redis container: both ports, passwords from the Secrets on stdin, the 
   assert.deepEqual(redis['command'], ['sh', '-c', CLUSTER_START_SCRIPT]);
   assert.ok(CLUSTER_START_SCRIPT.includes(REDIS_START_SCRIPT.slice(0, -4)), 'the Redis start script, one line more');
   assert.equal(redis['workingDir'], '/data', 'it runs in the data directory, where nodes.conf is');
-  assert.match(CLUSTER_START_SCRIPT, /^if .* myself,master .* \.\/nodes\.conf .*\n.*\n {2}sleep "\$RESTART_HOLD_SECONDS"\nfi\n/, 'a node that was a master waits before it starts');
+  assert.match(
+    CLUSTER_START_SCRIPT,
+    /^if .* myself,master .* \.\/nodes\.conf .*\n.*\n {2}sleep "\$RESTART_HOLD_SECONDS"\nfi\n/,
+    'a node that was a master waits before it starts',
+  );
   assert.match(CLUSTER_START_SCRIPT, /\ncluster-announce-ip "\$POD_IP"\nEOF$/);
   const env = Object.fromEntries((redis['env'] as Json[]).map((e) => [e['name'], e]));
   assert.deepEqual(get(env['REDIS_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-auth`, key: 'password' });
@@ -119,7 +123,14 @@ test('the redis container: both ports, passwords from the Secrets on stdin, the 
   // The article's cluster: node timeout 5000 + failoverTimeout 10000 + 2 s.
   assert.equal(get(env['RESTART_HOLD_SECONDS'], 'value'), '17');
   const alone = container(shardSet({ ...articleSpec(), replicas: 0 }), 'redis')!;
-  assert.equal(get((alone['env'] as Json[]).find((e) => e['name'] === 'RESTART_HOLD_SECONDS'), 'value'), '0', 'no replica to fail over to: no wait');
+  assert.equal(
+    get(
+      (alone['env'] as Json[]).find((e) => e['name'] === 'RESTART_HOLD_SECONDS'),
+      'value',
+    ),
+    '0',
+    'no replica to fail over to: no wait',
+  );
   const readiness = String((get(redis, 'readinessProbe', 'exec', 'command') as string[])[2]);
   assert.match(readiness, /cluster info/);
   assert.match(readiness, /cluster_state:ok/);
