@@ -4,14 +4,18 @@
 // - A shard with index >= spec.master.replicas (leaving) is returned while any of its pods may
 //   hold data: a record with slots or keys, no readable record (unknown may hold data), or a pod
 //   of the set missing (its volume may hold data). It is dropped only when every pod the set asks
-//   for reports no slots and no keys, and its StatefulSet controller has seen its volume policy
-//   (so the policy the user chose is the one applied when it goes).
+//   for reports no slots and no keys, the sidecar's reshard record says Done for this very shard
+//   count, and its StatefulSet controller has seen its volume policy (so the policy the user chose
+//   is the one applied when it goes). The records alone are not enough: a record lags the move of
+//   slots into a shard (bench:reshard lost 1,663 keys when a 3 -> 4 reshard was turned back to 3
+//   while it ran: the new shard's records still said empty). Done for this count is written by
+//   the sidecar only once every slot is served by a shard below it.
 // - A scale-down the data cannot fit (checkShardCount on the masters' memory, shared with the
 //   sidecar) is refused while a leaving shard still holds data: every shard StatefulSet is kept,
 //   and the refusal names spec.master.replicas, the reason and the needed count.
 // - A shard keeps at least (its master's ordinal + 1) pods: lowering spec.replicas removes the
 //   highest ordinals, and removing the master's pod would turn a planned change into a failover.
-import { shardIndexOf } from '../../api/cluster-names.ts';
+import { shardIndexOf, type ReshardRecord } from '../../api/cluster-names.ts';
 import { checkShardCount, type ClusterMemory } from '../../api/cluster-capacity.ts';
 import type { RedisClusterSpec } from '../../api/cluster-schema.ts';
 import { retentionSettled } from '../finalize.ts';
@@ -87,7 +91,12 @@ export function dataHeldBy(index: number, set: KubeObject, views: readonly Clust
   return extra === undefined ? undefined : `pod ${extra.name} may still hold data`;
 }
 
-export function planShards(spec: RedisClusterSpec, sets: ReadonlyMap<number, KubeObject>, views: readonly ClusterPodView[]): ShardPlan {
+export function planShards(
+  spec: RedisClusterSpec,
+  sets: ReadonlyMap<number, KubeObject>,
+  views: readonly ClusterPodView[],
+  reshard: ReshardRecord | null = null,
+): ShardPlan {
   const desired = spec.master.replicas;
   const memory = clusterMemory(views, spec);
   const leavingSets = [...sets.entries()].filter(([i]) => i >= desired).sort(([a], [b]) => a - b);
@@ -100,6 +109,10 @@ export function planShards(spec: RedisClusterSpec, sets: ReadonlyMap<number, Kub
     if (refusal !== undefined) return { index, kept: true, why: `kept: ${refusal.reason}` };
     const why = held.get(index);
     if (why !== undefined) return { index, kept: true, why: `kept until its slots and keys have moved away: ${why}` };
+    if (reshard === null || reshard.state !== 'Done' || reshard.to !== desired) {
+      const record = reshard === null ? 'none yet' : `${reshard.from} -> ${reshard.to} ${reshard.state}`;
+      return { index, kept: true, why: `kept until the sidecar reports the reshard to ${desired} shards Done (its record: ${record})` };
+    }
     if (!retentionSettled(set, spec.persistence.whenDeleted)) {
       return { index, kept: true, why: `empty; kept until its StatefulSet has applied whenDeleted: ${spec.persistence.whenDeleted}` };
     }

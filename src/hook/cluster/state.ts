@@ -4,7 +4,7 @@
 // returns every observed child exactly as last applied (Metacontroller deletes whatever is not
 // returned; bad input must never delete or change a StatefulSet, a Service or a volume).
 import { operatorSecretRef, authSecretRef } from '../../api/auth.ts';
-import { RESHARD_ANNOTATION, clusterBackupSelectorLabels, clusterPodBelongsTo } from '../../api/cluster-names.ts';
+import { RESHARD_ANNOTATION, clusterBackupSelectorLabels, clusterPodBelongsTo, readReshardRecord } from '../../api/cluster-names.ts';
 import type { RedisClusterStatus } from '../../api/cluster-schema.ts';
 import { validateClusterSpec, type ClusterSpecVerdict } from '../../api/cluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
@@ -79,7 +79,7 @@ export interface ClusterPlan {
 
 export function planCluster(state: ClusterState, spec: ClusterContext['spec']): ClusterPlan {
   const ctx: ClusterContext = { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
-  const shards = planShards(spec, state.sets, state.views);
+  const shards = planShards(spec, state.sets, state.views, readReshardRecord(state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION]));
   return { ctx, shards, ...desiredClusterChildren(ctx, state.sets, shards) };
 }
 

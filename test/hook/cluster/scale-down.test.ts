@@ -6,9 +6,10 @@
 // needed count. A shard keeps the pod its master runs on when spec.replicas drops below it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { RESHARD_ANNOTATION, reshardRecord, type ReshardRecord } from '../../../src/api/cluster-names.ts';
 import type { KubeObject } from '../../../src/hook/index.ts';
 import { condition, get } from '../helpers.ts';
-import { applied, cluster, clusterPod, evenSlots, limitedSpec, MAXMEMORY, named, NAME, observedFor, sync, type Json } from './helpers.ts';
+import { applied, AT, cluster, clusterPod, evenSlots, limitedSpec, MAXMEMORY, named, NAME, observedFor, sync, type Json } from './helpers.ts';
 
 /** Four shards at rest: shard 3 already emptied by the sidecar unless `shard3` says otherwise. */
 function fourShards(
@@ -29,6 +30,11 @@ function fourShards(
 const shardNames = (children: readonly KubeObject[], kind = 'StatefulSet') => named(children).filter((n) => n.startsWith(`${kind}/`));
 const THREE = limitedSpec({ master: { replicas: 3 } });
 const FOUR_SETS = [0, 1, 2, 3].map((i) => `StatefulSet/${NAME}-shard-${i}`);
+const reshardAnnotation = (r: Partial<ReshardRecord>) => ({
+  [RESHARD_ANNOTATION]: reshardRecord({ from: 4, to: 3, state: 'Done', moved: 4096, total: 4096, at: AT, why: '', ...r }),
+});
+/** The sidecar's record once it has moved every slot off shard 3. */
+const DONE_TO_THREE = reshardAnnotation({});
 const THREE_SETS = FOUR_SETS.slice(0, 3);
 
 test('a leaving shard is kept while any pod may hold data, and dropped once every pod reports empty', async (t) => {
@@ -44,7 +50,7 @@ test('a leaving shard is kept while any pod may hold data, and dropped once ever
   for (const [name, shard3, sets, why] of cases) {
     await t.test(name, () => {
       const { observed, pods } = fourShards(shard3);
-      const answer = sync({ parent: cluster(THREE), children: observed, related: pods });
+      const answer = sync({ parent: cluster(THREE, { annotations: DONE_TO_THREE }), children: observed, related: pods });
       assert.deepEqual(shardNames(answer.children), sets);
       const kept = sets.length === 4;
       assert.equal(shardNames(answer.children, 'PodDisruptionBudget').length, kept ? 4 : 3, 'the PDB goes with its StatefulSet');
@@ -60,11 +66,28 @@ test('a leaving shard is kept while any pod may hold data, and dropped once ever
   }
 });
 
+test('an empty leaving shard stays until the reshard record says Done for this count (a record lags a move into its shard)', async (t) => {
+  const cases: Array<[string, Record<string, string> | undefined, RegExp]> = [
+    ['no reshard record yet', undefined, /record: none yet/],
+    ['3 -> 4 still Running (turned back to 3 mid-way: slots may have reached shard 3)', reshardAnnotation({ from: 3, to: 4, state: 'Running' }), /resharding 3 -> 4/],
+    ['3 -> 4 Done (the records may predate the moves)', reshardAnnotation({ from: 3, to: 4 }), /3 -> 4 Done/],
+    ['4 -> 3 Running', reshardAnnotation({ state: 'Running' }), /resharding 4 -> 3/],
+    ['4 -> 3 Refused', reshardAnnotation({ state: 'Refused' }), /4 -> 3 Refused/],
+  ];
+  for (const [name, annotations, why] of cases)
+    await t.test(name, () => {
+      const { observed, pods } = fourShards(() => ({}));
+      const answer = sync({ parent: cluster(THREE, annotations ? { annotations } : {}), children: observed, related: pods });
+      assert.deepEqual(shardNames(answer.children), FOUR_SETS);
+      assert.match(String(condition(answer.status, 'Resharded')?.['message']), why);
+    });
+});
+
 test("an empty leaving shard stays until its StatefulSet's controller has seen its volume policy", () => {
   const { observed, pods } = fourShards(() => ({}));
   const set3 = observed.find((c) => c.metadata.name === `${NAME}-shard-3`)!;
   (set3['status'] as Json)['observedGeneration'] = 0;
-  const answer = sync({ parent: cluster(THREE), children: observed, related: pods });
+  const answer = sync({ parent: cluster(THREE, { annotations: DONE_TO_THREE }), children: observed, related: pods });
   assert.deepEqual(shardNames(answer.children), FOUR_SETS);
   assert.match(String(condition(answer.status, 'Resharded')?.['message']), /empty; kept until its StatefulSet has applied whenDeleted: Retain/);
 });
