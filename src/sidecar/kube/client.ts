@@ -132,9 +132,12 @@ export class KubeClient {
     return clusterPodInformer(this.scope);
   }
 
-  /** Merge-patches annotations of a RedisCluster (null removes), guarded by its uid (the reshard record). */
-  patchClusterAnnotations(cluster: RedisRef, annotations: Record<string, string | null>): Promise<void> {
-    return patchRedisAnnotations(this.custom, this.calls.timeoutMs, cluster, annotations, CLUSTER_PLURAL);
+  /**
+   * Merge-patches annotations of a RedisCluster (null removes), guarded by its uid (the reshard
+   * record) and, when given, by its resourceVersion (409 if it changed since).
+   */
+  patchClusterAnnotations(cluster: RedisRef, annotations: Record<string, string | null>, resourceVersion?: string): Promise<void> {
+    return patchRedisAnnotations(this.custom, this.calls.timeoutMs, cluster, annotations, CLUSTER_PLURAL, resourceVersion);
   }
 
   /** Sets a RedisCluster's shard count through its scale subresource, as an HPA does. */

@@ -14,9 +14,12 @@ export async function patchRedisAnnotations(
   redis: RedisRef,
   annotations: Record<string, string | null>,
   plural: string = PLURAL,
+  resourceVersion?: string,
 ): Promise<void> {
   const metadata: Record<string, unknown> = { annotations };
   if (redis.uid) metadata['uid'] = redis.uid;
+  // A precondition: the patch is refused (409) if the object changed since that version.
+  if (resourceVersion) metadata['resourceVersion'] = resourceVersion;
   await custom.patchNamespacedCustomObject(
     { group: GROUP, version: VERSION, plural, namespace: redis.namespace, name: redis.name, body: { metadata } },
     mergePatchOptions(timeoutMs),

@@ -7,6 +7,13 @@
 //   move every round, and even while our own write has not come back through the informer.
 // - An instance that takes over a reshard another one started continues its record (same
 //   target: the total is kept, progress is what is left to move), so progress never goes back.
+// - No slot moves before the Running record of its target is written (decided() answers whether
+//   moves may go), and a new episode's record is written against the RedisCluster version the
+//   decision was made from (a spec changed since: 409, nothing moves, the next round decides
+//   again). The hook removes a leaving shard only once the record says Done for the count it
+//   wants, so a record always shows a reshard that may have moved slots.
+// - Balanced with no record Done for that count: Done is written (once, no Event), so that a
+//   scale-down whose shards never received slots still lets their StatefulSets go.
 import type { Logger } from 'pino';
 import { RESHARD_ANNOTATION, readReshardRecord, reshardRecord, type ReshardRecord } from '../../../api/cluster-names.ts';
 import { kubeFailure, type RedisRef } from '../../kube/client.ts';
@@ -40,17 +47,21 @@ export interface ReshardRecorderOptions {
 export class ReshardRecorder {
   readonly #o: ReshardRecorderOptions;
   #annotation: string | undefined;
+  #resourceVersion: string | undefined;
   #episode: Episode | null = null;
   /** The refusal this instance wrote last, `from->to`; cleared when slots move or the count is met. */
   #refused = '';
+  /** The count this instance last wrote a quiet Done for (the informer may not show it yet). */
+  #doneTo: number | null = null;
 
   constructor(options: ReshardRecorderOptions) {
     this.#o = options;
   }
 
-  /** The annotation as the RedisCluster has it now. */
-  observe(annotation: string | undefined): void {
+  /** The annotation as the RedisCluster has it now, and the object's resourceVersion. */
+  observe(annotation: string | undefined, resourceVersion?: string): void {
     this.#annotation = annotation;
+    this.#resourceVersion = resourceVersion;
   }
 
   get running(): boolean {
@@ -62,9 +73,11 @@ export class ReshardRecorder {
     this.#episode = null;
   }
 
-  async decided(d: ReshardDecision): Promise<void> {
+  /** Records the decision; for a move, answers whether its Running record is in place (moves may go). */
+  async decided(d: ReshardDecision): Promise<boolean> {
     const current = readReshardRecord(this.#annotation);
     if (d.kind === 'move' || d.kind === 'balanced') this.#refused = '';
+    if (d.kind === 'move') this.#doneTo = null;
     if (d.kind === 'wait') {
       // A running reshard that waits says why in its record (status.resharding shows it), once per reason.
       const e = this.#episode;
@@ -73,7 +86,7 @@ export class ReshardRecorder {
         this.#o.log.info({ from: e.from, to: e.to, reason: d.reason }, 'reshard waiting');
         await this.#write('Running', `waiting: ${d.reason}`);
       }
-      return;
+      return false;
     }
     if (d.kind === 'move') {
       if (this.#episode && this.#episode.to === d.to) {
@@ -81,7 +94,7 @@ export class ReshardRecorder {
           this.#episode.why = '';
           await this.#write('Running', '');
         }
-        return;
+        return true;
       }
       const resumed = current?.state === 'Running' && current.to === d.to;
       const total = resumed ? Math.max(current.total, current.moved + d.moves.length) : d.moves.length;
@@ -94,15 +107,37 @@ export class ReshardRecorder {
         writtenAt: -Infinity,
         why: '',
       };
+      if (!(await this.#write('Running', '', this.#resourceVersion))) {
+        this.#episode = null;
+        return false;
+      }
       if (!resumed) this.#o.event({ type: 'Normal', reason: 'ReshardStarted', message: `resharding ${d.from} -> ${d.to} shards: ${d.reason}` });
       else this.#o.log.info({ from: current.from, to: d.to, left: d.moves.length }, 'resuming a reshard another instance started');
-      await this.#write('Running', '');
-      return;
+      return true;
     }
     if (d.kind === 'balanced') {
-      const e = this.#episode;
-      if (!e && current?.state !== 'Running') return;
-      const done = e ?? { from: current!.from, to: current!.to, total: current!.total, moved: current!.total, startedAt: this.#o.now(), writtenAt: 0, why: '' };
+      // An episode towards another count (the spec went back before it moved anything) is over.
+      const e = this.#episode?.to === d.to ? this.#episode : null;
+      this.#episode = e;
+      if (!e && current?.state !== 'Running') {
+        if ((current?.state !== 'Done' || current.to !== d.to) && this.#doneTo !== d.to) {
+          const record: ReshardRecord = { from: d.from, to: d.to, state: 'Done', moved: 0, total: 0, at: new Date(this.#o.wallNow()).toISOString(), why: '' };
+          if (await this.#patch(reshardRecord(record))) this.#doneTo = d.to;
+        }
+        return false;
+      }
+      // Another instance's Running record: Done for the count balanced now (its target, or the
+      // count the spec went back to before anything moved).
+      const same = current!.to === d.to;
+      const done = e ?? {
+        from: same ? current!.from : d.from,
+        to: d.to,
+        total: same ? current!.total : 0,
+        moved: 0,
+        startedAt: this.#o.now(),
+        writtenAt: 0,
+        why: '',
+      };
       done.moved = done.total;
       this.#episode = done;
       await this.#write('Done', '');
@@ -113,15 +148,15 @@ export class ReshardRecorder {
         reason: 'ReshardDone',
         message: `resharded ${done.from} -> ${done.to} shards: ${done.total} slots moved${seconds ? ` (${seconds} s on this instance)` : ''}`,
       });
-      return;
+      return false;
     }
     if (d.kind === 'refuse') {
       this.#episode = null;
       const key = `${d.from}->${d.to}`;
-      if (this.#refused === key) return;
+      if (this.#refused === key) return false;
       if (current?.state === 'Refused' && current.from === d.from && current.to === d.to) {
         this.#refused = key;
-        return;
+        return false;
       }
       const record: ReshardRecord = {
         from: d.from,
@@ -137,6 +172,7 @@ export class ReshardRecorder {
         this.#o.event({ type: 'Warning', reason: 'ReshardRefused', message: `${d.from} -> ${d.to} shards refused, nothing moved: ${d.reason}` });
       }
     }
+    return false;
   }
 
   /** Slots moved by this round; the Running record is refreshed at most every PROGRESS_EVERY_MS. */
@@ -147,15 +183,17 @@ export class ReshardRecorder {
     if (this.#o.now() - e.writtenAt >= PROGRESS_EVERY_MS) await this.#write('Running', '');
   }
 
-  async #write(state: ReshardRecord['state'], why: string): Promise<void> {
+  async #write(state: ReshardRecord['state'], why: string, resourceVersion?: string): Promise<boolean> {
     const e = this.#episode!;
     const record: ReshardRecord = { from: e.from, to: e.to, state, moved: e.moved, total: e.total, at: new Date(this.#o.wallNow()).toISOString(), why };
-    if (await this.#patch(reshardRecord(record))) e.writtenAt = this.#o.now();
+    if (!(await this.#patch(reshardRecord(record), resourceVersion))) return false;
+    e.writtenAt = this.#o.now();
+    return true;
   }
 
-  async #patch(value: string): Promise<boolean> {
+  async #patch(value: string, resourceVersion?: string): Promise<boolean> {
     try {
-      await this.#o.kube.patchClusterAnnotations(this.#o.ref, { [RESHARD_ANNOTATION]: value });
+      await this.#o.kube.patchClusterAnnotations(this.#o.ref, { [RESHARD_ANNOTATION]: value }, resourceVersion);
       this.#annotation = value;
       return true;
     } catch (err) {

@@ -14,7 +14,7 @@ export interface ClusterKube {
     changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string },
   ): Promise<V1Pod>;
   emitEvent(ref: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string, kind?: string): Promise<boolean>;
-  patchClusterAnnotations(ref: RedisRef, annotations: Record<string, string | null>): Promise<void>;
+  patchClusterAnnotations(ref: RedisRef, annotations: Record<string, string | null>, resourceVersion?: string): Promise<void>;
   scaleCluster(ref: RedisRef, shards: number): Promise<void>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
   ensureAuthSecret(ref: RedisRef & { uid: string }, secret?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret>;

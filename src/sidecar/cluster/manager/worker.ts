@@ -141,7 +141,7 @@ export class ClusterWorker {
   update(object: RedisClusterObject): void {
     if (object.metadata.uid) this.ref.uid = object.metadata.uid;
     this.#auth.setVersions(secretVersions(object.status));
-    this.#reshard.observe(object.metadata.annotations?.[RESHARD_ANNOTATION]);
+    this.#reshard.observe(object.metadata.annotations?.[RESHARD_ANNOTATION], object.metadata.resourceVersion);
     const verdict = validateClusterSpec(this.name, object.spec ?? {});
     if (!verdict.ok) {
       const text = verdict.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
@@ -275,8 +275,10 @@ export class ClusterWorker {
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
     const d = plan.reshard;
-    await this.#reshard.decided(d);
+    const mayMove = await this.#reshard.decided(d);
     if (d.kind === 'move') {
+      // The hook lets a leaving shard go only on a Done record: no slot moves without its record.
+      if (!mayMove) return 'unsettled';
       this.#backoff.retain(new Set(d.moves.map(clusterStepKey)));
       const applied = await applySteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
       await this.#reshard.progress(applied.done.length);

@@ -8,15 +8,18 @@ import { readReshardRecord, RESHARD_ANNOTATION } from '../../../../src/api/clust
 import { ReshardRecorder } from '../../../../src/sidecar/cluster/manager/reshard-record.ts';
 import type { EventToSend } from '../../../../src/sidecar/cluster/manager/types.ts';
 
-function recorder() {
+function recorder(o: { conflictOn?: string } = {}) {
   const patches: string[] = [];
+  const preconditions: Array<string | undefined> = [];
   const events: EventToSend[] = [];
   let now = 0;
   const r = new ReshardRecorder({
     ref: { namespace: 'default', name: 'c' },
     kube: {
-      patchClusterAnnotations: async (_ref, annotations) => {
+      patchClusterAnnotations: async (_ref, annotations, resourceVersion) => {
+        if (o.conflictOn !== undefined && resourceVersion === o.conflictOn) throw Object.assign(new Error('Conflict'), { code: 409 });
         patches.push(annotations[RESHARD_ANNOTATION]!);
+        preconditions.push(resourceVersion);
       },
     },
     log: pino({ level: 'silent' }),
@@ -24,7 +27,7 @@ function recorder() {
     now: () => now,
     wallNow: () => Date.parse('2026-01-01T00:00:00Z') + now,
   });
-  return { r, patches, events, advance: (ms: number) => (now += ms) };
+  return { r, patches, preconditions, events, advance: (ms: number) => (now += ms) };
 }
 
 const refuse = (mib: number) => ({
@@ -97,4 +100,52 @@ test('a refusal after the count was met (or slots moved) is a new refusal', asyn
     x.events.map((e) => e.reason),
     ['ReshardRefused', 'ReshardRefused'],
   );
+});
+
+const move = (to: number) => ({
+  kind: 'move' as const,
+  from: 3,
+  to,
+  moves: [{ kind: 'move' as const, slot: 1, from: 'c-shard-0-0', to: 'c-shard-3-0', cold: false, reason: '' }],
+  reason: 'even shares',
+});
+
+test('no slot moves before its Running record is written against the version the decision came from', async () => {
+  const x = recorder({ conflictOn: '41' });
+  x.r.observe(undefined, '41');
+  assert.equal(await x.r.decided(move(4)), false, 'the spec changed since (409): nothing moves');
+  assert.deepEqual(x.patches, []);
+  assert.deepEqual(x.events, []);
+  x.r.observe(undefined, '42');
+  assert.equal(await x.r.decided(move(4)), true);
+  assert.deepEqual(x.preconditions, ['42']);
+  assert.equal(readReshardRecord(x.patches[0])?.state, 'Running');
+  assert.equal(await x.r.decided(move(4)), true, 'the same episode: no new write');
+  assert.equal(x.patches.length, 1);
+});
+
+test('balanced with no Done record for the count: Done written once, quietly (the hook then lets empty shards go)', async (t) => {
+  await t.test('a fresh cluster', async () => {
+    const x = recorder();
+    assert.equal(await x.r.decided({ kind: 'balanced', from: 3, to: 3 }), false);
+    await x.r.decided({ kind: 'balanced', from: 3, to: 3 });
+    assert.deepEqual(
+      x.patches.map((p) => [readReshardRecord(p)?.state, readReshardRecord(p)?.to]),
+      [['Done', 3]],
+    );
+    assert.deepEqual(x.events, []);
+  });
+  await t.test('turned back from 3 -> 4 before anything moved: Done for 3, not for 4', async () => {
+    const x = recorder();
+    await x.r.decided(move(4));
+    x.r.observe(x.patches[0]);
+    await x.r.decided({ kind: 'balanced', from: 3, to: 3 });
+    assert.deepEqual(
+      x.patches.map((p) => [readReshardRecord(p)?.state, readReshardRecord(p)?.to]),
+      [
+        ['Running', 4],
+        ['Done', 3],
+      ],
+    );
+  });
 });
