@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { addr, startRedis, TEST_PASSWORD, type RedisServer } from './redis-server.ts';
-import { ClusterWriter, missingFromCluster } from './cluster-writer.ts';
+import { ClusterWriter, keySlot, missingFromCluster } from './cluster-writer.ts';
 import { until } from './until.ts';
 
 const N = 85;
@@ -71,6 +71,8 @@ test(
     const conns = servers.map(client);
     t.after(() => conns.forEach((c) => c.disconnect()));
     await formCluster(servers, conns);
+    for (const key of ['foo', 'acked:17', '{user1000}.following', '', '{}x', 'plain:123456'])
+      assert.equal(keySlot(key), Number(await conns[0]!.call('CLUSTER', 'KEYSLOT', key)), `keySlot(${JSON.stringify(key)}) is the slot Redis computes`);
     const seeds = servers.map((s) => ({ host: s.ip, port: 6379 }));
     const acked = new ClusterWriter({ seeds, password: TEST_PASSWORD, prefix: 'acked', waitReplicas: 1, waitTimeoutMs: 200, verifyReads: true }).start();
     const plain = new ClusterWriter({ seeds, password: TEST_PASSWORD, prefix: 'plain' }).start();

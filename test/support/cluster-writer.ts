@@ -11,6 +11,7 @@
 // CLUSTERDOWN, a connection closed by a failed node) is retried and counted apart; anything else
 // is an application-visible error, kept with its message. Every acknowledged and every stored key
 // is recorded with its value, so a check can read all of them back afterwards.
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { Cluster, Redis, type ClusterNode } from 'ioredis';
 
@@ -33,6 +34,12 @@ export interface Written {
   value: string;
   at: number;
 }
+
+/**
+ * Redis Cluster's key slot (CRC16 of the hash tag or the whole key, mod 16384) as ioredis computes
+ * it: its own dependency cluster-key-slot, which ships no type declarations (typed here).
+ */
+export const keySlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
 /** A failed or failing-over node, or a cluster in transition: retried, counted apart from errors. */
 const TRANSIENT_OR_REDIRECT = /^(MOVED|ASK) |^(TRYAGAIN|CLUSTERDOWN)/;

@@ -6,23 +6,10 @@
 // Invariants: one connection per node and one command sequence in flight at a time (ASKING applies
 // to the next command on its connection); every connection is closed by close().
 import { Redis } from 'ioredis';
+import { keySlot } from '../../support/cluster-writer.ts';
 import { TEST_PASSWORD } from '../../support/redis-server.ts';
 
-/** CRC16/XMODEM of the key's hash tag (or the whole key), mod 16384: Redis Cluster's key slot. */
-export function keySlot(key: string): number {
-  const open = key.indexOf('{');
-  let part = key;
-  if (open >= 0) {
-    const close = key.indexOf('}', open + 1);
-    if (close > open + 1) part = key.slice(open + 1, close);
-  }
-  let crc = 0;
-  for (const byte of Buffer.from(part)) {
-    crc ^= byte << 8;
-    for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
-  }
-  return crc % 16384;
-}
+export { keySlot };
 
 export class SlotWriter {
   readonly acked: Array<{ key: string; value: string }> = [];
