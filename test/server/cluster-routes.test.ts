@@ -8,6 +8,8 @@ import { parseHookRequest, syncCluster } from '../../src/hook/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { objectMap } from '../hook/helpers.ts';
 import { articleSpec, cluster, healthyClusterPods, observedFor, type Json } from '../hook/cluster/helpers.ts';
+import { readFileSync } from 'node:fs';
+import { CLUSTER_FIXTURE, clusterFixtureText } from '../fixtures/make-rediscluster-sync-request.ts';
 import { capturingLogger, silentLogger } from './helpers.ts';
 
 function body(spec: unknown = articleSpec(), finalizing = false): Json {
@@ -41,6 +43,28 @@ test('POST /rediscluster/sync answers what syncCluster builds, byte for byte', a
     const answer = r.json() as Json;
     assert.deepEqual(Object.keys(answer), ['status', 'children']);
     assert.equal((answer['status'] as Json)['phase'], 'Running');
+  } finally {
+    await app.close();
+  }
+});
+
+test("the README's curl fixture is current and answers the steady state of the article's RedisCluster", async () => {
+  const text = readFileSync(CLUSTER_FIXTURE, 'utf8');
+  assert.equal(text, clusterFixtureText(), 'regenerate it with node test/fixtures/make-rediscluster-sync-request.ts');
+  const app = buildApp({ logger: silentLogger(), defaultMetrics: false });
+  try {
+    const r = await app.inject({ method: 'POST', url: '/rediscluster/sync', payload: text, headers: { 'content-type': 'application/json' } });
+    assert.equal(r.statusCode, 200);
+    const answer = r.json() as { status: Json; children: Array<{ kind: string; metadata: { name: string } }> };
+    assert.deepEqual(
+      [answer.status['phase'], answer.status['shards'], answer.status['readyMasters'], answer.status['readyReplicas'], answer.status['slotsCovered']],
+      ['Running', 3, 3, 6, 16384],
+    );
+    assert.deepEqual(answer.status, (JSON.parse(text) as { parent: { status: Json } }).parent.status, 'steady state: the status it carries');
+    assert.deepEqual(
+      answer.children.filter((c) => c.kind === 'StatefulSet').map((c) => c.metadata.name),
+      ['order-cache-shard-0', 'order-cache-shard-1', 'order-cache-shard-2'],
+    );
   } finally {
     await app.close();
   }
