@@ -9,7 +9,7 @@
 // 3. `kubectl scale rediscluster --replicas=4` then 3 under traffic, the sidecar acting SIGKILLed
 //    in the middle of the first migration: slots move to the new shard and back, the survivor
 //    finishes, no slot stays migrating or importing, no key is lost, the client sees no error but
-//    redirections;
+//    redirections; then 3 -> 4 again, turned back to 3 while it runs: nothing lost either;
 // 4. a second RedisCluster with memory limits: autoscaling adds a shard on memory use (an Event
 //    with the reason) and a scale-down the data cannot fit is refused, naming the field, nothing
 //    removed.
@@ -155,7 +155,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
   );
 
   test(
-    'kubectl scale to 4 and back to 3 under traffic, the acting sidecar SIGKILLed mid-migration: slots move and come back, nothing lost, no client error, no slot left open',
+    'kubectl scale to 4 and back to 3 under traffic, the acting sidecar SIGKILLed mid-migration, then a scale-up turned back mid-way: slots move and come back, nothing lost, no client error, no slot left open',
     { timeout: 300_000 },
     async (t) => {
       // Some data to move: 30,000 keys of 1 KiB.
@@ -199,9 +199,31 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       await c.waitFor(() => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3), 240_000, `back to "${NAME} 3 3 6 16384 Running"`);
       await c.waitFor(() => c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined, 60_000, 'the shard-3 StatefulSet removed once empty');
       const downMs = performance.now() - t1;
+
+      // Turned back mid-way: 3 -> 4 running, the user scales to 3 again. Slots that reached the new
+      // shard come back before it goes (bench:reshard lost 1,663 keys here before the hook waited
+      // for the sidecar's Done record: the new shard's records still said empty).
+      await c.scale(NAME, 4, NS, 'rediscluster');
+      await c.waitFor(
+        () => {
+          const r = reshardOf(c, NAME);
+          return r && r.to === 4 && r.state === 'Running' && r.moved > 0 && r.moved < r.total ? r : undefined;
+        },
+        120_000,
+        'a second 3 -> 4 reshard under way',
+      );
+      const t2 = performance.now();
+      await c.scale(NAME, 3, NS, 'rediscluster');
+      await c.waitFor(
+        () => reshardOf(c, NAME)?.to === 3 && reshardOf(c, NAME)?.state === 'Done' && c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined,
+        240_000,
+        'turned back to 3 shards: Done, and shard 3 removed once empty',
+      );
+      await c.waitFor(() => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3), 120_000, `"${NAME} 3 3 6 16384 Running" again`);
+      const backMs = performance.now() - t2;
       await Promise.all([plain.stop(), acked.stop()]);
       t.diagnostic(
-        `3 -> 4 in ${Math.round(upMs / 1000)} s (a sidecar killed on the way), 4 -> 3 in ${Math.round(downMs / 1000)} s; plain ${plain.acked.length} writes, ${plain.reads} reads; acked ${acked.acked.length}; redirections ${acked.redirections}; transient ${plain.transient}+${acked.transient}`,
+        `3 -> 4 in ${Math.round(upMs / 1000)} s (a sidecar killed on the way), 4 -> 3 in ${Math.round(downMs / 1000)} s, turned back mid-way in ${Math.round(backMs / 1000)} s; plain ${plain.acked.length} writes, ${plain.reads} reads; acked ${acked.acked.length}; redirections ${acked.redirections}; transient ${plain.transient}+${acked.transient}`,
       );
       assert.deepEqual(plain.errors, [], 'no client error other than redirections');
       assert.deepEqual(acked.errors, []);
