@@ -26,7 +26,8 @@ import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../src/api/labels.ts';
 import { median } from '../test/sidecar/manager/harness.ts';
-import { backend, startSystemCluster, type SystemCluster } from '../test/system/cluster.ts';
+import type { SystemCluster } from '../test/system/cluster.ts';
+import { benchOnSystemCluster, cleanups, log, note } from './system-main.ts';
 import {
   allLinked,
   applyDesign,
@@ -49,12 +50,8 @@ const SWITCHOVERS = Number(process.env['SWITCHOVERS'] ?? 10);
 const ROLLOUT_BOUND_MS = 300_000;
 type Json = Record<string, unknown>;
 
-const log = (msg: string) => process.stderr.write(`${msg}\n`);
-const note = (msg: string) => process.stdout.write(`# ${msg}\n`);
-
 // The system helpers take a test context for their cleanups (t.after) and reports (t.diagnostic):
 // here they run in main's finally and go to `# ` lines.
-const cleanups: Array<() => unknown> = [];
 const ctx = { after: (fn: () => unknown) => void cleanups.push(fn), diagnostic: note } as unknown as TestContext;
 
 const patchRedis = (c: SystemCluster, body: { spec?: Json; annotations?: Record<string, string> }) =>
@@ -235,38 +232,4 @@ async function run(c: SystemCluster): Promise<string[]> {
   ];
 }
 
-async function main(): Promise<void> {
-  const started = performance.now();
-  const which = backend();
-  note(which === 'real' ? `backend: the real local control plane, subnet ${SUBNET}` : 'backend: the local stand-in (the real control plane cannot run here)');
-  const c = await startSystemCluster({ subnet: SUBNET }, which);
-  let stopping: Promise<void> | undefined;
-  const teardown = () =>
-    (stopping ??= (async () => {
-      for (const fn of cleanups.reverse())
-        await Promise.resolve()
-          .then(fn)
-          .catch(() => undefined);
-      await c.stop();
-    })());
-  // Ctrl-C must not leave a control plane, pods or a bridge behind.
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void teardown().finally(() => process.exit(130)));
-  try {
-    const lines = await run(c);
-    note(`took ${ms((performance.now() - started) / 1000)} s`);
-    process.stdout.write(`${lines.join('\n')}\n`);
-  } catch (err) {
-    log(c.dump());
-    throw err;
-  } finally {
-    await teardown();
-  }
-}
-
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    log(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
-    process.exit(1);
-  },
-);
+benchOnSystemCluster(SUBNET, run);

@@ -1,0 +1,48 @@
+// The frame of the benchmarks that run on a whole cluster (bench:rollout, bench:reshard): start the
+// real local control plane (or the stand-in, said on a `# ` line), run, print the `name=value`
+// lines on stdout, and stop everything on every exit path, SIGINT/SIGTERM included, so Ctrl-C
+// leaves no control plane, pods or bridge behind. Progress goes to stderr, notes to `# ` lines.
+import { performance } from 'node:perf_hooks';
+import { backend, startSystemCluster, type SystemCluster } from '../test/system/cluster.ts';
+
+export const log = (msg: string) => process.stderr.write(`${msg}\n`);
+export const note = (msg: string) => process.stdout.write(`# ${msg}\n`);
+
+/** Run after the benchmark, last added first, before the cluster stops. */
+export const cleanups: Array<() => unknown> = [];
+
+export function benchOnSystemCluster(subnet: number, run: (c: SystemCluster) => Promise<string[]>): void {
+  const main = async () => {
+    const started = performance.now();
+    const which = backend();
+    note(which === 'real' ? `backend: the real local control plane, subnet ${subnet}` : 'backend: the local stand-in (the real control plane cannot run here)');
+    const c = await startSystemCluster({ subnet }, which);
+    let stopping: Promise<void> | undefined;
+    const teardown = () =>
+      (stopping ??= (async () => {
+        for (const fn of cleanups.reverse())
+          await Promise.resolve()
+            .then(fn)
+            .catch(() => undefined);
+        await c.stop();
+      })());
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void teardown().finally(() => process.exit(130)));
+    try {
+      const lines = await run(c);
+      note(`took ${Math.round((performance.now() - started) / 1000)} s`);
+      process.stdout.write(`${lines.join('\n')}\n`);
+    } catch (err) {
+      log(c.dump());
+      throw err;
+    } finally {
+      await teardown();
+    }
+  };
+  main().then(
+    () => process.exit(0),
+    (err: unknown) => {
+      log(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+      process.exit(1);
+    },
+  );
+}
