@@ -69,7 +69,11 @@ test('a leaving shard is kept while any pod may hold data, and dropped once ever
 test('an empty leaving shard stays until the reshard record says Done for this count (a record lags a move into its shard)', async (t) => {
   const cases: Array<[string, Record<string, string> | undefined, RegExp]> = [
     ['no reshard record yet', undefined, /record: none yet/],
-    ['3 -> 4 still Running (turned back to 3 mid-way: slots may have reached shard 3)', reshardAnnotation({ from: 3, to: 4, state: 'Running' }), /resharding 3 -> 4/],
+    [
+      '3 -> 4 still Running (turned back to 3 mid-way: slots may have reached shard 3)',
+      reshardAnnotation({ from: 3, to: 4, state: 'Running' }),
+      /resharding 3 -> 4/,
+    ],
     ['3 -> 4 Done (the records may predate the moves)', reshardAnnotation({ from: 3, to: 4 }), /3 -> 4 Done/],
     ['4 -> 3 Running', reshardAnnotation({ state: 'Running' }), /resharding 4 -> 3/],
     ['4 -> 3 Refused', reshardAnnotation({ state: 'Refused' }), /4 -> 3 Refused/],
