@@ -7,14 +7,14 @@
 // cluster nodes that only the operator's user can manage, nodes.conf lands in the data volume,
 // readiness follows the cluster's state, status follows the records, a shard's backup reads its
 // replica and stores under shard-<i>/, and a shard beyond spec.master.replicas is removed only
-// once its pods report no data.
+// once its pods report no data and the reshard record says Done for the count asked for.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Cluster, Redis } from 'ioredis';
-import { CLUSTER_NODE_ANNOTATION, clusterNodeRecord, parseSlotRanges } from '../../src/api/cluster-names.ts';
+import { CLUSTER_NODE_ANNOTATION, clusterNodeRecord, parseSlotRanges, RESHARD_ANNOTATION, reshardRecord } from '../../src/api/cluster-names.ts';
 import { BACKUP_MAIN, runEntry } from '../backup/support.ts';
 import { startCluster } from './index.ts';
 
@@ -242,6 +242,16 @@ test(
         });
         await c.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: pod, namespace: NS, annotations: { [CLUSTER_NODE_ANNOTATION]: record } } });
       }
+      // Records lag a move into a shard: empty records alone do not let it go, the sidecar's
+      // reshard record saying Done for three shards does.
+      await c.waitFor(() => /reshard to 3 shards Done/.test(String(cond('Resharded')?.['message'])), 30_000, 'shard 3 waiting for the Done record');
+      assert.ok(c.get('statefulsets', `${NAME}-shard-3`, NS), 'kept on records alone');
+      const done = reshardRecord({ from: 4, to: 3, state: 'Done', moved: 0, total: 0, at: new Date().toISOString(), why: '' });
+      await c.apply({
+        apiVersion: 'redis.example.com/v1',
+        kind: 'RedisCluster',
+        metadata: { name: NAME, namespace: NS, annotations: { [RESHARD_ANNOTATION]: done } },
+      });
       await c.waitFor(() => c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined, 30_000, 'shard 3 removed once empty');
       await c.waitFor(() => cond('Resharded')?.['status'] === 'True', 30_000, 'Resharded');
       assert.equal(c.get('statefulsets', `${NAME}-shard-2`, NS) !== undefined, true);
