@@ -20,7 +20,7 @@ import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolu
 import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IVolume } from 'kubernetes-models/v1/Volume';
-import { authSecretRef, operatorSecretRef } from '../../api/auth.ts';
+import { authSecretRef, OPERATOR_USER, operatorSecretRef } from '../../api/auth.ts';
 import {
   CLUSTER_BUS_PORT,
   CLUSTER_BUS_PORT_NAME,
@@ -57,23 +57,49 @@ import { clusterChildMetadata, type ClusterContext } from './context.ts';
  * replication credentials on stdin, never on a command line or in the ConfigMap), plus the
  * address the node announces to the cluster: the pod IP, which is how the others reach it.
  */
-export const CLUSTER_START_SCRIPT = [
-  // A node that served slots as a master when it stopped (a crash, the container restarted in
-  // place) must not take them back at once: a restart faster than cluster-node-timeout is no
-  // failure to the cluster, so it would serve its slots again with whatever its volume holds (an
-  // old snapshot, or nothing), and its replicas would resync from it and drop the writes they
-  // hold. It waits (RESTART_HOLD_SECONDS: node timeout + failoverTimeout + 2 s, set only when
-  // the shard has replicas) for the shard to fail over; it then rejoins as a replica of the
-  // promoted node, whose epoch is newer.
-  // Relative: the container runs in the data directory (workingDir), where nodes.conf lives.
+/**
+ * The hold before a node that served slots as a master when it stopped (a crash, the container
+ * restarted in place) starts again. A restart faster than cluster-node-timeout is no failure to
+ * the cluster, so it would serve its slots again with whatever its volume holds (an old snapshot,
+ * or nothing), and its replicas would resync from it and drop the writes they hold. It waits until
+ * a peer it knows from nodes.conf (asked as the operator's user, two seconds at most each: redis-cli
+ * 7.0 has no timeout of its own) shows it
+ * with no slot: another node serves them under a newer epoch, and it rejoins as that node's
+ * replica. RESTART_HOLD_SECONDS (node timeout + failoverTimeout + 2 s, 0 without replicas) bounds
+ * the wait: with no peer answering (the whole cluster restarting) it starts after that.
+ * Relative paths: the container runs in the data directory (workingDir), where nodes.conf lives.
+ */
+export const RESTART_HOLD_SCRIPT = [
   `if [ "\${RESTART_HOLD_SECONDS:-0}" -gt 0 ] && grep -qE ' myself,master .* connected [0-9]' ./${NODES_CONF} 2>/dev/null; then`,
-  '  echo "this node served slots as a master when it stopped: waiting $RESTART_HOLD_SECONDS s for its shard to fail over before it starts again"',
-  '  sleep "$RESTART_HOLD_SECONDS"',
+  `  me=$(awk '$3 ~ /myself/ {print $1}' ./${NODES_CONF})`,
+  `  peers=$(awk 'NF >= 8 && $3 !~ /myself|noaddr/ {split($2, a, "@"); print a[1]}' ./${NODES_CONF})`,
+  '  echo "this node served slots as a master when it stopped: waiting up to $RESTART_HOLD_SECONDS s for another node to serve them"',
+  '  end=$(( $(date +%s) + RESTART_HOLD_SECONDS ))',
+  '  held=yes',
+  '  while [ "$held" = yes ] && [ "$(date +%s)" -lt "$end" ]; do',
+  '    for peer in $peers; do',
+  `      if REDISCLI_AUTH="$OPERATOR_PASSWORD" timeout 2 redis-cli -h "\${peer%:*}" -p "\${peer##*:}" --user ${OPERATOR_USER} --no-auth-warning CLUSTER NODES 2>/dev/null |`,
+  `        awk -v me="$me" '$1 == me && NF == 8 {found = 1} END {exit !found}'; then`,
+  '        echo "$peer shows another node serving its slots: starting, to rejoin as a replica"',
+  '        held=no',
+  '        break',
+  '      fi',
+  '    done',
+  '    [ "$held" = yes ] && sleep 1',
+  '  done',
+  '  [ "$held" = yes ] && echo "no peer showed its slots served elsewhere within $RESTART_HOLD_SECONDS s: starting"',
   'fi',
-  REDIS_START_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF'),
 ].join('\n');
 
-/** How long a node that was a master waits before it starts again (see CLUSTER_START_SCRIPT); 0 without replicas. */
+/**
+ * Redis' own start script (children/statefulset.ts: requirepass, the operator's ACL user and the
+ * replication credentials on stdin, never on a command line or in the ConfigMap) after the
+ * restart hold, plus the address the node announces to the cluster: the pod IP, which is how
+ * the others reach it.
+ */
+export const CLUSTER_START_SCRIPT = [RESTART_HOLD_SCRIPT, REDIS_START_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF')].join('\n');
+
+/** The longest a node that was a master waits before it starts again (RESTART_HOLD_SCRIPT); 0 without replicas. */
 export function restartHoldSeconds(spec: ClusterContext['spec']): number {
   if (spec.replicas === 0) return 0;
   return Math.ceil((spec.sentinel.downAfterMilliseconds + spec.sentinel.failoverTimeout) / 1000) + 2;
