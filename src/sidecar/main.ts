@@ -90,6 +90,7 @@ clusters = new ClusterManager({
   leader: leadership,
   logger,
   registry: metrics.registry,
+  status: metrics,
   timing: config.timing,
   redisLocalAddress: config.redisLocalAddress,
 });

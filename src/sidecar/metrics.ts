@@ -97,7 +97,7 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
   });
   const phase = new Gauge({
     name: 'redis_operator_redis_phase',
-    help: "1 for the Redis's current status.phase (Pending, Running, Failed, Hibernated), 0 for the others.",
+    help: '1 for the current status.phase of the Redis or RedisCluster (Pending, Running, Failed, Hibernated, Resharding), 0 for the others.',
     labelNames: ['namespace', 'redis', 'phase'] as const,
     registers,
   });

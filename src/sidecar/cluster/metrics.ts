@@ -1,6 +1,8 @@
 // Prometheus series of the RedisCluster worker, registered on the sidecar's own registry.
 // Invariants: every series is per RedisCluster (namespace, rediscluster) and removed when the
-// RedisCluster goes; counters start at 0 so increase() sees the first event.
+// RedisCluster goes; counters start at 0 so increase() sees the first event. A shard's master
+// changing also counts in the sidecar's redis_operator_failovers_total{redis=<cluster name>}, the
+// series the FrequentFailovers alert of a RedisCluster reads (hook/monitoring/cluster-rules.ts).
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 type Labels = 'namespace' | 'rediscluster';
@@ -10,11 +12,13 @@ export interface ClusterMetrics {
   slotsMoved: Counter<Labels>;
   forcedFailovers: Counter<Labels>;
   nodes: Gauge<Labels | 'state'>;
+  /** A shard's serving master changed (the cluster's election, or one the sidecar forced). */
+  failover(namespace: string, rediscluster: string): void;
   started(namespace: string, rediscluster: string): void;
   forget(namespace: string, rediscluster: string): void;
 }
 
-export function createClusterMetrics(registry: Registry): ClusterMetrics {
+export function createClusterMetrics(registry: Registry, shared?: { failovers: Counter<'namespace' | 'redis'> }): ClusterMetrics {
   const registers = [registry];
   const labelNames = ['namespace', 'rediscluster'] as const;
   const slotsCovered = new Gauge({
@@ -46,6 +50,9 @@ export function createClusterMetrics(registry: Registry): ClusterMetrics {
     slotsMoved,
     forcedFailovers,
     nodes,
+    failover(namespace, rediscluster) {
+      shared?.failovers.inc({ namespace, redis: rediscluster });
+    },
     started(namespace, rediscluster) {
       slotsMoved.inc({ namespace, rediscluster }, 0);
       forcedFailovers.inc({ namespace, rediscluster }, 0);

@@ -6,7 +6,8 @@
 // not parse is absent, never 0 (0 would read as "the last backup was in 1970").
 import type { RedisStatus } from '../../api/schema.ts';
 
-export const PHASES = ['Pending', 'Running', 'Failed', 'Hibernated'] as const;
+/** A Redis's phases, and a RedisCluster's (Resharding: Running while slots move). */
+export const PHASES = ['Pending', 'Running', 'Failed', 'Hibernated', 'Resharding'] as const;
 export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated', 'BackupHealthy'] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 

@@ -13,7 +13,8 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { addr } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
-import { ClusterEnv, podName } from './harness.ts';
+import { ClusterEnv, NS, podName } from './harness.ts';
+import { CLUSTER_PLURAL } from '../../../src/api/cluster-names.ts';
 import { allCovered, myself, nodesOf } from './nodes.ts';
 import { SlotWriter } from './writer.ts';
 
@@ -54,6 +55,22 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
     { everyMs: 20, dump: () => env.dump(name) },
   );
   const failoverMs = performance.now() - killedAt;
+  // The series the RedisCluster's FrequentFailovers alert reads, on the instance that saw it.
+  const counted = await Promise.all(env.instances.map(async (i) => (await i.registry.getSingleMetricAsString('redis_operator_failovers_total')).split('\n')));
+  assert.ok(
+    counted.flat().some((l) => l === `redis_operator_failovers_total{namespace="${NS}",redis="${name}"} 1`),
+    counted.flat().join('\n'),
+  );
+  // And the phase its NotRunning alert reads, from the status the hook writes (here by hand).
+  env.store.patch(CLUSTER_PLURAL, NS, name, { status: { phase: 'Resharding' } }, { type: 'merge', subresource: 'status' });
+  await until(
+    'redis_operator_redis_phase of the RedisCluster',
+    async () =>
+      (await env.instances[0]!.registry.getSingleMetricAsString('redis_operator_redis_phase')).includes(
+        `{namespace="${NS}",redis="${name}",phase="Resharding"} 1`,
+      ),
+    10_000,
+  );
   const dead = env.records(name).get(podName(name, 0, 0))!;
   assert.equal(dead.record?.linkUp, false, "the dead master's record says its link is down");
   assert.ok(await allCovered(ips.slice(1), 6), 'every slot is served again');

@@ -8,7 +8,7 @@
 import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
 import { pino, type Logger } from 'pino';
-import { Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import {
   CLUSTER_KIND,
   CLUSTER_NODE_ANNOTATION,
@@ -26,6 +26,7 @@ import {
 import { GROUP, ROLE_LABEL, VERSION } from '../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
 import { ClusterManager } from '../../../src/sidecar/cluster/manager/manager.ts';
+import { createSidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import type { ClusterHooks } from '../../../src/sidecar/cluster/manager/types.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
@@ -228,7 +229,8 @@ export class ClusterEnv {
       informerRestartDelayMs: 200,
       logger,
     });
-    const registry = new Registry();
+    const metrics = createSidecarMetrics();
+    const registry = metrics.registry;
     let manager: ClusterManager | null = null;
     const elector = new LeaderElector({
       client: kube.leaseClient(LEASE_NS, LEASE_NAME, TEST_LEADER.requestTimeoutMs),
@@ -238,7 +240,7 @@ export class ClusterEnv {
       onStartedLeading: () => manager?.leadershipChanged(true),
       onStoppedLeading: () => manager?.leadershipChanged(false),
     });
-    manager = new ClusterManager({ kube, leader: elector, logger, registry, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks });
+    manager = new ClusterManager({ kube, leader: elector, logger, registry, status: metrics, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks });
     const m = manager;
     let stopped = false;
     const finish = async (release: boolean) => {

@@ -9,10 +9,13 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { INSTANCE_LABEL } from '../../../api/labels.ts';
+import type { RedisStatus } from '../../../api/schema.ts';
+import { statusSeries } from '../../decide/status-series.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { isNotFound, type MultiInformer, type RedisClusterObject } from '../../kube/client.ts';
 import type { ShardedLeader } from '../../kube/shard-leadership.ts';
 import type { FailurePolicyConfig } from '../../manager/failure-policy.ts';
+import type { SidecarMetrics } from '../../metrics.ts';
 import { createClusterMetrics, type ClusterMetrics } from '../metrics.ts';
 import type { ClusterHooks, ClusterKube, LeaderView } from './types.ts';
 import { ClusterWorker } from './worker.ts';
@@ -25,6 +28,12 @@ export interface ClusterManagerOptions {
   logger: Logger;
   /** The sidecar's registry (its metrics are added there). */
   registry: Registry;
+  /**
+   * The sidecar's status series and failover counter, shared with Redis: a RedisCluster's are
+   * labelled redis=<its name>, what its alerts read (NotRunning, FrequentFailovers, BackupFailed,
+   * BackupTooOld in hook/monitoring/cluster-rules.ts).
+   */
+  status?: Pick<SidecarMetrics, 'observeStatus' | 'forgetStatus' | 'failovers'> | undefined;
   timing: ManagerTiming;
   redisLocalAddress?: string | undefined;
   hooks?: ClusterHooks | undefined;
@@ -47,7 +56,7 @@ export class ClusterManager {
   constructor(options: ClusterManagerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ module: 'cluster-manager' });
-    this.#metrics = createClusterMetrics(options.registry);
+    this.#metrics = createClusterMetrics(options.registry, options.status);
   }
 
   get ready(): boolean {
@@ -104,6 +113,8 @@ export class ClusterManager {
     const name = c.metadata?.name;
     if (!ns || !name) return;
     const k = key(ns, name);
+    // Its status has the shape of a Redis's where the series look (phase, conditions, backup).
+    this.#o.status?.observeStatus(ns, name, statusSeries(c.status as RedisStatus | undefined));
     const existing = this.#workers.get(k);
     if (existing && existing.uid === c.metadata?.uid) {
       existing.worker.update(c);
@@ -145,5 +156,7 @@ export class ClusterManager {
     this.#log.info({ namespace: ns, name }, 'RedisCluster deleted: no longer managed');
     await existing.worker.stop();
     this.#metrics.forget(ns, name);
+    this.#o.status?.forgetStatus(ns, name);
+    this.#o.status?.failovers.remove({ namespace: ns, redis: name });
   }
 }

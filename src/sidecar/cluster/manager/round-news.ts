@@ -74,11 +74,11 @@ const HOLD_REASONS: Record<string, string> = {
 };
 
 export class RoundNews {
-  readonly #o: Common;
+  readonly #o: Common & { masterChanged?: (() => void) | undefined };
   readonly #holds = new Map<string, string>();
   #masters = new Map<number, string>();
 
-  constructor(options: Common) {
+  constructor(options: Common & { masterChanged?: (() => void) | undefined }) {
     this.#o = options;
   }
 
@@ -113,6 +113,7 @@ export class RoundNews {
       const before = this.#masters.get(shard);
       if (before !== undefined && before !== pod) {
         this.#o.log.warn({ shard, from: before, to: pod }, 'shard master changed');
+        this.#o.masterChanged?.();
         this.#o.event({ type: 'Normal', reason: 'MasterChanged', message: `shard ${shard}: ${pod} is master now (was ${before})` });
       }
     }

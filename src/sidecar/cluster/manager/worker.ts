@@ -131,7 +131,7 @@ export class ClusterWorker {
     });
     const common = { ref: this.ref, kube: options.kube, log: this.#log, event: (e: EventToSend) => this.#event(e), now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
-    this.#news = new RoundNews(common);
+    this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
     options.metrics.started(options.namespace, options.name);
