@@ -20,6 +20,7 @@ test('observeStatus: one series per phase and per condition status, the current 
     'redis_operator_redis_phase{namespace="shop",redis="cache",phase="Running"} 0',
     'redis_operator_redis_phase{namespace="shop",redis="cache",phase="Failed"} 0',
     'redis_operator_redis_phase{namespace="shop",redis="cache",phase="Hibernated"} 0',
+    'redis_operator_redis_phase{namespace="shop",redis="cache",phase="Resharding"} 0',
   ]);
   assert.deepEqual(await lines(m, 'redis_operator_redis_condition'), [
     'redis_operator_redis_condition{namespace="shop",redis="cache",type="MasterAvailable",status="True"} 0',
