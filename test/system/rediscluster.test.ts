@@ -286,8 +286,15 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
         90_000,
         'the autoscaler raising master.replicas to 4',
       );
-      const scaled = c.events({ name: SMALL }).filter((e) => e.reason === 'AutoscaleUp');
-      assert.ok(scaled.length > 0, 'an autoscaling Event');
+      // The Event is sent after the scale write: it may reach the cache a little later.
+      const scaled = await c.waitFor(
+        () => {
+          const up = c.events({ name: SMALL }).filter((e) => e.reason === 'AutoscaleUp');
+          return up.length > 0 ? up : undefined;
+        },
+        30_000,
+        'an AutoscaleUp Event',
+      );
       assert.match(scaled[0]!.message, /memory \d+%.*target 60%/);
       await c.waitFor(() => row(c, SMALL) === `${SMALL} 4 4 0 16384 Running`, 180_000, `${SMALL} resharded to 4`);
       t.diagnostic(`${keys.length} keys -> 4 shards Running ${Math.round((performance.now() - t0) / 1000)} s later; Event: ${scaled[0]!.message}`);
