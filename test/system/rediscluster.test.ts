@@ -140,8 +140,12 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
         'every slot covered and the killed node back as a replica',
       );
       assert.equal(livePods(c, NAME).find((p) => p.metadata.name === victim.metadata.name)?.metadata.labels?.[ROLE_LABEL], 'replica');
-      const shard1 = (statusOf(c, NAME)['shardStatus'] as Json[]).find((s) => s['index'] === 1)!;
-      assert.equal(shard1['master'], promoted, 'status names the new master');
+      // The status follows the pods one hook sync later.
+      await c.waitFor(
+        () => (statusOf(c, NAME)['shardStatus'] as Json[] | undefined)?.find((s) => s['index'] === 1)?.['master'] === promoted,
+        30_000,
+        `status names the new master ${promoted}`,
+      );
       const since = writer.acked.length;
       await c.waitFor(() => writer.acked.length >= since + 200, 30_000, 'writes keep being acknowledged');
       await writer.stop();
