@@ -11,14 +11,13 @@ import { BackupSpec, BackupStatus } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import {
   Condition,
+  ImageFields,
   PersistenceSpec,
   RESERVED_CONFIG_KEYS,
   ResourceRequirements,
-  SUPPORTED_VERSION_MESSAGE,
-  SUPPORTED_VERSION_RULE,
   Toleration,
-  VERSION_NO_DOWNGRADE_RULE,
   VERSION_PATTERN,
+  VERSION_VALIDATIONS,
 } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
 import { StringEnum, StringMap } from './typebox-helpers.ts';
@@ -115,23 +114,9 @@ export const RedisClusterSpec = Type.Object(
       pattern: VERSION_PATTERN,
       maxLength: 63,
       description: 'Redis version, for example "7.0"; the image is redis:<version> unless image is set. Only 7.x is supported.',
-      'x-kubernetes-validations': [
-        { rule: SUPPORTED_VERSION_RULE, message: SUPPORTED_VERSION_MESSAGE },
-        {
-          rule: VERSION_NO_DOWNGRADE_RULE,
-          message: 'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
-        },
-      ],
+      'x-kubernetes-validations': VERSION_VALIDATIONS,
     }),
-    image: Type.Optional(
-      Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' }),
-    ),
-    imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
-    imagePullSecrets: Type.Optional(
-      Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
-        description: 'Secrets for pulling the image from a private registry.',
-      }),
-    ),
+    ...ImageFields,
     master: Type.Object(
       {
         replicas: Type.Integer({

@@ -174,6 +174,30 @@ export const FailoverSpec = Type.Object(
   { default: {}, description: 'Failure detection and write fencing.' },
 );
 
+/** The version's CEL rules, the same on a Redis and a RedisCluster. */
+export const VERSION_VALIDATIONS = [
+  { rule: SUPPORTED_VERSION_RULE, message: SUPPORTED_VERSION_MESSAGE },
+  {
+    // Older Redis cannot load the RDB files (nor the replication stream) of a newer
+    // major.minor; patch downgrades keep the format and stay allowed.
+    rule: VERSION_NO_DOWNGRADE_RULE,
+    message: 'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
+  },
+];
+
+/** The image fields, the same on a Redis and a RedisCluster. */
+export const ImageFields = {
+  image: Type.Optional(
+    Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' }),
+  ),
+  imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
+  imagePullSecrets: Type.Optional(
+    Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
+      description: 'Secrets for pulling the image from a private registry.',
+    }),
+  ),
+};
+
 export const RedisSpec = Type.Object(
   {
     version: Type.String({
@@ -183,25 +207,9 @@ export const RedisSpec = Type.Object(
       maxLength: 63,
       description:
         'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Only 7.x is supported. Can be upgraded, never downgraded to an older major.minor.',
-      'x-kubernetes-validations': [
-        { rule: SUPPORTED_VERSION_RULE, message: SUPPORTED_VERSION_MESSAGE },
-        {
-          // Older Redis cannot load the RDB files (nor the replication stream) of a newer
-          // major.minor; patch downgrades keep the format and stay allowed.
-          rule: VERSION_NO_DOWNGRADE_RULE,
-          message: 'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
-        },
-      ],
+      'x-kubernetes-validations': VERSION_VALIDATIONS,
     }),
-    image: Type.Optional(
-      Type.String({ minLength: 1, description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli.' }),
-    ),
-    imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
-    imagePullSecrets: Type.Optional(
-      Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
-        description: 'Secrets for pulling the image from a private registry.',
-      }),
-    ),
+    ...ImageFields,
     master: Type.Object(
       {
         replicas: Type.Integer({
