@@ -254,6 +254,37 @@ function container(ctx: HookContext): IContainer {
 }
 
 /**
+ * The immutable part of a StatefulSet: on creation what `templates` gives (claims only with
+ * persistence on), afterwards what was observed, echoed, with the claim templates the spec can no
+ * longer apply said in `conflicts`; and whether the pods get their data from a claim.
+ */
+export function immutablePart(
+  observedSpec: Json | undefined,
+  selectorLabels: Record<string, string>,
+  serviceName: string,
+  templates: () => IPersistentVolumeClaim[],
+  persistence: PersistenceSpec,
+  setName: string,
+): { immutable: Immutable; conflicts: string[]; claimsData: boolean } {
+  let immutable: Immutable;
+  let conflicts: string[] = [];
+  if (observedSpec === undefined) {
+    const claims = templates();
+    immutable = {
+      selector: { matchLabels: selectorLabels },
+      serviceName,
+      podManagementPolicy: 'Parallel',
+      ...(claims.length > 0 ? ({ volumeClaimTemplates: claims } satisfies Partial<Immutable>) : {}),
+    };
+  } else {
+    immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
+    conflicts = claimConflicts(persistence, setName, array(observedSpec['volumeClaimTemplates']));
+  }
+  const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  return { immutable, conflicts, claimsData };
+}
+
+/**
  * The immutable fields of an observed StatefulSet, echoed exactly: never rebuilt (the API server
  * refuses any change) and never checked (the API server wrote them, so they have Kubernetes'
  * types; a hand edit could leave anything, which is why they are read with util.ts below).
@@ -283,21 +314,14 @@ export function desiredStatefulSet(
   const selectorLabels = { ...podSelectorLabels(ctx.name), [COMPONENT_LABEL]: component };
 
   const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
-  let immutable: Immutable;
-  let conflicts: string[] = [];
-  if (observedSpec === undefined) {
-    const templates = claimTemplates(ctx, component);
-    immutable = {
-      selector: { matchLabels: selectorLabels },
-      serviceName: names.headless,
-      podManagementPolicy: 'Parallel',
-      ...(templates.length > 0 ? ({ volumeClaimTemplates: templates } satisfies Partial<Immutable>) : {}),
-    };
-  } else {
-    immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
-    conflicts = claimConflicts(spec.persistence, setName, array(observedSpec['volumeClaimTemplates']));
-  }
-  const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  const { immutable, conflicts, claimsData } = immutablePart(
+    observedSpec,
+    selectorLabels,
+    names.headless,
+    () => claimTemplates(ctx, component),
+    spec.persistence,
+    setName,
+  );
 
   // An echoed selector must keep matching the template, or the API server refuses the update.
   const templateLabels: Record<string, string> = { ...selectorLabels };

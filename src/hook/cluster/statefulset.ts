@@ -40,16 +40,14 @@ import {
   REDIS_START_SCRIPT,
   REDIS_UID,
   TMP_VOLUME,
-  claimConflicts,
-  echoedImmutable,
+  immutablePart,
   exec,
   livenessScript,
   redisCli,
-  type Immutable,
 } from '../children/statefulset.ts';
 import type { Child } from '../children/types.ts';
 import type { KubeObject } from '../types.ts';
-import { array, at, isRecord, sortedMap, stringMap, type Json } from '../util.ts';
+import { at, isRecord, sortedMap, stringMap, type Json } from '../util.ts';
 import { clusterChildMetadata, type ClusterContext } from './context.ts';
 
 /**
@@ -204,21 +202,14 @@ export function desiredShardSet(ctx: ClusterContext, shard: number, observed: Ku
   const setName = names.shardSet(shard);
   const selectorLabels = shardPodSelectorLabels(ctx.name, shard);
   const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
-  let immutable: Immutable;
-  let conflicts: string[] = [];
-  if (observedSpec === undefined) {
-    const templates = claimTemplates(ctx, shard);
-    immutable = {
-      selector: { matchLabels: selectorLabels },
-      serviceName: names.headless,
-      podManagementPolicy: 'Parallel',
-      ...(templates.length > 0 ? ({ volumeClaimTemplates: templates } satisfies Partial<Immutable>) : {}),
-    };
-  } else {
-    immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
-    conflicts = claimConflicts(spec.persistence, setName, array(observedSpec['volumeClaimTemplates']));
-  }
-  const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  const { immutable, conflicts, claimsData } = immutablePart(
+    observedSpec,
+    selectorLabels,
+    names.headless,
+    () => claimTemplates(ctx, shard),
+    spec.persistence,
+    setName,
+  );
 
   // An echoed selector must keep matching the template, or the API server refuses the update.
   const templateLabels: Record<string, string> = { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD };
