@@ -10,12 +10,18 @@ import { createHash } from 'node:crypto';
 import { splitConfig } from '../api/config-directives.ts';
 import { DATA_MOUNT, PLACEHOLDER_MASTER, REDIS_PORT } from '../api/labels.ts';
 import { TLS_FILE_DIRECTIVES } from '../api/tls.ts';
-import type { RedisSpec } from '../api/schema.ts';
+import type { PersistenceSpec, RedisSpec } from '../api/schema.ts';
 import { parseQuantity } from './quantity.ts';
 import { compare } from './util.ts';
 
 /** Share of the container memory limit given to the data set; the rest covers fork/COW, buffers and replication backlog. */
 export const MAXMEMORY_SHARE = 0.8;
+
+/** RDB snapshots (save) and the AOF, as spec.persistence asks, for a Redis and a RedisCluster alike. */
+export function persistenceLines(persistence: Pick<PersistenceSpec, 'enableRdb' | 'rdbSchedule' | 'enableAof'>): string[] {
+  const saveSeconds = persistence.enableRdb ? rdbSaveSeconds(persistence.rdbSchedule) : undefined;
+  return [saveSeconds === undefined ? 'save ""' : `save ${saveSeconds} 1`, `appendonly ${persistence.enableAof ? 'yes' : 'no'}`, 'appendfsync everysec'];
+}
 
 /**
  * The snapshot interval of an rdbSchedule in seconds, for `save <seconds> 1`. Only the cron
@@ -72,9 +78,7 @@ export function renderRedisConf(namespace: string, name: string, spec: RedisSpec
     // rejoins after a failover should not wait that long to become Ready.
     'repl-diskless-sync-delay 1',
   ];
-  const saveSeconds = spec.persistence.enableRdb ? rdbSaveSeconds(spec.persistence.rdbSchedule) : undefined;
-  lines.push(saveSeconds === undefined ? 'save ""' : `save ${saveSeconds} 1`);
-  lines.push(`appendonly ${spec.persistence.enableAof ? 'yes' : 'no'}`, 'appendfsync everysec');
+  lines.push(...persistenceLines(spec.persistence));
   const fencing = fencingReplicas(spec);
   if (fencing > 0) {
     lines.push(`min-replicas-to-write ${fencing}`, `min-replicas-max-lag ${spec.failover.minReplicasMaxLagSeconds}`);

@@ -13,7 +13,7 @@
 import { CLUSTER_BUS_PORT, NODES_CONF } from '../../api/cluster-names.ts';
 import type { RedisClusterSpec } from '../../api/cluster-schema.ts';
 import { DATA_MOUNT, REDIS_PORT } from '../../api/labels.ts';
-import { maxmemoryBytes, rdbSaveSeconds } from '../redis-conf.ts';
+import { maxmemoryBytes, persistenceLines } from '../redis-conf.ts';
 import { compare } from '../util.ts';
 
 export function renderClusterConf(namespace: string, name: string, spec: RedisClusterSpec): string {
@@ -39,9 +39,7 @@ export function renderClusterConf(namespace: string, name: string, spec: RedisCl
     // A pod that rejoins after a failover should not wait Redis 7's 5 s default before its full sync.
     'repl-diskless-sync-delay 1',
   ];
-  const saveSeconds = spec.persistence.enableRdb ? rdbSaveSeconds(spec.persistence.rdbSchedule) : undefined;
-  lines.push(saveSeconds === undefined ? 'save ""' : `save ${saveSeconds} 1`);
-  lines.push(`appendonly ${spec.persistence.enableAof ? 'yes' : 'no'}`, 'appendfsync everysec');
+  lines.push(...persistenceLines(spec.persistence));
   const maxmemory = maxmemoryBytes(spec);
   if (maxmemory !== undefined) lines.push(`maxmemory ${maxmemory}`);
   const extra = Object.keys(spec.config ?? {}).sort(compare);
