@@ -27,12 +27,15 @@ import {
   condition,
   healthy,
   isRedisMaster,
+  labelledMaster,
   livePods,
   mastersUsedMemory,
   openSlots,
   reshardOf,
   row,
   secretValue,
+  seedsOf,
+  shardPods,
   statusOf,
   type Json,
 } from './rediscluster-support.ts';
@@ -77,9 +80,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       );
       // A master and its replicas prefer separate nodes (three nodes, three pods per shard).
       for (let s = 0; s < 3; s++) {
-        const nodes = livePods(c, NAME)
-          .filter((p) => p.metadata.name.startsWith(`${NAME}-shard-${s}-`))
-          .map((p) => (p['spec'] as Json)['nodeName']);
+        const nodes = shardPods(c, NAME, s).map((p) => (p['spec'] as Json)['nodeName']);
         assert.equal(new Set(nodes).size, 3, `shard ${s} spread over three nodes: ${nodes.join(', ')}`);
       }
       const failover = condition(c, NAME, 'FailoverConfigured');
@@ -91,7 +92,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       assert.match(String(autoscaling?.['message']), /memory limit|maxmemory/, 'no memory limit: nothing to measure against');
 
       password = secretValue(c, `${NAME}-auth`);
-      seeds = livePods(c, NAME).map((p) => ({ host: p.status!.podIP!, port: 6379 }));
+      seeds = seedsOf(c, NAME);
       const client = clusterClient({ seeds, password });
       try {
         await client.set('hello', 'world');
@@ -109,12 +110,12 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       const writer = new ClusterWriter({ seeds, password, prefix: 'ack', waitReplicas: 1, waitTimeoutMs: 500 }).start();
       t.after(() => writer.stop());
       await c.waitFor(() => writer.acked.length >= 300, 30_000, '300 acknowledged writes');
-      const victim = livePods(c, NAME).find((p) => p.metadata.name.startsWith(`${NAME}-shard-1-`) && p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER)!;
+      const victim = labelledMaster(c, NAME, 1)!;
       assert.ok(victim, 'shard 1 has a labelled master');
       const t0 = performance.now();
       assert.ok(c.killPodProcess(NS, victim.metadata.name, 'SIGKILL'));
       // When the cluster itself promoted (INFO on the shard's other pods), apart from when the label followed.
-      const others = livePods(c, NAME).filter((p) => p.metadata.name.startsWith(`${NAME}-shard-1-`) && p.metadata.name !== victim.metadata.name);
+      const others = shardPods(c, NAME, 1).filter((p) => p.metadata.name !== victim.metadata.name);
       const promotedInRedis = c.waitFor(
         async () => {
           for (const p of others) if (await isRedisMaster(c, NAME, p.status!.podIP!)) return performance.now() - t0;
@@ -127,7 +128,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       // down (its slots were taken over), not only once it is back.
       const promoted = await c.waitFor(
         () => {
-          const m = livePods(c, NAME).filter((p) => p.metadata.name.startsWith(`${NAME}-shard-1-`) && p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER);
+          const m = shardPods(c, NAME, 1).filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER);
           return m.length === 1 && m[0]!.metadata.name !== victim.metadata.name ? m[0]!.metadata.name : undefined;
         },
         60_000,
@@ -165,10 +166,8 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       // Some data to move: 30,000 keys of 1 KiB.
       const loader = clusterClient({ seeds, password, bulk: true });
       t.after(() => loader.disconnect());
-      await loadKeys(
-        loader,
-        Array.from({ length: 30_000 }, (_, j) => ({ key: `bulk:${j}`, value: 'x'.repeat(1024) })),
-      );
+      const bulk = Array.from({ length: 30_000 }, (_, j) => ({ key: `bulk:${j}`, value: 'x'.repeat(1024), at: 0 }));
+      await loadKeys(loader, bulk);
       loader.disconnect();
       const plain = new ClusterWriter({ seeds, password, prefix: 'plain', verifyReads: true }).start();
       const acked = new ClusterWriter({ seeds, password, prefix: 'acked', waitReplicas: 1, waitTimeoutMs: 500 }).start();
@@ -232,16 +231,8 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       assert.deepEqual(plain.errors, [], 'no client error other than redirections');
       assert.deepEqual(acked.errors, []);
       assert.deepEqual(plain.readMismatches, []);
-      assert.deepEqual(
-        await missingFromCluster({ seeds: livePods(c, NAME).map((p) => ({ host: p.status!.podIP!, port: 6379 })), password }, [...plain.acked, ...acked.acked]),
-        [],
-      );
-      const bulk = Array.from({ length: 30_000 }, (_, j) => ({ key: `bulk:${j}`, value: 'x'.repeat(1024), at: 0 }));
-      assert.deepEqual(
-        await missingFromCluster({ seeds: livePods(c, NAME).map((p) => ({ host: p.status!.podIP!, port: 6379 })), password }, bulk),
-        [],
-        'every bulk key moved and back',
-      );
+      assert.deepEqual(await missingFromCluster({ seeds: seedsOf(c, NAME), password }, [...plain.acked, ...acked.acked]), []);
+      assert.deepEqual(await missingFromCluster({ seeds: seedsOf(c, NAME), password }, bulk), [], 'every bulk key moved and back');
       assert.deepEqual(await openSlots(c, NAME), []);
     },
   );
@@ -267,7 +258,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       });
       await c.waitFor(() => row(c, SMALL) === `${SMALL} 3 3 0 16384 Running`, 120_000, `${SMALL} running`);
       const pw = secretValue(c, `${SMALL}-auth`);
-      const smallSeeds = () => livePods(c, SMALL).map((p) => ({ host: p.status!.podIP!, port: 6379 }));
+      const smallSeeds = () => seedsOf(c, SMALL);
       // Values are loaded until the masters' own used_memory reaches a share of their maxmemory
       // (per-key overhead is Redis's business, not the test's): 75% of three shards of 32 MiB
       // against the 60% target asks for four shards.
