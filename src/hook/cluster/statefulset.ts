@@ -51,20 +51,15 @@ import { at, isRecord, sortedMap, stringMap, type Json } from '../util.ts';
 import { clusterChildMetadata, type ClusterContext } from './context.ts';
 
 /**
- * Redis' own start script (children/statefulset.ts: requirepass, the operator's ACL user and the
- * replication credentials on stdin, never on a command line or in the ConfigMap), plus the
- * address the node announces to the cluster: the pod IP, which is how the others reach it.
- */
-/**
  * The hold before a node that served slots as a master when it stopped (a crash, the container
  * restarted in place) starts again. A restart faster than cluster-node-timeout is no failure to
  * the cluster, so it would serve its slots again with whatever its volume holds (an old snapshot,
  * or nothing), and its replicas would resync from it and drop the writes they hold. It waits until
- * a peer it knows from nodes.conf (asked as the operator's user, two seconds at most each: redis-cli
- * 7.0 has no timeout of its own) shows it
- * with no slot: another node serves them under a newer epoch, and it rejoins as that node's
- * replica. RESTART_HOLD_SECONDS (node timeout + failoverTimeout + 2 s, 0 without replicas) bounds
- * the wait: with no peer answering (the whole cluster restarting) it starts after that.
+ * a peer it knows from nodes.conf (asked as the operator's user, two seconds at most each:
+ * redis-cli 7.0 has no timeout of its own) shows it with no slot: another node serves them under a
+ * newer epoch, and it rejoins as that node's replica. RESTART_HOLD_SECONDS (node timeout +
+ * failoverTimeout + 2 s, 0 without replicas) bounds the wait: with no peer answering (the whole
+ * cluster restarting) it starts after that.
  * Relative paths: the container runs in the data directory (workingDir), where nodes.conf lives.
  */
 export const RESTART_HOLD_SCRIPT = [

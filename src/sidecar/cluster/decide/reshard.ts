@@ -3,8 +3,9 @@
 // Invariants:
 // - Slots move only in a quiet cluster: every slot served by a healthy master of a known shard
 //   that answers us, no slot open. (A silent replica does not hold a reshard up: a move only
-//   involves the two masters, and a node that comes back with a slot open is dealt with then.) A failure mid-way stops the moves; the next quiet
-//   round plans the rest from what the nodes say, so a reshard resumes wherever it stopped.
+//   involves the two masters, and a node that comes back with a slot open is dealt with then.)
+//   A failure mid-way stops the moves; the next quiet round plans the rest from what the nodes
+//   say, so a reshard resumes wherever it stopped.
 // - A shard receives slots only when its master answers, every serving master knows it, and its
 //   replicas are linked (at least one when spec.replicas > 0): moved keys are replicated at once.
 // - A count below the shards serving now that checkShardCount says cannot hold the data is
