@@ -1,8 +1,9 @@
 // Slots left migrating or importing (a move interrupted by a crash of a pod or of a sidecar) are
 // finished or rolled back on every round, before anything else moves. Pure.
 // Invariants:
-// - A slot migrating from S to D is finished towards D when D answers as a healthy master; when
-//   D is gone, towards the master that replaced D in its shard (its replica holds what D took);
+// - A slot migrating from S to D is finished towards D when D answers as a healthy master and
+//   is still its shard's master; when D is gone, or restarted after its replica took its shard
+//   over, towards the master that replaced D in its shard (its replica holds what D took);
 //   only when neither exists is it rolled back: S keeps the slot (SETSLOT STABLE).
 // - A slot only importing (its source already closed it, or restarted) is drained: the keys the
 //   importer holds go to the slot's owner (MIGRATE without opening the slot), then the importer
@@ -59,7 +60,12 @@ export function resolveOpenSlots(t: Topology): OpenSlotDecision {
           });
         continue;
       }
-      if (healthyMaster(target) && target.id !== source.id) {
+      // A target that answers as a master but whose shard is served by another node restarted
+      // after its replica took over (it becomes that replica's replica once gossip reaches it):
+      // what it imported is on the node that replaced it, so the move is finished there.
+      const current = target && target.shard !== null ? shardMaster(t, target.shard) : null;
+      const replacedBy = current?.serving && current.node && current.node.id !== target?.id ? current.node : null;
+      if (healthyMaster(target) && target.id !== source.id && !replacedBy) {
         steps.push({
           kind: 'move',
           slot,
@@ -71,15 +77,16 @@ export function resolveOpenSlots(t: Topology): OpenSlotDecision {
         continue;
       }
       const shard = target?.shard ?? null;
-      const heir = shard === null ? null : shardMaster(t, shard).node;
+      const heir = current?.node ?? null;
       if (healthyMaster(heir) && heir.id !== source.id) {
+        const was = replacedBy && target?.pod ? `${target.pod.name}, which restarted after it was replaced` : `${m.to.slice(0, 8)}, which is gone`;
         steps.push({
           kind: 'move',
           slot,
           from: source.pod!.name,
           to: heir.pod!.name,
           cold: false,
-          reason: `slot ${slot} was left migrating to ${m.to.slice(0, 8)}, which is gone: finished towards ${heir.pod!.name}, the master that replaced it in shard ${shard}`,
+          reason: `slot ${slot} was left migrating to ${was}: finished towards ${heir.pod!.name}, the master that replaced it in shard ${shard}`,
         });
         continue;
       }
