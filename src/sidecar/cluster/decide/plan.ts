@@ -1,11 +1,13 @@
 // One round's decisions for a RedisCluster, in the order they are applied: open slots closed,
-// slots nobody serves given a master, nodes met, a stuck failover forced, replicas attached,
-// gone nodes forgotten; and, separately, the reshard (moves run only in a round with no other
-// step). Pure: what the pods answered, the spec, what earlier rounds remembered, and `now`.
+// a shard split between two masters merged, slots nobody serves given a master, nodes met, a
+// stuck failover forced, replicas attached, gone nodes forgotten; and, separately, the reshard
+// (moves run only in a round with no other step). Pure: what the pods answered, the spec, what
+// earlier rounds remembered, and `now`.
 import { resolveOpenSlots } from './open-slots.ts';
 import { assignSlots, attachReplicas, meetNodes } from './formation.ts';
 import { decideForcedFailovers, type FailoverMemory } from './failover.ts';
 import { decideForgets } from './forget.ts';
+import { mergeSplitShards } from './split-shard.ts';
 import { planReshard, type ReshardDecision } from './reshard.ts';
 import { buildTopology, type Topology } from './topology.ts';
 import type { ClusterSpecView, ClusterStep, Hold, PodObs } from './types.ts';
@@ -31,12 +33,13 @@ export interface RoundPlan {
 export function planRound(input: RoundInput): RoundPlan {
   const t = buildTopology(input.pods, input.remembered);
   const open = resolveOpenSlots(t);
+  const merge = mergeSplitShards(t);
   const assign = assignSlots(t, input.spec);
   const meet = meetNodes(t, input.spec);
   const failover = decideForcedFailovers(t, input.spec.failoverTimeoutMs, input.failover, input.now);
   const attach = attachReplicas(t, input.spec);
   const forget = decideForgets(t, input.spec, failover.failingSince, input.now);
-  const parts = [open, assign, meet, failover, attach, forget];
+  const parts = [open, merge, assign, meet, failover, attach, forget];
   return {
     topology: t,
     steps: parts.flatMap((p) => p.steps),

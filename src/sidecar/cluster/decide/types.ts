@@ -122,9 +122,10 @@ export type ClusterStep =
    * Move a slot's keys from `from` to `to` (both answering masters). Not cold: `from` serves the
    * slot; it is opened where needed (IMPORTING on `to`, MIGRATING on `from`), emptied, and given to
    * `to` everywhere (SETSLOT NODE). Cold: `from` does not serve it (an importer left with keys);
-   * its keys go to `to`, the owner, and `from` closes the slot (SETSLOT STABLE).
+   * its keys go to `to`, the owner, and `from` closes the slot (SETSLOT STABLE). Quiet: no Event
+   * per slot (a hold of the same round told the whole).
    */
-  | { kind: 'move'; slot: number; from: string; to: string; cold: boolean; reason: string }
+  | { kind: 'move'; slot: number; from: string; to: string; cold: boolean; quiet?: boolean; reason: string }
   /** Close a slot's migrating/importing state on these pods (the slot stays with its owner). */
   | { kind: 'stable'; slot: number; pods: string[]; reason: string };
 

@@ -71,6 +71,7 @@ const HOLD_REASONS: Record<string, string> = {
   replicate: 'NodeNotAttached',
   open: 'SlotStuck',
   assign: 'SlotsUncovered',
+  split: 'ShardSplit',
 };
 
 export class RoundNews {
@@ -140,7 +141,7 @@ function stepEvent(step: ClusterStep): EventToSend | null {
     case 'reset':
       return { type: 'Normal', reason: 'NodeReleased', message: step.reason };
     case 'move':
-      return { type: 'Warning', reason: 'SlotMoveFinished', message: step.reason };
+      return step.quiet ? null : { type: 'Warning', reason: 'SlotMoveFinished', message: step.reason };
     case 'stable':
       return { type: 'Warning', reason: 'SlotMoveRolledBack', message: step.reason };
     case 'meet':

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { planRound } from '../../../../src/sidecar/cluster/decide/plan.ts';
+import { MERGE_MOVES_PER_ROUND } from '../../../../src/sidecar/cluster/decide/split-shard.ts';
 import type { ClusterStep, PodObs } from '../../../../src/sidecar/cluster/decide/types.ts';
 import { healthy, id, SPEC3, world, type NodeSpec } from './fixtures.ts';
 
@@ -40,5 +41,59 @@ test('a slot left migrating to a master that restarted after its replica replace
       moves(round(world(nodes)).steps).map((s) => `${s.slot} ${s.from} -> ${s.to}`),
       ['100 c-shard-0-0 -> c-shard-3-0'],
     );
+  });
+});
+
+test('a shard served by two masters is merged into the one serving most of its slots', async (t) => {
+  // m3 was given slot 12288 after r3 replaced it: its epoch (10) beats r3's (9) for that slot.
+  const split = (m3: Partial<NodeSpec> = {}, r3: Partial<NodeSpec> = {}) =>
+    restarted({ slots: [[12288, 12288]], epoch: 10, keys: 5, ...m3 }, { slots: [[12289, 16383]], ...r3 });
+  const merges = (steps: ClusterStep[]) => moves(steps).map((s) => `${s.slot} ${s.from} -> ${s.to}${s.quiet ? ' quiet' : ''}`);
+  const holds = (nodes: NodeSpec[]) => round(world(nodes)).holds.filter((h) => h.key.startsWith('split/'));
+  await t.test('its slot moves live to that master, quietly: one Warning tells the whole', () => {
+    const p = round(world(split()));
+    assert.deepEqual(merges(p.steps), ['12288 c-shard-3-0 -> c-shard-3-1 quiet']);
+    assert.equal(moves(p.steps)[0]!.cold, false);
+    const h = p.holds.filter((x) => x.key.startsWith('split/'));
+    assert.equal(h.length, 1);
+    assert.equal(h[0]!.warn, true);
+    assert.match(
+      h[0]!.reason,
+      /shard 3 is served by two masters, c-shard-3-1 \(\w+\) and c-shard-3-0 \(\w+\): c-shard-3-0 \(\w+\)'s slots move to c-shard-3-1/,
+    );
+    assert.equal(p.reshard.kind, 'balanced', 'the shard still holds its share');
+  });
+  await t.test(`at most ${MERGE_MOVES_PER_ROUND} slots a round, the lowest first`, () => {
+    const m = merges(round(world(split({ slots: [[12288, 12387]] }, { slots: [[12388, 16383]] }))).steps);
+    assert.equal(m.length, MERGE_MOVES_PER_ROUND);
+    assert.equal(m[0], '12288 c-shard-3-0 -> c-shard-3-1 quiet');
+  });
+  const waits: Array<{ name: string; nodes: NodeSpec[]; why: RegExp }> = [
+    {
+      name: 'a slot open elsewhere',
+      nodes: split().map((n) => (n.id === id('m0') ? { ...n, migrating: [[100, id('m1')]] } : n.id === id('m1') ? { ...n, importing: [[100, id('m0')]] } : n)),
+      why: /merged once no slot is open/,
+    },
+    { name: 'the two do not know each other yet', nodes: split({ unknown: [id('r3')] }), why: /merged once they know each other/ },
+  ];
+  for (const c of waits) {
+    await t.test(`${c.name}: told, nothing merged yet`, () => {
+      assert.deepEqual(
+        merges(round(world(c.nodes)).steps).filter((s) => s.endsWith('quiet')),
+        [],
+      );
+      const h = holds(c.nodes);
+      assert.equal(h.length, 1);
+      assert.equal(h[0]!.warn, true);
+      assert.match(h[0]!.reason, c.why);
+    });
+  }
+  await t.test('the second master silent: not a split (the failover decides about a failing master)', () => {
+    const nodes = split({ silent: true });
+    assert.deepEqual(holds(nodes), []);
+    assert.deepEqual(merges(round(world(nodes)).steps), []);
+  });
+  await t.test('a healthy shard (one master, its replica) is not a split', () => {
+    assert.deepEqual(holds(healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]])), []);
   });
 });
