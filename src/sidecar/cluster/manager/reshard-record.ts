@@ -53,6 +53,8 @@ export class ReshardRecorder {
   #refused = '';
   /** The count this instance last wrote a quiet Done for (the informer may not show it yet). */
   #doneTo: number | null = null;
+  /** The wait reason this instance last wrote into another instance's Running record. */
+  #waiting = '';
 
   constructor(options: ReshardRecorderOptions) {
     this.#o = options;
@@ -71,11 +73,13 @@ export class ReshardRecorder {
   /** The leader changed hands: start from the record, not from this instance's old memory. */
   forget(): void {
     this.#episode = null;
+    this.#waiting = '';
   }
 
   /** Records the decision; for a move, answers whether its Running record is in place (moves may go). */
   async decided(d: ReshardDecision): Promise<boolean> {
     const current = readReshardRecord(this.#annotation);
+    if (d.kind !== 'wait') this.#waiting = '';
     if (d.kind === 'move' || d.kind === 'balanced') this.#refused = '';
     if (d.kind === 'move') this.#doneTo = null;
     if (d.kind === 'wait') {
@@ -85,6 +89,12 @@ export class ReshardRecorder {
         e.why = d.reason;
         this.#o.log.info({ from: e.from, to: e.to, reason: d.reason }, 'reshard waiting');
         await this.#write('Running', `waiting: ${d.reason}`);
+      } else if (!e && current?.state === 'Running' && current.to === d.to && current.why !== `waiting: ${d.reason}` && this.#waiting !== d.reason) {
+        // A reshard another instance started, waiting here before this one moved anything: said
+        // too (CI once saw one wait here for two minutes with no word in the log or the record).
+        this.#waiting = d.reason;
+        this.#o.log.info({ from: current.from, to: d.to, reason: d.reason }, 'reshard another instance started is waiting');
+        await this.#patch(reshardRecord({ ...current, at: new Date(this.#o.wallNow()).toISOString(), why: `waiting: ${d.reason}` }));
       }
       return false;
     }

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { readReshardRecord, RESHARD_ANNOTATION } from '../../../../src/api/cluster-names.ts';
+import { readReshardRecord, reshardRecord, RESHARD_ANNOTATION } from '../../../../src/api/cluster-names.ts';
 import { ReshardRecorder } from '../../../../src/sidecar/cluster/manager/reshard-record.ts';
 import type { EventToSend } from '../../../../src/sidecar/cluster/manager/types.ts';
 
@@ -148,4 +148,22 @@ test('balanced with no Done record for the count: Done written once, quietly (th
       ],
     );
   });
+});
+
+test("an instance that finds another's Running record and must wait says why, once per reason, keeping the progress", async () => {
+  const x = recorder();
+  const running = { from: 3, to: 4, state: 'Running' as const, moved: 700, total: 4096, at: '2026-01-01T00:00:00.000Z', why: '' };
+  x.r.observe(reshardRecord(running), '50');
+  const wait = (reason: string) => ({ kind: 'wait' as const, from: 4, to: 4, reason });
+  assert.equal(await x.r.decided(wait("shard 3's master c-shard-3-1 has no linked replica yet")), false);
+  await x.r.decided(wait("shard 3's master c-shard-3-1 has no linked replica yet"));
+  assert.equal(x.patches.length, 1, 'once per reason, even before the informer shows the write');
+  const written = readReshardRecord(x.patches[0]);
+  assert.deepEqual({ ...written, at: undefined }, { ...running, at: undefined, why: "waiting: shard 3's master c-shard-3-1 has no linked replica yet" });
+  await x.r.decided(wait('1 slot(s) are open'));
+  assert.equal(readReshardRecord(x.patches[1])?.why, 'waiting: 1 slot(s) are open');
+  x.r.observe(reshardRecord({ ...running, to: 5 }));
+  await x.r.decided(wait('1 slot(s) are open'));
+  assert.equal(x.patches.length, 2, 'a record for another count is not ours to annotate');
+  assert.deepEqual(x.events, []);
 });
