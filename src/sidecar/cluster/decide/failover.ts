@@ -16,7 +16,7 @@
 //   into). The replica must not be linked: a FLUSHALL on a healthy master never triggers this.
 import { label } from './shard-master.ts';
 import { slotCounts, type Topology } from './topology.ts';
-import type { ClusterNode, ClusterStep, Hold } from './types.ts';
+import type { ClusterNode, ClusterStep, Decided, Hold } from './types.ts';
 
 export interface FailoverMemory {
   /** Failed master id -> when this sidecar first saw the cluster flag it `fail`. */
@@ -27,9 +27,7 @@ export interface FailoverMemory {
   lastKeys: ReadonlyMap<string, number>;
 }
 
-export interface FailoverDecision {
-  steps: ClusterStep[];
-  holds: Hold[];
+export interface FailoverDecision extends Decided {
   /** The memory to keep: failing masters only (a master back or replaced is forgotten). */
   failingSince: Map<string, number>;
 }

@@ -13,12 +13,7 @@
 //   then the ones still up are reset.
 import { label, nodesOfShard } from './shard-master.ts';
 import { slotCounts, type Topology } from './topology.ts';
-import type { ClusterNode, ClusterSpecView, ClusterStep, Hold } from './types.ts';
-
-export interface ForgetDecision {
-  steps: ClusterStep[];
-  holds: Hold[];
-}
+import type { ClusterNode, ClusterSpecView, ClusterStep, Decided, Hold } from './types.ts';
 
 /** Answering nodes that list `gone` and may forget it. */
 function forgetters(t: Topology, gone: string, except: ReadonlySet<string> = new Set()): string[] {
@@ -31,7 +26,7 @@ function forgetters(t: Topology, gone: string, except: ReadonlySet<string> = new
   return pods.sort();
 }
 
-export function decideForgets(t: Topology, spec: ClusterSpecView, failingSince: ReadonlyMap<string, number>, now: number): ForgetDecision {
+export function decideForgets(t: Topology, spec: ClusterSpecView, failingSince: ReadonlyMap<string, number>, now: number): Decided {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const counts = slotCounts(t);

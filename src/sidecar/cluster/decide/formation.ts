@@ -14,12 +14,7 @@ import { rangesOf } from '../../../api/cluster-names.ts';
 import { bringUpRange, bringUpShardOf } from './layout.ts';
 import { label, shardMaster } from './shard-master.ts';
 import { healthyMaster, knows, selfLine, slotCounts, type Topology } from './topology.ts';
-import type { ClusterSpecView, ClusterStep, Hold } from './types.ts';
-
-export interface Decided {
-  steps: ClusterStep[];
-  holds: Hold[];
-}
+import type { ClusterSpecView, ClusterStep, Decided, Hold } from './types.ts';
 
 /** ADDSLOTSRANGE for slots nobody serves. */
 export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {

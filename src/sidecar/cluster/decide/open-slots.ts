@@ -13,19 +13,14 @@
 //   does (a move needs both ends).
 import { shardMaster } from './shard-master.ts';
 import { healthyMaster, type Topology } from './topology.ts';
-import type { ClusterNode, ClusterStep, Hold } from './types.ts';
+import type { ClusterNode, ClusterStep, Decided, Hold } from './types.ts';
 
 /** The node's own answer lists the slot among those it serves. */
 function serves(node: ClusterNode, slot: number): boolean {
   return node.slots.some(([a, b]) => slot >= a && slot <= b);
 }
 
-export interface OpenSlotDecision {
-  steps: ClusterStep[];
-  holds: Hold[];
-}
-
-export function resolveOpenSlots(t: Topology): OpenSlotDecision {
+export function resolveOpenSlots(t: Topology): Decided {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const podOf = (id: string) => t.nodes.get(id)?.pod?.name;

@@ -12,16 +12,11 @@
 // - A master of the shard that is failing or silent is not a split: the failover decides.
 import { label, nodesOfShard, shardMaster } from './shard-master.ts';
 import { healthyMaster, knows, slotCounts, type Topology } from './topology.ts';
-import type { ClusterStep, Hold } from './types.ts';
+import type { ClusterStep, Decided, Hold } from './types.ts';
 
 export const MERGE_MOVES_PER_ROUND = 16;
 
-export interface MergeDecision {
-  steps: ClusterStep[];
-  holds: Hold[];
-}
-
-export function mergeSplitShards(t: Topology): MergeDecision {
+export function mergeSplitShards(t: Topology): Decided {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const counts = slotCounts(t);

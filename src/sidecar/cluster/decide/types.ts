@@ -129,6 +129,12 @@ export type ClusterStep =
   /** Close a slot's migrating/importing state on these pods (the slot stays with its owner). */
   | { kind: 'stable'; slot: number; pods: string[]; reason: string };
 
+/** What one part of a round decided: the steps to take, and why it takes none about the rest. */
+export interface Decided {
+  steps: ClusterStep[];
+  holds: Hold[];
+}
+
 /** Why a round takes no step about something, said once (a log line, maybe an Event). */
 export interface Hold {
   key: string;
