@@ -17,16 +17,7 @@ const NAME = 'orders';
 
 test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even ranges, pod 1 their replicas, labels and records true', async (t) => {
   const env = await ClusterEnv.start(t);
-  env.createSecrets(NAME);
-  env.createCluster(NAME, { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
-  const ips: string[] = [];
-  for (let shard = 0; shard < 3; shard++) {
-    for (let ordinal = 0; ordinal < 2; ordinal++) {
-      const ip = addr(OCTET, 1 + shard * 2 + ordinal);
-      ips.push(ip);
-      await env.startNode(t, NAME, shard, ordinal, ip);
-    }
-  }
+  const ips = await env.startShards(t, NAME, 3, (shard, ordinal) => addr(OCTET, 1 + shard * 2 + ordinal));
   const started = performance.now();
   await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
 

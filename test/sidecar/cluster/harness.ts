@@ -150,6 +150,30 @@ export class ClusterEnv {
     };
   }
 
+  /**
+   * What most scenarios start from: the Secrets, a RedisCluster of `shards` shards with one
+   * replica each (downAfterMilliseconds 1000, failoverTimeout 3000) and its pods' redis-servers.
+   * Returns the addresses, shard by shard (pod 0, pod 1). No sidecar yet.
+   */
+  async startShards(
+    t: TestContext,
+    name: string,
+    shards: number,
+    ip: (shard: number, ordinal: number) => string,
+    extra: Record<string, string> = {},
+  ): Promise<string[]> {
+    this.createSecrets(name);
+    this.createCluster(name, { master: { replicas: shards }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
+    const ips: string[] = [];
+    for (let s = 0; s < shards; s++) {
+      for (let o = 0; o < 2; o++) {
+        ips.push(ip(s, o));
+        await this.startNode(t, name, s, o, ip(s, o), extra);
+      }
+    }
+    return ips;
+  }
+
   /** Starts a cluster-mode redis-server at ip for the pod (and the pod itself). */
   async startNode(
     t: TestContext,

@@ -18,10 +18,7 @@ const ip = (s: number, o: number) => addr(OCTET, 1 + s * 2 + o);
 
 test('a scale-down the data does not fit in is refused and moves nothing; autoscaling then asks for more shards', async (t) => {
   const env = await ClusterEnv.start(t);
-  env.createSecrets(NAME);
-  env.createCluster(NAME, { master: { replicas: 4 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
-  for (let s = 0; s < 4; s++) for (let o = 0; o < 2; o++) await env.startNode(t, NAME, s, o, ip(s, o), { maxmemory: '8mb' });
-  const ips = [0, 1, 2, 3].flatMap((s) => [ip(s, 0), ip(s, 1)]);
+  const ips = await env.startShards(t, NAME, 4, ip, { maxmemory: '8mb' });
   await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
   await until('4 shards formed', () => allCovered(ips, 8), 30_000, { everyMs: 100, dump: () => env.dump(NAME) });
 

@@ -19,10 +19,7 @@ const ip = (shard: number, ordinal: number) => addr(OCTET, 1 + shard * 2 + ordin
 
 test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no client error, no slot left open, shard 3 forgotten', async (t) => {
   const env = await ClusterEnv.start(t);
-  env.createSecrets(NAME);
-  env.createCluster(NAME, { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
-  for (let s = 0; s < 3; s++) for (let o = 0; o < 2; o++) await env.startNode(t, NAME, s, o, ip(s, o));
-  const staying = [0, 1, 2].flatMap((s) => [ip(s, 0), ip(s, 1)]);
+  const staying = await env.startShards(t, NAME, 3, ip);
   await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
   await until('the three shards formed', () => allCovered(staying, 6), 30_000, { everyMs: 100 });
 

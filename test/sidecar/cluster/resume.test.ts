@@ -26,10 +26,8 @@ function tagInMovingRange(): string {
 
 async function interrupted(t: TestContext, name: string, base: number, alsoKillTarget: boolean) {
   const env = await ClusterEnv.start(t);
-  env.createSecrets(name);
-  env.createCluster(name, { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
   const ip = (s: number, o: number) => addr(OCTET, base + s * 2 + o);
-  for (let s = 0; s < 3; s++) for (let o = 0; o < 2; o++) await env.startNode(t, name, s, o, ip(s, o));
+  const ips = await env.startShards(t, name, 3, ip);
   const tag = tagInMovingRange();
   const slot = keySlot(tag);
   let crashed: Promise<void> | null = null;
@@ -44,7 +42,6 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
     },
   };
   a = await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100), hooks });
-  const ips = [0, 1, 2].flatMap((s) => [ip(s, 0), ip(s, 1)]);
   await until('the cluster formed', () => allCovered(ips, 6), 30_000, { everyMs: 100, dump: () => env.dump(name) });
 
   const writer = new SlotWriter(ips);

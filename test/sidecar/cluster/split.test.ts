@@ -34,10 +34,7 @@ async function call(ip: string, ...args: Array<string | number>): Promise<unknow
 
 test('a shard served by two masters is told and merged back: the slot moves live, the emptied node becomes the replica', async (t) => {
   const env = await ClusterEnv.start(t);
-  env.createSecrets(NAME);
-  env.createCluster(NAME, { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
-  for (let s = 0; s < 3; s++) for (let o = 0; o < 2; o++) await env.startNode(t, NAME, s, o, ip(s, o));
-  const ips = [0, 1, 2].flatMap((s) => [ip(s, 0), ip(s, 1)]);
+  const ips = await env.startShards(t, NAME, 3, ip);
   const a = await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
   await until('the cluster formed', () => allCovered(ips, 6), 30_000, { everyMs: 100, dump: () => env.dump(NAME) });
   await until('shard 2 pod 1 replicates pod 0', async () => myself(await nodesOf(ip(2, 1)))?.role === 'replica', 20_000, { everyMs: 100 });
