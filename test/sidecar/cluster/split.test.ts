@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addr } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
-import { redisClient } from '../manager/harness-redis.ts';
+import { redisCommand } from '../manager/harness-redis.ts';
 import { ClusterEnv, podName } from './harness.ts';
 import { allCovered, clusterInfo, myself, nodesOf, openSlots, slotCountsOf } from './nodes.ts';
 import { fill, keySlot, SlotWriter } from './writer.ts';
@@ -20,16 +20,6 @@ const ip = (s: number, o: number) => addr(OCTET, 1 + s * 2 + o);
 /** A hash tag in shard 2's slots (10923-16383 after bring-up). */
 function tagInShard2(): string {
   for (let i = 0; ; i++) if (keySlot(`{s${i}}`) >= 10923) return `{s${i}}`;
-}
-
-async function call(ip: string, ...args: Array<string | number>): Promise<unknown> {
-  const c = redisClient(ip, undefined, 5000);
-  try {
-    await c.connect();
-    return await c.call(String(args[0]), ...args.slice(1).map(String));
-  } finally {
-    c.disconnect();
-  }
 }
 
 test('a shard served by two masters is told and merged back: the slot moves live, the emptied node becomes the replica', async (t) => {
@@ -50,8 +40,8 @@ test('a shard served by two masters is told and merged back: the slot moves live
   const [m, r] = [ip(2, 0), ip(2, 1)];
   const mId = myself(await nodesOf(m))!.id;
   const rId = myself(await nodesOf(r))!.id;
-  await call(r, 'CLUSTER', 'RESET', 'SOFT');
-  await call(r, 'CLUSTER', 'MEET', m, 6379);
+  await redisCommand(r, 'CLUSTER', 'RESET', 'SOFT');
+  await redisCommand(r, 'CLUSTER', 'MEET', m, '6379');
   await until(
     'every node knows pod 1 as a master, and it serves queries',
     async () => {
@@ -61,14 +51,14 @@ test('a shard served by two masters is told and merged back: the slot moves live
     20_000,
     { everyMs: 100 },
   );
-  await call(r, 'CLUSTER', 'SETSLOT', slot, 'IMPORTING', mId);
-  await call(m, 'CLUSTER', 'SETSLOT', slot, 'MIGRATING', rId);
+  await redisCommand(r, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', mId);
+  await redisCommand(m, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', rId);
   for (;;) {
-    const keys = (await call(m, 'CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
+    const keys = (await redisCommand(m, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100')) as string[];
     if (keys.length === 0) break;
-    await call(m, 'MIGRATE', r, 6379, '', 0, 5000, 'AUTH', env.servers.get(podName(NAME, 2, 0))!.password, 'KEYS', ...keys);
+    await redisCommand(m, 'MIGRATE', r, '6379', '', '0', '5000', 'AUTH', env.servers.get(podName(NAME, 2, 0))!.password, 'KEYS', ...keys);
   }
-  for (const x of [r, m]) await call(x, 'CLUSTER', 'SETSLOT', slot, 'NODE', rId);
+  for (const x of [r, m]) await redisCommand(x, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', rId);
   await until(
     'every node sees the slot on pod 1',
     async () => {
