@@ -20,8 +20,11 @@ export function mergeSplitShards(t: Topology): Decided {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const counts = slotCounts(t);
-  const shards = new Set([...t.nodes.values()].flatMap((n) => (n.shard === null ? [] : [n.shard])));
-  for (const shard of [...shards].sort((a, b) => a - b)) {
+  // Every round runs this: only a shard with two nodes serving slots is looked at further.
+  const serving = new Map<number, number>();
+  for (const n of t.nodes.values()) if (n.shard !== null && (counts.get(n.id) ?? 0) > 0) serving.set(n.shard, (serving.get(n.shard) ?? 0) + 1);
+  const split = [...serving].flatMap(([shard, nodes]) => (nodes > 1 ? [shard] : []));
+  for (const shard of split.sort((a, b) => a - b)) {
     const master = shardMaster(t, shard).node;
     if (!master?.pod) continue;
     const others = nodesOfShard(t, shard).filter((n) => n.id !== master.id && (counts.get(n.id) ?? 0) > 0 && healthyMaster(n));
