@@ -1,6 +1,7 @@
-// Builds the real control plane's binaries from the Go module proxy (test/k8s/build/kube and
-// test/k8s/build/etcd: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd) and
-// caches them outside the repository, keyed by what determines them.
+// Builds the real cluster's Kubernetes binaries from the Go module proxy (test/k8s/build/kube and
+// test/k8s/build/etcd: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, and the
+// nodes' kubelet and kube-proxy from the same build; etcd) and caches them outside the
+// repository, keyed by what determines them.
 // Invariants:
 // - The cache key is a hash of both go.mod/go.sum pairs, the link flags and `go version`: the same
 //   inputs never build twice, a changed pin never reuses a stale binary.
@@ -17,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const KUBE_MODULE = path.join(HERE, 'build/kube');
 export const ETCD_MODULE = path.join(HERE, 'build/etcd');
-export const KUBE_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl'] as const;
+export const KUBE_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl', 'kubelet', 'kube-proxy'] as const;
 export const BINARIES = [...KUBE_COMMANDS, 'etcd'] as const;
 export type Binary = (typeof BINARIES)[number];
 
