@@ -25,9 +25,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
-import { freePort, tailLines } from '../support/host.ts';
+import { tailLines } from '../support/host.ts';
+import { startOnFreePorts } from '../support/ports.ts';
 import { binaryPath, ensureBinaries, KUBE_VERSION } from './build.ts';
-import { createPki, type CertPaths } from './pki.ts';
+import { createPki, type CertPaths, type Pki } from './pki.ts';
 
 const run = promisify(execFile);
 
@@ -38,6 +39,12 @@ export const CLUSTER_DOMAIN = 'cluster.local';
 export interface ControlPlaneOptions {
   /** Third octet of this cluster's Service CIDR (198.19.N.0/24) and pod range (198.18.N.0/24). */
   subnet: number;
+  /**
+   * The address the API server listens on and advertises (default 127.0.0.1). Real nodes and pods
+   * reach the API at it, directly and through the `kubernetes` Service, whose endpoint the API
+   * server then keeps (a loopback address may not be an endpoint): the host end of their bridge.
+   */
+  address?: string;
   /** Working directory (PKI, etcd data, logs, kubeconfigs); default a fresh temp dir removed by stop(). */
   dir?: string;
   onProgress?: (line: string) => void;
@@ -52,8 +59,12 @@ export interface ControlPlane {
   readonly version: string;
   readonly binDir: string;
   readonly subnet: number;
+  /** The CA and certificates of this control plane (kubelets' serving certificates come from it). */
+  readonly pki: Pki;
   /** A kubeconfig (path) for system:node:<nodeName> in group system:nodes. */
   nodeKubeconfig(nodeName: string): Promise<string>;
+  /** A kubeconfig (path) with a client certificate for user `cn` in groups `orgs` (system:kube-proxy, say). */
+  certKubeconfig(cn: string, orgs?: string[]): string;
   /** A bound service-account token (TokenRequest API, 24 h) for namespace/serviceAccount. */
   tokenFor(namespace: string, serviceAccount: string): Promise<string>;
   /** Writes a kubeconfig for a bearer token and returns its path (`server`: another URL for the API, e.g. a fault proxy). */
@@ -123,32 +134,40 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
   };
 
   try {
-    const [etcdClient, etcdPeer, apiPort] = [await freePort(), await freePort(), await freePort()];
+    // etcd and the API server take fixed ports (the API server refuses :0, etcd would advertise it), so
+    // startOnFreePorts starts each again on fresh ports when one was taken before it bound it.
+    const etcd = await startOnFreePorts({
+      what: 'etcd',
+      count: 2,
+      logFile: logFile('etcd'),
+      launch: ([etcdClient, etcdPeer]) =>
+        launch('etcd', [
+          '--name=local',
+          `--data-dir=${path.join(dir, 'etcd')}`,
+          `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+          `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+          `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+          `--initial-cluster=local=http://127.0.0.1:${etcdPeer}`,
+          '--log-level=warn',
+          // A test cluster's data is thrown away; fsync on a shared disk only adds latency.
+          '--unsafe-no-fsync',
+        ]),
+    });
+    const etcdClient = etcd.ports[0]!;
     log(`etcd on 127.0.0.1:${etcdClient}`);
-    launch('etcd', [
-      '--name=local',
-      `--data-dir=${path.join(dir, 'etcd')}`,
-      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-      `--initial-cluster=local=http://127.0.0.1:${etcdPeer}`,
-      '--log-level=warn',
-      // A test cluster's data is thrown away; fsync on a shared disk only adds latency.
-      '--unsafe-no-fsync',
-    ]);
 
+    const address = options.address ?? '127.0.0.1';
     const serving = pki.serving(
       'kube-apiserver',
-      ['127.0.0.1', `198.19.${options.subnet}.1`],
+      [...new Set(['127.0.0.1', address]), `198.19.${options.subnet}.1`],
       ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`],
     );
     const kubeletClient = pki.client('kube-apiserver-kubelet-client', ['system:masters']);
-    const server = `https://127.0.0.1:${apiPort}`;
-    log(`kube-apiserver ${KUBE_VERSION} on ${server}`);
-    const apiserver = launch('kube-apiserver', [
+    const apiserverArgs = (apiPort: number): string[] => [
       `--etcd-servers=http://127.0.0.1:${etcdClient}`,
-      '--bind-address=127.0.0.1',
+      `--bind-address=${address}`,
+      `--advertise-address=${address}`,
       `--secure-port=${apiPort}`,
       `--tls-cert-file=${serving.cert}`,
       `--tls-private-key-file=${serving.key}`,
@@ -162,13 +181,23 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       `--kubelet-client-certificate=${kubeletClient.cert}`,
       `--kubelet-client-key=${kubeletClient.key}`,
       '--kubelet-preferred-address-types=InternalIP',
-      // The API server's own address is loopback, which an Endpoints object may not hold; no
-      // client here reaches the API through the `kubernetes` Service.
-      '--endpoint-reconciler-type=none',
+      // A loopback address may not be an endpoint; with one, no client here reaches the API
+      // through the `kubernetes` Service (the pods of real nodes do, so they give an address).
+      ...(address === '127.0.0.1' ? ['--endpoint-reconciler-type=none'] : []),
       '--allow-privileged=true',
       '--profiling=false',
       '--v=1',
-    ]);
+    ];
+    const started = await startOnFreePorts({
+      what: 'kube-apiserver',
+      count: 1,
+      host: address,
+      logFile: logFile('kube-apiserver'),
+      launch: ([apiPort]) => launch('kube-apiserver', apiserverArgs(apiPort!)),
+    });
+    const apiserver = started.proc;
+    const server = `https://${address}:${started.ports[0]!}`;
+    log(`kube-apiserver ${KUBE_VERSION} on ${server}`);
 
     const admin = pki.client('admin', ['system:masters']);
     const adminKubeconfig = path.join(dir, 'admin.kubeconfig');
@@ -238,6 +267,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         );
       await sleep(250);
     }
+    const certKubeconfig = (cn: string, orgs: string[] = []): string => {
+      const file = path.join(dir, `cert-${cn.replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
+      writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, cn, { cert: pki.client(cn, orgs) }), { mode: 0o600 });
+      return file;
+    };
     const version = JSON.parse(await kubectl(['version', '-o', 'json'])) as { serverVersion?: { gitVersion?: string } };
     log(`control plane ready: ${version.serverVersion?.gitVersion ?? '?'}`);
 
@@ -248,13 +282,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       binDir: bin,
       subnet: options.subnet,
       version: version.serverVersion?.gitVersion ?? 'unknown',
+      pki,
       async nodeKubeconfig(nodeName) {
-        const file = path.join(dir, `node-${nodeName}.kubeconfig`);
-        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, `system:node:${nodeName}`, { cert: pki.client(`system:node:${nodeName}`, ['system:nodes']) }), {
-          mode: 0o600,
-        });
-        return file;
+        return certKubeconfig(`system:node:${nodeName}`, ['system:nodes']);
       },
+      certKubeconfig,
       async tokenFor(namespace, serviceAccount) {
         return (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=24h'])).trim();
       },
