@@ -64,7 +64,8 @@ function runbookBaseUrl(env: Env): Field<string> {
 }
 
 export function loadConfig(env: Env): ConfigResult {
-  const port = integerIn(env, 'PORT', DEFAULT_PORT, 1, 65535);
+  // 0: the OS picks the port (main.ts logs which), for harnesses; a pod's Service needs a fixed one.
+  const port = integerIn(env, 'PORT', DEFAULT_PORT, 0, 65535);
   const hostField = host(env);
   const level = logLevel(env, 'LOG_LEVEL', DEFAULT_LOG_LEVEL);
   const bodyLimit = integerIn(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, MIN_BODY_LIMIT_BYTES, MAX_BODY_LIMIT_BYTES);

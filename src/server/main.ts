@@ -55,3 +55,7 @@ try {
   logger.fatal({ err: error, port: config.port, host: config.host }, 'cannot listen');
   process.exit(1);
 }
+// With PORT=0 the OS chose the port: say which in a field a harness can read back (fastify's
+// own line has it only inside its message text).
+const bound = app.server.address();
+logger.info({ host: config.host, port: typeof bound === 'object' && bound !== null ? bound.port : config.port }, 'hook service listening');

@@ -18,6 +18,7 @@ test('defaults: 8080 on 0.0.0.0, info, 4 MiB', () => {
 });
 
 const accepted: Array<[string, Env, Partial<ServerConfig>]> = [
+  ['port 0: the OS picks one (harnesses; main.ts logs it)', { PORT: '0' }, { port: 0 }],
   ['port 1', { PORT: '1' }, { port: 1 }],
   ['port 65535', { PORT: '65535' }, { port: 65535 }],
   ['port with surrounding blanks', { PORT: ' 9000 ' }, { port: 9000 }],
@@ -53,10 +54,10 @@ for (const [name, env, expected] of accepted) {
 }
 
 const refused: Array<[string, Env, RegExp]> = [
-  ['port 0', { PORT: '0' }, /^PORT="0" is invalid: must be a whole number from 1 to 65535$/],
   ['operator image with a space', { OPERATOR_IMAGE: 'redis operator' }, /^OPERATOR_IMAGE="redis operator" is invalid: must be an image reference/],
   ['operator image in capitals', { OPERATOR_IMAGE: 'Redis-Operator:1' }, /^OPERATOR_IMAGE="Redis-Operator:1" is invalid/],
   ['port 65536', { PORT: '65536' }, /^PORT="65536" is invalid/],
+  ['port 70000', { PORT: '70000' }, /^PORT="70000" is invalid: must be a whole number from 0 to 65535$/],
   ['runbook base that is no URL', { RUNBOOK_BASE_URL: 'wiki/redis' }, /^RUNBOOK_BASE_URL="wiki\/redis" is invalid: must be an http\(s\) URL/],
   ['runbook base with a fragment', { RUNBOOK_BASE_URL: 'https://x.example.com/a#b' }, /^RUNBOOK_BASE_URL="https:\/\/x.example.com\/a#b" is invalid/],
   ['negative port', { PORT: '-1' }, /^PORT="-1" is invalid/],
