@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { hookCommand } from '../test/support/hook-command.ts';
-import { freePort } from '../test/support/host.ts';
+import { listeningPorts, reportedPort } from '../test/support/ports.ts';
 
 /** The slice of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonResult {
@@ -74,13 +74,22 @@ async function start(kind: Kind): Promise<Server> {
   const entry = rest[rest.length - 1]!;
   const override = process.env['BENCH_SERVER_NODE_OPTIONS'];
   const flags = override === undefined ? rest.slice(0, -1) : override.split(' ').filter(Boolean);
-  const port = await freePort(HOST);
   const args = kind === 'sync' ? [...flags, entry] : [...flags, '--input-type=module', '-e', ECHO_SERVER];
   const child = spawn(node!, args, {
     cwd: REPO_ROOT,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST, LOG_LEVEL: 'info' },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: '0', HOST, LOG_LEVEL: 'info' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  // Its stdout is /dev/null (reading its log would mean keeping a line per request): the port it
+  // bound is read from /proc instead.
+  const pid = child.pid ?? -1;
+  const alive = () => child.exitCode === null && child.signalCode === null;
+  const port = await reportedPort(
+    `the ${kind} server`,
+    { pid, alive },
+    () => listeningPorts(pid)[0],
+    () => [args.join(' ')],
+  );
   const url = `http://${HOST}:${port}`;
   const deadline = performance.now() + 30_000;
   for (;;) {

@@ -11,6 +11,7 @@ import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import type { KubeApiServer, KubeObject, ObjectStore, ResourceDef, StoredObject } from '../support/kube-api/index.ts';
 import { eventRecords, nodeClient, pollUntil, redisPassword, redisTls } from '../support/cluster-views.ts';
 import { tailLines } from '../support/host.ts';
+import { logFrom, pinoPort, SIDECAR_LISTENING } from '../support/ports.ts';
 import { asRecord as rec, isRecord } from '../support/records.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable } from './kubectl.ts';
 import type { Metacontroller } from './metacontroller/index.ts';
@@ -20,10 +21,13 @@ import type { ProcessGroup } from './workloads/processes.ts';
 
 type Json = Record<string, unknown>;
 
-/** A sidecar process's identity; the same identity survives restarts (only `group` changes). */
+/** A sidecar process's identity; the same identity survives restarts (`group` changes, and the metrics port with it). */
 export interface SidecarState {
   name: string;
+  /** The port the running process bound (METRICS_PORT=0) and logged; 0 until read from its log (metricsPortOf). */
   metricsPort: number;
+  /** Where the running process's lines begin in logFile. */
+  logOffset: number;
   sourceIp: string;
   logFile: string;
   kubeconfig: string;
@@ -46,6 +50,12 @@ export interface ClusterParts {
   cleanups: Array<() => Promise<void> | void>;
   launch(s: SidecarState): void;
   killSidecarProcess(s: SidecarState, signal: NodeJS.Signals): Promise<void>;
+}
+
+/** The metrics port of the sidecar's running process, once it has logged it (0 before). */
+export function metricsPortOf(s: SidecarState): number {
+  if (s.metricsPort === 0 && s.group) s.metricsPort = pinoPort(logFrom(s.logFile, s.logOffset), SIDECAR_LISTENING, s.group.pid) ?? 0;
+  return s.metricsPort;
 }
 
 /** A pino JSON line as `HH:MM:SS.mmm LEVEL msg {fields}` (for dumps). */
@@ -186,7 +196,7 @@ export function clusterHandle(parts: ClusterParts): Cluster {
       if (!s) throw new Error(`no sidecar ${name} (have ${[...sidecars.keys()].join(', ') || 'none'})`);
       return {
         name: s.name,
-        metricsPort: s.metricsPort,
+        metricsPort: metricsPortOf(s),
         sourceIp: s.sourceIp,
         logFile: s.logFile,
         kubeconfig: s.kubeconfig,

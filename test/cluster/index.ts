@@ -32,9 +32,10 @@ import { parse } from 'yaml';
 import { buildApp } from '../../src/server/app.ts';
 import { DEFAULT_RESOURCES, KubeApiError, startKubeApi, type KubeObject } from '../support/kube-api/index.ts';
 import { hookCommand } from '../support/hook-command.ts';
-import { freePort, nodeBinary, tailLines } from '../support/host.ts';
+import { nodeBinary, tailLines } from '../support/host.ts';
+import { HOOK_LISTENING, logEnd, logFrom, pinoPort, reportedPort } from '../support/ports.ts';
 import { CRD_RESOURCE, resourceFromCrd } from './crd.ts';
-import { clusterHandle, readLeader, type SidecarState } from './handle.ts';
+import { clusterHandle, metricsPortOf, readLeader, type SidecarState } from './handle.ts';
 import { loadCompositeController, startMetacontroller, type Metacontroller } from './metacontroller/index.ts';
 import {
   CLUSTER_CONTROLLER_PATH,
@@ -110,17 +111,24 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       hookUrl = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
       cleanups.push(() => app.close());
     } else {
-      const port = await freePort();
       const logFile = path.join(dataRoot, 'logs', 'hook.log');
+      const offset = logEnd(logFile);
       const group = spawnGroup(hookCommand(), {
         cwd: REPO_ROOT,
-        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+        env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
         logFile,
       });
       cleanups.push(async () => {
         group.signal('SIGKILL');
         await group.exited;
       });
+      const port = await reportedPort(
+        'the hook service',
+        group,
+        () => pinoPort(logFrom(logFile, offset), HOOK_LISTENING, group.pid),
+        () => tailLines(logFile, 20),
+        15_000,
+      );
       hookUrl = `http://127.0.0.1:${port}`;
       const deadline = performance.now() + 15_000;
       for (;;) {
@@ -165,7 +173,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       writeFileSync(kubeconfig, kc.exportConfig(), { mode: 0o600 });
       sidecars.set(name, {
         name,
-        metricsPort: await freePort(),
+        metricsPort: 0,
+        logOffset: 0,
         sourceIp: `127.0.${subnet}.${250 + i}`,
         logFile: path.join(dataRoot, 'logs', `${name}.log`),
         kubeconfig,
@@ -187,6 +196,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   }
 
   function launch(s: SidecarState): void {
+    s.logOffset = logEnd(s.logFile);
+    s.metricsPort = 0;
     s.group = spawnGroup([nodeBinary(), 'src/sidecar/main.ts'], {
       cwd: REPO_ROOT,
       env: {
@@ -194,7 +205,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         KUBECONFIG: s.kubeconfig,
         POD_NAME: s.name,
         POD_NAMESPACE: OPERATOR_NAMESPACE,
-        METRICS_PORT: String(s.metricsPort),
+        METRICS_PORT: '0',
         METRICS_HOST: '127.0.0.1',
         REDIS_LOCAL_ADDRESS: s.sourceIp,
         LOG_LEVEL: options.sidecarLogLevel ?? 'info',
@@ -223,10 +234,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           await stopAll();
           throw new Error(`sidecar ${s.name} exited during start-up:\n${tailLines(s.logFile, 20).join('\n')}`);
         }
-        const ok = await fetch(`http://127.0.0.1:${s.metricsPort}/readyz`).then(
-          (r) => r.ok,
-          () => false,
-        );
+        const port = metricsPortOf(s);
+        const ok =
+          port !== 0 &&
+          (await fetch(`http://127.0.0.1:${port}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          ));
         if (ok) pending.delete(s);
       }
       if (performance.now() > deadline) {

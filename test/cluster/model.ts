@@ -48,6 +48,7 @@ export interface ClusterOptions {
 
 export interface Sidecar {
   readonly name: string;
+  /** Of the process running when sidecar() was called (each start binds its own); 0 until it logged it. */
   readonly metricsPort: number;
   readonly sourceIp: string;
   readonly logFile: string;

@@ -9,7 +9,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
 import { hookCommand } from '../support/hook-command.ts';
-import { freePort, nodeBinary, tailLines } from '../support/host.ts';
+import { nodeBinary, tailLines } from '../support/host.ts';
+import { HOOK_LISTENING, logEnd, logFrom, pinoPort, reportedPort, SIDECAR_LISTENING } from '../support/ports.ts';
 import { OPERATOR_NAMESPACE, REPO_ROOT } from './operator.ts';
 
 export const LEASE_NAME = 'redis-operator-sidecar';
@@ -22,15 +23,24 @@ export interface HookProcess {
   readonly group: ProcessGroup;
 }
 
-/** The hook service on host:port (default a free port on 127.0.0.1). */
+/** The hook service on host:port (default 127.0.0.1 on a port it binds itself and logs). */
 export async function startHook(logDir: string, host = '127.0.0.1', port?: number): Promise<HookProcess> {
   mkdirSync(logDir, { recursive: true });
-  port ??= await freePort(host);
   const logFile = path.join(logDir, 'hook.log');
+  const offset = logEnd(logFile);
   const group = spawnGroup(hookCommand(), {
     cwd: REPO_ROOT,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port), HOST: host, LOG_LEVEL: 'info' },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', PORT: String(port ?? 0), HOST: host, LOG_LEVEL: 'info' },
     logFile,
+  });
+  port ??= await reportedPort(
+    'the hook service',
+    group,
+    () => pinoPort(logFrom(logFile, offset), HOOK_LISTENING, group.pid),
+    () => tailLines(logFile, 20),
+  ).catch((err: unknown) => {
+    group.signal('SIGKILL');
+    throw err;
   });
   const url = `http://${host}:${port}`;
   const deadline = Date.now() + 30_000;
@@ -61,6 +71,7 @@ export interface SidecarSpec {
 
 export interface SidecarProcess {
   readonly name: string;
+  /** The metrics port the running process bound and logged; 0 until it has (each start gets its own). */
   readonly metricsPort: number;
   readonly sourceIp: string;
   readonly logFile: string;
@@ -75,16 +86,22 @@ export interface SidecarProcess {
 
 export async function createSidecar(spec: SidecarSpec): Promise<SidecarProcess> {
   mkdirSync(spec.logDir, { recursive: true });
-  const metricsPort = await freePort();
   const logFile = path.join(spec.logDir, `${spec.name}.log`);
+  let logOffset = 0;
+  let metricsPort = 0;
   const s: SidecarProcess = {
     name: spec.name,
-    metricsPort,
+    get metricsPort() {
+      if (metricsPort === 0 && s.group) metricsPort = pinoPort(logFrom(logFile, logOffset), SIDECAR_LISTENING, s.group.pid) ?? 0;
+      return metricsPort;
+    },
     sourceIp: spec.sourceIp,
     logFile,
     kubeconfig: spec.kubeconfig,
     group: undefined,
     launch() {
+      logOffset = logEnd(logFile);
+      metricsPort = 0;
       s.group = spawnGroup([nodeBinary(), 'src/sidecar/main.ts'], {
         cwd: REPO_ROOT,
         env: {
@@ -93,7 +110,7 @@ export async function createSidecar(spec: SidecarSpec): Promise<SidecarProcess> 
           POD_NAME: spec.name,
           POD_NAMESPACE: OPERATOR_NAMESPACE,
           LEASE_NAME,
-          METRICS_PORT: String(metricsPort),
+          METRICS_PORT: '0',
           METRICS_HOST: '127.0.0.1',
           REDIS_LOCAL_ADDRESS: spec.sourceIp,
           LOG_LEVEL: spec.logLevel ?? 'info',
@@ -109,10 +126,12 @@ export async function createSidecar(spec: SidecarSpec): Promise<SidecarProcess> 
       if (signal === 'SIGKILL' || signal === 'SIGTERM' || signal === 'SIGINT') await g.exited;
     },
     ready: () =>
-      fetch(`http://127.0.0.1:${metricsPort}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      ),
+      s.metricsPort === 0
+        ? Promise.resolve(false)
+        : fetch(`http://127.0.0.1:${s.metricsPort}/readyz`).then(
+            (r) => r.ok,
+            () => false,
+          ),
   };
   return s;
 }

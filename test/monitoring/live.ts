@@ -15,7 +15,6 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import type { LocalCluster } from '../k8s/local-cluster.ts';
 import { REPO_ROOT } from '../k8s/node-agent/operator-image.ts';
-import { freePort } from '../support/host.ts';
 import { withFileSd, writeFileSd, type Pod } from './pod-sd.ts';
 import { startPrometheus, type Prometheus } from './prometheus.ts';
 import { podMonitorScrapeConfigs, ruleFiles, type PodMonitor, type PrometheusRule } from './scrape-config.ts';
@@ -115,7 +114,7 @@ export async function runLiveScenario(lc: LocalCluster, log: (line: string) => v
     refresh = setInterval(writeTargets, 500);
     prom = await startPrometheus({
       dir: promDir,
-      listen: `127.0.0.1:${await freePort()}`,
+      listen: '127.0.0.1',
       config: {
         global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
         scrape_configs: [

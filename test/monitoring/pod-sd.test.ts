@@ -6,8 +6,8 @@
 // Every wait polls against a deadline.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { freePort } from '../support/host.ts';
 import { until } from '../support/until.ts';
 import { startPrometheus } from './prometheus.ts';
 import { podTargetGroups, withFileSd, writeFileSd, type Pod } from './pod-sd.ts';
@@ -82,9 +82,8 @@ test("a real Prometheus runs the operator's scrape config: selected pods scraped
   const exporter = async (host: number, up: number): Promise<number> => {
     const server = createServer((_req, res) => res.end(`redis_up ${up}\ngo_goroutines 7\n`));
     servers.push(server);
-    const port = await freePort(ip(host));
-    await new Promise<void>((r) => server.listen(port, ip(host), r));
-    return port;
+    await new Promise<void>((r) => server.listen(0, ip(host), r));
+    return (server.address() as AddressInfo).port;
   };
   const pods = [
     pod({ name: 'my-redis-0', host: 1, metricsPort: await exporter(1, 1), role: 'master' }),
@@ -96,7 +95,7 @@ test("a real Prometheus runs the operator's scrape config: selected pods scraped
   const configs = podMonitorScrapeConfigs(MONITOR);
   const prom = await startPrometheus({
     config: { global: { scrape_interval: '1s', evaluation_interval: '1s' }, scrape_configs: withFileSd(configs) },
-    listen: `${ip(100)}:${await freePort(ip(100))}`,
+    listen: ip(100),
   });
   t.after(() => prom.stop());
   writeFileSd(prom.dir, configs, pods);

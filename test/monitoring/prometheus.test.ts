@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { freePort } from '../support/host.ts';
 import { until } from '../support/until.ts';
 import { promtool, startPrometheus, type Prometheus } from './prometheus.ts';
 import { monitoringTools } from './tools.ts';
@@ -36,9 +36,8 @@ async function metricsServer(): Promise<{ server: Server; port: number; set(v: n
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' });
     res.end(`# HELP demo_flag A flag the test flips.\n# TYPE demo_flag gauge\ndemo_flag ${value}\n`);
   });
-  const port = await freePort(IP);
-  await new Promise<void>((resolve) => server.listen(port, IP, resolve));
-  return { server, port, set: (v) => (value = v) };
+  await new Promise<void>((resolve) => server.listen(0, IP, resolve));
+  return { server, port: (server.address() as AddressInfo).port, set: (v) => (value = v) };
 }
 
 function config(targetPort: number): object {
@@ -62,7 +61,7 @@ test('a non-loopback listen address is refused before anything starts', async ()
 test('a real Prometheus scrapes a loopback server; the alert fires at 1, resolves at 0; reloads apply or are refused', async (t) => {
   const target = await metricsServer();
   t.after(() => new Promise<void>((r) => target.server.close(() => r())));
-  const prom: Prometheus = await startPrometheus({ config: config(target.port), ruleFiles: { 'demo.yml': RULES }, listen: `${IP}:${await freePort(IP)}` });
+  const prom: Prometheus = await startPrometheus({ config: config(target.port), ruleFiles: { 'demo.yml': RULES }, listen: IP });
   t.after(() => prom.stop());
   const dump = () => prom.logTail(20).join('\n');
 

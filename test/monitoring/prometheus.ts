@@ -18,6 +18,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { spawnGroup } from '../cluster/workloads/processes.ts';
 import { tailLines } from '../support/host.ts';
+import { logEnd, logFrom, reportedPort } from '../support/ports.ts';
 import { monitoringTools } from './tools.ts';
 
 export interface PrometheusOptions {
@@ -25,7 +26,10 @@ export interface PrometheusOptions {
   config: object | string;
   /** Rule files by file name (no directories), YAML text. */
   ruleFiles?: Record<string, string>;
-  /** `127.x.y.z:port`, port > 0 (use freePort()). */
+  /**
+   * `127.x.y.z`: Prometheus binds a port of its own and the harness reads it from its log (`url`
+   * says which); or `127.x.y.z:port` with a port > 0 the caller owns.
+   */
   listen: string;
   /** Where the files go; default a fresh temporary directory, removed by stop(). */
   dir?: string;
@@ -83,11 +87,19 @@ const CONFIG_FILE = 'prometheus.yml';
 const RULES_DIR = 'rules';
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Host and port; port 0 when only the host is given (an explicit `:0` is refused: the host alone asks for that). */
 function parseListen(listen: string): { host: string; port: number } {
-  const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}):(\d{1,5})$/.exec(listen);
-  const port = Number(m?.[2]);
-  if (!m || port < 1 || port > 65535) throw new Error(`refusing listen address ${listen}: only 127.x.y.z:<port> with a port > 0`);
+  const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3})(?::(\d{1,5}))?$/.exec(listen);
+  const port = m?.[2] === undefined ? 0 : Number(m[2]);
+  if (!m || (m[2] !== undefined && (port < 1 || port > 65535)))
+    throw new Error(`refusing listen address ${listen}: only 127.x.y.z (a port Prometheus binds itself) or 127.x.y.z:<port> with a port > 0`);
   return { host: m[1]!, port };
+}
+
+/** The port in Prometheus's `msg="Listening on" address=host:port` line: the address it bound, so the real port after a :0. */
+function listeningOn(log: string): number | undefined {
+  const m = /msg="Listening on" address=\S*:(\d+)/.exec(log);
+  return m ? Number(m[1]) : undefined;
 }
 
 function configText(config: object | string): string {
@@ -130,6 +142,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   writeFileSync(configFile, configText(options.config));
   writeRuleFiles(dir, options.ruleFiles ?? {});
   const logFile = path.join(dir, 'prometheus.log');
+  const logOffset = logEnd(logFile);
   // The web UI's assets ship next to the binary (Debian: /usr/share/prometheus/web); the API needs none.
   const assets = path.join(path.dirname(tools.prometheus), '../share/prometheus/web');
   const args = [
@@ -142,7 +155,8 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
     ...(existsSync(assets) ? [`--web.local-assets=${assets}`] : []),
   ];
   const group = spawnGroup([tools.prometheus, ...args], { cwd: dir, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, logFile });
-  const url = `http://${host}:${port}`;
+  // Set once: when Prometheus picks the port, from its log (below) before anything uses the URL.
+  let url = `http://${host}:${port}`;
   const logTail = (lines = 30) => tailLines(logFile, lines);
 
   let stopping: Promise<void> | undefined;
@@ -165,6 +179,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   try {
     const timeout = options.readyTimeoutMs ?? 60_000;
     const deadline = Date.now() + timeout;
+    if (port === 0) url = `http://${host}:${await reportedPort('prometheus', group, () => listeningOn(logFrom(logFile, logOffset)), logTail, timeout)}`;
     for (;;) {
       if (!group.alive()) throw new Error(`prometheus exited before it was ready:\n${logTail().join('\n')}`);
       const ready = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) }).then(

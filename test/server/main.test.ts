@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { FIXTURE_TEXT, REPO_ROOT } from './helpers.ts';
-import { freePort as freePortOn } from '../support/host.ts';
+import { HOOK_LISTENING, pinoPort, reportedPort } from '../support/ports.ts';
 
 const HOST = '127.0.60.1';
 const NODE = fileURLToPath(new URL('node_modules/.bin/node', REPO_ROOT));
@@ -43,12 +43,18 @@ async function waitUntilUp(base: string, exited: Promise<unknown>): Promise<void
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`starts with no cluster, serves /sync, and exits 0 on ${signal}`, async (t) => {
-    const port = await freePortOn(HOST);
-    const base = `http://${HOST}:${port}`;
-    const proc = start({ PORT: String(port), HOST, LOG_LEVEL: 'info' });
+    const proc = start({ PORT: '0', HOST, LOG_LEVEL: 'info' });
+    const running = () => proc.child.exitCode === null && proc.child.signalCode === null;
     t.after(() => {
-      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
+      if (running()) proc.child.kill('SIGKILL');
     });
+    const port = await reportedPort(
+      'the hook service',
+      { pid: proc.child.pid ?? -1, alive: running },
+      () => pinoPort(proc.output().stdout, HOOK_LISTENING),
+      () => [proc.output().stdout, proc.output().stderr],
+    );
+    const base = `http://${HOST}:${port}`;
     await waitUntilUp(base, proc.exited);
 
     const ready = await fetch(`${base}/readyz`);
