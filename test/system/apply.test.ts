@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
 import {
   applyDesign,
+  BOUND,
   boot,
   METACONTROLLER_FINALIZER,
   writeSnapshot,
@@ -73,6 +74,18 @@ test("the design's Redis applied verbatim: three pods, the Running row, data thr
   }
 
   // Steady state: no hot loop (Metacontroller writes no child and no status while nothing changes).
+  // It starts once the status says what the pods say. The pods converge first; the real
+  // Metacontroller writes the status one sync later, through a client limited to 5 requests/s
+  // (client-go's default, shared by its controllers' workers), so the last transition (a replica
+  // Syncing -> Ready) may land a few seconds after the pods' and is no hot loop.
+  await c.waitFor(
+    () => {
+      const s = (c.get('redises', NAME, NS)?.['status'] ?? {}) as { readyReplicas?: number; replicaStatus?: Record<string, string> };
+      return s.readyReplicas === 2 && Object.values(s.replicaStatus ?? {}).every((v) => v === 'Ready');
+    },
+    BOUND.allReady,
+    'the status says both replicas Ready',
+  );
   const before = writeSnapshot(c, NAME);
   const stats0 = c.metacontroller?.stats(`${NS}/${NAME}`);
   await sleep(3000);
