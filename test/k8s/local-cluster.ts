@@ -35,7 +35,7 @@ import {
 import { startClusterDns, type ClusterDns } from './cluster-dns.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
-import { startRealMetacontroller } from './metacontroller-real.ts';
+import { metacontrollerBin, realMetacontrollerUnavailable, startRealMetacontroller } from './metacontroller-real.ts';
 import { startNodeAgent, type NodeAgent } from './node-agent/index.ts';
 import { installOperator, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, type InstallWith } from './operator.ts';
 import { createSidecar, LEASE_NAME, startHook, waitForSidecars, type HookProcess, type SidecarProcess } from './operator-processes.ts';
@@ -58,7 +58,7 @@ export interface LocalClusterOptions {
   waitForSidecars?: boolean;
   /** The stand-in Metacontroller's resync override (ms). */
   resyncPeriodMs?: number;
-  /** `real` needs METACONTROLLER_BIN; default: real when it is set, else the stand-in. */
+  /** Default: real when a binary is there (METACONTROLLER_BIN, else ../shared's), else the stand-in. */
   metacontroller?: 'real' | 'stand-in';
   /**
    * DecoratorController YAML files, applied with the real kubectl after manifests/; the stand-in
@@ -203,12 +203,13 @@ export async function startLocalCluster(options: LocalClusterOptions): Promise<L
     );
     const hookBaseUrl = `http://${hookAddress}`;
 
-    const wantReal = options.metacontroller ?? (process.env['METACONTROLLER_BIN'] ? 'real' : 'stand-in');
+    const realBin = metacontrollerBin();
+    const wantReal = options.metacontroller ?? (realBin ? 'real' : 'stand-in');
     let metacontroller: Metacontroller | undefined;
     const decorators: DecoratorControllerHandle[] = [];
     if (wantReal === 'real') {
-      const bin = process.env['METACONTROLLER_BIN'];
-      if (!bin) throw new Error('metacontroller: real needs METACONTROLLER_BIN (a Metacontroller binary)');
+      const bin = realBin;
+      if (!bin) throw new Error(`metacontroller: real needs a binary: ${realMetacontrollerUnavailable(bin)}`);
       const real = await startRealMetacontroller({
         bin,
         kubeconfig: installed.metacontrollerKubeconfig,

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { isBuilt } from './build.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
-import { realMetacontrollerUnavailable, startRealMetacontroller, type RealMetacontroller } from './metacontroller-real.ts';
+import { metacontrollerBin, realMetacontrollerUnavailable, startRealMetacontroller, type RealMetacontroller } from './metacontroller-real.ts';
 import { METACONTROLLER_CRDS, missingSharedReason } from './operator.ts';
 
 const SUBNET = 77;
@@ -25,7 +25,7 @@ const HOOK_SERVICE = 'widget-hook';
 const CONTROLLER = 'widgets';
 const FINALIZER = `metacontroller.io/compositecontroller-${CONTROLLER}`;
 
-const BIN = process.env['METACONTROLLER_BIN'];
+const BIN = metacontrollerBin();
 function controlPlaneMissing(): string | undefined {
   try {
     return isBuilt() ? undefined : 'the control plane is not built yet (node test/k8s/cli.ts build)';

@@ -30,6 +30,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { spawnGroup, type ExitInfo } from '../cluster/workloads/processes.ts';
 
 export interface RealMetacontrollerOptions {
@@ -145,9 +146,18 @@ function readTail(file: string, from: number, n: number): string[] {
   }
 }
 
+/** The real Metacontroller v4.17.2 the workplace provides beside the checkout (read, never copied). */
+export const SHARED_METACONTROLLER = fileURLToPath(new URL('../../../shared/metacontroller/bin/metacontroller', import.meta.url));
+
+/** The binary the tests run: METACONTROLLER_BIN when set, else the one in ../shared when it is there. */
+export function metacontrollerBin(): string | undefined {
+  return process.env['METACONTROLLER_BIN'] || (existsSync(SHARED_METACONTROLLER) ? SHARED_METACONTROLLER : undefined);
+}
+
 /** Why a real Metacontroller cannot run here, or undefined when it can. */
 export function realMetacontrollerUnavailable(bin: string | undefined): string | undefined {
-  if (!bin) return 'METACONTROLLER_BIN is not set (path of a real Metacontroller binary)';
+  if (!bin)
+    return `no Metacontroller binary: neither METACONTROLLER_BIN nor ${SHARED_METACONTROLLER} (build v4.17.2 from its release tag and set METACONTROLLER_BIN)`;
   if (!existsSync(bin) || !statSync(bin).isFile()) return `METACONTROLLER_BIN=${bin} is not a file`;
   if (typeof process.getuid === 'function' && process.getuid() !== 0)
     return 'running a real Metacontroller needs root (a private mount namespace for its /etc/hosts)';
