@@ -10,7 +10,7 @@
 // - Only volumes annotated pv.kubernetes.io/provisioned-by = ours are ever touched, and only
 //   directories under <dataDir>/volumes/ are ever removed.
 // - Runs with its own ServiceAccount token (provisioner-setup.ts), not as cluster-admin.
-import { mkdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
 import { parseQuantity } from '../../../src/hook/quantity.ts';
@@ -121,6 +121,9 @@ export class Provisioner {
     if (!storage) throw new Error(`claim ${objectKey(claim)} requests no storage`);
     const dir = path.join(this.root, name);
     mkdirSync(dir, { recursive: true });
+    // Writable by whatever user the pod runs as: fsGroup does not reach a hostPath volume (the
+    // same choice as rancher's local-path-provisioner).
+    chmodSync(dir, 0o777);
     const pv = {
       apiVersion: 'v1',
       kind: 'PersistentVolume',
