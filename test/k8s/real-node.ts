@@ -44,6 +44,8 @@ export interface RealNodeOptions {
   nodeCount: number;
   controlPlane: ControlPlane;
   network: PodNetwork;
+  /** The node's namespace on the bridge (network.attach(), in node order: it gives the address). */
+  attachment: PodAttachment;
   parts: NodeParts;
   sandboxImage: string;
   /** docker-archive tars imported into the node's containerd before the kubelet starts. */
@@ -118,7 +120,7 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   const logFile = (d: string) => path.join(dir, 'logs', `${d}.log`);
   const groups = new Map<Daemon | 'holder', ProcessGroup>();
   const cgroupDirs: string[] = [];
-  let attachment: PodAttachment | undefined;
+  const attachment = o.attachment;
   let stopping: Promise<void> | undefined;
 
   const stop = (): Promise<void> =>
@@ -127,13 +129,12 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
       // PID 1 of the node's namespace: its death ends every shim and container of the node.
       await end(groups.get('holder'), 'SIGKILL');
       for (let i = 0; i < 40 && !cgroupDirs.every(removeCgroupTree); i++) await sleep(100);
-      if (attachment) await o.network.detach(attachment);
+      await o.network.detach(attachment);
       if (process.env['KEEP_CLUSTER_DATA'] !== '1') rmSync(dir, { recursive: true, force: true });
     })());
 
   try {
-    attachment = await o.network.attach();
-    if (attachment.ip !== address) throw new Error(`${name}: the bridge gave ${attachment.ip}, expected ${address} (nodes must attach first, in order)`);
+    if (attachment.ip !== address) throw new Error(`${name}: the bridge gave ${attachment.ip}, expected ${address} (nodes attach in index order)`);
     const netns = attachment.netns;
     await run('ip', ['route', 'add', cidr, 'via', address, 'dev', o.network.bridge]);
     for (let j = 1; j <= o.nodeCount; j++) {

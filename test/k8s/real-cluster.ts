@@ -1,0 +1,191 @@
+// A whole REAL Kubernetes cluster on this machine, installed as a user installs the operator:
+//   control plane (built from source, API server on the bridge's host address)
+//   + the real CoreDNS on the bridge + N real nodes (containerd, runc, CNI, kubelet, kube-proxy;
+//     real-node.ts), the images of images.ts imported into each
+//   + Metacontroller's CRDs and the real Metacontroller as upstream runs it (a StatefulSet), from an image of its own
+//   + `kubectl apply -k manifests/` verbatim: the operator's Deployment runs its own image.
+//
+//   const rc = await startRealCluster({ subnet: 45, nodes: 3 });
+//   rc.kubeconfig;  rc.kubectl(['get', 'pods', '-A']);  rc.nodes[0].signal('kubelet', 'SIGKILL');
+//   await rc.stop();
+//
+// Invariants: every address is on loopback or in this cluster's 198.18.<subnet>.0/24 (bridge,
+// nodes, pods) and 198.19.<subnet>.0/24 (Services); stop() undoes everything start made, in
+// reverse order, also after a failed start. Metacontroller reaches the hook only through the
+// `redis-operator` Service: cluster DNS, then kube-proxy's rules on its node.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { startClusterDns } from './cluster-dns.ts';
+import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import { ensureImages, PAUSE_IMAGE } from './images.ts';
+import { buildNodeParts } from './node-build.ts';
+import { KubeClient } from './node-agent/api-client.ts';
+import { Provisioner } from './node-agent/provisioner.ts';
+import { PROVISIONER_ACCOUNT, PROVISIONER_NAMESPACE, setUpProvisioner } from './node-agent/provisioner-setup.ts';
+import { METACONTROLLER_CRDS, REPO_ROOT } from './operator.ts';
+import { createPodNetwork } from './pod-network.ts';
+import { startRealNode, type RealNode } from './real-node.ts';
+
+export const METACONTROLLER_MANIFEST = fileURLToPath(new URL('./metacontroller.yaml', import.meta.url));
+
+/** What the operator's default install runs: its image, Metacontroller's, redis:7.2 and the exporter. */
+export const DEFAULT_IMAGES = ['operator', 'metacontroller', 'redis-7.2', 'exporter'];
+
+export interface RealClusterOptions {
+  subnet: number;
+  /** How many nodes (1..5); default 3. */
+  nodes?: number;
+  /** The images (images.ts recipe names) the nodes get (pause always); default: what the operator's default install runs. */
+  images?: string[];
+  /** Install Metacontroller and manifests/ (default true); false leaves a bare cluster. */
+  install?: boolean;
+  onProgress?: (line: string) => void;
+}
+
+export interface RealCluster {
+  readonly controlPlane: ControlPlane;
+  readonly kubeconfig: string;
+  readonly nodes: readonly RealNode[];
+  /** containerd://<version>, as the nodes report their runtime. */
+  readonly runtime: string;
+  readonly version: string;
+  readonly dataRoot: string;
+  kubectl(args: string[], input?: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startRealCluster(o: RealClusterOptions): Promise<RealCluster> {
+  const log = o.onProgress ?? (() => undefined);
+  const count = o.nodes ?? 3;
+  const dataRoot = mkdtempSync(path.join(os.tmpdir(), 'redis-real-'));
+  const cleanups: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const c of cleanups.splice(0).reverse()) await c().catch((e: unknown) => log(`cleanup: ${String(e)}`));
+    if (process.env['KEEP_CLUSTER_DATA'] !== '1') rmSync(dataRoot, { recursive: true, force: true });
+  };
+  try {
+    const [parts, images] = [await buildNodeParts(log), await ensureImages(log, ['pause', ...(o.images ?? DEFAULT_IMAGES)])];
+    const network = await createPodNetwork({ subnet: o.subnet });
+    cleanups.push(() => network.destroy());
+    const cp = await startControlPlane({ subnet: o.subnet, address: network.gateway, dir: path.join(dataRoot, 'control-plane'), onProgress: log });
+    cleanups.push(() => cp.stop());
+    const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
+    cleanups.push(() => dns.stop());
+
+    const archives = [...new Set(Object.values(images).map((i) => i.archive))];
+    // Addresses follow the order of attach(); the rest of each node's start (mostly importing the
+    // images into its containerd) runs side by side.
+    const attachments = [];
+    for (let i = 1; i <= count; i++) attachments.push(await network.attach());
+    const t0 = Date.now();
+    const started = await Promise.allSettled(
+      attachments.map((attachment, n) => {
+        const dir = path.join(dataRoot, `node-${n + 1}`);
+        mkdirSync(dir, { recursive: true });
+        return startRealNode({
+          index: n + 1,
+          nodeCount: count,
+          controlPlane: cp,
+          network,
+          attachment,
+          parts,
+          sandboxImage: PAUSE_IMAGE,
+          images: archives,
+          dns: dns.address,
+          dir,
+          log,
+        });
+      }),
+    );
+    const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    for (const node of nodes) cleanups.push(() => node.stop());
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    log(`${count} nodes started in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${nodes.map((n) => `${n.name} ${n.address} pods ${n.podCidr}`).join(', ')}`);
+    await nodesReady(cp, nodes);
+    const runtime = (await cp.kubectl(['get', 'node', nodes[0]!.name, '-o', 'jsonpath={.status.nodeInfo.containerRuntimeVersion}'])).trim();
+    log(`${count} nodes Ready (${runtime})`);
+
+    cleanups.push(await startProvisioner(cp, dataRoot, log));
+    if (o.install !== false) await install(cp, log);
+    return {
+      controlPlane: cp,
+      kubeconfig: cp.adminKubeconfig,
+      nodes,
+      runtime,
+      version: cp.version,
+      dataRoot,
+      kubectl: (args, input) => cp.kubectl(args, input),
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Waits for every node to register and be Ready; fails early with its kubelet's log when one dies. */
+async function nodesReady(cp: ControlPlane, nodes: readonly RealNode[]): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const dead = nodes.find((n) => !n.alive('kubelet') || !n.alive('containerd'));
+    if (dead) throw new Error(`${dead.name}: a daemon exited:\n${[...dead.logTail('kubelet', 20), ...dead.logTail('containerd', 10)].join('\n')}`);
+    const out = await cp.kubectl([
+      'get',
+      'nodes',
+      '-o',
+      'jsonpath={range .items[*]}{.metadata.name}={.status.conditions[?(@.type=="Ready")].status}{"\\n"}{end}',
+    ]);
+    const ready = new Set(
+      out
+        .split('\n')
+        .filter((l) => l.endsWith('=True'))
+        .map((l) => l.split('=')[0]),
+    );
+    if (nodes.every((n) => ready.has(n.name))) return;
+    if (Date.now() > deadline)
+      throw new Error(`nodes not Ready within 120 s (${out.trim() || 'none registered'}):\n${nodes.flatMap((n) => n.logTail('kubelet', 10)).join('\n')}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/**
+ * The default StorageClass's dynamic provisioner (node-agent/provisioner.ts, a host process with
+ * its own ServiceAccount): hostPath volumes under `dir`/volumes, the same path on every node. Not
+ * modelled: a volume's node affinity (a pod moved to another node finds its data there too).
+ */
+async function startProvisioner(cp: ControlPlane, dir: string, log: (line: string) => void): Promise<() => Promise<void>> {
+  const admin = new KubeClient(cp.adminKubeconfig);
+  await setUpProvisioner(admin);
+  const token = await cp.tokenFor(PROVISIONER_NAMESPACE, PROVISIONER_ACCOUNT);
+  const client = new KubeClient(cp.kubeconfigFor(PROVISIONER_ACCOUNT, token));
+  const provisioner = new Provisioner({ client, dataDir: dir, logger: pino({ level: 'warn' }).child({ component: 'provisioner' }) });
+  await provisioner.start();
+  log(`volume provisioner: hostPath volumes under ${dir}/volumes`);
+  return async () => {
+    await provisioner.stop();
+    client.close();
+    admin.close();
+  };
+}
+
+/** Metacontroller (CRDs, then its Deployment), then `kubectl apply -k manifests/` as the README says. */
+async function install(cp: ControlPlane, log: (line: string) => void): Promise<void> {
+  const t0 = Date.now();
+  await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
+  await cp.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/compositecontrollers.metacontroller.k8s.io',
+    'crd/decoratorcontrollers.metacontroller.k8s.io',
+  ]);
+  await cp.kubectl(['apply', '-f', METACONTROLLER_MANIFEST]);
+  await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
+  await cp.kubectl(['-n', 'metacontroller', 'rollout', 'status', 'statefulset/metacontroller', '--timeout=120s']);
+  await cp.kubectl(['-n', 'redis-operator', 'rollout', 'status', 'deployment/redis-operator', '--timeout=180s']);
+  log(`Metacontroller and manifests/ installed and rolled out in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
