@@ -271,6 +271,13 @@ keys_on() { # ns pod prefix file
   rcli "$1" "$2" --scan --pattern "$3:*" | tr -d '\r' | sort >"$4"
 }
 
+# Every shard Lease of the sidecars (redis-operator-sidecar-shard-<i>, one per SHARDS) has a holder.
+shard_leases_held() {
+  local holders
+  holders=$(kubectl get lease -n redis-operator -o jsonpath='{range .items[*]}{.metadata.name}={.spec.holderIdentity}{"\n"}{end}' | grep '^redis-operator-sidecar-shard-') || return 1
+  ! printf '%s\n' "$holders" | grep -q '=$'
+}
+
 crd_established() { kubectl get crd redises.redis.example.com -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' | grep -qx True; }
 
 # ------------------------------------------------------------------ the writer (an application)
@@ -307,7 +314,9 @@ spec:
           i=0
           while [ ! -e /tmp/stop ]; do
             i=\$((i + 1))
-            out=\$(printf 'SET %s:%d %s:%d\r\nWAIT 1 500\r\n' "\$P" "\$i" "\$P" "\$i" | redis-cli --no-auth-warning -h $NAME-master 2>/dev/null | tr '\n' ' ')
+            # A client's timeout: a connection to a master that died or was fenced mid-write gets
+            # no reset when its pod's network goes, and an unanswered write is not acknowledged.
+            out=\$(printf 'SET %s:%d %s:%d\r\nWAIT 1 500\r\n' "\$P" "\$i" "\$P" "\$i" | timeout 3 redis-cli --no-auth-warning -h $NAME-master 2>/dev/null | tr '\n' ' ')
             case "\$out" in
               "OK "[1-9]*) echo "ACK \$P:\$i \$(date +%s%3N)" ;;
               *) echo "NACK \$P:\$i" ;;
@@ -386,7 +395,9 @@ stop_writer() { # ns prefix -> acked keys in $LOG_DIR/<ns>-<prefix>.acked
     wait_for 30000 "writer-$prefix finished" sh -c "! kill -0 ${!var} 2>/dev/null"
     writer_log "$ns" "$prefix" >"$file.log"
   else
-    kubectl exec -n "$ns" "writer-$prefix" -- touch /tmp/stop
+    # The writer ends as soon as the file exists, and with it its container: the exec may then be
+    # killed before it reports (137). Whether the writer stopped is what the next line checks.
+    kubectl exec -n "$ns" "writer-$prefix" -- touch /tmp/stop || true
     wait_for 30000 "writer-$prefix finished" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Succeeded ]"
     kubectl logs -n "$ns" "writer-$prefix" >"$file.log"
     kubectl delete pod -n "$ns" "writer-$prefix" --wait=false >/dev/null
@@ -488,7 +499,7 @@ install() {
   else
     kubectl -n redis-operator rollout status deployment/redis-operator --timeout=180s >/dev/null
   fi
-  wait_for 60000 'a sidecar holding the Lease' sh -c "[ -n \"\$(kubectl get lease -n redis-operator redis-operator-sidecar -o jsonpath='{.spec.holderIdentity}')\" ]"
+  wait_for 60000 'a sidecar holding every shard Lease' shard_leases_held
   log "operator ready (image $IMAGE)"
 }
 
