@@ -8,13 +8,18 @@
 //                                  prometheus-operator's CRDs (test/k8s/prometheus-operator.ts);
 //                                  prints prometheus=<path> ... prometheus_operator_crds=<dir>;
 //                                  then Helm, for the chart's tests (test/k8s/helm-build.ts);
-//                                  prints helm=<path>
+//                                  prints helm=<path>; then the real nodes' containerd, runc shim
+//                                  and CNI plugins (node-build.ts) and the images their pods run
+//                                  (images.ts); prints containerd=, cni_bin_dir=, images=
 //   node test/k8s/cli.ts up        start the control plane and wait (Ctrl-C stops and cleans up);
 //                                  prints KUBECONFIG=<path> for your own kubectl
 // Invariant: nothing is left running after the command ends (every process dies with it).
 import { binDir, ensureBinaries, isBuilt } from './build.ts';
 import { buildCoredns } from './coredns-build.ts';
 import { buildHelm } from './helm-build.ts';
+import { ensureImages, imagesMissing } from './images.ts';
+import { buildNodeParts, nodePartsMissing } from './node-build.ts';
+import { DEFAULT_IMAGES } from './real-cluster.ts';
 import { startControlPlane } from './control-plane.ts';
 import { prometheusOperatorCrds } from './prometheus-operator.ts';
 import { buildS3Server } from '../s3/build.ts';
@@ -37,6 +42,17 @@ async function main(): Promise<void> {
     if ('why' in crds) throw new Error(`prometheus-operator CRDs: ${crds.why}`);
     console.log(`prometheus_operator_crds=${crds.dir}`);
     console.log(`helm=${await buildHelm(log)}`);
+    // The real nodes' runtime and the images their pods run: only where a real node can run.
+    const noNode = nodePartsMissing() ?? imagesMissing(['pause', ...DEFAULT_IMAGES]);
+    if (noNode) {
+      console.log(`real_nodes=skipped (${noNode})`);
+      return;
+    }
+    const parts = await buildNodeParts(log);
+    console.log(`containerd=${parts.containerd}`);
+    console.log(`cni_bin_dir=${parts.cniBinDir}`);
+    const images = await ensureImages(log);
+    console.log(`images=${Object.keys(images).sort().join(',')}`);
     return;
   }
   if (cmd === 'up') {
