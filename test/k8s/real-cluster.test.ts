@@ -86,8 +86,8 @@ test(
       ]);
       await rc.kubectl(['wait', '--for=jsonpath={.status.phase}=Succeeded', '--timeout=90s', 'pod/c1']);
       // Until kube-proxy on node-2 has the Service's endpoint, a connection is refused (its reject
-    // rule for a Service without endpoints); the client retries, and its last answer is the value.
-    assert.equal((await rc.kubectl(['logs', 'c1'])).trim().split('\n').at(-1), 'before');
+      // rule for a Service without endpoints); the client retries, and its last answer is the value.
+      assert.equal((await rc.kubectl(['logs', 'c1'])).trim().split('\n').at(-1), 'before');
     } finally {
       await rc.stop();
     }
