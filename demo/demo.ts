@@ -1,227 +1,84 @@
-// `npm run demo`: the operator end to end on one machine, for a newcomer. Starts the local cluster
-// stand-in (API server, Metacontroller, StatefulSets and a kubelet running each pod as a real
-// redis-server on 127.0.<subnet>.x), the REAL hook service (`node src/server/main.ts`) and two
-// REAL sidecars (`node src/sidecar/main.ts`, one Lease); applies manifests/examples/redis.yaml;
-// prints kubectl-like tables; deletes the master pod and prints the failover as it unfolds; shows
-// the recovered pod as a replica; ends with `demo_failover_ms=<n>` (master pod deleted -> a new
-// master Ready behind the my-redis-master Service).
+// `npm run demo`: the operator end to end on one machine, for a newcomer. By default on a REAL
+// cluster here (demo/real.ts on test/k8s/real-cluster.ts): the control plane built from source,
+// 3 real nodes (containerd, runc, kubelet, kube-proxy), CoreDNS, the real Metacontroller, and
+// `kubectl apply -k manifests/` verbatim, so the operator runs as its Deployment from the image
+// built from this repository. It applies manifests/examples/redis.yaml, prints `kubectl get
+// redis` and the pods, writes 100 keys to the master, deletes the master pod and prints the
+// failover as it unfolds, shows the recreated pod as a replica holding the keys, prints the
+// Redis's Events, cleans up, and ends with `demo_failover_ms=<n>` (master pod deleted -> a new
+// master pod behind the my-redis-master Service's endpoints).
 //
-// Needs: `npm ci` and redis-server/redis-cli on PATH (Debian: apt-get install -y redis-server);
-// it fetches Debian's redis_exporter package (apt-get download, unpacked into a cache) for the
-// pods' exporter containers.
-// Dev tool only (it imports test/cluster); never part of the image.
-// Environment: DEMO_SUBNET (third octet of the pod addresses, default 69), DEMO_KEEP=1 (keep the
-// data directory for a look afterwards), DEMO_CLUSTER=real (the same demo on the real control plane
-// of test/k8s: built from source on first use, root for the pod network; pods on 198.18.N.x).
-// Invariant: every process it starts is gone when it exits, also on Ctrl-C (SIGINT) or SIGTERM.
-import { performance } from 'node:perf_hooks';
-import { ROLE_LABEL } from '../src/api/labels.ts';
-import { exampleManifest, startCluster } from '../test/cluster/index.ts';
-import { eventTable, isPodReady, loadPrinterColumns, podStatus, podTable, redisTable } from '../test/cluster/kubectl.ts';
-import { ensureMonitoringTools } from '../test/monitoring/tools.ts';
-import { startSystemCluster, standInView, type SystemCluster as Cluster } from '../test/system/cluster.ts';
-
-const real = process.env['DEMO_CLUSTER'] === 'real';
-const columns = loadPrinterColumns();
-
-const NAME = 'my-redis';
-const NS = 'default';
-const RUNNING = 'my-redis 7.2 Ready 2 Running';
+// The real cluster needs Linux, root, iproute2, Go 1.26+, runc, buildah, mmdebstrap and
+// ../shared beside the checkout (Metacontroller); the first run builds Kubernetes, containerd and
+// the images (about 20 minutes on 2 cores, cached in ~/.cache/redis-operator-k8s), later runs
+// start in about a minute. Where it cannot run, the demo says what is missing in one line and
+// runs the same walk-through on the in-process stand-in (demo/stand-in.ts: the real hook and
+// sidecars as processes, pods as redis-server processes on 127.0.<subnet>.x).
+// Needs: `npm ci` and redis-server on PATH (apt-get install -y redis-server).
+// Dev tool only (it imports test/); never part of the image.
+// Environment: DEMO_CLUSTER=stand-in (skip the real cluster) or real (fail rather than fall
+// back), DEMO_SUBNET (third octet of the cluster's addresses, default 69), DEMO_KEEP=1 (keep the
+// data directory and logs for a look afterwards).
+// Invariant: everything it starts is gone when it exits, also on Ctrl-C (SIGINT) or SIGTERM.
+import { leftovers, realClusterMissing, runReal } from './real.ts';
+import { runStandIn } from './stand-in.ts';
+import { announce, cleanup, dim, interrupt, say, wasInterrupted } from './ui.ts';
 
 const subnet = Number(process.env['DEMO_SUBNET'] ?? 69);
 if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254) {
   process.stderr.write(`DEMO_SUBNET=${process.env['DEMO_SUBNET']} is invalid: a third octet from 1 to 254\n`);
   process.exit(1);
 }
-
-const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
-const dim = (s: string) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
-const say = (s = '') => process.stdout.write(`${s}\n`);
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-let starting: Promise<Cluster> | undefined;
-let cluster: Cluster | undefined;
-let stopping: Promise<void> | undefined;
-function cleanup(): Promise<void> {
-  stopping ??= (async () => {
-    // Interrupted while starting: let the start finish, then stop what it started.
-    cluster ??= await starting?.catch(() => undefined);
-    if (!cluster) return;
-    say(dim('\ncleaning up: sidecars, hook, every redis-server, temporary files'));
-    await cluster.stop().catch((err: unknown) => say(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
-  })();
-  return stopping;
+const choice = process.env['DEMO_CLUSTER'];
+if (choice !== undefined && choice !== 'real' && choice !== 'stand-in') {
+  process.stderr.write(`DEMO_CLUSTER=${choice} is invalid: real or stand-in\n`);
+  process.exit(1);
 }
+
+let real = false;
+/** After the real cluster's stop(): says whether anything of it is left (nothing, by stop()'s invariant). */
+function reportLeftovers(): void {
+  if (!real) return;
+  const left = leftovers(subnet);
+  announce(left.length > 0 ? `left behind (please report): ${left.join(', ')}` : dim(`nothing left: no rok${subnet} namespace, link or cgroup`));
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    say(`\n${signal}: stopping`);
-    void cleanup().then(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  // process.on, not once: a second Ctrl-C while stopping must not kill the demo halfway through
+  // its cleanup and leave nodes behind.
+  process.on(signal, () => {
+    if (!interrupt()) {
+      announce(`\n${signal}: still stopping`);
+      return;
+    }
+    announce(`\n${signal}: stopping`);
+    void cleanup().then(() => {
+      reportLeftovers();
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    });
   });
 }
 
-function tables(c: Cluster): void {
-  say(`$ kubectl get redis`);
-  say(redisTable(c.list('redises', { namespace: NS }), columns));
-  say();
-  say(`$ kubectl get pods -o wide -L ${ROLE_LABEL}`);
-  say(podTable(c.pods(NAME)));
-  const ep = c.masterEndpoint(NAME);
-  say(dim(`  (the my-redis-master Service routes to ${ep ? `${ep.pod} at ${ep.ip}` : 'nothing right now'})`));
-}
-
-/** One line per pod: what changes during a failover. */
-function podLine(c: Cluster, name: string): string {
-  const p = c.get('pods', name, NS);
-  if (!p) return 'gone';
-  const ip = (p['status'] as { podIP?: string } | undefined)?.podIP ?? '<none>';
-  const role = p.metadata.labels?.[ROLE_LABEL] ?? '-';
-  const link = p.metadata.annotations?.['redis.example.com/link'] ?? '-';
-  return `${podStatus(p)} ${isPodReady(p) ? 'ready' : 'not-ready'} ip=${ip} role=${role} link=${link}`;
-}
-
-interface Snapshot {
-  lines: Map<string, string>;
-  events: number;
-}
-
-function snapshot(c: Cluster): Snapshot {
-  const lines = new Map<string, string>();
-  for (const p of c.pods(NAME)) lines.set(`pod ${p.metadata.name}`, podLine(c, p.metadata.name));
-  const ep = c.masterEndpoint(NAME);
-  lines.set('service my-redis-master', ep ? `-> ${ep.pod} (${ep.ip})` : '-> no endpoint');
-  lines.set('redis my-redis', c.redisRow(NAME) ?? 'gone');
-  return { lines, events: c.events({ name: NAME }).length };
-}
-
-/** Prints what changed since `prev`, stamped with ms since t0. */
-function printChanges(c: Cluster, prev: Snapshot, next: Snapshot, t0: number): void {
-  const stamp = `+${String(Math.round(performance.now() - t0)).padStart(5)} ms`;
-  for (const [key, value] of next.lines) {
-    if (prev.lines.get(key) !== value) say(`${stamp}  ${key.padEnd(28)} ${value}`);
-  }
-  for (const key of prev.lines.keys()) if (!next.lines.has(key)) say(`${stamp}  ${key.padEnd(28)} gone`);
-  for (const e of c.events({ name: NAME }).slice(prev.events)) say(`${stamp}  ${`event ${e.reason}`.padEnd(28)} ${e.message} ${dim(`(${e.source})`)}`);
-}
-
 async function main(): Promise<void> {
-  const t = performance.now();
-  say(
-    bold(`redis-operator demo: ${real ? 'the real Kubernetes control plane (test/k8s)' : 'a local cluster stand-in'} with the real hook and the real sidecars`),
-  );
-  say(
-    dim(
-      `pods run as real redis-server processes on ${real ? `198.18.${subnet}.x, each in its own network namespace` : `127.0.${subnet}.x`}; nothing leaves this machine`,
-    ),
-  );
-  say();
-  // Every pod runs redis_exporter beside Redis; the pods get Debian's build of it (fetched once).
-  await ensureMonitoringTools((line) => say(dim(line)));
-  if (real) process.env['KEEP_CLUSTER_DATA'] ??= process.env['DEMO_KEEP'] === '1' ? '1' : '';
-  starting = real
-    ? startSystemCluster({ subnet }, 'real')
-    : startCluster({ subnet, hook: 'process', keepData: process.env['DEMO_KEEP'] === '1' }).then(standInView);
-  cluster = await starting;
-  const c = cluster;
-  say(`started in ${Math.round(performance.now() - t)} ms: sidecars ${c.sidecarNames().join(' and ')} (leader: ${c.leader()})`);
-  say();
-
-  say(bold("1. Apply the design's Redis"));
-  say('$ kubectl apply -f manifests/examples/redis.yaml');
-  const applyAt = performance.now();
-  await c.apply(exampleManifest());
-  say('redis.redis.example.com/my-redis created');
-  await c.waitFor(
-    () => c.redisRow(NAME) === RUNNING && c.pods(NAME).every(isPodReady) && c.pods(NAME).length === 3,
-    60_000,
-    `${RUNNING} with three Ready pods`,
-  );
-  say(dim(`(Running with three Ready pods ${Math.round(performance.now() - applyAt)} ms after the apply)`));
-  say();
-  tables(c);
-  say();
-
-  // A few writes through the master Service, to show they survive.
-  const master = c.masterEndpoint(NAME)!;
-  const client = c.redis(master.ip, NAME);
-  client.on('error', () => {});
-  await client.connect();
-  for (let i = 1; i <= 100; i++) await client.set(`demo:${i}`, String(i));
-  const acked = Number(await client.call('WAIT', '2', '5000'));
-  client.disconnect();
-  say(`wrote demo:1..demo:100 through the master Service (${master.ip}); WAIT says ${acked} replicas have them`);
-  say();
-
-  say(bold(`2. Delete the master pod and watch the failover`));
-  say(`$ kubectl delete pod ${master.pod}`);
-  let prev = snapshot(c);
-  const t0 = performance.now();
-  c.deletePod(master.pod);
-  say(`pod "${master.pod}" deleted`);
-  let failoverMs: number | undefined;
-  let rejoinedMs: number | undefined;
-  const deadline = t0 + 60_000;
-  while (performance.now() < deadline) {
-    await sleep(20);
-    const next = snapshot(c);
-    printChanges(c, prev, next, t0);
-    prev = next;
-    const ep = c.masterEndpoint(NAME);
-    if (failoverMs === undefined && ep && ep.pod !== master.pod) failoverMs = performance.now() - t0;
-    const back = c.get('pods', master.pod, NS);
-    if (
-      failoverMs !== undefined &&
-      back &&
-      !back.metadata.deletionTimestamp &&
-      isPodReady(back) &&
-      back.metadata.labels?.[ROLE_LABEL] === 'replica' &&
-      back.metadata.annotations?.['redis.example.com/link'] === 'up'
-    ) {
-      rejoinedMs = performance.now() - t0;
-      break;
-    }
-  }
-  if (failoverMs === undefined || rejoinedMs === undefined) throw new Error(`the failover did not complete within 60 s\n${c.dump()}`);
-  await c.waitFor(() => c.redisRow(NAME) === RUNNING, 30_000, RUNNING);
-  say();
-  say(
-    `new master Ready behind the my-redis-master Service ${Math.round(failoverMs)} ms after the delete; ${master.pod} back as a replica after ${Math.round(rejoinedMs)} ms`,
-  );
-  say();
-
-  say(bold('3. After the failover'));
-  tables(c);
-  say();
-  const now = c.masterEndpoint(NAME)!;
-  const backIp = (c.get('pods', master.pod, NS)!['status'] as { podIP: string }).podIP;
-  const back = c.redis(backIp, NAME);
-  back.on('error', () => {});
-  await back.connect();
-  const keys = await back.mget(...Array.from({ length: 100 }, (_, i) => `demo:${i + 1}`));
-  const role = String(await back.call('ROLE')).split(',')[0];
-  back.disconnect();
-  say(
-    `${master.pod} (recreated at ${backIp}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${now.pod} and has ${keys.filter((v, i) => v === String(i + 1)).length} of the 100 demo keys`,
-  );
-  say();
-  say('$ kubectl get events --field-selector involvedObject.name=my-redis');
-  say(
-    eventTable(
-      c
-        .list('events', { namespace: NS })
-        .filter((e) => (e['involvedObject'] as { name?: string } | undefined)?.name === NAME)
-        .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion)),
-    ),
-  );
-  say();
+  const why = choice === 'stand-in' ? undefined : realClusterMissing();
+  if (why && choice === 'real') throw new Error(`DEMO_CLUSTER=real, but a real cluster cannot run here: ${why}`);
+  if (why) say(`no real cluster here: ${why}; the same walk-through runs on kind with test/e2e/run.sh. Falling back to the in-process stand-in.`);
+  real = why === undefined && choice !== 'stand-in';
+  const failoverMs = real ? await runReal(subnet) : await runStandIn(subnet);
   await cleanup();
+  reportLeftovers();
   say(`demo_failover_ms=${Math.round(failoverMs)}`);
 }
 
 main().then(
   () => process.exit(0),
   async (err: unknown) => {
+    // Interrupted: the kubectl or build the signal also reached failed, which is no news, and the
+    // signal handler cleans up and exits.
+    if (wasInterrupted()) return;
     process.stderr.write(`demo failed: ${err instanceof Error ? err.message : String(err)}\n`);
     await cleanup();
+    reportLeftovers();
     process.exit(1);
   },
 );
