@@ -172,7 +172,7 @@ async function startProvisioner(cp: ControlPlane, dir: string, log: (line: strin
   };
 }
 
-/** Metacontroller (CRDs, then its Deployment), then `kubectl apply -k manifests/` as the README says. */
+/** Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says, then Metacontroller itself. */
 async function install(cp: ControlPlane, log: (line: string) => void): Promise<void> {
   const t0 = Date.now();
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
@@ -183,8 +183,19 @@ async function install(cp: ControlPlane, log: (line: string) => void): Promise<v
     'crd/compositecontrollers.metacontroller.k8s.io',
     'crd/decoratorcontrollers.metacontroller.k8s.io',
   ]);
-  await cp.kubectl(['apply', '-f', METACONTROLLER_MANIFEST]);
   await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
+  // Metacontroller looks for new APIs every 20 s (--discovery-interval, as upstream deploys it):
+  // started before our CRDs are served, it refuses the CompositeControllers until its next look,
+  // and a Redis applied meanwhile waits up to 20 s. Started after, it sees them at once.
+  await cp.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/redises.redis.example.com',
+    'crd/redisclusters.redis.example.com',
+    'crd/redisbackups.redis.example.com',
+  ]);
+  await cp.kubectl(['apply', '-f', METACONTROLLER_MANIFEST]);
   await cp.kubectl(['-n', 'metacontroller', 'rollout', 'status', 'statefulset/metacontroller', '--timeout=120s']);
   await cp.kubectl(['-n', 'redis-operator', 'rollout', 'status', 'deployment/redis-operator', '--timeout=180s']);
   log(`Metacontroller and manifests/ installed and rolled out in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
