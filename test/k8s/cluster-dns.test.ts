@@ -175,6 +175,14 @@ describe('cluster DNS on a real control plane', { skip: clusterSkip() }, () => {
       return list?.items.some((s) => (s.endpoints ?? []).some((e) => e['hostname'] === 'web-0')) ? true : undefined;
     });
 
+    // CoreDNS learns of the slice through its own watch, a moment after the API has it: ask it
+    // directly until it answers, so the pod's lookups below test the pod's resolver, not that race.
+    const direct = new Resolver({ timeout: 1000, tries: 1 });
+    direct.setServers([dns.address]);
+    await until('CoreDNS answers for web-0.web-headless', async () =>
+      (await direct.resolve4(`web-0.web-headless.${NS}.svc.cluster.local`).catch(() => [])).includes(podIP) ? true : undefined,
+    );
+
     const names = ['web', `web.${NS}.svc`, 'web-0.web-headless', `web-0.web-headless.${NS}.svc.cluster.local`, 'kubernetes.default', 'outside.example.com'];
     await shell('resolver', `cat /etc/resolv.conf; for n in ${names.join(' ')}; do echo "answer $n $(getent hosts $n | awk '{print $1; exit}')"; done`);
     await finished('resolver');
