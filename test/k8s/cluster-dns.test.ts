@@ -180,7 +180,7 @@ describe('cluster DNS on a real control plane', { skip: clusterSkip() }, () => {
     const direct = new Resolver({ timeout: 1000, tries: 1 });
     direct.setServers([dns.address]);
     await until('CoreDNS answers for web-0.web-headless', async () =>
-      (await direct.resolve4(`web-0.web-headless.${NS}.svc.cluster.local`).catch(() => [])).includes(podIP) ? true : undefined,
+      (await direct.resolve4(`web-0.web-headless.${NS}.svc.cluster.local`).catch((): string[] => [])).includes(podIP) ? true : undefined,
     );
 
     const names = ['web', `web.${NS}.svc`, 'web-0.web-headless', `web-0.web-headless.${NS}.svc.cluster.local`, 'kubernetes.default', 'outside.example.com'];
