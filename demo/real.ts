@@ -21,7 +21,7 @@ import { missingSharedReason, REPO_ROOT } from '../test/k8s/operator.ts';
 import { unavailableReason } from '../test/k8s/pod-network.ts';
 import { DEFAULT_IMAGES, startRealCluster, type RealCluster } from '../test/k8s/real-cluster.ts';
 import { follow, type Follower, type View } from './follow.ts';
-import { bold, building, dim, say, track } from './ui.ts';
+import { bold, building, dim, say, sayRecovered, track } from './ui.ts';
 
 const NAME = 'my-redis';
 const NS = 'default';
@@ -201,12 +201,7 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
   const backIp = v.pods.find((p) => p.metadata.name === old.pod)?.status?.podIP ?? '';
   const back = redisAt(backIp, password);
   await back.connect();
-  const keys = await back.mget(...Array.from({ length: 100 }, (_, i) => `demo:${i + 1}`));
-  const role = String(await back.call('ROLE')).split(',')[0];
-  back.disconnect();
-  say(
-    `${old.pod} (recreated at ${backIp}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${now.pod} and has ${keys.filter((x, i) => x === String(i + 1)).length} of the 100 demo keys`,
-  );
+  await sayRecovered(back, old.pod, backIp, now.pod);
   say();
   await show(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp']);
   say();

@@ -9,7 +9,7 @@ import { exampleManifest, startCluster } from '../test/cluster/index.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podStatus, podTable, redisTable } from '../test/cluster/kubectl.ts';
 import { ensureMonitoringTools } from '../test/monitoring/tools.ts';
 import { standInView, type SystemCluster as Cluster } from '../test/system/cluster.ts';
-import { bold, dim, say, sleep, track } from './ui.ts';
+import { bold, dim, say, sayRecovered, sleep, track } from './ui.ts';
 
 const NAME = 'my-redis';
 const NS = 'default';
@@ -145,12 +145,7 @@ export async function runStandIn(subnet: number): Promise<number> {
   const back = c.redis(backIp, NAME);
   back.on('error', () => {});
   await back.connect();
-  const keys = await back.mget(...Array.from({ length: 100 }, (_, i) => `demo:${i + 1}`));
-  const role = String(await back.call('ROLE')).split(',')[0];
-  back.disconnect();
-  say(
-    `${master.pod} (recreated at ${backIp}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${now.pod} and has ${keys.filter((v, i) => v === String(i + 1)).length} of the 100 demo keys`,
-  );
+  await sayRecovered(back, master.pod, backIp, now.pod);
   say();
   say('$ kubectl get events --field-selector involvedObject.name=my-redis');
   say(

@@ -7,6 +7,7 @@
 // group, by pid); a terminal's Ctrl-C reaches them anyway, a SIGTERM sent to the demo alone would
 // otherwise wait for a build of minutes. The builds resume where they stopped.
 import { readFileSync } from 'node:fs';
+import type { Redis } from 'ioredis';
 
 export const bold = (s: string) => (process.stdout.isTTY ? `\x1b[1m${s}\x1b[0m` : s);
 export const dim = (s: string) => (process.stdout.isTTY ? `\x1b[2m${s}\x1b[0m` : s);
@@ -101,4 +102,13 @@ function endBuildTools(): void {
       }
     }
   }
+}
+
+/** Reads the 100 demo keys and the role of the recreated pod (a connected client) and says what it holds. */
+export async function sayRecovered(back: Redis, pod: string, ip: string, master: string): Promise<void> {
+  const keys = await back.mget(...Array.from({ length: 100 }, (_, i) => `demo:${i + 1}`));
+  const role = String(await back.call('ROLE')).split(',')[0];
+  back.disconnect();
+  const held = keys.filter((x, i) => x === String(i + 1)).length;
+  say(`${pod} (recreated at ${ip}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${master} and has ${held} of the 100 demo keys`);
 }
