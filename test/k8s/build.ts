@@ -69,15 +69,15 @@ export function isBuilt(dir = binDir()): boolean {
   return BINARIES.every((b) => existsSync(binaryPath(b, dir)));
 }
 
-/** `go build -v` in a module directory (read-only go.mod), with progress every 20 s and the last lines on failure. */
-export function goBuild(cwd: string, args: string[], label: string, log: (line: string) => void): Promise<void> {
+/** `go build -v` in a module directory (read-only go.mod; `env` on top of this process's), with progress every 20 s and the last lines on failure. */
+export function goBuild(cwd: string, args: string[], label: string, log: (line: string) => void, env: Record<string, string> = {}): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let packages = 0;
     let lastLines: string[] = [];
     const child = spawn('go', ['build', '-v', ...args], {
       cwd,
-      env: { ...process.env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() },
+      env: { ...process.env, ...env, GOFLAGS: `${process.env['GOFLAGS'] ?? ''} -mod=readonly`.trim() },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     child.stderr.setEncoding('utf8');

@@ -76,19 +76,9 @@ function partsIn(dir: string): NodeParts {
   return { containerd: at('containerd'), ctr: at('ctr'), shim: at(SHIM), cniBinDir: at('cni'), containerdVersion: CONTAINERD_VERSION, runc: RUNC };
 }
 
-/**
- * goBuild inherits process.env and takes no env of its own: CGO is switched off only while it
- * spawns (synchronously, in the Promise executor), so no other child of this process sees it.
- */
+/** Static binaries, as upstream releases them: no cgo. */
 function goBuildNoCgo(module: string, args: string[], label: string, log: (line: string) => void): Promise<void> {
-  const before = process.env['CGO_ENABLED'];
-  process.env['CGO_ENABLED'] = '0';
-  try {
-    return goBuild(module, ['-trimpath', ...args], label, log);
-  } finally {
-    if (before === undefined) delete process.env['CGO_ENABLED'];
-    else process.env['CGO_ENABLED'] = before;
-  }
+  return goBuild(module, ['-trimpath', ...args], label, log, { CGO_ENABLED: '0' });
 }
 
 async function buildMissing(partial: string, log: (line: string) => void): Promise<void> {
