@@ -20,7 +20,8 @@
 // back), DEMO_SUBNET (third octet of the cluster's addresses, default 69), DEMO_KEEP=1 (keep the
 // data directory and logs for a look afterwards).
 // Invariant: everything it starts is gone when it exits, also on Ctrl-C (SIGINT) or SIGTERM.
-import { leftovers, realClusterMissing, runReal } from './real.ts';
+import { clusterLeftovers, realClusterMissing } from '../test/k8s/real-cluster.ts';
+import { runReal } from './real.ts';
 import { runStandIn } from './stand-in.ts';
 import { announce, cleanup, dim, interrupt, say, wasInterrupted } from './ui.ts';
 
@@ -39,7 +40,7 @@ let real = false;
 /** After the real cluster's stop(): says whether anything of it is left (nothing, by stop()'s invariant). */
 function reportLeftovers(): void {
   if (!real) return;
-  const left = leftovers(subnet);
+  const left = clusterLeftovers(subnet);
   announce(left.length > 0 ? `left behind (please report): ${left.join(', ')}` : dim(`nothing left: no rok${subnet} namespace, link or cgroup`));
 }
 

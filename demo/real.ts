@@ -5,7 +5,6 @@
 // kubectl's; the failover as it unfolds comes from watches (follow.ts). The host routes to every
 // pod's address, so the demo's writes go straight to the master pod, with the password of the
 // Secret the operator made.
-import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,11 +13,9 @@ import { LINK_ANNOTATION, REDIS_PORT, ROLE_LABEL } from '../src/api/labels.ts';
 import { isPodReady } from '../test/cluster/kubectl.ts';
 import { cacheRoot, ensureBinaries, isBuilt } from '../test/k8s/build.ts';
 import { buildCoredns, isCorednsBuilt } from '../test/k8s/coredns-build.ts';
-import { ensureImages, imagesCacheDir, imagesMissing } from '../test/k8s/images.ts';
-import { metacontrollerBin, realMetacontrollerUnavailable } from '../test/k8s/metacontroller-real.ts';
-import { buildNodeParts, nodePartsDir, nodePartsMissing } from '../test/k8s/node-build.ts';
-import { missingSharedReason, REPO_ROOT } from '../test/k8s/operator.ts';
-import { unavailableReason } from '../test/k8s/pod-network.ts';
+import { ensureImages, imagesCacheDir } from '../test/k8s/images.ts';
+import { buildNodeParts, nodePartsDir } from '../test/k8s/node-build.ts';
+import { REPO_ROOT } from '../test/k8s/operator.ts';
 import { DEFAULT_IMAGES, startRealCluster, type RealCluster } from '../test/k8s/real-cluster.ts';
 import { follow, type Follower, type View } from './follow.ts';
 import { bold, building, dim, say, sayRecovered, track } from './ui.ts';
@@ -26,14 +23,6 @@ import { bold, building, dim, say, sayRecovered, track } from './ui.ts';
 const NAME = 'my-redis';
 const NS = 'default';
 const RUNNING = 'my-redis 7.2 Ready 2 Running';
-
-/** Why a real cluster cannot run here (the checks test/e2e/local.test.ts skips on), or undefined. */
-export function realClusterMissing(): string | undefined {
-  if (process.platform !== 'linux') return `a real cluster needs Linux (this is ${process.platform})`;
-  return (
-    unavailableReason() ?? missingSharedReason() ?? realMetacontrollerUnavailable(metacontrollerBin()) ?? nodePartsMissing() ?? imagesMissing(DEFAULT_IMAGES)
-  );
-}
 
 /** What a start would build first (each is cached once built; a checker that throws counts as not built). */
 function toBuild(): string[] {
@@ -60,28 +49,6 @@ function redisAt(ip: string, password: string): Redis {
   const r = new Redis({ host: ip, port: REDIS_PORT, password, lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 1, retryStrategy: () => null });
   r.on('error', () => {});
   return r;
-}
-
-/** Network namespaces, links and cgroups of this cluster still there after stop() (none expected). */
-export function leftovers(subnet: number): string[] {
-  const tag = new RegExp(`\\brok${subnet}(?![0-9])`);
-  const sh = (cmd: string, args: string[]) => {
-    try {
-      return execFileSync(cmd, args, { encoding: 'utf8' }).split('\n');
-    } catch {
-      return [];
-    }
-  };
-  const cgroups = existsSync('/sys/fs/cgroup/memory') ? readdirSync('/sys/fs/cgroup/memory') : [];
-  return [
-    ...sh('ip', ['netns', 'list'])
-      .filter((l) => tag.test(l))
-      .map((l) => `netns ${l.split(' ')[0]}`),
-    ...sh('ip', ['-o', 'link'])
-      .filter((l) => tag.test(l))
-      .map((l) => `link ${l.split(':')[1]?.trim()}`),
-    ...cgroups.filter((c) => tag.test(c)).map((c) => `cgroup memory/${c}`),
-  ];
 }
 
 /** The walk-through; resolves with the failover time (ms). The caller stops the cluster (ui.ts cleanup). */

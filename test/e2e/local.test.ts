@@ -7,20 +7,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { isBuilt } from '../k8s/build.ts';
-import { imagesMissing } from '../k8s/images.ts';
-import { metacontrollerBin, realMetacontrollerUnavailable } from '../k8s/metacontroller-real.ts';
-import { nodePartsMissing } from '../k8s/node-build.ts';
-import { unavailableReason } from '../k8s/pod-network.ts';
-import { missingSharedReason, REPO_ROOT } from '../k8s/operator.ts';
-import { DEFAULT_IMAGES } from '../k8s/real-cluster.ts';
+import { REPO_ROOT } from '../k8s/operator.ts';
+import { realClusterMissing } from '../k8s/real-cluster.ts';
 
-const why =
-  unavailableReason() ??
-  missingSharedReason() ??
-  realMetacontrollerUnavailable(metacontrollerBin()) ??
-  nodePartsMissing() ??
-  imagesMissing(DEFAULT_IMAGES) ??
-  (isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)');
+const why = realClusterMissing() ?? (isBuilt() ? undefined : 'the control plane is not built (npm run cluster:build)');
 
 test(
   'run.sh scenarios 1-5 pass on a real cluster with the operator as its Deployment (npm run e2e:local)',

@@ -5,12 +5,11 @@
 // Skips, saying why, where a real node cannot run here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
 import { isBuilt } from './build.ts';
 import { imagesMissing } from './images.ts';
 import { nodePartsMissing } from './node-build.ts';
 import { unavailableReason } from './pod-network.ts';
-import { startRealCluster } from './real-cluster.ts';
+import { clusterLeftovers, startRealCluster } from './real-cluster.ts';
 import { Redis } from 'ioredis';
 
 const SUBNET = 121;
@@ -32,20 +31,6 @@ async function redisCommand(ip: string, ...args: string[]): Promise<unknown> {
   } finally {
     c.disconnect();
   }
-}
-
-function leftovers(): string[] {
-  const bridge = `rok${SUBNET}`;
-  const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(`${bridge}-`)) : [];
-  const cgroups = readdirSync('/sys/fs/cgroup', { withFileTypes: true })
-    .filter((d) => d.isDirectory())
-    .flatMap((d) =>
-      readdirSync(`/sys/fs/cgroup/${d.name}`)
-        .filter((n) => n.startsWith(`${bridge}-`))
-        .map((n) => `${d.name}/${n}`),
-    );
-  const links = existsSync(`/sys/class/net/${bridge}`) ? [bridge] : [];
-  return [...netns, ...cgroups, ...links];
 }
 
 test(
@@ -91,6 +76,6 @@ test(
     } finally {
       await rc.stop();
     }
-    assert.deepEqual(leftovers(), [], 'no namespace, cgroup or bridge of this cluster is left');
+    assert.deepEqual(clusterLeftovers(SUBNET), [], 'no namespace, cgroup or bridge of this cluster is left');
   },
 );

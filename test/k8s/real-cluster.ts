@@ -13,26 +13,49 @@
 // nodes, pods) and 198.19.<subnet>.0/24 (Services); stop() undoes everything start made, in
 // reverse order, also after a failed start. Metacontroller reaches the hook only through the
 // `redis-operator` Service: cluster DNS, then kube-proxy's rules on its node.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { startClusterDns } from './cluster-dns.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
-import { ensureImages, PAUSE_IMAGE } from './images.ts';
-import { buildNodeParts } from './node-build.ts';
+import { ensureImages, imagesMissing, PAUSE_IMAGE } from './images.ts';
+import { metacontrollerBin, realMetacontrollerUnavailable } from './metacontroller-real.ts';
+import { buildNodeParts, nodePartsMissing } from './node-build.ts';
 import { KubeClient } from './node-agent/api-client.ts';
 import { Provisioner } from './node-agent/provisioner.ts';
 import { PROVISIONER_ACCOUNT, PROVISIONER_NAMESPACE, setUpProvisioner } from './node-agent/provisioner-setup.ts';
-import { METACONTROLLER_CRDS, REPO_ROOT } from './operator.ts';
-import { createPodNetwork } from './pod-network.ts';
+import { METACONTROLLER_CRDS, missingSharedReason, REPO_ROOT } from './operator.ts';
+import { createPodNetwork, unavailableReason } from './pod-network.ts';
 import { startRealNode, type RealNode } from './real-node.ts';
 
 export const METACONTROLLER_MANIFEST = fileURLToPath(new URL('./metacontroller.yaml', import.meta.url));
 
 /** What the operator's default install runs: its image, Metacontroller's, redis:7.2 and the exporter. */
 export const DEFAULT_IMAGES = ['operator', 'metacontroller', 'redis-7.2', 'exporter'];
+
+/** Why a real cluster with the default install cannot run here (one line), or undefined. */
+export function realClusterMissing(): string | undefined {
+  if (process.platform !== 'linux') return `a real cluster needs Linux (this is ${process.platform})`;
+  return (
+    unavailableReason() ?? missingSharedReason() ?? realMetacontrollerUnavailable(metacontrollerBin()) ?? nodePartsMissing() ?? imagesMissing(DEFAULT_IMAGES)
+  );
+}
+
+/** What a cluster of this subnet left behind after stop(): namespaces, cgroups, its bridge (none expected). */
+export function clusterLeftovers(subnet: number): string[] {
+  const bridge = `rok${subnet}`;
+  const netns = existsSync('/run/netns') ? readdirSync('/run/netns').filter((n) => n.startsWith(`${bridge}-`)) : [];
+  const cgroups = readdirSync('/sys/fs/cgroup', { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) =>
+      readdirSync(`/sys/fs/cgroup/${d.name}`)
+        .filter((n) => n.startsWith(`${bridge}-`))
+        .map((n) => `cgroup ${d.name}/${n}`),
+    );
+  return [...netns.map((n) => `netns ${n}`), ...cgroups, ...(existsSync(`/sys/class/net/${bridge}`) ? [`link ${bridge}`] : [])];
+}
 
 export interface RealClusterOptions {
   subnet: number;
