@@ -26,7 +26,7 @@ import { promisify } from 'node:util';
 import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
 import { tailLines } from '../support/host.ts';
 import { binaryPath } from './build.ts';
-import type { ControlPlane } from './control-plane.ts';
+import { CLUSTER_DOMAIN, type ControlPlane } from './control-plane.ts';
 import type { NodeParts } from './node-build.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
 import { cniConfDir, cniConflist, containerdConfig, containerdSocket, kubeletConfig, kubeProxyConfig, nodeAddress, podCidr } from './real-node-config.ts';
@@ -34,7 +34,6 @@ import { cniConfDir, cniConflist, containerdConfig, containerdSocket, kubeletCon
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export const CLUSTER_DOMAIN = 'cluster.local';
 export type Daemon = 'containerd' | 'kubelet' | 'kube-proxy';
 
 export interface RealNodeOptions {
