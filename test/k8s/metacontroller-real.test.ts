@@ -169,13 +169,19 @@ before(async () => {
   cp = await startControlPlane({ subnet: SUBNET });
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl(['apply', '-f', '-'], JSON.stringify(widgetCrd));
-  await cp.kubectl([
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/widgets.mctest.example.com',
-    'crd/compositecontrollers.metacontroller.k8s.io',
-  ]);
+  // kubectl wait fails at once ("status.conditions accessor error") on a CRD the API server has not
+  // given conditions yet, a moment after the apply; try again until it can wait.
+  const established = () =>
+    cp!.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/widgets.mctest.example.com', 'crd/compositecontrollers.metacontroller.k8s.io']);
+  for (let i = 0; ; i++) {
+    const err = await established().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (err === undefined) break;
+    if (i >= 40 || !/accessor error/.test(String(err))) throw err;
+    await new Promise((r) => setTimeout(r, 250));
+  }
   await cp.kubectl(['create', 'namespace', NS]);
   mc = await startRealMetacontroller({
     bin: BIN ?? '',
