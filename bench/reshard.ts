@@ -1,9 +1,9 @@
 // Resharding benchmark (a benchmark, not a test): `npm run bench:reshard` (issue 15, "Tests and
-// measurement"). Network: subnet 87 (real control plane: pods 198.18.87.x; stand-in: 127.0.87.x),
+// measurement"). Network: subnet 87 (pods 198.18.87.x),
 // which no test or other bench uses.
 //
 // A RedisCluster of three shards (one replica each: the issue's ~1 GB then costs ~2 GB of RAM,
-// not 3) on the REAL local control plane with the real hook and sidecars, loaded with BENCH_MB of
+// not 3) on a real cluster here (test/system/cluster.ts: real node, the operator's Deployment), loaded with BENCH_MB of
 // data (default 1024) in values of VALUE_BYTES (8192), then, under an application of two ioredis
 // Cluster clients (plain SET + GET checking what it reads; SET + WAIT 1), in order:
 // 1. baseline: steady traffic for BASELINE_S (10) s, no reshard: the longest gap between two
@@ -135,7 +135,7 @@ async function killMaster(c: SystemCluster, writer: ClusterWriter, shard: number
   };
   const others = shardPods(c, NAME, shard).filter((p) => p.metadata.name !== victim.metadata.name);
   const t0 = performance.now();
-  if (!c.killPodProcess(NS, victim.metadata.name, 'SIGKILL')) throw new Error(`could not kill ${victim.metadata.name}`);
+  if (!(await c.killPodProcess(NS, victim.metadata.name, 'SIGKILL'))) throw new Error(`could not kill ${victim.metadata.name}`);
   const promoted = await c.waitFor(
     async () => {
       for (const p of others) if (await isRedisMaster(c, NAME, p.status!.podIP!)) return performance.now();

@@ -1,11 +1,10 @@
 // Rollout benchmark (a benchmark, not a test): `npm run bench:rollout` (issue 9, "Measure it").
-// Network: subnet 58 (real control plane: pods 198.18.58.x, Services 198.19.58.x; stand-in:
-// 127.0.58.x), which no test or other bench uses.
+// Network: subnet 58 (pods 198.18.58.x, Services 198.19.58.x).
 //
-// The design's three-node Redis (manifests/examples/redis.yaml) on the REAL local control plane
-// with the real hook and sidecars (test/system/cluster.ts; the local stand-in only where the real
-// one cannot run, said on a `# ` line), under an application doing SET then WAIT 1 through the
-// master Service and recording every acknowledged write (test/system/support.ts Writer). The
+// The design's three-node Redis (manifests/examples/redis.yaml) on a real cluster here
+// (test/system/cluster.ts: a real node, the operator's Deployment from its image), under an
+// application doing SET then WAIT 1 through the master Service and recording every acknowledged
+// write (test/system/support.ts Writer). The
 // flow is test/system/day2.test.ts's, timed instead of asserted:
 // 1. baseline: steady traffic, no rollout; the longest gap between two acknowledged writes over
 //    a window as long as the rollout, right before it (the same-run yardstick docs/benchmarks.md

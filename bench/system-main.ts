@@ -1,9 +1,9 @@
-// The frame of the benchmarks that run on a whole cluster (bench:rollout, bench:reshard): start the
-// real local control plane (or the stand-in, said on a `# ` line), run, print the `name=value`
+// The frame of the benchmarks that run on a whole cluster (bench:rollout, bench:reshard): start a
+// real cluster here (test/k8s/real-cluster.ts; where it cannot run, exit 1 saying why), run, print the `name=value`
 // lines on stdout, and stop everything on every exit path, SIGINT/SIGTERM included, so Ctrl-C
 // leaves no control plane, pods or bridge behind. Progress goes to stderr, notes to `# ` lines.
 import { performance } from 'node:perf_hooks';
-import { backend, startSystemCluster, type SystemCluster } from '../test/system/cluster.ts';
+import { missing, startSystemCluster, type SystemCluster } from '../test/system/cluster.ts';
 
 export const log = (msg: string) => process.stderr.write(`${msg}\n`);
 export const note = (msg: string) => process.stdout.write(`# ${msg}\n`);
@@ -14,9 +14,10 @@ export const cleanups: Array<() => unknown> = [];
 export function benchOnSystemCluster(subnet: number, run: (c: SystemCluster) => Promise<string[]>): void {
   const main = async () => {
     const started = performance.now();
-    const which = backend();
-    note(which === 'real' ? `backend: the real local control plane, subnet ${subnet}` : 'backend: the local stand-in (the real control plane cannot run here)');
-    const c = await startSystemCluster({ subnet }, which);
+    const why = missing();
+    if (why) throw new Error(`a real cluster cannot run here: ${why}`);
+    note(`cluster: a real cluster here (1 node), subnet ${subnet}`);
+    const c = await startSystemCluster({ subnet });
     let stopping: Promise<void> | undefined;
     const teardown = () =>
       (stopping ??= (async () => {

@@ -12,27 +12,19 @@
 // ../shared beside the checkout (Metacontroller); the first run builds Kubernetes, containerd and
 // the images (about 20 minutes on 2 cores, cached in ~/.cache/redis-operator-k8s), later runs
 // start in about a minute. Where it cannot run, the demo says what is missing in one line and
-// runs the same walk-through on the in-process stand-in (demo/stand-in.ts: the real hook and
-// sidecars as processes, pods as redis-server processes on 127.0.<subnet>.x).
-// Needs: `npm ci` and redis-server on PATH (apt-get install -y redis-server).
+// points to the same walk-through on kind (test/e2e/run.sh).
+// Needs: `npm ci`.
 // Dev tool only (it imports test/); never part of the image.
-// Environment: DEMO_CLUSTER=stand-in (skip the real cluster) or real (fail rather than fall
-// back), DEMO_SUBNET (third octet of the cluster's addresses, default 69), DEMO_KEEP=1 (keep the
-// data directory and logs for a look afterwards).
+// Environment: DEMO_SUBNET (third octet of the cluster's addresses, default 69), DEMO_KEEP=1
+// (keep the data directory and logs for a look afterwards).
 // Invariant: everything it starts is gone when it exits, also on Ctrl-C (SIGINT) or SIGTERM.
 import { clusterLeftovers, realClusterMissing } from '../test/k8s/real-cluster.ts';
 import { runReal } from './real.ts';
-import { runStandIn } from './stand-in.ts';
 import { announce, cleanup, dim, interrupt, say, wasInterrupted } from './ui.ts';
 
 const subnet = Number(process.env['DEMO_SUBNET'] ?? 69);
 if (!Number.isInteger(subnet) || subnet < 1 || subnet > 254) {
   process.stderr.write(`DEMO_SUBNET=${process.env['DEMO_SUBNET']} is invalid: a third octet from 1 to 254\n`);
-  process.exit(1);
-}
-const choice = process.env['DEMO_CLUSTER'];
-if (choice !== undefined && choice !== 'real' && choice !== 'stand-in') {
-  process.stderr.write(`DEMO_CLUSTER=${choice} is invalid: real or stand-in\n`);
   process.exit(1);
 }
 
@@ -61,11 +53,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 async function main(): Promise<void> {
-  const why = choice === 'stand-in' ? undefined : realClusterMissing();
-  if (why && choice === 'real') throw new Error(`DEMO_CLUSTER=real, but a real cluster cannot run here: ${why}`);
-  if (why) say(`no real cluster here: ${why}; the same walk-through runs on kind with test/e2e/run.sh. Falling back to the in-process stand-in.`);
-  real = why === undefined && choice !== 'stand-in';
-  const failoverMs = real ? await runReal(subnet) : await runStandIn(subnet);
+  const why = realClusterMissing();
+  if (why) throw new Error(`no real cluster here: ${why}. The same walk-through runs on kind: test/e2e/run.sh (see its README)`);
+  real = true;
+  const failoverMs = await runReal(subnet);
   await cleanup();
   reportLeftovers();
   say(`demo_failover_ms=${Math.round(failoverMs)}`);

@@ -9,7 +9,7 @@
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import { LINK_ANNOTATION, ROLE_LABEL } from '../src/api/labels.ts';
-import { isPodReady, loadPrinterColumns, podStatus, redisRow } from '../test/cluster/kubectl.ts';
+import { isPodReady, loadPrinterColumns, podStatus, redisRow } from '../test/support/kubectl-tables.ts';
 import { dim, say } from './ui.ts';
 
 interface Item {

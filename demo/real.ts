@@ -10,7 +10,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { LINK_ANNOTATION, REDIS_PORT, ROLE_LABEL } from '../src/api/labels.ts';
-import { isPodReady } from '../test/cluster/kubectl.ts';
+import { isPodReady } from '../test/support/kubectl-tables.ts';
 import { cacheRoot, ensureBinaries, isBuilt } from '../test/k8s/build.ts';
 import { buildCoredns, isCorednsBuilt } from '../test/k8s/coredns-build.ts';
 import { ensureImages, imagesCacheDir } from '../test/k8s/images.ts';

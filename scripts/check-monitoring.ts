@@ -1,10 +1,10 @@
 // npm run check:monitoring (issue 12): every alert's promtool unit tests, then the live scenario
-// (test/monitoring/live.ts) on a fresh real local cluster: a real Prometheus scraping the real
+// (test/monitoring/live.ts) on a fresh real cluster (real nodes, the operator's Deployment): a real Prometheus scraping the real
 // exporters and sidecars while the master crash-loops. Prints what it sees, and ends with
 //   alerts_tested=<n>  alerts_passed=<n>  live_alerts_fired_as_expected=<yes|no>
 // Exits 1 unless every alert passed and the live alerts fired (and resolved) exactly as expected.
-// The live part needs what the system tests need (root, iproute2, the built control plane,
-// ../shared); without it the last line says no, with the reason above it.
+// The live part needs what the system tests need (Linux, root, the built cluster parts and
+// images, ../shared); without it the last line says no, with the reason above it.
 import { ensureMonitoringTools } from '../test/monitoring/tools.ts';
 import { runAlertTests } from '../test/monitoring/rule-files.ts';
 
@@ -14,23 +14,16 @@ const results = await runAlertTests();
 for (const r of results) console.log(`${r.passed ? 'ok  ' : 'FAIL'} ${r.alert}${r.passed ? '' : `\n${r.output}`}`);
 
 let live = false;
-const { unavailableReason } = await import('../test/k8s/pod-network.ts');
-const { missingSharedReason } = await import('../test/k8s/operator.ts');
-const why = unavailableReason() ?? missingSharedReason();
+const { missing, startSystemCluster } = await import('../test/system/cluster.ts');
+const why = missing();
 if (why !== undefined) {
   log(`live scenario not run: ${why}`);
 } else {
-  const { startLocalCluster } = await import('../test/k8s/local-cluster.ts');
   const { prometheusOperatorCrds } = await import('../test/k8s/prometheus-operator.ts');
   const { runLiveScenario } = await import('../test/monitoring/live.ts');
   const crds = prometheusOperatorCrds();
   if ('why' in crds) throw new Error(crds.why);
-  const lc = await startLocalCluster({
-    subnet: 80,
-    extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules],
-    decoratorControllers: [new URL('../manifests/components/monitoring/decorator-controller.yaml', import.meta.url)],
-    onProgress: log,
-  });
+  const lc = await startSystemCluster({ subnet: 80, extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules], onProgress: log });
   try {
     const report = await runLiveScenario(lc, log);
     log(`fired: ${report.fired.join(', ') || 'none'}; unexpected: ${report.unexpected.join(', ') || 'none'}; missing: ${report.missing.join(', ') || 'none'}`);

@@ -1,66 +1,38 @@
-// The cluster DNS (test/k8s/cluster-dns.ts: the real CoreDNS) on a REAL control plane with the
-// pod network and the node agent: pods resolve a Service's short and namespaced names to its
-// ClusterIP and a headless Service's `<hostname>.<subdomain>` to the pod's IP, through the
-// resolv.conf the node agent writes for ClusterFirst pods (exec probes see it too); a name outside
-// cluster.local does not resolve; a dnsPolicy Default pod keeps the host's resolver. The pure
-// parts (resolv.conf per policy, the Corefile, the RBAC) are checked without a cluster.
-// Skipped (with the reason) when the binaries are not built or the pod network is unavailable.
-// Network: control plane and pod network on subnet 78 (pods 198.18.78.x, Services 198.19.78.x,
-// CoreDNS on 198.18.78.254:53, the node on 127.0.78.1).
+// The cluster DNS (test/k8s/cluster-dns.ts: the real CoreDNS) on a real cluster (one real node):
+// a pod resolves a Service's short and namespaced names to its ClusterIP and a headless Service's
+// `<hostname>.<subdomain>` to the pod's IP, through the resolv.conf the kubelet writes for
+// ClusterFirst pods; a name outside cluster.local does not resolve; a dnsPolicy Default pod does
+// not get the cluster DNS. The pure parts (the Corefile, the RBAC) are checked without a cluster.
+// Skipped (with the reason) where a real cluster cannot run here.
+// Network: subnet 78 (nodes and pods 198.18.78.x, Services 198.19.78.x, CoreDNS on 198.18.78.254:53).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Resolver } from 'node:dns/promises';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { V1Pod, V1PodSpec } from '@kubernetes/client-node';
 import { parse } from 'yaml';
-import { corefile, corednsRbac, startClusterDns, type ClusterDns } from './cluster-dns.ts';
-import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import { until } from '../support/until.ts';
+import { isBuilt } from './build.ts';
+import { corefile, corednsRbac } from './cluster-dns.ts';
 import { corednsBinary, isCorednsBuilt } from './coredns-build.ts';
-import { KubeClient, type Json } from './node-agent/api-client.ts';
-import { startNodeAgent, type NodeAgent } from './node-agent/index.ts';
-import { podResolvConf } from './node-agent/sandbox.ts';
-import { skipReason, until, type Pod } from './node-agent/testing.ts';
-import { createPodNetwork, NETNS_ETC_DIR, unavailableReason, type PodNetwork } from './pod-network.ts';
+import { imagesMissing } from './images.ts';
+import { nodePartsMissing } from './node-build.ts';
+import { unavailableReason } from './pod-network.ts';
+import { startRealCluster, type RealCluster } from './real-cluster.ts';
 
 const SUBNET = 78;
 const NS = 'dns-test';
-const DNS = { nameserver: `198.18.${SUBNET}.254`, clusterDomain: 'cluster.local' };
+type Json = Record<string, unknown>;
 
 function clusterSkip(): string | false {
-  const base = skipReason();
-  if (base) return base;
-  const net = unavailableReason();
-  if (net) return net;
   if (!isCorednsBuilt()) return `CoreDNS not built at ${corednsBinary()} (run: node test/k8s/cli.ts build)`;
-  return false;
+  return (
+    unavailableReason() ??
+    nodePartsMissing() ??
+    imagesMissing(['pause', 'redis-7.2']) ??
+    (isBuilt() ? false : 'the control plane is not built (npm run cluster:build)')
+  );
 }
 
-const podOf = (spec: V1PodSpec | Json, namespace = 'ns1'): V1Pod => ({ metadata: { name: 'p', namespace }, spec: spec as V1PodSpec });
-
 describe('cluster DNS, the pure parts', () => {
-  test('a ClusterFirst pod (the default) gets the cluster DNS, its namespace first in the search path, ndots:5', () => {
-    const want = 'search ns1.svc.cluster.local svc.cluster.local cluster.local\nnameserver 198.18.78.254\noptions ndots:5\n';
-    assert.equal(podResolvConf(podOf({ containers: [] }), DNS), want);
-    assert.equal(podResolvConf(podOf({ dnsPolicy: 'ClusterFirst', containers: [] }), DNS), want);
-    assert.equal(podResolvConf(podOf({ dnsPolicy: 'ClusterFirstWithHostNet', containers: [] }), DNS), want, 'the same for a pod off the host network');
-    assert.match(
-      String(podResolvConf(podOf({ containers: [] }, 'other'), { ...DNS, clusterDomain: 'example.test' })),
-      /^search other\.svc\.example\.test svc\.example\.test example\.test\n/,
-    );
-  });
-
-  test('dnsPolicy Default keeps the host resolv.conf; None and dnsConfig are refused, not silently ignored', () => {
-    assert.equal(podResolvConf(podOf({ dnsPolicy: 'Default', containers: [] }), DNS), undefined);
-    assert.deepEqual(podResolvConf(podOf({ dnsPolicy: 'None', dnsConfig: { nameservers: ['1.2.3.4'] }, containers: [] }), DNS), {
-      error: 'dnsPolicy None is not modelled by the node agent',
-    });
-    assert.deepEqual(podResolvConf(podOf({ dnsConfig: { options: [{ name: 'ndots', value: '2' }] }, containers: [] }), DNS), {
-      error: 'dnsConfig is not modelled by the node agent',
-    });
-  });
-
   test('the Corefile serves the cluster domain and reverse zones from the API on one address, and forwards nothing', () => {
     const conf = corefile({ address: '198.18.78.254', kubeconfig: '/x/coredns.kubeconfig', clusterDomain: 'cluster.local', queryLog: false });
     assert.match(conf, /^cluster\.local:53 in-addr\.arpa:53 ip6\.arpa:53 \{\n {4}bind 198\.18\.78\.254\n/);
@@ -81,114 +53,70 @@ describe('cluster DNS, the pure parts', () => {
   });
 });
 
-describe('cluster DNS on a real control plane', { skip: clusterSkip() }, () => {
-  let cp: ControlPlane;
-  let network: PodNetwork;
-  let dns: ClusterDns;
-  let agent: NodeAgent;
-  let admin: KubeClient;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'cluster-dns-'));
-
-  const create = (kind: string, body: Json) => admin.request('POST', `/api/v1/namespaces/${NS}/${kind}`, { body: { apiVersion: 'v1', ...body } });
-  const pod = (name: string) => admin.get<Pod>(`/api/v1/namespaces/${NS}/pods/${name}`);
-  const finished = (name: string) => until(`${name} Succeeded`, async () => ((await pod(name))?.status?.['phase'] === 'Succeeded' ? true : undefined), 60_000);
+describe('cluster DNS on a real cluster', { skip: clusterSkip() }, () => {
+  let rc: RealCluster;
+  let dns: string;
+  const kubectl = (args: string[], input?: string) => rc.kubectl([...args], input);
+  const apply = (obj: Json) => kubectl(['apply', '-n', NS, '-f', '-'], JSON.stringify(obj));
   const shell = (name: string, script: string, extra: Json = {}) =>
-    create('pods', {
+    apply({
+      apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name },
       spec: {
         restartPolicy: 'Never',
         terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'main', image: 'busybox', command: ['sh', '-c', script] }],
+        containers: [{ name: 'main', image: 'redis:7.2', command: ['sh', '-c', script] }],
         ...extra,
       },
     });
+  const finished = async (name: string) => {
+    await kubectl(['wait', '-n', NS, '--for=jsonpath={.status.phase}=Succeeded', '--timeout=60s', `pod/${name}`]);
+    return kubectl(['logs', '-n', NS, name]);
+  };
 
   before(async () => {
-    cp = await startControlPlane({ subnet: SUBNET });
-    network = await createPodNetwork({ subnet: SUBNET });
-    dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dir, 'dns') });
-    agent = await startNodeAgent({
-      controlPlane: cp,
-      network,
-      dns: { nameserver: dns.address, clusterDomain: dns.clusterDomain },
-      dataDir: path.join(dir, 'nodes'),
-      nodes: ['dns-1'],
-      provisioner: false,
-    });
-    admin = new KubeClient(cp.adminKubeconfig);
-    await admin.request('POST', '/api/v1/namespaces', { body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } } });
-    await until('the default ServiceAccount', () => admin.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`));
+    rc = await startRealCluster({ subnet: SUBNET, nodes: 1, images: ['redis-7.2'], install: false });
+    dns = rc.network.serviceAddress;
+    await kubectl(['create', 'namespace', NS]);
+    await until('the default ServiceAccount', () => kubectl(['get', 'serviceaccount', 'default', '-n', NS]).catch(() => undefined));
   });
+  after(() => rc?.stop());
 
-  after(async () => {
-    admin?.close();
-    await agent?.stop();
-    await dns?.stop();
-    await network?.destroy();
-    await cp?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  test('pods resolve Services to ClusterIPs and headless pod names to pod IPs; exec probes see the resolv.conf; the file goes with the pod', async () => {
+  test("a pod resolves Services to ClusterIPs and headless pod names to pod IPs through the kubelet's resolv.conf; names outside the cluster domain do not resolve", async () => {
     const selector = { app: 'dns-web' };
-    await create('services', { kind: 'Service', metadata: { name: 'web' }, spec: { selector, ports: [{ port: 80 }] } });
-    await create('services', { kind: 'Service', metadata: { name: 'web-headless' }, spec: { clusterIP: 'None', selector, ports: [{ port: 80 }] } });
-    await create('pods', {
+    await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector, ports: [{ port: 80 }] } });
+    await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web-headless' }, spec: { clusterIP: 'None', selector, ports: [{ port: 80 }] } });
+    await apply({
+      apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'web-0', labels: selector },
       spec: {
         hostname: 'web-0',
         subdomain: 'web-headless',
         terminationGracePeriodSeconds: 1,
-        containers: [
-          {
-            name: 'main',
-            image: 'busybox',
-            command: ['sleep', '3600'],
-            // Ready (and so in the headless Service's EndpointSlice) only if the probe, a process of
-            // its own, sees the pod's resolv.conf.
-            readinessProbe: { exec: { command: ['grep', '-qx', `nameserver ${dns.address}`, '/etc/resolv.conf'] }, periodSeconds: 1 },
-          },
-        ],
+        containers: [{ name: 'main', image: 'redis:7.2', command: ['sleep', '3600'] }],
       },
     });
-    const sandboxIP = await until('web-0 has an IP', async () => (await pod('web-0'))?.status?.['podIP'] as string | undefined);
-    const webNetns = network.netnsOf(sandboxIP) ?? '';
-    const written = path.join(NETNS_ETC_DIR, webNetns, 'resolv.conf');
-    assert.equal(
-      existsSync(written) ? readFileSync(written, 'utf8') : `no ${written}`,
-      `search ${NS}.svc.cluster.local svc.cluster.local cluster.local\nnameserver ${dns.address}\noptions ndots:5\n`,
-      "the node agent writes the pod's resolv.conf into its sandbox (createSandbox is given the pod)",
-    );
-    const web = await until('web-0 Ready', async () => {
-      const p = await pod('web-0');
-      return ((p?.status?.['conditions'] ?? []) as Json[]).some((c) => c['type'] === 'Ready' && c['status'] === 'True') ? p : undefined;
-    });
-    const podIP = String(web.status?.['podIP']);
-    const clusterIP = String((await admin.get<{ spec: Json }>(`/api/v1/namespaces/${NS}/services/web`))?.spec['clusterIP']);
+    await kubectl(['wait', '-n', NS, '--for=condition=Ready', '--timeout=60s', 'pod/web-0']);
+    const podIP = (await kubectl(['get', 'pod', 'web-0', '-n', NS, '-o', 'jsonpath={.status.podIP}'])).trim();
+    const clusterIP = (await kubectl(['get', 'service', 'web', '-n', NS, '-o', 'jsonpath={.spec.clusterIP}'])).trim();
     assert.match(clusterIP, new RegExp(`^198\\.19\\.${SUBNET}\\.\\d+$`));
-    await until('the headless EndpointSlice names web-0', async () => {
-      const list = await admin.get<{ items: Array<{ endpoints?: Json[] }> }>(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices`, {
-        labelSelector: 'kubernetes.io/service-name=web-headless',
-      });
-      return list?.items.some((s) => (s.endpoints ?? []).some((e) => e['hostname'] === 'web-0')) ? true : undefined;
-    });
 
     // CoreDNS learns of the slice through its own watch, a moment after the API has it: ask it
     // directly until it answers, so the pod's lookups below test the pod's resolver, not that race.
     const direct = new Resolver({ timeout: 1000, tries: 1 });
-    direct.setServers([dns.address]);
+    direct.setServers([dns]);
     await until('CoreDNS answers for web-0.web-headless', async () =>
       (await direct.resolve4(`web-0.web-headless.${NS}.svc.cluster.local`).catch((): string[] => [])).includes(podIP) ? true : undefined,
     );
 
     const names = ['web', `web.${NS}.svc`, 'web-0.web-headless', `web-0.web-headless.${NS}.svc.cluster.local`, 'kubernetes.default', 'outside.example.com'];
-    await shell('resolver', `cat /etc/resolv.conf; for n in ${names.join(' ')}; do echo "answer $n $(getent hosts $n | awk '{print $1; exit}')"; done`);
-    await finished('resolver');
-    const log = agent.podLog(NS, 'resolver');
+    await shell('resolver', `cat /etc/resolv.conf; for n in ${names.join(' ')}; do echo "answer $n $(getent hosts $n | cut -d' ' -f1)"; done`);
+    const log = await finished('resolver');
     const answer = (n: string) => new RegExp(`^answer ${n.replace(/\./g, '\\.')} (\\S*)`, 'm').exec(log)?.[1] ?? '';
     assert.match(log, new RegExp(`^search ${NS}\\.svc\\.cluster\\.local svc\\.cluster\\.local cluster\\.local$`, 'm'), log);
+    assert.match(log, new RegExp(`^nameserver ${dns.replace(/\./g, '\\.')}$`, 'm'), log);
     assert.match(log, /^options ndots:5$/m, log);
     assert.equal(answer('web'), clusterIP, log);
     assert.equal(answer(`web.${NS}.svc`), clusterIP, log);
@@ -196,24 +124,20 @@ describe('cluster DNS on a real control plane', { skip: clusterSkip() }, () => {
     assert.equal(answer(`web-0.web-headless.${NS}.svc.cluster.local`), podIP, log);
     assert.equal(answer('kubernetes.default'), `198.19.${SUBNET}.1`, log);
     assert.equal(answer('outside.example.com'), '', `a name outside cluster.local does not resolve:\n${log}`);
-
-    assert.equal(podIP, sandboxIP);
-    await admin.request('DELETE', `/api/v1/namespaces/${NS}/pods/web-0`);
-    await until('web-0 gone', async () => ((await pod('web-0')) === undefined ? true : undefined), 30_000);
-    await until(`${NETNS_ETC_DIR}/${webNetns} removed`, () => (existsSync(path.join(NETNS_ETC_DIR, webNetns)) ? undefined : true), 10_000);
   });
 
   test('CoreDNS answers the cluster domain only: REFUSED outside it, NXDOMAIN for a reverse name not of the cluster', async () => {
     const r = new Resolver({ timeout: 2000, tries: 1 });
-    r.setServers([dns.address]);
+    r.setServers([dns]);
     assert.deepEqual(await r.resolve4(`kubernetes.default.svc.cluster.local`), [`198.19.${SUBNET}.1`]);
     await assert.rejects(r.resolve4('example.com'), (err: NodeJS.ErrnoException) => err.code === 'EREFUSED');
     await assert.rejects(r.reverse('192.0.2.1'), (err: NodeJS.ErrnoException) => err.code === 'ENOTFOUND');
   });
 
-  test('a dnsPolicy Default pod keeps the host resolv.conf', async () => {
+  test("a dnsPolicy Default pod gets its node's resolv.conf, not the cluster DNS", async () => {
     await shell('host-dns', 'cat /etc/resolv.conf', { dnsPolicy: 'Default' });
-    await finished('host-dns');
-    assert.equal(agent.podLog(NS, 'host-dns'), readFileSync('/etc/resolv.conf', 'utf8'));
+    const log = await finished('host-dns');
+    assert.doesNotMatch(log, new RegExp(dns.replace(/\./g, '\\.')), log);
+    assert.doesNotMatch(log, /svc\.cluster\.local/, log);
   });
 });

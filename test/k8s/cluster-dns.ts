@@ -1,9 +1,8 @@
 // The local cluster's DNS, as a real cluster has it: the real CoreDNS (test/k8s/coredns-build.ts)
 // with the `kubernetes` plugin serving cluster.local from the real API server, reached by pods
-// through the resolv.conf the node agent writes for them (node-agent/sandbox.ts).
+// through the resolv.conf the kubelet writes for them (real-node.ts gives it the address).
 //
 //   const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir });
-//   await startNodeAgent({ ..., network, dns: { nameserver: dns.address, clusterDomain: dns.clusterDomain } });
 //   // in a pod: getent hosts my-svc  ->  its ClusterIP;  web-0.web-headless -> the pod's IP
 //   await dns.stop();
 //
@@ -21,7 +20,7 @@ import { Resolver } from 'node:dns/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { spawnGroup } from '../cluster/workloads/processes.ts';
+import { spawnGroup } from '../support/processes.ts';
 import { tailLines } from '../support/host.ts';
 import { CLUSTER_DOMAIN, type ControlPlane } from './control-plane.ts';
 import { buildCoredns } from './coredns-build.ts';

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { stringify } from 'yaml';
-import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
+import { spawnGroup, type ProcessGroup } from '../support/processes.ts';
 import { tailLines } from '../support/host.ts';
 import { startOnFreePorts } from '../support/ports.ts';
 import { binaryPath, ensureBinaries, KUBE_VERSION } from './build.ts';
@@ -45,6 +45,12 @@ export interface ControlPlaneOptions {
    * server then keeps (a loopback address may not be an endpoint): the host end of their bridge.
    */
   address?: string;
+  /**
+   * Who keeps the `kubernetes` Service's endpoint: the API server (default), or the caller (false):
+   * a fault proxy in front of the API server points it at itself, so every in-cluster client goes
+   * through it (real-cluster.ts, `apiFaults`).
+   */
+  kubernetesEndpoint?: boolean;
   /** Working directory (PKI, etcd data, logs, kubeconfigs); default a fresh temp dir removed by stop(). */
   dir?: string;
   onProgress?: (line: string) => void;
@@ -183,7 +189,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       '--kubelet-preferred-address-types=InternalIP',
       // A loopback address may not be an endpoint; with one, no client here reaches the API
       // through the `kubernetes` Service (the pods of real nodes do, so they give an address).
-      ...(address === '127.0.0.1' ? ['--endpoint-reconciler-type=none'] : []),
+      ...(address === '127.0.0.1' || options.kubernetesEndpoint === false ? ['--endpoint-reconciler-type=none'] : []),
       '--allow-privileged=true',
       '--profiling=false',
       '--v=1',

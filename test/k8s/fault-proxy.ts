@@ -1,26 +1,51 @@
 // A fault-injecting proxy in front of the REAL API server, for tests that need the API to fail
-// for one client only (a sidecar leader whose pod patches hang, say). Clients talk plain HTTP to
-// 127.0.0.1:<port> with their own bearer token; the proxy forwards every request over TLS to the
-// API server with that token unchanged, so authentication and RBAC stay the real server's.
-// Fault rules (test/support/kube-api/faults.ts, the same rules the stand-in honours) match on a
-// client name: the name a token was registered under.
+// for one client only (a sidecar leader whose pod patches hang, say). It listens with TLS where
+// `listen` gives a certificate (the pods of a real cluster reach it as the `kubernetes` Service,
+// so it serves a certificate for that Service's address), else plain HTTP on loopback. Every
+// request is forwarded over TLS to the API server with its bearer token unchanged, so
+// authentication and RBAC stay the real server's.
+// Fault rules (test/support/kube-api/faults.ts) match on a client name: the name a token was
+// registered under, else the pod a bound service-account token was issued to (its claims are
+// read, not verified: the API server verifies the token when the request reaches it).
 // Invariants: a request no rule matches is forwarded byte for byte (watches stream through);
 // close() destroys every open connection, so a hung request never outlives the test.
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { createServer as createTlsServer, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { Faults } from '../support/kube-api/faults.ts';
 
 export interface FaultProxy {
   readonly url: string;
+  readonly port: number;
   readonly faults: Faults;
   /** Names a bearer token, so fault rules can say `client: name`. */
   register(name: string, token: string): void;
   close(): Promise<void>;
 }
 
-export async function startFaultProxy(options: { server: string; caFile: string }): Promise<FaultProxy> {
+export interface FaultProxyOptions {
+  /** The API server's URL and the CA that signed its certificate. */
+  server: string;
+  caFile: string;
+  /** Where to listen (default 127.0.0.1, plain HTTP); with `cert` and `key`, TLS. */
+  listen?: { host: string; cert?: string; key?: string };
+}
+
+/** The pod a bound service-account token names (`kubernetes.io.pod.name`), or undefined. */
+export function tokenPod(token: string): string | undefined {
+  const payload = token.split('.')[1];
+  if (!payload) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { 'kubernetes.io'?: { pod?: { name?: unknown } } };
+    const name = claims['kubernetes.io']?.pod?.name;
+    return typeof name === 'string' ? name : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const upstream = new URL(options.server);
   const ca = readFileSync(options.caFile);
   const faults = new Faults();
@@ -42,12 +67,12 @@ export async function startFaultProxy(options: { server: string; caFile: string 
     req.pipe(up);
   }
 
-  const server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const auth = req.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const url = new URL(req.url ?? '/', 'http://proxy');
     const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    const action = faults.take({ method: req.method ?? 'GET', path: url.pathname, client: names.get(token) ?? '', watch });
+    const action = faults.take({ method: req.method ?? 'GET', path: url.pathname, client: names.get(token) ?? tokenPod(token) ?? '', watch });
     if (!action) return forward(req, res);
     switch (action.kind) {
       case 'hang':
@@ -72,15 +97,19 @@ export async function startFaultProxy(options: { server: string; caFile: string 
         res.end(JSON.stringify(body));
       }
     }
-  });
-  server.on('connection', (s) => {
+  };
+  const listen = options.listen ?? { host: '127.0.0.1' };
+  const tls = listen.cert !== undefined && listen.key !== undefined;
+  const server = tls ? createTlsServer({ cert: readFileSync(listen.cert!), key: readFileSync(listen.key!) }, handle) : createServer(handle);
+  server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, listen.host, resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `${tls ? 'https' : 'http'}://${listen.host}:${port}`,
+    port,
     faults,
     register: (name, token) => {
       names.set(token, name);

@@ -1,15 +1,12 @@
 // Runs the real Helm (built by helm-build.ts) against a cluster: the chart's tests and the
-// operator install with Helm (operator.ts `installOperator` with `install: { helm }`).
+// operator install with Helm (real-cluster.ts, `operator: { helm }`).
 // Invariants: Helm's config, cache and data live in a directory the caller owns (never ~), so a
 // test never reads or writes a user's repositories or plugins; every call has the caller's
 // kubeconfig and a deadline; a failure carries Helm's own stderr.
 import { execFile } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-// Not operator.ts's REPO_ROOT: operator.ts imports this module (a cycle would leave it uninitialised).
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import { REPO_ROOT } from './operator.ts';
 export const CHART_DIR = path.join(REPO_ROOT, 'charts/redis-operator');
 export const HELM_RELEASE = 'redis-operator';
 

@@ -2,7 +2,7 @@
 // CompositeController of our own: parent kind Widget (a CRD this test installs), one ConfigMap
 // child per Widget, sync and finalize hooks served by a node http server on 127.0.0.1 that the
 // hook Service name `widget-hook.mc-test` maps to (test/k8s/metacontroller-real.ts). It checks
-// what the stand-in (test/cluster/metacontroller) claims to reproduce: the URL it dials, the hook
+// what the hook's wire contract (../shared/notes/metacontroller-contract.md) says: the URL it dials, the hook
 // request's shape, the finalizer, the child's labels/ownerRef/last-applied annotation, InPlace
 // updates, observedGeneration, and finalize on delete.
 // Skips (with the reason) unless METACONTROLLER_BIN is set and the control plane is built

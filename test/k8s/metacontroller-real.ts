@@ -1,6 +1,6 @@
 // Runs a REAL Metacontroller binary (METACONTROLLER_BIN: one a user built or downloaded; the
-// project never builds, vendors or copies Metacontroller) against a real API server, so the same
-// scenarios can run against it instead of our stand-in (test/cluster/metacontroller).
+// project never builds, vendors or copies Metacontroller) as a process against a real API server,
+// for the contract test (metacontroller-real.test.ts); clusters run it as its StatefulSet.
 //
 //   const mc = await startRealMetacontroller({
 //     bin: process.env.METACONTROLLER_BIN, kubeconfig: cp.adminKubeconfig, logFile,
@@ -31,7 +31,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnGroup, type ExitInfo } from '../cluster/workloads/processes.ts';
+import { spawnGroup, type ExitInfo } from '../support/processes.ts';
 
 export interface RealMetacontrollerOptions {
   /** Path of the Metacontroller executable (v4.x; flags as in its pkg/cmd/metacontroller/main.go). */

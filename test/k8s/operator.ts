@@ -1,22 +1,18 @@
-// Installs the operator on the real control plane as a user would, with the real kubectl:
-// Metacontroller's CRDs (read from ../shared, never copied), then `kubectl kustomize manifests/`
-// (namespace, our CRD, ServiceAccount, RBAC, Service, the CompositeController) applied as is,
-// but for the Deployment: there is no container runtime for its image, so the harness runs the
-// hook and the sidecars as processes that authenticate as that Deployment's ServiceAccount.
+// Where the operator's install comes from (the repository, ../shared's Metacontroller CRDs), and
+// its objects on a bare control plane (no nodes: rbac.test.ts asks the real API server what the
+// operator's ServiceAccount may do): Metacontroller's CRDs, then `kubectl kustomize manifests/`
+// applied as is but for the Deployment, which has no node to run on there. A whole install, the
+// Deployment included, is real-cluster.ts's.
 // Invariants:
 // - What is applied is what `kubectl apply -k manifests/` would apply, minus exactly one object
 //   (Deployment redis-operator/redis-operator); rbac.test.ts checks that.
 // - Metacontroller gets an identity of its own (ServiceAccount metacontroller/metacontroller bound
 //   to cluster-admin, as its upstream production manifests grant it everything), never admin.
-// - With `install.helm` the chart (charts/redis-operator) is installed with the real Helm instead
-//   of manifests/ with kubectl: every object of the chart, the Deployment at 0 replicas (the
-//   processes stand in for its pods either way).
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { ControlPlane } from './control-plane.ts';
-import { helmCommand, helmInstall } from './helm.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const METACONTROLLER_CRDS = path.resolve(REPO_ROOT, '../shared/metacontroller/metacontroller-crds-v1.yaml');
@@ -65,23 +61,20 @@ export interface InstalledOperator {
   skipped: string[];
 }
 
-/** How the operator is installed: manifests/ with kubectl (default), or the chart with Helm (`helm`: the binary; `set`: --set values). */
+/** The chart installed with Helm instead of manifests/ with kubectl (`helm`: the binary; `set`: --set values). */
 export interface InstallWith {
   helm: string;
   set?: string[];
 }
 
-export async function installOperator(cp: ControlPlane, log: (line: string) => void = () => undefined, install?: InstallWith): Promise<InstalledOperator> {
+export async function installOperator(cp: ControlPlane, log: (line: string) => void = () => undefined): Promise<InstalledOperator> {
   if (!existsSync(METACONTROLLER_CRDS)) throw new Error(`Metacontroller's CRDs are needed at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`);
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl(['apply', '-f', '-'], metacontrollerIdentity);
-  const { apply, skipped } = install ? { apply: [], skipped: [] } : await operatorObjects(cp);
+  const { apply, skipped } = await operatorObjects(cp);
   // CRDs first: the CompositeController's kind must be served before it can be applied.
   await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io']);
-  if (install) {
-    const helm = helmCommand(install.helm, path.join(cp.dir, 'helm'), cp.adminKubeconfig);
-    await helmInstall(helm, OPERATOR_NAMESPACE, ['replicas=0', ...(install.set ?? [])]);
-  } else await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
+  await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
   // Every CompositeController's parent kind must be served before a Metacontroller discovers it.
   await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/redises.redis.example.com', 'crd/redisclusters.redis.example.com']);
   // The ServiceAccount token controller is not needed for bound tokens, but the namespace must exist.
@@ -91,11 +84,7 @@ export async function installOperator(cp: ControlPlane, log: (line: string) => v
     const m = (o['metadata'] ?? {}) as Json;
     return `${String(o['kind'])}/${String(m['namespace'] ?? '')}/${String(m['name'])}`;
   });
-  log(
-    install
-      ? 'installed charts/redis-operator with helm (Deployment at 0 replicas)'
-      : `installed manifests/ (${apply.length} objects; not applied: ${names.join(', ')})`,
-  );
+  log(`installed manifests/ (${apply.length} objects; not applied: ${names.join(', ')})`);
   return {
     operatorKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`, operatorToken),
     metacontrollerKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${METACONTROLLER_NAMESPACE}:metacontroller`, metacontrollerToken),

@@ -12,10 +12,9 @@
 // is the range reserved for benchmarking test networks (RFC 2544); these addresses exist only on
 // this bridge and in namespaces this module made, so no packet for them leaves the machine.
 // Invariants:
-// - Pod addresses 198.18.<subnet>.2..249 are handed out once per network (never reused, as the
-//   stand-in kubelet does); .1 is the bridge (the "node" side), .250..253 are host addresses the
-//   sidecars bind to as their source (a loopback source cannot reach a pod), .254 is where the
-//   host's own services listen for pods and Services (the hook process, the cluster DNS on :53).
+// - Addresses 198.18.<subnet>.2..249 are handed out once per network (never reused: the real
+//   nodes, real-node-config.ts); .1 is the bridge (the host side), .250..253 are host addresses,
+//   .254 is where the host's own services listen for pods (the cluster DNS on :53, a test's S3).
 // - destroy() removes every namespace and the bridge it made, also after a failed attach, and
 //   every /etc/netns/<namespace> directory (a pod's resolv.conf) with its namespace.
 // - Needs root and iproute2 (`ip`); available() says whether this machine can do it.

@@ -18,16 +18,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
+import { parseAllDocuments, stringify } from 'yaml';
 import { startClusterDns } from './cluster-dns.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
+import { helmCommand, helmInstall } from './helm.ts';
 import { ensureImages, imagesMissing, PAUSE_IMAGE } from './images.ts';
 import { metacontrollerBin, realMetacontrollerUnavailable } from './metacontroller-real.ts';
 import { buildNodeParts, nodePartsMissing } from './node-build.ts';
-import { KubeClient } from './node-agent/api-client.ts';
-import { Provisioner } from './node-agent/provisioner.ts';
-import { PROVISIONER_ACCOUNT, PROVISIONER_NAMESPACE, setUpProvisioner } from './node-agent/provisioner-setup.ts';
-import { METACONTROLLER_CRDS, missingSharedReason, REPO_ROOT } from './operator.ts';
-import { createPodNetwork, unavailableReason } from './pod-network.ts';
+import { KubeClient } from './provisioner/api-client.ts';
+import { Provisioner } from './provisioner/provisioner.ts';
+import { PROVISIONER_ACCOUNT, PROVISIONER_NAMESPACE, setUpProvisioner } from './provisioner/provisioner-setup.ts';
+import { METACONTROLLER_CRDS, missingSharedReason, REPO_ROOT, type InstallWith } from './operator.ts';
+import { createPodNetwork, unavailableReason, type PodNetwork } from './pod-network.ts';
 import { startRealNode, type RealNode } from './real-node.ts';
 
 export const METACONTROLLER_MANIFEST = fileURLToPath(new URL('./metacontroller.yaml', import.meta.url));
@@ -36,11 +39,9 @@ export const METACONTROLLER_MANIFEST = fileURLToPath(new URL('./metacontroller.y
 export const DEFAULT_IMAGES = ['operator', 'metacontroller', 'redis-7.2', 'exporter'];
 
 /** Why a real cluster with the default install cannot run here (one line), or undefined. */
-export function realClusterMissing(): string | undefined {
+export function realClusterMissing(images: string[] = DEFAULT_IMAGES): string | undefined {
   if (process.platform !== 'linux') return `a real cluster needs Linux (this is ${process.platform})`;
-  return (
-    unavailableReason() ?? missingSharedReason() ?? realMetacontrollerUnavailable(metacontrollerBin()) ?? nodePartsMissing() ?? imagesMissing(DEFAULT_IMAGES)
-  );
+  return unavailableReason() ?? missingSharedReason() ?? realMetacontrollerUnavailable(metacontrollerBin()) ?? nodePartsMissing() ?? imagesMissing(images);
 }
 
 /** What a cluster of this subnet left behind after stop(): namespaces, cgroups, its bridge (none expected). */
@@ -65,7 +66,29 @@ export interface RealClusterOptions {
   images?: string[];
   /** Install Metacontroller and manifests/ (default true); false leaves a bare cluster. */
   install?: boolean;
+  /** How the operator is installed (default: `kubectl apply -k manifests/` verbatim). */
+  operator?: OperatorInstall;
+  /**
+   * A fault proxy (fault-proxy.ts) in front of the API server for every in-cluster client: the
+   * `kubernetes` Service's endpoint is the proxy, so rules can name a pod (its bound token names it).
+   */
+  apiFaults?: boolean;
   onProgress?: (line: string) => void;
+}
+
+export interface OperatorInstall {
+  /**
+   * Values for the sidecar container's env, as a user's kustomize patch would set them; a key
+   * the Deployment has keeps its place, a new one is appended.
+   */
+  sidecarEnv?: Record<string, string>;
+  /** The chart with the real Helm instead of manifests/ with kubectl (`set`: --set values). */
+  helm?: InstallWith;
+  /**
+   * CRD files applied and Established before Metacontroller starts (the Prometheus Operator's,
+   * say): it discovers new APIs only every 20 s, and a DecoratorController's attachments must be served.
+   */
+  extraCrds?: string[];
 }
 
 export interface RealCluster {
@@ -76,6 +99,9 @@ export interface RealCluster {
   readonly runtime: string;
   readonly version: string;
   readonly dataRoot: string;
+  readonly network: PodNetwork;
+  /** The fault proxy every in-cluster client reaches the API through (with `apiFaults`). */
+  readonly faults: FaultProxy | undefined;
   kubectl(args: string[], input?: string): Promise<string>;
   stop(): Promise<void>;
 }
@@ -93,8 +119,16 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
     const [parts, images] = [await buildNodeParts(log), await ensureImages(log, ['pause', ...(o.images ?? DEFAULT_IMAGES)])];
     const network = await createPodNetwork({ subnet: o.subnet });
     cleanups.push(() => network.destroy());
-    const cp = await startControlPlane({ subnet: o.subnet, address: network.gateway, dir: path.join(dataRoot, 'control-plane'), onProgress: log });
+    const cp = await startControlPlane({
+      subnet: o.subnet,
+      address: network.gateway,
+      kubernetesEndpoint: o.apiFaults !== true,
+      dir: path.join(dataRoot, 'control-plane'),
+      onProgress: log,
+    });
     cleanups.push(() => cp.stop());
+    const faults = o.apiFaults ? await startApiFaults(cp, network) : undefined;
+    if (faults) cleanups.push(() => faults.close());
     const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
     cleanups.push(() => dns.stop());
 
@@ -133,7 +167,7 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
     log(`${count} nodes Ready (${runtime})`);
 
     cleanups.push(await startProvisioner(cp, dataRoot, log));
-    if (o.install !== false) await install(cp, log);
+    if (o.install !== false) await install(cp, log, o.operator ?? {});
     return {
       controlPlane: cp,
       kubeconfig: cp.adminKubeconfig,
@@ -141,6 +175,8 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
       runtime,
       version: cp.version,
       dataRoot,
+      network,
+      faults,
       kubectl: (args, input) => cp.kubectl(args, input),
       stop,
     };
@@ -176,7 +212,7 @@ async function nodesReady(cp: ControlPlane, nodes: readonly RealNode[]): Promise
 }
 
 /**
- * The default StorageClass's dynamic provisioner (node-agent/provisioner.ts, a host process with
+ * The default StorageClass's dynamic provisioner (provisioner/provisioner.ts, a host process with
  * its own ServiceAccount): hostPath volumes under `dir`/volumes, the same path on every node. Not
  * modelled: a volume's node affinity (a pod moved to another node finds its data there too).
  */
@@ -195,8 +231,54 @@ async function startProvisioner(cp: ControlPlane, dir: string, log: (line: strin
   };
 }
 
-/** Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says, then Metacontroller itself. */
-async function install(cp: ControlPlane, log: (line: string) => void): Promise<void> {
+/**
+ * The fault proxy on the bridge, serving a certificate for the `kubernetes` Service's address, and
+ * that Service's endpoint pointed at it (the API server keeps none: kubernetesEndpoint false).
+ */
+async function startApiFaults(cp: ControlPlane, network: PodNetwork): Promise<FaultProxy> {
+  const serviceIp = `198.19.${cp.subnet}.1`;
+  const cert = cp.pki.serving('api-fault-proxy', [network.gateway, serviceIp], ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc']);
+  const proxy = await startFaultProxy({ server: cp.server, caFile: cp.pki.ca.cert, listen: { host: network.gateway, ...cert } });
+  const slice = {
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 'kubernetes', namespace: 'default', labels: { 'kubernetes.io/service-name': 'kubernetes' } },
+    addressType: 'IPv4',
+    endpoints: [{ addresses: [network.gateway], conditions: { ready: true } }],
+    ports: [{ name: 'https', port: proxy.port, protocol: 'TCP' }],
+  };
+  try {
+    await cp.kubectl(['apply', '-f', '-'], JSON.stringify(slice));
+  } catch (err) {
+    await proxy.close();
+    throw err;
+  }
+  return proxy;
+}
+
+/** `kubectl kustomize manifests/` with the sidecar's env set as `env` says (what a user's patch does). */
+async function patchedManifests(cp: ControlPlane, env: Record<string, string>): Promise<string> {
+  const docs = parseAllDocuments(await cp.kubectl(['kustomize', path.join(REPO_ROOT, 'manifests')]))
+    .map((d) => d.toJSON() as Record<string, unknown>)
+    .filter(Boolean);
+  for (const doc of docs) {
+    if (doc['kind'] !== 'Deployment') continue;
+    const containers = (doc['spec'] as { template: { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } }).template
+      .spec.containers;
+    const sidecar = containers.find((c) => c.name === 'sidecar');
+    if (!sidecar) throw new Error('manifests/: the Deployment has no sidecar container');
+    const list = (sidecar.env ??= []);
+    for (const [name, value] of Object.entries(env)) {
+      const at = list.find((e) => e.name === name);
+      if (at) at.value = value;
+      else list.push({ name, value });
+    }
+  }
+  return docs.map((d) => stringify(d)).join('---\n');
+}
+
+/** Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says (or the chart), then Metacontroller itself. */
+async function install(cp: ControlPlane, log: (line: string) => void, operator: OperatorInstall): Promise<void> {
   const t0 = Date.now();
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl([
@@ -206,7 +288,16 @@ async function install(cp: ControlPlane, log: (line: string) => void): Promise<v
     'crd/compositecontrollers.metacontroller.k8s.io',
     'crd/decoratorcontrollers.metacontroller.k8s.io',
   ]);
-  await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
+  if (operator.helm) {
+    const helm = helmCommand(operator.helm.helm, path.join(cp.dir, 'helm'), cp.adminKubeconfig);
+    await helmInstall(helm, 'redis-operator', operator.helm.set ?? []);
+  } else if (operator.sidecarEnv && Object.keys(operator.sidecarEnv).length > 0)
+    await cp.kubectl(['apply', '-f', '-'], await patchedManifests(cp, operator.sidecarEnv));
+  else await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
+  for (const crd of operator.extraCrds ?? []) {
+    await cp.kubectl(['apply', '-f', crd]);
+    await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', crd]);
+  }
   // Metacontroller looks for new APIs every 20 s (--discovery-interval, as upstream deploys it):
   // started before our CRDs are served, it refuses the CompositeControllers until its next look,
   // and a Redis applied meanwhile waits up to 20 s. Started after, it sees them at once.

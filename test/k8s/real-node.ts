@@ -23,7 +23,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { spawnGroup, type ProcessGroup } from '../cluster/workloads/processes.ts';
+import { spawnGroup, type ProcessGroup } from '../support/processes.ts';
 import { tailLines } from '../support/host.ts';
 import { binaryPath } from './build.ts';
 import { CLUSTER_DOMAIN, type ControlPlane } from './control-plane.ts';
@@ -61,6 +61,8 @@ export interface RealNode {
   readonly address: string;
   readonly podCidr: string;
   readonly netns: string;
+  /** The node's directory: its containers' logs are under var-log/pods/<namespace>_<pod>_<uid>/<container>/. */
+  readonly dir: string;
   /** Signals one daemon's process group (a crash: SIGKILL; the containers outlive containerd). */
   signal(daemon: Daemon, signal: NodeJS.Signals): boolean;
   /** Starts a daemon again after it was stopped or killed (waits for containerd's socket). */
@@ -69,6 +71,8 @@ export interface RealNode {
   logTail(daemon: Daemon, lines?: number): string[];
   /** Runs ctr against this node's containerd (namespace k8s.io). */
   ctr(args: string[]): Promise<string>;
+  /** Runs a command in the node's network, mount and PID namespaces (its PIDs are the ones ctr reports); resolves with stdout. */
+  enter(argv: string[]): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -261,6 +265,8 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
       },
       logTail: (d, lines = 30) => tailLines(logFile(d), lines),
       ctr,
+      enter: async (argv) => (await run('nsenter', [`--target=${init}`, '--mount', '--pid', '--net', '--', ...argv], { env, maxBuffer: 16 << 20 })).stdout,
+      dir,
       stop,
     };
     return node;

@@ -1,10 +1,11 @@
-// The live alert scenario (issue 12) on a running local real cluster: the monitoring component
-// installed with the real kubectl (its objects validated by the Prometheus Operator's real CRDs),
-// a Redis whose PodMonitor and PrometheusRule the DecoratorController attached, and a real
-// Prometheus on loopback scraping the real redis_exporter in every pod (pods discovered from the
-// real API server: pod-sd.ts stands in for the Kubernetes discovery Debian's build lacks) and the
-// sidecars and the hook (they run as host processes here, so static targets; honor_labels as the
-// operator's PodMonitor sets it), evaluating exactly the rules the cluster holds.
+// The live alert scenario on a running real cluster (test/system/cluster.ts): the monitoring
+// component installed with the real kubectl (its objects validated by the Prometheus Operator's
+// real CRDs), a Redis whose PodMonitor and PrometheusRule the real Metacontroller's
+// DecoratorController attached, and a real Prometheus on the host scraping the real
+// redis_exporter container in every pod (pods discovered from the real API server: pod-sd.ts
+// stands in for the Kubernetes discovery Debian's build lacks) and the operator's pods (its
+// sidecars' and hooks' ports by pod IP, honor_labels as the operator's PodMonitor sets it),
+// evaluating exactly the rules the cluster holds.
 // Then the master crashes, twice in a row (the second restart waits out the kubelet's 10 s
 // back-off, a crash loop): RedisFrequentFailovers and RedisInstanceDown must fire and resolve,
 // and nothing else may fire. Used by test/system/monitoring.test.ts and npm run check:monitoring.
@@ -13,8 +14,8 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import type { LocalCluster } from '../k8s/local-cluster.ts';
-import { REPO_ROOT } from '../k8s/node-agent/operator-image.ts';
+import { REPO_ROOT } from '../k8s/operator.ts';
+import type { SystemCluster } from '../system/cluster.ts';
 import { withFileSd, writeFileSd, type Pod } from './pod-sd.ts';
 import { startPrometheus, type Prometheus } from './prometheus.ts';
 import { podMonitorScrapeConfigs, ruleFiles, type PodMonitor, type PrometheusRule } from './scrape-config.ts';
@@ -67,7 +68,7 @@ async function waitFor<T>(what: string, check: () => Promise<T | undefined | fal
 }
 
 /** The component rendered by the real kubectl kustomize and applied with strict validation. */
-async function installComponent(lc: LocalCluster, dir: string): Promise<void> {
+async function installComponent(lc: SystemCluster, dir: string): Promise<void> {
   cpSync(path.join(REPO_ROOT, 'manifests/components/monitoring'), path.join(dir, 'monitoring'), { recursive: true });
   writeFileSync(path.join(dir, 'kustomization.yaml'), 'components: [monitoring]\n');
   const rendered = await lc.kubectl(['kustomize', dir]);
@@ -85,7 +86,13 @@ export function dashboardQueries(): Array<{ panel: string; exprs: string[] }> {
   }));
 }
 
-export async function runLiveScenario(lc: LocalCluster, log: (line: string) => void): Promise<LiveReport> {
+/** One object through the real kubectl, or undefined while it does not exist. */
+async function getObject(lc: SystemCluster, resource: string, namespace: string, name: string): Promise<Json | undefined> {
+  const out = await lc.kubectl(['get', resource, name, '-n', namespace, '--ignore-not-found', '-o', 'json']);
+  return out.trim() ? (JSON.parse(out) as Json) : undefined;
+}
+
+export async function runLiveScenario(lc: SystemCluster, log: (line: string) => void): Promise<LiveReport> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'live-alerts-'));
   const timings: Record<string, number> = {};
   const t0 = Date.now();
@@ -94,19 +101,24 @@ export async function runLiveScenario(lc: LocalCluster, log: (line: string) => v
   try {
     await installComponent(lc, path.join(dir, 'kustomize'));
     await lc.kubectl(['apply', '-f', '-'], JSON.stringify(liveRedis()));
-    const pods = await lc.ref('v1', 'pods');
-    const monitors = await lc.ref('monitoring.coreos.com/v1', 'podmonitors');
-    const rules = await lc.ref('monitoring.coreos.com/v1', 'prometheusrules');
-    const ours = () => lc.client.list(pods, { namespace: LIVE_NS }).filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === LIVE_NAME);
+    const ours = () => lc.pods(LIVE_NAME, LIVE_NS);
     const roles = () => ours().map((p) => p.metadata.labels?.['redis.example.com/role']);
     await waitFor('three pods, one labelled master', () => roles().length === 3 && roles().filter((r) => r === 'master').length === 1, 120_000);
-    const pm = await waitFor('the PodMonitor the decorator attached', () => lc.client.get(monitors, LIVE_NS, LIVE_NAME), 60_000);
-    const redisRule = await waitFor('the PrometheusRule the decorator attached', () => lc.client.get(rules, LIVE_NS, LIVE_NAME), 60_000);
-    const operatorRule = await waitFor('the operator PrometheusRule', () => lc.client.get(rules, 'redis-operator', 'redis-operator'), 30_000);
+    const pm = await waitFor('the PodMonitor the decorator attached', () => getObject(lc, 'podmonitors.monitoring.coreos.com', LIVE_NS, LIVE_NAME), 60_000);
+    const redisRule = await waitFor(
+      'the PrometheusRule the decorator attached',
+      () => getObject(lc, 'prometheusrules.monitoring.coreos.com', LIVE_NS, LIVE_NAME),
+      60_000,
+    );
+    const operatorRule = await waitFor(
+      'the operator PrometheusRule',
+      () => getObject(lc, 'prometheusrules.monitoring.coreos.com', 'redis-operator', 'redis-operator'),
+      30_000,
+    );
     timings['attached_ms'] = Date.now() - t0;
 
     const pmConfigs = podMonitorScrapeConfigs(pm as unknown as PodMonitor);
-    const hook = new URL(lc.hook.url);
+    const operatorIps = lc.sidecarNames().map((n) => String((lc.get('pods', n, 'redis-operator')?.['status'] as Json | undefined)?.['podIP'] ?? ''));
     const promDir = path.join(dir, 'prometheus');
     mkdirSync(promDir, { recursive: true });
     const writeTargets = () => writeFileSd(promDir, pmConfigs, ours() as unknown as Pod[]);
@@ -119,8 +131,8 @@ export async function runLiveScenario(lc: LocalCluster, log: (line: string) => v
         global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
         scrape_configs: [
           ...withFileSd(pmConfigs),
-          { job_name: 'redis-operator-sidecar', honor_labels: true, static_configs: [{ targets: lc.sidecars.map((s) => `127.0.0.1:${s.metricsPort}`) }] },
-          { job_name: 'redis-operator-hook', honor_labels: true, static_configs: [{ targets: [hook.host] }] },
+          { job_name: 'redis-operator-sidecar', honor_labels: true, static_configs: [{ targets: operatorIps.map((ip) => `${ip}:9121`) }] },
+          { job_name: 'redis-operator-hook', honor_labels: true, static_configs: [{ targets: operatorIps.map((ip) => `${ip}:8080`) }] },
         ],
       },
       ruleFiles: ruleFiles([redisRule, operatorRule] as unknown as PrometheusRule[]),
@@ -158,7 +170,7 @@ export async function runLiveScenario(lc: LocalCluster, log: (line: string) => v
       const before = restarts();
       const fault = Date.now();
       log(`SIGKILL ${master}'s redis-server`);
-      lc.agent.killPodProcess(LIVE_NS, master, 'SIGKILL', 'redis');
+      await lc.killPodProcess(LIVE_NS, master, 'SIGKILL', 'redis');
       await waitFor(
         'another pod labelled master',
         () => ours().some((x) => x.metadata.name !== master && x.metadata.labels?.['redis.example.com/role'] === 'master'),
@@ -167,7 +179,7 @@ export async function runLiveScenario(lc: LocalCluster, log: (line: string) => v
       timings['failover_ms'] = Date.now() - fault;
       await waitFor(`${master} restarted`, () => restarts() > before, 30_000);
       log(`SIGKILL ${master}'s redis-server again: the next restart waits out the 10 s back-off`);
-      lc.agent.killPodProcess(LIVE_NS, master, 'SIGKILL', 'redis');
+      await lc.killPodProcess(LIVE_NS, master, 'SIGKILL', 'redis');
       await waitFor(`${EXPECTED_ALERTS.join(' and ')} firing`, () => EXPECTED_ALERTS.every((a) => fired.has(a)), 60_000).catch(() => undefined);
       for (const a of EXPECTED_ALERTS) if (fired.has(a)) timings[`${a}_fired_ms`] = fired.get(a)! - fault;
       const resolved = await waitFor('every alert resolved', async () => (await firing()).length === 0, 90_000).then(

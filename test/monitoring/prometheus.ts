@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import os from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { spawnGroup } from '../cluster/workloads/processes.ts';
+import { spawnGroup } from '../support/processes.ts';
 import { tailLines } from '../support/host.ts';
 import { logEnd, logFrom, reportedPort } from '../support/ports.ts';
 import { monitoringTools } from './tools.ts';

@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnGroup } from '../cluster/workloads/processes.ts';
+import { spawnGroup } from '../support/processes.ts';
 import { tailLines } from '../support/host.ts';
 import { assertLoopback } from '../support/loopback-guard.ts';
 import { buildS3Server, isS3ServerBuilt, s3ServerBinary, S3_SERVER_NAME, S3_SERVER_VERSION } from './build.ts';

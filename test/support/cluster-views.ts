@@ -1,5 +1,4 @@
-// Pieces both cluster harnesses (the stand-in, test/cluster/index.ts, and the real control plane,
-// test/k8s/system-cluster.ts) answer the same way: polling a check with a self-explaining
+// Pieces of the system tests' view of a cluster (test/k8s/system-cluster.ts): polling a check with a self-explaining
 // timeout, core Events as the flat records the scenarios filter, a Redis's password and a client
 // of one of its nodes.
 import type { ConnectionOptions } from 'node:tls';

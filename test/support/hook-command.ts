@@ -1,6 +1,6 @@
 // The hook service's command as the Deployment runs it (manifests/deployment.yaml, container
-// `hook`), for every harness that starts the hook as a process: the real control plane's operator
-// processes, the stand-in cluster's process mode and bench:hook. So the tests run what ships: the
+// `hook`), for every harness that starts the hook as a process: bench:hook, and the Dockerfile's
+// check that the image runs the same command. So the tests run what ships: the
 // compiled JS in dist/ with the Node flags the image uses (--lite-mode, which cannot strip types).
 // Invariants: the command comes from the manifest only (a change there reaches every harness);
 // dist/ is rebuilt (npm run build) before use when any source is newer than its last build, one

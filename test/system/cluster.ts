@@ -1,23 +1,22 @@
-// What the system scenarios need of a cluster, whichever runs underneath:
-// - `real` (the default): the REAL control plane built from source (test/k8s/system-cluster.ts):
-//   etcd, kube-apiserver, controller-manager, scheduler, the node agent, Metacontroller (the real
-//   binary with METACONTROLLER_BIN, else our stand-in against the real API), real RBAC;
-// - `stand-in` (SYSTEM_CLUSTER=stand-in): the local cluster stand-in (test/cluster/index.ts).
-// The scenarios are written once against this face; where the two backends differ, the real one
-// is right (README.md in this folder lists what the stand-in does not model).
+// What the system scenarios need of a cluster: the REAL one (test/k8s/real-cluster.ts: control
+// plane, CoreDNS, real nodes with containerd, runc, CNI and kube-proxy, the real Metacontroller,
+// the operator's Deployment from its own image), seen through test/k8s/system-cluster.ts.
+// Where it cannot run here (not Linux, not root, no ../shared, parts not built), startSystemCluster
+// is not called: `missing()` says why in one line and the scenario skips.
 import type { TestContext } from 'node:test';
-import { cutLink } from '../support/redis-server.ts';
+import type { Redis } from 'ioredis';
+import type { ControlPlane } from '../k8s/control-plane.ts';
+import type { InstallWith } from '../k8s/operator.ts';
 import type { Faults } from '../support/kube-api/faults.ts';
-import type { KubeObject } from '../support/kube-api/index.ts';
-import type { Metacontroller } from '../cluster/metacontroller/index.ts';
-import { startCluster, type Cluster, type ClusterOptions } from '../cluster/index.ts';
-import { missingSharedReason, type InstallWith } from '../k8s/operator.ts';
-import { unavailableReason } from '../k8s/pod-network.ts';
-import { startRealSystemCluster } from '../k8s/system-cluster.ts';
-
-export type { Endpoint } from '../cluster/index.ts';
+import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
+import type { EventFilter, EventRecord } from '../support/cluster-views.ts';
 
 export type { EventRecord } from '../support/cluster-views.ts';
+
+export interface Endpoint {
+  pod: string;
+  ip: string;
+}
 
 export interface WatchOptions {
   namespace?: string;
@@ -27,36 +26,27 @@ export interface WatchOptions {
 
 export interface WatchEventLike {
   type: string;
-  object: unknown;
+  object: StoredObject;
 }
 
-/** The read side both backends answer alike (signatures as the stand-in's Cluster declares them). */
-type SharedFace = Pick<
-  Cluster,
-  | 'get'
-  | 'list'
-  | 'waitFor'
-  | 'redisRow'
-  | 'masterEndpoint'
-  | 'masterLabelled'
-  | 'pods'
-  | 'password'
-  | 'redis'
-  | 'events'
-  | 'leader'
-  | 'describe'
-  | 'dump'
-  | 'stop'
->;
+export interface LinkCut {
+  restore(): Promise<void>;
+}
 
-export interface SystemCluster extends SharedFace {
-  readonly backend: 'real' | 'stand-in';
-  /** Our Metacontroller stand-in's handle (undefined when the real Metacontroller runs). */
-  readonly metacontroller: Metacontroller | undefined;
-  /** API faults for one client (`client: 'sidecar-a'`): the stand-in's own, or the fault proxy in front of the real API server. */
+export interface SystemCluster {
+  readonly controlPlane: ControlPlane;
+  readonly kubeconfig: string;
+  /** A host address on the cluster's bridge that pods reach (for servers a test runs, such as S3). */
+  readonly hostAddress: string;
+  readonly dataRoot: string;
+  /** API faults for one in-cluster client, named by its pod (`client: c.leader(NAME)`). */
   readonly faults: Faults;
+  /** The real kubectl as cluster-admin; resolves with stdout. */
+  kubectl(args: string[], input?: string): Promise<string>;
   /** kubectl apply's effect: creates, or merge-patches what exists (fields left out are kept). */
   apply(input: string | KubeObject | KubeObject[]): Promise<unknown[]>;
+  get(resource: string, name: string, namespace?: string): StoredObject | undefined;
+  list(resource: string, options?: WatchOptions): StoredObject[];
   delete(resource: string, name: string, namespace?: string): Promise<void>;
   deletePod(name: string, namespace?: string): Promise<void>;
   /** `kubectl scale <resource> name --replicas=N` (a Redis by default; a RedisCluster scales its shards). */
@@ -64,92 +54,71 @@ export interface SystemCluster extends SharedFace {
   /** The Redis' scale subresource (autoscaling/v1 Scale). */
   getScale(name: string, namespace?: string): Promise<Record<string, unknown>>;
   watch(resource: string, options: WatchOptions, cb: (ev: WatchEventLike) => void): { stop(): void };
+  /** Polls `check` until it returns a truthy value; on timeout throws with a dump of the cluster. */
+  waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
+  /** `my-redis 7.2 Ready 2 Running` (the printer columns without AGE); undefined when the Redis is gone. */
+  redisRow(name: string, namespace?: string): string | undefined;
+  /** The pod (and IP) the <name>-master Service routes to right now; undefined unless exactly one. */
+  masterEndpoint(name: string, namespace?: string): Endpoint | undefined;
   /** Pods a Service routes to right now. */
   serviceEndpoints(namespace: string, service: string): string[];
+  /** Pods of a Redis labelled master right now (should never be more than one). */
+  masterLabelled(name: string, namespace?: string): string[];
+  /** The Redis' pods. */
+  pods(name: string, namespace?: string): StoredObject[];
+  password(name: string, namespace?: string): string | undefined;
+  /** A fail-fast Redis client for a pod address, authenticated with the Redis' password. */
+  redis(ip: string, name: string, namespace?: string): Redis;
+  events(filter?: EventFilter): EventRecord[];
+  /** The operator pod acting for this Redis (the holder of its shard's Lease), if any. */
+  leader(name: string, namespace?: string): string | undefined;
+  /** Every shard Lease's holder ('' where none). */
+  leaseHolders(): string[];
+  /** The operator's pods (each runs a hook and a sidecar), by name. */
   sidecarNames(): string[];
   sidecarAlive(name: string): boolean;
   /** The sidecar's /readyz answers 200. */
   sidecarReady(name: string): Promise<boolean>;
   sidecarLog(name: string, lines?: number): string[];
-  killSidecar(name: string, signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * The sidecar container stops at once, as under SIGKILL, and stays stopped until
+   * restartSidecar: its processes are frozen (the cgroup freezer), so the kubelet does not start
+   * it again meanwhile. Its TCP connections stay open but silent, as with a process that hangs.
+   */
+  killSidecar(name: string): Promise<void>;
+  /** SIGKILL to the sidecar's process (thawed if frozen); the kubelet restarts the container, same pod. */
   restartSidecar(name: string): Promise<void>;
-  killPodProcess(namespace: string, pod: string, signal?: NodeJS.Signals): boolean;
+  /** Signals the main process of a pod's container (default `redis`) through its node's containerd. */
+  killPodProcess(namespace: string, pod: string, signal?: NodeJS.Signals, container?: string): Promise<boolean>;
+  /** What the pod's containers logged (every restart's file, oldest first). */
   podLog(namespace: string, pod: string): string;
+  /** The host directory behind a claim's volume. */
   claimPath(namespace: string, claim: string): string | undefined;
-  processes(): unknown[];
-  /** Drops every packet between two pod addresses until restore() (or the test's end). */
-  cutLink(t: TestContext | undefined, a: string, b: string): { restore(): void };
-  /** Backend-specific handles for diagnostics. */
-  readonly local?: unknown;
+  /** Containers of pods in `namespace` that any node's containerd still has. */
+  containers(namespace: string): Promise<string[]>;
+  /** Drops every packet between two pod addresses (inside both pods' network namespaces) until restore() or the test's end. */
+  cutLink(t: TestContext | undefined, a: string, b: string): Promise<LinkCut>;
+  describe(name?: string, namespace?: string): string;
+  dump(): string;
+  stop(): Promise<void>;
 }
 
-/** What both backends take (subnet: one per test file; the stand-in's 127.0.N.x, the real cluster's 198.18.N.x / 198.19.N.x). */
-export type SystemClusterOptions = Pick<ClusterOptions, 'subnet' | 'sidecars' | 'sidecarEnv' | 'sidecarLogLevel' | 'waitForSidecars' | 'resyncPeriodMs'> & {
-  /** Real control plane only: install the chart with Helm instead of manifests/ with kubectl. */
+export interface SystemClusterOptions {
+  /** Third octet of this cluster's ranges: 198.18.N.0/24 (bridge, nodes, pods), 198.19.N.0/24 (Services). One per test file. */
+  subnet: number;
+  /** Real nodes (default 1: a node costs a containerd, a kubelet and a kube-proxy on two cores). */
+  nodes?: number;
+  /** The sidecar container's env, set in the Deployment before it is applied (a user's patch). */
+  sidecarEnv?: Record<string, string>;
+  /** Install the chart with Helm instead of manifests/ with kubectl. */
   install?: InstallWith;
-};
-
-/**
- * SYSTEM_CLUSTER=real|stand-in, default real. Where the real one cannot run here (not root, no
- * iproute2, no ../shared with Metacontroller's CRDs), the default falls back to the stand-in and says so on the test output.
- */
-export function backend(): 'real' | 'stand-in' {
-  const b = process.env['SYSTEM_CLUSTER'];
-  if (b !== undefined && b !== 'real' && b !== 'stand-in') throw new Error(`SYSTEM_CLUSTER must be real or stand-in, got ${b}`);
-  if (b) return b;
-  const why = unavailableReason() ?? missingSharedReason();
-  if (why === undefined) return 'real';
-  console.log(`# system tests on the local cluster stand-in: ${why} (SYSTEM_CLUSTER=real to insist)`);
-  return 'stand-in';
+  /** Wait for every sidecar's /readyz and every shard Lease held (default true). */
+  waitForSidecars?: boolean;
+  /** Image recipes (images.ts) beyond the default install's. */
+  images?: string[];
+  /** CRD files applied and Established before Metacontroller starts. */
+  extraCrds?: string[];
+  onProgress?: (line: string) => void;
 }
 
-export async function startSystemCluster(options: SystemClusterOptions, which: 'real' | 'stand-in' = backend()): Promise<SystemCluster> {
-  return which === 'real' ? startRealSystemCluster(options) : standInView(await startCluster(options));
-}
-
-/** The stand-in cluster behind the SystemCluster face. */
-export function standInView(c: Cluster): SystemCluster {
-  const wl = c.workloads;
-  return {
-    backend: 'stand-in',
-    local: c,
-    metacontroller: c.metacontroller,
-    faults: c.api.faults,
-    apply: (input) => c.apply(input),
-    get: (r, n, ns) => c.get(r, n, ns),
-    list: (r, o) => c.list(r, o),
-    delete: async (r, n, ns) => c.delete(r, n, ns),
-    deletePod: async (n, ns) => c.deletePod(n, ns),
-    scale: (n, r, ns, resource) => c.scale(n, r, ns, resource),
-    getScale: async (n, ns = 'default') => c.api.store.getScale('redises', ns, n),
-    watch: (r, o, cb) => c.store.watch(r, o, cb),
-    waitFor: (check, ms, what) => c.waitFor(check, ms, what),
-    redisRow: (n, ns) => c.redisRow(n, ns),
-    masterEndpoint: (n, ns) => c.masterEndpoint(n, ns),
-    serviceEndpoints: (ns, svc) => wl.serviceEndpoints(ns, svc),
-    masterLabelled: (n, ns) => c.masterLabelled(n, ns),
-    pods: (n, ns) => c.pods(n, ns),
-    password: (n, ns) => c.password(n, ns),
-    redis: (ip, n, ns) => c.redis(ip, n, ns),
-    events: (f) => c.events(f),
-    leader: () => c.leader(),
-    sidecarNames: () => c.sidecars.map((s) => s.name),
-    sidecarAlive: (n) => c.sidecar(n).alive(),
-    sidecarReady: (n) =>
-      fetch(`http://127.0.0.1:${c.sidecar(n).metricsPort}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      ),
-    sidecarLog: (n, l) => c.sidecarLog(n, l),
-    killSidecar: (n, s) => c.killSidecar(n, s),
-    restartSidecar: (n) => c.restartSidecar(n),
-    killPodProcess: (ns, p, s) => wl.killPodProcess(ns, p, s),
-    podLog: (ns, p) => wl.podLog(ns, p),
-    claimPath: (ns, claim) => wl.claimPath(ns, claim),
-    processes: () => wl.processes(),
-    cutLink: (t, a, b) => cutLink(t, a, b),
-    describe: (n, ns) => c.describe(n, ns),
-    dump: () => c.dump(),
-    stop: () => c.stop(),
-  };
-}
+export { missing, startSystemCluster } from '../k8s/system-cluster.ts';

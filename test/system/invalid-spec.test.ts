@@ -2,7 +2,7 @@
 // nodeSelector key that is not a label key (the CRD allows any string key; Kubernetes would refuse
 // the StatefulSet on every sync) and a Redis name too long for its pods' labels: condition
 // InvalidSpec naming the field, nothing deleted, the pods keep serving, no hot loop; fixing the
-// edit brings the Redis back. Network: 127.0.53.x.
+// edit brings the Redis back. Network: 198.18.53.x.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -40,12 +40,12 @@ test(
   { timeout: 150_000 },
   async (t) => {
     const c = await boot(t, { subnet: SUBNET });
+    if (!c) return;
     await applyDesign(t, c);
     const writer = new Writer(c).start();
     t.after(() => writer.stop());
     await c.waitFor(() => writer.acked.length >= 100, 10_000, '100 acknowledged writes');
     const before = inventory(c);
-    const key = `${NS}/${NAME}`;
 
     // kubectl patch redis my-redis --type merge -p '{"spec":{"nodeSelector":{"disk type":"ssd"}}}'
     const t0 = performance.now();
@@ -66,22 +66,15 @@ test(
     t.diagnostic(`edit -> InvalidSpec in ${Math.round(performance.now() - t0)} ms: ${refused.message}`);
     assert.match(refused.message ?? '', /spec\.nodeSelector\.disk type/, 'the message names the field');
     assert.equal(condition(c, NAME, 'SpecValid')?.status, 'False');
-    await c.metacontroller?.waitForIdle();
-    await sleep(500);
+    // Metacontroller's last writes for the change land first (its API client: 5 requests/s).
+    await sleep(2000);
 
     // No hot loop: over a few seconds Metacontroller writes no child and no status.
     const w0 = writeSnapshot(c, NAME);
-    const s0 = c.metacontroller?.stats(key);
     const acked0 = writer.acked.length;
     await sleep(4000);
     assert.deepEqual(writeSnapshot(c, NAME), w0, 'no child and no status writes while the spec is invalid');
-    const s1 = c.metacontroller?.stats(key);
-    if (s0 && s1) {
-      t.diagnostic(
-        `over 4 s with the invalid spec: ${s1.syncCalls - s0.syncCalls} sync calls, 0 child writes, 0 status writes, ${writer.acked.length - acked0} writes acknowledged`,
-      );
-      assert.equal(s1.failures - s0.failures, 0, 'no failed syncs');
-    }
+    t.diagnostic(`over 4 s with the invalid spec: 0 child writes, 0 status writes, ${writer.acked.length - acked0} writes acknowledged`);
 
     // Nothing deleted or replaced, and the StatefulSets did not take the refused value.
     assert.deepEqual(inventory(c), before, 'every child, pod and claim is still there, same uid');
@@ -120,8 +113,8 @@ test(
       `InvalidSpec for ${long}`,
     );
     assert.match(tooLong.message ?? '', /metadata\.name/);
-    await c.metacontroller?.waitForIdle();
-    await sleep(500);
+    // Metacontroller's last writes for the change land first (its API client: 5 requests/s).
+    await sleep(2000);
     const owned = c.list('statefulsets', { namespace: NS }).filter((s) => s.metadata.name.startsWith(long));
     assert.deepEqual(owned, [], 'no StatefulSet for the refused Redis');
     const phase = (c.get('redises', long, NS)!['status'] as { phase?: string }).phase;

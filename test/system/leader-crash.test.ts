@@ -2,12 +2,12 @@
 // label patches are held by the API server (a fault on its own client only), so it gets as far as
 // promoting a node in Redis but cannot publish it; then it is killed. The other instance takes
 // the Lease when it expires and completes the failover from what the pods report. Every pod write
-// is watched: never two pods labelled master. Network: 127.0.55.x.
+// is watched: never two pods labelled master. Network: 198.18.55.x.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import { startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
+import { missing, startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
 import {
   allLinked,
   applyDesign,
@@ -25,7 +25,7 @@ import {
 
 const SUBNET = 55;
 
-describe('the sidecar leader dies in the middle of a failover', { timeout: 300_000 }, () => {
+describe('the sidecar leader dies in the middle of a failover', { timeout: 400_000, skip: missing() ?? false }, () => {
   let c: Cluster;
   before(async () => {
     c = await startCluster({ subnet: SUBNET });
@@ -38,7 +38,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
     { timeout: 120_000 },
     async (t) => {
       const masters = new MasterWatch(t, c);
-      const leader = c.leader()!;
+      const leader = c.leader(NAME)!;
       const standby = c.sidecarNames().find((n) => n !== leader)!;
       assert.ok(leader && standby, 'one leader and one standby');
       const writer = new Writer(c).start();
@@ -63,7 +63,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
       );
       const promotedMs = performance.now() - t0;
       assert.ok(!c.masterLabelled(NAME).includes(promoted.pod), 'the promotion is not published yet');
-      await c.killSidecar(leader, 'SIGKILL');
+      await c.killSidecar(leader);
       const killedMs = performance.now() - t0;
       hold.remove();
       t.diagnostic(
@@ -71,7 +71,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
       );
 
       // The standby takes the Lease (after it expires) and completes the failover.
-      await c.waitFor(() => c.leader() === standby, BOUND.failover, `${standby} holding the Lease`);
+      await c.waitFor(() => c.leader(NAME) === standby, BOUND.failover, `${standby} holding the Lease`);
       const done = await newMasterEndpoint(c, old.pod, 'a new master behind the master Service');
       const doneMs = performance.now() - t0;
       assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted (no second promotion)`);
@@ -89,7 +89,11 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
       await c.waitFor(() => c.sidecarReady(leader), 30_000, `${leader} ready again`);
       const since = writer.acked.length;
       await c.waitFor(() => writer.acked.length >= since + 200, 10_000, 'writes keep being acknowledged');
-      assert.equal(c.leader(), standby, 'the restarted instance does not take the Lease back');
+      // The manifests' SHARDS=4 shares the shards out among the live instances by a fixed rule: once
+      // back, the restarted instance owns this Redis's shard again and the standby hands it over,
+      // with no failover (the master stays where the standby put it).
+      await c.waitFor(() => c.leader(NAME) === leader, 30_000, `${leader} holding this Redis's shard Lease again`);
+      assert.equal(c.masterEndpoint(NAME)?.pod, done.pod, 'the hand-over moved no master');
       await writer.stop();
       await assertNothingLost(t, c, writer, 3);
 
@@ -119,7 +123,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
     async (t) => {
       await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
       const masters = new MasterWatch(t, c);
-      const leader = c.leader()!;
+      const leader = c.leader(NAME)!;
       const standby = c.sidecarNames().find((n) => n !== leader)!;
       const writer = new Writer(c, 'crash').start();
       t.after(() => writer.stop());
@@ -135,7 +139,7 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
       const hold = c.faults.add({ client: leader, method: 'PATCH', path: /\/pods\//, action: { kind: 'hang' } });
       t.after(() => hold.remove());
       const t0 = performance.now();
-      assert.ok(c.killPodProcess(NS, old.pod, 'SIGKILL'));
+      assert.ok(await c.killPodProcess(NS, old.pod, 'SIGKILL'));
       const promoted = await c.waitFor(
         async () => {
           for (const r of others) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
@@ -146,13 +150,13 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 300_0
       );
       await c.waitFor(() => hold.hits > 0, BOUND.failover, `${leader} trying to move the labels`);
       assert.deepEqual(c.masterLabelled(NAME), [old.pod], 'the crashed master still carries the label');
-      await c.killSidecar(leader, 'SIGKILL');
+      await c.killSidecar(leader);
       hold.remove();
       t.diagnostic(`SIGKILL of ${old.pod}'s redis-server -> ${leader} promoted ${promoted.pod} and was SIGKILLed at ${Math.round(performance.now() - t0)} ms`);
 
       const done = await newMasterEndpoint(c, old.pod, 'a new master behind the master Service');
       assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted`);
-      assert.equal(c.leader(), standby);
+      assert.equal(c.leader(NAME), standby);
       const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
       t.diagnostic(
         `${done.pod} Ready behind the master Service at ${Math.round(performance.now() - t0)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`,

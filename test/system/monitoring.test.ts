@@ -1,28 +1,20 @@
 // System test (issue 12): the monitoring component on the real control plane with a real
 // Prometheus and the real redis_exporter in every pod (test/monitoring/live.ts): the master
 // crashes twice in a row, RedisFrequentFailovers and RedisInstanceDown fire, nothing else does,
-// everything resolves, and every dashboard panel shows live series. Real control plane only (the
-// Prometheus Operator's CRDs validate our objects there). Network: 198.18.68.x pods.
+// everything resolves, and every dashboard panel shows live series. Network: 198.18.68.x pods.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startLocalCluster } from '../k8s/local-cluster.ts';
 import { prometheusOperatorCrds } from '../k8s/prometheus-operator.ts';
 import { runLiveScenario } from '../monitoring/live.ts';
-import { backend } from './cluster.ts';
+import { boot } from './support.ts';
 
 const SUBNET = 68;
 
 test('a crash-looping master fires exactly the alerts it should, they resolve, and the dashboard has data', { timeout: 600_000 }, async (t) => {
-  if (backend() !== 'real') return t.skip('needs the real control plane: the Prometheus Operator CRDs validate the objects there');
   const crds = prometheusOperatorCrds();
   if ('why' in crds) throw new Error(crds.why);
-  const lc = await startLocalCluster({
-    subnet: SUBNET,
-    extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules],
-    decoratorControllers: [new URL('../../manifests/components/monitoring/decorator-controller.yaml', import.meta.url)],
-    onProgress: (line) => t.diagnostic(line),
-  });
-  t.after(() => lc.stop());
+  const lc = await boot(t, { subnet: SUBNET, extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules], onProgress: (line) => t.diagnostic(line) });
+  if (!lc) return;
   const report = await runLiveScenario(lc, (line) => t.diagnostic(line));
   t.diagnostic(`live alerts: ${JSON.stringify(report)}`);
   assert.deepEqual(report.missing, [], 'every expected alert fired');

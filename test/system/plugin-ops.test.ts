@@ -3,27 +3,21 @@
 // S3 server, waited for until Completed), `restore NEW --from-backup B --like NAME` (a new Redis
 // restored from it, waited for until Completed and Running, the keys back), and the refusal of a
 // write command when the operator is not running (exit 5, nothing written to the Redis).
-// How the harness stands in for the operator matters for that refusal: manifests/ is applied but
-// for its Deployment (no container runtime for its image), and two sidecar processes with the
-// Deployment's ServiceAccount take its pods' place. The plugin reads no Deployment there (404:
-// "could not be checked", it refuses nothing on that half), so what decides is the Lease half:
-// the Leases those processes renew. They run with the manifests' SHARDS=4 (the harness's default
-// is 1), so what is read is one Lease per shard, as on a cluster installed from manifests/. The
-// test asserts that premise, then stops them through the harness's handles (SIGKILL: the Leases
-// held until they expire; SIGTERM: handed back at once).
-// Real control plane only. Network: 198.18.72.x pods, 198.19.72.x Services.
+// The operator is installed from manifests/ (its Deployment, SHARDS=4: one Lease per shard), and
+// stopped two ways: every sidecar container stopped at once as by SIGKILL while its pod stays
+// Ready (the Deployment looks fine, the Leases expire: the Lease half decides), then the
+// Deployment scaled to 0 (the sidecars SIGTERMed hand their Leases back; the Deployment half
+// decides). Network: 198.18.72.x pods, 198.19.72.x Services.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { shardLeaseName } from '../../src/sidecar/decide/shards.ts';
-import { LEASE_NAME } from '../k8s/operator-processes.ts';
+import { LEASE_NAME } from '../k8s/system-cluster.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
-import type { LocalCluster } from '../k8s/local-cluster.ts';
 import { bucketOn } from '../backup/support.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
 import { BUCKET, credentials, s3Storage } from './backup-objects.ts';
-import { backend } from './cluster.ts';
 import { PLUGIN, run } from './plugin-run.ts';
 import { boot, callAs } from './support.ts';
 
@@ -55,12 +49,12 @@ const redisSpec = (endpoint: string): Json => ({
 });
 
 test('kubectl redis backup, restore, and the operator-not-running refusal on the real control plane', { timeout: 900_000 }, async (t) => {
-  if (backend() !== 'real') return t.skip('needs the real control plane: the plugin talks to a real API server, Jobs run the backup');
   if (!isS3ServerBuilt()) return t.skip('the S3 server is not built (node test/k8s/cli.ts build)');
   const tStart = performance.now();
-  const c = await boot(t, { subnet: SUBNET, sidecarEnv: { SHARDS: String(SHARDS) }, waitForSidecars: false });
-  const local = c.local as LocalCluster;
-  const { s3, client } = await bucketOn(t, local.network.serviceAddress, BUCKET);
+  const c = await boot(t, { subnet: SUBNET });
+  if (!c) return;
+  const local = c;
+  const { s3, client } = await bucketOn(t, c.hostAddress, BUCKET);
   const plugin = (...args: string[]) => run(PLUGIN, [...args, '-n', NS], { KUBECONFIG: local.kubeconfig });
   const status = (name: string) => (c.get('redises', name, NS)?.['status'] ?? {}) as Json;
   /** The Redis as the API server has it now (not the watch cache): what a refused command must not have changed. */
@@ -134,26 +128,25 @@ test('kubectl redis backup, restore, and the operator-not-running refusal on the
     assert.equal(after['metadata']['generation'], before['metadata']['generation'], `${what}: the spec was not written`);
     assert.equal(after['spec']['hibernate'], before['spec']['hibernate'], `${what}: spec.hibernate unchanged`);
   };
-  const refusedWrite = async (args: string[], before: Json) => {
+  const refusedWrite = async (args: string[], before: Json, reason = 'no sidecar holds its Leases') => {
     // --timeout: were the command not refused, it would wait for an operator that is not there.
     const r = await plugin(...args, '--timeout', '30s');
     t.diagnostic(`$ kubectl redis ${args.join(' ')}: exit ${r.code}\n${r.stderr}`);
     assert.equal(r.code, 5, `${args[0]}: ${r.stdout}${r.stderr}`);
-    assert.match(r.stderr, /^error: the operator is not running: no sidecar holds its Leases$/m);
+    assert.ok(r.stderr.split('\n').includes(`error: the operator is not running: ${reason}`), r.stderr);
     assert.doesNotMatch(r.stdout, /requested/);
     await assertUntouched(before, args[0]!);
   };
 
-  await t.test('every sidecar SIGKILLed: once their Leases expired, switchover and hibernate exit 5 and write nothing', async () => {
-    // The premise: no Deployment here, so the Leases are what the plugin decides on.
-    assert.equal(await local.kubectl(['get', 'deployment', 'redis-operator', '-n', OPERATOR_NAMESPACE, '--ignore-not-found', '-o', 'name']), '');
+  await t.test('every sidecar stopped at once: once their Leases expired, switchover and hibernate exit 5 and write nothing', async () => {
+    // The premise: the Deployment still has ready pods (their hooks serve), so the Leases are what the plugin decides on.
     const leaseNames = c.list('leases', { namespace: OPERATOR_NAMESPACE }).map((l) => l.metadata.name);
     t.diagnostic(`Leases in ${OPERATOR_NAMESPACE}: ${leaseNames.join(', ')}; shard holders ${holders().join(', ')}`);
     assert.ok(!leaseNames.includes(LEASE_NAME), `no unsharded ${LEASE_NAME} Lease: the shard Leases are the ones read`);
     const before = await fresh(NAME);
     const t0 = Date.now();
     for (const s of c.sidecarNames()) {
-      await c.killSidecar(s, 'SIGKILL');
+      await c.killSidecar(s);
       assert.equal(c.sidecarAlive(s), false, `${s} is gone`);
     }
     // The plugin's "now" is the API server's Date header, whole seconds and so up to 1 s behind
@@ -181,17 +174,23 @@ test('kubectl redis backup, restore, and the operator-not-running refusal on the
     await c.waitFor(() => c.masterEndpoint(NAME) && c.masterEndpoint(NAME)!.pod !== old, 20_000, `the master Service off ${old}`);
   });
 
-  await t.test('every sidecar stopped with SIGTERM (the Leases handed back): hibernate exits 5 and writes nothing', async () => {
+  await t.test('the Deployment scaled to 0 (the sidecars SIGTERMed hand their Leases back): hibernate exits 5 and writes nothing', async () => {
     const before = await fresh(NAME);
-    // One after the other, as a rollout to 0 would: the first one's shards may pass to the second, which hands them back in turn.
-    for (const s of c.sidecarNames()) await c.killSidecar(s, 'SIGTERM');
+    await local.kubectl(['scale', 'deployment', 'redis-operator', '-n', OPERATOR_NAMESPACE, '--replicas=0']);
     await c.waitFor(() => holders().every((h) => h === ''), LEASE_BOUND, `all ${SHARDS} shard Leases released (empty holder)`);
     t.diagnostic(
       `released: ${shardLeases()
         .map((l) => `expires in ${expiresAt(l) - Date.now()} ms`)
         .join(', ')}`,
     );
-    await refusedWrite(['hibernate', NAME], before);
+    await c.waitFor(
+      async () =>
+        JSON.parse(await local.kubectl(['get', 'deployment', 'redis-operator', '-n', OPERATOR_NAMESPACE, '-o', 'json']))['status']['readyReplicas'] ===
+        undefined,
+      LEASE_BOUND,
+      'the Deployment with no ready pod',
+    );
+    await refusedWrite(['hibernate', NAME], before, 'its Deployment has no ready pod');
   });
   t.diagnostic(`plugin-ops total: ${Math.round((performance.now() - tStart) / 1000)} s`);
 });

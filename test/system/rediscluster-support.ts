@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord, readReshardRecord, RESHARD_ANNOTATION } from '../../src/api/cluster-names.ts';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
-import { isPodReady } from '../cluster/kubectl.ts';
+import { isPodReady } from '../support/kubectl-tables.ts';
 import type { SystemCluster } from './cluster.ts';
 import { NS, type Pod } from './support.ts';
 

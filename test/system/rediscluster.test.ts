@@ -21,7 +21,7 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { ClusterWriter, clusterClient, loadKeys, missingFromCluster } from '../support/cluster-writer.ts';
-import { backend, startSystemCluster, type SystemCluster } from './cluster.ts';
+import { missing, startSystemCluster, type SystemCluster } from './cluster.ts';
 import {
   clusterOf,
   condition,
@@ -45,15 +45,14 @@ const SUBNET = 86;
 const NAME = 'order-cache';
 const EXAMPLE = readFileSync(new URL('../../manifests/examples/rediscluster.yaml', import.meta.url), 'utf8');
 
-const which = backend();
-const skip = which === 'real' ? false : 'needs the real control plane (the scale subresource, Leases and pods as a user meets them)';
+const skip = missing() ?? false;
 
 describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, () => {
   let c: SystemCluster;
   let seeds: Array<{ host: string; port: number }> = [];
   let password = '';
   before(async () => {
-    c = await startSystemCluster({ subnet: SUBNET }, which);
+    c = await startSystemCluster({ subnet: SUBNET, nodes: 3 });
   });
   after(() => c?.stop());
 
@@ -113,7 +112,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
       const victim = labelledMaster(c, NAME, 1)!;
       assert.ok(victim, 'shard 1 has a labelled master');
       const t0 = performance.now();
-      assert.ok(c.killPodProcess(NS, victim.metadata.name, 'SIGKILL'));
+      assert.ok(await c.killPodProcess(NS, victim.metadata.name, 'SIGKILL'));
       // When the cluster itself promoted (INFO on the shard's other pods), apart from when the label followed.
       const others = shardPods(c, NAME, 1).filter((p) => p.metadata.name !== victim.metadata.name);
       const promotedInRedis = c.waitFor(
@@ -176,7 +175,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
 
       const t0 = performance.now();
       await c.scale(NAME, 4, NS, 'rediscluster');
-      const acting = c.leader()!;
+      const acting = c.leader(NAME, NS)!;
       const running = await c.waitFor(
         () => {
           const r = reshardOf(c, NAME);
@@ -185,7 +184,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 900_000 }, (
         120_000,
         'the 3 -> 4 reshard under way',
       );
-      await c.killSidecar(acting, 'SIGKILL');
+      await c.killSidecar(acting);
       t.diagnostic(`${acting} SIGKILLed with ${running.moved}/${running.total} slots moved`);
       await c.waitFor(() => row(c, NAME) === `${NAME} 4 4 8 16384 Running` && healthy(c, NAME, 4, 3), 240_000, `the row "${NAME} 4 4 8 16384 Running"`);
       const upMs = performance.now() - t0;

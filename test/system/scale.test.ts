@@ -2,7 +2,7 @@
 // through the scale subresource, under SET + WAIT 1 traffic. The new replica syncs; scaling down
 // never removes the current master: with the master on my-redis-replica-2, the hook holds the
 // replica StatefulSet at 3 until the sidecar has switched the master over to a pod that stays.
-// Network: 127.0.52.x.
+// Network: 198.18.52.x.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +28,7 @@ import {
 
 const SUBNET = 52;
 
-function replicaSetSize(c: Awaited<ReturnType<typeof boot>>): number | undefined {
+function replicaSetSize(c: NonNullable<Awaited<ReturnType<typeof boot>>>): number | undefined {
   return (c.get('statefulsets', 'my-redis-replica', NS)?.['spec'] as { replicas?: number } | undefined)?.replicas;
 }
 
@@ -37,6 +37,7 @@ test(
   { timeout: 180_000 },
   async (t) => {
     const c = await boot(t, { subnet: SUBNET });
+    if (!c) return;
     await applyDesign(t, c);
     const masters = new MasterWatch(t, c);
     const writer = new Writer(c).start();

@@ -2,18 +2,23 @@
 // design's Redis, an application that writes through the master Service with SET + WAIT 1 and
 // records every acknowledged key, a watch that sees every pod write and records any moment two
 // pods carried the master label, and checks on the data each node holds.
-// Invariants: only 127.0.0.0/8 is contacted; every cluster, writer and watch is torn down by the
+// Invariants: only loopback and the cluster's own 198.18.N/198.19.N ranges are contacted; every cluster, writer and watch is torn down by the
 // test context, also when the test fails; bounds are waitFor deadlines (the figures measured are
 // reported with t.diagnostic, never asserted).
 import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
-import { exampleManifest } from '../cluster/index.ts';
-import { startSystemCluster, type SystemCluster as Cluster, type SystemClusterOptions as ClusterOptions } from './cluster.ts';
-import { isPodReady } from '../cluster/kubectl.ts';
+import { readFileSync } from 'node:fs';
+import { missing, startSystemCluster, type SystemCluster as Cluster, type SystemClusterOptions as ClusterOptions } from './cluster.ts';
+import { isPodReady } from '../support/kubectl-tables.ts';
 import type { StoredObject } from '../support/kube-api/index.ts';
 import { missingKeysOn } from '../support/redis-keys.ts';
 import { AckedWriter } from '../support/acked-writer.ts';
+
+/** manifests/examples/redis.yaml as a user applies it. */
+export function exampleManifest(): string {
+  return readFileSync(new URL('../../manifests/examples/redis.yaml', import.meta.url), 'utf8');
+}
 
 export const NAME = 'my-redis';
 export const NS = 'default';
@@ -35,7 +40,7 @@ export const BOUND = {
   rejoin: 40_000,
 } as const;
 
-/** The finalizer Metacontroller (real or stand-in) puts on a parent of our CompositeController. */
+/** The finalizer Metacontroller puts on a parent of our CompositeController. */
 export const METACONTROLLER_FINALIZER = 'metacontroller.io/compositecontroller-redis-operator';
 
 /**
@@ -60,8 +65,13 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 export type Pod = StoredObject & { status?: { podIP?: string; phase?: string } };
 
-/** The cluster with the REAL hook and sidecars, stopped after the test (pass or fail). */
-export async function boot(t: TestContext, options: ClusterOptions): Promise<Cluster> {
+/** The real cluster, stopped after the test (pass or fail); undefined (the test skipped, saying why) where it cannot run here. */
+export async function boot(t: TestContext, options: ClusterOptions): Promise<Cluster | undefined> {
+  const why = missing(options.images);
+  if (why) {
+    t.skip(why);
+    return undefined;
+  }
   const cluster = await startSystemCluster(options);
   t.after(() => cluster.stop());
   return cluster;

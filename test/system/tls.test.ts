@@ -5,11 +5,11 @@
 // grace period, then only the new one, and no probe fails (every pod stays Ready), nothing
 // restarts, nothing is lost (before the operator had a user of its own, the probes read the old
 // password from their env and every pod went NotReady); a renewed certificate in the Secret is
-// served by every pod without a restart (the node agent rewrites the mounted files as the kubelet
+// served by every pod without a restart (the kubelet rewrites the mounted files as it
 // does; the sidecar has each node load them). On the real control
 // plane, the Certificate the hook returns for spec.tls.certManager is checked against
 // cert-manager's own CRD (from its Go module) with strict field validation.
-// Network: 198.18.69.x / 198.19.69.x (127.0.69.x on the stand-in).
+// Network: 198.18.69.x / 198.19.69.x.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
@@ -17,13 +17,27 @@ import { PASSWORD_GRACE_ANNOTATION, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANN
 import { servedFingerprint } from '../../src/sidecar/redis/tls.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { desiredCertificate } from '../../src/hook/children/certificate.ts';
-import { exampleManifest } from '../cluster/index.ts';
-import { isPodReady } from '../cluster/kubectl.ts';
+import { isPodReady } from '../support/kubectl-tables.ts';
 import { certificateCrd } from '../k8s/cert-manager.ts';
 import { nodeClient } from '../support/cluster-views.ts';
 import { replyAs } from '../support/redis-keys.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
-import { allLinked, assertNothingLost, boot, BOUND, MasterWatch, NAME, NS, podIp, podNames, RUNNING_ROW, servicesRouted, sleep, Writer } from './support.ts';
+import {
+  allLinked,
+  assertNothingLost,
+  boot,
+  BOUND,
+  MasterWatch,
+  NAME,
+  NS,
+  podIp,
+  podNames,
+  RUNNING_ROW,
+  servicesRouted,
+  sleep,
+  Writer,
+  exampleManifest,
+} from './support.ts';
 
 const SUBNET = 69;
 const GRACE_SECONDS = 6;
@@ -44,6 +58,7 @@ test(
     const ca = makeCa();
     const first = issue(ca, { ...NAMES, cn: 'first' });
     const c = await boot(t, { subnet: SUBNET });
+    if (!c) return;
     await c.apply(tlsSecret(first));
     await c.apply(exampleManifest().replace('spec:\n', `spec:\n  tls:\n    secretName: ${NAME}-tls\n`));
     await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, `the row "${RUNNING_ROW}"`);
@@ -93,7 +108,7 @@ test(
       await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'linked after the switchover');
 
       const t0 = performance.now();
-      assert.ok(c.killPodProcess(NS, switched.pod, 'SIGKILL'), `SIGKILL to ${switched.pod}'s redis-server`);
+      assert.ok(await c.killPodProcess(NS, switched.pod, 'SIGKILL'), `SIGKILL to ${switched.pod}'s redis-server`);
       const promoted = await c.waitFor(
         () => {
           const ep = c.masterEndpoint(NAME);
@@ -175,10 +190,9 @@ test(
     );
 
     await t.test("spec.tls.certManager: the hook's Certificate is valid for cert-manager's real CRD (strict field validation)", async (st) => {
-      if (c.backend !== 'real') return st.skip('the stand-in API server has no CRD schemas to validate against');
       const crd = certificateCrd();
       if ('why' in crd) return st.skip(crd.why);
-      const kubectl = (c.local as { kubectl(args: string[], input?: string): Promise<string> }).kubectl;
+      const kubectl = c.kubectl;
       await kubectl(['apply', '-f', crd.path]);
       await kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/certificates.cert-manager.io']);
       const spec = validateSpec(NAME, { tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } } });

@@ -1,19 +1,17 @@
 // System test (issue 9, volume expansion): growing spec.persistence.size from 1Gi to 2Gi under
-// SET + WAIT 1 traffic. The sidecar raises every claim's request (the node agent's resizer grows
+// SET + WAIT 1 traffic. The sidecar raises every claim's request (the test provisioner's resizer grows
 // the volume, as external-resizer does), then replaces each StatefulSet with its pods orphaned;
 // Metacontroller recreates it with 2Gi claim templates and it adopts the running pods. No pod is
 // restarted, nothing acknowledged is lost, a replica added afterwards gets 2Gi. With a
 // StorageClass that does not allow expansion (local-dir-fixed) the claims and StatefulSets are
 // left alone, a Warning names the class and each claim carries the resize-refused annotation.
-// Real control plane only: the stand-in has no StorageClasses and no resizer (it skips, saying so).
-// Network: 198.18.66.x / 198.19.66.x (127.0.66.x on the stand-in).
+// Network: 198.18.66.x / 198.19.66.x.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { RESIZE_REFUSED_ANNOTATION } from '../../src/api/labels.ts';
-import { exampleManifest } from '../cluster/index.ts';
-import { backend, startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
-import { allLinked, assertNothingLost, BOUND, NAME, NS, RUNNING_ROW, servicesRouted, sleep, Writer } from './support.ts';
+import { missing, startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
+import { allLinked, assertNothingLost, BOUND, NAME, NS, RUNNING_ROW, servicesRouted, sleep, Writer, exampleManifest } from './support.ts';
 
 const SUBNET = 66;
 /** Size grown -> every claim and both StatefulSets at 2Gi: three sidecar passes 5 s apart, plus the garbage collector and Metacontroller. */
@@ -21,7 +19,7 @@ const EXPANDED_WITHIN = 90_000;
 
 type Json = Record<string, any>;
 
-const skip = backend() === 'stand-in' ? 'the stand-in models no StorageClass, resize admission or resizer (SYSTEM_CLUSTER=real runs it)' : false;
+const skip = missing() ?? false;
 
 function manifest(name: string, storageClassName?: string): string {
   const size = storageClassName ? `size: "1Gi"\n    storageClassName: ${storageClassName}` : 'size: "1Gi"';

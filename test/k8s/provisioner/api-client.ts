@@ -1,6 +1,6 @@
-// A minimal Kubernetes REST client for the node agent: one kubeconfig (client certificate or
+// A minimal Kubernetes REST client for the volume provisioner: one kubeconfig (client certificate or
 // bearer token), JSON requests, and watch streams. Owns nothing but its HTTPS agent.
-// Why not @kubernetes/client-node's API classes: the agent needs exact control over patch content
+// Why not @kubernetes/client-node's API classes: the provisioner needs exact control over patch content
 // types (strategic merge), delete preconditions and watch restarts, and a 404 is an answer here,
 // not an exception to unwrap.
 // Invariants:
@@ -113,7 +113,7 @@ export class KubeClient {
   }
 
   #options(method: string, urlPath: string, headers: Record<string, string>): https.RequestOptions {
-    const h: Record<string, string> = { accept: 'application/json', 'user-agent': 'node-agent/0.1 (redis-operator tests)', ...headers };
+    const h: Record<string, string> = { accept: 'application/json', 'user-agent': 'volume-provisioner/0.1 (redis-operator tests)', ...headers };
     if (this.#creds.token) h['authorization'] = `Bearer ${this.#creds.token}`;
     return { method, host: this.#creds.server.hostname, port: this.#creds.server.port || 443, path: urlPath, agent: this.#agent, headers: h };
   }

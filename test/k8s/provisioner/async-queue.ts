@@ -1,8 +1,8 @@
-// A controller work queue for async handlers, on top of the stand-in's WorkQueue (which coalesces
+// A controller work queue for async handlers, on top of WorkQueue (queue.ts which coalesces
 // keys and never runs a handler inside the caller's stack): one run per key at a time (a key
 // added while it runs is run once more afterwards), and a failed run is retried with a per-key
 // back-off doubling from retryMs to maxRetryMs, like client-go's rate-limited queue.
-import { WorkQueue } from '../../cluster/workloads/queue.ts';
+import { WorkQueue } from './queue.ts';
 
 export class AsyncQueue {
   readonly #queue: WorkQueue;

@@ -1,4 +1,5 @@
-// OS processes of the workloads stand-in: redis containers and exec probes. Owns the rule that
+// OS processes the test harness starts (control plane, nodes' daemons, CoreDNS, S3, Prometheus,
+// redis-server). Owns the rule that
 // nothing outlives the test process. Invariants:
 // - Every process runs under `setpriv --pdeathsig KILL` in its own process group (detached), so
 //   it dies when node dies (even by SIGKILL), and signals reach its whole tree (sh -c + children).
@@ -54,7 +55,7 @@ export function killAllSync(): void {
   }
 }
 
-/** pids of every live group leader started by this module (all stand-ins in this process). */
+/** pids of every live group leader started by this module (every harness in this process). */
 export function livePids(): number[] {
   return [...live.keys()];
 }

@@ -1,6 +1,6 @@
-// kubectl-like tables for the local cluster stand-in (test and demo code): what `kubectl get
+// kubectl-like tables (test and demo code): what `kubectl get
 // redis`, `kubectl get pods -o wide -L redis.example.com/role` and `kubectl get events` would
-// print for the objects in the store. Pure functions of the objects (and `now` for AGE), so the
+// print for the objects the API server holds. Pure functions of the objects (and `now` for AGE), so the
 // system tests and the demo show exactly what a user would see on a real cluster.
 // Invariants: columns are left-aligned and separated by three spaces, headers upper-case, as
 // kubectl's printer does; the Redis columns come from the CRD's additionalPrinterColumns (the
@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { LINK_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
-import { asRecord as rec, isRecord } from '../support/records.ts';
+import { asRecord as rec, isRecord } from './records.ts';
 
 type Json = Record<string, unknown>;
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
