@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# End-to-end test of redis-operator on a real cluster (kind or any Kubernetes 1.29+), step for step
-# the same as the system tests in test/system/ (same scenario names, same assertions, same bounds),
-# with kubectl instead of the local stand-in:
+# End-to-end test of redis-operator on a real cluster (kind or any Kubernetes 1.29+): the same
+# scenarios as the system tests in test/system/, step for step (same scenario names, same
+# assertions, same bounds), run with kubectl against any cluster:
 #   1 apply.test.ts         the design's Redis applied verbatim
 #   2 failover.test.ts      the master pod deleted under SET + WAIT 1 traffic
 #   3 scale.test.ts         scale 2 -> 3 -> 1 through the scale subresource
 #   4 invalid-spec.test.ts  an edit past the schema that the hook refuses
 #   5 delete.test.ts        delete with whenDeleted Retain and Delete
 # (6 and 7, the sidecar leader killed mid-failover and the full outage, need fault injection
-# into the API server and the nodes; they run on the stand-in only.)
+# into the API server and the nodes, so they run only in the system tests:
+# test/system/leader-crash.test.ts and full-restart.test.ts.)
 #
 # Usage:  KUBECONFIG=~/.kube/config test/e2e/run.sh
 # Steps: installs Metacontroller (upstream kustomization), builds the image, loads it into kind
@@ -27,16 +28,8 @@
 #   E2E_REDIS_IMAGE       Redis image the pods use (default redis:7.2, preloaded into kind so
 #                         image pulls do not count against the bounds)
 #   E2E_LOG_DIR           where writer logs and key lists go (default: a temp dir)
-#   E2E_RUNTIME=host      the pods' processes run on this host (the local control plane, `npm run
-#                         e2e:local`): no `kubectl exec` (the node agent serves logs, not exec), so
-#                         redis-cli runs here against the pod's IP or the Service's ClusterIP (the
-#                         local service proxy routes it by the real EndpointSlices), the writer is a
-#                         process here, and a pod's /data is read from its PersistentVolume's path.
-#                         The operator's Deployment is not applied there (no image runtime): the
-#                         driver runs the hook and sidecars as processes with its ServiceAccount's
-#                         token; E2E_OPERATOR_LOGS is the directory of their logs.
 #
-# Needs: bash 4+, kubectl, docker (to build), kind (for kind clusters), awk, sort, comm, base64.
+# Needs: bash 4+, kubectl, docker (to build), kind (for kind clusters), awk, sort, comm.
 # Bounds (ms) are the system tests' (test/system/support.ts BOUND); figures are printed as they
 # are measured, and pass/fail is never decided on them beyond those deadlines.
 set -Eeuo pipefail
@@ -47,7 +40,6 @@ cd "$ROOT"
 : "${KUBECONFIG:?set KUBECONFIG to the cluster to test}"
 export KUBECONFIG
 IMAGE=${E2E_IMAGE:-redis-operator:0.1.0}
-RUNTIME=${E2E_RUNTIME:-cluster}
 REDIS_IMAGE=${E2E_REDIS_IMAGE:-redis:7.2}
 SCENARIOS=${E2E_SCENARIOS:-1 2 3 4 5}
 LOG_DIR=${E2E_LOG_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/redis-operator-e2e.XXXXXX")}
@@ -82,15 +74,6 @@ dump() {
   kubectl get pods -n "$ns" -o wide -L "$ROLE_KEY" 2>&1 || true
   kubectl get redis -n "$ns" -o jsonpath='{range .items[*]}{.metadata.name}{": "}{.status}{"\n"}{end}' 2>&1 || true
   kubectl get events -n "$ns" --sort-by=.metadata.resourceVersion 2>&1 | tail -n 20 || true
-  if [ "$RUNTIME" = host ]; then
-    local f
-    for f in "${E2E_OPERATOR_LOGS:-/nonexistent}"/*.log; do
-      [ -e "$f" ] || continue
-      echo "-- $(basename "$f") (last 20 lines)"
-      tail -n 20 "$f"
-    done
-    return
-  fi
   for pod in $(kubectl get pods -n redis-operator -l app.kubernetes.io/name=redis-operator -o name 2>/dev/null); do
     echo "-- $pod sidecar (last 20 lines)"
     kubectl logs -n redis-operator "$pod" -c sidecar --tail=20 2>&1 || true
@@ -212,47 +195,22 @@ services_routed() { # ns name
 }
 master_is_not() { local m; m=$(master_endpoint "$1" "$2") && [ "$m" != "$3" ]; }
 
-# The password of the Redis a pod belongs to (E2E_RUNTIME=host: what the pod's env holds).
-pod_password() { # ns pod
-  local redis secret
-  redis=$(kubectl get pod -n "$1" "$2" -o jsonpath='{.metadata.labels.app\.kubernetes\.io/instance}')
-  secret=$(kubectl get redis -n "$1" "$redis" -o jsonpath='{.spec.auth.secretName}')
-  kubectl get secret -n "$1" "${secret:-$redis-auth}" -o jsonpath='{.data.password}' | base64 -d
-}
-
-# A Service's ClusterIP (E2E_RUNTIME=host: the local service proxy listens there).
-cluster_ip() { kubectl get service -n "$1" "$2" -o jsonpath='{.spec.clusterIP}'; }
-
 # redis-cli inside a Redis pod against its own address, authenticated from the pod's env.
 # shellcheck disable=SC2016 # $REDIS_PASSWORD and $POD_IP expand inside the pod
 rcli() { # ns pod args...
   local ns=$1 pod=$2
   shift 2
-  if [ "$RUNTIME" = host ]; then
-    REDISCLI_AUTH=$(pod_password "$ns" "$pod") redis-cli --no-auth-warning -h "$(pod_ip "$ns" "$pod")" "$@"
-    return
-  fi
   kubectl exec -n "$ns" "$pod" -c redis -- sh -c 'REDISCLI_AUTH="$REDIS_PASSWORD" exec redis-cli --no-auth-warning -h "$POD_IP" "$@"' sh "$@"
 }
 
 # redis-cli inside a Redis pod against a Service (by its DNS name), commands on stdin (one connection).
 # shellcheck disable=SC2016 # $REDIS_PASSWORD expands inside the pod
 rcli_service() { # ns pod service
-  if [ "$RUNTIME" = host ]; then
-    REDISCLI_AUTH=$(pod_password "$1" "$2") redis-cli --no-auth-warning -h "$(cluster_ip "$1" "$3")"
-    return
-  fi
   kubectl exec -i -n "$1" "$2" -c redis -- sh -c 'REDISCLI_AUTH="$REDIS_PASSWORD" exec redis-cli --no-auth-warning -h "$0"' "$3"
 }
 
-# A pod's /data: E2E_RUNTIME=host reads the directory of the PersistentVolume bound to its claim.
+# The files in a pod's /data.
 data_files() { # ns pod
-  if [ "$RUNTIME" = host ]; then
-    local pv
-    pv=$(kubectl get pvc -n "$1" "data-$2" -o jsonpath='{.spec.volumeName}')
-    ls -A "$(kubectl get pv "$pv" -o jsonpath='{.spec.hostPath.path}{.spec.local.path}')"
-    return
-  fi
   kubectl exec -n "$1" "$2" -c redis -- ls -A /data
 }
 
@@ -287,10 +245,6 @@ crd_established() { kubectl get crd redises.redis.example.com -o jsonpath='{.sta
 # only for writes a replica acknowledged. Stops when /tmp/stop exists.
 start_writer() { # ns prefix
   local ns=$1 prefix=$2
-  if [ "$RUNTIME" = host ]; then
-    start_host_writer "$ns" "$prefix"
-    return
-  fi
   kubectl apply -n "$ns" -f - >/dev/null <<EOF
 apiVersion: v1
 kind: Pod
@@ -326,46 +280,8 @@ EOF
   wait_for 60000 "writer-$prefix running" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Running ]"
 }
 
-# E2E_RUNTIME=host: the same loop as the writer pod, as a process here, through the Service's
-# ClusterIP (resolved once, as the pod's DNS lookup would be; the proxy routes every connection).
-# One new TCP connection per write as redis-cli makes, but opened by bash itself (/dev/tcp): three
-# processes per write (printf | redis-cli | tr) fell short of 300 writes in 10 s on a shared 2-core
-# machine next to a control plane.
-start_host_writer() { # ns prefix
-  local ns=$1 prefix=$2 ip password
-  ip=$(cluster_ip "$ns" "$NAME-master")
-  password=$(kubectl get secret -n "$ns" "$NAME-auth" -o jsonpath='{.data.password}' | base64 -d)
-  rm -f "$LOG_DIR/writer-$ns-$prefix.stop"
-  (
-    # A Service with no ready endpoint closes the connection at once; writing to it must fail
-    # that write (a NACK), not kill the writer with SIGPIPE.
-    trap '' PIPE
-    i=0
-    while [ ! -e "$LOG_DIR/writer-$ns-$prefix.stop" ]; do
-      i=$((i + 1))
-      auth='' set='' wait=''
-      if exec 3<>"/dev/tcp/$ip/6379"; then
-        # A connection the proxy closed at once (no ready endpoint) fails this write: a NACK, and
-        # under `set -e` it must not end the writer.
-        printf 'AUTH %s\r\nSET %s:%d %s:%d\r\nWAIT 1 500\r\n' "$password" "$prefix" "$i" "$prefix" "$i" >&3 || true
-        { read -r -t 2 auth && read -r -t 2 set && read -r -t 2 wait; } <&3 || true
-        exec 3<&-
-      fi 2>/dev/null
-      case "$auth $set $wait" in
-        "+OK"*" +OK"*" :"[1-9]*) now=${EPOCHREALTIME/./}; echo "ACK $prefix:$i ${now:0:-3}" ;;
-        *) echo "NACK $prefix:$i ${auth%$'\r'}|${set%$'\r'}|${wait%$'\r'}" ;;
-      esac
-      # About the pod writer's pace (a redis-cli process per write): unpaced, /dev/tcp writes run at
-      # ~700/s, starve a 2-core machine and leave tens of thousands of TIME_WAIT sockets behind.
-      sleep 0.01
-    done
-  ) >"$LOG_DIR/writer-$ns-$prefix.out" 2>&1 &
-  BACKGROUND_PIDS+=("$!")
-  eval "WRITER_PID_${prefix}_${ns//-/_}=$!"
-}
-
 writer_log() { # ns prefix
-  if [ "$RUNTIME" = host ]; then cat "$LOG_DIR/writer-$1-$2.out" 2>/dev/null; else kubectl logs -n "$1" "writer-$2" 2>/dev/null; fi
+  kubectl logs -n "$1" "writer-$2" 2>/dev/null
 }
 
 acked_count() { writer_log "$1" "$2" | awk '$1 == "ACK"' | wc -l; }
@@ -389,19 +305,12 @@ first_ack_after_exists() { [ -n "$(first_ack_after "$@")" ]; }
 
 stop_writer() { # ns prefix -> acked keys in $LOG_DIR/<ns>-<prefix>.acked
   local ns=$1 prefix=$2 file="$LOG_DIR/$1-$2"
-  if [ "$RUNTIME" = host ]; then
-    local var="WRITER_PID_${prefix}_${ns//-/_}"
-    touch "$LOG_DIR/writer-$ns-$prefix.stop"
-    wait_for 30000 "writer-$prefix finished" sh -c "! kill -0 ${!var} 2>/dev/null"
-    writer_log "$ns" "$prefix" >"$file.log"
-  else
-    # The writer ends as soon as the file exists, and with it its container: the exec may then be
-    # killed before it reports (137). Whether the writer stopped is what the next line checks.
-    kubectl exec -n "$ns" "writer-$prefix" -- touch /tmp/stop || true
-    wait_for 30000 "writer-$prefix finished" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Succeeded ]"
-    kubectl logs -n "$ns" "writer-$prefix" >"$file.log"
-    kubectl delete pod -n "$ns" "writer-$prefix" --wait=false >/dev/null
-  fi
+  # The writer ends as soon as the file exists, and with it its container: the exec may then be
+  # killed before it reports (137). Whether the writer stopped is what the next line checks.
+  kubectl exec -n "$ns" "writer-$prefix" -- touch /tmp/stop || true
+  wait_for 30000 "writer-$prefix finished" sh -c "[ \"\$(kubectl get pod -n '$ns' 'writer-$prefix' -o jsonpath='{.status.phase}')\" = Succeeded ]"
+  kubectl logs -n "$ns" "writer-$prefix" >"$file.log"
+  kubectl delete pod -n "$ns" "writer-$prefix" --wait=false >/dev/null
   awk '$1 == "ACK" {print $2}' "$file.log" | sort >"$file.acked"
   diag "$(wc -l <"$file.acked") acknowledged writes, $(awk '$1 == "NACK"' "$file.log" | wc -l) not acknowledged (not counted)"
 }
@@ -494,11 +403,7 @@ install() {
     fi
   fi
   wait_for 60000 'the Redis CRD established' crd_established
-  if [ "$RUNTIME" = host ]; then
-    log 'E2E_RUNTIME=host: the hook and sidecars run as processes (no Deployment rollout to wait for)'
-  else
-    kubectl -n redis-operator rollout status deployment/redis-operator --timeout=180s >/dev/null
-  fi
+  kubectl -n redis-operator rollout status deployment/redis-operator --timeout=180s >/dev/null
   wait_for 60000 'a sidecar holding every shard Lease' shard_leases_held
   log "operator ready (image $IMAGE)"
 }
@@ -537,11 +442,7 @@ scenario_1() {
   expect 'the generated auth Secret exists' kubectl get secret -n "$ns" "$NAME-auth"
   local anonymous
   # shellcheck disable=SC2016 # $POD_IP expands inside the pod
-  if [ "$RUNTIME" = host ]; then
-    anonymous=$(redis-cli -h "$(pod_ip "$ns" my-redis-master-0)" PING 2>&1 || true)
-  else
-    anonymous=$(kubectl exec -n "$ns" my-redis-master-0 -c redis -- sh -c 'redis-cli -h "$POD_IP" PING' 2>&1 || true)
-  fi
+  anonymous=$(kubectl exec -n "$ns" my-redis-master-0 -c redis -- sh -c 'redis-cli -h "$POD_IP" PING' 2>&1 || true)
   [[ $anonymous == *NOAUTH* || $anonymous == *"Authentication required"* ]] || fail "Redis answered without a password: $anonymous"
 
   # 100 keys through the master Service on one connection, then WAIT 2; readable on both replicas.
@@ -606,7 +507,7 @@ scenario_2() {
   expect_eq "$(pod_role "$ns" "$old")" replica "$old's role"
   local new_ip
   new_ip=$(pod_ip "$ns" "$old")
-  [ "$new_ip" != "$old_ip" ] || diag "note: the recreated pod got its old address back ($new_ip); the stand-in never reuses one"
+  [ "$new_ip" != "$old_ip" ] || diag "note: the recreated pod reused its old address ($new_ip)"
   expect_eq "$(kubectl get pvc -n "$ns" "data-$old" -o jsonpath='{.metadata.uid}')" "$claim_uid" 'the same volume (claim) is reused'
   expect_eq "$(info_field "$ns" "$old" master_host)" "$(pod_ip "$ns" "$promoted")" 'it replicates from the new master'
   expect_eq "$(info_field "$ns" "$old" master_link_status)" up 'its link'
