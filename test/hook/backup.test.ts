@@ -15,6 +15,25 @@ type Env = Array<{ name: string; value?: string; valueFrom?: Json }>;
 const envOf = (container: unknown): Record<string, unknown> =>
   Object.fromEntries(((get(container, 'env') ?? []) as Env).map((e) => [e.name, e.value ?? e.valueFrom]));
 
+/** Paths of the empty lists in a value (the API server stores none of them). */
+function emptyLists(value: unknown, at = ''): string[] {
+  if (Array.isArray(value)) return value.length === 0 ? [at] : value.flatMap((v, i) => emptyLists(v, `${at}[${i}]`));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => emptyLists(v, `${at}.${k}`));
+  return [];
+}
+
+test('no child carries an empty list: the API server drops it, and Metacontroller would then rewrite the child on every resync', () => {
+  const specs: Array<[string, Json]> = [
+    ['the design', designSpec()],
+    ['with S3 backups', withBackup()],
+    ['with backups and TLS', { ...withBackup(), tls: { secretName: 'my-redis-tls' } }],
+  ];
+  for (const [what, spec] of specs) {
+    const found = sync(request({ parent: redis(spec) })).children.flatMap((c) => emptyLists(c, `${c.kind}/${c.metadata.name}`));
+    assert.deepEqual(found, [], what);
+  }
+});
+
 test('spec.backup: a CronJob <name>-backup that never runs two backups at once and reads a replica first', () => {
   const children = sync(request({ parent: redis(withBackup()) })).children;
   const cron = find(children, 'CronJob', 'my-redis-backup');

@@ -72,7 +72,9 @@ export async function boot(t: TestContext, options: ClusterOptions): Promise<Clu
     t.skip(why);
     return undefined;
   }
+  const t0 = performance.now();
   const cluster = await startSystemCluster(options);
+  t.diagnostic(`real cluster up (${options.nodes ?? 1} node(s), the operator rolled out) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   t.after(() => cluster.stop());
   return cluster;
 }

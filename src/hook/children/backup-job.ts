@@ -147,8 +147,11 @@ export function backupPodSpecFor(source: BackupSource, storage: BackupStorage, o
     securityContext: restrictedContainer(OPERATOR_UID),
     terminationMessagePath: TERMINATION_LOG,
     terminationMessagePolicy: 'FallbackToLogsOnError',
-    volumeMounts: [...(tls !== undefined ? [{ name: TLS_VOLUME, mountPath: TLS_MOUNT, readOnly: true }] : []), ...access.mounts],
   };
+  const mounts = [...(tls !== undefined ? [{ name: TLS_VOLUME, mountPath: TLS_MOUNT, readOnly: true }] : []), ...access.mounts];
+  // Left out when empty, as the API server stores it: an empty list here would differ from the
+  // stored object on every sync, and Metacontroller would update the CronJob on every resync.
+  if (mounts.length > 0) container.volumeMounts = mounts;
   const volumes: IVolume[] = [
     ...(tls !== undefined ? [{ name: TLS_VOLUME, secret: { secretName: tls, items: [{ key: TLS_CA_KEY, path: TLS_CA_KEY }] } }] : []),
     ...access.volumes,
