@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKUP_TRIGGER_LABEL, RESTORE_LOCATION_KEY, backupSelectorLabels } from '../../src/api/backup.ts';
 import { customize, sync, type KubeObject } from '../../src/hook/index.ts';
-import { designSpec, find, get, condition, healthyPods, NS, redis, request, type Json } from './helpers.ts';
+import { designSpec, emptyLists, find, get, condition, healthyPods, NS, redis, request, type Json } from './helpers.ts';
 
 const S3 = { bucket: 'redis-backups', region: 'us-east-1', endpoint: 'http://s3.storage:9000', credentialsSecret: { name: 's3-creds' } };
 const withBackup = (extra: Json = {}): Json => ({ ...designSpec(), backup: { schedule: '0 */6 * * *', retention: 7, storage: { s3: S3 }, ...extra } });
@@ -14,13 +14,6 @@ const withBackup = (extra: Json = {}): Json => ({ ...designSpec(), backup: { sch
 type Env = Array<{ name: string; value?: string; valueFrom?: Json }>;
 const envOf = (container: unknown): Record<string, unknown> =>
   Object.fromEntries(((get(container, 'env') ?? []) as Env).map((e) => [e.name, e.value ?? e.valueFrom]));
-
-/** Paths of the empty lists in a value (the API server stores none of them). */
-function emptyLists(value: unknown, at = ''): string[] {
-  if (Array.isArray(value)) return value.length === 0 ? [at] : value.flatMap((v, i) => emptyLists(v, `${at}[${i}]`));
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => emptyLists(v, `${at}.${k}`));
-  return [];
-}
 
 test('no child carries an empty list: the API server drops it, and Metacontroller would then rewrite the child on every resync', () => {
   const specs: Array<[string, Json]> = [

@@ -116,6 +116,13 @@ export function desiredFor(spec: unknown = designSpec(), name?: string): KubeObj
   return sync(request({ parent: redis(spec, name !== undefined ? { name } : {}) })).children;
 }
 
+/** Paths of the empty lists in a value (the API server stores none of them). */
+export function emptyLists(value: unknown, at = ''): string[] {
+  if (Array.isArray(value)) return value.length === 0 ? [at] : value.flatMap((v, i) => emptyLists(v, `${at}[${i}]`));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => emptyLists(v, `${at}.${k}`));
+  return [];
+}
+
 export function loadFixture(): Json {
   return JSON.parse(readFileSync(new URL('../fixtures/sync-request.json', import.meta.url), 'utf8')) as Json;
 }

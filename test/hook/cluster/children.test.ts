@@ -9,7 +9,7 @@ import { CONTROLLER_UID_LABEL } from '../../../src/api/labels.ts';
 import { CLUSTER_START_SCRIPT, RESTART_HOLD_SCRIPT } from '../../../src/hook/cluster/statefulset.ts';
 import { REDIS_START_SCRIPT } from '../../../src/hook/children/statefulset.ts';
 import { validateK8sObject } from '../../support/k8s-validate.ts';
-import { find, get } from '../helpers.ts';
+import { emptyLists, find, get } from '../helpers.ts';
 import { articleSpec, cluster, limitedSpec, named, NAME, NS, observedFor, sync, UID, type Json } from './helpers.ts';
 
 const children = (spec: unknown = articleSpec()) => sync({ parent: cluster(spec) }).children;
@@ -226,6 +226,13 @@ test('a PDB per shard: one pod at a time, only while the rest of the shard is he
   assert.equal(get(pdb, 'spec', 'maxUnavailable'), 1);
   assert.equal(get(pdb, 'spec', 'selector', 'matchLabels', SHARD_LABEL), '2');
   assert.equal(get(pdb, 'spec', 'unhealthyPodEvictionPolicy'), 'IfHealthyBudget');
+});
+
+test('no child carries an empty list (the API server drops it; Metacontroller would rewrite the child on every resync)', () => {
+  assert.deepEqual(
+    children().flatMap((c) => emptyLists(c, `${c.kind}/${c.metadata.name}`)),
+    [],
+  );
 });
 
 test("a backup CronJob per shard: the article's schedule and retention, the shard's pods replicas first, keys under shard-<i>", () => {
