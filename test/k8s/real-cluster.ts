@@ -129,45 +129,55 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
     cleanups.push(() => cp.stop());
     const faults = o.apiFaults ? await startApiFaults(cp, network) : undefined;
     if (faults) cleanups.push(() => faults.close());
-    const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
-    cleanups.push(() => dns.stop());
-
     const archives = [...new Set(Object.values(images).map((i) => i.archive))];
-    // Addresses follow the order of attach(); the rest of each node's start (mostly importing the
-    // images into its containerd) runs side by side.
-    const attachments = [];
-    for (let i = 1; i <= count; i++) attachments.push(await network.attach());
-    const t0 = Date.now();
-    const started = await Promise.allSettled(
-      attachments.map((attachment, n) => {
-        const dir = path.join(dataRoot, `node-${n + 1}`);
-        mkdirSync(dir, { recursive: true });
-        return startRealNode({
-          index: n + 1,
-          nodeCount: count,
-          controlPlane: cp,
-          network,
-          attachment,
-          parts,
-          sandboxImage: PAUSE_IMAGE,
-          images: archives,
-          dns: dns.address,
-          dir,
-          log,
-        });
-      }),
-    );
-    const nodes = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
-    for (const node of nodes) cleanups.push(() => node.stop());
-    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
-    log(`${count} nodes started in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${nodes.map((n) => `${n.name} ${n.address} pods ${n.podCidr}`).join(', ')}`);
-    await nodesReady(cp, nodes);
+    // The nodes (mostly importing the images into each containerd) start side by side with
+    // CoreDNS, the volume provisioner and the install's objects, which need no node; the
+    // rollouts wait for both.
+    const nodesUp = async (): Promise<RealNode[]> => {
+      // Addresses follow the order of attach().
+      const attachments = [];
+      for (let i = 1; i <= count; i++) attachments.push(await network.attach());
+      const t0 = Date.now();
+      const started = await Promise.allSettled(
+        attachments.map((attachment, n) => {
+          const dir = path.join(dataRoot, `node-${n + 1}`);
+          mkdirSync(dir, { recursive: true });
+          return startRealNode({
+            index: n + 1,
+            nodeCount: count,
+            controlPlane: cp,
+            network,
+            attachment,
+            parts,
+            sandboxImage: PAUSE_IMAGE,
+            images: archives,
+            dns: network.serviceAddress,
+            dir,
+            log,
+          });
+        }),
+      );
+      const up = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      for (const node of up) cleanups.push(() => node.stop());
+      const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      if (failed) throw failed.reason;
+      log(`${count} nodes started in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${up.map((n) => `${n.name} ${n.address} pods ${n.podCidr}`).join(', ')}`);
+      await nodesReady(cp, up);
+      return up;
+    };
+    const servicesUp = async (): Promise<void> => {
+      const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
+      cleanups.push(() => dns.stop());
+      cleanups.push(await startProvisioner(cp, dataRoot, log));
+      if (o.install !== false) await installObjects(cp, log, o.operator ?? {});
+    };
+    const [nodesDone, servicesDone] = await Promise.allSettled([nodesUp(), servicesUp()]);
+    if (nodesDone.status === 'rejected') throw nodesDone.reason;
+    if (servicesDone.status === 'rejected') throw servicesDone.reason;
+    const nodes = nodesDone.value;
     const runtime = (await cp.kubectl(['get', 'node', nodes[0]!.name, '-o', 'jsonpath={.status.nodeInfo.containerRuntimeVersion}'])).trim();
     log(`${count} nodes Ready (${runtime})`);
-
-    cleanups.push(await startProvisioner(cp, dataRoot, log));
-    if (o.install !== false) await install(cp, log, o.operator ?? {});
+    if (o.install !== false) await rolledOut(cp, log);
     return {
       controlPlane: cp,
       kubeconfig: cp.adminKubeconfig,
@@ -278,7 +288,7 @@ async function patchedManifests(cp: ControlPlane, env: Record<string, string>): 
 }
 
 /** Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says (or the chart), then Metacontroller itself. */
-async function install(cp: ControlPlane, log: (line: string) => void, operator: OperatorInstall): Promise<void> {
+async function installObjects(cp: ControlPlane, log: (line: string) => void, operator: OperatorInstall): Promise<void> {
   const t0 = Date.now();
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl([
@@ -310,7 +320,13 @@ async function install(cp: ControlPlane, log: (line: string) => void, operator: 
     'crd/redisbackups.redis.example.com',
   ]);
   await cp.kubectl(['apply', '-f', METACONTROLLER_MANIFEST]);
+  log(`Metacontroller and the operator applied in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/** Metacontroller's StatefulSet and the operator's Deployment rolled out. */
+async function rolledOut(cp: ControlPlane, log: (line: string) => void): Promise<void> {
+  const t0 = Date.now();
   await cp.kubectl(['-n', 'metacontroller', 'rollout', 'status', 'statefulset/metacontroller', '--timeout=120s']);
   await cp.kubectl(['-n', 'redis-operator', 'rollout', 'status', 'deployment/redis-operator', '--timeout=180s']);
-  log(`Metacontroller and manifests/ installed and rolled out in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  log(`Metacontroller and the operator rolled out in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
