@@ -28,6 +28,7 @@ import { tailLines } from '../support/host.ts';
 import { binaryPath } from './build.ts';
 import { CLUSTER_DOMAIN, type ControlPlane } from './control-plane.ts';
 import type { NodeParts } from './node-build.ts';
+import { linkSeed, saveSeed, seedPath } from './node-seed.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
 import { cniConfDir, cniConflist, containerdConfig, containerdSocket, kubeletConfig, kubeProxyConfig, nodeAddress, podCidr } from './real-node-config.ts';
 
@@ -242,11 +243,25 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     const ctr = async (args: string[]): Promise<string> =>
       (await run(o.parts.ctr, ['--address', containerdSocket(paths), '--namespace', 'k8s.io', ...args], { maxBuffer: 16 << 20 })).stdout;
 
-    launch('containerd');
-    await waitForContainerd();
     const t0 = Date.now();
-    for (const archive of o.images) await ctr(['images', 'import', archive]);
-    log(`${name}: ${o.images.length} images imported in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const root = path.join(dir, 'containerd/root');
+    const seed = seedPath(o.images, o.parts.containerd, o.sandboxImage);
+    if (existsSync(seed)) {
+      await linkSeed(seed, root);
+      launch('containerd');
+      await waitForContainerd();
+      log(`${name}: ${o.images.length} images linked from ${seed} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    } else {
+      launch('containerd');
+      await waitForContainerd();
+      for (const archive of o.images) await ctr(['images', 'import', archive]);
+      // Stopped while the root is copied, so the copy is what a clean shutdown leaves.
+      await end(groups.get('containerd'));
+      await saveSeed(root, seed);
+      launch('containerd');
+      await waitForContainerd();
+      log(`${name}: ${o.images.length} images imported (and kept as ${seed}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
     launch('kubelet');
     launch('kube-proxy');
 
