@@ -1,7 +1,9 @@
 // The real cluster's nodes under faults, and what they leave behind: a pod on a node whose
 // containerd is SIGKILLed keeps serving (its shim and container outlive the daemon, as on any
 // node), the restarted containerd finds it again and the node stays Ready; a pod scheduled to the
-// other node reaches it through its Service; stop() leaves no namespace, bridge, cgroup or process.
+// other node reaches it through its Service; a node whose kubelet is SIGKILLed is marked
+// unreachable by the node lifecycle controller, its pod not Ready (its container serving on), and
+// both come back with the kubelet; stop() leaves no namespace, bridge, cgroup or process.
 // Skips, saying why, where a real node cannot run here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -73,6 +75,23 @@ test(
       // Until kube-proxy on node-2 has the Service's endpoint, a connection is refused (its reject
       // rule for a Service without endpoints); the client retries, and its last answer is the value.
       assert.equal((await rc.kubectl(['logs', 'c1'])).trim().split('\n').at(-1), 'before');
+
+      // node-2's kubelet dies: the node lifecycle controller marks the node unreachable and its
+      // pod not Ready (the Service drops it), while the container keeps serving; the restarted
+      // kubelet brings both back.
+      await pod('r2', 'node-2');
+      await rc.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', 'pod/r2']);
+      const ip2 = (await rc.kubectl(['get', 'pod', 'r2', '-o', 'jsonpath={.status.podIP}'])).trim();
+      const t0 = Date.now();
+      assert.ok(rc.nodes[1]!.signal('kubelet', 'SIGKILL'));
+      await rc.kubectl(['wait', '--for=condition=Ready=Unknown', '--timeout=120s', 'node/node-2']);
+      await rc.kubectl(['wait', '--for=condition=Ready=False', '--timeout=60s', 'pod/r2']);
+      const taints = await rc.kubectl(['get', 'node', 'node-2', '-o', 'jsonpath={.spec.taints[*].key}']);
+      assert.match(taints, /node\.kubernetes\.io\/unreachable/, `node-2 tainted unreachable: ${taints}`);
+      t.diagnostic(`kubelet SIGKILLed -> node-2 NotReady and r2 not Ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      assert.equal(await redisCommand(ip2, 'PING'), 'PONG', "r2's container serves on without its kubelet");
+      await rc.nodes[1]!.restart('kubelet');
+      await rc.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', 'node/node-2', 'pod/r2']);
     } finally {
       await rc.stop();
     }
