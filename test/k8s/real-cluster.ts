@@ -17,7 +17,6 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import { parseAllDocuments, stringify } from 'yaml';
 import { startClusterDns } from './cluster-dns.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
@@ -26,12 +25,10 @@ import { helmCommand, helmInstall } from './helm.ts';
 import { ensureImages, imagesMissing, PAUSE_IMAGE } from './images.ts';
 import { metacontrollerBin, realMetacontrollerUnavailable } from './metacontroller-real.ts';
 import { buildNodeParts, nodePartsMissing } from './node-build.ts';
-import { KubeClient } from './provisioner/api-client.ts';
-import { Provisioner } from './provisioner/provisioner.ts';
-import { PROVISIONER_ACCOUNT, PROVISIONER_NAMESPACE, setUpProvisioner } from './provisioner/provisioner-setup.ts';
 import { METACONTROLLER_CRDS, missingSharedReason, REPO_ROOT, type InstallWith } from './operator.ts';
 import { createPodNetwork, unavailableReason, type PodNetwork } from './pod-network.ts';
 import { startRealNode, type RealNode } from './real-node.ts';
+import { startVolumeProvisioner } from './volume-provisioner.ts';
 
 export const METACONTROLLER_MANIFEST = fileURLToPath(new URL('./metacontroller.yaml', import.meta.url));
 
@@ -168,7 +165,7 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
     const servicesUp = async (): Promise<void> => {
       const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
       cleanups.push(() => dns.stop());
-      cleanups.push(await startProvisioner(cp, dataRoot, log));
+      cleanups.push(await startVolumeProvisioner(cp, dataRoot, log));
       if (o.install !== false) await installObjects(cp, log, o.operator ?? {});
     };
     const [nodesDone, servicesDone] = await Promise.allSettled([nodesUp(), servicesUp()]);
@@ -219,26 +216,6 @@ async function nodesReady(cp: ControlPlane, nodes: readonly RealNode[]): Promise
       throw new Error(`nodes not Ready within 120 s (${out.trim() || 'none registered'}):\n${nodes.flatMap((n) => n.logTail('kubelet', 10)).join('\n')}`);
     await new Promise((r) => setTimeout(r, 500));
   }
-}
-
-/**
- * The default StorageClass's dynamic provisioner (provisioner/provisioner.ts, a host process with
- * its own ServiceAccount): hostPath volumes under `dir`/volumes, the same path on every node. Not
- * modelled: a volume's node affinity (a pod moved to another node finds its data there too).
- */
-async function startProvisioner(cp: ControlPlane, dir: string, log: (line: string) => void): Promise<() => Promise<void>> {
-  const admin = new KubeClient(cp.adminKubeconfig);
-  await setUpProvisioner(admin);
-  const token = await cp.tokenFor(PROVISIONER_NAMESPACE, PROVISIONER_ACCOUNT);
-  const client = new KubeClient(cp.kubeconfigFor(PROVISIONER_ACCOUNT, token));
-  const provisioner = new Provisioner({ client, dataDir: dir, logger: pino({ level: 'warn' }).child({ component: 'provisioner' }) });
-  await provisioner.start();
-  log(`volume provisioner: hostPath volumes under ${dir}/volumes`);
-  return async () => {
-    await provisioner.stop();
-    client.close();
-    admin.close();
-  };
 }
 
 /**
