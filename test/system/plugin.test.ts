@@ -67,6 +67,8 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
   });
 
   await t.test('switchover --to a replica waits until it is master; the Service follows', async () => {
+    // A replica still syncing is rightly refused as a target ("did not complete"): start from three linked pods.
+    await c.waitFor(() => allLinked(c, 3) && servicesRouted(c), BOUND.allReady, 'three linked pods before the switchover');
     const target = c.pods(NAME).find((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica')!.metadata.name;
     const r = await plugin('switchover', NAME, '--to', target);
     t.diagnostic(`$ kubectl redis switchover ${NAME} --to ${target}\n${r.stdout}${r.stderr}`);
