@@ -370,10 +370,21 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
       return typeof p === 'string' ? p : undefined;
     },
     async containers(namespace) {
+      // Running tasks only: an exited container stays listed until the kubelet's container
+      // garbage collection (every minute) removes it.
       const out: string[] = [];
       for (const node of rc.nodes) {
-        const ls = await node.ctr(['containers', 'ls', `labels."io.kubernetes.pod.namespace"==${namespace}`]);
-        for (const line of ls.split('\n').slice(1)) if (line.trim()) out.push(`${node.name}/${line.trim().split(/\s+/)[0]}`);
+        const ls = await node.ctr(['containers', 'ls', '-q', `labels."io.kubernetes.pod.namespace"==${namespace}`]);
+        const ids = new Set(
+          ls
+            .split('\n')
+            .map((l) => l.trim())
+            .filter(Boolean),
+        );
+        for (const line of (await node.ctr(['tasks', 'ls'])).split('\n').slice(1)) {
+          const [task, , status] = line.trim().split(/\s+/);
+          if (task && ids.has(task) && status !== 'STOPPED') out.push(`${node.name}/${task} ${status}`);
+        }
       }
       return out;
     },

@@ -94,7 +94,7 @@ export interface SystemCluster {
   podLog(namespace: string, pod: string): string;
   /** The host directory behind a claim's volume. */
   claimPath(namespace: string, claim: string): string | undefined;
-  /** Containers of pods in `namespace` that any node's containerd still has. */
+  /** Containers of pods in `namespace` that still run (or are frozen) on any node. */
   containers(namespace: string): Promise<string[]>;
   /** Drops every packet between two pod addresses (inside both pods' network namespaces) until restore() or the test's end. */
   cutLink(t: TestContext | undefined, a: string, b: string): Promise<LinkCut>;
