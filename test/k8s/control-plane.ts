@@ -5,7 +5,7 @@
 //   const cp = await startControlPlane({ onProgress: console.log });
 //   cp.adminKubeconfig;                       // cluster-admin, for kubectl and the harness
 //   await cp.nodeKubeconfig('node-1');        // system:node:node-1 (Node authorizer, NodeRestriction)
-//   cp.kubeconfigFor('sidecar-a', await cp.tokenFor('redis-operator', 'redis-operator'));
+//   cp.kubeconfigFor('system:serviceaccount:redis-operator:redis-operator', await cp.tokenFor('redis-operator', 'redis-operator'));
 //   await cp.stop();
 //
 // Invariants:
@@ -73,8 +73,8 @@ export interface ControlPlane {
   certKubeconfig(cn: string, orgs?: string[]): string;
   /** A bound service-account token (TokenRequest API, 24 h) for namespace/serviceAccount. */
   tokenFor(namespace: string, serviceAccount: string): Promise<string>;
-  /** Writes a kubeconfig for a bearer token and returns its path (`server`: another URL for the API, e.g. a fault proxy). */
-  kubeconfigFor(user: string, token: string, server?: string): string;
+  /** Writes a kubeconfig for a bearer token and returns its path. */
+  kubeconfigFor(user: string, token: string): string;
   /** Runs the real kubectl as cluster-admin; resolves with stdout. */
   kubectl(args: string[], input?: string): Promise<string>;
   /** The last lines a component logged (etcd, kube-apiserver, kube-controller-manager, kube-scheduler). */
@@ -85,9 +85,7 @@ export interface ControlPlane {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?: CertPaths; token?: string }): string {
-  // A plain-HTTP server is the fault proxy on loopback; client-node refuses http:// unless told
-  // to skip TLS verification (there is no TLS to verify).
-  const cluster = server.startsWith('https:') ? { server, 'certificate-authority': ca } : { server, 'insecure-skip-tls-verify': true };
+  const cluster = { server, 'certificate-authority': ca };
   const credentials = auth.cert ? { 'client-certificate': auth.cert.cert, 'client-key': auth.cert.key } : { token: auth.token };
   return stringify(
     {
@@ -296,9 +294,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       async tokenFor(namespace, serviceAccount) {
         return (await kubectl(['create', 'token', serviceAccount, '-n', namespace, '--duration=24h'])).trim();
       },
-      kubeconfigFor(user, token, via = server) {
-        const file = path.join(dir, `user-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}-${via.replace(/\W+/g, '_')}.kubeconfig`);
-        writeFileSync(file, kubeconfigYaml(via, pki.ca.cert, user, { token }), { mode: 0o600 });
+      kubeconfigFor(user, token) {
+        const file = path.join(dir, `user-${user.replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
+        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, user, { token }), { mode: 0o600 });
         return file;
       },
       kubectl,

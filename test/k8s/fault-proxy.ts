@@ -1,17 +1,16 @@
 // A fault-injecting proxy in front of the REAL API server, for tests that need the API to fail
-// for one client only (a sidecar leader whose pod patches hang, say). It listens with TLS where
-// `listen` gives a certificate (the pods of a real cluster reach it as the `kubernetes` Service,
-// so it serves a certificate for that Service's address), else plain HTTP on loopback. Every
-// request is forwarded over TLS to the API server with its bearer token unchanged, so
-// authentication and RBAC stay the real server's.
-// Fault rules (test/support/kube-api/faults.ts) match on a client name: the name a token was
-// registered under, else the pod a bound service-account token was issued to (its claims are
-// read, not verified: the API server verifies the token when the request reaches it).
+// for one client only (a sidecar leader whose pod patches hang, say). The pods of a real cluster
+// reach it as the `kubernetes` Service, so it serves TLS with a certificate for that Service's
+// address. Every request is forwarded over TLS to the API server with its bearer token
+// unchanged, so authentication and RBAC stay the real server's.
+// Fault rules (test/support/kube-api/faults.ts) match on a client name: the pod a bound
+// service-account token was issued to (its claims are read, not verified: the API server
+// verifies the token when the request reaches it).
 // Invariants: a request no rule matches is forwarded byte for byte (watches stream through);
 // close() destroys every open connection, so a hung request never outlives the test.
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createTlsServer, request as httpsRequest } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { Faults } from '../support/kube-api/faults.ts';
 
@@ -19,8 +18,6 @@ export interface FaultProxy {
   readonly url: string;
   readonly port: number;
   readonly faults: Faults;
-  /** Names a bearer token, so fault rules can say `client: name`. */
-  register(name: string, token: string): void;
   close(): Promise<void>;
 }
 
@@ -28,8 +25,8 @@ export interface FaultProxyOptions {
   /** The API server's URL and the CA that signed its certificate. */
   server: string;
   caFile: string;
-  /** Where to listen (default 127.0.0.1, plain HTTP); with `cert` and `key`, TLS. */
-  listen?: { host: string; cert?: string; key?: string };
+  /** Where to listen, with the serving certificate's files. */
+  listen: { host: string; cert: string; key: string };
 }
 
 /** The pod a bound service-account token names (`kubernetes.io.pod.name`), or undefined. */
@@ -49,7 +46,6 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const upstream = new URL(options.server);
   const ca = readFileSync(options.caFile);
   const faults = new Faults();
-  const names = new Map<string, string>();
   const sockets = new Set<Socket>();
 
   function forward(req: IncomingMessage, res: ServerResponse): void {
@@ -72,7 +68,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const url = new URL(req.url ?? '/', 'http://proxy');
     const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    const action = faults.take({ method: req.method ?? 'GET', path: url.pathname, client: names.get(token) ?? tokenPod(token) ?? '', watch });
+    const action = faults.take({ method: req.method ?? 'GET', path: url.pathname, client: tokenPod(token) ?? '', watch });
     if (!action) return forward(req, res);
     switch (action.kind) {
       case 'hang':
@@ -98,9 +94,8 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       }
     }
   };
-  const listen = options.listen ?? { host: '127.0.0.1' };
-  const tls = listen.cert !== undefined && listen.key !== undefined;
-  const server = tls ? createTlsServer({ cert: readFileSync(listen.cert!), key: readFileSync(listen.key!) }, handle) : createServer(handle);
+  const { listen } = options;
+  const server = createServer({ cert: readFileSync(listen.cert), key: readFileSync(listen.key) }, handle);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -108,12 +103,9 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   await new Promise<void>((resolve) => server.listen(0, listen.host, resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `${tls ? 'https' : 'http'}://${listen.host}:${port}`,
+    url: `https://${listen.host}:${port}`,
     port,
     faults,
-    register: (name, token) => {
-      names.set(token, name);
-    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

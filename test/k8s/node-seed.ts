@@ -4,7 +4,7 @@
 // (about a second), then its own containerd runs on them as if it had imported them itself.
 // Why links are safe: an imported image is content blobs and committed overlay snapshots, which
 // containerd never writes again (a container writes to a snapshot of its own, made in the node's
-// root); only the metadata database is written, so each node gets a copy of that file.
+// root); only the plugins' bolt databases are written, so each node gets copies of those.
 // Invariants: a seed is complete or absent (made in a temporary directory, renamed into place);
 // the key covers the containerd build and every archive (path, size, mtime), so a rebuilt image
 // makes a new seed; at most KEEP seeds are kept, the least recently used removed first.

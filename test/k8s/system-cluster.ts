@@ -293,7 +293,8 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
     pods: (name, namespace = 'default') =>
       client
         .list(ref('pods'), { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` })
-        .filter((p) => !String(p.metadata.labels?.['job-name'] ?? '') && rec(p.metadata.labels)['batch.kubernetes.io/job-name'] === undefined)
+        // Backup Job pods carry the Redis's instance label too; they are not its pods.
+        .filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === undefined)
         .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
     password: (name, namespace = 'default') =>
       redisPassword(name, client.get(ref('redises'), namespace, name), (s) => client.get(ref('secrets'), namespace, s)),
