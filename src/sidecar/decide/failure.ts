@@ -28,7 +28,11 @@ export type MasterHealth =
 export interface Witnesses {
   /** Answering replicas that follow the master's IP. */
   total: string[];
-  /** Of those, the ones whose down/silent report has held for witnessConfirmMs. */
+  /**
+   * Of those, the ones whose down/silent report has held for witnessConfirmMs, and that have
+   * linked to this master: one still carrying another history than the master's latest never
+   * heard it (re-pointed by a switchover and not yet synced), so it cannot say it went away.
+   */
   down: string[];
   /** Of those, the ones that still hear the master. */
   hearing: string[];
@@ -37,11 +41,13 @@ export interface Witnesses {
 export function witnessesOf(input: DecideInput, master: PodObservation): Witnesses {
   const { now, config } = input;
   const w: Witnesses = { total: [], down: [], hearing: [] };
+  const history = master.redis?.lastMasterFacts?.replid;
   for (const { pod, facts } of followersOf(input, master)) {
     w.total.push(pod.name);
     const since = pod.redis?.witnessDownSince ?? null;
+    const linked = history === undefined || facts.replication.masterReplid === history;
     if (reportsMasterDown(facts, config, offsetStalledMs(pod.redis))) {
-      if (since !== null && now - since >= config.witnessConfirmMs) w.down.push(pod.name);
+      if (linked && since !== null && now - since >= config.witnessConfirmMs) w.down.push(pod.name);
     } else {
       w.hearing.push(pod.name);
     }

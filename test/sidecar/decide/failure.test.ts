@@ -67,6 +67,36 @@ test('assessMaster: table', async (t) => {
       reason: /replica-1 still hears/,
     },
     {
+      name: 'just promoted and silent: replicas re-pointed to it still carry the old history, never linked: no witnesses, wait',
+      pods: [
+        silent(1500, { facts: facts({ role: 'master', offset: 1000, replid: H2, replid2: H1 }) }),
+        R(0, 'down', { facts: facts({ of: ip(1), offset: 1000, replid: H1, link: 'down', linkDownSince: 1 }) }),
+        R(1, 'down', { facts: facts({ of: ip(1), offset: 1000, replid: H1, link: 'down', linkDownSince: 1 }) }),
+      ],
+      state: 'suspect',
+      reason: /only 0 of 2 replicas following it confirm/,
+    },
+    {
+      name: 'the same, once the replicas had synced with it (its history): they testify',
+      pods: [
+        silent(1500, { facts: facts({ role: 'master', offset: 1000, replid: H2, replid2: H1 }) }),
+        R(0, 'down', { facts: facts({ of: ip(1), offset: 1000, replid: H2, link: 'down', linkDownSince: 1 }) }),
+        R(1, 'down', { facts: facts({ of: ip(1), offset: 1000, replid: H2, link: 'down', linkDownSince: 1 }) }),
+      ],
+      state: 'failed',
+      reason: /report the link down/,
+    },
+    {
+      name: 'the same unlinked replicas, but its port refuses (its process is gone): a crash needs no witness',
+      pods: [
+        silent(1500, { error: 'refused', facts: facts({ role: 'master', offset: 1000, replid: H2, replid2: H1 }) }),
+        R(0, 'down', { facts: facts({ of: ip(1), offset: 1000, replid: H1, link: 'down', linkDownSince: 1 }) }),
+        R(1, 'down', { facts: facts({ of: ip(1), offset: 1000, replid: H1, link: 'down', linkDownSince: 1 }) }),
+      ],
+      state: 'failed',
+      reason: /crashed/,
+    },
+    {
       name: 'hung? a silence report not yet confirmed (could be a late ping)',
       pods: [silent(1500), R(0, 'silent-unconfirmed'), R(1, 'silent')],
       state: 'suspect',
