@@ -132,6 +132,54 @@ test('a node loading a big RDB answers the probe with loading=true', async (t) =
   assert.equal(done.facts.replication.role, 'replica', 'restarted as a replica of nowhere');
 });
 
+test('what a node restarted from RDB or AOF reports (documented in types.ts)', async (t) => {
+  const a = adapter(t);
+  const [rdb, replica] = await replicated(t, a, 51, 1);
+  assert.ok(rdb && replica);
+  const aof = await startRedis(t, { ip: addr(N, 53), minReplicasToWrite: 0, appendonly: true, extra: { 'repl-diskless-sync-delay': '0' } });
+  assert.ok((await a.replicaOf(aof.endpoint, rdb.endpoint)).ok);
+  await linked(a, aof.endpoint);
+  const admin = new Redis({ host: rdb.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  admin.on('error', () => {});
+  t.after(() => admin.disconnect());
+  await admin.connect();
+  const keys = Array.from({ length: 20 }, (_, i) => `p${i}`);
+  for (const k of keys) await admin.set(k, k);
+  assert.equal(Number(await admin.call('WAIT', '2', '2000')), 2, 'both replicas hold every key before the snapshots');
+  admin.disconnect();
+  const before = await a.probe(rdb.endpoint);
+  assert.ok(before.ok);
+  // One snapshot taken on the master, one on a replica: both must restore the same history.
+  for (const s of [rdb, replica]) {
+    const c = new Redis({ host: s.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+    c.on('error', () => {});
+    await c.connect();
+    await c.call('SAVE');
+    c.disconnect();
+  }
+  // appendfsync everysec: let the last second reach the AOF file before the restart.
+  await new Promise((r) => setTimeout(r, 1200));
+  for (const s of [rdb, replica, aof]) await s.restart();
+  a.close();
+  const [pr, pp, pa] = await Promise.all([a.probe(rdb.endpoint), a.probe(replica.endpoint), a.probe(aof.endpoint)]);
+  assert.ok(pr.ok && pp.ok && pa.ok);
+  const id = before.facts.replication.masterReplid;
+  const off = before.facts.replication.masterReplOffset;
+  // RDB keeps history and offset, whether saved on a master or a replica; all restart as replicas of nowhere.
+  for (const p of [pr, pp]) {
+    assert.equal(p.facts.replication.role, 'replica');
+    assert.equal(p.facts.replication.masterHost, '127.0.0.1');
+    assert.equal(p.facts.replication.masterReplid, id);
+    assert.equal(p.facts.replication.masterReplOffset, off);
+    assert.equal(p.facts.replication.masterLinkDownSinceSeconds, null, 'never linked since start');
+    assert.equal(p.facts.keys, keys.length);
+  }
+  // AOF keeps the data but NOT the history: a new random id and offset 0.
+  assert.notEqual(pa.facts.replication.masterReplid, id);
+  assert.equal(pa.facts.replication.masterReplOffset, 0);
+  assert.equal(pa.facts.keys, keys.length);
+});
+
 test('pool: one connection per address, reused; retain() closes vanished addresses; password rotation', async (t) => {
   const s1 = await startRedis(t, { ip: addr(N, 4) });
   const s2 = await startRedis(t, { ip: addr(N, 5) });
