@@ -41,8 +41,6 @@ export interface RedisServerOptions {
   tls?: Issued;
   /** Mirrors spec.persistence.enableAof. */
   appendonly?: boolean;
-  /** RDB save rule; '' (default) disables automatic snapshots, tests call SAVE when they need a file. */
-  save?: string;
   /** Mirrors spec.failover (what the ConfigMap would carry for the default spec: 1 and 5). */
   minReplicasToWrite?: number;
   minReplicasMaxLag?: number;
@@ -91,7 +89,8 @@ function configText(
     `min-replicas-to-write ${o.minReplicasToWrite}`,
     `min-replicas-max-lag ${o.minReplicasMaxLag}`,
     `appendonly ${o.appendonly ? 'yes' : 'no'}`,
-    `save "${o.save}"`,
+    '# Harness only: no automatic snapshots; a test calls SAVE when it needs a file.',
+    'save ""',
     `replica-priority ${o.replicaPriority}`,
     "# Harness only: a pod's outgoing connections carry its own IP; here they must be bound to it,",
     '# or every replica would connect from 127.0.0.1 and masters would list replicas by that address.',
@@ -232,7 +231,6 @@ export class RedisServer {
       {
         ip: this.#ip,
         appendonly: o.appendonly ?? false,
-        save: o.save ?? '',
         minReplicasToWrite: o.minReplicasToWrite ?? (o.cluster ? 0 : 1),
         minReplicasMaxLag: o.minReplicasMaxLag ?? 5,
         replicaPriority: o.replicaPriority ?? 100,
