@@ -100,6 +100,8 @@ export interface RealCluster {
   /** The fault proxy every in-cluster client reaches the API through (with `apiFaults`). */
   readonly faults: FaultProxy | undefined;
   kubectl(args: string[], input?: string): Promise<string>;
+  /** The operator's objects applied again as at install (a scenario scaled or edited its Deployment), and rolled out. */
+  reinstallOperator(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -185,6 +187,11 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
       network,
       faults,
       kubectl: (args, input) => cp.kubectl(args, input),
+      async reinstallOperator() {
+        if (o.install === false || o.operator?.helm) throw new Error('reinstallOperator: only a kubectl install is applied again');
+        await applyOperator(cp, o.operator ?? {});
+        await cp.kubectl(['-n', 'redis-operator', 'rollout', 'status', 'deployment/redis-operator', '--timeout=180s']);
+      },
       stop,
     };
   } catch (err) {
@@ -264,6 +271,16 @@ async function patchedManifests(cp: ControlPlane, env: Record<string, string>): 
   return docs.map((d) => stringify(d)).join('---\n');
 }
 
+/** `kubectl apply -k manifests/` as the README says (with the sidecar env patched in), or the chart with Helm. */
+async function applyOperator(cp: ControlPlane, operator: OperatorInstall): Promise<void> {
+  if (operator.helm) {
+    const helm = helmCommand(operator.helm.helm, path.join(cp.dir, 'helm'), cp.adminKubeconfig);
+    await helmInstall(helm, 'redis-operator', operator.helm.set ?? []);
+  } else if (operator.sidecarEnv && Object.keys(operator.sidecarEnv).length > 0)
+    await cp.kubectl(['apply', '-f', '-'], await patchedManifests(cp, operator.sidecarEnv));
+  else await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
+}
+
 /** Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says (or the chart), then Metacontroller itself. */
 async function installObjects(cp: ControlPlane, log: (line: string) => void, operator: OperatorInstall): Promise<void> {
   const t0 = Date.now();
@@ -275,12 +292,7 @@ async function installObjects(cp: ControlPlane, log: (line: string) => void, ope
     'crd/compositecontrollers.metacontroller.k8s.io',
     'crd/decoratorcontrollers.metacontroller.k8s.io',
   ]);
-  if (operator.helm) {
-    const helm = helmCommand(operator.helm.helm, path.join(cp.dir, 'helm'), cp.adminKubeconfig);
-    await helmInstall(helm, 'redis-operator', operator.helm.set ?? []);
-  } else if (operator.sidecarEnv && Object.keys(operator.sidecarEnv).length > 0)
-    await cp.kubectl(['apply', '-f', '-'], await patchedManifests(cp, operator.sidecarEnv));
-  else await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
+  await applyOperator(cp, operator);
   for (const crd of operator.extraCrds ?? []) {
     await cp.kubectl(['apply', '-f', crd]);
     await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', '-f', crd]);

@@ -23,6 +23,7 @@ import { asRecord as rec } from '../support/records.ts';
 import { OPERATOR_NAMESPACE } from './operator.ts';
 import { DEFAULT_IMAGES, realClusterMissing, startRealCluster, type RealCluster } from './real-cluster.ts';
 import type { RealNode } from './real-node.ts';
+import { resetCluster, takeBaseline, type Baseline } from './system-reset.ts';
 
 type Json = Record<string, unknown>;
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
@@ -53,6 +54,9 @@ const RESOURCES: Record<string, string> = {
   endpointslices: 'discovery.k8s.io/v1',
 };
 
+/** What each cluster was when it was first up, for reset(). */
+const baselines = new WeakMap<SystemCluster, Baseline>();
+
 /** Why the system scenarios cannot run here (one line), or undefined. */
 export function missing(images: string[] = []): string | undefined {
   return realClusterMissing([...DEFAULT_IMAGES, ...images]);
@@ -81,6 +85,7 @@ export async function startSystemCluster(options: SystemClusterOptions): Promise
     }
     const view = systemView(rc, client, refs, await shardCount(rc));
     if (options.waitForSidecars !== false) await view.waitFor(async () => sidecarsUp(view), 120_000, 'every sidecar ready and every shard Lease held');
+    baselines.set(view, await takeBaseline(rc));
     return view;
   } catch (err) {
     client.close();
@@ -476,6 +481,11 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
             .join('\n  ')}`,
         );
       return parts.join('\n');
+    },
+    async reset() {
+      const baseline = baselines.get(view);
+      if (!baseline) throw new Error('reset: this cluster has no baseline');
+      return resetCluster(view, rc, baseline, frozen);
     },
     async stop() {
       client.close();

@@ -100,6 +100,8 @@ export interface SystemCluster {
   cutLink(t: TestContext | undefined, a: string, b: string): Promise<LinkCut>;
   describe(name?: string, namespace?: string): string;
   dump(): string;
+  /** Back as installed: everything a scenario made deleted, the operator as applied, every sidecar ready (test/k8s/system-reset.ts); resolves with each step's time. */
+  reset(): Promise<string>;
   stop(): Promise<void>;
 }
 

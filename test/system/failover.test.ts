@@ -6,7 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import { missing, startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
+import { missing, type SystemCluster as Cluster } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
 import {
   allLinked,
   applyDesign,
@@ -27,10 +28,10 @@ const SUBNET = 51;
 describe('the master goes away', { timeout: 300_000, skip: missing() ?? false }, () => {
   let c: Cluster;
   before(async () => {
-    c = await startCluster({ subnet: SUBNET });
+    c = await borrowCluster({ subnet: SUBNET });
     await applyDesign({ diagnostic: (m) => console.log(`# ${m}`) }, c);
   });
-  after(() => c?.stop());
+  after(() => c && giveBack(c));
 
   test(
     'deleting the master pod: promotion, the Service follows, the old pod rejoins as a replica with its data, nothing acknowledged lost',

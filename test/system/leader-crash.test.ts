@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
-import { missing, startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
+import { missing, type SystemCluster as Cluster } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
 import {
   allLinked,
   applyDesign,
@@ -28,10 +29,10 @@ const SUBNET = 55;
 describe('the sidecar leader dies in the middle of a failover', { timeout: 400_000, skip: missing() ?? false }, () => {
   let c: Cluster;
   before(async () => {
-    c = await startCluster({ subnet: SUBNET });
+    c = await borrowCluster({ subnet: SUBNET });
     await applyDesign({ diagnostic: (m) => console.log(`# ${m}`) }, c);
   });
-  after(() => c?.stop());
+  after(() => c && giveBack(c));
 
   test(
     'the master pod is deleted; the leader is SIGKILLed after promoting in Redis, before moving labels: the other instance completes it; never two masters',

@@ -21,7 +21,8 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { ClusterWriter, clusterClient, loadKeys, missingFromCluster } from '../support/cluster-writer.ts';
-import { missing, startSystemCluster, type SystemCluster } from './cluster.ts';
+import { missing, type SystemCluster } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
 import {
   clusterOf,
   condition,
@@ -54,9 +55,9 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
   let seeds: Array<{ host: string; port: number }> = [];
   let password = '';
   before(async () => {
-    c = await startSystemCluster({ subnet: SUBNET, nodes: 3, images: IMAGES });
+    c = await borrowCluster({ subnet: SUBNET, nodes: 3, images: IMAGES });
   });
-  after(() => c?.stop());
+  after(() => c && giveBack(c));
 
   test(
     "the article's RedisCluster applied verbatim: nine pods, every slot covered, the row, and how sentinel and autoscaling were applied",

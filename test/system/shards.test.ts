@@ -11,7 +11,8 @@ import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { ownerOf, shardLeaseName, shardOf } from '../../src/sidecar/decide/shards.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { LEASE_NAME } from '../k8s/system-cluster.ts';
-import { missing, startSystemCluster, type SystemCluster } from './cluster.ts';
+import { missing, type SystemCluster } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
 import { BOUND, newMasterEndpoint, NS } from './support.ts';
 
 const SUBNET = 59;
@@ -52,9 +53,9 @@ const holderOf = (c: SystemCluster, shard: number) =>
 describe('work shared across sidecar instances (SHARDS=4)', { timeout: 600_000, skip: missing() ?? false }, () => {
   let c: SystemCluster;
   before(async () => {
-    c = await startSystemCluster({ subnet: SUBNET, waitForSidecars: false });
+    c = await borrowCluster({ subnet: SUBNET, waitForSidecars: false });
   });
-  after(() => c?.stop());
+  after(() => c && giveBack(c));
 
   test('a sidecar SIGKILLed while it holds shards: the survivor takes every shard and fails over each of its Redis', { timeout: 420_000 }, async (t) => {
     const all = [...Array(SHARDS).keys()];

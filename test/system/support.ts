@@ -9,7 +9,8 @@ import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { readFileSync } from 'node:fs';
-import { missing, startSystemCluster, type SystemCluster as Cluster, type SystemClusterOptions as ClusterOptions } from './cluster.ts';
+import { missing, type SystemCluster as Cluster, type SystemClusterOptions as ClusterOptions } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';
 import type { StoredObject } from '../support/kube-api/index.ts';
 import { missingKeysOn } from '../support/redis-keys.ts';
@@ -65,17 +66,15 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 export type Pod = StoredObject & { status?: { podIP?: string; phase?: string } };
 
-/** The real cluster, stopped after the test (pass or fail); undefined (the test skipped, saying why) where it cannot run here. */
+/** A real cluster (the lane's, reset, or a new one: lane.ts), given back after the test, pass or fail; undefined (the test skipped, saying why) where it cannot run here. */
 export async function boot(t: TestContext, options: ClusterOptions): Promise<Cluster | undefined> {
   const why = missing(options.images);
   if (why) {
     t.skip(why);
     return undefined;
   }
-  const t0 = performance.now();
-  const cluster = await startSystemCluster(options);
-  t.diagnostic(`real cluster up (${options.nodes ?? 1} node(s), the operator rolled out) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-  t.after(() => cluster.stop());
+  const cluster = await borrowCluster(options, (line) => t.diagnostic(line));
+  t.after(() => giveBack(cluster));
   return cluster;
 }
 

@@ -10,7 +10,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { RESIZE_REFUSED_ANNOTATION } from '../../src/api/labels.ts';
-import { missing, startSystemCluster as startCluster, type SystemCluster as Cluster } from './cluster.ts';
+import { missing, type SystemCluster as Cluster } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
 import { allLinked, assertNothingLost, BOUND, NAME, NS, RUNNING_ROW, servicesRouted, sleep, Writer, exampleManifest } from './support.ts';
 
 const SUBNET = 66;
@@ -65,9 +66,9 @@ function podState(c: Cluster, name: string): Record<string, { uid: string; owner
 describe('volume expansion', { skip, timeout: 420_000 }, () => {
   let c: Cluster;
   before(async () => {
-    c = await startCluster({ subnet: SUBNET });
+    c = await borrowCluster({ subnet: SUBNET });
   });
-  after(() => c?.stop());
+  after(() => c && giveBack(c));
 
   test(
     'grow 1Gi -> 2Gi: claims grown, StatefulSets replaced with 2Gi templates, no pod restarted, nothing lost; a new replica gets 2Gi',

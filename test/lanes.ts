@@ -1,0 +1,121 @@
+// The cluster phase of `npm test`: the test files that run real clusters (test/k8s, test/system,
+// test/e2e), split into lanes that run side by side, each lane ONE process
+// (`--test-isolation=none`) with test/system/lane.ts as its global setup, so that its system
+// scenarios borrow one cluster, reset between them, instead of each starting its own.
+//   node test/lanes.ts                      # every cluster test, two lanes
+//   LANES=1 node test/lanes.ts test/system/apply.test.ts test/system/scale.test.ts
+// Files go to lanes longest first, each to the lane with the least expected time (the seconds
+// below, measured here on two cores with two lanes; a file not listed counts as NEW_FILE_S).
+// Within a lane, files that start clusters of their own run first and the scenarios that share
+// the default cluster last, so that an idle cluster of the lane never runs beside another.
+// Invariants: every lane's output is printed, each line prefixed with its lane; the exit code is
+// non-zero when any lane failed; SIGINT/SIGTERM reach every lane (their teardown stops clusters).
+import { spawn } from 'node:child_process';
+import { globSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const PATTERNS = ['test/k8s/**/*.test.ts', 'test/system/*.test.ts', 'test/e2e/*.test.ts'];
+const NEW_FILE_S = 120;
+/** How long a lane may take to stop its cluster and exit once its tests are over. */
+const EXIT_GRACE_MS = 300_000;
+
+/**
+ * Seconds each file took in a lane (two lanes, two cores), and its place in the lane: files that
+ * start clusters of their own (0) run first, then scenarios that borrow a cluster of a kind no
+ * other file asks for (1), then those sharing the default cluster (2).
+ */
+const EXPECTED: Record<string, { s: number; order?: 1 | 2 }> = {
+  'test/e2e/local.test.ts': { s: 230 },
+  'test/system/rediscluster.test.ts': { s: 450, order: 1 },
+  'test/system/monitoring.test.ts': { s: 100, order: 1 },
+  'test/system/helm.test.ts': { s: 100, order: 1 },
+  'test/k8s/real-cluster.test.ts': { s: 90 },
+  'test/k8s/cluster-dns.test.ts': { s: 40 },
+  'test/k8s/metacontroller-real.test.ts': { s: 60 },
+  'test/k8s/rbac.test.ts': { s: 30 },
+  'test/k8s/images.test.ts': { s: 10 },
+  'test/k8s/node-build.test.ts': { s: 5 },
+  'test/k8s/real-node-config.test.ts': { s: 2 },
+  'test/system/apply.test.ts': { s: 20, order: 2 },
+  'test/system/backup.test.ts': { s: 70, order: 2 },
+  'test/system/day2.test.ts': { s: 90, order: 2 },
+  'test/system/delete.test.ts': { s: 40, order: 2 },
+  'test/system/failover.test.ts': { s: 50, order: 2 },
+  'test/system/full-restart.test.ts': { s: 40, order: 2 },
+  'test/system/invalid-spec.test.ts': { s: 30, order: 2 },
+  'test/system/leader-crash.test.ts': { s: 60, order: 2 },
+  'test/system/plugin-ops.test.ts': { s: 70, order: 2 },
+  'test/system/plugin.test.ts': { s: 40, order: 2 },
+  'test/system/scale.test.ts': { s: 40, order: 2 },
+  'test/system/shards.test.ts': { s: 60, order: 2 },
+  'test/system/tls.test.ts': { s: 50, order: 2 },
+  'test/system/volume-expansion.test.ts': { s: 110, order: 2 },
+};
+
+/** Longest first onto the least loaded lane; then, per lane, in the order of EXPECTED's `order`. */
+export function assignLanes(files: string[], lanes: number): string[][] {
+  const cost = (f: string) => EXPECTED[f]?.s ?? NEW_FILE_S;
+  const out = Array.from({ length: lanes }, () => ({ files: [] as string[], s: 0 }));
+  for (const f of [...files].sort((a, b) => cost(b) - cost(a) || a.localeCompare(b))) {
+    const lane = out.reduce((min, l) => (l.s < min.s ? l : min));
+    lane.files.push(f);
+    lane.s += cost(f);
+  }
+  const order = (f: string) => EXPECTED[f]?.order ?? 0;
+  return out.map((l) => l.files.sort((a, b) => order(a) - order(b) || a.localeCompare(b))).filter((l) => l.length > 0);
+}
+
+function runLane(index: number, files: string[]): Promise<number> {
+  const tag = `[lane ${index + 1}] `;
+  const args = [
+    '--test',
+    '--test-isolation=none',
+    `--test-global-setup=${path.join(ROOT, 'test/system/lane.ts')}`,
+    '--test-timeout=1200000',
+    '--test-reporter=spec',
+    ...files,
+  ];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  // No --test-force-exit: it exits before an async globalTeardown has stopped the lane's cluster.
+  // A lane whose tests are over but which does not exit (a leaked handle) is ended here instead.
+  let watchdog: NodeJS.Timeout | undefined;
+  const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const l of lines) {
+        out.write(`${tag}${l}\n`);
+        if (l.startsWith('ℹ duration_ms') && !watchdog)
+          watchdog = setTimeout(() => {
+            console.log(`${tag}still running ${EXIT_GRACE_MS / 1000} s after its tests ended: killed (a handle left open?)`);
+            child.kill('SIGKILL');
+          }, EXIT_GRACE_MS);
+      }
+    });
+    stream.on('end', () => rest && out.write(`${tag}${rest}\n`));
+  };
+  prefix(child.stdout, process.stdout);
+  prefix(child.stderr, process.stderr);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
+  const t0 = Date.now();
+  return new Promise((resolve) =>
+    child.once('close', (code, signal) => {
+      clearTimeout(watchdog);
+      console.log(`${tag}done in ${Math.round((Date.now() - t0) / 1000)} s: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`}`);
+      resolve(code ?? 1);
+    }),
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const named = process.argv.slice(2);
+  const files = named.length > 0 ? named : PATTERNS.flatMap((p) => globSync(p, { cwd: ROOT })).sort();
+  const lanes = assignLanes(files, Number(process.env['LANES'] ?? 2));
+  lanes.forEach((l, i) => console.log(`[lane ${i + 1}] ${l.length} files: ${l.map((f) => path.basename(f, '.test.ts')).join(', ')}`));
+  const codes = await Promise.all(lanes.map((l, i) => runLane(i, l)));
+  process.exitCode = codes.some((c) => c !== 0) ? 1 : 0;
+}
