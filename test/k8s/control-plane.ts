@@ -14,7 +14,8 @@
 // - Every process runs under `setpriv --pdeathsig KILL` in its own group: when the test process
 //   dies, so does the control plane. stop() is idempotent and leaves no process.
 // - startControlPlane() returns only when the API server is ready, the controllers have made the
-//   `default` ServiceAccount in `default` (pods can be admitted) and the scheduler runs.
+//   `default` ServiceAccount in `default` (pods can be admitted) and the scheduler runs; with
+//   `controllers: false`, when the API server is ready (and neither is started).
 // - ServiceCIDR 198.19.<subnet>.0/24: a reserved benchmarking range (RFC 2544), never routed off
 //   this machine; pods live in 198.18.<subnet>.0/24 (test/k8s/pod-network.ts). One subnet per
 //   control plane, so two clusters running at once never share an address.
@@ -56,6 +57,12 @@ export interface ControlPlaneOptions {
   onProgress?: (line: string) => void;
   /** Keep `dir` after stop() (also KEEP_CLUSTER_DATA=1). */
   keepData?: boolean;
+  /**
+   * Start kube-controller-manager and kube-scheduler (default true). Without them the API server
+   * alone answers (CRDs, admission, validation, RBAC checks) and start-up does not wait for the
+   * `default` ServiceAccount: for tests that create no pods.
+   */
+  controllers?: boolean;
 }
 
 export interface ControlPlane {
@@ -83,6 +90,8 @@ export interface ControlPlane {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** A grace period that does not keep the process alive once what it waits for is done (unref). */
+const grace = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref());
 
 function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?: CertPaths; token?: string }): string {
   const cluster = { server, 'certificate-authority': ca };
@@ -126,7 +135,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       // Reverse start order: the controllers and scheduler, the API server, then etcd.
       for (const { group } of [...groups].reverse()) {
         group.signal('SIGTERM');
-        const done = await Promise.race([group.exited.then(() => true), sleep(5000).then(() => false)]);
+        const done = await Promise.race([group.exited.then(() => true), grace(5000).then(() => false)]);
         if (!done) {
           group.signal('SIGKILL');
           await group.exited;
@@ -227,49 +236,51 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     }
     log('kube-apiserver ready');
 
-    const component = (name: string, cn: string) => {
-      const file = path.join(dir, `${name}.kubeconfig`);
-      writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, cn, { cert: pki.client(cn) }), { mode: 0o600 });
-      return file;
-    };
-    const kcmConfig = component('kube-controller-manager', 'system:kube-controller-manager');
-    launch('kube-controller-manager', [
-      `--kubeconfig=${kcmConfig}`,
-      `--authentication-kubeconfig=${kcmConfig}`,
-      `--authorization-kubeconfig=${kcmConfig}`,
-      '--secure-port=0',
-      '--leader-elect=false',
-      '--use-service-account-credentials=true',
-      `--root-ca-file=${pki.ca.cert}`,
-      `--service-account-private-key-file=${pki.serviceAccountKey}`,
-      `--cluster-signing-cert-file=${pki.ca.cert}`,
-      `--cluster-signing-key-file=${pki.ca.key}`,
-      `--service-cluster-ip-range=${serviceCidr(options.subnet)}`,
-      '--v=1',
-    ]);
-    const schedConfig = component('kube-scheduler', 'system:kube-scheduler');
-    launch('kube-scheduler', [
-      `--kubeconfig=${schedConfig}`,
-      `--authentication-kubeconfig=${schedConfig}`,
-      `--authorization-kubeconfig=${schedConfig}`,
-      '--secure-port=0',
-      '--leader-elect=false',
-      '--v=1',
-    ]);
-    for (;;) {
-      for (const { name, group } of groups) {
-        if (!group.alive()) throw new Error(`${name} exited:\n${tailLines(logFile(name), 30).join('\n')}`);
-      }
-      const ok = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name']).then(
-        () => true,
-        () => false,
-      );
-      if (ok) break;
-      if (Date.now() > deadline)
-        throw new Error(
-          `the controllers did not create the default ServiceAccount within 120 s:\n${tailLines(logFile('kube-controller-manager'), 30).join('\n')}`,
+    if (options.controllers !== false) {
+      const component = (name: string, cn: string) => {
+        const file = path.join(dir, `${name}.kubeconfig`);
+        writeFileSync(file, kubeconfigYaml(server, pki.ca.cert, cn, { cert: pki.client(cn) }), { mode: 0o600 });
+        return file;
+      };
+      const kcmConfig = component('kube-controller-manager', 'system:kube-controller-manager');
+      launch('kube-controller-manager', [
+        `--kubeconfig=${kcmConfig}`,
+        `--authentication-kubeconfig=${kcmConfig}`,
+        `--authorization-kubeconfig=${kcmConfig}`,
+        '--secure-port=0',
+        '--leader-elect=false',
+        '--use-service-account-credentials=true',
+        `--root-ca-file=${pki.ca.cert}`,
+        `--service-account-private-key-file=${pki.serviceAccountKey}`,
+        `--cluster-signing-cert-file=${pki.ca.cert}`,
+        `--cluster-signing-key-file=${pki.ca.key}`,
+        `--service-cluster-ip-range=${serviceCidr(options.subnet)}`,
+        '--v=1',
+      ]);
+      const schedConfig = component('kube-scheduler', 'system:kube-scheduler');
+      launch('kube-scheduler', [
+        `--kubeconfig=${schedConfig}`,
+        `--authentication-kubeconfig=${schedConfig}`,
+        `--authorization-kubeconfig=${schedConfig}`,
+        '--secure-port=0',
+        '--leader-elect=false',
+        '--v=1',
+      ]);
+      for (;;) {
+        for (const { name, group } of groups) {
+          if (!group.alive()) throw new Error(`${name} exited:\n${tailLines(logFile(name), 30).join('\n')}`);
+        }
+        const ok = await kubectl(['get', 'serviceaccount', 'default', '-n', 'default', '-o', 'name']).then(
+          () => true,
+          () => false,
         );
-      await sleep(250);
+        if (ok) break;
+        if (Date.now() > deadline)
+          throw new Error(
+            `the controllers did not create the default ServiceAccount within 120 s:\n${tailLines(logFile('kube-controller-manager'), 30).join('\n')}`,
+          );
+        await sleep(250);
+      }
     }
     const certKubeconfig = (cn: string, orgs: string[] = []): string => {
       const file = path.join(dir, `cert-${cn.replace(/[^A-Za-z0-9_.-]/g, '_')}.kubeconfig`);
