@@ -61,12 +61,14 @@ async function leftovers(rc: RealCluster, b: Baseline): Promise<string[]> {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-/** Polls `check` (each poll runs kubectl) until it returns no line; throws naming what is still there. */
-async function until(what: string, check: () => Promise<string[]>): Promise<void> {
+/** Polls `check` (each poll runs kubectl) until it returns no line; resolves with what it waited on first; throws naming what is still there. */
+async function until(what: string, check: () => Promise<string[]>): Promise<string> {
   const deadline = Date.now() + BOUND_MS;
+  let first = '';
   for (;;) {
     const left = await check();
-    if (left.length === 0) return;
+    if (left.length === 0) return first;
+    first ||= left.slice(0, 3).join(', ');
     if (Date.now() > deadline) throw new Error(`cluster reset: ${what} not within ${BOUND_MS / 1000} s; still: ${left.slice(0, 10).join(', ')}`);
     await sleep(500);
   }
@@ -76,8 +78,8 @@ async function until(what: string, check: () => Promise<string[]>): Promise<void
 export async function resetCluster(view: SystemCluster, rc: RealCluster, b: Baseline, frozen: ReadonlySet<string>): Promise<string> {
   const steps: string[] = [];
   let t = Date.now();
-  const step = (name: string) => {
-    steps.push(`${name} ${((Date.now() - t) / 1000).toFixed(1)} s`);
+  const step = (name: string, waitedOn = '') => {
+    steps.push(`${name} ${((Date.now() - t) / 1000).toFixed(1)} s${waitedOn ? ` (waited on ${waitedOn})` : ''}`);
     t = Date.now();
   };
   view.faults.clear();
@@ -88,22 +90,23 @@ export async function resetCluster(view: SystemCluster, rc: RealCluster, b: Base
   // finalizer, released once the finalize hook says the Redis is gone; deleting their children
   // before could race a last sync that recreates them.
   await rc.kubectl(['delete', CUSTOM.join(','), '--all', '-A', '--wait=false']);
-  await until('every Redis, RedisCluster and RedisBackup gone', async () => (await Promise.all(CUSTOM.map((k) => names(rc, [k, '-A'])))).flat());
-  step('custom resources');
+  step(
+    'custom resources',
+    await until('every Redis, RedisCluster and RedisBackup gone', async () => (await Promise.all(CUSTOM.map((k) => names(rc, [k, '-A'])))).flat()),
+  );
   const cluster = (await names(rc, [CLUSTER_KINDS])).filter((n) => !b.cluster.has(n));
   if (cluster.length > 0) await rc.kubectl(['delete', '--wait=false', '--ignore-not-found', ...cluster]);
   // A second of grace: these pods' data goes with them, nothing is to be saved on the way out.
   const inDefault = (await names(rc, [DEFAULT_KINDS, '-n', 'default'])).filter((n) => !b.inDefault.has(n));
   if (inDefault.length > 0) await rc.kubectl(['delete', '-n', 'default', '--wait=false', '--ignore-not-found', '--grace-period=1', ...inDefault]);
-  await until('nothing a scenario made left', () => leftovers(rc, b));
-  step('objects');
+  step('objects', await until('nothing a scenario made left', () => leftovers(rc, b)));
   await rc.kubectl(['delete', 'events', '--all', '-n', 'default']);
-  await until('every sidecar ready and every shard Lease held', async () => {
+  const sidecars = await until('every sidecar ready and every shard Lease held', async () => {
     const pods = view.sidecarNames();
     const out = pods.length === 0 ? ['no operator pod'] : view.leaseHolders().flatMap((h, i) => (h === '' ? [`shard ${i} without holder`] : []));
     for (const p of pods) if (!(await view.sidecarReady(p))) out.push(`${p} not ready`);
     return out;
   });
-  step('sidecars');
+  step('sidecars', sidecars);
   return steps.join(', ');
 }
