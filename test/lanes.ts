@@ -1,6 +1,6 @@
 // The cluster phase of `npm test`: the test files that run real clusters (test/k8s, test/system,
 // test/e2e), split into lanes that run side by side, each lane ONE process
-// (`--test-isolation=none`) with test/system/lane.ts as its global setup, so that its system
+// (`--test-isolation=none`, REDIS_OPERATOR_TEST_LANE=1: test/system/lane.ts), so that its system
 // scenarios borrow one cluster, reset between them, instead of each starting its own.
 //   node test/lanes.ts                      # every cluster test, two lanes
 //   LANES=1 node test/lanes.ts test/system/apply.test.ts test/system/scale.test.ts
@@ -14,12 +14,11 @@ import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LANE_ENV } from './system/lane.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const PATTERNS = ['test/k8s/**/*.test.ts', 'test/system/*.test.ts', 'test/e2e/*.test.ts'];
 const NEW_FILE_S = 120;
-/** How long a lane may take to stop its cluster and exit once its tests are over. */
-const EXIT_GRACE_MS = 300_000;
 
 /**
  * Seconds each file took in a lane (two lanes, two cores), and its place in the lane: files that
@@ -69,32 +68,17 @@ export function assignLanes(files: string[], lanes: number): string[][] {
 
 function runLane(index: number, files: string[]): Promise<number> {
   const tag = `[lane ${index + 1}] `;
-  const args = [
-    '--test',
-    '--test-isolation=none',
-    `--test-global-setup=${path.join(ROOT, 'test/system/lane.ts')}`,
-    '--test-timeout=1200000',
-    '--test-reporter=spec',
-    ...files,
-  ];
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  // No --test-force-exit: it exits before an async globalTeardown has stopped the lane's cluster.
-  // A lane whose tests are over but which does not exit (a leaked handle) is ended here instead.
-  let watchdog: NodeJS.Timeout | undefined;
+  // --test-force-exit: the lane's cluster stops in a root `after` hook (lane.ts), which it waits
+  // for; without it the run would end only once the event loop is empty.
+  const args = ['--test', '--test-isolation=none', '--test-force-exit', '--test-timeout=1200000', '--test-reporter=spec', ...files];
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, [LANE_ENV]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     let rest = '';
     stream.setEncoding('utf8');
     stream.on('data', (chunk: string) => {
       const lines = (rest + chunk).split('\n');
       rest = lines.pop() ?? '';
-      for (const l of lines) {
-        out.write(`${tag}${l}\n`);
-        if (l.startsWith('ℹ duration_ms') && !watchdog)
-          watchdog = setTimeout(() => {
-            console.log(`${tag}still running ${EXIT_GRACE_MS / 1000} s after its tests ended: killed (a handle left open?)`);
-            child.kill('SIGKILL');
-          }, EXIT_GRACE_MS);
-      }
+      for (const l of lines) out.write(`${tag}${l}\n`);
     });
     stream.on('end', () => rest && out.write(`${tag}${rest}\n`));
   };
@@ -104,7 +88,6 @@ function runLane(index: number, files: string[]): Promise<number> {
   const t0 = Date.now();
   return new Promise((resolve) =>
     child.once('close', (code, signal) => {
-      clearTimeout(watchdog);
       console.log(`${tag}done in ${Math.round((Date.now() - t0) / 1000)} s: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`}`);
       resolve(code ?? 1);
     }),

@@ -1,31 +1,33 @@
 // One real cluster lent from scenario to scenario within a lane. `npm test` runs the cluster
-// tests in two lanes (scripts/test-lanes.ts), each one process (`--test-isolation=none`) with this
-// module as its `--test-global-setup`. A scenario borrows the cluster the previous one gave back
-// when both asked for the same kind (nodes, images, install), reset as installed
+// tests in two lanes (test/lanes.ts), each one process (`--test-isolation=none`) with
+// REDIS_OPERATOR_TEST_LANE set. A scenario borrows the cluster the previous one gave back when
+// both asked for the same kind (nodes, images, install), reset as installed
 // (test/k8s/system-reset.ts); otherwise that one is stopped and a new one started.
-// Run on its own (`node --test test/system/x.test.ts`: a file per process, no global setup), a
+// Run on its own (`node --test test/system/x.test.ts`: a file per process, no lane), a
 // scenario's cluster is started for it and stopped when it ends, as before.
 // Invariants: a lane holds at most one cluster (an idle one costs CPU the running one needs); a
-// cluster whose reset failed is stopped, never lent again; the last one stops at globalTeardown.
+// cluster whose reset failed is stopped, never lent again; the last one stops in a root `after`
+// hook, once every test of the lane has run. (Not in a --test-global-setup teardown: with
+// isolation none that runs only once the event loop is empty, which a running cluster never is.)
+import { after } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { startSystemCluster, type SystemCluster, type SystemClusterOptions } from './cluster.ts';
+
+export const LANE_ENV = 'REDIS_OPERATOR_TEST_LANE';
 
 interface Lane {
   idle?: { kind: string; cluster: SystemCluster };
   kinds: WeakMap<SystemCluster, string>;
 }
 
-const LANE = Symbol.for('redis-operator.system-lane');
-const lane = (): Lane | undefined => (globalThis as { [LANE]?: Lane })[LANE];
-
-export function globalSetup(): void {
-  (globalThis as { [LANE]?: Lane })[LANE] = { kinds: new WeakMap() };
-}
-
-export async function globalTeardown(): Promise<void> {
-  const idle = lane()?.idle;
-  if (idle) await idle.cluster.stop();
-}
+const current: Lane | undefined = process.env[LANE_ENV] === '1' ? { kinds: new WeakMap() } : undefined;
+const lane = (): Lane | undefined => current;
+if (current)
+  after(async () => {
+    const idle = current.idle;
+    current.idle = undefined;
+    if (idle) await idle.cluster.stop();
+  });
 
 /** What makes two clusters interchangeable: everything but their subnet and how they report. */
 function kindOf(o: SystemClusterOptions): string {
