@@ -11,9 +11,9 @@
 // Invariants: every lane's output is printed, each line prefixed with its lane; the exit code is
 // non-zero when any lane failed; SIGINT/SIGTERM reach every lane (their teardown stops clusters).
 import { spawn } from 'node:child_process';
-import { globSync } from 'node:fs';
+import { globSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { LANE_ENV } from './system/lane.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -66,11 +66,25 @@ export function assignLanes(files: string[], lanes: number): string[][] {
   return out.map((l) => l.files.sort((a, b) => order(a) - order(b) || a.localeCompare(b))).filter((l) => l.length > 0);
 }
 
+/**
+ * The lane's entry file: its test files imported one after another. `node --test` with several
+ * files and `--test-isolation=none` imports them side by side, so their tests would run in the
+ * order their module graphs finish loading, not in the lane's.
+ */
+function laneEntry(index: number, files: string[]): string {
+  const dir = path.join(ROOT, '.tmp', 'lanes');
+  mkdirSync(dir, { recursive: true });
+  const entry = path.join(dir, `lane-${index + 1}.ts`);
+  const imports = files.map((f) => `await import(${JSON.stringify(pathToFileURL(path.resolve(ROOT, f)).href)});`);
+  writeFileSync(entry, [`// Written by test/lanes.ts: lane ${index + 1}, its files in order.`, ...imports, ''].join('\n'));
+  return entry;
+}
+
 function runLane(index: number, files: string[]): Promise<number> {
   const tag = `[lane ${index + 1}] `;
   // --test-force-exit: the lane's cluster stops in a root `after` hook (lane.ts), which it waits
   // for; without it the run would end only once the event loop is empty.
-  const args = ['--test', '--test-isolation=none', '--test-force-exit', '--test-timeout=1200000', '--test-reporter=spec', ...files];
+  const args = ['--test', '--test-isolation=none', '--test-force-exit', '--test-timeout=1200000', '--test-reporter=spec', laneEntry(index, files)];
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, [LANE_ENV]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     let rest = '';
