@@ -1,11 +1,14 @@
-// The API side of the manager harness: the Kubernetes API stand-in over HTTP, Pod objects standing
-// in for the pods of real redis-server processes (status.podIP = the server's loopback address),
-// what a test reads back (roles, the published master, Events, pod PATCHes), and manager
-// instances wired as main.ts wires them, each with its own identity, Lease client and Redis
-// source address.
+// The API side of the manager harness: a REAL kube-apiserver (test/k8s/api-server.ts: the CRDs and
+// the operator's RBAC applied, each manager instance a ServiceAccount of the operator's namespace
+// reaching it through a fault proxy), Pod objects standing in for the pods of real redis-server
+// processes (no kubelet runs: status.podIP = the server's loopback address, written as a kubelet
+// would), what a test reads back (roles, the published master, Events, pod PATCHes), and manager
+// instances wired as main.ts wires them, each with its own identity, Lease client and Redis source
+// address.
 // Invariants: every instance and watcher registers its own cleanup, undone by close(); the
-// split-brain watcher sees EVERY pod write in store order, so "two pods labelled master at once"
-// is checked at each step, not sampled.
+// split-brain watcher sees EVERY pod write in the API server's order, so "two pods labelled master
+// at once" is checked at each step, not sampled; reads are synchronous (watch caches) and every
+// harness write resolves once they show it.
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { COMPONENT_LABEL, LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
@@ -16,11 +19,15 @@ import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts
 import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/manager/index.ts';
 import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
-import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
+import type { StoredObject } from '../../support/kube-api/index.ts';
+import type { WatchHandle } from '../../support/kube-client/index.ts';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
 
 export const NS = 'redis-test';
-export const LEASE_NS = 'operator';
+/** The operator's namespace: its Lease role (manifests/rbac.yaml) is granted there only. */
+export const LEASE_NS = OPERATOR_NAMESPACE;
 export const LEASE_NAME = 'redis-operator-sidecar';
 
 /** Fast but consistent with the election invariant (renewDeadline < leaseDuration). */
@@ -54,16 +61,16 @@ export interface InstanceOptions {
 }
 
 export class Cluster {
-  readonly api: KubeApiServer;
+  readonly api: ApiServer;
   readonly instances: Instance[] = [];
   readonly #cleanups: Array<() => unknown> = [];
 
-  private constructor(api: KubeApiServer) {
+  private constructor(api: ApiServer) {
     this.api = api;
   }
 
   static async start(): Promise<Cluster> {
-    return new Cluster(await startKubeApi());
+    return new Cluster(await startApiServer({ namespaces: [NS] }));
   }
 
   get store() {
@@ -77,7 +84,8 @@ export class Cluster {
   }
 
   /** The Redis resource (spec defaults apply in the manager's validation). */
-  createRedis(name: string, spec: Record<string, unknown> = {}, namespace = NS): StoredObject {
+  async createRedis(name: string, spec: Record<string, unknown> = {}, namespace = NS): Promise<StoredObject> {
+    await this.api.namespace(namespace);
     return this.store.create('redises', { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2, ...spec } });
   }
 
@@ -86,42 +94,44 @@ export class Cluster {
    * test servers start with (as if an earlier leader had); operatorPassword null leaves the second
    * one to the leader.
    */
-  createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS, operatorPassword: string | null = TEST_OPERATOR_PASSWORD): void {
+  async createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS, operatorPassword: string | null = TEST_OPERATOR_PASSWORD): Promise<void> {
+    await this.api.namespace(namespace);
     const secrets: Array<[string, string | null]> = [
       [`${redis}-auth`, password],
       [`${redis}-operator`, operatorPassword],
     ];
     for (const [name, value] of secrets) {
       if (value === null) continue;
-      this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', stringData: { password: value } });
+      await this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', stringData: { password: value } });
     }
   }
 
   /** A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready. */
-  addPod(redis: string, suffix: string, ip: string | null, namespace = NS): Pod {
+  async addPod(redis: string, suffix: string, ip: string | null, namespace = NS): Promise<Pod> {
     const component = suffix.startsWith('master') ? 'master-set' : 'replica-set';
-    return this.store.create('pods', {
+    await this.api.namespace(namespace);
+    return (await this.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: `${redis}-${suffix}`, namespace, labels: { ...podSelectorLabels(redis), [COMPONENT_LABEL]: component } },
       spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
       status: ip ? runningStatus(ip, true) : { phase: 'Pending' },
-    }) as Pod;
+    })) as Pod;
   }
 
   pod(name: string, namespace = NS): Pod | undefined {
     return this.store.get('pods', namespace, name) as Pod | undefined;
   }
 
-  setPodStatus(name: string, ip: string | null, ready: boolean, namespace = NS): void {
-    this.store.mutate('pods', namespace, name, (p) => {
+  async setPodStatus(name: string, ip: string | null, ready: boolean, namespace = NS): Promise<void> {
+    await this.store.mutate('pods', namespace, name, (p) => {
       p['status'] = ip ? runningStatus(ip, ready) : { phase: 'Pending' };
     });
   }
 
   /** As a StatefulSet would after the pod was deleted: a new pod (new UID, no role label) at `ip`. */
-  recreatePod(redis: string, suffix: string, ip: string | null, namespace = NS): Pod {
-    this.store.delete('pods', namespace, `${redis}-${suffix}`);
+  async recreatePod(redis: string, suffix: string, ip: string | null, namespace = NS): Promise<Pod> {
+    await this.store.delete('pods', namespace, `${redis}-${suffix}`);
     return this.addPod(redis, suffix, ip, namespace);
   }
 
@@ -193,7 +203,7 @@ export class Cluster {
     });
     const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
     const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
-    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+    const kube = new KubeClient(await this.api.kubeConfig(o.id), {
       identity: o.id,
       namespaces: o.namespaces ?? [],
       requestTimeoutMs: timing.kubeRequestTimeoutMs,
