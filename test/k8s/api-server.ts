@@ -105,7 +105,14 @@ export async function startApiServer(options: { namespaces?: string[] } = {}): P
   let proxy: FaultProxy | undefined;
   let admin: HttpKubeClient | undefined;
   try {
-    await cp.kubectl(['apply', ...CRDS.flatMap((f) => ['-f', f]), '-f', path.join(REPO_ROOT, 'manifests/namespace.yaml'), '-f', path.join(REPO_ROOT, 'manifests/rbac.yaml')]);
+    await cp.kubectl([
+      'apply',
+      ...CRDS.flatMap((f) => ['-f', f]),
+      '-f',
+      path.join(REPO_ROOT, 'manifests/namespace.yaml'),
+      '-f',
+      path.join(REPO_ROOT, 'manifests/rbac.yaml'),
+    ]);
     await cp.kubectl(['apply', '-f', '-'], bindings);
     await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.flatMap((f) => ['-f', f])]);
     const cert = cp.pki.serving('api-fault-proxy', ['127.0.0.1'], ['localhost']);
@@ -137,14 +144,21 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
   };
   const ns = (resource: string, namespace: string | undefined) => (ref(resource).namespaced ? namespace : undefined);
 
-  /** Resolves once the cache holds this write (or a later one), or no longer holds a deleted object. */
+  /**
+   * Resolves once the cache holds this write (or a later one), or no longer holds a deleted object;
+   * a deleted object that still has finalizers counts as deleted once the cache shows it marked
+   * (no controller here removes them). A write that removed a deleted object's last finalizer
+   * removed the object. Throws when the cache has not caught up within 5 s.
+   */
   async function caughtUp(res: ResourceRef, namespace: string | undefined, written: StoredObject | undefined, name: string, deleted = false) {
     const want = Number(written?.metadata.resourceVersion ?? 0);
+    const gone = deleted || (written?.metadata.deletionTimestamp !== undefined && !written.metadata.finalizers?.length);
     for (let i = 0; i < 1000; i++) {
       const cached = admin.get(res, namespace, name);
-      if (deleted ? !cached : cached && Number(cached.metadata.resourceVersion) >= want) return;
+      if (gone ? !cached || (deleted && cached.metadata.deletionTimestamp !== undefined) : cached && Number(cached.metadata.resourceVersion) >= want) return;
       await sleep(5);
     }
+    throw new Error(`api-server: the watch cache of ${res.resource} did not show the write to ${namespace ?? ''}/${name} within 5 s`);
   }
 
   const store: ApiStore = {
@@ -189,7 +203,11 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
         try {
           let written = await admin.update(res, next as KubeObject);
           if (res.statusSubresource && JSON.stringify(next['status']) !== JSON.stringify(current['status']))
-            written = await admin.update(res, { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } }, { subresource: 'status' });
+            written = await admin.update(
+              res,
+              { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } },
+              { subresource: 'status' },
+            );
           await caughtUp(res, where, written, name);
           return written;
         } catch (err) {
