@@ -63,7 +63,9 @@ describe('KubeClient volume calls', () => {
     client = new KubeClient(await api.kubeConfig('sidecar-a'), { identity: 'sidecar-a', requestTimeoutMs: 2000 });
   });
   after(async () => {
+    const refused = api.requests.filter((r) => r.status === 403).map((r) => `${r.client} ${r.method} ${r.path}`);
     await api.close();
+    assert.deepEqual(refused, [], 'manifests/rbac.yaml allows every call the sidecar made');
   });
 
   test("listRedisClaims: the Redis' claims in its namespace only, by its pod selector labels", async () => {
