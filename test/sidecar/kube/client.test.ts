@@ -15,10 +15,10 @@ import type { StoredObject } from '../../support/kube-api/index.ts';
 import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
 import { isReplaced, KubeClient, kubeFailure, loadKubeConfig, POD_SELECTOR } from '../../../src/sidecar/kube/client.ts';
 import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../src/api/labels.ts';
-import { until as untilPolled } from '../../support/until.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
 /** Polls often: these tests watch elections and informers that change within milliseconds. */
-const until = <T>(what: string, check: () => T, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 /** Every namespace a test writes to: the real API server refuses objects in a namespace that does not exist. */
 const NAMESPACES = ['cfg-ns', 'list-a', 'list-b', 'list-c', 'inf-a', 'inf-b', 'elsewhere', 'rinf-a', 'patch', 'replaced', 'events', 'auth'];
@@ -200,10 +200,7 @@ describe('KubeClient', () => {
       ),
       true,
     );
-    const [event] = await until('the Event', () => {
-      const events = api.store.list('events', { namespace: 'events' }) as Array<StoredObject & Record<string, any>>;
-      return events.length > 0 && events;
-    });
+    const event = await until('the Event', () => (api.store.list('events', { namespace: 'events' }) as Array<StoredObject & Record<string, any>>)[0]);
     assert.deepEqual(event['involvedObject'], { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'ev', namespace: 'events', uid: r.metadata.uid });
     assert.equal(event['reason'], 'FailoverCompleted');
     assert.equal(event['type'], 'Normal');

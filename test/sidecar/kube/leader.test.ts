@@ -13,7 +13,7 @@ import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector, type LeadershipInfo } from '../../../src/sidecar/kube/leader.ts';
 import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
-import { until as untilPolled } from '../../support/until.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
 /** The Lease role (manifests/rbac.yaml) is granted in the operator's namespace only. */
 const NS = OPERATOR_NAMESPACE;
@@ -31,7 +31,7 @@ interface Happening {
 }
 
 /** Polls often: these tests watch elections and informers that change within milliseconds. */
-const until = <T>(what: string, check: () => T, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 function micro(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000Z');

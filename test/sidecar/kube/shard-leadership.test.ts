@@ -15,14 +15,14 @@ import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { ShardLeadership } from '../../../src/sidecar/kube/shard-leadership.ts';
 import { ownerOf } from '../../../src/sidecar/decide/shards.ts';
 import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
-import { until as untilPolled } from '../../support/until.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
 /** The Lease role (manifests/rbac.yaml) is granted in the operator's namespace only. */
 const NS = OPERATOR_NAMESPACE;
 const IDS = ['sidecar-a', 'sidecar-b', 'sidecar-c'];
 const SHARDS = 4;
 const FAST: LeaderSettings = { leaseDurationSeconds: 1, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 250 };
-const until = <T>(what: string, check: () => T, timeoutMs = 15_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 15_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 const shards = Array.from({ length: SHARDS }, (_, i) => i);
 
 describe('ShardLeadership: one Lease per shard, shared out among the live instances', () => {

@@ -12,11 +12,11 @@ import assert from 'node:assert/strict';
 import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
 import { isConflict, isReplaced, KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { podSelectorLabels, RESIZE_REFUSED_ANNOTATION } from '../../../src/api/labels.ts';
-import { until as untilPolled } from '../../support/until.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
 const NAMESPACES = ['vol-a', 'vol-b', 'vol-p', 'vol-s', 'vol-d'];
 /** The sidecar's writes reach the test's watch caches a moment after its call returns. */
-const until = <T>(what: string, check: () => T | undefined) => untilPolled(what, check, 5000, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>) => untilPolled(what, check, 5000, { everyMs: 5 });
 
 function claim(namespace: string, redis: string, name: string, storage = '1Gi') {
   return {
