@@ -47,6 +47,9 @@ const RESOURCES: Record<string, string> = {
   redisbackups: 'redis.example.com/v1',
 };
 
+/** The object types the store reads and writes, so tests need not import them from elsewhere. */
+export type { KubeObject, StoredObject };
+
 const CRDS = ['crd.yaml', 'rediscluster-crd.yaml', 'redisbackup-crd.yaml'].map((f) => path.join(REPO_ROOT, 'manifests', f));
 
 /** Every ServiceAccount of the operator's namespace gets the operator's rights, as its own does. */
