@@ -1,10 +1,13 @@
-// Test harness for the REAL RedisCluster manager: the Kubernetes API stand-in over HTTP (with the
-// redisclusters resource and its scale subresource on spec.master.replicas, as the CRD has it),
-// real redis-server processes in cluster mode whose "pods" are Pod objects in the stand-in's store
-// (status.podIP = the server's loopback address), and ClusterManager instances wired as main.ts
-// wires them, each with its own identity, Lease client and Redis source address.
+// Test harness for the REAL RedisCluster manager: a REAL kube-apiserver (test/k8s/api-server.ts:
+// the project's CRDs, so redisclusters with its status and scale subresources as the CRD declares
+// them, and the operator's RBAC: each instance is a ServiceAccount of the operator's namespace
+// reaching the API through a fault proxy), real redis-server processes in cluster mode whose
+// "pods" are Pod objects there (no kubelet runs: status.podIP = the server's loopback address,
+// written as a kubelet would), and ClusterManager instances wired as main.ts wires them, each with
+// its own identity, Lease client and Redis source address.
 // Invariants: nothing here talks to anything but 127.0.0.0/8; every instance and server registers
-// its own cleanup (t.after / close()); an instance's crash() leaves its Lease to expire.
+// its own cleanup (t.after / close()); an instance's crash() leaves its Lease to expire; reads are
+// synchronous (watch caches) and every write here resolves once they show it.
 import { Writable } from 'node:stream';
 import type { TestContext } from 'node:test';
 import { pino, type Logger } from 'pino';
@@ -13,8 +16,6 @@ import {
   CLUSTER_KIND,
   CLUSTER_NODE_ANNOTATION,
   CLUSTER_PLURAL,
-  CLUSTER_SHORT_NAMES,
-  CLUSTER_SINGULAR,
   RESHARD_ANNOTATION,
   SHARD_LABEL,
   clusterPodSelectorLabels,
@@ -30,29 +31,18 @@ import { createSidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import type { ClusterHooks } from '../../../src/sidecar/cluster/manager/types.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
-import { DEFAULT_RESOURCES, defineResource, startKubeApi, type KubeApiServer, type StoredObject } from '../../support/kube-api/index.ts';
+import type { StoredObject } from '../../support/kube-api/index.ts';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { runningStatus, TEST_LEADER } from '../manager/harness-cluster.ts';
 import { startRedis, TEST_OPERATOR_PASSWORD, TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
 
 export const NS = 'cluster-test';
-export const LEASE_NS = 'operator';
+/** The operator's namespace: its Lease role (manifests/rbac.yaml) is granted there only. */
+export const LEASE_NS = OPERATOR_NAMESPACE;
 export const LEASE_NAME = 'redis-operator-sidecar';
-
-/** The RedisCluster kind as the CRD serves it (scale subresource on the shard count). */
-export const REDISCLUSTER_RESOURCE = defineResource({
-  group: GROUP,
-  version: VERSION,
-  resource: CLUSTER_PLURAL,
-  singular: CLUSTER_SINGULAR,
-  kind: CLUSTER_KIND,
-  namespaced: true,
-  shortNames: [...CLUSTER_SHORT_NAMES],
-  custom: true,
-  statusSubresource: true,
-  generation: true,
-  deleteReturnsObject: true,
-  scale: { specReplicasPath: 'spec.master.replicas', statusReplicasPath: 'status.shards', labelSelectorPath: 'status.selector' },
-});
+/** Holds a deleted pod while the test plays its grace period (see terminatePod). */
+const TERMINATING_FINALIZER = 'test.redis.example.com/terminating';
 
 export interface Instance {
   id: string;
@@ -75,17 +65,17 @@ export interface InstanceOptions {
 export type Pod = StoredObject & { status?: { podIP?: string } };
 
 export class ClusterEnv {
-  readonly api: KubeApiServer;
+  readonly api: ApiServer;
   readonly instances: Instance[] = [];
   /** Servers by pod name (the one a pod's address points at now). */
   readonly servers = new Map<string, RedisServer>();
 
-  private constructor(api: KubeApiServer) {
+  private constructor(api: ApiServer) {
     this.api = api;
   }
 
   static async start(t: TestContext): Promise<ClusterEnv> {
-    const env = new ClusterEnv(await startKubeApi({ resources: [...DEFAULT_RESOURCES, REDISCLUSTER_RESOURCE] }));
+    const env = new ClusterEnv(await startApiServer({ namespaces: [NS] }));
     t.after(() => env.close());
     return env;
   }
@@ -99,17 +89,17 @@ export class ClusterEnv {
     await this.api.close();
   }
 
-  createCluster(name: string, spec: Record<string, unknown>): StoredObject {
+  createCluster(name: string, spec: Record<string, unknown>): Promise<StoredObject> {
     return this.store.create(CLUSTER_PLURAL, { apiVersion: `${GROUP}/${VERSION}`, kind: CLUSTER_KIND, metadata: { name, namespace: NS }, spec });
   }
 
   /** The operator user's Secret and the clients' one, with the passwords the test servers start with. */
-  createSecrets(name: string): void {
+  async createSecrets(name: string): Promise<void> {
     for (const [secret, value] of [
       [`${name}-auth`, TEST_PASSWORD],
       [`${name}-operator`, TEST_OPERATOR_PASSWORD],
     ] as const) {
-      this.store.create('secrets', {
+      await this.store.create('secrets', {
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: { name: secret, namespace: NS },
@@ -119,35 +109,34 @@ export class ClusterEnv {
     }
   }
 
-  patchSpec(name: string, spec: Record<string, unknown>): void {
-    this.store.patch(CLUSTER_PLURAL, NS, name, { spec }, { type: 'merge' });
+  async patchSpec(name: string, spec: Record<string, unknown>): Promise<void> {
+    await this.store.patch(CLUSTER_PLURAL, NS, name, { spec }, { type: 'merge' });
   }
 
   /** A pod `<name>-shard-<shard>-<ordinal>` at `ip`, Running and Ready. */
-  addPod(name: string, shard: number, ordinal: number, ip: string): Pod {
-    return this.store.create('pods', {
+  async addPod(name: string, shard: number, ordinal: number, ip: string): Promise<Pod> {
+    return (await this.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: podName(name, shard, ordinal), namespace: NS, labels: { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) } },
       spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
       status: runningStatus(ip, true),
-    }) as Pod;
+    })) as Pod;
   }
 
-  deletePod(pod: string): void {
-    this.store.delete('pods', NS, pod);
+  async deletePod(pod: string): Promise<void> {
+    await this.store.delete('pods', NS, pod);
   }
 
   /**
    * Deletes a pod that takes its time to go, as a real one does (grace period): it stays, marked
-   * for deletion, until the returned function lets it go.
+   * for deletion, until the returned function lets it go. No kubelet runs here, so an unscheduled
+   * pod would go at once: a finalizer of the test's holds it instead.
    */
-  terminatePod(pod: string): () => void {
-    this.store.patch('pods', NS, pod, { metadata: { finalizers: ['test.redis.example.com/terminating'] } }, { type: 'merge' });
-    this.store.delete('pods', NS, pod);
-    return () => {
-      this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' });
-    };
+  async terminatePod(pod: string): Promise<() => Promise<void>> {
+    await this.store.patch('pods', NS, pod, { metadata: { finalizers: [TERMINATING_FINALIZER] } }, { type: 'merge' });
+    await this.store.delete('pods', NS, pod);
+    return () => this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' }).then(() => undefined);
   }
 
   /**
@@ -162,8 +151,8 @@ export class ClusterEnv {
     ip: (shard: number, ordinal: number) => string,
     extra: Record<string, string> = {},
   ): Promise<string[]> {
-    this.createSecrets(name);
-    this.createCluster(name, { master: { replicas: shards }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
+    await this.createSecrets(name);
+    await this.createCluster(name, { master: { replicas: shards }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
     const ips: string[] = [];
     for (let s = 0; s < shards; s++) {
       for (let o = 0; o < 2; o++) {
@@ -186,7 +175,7 @@ export class ClusterEnv {
   ): Promise<RedisServer> {
     const server = await startRedis(t, { ip, cluster: { nodeTimeoutMs }, extra });
     this.servers.set(podName(name, shard, ordinal), server);
-    this.addPod(name, shard, ordinal, ip);
+    await this.addPod(name, shard, ordinal, ip);
     return server;
   }
 
@@ -247,7 +236,7 @@ export class ClusterEnv {
     });
     const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
     const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
-    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+    const kube = new KubeClient(await this.api.kubeConfig(o.id), {
       identity: o.id,
       requestTimeoutMs: timing.kubeRequestTimeoutMs,
       informerRestartDelayMs: 200,
