@@ -105,7 +105,14 @@ export async function startApiServer(options: { namespaces?: string[] } = {}): P
   let proxy: FaultProxy | undefined;
   let admin: HttpKubeClient | undefined;
   try {
-    await cp.kubectl(['apply', ...CRDS.flatMap((f) => ['-f', f]), '-f', path.join(REPO_ROOT, 'manifests/namespace.yaml'), '-f', path.join(REPO_ROOT, 'manifests/rbac.yaml')]);
+    await cp.kubectl([
+      'apply',
+      ...CRDS.flatMap((f) => ['-f', f]),
+      '-f',
+      path.join(REPO_ROOT, 'manifests/namespace.yaml'),
+      '-f',
+      path.join(REPO_ROOT, 'manifests/rbac.yaml'),
+    ]);
     await cp.kubectl(['apply', '-f', '-'], bindings);
     await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.flatMap((f) => ['-f', f])]);
     const cert = cp.pki.serving('api-fault-proxy', ['127.0.0.1'], ['localhost']);
@@ -137,12 +144,18 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
   };
   const ns = (resource: string, namespace: string | undefined) => (ref(resource).namespaced ? namespace : undefined);
 
-  /** Resolves once the cache holds this write (or a later one), or no longer holds a deleted object. */
+  /**
+   * Resolves once the cache holds this write (or a later one), or shows a delete: the object gone,
+   * or marked for deletion while finalizers hold it. A write that removed the last finalizer of an
+   * object marked for deletion deletes it, so that one resolves once the object is gone.
+   */
   async function caughtUp(res: ResourceRef, namespace: string | undefined, written: StoredObject | undefined, name: string, deleted = false) {
     const want = Number(written?.metadata.resourceVersion ?? 0);
+    const goes = written?.metadata.deletionTimestamp !== undefined && !written.metadata.finalizers?.length;
     for (let i = 0; i < 1000; i++) {
       const cached = admin.get(res, namespace, name);
-      if (deleted ? !cached : cached && Number(cached.metadata.resourceVersion) >= want) return;
+      if (deleted ? !cached || cached.metadata.deletionTimestamp !== undefined : goes ? !cached : cached && Number(cached.metadata.resourceVersion) >= want)
+        return;
       await sleep(5);
     }
   }
@@ -189,7 +202,11 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
         try {
           let written = await admin.update(res, next as KubeObject);
           if (res.statusSubresource && JSON.stringify(next['status']) !== JSON.stringify(current['status']))
-            written = await admin.update(res, { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } }, { subresource: 'status' });
+            written = await admin.update(
+              res,
+              { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } },
+              { subresource: 'status' },
+            );
           await caughtUp(res, where, written, name);
           return written;
         } catch (err) {
