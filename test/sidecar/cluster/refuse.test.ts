@@ -60,7 +60,7 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
     { everyMs: 100, dump: () => env.dump(NAME) },
   );
   assert.ok(
-    env.api.requests.some((r) => r.method === 'PATCH' && r.path.endsWith(`/${CLUSTER_PLURAL}/${NAME}/scale`)),
+    env.requests().some((r) => r.method === 'PATCH' && r.path.endsWith(`/${CLUSTER_PLURAL}/${NAME}/scale`)),
     'written through redisclusters/scale',
   );
   const up = env.events(NAME).filter((e) => e.reason === 'AutoscaleUp');
