@@ -120,13 +120,19 @@ export class ClusterEnv {
   async close(): Promise<void> {
     for (const i of [...this.instances]) await i.stop().catch(() => undefined);
     this.api.faults.clear();
-    for (const p of this.store.list('pods', { namespace: NS })) {
-      if (p.metadata.finalizers?.length)
-        await this.store.patch('pods', NS, p.metadata.name, { metadata: { finalizers: null } }, { type: 'merge' }).catch(unlessGone);
-      if (this.pod(p.metadata.name)) await this.store.delete('pods', NS, p.metadata.name).catch(unlessGone);
-    }
-    for (const resource of [CLUSTER_PLURAL, 'secrets', 'events'])
-      for (const o of this.store.list(resource, { namespace: NS })) await this.store.delete(resource, NS, o.metadata.name).catch(unlessGone);
+    // In parallel: each delete waits until the watch cache shows it.
+    await Promise.all(
+      this.store.list('pods', { namespace: NS }).map(async (p) => {
+        if (p.metadata.finalizers?.length)
+          await this.store.patch('pods', NS, p.metadata.name, { metadata: { finalizers: null } }, { type: 'merge' }).catch(unlessGone);
+        if (this.pod(p.metadata.name)) await this.store.delete('pods', NS, p.metadata.name).catch(unlessGone);
+      }),
+    );
+    await Promise.all(
+      [CLUSTER_PLURAL, 'secrets', 'events'].flatMap((resource) =>
+        this.store.list(resource, { namespace: NS }).map((o) => this.store.delete(resource, NS, o.metadata.name).catch(unlessGone)),
+      ),
+    );
     if (this.store.get('leases', LEASE_NS, LEASE_NAME)) await this.store.delete('leases', LEASE_NS, LEASE_NAME).catch(unlessGone);
     const refused = this.requests().filter((r) => r.status === 401 || r.status === 403);
     if (refused.length)
