@@ -64,6 +64,8 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: redis-operator-
 subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:${OPERATOR_NAMESPACE}"}]
 `;
 
+export type { KubeObject, StoredObject, WatchHandle };
+
 export interface ListOptions {
   namespace?: string;
   labelSelector?: string;
@@ -82,6 +84,7 @@ export interface ApiStore {
   patch(resource: string, namespace: string | undefined, name: string, patch: unknown, options: PatchOptions): Promise<StoredObject>;
   /** Read-modify-write of the object and then of its status (a 409 on a concurrent write is retried). */
   mutate(resource: string, namespace: string | undefined, name: string, fn: (obj: StoredObject) => void): Promise<StoredObject>;
+  /** Resolves once the object is gone, or deleting but held by a finalizer. */
   delete(resource: string, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<void>;
 }
 
@@ -105,7 +108,14 @@ export async function startApiServer(options: { namespaces?: string[] } = {}): P
   let proxy: FaultProxy | undefined;
   let admin: HttpKubeClient | undefined;
   try {
-    await cp.kubectl(['apply', ...CRDS.flatMap((f) => ['-f', f]), '-f', path.join(REPO_ROOT, 'manifests/namespace.yaml'), '-f', path.join(REPO_ROOT, 'manifests/rbac.yaml')]);
+    await cp.kubectl([
+      'apply',
+      ...CRDS.flatMap((f) => ['-f', f]),
+      '-f',
+      path.join(REPO_ROOT, 'manifests/namespace.yaml'),
+      '-f',
+      path.join(REPO_ROOT, 'manifests/rbac.yaml'),
+    ]);
     await cp.kubectl(['apply', '-f', '-'], bindings);
     await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.flatMap((f) => ['-f', f])]);
     const cert = cp.pki.serving('api-fault-proxy', ['127.0.0.1'], ['localhost']);
@@ -137,12 +147,17 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
   };
   const ns = (resource: string, namespace: string | undefined) => (ref(resource).namespaced ? namespace : undefined);
 
-  /** Resolves once the cache holds this write (or a later one), or no longer holds a deleted object. */
+  /**
+   * Resolves once the cache holds this write (or a later one); for a delete (`deleted`), once it no
+   * longer holds the object or shows it deleting (a finalizer holds it: only its owner lets it go).
+   */
   async function caughtUp(res: ResourceRef, namespace: string | undefined, written: StoredObject | undefined, name: string, deleted = false) {
     const want = Number(written?.metadata.resourceVersion ?? 0);
+    // A write that took the last finalizer off a deleting object deleted it: it never shows again.
+    const released = Boolean(written?.metadata.deletionTimestamp) && !written?.metadata.finalizers?.length;
     for (let i = 0; i < 1000; i++) {
       const cached = admin.get(res, namespace, name);
-      if (deleted ? !cached : cached && Number(cached.metadata.resourceVersion) >= want) return;
+      if (released ? !cached : deleted ? !cached || cached.metadata.deletionTimestamp : cached && Number(cached.metadata.resourceVersion) >= want) return;
       await sleep(5);
     }
   }
@@ -189,7 +204,11 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
         try {
           let written = await admin.update(res, next as KubeObject);
           if (res.statusSubresource && JSON.stringify(next['status']) !== JSON.stringify(current['status']))
-            written = await admin.update(res, { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } }, { subresource: 'status' });
+            written = await admin.update(
+              res,
+              { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } },
+              { subresource: 'status' },
+            );
           await caughtUp(res, where, written, name);
           return written;
         } catch (err) {

@@ -5,7 +5,8 @@
 // would), what a test reads back (roles, the published master, Events, pod PATCHes), and manager
 // instances wired as main.ts wires them, each with its own identity, Lease client and Redis source
 // address.
-// Invariants: every instance and watcher registers its own cleanup, undone by close(); the
+// Invariants: every instance, watcher and delayed write registers its own cleanup, undone by
+// close(); a delayed write (later()) never rejects: its failure is kept in failedWrites; the
 // split-brain watcher sees EVERY pod write in the API server's order, so "two pods labelled master
 // at once" is checked at each step, not sampled; reads are synchronous (watch caches) and every
 // harness write resolves once they show it.
@@ -19,9 +20,7 @@ import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts
 import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/manager/index.ts';
 import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
-import type { StoredObject } from '../../support/kube-api/index.ts';
-import type { WatchHandle } from '../../support/kube-client/index.ts';
-import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { startApiServer, type ApiServer, type StoredObject, type WatchHandle } from '../../k8s/api-server.ts';
 import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
 
@@ -63,6 +62,8 @@ export interface InstanceOptions {
 export class Cluster {
   readonly api: ApiServer;
   readonly instances: Instance[] = [];
+  /** Writes made by later() that failed, as `<what>: <message>` (a test asserts it empty). */
+  readonly failedWrites: string[] = [];
   readonly #cleanups: Array<() => unknown> = [];
 
   private constructor(api: ApiServer) {
@@ -119,6 +120,13 @@ export class Cluster {
     })) as Pod;
   }
 
+  /** The pods of a set in order: master-0 at ips[0], then replica-0, replica-1, ... */
+  async addPods(redis: string, ips: string[], namespace = NS): Promise<Pod[]> {
+    const pods: Pod[] = [];
+    for (const [i, ip] of ips.entries()) pods.push(await this.addPod(redis, i === 0 ? 'master-0' : `replica-${i - 1}`, ip, namespace));
+    return pods;
+  }
+
   pod(name: string, namespace = NS): Pod | undefined {
     return this.store.get('pods', namespace, name) as Pod | undefined;
   }
@@ -133,6 +141,29 @@ export class Cluster {
   async recreatePod(redis: string, suffix: string, ip: string | null, namespace = NS): Promise<Pod> {
     await this.store.delete('pods', namespace, `${redis}-${suffix}`);
     return this.addPod(redis, suffix, ip, namespace);
+  }
+
+  /**
+   * Runs `write` after `ms` (what the kubelet would report a while after something happened),
+   * without the test waiting for it. Resolves when it is done (or when close() cancels it); a
+   * failure is recorded in failedWrites instead of becoming an unhandled rejection.
+   */
+  later(ms: number, what: string, write: () => Promise<unknown>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        write().then(
+          () => resolve(),
+          (err: unknown) => {
+            this.failedWrites.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+            resolve();
+          },
+        );
+      }, ms);
+      this.#cleanups.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Names of the pods of `redis` labelled master right now (what the master Service selects). */
