@@ -13,11 +13,11 @@ const extra = { 'repl-diskless-sync-delay': '0' };
 async function threeNodes(t: TestContext, first: number) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra })));
   const names = ['master-0', 'replica-0', 'replica-1'];
-  names.forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   await until('a linked set', () => linkedAll(cluster));
@@ -73,7 +73,7 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   const t0 = performance.now();
   await old.kill();
   // The kubelet notices the container died about a second later (PLEG) and marks the pod NotReady.
-  setTimeout(() => cluster.setPodStatus(oldName, old.ip, false), 1000);
+  const notReady = cluster.later(1000, `${oldName} NotReady`, () => cluster.setPodStatus(oldName, old.ip, false));
   const newName = await until('the master label on another pod', () => {
     const m = cluster.masters('cache');
     return m.length === 1 && m[0] !== oldName && m[0];
@@ -89,13 +89,15 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   const atRestart = new Map<string, number>();
   for (const [name, s] of survivors) atRestart.set(name, await keyCount(s.ip));
   const watch = watchLowest(t, survivors);
+  await notReady;
+  assert.deepEqual(cluster.failedWrites, [], 'the kubelet-like NotReady write landed');
   await old.restart();
-  cluster.setPodStatus(oldName, old.ip, false);
+  await cluster.setPodStatus(oldName, old.ip, false);
   await until('the old master replicating from the new one', async () => {
     const r = await replicationOf(old.ip);
     return r['role'] === 'slave' && r['master_host'] === newIp && r['master_link_status'] === 'up';
   });
-  cluster.setPodStatus(oldName, old.ip, true);
+  await cluster.setPodStatus(oldName, old.ip, true);
   await until('all linked again', () => linkedAll(cluster));
   watch.stop();
   for (const [name] of survivors) {

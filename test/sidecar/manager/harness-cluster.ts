@@ -120,10 +120,11 @@ export class Cluster {
     })) as Pod;
   }
 
-  /** The pods of a set in order: master-0 at ips[0], then replica-0, replica-1, ... */
-  async addPods(redis: string, ips: string[], namespace = NS): Promise<Pod[]> {
+  /** The pods of a set in order: master-0 at the first address (or server), then replica-0, replica-1, ... */
+  async addPods(redis: string, at: Array<string | { ip: string }>, namespace = NS): Promise<Pod[]> {
     const pods: Pod[] = [];
-    for (const [i, ip] of ips.entries()) pods.push(await this.addPod(redis, i === 0 ? 'master-0' : `replica-${i - 1}`, ip, namespace));
+    for (const [i, x] of at.entries())
+      pods.push(await this.addPod(redis, i === 0 ? 'master-0' : `replica-${i - 1}`, typeof x === 'string' ? x : x.ip, namespace));
     return pods;
   }
 
