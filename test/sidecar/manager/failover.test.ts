@@ -121,7 +121,13 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
     assert.deepEqual(missing.slice(0, 5), [], `${name} holds every acknowledged write (${keys.length}): ${missing.length} missing`);
   }
 
-  const events = cluster.events('cache');
+  const events = await cluster.eventsWhen(
+    'cache',
+    'the failover and the returning master told',
+    (e) =>
+      ['FailoverStarted', 'FailoverCompleted'].every((r) => e.some((x) => x.reason === r)) &&
+      e.some((x) => x.reason === 'ReplicaRepointed' && x.message.startsWith(`${oldName} now replicates from`)),
+  );
   const started = events.filter((e) => e.reason === 'FailoverStarted');
   const completed = events.filter((e) => e.reason === 'FailoverCompleted');
   assert.equal(started.length, 1, JSON.stringify(events));
@@ -207,7 +213,9 @@ test('SIGKILL of the master twice, the second time with one replica lagging (its
     );
     newIp = cluster.pod(newName)!.status!.podIP!;
     const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
-    const started = cluster.events('cache').filter((e) => e.reason === 'FailoverStarted');
+    const started = (
+      await cluster.eventsWhen('cache', `failover ${round + 1} told`, (e) => e.filter((x) => x.reason === 'FailoverStarted').length > round)
+    ).filter((e) => e.reason === 'FailoverStarted');
     assert.match(started.at(-1)?.message ?? '', new RegExp(`^failing over from ${oldName} to ${newName}:`));
     if (expected) assert.equal(newName, expected, `the replica holding every acknowledged write is promoted: ${started.at(-1)?.message}`);
     t.diagnostic(`round ${round}: kill -> first acknowledged write on ${newName} ${Math.round(first.at - t0)} ms`);
@@ -248,7 +256,9 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`SIGSTOP -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
-  const started = cluster.events('cache').find((e) => e.reason === 'FailoverStarted');
+  const started = (await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))).find(
+    (e) => e.reason === 'FailoverStarted',
+  );
   assert.match(started?.message ?? '', /report the link down, no I\/O for >= 2 s or no byte for >= 1000 ms/);
 
   // It wakes up believing it is master: demoted to a replica of the new master.
@@ -263,7 +273,9 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   await settle(newIp, 2);
   const keys = writer.acked.map((x) => x.key);
   for (const [name, s] of byPod) assert.deepEqual(await missingKeys(s.ip, keys), [], `${name} holds every acknowledged write (${keys.length})`);
-  assert.ok(cluster.events('cache').some((e) => e.reason === 'ReplicaRepointed' && e.message.startsWith(`${oldName} claimed to be master; demoted`)));
+  await cluster.eventsWhen('cache', 'the demotion told', (e) =>
+    e.some((x) => x.reason === 'ReplicaRepointed' && x.message.startsWith(`${oldName} claimed to be master; demoted`)),
+  );
   assert.deepEqual(masters.violations, []);
 });
 

@@ -11,6 +11,7 @@
 // at once" is checked at each step, not sampled; reads are synchronous (watch caches) and every
 // harness write resolves once they show it.
 import { Writable } from 'node:stream';
+import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { COMPONENT_LABEL, LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
@@ -23,6 +24,7 @@ import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/
 import { startApiServer, type ApiServer, type StoredObject, type WatchHandle } from '../../k8s/api-server.ts';
 import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
+import { until } from '../../support/until.ts';
 
 export const NS = 'redis-test';
 /** The operator's namespace: its Lease role (manifests/rbac.yaml) is granted there only. */
@@ -59,19 +61,77 @@ export interface InstanceOptions {
   failurePolicy?: FailurePolicyConfig;
 }
 
+/** The API server the Clusters of this test file borrow once shareApiServer() was called (null: each starts its own). */
+let shared: { api: Promise<ApiServer> | null } | null = null;
+
+/** What a test may have made, deleted before the next borrower (kube-* namespaces are left alone). */
+const MADE_BY_TESTS = ['redises', 'pods', 'secrets', 'events', 'configmaps', 'statefulsets', 'persistentvolumeclaims', 'leases'];
+
+/** Back to what a fresh server holds for the tests: their objects gone (finalizers dropped first), no fault rule. */
+async function reset(api: ApiServer): Promise<void> {
+  api.faults.clear();
+  for (const resource of MADE_BY_TESTS) {
+    const objects = api.store.list(resource).filter((o) => !o.metadata.namespace?.startsWith('kube-'));
+    await Promise.all(
+      objects.map(async ({ metadata: { namespace, name, finalizers } }) => {
+        if (finalizers?.length) await api.store.patch(resource, namespace, name, { metadata: { finalizers: null } }, { type: 'merge' });
+        if (api.store.get(resource, namespace, name)) await api.store.delete(resource, namespace, name);
+      }),
+    );
+  }
+}
+
+/** An Event about a Redis, as the tests read it (reportingInstance = the instance that sent it). */
+export interface RedisEvent {
+  reason: string;
+  message: string;
+  type: string;
+  instance: string;
+}
+
 export class Cluster {
+  /** The API server, with a request log of this Cluster's own (what its clients asked since it started). */
   readonly api: ApiServer;
   readonly instances: Instance[] = [];
   /** Writes made by later() that failed, as `<what>: <message>` (a test asserts it empty). */
   readonly failedWrites: string[] = [];
   readonly #cleanups: Array<() => unknown> = [];
+  readonly #borrowed: boolean;
 
-  private constructor(api: ApiServer) {
-    this.api = api;
+  private constructor(api: ApiServer, borrowed: boolean) {
+    const from = api.requests.length;
+    this.api = Object.create(api, { requests: { get: () => api.requests.slice(from) } }) as ApiServer;
+    this.#borrowed = borrowed;
+  }
+
+  /**
+   * From now on every Cluster of this test file borrows one API server, reset for each (what
+   * the tests made deleted, fault rules cleared, a request log of its own) instead of starting its
+   * own: a start is 4-8 s on a loaded machine, a reset a fraction of one. The server stops after
+   * the file's last test. Call once at the top of a test file (it registers the file's after hook).
+   */
+  static shareApiServer(): void {
+    if (shared) return;
+    const s: { api: Promise<ApiServer> | null } = { api: null };
+    shared = s;
+    after(async () => {
+      const api = await s.api?.catch(() => null);
+      await api?.close();
+    });
   }
 
   static async start(): Promise<Cluster> {
-    return new Cluster(await startApiServer({ namespaces: [NS] }));
+    if (!shared) return new Cluster(await startApiServer({ namespaces: [NS] }), false);
+    if (shared.api) {
+      const api = await shared.api;
+      await reset(api);
+      return new Cluster(api, true);
+    }
+    const s = shared;
+    s.api = startApiServer({ namespaces: [NS] });
+    // A failed start is not kept: the next test tries again.
+    s.api.catch(() => (s.api = null));
+    return new Cluster(await s.api, true);
   }
 
   get store() {
@@ -81,7 +141,7 @@ export class Cluster {
   async close(): Promise<void> {
     for (const i of [...this.instances]) await i.stop().catch(() => undefined);
     for (const c of this.#cleanups.reverse()) await c();
-    await this.api.close();
+    if (!this.#borrowed) await this.api.close();
   }
 
   /** The Redis resource (spec defaults apply in the manager's validation). */
@@ -188,7 +248,24 @@ export class Cluster {
     return out;
   }
 
-  events(redis: string, namespace = NS): Array<{ reason: string; message: string; type: string; instance: string }> {
+  /**
+   * The Events of `redis` once `ready` holds for them. The sidecar sends its Events without
+   * waiting for them (best effort), and the tests' watch shows each a moment after the API server
+   * stored it: one may land after what it tells of (a label moved, a write acknowledged).
+   */
+  eventsWhen(redis: string, what: string, ready: (events: RedisEvent[]) => boolean, timeoutMs = 10_000, namespace = NS): Promise<RedisEvent[]> {
+    return until(
+      what,
+      () => {
+        const events = this.events(redis, namespace);
+        return ready(events) && events;
+      },
+      timeoutMs,
+      { everyMs: 20 },
+    );
+  }
+
+  events(redis: string, namespace = NS): RedisEvent[] {
     return (
       this.store.list('events', { namespace }) as Array<
         StoredObject & { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string; reportingInstance?: string }
