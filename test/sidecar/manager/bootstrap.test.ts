@@ -13,6 +13,7 @@ import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { Cluster, NS, redisCall, redisClient, replicationOf, sleep, until, missingKeys } from './harness.ts';
 
 const N = 20;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function write(ip: string, n: number, prefix: string, password = TEST_PASSWORD): Promise<string[]> {

@@ -8,6 +8,7 @@ import { addr, cutLink, startRedis, sweepRules, type LinkCut, type RedisServer }
 import { Cluster, missingKeys, redisClient, replicationOf, settle, until, Writer, NS } from './harness.ts';
 
 const N = 21;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function threeNodes(t: TestContext, first: number) {

@@ -5,6 +5,9 @@
 // would), what a test reads back (roles, the published master, Events, pod PATCHes), and manager
 // instances wired as main.ts wires them, each with its own identity, Lease client and Redis source
 // address.
+// A test file that calls Cluster.shareApiServer() has one API server for all its Clusters, each
+// starting from a reset one (what earlier tests made deleted, no fault rule, a request log of its
+// own); without it (bench/failover.ts) each Cluster starts and stops its own.
 // Invariants: every instance, watcher and delayed write registers its own cleanup, undone by
 // close(); a delayed write (later()) never rejects: its failure is kept in failedWrites; the
 // split-brain watcher sees EVERY pod write in the API server's order, so "two pods labelled master

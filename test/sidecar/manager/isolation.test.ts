@@ -10,6 +10,7 @@ import { addr, cutLink, startRedis, sweepRules } from '../../support/redis-serve
 import { Cluster, NS, replicationOf, sleep, until, Writer } from './harness.ts';
 
 const N = 25;
+Cluster.shareApiServer();
 const SIDECAR = addr(N, 250);
 const extra = { 'repl-diskless-sync-delay': '0' };
 

@@ -10,6 +10,7 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { Cluster, missingKeys, replicationOf, settle, until, Writer, type Instance } from './harness.ts';
 
 const N = 24;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function twoInstances(t: TestContext, first: number, hooksA: Parameters<Cluster['startInstance']>[0]['hooks'] = {}) {

@@ -10,6 +10,7 @@ import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { authWorks, Cluster, missingKeys, NS, redisClient, replicationOf, settle, until, Writer } from './harness.ts';
 
 const N = 26;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function threeNodes(t: TestContext, first: number, timing = {}) {

@@ -9,6 +9,7 @@ import { addr, cutLink, startRedis, sweepRules } from '../../support/redis-serve
 import { Cluster, missingKeys, redisCall, replicationOf, settle, sleep, until, Writer } from './harness.ts';
 
 const N = 23;
+Cluster.shareApiServer();
 const SIDECAR = addr(N, 250);
 const extra = { 'repl-diskless-sync-delay': '0' };
 

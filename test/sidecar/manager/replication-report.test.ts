@@ -8,6 +8,7 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { Cluster, NS, sleep, until, type Pod } from './harness.ts';
 
 const N = 19;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 test('every pod gets its replication record once linked; the replicas with their lag; not rewritten at rest', async (t) => {

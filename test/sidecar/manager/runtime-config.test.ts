@@ -9,6 +9,7 @@ import { addr, startRedis, type RedisServer } from '../../support/redis-server.t
 import { Cluster, NS, redisCall, sleep, until } from './harness.ts';
 
 const N = 28;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function configOf(ip: string, name: string): Promise<string> {

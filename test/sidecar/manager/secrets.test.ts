@@ -8,6 +8,7 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { authWorks, Cluster, NS, sleep, until } from './harness.ts';
 
 const N = 22;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 /** What the hook publishes: every Secret of the Redis that exists, with its resourceVersion, by name. */

@@ -8,6 +8,7 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { Cluster, sleep, until } from './harness.ts';
 
 const N = 27;
+Cluster.shareApiServer();
 
 async function freshSet(t: TestContext, first: number, fault: { code: number; times?: number }) {
   const cluster = await Cluster.start();

@@ -13,6 +13,7 @@ import { issue, makeCa, type Issued } from '../../support/tls-certs.ts';
 import { Cluster, missingKeys, NS, redisClient, settle, until, Writer } from './harness.ts';
 
 const N = 18;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 const NAMES = { dnsNames: ['*.cache-headless.redis-test.svc', '*.cache-headless.redis-test.svc.cluster.local'] };
 

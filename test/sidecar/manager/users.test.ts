@@ -13,6 +13,7 @@ import { addr, startRedis, type RedisServer } from '../../support/redis-server.t
 import { Cluster, NS, redisCall, until } from './harness.ts';
 
 const N = 29;
+Cluster.shareApiServer();
 
 /** What `user` may do on the node at ip, logged in with `password`: PING, GET, SET, or the error word. */
 const as = (ip: string, user: string, password: string, ...command: string[]) =>
