@@ -25,6 +25,7 @@ import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/mana
 import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import { startApiServer, type ApiServer, type StoredObject, type WatchHandle } from '../../k8s/api-server.ts';
+import type { RequestRecord } from '../../k8s/fault-proxy.ts';
 import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
@@ -141,10 +142,23 @@ export class Cluster {
     return this.api.store;
   }
 
+  /**
+   * Requests of this Cluster's clients the API server itself refused as unauthenticated or
+   * forbidden (401, 403; not a fault rule's answer): a call the sidecar makes that its roles
+   * (manifests/rbac.yaml) do not allow.
+   */
+  refused(): RequestRecord[] {
+    return this.api.requests.filter((r) => (r.status === 401 || r.status === 403) && r.fault === undefined);
+  }
+
+  /** Stops everything; throws (after stopping) when the API server refused a call of the sidecar's (refused()). */
   async close(): Promise<void> {
     for (const i of [...this.instances]) await i.stop().catch(() => undefined);
     for (const c of this.#cleanups.reverse()) await c();
+    const refused = this.refused();
     if (!this.#borrowed) await this.api.close();
+    if (refused.length > 0)
+      throw new Error(`the API server refused calls of the sidecar's: ${refused.map((r) => `${r.status} ${r.method} ${r.path} (${r.client})`).join('; ')}`);
   }
 
   /** The Redis resource (spec defaults apply in the manager's validation). */
