@@ -37,7 +37,8 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
   writer.start();
   t.after(() => writer.stop());
   await until('writes', () => writer.acked.length > 200);
-  // A finalizer keeps the deleting pod visible (as graceful termination would for a while).
+  // A finalizer keeps the deleting pod visible, as graceful termination would for a while (no
+  // kubelet runs here: an unscheduled pod is removed at once).
   await cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: ['test.example.com/hold'] } }, { type: 'merge' });
   await cluster.store.delete('pods', NS, 'cache-master-0');
   const newName = await until('the label moved', () => {
