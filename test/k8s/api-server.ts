@@ -67,6 +67,8 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: redis-operator-
 subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:${OPERATOR_NAMESPACE}"}]
 `;
 
+export type { KubeObject, StoredObject, WatchHandle };
+
 export interface ListOptions {
   namespace?: string;
   labelSelector?: string;
@@ -85,6 +87,7 @@ export interface ApiStore {
   patch(resource: string, namespace: string | undefined, name: string, patch: unknown, options: PatchOptions): Promise<StoredObject>;
   /** Read-modify-write of the object and then of its status (a 409 on a concurrent write is retried). */
   mutate(resource: string, namespace: string | undefined, name: string, fn: (obj: StoredObject) => void): Promise<StoredObject>;
+  /** Resolves once the object is gone, or deleting but held by a finalizer. */
   delete(resource: string, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<void>;
 }
 

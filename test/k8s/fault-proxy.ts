@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { Faults } from '../support/kube-api/faults.ts';
+import { Faults, type FaultAction } from '../support/kube-api/faults.ts';
 
 export interface RequestRecord {
   /** Date.now() at arrival. */
@@ -28,6 +28,8 @@ export interface RequestRecord {
   watch: boolean;
   /** Undefined while in flight (or for ever for a hung request). */
   status?: number;
+  /** The kind of the fault rule that answered it, when one did (its status is then the rule's, not the API server's). */
+  fault?: FaultAction['kind'];
 }
 
 export interface FaultProxy {
@@ -102,6 +104,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     requests.push(record);
     const action = faults.take({ method: record.method, path: record.path, client: record.client, watch });
     if (!action) return forward(req, res, record);
+    record.fault = action.kind;
     switch (action.kind) {
       case 'hang':
         return; // never answered; close() or the client's timeout ends it
