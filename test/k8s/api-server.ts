@@ -47,9 +47,6 @@ const RESOURCES: Record<string, string> = {
   redisbackups: 'redis.example.com/v1',
 };
 
-/** The object types the store reads and writes, so tests need not import them from elsewhere. */
-export type { KubeObject, StoredObject };
-
 const CRDS = ['crd.yaml', 'rediscluster-crd.yaml', 'redisbackup-crd.yaml'].map((f) => path.join(REPO_ROOT, 'manifests', f));
 
 /** Every ServiceAccount of the operator's namespace gets the operator's rights, as its own does. */
@@ -67,6 +64,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: redis-operator-
 subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:${OPERATOR_NAMESPACE}"}]
 `;
 
+/** The types the store reads and writes, so tests need not import them from elsewhere. */
 export type { KubeObject, StoredObject, WatchHandle };
 
 export interface ListOptions {
