@@ -1,8 +1,10 @@
 // Failover benchmark (a benchmark, not a test): `npm run bench:failover`.
 // Loopback addresses 127.0.30.x-127.0.39.x (the brief's allocation for this bench).
 //
-// A master and two replicas (real redis-server), the Kubernetes API stand-in over HTTP, the real
-// sidecar (src/sidecar/main.ts, its own process, as in the Deployment) managing them through it,
+// A master and two replicas (real redis-server), a real kube-apiserver (test/k8s/api-server.ts:
+// etcd, the CRDs, the operator's RBAC; no controllers), the real sidecar (src/sidecar/main.ts, its
+// own process, as in the Deployment, a ServiceAccount of the operator's namespace with the
+// sidecar's roles) managing them through it,
 // a stand-in kubelet (readiness probe as the hook's template sets it: period 2 s, threshold 2;
 // a dead container seen after ~1 s, as PLEG would; pods recreated at new addresses), and a writer
 // doing SET then WAIT 1 through the master address the operator publishes (the pod labelled
@@ -24,16 +26,17 @@
 // Env: KILL_ROUNDS (10), HUNG_ROUNDS (10), FALSE_SECONDS (6), TLS_KILL_ROUNDS (KILL_ROUNDS), SIDECAR_LOG (file for the sidecar's
 // JSON logs, default /dev/null).
 // Cleanup: every redis-server dies with this process (pdeathsig), iptables rules are removed at
-// exit (even on SIGINT), the sidecar child is SIGTERMed (SIGKILL after 5 s).
+// exit (even on SIGINT), the sidecar child is SIGTERMed (SIGKILL after 5 s), the API server and
+// etcd are stopped. A kubelet write that fails (the API server going away at the end) is logged,
+// never an unhandled rejection.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
 import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
-import { Cluster, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/manager/harness.ts';
+import { Cluster, LEASE_NS, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/manager/harness.ts';
 import { redisCommand } from '../test/sidecar/manager/harness-redis.ts';
 import { issue, makeCa, type Issued } from '../test/support/tls-certs.ts';
 
@@ -94,12 +97,12 @@ class Kubelet {
     this.cluster = cluster;
   }
 
-  add(suffix: string, server: RedisServer): BenchPod {
+  async add(suffix: string, server: RedisServer): Promise<BenchPod> {
     const name = `${NAME}-${suffix}`;
     const pod: BenchPod = { name, server, ready: false, failures: 0 };
     this.pods.set(name, pod);
-    if (this.cluster.pod(name)) this.cluster.setPodStatus(name, server.ip, false);
-    else this.cluster.store.create('pods', podObject(suffix, server.ip));
+    if (this.cluster.pod(name)) await this.cluster.setPodStatus(name, server.ip, false);
+    else await this.cluster.store.create('pods', podObject(suffix, server.ip));
     return pod;
   }
 
@@ -141,19 +144,23 @@ class Kubelet {
     if (this.pods.get(pod.name) !== pod || pod.server.ip !== ip) return;
     pod.failures = ok ? 0 : pod.failures + 1;
     const ready = ok ? true : pod.failures >= 2 ? false : pod.ready;
-    this.#setReady(pod, ready);
+    await this.#setReady(pod, ready);
   }
 
-  #setReady(pod: BenchPod, ready: boolean): void {
+  /** Never throws: a status write that fails (the API server stopping at the end) is logged. */
+  async #setReady(pod: BenchPod, ready: boolean): Promise<void> {
     if (pod.ready === ready) return;
     pod.ready = ready;
-    if (this.cluster.pod(pod.name)) this.cluster.setPodStatus(pod.name, pod.server.ip, ready);
+    if (!this.cluster.pod(pod.name)) return;
+    await this.cluster.setPodStatus(pod.name, pod.server.ip, ready).catch((err: unknown) => {
+      log(`kubelet: ${pod.name} ${ready ? 'Ready' : 'NotReady'} not written: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   /** The container died: the kubelet sees it about a second later (PLEG relist) and the pod turns NotReady. */
   async containerDied(pod: BenchPod): Promise<void> {
     await sleep(1000);
-    if (this.pods.get(pod.name) === pod) this.#setReady(pod, false);
+    if (this.pods.get(pod.name) === pod) await this.#setReady(pod, false);
   }
 
   /** restartPolicy Always: the same pod (UID, IP) runs a new container; no persistence, so empty. */
@@ -165,7 +172,7 @@ class Kubelet {
   /** The pod is deleted and the StatefulSet creates it again: new UID, new IP, no labels, empty. */
   async recreate(pod: BenchPod): Promise<BenchPod> {
     this.pods.delete(pod.name);
-    this.cluster.store.delete('pods', NS, pod.name);
+    await this.cluster.store.delete('pods', NS, pod.name);
     await pod.server.wipe({ ip: freshIp() });
     const suffix = pod.name.slice(NAME.length + 1);
     return this.add(suffix, pod.server);
@@ -193,19 +200,10 @@ function podObject(suffix: string, ip: string) {
 
 // ---------------------------------------------------------------- the sidecar process
 
-function startSidecar(cluster: Cluster, dir: string): ChildProcess {
+/** The sidecar process, as the ServiceAccount `sidecar-bench` of the operator's namespace (through the fault proxy). */
+async function startSidecar(cluster: Cluster, dir: string): Promise<ChildProcess> {
   const kubeconfig = path.join(dir, 'kubeconfig');
-  writeFileSync(
-    kubeconfig,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'stand-in', cluster: { server: cluster.api.url, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'sidecar', user: { token: 'sidecar-bench' } }],
-      contexts: [{ name: 'c', context: { cluster: 'stand-in', user: 'sidecar' } }],
-      'current-context': 'c',
-    }),
-  );
+  writeFileSync(kubeconfig, (await cluster.api.kubeConfig('sidecar-bench')).exportConfig(), { mode: 0o600 });
   const logFile = process.env['SIDECAR_LOG'] ?? '/dev/null';
   const out = openSync(logFile, 'a');
   return spawn(process.execPath, [MAIN], {
@@ -213,7 +211,8 @@ function startSidecar(cluster: Cluster, dir: string): ChildProcess {
       PATH: process.env['PATH'] ?? '',
       KUBECONFIG: kubeconfig,
       POD_NAME: 'sidecar-bench',
-      POD_NAMESPACE: 'operator',
+      // Its Lease lives here: manifests/rbac.yaml grants the Lease role in this namespace only.
+      POD_NAMESPACE: LEASE_NS,
       METRICS_PORT: '0',
       METRICS_HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
@@ -443,10 +442,10 @@ async function runSet(options: {
 }): Promise<SetResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'bench-failover-'));
   const cluster = await Cluster.start();
-  cluster.createAuthSecret(NAME);
+  await cluster.createAuthSecret(NAME);
   if (options.tls) {
     const data = { 'tls.crt': options.tls['tls.crt'], 'tls.key': options.tls['tls.key'], 'ca.crt': options.tls['ca.crt'] };
-    cluster.store.create('secrets', {
+    await cluster.store.create('secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: `${NAME}-tls`, namespace: NS },
@@ -454,17 +453,17 @@ async function runSet(options: {
       stringData: data,
     });
   }
-  cluster.createRedis(NAME, {
+  await cluster.createRedis(NAME, {
     replicas: 2,
     failover: { downAfterMilliseconds: DOWN_AFTER_MS, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
     ...(options.tls ? { tls: { secretName: `${NAME}-tls` } } : {}),
   });
   const kubelet = new Kubelet(cluster);
   const servers = await Promise.all([0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra, ...(options.tls ? { tls: options.tls } : {}) })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((s, i) => kubelet.add(s, servers[i]!));
+  for (const [i, s] of ['master-0', 'replica-0', 'replica-1'].entries()) await kubelet.add(s, servers[i]!);
   kubelet.start();
   const masters = cluster.watchMasters(NAME);
-  const sidecar = startSidecar(cluster, dir);
+  const sidecar = await startSidecar(cluster, dir);
   const sidecarExit = new Promise<number | null>((resolve) => sidecar.once('exit', (code) => resolve(code)));
   const writer = new Writer(cluster, NAME, { prefix: 'k' });
   try {

@@ -4,20 +4,40 @@
 // address. Every request is forwarded over TLS to the API server with its bearer token
 // unchanged, so authentication and RBAC stay the real server's.
 // Fault rules (test/support/kube-api/faults.ts) match on a client name: the pod a bound
-// service-account token was issued to (its claims are read, not verified: the API server
-// verifies the token when the request reaches it).
+// service-account token was issued to, else the ServiceAccount's name (the token's claims are
+// read, not verified: the API server verifies the token when the request reaches it). Every
+// request is logged (`requests`) with that name and the status it got, for tests that count what
+// a client asked.
 // Invariants: a request no rule matches is forwarded byte for byte (watches stream through);
 // close() destroys every open connection, so a hung request never outlives the test.
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { Faults } from '../support/kube-api/faults.ts';
+import { Faults, type FaultAction } from '../support/kube-api/faults.ts';
+
+export interface RequestRecord {
+  /** Date.now() at arrival. */
+  at: number;
+  method: string;
+  path: string;
+  query: string;
+  /** The client's name (tokenClient), '' for a request without a service-account token. */
+  client: string;
+  contentType: string | undefined;
+  watch: boolean;
+  /** Undefined while in flight (or for ever for a hung request). */
+  status?: number;
+  /** The kind of the fault rule that answered it, when one did (its status is then the rule's, not the API server's). */
+  fault?: FaultAction['kind'];
+}
 
 export interface FaultProxy {
   readonly url: string;
   readonly port: number;
   readonly faults: Faults;
+  /** Every request, in arrival order. */
+  readonly requests: RequestRecord[];
   close(): Promise<void>;
 }
 
@@ -29,16 +49,18 @@ export interface FaultProxyOptions {
   listen: { host: string; cert: string; key: string };
 }
 
-/** The pod a bound service-account token names (`kubernetes.io.pod.name`), or undefined. */
-export function tokenPod(token: string): string | undefined {
+/** Who a service-account token names: the pod it was bound to (`kubernetes.io.pod.name`), else its ServiceAccount; '' for anything else. */
+export function tokenClient(token: string): string {
   const payload = token.split('.')[1];
-  if (!payload) return undefined;
+  if (!payload) return '';
   try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { 'kubernetes.io'?: { pod?: { name?: unknown } } };
-    const name = claims['kubernetes.io']?.pod?.name;
-    return typeof name === 'string' ? name : undefined;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown; 'kubernetes.io'?: { pod?: { name?: unknown } } };
+    const pod = claims['kubernetes.io']?.pod?.name;
+    if (typeof pod === 'string') return pod;
+    const sub = typeof claims.sub === 'string' ? /^system:serviceaccount:[^:]+:([^:]+)$/.exec(claims.sub) : null;
+    return sub?.[1] ?? '';
   } catch {
-    return undefined;
+    return '';
   }
 }
 
@@ -46,12 +68,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const upstream = new URL(options.server);
   const ca = readFileSync(options.caFile);
   const faults = new Faults();
+  const requests: RequestRecord[] = [];
   const sockets = new Set<Socket>();
 
-  function forward(req: IncomingMessage, res: ServerResponse): void {
+  function forward(req: IncomingMessage, res: ServerResponse, record: RequestRecord): void {
     const up = httpsRequest(
       { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host }, ca },
       (ur) => {
+        record.status = ur.statusCode ?? 502;
         res.writeHead(ur.statusCode ?? 502, ur.headers);
         // A quiet watch sends no body for a while: the client must see its headers now.
         res.flushHeaders();
@@ -68,8 +92,19 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     const token = auth.startsWith('Bearer ') ? auth.slice(7) : '';
     const url = new URL(req.url ?? '/', 'http://proxy');
     const watch = url.searchParams.get('watch') === 'true' || url.searchParams.get('watch') === '1';
-    const action = faults.take({ method: req.method ?? 'GET', path: url.pathname, client: tokenPod(token) ?? '', watch });
-    if (!action) return forward(req, res);
+    const record: RequestRecord = {
+      at: Date.now(),
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.search.replace(/^\?/, ''),
+      client: tokenClient(token),
+      contentType: req.headers['content-type'],
+      watch,
+    };
+    requests.push(record);
+    const action = faults.take({ method: record.method, path: record.path, client: record.client, watch });
+    if (!action) return forward(req, res, record);
+    record.fault = action.kind;
     switch (action.kind) {
       case 'hang':
         return; // never answered; close() or the client's timeout ends it
@@ -77,7 +112,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
         req.socket.destroy();
         return;
       case 'delay':
-        setTimeout(() => forward(req, res), action.ms);
+        setTimeout(() => forward(req, res, record), action.ms);
         return;
       case 'status': {
         const body = {
@@ -89,6 +124,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
           reason: action.reason ?? 'InternalError',
           code: action.code,
         };
+        record.status = action.code;
         res.writeHead(action.code, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       }
@@ -106,6 +142,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     url: `https://${listen.host}:${port}`,
     port,
     faults,
+    requests,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -1,7 +1,9 @@
-// The sidecar entry point as a process (src/sidecar/main.ts run by the Node 24 binary), against the
-// API stand-in through a KUBECONFIG file: probes and metrics answer, the Lease is taken and given
-// back on SIGTERM (exit 0), a bad environment exits 1 naming every problem.
-// Network: the stand-in and the metrics server on 127.0.0.1 (random ports); no Redis.
+// The sidecar entry point as a process (src/sidecar/main.ts run by the Node 24 binary), against a
+// REAL kube-apiserver (test/k8s/api-server.ts) through a KUBECONFIG file for a ServiceAccount of
+// the operator's namespace (the operator's RBAC applies; the Lease lives there) that reaches it
+// through the fault proxy: probes and metrics answer, the Lease is taken and given back on
+// SIGTERM (exit 0), a bad environment exits 1 naming every problem.
+// Network: etcd, kube-apiserver, the fault proxy and the metrics server on 127.0.0.1; no Redis.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -9,27 +11,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { stringify } from 'yaml';
-import { startKubeApi, type KubeApiServer } from '../support/kube-api/index.ts';
+import { startApiServer, type ApiServer } from '../k8s/api-server.ts';
+import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { until } from '../support/until.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/sidecar/main.ts', import.meta.url));
 /** How long the sidecar process may take to start, take the Lease and answer. */
 const WAIT_MS = 15_000;
 
-function kubeconfigFile(api: KubeApiServer, dir: string): string {
+/** A kubeconfig file (JSON is YAML) for ServiceAccount `name`: the proxy's URL, the CA inline, a bound token. */
+async function kubeconfigFile(api: ApiServer, name: string, dir: string): Promise<string> {
   const file = path.join(dir, 'config');
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'stand-in', cluster: { server: api.url, 'insecure-skip-tls-verify': true } }],
-      users: [{ name: 'sidecar', user: { token: 'sidecar-main' } }],
-      contexts: [{ name: 'c', context: { cluster: 'stand-in', user: 'sidecar' } }],
-      'current-context': 'c',
-    }),
-  );
+  writeFileSync(file, (await api.kubeConfig(name)).exportConfig(), { mode: 0o600 });
   return file;
 }
 
@@ -54,14 +47,15 @@ function run(env: Record<string, string>): Run {
 }
 
 test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases it and exits 0', async (t) => {
-  const api = await startKubeApi();
+  const api = await startApiServer();
   t.after(() => api.close());
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sidecar-main-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const r = run({
-    KUBECONFIG: kubeconfigFile(api, dir),
+    KUBECONFIG: await kubeconfigFile(api, 'sidecar-main', dir),
     POD_NAME: 'sidecar-main',
-    POD_NAMESPACE: 'operator',
+    // The Lease goes in the pod's namespace: the operator's, the only one its Lease role covers.
+    POD_NAMESPACE: OPERATOR_NAMESPACE,
     METRICS_PORT: '0',
     METRICS_HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
@@ -86,7 +80,7 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   const lease = await until(
     'the lease held by the sidecar',
     () => {
-      const l = api.store.get('leases', 'operator', 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } } | undefined;
+      const l = api.store.get('leases', OPERATOR_NAMESPACE, 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } } | undefined;
       return l?.spec?.holderIdentity === 'sidecar-main' && l;
     },
     WAIT_MS,
@@ -112,10 +106,21 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   r.child.kill('SIGTERM');
   const { code } = await r.exit;
   assert.equal(code, 0, r.stderr());
-  const after = api.store.get('leases', 'operator', 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } };
-  assert.equal(after.spec?.holderIdentity ?? '', '', 'the lease was handed back');
+  await until(
+    'the lease handed back',
+    () => {
+      const l = api.store.get('leases', OPERATOR_NAMESPACE, 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } };
+      return (l.spec?.holderIdentity ?? '') === '';
+    },
+    WAIT_MS,
+  );
   assert.match(r.stdout(), /released the lease/);
   assert.match(r.stdout(), /"msg":"stopped"/);
+  assert.deepEqual(
+    api.requests.filter((q) => q.status === 403).map((q) => `${q.method} ${q.path}`),
+    [],
+    'manifests/rbac.yaml allows every call the sidecar made',
+  );
 });
 
 test('main: a bad environment exits 1 and names every problem; so does an unreadable KUBECONFIG', async () => {

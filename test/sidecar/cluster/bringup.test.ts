@@ -61,7 +61,7 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
   assert.equal(reasons.filter((r) => r === 'ReplicaAttached').length, 3, reasons.join(','));
 
   // The Redis replication manager's pod informer (name=redis) does not list a single cluster pod.
-  const redisKube = new KubeClient(env.api.kubeConfig('redis-manager'), { identity: 'redis-manager', namespaces: [NS] });
+  const redisKube = new KubeClient(await env.api.kubeConfig('redis-manager'), { identity: 'redis-manager', namespaces: [NS] });
   const redisPods = redisKube.podInformer();
   await redisPods.start();
   t.after(() => redisPods.stop());

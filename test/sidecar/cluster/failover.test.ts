@@ -23,8 +23,8 @@ const SPEC = { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMillis
 
 async function formed(t: TestContext, name: string, base: number, extra: (shard: number, ordinal: number) => Record<string, string> = () => ({})) {
   const env = await ClusterEnv.start(t);
-  env.createSecrets(name);
-  env.createCluster(name, SPEC);
+  await env.createSecrets(name);
+  await env.createCluster(name, SPEC);
   const ip = (s: number, o: number) => addr(OCTET, base + s * 2 + o);
   for (let s = 0; s < 3; s++) for (let o = 0; o < 2; o++) await env.startNode(t, name, s, o, ip(s, o), extra(s, o));
   await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
@@ -69,7 +69,7 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
     { everyMs: 50, dump: () => env.dump(name) },
   );
   // And the phase its NotRunning alert reads, from the status the hook writes (here by hand).
-  env.store.patch(CLUSTER_PLURAL, NS, name, { status: { phase: 'Resharding' } }, { type: 'merge', subresource: 'status' });
+  await env.store.patch(CLUSTER_PLURAL, NS, name, { status: { phase: 'Resharding' } }, { type: 'merge', subresource: 'status' });
   await until(
     'redis_operator_redis_phase of the RedisCluster',
     async () =>
@@ -83,10 +83,10 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
   assert.ok(await allCovered(ips.slice(1), 6), 'every slot is served again');
 
   // The StatefulSet recreates the pod: a new address, an empty data directory (no volume), a new node id.
-  env.deletePod(podName(name, 0, 0));
+  await env.deletePod(podName(name, 0, 0));
   const newIp = addr(OCTET, 9);
   await env.servers.get(podName(name, 0, 0))!.wipe({ ip: newIp });
-  env.addPod(name, 0, 0, newIp);
+  await env.addPod(name, 0, 0, newIp);
   const live = [newIp, ...ips.slice(1)];
   await until(
     "the recreated pod replicates shard 0's new master and no node knows the dead id",

@@ -1,20 +1,23 @@
-// Test harness for the REAL RedisCluster manager: the Kubernetes API stand-in over HTTP (with the
-// redisclusters resource and its scale subresource on spec.master.replicas, as the CRD has it),
-// real redis-server processes in cluster mode whose "pods" are Pod objects in the stand-in's store
-// (status.podIP = the server's loopback address), and ClusterManager instances wired as main.ts
-// wires them, each with its own identity, Lease client and Redis source address.
+// Test harness for the REAL RedisCluster manager: a REAL kube-apiserver (test/k8s/api-server.ts:
+// the project's CRDs, so redisclusters with its status and scale subresources as the CRD declares
+// them, and the operator's RBAC: each instance is a ServiceAccount of the operator's namespace
+// reaching the API through a fault proxy), real redis-server processes in cluster mode whose
+// "pods" are Pod objects there (no kubelet runs: status.podIP = the server's loopback address,
+// written as a kubelet would), and ClusterManager instances wired as main.ts wires them, each with
+// its own identity, Lease client and Redis source address.
 // Invariants: nothing here talks to anything but 127.0.0.0/8; every instance and server registers
-// its own cleanup (t.after / close()); an instance's crash() leaves its Lease to expire.
+// its own cleanup (t.after / close()); an instance's crash() leaves its Lease to expire; reads are
+// synchronous (watch caches) and every write here resolves once they show it; one API server
+// serves a whole test file, and each test leaves it as it found it (nothing in its namespace, no
+// Lease), so tests do not see each other's objects.
 import { Writable } from 'node:stream';
-import type { TestContext } from 'node:test';
+import { after, type TestContext } from 'node:test';
 import { pino, type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
   CLUSTER_KIND,
   CLUSTER_NODE_ANNOTATION,
   CLUSTER_PLURAL,
-  CLUSTER_SHORT_NAMES,
-  CLUSTER_SINGULAR,
   RESHARD_ANNOTATION,
   SHARD_LABEL,
   clusterPodSelectorLabels,
@@ -30,29 +33,18 @@ import { createSidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import type { ClusterHooks } from '../../../src/sidecar/cluster/manager/types.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
-import { DEFAULT_RESOURCES, defineResource, startKubeApi, type KubeApiServer, type StoredObject } from '../../support/kube-api/index.ts';
+import type { StoredObject } from '../../support/kube-api/index.ts';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { runningStatus, TEST_LEADER } from '../manager/harness-cluster.ts';
 import { startRedis, TEST_OPERATOR_PASSWORD, TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
 
 export const NS = 'cluster-test';
-export const LEASE_NS = 'operator';
+/** The operator's namespace: its Lease role (manifests/rbac.yaml) is granted there only. */
+export const LEASE_NS = OPERATOR_NAMESPACE;
 export const LEASE_NAME = 'redis-operator-sidecar';
-
-/** The RedisCluster kind as the CRD serves it (scale subresource on the shard count). */
-export const REDISCLUSTER_RESOURCE = defineResource({
-  group: GROUP,
-  version: VERSION,
-  resource: CLUSTER_PLURAL,
-  singular: CLUSTER_SINGULAR,
-  kind: CLUSTER_KIND,
-  namespaced: true,
-  shortNames: [...CLUSTER_SHORT_NAMES],
-  custom: true,
-  statusSubresource: true,
-  generation: true,
-  deleteReturnsObject: true,
-  scale: { specReplicasPath: 'spec.master.replicas', statusReplicasPath: 'status.shards', labelSelectorPath: 'status.selector' },
-});
+/** Holds a deleted pod while the test plays its grace period (see terminatePod). */
+const TERMINATING_FINALIZER = 'test.redis.example.com/terminating';
 
 export interface Instance {
   id: string;
@@ -74,42 +66,92 @@ export interface InstanceOptions {
 
 export type Pod = StoredObject & { status?: { podIP?: string } };
 
+/**
+ * The file's API server, shared by its tests (a start costs ~4 s): the first ClusterEnv starts it,
+ * it closes after the file's last test, and each ClusterEnv leaves it as it found it.
+ */
+let shared: Promise<ApiServer> | undefined;
+after(async () => {
+  const api = await shared?.catch(() => undefined);
+  await api?.close();
+});
+
+/** A 404 from a delete of something already gone is what the caller wanted. */
+const unlessGone = (err: unknown) => {
+  if ((err as { code?: number }).code !== 404) throw err;
+};
+
 export class ClusterEnv {
-  readonly api: KubeApiServer;
+  readonly api: ApiServer;
   readonly instances: Instance[] = [];
   /** Servers by pod name (the one a pod's address points at now). */
   readonly servers = new Map<string, RedisServer>();
 
-  private constructor(api: KubeApiServer) {
+  /** Where this test's part of the shared server's request log begins. */
+  readonly #firstRequest: number;
+
+  private constructor(api: ApiServer) {
     this.api = api;
+    this.#firstRequest = api.requests.length;
   }
 
   static async start(t: TestContext): Promise<ClusterEnv> {
-    const env = new ClusterEnv(await startKubeApi({ resources: [...DEFAULT_RESOURCES, REDISCLUSTER_RESOURCE] }));
+    shared ??= startApiServer({ namespaces: [NS] });
+    const env = new ClusterEnv(await shared);
     t.after(() => env.close());
     return env;
+  }
+
+  /** The requests the sidecars made since this ClusterEnv started, in arrival order. */
+  requests(): ApiServer['requests'] {
+    return this.api.requests.slice(this.#firstRequest);
   }
 
   get store() {
     return this.api.store;
   }
 
+  /**
+   * Stops the instances and removes what the test made (the next test of the file finds an empty
+   * namespace and no Lease); then fails if the API server refused a sidecar a call (401/403): its
+   * RBAC is the operator's own (manifests/rbac.yaml), so that is a finding, not noise. (A 403 a
+   * test injects through api.faults counts too: none does yet.)
+   */
   async close(): Promise<void> {
     for (const i of [...this.instances]) await i.stop().catch(() => undefined);
-    await this.api.close();
+    this.api.faults.clear();
+    // In parallel: each delete waits until the watch cache shows it.
+    await Promise.all(
+      this.store.list('pods', { namespace: NS }).map(async (p) => {
+        if (p.metadata.finalizers?.length)
+          await this.store.patch('pods', NS, p.metadata.name, { metadata: { finalizers: null } }, { type: 'merge' }).catch(unlessGone);
+        if (this.pod(p.metadata.name)) await this.store.delete('pods', NS, p.metadata.name).catch(unlessGone);
+      }),
+    );
+    await Promise.all(
+      [CLUSTER_PLURAL, 'secrets', 'events'].flatMap((resource) =>
+        this.store.list(resource, { namespace: NS }).map((o) => this.store.delete(resource, NS, o.metadata.name).catch(unlessGone)),
+      ),
+    );
+    if (this.store.get('leases', LEASE_NS, LEASE_NAME)) await this.store.delete('leases', LEASE_NS, LEASE_NAME).catch(unlessGone);
+    const refused = this.requests().filter((r) => r.status === 401 || r.status === 403);
+    if (refused.length)
+      throw new Error(
+        `the API server refused the sidecar ${refused.length} call(s): ${refused.map((r) => `${r.client} ${r.method} ${r.path}${r.query ? `?${r.query}` : ''} ${r.status}`).join('; ')}`,
+      );
   }
 
-  createCluster(name: string, spec: Record<string, unknown>): StoredObject {
+  createCluster(name: string, spec: Record<string, unknown>): Promise<StoredObject> {
     return this.store.create(CLUSTER_PLURAL, { apiVersion: `${GROUP}/${VERSION}`, kind: CLUSTER_KIND, metadata: { name, namespace: NS }, spec });
   }
 
   /** The operator user's Secret and the clients' one, with the passwords the test servers start with. */
-  createSecrets(name: string): void {
+  async createSecrets(name: string): Promise<void> {
     for (const [secret, value] of [
       [`${name}-auth`, TEST_PASSWORD],
       [`${name}-operator`, TEST_OPERATOR_PASSWORD],
     ] as const) {
-      this.store.create('secrets', {
+      await this.store.create('secrets', {
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: { name: secret, namespace: NS },
@@ -119,35 +161,34 @@ export class ClusterEnv {
     }
   }
 
-  patchSpec(name: string, spec: Record<string, unknown>): void {
-    this.store.patch(CLUSTER_PLURAL, NS, name, { spec }, { type: 'merge' });
+  async patchSpec(name: string, spec: Record<string, unknown>): Promise<void> {
+    await this.store.patch(CLUSTER_PLURAL, NS, name, { spec }, { type: 'merge' });
   }
 
   /** A pod `<name>-shard-<shard>-<ordinal>` at `ip`, Running and Ready. */
-  addPod(name: string, shard: number, ordinal: number, ip: string): Pod {
-    return this.store.create('pods', {
+  async addPod(name: string, shard: number, ordinal: number, ip: string): Promise<Pod> {
+    return (await this.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: podName(name, shard, ordinal), namespace: NS, labels: { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) } },
       spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
       status: runningStatus(ip, true),
-    }) as Pod;
+    })) as Pod;
   }
 
-  deletePod(pod: string): void {
-    this.store.delete('pods', NS, pod);
+  async deletePod(pod: string): Promise<void> {
+    await this.store.delete('pods', NS, pod);
   }
 
   /**
    * Deletes a pod that takes its time to go, as a real one does (grace period): it stays, marked
-   * for deletion, until the returned function lets it go.
+   * for deletion, until the returned function lets it go. No kubelet runs here, so an unscheduled
+   * pod would go at once: a finalizer of the test's holds it instead.
    */
-  terminatePod(pod: string): () => void {
-    this.store.patch('pods', NS, pod, { metadata: { finalizers: ['test.redis.example.com/terminating'] } }, { type: 'merge' });
-    this.store.delete('pods', NS, pod);
-    return () => {
-      this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' });
-    };
+  async terminatePod(pod: string): Promise<() => Promise<void>> {
+    await this.store.patch('pods', NS, pod, { metadata: { finalizers: [TERMINATING_FINALIZER] } }, { type: 'merge' });
+    await this.store.delete('pods', NS, pod);
+    return () => this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' }).then(() => undefined);
   }
 
   /**
@@ -162,8 +203,8 @@ export class ClusterEnv {
     ip: (shard: number, ordinal: number) => string,
     extra: Record<string, string> = {},
   ): Promise<string[]> {
-    this.createSecrets(name);
-    this.createCluster(name, { master: { replicas: shards }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
+    await this.createSecrets(name);
+    await this.createCluster(name, { master: { replicas: shards }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
     const ips: string[] = [];
     for (let s = 0; s < shards; s++) {
       for (let o = 0; o < 2; o++) {
@@ -186,7 +227,7 @@ export class ClusterEnv {
   ): Promise<RedisServer> {
     const server = await startRedis(t, { ip, cluster: { nodeTimeoutMs }, extra });
     this.servers.set(podName(name, shard, ordinal), server);
-    this.addPod(name, shard, ordinal, ip);
+    await this.addPod(name, shard, ordinal, ip);
     return server;
   }
 
@@ -247,7 +288,7 @@ export class ClusterEnv {
     });
     const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
     const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
-    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+    const kube = new KubeClient(await this.api.kubeConfig(o.id), {
       identity: o.id,
       requestTimeoutMs: timing.kubeRequestTimeoutMs,
       informerRestartDelayMs: 200,

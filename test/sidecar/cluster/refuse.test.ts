@@ -29,7 +29,7 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
   const masters = [0, 1, 2, 3].map((s) => ip(s, 0));
   const before = await slotCountsOf(masters);
 
-  env.patchSpec(NAME, { master: { replicas: 3 } });
+  await env.patchSpec(NAME, { master: { replicas: 3 } });
   const refused = await until(
     'the reshard record says Refused',
     () => {
@@ -52,7 +52,7 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
   assert.equal(env.events(NAME).filter((e) => e.reason === 'ReshardRefused').length, 1, 'refused once, not once per round');
 
   // Autoscaling on (no stabilization window, target 50%): the masters at ~80% ask for 4 * 80 / 50 -> capped at 5.
-  env.patchSpec(NAME, { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 5, targetMemoryUtilization: 50, stabilizationWindowSeconds: 0 } });
+  await env.patchSpec(NAME, { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 5, targetMemoryUtilization: 50, stabilizationWindowSeconds: 0 } });
   await until(
     'spec.master.replicas written to 5 through the scale subresource',
     () => (env.store.get(CLUSTER_PLURAL, NS, NAME) as { spec?: { master?: { replicas?: number } } } | undefined)?.spec?.master?.replicas === 5,
@@ -60,7 +60,7 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
     { everyMs: 100, dump: () => env.dump(NAME) },
   );
   assert.ok(
-    env.api.requests.some((r) => r.method === 'PATCH' && r.path.endsWith(`/${CLUSTER_PLURAL}/${NAME}/scale`)),
+    env.requests().some((r) => r.method === 'PATCH' && r.path.endsWith(`/${CLUSTER_PLURAL}/${NAME}/scale`)),
     'written through redisclusters/scale',
   );
   const up = env.events(NAME).filter((e) => e.reason === 'AutoscaleUp');

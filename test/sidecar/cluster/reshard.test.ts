@@ -29,7 +29,7 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
   writer.start('w');
 
   // Up: the hook creates shard 3's StatefulSet when master.replicas becomes 4.
-  env.patchSpec(NAME, { master: { replicas: 4 } });
+  await env.patchSpec(NAME, { master: { replicas: 4 } });
   for (let o = 0; o < 2; o++) await env.startNode(t, NAME, 3, o, ip(3, o));
   const all = [...staying, ip(3, 0), ip(3, 1)];
   const upStarted = performance.now();
@@ -54,7 +54,7 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
   const ackedDuringUp = writer.acked.length;
 
   // Down: slots leave shard 3 first; the hook drops its StatefulSet once its pods report no slots.
-  env.patchSpec(NAME, { master: { replicas: 3 } });
+  await env.patchSpec(NAME, { master: { replicas: 3 } });
   const downStarted = performance.now();
   await until(
     'shard 3 drained: its pods report no slots, reshard Done',
@@ -75,7 +75,8 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
   const refreshesWhileWriting = writer.refreshes;
   // The hook drops shard 3's StatefulSet: its pods terminate. They are forgotten by the others and
   // reset while they shut down, so they do not gossip their way back.
-  const release = [0, 1].map((o) => env.terminatePod(podName(NAME, 3, o)));
+  const release: Array<() => Promise<void>> = [];
+  for (const o of [0, 1]) release.push(await env.terminatePod(podName(NAME, 3, o)));
   await until('the staying nodes know only each other', () => allCovered(staying, 6), 30_000, { everyMs: 100, dump: () => env.dump(NAME) });
   await until(
     'the leaving nodes reset (each knows only itself)',
@@ -86,7 +87,7 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
     10_000,
     { everyMs: 100, dump: () => env.dump(NAME) },
   );
-  for (const r of release) r();
+  for (const r of release) await r();
   for (const o of [0, 1]) await env.servers.get(podName(NAME, 3, o))!.kill();
 
   assert.deepEqual(await openSlots(staying), []);

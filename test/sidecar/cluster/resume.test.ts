@@ -50,7 +50,7 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
   const spread = await fill(writer, `${name}-pre`, 5000);
   writer.start(`${name}-w`);
 
-  env.patchSpec(name, { master: { replicas: 4 } });
+  await env.patchSpec(name, { master: { replicas: 4 } });
   for (let o = 0; o < 2; o++) await env.startNode(t, name, 3, o, ip(3, o));
   await until('instance a crashed mid-slot', () => crashed !== null, 60_000, { everyMs: 50, dump: () => env.dump(name) });
   await crashed;

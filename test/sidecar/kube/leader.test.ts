@@ -1,16 +1,22 @@
-// Leader election against the API stand-in over HTTP through client-node (the real code path).
-// Network: the stand-in's HTTP server on 127.0.0.1 (random port); no Redis.
-import { afterEach, beforeEach, describe, test } from 'node:test';
+// Leader election against a REAL kube-apiserver (test/k8s/api-server.ts) through client-node (the
+// real code path): its Lease validation, its optimistic concurrency (a stale resourceVersion is a
+// 409) and the operator's RBAC (each elector a ServiceAccount of the operator's namespace, where
+// its Lease role is granted), reached through the fault proxy that cuts one elector off.
+// One API server for the file: each test elects on a Lease of its own and reads only the requests
+// made since it started, so what one test leaves behind cannot decide another.
+// Network: etcd, kube-apiserver and the fault proxy on 127.0.0.1; no Redis.
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKubeApi, type KubeApiServer } from '../../support/kube-api/index.ts';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector, type LeadershipInfo } from '../../../src/sidecar/kube/leader.ts';
 import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
-import { until as untilPolled } from '../../support/until.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
-const NS = 'redis-system';
-const LEASE = 'redis-operator-sidecar';
-const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${LEASE}`;
+/** The Lease role (manifests/rbac.yaml) is granted in the operator's namespace only. */
+const NS = OPERATOR_NAMESPACE;
 // Short but consistent with the invariant (renewDeadline < leaseDuration), so tests run in seconds.
 const FAST: LeaderSettings = { leaseDurationSeconds: 1, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 250 };
 
@@ -25,22 +31,38 @@ interface Happening {
 }
 
 /** Polls often: these tests watch elections and informers that change within milliseconds. */
-const until = (what: string, check: () => boolean, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 function micro(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000Z');
 }
 
 describe('LeaderElector on a coordination.k8s.io Lease', () => {
-  let api: KubeApiServer;
+  let api: ApiServer;
+  /** One KubeConfig per identity: each is a ServiceAccount token, made once for the file. */
+  const configs = new Map<string, KubeConfig>();
+  let tests = 0;
+  let LEASE: string;
+  let LEASE_PATH: string;
+  /** api.requests before this test began. */
+  let mark: number;
   let log: Happening[];
   let electors: LeaderElector[];
   let sampler: NodeJS.Timeout | undefined;
   let overlaps: number;
 
+  /** This test's requests, in arrival order. */
+  const requests = () => api.requests.slice(mark);
+
+  function kubeConfig(id: string): KubeConfig {
+    const kc = configs.get(id);
+    if (!kc) throw new Error(`no KubeConfig for ${id}: add it to the before() hook`);
+    return kc;
+  }
+
   function elector(id: string, settings: LeaderSettings = FAST, eligible?: () => boolean): LeaderElector {
-    // The bearer token is the identity, so fault rules can target one elector.
-    const client = new KubeClient(api.kubeConfig(id), { identity: id }).leaseClient(NS, LEASE, settings.requestTimeoutMs);
+    // Each identity is its own ServiceAccount, so fault rules can target one elector.
+    const client = new KubeClient(kubeConfig(id), { identity: id }).leaseClient(NS, LEASE, settings.requestTimeoutMs);
     const e: LeaderElector = new LeaderElector({
       client,
       identity: id,
@@ -71,8 +93,22 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     assert.equal(overlaps, 0, 'sampled isLeader() was true on two electors at once');
   }
 
-  beforeEach(async () => {
-    api = await startKubeApi();
+  before(async () => {
+    api = await startApiServer();
+    for (const id of ['sidecar-a', 'sidecar-b', 'x']) configs.set(id, await api.kubeConfig(id));
+  });
+
+  after(async () => {
+    const refused = api.requests.filter((r) => r.status === 403).map((r) => `${r.client} ${r.method} ${r.path}`);
+    await api.close();
+    assert.deepEqual(refused, [], 'manifests/rbac.yaml allows every call the electors made');
+  });
+
+  beforeEach(() => {
+    tests++;
+    LEASE = `redis-operator-sidecar-${tests}`;
+    LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${LEASE}`;
+    mark = api.requests.length;
     log = [];
     electors = [];
     overlaps = 0;
@@ -84,7 +120,7 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
   afterEach(async () => {
     clearInterval(sampler);
     await Promise.all(electors.map((e) => e.stop({ release: false })));
-    await api.close();
+    api.faults.clear();
   });
 
   test('eligible: only the assigned instance asks for the Lease; reassigned, the leader stops acting, then hands it over', async () => {
@@ -111,8 +147,8 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     await until('a leader', () => leaders().length === 1);
     const leader = leaders()[0]!;
     // Let several renewal rounds pass: leadership must stay put.
-    const rounds = api.requests.filter((r) => r.method === 'PUT').length;
-    await until('five more renewals', () => api.requests.filter((r) => r.method === 'PUT' && r.status === 200).length >= rounds + 5);
+    const rounds = requests().filter((r) => r.method === 'PUT').length;
+    await until('five more renewals', () => requests().filter((r) => r.method === 'PUT' && r.status === 200).length >= rounds + 5);
     assert.equal(starts().length, 1);
     assert.equal(stops().length, 0);
     assert.ok(leader.isLeader());
@@ -147,7 +183,11 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
       assert.equal(bStart.reason, 'Expired');
       assert.equal(bStart.info?.leaseTransitions, 1);
       // The lease b wrote is the takeover, a's renewals could not have landed after a stopped.
-      const renewTime = Date.parse((api.store.read('leases', NS, LEASE)['spec'] as { acquireTime: string }).acquireTime);
+      const written = await until('the takeover in the cache', () => {
+        const spec = api.store.read('leases', NS, LEASE)['spec'] as { holderIdentity: string; acquireTime: string };
+        return spec.holderIdentity === 'sidecar-b' && spec;
+      });
+      const renewTime = Date.parse(written.acquireTime);
       assert.ok(renewTime >= aStop.at);
     });
   }
@@ -162,8 +202,8 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     await until('b leads', () => b.isLeader());
     fault.remove();
     await until('a sees b', () => a.currentLeader === 'sidecar-b');
-    const seen = api.requests.length;
-    await until('a few more rounds', () => api.requests.filter((r) => r.client === 'sidecar-a').length > 3 && api.requests.length > seen + 10);
+    const seen = requests().length;
+    await until('a few more rounds', () => requests().filter((r) => r.client === 'sidecar-a').length > 3 && requests().length > seen + 10);
     assert.equal(starts('sidecar-a').length, 1, 'a did not lead again');
     assert.ok(b.isLeader());
     assertNoOverlap();
@@ -175,17 +215,21 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     await until('a leads', () => a.isLeader());
     // Hold a's next renewal in flight, and write the Lease meanwhile: a's PUT carries a stale resourceVersion.
     api.faults.add({ client: 'sidecar-a', method: 'PUT', times: 1, action: { kind: 'delay', ms: 150 } });
-    const puts = api.requests.length;
-    await until('a renewal in flight', () => api.requests.slice(puts).some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === undefined));
+    const puts = requests().length;
+    await until('a renewal in flight', () =>
+      requests()
+        .slice(puts)
+        .some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === undefined),
+    );
     const intrudedAt = Date.now();
-    api.store.mutate('leases', NS, LEASE, (l) => {
+    await api.store.mutate('leases', NS, LEASE, (l) => {
       l['spec'] = { ...(l['spec'] as object), holderIdentity: 'intruder', renewTime: micro(intrudedAt), acquireTime: micro(intrudedAt) };
     });
     await until('a stops', () => stops('sidecar-a').length === 1);
     const stop = stops('sidecar-a')[0]!;
     assert.match(stop.reason, /LeaseLost: held by intruder/);
     assert.ok(
-      api.requests.some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === 409),
+      requests().some((r) => r.client === 'sidecar-a' && r.method === 'PUT' && r.status === 409),
       'the renewal got a 409',
     );
     await until('a leads again', () => starts('sidecar-a').length === 2);
@@ -203,16 +247,18 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     api.faults.add({ client: 'sidecar-b', method: 'GET', times: 1, action: { kind: 'status', code: 404, reason: 'NotFound' } });
     const b = elector('sidecar-b');
     b.start();
-    await until('b tried to create', () => api.requests.some((r) => r.client === 'sidecar-b' && r.method === 'POST' && r.status !== undefined));
+    await until('b tried to create', () => requests().some((r) => r.client === 'sidecar-b' && r.method === 'POST' && r.status !== undefined));
     await until('b has seen a as leader', () => b.currentLeader === 'sidecar-a');
-    assert.equal(api.requests.find((r) => r.client === 'sidecar-b' && r.method === 'POST')?.status, 409);
+    assert.equal(requests().find((r) => r.client === 'sidecar-b' && r.method === 'POST')?.status, 409);
     assert.equal(starts('sidecar-b').length, 0);
     assert.ok(a.isLeader());
   });
 
   test('takeover of an expired lease left by a crashed holder', async () => {
     const writtenAt = Date.now();
-    api.store.create('leases', {
+    await api.store.create('leases', {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
       metadata: { name: LEASE, namespace: NS },
       spec: { holderIdentity: 'crashed', leaseDurationSeconds: 1, acquireTime: micro(writtenAt - 5000), renewTime: micro(writtenAt), leaseTransitions: 7 },
     });
@@ -223,7 +269,10 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     assert.equal(start.reason, 'Expired');
     assert.equal(start.info?.leaseTransitions, 8);
     assert.ok(start.at > writtenAt + 1000, 'not before the lease expired');
-    const spec = api.store.read('leases', NS, LEASE)['spec'] as { holderIdentity: string; leaseTransitions: number };
+    const spec = await until('the takeover in the cache', () => {
+      const l = api.store.read('leases', NS, LEASE)['spec'] as { holderIdentity: string; leaseTransitions: number };
+      return l.holderIdentity === 'sidecar-a' && l;
+    });
     assert.deepEqual([spec.holderIdentity, spec.leaseTransitions], ['sidecar-a', 8]);
   });
 
@@ -247,7 +296,7 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
   test('invalid settings are refused at construction', () => {
     assert.throws(() => elector('x', { ...FAST, renewDeadlineMs: 1000 }), /renewDeadlineMs must be less than/);
     assert.throws(
-      () => new LeaderElector({ client: new KubeClient(api.kubeConfig(), { identity: 'x' }).leaseClient(NS, LEASE, 100), identity: '' }),
+      () => new LeaderElector({ client: new KubeClient(kubeConfig('x'), { identity: 'x' }).leaseClient(NS, LEASE, 100), identity: '' }),
       /identity/,
     );
   });

@@ -1,32 +1,45 @@
-// Sharded leadership against the API stand-in over HTTP through client-node (the Lease calls and
-// the Lease informer are the real code path). Network: the stand-in on 127.0.0.1; no Redis.
-import { afterEach, beforeEach, describe, test } from 'node:test';
+// Sharded leadership against a REAL kube-apiserver (test/k8s/api-server.ts) through client-node:
+// the Lease calls and the Lease informer are the real code path, each instance a ServiceAccount
+// of the operator's namespace (where the Lease role is granted) reaching it through the fault
+// proxy. One API server for the file: each test uses a Lease base name of its own, and the
+// informers only count Leases under their base, so instances of an earlier test never count as
+// members of a later one.
+// Network: etcd, kube-apiserver and the fault proxy on 127.0.0.1; no Redis.
+import { after, afterEach, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
-import { startKubeApi, type KubeApiServer } from '../../support/kube-api/index.ts';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { ShardLeadership } from '../../../src/sidecar/kube/shard-leadership.ts';
 import { ownerOf } from '../../../src/sidecar/decide/shards.ts';
 import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts';
-import { until as untilPolled } from '../../support/until.ts';
+import { until as untilPolled, type Polled } from '../../support/until.ts';
 
-const NS = 'redis-system';
-const BASE = 'redis-operator-sidecar';
+/** The Lease role (manifests/rbac.yaml) is granted in the operator's namespace only. */
+const NS = OPERATOR_NAMESPACE;
+const IDS = ['sidecar-a', 'sidecar-b', 'sidecar-c'];
 const SHARDS = 4;
 const FAST: LeaderSettings = { leaseDurationSeconds: 1, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 250 };
-const until = (what: string, check: () => boolean, timeoutMs = 15_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 15_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
 const shards = Array.from({ length: SHARDS }, (_, i) => i);
 
 describe('ShardLeadership: one Lease per shard, shared out among the live instances', () => {
-  let api: KubeApiServer;
+  let api: ApiServer;
+  /** One KubeConfig per identity: each is a ServiceAccount token, made once for the file. */
+  const configs = new Map<string, KubeConfig>();
+  let tests = 0;
+  let BASE: string;
   let instances: ShardLeadership[];
+  const identities = new Map<ShardLeadership, string>();
   let sampler: NodeJS.Timeout | undefined;
   let overlaps: string[];
   let changes: Array<{ id: string; shard: number; leading: boolean }>;
 
   function instance(id: string): ShardLeadership {
-    // The bearer token is the identity, so a fault rule can cut one instance off the API.
-    const kube = new KubeClient(api.kubeConfig(id), { identity: id, requestTimeoutMs: FAST.requestTimeoutMs, informerRestartDelayMs: 100 });
+    // Each identity is its own ServiceAccount, so a fault rule can cut one instance off the API.
+    const kube = new KubeClient(configs.get(id)!, { identity: id, requestTimeoutMs: FAST.requestTimeoutMs, informerRestartDelayMs: 100 });
     const s = new ShardLeadership({
       identity: id,
       shards: SHARDS,
@@ -38,14 +51,37 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
       onShardChanged: (shard, leading) => changes.push({ id, shard, leading }),
     });
     instances.push(s);
+    identities.set(s, id);
     return s;
   }
 
   /** Who may act on each shard right now, by instance index. */
   const holders = (list: ShardLeadership[]) => shards.map((i) => list.filter((s) => s.isLeaderOf(i)));
 
-  beforeEach(async () => {
-    api = await startKubeApi();
+  /**
+   * Every shard held by exactly the instance that `list` computes as its owner. "Every shard held
+   * once" is not enough: before the instances see each other's membership Lease, each counts only
+   * itself and one of them may briefly win every shard.
+   */
+  function settled(list: ShardLeadership[]): boolean {
+    const expected = shards.map((i) => ownerOf(i, list.map((s) => identities.get(s)!).sort()));
+    return holders(list).every((h, i) => h.length === 1 && identities.get(h[0]!) === expected[i]);
+  }
+
+  before(async () => {
+    api = await startApiServer();
+    for (const id of IDS) configs.set(id, await api.kubeConfig(id));
+  });
+
+  after(async () => {
+    const refused = api.requests.filter((r) => r.status === 403).map((r) => `${r.client} ${r.method} ${r.path}`);
+    await api.close();
+    assert.deepEqual(refused, [], 'manifests/rbac.yaml allows every call the instances made');
+  });
+
+  beforeEach(() => {
+    tests++;
+    BASE = `redis-operator-sidecar-${tests}`;
     instances = [];
     overlaps = [];
     changes = [];
@@ -56,8 +92,9 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
 
   afterEach(async () => {
     clearInterval(sampler);
+    // The cut-off instance's requests hang until their timeout: lift the fault first, so it stops as it would once healed.
+    api.faults.clear();
     await Promise.allSettled(instances.map((s) => s.stop()));
-    await api.close();
   });
 
   test('two instances: each shard is held by exactly the owner both compute, and both get some', async () => {
@@ -81,7 +118,7 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
   test('an instance cut off the API stops acting; the survivor takes every shard after the lease duration, never overlapping', async () => {
     const [a, b] = [instance('sidecar-a'), instance('sidecar-b')];
     await Promise.all([a.start(), b.start()]);
-    await until('all shards held', () => holders([a, b]).every((h) => h.length === 1));
+    await until('every shard held by its owner', () => settled([a, b]));
     const lost = a.held();
     assert.ok(lost.length > 0, 'a holds shards before the cut');
     // Every request of sidecar-a hangs from now on: to the others it is dead (a SIGKILL looks the same).
@@ -102,12 +139,16 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
   test('an instance that stops cleanly hands its shards over at once, not after expiry', async () => {
     const [a, b] = [instance('sidecar-a'), instance('sidecar-b')];
     await Promise.all([a.start(), b.start()]);
-    await until('all shards held', () => holders([a, b]).every((h) => h.length === 1));
+    await until('every shard held by its owner', () => settled([a, b]));
     assert.ok(a.held().length > 0, 'a holds shards before stopping');
     await a.stop();
     await until('b holds every shard', () => b.held().length === SHARDS);
-    const lease = api.store.get('leases.coordination.k8s.io', NS, `${BASE}-member-sidecar-a`) as { spec?: { holderIdentity?: string } } | undefined;
-    assert.equal(lease?.spec?.holderIdentity ?? '', '', 'a released its membership Lease, so b did not wait for it to expire');
+    const lease = await until('the membership Lease in the cache', () => api.store.get('leases', NS, `${BASE}-member-sidecar-a`));
+    assert.equal(
+      (lease['spec'] as { holderIdentity?: string }).holderIdentity ?? '',
+      '',
+      'a released its membership Lease, so b did not wait for it to expire',
+    );
     assert.deepEqual(overlaps, []);
   });
 

@@ -2,8 +2,8 @@
 // quiet, re-pointing after a replica or the master changed address, choosing by data when no pod
 // is labelled master: the master's pod recreated while the operator was away, a full restart
 // from RDB).
-// The Kubernetes side is the API stand-in over HTTP; Redis is real redis-server processes whose
-// pods are Pod objects in the stand-in's store.
+// The Kubernetes side is a real kube-apiserver; Redis is real redis-server processes whose pods
+// are Pod objects there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LINK_ANNOTATION, ROLE_LABEL, ROLE_SINCE_ANNOTATION } from '../../../src/api/labels.ts';
@@ -13,6 +13,7 @@ import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { Cluster, NS, redisCall, redisClient, replicationOf, sleep, until, missingKeys } from './harness.ts';
 
 const N = 20;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function write(ip: string, n: number, prefix: string, password = TEST_PASSWORD): Promise<string[]> {
@@ -48,7 +49,7 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
   t.after(() => cluster.close());
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   await until('leader', () => a.elector.isLeader());
-  const redis = cluster.createRedis('cache');
+  const redis = await cluster.createRedis('cache');
 
   // No spec.auth: the leader creates <name>-auth with a random password, owned by the Redis.
   const secret = await until('the generated secret', () => cluster.store.get('secrets', NS, 'cache-auth'));
@@ -61,9 +62,9 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
 
   // The pods start with it (the hook's template reads it from the Secret).
   const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i), password, extra })));
-  cluster.addPod('cache', 'master-0', servers[0]!.ip);
-  cluster.addPod('cache', 'replica-0', servers[1]!.ip);
-  cluster.addPod('cache', 'replica-1', servers[2]!.ip);
+  await cluster.addPod('cache', 'master-0', servers[0]!.ip);
+  await cluster.addPod('cache', 'replica-0', servers[1]!.ip);
+  await cluster.addPod('cache', 'replica-1', servers[2]!.ip);
   const masters = cluster.watchMasters('cache');
 
   await until('labels and links', () => {
@@ -142,12 +143,12 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
 test('re-point: a replica following an address where nothing listens, a replica recreated at a new address, the master back at a new address: everyone follows the published master', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([11, 12, 13].map((i) => startRedis(t, { ip: addr(N, i), extra })));
-  cluster.addPod('cache', 'master-0', servers[0]!.ip);
-  cluster.addPod('cache', 'replica-0', servers[1]!.ip);
-  cluster.addPod('cache', 'replica-1', servers[2]!.ip);
+  await cluster.addPod('cache', 'master-0', servers[0]!.ip);
+  await cluster.addPod('cache', 'replica-0', servers[1]!.ip);
+  await cluster.addPod('cache', 'replica-1', servers[2]!.ip);
   const masters = cluster.watchMasters('cache');
   const { steps, hooks } = recordSteps();
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), hooks });
@@ -166,7 +167,7 @@ test('re-point: a replica following an address where nothing listens, a replica 
 
   // 2. replica-1's pod is recreated with a new IP (same volume, no labels): re-pointed.
   await servers[2]!.restart({ ip: addr(N, 23) });
-  cluster.recreatePod('cache', 'replica-1', addr(N, 23));
+  await cluster.recreatePod('cache', 'replica-1', addr(N, 23));
   await until('replica-1 re-pointed', async () => {
     const r = await replicationOf(addr(N, 23));
     return r['master_host'] === servers[0]!.ip && r['master_link_status'] === 'up';
@@ -179,7 +180,7 @@ test('re-point: a replica following an address where nothing listens, a replica 
   const oldIp = servers[0]!.ip;
   assert.equal(await redisCall(oldIp, 'SAVE'), 'OK');
   await servers[0]!.restart({ ip: addr(N, 21) });
-  cluster.setPodStatus('cache-master-0', addr(N, 21), true);
+  await cluster.setPodStatus('cache-master-0', addr(N, 21), true);
   await until('every replica follows the published master at its current address', async () => {
     const ip = cluster.masterIp('cache');
     if (!ip || ip === oldIp) return false;
@@ -192,13 +193,8 @@ test('re-point: a replica following an address where nothing listens, a replica 
   });
   await until('links up', () => linkedAll(cluster));
   for (const ip of [addr(N, 21), servers[1]!.ip, addr(N, 23)]) assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
-  const repointed = cluster
-    .events('cache')
-    .filter((e) => e.reason === 'ReplicaRepointed')
-    .map((e) => e.message);
-  assert.ok(
-    repointed.some((m) => !m.includes(oldIp)),
-    `re-pointed away from ${oldIp}: ${repointed.join(' | ')}`,
+  await cluster.eventsWhen('cache', `a replica told re-pointed away from ${oldIp}`, (e) =>
+    e.some((x) => x.reason === 'ReplicaRepointed' && !x.message.includes(oldIp)),
   );
   assert.deepEqual(masters.violations, []);
   const r = cluster.roles('cache');
@@ -212,10 +208,10 @@ test('re-point: a replica following an address where nothing listens, a replica 
 test("the master's pod recreated at a new address while the operator was away: no pod is labelled master, the node with the most data (a tie: master-0) is chosen, every replica leaves the old address", async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([31, 32, 33].map((i) => startRedis(t, { ip: addr(N, i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const { steps, hooks } = recordSteps();
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), hooks });
@@ -229,7 +225,7 @@ test("the master's pod recreated at a new address while the operator was away: n
   assert.equal(await redisCall(oldIp, 'CONFIG', 'SET', 'repl-ping-replica-period', '3600'), 'OK');
   assert.equal(await redisCall(oldIp, 'SAVE'), 'OK');
   await servers[0]!.restart({ ip: addr(N, 34) });
-  cluster.recreatePod('cache', 'master-0', addr(N, 34));
+  await cluster.recreatePod('cache', 'master-0', addr(N, 34));
   assert.deepEqual(cluster.masters('cache'), []);
 
   const before = steps.length;
@@ -249,11 +245,11 @@ test("the master's pod recreated at a new address while the operator was away: n
 test('full restart from RDB: the node with the most data becomes master, nobody is wiped', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache', { persistence: { enableRdb: true } });
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache', { persistence: { enableRdb: true } });
   const servers = await Promise.all([41, 42, 43].map((i) => startRedis(t, { ip: addr(N, i), extra })));
   const names = ['master-0', 'replica-0', 'replica-1'];
-  names.forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const { steps, hooks } = recordSteps();
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), hooks });
@@ -270,7 +266,7 @@ test('full restart from RDB: the node with the most data becomes master, nobody 
   for (const s of servers) await s.kill();
   for (const [i, s] of servers.entries()) {
     await s.restart({ ip: addr(N, 44 + i) });
-    cluster.recreatePod('cache', names[i]!, s.ip);
+    await cluster.recreatePod('cache', names[i]!, s.ip);
   }
   const before = steps.length;
   await cluster.startInstance({ id: 'sidecar-b', sourceIp: addr(N, 251), hooks });
@@ -279,7 +275,9 @@ test('full restart from RDB: the node with the most data becomes master, nobody 
   assert.equal(promote?.pod, 'cache-replica-1', promote?.reason);
   assert.match(promote.reason, /most data/);
   assert.deepEqual(cluster.masters('cache'), ['cache-replica-1']);
-  const boot = cluster.events('cache').filter((e) => e.reason === 'Bootstrap');
+  const boot = (await cluster.eventsWhen('cache', 'the bootstrap told', (e) => e.some((x) => x.reason === 'Bootstrap'))).filter(
+    (e) => e.reason === 'Bootstrap',
+  );
   assert.match(boot.at(-1)?.message ?? '', /^cache-replica-1 is the master: no master: cache-replica-1 .* has the most data/);
   for (const s of servers) assert.deepEqual(await missingKeys(s.ip, [...early, ...late]), [], `${s.ip} has every key`);
   assert.deepEqual(masters.violations, []);

@@ -8,16 +8,17 @@ import { addr, cutLink, startRedis, sweepRules, type LinkCut, type RedisServer }
 import { Cluster, missingKeys, redisClient, replicationOf, settle, until, Writer, NS } from './harness.ts';
 
 const N = 21;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function threeNodes(t: TestContext, first: number) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra })));
   const names = ['master-0', 'replica-0', 'replica-1'];
-  names.forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   await until('a linked set', () => linkedAll(cluster));
@@ -73,7 +74,7 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   const t0 = performance.now();
   await old.kill();
   // The kubelet notices the container died about a second later (PLEG) and marks the pod NotReady.
-  setTimeout(() => cluster.setPodStatus(oldName, old.ip, false), 1000);
+  const notReady = cluster.later(1000, `${oldName} NotReady`, () => cluster.setPodStatus(oldName, old.ip, false));
   const newName = await until('the master label on another pod', () => {
     const m = cluster.masters('cache');
     return m.length === 1 && m[0] !== oldName && m[0];
@@ -89,13 +90,15 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   const atRestart = new Map<string, number>();
   for (const [name, s] of survivors) atRestart.set(name, await keyCount(s.ip));
   const watch = watchLowest(t, survivors);
+  await notReady;
+  assert.deepEqual(cluster.failedWrites, [], 'the kubelet-like NotReady write landed');
   await old.restart();
-  cluster.setPodStatus(oldName, old.ip, false);
+  await cluster.setPodStatus(oldName, old.ip, false);
   await until('the old master replicating from the new one', async () => {
     const r = await replicationOf(old.ip);
     return r['role'] === 'slave' && r['master_host'] === newIp && r['master_link_status'] === 'up';
   });
-  cluster.setPodStatus(oldName, old.ip, true);
+  await cluster.setPodStatus(oldName, old.ip, true);
   await until('all linked again', () => linkedAll(cluster));
   watch.stop();
   for (const [name] of survivors) {
@@ -119,7 +122,13 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
     assert.deepEqual(missing.slice(0, 5), [], `${name} holds every acknowledged write (${keys.length}): ${missing.length} missing`);
   }
 
-  const events = cluster.events('cache');
+  const events = await cluster.eventsWhen(
+    'cache',
+    'the failover and the returning master told',
+    (e) =>
+      ['FailoverStarted', 'FailoverCompleted'].every((r) => e.some((x) => x.reason === r)) &&
+      e.some((x) => x.reason === 'ReplicaRepointed' && x.message.startsWith(`${oldName} now replicates from`)),
+  );
   const started = events.filter((e) => e.reason === 'FailoverStarted');
   const completed = events.filter((e) => e.reason === 'FailoverCompleted');
   assert.equal(started.length, 1, JSON.stringify(events));
@@ -205,7 +214,9 @@ test('SIGKILL of the master twice, the second time with one replica lagging (its
     );
     newIp = cluster.pod(newName)!.status!.podIP!;
     const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
-    const started = cluster.events('cache').filter((e) => e.reason === 'FailoverStarted');
+    const started = (
+      await cluster.eventsWhen('cache', `failover ${round + 1} told`, (e) => e.filter((x) => x.reason === 'FailoverStarted').length > round)
+    ).filter((e) => e.reason === 'FailoverStarted');
     assert.match(started.at(-1)?.message ?? '', new RegExp(`^failing over from ${oldName} to ${newName}:`));
     if (expected) assert.equal(newName, expected, `the replica holding every acknowledged write is promoted: ${started.at(-1)?.message}`);
     t.diagnostic(`round ${round}: kill -> first acknowledged write on ${newName} ${Math.round(first.at - t0)} ms`);
@@ -246,7 +257,9 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`SIGSTOP -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
-  const started = cluster.events('cache').find((e) => e.reason === 'FailoverStarted');
+  const started = (await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))).find(
+    (e) => e.reason === 'FailoverStarted',
+  );
   assert.match(started?.message ?? '', /report the link down, no I\/O for >= 2 s or no byte for >= 1000 ms/);
 
   // It wakes up believing it is master: demoted to a replica of the new master.
@@ -261,7 +274,9 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   await settle(newIp, 2);
   const keys = writer.acked.map((x) => x.key);
   for (const [name, s] of byPod) assert.deepEqual(await missingKeys(s.ip, keys), [], `${name} holds every acknowledged write (${keys.length})`);
-  assert.ok(cluster.events('cache').some((e) => e.reason === 'ReplicaRepointed' && e.message.startsWith(`${oldName} claimed to be master; demoted`)));
+  await cluster.eventsWhen('cache', 'the demotion told', (e) =>
+    e.some((x) => x.reason === 'ReplicaRepointed' && x.message.startsWith(`${oldName} claimed to be master; demoted`)),
+  );
   assert.deepEqual(masters.violations, []);
 });
 

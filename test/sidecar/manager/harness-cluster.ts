@@ -1,12 +1,20 @@
-// The API side of the manager harness: the Kubernetes API stand-in over HTTP, Pod objects standing
-// in for the pods of real redis-server processes (status.podIP = the server's loopback address),
-// what a test reads back (roles, the published master, Events, pod PATCHes), and manager
-// instances wired as main.ts wires them, each with its own identity, Lease client and Redis
-// source address.
-// Invariants: every instance and watcher registers its own cleanup, undone by close(); the
-// split-brain watcher sees EVERY pod write in store order, so "two pods labelled master at once"
-// is checked at each step, not sampled.
+// The API side of the manager harness: a REAL kube-apiserver (test/k8s/api-server.ts: the CRDs and
+// the operator's RBAC applied, each manager instance a ServiceAccount of the operator's namespace
+// reaching it through a fault proxy), Pod objects standing in for the pods of real redis-server
+// processes (no kubelet runs: status.podIP = the server's loopback address, written as a kubelet
+// would), what a test reads back (roles, the published master, Events, pod PATCHes), and manager
+// instances wired as main.ts wires them, each with its own identity, Lease client and Redis source
+// address.
+// A test file that calls Cluster.shareApiServer() has one API server for all its Clusters, each
+// starting from a reset one (what earlier tests made deleted, no fault rule, a request log of its
+// own); without it (bench/failover.ts) each Cluster starts and stops its own.
+// Invariants: every instance, watcher and delayed write registers its own cleanup, undone by
+// close(); a delayed write (later()) never rejects: its failure is kept in failedWrites; the
+// split-brain watcher sees EVERY pod write in the API server's order, so "two pods labelled master
+// at once" is checked at each step, not sampled; reads are synchronous (watch caches) and every
+// harness write resolves once they show it.
 import { Writable } from 'node:stream';
+import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
 import { COMPONENT_LABEL, LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL, ROLE_MASTER } from '../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
@@ -16,11 +24,15 @@ import type { LeaderSettings } from '../../../src/sidecar/kube/lease-decision.ts
 import { ReplicationManager, type ManagerHooks } from '../../../src/sidecar/manager/index.ts';
 import type { FailurePolicyConfig } from '../../../src/sidecar/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../src/sidecar/metrics.ts';
-import { startKubeApi, type KubeApiServer, type StoredObject, type WatchHandle } from '../../support/kube-api/index.ts';
+import { startApiServer, type ApiServer, type StoredObject, type WatchHandle } from '../../k8s/api-server.ts';
+import type { RequestRecord } from '../../k8s/fault-proxy.ts';
+import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
+import { until } from '../../support/until.ts';
 
 export const NS = 'redis-test';
-export const LEASE_NS = 'operator';
+/** The operator's namespace: its Lease role (manifests/rbac.yaml) is granted there only. */
+export const LEASE_NS = OPERATOR_NAMESPACE;
 export const LEASE_NAME = 'redis-operator-sidecar';
 
 /** Fast but consistent with the election invariant (renewDeadline < leaseDuration). */
@@ -53,31 +65,105 @@ export interface InstanceOptions {
   failurePolicy?: FailurePolicyConfig;
 }
 
-export class Cluster {
-  readonly api: KubeApiServer;
-  readonly instances: Instance[] = [];
-  readonly #cleanups: Array<() => unknown> = [];
+/** The API server the Clusters of this test file borrow once shareApiServer() was called (null: each starts its own). */
+let shared: { api: Promise<ApiServer> | null } | null = null;
 
-  private constructor(api: KubeApiServer) {
-    this.api = api;
+/** What a test may have made, deleted before the next borrower (kube-* namespaces are left alone). */
+const MADE_BY_TESTS = ['redises', 'pods', 'secrets', 'events', 'configmaps', 'statefulsets', 'persistentvolumeclaims', 'leases'];
+
+/** Back to what a fresh server holds for the tests: their objects gone (finalizers dropped first), no fault rule. */
+async function reset(api: ApiServer): Promise<void> {
+  api.faults.clear();
+  for (const resource of MADE_BY_TESTS) {
+    const objects = api.store.list(resource).filter((o) => !o.metadata.namespace?.startsWith('kube-'));
+    await Promise.all(
+      objects.map(async ({ metadata: { namespace, name, finalizers } }) => {
+        if (finalizers?.length) await api.store.patch(resource, namespace, name, { metadata: { finalizers: null } }, { type: 'merge' });
+        if (api.store.get(resource, namespace, name)) await api.store.delete(resource, namespace, name);
+      }),
+    );
+  }
+}
+
+/** An Event about a Redis, as the tests read it (reportingInstance = the instance that sent it). */
+export interface RedisEvent {
+  reason: string;
+  message: string;
+  type: string;
+  instance: string;
+}
+
+export class Cluster {
+  /** The API server, with a request log of this Cluster's own (what its clients asked since it started). */
+  readonly api: ApiServer;
+  readonly instances: Instance[] = [];
+  /** Writes made by later() that failed, as `<what>: <message>` (a test asserts it empty). */
+  readonly failedWrites: string[] = [];
+  readonly #cleanups: Array<() => unknown> = [];
+  readonly #borrowed: boolean;
+
+  private constructor(api: ApiServer, borrowed: boolean) {
+    const from = api.requests.length;
+    this.api = Object.create(api, { requests: { get: () => api.requests.slice(from) } }) as ApiServer;
+    this.#borrowed = borrowed;
+  }
+
+  /**
+   * From now on every Cluster of this test file borrows one API server, reset for each (what
+   * the tests made deleted, fault rules cleared, a request log of its own) instead of starting its
+   * own: a start is 4-8 s on a loaded machine, a reset a fraction of one. The server stops after
+   * the file's last test. Call once at the top of a test file (it registers the file's after hook).
+   */
+  static shareApiServer(): void {
+    if (shared) return;
+    const s: { api: Promise<ApiServer> | null } = { api: null };
+    shared = s;
+    after(async () => {
+      const api = await s.api?.catch(() => null);
+      await api?.close();
+    });
   }
 
   static async start(): Promise<Cluster> {
-    return new Cluster(await startKubeApi());
+    if (!shared) return new Cluster(await startApiServer({ namespaces: [NS] }), false);
+    if (shared.api) {
+      const api = await shared.api;
+      await reset(api);
+      return new Cluster(api, true);
+    }
+    const s = shared;
+    s.api = startApiServer({ namespaces: [NS] });
+    // A failed start is not kept: the next test tries again.
+    s.api.catch(() => (s.api = null));
+    return new Cluster(await s.api, true);
   }
 
   get store() {
     return this.api.store;
   }
 
+  /**
+   * Requests of this Cluster's clients the API server itself refused as unauthenticated or
+   * forbidden (401, 403; not a fault rule's answer): a call the sidecar makes that its roles
+   * (manifests/rbac.yaml) do not allow.
+   */
+  refused(): RequestRecord[] {
+    return this.api.requests.filter((r) => (r.status === 401 || r.status === 403) && r.fault === undefined);
+  }
+
+  /** Stops everything; throws (after stopping) when the API server refused a call of the sidecar's (refused()). */
   async close(): Promise<void> {
     for (const i of [...this.instances]) await i.stop().catch(() => undefined);
     for (const c of this.#cleanups.reverse()) await c();
-    await this.api.close();
+    const refused = this.refused();
+    if (!this.#borrowed) await this.api.close();
+    if (refused.length > 0)
+      throw new Error(`the API server refused calls of the sidecar's: ${refused.map((r) => `${r.status} ${r.method} ${r.path} (${r.client})`).join('; ')}`);
   }
 
   /** The Redis resource (spec defaults apply in the manager's validation). */
-  createRedis(name: string, spec: Record<string, unknown> = {}, namespace = NS): StoredObject {
+  async createRedis(name: string, spec: Record<string, unknown> = {}, namespace = NS): Promise<StoredObject> {
+    await this.api.namespace(namespace);
     return this.store.create('redises', { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2, ...spec } });
   }
 
@@ -86,43 +172,76 @@ export class Cluster {
    * test servers start with (as if an earlier leader had); operatorPassword null leaves the second
    * one to the leader.
    */
-  createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS, operatorPassword: string | null = TEST_OPERATOR_PASSWORD): void {
+  async createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS, operatorPassword: string | null = TEST_OPERATOR_PASSWORD): Promise<void> {
+    await this.api.namespace(namespace);
     const secrets: Array<[string, string | null]> = [
       [`${redis}-auth`, password],
       [`${redis}-operator`, operatorPassword],
     ];
     for (const [name, value] of secrets) {
       if (value === null) continue;
-      this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', stringData: { password: value } });
+      await this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', stringData: { password: value } });
     }
   }
 
   /** A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready. */
-  addPod(redis: string, suffix: string, ip: string | null, namespace = NS): Pod {
+  async addPod(redis: string, suffix: string, ip: string | null, namespace = NS): Promise<Pod> {
     const component = suffix.startsWith('master') ? 'master-set' : 'replica-set';
-    return this.store.create('pods', {
+    await this.api.namespace(namespace);
+    return (await this.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: `${redis}-${suffix}`, namespace, labels: { ...podSelectorLabels(redis), [COMPONENT_LABEL]: component } },
       spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
       status: ip ? runningStatus(ip, true) : { phase: 'Pending' },
-    }) as Pod;
+    })) as Pod;
+  }
+
+  /** The pods of a set in order: master-0 at the first address (or server), then replica-0, replica-1, ... */
+  async addPods(redis: string, at: Array<string | { ip: string }>, namespace = NS): Promise<Pod[]> {
+    const pods: Pod[] = [];
+    for (const [i, x] of at.entries())
+      pods.push(await this.addPod(redis, i === 0 ? 'master-0' : `replica-${i - 1}`, typeof x === 'string' ? x : x.ip, namespace));
+    return pods;
   }
 
   pod(name: string, namespace = NS): Pod | undefined {
     return this.store.get('pods', namespace, name) as Pod | undefined;
   }
 
-  setPodStatus(name: string, ip: string | null, ready: boolean, namespace = NS): void {
-    this.store.mutate('pods', namespace, name, (p) => {
+  async setPodStatus(name: string, ip: string | null, ready: boolean, namespace = NS): Promise<void> {
+    await this.store.mutate('pods', namespace, name, (p) => {
       p['status'] = ip ? runningStatus(ip, ready) : { phase: 'Pending' };
     });
   }
 
   /** As a StatefulSet would after the pod was deleted: a new pod (new UID, no role label) at `ip`. */
-  recreatePod(redis: string, suffix: string, ip: string | null, namespace = NS): Pod {
-    this.store.delete('pods', namespace, `${redis}-${suffix}`);
+  async recreatePod(redis: string, suffix: string, ip: string | null, namespace = NS): Promise<Pod> {
+    await this.store.delete('pods', namespace, `${redis}-${suffix}`);
     return this.addPod(redis, suffix, ip, namespace);
+  }
+
+  /**
+   * Runs `write` after `ms` (what the kubelet would report a while after something happened),
+   * without the test waiting for it. Resolves when it is done (or when close() cancels it); a
+   * failure is recorded in failedWrites instead of becoming an unhandled rejection.
+   */
+  later(ms: number, what: string, write: () => Promise<unknown>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        write().then(
+          () => resolve(),
+          (err: unknown) => {
+            this.failedWrites.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+            resolve();
+          },
+        );
+      }, ms);
+      this.#cleanups.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** Names of the pods of `redis` labelled master right now (what the master Service selects). */
@@ -146,7 +265,24 @@ export class Cluster {
     return out;
   }
 
-  events(redis: string, namespace = NS): Array<{ reason: string; message: string; type: string; instance: string }> {
+  /**
+   * The Events of `redis` once `ready` holds for them. The sidecar sends its Events without
+   * waiting for them (best effort), and the tests' watch shows each a moment after the API server
+   * stored it: one may land after what it tells of (a label moved, a write acknowledged).
+   */
+  eventsWhen(redis: string, what: string, ready: (events: RedisEvent[]) => boolean, timeoutMs = 10_000, namespace = NS): Promise<RedisEvent[]> {
+    return until(
+      what,
+      () => {
+        const events = this.events(redis, namespace);
+        return ready(events) && events;
+      },
+      timeoutMs,
+      { everyMs: 20 },
+    );
+  }
+
+  events(redis: string, namespace = NS): RedisEvent[] {
     return (
       this.store.list('events', { namespace }) as Array<
         StoredObject & { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string; reportingInstance?: string }
@@ -193,7 +329,7 @@ export class Cluster {
     });
     const logger: Logger = pino({ level: 'debug', base: { instance: o.id } }, sink);
     const timing: ManagerTiming = { ...DEFAULT_TIMING, ...o.timing };
-    const kube = new KubeClient(this.api.kubeConfig(o.id), {
+    const kube = new KubeClient(await this.api.kubeConfig(o.id), {
       identity: o.id,
       namespaces: o.namespaces ?? [],
       requestTimeoutMs: timing.kubeRequestTimeoutMs,

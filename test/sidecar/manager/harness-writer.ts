@@ -3,7 +3,7 @@
 // Invariant: the target follows EVERY pod write of the Redis (a store watch, not polling), and each
 // change of the published master address is recorded with its time in `published`.
 import { performance } from 'node:perf_hooks';
-import type { WatchHandle } from '../../support/kube-api/index.ts';
+import type { WatchHandle } from '../../k8s/api-server.ts';
 import { AckedWriter } from '../../support/acked-writer.ts';
 import { NS, type Cluster } from './harness-cluster.ts';
 import { redisClient } from './harness-redis.ts';

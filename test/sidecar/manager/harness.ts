@@ -1,14 +1,15 @@
-// Test harness for the REAL replication manager: the Kubernetes API stand-in over HTTP (so
-// client-node's real code paths run: informers, merge patches, Leases, Events, Secrets), real
-// redis-server processes whose "pods" are Pod objects in the stand-in's store (status.podIP = the
-// server's loopback address), manager instances with their own identity, Lease client and Redis
+// Test harness for the REAL replication manager: a real kube-apiserver (test/k8s/api-server.ts:
+// etcd, the CRDs, the operator's RBAC; client-node's real code paths run: informers, merge
+// patches, Leases, Events, Secrets), real redis-server processes whose "pods" are Pod objects
+// there (status.podIP = the server's loopback address, written as a kubelet would; no kubelet,
+// scheduler or controller runs), manager instances with their own identity, Lease client and Redis
 // source address, and a writer that finds the master the way a client of the master Service
 // would (the pod labelled master, its podIP). Used by test/sidecar/manager/*.test.ts and by
 // bench/failover.ts.
 // Invariants: nothing here talks to anything but 127.0.0.0/8; every instance, watcher and writer
-// registers its own cleanup; the split-brain watcher sees EVERY pod write in store order, so "two
-// pods labelled master at once" is checked at each step, not sampled.
-// Modules: harness-cluster.ts (the API stand-in, pods, manager instances), harness-redis.ts
+// registers its own cleanup; the split-brain watcher sees EVERY pod write in the API server's
+// order, so "two pods labelled master at once" is checked at each step, not sampled.
+// Modules: harness-cluster.ts (the API server, pods, manager instances), harness-redis.ts
 // (fail-fast Redis clients), harness-writer.ts (the writer through the master Service); this one
 // re-exports them and holds the small helpers every test uses.
 import type { RedisServer } from '../../support/redis-server.ts';

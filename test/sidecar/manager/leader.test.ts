@@ -10,15 +10,16 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { Cluster, missingKeys, replicationOf, settle, until, Writer, type Instance } from './harness.ts';
 
 const N = 24;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function twoInstances(t: TestContext, first: number, hooksA: Parameters<Cluster['startInstance']>[0]['hooks'] = {}) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), hooks: hooksA });
   await until('a leads', () => a.elector.isLeader());
@@ -90,7 +91,11 @@ test('the leader dies right after promoting (before any label moved): the standb
     writesBy(cluster, 'sidecar-b').every((r) => r.at >= Date.now() - (performance.now() - crashedAt)),
     'B wrote only after A crashed',
   );
-  const events = cluster.events('cache');
+  const events = await cluster.eventsWhen(
+    'cache',
+    "both instances' FailoverStarted and the completion told",
+    (e) => e.filter((x) => x.reason === 'FailoverStarted').length >= 2 && e.some((x) => x.reason === 'FailoverCompleted'),
+  );
   const started = events.filter((e) => e.reason === 'FailoverStarted');
   assert.deepEqual(
     started.map((e) => e.instance),
@@ -171,11 +176,9 @@ test('the leader promotes and re-points but its label patches fail, then it dies
       [],
     );
   assert.deepEqual(masters.violations, []);
+  const events = await cluster.eventsWhen('cache', 'the completion told', (e) => e.some((x) => x.reason === 'FailoverCompleted'));
   assert.deepEqual(
-    cluster
-      .events('cache')
-      .filter((e) => e.reason === 'FailoverCompleted')
-      .map((e) => e.instance),
+    events.filter((e) => e.reason === 'FailoverCompleted').map((e) => e.instance),
     ['sidecar-b'],
   );
 });

@@ -10,15 +10,16 @@ import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { authWorks, Cluster, missingKeys, NS, redisClient, replicationOf, settle, until, Writer } from './harness.ts';
 
 const N = 26;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function threeNodes(t: TestContext, first: number, timing = {}) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), timing });
   await until('a linked set', () => linkedAll(cluster));
@@ -36,16 +37,17 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
   writer.start();
   t.after(() => writer.stop());
   await until('writes', () => writer.acked.length > 200);
-  // A finalizer keeps the deleting pod visible (as graceful termination would for a while).
-  cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: ['test.example.com/hold'] } }, { type: 'merge' });
-  cluster.store.delete('pods', NS, 'cache-master-0');
+  // A finalizer keeps the deleting pod visible, as graceful termination would for a while (no
+  // kubelet runs here: an unscheduled pod is removed at once).
+  await cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: ['test.example.com/hold'] } }, { type: 'merge' });
+  await cluster.store.delete('pods', NS, 'cache-master-0');
   const newName = await until('the label moved', () => {
     const m = cluster.masters('cache');
     return m.length === 1 && m[0] !== 'cache-master-0' && m[0];
   });
   const newIp = cluster.pod(newName)!.status!.podIP!;
   await until('writes on the new master', () => writer.ackedAfter(0, newIp));
-  const ev = cluster.events('cache').find((e) => e.reason === 'Switchover');
+  const ev = (await cluster.eventsWhen('cache', 'the switchover told', (e) => e.some((x) => x.reason === 'Switchover'))).find((e) => e.reason === 'Switchover');
   assert.match(ev?.message ?? '', new RegExp(`^planned switchover from cache-master-0 to ${newName} in \\d+ ms, no write lost`));
   assert.deepEqual(
     cluster.events('cache').filter((e) => e.reason === 'FailoverStarted'),
@@ -64,16 +66,16 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
       `${s.ip} holds every acknowledged write`,
     );
   assert.deepEqual(masters.violations, []);
-  cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: null } }, { type: 'merge' });
+  await cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: null } }, { type: 'merge' });
 });
 
 test('password rotation under writes: the new password works at once, the old one until the grace period ends; links, labels and writes never notice', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache', { passwordGracePeriodSeconds: 4 });
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache', { passwordGracePeriodSeconds: 4 });
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 11 + i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), timing: { secretRefreshMs: 300 } });
   await until('a linked set', () => linkedAll(cluster));
@@ -84,7 +86,7 @@ test('password rotation under writes: the new password works at once, the old on
   await until('writes', () => writer.acked.length > 100);
   const from = cluster.api.requests.length;
   const NEW = 'rotated-password-1b2c';
-  cluster.store.patch('secrets', NS, 'cache-auth', { data: { password: Buffer.from(NEW).toString('base64') } }, { type: 'merge' });
+  await cluster.store.patch('secrets', NS, 'cache-auth', { data: { password: Buffer.from(NEW).toString('base64') } }, { type: 'merge' });
   await until('every node takes the new password', async () => {
     for (const s of servers) if (!(await authWorks(s.ip, NEW))) return false;
     return true;
@@ -126,10 +128,10 @@ test('password rotation under writes: the new password works at once, the old on
 test("nodes started by an earlier version (no operator's user): probed as default, then given the user and a link that authenticates as it", async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache', TEST_PASSWORD, NS, null);
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache', TEST_PASSWORD, NS, null);
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 41 + i), extra, operatorPassword: null })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   await until('a linked set', () => linkedAll(cluster));
   const secret = await until('the generated operator secret', () => cluster.store.get('secrets', NS, 'cache-operator'));
@@ -157,7 +159,7 @@ test("nodes started by an earlier version (no operator's user): probed as defaul
 test('the Redis resource is deleted: its worker stops and its per-pod metrics go away', async (t) => {
   const { cluster, a } = await threeNodes(t, 31);
   assert.match(await a.metrics.registry.metrics(), /redis_operator_pod_up\{namespace="redis-test",redis="cache",pod="cache-master-0"\} 1/);
-  cluster.store.delete('redises', NS, 'cache');
+  await cluster.store.delete('redises', NS, 'cache');
   await until('the worker is gone', () => a.manager.worker(NS, 'cache') === undefined);
   await until('metrics forgotten', async () => !/redis="cache"/.test(await a.metrics.registry.metrics()));
 });

@@ -9,6 +9,7 @@ import { addr, cutLink, startRedis, sweepRules } from '../../support/redis-serve
 import { Cluster, missingKeys, redisCall, replicationOf, settle, sleep, until, Writer } from './harness.ts';
 
 const N = 23;
+Cluster.shareApiServer();
 const SIDECAR = addr(N, 250);
 const extra = { 'repl-diskless-sync-delay': '0' };
 
@@ -16,10 +17,10 @@ async function threeNodes(t: TestContext, first: number, maxLag = 5) {
   sweepRules(N);
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache', { failover: { minReplicasMaxLagSeconds: maxLag } });
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache', { failover: { minReplicasMaxLagSeconds: maxLag } });
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), minReplicasMaxLag: maxLag, extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: SIDECAR });
   await until('a linked set', () => linkedAll(cluster));
@@ -99,7 +100,9 @@ test('the master cut off from its replicas (the sidecar still reaches it): fence
     const r = await replicationOf(old.ip);
     return r['role'] === 'slave' && r['master_host'] === newIp;
   });
-  const started = cluster.events('cache').filter((e) => e.reason === 'FailoverStarted');
+  const started = (await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))).filter(
+    (e) => e.reason === 'FailoverStarted',
+  );
   assert.equal(started.length, 1, 'one failover');
   assert.match(started[0]!.message, /replicas have lost it/);
   for (const c of cuts) c.restore();
@@ -116,10 +119,10 @@ test('the master cut off from its only replica: no move (the replica alone could
   sweepRules(N);
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache', { replicas: 1, failover: { minReplicasMaxLagSeconds: 1 } });
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache', { replicas: 1, failover: { minReplicasMaxLagSeconds: 1 } });
   const servers = await Promise.all([0, 1].map((i) => startRedis(t, { ip: addr(N, 31 + i), minReplicasMaxLag: 1, extra })));
-  ['master-0', 'replica-0'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: SIDECAR });
   await until('a linked pair', () => Object.values(cluster.roles('cache')).filter((v) => v.endsWith('/up')).length === 2);
   const master = servers[0]!;

@@ -8,15 +8,16 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { Cluster, NS, sleep, until, type Pod } from './harness.ts';
 
 const N = 19;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 test('every pod gets its replication record once linked; the replicas with their lag; not rewritten at rest', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 11 + i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   const records = () =>
     (cluster.store.list('pods', { namespace: NS }) as Pod[]).map((p) => ({

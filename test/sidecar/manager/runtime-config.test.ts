@@ -2,13 +2,14 @@
 // a change reaches every node with CONFIG SET and no restart, a restarted node gets it as it
 // joins, a removal resets the Redis default, a value Redis refuses is a StepFailed and nothing
 // else; the rounds in between are quiet).
-// The Kubernetes side is the API stand-in over HTTP; Redis is real redis-server processes.
+// The Kubernetes side is a real kube-apiserver; Redis is real redis-server processes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { addr, startRedis, type RedisServer } from '../../support/redis-server.ts';
 import { Cluster, NS, redisCall, sleep, until } from './harness.ts';
 
 const N = 28;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 async function configOf(ip: string, name: string): Promise<string> {
@@ -25,19 +26,19 @@ async function everyNode(servers: RedisServer[], name: string, value: string): P
   return values.every((v) => v === value);
 }
 
-function setConfig(cluster: Cluster, config: Record<string, string> | null): void {
+async function setConfig(cluster: Cluster, config: Record<string, string> | null): Promise<void> {
   // A merge patch replaces the whole map only when it is null first: clear, then set.
-  cluster.store.patch('redises', NS, 'cache', { spec: { config: null } }, { type: 'merge' });
-  if (config) cluster.store.patch('redises', NS, 'cache', { spec: { config } }, { type: 'merge' });
+  await cluster.store.patch('redises', NS, 'cache', { spec: { config: null } }, { type: 'merge' });
+  if (config) await cluster.store.patch('redises', NS, 'cache', { spec: { config } }, { type: 'merge' });
 }
 
 test('dynamic config: applied to every node without a restart, to a restarted node as it joins, reset on removal; a refused value is a StepFailed', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   const linked = () => {
@@ -50,7 +51,7 @@ test('dynamic config: applied to every node without a restart, to a restarted no
   const configLines = () => a.logs.filter((l) => l.includes('"msg":"applied"') && l.includes('config cache-') && l.includes('maxmemory-policy')).length;
 
   // 1. spec.config changes: every node takes it at runtime, none restarts.
-  setConfig(cluster, { 'maxmemory-policy': 'ALLKEYS-LRU', timeout: '300' });
+  await setConfig(cluster, { 'maxmemory-policy': 'ALLKEYS-LRU', timeout: '300' });
   await until('every node on allkeys-lru', () => everyNode(servers, 'maxmemory-policy', 'allkeys-lru'));
   await until('every node on timeout 300', () => everyNode(servers, 'timeout', '300'));
   assert.deepEqual(await Promise.all(servers.map((s) => runId(s.ip))), before, 'same run_id: no restart');
@@ -71,7 +72,7 @@ test('dynamic config: applied to every node without a restart, to a restarted no
   await until('a linked set again', linked);
 
   // 3. Removed from spec.config: back to Redis' default, still without a restart.
-  setConfig(cluster, null);
+  await setConfig(cluster, null);
   await until('every node back on noeviction', () => everyNode(servers, 'maxmemory-policy', 'noeviction'));
   await until('every node back on timeout 0', () => everyNode(servers, 'timeout', '0'));
   assert.deepEqual(await Promise.all(servers.map((s) => runId(s.ip))), [before[0], before[1], restarted], 'same run_id: no restart');
@@ -79,7 +80,7 @@ test('dynamic config: applied to every node without a restart, to a restarted no
   // 4. A value Redis refuses: one StepFailed per node (told once), the nodes keep their value and
   // keep running, the rest of the round goes on (the set stays linked).
   const eventsBefore = cluster.events('cache').length;
-  setConfig(cluster, { 'maxmemory-policy': 'bogus' });
+  await setConfig(cluster, { 'maxmemory-policy': 'bogus' });
   const failed = await until('a StepFailed per node', () => {
     const e = cluster
       .events('cache')
@@ -101,7 +102,7 @@ test('dynamic config: applied to every node without a restart, to a restarted no
   assert.equal(linked(), true);
 
   // Fixed: applied at once (a changed step is a new step, not held back by the old one's back-off).
-  setConfig(cluster, { 'maxmemory-policy': 'volatile-lru' });
+  await setConfig(cluster, { 'maxmemory-policy': 'volatile-lru' });
   await until('every node on volatile-lru', () => everyNode(servers, 'maxmemory-policy', 'volatile-lru'));
   assert.deepEqual(await Promise.all(servers.map((s) => runId(s.ip))), [before[0], before[1], restarted]);
   assert.deepEqual(masters.violations, []);

@@ -8,25 +8,26 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { authWorks, Cluster, NS, sleep, until } from './harness.ts';
 
 const N = 22;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
 /** What the hook publishes: every Secret of the Redis that exists, with its resourceVersion, by name. */
-function publishVersions(cluster: Cluster, redis: string): void {
+async function publishVersions(cluster: Cluster, redis: string): Promise<void> {
   const secrets = [`${redis}-auth`, `${redis}-operator`].flatMap((name) => {
     const s = cluster.store.get('secrets', NS, name);
     return s ? [{ name, resourceVersion: String(s.metadata.resourceVersion) }] : [];
   });
-  cluster.store.patch('redises', NS, redis, { status: { secrets } }, { type: 'merge', subresource: 'status' });
+  await cluster.store.patch('redises', NS, redis, { status: { secrets } }, { type: 'merge', subresource: 'status' });
 }
 
 test('with status.secrets no Secret is read at rest; a rotation published there reaches every node', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
-  publishVersions(cluster, 'cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
+  await publishVersions(cluster, 'cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 11 + i), extra })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   // A polling interval this short would read the Secrets several times a second.
   await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), timing: { secretRefreshMs: 300 } });
   await until('a linked set', () => {
@@ -41,8 +42,8 @@ test('with status.secrets no Secret is read at rest; a rotation published there 
 
   const before = cluster.api.requests.length;
   const NEW = 'rotated-by-version-7f3e';
-  cluster.store.patch('secrets', NS, 'cache-auth', { data: { password: Buffer.from(NEW).toString('base64') } }, { type: 'merge' });
-  publishVersions(cluster, 'cache');
+  await cluster.store.patch('secrets', NS, 'cache-auth', { data: { password: Buffer.from(NEW).toString('base64') } }, { type: 'merge' });
+  await publishVersions(cluster, 'cache');
   await until('every node takes the new password', async () => {
     for (const s of servers) if (!(await authWorks(s.ip, NEW))) return false;
     return true;

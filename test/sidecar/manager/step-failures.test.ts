@@ -1,4 +1,4 @@
-// Loopback octet: 127.0.27.x. The real manager's failure policy against the API stand-in: a step
+// Loopback octet: 127.0.27.x. The real manager's failure policy against a real kube-apiserver: a step
 // that keeps failing is told once (one log line, one StepFailed Warning), backs off instead of
 // being retried every round, and its recovery is logged when it clears.
 // Counts, not timings, decide these tests: the permanent back-off is far longer than the test.
@@ -8,14 +8,15 @@ import { addr, startRedis } from '../../support/redis-server.ts';
 import { Cluster, sleep, until } from './harness.ts';
 
 const N = 27;
+Cluster.shareApiServer();
 
 async function freshSet(t: TestContext, first: number, fault: { code: number; times?: number }) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  cluster.createRedis('cache');
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache');
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i) })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   // Every pod label patch of this instance is refused from the start: the bootstrap gets as far as
   // Redis (promotion, re-pointing) and then cannot publish the master label.
   const rule = cluster.api.faults.add({
@@ -53,11 +54,15 @@ async function quiet(count: () => number, quietMs: number): Promise<number> {
   return last;
 }
 
-/** Every failure episode is told once: one 'step failed' line per distinct step, one StepFailed Event per line. */
-function assertToldOnce(cluster: Cluster, logs: string[]): string[] {
+/**
+ * Every failure episode is told once: one 'step failed' line per distinct step, one StepFailed
+ * Event per line (an Event lands a moment after its line: the sidecar does not wait for it).
+ */
+async function assertToldOnce(cluster: Cluster, logs: string[]): Promise<string[]> {
   const keys = logLines(logs, 'step failed').map((l) => String(l['key']));
   assert.deepEqual(keys, [...new Set(keys)], 'no step told twice');
-  const events = cluster.events('cache').filter((e) => e.reason === 'StepFailed');
+  const told = await cluster.eventsWhen('cache', `${keys.length} StepFailed Events`, (e) => e.filter((x) => x.reason === 'StepFailed').length >= keys.length);
+  const events = told.filter((e) => e.reason === 'StepFailed');
   assert.equal(events.length, keys.length, events.map((e) => e.message).join(' | '));
   for (const e of events) assert.equal(e.type, 'Warning');
   return keys;
@@ -67,7 +72,7 @@ test('permanent refusals (403) of pod label patches: each step tried once, told 
   const { cluster, a, rule } = await freshSet(t, 1, { code: 403 });
   await until('a label patch refused', () => rule.hits > 0);
   const hits = await quiet(() => rule.hits, 1500);
-  const keys = assertToldOnce(cluster, a.logs);
+  const keys = await assertToldOnce(cluster, a.logs);
   assert.equal(hits, keys.length, 'each failing step was attempted once (no retry within its back-off)');
   assert.ok(
     keys.some((k) => k.includes('"redis.example.com/role":"master"')),
@@ -76,7 +81,7 @@ test('permanent refusals (403) of pod label patches: each step tried once, told 
   assert.match(cluster.events('cache').find((e) => e.reason === 'StepFailed')!.message, /failed \(permanent\): 403/);
   // Without the policy every round (every 100 ms) would try again: ~20 more refusals here.
   await sleep(2000);
-  assert.equal(rule.hits, assertToldOnce(cluster, a.logs).length, 'still no retry');
+  assert.equal(rule.hits, (await assertToldOnce(cluster, a.logs)).length, 'still no retry');
   assert.deepEqual(cluster.masters('cache'), [], 'the label never landed');
 });
 
@@ -84,7 +89,7 @@ test('temporary refusals (500) of pod label patches: told once per step, retried
   const { cluster, a, rule } = await freshSet(t, 11, { code: 500, times: 4 });
   await until('the master label landed', () => cluster.masters('cache').length === 1 && cluster.masters('cache'));
   assert.equal(rule.hits, 4, 'the fault refused exactly four patches');
-  const keys = assertToldOnce(cluster, a.logs);
+  const keys = await assertToldOnce(cluster, a.logs);
   assert.match(cluster.events('cache').find((e) => e.reason === 'StepFailed')!.message, /failed \(temporary\): 500/);
   const master = keys.find((k) => k.includes('"redis.example.com/role":"master"'));
   assert.ok(master, `the master label failed at least once: ${keys.join(', ')}`);

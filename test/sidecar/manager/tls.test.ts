@@ -13,14 +13,15 @@ import { issue, makeCa, type Issued } from '../../support/tls-certs.ts';
 import { Cluster, missingKeys, NS, redisClient, settle, until, Writer } from './harness.ts';
 
 const N = 18;
+Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 const NAMES = { dnsNames: ['*.cache-headless.redis-test.svc', '*.cache-headless.redis-test.svc.cluster.local'] };
 
-function tlsSecret(cluster: Cluster, cert: Issued): void {
+async function tlsSecret(cluster: Cluster, cert: Issued): Promise<void> {
   const data = { 'tls.crt': cert['tls.crt'], 'tls.key': cert['tls.key'], 'ca.crt': cert['ca.crt'] };
-  if (cluster.store.get('secrets', NS, 'cache-tls')) cluster.store.patch('secrets', NS, 'cache-tls', { stringData: data }, { type: 'merge' });
+  if (cluster.store.get('secrets', NS, 'cache-tls')) await cluster.store.patch('secrets', NS, 'cache-tls', { stringData: data }, { type: 'merge' });
   else
-    cluster.store.create('secrets', {
+    await cluster.store.create('secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
       metadata: { name: 'cache-tls', namespace: NS },
@@ -32,11 +33,11 @@ function tlsSecret(cluster: Cluster, cert: Issued): void {
 async function tlsSet(t: TestContext, first: number, cert: Issued) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  tlsSecret(cluster, cert);
-  cluster.createRedis('cache', { tls: { secretName: 'cache-tls' } });
+  await cluster.createAuthSecret('cache');
+  await tlsSecret(cluster, cert);
+  await cluster.createRedis('cache', { tls: { secretName: 'cache-tls' } });
   const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), extra, tls: cert })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), timing: { secretRefreshMs: 300 } });
   return { cluster, servers, masters, a };
@@ -92,7 +93,7 @@ test('spec.tls: the set comes up over TLS, plaintext is refused, a renewed certi
   const pids = servers.map((s) => s.pid);
   const renewed = issue(ca, { ...NAMES, cn: 'renewed' });
   for (const s of servers) s.renewTls(renewed);
-  tlsSecret(cluster, renewed);
+  await tlsSecret(cluster, renewed);
   await until('every node serves the renewed certificate', async () => {
     for (const s of servers) {
       const fp = await servedFingerprint({ host: s.ip, port: 6379 }, s.clientTls!, undefined, 1000).catch(() => null);
@@ -110,7 +111,7 @@ test('spec.tls: the set comes up over TLS, plaintext is refused, a renewed certi
 
   // A password rotation over TLS works as without it: the new password on every node, the old one
   // kept for the grace period, the links untouched.
-  cluster.store.patch('secrets', NS, 'cache-auth', { stringData: { password: 'rotated-over-tls' } }, { type: 'merge' });
+  await cluster.store.patch('secrets', NS, 'cache-auth', { stringData: { password: 'rotated-over-tls' } }, { type: 'merge' });
   const pings = (password: string) =>
     Promise.all(
       servers.map(async (s) => {
@@ -142,7 +143,7 @@ test('spec.tls: SIGKILL of the master under SET + WAIT 1 over TLS: failover, not
   const oldName = cluster.masters('cache')[0]!;
   const old = servers.find((s) => s.ip === cluster.masterIp('cache'))!;
   await old.kill();
-  setTimeout(() => cluster.setPodStatus(oldName, old.ip, false), 1000);
+  const notReady = cluster.later(1000, `${oldName} NotReady`, () => cluster.setPodStatus(oldName, old.ip, false));
   const newName = await until('the master label on another pod', () => {
     const m = cluster.masters('cache');
     return m.length === 1 && m[0] !== oldName && m[0];
@@ -150,6 +151,8 @@ test('spec.tls: SIGKILL of the master under SET + WAIT 1 over TLS: failover, not
   const newIp = cluster.pod(newName)!.status!.podIP!;
   await until('writes on the new master', () => writer.ackedAfter(0, newIp));
   await writer.stop();
+  await notReady;
+  assert.deepEqual(cluster.failedWrites, []);
   await settle(newIp, 1);
   for (const s of servers.filter((x) => x !== old))
     assert.deepEqual(

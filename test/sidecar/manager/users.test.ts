@@ -3,7 +3,7 @@
 // a changed rule or password reaches every node (the old password working until its grace period
 // ends), a restarted node gets the users as it joins, a removed user is deleted everywhere, and a
 // user made by hand (never managed) is left alone.
-// The Kubernetes side is the API stand-in over HTTP.
+// The Kubernetes side is a real kube-apiserver.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
@@ -13,6 +13,7 @@ import { addr, startRedis, type RedisServer } from '../../support/redis-server.t
 import { Cluster, NS, redisCall, until } from './harness.ts';
 
 const N = 29;
+Cluster.shareApiServer();
 
 /** What `user` may do on the node at ip, logged in with `password`: PING, GET, SET, or the error word. */
 const as = (ip: string, user: string, password: string, ...command: string[]) =>
@@ -25,26 +26,26 @@ const as = (ip: string, user: string, password: string, ...command: string[]) =>
 const everyNode = async (servers: RedisServer[], check: (ip: string) => Promise<boolean>) =>
   (await Promise.all(servers.map((s) => check(s.ip)))).every(Boolean);
 
-function secret(cluster: Cluster, name: string, password: string): void {
-  if (cluster.store.get('secrets', NS, name)) cluster.store.patch('secrets', NS, name, { stringData: { password } }, { type: 'merge' });
-  else cluster.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'Opaque', stringData: { password } });
+async function secret(cluster: Cluster, name: string, password: string): Promise<void> {
+  if (cluster.store.get('secrets', NS, name)) await cluster.store.patch('secrets', NS, name, { stringData: { password } }, { type: 'merge' });
+  else await cluster.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type: 'Opaque', stringData: { password } });
 }
 
-function setUsers(cluster: Cluster, users: unknown[] | null): void {
-  cluster.store.patch('redises', NS, 'cache', { spec: { users } }, { type: 'merge' });
+async function setUsers(cluster: Cluster, users: unknown[] | null): Promise<void> {
+  await cluster.store.patch('redises', NS, 'cache', { spec: { users } }, { type: 'merge' });
 }
 
 test('spec.users: on every node, changed everywhere, on a restarted node as it joins, removed everywhere; hand-made users left alone', async (t) => {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
-  cluster.createAuthSecret('cache');
-  secret(cluster, 'shop-redis', 'shop-pw-1');
-  cluster.createRedis('cache', {
+  await cluster.createAuthSecret('cache');
+  await secret(cluster, 'shop-redis', 'shop-pw-1');
+  await cluster.createRedis('cache', {
     passwordGracePeriodSeconds: 3,
     users: [{ name: 'shop', rules: '~shop:* +get +set +ping', passwordSecret: { name: 'shop-redis' } }],
   });
   const servers = await Promise.all([1, 2, 3].map((i) => startRedis(t, { ip: addr(N, i) })));
-  ['master-0', 'replica-0', 'replica-1'].forEach((n, i) => cluster.addPod('cache', n, servers[i]!.ip));
+  await cluster.addPods('cache', servers);
   // A user an administrator made by hand: not in spec.users, never managed, never touched.
   for (const s of servers) assert.equal(await redisCall(s.ip, 'ACL', 'SETUSER', 'admin', 'on', '>admin-pw', '+@all', '~*'), 'OK');
   await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
@@ -58,8 +59,8 @@ test('spec.users: on every node, changed everywhere, on a restarted node as it j
 
   // 2. Changed: a new password and a new rule reach every node; for the grace period (3 s here)
   // the old password works too, then it stops working.
-  secret(cluster, 'shop-redis', 'shop-pw-2');
-  setUsers(cluster, [{ name: 'shop', rules: '~shop:* +get +ping', passwordSecret: { name: 'shop-redis' } }]);
+  await secret(cluster, 'shop-redis', 'shop-pw-2');
+  await setUsers(cluster, [{ name: 'shop', rules: '~shop:* +get +ping', passwordSecret: { name: 'shop-redis' } }]);
   await until('shop-pw-2 and no SET on every node', () =>
     everyNode(
       servers,
@@ -86,7 +87,7 @@ test('spec.users: on every node, changed everywhere, on a restarted node as it j
   await until('shop on the restarted node', async () => (await as(servers[2]!.ip, 'shop', 'shop-pw-2', 'PING')) === 'PONG');
 
   // 4. Removed: gone from every node; the hand-made user is still there.
-  setUsers(cluster, null);
+  await setUsers(cluster, null);
   await until('shop gone from every node', () => everyNode(servers, async (ip) => (await as(ip, 'shop', 'shop-pw-2', 'PING')) === 'WRONGPASS'));
   await until('no longer recorded as managed', () => cluster.store.get('redises', NS, 'cache')?.metadata.annotations?.[MANAGED_USERS_ANNOTATION] === undefined);
   for (const s of servers.slice(0, 2)) assert.equal(await as(s.ip, 'admin', 'admin-pw', 'PING'), 'PONG', 'a user never managed is left alone');

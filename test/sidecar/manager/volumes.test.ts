@@ -1,17 +1,20 @@
-// VolumeExpander, the runner of volume expansion, against the API stand-in through the real
-// KubeClient: a grown size raises the claims, then replaces the StatefulSets one at a time with
-// their pods orphaned (the test plays Metacontroller and recreates each one); a class without
-// expansion is refused once, with the annotation; only the leader writes.
-// Network: the stand-in's HTTP server on 127.0.0.1 (random port); no Redis.
+// VolumeExpander, the runner of volume expansion, against a real kube-apiserver through the real
+// KubeClient (a ServiceAccount with the sidecar's role, so RBAC and the PersistentVolumeClaimResize
+// admission judge its calls): a grown size raises the claims, then replaces the StatefulSets one
+// at a time with their pods orphaned (the test plays Metacontroller and recreates each one, and the
+// garbage collector, which does not run here); a class without expansion is refused once, with the
+// annotation; only the leader writes.
+// Network: the API server and its fault proxy on 127.0.0.1; no Redis.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { startKubeApi, type KubeApiServer } from '../../support/kube-api/index.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { podSelectorLabels, RESIZE_REFUSED_ANNOTATION } from '../../../src/api/labels.ts';
 import { validateSpec } from '../../../src/api/validate.ts';
 import type { RedisSpec } from '../../../src/api/schema.ts';
 import { hasVolumeCalls, VolumeExpander, type VolumeEvent } from '../../../src/sidecar/manager/volumes.ts';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { until } from '../../support/until.ts';
 
 type Json = Record<string, any>;
 
@@ -23,6 +26,8 @@ function spec(size: string, extra: Json = {}): RedisSpec {
 
 function claim(ns: string, name: string, storage: string, storageClassName = 'grow') {
   return {
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
     metadata: { name, namespace: ns, labels: podSelectorLabels('r') },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, storageClassName },
     status: { phase: 'Bound', capacity: { storage } },
@@ -31,28 +36,46 @@ function claim(ns: string, name: string, storage: string, storageClassName = 'gr
 
 function statefulSet(ns: string, name: string, size: string) {
   return {
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
     metadata: { name, namespace: ns },
     spec: {
       replicas: 1,
       selector: { matchLabels: { set: name } },
       serviceName: 'r-headless',
       template: { metadata: { labels: { set: name } }, spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } },
-      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { resources: { requests: { storage: size } } } }],
+      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } } }],
     },
   };
 }
 
+const storageClass = (name: string, allowVolumeExpansion?: boolean) => ({
+  apiVersion: 'storage.k8s.io/v1',
+  kind: 'StorageClass',
+  metadata: { name },
+  provisioner: 'example.com/p',
+  ...(allowVolumeExpansion === undefined ? {} : { allowVolumeExpansion }),
+});
+
 describe('VolumeExpander', () => {
-  let api: KubeApiServer;
+  let api: ApiServer;
   let kube: KubeClient;
   before(async () => {
-    api = await startKubeApi();
-    kube = new KubeClient(api.kubeConfig('sidecar-a'), { identity: 'sidecar-a', requestTimeoutMs: 1000 });
-    api.store.create('storageclasses', { metadata: { name: 'grow' }, provisioner: 'p', allowVolumeExpansion: true });
-    api.store.create('storageclasses', { metadata: { name: 'fixed' }, provisioner: 'p', allowVolumeExpansion: false });
-    api.store.create('storageclasses', { metadata: { name: 'frozen' }, provisioner: 'p' });
+    api = await startApiServer();
+    kube = new KubeClient(await api.kubeConfig('sidecar-a'), { identity: 'sidecar-a', requestTimeoutMs: 1000 });
+    await api.store.create('storageclasses', storageClass('grow', true));
+    await api.store.create('storageclasses', storageClass('fixed', false));
+    await api.store.create('storageclasses', storageClass('frozen'));
   });
-  after(() => api.close());
+  after(async () => {
+    // Only fault rules refuse here: a 401 or 403 from the API server is a call the sidecar's role does not allow.
+    const refused = api.requests.filter((r) => (r.status === 401 || r.status === 403) && r.fault === undefined);
+    await api.close();
+    assert.deepEqual(
+      refused.map((r) => `${r.status} ${r.method} ${r.path}`),
+      [],
+    );
+  });
 
   function expander(ns: string, leader = { on: true }) {
     const events: VolumeEvent[] = [];
@@ -66,16 +89,43 @@ describe('VolumeExpander', () => {
     return { x, events };
   }
 
-  function setUp(ns: string, storageClass = 'grow') {
-    for (const n of ['data-r-master-0', 'data-r-replica-0', 'data-r-replica-1']) api.store.create('persistentvolumeclaims', claim(ns, n, '1Gi', storageClass));
-    const sets = ['r-master', 'r-replica'].map((n) => api.store.create('statefulsets', statefulSet(ns, n, '1Gi')));
-    for (const [i, set] of sets.entries()) {
+  /** Bound claims (status written as the volume controller would), the two sets, a pod owned by each. */
+  async function setUp(ns: string, storageClass = 'grow') {
+    await api.namespace(ns);
+    for (const n of ['data-r-master-0', 'data-r-replica-0', 'data-r-replica-1'])
+      await api.store.create('persistentvolumeclaims', claim(ns, n, '1Gi', storageClass));
+    for (const [i, name] of ['r-master', 'r-replica'].entries()) {
+      const set = await api.store.create('statefulsets', statefulSet(ns, name, '1Gi'));
       const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, controller: true };
-      api.store.create('pods', {
+      await api.store.create('pods', {
+        apiVersion: 'v1',
+        kind: 'Pod',
         metadata: { name: `${set.metadata.name}-0`, namespace: ns, ownerReferences: [owner] },
-        spec: { containers: [{ name: `c${i}` }] },
+        spec: { containers: [{ name: `c${i}`, image: 'redis:7.2' }] },
       });
     }
+  }
+
+  /**
+   * What the garbage collector (not running here) does after an Orphan delete of the set `name`:
+   * drops its owner references from the pods, then the `orphan` finalizer, and the set is gone.
+   * The finalizer must be there: it is the mark of a delete with propagationPolicy Orphan (with any
+   * other policy the set would have gone at once, or with its pods).
+   */
+  async function collectOrphans(ns: string, name: string): Promise<void> {
+    // The sidecar's delete went through the proxy: the tests' watch shows it a moment later.
+    const set = await until(`${name} deleting`, () => {
+      const s = api.store.get('statefulsets', ns, name);
+      return s?.metadata.deletionTimestamp !== undefined && s;
+    });
+    assert.deepEqual(set.metadata.finalizers, ['orphan'], `${name} was deleted with its pods orphaned`);
+    for (const pod of api.store.list('pods', { namespace: ns })) {
+      const refs = pod.metadata.ownerReferences ?? [];
+      const kept = refs.filter((r) => r.uid !== set.metadata.uid);
+      if (kept.length !== refs.length)
+        await api.store.patch('pods', ns, pod.metadata.name, { metadata: { ownerReferences: kept.length > 0 ? kept : null } }, { type: 'merge' });
+    }
+    await api.store.patch('statefulsets', ns, name, { metadata: { finalizers: null } }, { type: 'merge' });
   }
 
   const requested = (ns: string) =>
@@ -84,7 +134,7 @@ describe('VolumeExpander', () => {
 
   test('a pass says whether it found work: nothing at the spec size (the worker then checks rarely), work when it grew', async () => {
     const ns = 'settled';
-    setUp(ns);
+    await setUp(ns);
     const { x } = expander(ns);
     assert.equal(await x.reconcile(spec('1Gi')), false, 'claims and templates at the spec size: settled');
     assert.equal(await x.reconcile(spec('2Gi')), true, 'grown: claims raised');
@@ -92,7 +142,7 @@ describe('VolumeExpander', () => {
 
   test('persistence on, size grown: claims raised, then each StatefulSet replaced in turn with its pods orphaned', async () => {
     const ns = 'grow';
-    setUp(ns);
+    await setUp(ns);
     const { x, events } = expander(ns);
     const pods = api.store.list('pods', { namespace: ns }).map((p) => p.metadata.uid);
 
@@ -106,6 +156,7 @@ describe('VolumeExpander', () => {
 
     // Claims requested: the master set goes first, the replica set waits for it to be back.
     await x.reconcile(spec('2Gi'));
+    await collectOrphans(ns, 'r-master');
     assert.equal(api.store.get('statefulsets', ns, 'r-master'), undefined);
     assert.ok(api.store.get('statefulsets', ns, 'r-replica'));
     assert.deepEqual(
@@ -120,10 +171,11 @@ describe('VolumeExpander', () => {
     assert.ok(api.store.get('statefulsets', ns, 'r-replica'), 'the replica set waits while the master set is missing');
 
     // Metacontroller recreates it from the hook's fresh templates.
-    api.store.create('statefulsets', statefulSet(ns, 'r-master', '2Gi'));
+    await api.store.create('statefulsets', statefulSet(ns, 'r-master', '2Gi'));
     await x.reconcile(spec('2Gi'));
+    await collectOrphans(ns, 'r-replica');
     assert.equal(api.store.get('statefulsets', ns, 'r-replica'), undefined);
-    api.store.create('statefulsets', statefulSet(ns, 'r-replica', '2Gi'));
+    await api.store.create('statefulsets', statefulSet(ns, 'r-replica', '2Gi'));
 
     // Done: nothing more is written, however often it runs.
     const from = api.requests.length;
@@ -144,7 +196,7 @@ describe('VolumeExpander', () => {
 
   test('a class without expansion: refused with a Warning once and the annotation; claims and sets left alone; cleared once it grew', async () => {
     const ns = 'fixed';
-    setUp(ns, 'fixed');
+    await setUp(ns, 'fixed');
     const { x, events } = expander(ns);
     await x.reconcile(spec('2Gi'));
     await x.reconcile(spec('2Gi'));
@@ -165,7 +217,7 @@ describe('VolumeExpander', () => {
     assert.deepEqual(fresh.events, []);
 
     // The administrator allows expansion: claims grow, annotations go once they request the size.
-    api.store.patch('storageclasses', undefined, 'fixed', { allowVolumeExpansion: true }, { type: 'merge' });
+    await api.store.patch('storageclasses', undefined, 'fixed', { allowVolumeExpansion: true }, { type: 'merge' });
     await x.reconcile(spec('2Gi'));
     assert.deepEqual(requested(ns), ['data-r-master-0=2Gi', 'data-r-replica-0=2Gi', 'data-r-replica-1=2Gi']);
     await x.reconcile(spec('2Gi'));
@@ -174,7 +226,7 @@ describe('VolumeExpander', () => {
 
   test('a refusal whose annotation write failed: written on the next pass, the Warning not repeated', async () => {
     const ns = 'fixed-retry';
-    setUp(ns, 'frozen');
+    await setUp(ns, 'frozen');
     const { x, events } = expander(ns);
     const fault = api.faults.add({ path: `/api/v1/namespaces/${ns}/persistentvolumeclaims/`, method: 'PATCH', action: { kind: 'status', code: 500 } });
     await x.reconcile(spec('2Gi'));
@@ -191,7 +243,7 @@ describe('VolumeExpander', () => {
 
   test('not the leader, or persistence off: reads at most, writes nothing', async () => {
     const ns = 'standby';
-    setUp(ns);
+    await setUp(ns);
     const leader = { on: false };
     const { x, events } = expander(ns, leader);
     const from = api.requests.length;
@@ -204,7 +256,7 @@ describe('VolumeExpander', () => {
 
   test('a failing API: reconcile never throws; concurrent calls share one pass', async () => {
     const ns = 'faulty';
-    setUp(ns);
+    await setUp(ns);
     const { x } = expander(ns);
     const fault = api.faults.add({ path: `/api/v1/namespaces/${ns}/persistentvolumeclaims`, method: 'GET', action: { kind: 'status', code: 500 } });
     const [a, b] = [x.reconcile(spec('2Gi')), x.reconcile(spec('2Gi'))];
