@@ -82,6 +82,22 @@ export function objectName(obj: unknown): string {
   return `${String(isRecord(obj) ? obj['kind'] : obj)}/${String(meta['name'] ?? meta['generateName'])}`;
 }
 
+/**
+ * What the server stored differently from what was sent: `.path: sent X, stored Y` for every value
+ * it dropped or rewrote (a quantity put in canonical form, say); what it added (defaults) is not
+ * listed. An empty map or list it leaves out counts as dropped.
+ */
+export function rewrites(sent: unknown, stored: unknown, at = ''): string[] {
+  if (isRecord(sent) || Array.isArray(sent)) {
+    if (typeof stored !== 'object' || stored === null || Array.isArray(sent) !== Array.isArray(stored))
+      return [`${at}: sent ${JSON.stringify(sent)}, stored ${JSON.stringify(stored)}`];
+    const s = sent as Record<string, unknown>;
+    const t = stored as Record<string, unknown>;
+    return Object.keys(s).flatMap((k) => rewrites(s[k], t[k], Array.isArray(sent) ? `${at}[${k}]` : `${at}.${k}`));
+  }
+  return sent === stored ? [] : [`${at}: sent ${JSON.stringify(sent)}, stored ${JSON.stringify(stored)}`];
+}
+
 /** The text of a Warning header: `299 - "text"`, the text a quoted-string (RFC 7234). */
 function warningText(header: string): string {
   const quoted = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(header);
