@@ -18,7 +18,7 @@
 // needs to be cleaned up between tests.
 // Invariants: a bare control plane (etcd + kube-apiserver) on 127.0.0.1 whose Service range is
 // never routed (BARE_SUBNET, shared with api-server.ts); a dry run never changes what the server
-// holds, so tests of one file may judge objects concurrently and in any order.
+// holds (only create() does), so tests of one file may judge objects concurrently and in any order.
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeApiError } from '../support/kube-api/errors.ts';
@@ -77,7 +77,7 @@ export function dryRunMissing(): string | undefined {
 }
 
 /** `StatefulSet/my-redis-master` */
-export function objectName(obj: unknown): string {
+function objectName(obj: unknown): string {
   const meta = isRecord(obj) && isRecord(obj['metadata']) ? obj['metadata'] : {};
   return `${String(isRecord(obj) ? obj['kind'] : obj)}/${String(meta['name'] ?? meta['generateName'])}`;
 }
