@@ -28,7 +28,7 @@ import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { OPERATOR_NAMESPACE, REPO_ROOT } from './operator.ts';
 
 /** Third octet of every bare API server's Service range: no Service address is ever routed. */
-const BARE_SUBNET = 250;
+export const BARE_SUBNET = 250;
 
 /** The resources tests read and write, by the plural they use. */
 const RESOURCES: Record<string, string> = {
