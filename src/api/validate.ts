@@ -4,6 +4,7 @@
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseCron } from './cron.ts';
+import { parseQuantity } from './quantity.ts';
 import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
@@ -140,9 +141,18 @@ export function monitoringProblems(monitoring: RedisSpecT['monitoring']): SpecPr
   return problems;
 }
 
-/** spec.podAnnotations keys and spec.tolerations: what the API server would refuse in the pod template. */
-export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 'tolerations'>): SpecProblem[] {
+/** spec.podAnnotations keys, spec.tolerations and spec.resources: what the API server would refuse in the pod template. */
+export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 'tolerations' | 'resources'>): SpecProblem[] {
   const problems: SpecProblem[] = [];
+  // The API server refuses a container whose request exceeds its limit, so such a spec would make
+  // every StatefulSet write fail: say so here, naming the field, and keep the children as they are.
+  const { requests = {}, limits = {} } = spec.resources ?? {};
+  for (const resource of Object.keys(requests).sort()) {
+    const [request, limit] = [requests[resource], limits[resource]];
+    const [r, l] = [parseQuantity(request), parseQuantity(limit)];
+    if (limit !== undefined && r !== undefined && l !== undefined && r > l)
+      problems.push({ field: `spec.resources.requests.${resource}`, message: `must be at most its limit (${String(limit)})` });
+  }
   for (const [key] of sortedEntries(spec.podAnnotations)) {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field: `spec.podAnnotations.${key}`, message: `key ${keyProblem}` });

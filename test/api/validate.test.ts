@@ -91,6 +91,12 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['unsupported schedule', 'r', { persistence: { rdbSchedule: '15 3 * * *' } }, 'spec.persistence.rdbSchedule'],
   ['whenDeleted Keep', 'r', { persistence: { whenDeleted: 'Keep' } }, 'spec.persistence.whenDeleted'],
   ['memory not a quantity', 'r', { resources: { requests: { memory: 'lots' } } }, 'spec.resources.requests.memory'],
+  [
+    'memory request above its limit (the API server would refuse the pods)',
+    'r',
+    { resources: { requests: { memory: '1Gi' }, limits: { memory: '256Mi' } } },
+    'spec.resources.requests.memory',
+  ],
   ['auth without secretName', 'r', { auth: {} }, 'spec.auth.secretName'],
   ['auth with empty key', 'r', { auth: { secretName: 's', key: '' } }, 'spec.auth.key'],
   ['failover too fast', 'r', { failover: { downAfterMilliseconds: 10 } }, 'spec.failover.downAfterMilliseconds'],

@@ -384,14 +384,17 @@ describe('the real kube-apiserver accepts the children (dry-run create, strict f
     },
   );
 
-  test(
-    'requests above the limits: the spec is refused, or its children accepted',
-    { todo: 'the CRD and the hook accept the spec; the server refuses both StatefulSets (requests must be <= limits)' },
-    async () => {
-      const spec = { ...designSpec(), resources: { requests: { memory: '1Gi' }, limits: { memory: '256Mi' } } };
-      if (validateSpec('my-redis', spec).ok) assert.deepEqual(await server.refusals(desiredFor(spec)), []);
-    },
-  );
+  // The server refuses a container whose request exceeds its limit: the hook refuses the spec
+  // first, naming the field, so no child write can fail on it; at the limit, the server agrees.
+  test('requests above the limits: the spec refused naming the field; at the limit, the children accepted', async () => {
+    const over = { ...designSpec(), resources: { requests: { memory: '1Gi', cpu: '1' }, limits: { memory: '256Mi', cpu: '500m' } } };
+    const verdict = validateSpec('my-redis', over);
+    assert.equal(verdict.ok, false);
+    assert.deepEqual(verdict.ok ? [] : verdict.problems.map((p) => p.field), ['spec.resources.requests.cpu', 'spec.resources.requests.memory']);
+    const at = { ...designSpec(), resources: { requests: { memory: '256Mi', cpu: '0.5' }, limits: { memory: '256Mi', cpu: '500m' } } };
+    assert.equal(validateSpec('my-redis', at).ok, true);
+    assert.deepEqual(await server.refusals(desiredFor(at)), []);
+  });
 
   // Strict field validation is on, and a refusal names the object and quotes the server.
   test('the check bites: an unknown field, a template the selector misses', async () => {
