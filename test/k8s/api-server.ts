@@ -20,8 +20,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
-import { matchesLabels, parseLabelSelector } from '../support/kube-api/selectors.ts';
+import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
+import { matchesLabels, parseLabelSelector } from '../support/kube-client/selectors.ts';
 import { httpClient, type DeleteOptions, type HttpKubeClient, type PatchOptions, type ResourceRef, type WatchHandle } from '../support/kube-client/index.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';

@@ -3,7 +3,7 @@
 // reach it as the `kubernetes` Service, so it serves TLS with a certificate for that Service's
 // address. Every request is forwarded over TLS to the API server with its bearer token
 // unchanged, so authentication and RBAC stay the real server's.
-// Fault rules (test/support/kube-api/faults.ts) match on a client name: the pod a bound
+// Fault rules (faults.ts) match on a client name: the pod a bound
 // service-account token was issued to, else the ServiceAccount's name (the token's claims are
 // read, not verified: the API server verifies the token when the request reaches it). Every
 // request is logged (`requests`) with that name and the status it got, for tests that count what
@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { Faults, type FaultAction } from '../support/kube-api/faults.ts';
+import { Faults, type FaultAction } from './faults.ts';
 
 export interface RequestRecord {
   /** Date.now() at arrival. */

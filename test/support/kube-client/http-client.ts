@@ -6,8 +6,7 @@
 // resolves once its initial list is cached (a failed initial list rejects every caller and the
 // next inform() tries again); after close() no informer, watch or timer is left.
 import { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, StoredObject } from '../kube-api/resources.ts';
-import { KubeApiError } from '../kube-api/errors.ts';
+import { KubeApiError, type KubeObject, type StoredObject } from './objects.ts';
 import { Discovery } from './discovery.ts';
 import { resourcePath, Transport } from './http.ts';
 import { Informer, type InformerOptions } from './informer.ts';

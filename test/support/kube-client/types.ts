@@ -8,7 +8,7 @@
 // - Objects never leak by reference: what get/list/watch hand out is a copy.
 // - The cache is updated before watch callbacks run, so a callback reading the cache sees at
 //   least the state it is told about.
-import type { KubeObject, StoredObject } from '../kube-api/resources.ts';
+import type { KubeObject, StoredObject } from './objects.ts';
 
 /** What discovery says about one resource (a kube-api ResourceDef satisfies it). */
 export interface ResourceRef {

@@ -1,6 +1,7 @@
-// Fault injection for the HTTP stand-in: make matching requests fail with a status, hang, reset
-// the connection, or be delayed. Rules match on method, path, watch-ness and the calling client
-// (its bearer token), so one test can cut a single elector off the API while another keeps going.
+// Fault rules for the API fault proxy (fault-proxy.ts): make matching requests fail with a status,
+// hang, reset the connection, or be delayed. Rules match on method, path, watch-ness and the
+// calling client (named by its service-account token), so one test can cut a single elector off
+// the API while another keeps going.
 // Invariant: a rule with `times` stops matching after that many hits; rules are checked in the
 // order they were added and the first match wins.
 
