@@ -1,5 +1,5 @@
-// httpClient: the KubeClient over any Kubernetes API server (a real kube-apiserver, or the
-// kube-api stand-in's HTTP side), with the credentials of a kubeconfig (a path, or a KubeConfig).
+// httpClient: the KubeClient over a Kubernetes API server (a real kube-apiserver), with the
+// credentials of a kubeconfig (a path, or a KubeConfig).
 // Discovery from the API's discovery documents; one informer (list + watch) per informed
 // resource feeding the synchronous cache; writes as plain REST calls.
 // Invariants: inform() of one resource starts one informer however often it is called, and
