@@ -9,6 +9,7 @@
 //   await api.store.create('pods', {...});               // writes resolve once the cache shows them
 //   api.store.get('pods', 'ns', 'p');                    // reads are synchronous, from watches
 //   api.faults.add({ client: 'sidecar-a', path: /\/leases/, action: { kind: 'hang' } });
+//   api.closeWatches();                                  // the proxied clients' watch streams end; they re-watch
 //   await api.close();
 //
 // Not modelled (no controller runs): garbage collection by owner, the ServiceAccount controller
@@ -20,8 +21,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
-import { matchesLabels, parseLabelSelector } from '../support/kube-api/selectors.ts';
+import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
+import { matchesLabels, parseLabelSelector } from '../support/kube-client/selectors.ts';
 import { httpClient, type DeleteOptions, type HttpKubeClient, type PatchOptions, type ResourceRef, type WatchHandle } from '../support/kube-client/index.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
@@ -95,6 +96,8 @@ export interface ApiServer {
   readonly faults: FaultProxy['faults'];
   /** Every request the sidecar's clients made, in arrival order. */
   readonly requests: FaultProxy['requests'];
+  /** Ends every watch stream open through the fault proxy (cleanly, as at the server's watch timeout); returns how many. */
+  closeWatches(): number;
   /** A client named `name`: a ServiceAccount of the operator's namespace, reaching the API through the fault proxy. */
   kubeConfig(name: string): Promise<KubeConfig>;
   /** Creates the namespace (and its `default` ServiceAccount, which no controller makes here) unless it exists. */
@@ -231,6 +234,7 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
     store,
     faults: proxy.faults,
     requests: proxy.requests,
+    closeWatches: () => proxy.closeWatches(),
     async kubeConfig(name) {
       if (!store.get('serviceaccounts', OPERATOR_NAMESPACE, name))
         await store.create('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: OPERATOR_NAMESPACE } });

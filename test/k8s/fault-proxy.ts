@@ -3,18 +3,19 @@
 // reach it as the `kubernetes` Service, so it serves TLS with a certificate for that Service's
 // address. Every request is forwarded over TLS to the API server with its bearer token
 // unchanged, so authentication and RBAC stay the real server's.
-// Fault rules (test/support/kube-api/faults.ts) match on a client name: the pod a bound
+// Fault rules (faults.ts) match on a client name: the pod a bound
 // service-account token was issued to, else the ServiceAccount's name (the token's claims are
 // read, not verified: the API server verifies the token when the request reaches it). Every
 // request is logged (`requests`) with that name and the status it got, for tests that count what
-// a client asked.
+// a client asked. closeWatches() ends the watch streams in flight the way the API server ends one
+// at its timeout (a clean end of the body), so clients' re-watching can be tested.
 // Invariants: a request no rule matches is forwarded byte for byte (watches stream through);
 // close() destroys every open connection, so a hung request never outlives the test.
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
-import { Faults, type FaultAction } from '../support/kube-api/faults.ts';
+import { Faults, type FaultAction } from './faults.ts';
 
 export interface RequestRecord {
   /** Date.now() at arrival. */
@@ -28,7 +29,7 @@ export interface RequestRecord {
   watch: boolean;
   /** Undefined while in flight (or for ever for a hung request). */
   status?: number;
-  /** The kind of the fault rule that answered it, when one did (its status is then the rule's, not the API server's). */
+  /** The kind of the fault rule that took it, when one did (its status is then the rule's, not the API server's, but for a delay or a rewind). */
   fault?: FaultAction['kind'];
 }
 
@@ -38,6 +39,8 @@ export interface FaultProxy {
   readonly faults: Faults;
   /** Every request, in arrival order. */
   readonly requests: RequestRecord[];
+  /** Ends every watch stream in flight, cleanly, as the API server does at a watch's timeout; returns how many. */
+  closeWatches(): number;
   close(): Promise<void>;
 }
 
@@ -70,15 +73,26 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const faults = new Faults();
   const requests: RequestRecord[] = [];
   const sockets = new Set<Socket>();
+  /** How to end each watch stream being forwarded. */
+  const watches = new Set<() => void>();
 
-  function forward(req: IncomingMessage, res: ServerResponse, record: RequestRecord): void {
+  function forward(req: IncomingMessage, res: ServerResponse, record: RequestRecord, path = req.url): void {
     const up = httpsRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host }, ca },
+      { host: upstream.hostname, port: upstream.port, method: req.method, path, headers: { ...req.headers, host: upstream.host }, ca },
       (ur) => {
         record.status = ur.statusCode ?? 502;
         res.writeHead(ur.statusCode ?? 502, ur.headers);
         // A quiet watch sends no body for a while: the client must see its headers now.
         res.flushHeaders();
+        if (record.watch) {
+          // The chunked body ends as at the server's timeout; closing `res` then drops the upstream watch.
+          const end = () => {
+            ur.unpipe(res);
+            res.end();
+          };
+          watches.add(end);
+          res.on('close', () => watches.delete(end));
+        }
         ur.pipe(res);
       },
     );
@@ -114,6 +128,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       case 'delay':
         setTimeout(() => forward(req, res, record), action.ms);
         return;
+      case 'rewind':
+        if (!watch) return forward(req, res, record);
+        url.searchParams.set('resourceVersion', action.resourceVersion ?? '1');
+        return forward(req, res, record, `${url.pathname}${url.search}`);
       case 'status': {
         const body = {
           kind: 'Status',
@@ -143,6 +161,12 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
     port,
     faults,
     requests,
+    closeWatches() {
+      const open = [...watches];
+      watches.clear();
+      for (const end of open) end();
+      return open.length;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();

@@ -17,7 +17,7 @@
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseQuantity } from '../../src/hook/quantity.ts';
-import type { StoredObject } from '../support/kube-api/index.ts';
+import type { StoredObject } from '../support/kube-client/objects.ts';
 import { httpClient, type ResourceRef } from '../support/kube-client/index.ts';
 import { asRecord as rec } from '../support/records.ts';
 import type { ControlPlane } from './control-plane.ts';

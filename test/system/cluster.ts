@@ -7,8 +7,8 @@ import type { TestContext } from 'node:test';
 import type { Redis } from 'ioredis';
 import type { ControlPlane } from '../k8s/control-plane.ts';
 import type { InstallWith } from '../k8s/operator.ts';
-import type { Faults } from '../support/kube-api/faults.ts';
-import type { KubeObject, StoredObject } from '../support/kube-api/index.ts';
+import type { Faults } from '../k8s/faults.ts';
+import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
 import type { EventFilter, EventRecord } from '../support/cluster-views.ts';
 
 export type { EventRecord } from '../support/cluster-views.ts';

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { missing, type SystemCluster as Cluster, type SystemClusterOptions as ClusterOptions } from './cluster.ts';
 import { borrowCluster, giveBack } from './lane.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';
-import type { StoredObject } from '../support/kube-api/index.ts';
+import type { StoredObject } from '../support/kube-client/objects.ts';
 import { missingKeysOn } from '../support/redis-keys.ts';
 import { AckedWriter } from '../support/acked-writer.ts';
 

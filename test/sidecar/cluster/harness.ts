@@ -33,7 +33,7 @@ import { createSidecarMetrics } from '../../../src/sidecar/metrics.ts';
 import type { ClusterHooks } from '../../../src/sidecar/cluster/manager/types.ts';
 import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
-import type { StoredObject } from '../../support/kube-api/index.ts';
+import type { StoredObject } from '../../support/kube-client/objects.ts';
 import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
 import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { runningStatus, TEST_LEADER } from '../manager/harness-cluster.ts';

@@ -4,9 +4,8 @@
 // listener that throws never breaks the cache or the other listeners; `replace` (a relist)
 // emits exactly the differences: DELETED for what is gone, ADDED for what is new, MODIFIED for
 // what changed resourceVersion.
-import type { StoredObject } from '../kube-api/resources.ts';
-import { getPath } from '../kube-api/resources.ts';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../kube-api/selectors.ts';
+import { getPath, type StoredObject } from './objects.ts';
+import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
 import type { CacheEvent, SelectorOptions, WatchHandle } from './types.ts';
 
 type Listener = (event: CacheEvent) => void;

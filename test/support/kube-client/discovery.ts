@@ -3,7 +3,7 @@
 // namespaced, and whether a /status subresource exists. CRDs are found the same way.
 // Invariants: one document per group/version is cached; a miss refetches it (a CRD may have been
 // installed since), and a group/version the server does not serve is a 404 KubeApiError.
-import { KubeApiError } from '../kube-api/errors.ts';
+import { KubeApiError } from './objects.ts';
 import type { Transport } from './http.ts';
 import { splitApiVersion, type ResourceRef } from './types.ts';
 

@@ -1,13 +1,12 @@
-// httpClient: the KubeClient over any Kubernetes API server (a real kube-apiserver, or the
-// kube-api stand-in's HTTP side), with the credentials of a kubeconfig (a path, or a KubeConfig).
+// httpClient: the KubeClient over a Kubernetes API server (a real kube-apiserver), with the
+// credentials of a kubeconfig (a path, or a KubeConfig).
 // Discovery from the API's discovery documents; one informer (list + watch) per informed
 // resource feeding the synchronous cache; writes as plain REST calls.
 // Invariants: inform() of one resource starts one informer however often it is called, and
 // resolves once its initial list is cached (a failed initial list rejects every caller and the
 // next inform() tries again); after close() no informer, watch or timer is left.
 import { KubeConfig } from '@kubernetes/client-node';
-import type { KubeObject, StoredObject } from '../kube-api/resources.ts';
-import { KubeApiError } from '../kube-api/errors.ts';
+import { KubeApiError, type KubeObject, type StoredObject } from './objects.ts';
 import { Discovery } from './discovery.ts';
 import { resourcePath, Transport } from './http.ts';
 import { Informer, type InformerOptions } from './informer.ts';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { STATUS_CODES } from 'node:http';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { failure, KubeApiError, type Status } from '../kube-api/errors.ts';
+import { failure, KubeApiError, type Status } from './objects.ts';
 
 const REASONS: Record<number, string> = {
   400: 'BadRequest',

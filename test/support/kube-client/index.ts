@@ -1,6 +1,5 @@
-// One async client for "a Kubernetes API" with a synchronous informer cache (see README.md):
-// storeClient(store) over the in-process ObjectStore, httpClient(kubeconfig) over any API server.
-export { storeClient } from './store-client.ts';
+// One async client for a Kubernetes API server with a synchronous informer cache (see README.md):
+// httpClient(kubeconfig), over a real kube-apiserver.
 export { httpClient, type HttpClientOptions, type HttpKubeClient } from './http-client.ts';
 export { apiError } from './http.ts';
 export {
@@ -18,4 +17,4 @@ export {
   type WatchHandle,
   type WriteOptions,
 } from './types.ts';
-export { KubeApiError } from '../kube-api/errors.ts';
+export { KubeApiError, type KubeObject, type StoredObject } from './objects.ts';

@@ -13,7 +13,7 @@
 // list fails; after stop() no event is delivered and nothing reconnects (a watch still
 // connecting is aborted as soon as it connects).
 import { Watch } from '@kubernetes/client-node';
-import type { StoredObject } from '../kube-api/resources.ts';
+import type { StoredObject } from './objects.ts';
 import { ResourceCache } from './cache.ts';
 import { resourcePath, type Transport } from './http.ts';
 import { apiVersionOfRef, type ResourceRef } from './types.ts';

@@ -1,15 +1,31 @@
-// The kube-client against the kube-api stand-in: the same table of reads, writes and failures
-// through storeClient (in-process) and httpClient (over HTTP, with the stand-in's kubeconfig),
-// then what only the HTTP informer has to get right: the cache following writes through the
-// watch, re-watching at once after a closed stream, relisting after 410 Gone, and close().
-// Network: the stand-in on 127.0.0.1, random port.
+// The kube-client against a REAL kube-apiserver (test/k8s/api-server.ts: etcd and the API server,
+// no controllers), one for the whole file. First a table of discovery, reads, writes and failures
+// as cluster-admin (the control plane's admin kubeconfig: a client certificate, straight to the
+// API server); then what the informer has to get right, each client a ServiceAccount of the
+// operator's namespace reaching the API through the fault proxy, which ends its watch streams
+// and fails or rewinds its requests on demand: the initial list paginated, re-watching at once
+// after a closed stream, relisting after 410 Expired, and close(). Those informers watch Redis
+// resources and pods, which the sidecar's RBAC lets every such ServiceAccount list and watch.
+// Network: etcd, kube-apiserver and the fault proxy on 127.0.0.1.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startKubeApi, type KubeApiServer } from '../kube-api/index.ts';
-import { httpClient, KubeApiError, storeClient, type CacheEvent, type HttpKubeClient, type KubeClient, type ResourceRef } from './index.ts';
+import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import {
+  httpClient,
+  KubeApiError,
+  type CacheEvent,
+  type HttpClientOptions,
+  type HttpKubeClient,
+  type KubeClient,
+  type ResourceRef,
+  type StoredObject,
+} from './index.ts';
 import { until } from '../until.ts';
 
+/** The table's namespace, and the informer tests'. */
 const NS = 'kc';
+const INF = 'inf';
+const REDISES = '/apis/redis.example.com/v1/redises';
 
 async function rejects(p: Promise<unknown>, code: number, reason: string): Promise<KubeApiError> {
   try {
@@ -30,26 +46,35 @@ const cm = (name: string, labels: Record<string, string> = {}, data: Record<stri
   data,
 });
 
-for (const flavour of ['store', 'http'] as const) {
-  describe(`${flavour}Client`, () => {
-    let api: KubeApiServer;
-    let client: KubeClient;
+const redis = (name: string, replicas = 2) => ({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace: INF }, spec: { replicas } });
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+describe('kube-client on a real kube-apiserver', () => {
+  let api: ApiServer;
+  before(async () => {
+    api = await startApiServer({ namespaces: [NS, 'other', INF] });
+  });
+  after(async () => {
+    await api.close();
+  });
+
+  describe('httpClient as cluster-admin', () => {
+    let client: HttpKubeClient;
     let configmaps: ResourceRef;
-    /** The cache has caught up with the API (immediate for the store). */
+    /** The cache has caught up with the API. */
     const cached = (name: string, rv: string | undefined) =>
       until(`${name}@${rv} in the cache`, () =>
         rv === undefined ? client.get(configmaps, NS, name) === undefined : client.get(configmaps, NS, name)?.metadata.resourceVersion === rv,
       );
 
     before(async () => {
-      api = await startKubeApi();
-      client = flavour === 'store' ? storeClient(api.store) : httpClient(api.kubeConfig('kube-client'), { backoff: { initialMs: 10, maxMs: 50 } });
+      client = httpClient(api.controlPlane.adminKubeconfig, { backoff: { initialMs: 10, maxMs: 50 } });
       configmaps = await client.resource('v1', 'configmaps');
       await client.inform(configmaps);
     });
     after(async () => {
       await client.close();
-      await api.close();
     });
 
     test('discovery: plural, kind, scope and the status subresource, CRDs included; unknown is 404', async () => {
@@ -107,17 +132,20 @@ for (const flavour of ['store', 'http'] as const) {
       assert.deepEqual(json['data'], { b: '3' });
       await cached('w', json.metadata.resourceVersion);
 
-      // Kinds with a status subresource: status is dropped on create and written through /status only.
+      // Kinds with a status subresource: status is reset on create and written through /status only.
+      // A LoadBalancer Service: the API server refuses load-balancer ingress on any other type.
       const services = await client.resource('v1', 'services');
+      const ingress = { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } };
       const svc = await client.create(services, {
         metadata: { name: 'svc', namespace: NS },
-        spec: { ports: [{ port: 1 }] },
-        status: { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } },
+        spec: { type: 'LoadBalancer', ports: [{ port: 1 }] },
+        status: ingress,
       });
-      assert.equal(svc['status'], undefined);
-      const withStatus = await client.update(services, { ...svc, status: { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } } }, { subresource: 'status' });
-      assert.deepEqual(withStatus['status'], { loadBalancer: { ingress: [{ ip: '127.0.0.9' }] } });
-      const specOnly = await client.update(services, { ...withStatus, spec: { ports: [{ port: 2 }] }, status: {} });
+      assert.deepEqual(svc['status'], { loadBalancer: {} }, 'the status sent with a create is dropped');
+      const withStatus = await client.update(services, { ...svc, status: ingress }, { subresource: 'status' });
+      const ips = (o: StoredObject) => (o['status'] as { loadBalancer: { ingress?: Array<{ ip: string }> } }).loadBalancer.ingress?.map((i) => i.ip);
+      assert.deepEqual(ips(withStatus), ['127.0.0.9']);
+      const specOnly = await client.update(services, { ...withStatus, spec: { ...(withStatus['spec'] as object), ports: [{ port: 2 }] }, status: {} });
       assert.deepEqual(specOnly['status'], withStatus['status'], 'a main-resource PUT keeps the stored status');
       const patchedStatus = await client.patch(services, NS, 'svc', { status: { loadBalancer: { ingress: null } } }, { type: 'merge', subresource: 'status' });
       assert.deepEqual(patchedStatus['status'], { loadBalancer: {} });
@@ -184,136 +212,138 @@ for (const flavour of ['store', 'http'] as const) {
       assert.deepEqual(seen, ['ADDED pre', 'ADDED ev', 'MODIFIED ev', 'DELETED ev']);
     });
   });
-}
 
-describe('httpClient informer: reconnects and relists', () => {
-  let api: KubeApiServer;
-  let client: HttpKubeClient;
-  let configmaps: ResourceRef;
-  const setUp = async () => {
-    api = await startKubeApi({ bookmarkIntervalMs: 60_000 });
-    client = httpClient(api.kubeConfig('informer'), { backoff: { initialMs: 10, maxMs: 50 } });
-    configmaps = await client.resource('v1', 'configmaps');
-  };
-  /** Proves the watch is open: a write after it shows up in the cache. */
-  let sentinels = 0;
-  const watching = async () => {
-    const name = `sentinel-${++sentinels}`;
-    api.store.create('configmaps', cm(name));
-    await until('the watch to deliver', () => client.get(configmaps, NS, name));
-  };
-  const tearDown = async () => {
-    await client.close();
-    await api.close();
-  };
+  describe('httpClient informer through the fault proxy: reconnects and relists', () => {
+    const backoff = { initialMs: 10, maxMs: 50 };
+    /** A client named `name` (its requests are logged and faulted under that name) and the Redis resource. */
+    const informerClient = async (name: string, options: HttpClientOptions = {}) => {
+      const client = httpClient(await api.kubeConfig(name), { backoff, ...options });
+      return { client, redises: await client.resource('redis.example.com/v1', 'redises') };
+    };
+    /** Proves the watch is open: a write after it shows up in the cache. */
+    let sentinels = 0;
+    const watching = async (client: KubeClient, redises: ResourceRef) => {
+      const name = `sentinel-${++sentinels}`;
+      await api.store.create('redises', redis(name));
+      await until('the watch to deliver', () => client.get(redises, INF, name));
+    };
+    /** Which of `among` the cache holds: the tests share the namespace, each looks at its own objects. */
+    const names = (client: KubeClient, redises: ResourceRef, among: string[]) =>
+      client
+        .list(redises, { namespace: INF })
+        .map((r) => r.metadata.name)
+        .filter((n) => among.includes(n));
 
-  test('inform() resolves with the initial list (paginated) in the cache; a failed list rejects, the next inform() retries', async () => {
-    await setUp();
-    try {
-      for (let i = 0; i < 7; i++) api.store.create('configmaps', cm(`p${i}`));
-      const paged = httpClient(api.kubeConfig('informer'), { pageSize: 3 });
+    test('inform() resolves with the initial list (paginated) in the cache; a failed list rejects, the next inform() retries', async () => {
+      for (let i = 0; i < 7; i++) await api.store.create('redises', redis(`p${i}`));
+      const { client: paged, redises } = await informerClient('paged', { pageSize: 3 });
       try {
-        await paged.inform(configmaps);
-        assert.equal(paged.list(configmaps).length, 7);
-        const lists = api.requests.filter((r) => r.client === 'informer' && !r.watch && r.path === '/api/v1/configmaps');
-        assert.equal(lists.length, 3, 'three pages of at most 3');
+        await paged.inform(redises);
+        const total = paged.list(redises).length;
+        assert.ok(total >= 7, `${total} Redis resources cached`);
+        const lists = api.requests.filter((r) => r.client === 'paged' && !r.watch && r.path === REDISES);
+        assert.equal(lists.length, Math.ceil(total / 3), `${total} objects in pages of at most 3`);
+        assert.ok(
+          lists.every((r, i) => new URLSearchParams(r.query).get('limit') === '3' && new URLSearchParams(r.query).has('continue') === i > 0),
+          'every page asked for 3, each after the first with the continue token',
+        );
       } finally {
         await paged.close();
       }
-      const fault = api.faults.add({ path: '/api/v1/configmaps', watch: false, times: 1, action: { kind: 'status', code: 403, reason: 'Forbidden' } });
-      await rejects(client.inform(configmaps), 403, 'Forbidden');
-      assert.equal(fault.hits, 1);
-      assert.equal(client.informed(configmaps), false);
-      await client.inform(configmaps);
-      assert.equal(client.list(configmaps).length, 7);
-    } finally {
-      await tearDown();
-    }
-  });
-
-  test('a closed watch is re-opened at once from the last resourceVersion (no relist, no 30 s wait)', async () => {
-    await setUp();
-    try {
-      await client.inform(configmaps);
-      for (let round = 1; round <= 3; round++) {
-        await watching();
-        const before = client.informerCounts(configmaps)!;
-        api.closeWatches();
-        const started = Date.now();
-        api.store.create('configmaps', cm(`after-close-${round}`));
-        await until('the object written while the watch was closed', () => client.get(configmaps, NS, `after-close-${round}`), 2000);
-        assert.ok(Date.now() - started < 2000);
-        const now = client.informerCounts(configmaps)!;
-        assert.equal(now.lists, before.lists, 'resumed from its resourceVersion, no relist');
-        assert.equal(now.watches, before.watches + 1);
+      const { client } = await informerClient('informer');
+      try {
+        const fault = api.faults.add({ client: 'informer', path: REDISES, watch: false, times: 1, action: { kind: 'status', code: 403, reason: 'Forbidden' } });
+        await rejects(client.inform(redises), 403, 'Forbidden');
+        assert.equal(fault.hits, 1);
+        assert.equal(client.informed(redises), false);
+        await client.inform(redises);
+        const pages = ['p0', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
+        assert.deepEqual(names(client, redises, pages), pages);
+      } finally {
+        await client.close();
       }
-    } finally {
-      await tearDown();
-    }
-  });
+    });
 
-  test('410 Gone after a broken watch: relist, and listeners see exactly what they missed', async () => {
-    await setUp();
-    try {
-      api.store.create('configmaps', cm('stays'));
-      api.store.create('configmaps', cm('goes'));
-      api.store.create('configmaps', cm('changes'));
-      await client.inform(configmaps);
-      const seen: string[] = [];
-      await watching();
-      client.watch(configmaps, (ev) => seen.push(`${ev.type} ${ev.object.metadata.name}`));
-      seen.length = 0;
-      // Break the watch and keep it broken while history moves on and is compacted away.
-      const fault = api.faults.add({ path: '/api/v1/configmaps', watch: true, action: { kind: 'status', code: 500 } });
-      api.closeWatches();
-      await until('a failed re-watch', () => fault.hits >= 2);
-      api.store.delete('configmaps', NS, 'goes');
-      api.store.create('configmaps', cm('new'));
-      api.store.mutate('configmaps', NS, 'changes', (c) => {
-        c['data'] = { a: 'changed' };
-      });
-      api.store.compact();
-      const lists = client.informerCounts(configmaps)!.lists;
-      fault.remove();
-      await until('the relist', () => client.informerCounts(configmaps)!.lists === lists + 1);
-      await until(
-        'the cache to converge',
-        () =>
-          client
-            .list(configmaps)
-            .map((c) => c.metadata.name)
-            .filter((n) => !n.startsWith('sentinel'))
-            .join() === 'changes,new,stays',
-      );
-      assert.deepEqual(client.get(configmaps, NS, 'changes')!['data'], { a: 'changed' });
-      assert.deepEqual(seen.sort(), ['ADDED new', 'DELETED goes', 'MODIFIED changes']);
-      // And it watches again afterwards.
-      api.store.create('configmaps', cm('later'));
-      await until('a write after the relist', () => client.get(configmaps, NS, 'later'));
-      // A 410 as the watch's HTTP status (not an ERROR event) relists too.
-      const gone = api.faults.add({ path: '/api/v1/configmaps', watch: true, times: 1, action: { kind: 'status', code: 410, reason: 'Expired' } });
-      api.closeWatches();
-      await until('a relist after HTTP 410', () => gone.hits === 1 && client.informerCounts(configmaps)!.lists === lists + 2);
-      api.store.create('configmaps', cm('last'));
-      await until('a write after the second relist', () => client.get(configmaps, NS, 'last'));
-    } finally {
-      await tearDown();
-    }
-  });
+    test('a closed watch is re-opened at once from the last resourceVersion (no relist, no backoff, no 30 s wait)', async () => {
+      const errors: unknown[] = [];
+      const { client, redises } = await informerClient('rewatch', { onError: (e) => errors.push(e) });
+      try {
+        await client.inform(redises);
+        for (let round = 1; round <= 3; round++) {
+          await watching(client, redises);
+          const before = client.informerCounts(redises)!;
+          assert.ok(api.closeWatches() >= 1, 'a watch stream was open');
+          const started = Date.now();
+          await api.store.create('redises', redis(`after-close-${round}`));
+          await until('the object written while the watch was closed', () => client.get(redises, INF, `after-close-${round}`), 5000);
+          assert.ok(Date.now() - started < 5000);
+          const now = client.informerCounts(redises)!;
+          assert.equal(now.lists, before.lists, 'resumed from its resourceVersion, no relist');
+          assert.equal(now.watches, before.watches + 1);
+        }
+        assert.deepEqual(errors, [], 'a cleanly ended watch is not a failure (no backoff)');
+      } finally {
+        await client.close();
+      }
+    });
 
-  test('close() ends every watch and stops reconnecting', async () => {
-    await setUp();
-    try {
-      await client.inform(configmaps);
-      await client.inform(await client.resource('v1', 'secrets'));
+    test('410 Expired after a broken watch: relist, and listeners see exactly what they missed', async () => {
+      for (const name of ['stays', 'goes', 'changes']) await api.store.create('redises', redis(name));
+      const { client, redises } = await informerClient('relist');
+      try {
+        await client.inform(redises);
+        const seen: string[] = [];
+        await watching(client, redises);
+        client.watch(redises, (ev: CacheEvent) => {
+          if (ev.object.metadata.namespace === INF && !ev.object.metadata.name.startsWith('sentinel')) seen.push(`${ev.type} ${ev.object.metadata.name}`);
+        });
+        seen.length = 0;
+        // Break the watch and keep it broken while history moves on.
+        const broken = api.faults.add({ client: 'relist', path: REDISES, watch: true, action: { kind: 'status', code: 500 } });
+        api.closeWatches();
+        await until('a failed re-watch', () => broken.hits >= 2);
+        await api.store.delete('redises', INF, 'goes');
+        await api.store.create('redises', redis('new'));
+        await api.store.mutate('redises', INF, 'changes', (r) => {
+          (r['spec'] as { replicas: number }).replicas = 3;
+        });
+        // The informer's version is then gone, as after a compaction: the next watch asks the real
+        // server for one older than its Redis watch cache, which answers as it does for a compacted
+        // version (a 200 stream, one ERROR event carrying 410 Expired), not with an HTTP 410.
+        const lists = client.informerCounts(redises)!.lists;
+        const rewind = api.faults.add({ client: 'relist', path: REDISES, watch: true, times: 1, action: { kind: 'rewind' } });
+        broken.remove();
+        await until('the relist', () => client.informerCounts(redises)!.lists === lists + 1);
+        assert.equal(rewind.hits, 1);
+        assert.equal(api.requests.find((r) => r.client === 'relist' && r.fault === 'rewind')?.status, 200, 'the 410 came inside the watch stream');
+        await until('the cache to converge', () => names(client, redises, ['stays', 'goes', 'changes', 'new']).join() === 'changes,new,stays');
+        assert.equal((client.get(redises, INF, 'changes')!['spec'] as { replicas: number }).replicas, 3);
+        assert.deepEqual(seen.sort(), ['ADDED new', 'DELETED goes', 'MODIFIED changes']);
+        // And it watches again afterwards.
+        await api.store.create('redises', redis('later'));
+        await until('a write after the relist', () => client.get(redises, INF, 'later'));
+        // A 410 as the watch's HTTP status (a proxy's or an older server's answer) relists too.
+        const gone = api.faults.add({ client: 'relist', path: REDISES, watch: true, times: 1, action: { kind: 'status', code: 410, reason: 'Expired' } });
+        api.closeWatches();
+        await until('a relist after HTTP 410', () => gone.hits === 1 && client.informerCounts(redises)!.lists === lists + 2);
+        await api.store.create('redises', redis('last'));
+        await until('a write after the second relist', () => client.get(redises, INF, 'last'));
+      } finally {
+        await client.close();
+      }
+    });
+
+    test('close() ends every watch and stops reconnecting', async () => {
+      const { client, redises } = await informerClient('closer');
+      await client.inform(redises);
+      await client.inform(await client.resource('v1', 'pods'));
       await client.close();
-      const count = api.requests.length;
+      const asked = () => api.requests.filter((r) => r.client === 'closer').length;
+      const count = asked();
       api.closeWatches();
-      await new Promise((r) => setTimeout(r, 200));
-      assert.equal(api.requests.length, count, 'no request after close()');
-      await assert.rejects(client.inform(configmaps), /closed/);
-    } finally {
-      await api.close();
-    }
+      await sleep(200);
+      assert.equal(asked(), count, 'no request after close()');
+      await assert.rejects(client.inform(redises), /closed/);
+    });
   });
 });

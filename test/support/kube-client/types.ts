@@ -1,16 +1,16 @@
-// One small async client for "a Kubernetes API", whichever it is: the in-process ObjectStore
-// (storeClient) or any API server over HTTP(S) (httpClient). Reads are synchronous and come from
-// an informer cache (`inform` first); writes are async and go to the API; failures are thrown as
-// KubeApiError carrying the HTTP code and the API's Status (reason, message, details).
-// Invariants every implementation keeps:
+// One small async client for a Kubernetes API server (httpClient, over HTTP(S)). Reads are
+// synchronous and come from an informer cache (`inform` first); writes are async and go to the
+// API; failures are thrown as KubeApiError carrying the HTTP code and the API's Status (reason,
+// message, details).
+// Invariants:
 // - get/list/watch on a resource that was not informed throw: a caller that forgot `inform`
-//   fails the same way against both implementations.
+//   fails at once, not with an empty answer.
 // - Objects never leak by reference: what get/list/watch hand out is a copy.
 // - The cache is updated before watch callbacks run, so a callback reading the cache sees at
 //   least the state it is told about.
-import type { KubeObject, StoredObject } from '../kube-api/resources.ts';
+import type { KubeObject, StoredObject } from './objects.ts';
 
-/** What discovery says about one resource (a kube-api ResourceDef satisfies it). */
+/** What discovery says about one resource. */
 export interface ResourceRef {
   /** '' for the core group. */
   group: string;

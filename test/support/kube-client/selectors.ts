@@ -1,6 +1,6 @@
 // Label and field selectors with the grammar and semantics of k8s.io/apimachinery.
-// Invariant: parsing is separate from matching, and a selector that does not parse is a 400 (the
-// caller turns SelectorError into BadRequest) rather than silently matching everything.
+// Invariant: parsing is separate from matching, and a selector that does not parse throws
+// SelectorError rather than silently matching everything.
 
 export class SelectorError extends Error {}
 

@@ -1,6 +1,8 @@
-// Fault injection for the HTTP stand-in: make matching requests fail with a status, hang, reset
-// the connection, or be delayed. Rules match on method, path, watch-ness and the calling client
-// (its bearer token), so one test can cut a single elector off the API while another keeps going.
+// Fault rules for the API fault proxy (fault-proxy.ts): make matching requests fail with a status,
+// hang, reset the connection, be delayed, or (a watch) ask the real server for a version it no
+// longer keeps. Rules match on method, path, watch-ness and the calling client (named by its
+// service-account token), so one test can cut a single elector off the API while another keeps
+// going.
 // Invariant: a rule with `times` stops matching after that many hits; rules are checked in the
 // order they were added and the first match wins.
 
@@ -11,7 +13,16 @@ export type FaultAction =
   /** Destroy the TCP connection without an answer. */
   | { kind: 'reset' }
   /** Answer normally after a delay. */
-  | { kind: 'delay'; ms: number };
+  | { kind: 'delay'; ms: number }
+  /**
+   * Forward a watch asking from this older resourceVersion (default '1') instead of the client's.
+   * For a resource whose watch cache began after that version (a custom resource: its CRD came
+   * after start-up) the real API server then answers as it does once a client's version has been
+   * compacted away: a 200 stream holding one ERROR event with a 410 Expired Status. (A built-in
+   * resource's cache began at about version 1, so there it replays everything.) Other requests
+   * pass unchanged.
+   */
+  | { kind: 'rewind'; resourceVersion?: string };
 
 export interface FaultRule {
   method?: string | string[];
