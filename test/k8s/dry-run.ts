@@ -21,7 +21,7 @@
 // holds (only create() does), so tests of one file may judge objects concurrently and in any order.
 import https from 'node:https';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeApiError } from '../support/kube-api/errors.ts';
+import { KubeApiError } from '../support/kube-client/objects.ts';
 import { apiError, resourcePath } from '../support/kube-client/http.ts';
 import { httpClient, type HttpKubeClient } from '../support/kube-client/index.ts';
 import { isRecord } from '../support/records.ts';

@@ -22,7 +22,7 @@ import { binDir } from '../k8s/build.ts';
 import { METACONTROLLER_CRDS, missingSharedReason } from '../k8s/operator.ts';
 import { dryRunMissing, startDryRunServer, type DryRunServer } from '../k8s/dry-run.ts';
 import { prometheusOperatorCrds } from '../k8s/prometheus-operator.ts';
-import { KubeApiError } from '../support/kube-api/errors.ts';
+import { KubeApiError } from '../support/kube-client/objects.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
