@@ -22,7 +22,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
-import { matchesLabels, parseLabelSelector } from '../support/kube-client/selectors.ts';
+import { selectorMatcher } from '../support/kube-client/selectors.ts';
 import { httpClient, type DeleteOptions, type HttpKubeClient, type PatchOptions, type ResourceRef, type WatchHandle } from '../support/kube-client/index.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
@@ -179,9 +179,9 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
       return admin.list(ref(resource), { ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}) });
     },
     watch(resource, o, cb) {
-      const labels = parseLabelSelector(o.labelSelector ?? '');
+      const matches = selectorMatcher(o.labelSelector);
       return admin.watch(ref(resource), (ev) => {
-        if ((!o.namespace || ev.object.metadata.namespace === o.namespace) && matchesLabels(labels, ev.object.metadata.labels)) cb(ev);
+        if ((!o.namespace || ev.object.metadata.namespace === o.namespace) && matches(ev.object)) cb(ev);
       });
     },
     async create(resource, obj) {

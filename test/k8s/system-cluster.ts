@@ -16,7 +16,7 @@ import { shardLeaseName, shardOf } from '../../src/sidecar/decide/shards.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable } from '../support/kubectl-tables.ts';
 import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
 import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from '../support/kube-client/selectors.ts';
+import { selectorMatcher } from '../support/kube-client/selectors.ts';
 import type { Endpoint, LinkCut, SystemCluster, SystemClusterOptions, WatchOptions } from '../system/cluster.ts';
 import { eventRecords, nodeClient, pollUntil, redisPassword, redisTls } from '../support/cluster-views.ts';
 import { asRecord as rec } from '../support/records.ts';
@@ -267,12 +267,8 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
       return rec(JSON.parse(await rc.kubectl(['get', '--raw', `/apis/redis.example.com/v1/namespaces/${namespace}/redises/${name}/scale`])));
     },
     watch(resource, options: WatchOptions, cb) {
-      const labels = parseLabelSelector(options.labelSelector ?? '');
-      const fields = options.fieldSelector ? parseFieldSelector(options.fieldSelector, ['metadata.name', 'metadata.namespace']) : [];
-      const matches = (o: StoredObject) =>
-        (!options.namespace || o.metadata.namespace === options.namespace) &&
-        matchesLabels(labels, o.metadata.labels) &&
-        matchesFields(fields, (f) => (f === 'metadata.name' ? o.metadata.name : o.metadata.namespace));
+      const selected = selectorMatcher(options.labelSelector, options.fieldSelector);
+      const matches = (o: StoredObject) => (!options.namespace || o.metadata.namespace === options.namespace) && selected(o);
       return client.watch(ref(resource), (ev) => {
         if (matches(ev.object)) cb(ev);
       });

@@ -4,19 +4,14 @@
 // listener that throws never breaks the cache or the other listeners; `replace` (a relist)
 // emits exactly the differences: DELETED for what is gone, ADDED for what is new, MODIFIED for
 // what changed resourceVersion.
-import { getPath, type StoredObject } from './objects.ts';
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from './selectors.ts';
+import type { StoredObject } from './objects.ts';
+import { selectorMatcher } from './selectors.ts';
 import type { CacheEvent, SelectorOptions, WatchHandle } from './types.ts';
 
 type Listener = (event: CacheEvent) => void;
 
 function keyOf(obj: StoredObject): string {
   return `${obj.metadata.namespace ?? ''}/${obj.metadata.name}`;
-}
-
-/** Field names a selector mentions: client-side filtering can match any field path. */
-function fieldsNamed(selector: string): string[] {
-  return [...selector.matchAll(/(?:^|,)\s*([^=!,]+?)\s*(?:==|!=|=)/g)].map((m) => m[1]!);
 }
 
 export class ResourceCache {
@@ -33,17 +28,14 @@ export class ResourceCache {
   }
 
   list(options: SelectorOptions = {}): StoredObject[] {
-    const labels = parseLabelSelector(options.labelSelector ?? '');
-    const fieldText = options.fieldSelector ?? '';
-    const fields = parseFieldSelector(fieldText, fieldsNamed(fieldText));
+    const matches = selectorMatcher(options.labelSelector, options.fieldSelector);
     const ns = options.namespace ?? '';
     const out: StoredObject[] = [];
     const keys = [...this.objects.keys()].sort();
     for (const key of keys) {
       const obj = this.objects.get(key)!;
       if (ns !== '' && (obj.metadata.namespace ?? '') !== ns) continue;
-      if (!matchesLabels(labels, obj.metadata.labels)) continue;
-      if (!matchesFields(fields, (f) => getPath(obj, f))) continue;
+      if (!matches(obj)) continue;
       out.push(structuredClone(obj));
     }
     return out;
