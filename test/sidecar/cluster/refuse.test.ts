@@ -42,7 +42,11 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
   assert.equal(refused.from, 4);
   assert.equal(refused.to, 3);
   assert.match(refused.why, /spec\.master\.replicas 3 cannot hold the data: .* at least 4 are needed/);
-  const events = env.events(NAME).filter((e) => e.reason === 'ReshardRefused');
+  // The Warning is a separate write of the sidecar's: the watch shows it a moment after the record.
+  const events = await until('the ReshardRefused Warning', () => {
+    const found = env.events(NAME).filter((e) => e.reason === 'ReshardRefused');
+    return found.length > 0 && found;
+  });
   assert.equal(events.length, 1);
   assert.equal(events[0]!.type, 'Warning');
   // Nothing moves, then or a little later.
@@ -63,7 +67,10 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
     env.requests().some((r) => r.method === 'PATCH' && r.path.endsWith(`/${CLUSTER_PLURAL}/${NAME}/scale`)),
     'written through redisclusters/scale',
   );
-  const up = env.events(NAME).filter((e) => e.reason === 'AutoscaleUp');
+  const up = await until('the AutoscaleUp Event', () => {
+    const found = env.events(NAME).filter((e) => e.reason === 'AutoscaleUp');
+    return found.length > 0 && found;
+  });
   assert.equal(up.length, 1);
   assert.match(up[0]!.message, /3 -> 5 shards: memory \d+% of maxmemory over 3 shards, target 50%: 5 shards \(capped at maxReplicas 5\)/);
   assert.deepEqual(await writer.missing(keys), []);
