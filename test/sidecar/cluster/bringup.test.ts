@@ -56,7 +56,7 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
     assert.equal(r.record!.masterId, master.id);
     assert.equal(r.record!.linkUp, true);
   }
-  const reasons = env.events(NAME).map((e) => e.reason);
+  const reasons = (await env.eventsWith(NAME, { SlotsAssigned: 3, ReplicaAttached: 3 })).map((e) => e.reason);
   assert.equal(reasons.filter((r) => r === 'SlotsAssigned').length, 3, reasons.join(','));
   assert.equal(reasons.filter((r) => r === 'ReplicaAttached').length, 3, reasons.join(','));
 

@@ -108,7 +108,7 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
     15_000,
     { everyMs: 50 },
   );
-  const reasons = env.events(name).map((e) => e.reason);
+  const reasons = (await env.eventsWith(name, { MasterChanged: 1, NodeForgotten: 1 })).map((e) => e.reason);
   assert.ok(reasons.includes('MasterChanged'), reasons.join(','));
   assert.ok(reasons.includes('NodeForgotten'), reasons.join(','));
 
@@ -148,7 +148,7 @@ test('a shard whose replica does not fail over by itself: the sidecar forces the
   });
   const ms = performance.now() - killedAt;
   assert.ok(ms >= 3000, `not before failoverTimeout (${Math.round(ms)} ms)`);
-  const forced = env.events(name).filter((e) => e.reason === 'FailoverForced');
+  const forced = (await env.eventsWith(name, { FailoverForced: 1 })).filter((e) => e.reason === 'FailoverForced');
   assert.equal(forced.length, 1, JSON.stringify(env.events(name)));
   assert.match(forced[0]!.message, /highest replication offset/);
   await until(
@@ -186,7 +186,7 @@ test('a master restarted empty before the cluster noticed: its replica, still ho
     20_000,
     { everyMs: 50, dump: () => env.dump(name) },
   );
-  const forced = env.events(name).filter((e) => e.reason === 'FailoverForced');
+  const forced = (await env.eventsWith(name, { FailoverForced: 1 })).filter((e) => e.reason === 'FailoverForced');
   assert.equal(forced.length, 1, JSON.stringify(env.events(name)));
   assert.match(forced[0]!.message, /restarted empty/);
   assert.deepEqual(await writer.missing(writer.acked), [], 'every acknowledged write survived the empty restart');

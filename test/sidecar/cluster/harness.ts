@@ -35,6 +35,7 @@ import { KubeClient } from '../../../src/sidecar/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/kube/leader.ts';
 import type { StoredObject } from '../../support/kube-client/objects.ts';
 import { startApiServer, type ApiServer } from '../../k8s/api-server.ts';
+import { until } from '../../support/until.ts';
 import { OPERATOR_NAMESPACE } from '../../k8s/operator.ts';
 import { runningStatus, TEST_LEADER } from '../manager/harness-cluster.ts';
 import { startRedis, TEST_OPERATOR_PASSWORD, TEST_PASSWORD, type RedisServer } from '../../support/redis-server.ts';
@@ -252,6 +253,21 @@ export class ClusterEnv {
   reshard(name: string): ReshardRecord | null {
     const c = this.store.get(CLUSTER_PLURAL, NS, name);
     return readReshardRecord(c?.metadata.annotations?.[RESHARD_ANNOTATION]);
+  }
+
+  /**
+   * The Events once each reason in `want` shows at least `count` times: the sidecar writes Events
+   * on their own, so the watch cache may show them a moment after what a test waited for.
+   */
+  async eventsWith(name: string, want: Record<string, number>, timeoutMs = 10_000): Promise<Array<{ reason: string; message: string; type: string }>> {
+    const enough = () => {
+      const events = this.events(name);
+      return Object.entries(want).every(([reason, count]) => events.filter((e) => e.reason === reason).length >= count) && events;
+    };
+    return until(`Events ${JSON.stringify(want)} on ${name}`, enough, timeoutMs, {
+      everyMs: 50,
+      dump: () => JSON.stringify(this.events(name).map((e) => e.reason)),
+    });
   }
 
   events(name: string): Array<{ reason: string; message: string; type: string }> {

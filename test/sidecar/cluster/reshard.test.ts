@@ -101,7 +101,7 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
   );
   assert.deepEqual(await writer.missing(writer.acked), [], 'every acknowledged write is readable');
   assert.deepEqual(await writer.missing(filled), [], 'every key written before is readable');
-  const reasons = env.events(NAME).map((e) => e.reason);
+  const reasons = (await env.eventsWith(NAME, { ReshardDone: 2, NodeReleased: 1 })).map((e) => e.reason);
   assert.equal(reasons.filter((r) => r === 'ReshardDone').length, 2, reasons.join(','));
   assert.ok(reasons.includes('NodeReleased'));
   for (const e of env.events(NAME).filter((x) => x.reason === 'ReshardDone')) t.diagnostic(e.message);

@@ -90,7 +90,7 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
   assert.deepEqual(await writer.missing(tagged), [], 'every key of the interrupted slot is there');
   assert.deepEqual(await writer.missing(spread), [], 'every key written before is there');
   assert.deepEqual(await writer.missing(writer.acked), [], 'every acknowledged write is there');
-  const finished = env.events(name).filter((e) => e.reason === 'SlotMoveFinished');
+  const finished = (await env.eventsWith(name, { SlotMoveFinished: 1 })).filter((e) => e.reason === 'SlotMoveFinished');
   assert.ok(
     finished.some((e) => e.message.includes(`slot ${slot}`)),
     JSON.stringify(env.events(name).map((e) => e.reason)),

@@ -83,7 +83,7 @@ test('a shard served by two masters is told and merged back: the slot moves live
     { everyMs: 200, dump: () => env.dump(NAME) },
   );
   await writer.stop();
-  const split = env.events(NAME).filter((e) => e.reason === 'ShardSplit');
+  const split = (await env.eventsWith(NAME, { ShardSplit: 1 })).filter((e) => e.reason === 'ShardSplit');
   assert.equal(split.length >= 1, true, JSON.stringify(env.events(NAME).map((e) => e.reason)));
   assert.match(split[0]!.message, new RegExp(`shard 2 is served by two masters, ${podName(NAME, 2, 0)} .* and ${podName(NAME, 2, 1)} .*: .*slots move to`));
   assert.equal(split[0]!.type, 'Warning');
