@@ -78,7 +78,8 @@ test('permanent refusals (403) of pod label patches: each step tried once, told 
     keys.some((k) => k.includes('"redis.example.com/role":"master"')),
     `the master label among them: ${keys.join(', ')}`,
   );
-  assert.match(cluster.events('cache').find((e) => e.reason === 'StepFailed')!.message, /failed \(permanent\): 403/);
+  const told403 = await cluster.eventsWhen('cache', 'the StepFailed Event', (events) => events.some((e) => e.reason === 'StepFailed'));
+  assert.match(told403.find((e) => e.reason === 'StepFailed')!.message, /failed \(permanent\): 403/);
   // Without the policy every round (every 100 ms) would try again: ~20 more refusals here.
   await sleep(2000);
   assert.equal(rule.hits, (await assertToldOnce(cluster, a.logs)).length, 'still no retry');
@@ -90,7 +91,8 @@ test('temporary refusals (500) of pod label patches: told once per step, retried
   await until('the master label landed', () => cluster.masters('cache').length === 1 && cluster.masters('cache'));
   assert.equal(rule.hits, 4, 'the fault refused exactly four patches');
   const keys = await assertToldOnce(cluster, a.logs);
-  assert.match(cluster.events('cache').find((e) => e.reason === 'StepFailed')!.message, /failed \(temporary\): 500/);
+  const told500 = await cluster.eventsWhen('cache', 'the StepFailed Event', (events) => events.some((e) => e.reason === 'StepFailed'));
+  assert.match(told500.find((e) => e.reason === 'StepFailed')!.message, /failed \(temporary\): 500/);
   const master = keys.find((k) => k.includes('"redis.example.com/role":"master"'));
   assert.ok(master, `the master label failed at least once: ${keys.join(', ')}`);
   await until('the recovery line', () => logLines(a.logs, 'a failing step succeeded again').find((l) => l['key'] === master));
