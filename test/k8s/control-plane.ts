@@ -63,6 +63,12 @@ export interface ControlPlaneOptions {
    * `default` ServiceAccount: for tests that create no pods.
    */
   controllers?: boolean;
+  /**
+   * How long the node lifecycle controller waits for a silent node before marking it unreachable
+   * (kube-controller-manager's --node-monitor-grace-period; its default is 40 s, about 49 s to a
+   * NotReady pod): a test that kills a kubelet may shorten it.
+   */
+  nodeMonitorGracePeriod?: string;
 }
 
 export interface ControlPlane {
@@ -250,6 +256,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         '--secure-port=0',
         '--leader-elect=false',
         '--use-service-account-credentials=true',
+        ...(options.nodeMonitorGracePeriod ? [`--node-monitor-grace-period=${options.nodeMonitorGracePeriod}`] : []),
         `--root-ca-file=${pki.ca.cert}`,
         `--service-account-private-key-file=${pki.serviceAccountKey}`,
         `--cluster-signing-cert-file=${pki.ca.cert}`,

@@ -70,6 +70,8 @@ export interface RealClusterOptions {
    * `kubernetes` Service's endpoint is the proxy, so rules can name a pod (its bound token names it).
    */
   apiFaults?: boolean;
+  /** kube-controller-manager's --node-monitor-grace-period (control-plane.ts). */
+  nodeMonitorGracePeriod?: string;
   onProgress?: (line: string) => void;
 }
 
@@ -123,6 +125,7 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
       address: network.gateway,
       kubernetesEndpoint: o.apiFaults !== true,
       dir: path.join(dataRoot, 'control-plane'),
+      ...(o.nodeMonitorGracePeriod ? { nodeMonitorGracePeriod: o.nodeMonitorGracePeriod } : {}),
       onProgress: log,
     });
     cleanups.push(() => cp.stop());
