@@ -42,7 +42,9 @@ export interface Written {
 export const keySlot = createRequire(import.meta.url)('cluster-key-slot') as (key: string) => number;
 
 /** A failed or failing-over node, or a cluster in transition: retried, counted apart from errors. */
-const TRANSIENT_OR_REDIRECT = /^(MOVED|ASK) |^(TRYAGAIN|CLUSTERDOWN)/;
+// ioredis' auto-pipelining groups commands by the node it maps their slots to; a slot map that
+// changes under a batch (a reshard's moves, a refresh) fails the whole group with the last one.
+const TRANSIENT_OR_REDIRECT = /^(MOVED|ASK) |^(TRYAGAIN|CLUSTERDOWN)|^All keys in the pipeline should belong to the same slots allocation group/;
 const TRANSIENT =
   /^(TRYAGAIN|CLUSTERDOWN|LOADING|MASTERDOWN)|Connection is closed|Command aborted due to connection close|Reached the max retries per request limit|Command timed out|no answer in \d+ ms|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available/;
 
