@@ -10,7 +10,7 @@
 //
 // The real cluster needs Linux, root, iproute2, Go 1.26+, runc, buildah, mmdebstrap and
 // ../shared beside the checkout (Metacontroller); the first run builds Kubernetes, containerd and
-// the images (about 20 minutes on 2 cores, cached in ~/.cache/redis-operator-k8s), later runs
+// the images (about 10 minutes on 2 cores, cached in ~/.cache/redis-operator-k8s), later runs
 // start in about a minute. Where it cannot run, the demo says what is missing in one line and
 // points to the same walk-through on kind (test/e2e/run.sh).
 // Needs: `npm ci`.
