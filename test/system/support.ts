@@ -192,8 +192,34 @@ export async function assertNothingLost(t: TestContext, c: Cluster, writer: Writ
   for (const pod of c.pods(NAME).filter((p) => !p.metadata.deletionTimestamp)) {
     const ip = podIp(c, pod.metadata.name)!;
     const missing = await missingKeys(c, ip, keys);
-    if (missing.length > 0)
-      throw new Error(`${missing.length} of ${keys.length} acknowledged keys missing on ${pod.metadata.name} (${ip}), e.g. ${missing.slice(0, 5).join(', ')}`);
+    if (missing.length > 0) {
+      // What each node said of its replication at that moment, for whoever reads the failure.
+      const views: string[] = [];
+      for (const p of c.pods(NAME)) {
+        const at = podIp(c, p.metadata.name);
+        const r = at ? await replication(c, at).catch((e: Error) => ({ error: e.message })) : {};
+        const pick = [
+          'role',
+          'master_host',
+          'master_link_status',
+          'master_sync_in_progress',
+          'master_replid',
+          'master_repl_offset',
+          'slave_repl_offset',
+          'connected_slaves',
+          'error',
+        ];
+        views.push(
+          `${p.metadata.name}: ${pick
+            .filter((k) => k in r)
+            .map((k) => `${k}=${(r as Record<string, string>)[k]}`)
+            .join(' ')}`,
+        );
+      }
+      throw new Error(
+        `${missing.length} of ${keys.length} acknowledged keys missing on ${pod.metadata.name} (${ip}), e.g. ${missing.slice(0, 5).join(', ')}\n${views.join('\n')}\n${c.dump()}`,
+      );
+    }
   }
   t.diagnostic(`${keys.length} acknowledged writes, all present on ${pods} pods; ${writer.failures} writes not acknowledged (not counted)`);
 }
