@@ -219,9 +219,19 @@ info_field() { # ns pod field
 }
 
 settle() { # ns master-pod replicas: every replica acknowledged everything the master has
-  local n
-  n=$(rcli "$1" "$2" WAIT "$3" 10000 | tr -d '\r')
-  [ "$n" -ge "$3" ] || fail "only $n of $3 replicas of $2 caught up within 10 s"
+  # Not WAIT: on a connection that wrote nothing it answers at once with every online replica,
+  # one still applying a backlog included. The master's own view: its offset now, then replica
+  # lines online at or past it.
+  local target n=0 i
+  target=$(info_field "$1" "$2" master_repl_offset)
+  for i in $(seq 1 40); do
+    n=$(rcli "$1" "$2" INFO replication | tr -d '\r' | awk -F'[:,=]' -v t="$target" '
+      /^slave[0-9]+:/ { on = 0; off = -1; for (j = 2; j < NF; j += 2) { if ($j == "state" && $(j + 1) == "online") on = 1; if ($j == "offset") off = $(j + 1) } if (on && off + 0 >= t + 0) c++ }
+      END { print c + 0 }')
+    [ "$n" -ge "$3" ] && return 0
+    sleep 0.25
+  done
+  fail "only $n of $3 replicas of $2 caught up with offset $target"
 }
 
 # Keys `prefix:*` present on a pod, sorted, into a file.

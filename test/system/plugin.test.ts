@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import path from 'node:path';
 import { readReplicationRecord, REPLICATION_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
 import { BIN_DIR, PLUGIN, run } from './plugin-run.ts';
-import { applyDesign, boot, call, NAME, NS, podIp, servicesRouted, allLinked, BOUND } from './support.ts';
+import { applyDesign, boot, call, NAME, NS, podIp, servicesRouted, allLinked, BOUND, settle } from './support.ts';
 
 const SUBNET = 58;
 
@@ -88,7 +88,7 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
   await t.test('hibernate then wake keep a key written before', async () => {
     await c.waitFor(() => allLinked(c, 3) && servicesRouted(c), BOUND.allReady, 'three linked pods before hibernating');
     assert.equal(await call(c, podIp(c, master()!)!, 'SET', 'plugin-key', 'kept'), 'OK');
-    assert.equal(await call(c, podIp(c, master()!)!, 'WAIT', '2', '10000'), 2);
+    await settle(c, podIp(c, master()!)!, 2);
     const h = await plugin('hibernate', NAME);
     t.diagnostic(`$ kubectl redis hibernate ${NAME}\n${h.stdout}${h.stderr}`);
     assert.equal(h.code, 0, h.stderr);

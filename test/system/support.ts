@@ -13,7 +13,7 @@ import { missing, type SystemCluster as Cluster, type SystemClusterOptions as Cl
 import { borrowCluster, giveBack } from './lane.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';
 import type { StoredObject } from '../support/kube-client/objects.ts';
-import { missingKeysOn } from '../support/redis-keys.ts';
+import { missingKeysOn, replicasCaughtUp } from '../support/redis-keys.ts';
 import { AckedWriter } from '../support/acked-writer.ts';
 
 /** manifests/examples/redis.yaml as a user applies it. */
@@ -163,10 +163,16 @@ export async function replication(c: Cluster, ip: string): Promise<Record<string
   return out;
 }
 
-/** Waits until the master at ip has `replicas` replicas that acknowledged all it has (WAIT). */
+/** Waits until the master at ip has `replicas` online replicas that acknowledged all it has (replicasCaughtUp). */
 export async function settle(c: Cluster, ip: string, replicas: number, timeoutMs = 10_000, name = NAME): Promise<void> {
-  const n = Number(await callAs(c, name, ip, 'WAIT', String(replicas), String(timeoutMs)));
-  if (n < replicas) throw new Error(`only ${n} of ${replicas} replicas of ${ip} caught up within ${timeoutMs} ms`);
+  const client = c.redis(ip, name);
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await replicasCaughtUp(client, replicas, timeoutMs, ip);
+  } finally {
+    client.disconnect();
+  }
 }
 
 /** Keys among `keys` whose value on the node at ip is missing or wrong (values equal their keys). */

@@ -3,7 +3,7 @@
 // instead of waiting on ioredis' reconnects; every helper closes the connection it opened.
 import { Redis } from 'ioredis';
 import { clientTlsFor, TEST_PASSWORD } from '../../support/redis-server.ts';
-import { missingKeysOn } from '../../support/redis-keys.ts';
+import { missingKeysOn, replicasCaughtUp } from '../../support/redis-keys.ts';
 
 export function redisClient(ip: string, password = TEST_PASSWORD, commandTimeout = 1500, username?: string): Redis {
   const c = new Redis({
@@ -65,15 +65,15 @@ export async function replicationOf(ip: string): Promise<Record<string, string>>
 }
 
 /**
- * Waits until the master at ip has `replicas` replicas that acknowledged everything it has (WAIT):
- * a replica whose link just came up after a full sync may still be catching up with the stream.
+ * Waits until the master at ip has `replicas` online replicas that acknowledged everything it has
+ * (replicasCaughtUp): a replica whose link just came up after a full sync may still be catching up
+ * with the stream.
  */
 export async function settle(ip: string, replicas: number, timeoutMs = 10_000): Promise<void> {
   const c = redisClient(ip, TEST_PASSWORD, timeoutMs + 1000);
   await c.connect();
   try {
-    const n = Number(await c.call('WAIT', String(replicas), String(timeoutMs)));
-    if (n < replicas) throw new Error(`only ${n} of ${replicas} replicas of ${ip} caught up within ${timeoutMs} ms`);
+    await replicasCaughtUp(c, replicas, timeoutMs, ip);
   } finally {
     c.disconnect();
   }
