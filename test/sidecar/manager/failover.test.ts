@@ -62,6 +62,18 @@ function watchLowest(t: TestContext, nodes: Array<[string, RedisServer]>): { low
   return { lowest, stop };
 }
 
+/** The one pod labelled master once it is not `oldName`. */
+function masterOtherThan(cluster: Cluster, oldName: string, what: string, timeoutMs = 10_000): Promise<string> {
+  return until(
+    what,
+    () => {
+      const m = cluster.masters('cache');
+      return m.length === 1 && m[0] !== oldName && m[0];
+    },
+    timeoutMs,
+  );
+}
+
 test('SIGKILL of the master: failover, labels moved, no acknowledged write lost; the old master returns empty and becomes a replica without wiping anyone', async (t) => {
   const { cluster, masters, a, byPod } = await threeNodes(t, 1);
   const writer = new Writer(cluster, 'cache');
@@ -75,10 +87,7 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   await old.kill();
   // The kubelet notices the container died about a second later (PLEG) and marks the pod NotReady.
   const notReady = cluster.later(1000, `${oldName} NotReady`, () => cluster.setPodStatus(oldName, old.ip, false));
-  const newName = await until('the master label on another pod', () => {
-    const m = cluster.masters('cache');
-    return m.length === 1 && m[0] !== oldName && m[0];
-  });
+  const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod', 15_000);
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`kill -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
@@ -161,14 +170,7 @@ test("a crash is seen when the master closes our connection, not at the probe lo
   );
   const oldName = cluster.masters('cache')[0]!;
   await byPod.get(oldName)!.kill();
-  const newName = await until(
-    'the master label on another pod, long before any loop turns again',
-    () => {
-      const m = cluster.masters('cache');
-      return m.length === 1 && m[0] !== oldName && m[0];
-    },
-    10_000,
-  );
+  const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod, long before any loop turns again');
   assert.notEqual(newName, oldName);
   // Decided on evidence gathered when the connection closed: the refused port (the crash path)
   // or, when a loaded box made the replicas' testimony land first, their links down.
@@ -209,14 +211,7 @@ test('SIGKILL of the master twice, the second time with one replica lagging (its
     }
     const t0 = performance.now();
     await old.kill();
-    const newName = await until(
-      'the master label on another pod',
-      () => {
-        const m = cluster.masters('cache');
-        return m.length === 1 && m[0] !== oldName && m[0];
-      },
-      10_000,
-    );
+    const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod');
     newIp = cluster.pod(newName)!.status!.podIP!;
     const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
     const started = (
@@ -252,14 +247,7 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   t.after(() => {
     if (old.running) old.cont();
   });
-  const newName = await until(
-    'the master label on another pod',
-    () => {
-      const m = cluster.masters('cache');
-      return m.length === 1 && m[0] !== oldName && m[0];
-    },
-    10_000,
-  );
+  const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod', 15_000);
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`SIGSTOP -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
@@ -300,14 +288,7 @@ test('the master restarts empty so fast the sidecar barely saw it silent: a repl
   const watch = watchLowest(t, survivors);
   // Same pod, same IP, empty data directory, back within milliseconds (a container restart).
   await old.wipe();
-  const newName = await until(
-    'the master label on a replica',
-    () => {
-      const m = cluster.masters('cache');
-      return m.length === 1 && m[0] !== oldName && m[0];
-    },
-    10_000,
-  );
+  const newName = await masterOtherThan(cluster, oldName, 'the master label on a replica');
   const newIp = cluster.pod(newName)!.status!.podIP!;
   await until('the empty node follows the new master', async () => {
     const r = await replicationOf(old.ip);
