@@ -247,7 +247,7 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   t.after(() => {
     if (old.running) old.cont();
   });
-  const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod', 15_000);
+  const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod');
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`SIGSTOP -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
