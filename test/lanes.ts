@@ -14,11 +14,12 @@ import { spawn } from 'node:child_process';
 import { globSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { LANE_ENV } from './system/lane.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const PATTERNS = ['test/k8s/**/*.test.ts', 'test/system/*.test.ts', 'test/e2e/*.test.ts'];
 const NEW_FILE_S = 120;
+/** Set in each lane's process: test/system/lane.ts then lends one cluster from scenario to scenario. */
+export const LANE_ENV = 'REDIS_OPERATOR_TEST_LANE';
 
 /**
  * Seconds each file took in a lane (two lanes, two cores, measured with the CI run of the whole

@@ -12,6 +12,7 @@
 // extra namespace, pod, claim or volume; every sidecar ready, every shard Lease held), and throws
 // otherwise: the caller then stops the cluster rather than lend it again.
 import type { SystemCluster } from '../system/cluster.ts';
+import { until } from '../support/until.ts';
 import { OPERATOR_NAMESPACE } from './operator.ts';
 import type { RealCluster } from './real-cluster.ts';
 
@@ -59,19 +60,24 @@ async function leftovers(rc: RealCluster, b: Baseline): Promise<string[]> {
   return out;
 }
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-/** Polls `check` (each poll runs kubectl) until it returns no line; resolves with what it waited on first; throws naming what is still there. */
-async function until(what: string, check: () => Promise<string[]>): Promise<string> {
-  const deadline = Date.now() + BOUND_MS;
+/**
+ * Polls `check` (each poll runs kubectl) with the tests' until() until it returns no line;
+ * resolves with what it waited on first, or fails naming what is still there.
+ */
+async function emptied(what: string, check: () => Promise<string[]>): Promise<string> {
   let first = '';
-  for (;;) {
-    const left = await check();
-    if (left.length === 0) return first;
-    first ||= left.slice(0, 3).join(', ');
-    if (Date.now() > deadline) throw new Error(`cluster reset: ${what} not within ${BOUND_MS / 1000} s; still: ${left.slice(0, 10).join(', ')}`);
-    await sleep(500);
-  }
+  let left: string[] = [];
+  await until(
+    `cluster reset: ${what}`,
+    async () => {
+      left = await check();
+      first ||= left.slice(0, 3).join(', ');
+      return left.length === 0;
+    },
+    BOUND_MS,
+    { everyMs: 500, dump: () => `still: ${left.slice(0, 10).join(', ')}` },
+  );
+  return first;
 }
 
 /** Resets the cluster; resolves with how long each step took (`custom 1.2 s, objects 3.4 s, ...`). */
@@ -92,19 +98,19 @@ export async function resetCluster(view: SystemCluster, rc: RealCluster, b: Base
   await rc.kubectl(['delete', CUSTOM.join(','), '--all', '-A', '--wait=false']);
   step(
     'custom resources',
-    await until('every Redis, RedisCluster and RedisBackup gone', async () => (await Promise.all(CUSTOM.map((k) => names(rc, [k, '-A'])))).flat()),
+    await emptied('every Redis, RedisCluster and RedisBackup gone', async () => (await Promise.all(CUSTOM.map((k) => names(rc, [k, '-A'])))).flat()),
   );
   const cluster = (await names(rc, [CLUSTER_KINDS])).filter((n) => !b.cluster.has(n));
   if (cluster.length > 0) await rc.kubectl(['delete', '--wait=false', '--ignore-not-found', ...cluster]);
   // A second of grace: these pods' data goes with them, nothing is to be saved on the way out.
   const inDefault = (await names(rc, [DEFAULT_KINDS, '-n', 'default'])).filter((n) => !b.inDefault.has(n));
   if (inDefault.length > 0) await rc.kubectl(['delete', '-n', 'default', '--wait=false', '--ignore-not-found', '--grace-period=1', ...inDefault]);
-  step('objects', await until('nothing a scenario made left', () => leftovers(rc, b)));
+  step('objects', await emptied('nothing a scenario made left', () => leftovers(rc, b)));
   // One deletecollection: `kubectl delete events --all` deletes them one request each, and a
   // scenario leaves thousands (30 s on a loaded box).
   await rc.kubectl(['delete', '--raw', '/api/v1/namespaces/default/events']);
   step('events');
-  const sidecars = await until('every sidecar ready and every shard Lease held', async () => {
+  const sidecars = await emptied('every sidecar ready and every shard Lease held', async () => {
     const pods = view.sidecarNames();
     const out = pods.length === 0 ? ['no operator pod'] : view.leaseHolders().flatMap((h, i) => (h === '' ? [`shard ${i} without holder`] : []));
     for (const p of pods) if (!(await view.sidecarReady(p))) out.push(`${p} not ready`);

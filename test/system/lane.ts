@@ -11,9 +11,8 @@
 // isolation none that runs only once the event loop is empty, which a running cluster never is.)
 import { after } from 'node:test';
 import { performance } from 'node:perf_hooks';
+import { LANE_ENV } from '../lanes.ts';
 import { startSystemCluster, type SystemCluster, type SystemClusterOptions } from './cluster.ts';
-
-export const LANE_ENV = 'REDIS_OPERATOR_TEST_LANE';
 
 interface Lane {
   idle?: { kind: string; cluster: SystemCluster };
