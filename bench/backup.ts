@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     // Backup, as the Job does it.
     let t0 = performance.now();
     const snap = await openSnapshot({ host: replica.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD, startTimeoutMs: 600_000 });
-    const key = backupKey('', 'bench', 'cache', new Date(), snap.offset);
+    const key = backupKey('', { kind: 'Redis', namespace: 'bench', name: 'cache' }, new Date(), snap.offset);
     const bytes = await uploadSnapshot(client, target, key, snap.rdb, { 'replication-offset': String(snap.offset) });
     await snap.done;
     const backupS = (performance.now() - t0) / 1000;

@@ -13,12 +13,30 @@ import { StringEnum } from './typebox-helpers.ts';
  */
 export const BACKUP_SCHEDULE_PATTERN = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^\\s]+( [^\\s]+){4})$';
 
+/** A bucket name's structure (the pattern gives the characters): DNS-like labels, not an IP address. */
+const BUCKET_RULE = `!self.contains('..') && !self.contains('.-') && !self.contains('-.') && !self.matches('^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$')`;
+const BUCKET_MESSAGE = 'bucket must be an S3 bucket name: no "..", ".-" or "-.", not an IP address';
+/** A relative path: no leading "/", no "//", no "." or ".." segment (backup-validate.ts says why, naming the field). */
+const SEGMENTS_RULE = `!self.startsWith('/') && !self.contains('//') && !self.matches('(^|/)[.][.]?(/|$)')`;
+/**
+ * s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, by characters; the other rules and
+ * backup-validate.ts check the structure. CEL rules rather than patterns here, so that the hook's
+ * own check (which runs only once the schema passes) gives the message, naming what is wrong.
+ */
+const LOCATION_PATTERN = '^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|pvc://[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/[A-Za-z0-9._~/-]*[.]rdb$';
+
 const SecretKey = (defaultKey: string, what: string) =>
   Type.String({ default: defaultKey, minLength: 1, maxLength: 253, description: `Key of ${what} inside the Secret.` });
 
 export const S3Storage = Type.Object(
   {
-    bucket: Type.String({ minLength: 3, maxLength: 63, pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$', description: 'The bucket (it must exist).' }),
+    bucket: Type.String({
+      minLength: 3,
+      maxLength: 63,
+      pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$',
+      description: 'The bucket (it must exist): an S3 bucket name (3-63 lower-case letters, digits, "." and "-"; no "..", ".-" or "-."; not an IP address).',
+      'x-kubernetes-validations': [{ rule: BUCKET_RULE, message: BUCKET_MESSAGE }],
+    }),
     region: Type.String({ minLength: 1, maxLength: 64, description: 'The bucket region, for example us-east-1.' }),
     endpoint: Type.Optional(
       Type.String({
@@ -30,8 +48,11 @@ export const S3Storage = Type.Object(
     prefix: Type.String({
       default: '',
       maxLength: 256,
-      pattern: '^([^/\\s][^\\s]*)?$',
-      description: 'Key prefix inside the bucket; backups go to <prefix><namespace>/<name>/<time>-<offset>.rdb.',
+      description: `Key prefix inside the bucket (letters, digits, ".", "_", "-" and "/"; no leading "/", no empty, "." or ".." segment); a Redis's backups go to <prefix>redis~<namespace>~<name>/<time>-<offset>.rdb, a RedisCluster shard's to <prefix>rediscluster~<namespace>~<name>~shard-<i>/.`,
+      'x-kubernetes-validations': [
+        { rule: `self.matches('^[A-Za-z0-9._/-]*$')`, message: 'prefix may only use letters, digits, ".", "_", "-" and "/"' },
+        { rule: SEGMENTS_RULE, message: 'prefix must be relative: no leading "/", no empty, "." or ".." segment' },
+      ],
     }),
     credentialsSecret: Type.Optional(
       Type.Object(
@@ -50,10 +71,17 @@ export const S3Storage = Type.Object(
 );
 
 export const PvcStorage = Type.Object(
-  { claimName: Type.String({ minLength: 1, maxLength: 253, description: 'An existing PersistentVolumeClaim in the Redis namespace.' }) },
+  {
+    claimName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: '^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$',
+      description: 'An existing PersistentVolumeClaim in the Redis namespace.',
+    }),
+  },
   {
     description:
-      'A PersistentVolumeClaim, for clusters without object storage. Backups go to <namespace>/<name>/<time>-<offset>.rdb on it. The claim must be mountable by the backup pods while the Redis runs (ReadWriteMany, or ReadWriteOnce on one node).',
+      'A PersistentVolumeClaim, for clusters without object storage. Backups go to redis~<namespace>~<name>/<time>-<offset>.rdb on it. The claim must be mountable by the backup pods while the Redis runs (ReadWriteMany, or ReadWriteOnce on one node).',
   },
 );
 
@@ -101,8 +129,19 @@ export const RestoreSpec = Type.Object(
     location: Type.Optional(
       Type.String({
         maxLength: 1024,
-        pattern: '^(s3://[a-z0-9][a-z0-9.-]*[a-z0-9]/.+|pvc://[a-z0-9]([-a-z0-9.]*[a-z0-9])?/.+)\\.rdb$',
-        description: 'A backup by location: s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb (as status.backup.lastLocation shows it).',
+        description:
+          'A backup by location: s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb (as status.backup.lastSuccessful.location shows it). The key or path: letters, digits, ".", "_", "-", "~" and "/", no leading "/", no empty, "." or ".." segment.',
+        'x-kubernetes-validations': [
+          {
+            rule: `self.matches('${LOCATION_PATTERN}')`,
+            message: 'location must be s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, the key or path of letters, digits, ".", "_", "-", "~" and "/"',
+          },
+          { rule: `!self.matches('^[a-z0-9]+://[^/]*/(.*/)?(/|[.][.]?(/|$))')`, message: 'location must not have an empty, "." or ".." path segment' },
+          {
+            rule: `!self.matches('^[a-z0-9]+://[^/]*([.][.]|[.]-|-[.])') && !self.matches('^s3://[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+/')`,
+            message: 'location: the bucket or claim must be a valid name (no "..", ".-" or "-."; a bucket is not an IP address)',
+          },
+        ],
       }),
     ),
     storage: Type.Optional(

@@ -137,7 +137,7 @@ export const RedisClusterSpec = Type.Object(
     backup: Type.Optional({
       ...BackupSpec,
       description:
-        'Scheduled backups of every shard: a CronJob <name>-shard-<i>-backup per shard reads a consistent RDB snapshot from a replica of that shard (from its master only when it has none) and stores it under <prefix><namespace>/<name>/shard-<i>/. status.backup and the BackupHealthy condition report them (status.backup.lastSuccessful is the shard whose last success is oldest).',
+        'Scheduled backups of every shard: a CronJob <name>-shard-<i>-backup per shard reads a consistent RDB snapshot from a replica of that shard (from its master only when it has none) and stores it under <prefix>rediscluster~<namespace>~<name>~shard-<i>/. status.backup and the BackupHealthy condition report them (status.backup.lastSuccessful is the shard whose last success is oldest).',
     }),
     monitoring: MonitoringSpec,
     config: Type.Optional(

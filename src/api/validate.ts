@@ -8,6 +8,7 @@ import { parseQuantity } from './quantity.ts';
 import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
+import { backupLocationProblems } from './backup-validate.ts';
 import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
 
 /** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
@@ -232,6 +233,7 @@ export function backupProblems(spec: Pick<RedisSpecT, 'backup' | 'restore'>): Sp
       else if (store[kind] === undefined) problems.push({ field: 'spec.restore.storage', message: `has no ${kind} block for a ${kind}:// location` });
     }
   }
+  problems.push(...backupLocationProblems(spec));
   return problems;
 }
 

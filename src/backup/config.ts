@@ -4,9 +4,12 @@
 // Storage: BACKUP_STORAGE=s3 (the default) needs the S3_* variables and both AWS_* keys or neither
 // (the SDK's default chain then); BACKUP_STORAGE=pvc
 // needs BACKUP_CLAIM (and BACKUP_DIR, default /backup) and never asks for the S3 ones. The key
-// prefix is BACKUP_PREFIX, else S3_PREFIX; on a volume it must be a plain relative path.
+// prefix is BACKUP_PREFIX, else S3_PREFIX, and the bucket and prefix are checked as at admission
+// (api/backup-validate.ts): a CRD installed without its rules must not make a key outside them.
+// The namespace and name must be object names: the folder (naming.ts) relies on it.
+import { bucketProblem, prefixProblem } from '../api/backup-validate.ts';
 import { integerIn, logLevel, present, refuse, type Env, type LogLevel } from '../runtime/env.ts';
-import { isObjectName, pathProblem } from './naming.ts';
+import { isObjectName, type BackupOwner } from './naming.ts';
 
 export interface S3Settings {
   bucket: string;
@@ -22,7 +25,7 @@ export interface BackupConfig {
   /** The Redis this backs up (the key layout and the logs name it). */
   namespace: string;
   name: string;
-  /** BACKUP_SHARD: a RedisCluster shard's index; its backups go to <name>/shard-<i>/ (backupName). */
+  /** BACKUP_SHARD: a RedisCluster shard's index; its backups go to that shard's folder (backupOwner). */
   shard: number | undefined;
   /** Where to read the snapshot: the replicas Service (any replica), else the master's. */
   sources: Array<{ host: string; port: number }>;
@@ -31,7 +34,7 @@ export interface BackupConfig {
   /** With spec.tls: the CA file the node's certificate must chain to. */
   tlsCaFile: string | undefined;
   storage: StorageConfig;
-  /** Before <namespace>/<name>/ in every key ('' for none). */
+  /** Before the owner's folder in every key ('' for none). */
   prefix: string;
   retention: { days: number | undefined; count: number | undefined };
   /** Where the result goes for the pod's status (Kubernetes' terminationMessagePath). */
@@ -40,13 +43,14 @@ export interface BackupConfig {
 }
 
 /**
- * The folder name under <prefix><namespace>/ the backups of this run go to: the Redis's name, or
- * <name>/shard-<i> for a RedisCluster shard (its own folder, so retention counts per shard and a
- * restore picks one shard's snapshot; a Redis of the same name never lists them, since its
- * backups sit directly under <name>/).
+ * Whose backups these are, which names their folder (naming.ts): the Redis, or a RedisCluster's
+ * shard (BACKUP_SHARD set: its own folder, so retention counts per shard and a restore picks one
+ * shard's snapshot).
  */
-export function backupName(config: Pick<BackupConfig, 'name' | 'shard'>): string {
-  return config.shard === undefined ? config.name : `${config.name}/shard-${config.shard}`;
+export function backupOwner(config: Pick<BackupConfig, 'namespace' | 'name' | 'shard'>): BackupOwner {
+  return config.shard === undefined
+    ? { kind: 'Redis', namespace: config.namespace, name: config.name }
+    : { kind: 'RedisCluster', namespace: config.namespace, name: config.name, shard: config.shard };
 }
 
 export type ConfigResult = { ok: true; config: BackupConfig } | { ok: false; errors: string[] };
@@ -90,17 +94,18 @@ export function backupConfig(env: Env): ConfigResult {
   let storage: StorageConfig;
   if (kind === 'pvc') {
     storage = volumeStorage(env, required('BACKUP_CLAIM', 'the PersistentVolumeClaim backups go to (spec.backup.storage.pvc.claimName)'), errors);
-    // On a volume the key is a path: nothing may lead outside the claim.
-    const bad = prefix === '' ? undefined : pathProblem(prefix, 'allowed');
-    if (bad !== undefined) errors.push(refuse(prefixVar, prefix, bad).error);
-    for (const [variable, value] of [
-      ['REDIS_NAMESPACE', namespace],
-      ['REDIS_NAME', name],
-    ] as const) {
-      if (value !== '' && !isObjectName(value)) errors.push(refuse(variable, value, 'must be a Kubernetes object name').error);
-    }
   } else {
     storage = { kind: 's3', ...s3Storage(env, required, errors) };
+  }
+  // On a volume the key is a path: nothing may lead outside the claim; in a bucket, nothing may
+  // reach another owner's folder.
+  const badPrefix = prefixProblem(prefix);
+  if (badPrefix !== undefined) errors.push(refuse(prefixVar, prefix, badPrefix).error);
+  for (const [variable, value] of [
+    ['REDIS_NAMESPACE', namespace],
+    ['REDIS_NAME', name],
+  ] as const) {
+    if (value !== '' && !isObjectName(value)) errors.push(refuse(variable, value, 'must be a Kubernetes object name').error);
   }
   const shard = optionalInt('BACKUP_SHARD', 63);
   const config: BackupConfig = {
@@ -123,8 +128,11 @@ export function backupConfig(env: Env): ConfigResult {
 function s3Storage(env: Env, required: (name: string, why: string) => string, errors: string[]): S3Settings {
   const endpoint = present(env, 'S3_ENDPOINT');
   if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint)) errors.push(refuse('S3_ENDPOINT', endpoint, 'must be an http(s) URL').error);
+  const bucket = required('S3_BUCKET', 'spec.backup.storage.s3.bucket');
+  const badBucket = bucket === '' ? undefined : bucketProblem(bucket);
+  if (badBucket !== undefined) errors.push(refuse('S3_BUCKET', bucket, badBucket).error);
   return {
-    bucket: required('S3_BUCKET', 'spec.backup.storage.s3.bucket'),
+    bucket,
     region: required('S3_REGION', 'spec.backup.storage.s3.region'),
     endpoint,
     credentials: s3Credentials(env, errors),

@@ -16,11 +16,11 @@ import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readFi
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { parseLocation } from '../api/backup-validate.ts';
 import { present, type Env } from '../runtime/env.ts';
 import { mountDir, s3Credentials, type S3Settings } from './config.ts';
 import { restoreFiles } from './restore-layout.ts';
 import { BackupFailure, s3Failure } from './failure.ts';
-import { isObjectName, pathProblem } from './naming.ts';
 import { downloadSnapshot, s3Client, type S3Target } from './s3.ts';
 import type { StorageKind } from './store.ts';
 import { openVolumeBackup, volumeLocation } from './volume.ts';
@@ -48,29 +48,27 @@ export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | {
   };
   const location = present(env, 'RESTORE_LOCATION') ?? '';
   const invalid = (why: string) => errors.push(`RESTORE_LOCATION=${JSON.stringify(location)} is invalid: ${why}`);
-  const s3 = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+\.rdb)$/.exec(location);
-  const pvc = /^pvc:\/\/([^/]*)\/(.+\.rdb)$/.exec(location);
-  if (pvc) {
-    if (!isObjectName(pvc[1]!)) invalid(`"${pvc[1]}" is not a PersistentVolumeClaim name`);
-    // The path is joined to RESTORE_DIR: nothing may lead outside the claim.
-    const bad = pathProblem(pvc[2]!, 'refused');
-    if (bad !== undefined) invalid(`the path ${bad}`);
-  } else if (location !== '' && !s3) invalid('must be s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb (spec.restore)');
+  // Checked as at admission (spec.restore.location): the key is joined to RESTORE_DIR on a claim,
+  // and sent to an S3 server that may keep objects as files; nothing may lead outside either.
+  const parsed = location === '' ? undefined : parseLocation(location);
+  if (parsed !== undefined && !parsed.ok) invalid(`${parsed.message} (spec.restore.location)`);
+  const at = parsed?.ok ? parsed.location : undefined;
   const aof = present(env, 'APPENDONLY') ?? 'no';
   if (aof !== 'yes' && aof !== 'no') errors.push(`APPENDONLY=${JSON.stringify(aof)} is invalid: must be yes or no (spec.persistence.enableAof)`);
   // Only what the location's storage needs is asked for: a pvc:// location needs no S3 variable.
-  const source: RestoreSource | undefined = pvc
-    ? { kind: 'pvc', claim: pvc[1]!, key: pvc[2]!, dir: mountDir(env, 'RESTORE_DIR', errors) }
-    : s3
-      ? {
-          kind: 's3',
-          bucket: s3[1]!,
-          key: s3[2]!,
-          region: required('S3_REGION', 'the bucket region'),
-          endpoint: present(env, 'S3_ENDPOINT'),
-          credentials: s3Credentials(env, errors),
-        }
-      : undefined;
+  const source: RestoreSource | undefined =
+    at?.kind === 'pvc'
+      ? { kind: 'pvc', claim: at.claim, key: at.key, dir: mountDir(env, 'RESTORE_DIR', errors) }
+      : at?.kind === 's3'
+        ? {
+            kind: 's3',
+            bucket: at.bucket,
+            key: at.key,
+            region: required('S3_REGION', 'the bucket region'),
+            endpoint: present(env, 'S3_ENDPOINT'),
+            credentials: s3Credentials(env, errors),
+          }
+        : undefined;
   const config: RestoreConfig = { source, dataDir: present(env, 'DATA_DIR') ?? '/data', appendOnly: aof === 'yes' };
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }

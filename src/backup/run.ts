@@ -12,12 +12,13 @@ import { readFileSync } from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { backupName, type BackupConfig } from './config.ts';
+import { backupOwner, type BackupConfig } from './config.ts';
 import { backupKey } from './naming.ts';
 import { backupsToPrune } from './retention.ts';
 import { s3Store } from './s3.ts';
 import { BackupFailure } from './failure.ts';
 import { openSnapshot } from './snapshot.ts';
+import { backupTlsOptions } from './tls.ts';
 import type { BackupStore, StorageKind } from './store.ts';
 import { volumeStore } from './volume.ts';
 
@@ -43,8 +44,8 @@ export interface BackupResult {
 
 function tlsOptions(config: BackupConfig): ConnectionOptions | undefined {
   if (config.tlsCaFile === undefined) return undefined;
-  // The Job reaches nodes through Services; the chain is what is checked (as the probes do).
-  return { ca: readFileSync(config.tlsCaFile, 'utf8'), checkServerIdentity: () => undefined };
+  // The chain AND the name (tls.ts): the CA may sign other Redis's certificates too.
+  return backupTlsOptions(readFileSync(config.tlsCaFile, 'utf8'), config.name, config.namespace);
 }
 
 /**
@@ -69,7 +70,9 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
       enableOfflineQueue: false,
       ...(tls ? { tls } : {}),
     });
-    c.on('error', () => {});
+    // What went wrong on the socket (a refused certificate, say): connect() itself then says only that the connection closed.
+    let socketError: Error | undefined;
+    c.on('error', (err: Error) => (socketError ??= err));
     try {
       await c.connect();
       const info = String(await c.call('INFO', 'server', 'replication'));
@@ -81,20 +84,24 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
       if (found.role === 'replica') return found;
       master ??= found;
     } catch (err) {
-      problems.push(`${s.host}:${s.port}: ${(err as Error).message}`);
-      log.warn({ source: `${s.host}:${s.port}`, err: (err as Error).message }, 'cannot back up from this node');
+      const why = (socketError ?? (err as Error)).message;
+      problems.push(`${s.host}:${s.port}: ${why}`);
+      log.warn({ source: `${s.host}:${s.port}`, err: why }, 'cannot back up from this node');
     } finally {
       c.disconnect();
     }
   }
   if (master !== undefined) return master;
-  throw new BackupFailure(`no node of Redis ${config.namespace}/${backupName(config)} can be read (${problems.join('; ')}); is it Running?`, false);
+  throw new BackupFailure(
+    `no node of ${config.shard === undefined ? 'Redis' : 'RedisCluster'} ${config.namespace}/${config.name}${config.shard === undefined ? '' : ` shard ${config.shard}`} can be read (${problems.join('; ')}); is it Running?`,
+    false,
+  );
 }
 
 /** The target config.storage names. */
 export function openStore(config: BackupConfig, now: () => Date = () => new Date()): BackupStore {
   const s = config.storage;
-  if (s.kind === 'pvc') return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, namespace: config.namespace, name: backupName(config) }, now);
+  if (s.kind === 'pvc') return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, owner: backupOwner(config) }, now);
   const target = {
     bucket: s.bucket,
     region: s.region,
@@ -102,7 +109,7 @@ export function openStore(config: BackupConfig, now: () => Date = () => new Date
     prefix: config.prefix,
     credentials: s.credentials,
   };
-  return s3Store(target, config.namespace, backupName(config));
+  return s3Store(target, backupOwner(config));
 }
 
 /** The oldest first: those are what a reader of the status expects to have gone. */
@@ -122,7 +129,7 @@ export async function runBackup(config: BackupConfig, log: Logger, now: () => Da
         throw new BackupFailure(`reading the snapshot from ${source.host}:${source.port} failed: ${(err as Error).message}`, false);
       },
     );
-    const key = backupKey(config.prefix, config.namespace, backupName(config), takenAt, snap.offset);
+    const key = backupKey(config.prefix, backupOwner(config), takenAt, snap.offset);
     log.info({ source: `${source.host}:${source.port}`, role: source.role, offset: snap.offset, key, storage: store.kind }, 'snapshot started');
     const metadata = {
       'redis-version': source.version,

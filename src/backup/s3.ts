@@ -8,7 +8,7 @@ import type { Readable } from 'node:stream';
 import { DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { s3Failure } from './failure.ts';
-import { backupFolder, parseBackupKey } from './naming.ts';
+import { backupFolder, parseBackupKey, type BackupOwner } from './naming.ts';
 import type { StoredBackup } from './retention.ts';
 import type { BackupStore } from './store.ts';
 
@@ -40,15 +40,15 @@ export async function uploadSnapshot(client: S3Client, target: S3Target, key: st
 }
 
 /** Our backups of one Redis in the bucket (other objects under the prefix are not listed). */
-export async function listBackups(client: S3Client, target: S3Target, namespace: string, name: string): Promise<StoredBackup[]> {
+export async function listBackups(client: S3Client, target: S3Target, owner: BackupOwner): Promise<StoredBackup[]> {
   const out: StoredBackup[] = [];
   let token: string | undefined;
   do {
     const page = await client.send(
-      new ListObjectsV2Command({ Bucket: target.bucket, Prefix: backupFolder(target.prefix, namespace, name), ...(token ? { ContinuationToken: token } : {}) }),
+      new ListObjectsV2Command({ Bucket: target.bucket, Prefix: backupFolder(target.prefix, owner), ...(token ? { ContinuationToken: token } : {}) }),
     );
     for (const o of page.Contents ?? []) {
-      const parsed = o.Key ? parseBackupKey(target.prefix, namespace, name, o.Key) : undefined;
+      const parsed = o.Key ? parseBackupKey(target.prefix, owner, o.Key) : undefined;
       if (parsed && o.Key) out.push({ key: o.Key, takenAt: parsed.takenAt });
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -72,7 +72,7 @@ export async function downloadSnapshot(client: S3Client, target: S3Target, key: 
 }
 
 /** One Redis's backups in a bucket, as run.ts uses a target (store.ts). */
-export function s3Store(target: S3Target, namespace: string, name: string): BackupStore {
+export function s3Store(target: S3Target, owner: BackupOwner): BackupStore {
   const client = s3Client(target);
   const where = { bucket: target.bucket, endpoint: target.endpoint };
   const failing = (what: string) => (err: unknown) => Promise.reject(s3Failure(err, where, what));
@@ -81,7 +81,7 @@ export function s3Store(target: S3Target, namespace: string, name: string): Back
     // Nothing checked ahead: the upload reports a wrong bucket or refused credentials, and stores nothing then.
     prepare: () => Promise.resolve([]),
     put: (key, rdb, metadata) => uploadSnapshot(client, target, key, rdb, metadata).catch(failing('storing the backup')),
-    list: () => listBackups(client, target, namespace, name).catch(failing('listing backups for retention')),
+    list: () => listBackups(client, target, owner).catch(failing('listing backups for retention')),
     remove: (keys) => deleteBackups(client, target, keys).catch(failing('removing backups past retention')),
     location: (key) => `s3://${target.bucket}/${key}`,
     close: () => Promise.resolve(client.destroy()),

@@ -37,7 +37,8 @@ const MARK_LENGTH = 40;
 export function openSnapshot(source: SnapshotSource): Promise<Snapshot> {
   return new Promise((resolve, reject) => {
     const plain = net.createConnection({ host: source.host, port: source.port });
-    const socket = source.tls ? tls.connect({ ...source.tls, socket: plain }) : plain;
+    // `host` too: over a given socket, it is the name the certificate is checked against (and SNI's).
+    const socket = source.tls ? tls.connect({ ...source.tls, host: source.host, socket: plain }) : plain;
     const rdb = new PassThrough();
     let settled = false;
     let header = Buffer.alloc(0);

@@ -18,7 +18,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { BackupFailure, volumeFailure, type VolumeWhere } from './failure.ts';
-import { backupFolder, isPartialKey, parseBackupKey, partialKey } from './naming.ts';
+import { backupFolder, isPartialKey, parseBackupKey, partialKey, type BackupOwner } from './naming.ts';
 import type { StoredBackup } from './retention.ts';
 import type { BackupStore } from './store.ts';
 
@@ -27,8 +27,7 @@ export interface VolumeTarget {
   dir: string;
   claim: string;
   prefix: string;
-  namespace: string;
-  name: string;
+  owner: BackupOwner;
 }
 
 export const STALE_PARTIAL_MS = 15 * 60_000;
@@ -84,11 +83,11 @@ async function entries(folder: string): Promise<Dirent[]> {
 
 /** Removes the temporaries of crashed runs (idle for STALE_PARTIAL_MS); returns their keys. */
 async function removeStalePartials(t: VolumeTarget, now: number): Promise<string[]> {
-  const rel = backupFolder(t.prefix, t.namespace, t.name);
+  const rel = backupFolder(t.prefix, t.owner);
   const removed: string[] = [];
   for (const e of await entries(fileOf(t.dir, rel))) {
     const key = `${rel}${e.name}`;
-    if (!e.isFile() || !isPartialKey(t.prefix, t.namespace, t.name, key)) continue;
+    if (!e.isFile() || !isPartialKey(t.prefix, t.owner, key)) continue;
     const s = await stat(fileOf(t.dir, key)).catch(() => undefined);
     if (s === undefined || now - s.mtimeMs < STALE_PARTIAL_MS) continue;
     await rm(fileOf(t.dir, key), { force: true });
@@ -99,16 +98,16 @@ async function removeStalePartials(t: VolumeTarget, now: number): Promise<string
 
 /** Our backups of one Redis on the volume (other files beside them are not listed). */
 export async function listVolumeBackups(t: VolumeTarget): Promise<StoredBackup[]> {
-  const rel = backupFolder(t.prefix, t.namespace, t.name);
+  const rel = backupFolder(t.prefix, t.owner);
   return (await entries(fileOf(t.dir, rel))).flatMap((e) => {
-    const parsed = e.isFile() ? parseBackupKey(t.prefix, t.namespace, t.name, `${rel}${e.name}`) : undefined;
+    const parsed = e.isFile() ? parseBackupKey(t.prefix, t.owner, `${rel}${e.name}`) : undefined;
     return parsed ? [{ key: `${rel}${e.name}`, takenAt: parsed.takenAt }] : [];
   });
 }
 
 export function volumeStore(t: VolumeTarget, now: () => Date = () => new Date()): BackupStore {
   const where: VolumeWhere = { claim: t.claim, variable: 'BACKUP_DIR', dir: t.dir };
-  const folder = fileOf(t.dir, backupFolder(t.prefix, t.namespace, t.name));
+  const folder = fileOf(t.dir, backupFolder(t.prefix, t.owner));
   let partial: { file: string; handle: FileHandle } | undefined;
   const discard = async () => {
     const p = partial;
@@ -122,9 +121,9 @@ export function volumeStore(t: VolumeTarget, now: () => Date = () => new Date())
     async prepare() {
       await assertMounted(where);
       try {
-        await mkdirUnder(t.dir, backupFolder(t.prefix, t.namespace, t.name));
+        await mkdirUnder(t.dir, backupFolder(t.prefix, t.owner));
         const cleaned = await removeStalePartials(t, now().getTime());
-        const file = fileOf(t.dir, partialKey(t.prefix, t.namespace, t.name, now(), randomBytes(4).toString('hex')));
+        const file = fileOf(t.dir, partialKey(t.prefix, t.owner, now(), randomBytes(4).toString('hex')));
         partial = { file, handle: await open(file, 'wx', 0o640) };
         return cleaned;
       } catch (err) {
@@ -151,8 +150,8 @@ export function volumeStore(t: VolumeTarget, now: () => Date = () => new Date())
     async remove(keys) {
       for (const key of keys) {
         // Retention only names what list() returned; checked again because this deletes.
-        if (!parseBackupKey(t.prefix, t.namespace, t.name, key))
-          throw new BackupFailure(`refusing to remove ${key}: not a backup of ${t.namespace}/${t.name}`, true);
+        if (!parseBackupKey(t.prefix, t.owner, key))
+          throw new BackupFailure(`refusing to remove ${key}: not a backup of ${t.owner.namespace}/${t.owner.name}`, true);
         await unlink(fileOf(t.dir, key)).catch((err: unknown) => {
           if (codeOf(err) !== 'ENOENT') throw volumeFailure(err, where, 'removing backups past retention');
         });

@@ -267,7 +267,67 @@ const CASES: Case[] = [
   { name: 'backup of another Redis', kind: 'RedisBackup', path: 'spec', message: BACKUP_FIXED, self: { redis: 's' }, oldSelf: { redis: 'r' }, allowed: false },
   { name: 'backed up to s3', kind: 'RedisBackup', path: 'status.storage', message: STORAGE_ONE, self: { s3: S3 }, allowed: true },
   { name: 'backed up to both', kind: 'RedisBackup', path: 'status.storage', message: STORAGE_ONE, self: { s3: S3, pvc: { claimName: 'c' } }, allowed: false },
+  ...backupLocationCases(),
 ];
+
+/**
+ * Where backups go and a restore reads: a bucket by S3's rules, a prefix and a location's path
+ * relative with no empty, "." or ".." segment (the patterns give the characters; these values
+ * pass them, so only the rule refuses). Every place a storage block sits.
+ */
+function backupLocationCases(): Case[] {
+  const BUCKET = 'bucket must be an S3 bucket name';
+  const PREFIX = 'prefix must be relative';
+  const places: Array<[Kind, string]> = [
+    ['Redis', 'spec.backup.storage.s3'],
+    ['Redis', 'spec.restore.storage.s3'],
+    ['Redis', 'status.restore.storage.s3'],
+    ['RedisCluster', 'spec.backup.storage.s3'],
+    ['RedisBackup', 'status.storage.s3'],
+  ];
+  const PREFIX_CHARS = 'prefix may only use';
+  const values: Array<[string, 'bucket' | 'prefix', string, string, boolean]> = [
+    ['a bucket with dots between labels', 'bucket', BUCKET, 'backups.example.com', true],
+    ['a bucket with ".."', 'bucket', BUCKET, 'my..bucket', false],
+    ['a bucket that is an IP address', 'bucket', BUCKET, '192.168.0.1', false],
+    ['a prefix of segments', 'prefix', PREFIX, 'team/nightly/', true],
+    ['a prefix climbing out', 'prefix', PREFIX, 'a/../b/', false],
+    ['a prefix with an empty segment', 'prefix', PREFIX, 'a//b', false],
+    ['an absolute prefix', 'prefix', PREFIX, '/etc/', false],
+    ['a prefix of allowed characters', 'prefix', PREFIX_CHARS, 'a.b_c-d/', true],
+    ['a prefix with a backslash', 'prefix', PREFIX_CHARS, 'a\\b/', false],
+    ['a prefix with a %-encoded dot', 'prefix', PREFIX_CHARS, '%2e%2e/', false],
+    ['a prefix imitating an owner folder', 'prefix', PREFIX_CHARS, 'redis~shop~cache/', false],
+  ];
+  const LOCATION_SHAPE = 'location must be s3://';
+  const LOCATION_SEGMENTS = 'location must not have an empty';
+  const LOCATION_NAME = 'the bucket or claim must be a valid name';
+  const location = (name: string, self: string, message: string, allowed: boolean): Case => ({
+    name,
+    kind: 'Redis',
+    path: 'spec.restore.location',
+    message,
+    self,
+    allowed,
+  });
+  return [
+    ...places.flatMap(([kind, at]) =>
+      values.map(([name, field, message, self, allowed]): Case => ({ name: `${kind} ${at}: ${name}`, kind, path: `${at}.${field}`, message, self, allowed })),
+    ),
+    location('a location in the layout before owner folders', 'pvc://claim/nightly/shop/cache/20261201T000000Z-1.rdb', LOCATION_SHAPE, true),
+    location('a location with a backslash', 's3://backups/a\\x.rdb', LOCATION_SHAPE, false),
+    location('a location with a %-encoded ".."', 's3://backups/%2e%2e/x.rdb', LOCATION_SHAPE, false),
+    location('a location with a control character', 's3://backups/a\u0007.rdb', LOCATION_SHAPE, false),
+    location('a location of another scheme', 'file:///etc/x.rdb', LOCATION_SHAPE, false),
+    location('a location that is not an RDB file', 's3://backups/x.txt', LOCATION_SHAPE, false),
+    location('a location in an owner folder', 's3://backups/team/redis~shop~cache/20261201T000000Z-1.rdb', LOCATION_SEGMENTS, true),
+    location('a location climbing out', 's3://backups/a/../x.rdb', LOCATION_SEGMENTS, false),
+    location('a location with an empty segment', 'pvc://claim//x.rdb', LOCATION_SEGMENTS, false),
+    location('a location in a bucket with dots', 's3://backups.example.com/x.rdb', LOCATION_NAME, true),
+    location('a location in a bucket with ".."', 's3://my..bucket/x.rdb', LOCATION_NAME, false),
+    location('a location in an IP-address bucket', 's3://10.0.0.1/x.rdb', LOCATION_NAME, false),
+  ];
+}
 
 function ruleFor(kind: Kind, [path, message]: RuleRef): EmittedRule {
   const found = RULES.filter((r) => r.kind === kind && r.path === path && r.message.includes(message));
@@ -412,6 +472,10 @@ const PARENTS: Record<string, Obj> = {
   'spec.backup': { schedule: '@daily' },
   'spec.restore': { location: 's3://backups/k.rdb' },
   'status.restore': { source: 'nightly', phase: 'Pending', message: '' },
+  'spec.backup.storage.s3': { bucket: 'backups', region: 'us-east-1' },
+  'spec.restore.storage.s3': { bucket: 'backups', region: 'us-east-1' },
+  'status.restore.storage.s3': { bucket: 'backups', region: 'us-east-1' },
+  'status.storage.s3': { bucket: 'backups', region: 'us-east-1' },
 };
 
 /** The least object of `kind`: every field defaulted (a RedisBackup needs the Redis it backs up). */

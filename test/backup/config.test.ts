@@ -4,7 +4,7 @@
 // likewise, and the result line's bound (src/backup/failure.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { backupConfig, backupName } from '../../src/backup/config.ts';
+import { backupConfig, backupOwner } from '../../src/backup/config.ts';
 import { RESULT_LINE_MAX, resultLine } from '../../src/backup/failure.ts';
 import { restoreConfig } from '../../src/backup/restore.ts';
 
@@ -14,7 +14,7 @@ const GOOD = {
   REDIS_HOSTS: 'cache-replicas.shop.svc:6379, cache-master.shop.svc:6379',
   REDIS_USERNAME: 'redis-operator',
   REDIS_PASSWORD: 'p',
-  S3_BUCKET: 'b',
+  S3_BUCKET: 'backups',
   S3_REGION: 'eu-west-1',
   AWS_ACCESS_KEY_ID: 'a',
   AWS_SECRET_ACCESS_KEY: 's',
@@ -33,15 +33,15 @@ test('a good environment: sources in order, defaults filled', () => {
   assert.equal(r.config.terminationLog, '/dev/termination-log');
 });
 
-test("a RedisCluster shard's backup (BACKUP_SHARD) goes to its own folder <name>/shard-<i>; a Redis's to <name>", () => {
+test("a RedisCluster shard's backup (BACKUP_SHARD) goes to its shard's own folder; a Redis's to the Redis's", () => {
   const redis = backupConfig(GOOD);
   assert.ok(redis.ok);
   assert.equal(redis.config.shard, undefined);
-  assert.equal(backupName(redis.config), 'cache');
+  assert.deepEqual(backupOwner(redis.config), { kind: 'Redis', namespace: 'shop', name: 'cache' });
   const shard = backupConfig({ ...GOOD, BACKUP_SHARD: '2' });
   assert.ok(shard.ok);
   assert.equal(shard.config.shard, 2);
-  assert.equal(backupName(shard.config), 'cache/shard-2');
+  assert.deepEqual(backupOwner(shard.config), { kind: 'RedisCluster', namespace: 'shop', name: 'cache', shard: 2 });
   for (const bad of ['two', '64', '-1']) {
     const r = backupConfig({ ...GOOD, BACKUP_SHARD: bad });
     assert.ok(!r.ok, bad);
@@ -72,6 +72,16 @@ test('each refusal names the variable', async (t) => {
     ['an endpoint that is not a URL', { S3_ENDPOINT: 'minio:9000' }, /S3_ENDPOINT="minio:9000" is invalid: must be an http\(s\) URL/],
     ['a retention that is not a number', { RETENTION_DAYS: 'seven' }, /RETENTION_DAYS="seven" is invalid/],
     ['no password', { REDIS_PASSWORD: ' ' }, /REDIS_PASSWORD is required/],
+    ['a bucket too long', { S3_BUCKET: 'b'.repeat(64) }, /S3_BUCKET="b{64}" is invalid: must be 3 to 63 characters/],
+    [
+      'a bucket with "..", as admission refuses it',
+      { S3_BUCKET: 'a..b' },
+      /S3_BUCKET="a\.\.b" is invalid: must start and end with a letter or digit, with no "\.\."/,
+    ],
+    ['a bucket that is an IP address', { S3_BUCKET: '192.168.0.1' }, /S3_BUCKET="192\.168\.0\.1" is invalid: must not be an IP address/],
+    ['an S3 prefix that climbs', { S3_PREFIX: 'a/../b/' }, /S3_PREFIX="a\/\.\.\/b\/" is invalid: must not have an empty, "\." or "\.\." segment/],
+    ['an S3 prefix imitating a folder of ours', { S3_PREFIX: 'redis~shop~cache/' }, /S3_PREFIX=.* is invalid: may only use letters, digits/],
+    ['a name that is not an object name', { REDIS_NAME: 'a~b' }, /REDIS_NAME="a~b" is invalid: must be a Kubernetes object name/],
   ];
   for (const [name, change, message] of table) {
     await t.test(name, () => {
@@ -172,11 +182,33 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
     [
       'a claim that is not a name',
       { RESTORE_LOCATION: 'pvc://Bad_Claim/x.rdb' },
-      /^RESTORE_LOCATION=.* is invalid: "Bad_Claim" is not a PersistentVolumeClaim name/,
+      /^RESTORE_LOCATION=.* is invalid: the claim "Bad_Claim" must be a PersistentVolumeClaim name/,
     ],
     ['a path leading out of the claim', { RESTORE_LOCATION: 'pvc://b/../etc/x.rdb' }, /^RESTORE_LOCATION=.* is invalid: the path must not have .*"\.\."/],
     ['an empty segment', { RESTORE_LOCATION: 'pvc://b/a//x.rdb' }, /^RESTORE_LOCATION=.* is invalid: the path/],
-    ['no claim', { RESTORE_LOCATION: 'pvc:///x.rdb' }, /^RESTORE_LOCATION=.* is invalid: "" is not a PersistentVolumeClaim name/],
+    ['no claim', { RESTORE_LOCATION: 'pvc:///x.rdb' }, /^RESTORE_LOCATION=.* is invalid: the claim "" must be a PersistentVolumeClaim name/],
+    // The same checks as admission (api/backup-validate.ts), for a CRD installed without its rules.
+    [
+      'a key leading up in a bucket',
+      { RESTORE_LOCATION: 's3://backups/a/../x.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the key must not have an empty, "\." or "\.\." segment/,
+    ],
+    [
+      'a %-encoded "..", a backslash',
+      { RESTORE_LOCATION: 's3://backups/%2e%2e/a\\x.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the key may only use letters, digits/,
+    ],
+    ['a control character', { RESTORE_LOCATION: 'pvc://b/a\u0000b.rdb' }, /^RESTORE_LOCATION=.* is invalid: the path may only use/],
+    [
+      'a bucket with ".."',
+      { RESTORE_LOCATION: 's3://my..bucket/x.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the bucket "my\.\.bucket" must start and end with a letter or digit, with no "\.\."/,
+    ],
+    [
+      'a bucket that is an IP address',
+      { RESTORE_LOCATION: 's3://10.0.0.1/x.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the bucket "10\.0\.0\.1" must not be an IP address/,
+    ],
     ['not an .rdb', { RESTORE_LOCATION: 'pvc://b/x.txt' }, /^RESTORE_LOCATION="pvc:\/\/b\/x\.txt" is invalid/],
     ['a relative RESTORE_DIR', { RESTORE_LOCATION: 'pvc://b/x.rdb', RESTORE_DIR: 'backup' }, /^RESTORE_DIR="backup" is invalid: must be an absolute path/],
   ];

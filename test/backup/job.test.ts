@@ -35,7 +35,7 @@ test(
     // Writes after the replica joined move the replication offset (a master without replicas keeps it at 0).
     for (let i = 100; i < 110; i++) await call(master!.ip, 'SET', `k${i}`, 'v');
     await until('linked', async () => Number(await call(replica!.ip, 'DBSIZE')) === 110);
-    const old = backupKey('nightly/', 'shop', 'cache', new Date(Date.now() - 30 * 86_400_000), 7);
+    const old = backupKey('nightly/', { kind: 'Redis', namespace: 'shop', name: 'cache' }, new Date(Date.now() - 30 * 86_400_000), 7);
     await client.send(new PutObjectCommand({ Bucket: 'backups', Key: old, Body: 'old' }));
 
     const env = {
@@ -59,13 +59,13 @@ test(
     assert.equal(ok.result['source'], `${replica!.ip}:6379`, 'read from the replica, not the master');
     assert.equal(ok.result['role'], 'replica');
     assert.equal(ok.result['redisVersion'], '7.0.15');
-    assert.match(String(ok.result['location']), /^s3:\/\/backups\/nightly\/shop\/cache\/\d{8}T\d{6}Z-\d+\.rdb$/);
+    assert.match(String(ok.result['location']), /^s3:\/\/backups\/nightly\/redis~shop~cache\/\d{8}T\d{6}Z-\d+\.rdb$/);
     assert.ok(Number(ok.result['bytes']) > 0 && Number(ok.result['offset']) > 0, JSON.stringify(ok.result));
     assert.deepEqual(ok.result['pruned'], [old], 'the 30-day-old backup is past a 7-day retention');
     assert.equal(ok.result['prunedCount'], 1);
     assert.equal(ok.result['storage'], 's3');
     assert.deepEqual(JSON.parse(ok.terminationLog), ok.result, 'the termination log carries the same result');
-    const stored = () => listBackups(client, target, 'shop', 'cache').then((l) => l.map((b) => b.key).sort());
+    const stored = () => listBackups(client, target, { kind: 'Redis', namespace: 'shop', name: 'cache' }).then((l) => l.map((b) => b.key).sort());
     const after = await stored();
     assert.deepEqual(after, [ok.result['key']]);
 

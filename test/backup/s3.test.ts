@@ -8,7 +8,7 @@ import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { backupKey } from '../../src/backup/naming.ts';
+import { backupFolder, backupKey, type BackupOwner } from '../../src/backup/naming.ts';
 import { restoreFiles } from '../../src/backup/restore-layout.ts';
 import { backupsToPrune } from '../../src/backup/retention.ts';
 import { deleteBackups, downloadSnapshot, listBackups, uploadSnapshot } from '../../src/backup/s3.ts';
@@ -20,6 +20,7 @@ import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../supp
 import { until } from '../support/until.ts';
 
 const N = 72;
+const CACHE: BackupOwner = { kind: 'Redis', namespace: 'shop', name: 'cache' };
 
 const call = redisCommand;
 
@@ -47,20 +48,21 @@ test(
     // Back up: read from the replica, stream into the bucket.
     const snap = await openSnapshot({ host: replica!.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD });
     const takenAt = new Date();
-    const key = backupKey(target.prefix, 'shop', 'cache', takenAt, snap.offset);
+    const key = backupKey(target.prefix, CACHE, takenAt, snap.offset);
     const bytes = await uploadSnapshot(client, target, key, snap.rdb, { 'replication-offset': String(snap.offset), 'replication-id': snap.replicationId });
     assert.equal(bytes, await snap.done, 'every byte of the snapshot went up');
 
     // Older backups, and an object of the user's under the same prefix.
-    const old = backupKey(target.prefix, 'shop', 'cache', new Date(takenAt.getTime() - 10 * 86_400_000), 1);
-    for (const k of [old, 'redis/shop/cache/README.txt']) await client.send(new PutObjectCommand({ Bucket: target.bucket, Key: k, Body: 'x' }));
-    const listed = await listBackups(client, target, 'shop', 'cache');
+    const old = backupKey(target.prefix, CACHE, new Date(takenAt.getTime() - 10 * 86_400_000), 1);
+    for (const k of [old, `${backupFolder(target.prefix, CACHE)}README.txt`, 'redis/shop/cache/20200101T000000Z-1.rdb'])
+      await client.send(new PutObjectCommand({ Bucket: target.bucket, Key: k, Body: 'x' }));
+    const listed = await listBackups(client, target, CACHE);
     assert.deepEqual(listed.map((b) => b.key).sort(), [key, old].sort(), 'only our backups are listed');
     const { prune } = backupsToPrune(listed, Date.now(), { days: 7 });
     assert.deepEqual(prune, [old]);
     await deleteBackups(client, target, prune);
     assert.deepEqual(
-      (await listBackups(client, target, 'shop', 'cache')).map((b) => b.key),
+      (await listBackups(client, target, CACHE)).map((b) => b.key),
       [key],
     );
 

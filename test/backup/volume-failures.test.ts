@@ -107,16 +107,16 @@ test('a volume that cannot take the backup: permanent when it is not mounted or 
   await t.test('a full volume: temporary, the partial file removed, nothing deleted', async (t) => {
     const dir = claimDir(t, 'size=1m');
     if (dir === undefined) return t.skip('this process may not mount a tmpfs');
-    const old = backupKey('', 'shop', 'cache', new Date(Date.now() - 30 * 86_400_000), 1);
-    mkdirSync(path.join(dir, 'shop/cache'), { recursive: true });
+    const old = backupKey('', { kind: 'Redis', namespace: 'shop', name: 'cache' }, new Date(Date.now() - 30 * 86_400_000), 1);
+    mkdirSync(path.join(dir, 'redis~shop~cache'), { recursive: true });
     writeFileSync(path.join(dir, old), 'REDIS-old');
-    writeFileSync(path.join(dir, 'shop/cache/README.txt'), 'mine');
+    writeFileSync(path.join(dir, 'redis~shop~cache/README.txt'), 'mine');
     const r = await runEntry(BACKUP_MAIN, env(dir));
     assert.equal(r.code, 1, `${JSON.stringify(r.result)}\n${r.stderr}`);
     assert.equal(r.result['permanent'], false);
     assert.match(String(r.result['error']), /claim redis-backups \(mounted at BACKUP_DIR=\S+\) is full \(ENOSPC\); nothing was left on it/);
-    assert.deepEqual(readdirSync(path.join(dir, 'shop/cache')).sort(), [path.basename(old), 'README.txt'], 'no partial file, no new backup');
+    assert.deepEqual(readdirSync(path.join(dir, 'redis~shop~cache')).sort(), [path.basename(old), 'README.txt'], 'no partial file, no new backup');
     assert.equal(readFileSync(path.join(dir, old), 'utf8'), 'REDIS-old', 'a failure deletes nothing, not even a backup past retention');
-    assert.ok(existsSync(path.join(dir, 'shop/cache/README.txt')));
+    assert.ok(existsSync(path.join(dir, 'redis~shop~cache/README.txt')));
   });
 });

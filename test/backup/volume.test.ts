@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { backupKey, partialKey } from '../../src/backup/naming.ts';
+import { backupFolder, backupKey, partialKey, type BackupOwner } from '../../src/backup/naming.ts';
 import { RESTORED_MARKER } from '../../src/backup/restore.ts';
 import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
@@ -21,6 +21,8 @@ import { BACKUP_MAIN, keyDigests, RESTORE_MAIN, runEntry } from './support.ts';
 const N = 76;
 const call = redisCommand;
 const DAY = 86_400_000;
+const CACHE: BackupOwner = { kind: 'Redis', namespace: 'shop', name: 'cache' };
+const FOLDER = backupFolder('nightly/', CACHE);
 
 test('backup to a volume and restore from it: whole files under their keys, retention leaves what is not ours, every key back', async (t) => {
   const [master, replica] = await Promise.all(
@@ -54,17 +56,19 @@ test('backup to a volume and restore from it: whole files under their keys, rete
     if (ageMs > 0) utimesSync(file, new Date(Date.now() - ageMs), new Date(Date.now() - ageMs));
     return key;
   };
-  const old = put(backupKey('nightly/', 'shop', 'cache', new Date(Date.now() - 30 * DAY), 7));
-  const recent = put(backupKey('nightly/', 'shop', 'cache', new Date(Date.now() - 2 * DAY), 8));
-  const crashed = put(partialKey('nightly/', 'shop', 'cache', new Date(Date.now() - DAY), 'dead0001'), 'REDIS-half', DAY);
+  const old = put(backupKey('nightly/', CACHE, new Date(Date.now() - 30 * DAY), 7));
+  const recent = put(backupKey('nightly/', CACHE, new Date(Date.now() - 2 * DAY), 8));
+  const crashed = put(partialKey('nightly/', CACHE, new Date(Date.now() - DAY), 'dead0001'), 'REDIS-half', DAY);
   const foreign = [
-    put('nightly/shop/cache/README.txt', 'mine'),
-    put(`nightly/shop/cache/${path.basename(old)}.bak`, 'mine'),
-    put(`nightly/shop/cache/keep/${path.basename(old)}`, 'mine'),
-    put(backupKey('nightly/', 'shop', 'other', new Date(Date.now() - 30 * DAY), 1)),
+    put(`${FOLDER}README.txt`, 'mine'),
+    put(`${FOLDER}${path.basename(old)}.bak`, 'mine'),
+    put(`${FOLDER}keep/${path.basename(old)}`, 'mine'),
+    // A backup of the layout before owner folders (<prefix><namespace>/<name>/): never pruned any more, left to the user.
+    put(`nightly/shop/cache/${path.basename(old)}`, 'REDIS-old-layout', 30 * DAY),
+    put(backupKey('nightly/', { ...CACHE, name: 'other' }, new Date(Date.now() - 30 * DAY), 1)),
     put(`${path.basename(old)}`, 'mine'),
     // A run going on right now: its temporary is fresh, so it is not a crashed run's.
-    put(partialKey('nightly/', 'shop', 'cache', new Date(), 'a11ve001'), 'REDIS-writing'),
+    put(partialKey('nightly/', CACHE, new Date(), 'a11ve001'), 'REDIS-writing'),
   ];
 
   const env = {
@@ -85,7 +89,7 @@ test('backup to a volume and restore from it: whole files under their keys, rete
   assert.equal(r['ok'], true, `${JSON.stringify(r)} ${ok.stderr}`);
   assert.equal(r['storage'], 'pvc');
   assert.equal(r['source'], `${replica!.ip}:6379`, 'read from the replica');
-  assert.match(String(r['key']), /^nightly\/shop\/cache\/\d{8}T\d{6}Z-\d+\.rdb$/);
+  assert.match(String(r['key']), /^nightly\/redis~shop~cache\/\d{8}T\d{6}Z-\d+\.rdb$/);
   assert.equal(r['location'], `pvc://redis-backups/${String(r['key'])}`);
   const file = path.join(claimDir, String(r['key']));
   assert.equal(statSync(file).size, r['bytes'], 'the whole snapshot is on the volume');
@@ -96,7 +100,7 @@ test('backup to a volume and restore from it: whole files under their keys, rete
   assert.ok(!existsSync(path.join(claimDir, old)) && existsSync(path.join(claimDir, recent)), 'only the old backup went');
   assert.ok(!existsSync(path.join(claimDir, crashed)), "a crashed run's temporary is cleaned up");
   for (const f of foreign) assert.ok(existsSync(path.join(claimDir, f)), `${f} is not ours to remove`);
-  const folder = readdirSync(path.join(claimDir, 'nightly/shop/cache'));
+  const folder = readdirSync(path.join(claimDir, FOLDER));
   assert.equal(folder.filter((f) => f.endsWith('.partial')).length, 1, `only the live run's temporary: ${folder.join(', ')}`);
 
   for (const appendOnly of [false, true]) {
@@ -125,6 +129,17 @@ test('backup to a volume and restore from it: whole files under their keys, rete
       assert.equal(again.result['restored'], false, 'restored once: never again over what the node wrote');
     });
   }
+
+  await t.test('a backup at its location in the layout before owner folders is still restored', async () => {
+    const oldLayout = `nightly/shop/cache/${path.basename(String(r['key']))}`;
+    writeFileSync(path.join(claimDir, oldLayout), readFileSync(file));
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'restore-old-layout-'));
+    t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+    const restored = await runEntry(RESTORE_MAIN, { RESTORE_LOCATION: `pvc://redis-backups/${oldLayout}`, RESTORE_DIR: claimDir, DATA_DIR: dataDir });
+    assert.equal(restored.code, 0, JSON.stringify(restored.result));
+    assert.equal(restored.result['restored'], true);
+    assert.equal(statSync(path.join(dataDir, 'dump.rdb')).size, statSync(file).size, 'the whole snapshot, as dump.rdb');
+  });
 
   await t.test('restore refusals name the location or RESTORE_DIR, and leave nothing', async (t) => {
     const refusals: Array<[string, Record<string, string>, RegExp]> = [
@@ -157,7 +172,7 @@ test('backup to a volume and restore from it: whole files under their keys, rete
   await t.test('many backups past retention: all removed, the result line stays small', async () => {
     // A long prefix (the CRD allows 256 characters) and 400 old backups under it.
     const prefix = `${'p'.repeat(200)}/`;
-    const olds = Array.from({ length: 400 }, (_, i) => put(backupKey(prefix, 'shop', 'cache', new Date(Date.now() - (10 + i) * DAY), i)));
+    const olds = Array.from({ length: 400 }, (_, i) => put(backupKey(prefix, CACHE, new Date(Date.now() - (10 + i) * DAY), i)));
     const many = await runEntry(BACKUP_MAIN, { ...env, BACKUP_PREFIX: prefix, RETENTION_COUNT: '1', RETENTION_DAYS: '' });
     assert.equal(many.code, 0, JSON.stringify(many.result));
     assert.equal(many.result['prunedCount'], 400);
@@ -165,7 +180,7 @@ test('backup to a volume and restore from it: whole files under their keys, rete
     assert.ok(Buffer.byteLength(many.terminationLog) <= 2048, `${Buffer.byteLength(many.terminationLog)} bytes in the termination log`);
     for (const k of olds) assert.ok(!existsSync(path.join(claimDir, k)));
     assert.deepEqual(
-      readdirSync(path.join(claimDir, prefix, 'shop/cache')).filter((f) => f.endsWith('.rdb')),
+      readdirSync(path.join(claimDir, backupFolder(prefix, CACHE))).filter((f) => f.endsWith('.rdb')),
       [path.basename(String(many.result['key']))],
     );
     for (const f of foreign) assert.ok(existsSync(path.join(claimDir, f)), `${f} is still there`);

@@ -106,7 +106,7 @@ export function shardBackupHosts(ctx: ClusterContext, shard: number, pods: numbe
 /**
  * The scheduled backup of shard `shard` (spec.backup set): the Redis backup pod (children/backup-job.ts)
  * pointed at the shard's pods, replicas before the master (the backup program reads a replica
- * whenever one answers), writing under <name>/shard-<i>/ (BACKUP_SHARD).
+ * whenever one answers), writing to the shard's own folder (BACKUP_SHARD: src/backup/naming.ts).
  */
 export function desiredShardCronJob(ctx: ClusterContext, shard: number, pods: number): Child<ICronJob> | undefined {
   const backup = ctx.spec.backup;
