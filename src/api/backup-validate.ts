@@ -73,7 +73,7 @@ export type ParsedLocation = { kind: 's3'; bucket: string; key: string } | { kin
 export function parseLocation(location: string): { ok: true; location: ParsedLocation } | { ok: false; message: string } {
   const no = (message: string) => ({ ok: false as const, message });
   if (location.length > MAX_LOCATION_LENGTH) return no(`is longer than ${MAX_LOCATION_LENGTH} characters`);
-  const m = /^(s3|pvc):\/\/([^/]*)\/(.*)$/.exec(location);
+  const m = /^(s3|pvc):\/\/([^/]*)\/(.*)$/s.exec(location);
   if (!m) return no('must be s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb');
   const [, scheme, where, key] = m as unknown as [string, 's3' | 'pvc', string, string];
   const whereProblem = scheme === 's3' ? bucketProblem(where) : claimProblem(where);

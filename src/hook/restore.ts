@@ -12,6 +12,7 @@
 // - Completed, and Failed because the master started without the backup, are final (decidedBy):
 //   from then on the ConfigMap key is gone and nothing restores again.
 import { RESTORE_CONTAINER, RESTORE_LOCATION_KEY } from '../api/backup.ts';
+import { parseLocation } from '../api/backup-validate.ts';
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../api/labels.ts';
 import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
 import type { BackupStorage, RedisSpec, RestoreStatus } from '../api/schema.ts';
@@ -60,6 +61,9 @@ function resolve(state: HookState, spec: RedisSpec): Resolution {
   const location = str(at(backup, 'status', 'location'));
   if (phase !== 'Completed' || location === undefined)
     return { ok: false, phase: 'Pending', message: `RedisBackup ${name} is ${phase}; waiting for it to complete` };
+  // Status is another object's, writable by whoever may write it: checked as spec.restore.location is.
+  const parsed = parseLocation(location);
+  if (!parsed.ok) return { ok: false, phase: 'Failed', message: `RedisBackup ${name} status.location ${parsed.message}: it cannot be restored` };
   const storage = restore.storage ?? readStorage(at(backup, 'status', 'storage')) ?? spec.backup?.storage;
   if (storage === undefined)
     return { ok: false, phase: 'Failed', message: `RedisBackup ${name} records no storage; set spec.restore.storage to reach ${location}` };

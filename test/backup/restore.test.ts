@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { RESTORED_MARKER } from '../../src/backup/restore.ts';
 import { uploadSnapshot } from '../../src/backup/s3.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
@@ -35,6 +35,11 @@ test(
     await uploadSnapshot(client, target, 'shop/cache/20261201T000000Z-1.rdb', snap.rdb, {});
     await client.send(new PutObjectCommand({ Bucket: 'restores', Key: 'shop/cache/not-an-rdb.rdb', Body: 'hello' }));
     const loc = 's3://restores/shop/cache/20261201T000000Z-1.rdb';
+    // Another bucket's backup, which a key climbing out of "restores" would reach on a server that
+    // keeps objects as files (versitygw's POSIX backend does).
+    await client.send(new CreateBucketCommand({ Bucket: 'others' }));
+    const theirs = await client.send(new GetObjectCommand({ Bucket: 'restores', Key: 'shop/cache/20261201T000000Z-1.rdb' }));
+    await client.send(new PutObjectCommand({ Bucket: 'others', Key: 'secret.rdb', Body: await theirs.Body!.transformToByteArray() }));
     const env = (dataDir: string, appendOnly: boolean) => ({
       RESTORE_LOCATION: loc,
       S3_REGION: s3.region,
@@ -93,6 +98,14 @@ test(
       ['an object that is not an RDB file', { RESTORE_LOCATION: 's3://restores/shop/cache/not-an-rdb.rdb' }, 2, /is not an RDB file/],
       ['a location that is not s3://', { RESTORE_LOCATION: 'https://restores/x.rdb' }, 2, /RESTORE_LOCATION="https:\/\/restores\/x\.rdb" is invalid/],
       ['refused credentials', { AWS_SECRET_ACCESS_KEY: 'wrong' }, 2, /refused the credentials/],
+      // Refused before any request: the same allow-list as admission (spec.restore.location).
+      [
+        'a key climbing into another bucket',
+        { RESTORE_LOCATION: 's3://restores/../others/secret.rdb' },
+        2,
+        /RESTORE_LOCATION=.* is invalid: the key must not have an empty, "\." or "\.\." segment/,
+      ],
+      ['a %-encoded climb', { RESTORE_LOCATION: 's3://restores/%2e%2e/others/secret.rdb' }, 2, /RESTORE_LOCATION=.* is invalid: the key may only use/],
     ];
     for (const [name, change, code, message] of refusals) {
       await t.test(name, async () => {
