@@ -105,7 +105,7 @@ test(
     t.diagnostic(
       `first scheduled backup: ${scheduled['location']} (${scheduled['sizeBytes']} bytes, offset ${scheduled['replicationOffset']}) ${Math.round((performance.now() - tScheduled) / 1000)} s after Running`,
     );
-    assert.match(String(scheduled['location']), new RegExp(`^s3://${BUCKET}/${NS}/${NAME}/\\d{8}T\\d{6}Z-\\d+\\.rdb$`));
+    assert.match(String(scheduled['location']), new RegExp(`^s3://${BUCKET}/redis~${NS}~${NAME}/\\d{8}T\\d{6}Z-\\d+\\.rdb$`));
     assert.equal(((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy')?.['status'], 'True');
     const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
     assert.ok(
