@@ -146,7 +146,7 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'secrets',
     verbs: ['create'],
     scope: 'watched',
-    caller: 'kube/secrets.ts createAuthSecret: the generated Secrets (<name>-auth without spec.auth, the operator user\'s), owned by the Redis',
+    caller: "kube/secrets.ts createAuthSecret: the generated Secrets (<name>-auth without spec.auth, the operator user's), owned by the Redis",
   },
   // ---- Events
   {
@@ -180,7 +180,7 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'storageclasses',
     verbs: ['list'],
     scope: 'cluster',
-    caller: 'kube/volumes.ts listStorageClasses: whether a claim\'s class allows expansion',
+    caller: "kube/volumes.ts listStorageClasses: whether a claim's class allows expansion",
   },
   // ---- StatefulSets: read and, for volume expansion only, deleted with their pods orphaned
   {
@@ -222,7 +222,7 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'leases',
     verbs: ['list', 'watch'],
     scope: 'operator',
-    caller: 'kube/informers.ts leaseInformer: with SHARDS > 1, which instances are alive and when each shard\'s Lease changed',
+    caller: "kube/informers.ts leaseInformer: with SHARDS > 1, which instances are alive and when each shard's Lease changed",
   },
   {
     method: 'readNamespacedLease',
