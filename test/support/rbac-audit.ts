@@ -107,8 +107,14 @@ const where = (ns: string | undefined) => (ns === undefined ? 'across all namesp
 /** Every check the table implies for an install: each call allowed where it lands, refused elsewhere, and every other verb refused. */
 export function accessChecks(install: InstallShape, calls: readonly ApiCall[] = SIDECAR_API_CALLS): AccessCheck[] {
   const checks: AccessCheck[] = [];
-  const add = (c: Omit<AccessCheck, 'why'>, why: string) =>
+  const asked = new Set<string>();
+  // Two calls of one resource and verb (a list per namespace, or across all) ask the same question once.
+  const add = (c: Omit<AccessCheck, 'why'>, why: string) => {
+    const key = `${c.verb} ${c.group}/${c.resource} ${c.namespace ?? ''}`;
+    if (asked.has(key)) return;
+    asked.add(key);
     checks.push({ ...c, why: `${c.allowed ? 'may' : 'may not'} ${c.verb} ${c.resource} ${where(c.namespace)}: ${why}` });
+  };
   const watched = install.watched === 'all' ? [install.operatorNamespace, ...install.elsewhere] : install.watched;
   const unwatched = install.watched === 'all' ? [] : [...install.elsewhere, install.operatorNamespace].filter((n) => !watched.includes(n));
   for (const call of calls) {
@@ -157,7 +163,6 @@ export const NEVER: ReadonlyArray<Pick<AccessCheck, 'verb' | 'group' | 'resource
   { verb: 'patch', group: 'redis.example.com', resource: 'redises/status' },
   { verb: 'update', group: 'redis.example.com', resource: 'redises/finalizers' },
   { verb: 'patch', group: 'redis.example.com', resource: 'redisclusters/status' },
-  { verb: 'get', group: 'redis.example.com', resource: 'redisclusters/scale' },
   { verb: 'create', group: 'redis.example.com', resource: 'redisbackups' },
   { verb: 'create', group: 'batch', resource: 'jobs' },
   { verb: 'create', group: 'rbac.authorization.k8s.io', resource: 'rolebindings' },
