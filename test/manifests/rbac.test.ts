@@ -47,6 +47,19 @@ test('every client-node API call in src/sidecar has a row in kube/api-calls.ts, 
   }
 });
 
+test("the custom resources the sidecar names are the table's: a call on another kind is a call the method scan cannot tell apart", () => {
+  const plurals = new Map<string, string>();
+  for (const file of sourceFiles(join(ROOT, 'src/api')))
+    for (const m of readFileSync(file, 'utf8').matchAll(/export const (\w*PLURAL) = '([a-z]+)'/g)) plurals.set(m[1]!, m[2]!);
+  assert.ok(plurals.size >= 3, [...plurals.keys()].join(', '));
+  const listed = new Set(SIDECAR_API_CALLS.filter((c) => c.group === 'redis.example.com').map((c) => c.resource.split('/')[0]));
+  for (const file of sourceFiles(join(ROOT, 'src/sidecar'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const [name, plural] of plurals)
+      if (!listed.has(plural)) assert.ok(!new RegExp(`\\b${name}\\b|'${plural}'`).test(text), `${file} names ${plural}, which no row of api-calls.ts lists`);
+  }
+});
+
 test('each role of manifests/rbac.yaml grants exactly the verbs the calls of its scope need', async (t) => {
   for (const scope of ['watched', 'cluster', 'operator'] as ApiScope[]) {
     await t.test(`${scope}: ${SCOPE_ROLES[scope].kind} ${SCOPE_ROLES[scope].name}`, () => {
