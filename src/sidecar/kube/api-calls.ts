@@ -34,7 +34,7 @@ export interface ApiCall {
   /** The verbs the call needs: an informer's list is followed by a watch on the same resource. */
   verbs: readonly Verb[];
   scope: ApiScope;
-  /** The module and function that makes the call, and why. */
+  /** The file (from src/sidecar: the test checks the method is called there), the function, and why. */
   caller: string;
 }
 
