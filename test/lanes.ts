@@ -37,7 +37,7 @@ const EXPECTED: Record<string, { s: number; order?: 1 | 2; group?: string }> = {
   'test/k8s/real-cluster.test.ts': { s: 37 },
   'test/k8s/cluster-dns.test.ts': { s: 24 },
   'test/k8s/metacontroller-real.test.ts': { s: 14 },
-  'test/k8s/rbac.test.ts': { s: 17 },
+  'test/k8s/rbac.test.ts': { s: 35 },
   'test/k8s/images.test.ts': { s: 7 },
   'test/k8s/node-build.test.ts': { s: 1 },
   'test/k8s/real-node-config.test.ts': { s: 1 },

@@ -6,6 +6,8 @@
 //   app.kubernetes.io/managed-by) are dropped, and kustomize's Namespace object is left out (Helm
 //   creates the release namespace itself: `--create-namespace`; a chart cannot create the
 //   namespace its release record is stored in).
+// - watchNamespaces renders the RBAC of manifests/ with components/namespaced (RoleBindings in
+//   those namespaces) and WATCH_NAMESPACES from the same value; only the sidecar gets a token;
 // - the chart's crds/ are byte for byte what `npm run gen:crd` writes (no second hand-kept copy);
 // - each value reaches its field, read back through the processes' own config loaders
 //   (loadConfig, loadSidecarConfig), and values.schema.json refuses exactly what those refuse per
@@ -14,7 +16,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -26,6 +28,7 @@ import { binDir } from '../k8s/build.ts';
 import { CHART_DIR, helmEnv } from '../k8s/helm.ts';
 import { helmBinary, isHelmBuilt } from '../k8s/helm-build.ts';
 import { REPO_ROOT } from '../k8s/operator.ts';
+import { namespacedOverlay, podCredentials, TOKEN_PATH } from '../support/install-shape.ts';
 
 type Obj = Record<string, any>;
 const NAMESPACE = 'redis-operator';
@@ -129,6 +132,65 @@ test('monitoring.enabled renders the objects of manifests with the monitoring co
   const withComponent = kustomize(['manifests/components/monitoring']);
   assert.ok(withComponent.some((o) => o['kind'] === 'DecoratorController'));
   assertSameObjects(chart, withComponent);
+});
+
+/** manifests/ with the overlay components/namespaced documents, for `namespaces` (real kubectl kustomize). */
+function kustomizeNamespaced(namespaces: string[]): Obj[] {
+  const dir = mkdtempSync(join(tmpdir(), 'kustomize-chart-'));
+  try {
+    cpSync(join(REPO_ROOT, 'manifests'), join(dir, 'manifests'), { recursive: true });
+    cpSync(join(REPO_ROOT, 'metacontroller'), join(dir, 'metacontroller'), { recursive: true });
+    mkdirSync(join(dir, 'overlay'));
+    for (const [name, text] of Object.entries(namespacedOverlay('../manifests', namespaces))) writeFileSync(join(dir, 'overlay', name), text);
+    return docs(execFileSync(KUBECTL, ['kustomize', join(dir, 'overlay')], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const RBAC_KINDS = ['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'];
+
+test(
+  'watchNamespaces: RoleBindings in those namespaces instead of the ClusterRoleBinding, as components/namespaced renders them, and WATCH_NAMESPACES from the same value',
+  { skip: helmMissing ?? kubectlMissing },
+  () => {
+    const namespaces = ['shop', 'billing'];
+    const chart = rendered([`watchNamespaces={${namespaces.join(',')}}`]);
+    const kustomized = kustomizeNamespaced(namespaces);
+    const rbac = (objects: Obj[]) => objects.filter((o) => RBAC_KINDS.includes(o['kind']));
+    const a = normalised(rbac(chart));
+    const b = normalised(rbac(kustomized));
+    assert.deepEqual([...a.keys()].sort(), [...b.keys()].sort());
+    for (const [k, o] of b) assert.deepEqual(a.get(k), o, `${k} differs between the chart and components/namespaced`);
+    assert.deepEqual([...a.keys()].filter((k) => k.includes('Binding')).sort(), [
+      'ClusterRoleBinding//redis-operator-sidecar-cluster-scoped',
+      'RoleBinding/billing/redis-operator-sidecar',
+      'RoleBinding/redis-operator/redis-operator-leader-election',
+      'RoleBinding/shop/redis-operator-sidecar',
+    ]);
+    // The sidecar watches exactly where it is granted, in either install.
+    for (const objects of [chart, kustomized]) {
+      const d = objects.find((o) => o['kind'] === 'Deployment') as Obj;
+      const r = loadSidecarConfig(envOf(containerOf(d, 'sidecar')));
+      assert.ok(r.ok, JSON.stringify(r));
+      assert.deepEqual(r.config.watchNamespaces, namespaces);
+    }
+    // Helm refuses a namespace twice (one RoleBinding each), as it refuses a name that is no namespace.
+    const twice = template(['watchNamespaces={shop,shop}']);
+    assert.ok(!twice.ok && /watchNamespaces/.test(twice.stderr), JSON.stringify(twice).slice(0, 300));
+  },
+);
+
+test('only the sidecar container gets API credentials, whatever the values', { skip: helmMissing }, () => {
+  for (const set of [[], ['watchNamespaces={shop}'], ['monitoring.enabled=true']]) {
+    const objects = rendered(set);
+    const sa = objects.find((o) => o['kind'] === 'ServiceAccount') as Obj;
+    assert.equal(sa['automountServiceAccountToken'], false, set.join(' '));
+    const c = podCredentials(objects.find((o) => o['kind'] === 'Deployment') as Obj);
+    assert.equal(c.automount, false, set.join(' '));
+    assert.deepEqual(c.mountedIn, ['sidecar'], set.join(' '));
+    assert.deepEqual(c.sidecarMount, { mountPath: TOKEN_PATH, readOnly: true });
+  }
 });
 
 // ---- values -> the Deployment, read back as the processes read it ----

@@ -59,6 +59,12 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: redis-op
 subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:${OPERATOR_NAMESPACE}"}]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: test-sidecars-cluster-scoped}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: redis-operator-sidecar-cluster-scoped}
+subjects: [{kind: Group, apiGroup: rbac.authorization.k8s.io, name: "system:serviceaccounts:${OPERATOR_NAMESPACE}"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata: {name: test-sidecars, namespace: ${OPERATOR_NAMESPACE}}
 roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: redis-operator-leader-election}

@@ -2,7 +2,7 @@
 // kube-apiserver with strict field validation (the CompositeControllers and DecoratorControllers
 // by Metacontroller's CRDs, read from ../shared beside the repository as CI places it; the
 // PodMonitor and PrometheusRule by the Prometheus Operator's), the controllers carrying the
-// invariants our hook needs, least-privilege RBAC, a kustomization that lists everything, a
+// invariants our hook needs, a kustomization that lists everything (RBAC: rbac.test.ts), a
 // Deployment that meets the restricted Pod Security Standard, and the design's example Redis
 // accepted by our CRD and the hook's validator alike.
 import { after, before, describe, test } from 'node:test';
@@ -210,65 +210,7 @@ test('metacontroller/kustomization.yaml lists every file beside it', () => {
   assert.deepEqual([...(kustomization['resources'] as string[])].sort(), files);
 });
 
-// ---- RBAC ----
-
-function rbacDocs(): Obj[] {
-  return OBJECTS.filter(({ file }) => file === join('manifests', 'rbac.yaml')).map(({ obj }) => obj);
-}
-
-test('RBAC has no wildcard anywhere', () => {
-  const hasStar = (value: unknown): boolean =>
-    typeof value === 'string' ? value.includes('*') : Array.isArray(value) ? value.some(hasStar) : typeof value === 'object' && value !== null ? Object.values(value).some(hasStar) : false;
-  for (const doc of rbacDocs()) assert.ok(!hasStar(doc), `${doc['kind']} ${doc['metadata']['name']} has a wildcard`);
-  for (const doc of rbacDocs()) assert.equal(doc['aggregationRule'], undefined);
-});
-
-/** Every permission granted, as "namespace|group/resource:verb" (namespace '*' = cluster-wide). */
-function grants(): string[] {
-  const out: string[] = [];
-  for (const doc of rbacDocs().filter((d) => d['kind'] === 'ClusterRole' || d['kind'] === 'Role')) {
-    const scope = doc['kind'] === 'Role' ? doc['metadata']['namespace'] : 'cluster';
-    for (const rule of doc['rules'] as Obj[]) {
-      assert.equal(rule['resourceNames'], undefined);
-      assert.equal(rule['nonResourceURLs'], undefined);
-      for (const group of rule['apiGroups']) for (const resource of rule['resources']) for (const verb of rule['verbs']) out.push(`${scope}|${group}/${resource}:${verb}`);
-    }
-  }
-  return out.sort();
-}
-
-test('RBAC grants exactly what the sidecar needs', () => {
-  const expected = [
-    'cluster|redis.example.com/redises:list', 'cluster|redis.example.com/redises:watch', 'cluster|redis.example.com/redises:patch',
-    'cluster|redis.example.com/redisclusters:get', 'cluster|redis.example.com/redisclusters:list', 'cluster|redis.example.com/redisclusters:watch',
-    'cluster|redis.example.com/redisclusters:patch', 'cluster|redis.example.com/redisclusters/scale:get', 'cluster|redis.example.com/redisclusters/scale:patch',
-    'cluster|/pods:list', 'cluster|/pods:watch', 'cluster|/pods:patch', 'cluster|/pods:delete',
-    'cluster|/secrets:get', 'cluster|/secrets:create',
-    'cluster|/events:create',
-    'cluster|/persistentvolumeclaims:list', 'cluster|/persistentvolumeclaims:patch',
-    'cluster|storage.k8s.io/storageclasses:list',
-    'cluster|apps/statefulsets:get', 'cluster|apps/statefulsets:list', 'cluster|apps/statefulsets:watch', 'cluster|apps/statefulsets:delete',
-    `${NAMESPACE}|coordination.k8s.io/leases:get`, `${NAMESPACE}|coordination.k8s.io/leases:create`, `${NAMESPACE}|coordination.k8s.io/leases:update`,
-    `${NAMESPACE}|coordination.k8s.io/leases:list`, `${NAMESPACE}|coordination.k8s.io/leases:watch`,
-  ].sort();
-  assert.deepEqual(grants(), expected);
-  // The deletes it needs, each for one reason: a StatefulSet replaced for volume expansion (with its
-  // pods orphaned), and a pod a rollout replaces (one at a time, with a uid precondition).
-  const deletes = ['cluster|apps/statefulsets:delete', 'cluster|/pods:delete'];
-  assert.ok(!grants().some((g) => !deletes.includes(g) && /:(delete|deletecollection|escalate|bind|impersonate)$/.test(g)));
-});
-
-test('every binding binds an existing role to the operator ServiceAccount', () => {
-  const serviceAccount = only('ServiceAccount', 'redis-operator');
-  assert.equal(podSpec['serviceAccountName'], serviceAccount['metadata']['name']);
-  for (const binding of rbacDocs().filter((d) => d['kind'].endsWith('Binding'))) {
-    const roleKind = binding['roleRef']['kind'];
-    assert.equal(roleKind, binding['kind'] === 'RoleBinding' ? 'Role' : 'ClusterRole');
-    const role = only(roleKind, binding['roleRef']['name']);
-    if (roleKind === 'Role') assert.equal(role['metadata']['namespace'], binding['metadata']['namespace']);
-    assert.deepEqual(binding['subjects'], [{ kind: 'ServiceAccount', name: 'redis-operator', namespace: NAMESPACE }]);
-  }
-});
+// ---- RBAC and the token: rbac.test.ts ----
 
 // ---- Deployment ----
 

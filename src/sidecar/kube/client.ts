@@ -8,6 +8,7 @@
 //   events.ts     Events on the Redis         redis-object.ts  annotations on the Redis
 //   secrets.ts    the generated auth Secret   leases.ts   the Lease for leader election
 //   volumes.ts    claims, StorageClasses and replacing a StatefulSet, for volume expansion
+//   api-calls.ts  the table of every call above (verb, resource, where): the RBAC is cut from it
 // Invariants: the adapter decides nothing (no policy, only calls and their classification), and
 // every call is bounded by the client's request timeout.
 import {
