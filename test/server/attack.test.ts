@@ -152,10 +152,10 @@ const KUBE_KINDS = [
   ['apps/v1', 'StatefulSet'],
   ['batch/v1', 'Job'],
   ['redis.example.com/v1', 'RedisBackup'],
-] as const;
+] as const satisfies ReadonlyArray<readonly [string, string]>;
 const hostileObject: fc.Arbitrary<Json> = fc
   .record({
-    kind: fc.constantFrom(...KUBE_KINDS),
+    kind: fc.constantFrom<readonly [string, string]>(...KUBE_KINDS),
     name: fc.oneof(fc.constantFrom('my-redis-master-0', 'order-cache-shard-0-0', 'my-redis-auth', 'x'), hostileString),
     namespace: fc.constantFrom('default', 'default', 'elsewhere'),
     labels: fc.dictionary(hostileString, hostileValue, { maxKeys: 3 }),

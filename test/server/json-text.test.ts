@@ -29,10 +29,11 @@ test('the cases JSON.stringify treats specially', async (t) => {
 
 test('200000 levels of lists or objects, where JSON.stringify overflows the stack', () => {
   const depth = 200_000;
-  for (const [open, close] of [
+  const pairs: Array<[string, string]> = [
     ['[', ']'],
     ['{"a":', '}'],
-  ]) {
+  ];
+  for (const [open, close] of pairs) {
     const text = open.repeat(depth) + '1' + close.repeat(depth);
     const value: unknown = JSON.parse(text);
     assert.throws(() => JSON.stringify(value), RangeError);
