@@ -113,6 +113,23 @@ for (const r of routes) {
       assert.equal(depthOf(echoed), 10000 + 2, 'the deep field came back whole'); // data, x, then the leaf below 10000 objects
     });
 
+    await t.test(
+      '300000 levels of lists (30 times the API server limit: nothing here has a depth limit of its own) in spec, status and an echoed child',
+      async () => {
+        const lists = '['.repeat(300_000) + ']'.repeat(300_000);
+        const body = r.request();
+        const child = firstOf(body.children, 'Service.v1');
+        delete (child['metadata'] as Json)['annotations'];
+        body.parent.spec['affinity'] = DEEP;
+        body.parent.status = DEEP as unknown as Json;
+        child['x'] = DEEP;
+        const { answer, text } = await post(r.sync, JSON.stringify(body).replaceAll(JSON.stringify(DEEP), lists));
+        assert.match(messages(answer), /spec\.affinity: nests/);
+        assertKeepsEveryChild(body, answer);
+        assert.ok(text.includes(lists), 'the child came back whole');
+      },
+    );
+
     await t.test('a child without last-applied configuration, and a related pod, 10000 levels deep', async () => {
       const body = r.request();
       const child = Object.values(body.children['Service.v1'] ?? {})[0] as Json & { metadata: { annotations?: Json } };
