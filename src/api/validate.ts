@@ -4,7 +4,7 @@
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseCron } from './cron.ts';
-import { nestingProblem } from './depth.ts';
+import { MAX_SPEC_NESTING, nestingProblem, nestsDeeperThan } from './depth.ts';
 import { parseQuantity } from './quantity.ts';
 import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
@@ -263,7 +263,7 @@ export function formatProblems(problems: readonly SpecProblem[]): string {
  * from it. A defaulted copy, or undefined when it is not a valid storage.
  */
 export function readStorage(value: unknown): BackupStorage | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || nestingProblem({ storage: value }) !== undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || nestsDeeperThan(value, MAX_SPEC_NESTING)) return undefined;
   const copy = structuredClone(value) as unknown;
   if (!validateStorageSchema(copy)) return undefined;
   return (copy.s3 === undefined) !== (copy.pvc === undefined) ? copy : undefined;

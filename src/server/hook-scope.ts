@@ -1,10 +1,11 @@
 // What every hook route plugin sets up in its own fastify scope (hook-routes.ts for the
 // CompositeControllers, monitoring-routes.ts for the monitoring DecoratorController): bodies
-// checked by the hook's own wire checker, JSON-only parsing, errors as `{error, message}`, and
+// checked by the hook's own wire checker, JSON-only parsing that drops prototype keys, answers
+// written without recursion (json-text.ts) at any depth, errors as `{error, message}`, and
 // one summary line plus the metrics per answered request. Invariants are the ones
-// hook-routes.ts states: a body is never coerced or rewritten before the hook sees it, a refused
-// body is a 400 not_a_hook_request naming the field, and every line about a request that named
-// a parent carries its namespace, name and uid.
+// hook-routes.ts states: a body is never coerced or rewritten before the hook sees it (prototype
+// keys aside), a refused body is a 400 not_a_hook_request naming the field, and every line about
+// a request that named a parent carries its namespace, name and uid.
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { wireChecker, type Parent } from '../hook/index.ts';
