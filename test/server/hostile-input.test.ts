@@ -193,6 +193,23 @@ for (const r of routes) {
         assert.doesNotMatch(JSON.stringify(answer), /polluted/);
       });
     }
+
+    await t.test("a child's last-applied configuration with __proto__ keys is echoed as applied on an invalid spec", async () => {
+      const body = r.request();
+      body.parent.spec['replicas'] = 'two';
+      const child = firstOf(body.children, 'ConfigMap.v1') as Json & { metadata: { annotations: Record<string, string> } };
+      const key = 'metacontroller.k8s.io/last-applied-configuration';
+      const applied = child.metadata.annotations[key] ?? '';
+      child.metadata.annotations[key] = applied.replace('"labels":{', '"labels":{"__proto__":{"polluted":"yes"},"constructor":"c",');
+      assert.notEqual(child.metadata.annotations[key], applied);
+      const { answer } = await post(r.sync, payload(body));
+      assertKeepsEveryChild(body, answer);
+      const echoed = (answer['children'] as Json[]).find((c) => childId(c) === childId(child)) as { metadata: { labels: Json } };
+      // An own key, as it was applied (so Metacontroller sees no change), never the prototype.
+      assert.deepEqual(Object.getOwnPropertyDescriptor(echoed.metadata.labels, '__proto__')?.value, { polluted: 'yes' });
+      assert.equal(echoed.metadata.labels['constructor'], 'c');
+      assert.equal(({} as Json)['polluted'], undefined);
+    });
   });
 }
 
