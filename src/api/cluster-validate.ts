@@ -4,6 +4,7 @@
 // StatefulSets would carry), re-done here because a CRD may be installed without them.
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { MAX_CLUSTER_NAME_LENGTH } from './cluster-names.ts';
+import { nestingProblem } from './depth.ts';
 import { RESERVED_CLUSTER_CONFIG_KEYS, RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './cluster-schema.ts';
 import { SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE } from './schema.ts';
 import {
@@ -53,6 +54,8 @@ export function validateClusterSpec(name: string, spec: unknown): ClusterSpecVer
   if (spec === undefined || spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
+  const tooDeep = nestingProblem(spec); // before anything recursive walks it
+  if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
   if (!validateClusterSchema(copy)) return { ok: false, problems: schemaProblems(validateClusterSchema.errors) };
   const problems = semanticProblems(name, copy as RedisClusterSpecT);

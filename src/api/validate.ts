@@ -4,6 +4,7 @@
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { parseCron } from './cron.ts';
+import { MAX_SPEC_NESTING, nestingProblem, nestsDeeperThan } from './depth.ts';
 import { parseQuantity } from './quantity.ts';
 import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
@@ -245,6 +246,8 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
   if (spec === undefined || spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
+  const tooDeep = nestingProblem(spec); // before anything recursive walks it
+  if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
   if (!validateSpecSchema(copy)) return { ok: false, problems: schemaProblems(validateSpecSchema.errors) };
   const problems = semanticProblems(name, copy as RedisSpecT);
@@ -262,7 +265,7 @@ export function formatProblems(problems: readonly SpecProblem[]): string {
  * from it. A defaulted copy, or undefined when it is not a valid storage.
  */
 export function readStorage(value: unknown): BackupStorage | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || nestsDeeperThan(value, MAX_SPEC_NESTING)) return undefined;
   const copy = structuredClone(value) as unknown;
   if (!validateStorageSchema(copy)) return undefined;
   return (copy.s3 === undefined) !== (copy.pvc === undefined) ? copy : undefined;

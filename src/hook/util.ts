@@ -1,9 +1,16 @@
 // Defensive readers for JSON we did not produce (observed children, related pods, old status)
-// and canonical orderings. Invariant: nothing here throws on any JSON value, and every ordering
+// and canonical orderings. Invariants: nothing here throws on any JSON value, and every ordering
 // is a plain code-unit comparison (never locale-dependent), so output order is reproducible.
+// Keys are data, never properties of Object.prototype: a lookup reads own keys only (a label
+// named `constructor` is a label, an absent one is absent), and a map built here never takes a
+// `__proto__` key, which would replace its prototype instead of adding an entry (the server's
+// parser already drops that key from every request, so this only guards direct callers).
 import { compareCodeUnits as compare } from '../api/order.ts';
 
 export type Json = Record<string, unknown>;
+
+/** The one key an assignment cannot add to a plain object. */
+const PROTO = '__proto__';
 
 export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -29,7 +36,7 @@ export function array(value: unknown): unknown[] {
 export function at(value: unknown, ...path: string[]): unknown {
   let current: unknown = value;
   for (const key of path) {
-    if (!isRecord(current)) return undefined;
+    if (!isRecord(current) || !Object.hasOwn(current, key)) return undefined;
     current = current[key];
   }
   return current;
@@ -39,7 +46,7 @@ export function at(value: unknown, ...path: string[]): unknown {
 export function stringMap(value: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   if (!isRecord(value)) return out;
-  for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+  for (const [k, v] of Object.entries(value)) if (typeof v === 'string' && k !== PROTO) out[k] = v;
   return out;
 }
 
@@ -48,7 +55,7 @@ export { compare };
 /** A copy of a map with its keys in code-unit order. */
 export function sortedMap<T>(map: Record<string, T>): Record<string, T> {
   const out: Record<string, T> = {};
-  for (const key of Object.keys(map).sort(compare)) out[key] = map[key] as T;
+  for (const key of Object.keys(map).sort(compare)) if (key !== PROTO) out[key] = map[key] as T;
   return out;
 }
 

@@ -4,7 +4,8 @@
 // - A body is checked by the hook's own wire checker, the one parseHookRequest runs, not by
 //   fastify's ajv (which coerces: `"finalizing": "true"` would pass as true, `"name": 5` as "5").
 //   So a body gets the same verdict and the same message naming the field either way, and is
-//   never rewritten before the hook sees it. A refused body is a 400 not_a_hook_request.
+//   never rewritten before the hook sees it, but for the prototype keys the parser drops
+//   (hook-scope.ts). A refused body is a 400 not_a_hook_request.
 // - A 200 carries what the hook returned, through a response schema that REQUIRES `status` and
 //   `children` (a hook answer without a children list fails serialization and becomes a 500,
 //   not a 200 that would delete every child) and drops any top-level key Metacontroller v2

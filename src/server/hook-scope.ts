@@ -1,14 +1,16 @@
 // What every hook route plugin sets up in its own fastify scope (hook-routes.ts for the
 // CompositeControllers, monitoring-routes.ts for the monitoring DecoratorController): bodies
-// checked by the hook's own wire checker, JSON-only parsing, errors as `{error, message}`, and
+// checked by the hook's own wire checker, JSON-only parsing that drops prototype keys, answers
+// written without recursion (json-text.ts) at any depth, errors as `{error, message}`, and
 // one summary line plus the metrics per answered request. Invariants are the ones
-// hook-routes.ts states: a body is never coerced or rewritten before the hook sees it, a refused
-// body is a 400 not_a_hook_request naming the field, and every line about a request that named
-// a parent carries its namespace, name and uid.
+// hook-routes.ts states: a body is never coerced or rewritten before the hook sees it (prototype
+// keys aside), a refused body is a 400 not_a_hook_request naming the field, and every line about
+// a request that named a parent carries its namespace, name and uid.
 import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchemaValidationError } from 'fastify';
 import { wireChecker, type Parent } from '../hook/index.ts';
 import { MalformedJsonError, classifyError, errorBodySchema, sendError, type ErrorBody } from './errors.ts';
+import { schemaSerializer } from './json-text.ts';
 import { outcomeOf, type HookMetrics, type HookRoute, type Outcome } from './metrics.ts';
 
 /** What the handler learnt, for the one summary line and the metrics written on response. */
@@ -65,6 +67,8 @@ export function hookScope(app: FastifyInstance, options: { metrics: HookMetrics;
   const served = new WeakMap<FastifyRequest, Served>();
 
   app.setValidatorCompiler(wireValidator);
+  // Answers echo observed objects, which may nest deeper than a recursive serializer survives.
+  app.setSerializerCompiler(({ schema }) => schemaSerializer(schema));
   app.setSchemaErrorFormatter(formatRefusal);
   app.setErrorHandler((error, request, reply) => {
     const verdict = classifyError(error, bodyLimitBytes);
@@ -73,16 +77,20 @@ export function hookScope(app: FastifyInstance, options: { metrics: HookMetrics;
   });
 
   // Own parser set for this scope only: JSON and nothing else (fastify also accepts text/plain
-  // by default). Parsing is fastify's own prototype-poisoning-safe parser; on failure the body is
-  // parsed again only to name the position in the error message.
+  // by default). Parsing is fastify's own prototype-poisoning-safe parser, told to DROP a
+  // `__proto__` key, and a `constructor` key holding a `prototype`, wherever they are: they are
+  // valid in a Secret's or ConfigMap's data (and the API server stores whatever a field that keeps
+  // unknown fields holds), so refusing them would fail every sync of that parent for ever. Dropped,
+  // no object the hook builds can have its prototype replaced. On failure the body is parsed
+  // again only to name the position in the error message.
   app.removeAllContentTypeParsers();
-  const secureParse = app.getDefaultJsonParser('error', 'error');
+  const secureParse = app.getDefaultJsonParser('remove', 'remove');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, doneParsing) => {
     const body = raw.toString(); // parseAs 'string' hands over a string; toString narrows the type
     secureParse(request, body, (error: Error | null, value?: unknown) => {
       if (error === null) return doneParsing(null, value);
       if ((error as { code?: string }).code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return doneParsing(error, undefined);
-      let message = 'request body contains a forbidden "__proto__" or "constructor.prototype" key';
+      let message = 'request body is not valid JSON';
       try {
         JSON.parse(body);
       } catch (syntax) {
