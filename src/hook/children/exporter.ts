@@ -3,8 +3,10 @@
 // - redis_exporter logs in as its own ACL user (EXPORTER_USER: read-only diagnostics, no key, no
 //   channel; api/auth.ts), never the operator's: whoever reaches its port or its env gets nothing
 //   that can write, replicate or read data. Its password is the generated <name>-exporter Secret
-//   (the sidecar creates it), handed to Redis at start (EXPORTER_PASSWORD, optional: Redis never
-//   waits for the exporter) and to nodes started without it by the sidecar.
+//   (the sidecar creates it in the same read as <name>-operator, which Redis itself needs),
+//   handed to Redis at start (EXPORTER_PASSWORD, optional: Redis never waits for the exporter)
+//   and to nodes started without it by the sidecar. The exporter's own reference is not
+//   optional: an exporter started without its password would stay blind until restarted.
 // - The exporter listens on the pod's loopback only (EXPORTER_LOCAL_PORT): its /scrape endpoint
 //   connects wherever a caller says, and no flag of the versions in use closes it. The metrics
 //   port (EXPORTER_PORT, named metrics) is the metrics proxy's (src/metrics-proxy, from the
