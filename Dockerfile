@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
-# redis-operator: one image, four entry points.
+# redis-operator: one image, five entry points.
 #   default:  node --lite-mode dist/server/main.js (the Metacontroller hook service, port 8080)
 #   sidecar:  node src/sidecar/main.ts  (the replication manager, metrics on 9121)
+#   metrics proxy: node --lite-mode dist/metrics-proxy/main.js (beside every redis_exporter: the
+#             only listener on the Redis pods' metrics port, passing GET /metrics and /health)
 #   backup:   node src/backup/main.ts   (one backup, run by a Job: reads a replica's snapshot over
 #             the replication protocol and streams it to S3 with the AWS SDK; no redis-cli needed)
 #   restore:  node src/backup/restore-main.ts (an init container: a backup into an empty /data)

@@ -114,9 +114,15 @@ export const OPERATOR_POD_LABELS = { [NAME_LABEL]: MANAGED_BY } as const;
  */
 export const PLACEHOLDER_MASTER = { host: '127.0.0.1', port: 1 } as const;
 export const REDIS_CONTAINER = 'redis';
-/** The redis_exporter container beside Redis (spec.monitoring.exporter), and its port. */
+/**
+ * The redis_exporter container beside Redis (spec.monitoring.exporter). It listens on the pod's
+ * loopback only (EXPORTER_LOCAL_PORT); the metrics proxy container serves EXPORTER_PORT, the
+ * metrics port, and passes it nothing but `GET /metrics` and `/health`.
+ */
 export const EXPORTER_CONTAINER = 'exporter';
+export const METRICS_PROXY_CONTAINER = 'metrics-proxy';
 export const EXPORTER_PORT = 9121;
+export const EXPORTER_LOCAL_PORT = 9122;
 export const METRICS_PORT_NAME = 'metrics';
 export const CONFIG_KEY = 'redis.conf';
 export const CONFIG_MOUNT = '/etc/redis';
@@ -145,6 +151,8 @@ export function childNames(name: string) {
     generatedAuthSecret: `${name}-auth`,
     /** Created by the sidecar: the password of the operator's own ACL user, owned by the Redis. */
     operatorSecret: `${name}-operator`,
+    /** Created by the sidecar: the password of the exporter's read-only ACL user, owned by the Redis. */
+    exporterSecret: `${name}-exporter`,
     /** Only when spec.tls.certManager is set: the Certificate, and the default Secret it writes. */
     certificate: `${name}-tls`,
     /** Only with the exporter on: a headless Service in front of every pod's metrics port. */

@@ -17,7 +17,8 @@ const ExporterResources = Type.Object(
     limits: Type.Optional(StringMap(Quantity, 'Maximum resources of the exporter container.')),
   },
   {
-    description: 'CPU and memory of the exporter container (it scrapes one Redis: a few MiB and millicores).',
+    description:
+      'CPU and memory of the exporter container (it scrapes one Redis: a few MiB and millicores). The metrics-proxy container beside it has its own fixed ones (5m CPU, 32Mi requested, 96Mi limit).',
     default: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
   },
 );
@@ -27,18 +28,22 @@ export const ExporterSpec = Type.Object(
     enabled: Type.Boolean({
       default: true,
       description:
-        'Run redis_exporter beside Redis in every pod, on port 9121 (named metrics), and a headless Service <name>-metrics in front of them. Changing it rolls the pods.',
+        "Run redis_exporter beside Redis in every pod (on the pod's loopback), a proxy serving its GET /metrics on port 9121 (named metrics), and a headless Service <name>-metrics in front of them. Changing it rolls the pods.",
     }),
     image: Type.String({
       default: DEFAULT_EXPORTER_IMAGE,
       minLength: 1,
       description:
-        'The redis_exporter image. It is configured by environment variables only (REDIS_ADDR, REDIS_USER, REDIS_PASSWORD), as the official image takes them.',
+        'The redis_exporter image. It is configured by environment variables only (REDIS_ADDR, REDIS_USER, REDIS_PASSWORD, REDIS_EXPORTER_WEB_LISTEN_ADDRESS), as the official image takes them.',
     }),
     imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy of the exporter container.' })),
     resources: ExporterResources,
   },
-  { default: {}, description: 'The Redis metrics exporter: it logs in as the operator user, over TLS when spec.tls is set.' },
+  {
+    default: {},
+    description:
+      'The Redis metrics exporter: it logs in as its own read-only ACL user (redis-exporter: INFO and a few diagnostics, no key, no CONFIG), over TLS when spec.tls is set; only GET /metrics and /health reach it through the metrics port.',
+  },
 );
 
 export const PrometheusSpec = Type.Object(

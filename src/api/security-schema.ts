@@ -86,6 +86,34 @@ export const PasswordGracePeriodSeconds = Type.Integer({
     "When a password Secret changes (the default user's or an application user's), how long the old and the new password both work on every node, so clients can move over without an outage; then only the new one does. 0 drops the old password at once (for a leaked one).",
 });
 
+/** A label selector of matchLabels only, as the NetworkPolicy writes it. */
+function MatchLabels(what: string) {
+  return Type.Object(
+    {
+      matchLabels: Type.Unsafe<Record<string, string>>({
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        maxProperties: 16,
+        description: `Labels a ${what} needs, all of them; {} matches every ${what}.`,
+      }),
+    },
+    { description: `Which ${what}s: matchLabels only.` },
+  );
+}
+
+/** One place the monitoring stack runs, written as a NetworkPolicy peer. */
+export const MonitoringPeer = Type.Object(
+  {
+    namespaceSelector: Type.Optional(MatchLabels('namespace')),
+    podSelector: Type.Optional(MatchLabels('pod')),
+  },
+  {
+    minProperties: 1,
+    description:
+      'Pods matching podSelector in the namespaces matching namespaceSelector. podSelector alone: pods of the Redis namespace; namespaceSelector alone: every pod of those namespaces (kubernetes.io/metadata.name selects a namespace by name).',
+  },
+);
+
 export const NetworkPolicySpec = Type.Object(
   {
     allowFrom: Type.Unsafe<Record<string, string>>({
@@ -101,10 +129,16 @@ export const NetworkPolicySpec = Type.Object(
       maxLength: 63,
       description: 'Namespace of the operator (its sidecars talk to every Redis pod), where manifests/ installs it.',
     }),
+    monitoringFrom: Type.Array(MonitoringPeer, {
+      default: [],
+      maxItems: 8,
+      description:
+        'Who may reach the metrics port (9121: the exporter, through a proxy that serves GET /metrics only). Empty, the default: nobody, the port is closed to every peer. List where Prometheus runs, for example [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}, podSelector: {matchLabels: {app.kubernetes.io/name: prometheus}}}].',
+    }),
   },
   {
     description:
-      'When set, a NetworkPolicy <name>-ingress lets only the pods of this Redis (replication), the operator and the client pods labelled allowFrom reach port 6379. Needs a network plugin that enforces NetworkPolicies.',
+      'When set, a NetworkPolicy <name>-ingress lets only the pods of this Redis (replication), the operator and the client pods labelled allowFrom reach port 6379, and only the peers of monitoringFrom reach the metrics port. Needs a network plugin that enforces NetworkPolicies.',
   },
 );
 

@@ -4,10 +4,10 @@
 // line or a log) and that it is on; a rule that would set or drop passwords, switch the user
 // off or reset it is refused in the spec, naming it.
 import { createHash } from 'node:crypto';
-import { OPERATOR_USER } from './auth.ts';
+import { EXPORTER_USER, OPERATOR_USER } from './auth.ts';
 
-/** Names the operator keeps for itself: the Redis password's user, and the operator's own. */
-export const RESERVED_USER_NAMES = ['default', OPERATOR_USER] as const;
+/** Names the operator keeps for itself: the Redis password's user, the operator's own and the exporter's. */
+export const RESERVED_USER_NAMES = ['default', OPERATOR_USER, EXPORTER_USER] as const;
 
 /** Why a rule token may not be written in spec.users[].rules, or undefined when it may. */
 export function ruleTokenProblem(token: string): string | undefined {

@@ -112,6 +112,23 @@ export function configProblems(config: Record<string, string> | undefined, reser
   return problems;
 }
 
+/** spec.networkPolicy.monitoringFrom: the selectors' labels are labels (the API server would refuse the NetworkPolicy on every sync). */
+export function monitoringFromProblems(peers: NonNullable<RedisSpecT['networkPolicy']>['monitoringFrom'] | undefined): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  for (const [index, peer] of (peers ?? []).entries()) {
+    for (const selector of ['namespaceSelector', 'podSelector'] as const) {
+      for (const [key, value] of sortedEntries(peer[selector]?.matchLabels)) {
+        const field = `spec.networkPolicy.monitoringFrom[${index}].${selector}.matchLabels.${key}`;
+        const keyProblem = qualifiedNameProblem(key);
+        if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
+        if (!LABEL_VALUE.test(value))
+          problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+      }
+    }
+  }
+  return problems;
+}
+
 /**
  * spec.nodeSelector: the API server would refuse the StatefulSet on every sync for a bad key or
  * value here, so catch it in the spec where the user can see which field is wrong.
@@ -203,6 +220,7 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     if (!LABEL_VALUE.test(value))
       problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
   }
+  problems.push(...monitoringFromProblems(spec.networkPolicy?.monitoringFrom));
   if (spec.networkPolicy && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.networkPolicy.operatorNamespace)) {
     problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
   }

@@ -144,12 +144,13 @@ test('env, command and probes follow the shared contract; the password never app
   const env = container['env'] as Json[];
   assert.deepEqual(
     env.map((e) => e['name']),
-    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD', 'OPERATOR_PASSWORD'],
+    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD', 'OPERATOR_PASSWORD', 'EXPORTER_PASSWORD'],
   );
   assert.equal(get(env[0], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   assert.equal(get(env[1], 'valueFrom', 'fieldRef', 'fieldPath'), 'metadata.name');
   assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-auth', key: 'password' });
   assert.deepEqual(get(env[3], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-operator', key: 'password' }, "the operator's own user");
+  assert.deepEqual(get(env[4], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-exporter', key: 'password', optional: true }, "the exporter's own user");
   const command = (container['command'] as string[]).join(' ');
   assert.match(command, /exec redis-server \/etc\/redis\/redis\.conf - <<EOF/, 'config lines on stdin, after the file');
   assert.doesNotMatch(command, /--requirepass|--masterauth/, 'never a password option on the command line');
@@ -350,10 +351,20 @@ describe('the real kube-apiserver accepts the children (dry-run create, strict f
   test('children with every optional child: a NetworkPolicy and the backup CronJob', async () => {
     const spec = {
       ...designSpec(),
-      networkPolicy: { allowFrom: { app: 'shop' } },
+      networkPolicy: {
+        allowFrom: { app: 'shop' },
+        monitoringFrom: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+          },
+          { podSelector: { matchLabels: { app: 'prom' } } },
+        ],
+      },
       backup: { schedule: '0 */6 * * *', storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } },
     };
     const children = desiredFor(spec);
+    assert.equal((get(find(children, 'NetworkPolicy', 'my-redis-ingress'), 'spec', 'ingress') as unknown[]).length, 2, 'with the metrics rule');
     assert.ok(children.some((c) => c.kind === 'NetworkPolicy') && children.some((c) => c.kind === 'CronJob'));
     assert.deepEqual(await server.refusals(children), []);
   });

@@ -187,40 +187,87 @@ test("the sidecar's switchover record is shown in status", () => {
   assert.equal(status['switchover'], 'any: Done: my-redis-replica-0 is master');
 });
 
-test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and the labelled clients may reach 6379, anyone the metrics port, nothing else', async (t) => {
+test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and the labelled clients may reach 6379, the monitoringFrom peers the metrics port, nothing else', async (t) => {
+  const policyFor = (networkPolicy: Json, monitoring?: Json) =>
+    find(
+      sync(
+        fixtureRequest((b) => {
+          specOf(b)['networkPolicy'] = networkPolicy;
+          if (monitoring) specOf(b)['monitoring'] = monitoring;
+        }),
+      ).children,
+      'NetworkPolicy',
+      'my-redis-ingress',
+    );
   await t.test('absent by default', () => {
     assert.equal(
       sync(fixtureRequest()).children.some((c) => c.kind === 'NetworkPolicy'),
       false,
     );
   });
-  await t.test('asked for', () => {
-    const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'app.kubernetes.io/name': 'shop' } })));
-    const policy = find(response.children, 'NetworkPolicy', 'my-redis-ingress');
+  await t.test('asked for: 6379 from the three peers, the metrics port closed (no monitoringFrom)', () => {
+    const policy = policyFor({ allowFrom: { 'app.kubernetes.io/name': 'shop' } });
     const pods = { 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator', 'app.kubernetes.io/name': 'redis' };
     assert.deepEqual(get(policy, 'spec', 'podSelector', 'matchLabels'), pods);
     assert.deepEqual(get(policy, 'spec', 'policyTypes'), ['Ingress']);
-    assert.deepEqual(get(policy, 'spec', 'ingress', 0, 'from'), [
-      { podSelector: { matchLabels: pods } },
+    assert.deepEqual(get(policy, 'spec', 'ingress'), [
       {
-        namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis-operator' } },
-        podSelector: { matchLabels: { 'app.kubernetes.io/name': 'redis-operator' } },
+        from: [
+          { podSelector: { matchLabels: pods } },
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'redis-operator' } },
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'redis-operator' } },
+          },
+          { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'shop' } } },
+        ],
+        ports: [{ protocol: 'TCP', port: 6379 }],
       },
-      { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'shop' } } },
     ]);
-    assert.deepEqual(get(policy, 'spec', 'ingress', 0, 'ports'), [{ protocol: 'TCP', port: 6379 }]);
-    assert.deepEqual(get(policy, 'spec', 'ingress', 1), { ports: [{ protocol: 'TCP', port: 9121 }] }, "the exporter's metrics port, from anywhere");
-    assert.equal((get(policy, 'spec', 'ingress') as unknown[]).length, 2);
   });
-  await t.test('without the exporter, only 6379', () => {
-    const response = sync(
-      fixtureRequest((b) => {
-        specOf(b)['networkPolicy'] = { allowFrom: { app: 'shop' } };
-        specOf(b)['monitoring'] = { exporter: { enabled: false } };
-      }),
-    );
-    assert.equal((get(find(response.children, 'NetworkPolicy', 'my-redis-ingress'), 'spec', 'ingress') as unknown[]).length, 1);
-  });
+  const prometheus = {
+    namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+    podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+  };
+  const cases: Array<[string, Json[], Json | undefined, Json[] | undefined]> = [
+    ['namespace and pods: both must match', [prometheus], undefined, [prometheus]],
+    ['pods of the Redis namespace', [{ podSelector: { matchLabels: { app: 'prom' } } }], undefined, [{ podSelector: { matchLabels: { app: 'prom' } } }]],
+    [
+      'every pod of some namespaces, and a second peer',
+      [{ namespaceSelector: { matchLabels: { team: 'obs' } } }, prometheus],
+      undefined,
+      [{ namespaceSelector: { matchLabels: { team: 'obs' } } }, prometheus],
+    ],
+    ['empty list: closed', [], undefined, undefined],
+    ['without the exporter there is no metrics port to open', [prometheus], { exporter: { enabled: false } }, undefined],
+  ];
+  for (const [label, monitoringFrom, monitoring, from] of cases) {
+    await t.test(`monitoringFrom: ${label}`, () => {
+      const ingress = get(policyFor({ allowFrom: { app: 'shop' }, monitoringFrom }, monitoring), 'spec', 'ingress') as Json[];
+      assert.deepEqual(ingress[0]!['ports'], [{ protocol: 'TCP', port: 6379 }]);
+      assert.deepEqual(ingress.slice(1), from === undefined ? [] : [{ from, ports: [{ protocol: 'TCP', port: 9121 }] }]);
+    });
+  }
+  for (const [label, monitoringFrom, field] of [
+    [
+      'a bad namespace label key',
+      [{ namespaceSelector: { matchLabels: { 'bad key!': 'x' } } }],
+      'spec.networkPolicy.monitoringFrom[0].namespaceSelector.matchLabels.bad key!',
+    ],
+    [
+      'a bad pod label value',
+      [prometheus, { podSelector: { matchLabels: { app: 'no spaces' } } }],
+      'spec.networkPolicy.monitoringFrom[1].podSelector.matchLabels.app',
+    ],
+    ['an empty peer (it would mean everyone)', [{}], 'spec.networkPolicy.monitoringFrom.0: must NOT have fewer than 1 properties'],
+  ] as const) {
+    await t.test(`refused, naming the field, nothing changed: ${label}`, () => {
+      const response = sync(
+        fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { app: 'shop' }, monitoringFrom: monitoringFrom as unknown as Json[] })),
+      );
+      assert.equal(condition(response.status, 'SpecValid')?.['reason'], 'InvalidSpec');
+      assert.ok(String(condition(response.status, 'SpecValid')?.['message']).includes(field), String(condition(response.status, 'SpecValid')?.['message']));
+    });
+  }
   await t.test('a bad label is refused naming the field, and nothing is changed', () => {
     const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'bad key!': 'x' } })));
     assert.equal(condition(response.status, 'SpecValid')?.['reason'], 'InvalidSpec');

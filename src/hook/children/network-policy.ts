@@ -1,11 +1,18 @@
 // NetworkPolicy <name>-ingress, only when spec.networkPolicy is set: port 6379 of this Redis's pods
 // is reachable from the pods of the same Redis (replication), the operator's pods in its own
 // namespace (probes, promotion, fencing) and the client pods the user labels; nothing else. With
-// the exporter on, its metrics port is open to any peer: Prometheus runs wherever the platform
-// put it, and the port serves counters only (no keys, no credentials).
+// the exporter on, its metrics port is reachable only from the peers of monitoringFrom (where the
+// monitoring stack runs), and from nobody when it is empty (the default): the metrics name the
+// node's clients, memory, replication links and keyspace sizes, which are nobody else's business,
+// and the port is a proxy of the exporter (children/exporter.ts), which once was not.
 // Invariants: the selector is the pods' own (never the role label: a failover must not change
-// who may connect); the operator peer needs BOTH its namespace and its pod labels.
+// who may connect); the operator peer needs BOTH its namespace and its pod labels; a
+// monitoringFrom peer is written as given (both selectors must match when both are set), never
+// widened: no rule at all for the metrics port rather than a rule with an empty `from`, which
+// Kubernetes reads as "from everywhere".
 import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
+import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
+import type { RedisSpec } from '../../api/schema.ts';
 import { EXPORTER_PORT, OPERATOR_POD_LABELS, REDIS_PORT, childNames, podSelectorLabels } from '../../api/labels.ts';
 import type { HookContext } from '../context.ts';
 import { sortedMap } from '../util.ts';
@@ -15,6 +22,13 @@ import type { Child } from './types.ts';
 
 /** Kubernetes sets this label on every namespace (1.22+): the only portable way to select one by name. */
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
+
+function monitoringPeer(peer: NonNullable<RedisSpec['networkPolicy']>['monitoringFrom'][number]): INetworkPolicyPeer {
+  return {
+    ...(peer.namespaceSelector !== undefined ? { namespaceSelector: { matchLabels: sortedMap(peer.namespaceSelector.matchLabels) } } : {}),
+    ...(peer.podSelector !== undefined ? { podSelector: { matchLabels: sortedMap(peer.podSelector.matchLabels) } } : {}),
+  };
+}
 
 export function desiredNetworkPolicy(ctx: HookContext): Child<INetworkPolicy> | undefined {
   const policy = ctx.spec.networkPolicy;
@@ -39,7 +53,9 @@ export function desiredNetworkPolicy(ctx: HookContext): Child<INetworkPolicy> | 
           ],
           ports: [{ protocol: 'TCP', port: REDIS_PORT }],
         },
-        ...(exporterEnabled(ctx) ? [{ ports: [{ protocol: 'TCP' as const, port: EXPORTER_PORT }] }] : []),
+        ...(exporterEnabled(ctx) && policy.monitoringFrom.length > 0
+          ? [{ from: policy.monitoringFrom.map(monitoringPeer), ports: [{ protocol: 'TCP' as const, port: EXPORTER_PORT }] }]
+          : []),
       ],
     },
   };

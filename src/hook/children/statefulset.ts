@@ -48,7 +48,7 @@ import type { HookContext } from '../context.ts';
 import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
 import { array, at, isRecord, sortedMap, str, stringMap, type Json } from '../util.ts';
-import { exporterContainers } from './exporter.ts';
+import { EXPORTER_USER_CONFIG_LINE, EXPORTER_USER_SCRIPT, exporterContainers, exporterEnabled, exporterRedisEnv } from './exporter.ts';
 import { childMetadata, versionLabelValue } from './meta.ts';
 import type { RestoreInit } from './restore-container.ts';
 import type { Child } from './types.ts';
@@ -112,11 +112,13 @@ export const LIVENESS_SCRIPT = livenessScript(false);
 export const REDIS_START_SCRIPT = [
   `pw=$(printf '%s' "$REDIS_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
   `opw=$(printf '%s' "$OPERATOR_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
+  ...EXPORTER_USER_SCRIPT,
   `exec redis-server ${CONFIG_MOUNT}/${CONFIG_KEY} - <<EOF`,
   'requirepass "$pw"',
   `user ${OPERATOR_USER} on ">$opw" ${OPERATOR_RULES.join(' ')}`,
   `masteruser ${OPERATOR_USER}`,
   'masterauth "$opw"',
+  EXPORTER_USER_CONFIG_LINE,
   'EOF',
 ].join('\n');
 export const REDIS_COMMAND = ['sh', '-c', REDIS_START_SCRIPT];
@@ -228,6 +230,7 @@ function container(ctx: HookContext): IContainer {
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
       { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
+      ...exporterRedisEnv(ctx.name, exporterEnabled(ctx)),
     ],
     resources: resources(ctx),
     securityContext: {

@@ -32,7 +32,7 @@ import {
 } from '../../api/cluster-names.ts';
 import { COMPONENT_LABEL, CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
 import { restrictedContainer } from '../children/backup-job.ts';
-import { exporterContainer } from '../children/exporter.ts';
+import { exporterRedisEnv, metricsContainers } from '../children/exporter.ts';
 import { versionLabelValue } from '../children/meta.ts';
 import {
   CONFIG_HASH_ANNOTATION,
@@ -147,6 +147,7 @@ function redisContainer(ctx: ClusterContext): IContainer {
       { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: auth.secretName, key: auth.key } } },
       { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
+      ...exporterRedisEnv(ctx.name, spec.monitoring.enabled && spec.monitoring.exporter.enabled),
       { name: 'RESTART_HOLD_SECONDS', value: String(restartHoldSeconds(spec)) },
     ],
     resources: {
@@ -215,7 +216,10 @@ export function desiredShardSet(ctx: ClusterContext, shard: number, observed: Ku
   const volumes: IVolume[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
   if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
   volumes.push({ name: TMP_VOLUME, emptyDir: {} });
-  const exporter = spec.monitoring.enabled && spec.monitoring.exporter.enabled ? [exporterContainer(ctx.name, spec.monitoring.exporter, false, REDIS_UID)] : [];
+  const exporter =
+    spec.monitoring.enabled && spec.monitoring.exporter.enabled
+      ? metricsContainers(ctx.name, spec.monitoring.exporter, false, REDIS_UID, ctx.operatorImage)
+      : [];
 
   const podSpec: IPodSpec = {
     automountServiceAccountToken: false,

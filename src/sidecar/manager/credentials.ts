@@ -14,9 +14,11 @@
 // - With spec.tls every connection verifies the node's certificate against the TLS Secret's CA
 //   (redis/tls.ts); probing waits until that CA is known. The Secret's certificate is kept for
 //   the reloader (tls-reload.ts), which has nodes load a renewed one.
+// - The exporter's Secret (<name>-exporter) is created and read with the others, whether the
+//   exporter is on or not, so turning it on never waits for a Secret; nothing else depends on it.
 // - Only the leader creates a generated Secret, adopts a node or sends an Event.
 import type { Logger } from 'pino';
-import { OPERATOR_RULES, OPERATOR_USER, authSecretRef, operatorSecretRef, type AuthSecretRef } from '../../api/auth.ts';
+import { OPERATOR_RULES, OPERATOR_USER, authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../api/auth.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
 import { kubeFailure, type GeneratedSecret, type RedisRef } from '../kube/client.ts';
@@ -73,6 +75,7 @@ export class Credentials {
   #spec: RedisSpec | null = null;
   #operatorPassword: string | undefined;
   #clientPassword: string | undefined;
+  #exporterPassword: string | undefined;
   #loadedAt = -Infinity;
   #attemptAt = -Infinity;
   /** status.secrets now (secretVersions), and as it was when the last read completed. */
@@ -114,6 +117,11 @@ export class Credentials {
   /** The default user's password (what clients use), once read. */
   get clientPassword(): string | undefined {
     return this.#clientPassword;
+  }
+
+  /** The exporter user's password (its Secret), once read. */
+  get exporterPassword(): string | undefined {
+    return this.#exporterPassword;
   }
 
   /** A new valid spec: a different Secret or key is read at once. */
@@ -256,11 +264,13 @@ export class Credentials {
     if (!spec) return false;
     const { ref } = this.#o;
     const tlsName = tlsSecretName(ref.name, spec);
-    const [operator, client, tls] = await Promise.all([
+    const [operator, client, tls, exporter] = await Promise.all([
       this.#value(operatorSecretRef(ref.name)),
       this.#value(authSecretRef(ref.name, spec)),
       tlsName === undefined ? null : this.#tls(tlsName),
+      this.#value(exporterSecretRef(ref.name)),
     ]);
+    if (exporter.value !== null) this.#exporterPassword = exporter.value;
     this.#problem(operator.problem ?? client.problem ?? tls?.problem ?? null);
     if (operator.value !== null && client.value !== null && tls?.ca !== null) this.#loadedAt = this.#o.now();
     if (tls?.ca && tls.ca !== this.#ca) {

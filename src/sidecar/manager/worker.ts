@@ -23,11 +23,12 @@ import { secretVersions } from '../decide/index.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../api/validate.ts';
 import type { ManagerTiming } from '../config.ts';
-import { DEFAULT_DECIDE_CONFIG, decideMaster, plan } from '../decide/index.ts';
+import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, plan } from '../decide/index.ts';
 import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
 import type { RedisRef } from '../kube/client.ts';
 import type { SidecarMetrics } from '../metrics.ts';
 import { RedisAdapter } from '../redis/index.ts';
+import { ExporterUser } from './exporter-user.ts';
 import { EventMemory, isFailover, type EventToSend } from './events.ts';
 import { applyPlan, type StepIO } from './executor.ts';
 import { PodLabels } from './labels.ts';
@@ -87,6 +88,8 @@ export class RedisWorker {
   readonly #probes: ProbeScheduler;
   readonly #report: RoundReporter;
   readonly #day2: Day2;
+  readonly #exporterUser: ExporterUser;
+  #exporterOn = false;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
   #running = false;
@@ -160,6 +163,12 @@ export class RedisWorker {
         void p.finally(() => this.#pending.delete(p));
       },
     });
+    this.#exporterUser = new ExporterUser({
+      log: this.#log,
+      isLeader: () => options.leader.isLeader(),
+      password: () => this.#auth.exporterPassword,
+      setUser: (ip, user, args) => this.#auth.adapter.applyUsers({ host: ip, port: REDIS_PORT }, [{ name: user, args }], []),
+    });
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
       active: () => this.#running && this.#auth.known,
@@ -194,6 +203,7 @@ export class RedisWorker {
       return;
     }
     this.#auth.setSpec(verdict.spec);
+    this.#exporterOn = verdict.spec.monitoring.enabled && verdict.spec.monitoring.exporter.enabled;
     this.#day2.update(object.metadata.annotations, verdict.spec);
     this.#specView = specView(verdict.spec);
     this.#config = decideConfig(verdict.spec, this.#o.timing);
@@ -366,6 +376,8 @@ export class RedisWorker {
     this.#report.dropped(this.failures.retain(p.steps, now));
     const adopted = await this.#auth.adopt(views);
     if (p.steps.length === 0 && adopted.size === 0) {
+      const answering = views.flatMap((v, i) => (v.ip !== null && currentFacts(pods[i]!, now, input.config) ? [{ uid: v.uid, ip: v.ip }] : []));
+      await this.#exporterUser.reconcile(this.#exporterOn, answering);
       // A steady round: a day-2 operation may ask for a planned switchover.
       const target = await this.#day2.steady(input, p.decision, views);
       if (target !== null) this.lastPlan = p = plan({ ...input, switchoverTo: target });

@@ -208,7 +208,15 @@ test('the exporter runs beside redis while monitoring and its exporter are on, w
   for (const [name, spec, on] of cases) {
     await t.test(name, () => {
       assert.equal(container(shardSet(spec), 'exporter') !== undefined, on);
+      assert.equal(container(shardSet(spec), 'metrics-proxy') !== undefined, on, 'the proxy alone serves the metrics port');
       assert.equal(named(children(spec)).includes(`Service/${NAME}-metrics`), on);
+      const env = (container(shardSet(spec), 'redis')!['env'] as Json[]).map((e) => e['name']);
+      assert.equal(env.includes('EXPORTER_PASSWORD'), on, "redis starts with the exporter's user");
+      if (on) {
+        const exporterEnv = container(shardSet(spec), 'exporter')!['env'] as Json[];
+        assert.equal(exporterEnv.find((e) => e['name'] === 'REDIS_USER')?.['value'], 'redis-exporter', "never the operator's user");
+        assert.equal(exporterEnv.find((e) => e['name'] === 'REDIS_EXPORTER_WEB_LISTEN_ADDRESS')?.['value'], '127.0.0.1:9122');
+      }
     });
   }
 });

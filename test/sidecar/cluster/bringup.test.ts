@@ -1,10 +1,12 @@
 // Bring-up of a RedisCluster by the real cluster manager, on real redis-server processes in
 // cluster mode: 3 shards x 2 pods become one cluster with every slot served, each shard's pod 0 a
 // master with its contiguous even range, pod 1 its replica; role labels and node records say so;
-// the Redis replication manager's pod informer never sees a cluster pod.
+// the Redis replication manager's pod informer never sees a cluster pod; every node gets the
+// exporter's read-only user.
 // Network: 127.0.33.x (nodes .1-.6, the sidecar's source address .100).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { addr } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
@@ -59,6 +61,28 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
   const reasons = (await env.eventsWith(NAME, { SlotsAssigned: 3, ReplicaAttached: 3 })).map((e) => e.reason);
   assert.equal(reasons.filter((r) => r === 'SlotsAssigned').length, 3, reasons.join(','));
   assert.equal(reasons.filter((r) => r === 'ReplicaAttached').length, 3, reasons.join(','));
+
+  // Every node has the exporter's read-only user, with the password of the Secret the leader made.
+  const secret = await until('the generated exporter Secret', () => env.store.get('secrets', NS, `${NAME}-exporter`), 15_000, { everyMs: 50 });
+  const exporterPassword = Buffer.from(String((secret as { data?: Record<string, string> }).data?.['password']), 'base64').toString();
+  const asExporter = (ip: string, ...args: string[]) =>
+    new Promise<string>((resolve) =>
+      execFile(
+        'redis-cli',
+        ['-h', ip, '--user', 'redis-exporter', '--no-auth-warning', ...args],
+        { env: { ...process.env, REDISCLI_AUTH: exporterPassword } },
+        (_e, out, err) => resolve(`${out}${err}`),
+      ),
+    );
+  await until(
+    'the exporter user on every node',
+    async () => (await Promise.all(ips.map((ip) => asExporter(ip, 'cluster', 'info')))).every((r) => r.includes('cluster_state:ok')),
+    15_000,
+    {
+      everyMs: 100,
+    },
+  );
+  for (const ip of ips) assert.match(await asExporter(ip, 'get', 'k'), /NOPERM/, `${ip}: the exporter's user reads no key`);
 
   // The Redis replication manager's pod informer (name=redis) does not list a single cluster pod.
   const redisKube = new KubeClient(await env.api.kubeConfig('redis-manager'), { identity: 'redis-manager', namespaces: [NS] });

@@ -4,13 +4,15 @@
 // clients use. The clients' password (spec.auth, or the generated `<name>-auth`) is only made to
 // exist: the pods need it to start.
 // Invariants:
+// - The exporter's Secret (<name>-exporter) is created and read with them, whether the exporter
+//   is on or not; its password is given to nodes that lack the exporter's user.
 // - Only the acting instance creates a generated Secret (owned by the RedisCluster, so it goes
 //   with it); creating is safe to race (kube/secrets.ts).
 // - The Secret is read again when status.secrets says one changed, or a node refused the
 //   password (at most once a second: decide/secret-reads.ts); polled only when the status
 //   publishes no versions.
 import type { Logger } from 'pino';
-import { authSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
+import { authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
 import { CLUSTER_KIND, clusterPodSelectorLabels } from '../../../api/cluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
 import { decideSecretRead } from '../../decide/secret-reads.ts';
@@ -34,6 +36,7 @@ export class ClusterCredentials {
   readonly #o: ClusterCredentialsOptions;
   #spec: RedisClusterSpec | null = null;
   #password: string | undefined;
+  #exporterPassword: string | undefined;
   #versions: string | undefined;
   #readVersions: string | undefined;
   #loadedAt = -Infinity;
@@ -49,6 +52,11 @@ export class ClusterCredentials {
 
   get known(): boolean {
     return this.#password !== undefined;
+  }
+
+  /** The exporter user's password (its Secret), once read. */
+  get exporterPassword(): string | undefined {
+    return this.#exporterPassword;
   }
 
   setSpec(spec: RedisClusterSpec): void {
@@ -105,7 +113,12 @@ export class ClusterCredentials {
   }
 
   async #read(spec: RedisClusterSpec): Promise<boolean> {
-    const [operator, client] = await Promise.all([this.#value(operatorSecretRef(this.#o.ref.name)), this.#value(authSecretRef(this.#o.ref.name, spec))]);
+    const [operator, client, exporter] = await Promise.all([
+      this.#value(operatorSecretRef(this.#o.ref.name)),
+      this.#value(authSecretRef(this.#o.ref.name, spec)),
+      this.#value(exporterSecretRef(this.#o.ref.name)),
+    ]);
+    if (exporter !== null) this.#exporterPassword = exporter;
     if (operator !== null && operator !== this.#password) {
       if (this.#password !== undefined) this.#o.log.warn("the operator's Secret of the RedisCluster changed: using the new password");
       this.#password = operator;

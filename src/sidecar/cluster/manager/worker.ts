@@ -28,6 +28,7 @@ import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../redis/adapter.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { ClusterBackoff, clusterStepKey } from './backoff.ts';
+import { ExporterUser } from '../../manager/exporter-user.ts';
 import { ClusterCredentials } from './credentials.ts';
 import { applySteps } from './executor.ts';
 import { podObs } from './pods.ts';
@@ -83,6 +84,7 @@ export class ClusterWorker {
   readonly #news: RoundNews;
   readonly #reshard: ReshardRecorder;
   readonly #autoscaler: Autoscaler;
+  readonly #exporterUser: ExporterUser;
   readonly #pending = new Set<Promise<unknown>>();
   #spec: RedisClusterSpec | null = null;
   #specProblem: string | null = null;
@@ -134,6 +136,12 @@ export class ClusterWorker {
     this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
+    this.#exporterUser = new ExporterUser({
+      log: this.#log,
+      isLeader: () => options.leader.isLeader(),
+      password: () => this.#auth.exporterPassword,
+      setUser: (ip, user, args) => this.#redis.setUser(ip, user, args),
+    });
     options.metrics.started(options.namespace, options.name);
   }
 
@@ -274,6 +282,11 @@ export class ClusterWorker {
       for (const step of applied.done) this.#news.applied(step);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
+    const exporterOn = spec.monitoring.enabled && spec.monitoring.exporter.enabled;
+    await this.#exporterUser.reconcile(
+      exporterOn,
+      pods.flatMap((p) => (p.ip !== null && p.probe?.ok ? [{ uid: p.uid, ip: p.ip }] : [])),
+    );
     const d = plan.reshard;
     const mayMove = await this.#reshard.decided(d);
     if (d.kind === 'move') {

@@ -75,6 +75,11 @@ export class ClusterAdapter {
     }
   }
 
+  /** ACL SETUSER on one node (ACLs do not replicate): the exporter's user (manager/exporter-user.ts). */
+  setUser(ip: string, user: string, args: readonly string[]): Promise<Result> {
+    return this.#run(ip, (c) => c.call('ACL', 'SETUSER', user, ...args));
+  }
+
   meet(ip: string, targetIp: string): Promise<Result> {
     return this.#run(ip, (c) => c.call('CLUSTER', 'MEET', targetIp, String(REDIS_PORT), String(CLUSTER_BUS_PORT)));
   }
