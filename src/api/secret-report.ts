@@ -55,7 +55,14 @@ function authUses(name: string, spec: Pick<RedisSpec, 'auth'>): SecretUse[] {
   const operator = operatorSecretRef(name);
   const consequence = 'pods cannot start without their password';
   return [
-    { name: auth.secretName, role: 'auth', keys: [auth.key], password: true, origin: auth.generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)', consequence },
+    {
+      name: auth.secretName,
+      role: 'auth',
+      keys: [auth.key],
+      password: true,
+      origin: auth.generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)',
+      consequence,
+    },
     {
       name: operator.secretName,
       role: 'operator',
@@ -68,7 +75,8 @@ function authUses(name: string, spec: Pick<RedisSpec, 'auth'>): SecretUse[] {
 }
 
 interface WithS3 {
-  backup?: { storage: { s3?: { credentialsSecret?: { name: string; accessKeyIdKey: string; secretAccessKeyKey: string } | undefined } | undefined } } | undefined;
+  backup?:
+    { storage: { s3?: { credentialsSecret?: { name: string; accessKeyIdKey: string; secretAccessKeyKey: string } | undefined } | undefined } } | undefined;
 }
 
 function s3Use(spec: WithS3): SecretUse[] {

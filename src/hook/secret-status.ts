@@ -95,8 +95,17 @@ export function secretsView(namespace: string, uses: readonly SecretUse[], annot
   let condition: SecretsCondition;
   if (found.length > 0) condition = { status: 'False', reason: found[0]!.reason, message: found.map((f) => f.message).join('; ') };
   else if (unchecked.length > 0)
-    condition = { status: 'Unknown', reason: 'SecretsNotChecked', message: `Secret ${unchecked.join(', ')} not checked yet: the sidecar has not reported on it` };
-  else condition = { status: 'True', reason: 'SecretsFound', message: `${versions.size} Secret(s) found with every key the spec names; every password can be given to Redis` };
+    condition = {
+      status: 'Unknown',
+      reason: 'SecretsNotChecked',
+      message: `Secret ${unchecked.join(', ')} not checked yet: the sidecar has not reported on it`,
+    };
+  else
+    condition = {
+      status: 'True',
+      reason: 'SecretsFound',
+      message: `${versions.size} Secret(s) found with every key the spec names; every password can be given to Redis`,
+    };
   return {
     secrets: [...versions.keys()].sort(compare).map((name) => ({ name, resourceVersion: versions.get(name)! })),
     problem: pods === undefined ? undefined : { reason: pods.reason as SecretProblem['reason'], message: pods.message },

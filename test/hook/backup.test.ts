@@ -332,8 +332,7 @@ test('spec.restore: nothing starts until the backup is known; then every pod res
 test('a missing credentials Secret, as the sidecar reports it, is reported in BackupHealthy, naming it and the field; customize asks for no Secret', () => {
   const found = (name: string, keys: string[]): ReportedSecret => ({ name, resourceVersion: '1', keys, unwritable: [] });
   const auth = [found('my-redis-auth', ['password']), found('my-redis-operator', ['password'])];
-  const reported = (s3: ReportedSecret) =>
-    redis(withBackup(), { metadata: { annotations: { [SECRETS_ANNOTATION]: formatSecretReport([...auth, s3]) } } });
+  const reported = (s3: ReportedSecret) => redis(withBackup(), { metadata: { annotations: { [SECRETS_ANNOTATION]: formatSecretReport([...auth, s3]) } } });
   const without = sync(request({ parent: reported({ name: 's3-creds', missing: true }), related: healthyPods() })).status;
   const c = condition(without, 'BackupHealthy');
   assert.equal(c?.['status'], 'False');

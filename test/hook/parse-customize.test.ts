@@ -108,7 +108,10 @@ test('customize (Redis and RedisCluster) asks for no Secret, whichever Secrets t
   ];
   for (const spec of specs) {
     const parent = { ...redis(), spec };
-    const answers = [customize({ controller: {}, parent } as never), customizeCluster({ controller: {}, parent: { ...parent, kind: 'RedisCluster' } } as never)];
+    const answers = [
+      customize({ controller: {}, parent } as never),
+      customizeCluster({ controller: {}, parent: { ...parent, kind: 'RedisCluster' } } as never),
+    ];
     for (const answer of answers) {
       const text = JSON.stringify(answer);
       assert.equal(

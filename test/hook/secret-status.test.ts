@@ -4,7 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { formatSecretReport, MAX_REPORT_CHARS, parseSecretReport, passwordWritable, SECRETS_ANNOTATION, type ReportedSecret } from '../../src/api/secret-report.ts';
+import {
+  formatSecretReport,
+  MAX_REPORT_CHARS,
+  parseSecretReport,
+  passwordWritable,
+  SECRETS_ANNOTATION,
+  type ReportedSecret,
+} from '../../src/api/secret-report.ts';
 import { sync, syncCluster } from '../../src/hook/index.ts';
 import { secretsView } from '../../src/hook/secret-status.ts';
 import { redisSecretUses } from '../../src/api/secret-report.ts';
@@ -23,12 +30,30 @@ function secretsOf(parent: Json, related = healthyPods()) {
 
 test('the report maps to status.secrets and SecretsReady', async (t) => {
   const users = [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw', key: 'password' } }];
-  const s3 = { schedule: '0 */6 * * *', retention: 7, storage: { s3: { bucket: 'redis-backups', region: 'us-east-1', credentialsSecret: { name: 's3-creds' } } } };
+  const s3 = {
+    schedule: '0 */6 * * *',
+    retention: 7,
+    storage: { s3: { bucket: 'redis-backups', region: 'us-east-1', credentialsSecret: { name: 's3-creds' } } },
+  };
   const table: Array<[string, unknown, Json, string, string, RegExp]> = [
     ['every Secret found', GOOD, designSpec(), 'True', 'SecretsFound', /2 Secret\(s\) found/],
     ['no report yet: not checked, never "missing"', undefined, designSpec(), 'Unknown', 'SecretsNotChecked', /not there yet/],
-    ['a Secret the report does not cover yet (the spec just named it)', formatSecretReport([found('my-redis-auth')]), designSpec(), 'Unknown', 'SecretsNotChecked', /my-redis-operator not checked yet/],
-    ['a missing password Secret', formatSecretReport([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator')]), designSpec(), 'False', 'AuthSecretMissing', /Secret my-redis-auth not found/],
+    [
+      'a Secret the report does not cover yet (the spec just named it)',
+      formatSecretReport([found('my-redis-auth')]),
+      designSpec(),
+      'Unknown',
+      'SecretsNotChecked',
+      /my-redis-operator not checked yet/,
+    ],
+    [
+      'a missing password Secret',
+      formatSecretReport([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator')]),
+      designSpec(),
+      'False',
+      'AuthSecretMissing',
+      /Secret my-redis-auth not found/,
+    ],
     [
       'an unwritable default password: names the Secret and key',
       formatSecretReport([found('my-redis-auth', ['password'], ['password']), found('my-redis-operator')]),

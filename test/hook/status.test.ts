@@ -284,7 +284,8 @@ test('a garbage previous status is ignored, not trusted', async (t) => {
 });
 
 /** A Redis whose parent carries the sidecar's report (the hook is never sent a Secret). */
-const reported = (entries: ReportedSecret[], spec: Json = designSpec()) => redis(spec, { metadata: { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } } });
+const reported = (entries: ReportedSecret[], spec: Json = designSpec()) =>
+  redis(spec, { metadata: { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } } });
 const found = (name: string, keys = ['password'], rv = '1', unwritable: string[] = []): ReportedSecret => ({ name, resourceVersion: rv, keys, unwritable });
 const PASSWORDS = [found('my-redis-auth'), found('my-redis-operator')];
 
@@ -311,7 +312,11 @@ test('spec.tls: a missing or incomplete TLS Secret explains why no master comes 
   );
   assert.match(withTls([...PASSWORDS, found('corp-tls', ['tls.crt'])]), /^TLSSecretMissing: Secret corp-tls has no key tls\.key, ca\.crt/);
   assert.match(withTls([...PASSWORDS, found('corp-tls', ['tls.crt', 'tls.key', 'ca.crt'])]), /^NoMaster/);
-  assert.match(withTls([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator'), { name: 'corp-tls', missing: true }]), /^AuthSecretMissing/, 'the passwords are told first');
+  assert.match(
+    withTls([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator'), { name: 'corp-tls', missing: true }]),
+    /^AuthSecretMissing/,
+    'the passwords are told first',
+  );
 });
 
 test("status.secrets: the reported Secrets' resourceVersions, sorted by name, only those the spec names; absent before a report and with an invalid spec", () => {
@@ -323,6 +328,14 @@ test("status.secrets: the reported Secrets' resourceVersions, sorted by name, on
   assert.deepEqual(get(sync(request({ parent: reported(entries), related: healthyPods() })).status, 'secrets'), expected);
   assert.equal(get(sync(request({ parent: reported(entries, { ...designSpec(), replicas: -1 }), related: healthyPods() })).status, 'secrets'), undefined);
   assert.equal(get(sync(request({ related: healthyPods() })).status, 'secrets'), undefined);
-  const none = sync(request({ parent: reported([{ name: 'my-redis-auth', missing: true }, { name: 'my-redis-operator', missing: true }]), related: healthyPods() }));
+  const none = sync(
+    request({
+      parent: reported([
+        { name: 'my-redis-auth', missing: true },
+        { name: 'my-redis-operator', missing: true },
+      ]),
+      related: healthyPods(),
+    }),
+  );
   assert.deepEqual(get(none.status, 'secrets'), [], 'reported, none exist: an empty list');
 });

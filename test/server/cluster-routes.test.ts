@@ -103,7 +103,11 @@ test('POST /customize and /rediscluster/customize: no answer names the secrets r
     auth: { secretName: 'corp-auth' },
     backup: { ...(articleSpec()['backup'] as Json), storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } } },
   };
-  const redisParent = { ...cluster(spec), kind: 'Redis', spec: { ...spec, tls: { secretName: 'corp-tls' }, users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw' } }] } };
+  const redisParent = {
+    ...cluster(spec),
+    kind: 'Redis',
+    spec: { ...spec, tls: { secretName: 'corp-tls' }, users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw' } }] },
+  };
   for (const [url, parent] of [
     ['/rediscluster/customize', cluster(spec)],
     ['/customize', redisParent],

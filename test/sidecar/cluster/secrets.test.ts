@@ -29,7 +29,11 @@ test('the acting sidecar reports the RedisCluster’s Secrets; the hook reads th
   await env.createCluster(NAME, {
     master: { replicas: 3 },
     replicas: 1,
-    backup: { schedule: '0 */6 * * *', retention: 7, storage: { s3: { bucket: 'redis-backups', region: 'us-east-1', credentialsSecret: { name: 's3-creds' } } } },
+    backup: {
+      schedule: '0 */6 * * *',
+      retention: 7,
+      storage: { s3: { bucket: 'redis-backups', region: 'us-east-1', credentialsSecret: { name: 's3-creds' } } },
+    },
   });
   const sidecar = await env.startInstance({ id: 'sidecar-a', sourceIp: addr(39, 100), timing: { secretRefreshMs: 300 } });
   const stored = () => env.store.get(CLUSTER_PLURAL, NS, NAME);

@@ -24,9 +24,11 @@ const report = (cluster: Cluster) => cluster.store.get('redises', NS, 'cache')?.
 const entry = (cluster: Cluster, name: string) => parseSecretReport(report(cluster))?.get(name) as { unwritable?: string[] } | undefined;
 const rv = (cluster: Cluster, name: string) => String(cluster.store.get('secrets', NS, name)?.metadata.resourceVersion);
 const asUser = (ip: string, user: string, password: string) =>
-  replyAs(new Redis({ host: ip, port: 6379, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null }), [user, password], [
-    'PING',
-  ]);
+  replyAs(
+    new Redis({ host: ip, port: 6379, lazyConnect: true, enableReadyCheck: false, maxRetriesPerRequest: 0, retryStrategy: () => null }),
+    [user, password],
+    ['PING'],
+  );
 
 /** The hook's answer for the Redis as stored now (what Metacontroller would send: no Secret among the related objects). */
 function hookStatus(cluster: Cluster) {
@@ -74,7 +76,10 @@ test('the leader reports the Secrets on the Redis: names, versions and key names
       ['cache-auth', 'cache-operator', 'shop-redis'].map((name) => ({ name, resourceVersion: rv(cluster, name), keys: ['password'], unwritable: [] })),
     );
   await until('the report on the Redis', () => report(cluster) === expected());
-  assert.deepEqual(hookStatus(cluster).status.secrets, ['cache-auth', 'cache-operator', 'shop-redis'].map((name) => ({ name, resourceVersion: rv(cluster, name) })));
+  assert.deepEqual(
+    hookStatus(cluster).status.secrets,
+    ['cache-auth', 'cache-operator', 'shop-redis'].map((name) => ({ name, resourceVersion: rv(cluster, name) })),
+  );
   assert.equal(hookStatus(cluster).secretsReady?.status, 'True');
   await until('shop on every node', async () => (await Promise.all(servers.map((s) => asUser(s.ip, 'shop', USER_PASSWORD)))).every((r) => r === 'PONG'));
 
@@ -85,7 +90,13 @@ test('the leader reports the Secrets on the Redis: names, versions and key names
   assert.equal(patches(rest), 0, 'an unchanged report is not written again');
 
   // A hand-written report (anyone who can edit the Redis can write one) is put right.
-  await cluster.store.patch('redises', NS, 'cache', { metadata: { annotations: { [SECRETS_ANNOTATION]: '[{"name":"cache-auth","missing":true}]' } } }, { type: 'merge' });
+  await cluster.store.patch(
+    'redises',
+    NS,
+    'cache',
+    { metadata: { annotations: { [SECRETS_ANNOTATION]: '[{"name":"cache-auth","missing":true}]' } } },
+    { type: 'merge' },
+  );
   await until('the hand-written report replaced', () => report(cluster) === expected());
 
   // A user's password rotated to one with a newline: reported unwritable, never applied, told by
@@ -96,7 +107,9 @@ test('the leader reports the Secrets on the Redis: names, versions and key names
   assert.equal(secretsReady?.status, 'False');
   assert.equal(secretsReady?.reason, 'PasswordUnwritable');
   assert.equal(secretsReady?.message, `Secret ${NS}/shop-redis key password is empty or holds a control character; Redis cannot be given it safely`);
-  await cluster.eventsWhen('cache', 'a PasswordUnwritable Event', (es) => es.some((e) => e.reason === 'PasswordUnwritable' && e.message.includes('shop-redis')));
+  await cluster.eventsWhen('cache', 'a PasswordUnwritable Event', (es) =>
+    es.some((e) => e.reason === 'PasswordUnwritable' && e.message.includes('shop-redis')),
+  );
   await sleep(1000);
   for (const s of servers) assert.equal(await asUser(s.ip, 'shop', USER_PASSWORD), 'PONG', 'the old password still works: the bad one was not applied');
 
@@ -125,8 +138,13 @@ test('a default password holding a NUL is reported and refused: Redis keeps the 
 
   await setSecret(cluster, 'cache-auth', BAD_DEFAULT_PASSWORD);
   await until('reported unwritable', () => hookStatus(cluster).secretsReady?.reason === 'PasswordUnwritable');
-  assert.equal(hookStatus(cluster).secretsReady?.message, `Secret ${NS}/cache-auth key password is empty or holds a control character; Redis cannot be given it safely`);
-  await cluster.eventsWhen('cache', 'a PasswordUnwritable Event', (es) => es.some((e) => e.reason === 'PasswordUnwritable' && e.message.includes('cache-auth')));
+  assert.equal(
+    hookStatus(cluster).secretsReady?.message,
+    `Secret ${NS}/cache-auth key password is empty or holds a control character; Redis cannot be given it safely`,
+  );
+  await cluster.eventsWhen('cache', 'a PasswordUnwritable Event', (es) =>
+    es.some((e) => e.reason === 'PasswordUnwritable' && e.message.includes('cache-auth')),
+  );
   // Several polls and users passes later, every node still takes the password it had.
   await sleep(1500);
   for (const s of servers) assert.ok(await authWorks(s.ip, TEST_PASSWORD), `${s.ip} keeps the password it had`);
