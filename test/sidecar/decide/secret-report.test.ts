@@ -6,7 +6,6 @@ import fc from 'fast-check';
 import { parseSecretReport, passwordWritable, redisSecretUses, secretNeeds } from '../../../src/api/secret-report.ts';
 import { validateSpec } from '../../../src/api/validate.ts';
 import {
-  buildSecretReport,
   decideReportLook,
   REPORT_RETRY_MS,
   reportComplete,
