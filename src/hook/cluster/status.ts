@@ -1,6 +1,6 @@
 // The RedisCluster status, computed only from what was observed: the shard StatefulSets, the pods
 // (readiness, and the node record the sidecar writes on each), the reshard record on the parent,
-// the related Secrets and backup Jobs, and the previous status's condition times. Invariants:
+// the sidecar's report on the Secrets, the backup Jobs, and the previous status's condition times. Invariants:
 // deterministic (shards by index, pods by name, conditions in a fixed order); no clock (a
 // lastTransitionTime is carried over while a condition's status is unchanged, else taken from an
 // observed time, else absent); never observedGeneration; a slot counts as covered only when a
