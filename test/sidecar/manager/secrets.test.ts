@@ -147,11 +147,11 @@ test('a default password holding a NUL is reported and refused: Redis keeps the 
     hookStatus(cluster).secretsReady?.message,
     `Secret ${NS}/cache-auth key password is empty or holds a control character; Redis cannot be given it safely`,
   );
-  await cluster.eventsWhen('cache', 'a PasswordUnwritable Event', (es) =>
-    es.some((e) => e.reason === 'PasswordUnwritable' && e.message.includes('cache-auth')),
-  );
   // Several polls and users passes later, every node still takes the password it had.
   await sleep(1500);
   for (const s of servers) assert.ok(await authWorks(s.ip, TEST_PASSWORD), `${s.ip} keeps the password it had`);
+  await cluster.eventsWhen('cache', 'a PasswordUnwritable Event', (es) =>
+    es.some((e) => e.reason === 'PasswordUnwritable' && e.message.includes('cache-auth')),
+  );
   assertNoValue(cluster, sidecar.logs, [TEST_PASSWORD, TEST_OPERATOR_PASSWORD, BAD_DEFAULT_PASSWORD, '-NUL-9c2d']);
 });
