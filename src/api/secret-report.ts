@@ -21,7 +21,8 @@ export const SECRETS_ANNOTATION = 'redis.example.com/secrets';
 /** A report longer than this is not read (the sidecar's is a few hundred bytes per Secret). */
 export const MAX_REPORT_CHARS = 32_768;
 const MAX_ENTRIES = 64;
-const MAX_KEYS = 16;
+// A Secret named by every user (32), the S3 credentials (2), TLS (3) and both passwords: 39 keys at most.
+const MAX_KEYS = 64;
 
 /**
  * A password Redis can be given safely: non-empty, and no control character (U+0000-U+001F,

@@ -14,7 +14,7 @@ import {
 } from '../../src/api/secret-report.ts';
 import { sync, syncCluster } from '../../src/hook/index.ts';
 import { secretsView } from '../../src/hook/secret-status.ts';
-import { redisSecretUses } from '../../src/api/secret-report.ts';
+import { redisSecretUses, secretNeeds } from '../../src/api/secret-report.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { articleSpec, cluster, healthyClusterPods, request as clusterRequest } from './cluster/helpers.ts';
 import { condition, designSpec, get, healthyPods, pod, redis, request, type Json } from './helpers.ts';
@@ -187,4 +187,19 @@ test('passwordWritable: non-empty, no control character (U+0000-U+001F, U+007F)'
     ['\u0080 is not C0', true],
   ];
   for (const [value, ok] of table) await t.test(JSON.stringify(value), () => assert.equal(passwordWritable(value), ok));
+});
+
+test('the largest report a valid spec can ask for is read (32 users, long names and keys, one Secret shared by all)', () => {
+  const long = (i: number) => `${String(i).padStart(2, '0')}${'a'.repeat(251)}`;
+  const key = (i: number) => `k${String(i).padStart(2, '0')}${'K'.repeat(250)}`;
+  for (const shared of [false, true]) {
+    const users = Array.from({ length: 32 }, (_, i) => ({ name: `u${i}`, rules: '+ping', passwordSecret: { name: shared ? long(0) : long(i), key: key(i) } }));
+    const verdict = validateSpec('my-redis', { ...designSpec(), users, tls: { secretName: long(99) } });
+    assert.ok(verdict.ok, JSON.stringify(!verdict.ok && verdict.problems));
+    const needs = secretNeeds(redisSecretUses('my-redis', verdict.spec));
+    const value = formatSecretReport(needs.map((n) => ({ name: n.name, resourceVersion: '123456789', keys: n.keys, unwritable: n.passwordKeys })));
+    assert.ok(value.length <= MAX_REPORT_CHARS, `${value.length} chars`);
+    assert.ok(parseSecretReport(value), `shared=${shared}: the hook reads it`);
+    assert.equal(secretsView('default', redisSecretUses('my-redis', verdict.spec), { [SECRETS_ANNOTATION]: value }).condition.reason, 'PasswordUnwritable');
+  }
 });
