@@ -1,5 +1,5 @@
 // Which Secrets and keys hold a Redis' passwords, and who the operator is on a node: the one answer
-// the hook (the pods' env and start-up config, the customize hook's related Secrets, the
+// the hook (the pods' env and start-up config, the Secrets the sidecar reports on, the
 // AuthSecretMissing condition) and the sidecar (which Secrets it reads, and creates) share.
 // Invariants:
 // - The `default` user's password: spec.auth, when given, is used as is (validation defaults its

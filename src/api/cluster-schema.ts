@@ -213,12 +213,13 @@ export const RedisClusterStatus = Type.Object(
         Type.Object(
           {
             name: Type.String({ description: 'The Secret name.' }),
-            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the hook last saw it." }),
+            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the sidecar last read it." }),
           },
           { description: 'One Secret this RedisCluster uses.' },
         ),
         {
-          description: 'The Secrets this RedisCluster uses that exist, sorted by name: the sidecar reads a Secret again when its version here changes.',
+          description:
+            'The Secrets this RedisCluster uses that exist, sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['name'],
         },
@@ -228,7 +229,7 @@ export const RedisClusterStatus = Type.Object(
     conditions: Type.Optional(
       Type.Array(Condition, {
         description:
-          'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (pods on an older template: rollouts are not automated in this version), FailoverConfigured, Autoscaling, and BackupHealthy when spec.backup is set.',
+          'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (pods on an older template: rollouts are not automated in this version), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),

@@ -342,13 +342,13 @@ export const RedisStatus = Type.Object(
         Type.Object(
           {
             name: Type.String({ description: 'The Secret name.' }),
-            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the hook last saw it." }),
+            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the sidecar last read it." }),
           },
           { description: 'One Secret this Redis uses.' },
         ),
         {
           description:
-            'The Secrets this Redis uses that exist (passwords, application users, TLS, S3 credentials), sorted by name: the sidecar reads a Secret again when its version here changes, instead of polling it.',
+            'The Secrets this Redis uses that exist (passwords, application users, TLS, S3 credentials), sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
           'x-kubernetes-list-type': 'map',
           'x-kubernetes-list-map-keys': ['name'],
         },
@@ -356,7 +356,7 @@ export const RedisStatus = Type.Object(
     ),
     conditions: Type.Optional(
       Type.Array(Condition, {
-        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, and BackupHealthy when spec.backup is set.',
+        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),

@@ -2,24 +2,25 @@
 // the two response shapes for a valid and an invalid spec. Invariant: an invalid spec returns
 // every observed child exactly as observed (Metacontroller deletes whatever is not returned,
 // and bad input must never delete anything).
-import { operatorSecretRef, authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
-import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from '../api/tls.ts';
+import { redisSecretUses } from '../api/secret-report.ts';
 import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
-import type { RedisSpec, RedisStatus } from '../api/schema.ts';
+import type { RedisSpec } from '../api/schema.ts';
 import { backupCronJobName, backupSelectorLabels } from '../api/backup.ts';
 import { podBelongsTo } from '../api/membership.ts';
 import { backupVerdict } from './backup-status.ts';
 import { desiredChildren, type ChildPlan } from './children/index.ts';
-import { authSecretRef } from './children/statefulset.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookContext, type HookOptions } from './context.ts';
 import { planRestore, type RestorePlan } from './restore.ts';
-import { findObject, lastAppliedOf, mapHasKind, memberMeta, objectsOf, ofKind } from './observed.ts';
+import { findObject, lastAppliedOf, memberMeta, objectsOf, ofKind } from './observed.ts';
+import { INVALID_SPEC_SECRETS, secretsView, type SecretsView } from './secret-status.ts';
 import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
 import { computeStatus, podViews } from './status.ts';
 import type { HookRequest, HookResponse, KubeObject } from './types.ts';
-import { at, compare, int, isRecord } from './util.ts';
+import { at, int } from './util.ts';
+
+export type { SecretProblem } from './secret-status.ts';
 
 export interface HookState {
   request: HookRequest;
@@ -66,54 +67,9 @@ export function contextOf(state: HookState, spec: RedisSpec): HookContext {
   return { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
 }
 
-/** What the Secret readers look at: the related objects and whether the customize hook asked for Secrets at all. */
-export type RelatedView = Pick<HookState, 'request' | 'related' | 'namespace'>;
-
-/** A Secret the pods need that is missing or incomplete, and which kind of Secret it is. */
-export interface SecretProblem {
-  reason: 'AuthSecretMissing' | 'TLSSecretMissing';
-  message: string;
-}
-
-/** Why pods cannot start for want of a Secret, only when the customize hook lets us see Secrets. */
-export function secretsProblem(state: HookState, ctx: HookContext): SecretProblem | undefined {
-  if (!mapHasKind(state.request.related, 'Secret')) return undefined;
-  const ref = authSecretRef(ctx);
-  const generated = redisAuthSecretRef(state.name, ctx.spec).generated;
-  const operator = operatorSecretRef(state.name);
-  const auth =
-    secretProblem(state, ref.name, [ref.key], generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)', 'their password') ??
-    secretProblem(state, operator.secretName, [operator.key], " (the operator's own password: the sidecar creates it)", 'their password');
-  if (auth !== undefined) return { reason: 'AuthSecretMissing', message: auth };
-  const tls = tlsSecretName(state.name, ctx.spec);
-  if (tls === undefined) return undefined;
-  const origin = ctx.spec.tls?.certManager ? ' (cert-manager writes it for the Certificate child)' : ' (spec.tls.secretName)';
-  const missing = secretProblem(state, tls, [TLS_CERT_KEY, TLS_KEY_KEY, TLS_CA_KEY], origin, 'their certificate');
-  return missing === undefined ? undefined : { reason: 'TLSSecretMissing', message: missing };
-}
-
-export function secretProblem(state: RelatedView, name: string, keys: string[], origin: string, what: string): string | undefined {
-  const secret = findObject(state.related, 'v1', 'Secret', state.namespace, name);
-  if (secret === undefined) return `Secret ${name} not found${origin}; pods cannot start without ${what}`;
-  const data = secret['data'];
-  const stringData = secret['stringData'];
-  const absent = keys.filter((key) => !((isRecord(data) && key in data) || (isRecord(stringData) && key in stringData)));
-  return absent.length === 0 ? undefined : `Secret ${name} has no key ${absent.join(', ')}; pods cannot start without ${what}`;
-}
-
-/**
- * The resourceVersion of every related Secret (the customize hook names the ones this Redis uses),
- * sorted by name: the sidecar reads a Secret again when its version changes, instead of polling.
- * Undefined when the customize hook gave no Secrets (nothing is known, so nothing is claimed).
- */
-export function secretVersions(state: RelatedView): RedisStatus['secrets'] {
-  if (!mapHasKind(state.request.related, 'Secret')) return undefined;
-  const seen = new Map<string, string>();
-  for (const secret of ofKind(state.related, 'v1', 'Secret', state.namespace)) {
-    const rv = secret.metadata.resourceVersion;
-    if (typeof rv === 'string' && rv !== '') seen.set(secret.metadata.name, rv);
-  }
-  return [...seen.keys()].sort(compare).map((name) => ({ name, resourceVersion: seen.get(name) as string }));
+/** The status's view of the Secrets a valid spec names, from the sidecar's report (secret-status.ts). */
+export function secretsOf(state: HookState, spec: RedisSpec): SecretsView {
+  return secretsView(state.namespace, redisSecretUses(state.name, spec), state.request.parent.metadata.annotations);
 }
 
 export interface ValidPlan extends ChildPlan {
@@ -154,6 +110,7 @@ export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
 }
 
 export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {
+  const secrets = secretsOf(state, plan.ctx.spec);
   const views = podViews(state.pods, state.name, state.namespace);
   return computeStatus({
     name: state.name,
@@ -162,25 +119,21 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     desiredReplicas: plan.ctx.spec.hibernate ? 0 : plan.ctx.spec.replicas,
     previous: state.request.parent.status,
     spec: { valid: true, conflicts: plan.conflicts, refusals: plan.refusals },
-    secretProblem: secretsProblem(state, plan.ctx),
+    secretProblem: secrets.problem,
     deleting,
     views,
     rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
-    backup: backupOf(state, plan.ctx.spec),
+    backup: backupOf(state, plan.ctx.spec, secrets.storage),
     restore: plan.restore?.status,
-    secrets: secretVersions(state),
+    secrets: secrets.secrets,
+    secretsCondition: secrets.condition,
   });
 }
 
-function backupOf(state: HookState, spec: RedisSpec) {
+function backupOf(state: HookState, spec: RedisSpec, missing: string | undefined) {
   const cron = findObject(state.observed, 'batch/v1', 'CronJob', state.namespace, backupCronJobName(state.name));
-  const creds = spec.backup?.storage.s3?.credentialsSecret;
-  const missing =
-    creds !== undefined && mapHasKind(state.request.related, 'Secret')
-      ? secretProblem(state, creds.name, [creds.accessKeyIdKey, creds.secretAccessKeyKey], ' (spec.backup.storage.s3.credentialsSecret)', 'the S3 access key')
-      : undefined;
   return backupVerdict(spec, cron, state.backupJobs, state.backupPods, state.request.parent.status, missing);
 }
 
@@ -192,7 +145,7 @@ export function invalidStatus(state: HookState, problems: readonly SpecProblem[]
     desiredReplicas: runningReplicas(state) ?? 0,
     previous: state.request.parent.status,
     spec: { valid: false, message: formatProblems(problems) },
-    secrets: secretVersions(state),
+    secretsCondition: INVALID_SPEC_SECRETS,
   });
 }
 

@@ -10,6 +10,7 @@ import type { Condition, RedisStatus, RestoreStatus } from '../api/schema.ts';
 import type { BackupVerdict } from './backup-status.ts';
 import { memberMeta } from './observed.ts';
 import type { RolloutView } from './rollout.ts';
+import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from './secret-status.ts';
 import type { KubeObject } from './types.ts';
 import { array, at, compare, isRecord, selectorString, str, stringMap } from './util.ts';
 
@@ -29,7 +30,7 @@ export interface StatusInput {
   previous: unknown;
   spec: SpecState;
   /** Why pods cannot start for want of a Secret (password or certificate), when we can see that. */
-  secretProblem?: { reason: 'AuthSecretMissing' | 'TLSSecretMissing'; message: string } | undefined;
+  secretProblem?: SecretProblem | undefined;
   /** Set during finalize: what teardown is waiting for. */
   deleting?: string | undefined;
   /** podViews(pods, name, namespace) when the caller already has them (so /sync builds them once). */
@@ -44,8 +45,10 @@ export interface StatusInput {
   backup?: BackupVerdict | undefined;
   /** spec.restore's progress (restore.ts). */
   restore?: RestoreStatus | undefined;
-  /** The related Secrets' versions (secretVersions in state.ts); absent without a customize hook. */
+  /** The named Secrets' versions, from the sidecar's report (secret-status.ts); absent before it. */
   secrets?: RedisStatus['secrets'];
+  /** The SecretsReady condition (secret-status.ts); absent: not judged (a direct caller). */
+  secretsCondition?: SecretsCondition | undefined;
 }
 
 export type ReplicaState = 'Ready' | 'Syncing' | 'NotReady';
@@ -216,6 +219,7 @@ export function computeStatus(input: StatusInput): RedisStatus {
       since: verdicts[type].since,
     }),
   );
+  if (input.secretsCondition !== undefined) judged.push({ type: SECRETS_CONDITION, ...input.secretsCondition, since: undefined });
   if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
   const conditions: Condition[] = judged.map((verdict) => {
     const { type, status } = verdict;

@@ -33,7 +33,7 @@ export interface ManagerTiming {
   redisCommandTimeoutMs: number;
   /** Bound on every Kubernetes request of the manager (label patches, events, secrets). */
   kubeRequestTimeoutMs: number;
-  /** Secrets are polled this often only for a Redis whose status has no `secrets` (decide/secret-reads.ts). */
+  /** Secrets are polled this often by the acting instance, and reported on the parent (decide/secret-reads.ts, decide/secret-report.ts). */
   secretRefreshMs: number;
   /** A replica's down/silent testimony counts after holding this long (see decide/types.ts). */
   witnessConfirmMs: number;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backupSelectorLabels } from '../../src/api/backup.ts';
 import { podSelectorLabels } from '../../src/api/labels.ts';
-import { customize, parseCustomizeRequest, parseHookRequest } from '../../src/hook/index.ts';
+import { customize, customizeCluster, parseCustomizeRequest, parseHookRequest } from '../../src/hook/index.ts';
 import { designSpec, redis, type Json } from './helpers.ts';
 
 const child = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } };
@@ -69,12 +69,11 @@ function rules(spec: unknown) {
   return parsed.ok ? customize(parsed.request).relatedResources : [];
 }
 
-test("customize asks for the pods and PVCs by the pod selector labels and the generated auth and operator Secrets by name, each in the parent's namespace", () => {
+test("customize asks for the pods and PVCs by the pod selector labels, each in the parent's namespace, and for no Secret", () => {
   const selector = { matchLabels: podSelectorLabels('my-redis') };
   const backups = { matchLabels: backupSelectorLabels('my-redis') };
   assert.deepEqual(rules(designSpec()), [
     { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: selector },
-    { apiVersion: 'v1', resource: 'secrets', namespace: 'default', names: ['my-redis-auth', 'my-redis-operator'] },
     { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace: 'default', labelSelector: selector },
     { apiVersion: 'batch/v1', resource: 'jobs', namespace: 'default', labelSelector: backups },
     { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: backups },
@@ -88,36 +87,39 @@ test('customize asks for the RedisBackup spec.restore names, in the parent names
     namespace: 'default',
     names: ['nightly'],
   });
-  assert.equal(rules({ ...designSpec(), restore: { backup: 5 } }).length, 5);
-  assert.equal(rules({ ...designSpec(), restore: { location: 's3://b/k.rdb' } }).length, 5);
-});
-
-test("customize asks for the application users' password Secrets (each once), so a rotation resyncs the Redis", () => {
-  const users = [
-    { name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw', key: 'password' } },
-    { name: 'ops', rules: '+@all', passwordSecret: { name: 'app-pw', key: 'ops' } },
-    { name: 'batch', rules: '+@write', passwordSecret: { name: 'batch-pw' } },
-  ];
-  assert.deepEqual(rules({ ...designSpec(), users })[1]?.names, ['my-redis-auth', 'my-redis-operator', 'app-pw', 'batch-pw']);
-  // A malformed users list (the validator refuses it) names nothing extra.
-  assert.deepEqual(rules({ ...designSpec(), users: [{ name: 'x', passwordSecret: { name: 5 } }, 'junk'] })[1]?.names, ['my-redis-auth', 'my-redis-operator']);
-});
-
-test('customize follows spec.auth.secretName, and falls back to the generated Secret on any bad spec', async (t) => {
-  assert.deepEqual(rules({ ...designSpec(), auth: { secretName: 'corp-redis' } })[1]?.names, ['corp-redis', 'my-redis-operator']);
-  for (const bad of [undefined, 'x', { auth: 'x' }, { auth: { secretName: 5 } }, { auth: { secretName: '' } }]) {
-    await t.test(`falls back on ${String(JSON.stringify(bad))}`, () => {
-      assert.deepEqual(rules(bad)[1]?.names, ['my-redis-auth', 'my-redis-operator']);
-    });
-  }
+  assert.equal(rules({ ...designSpec(), restore: { backup: 5 } }).length, 4);
+  assert.equal(rules({ ...designSpec(), restore: { location: 's3://b/k.rdb' } }).length, 4);
   for (const rule of rules(designSpec())) assert.equal('names' in rule && 'labelSelector' in rule, false);
 });
 
-test('customize also asks for the TLS Secret when spec.tls is set (given, or the one cert-manager writes)', () => {
-  assert.deepEqual(rules({ ...designSpec(), tls: { secretName: 'corp-tls' } })[1]?.names, ['my-redis-auth', 'my-redis-operator', 'corp-tls']);
-  assert.deepEqual(rules({ ...designSpec(), tls: { certManager: { issuerRef: { name: 'ca' } } } })[1]?.names, [
-    'my-redis-auth',
-    'my-redis-operator',
-    'my-redis-tls',
-  ]);
+// Metacontroller posts every related object to the hook, over plain HTTP, on every sync: a
+// Secret asked for here would put passwords, S3 keys and tls.key on the wire. Whatever names a
+// spec gives (auth, users, TLS, S3 credentials), no rule asks for Secrets, for Redis or RedisCluster.
+test('customize (Redis and RedisCluster) asks for no Secret, whichever Secrets the spec names', () => {
+  const specs: unknown[] = [
+    designSpec(),
+    { ...designSpec(), auth: { secretName: 'corp-redis' } },
+    { ...designSpec(), users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw', key: 'password' } }] },
+    { ...designSpec(), tls: { secretName: 'corp-tls' } },
+    { ...designSpec(), tls: { certManager: { issuerRef: { name: 'ca' } } } },
+    { ...designSpec(), backup: { schedule: '0 * * * *', storage: { s3: { bucket: 'b', region: 'r', credentialsSecret: { name: 's3-creds' } } } } },
+    undefined,
+    'junk',
+  ];
+  for (const spec of specs) {
+    const parent = { ...redis(), spec };
+    const answers = [
+      customize({ controller: {}, parent } as never),
+      customizeCluster({ controller: {}, parent: { ...parent, kind: 'RedisCluster' } } as never),
+    ];
+    for (const answer of answers) {
+      const text = JSON.stringify(answer);
+      assert.equal(
+        answer.relatedResources.some((r) => r.resource === 'secrets' || r.resource.startsWith('secret')),
+        false,
+        `a Secret rule for ${JSON.stringify(spec)}: ${text}`,
+      );
+      assert.doesNotMatch(text, /"secrets"/);
+    }
+  }
 });

@@ -171,7 +171,7 @@ function checkResponse(req: HookRequest, response: HookResponse, hook: 'sync' | 
   assert.equal('observedGeneration' in response.status, false);
   assert.deepEqual(
     response.status.conditions?.map((c) => c.type),
-    ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated'],
+    ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated', 'SecretsReady'],
   );
   const observed = Object.values(req.children).flatMap((i) => Object.values(i));
   const verdict = validateSpec(req.parent.metadata.name, req.parent.spec);

@@ -2,9 +2,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sync, type KubeObject } from '../../src/hook/index.ts';
+import { formatSecretReport, SECRETS_ANNOTATION, type ReportedSecret } from '../../src/api/secret-report.ts';
 import { condition, designSpec, get, healthyPods, pod, redis, request, type Json } from './helpers.ts';
 
-const CONDITION_ORDER = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated'];
+const CONDITION_ORDER = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated', 'SecretsReady'];
 
 interface Case {
   name: string;
@@ -282,69 +283,59 @@ test('a garbage previous status is ignored, not trusted', async (t) => {
   }
 });
 
-test('a missing auth Secret explains why no master comes up, when the Secret is visible to the hook', () => {
+/** A Redis whose parent carries the sidecar's report (the hook is never sent a Secret). */
+const reported = (entries: ReportedSecret[], spec: Json = designSpec()) =>
+  redis(spec, { metadata: { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } } });
+const found = (name: string, keys = ['password'], rv = '1', unwritable: string[] = []): ReportedSecret => ({ name, resourceVersion: rv, keys, unwritable });
+const PASSWORDS = [found('my-redis-auth'), found('my-redis-operator')];
+
+test('a missing auth Secret, as the sidecar reports it, explains why no master comes up', () => {
   const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
-  const req = request({ related: notReady });
-  req.related['Secret.v1'] = {};
-  const { status } = sync(req);
-  assert.equal(get(condition(status, 'Ready'), 'reason'), 'AuthSecretMissing');
-  assert.match(String(get(condition(status, 'Ready'), 'message')), /my-redis-auth not found/);
-
-  const withKeyless = request({ related: notReady });
-  withKeyless.related['Secret.v1'] = {
-    'default/my-redis-auth': { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'my-redis-auth', namespace: 'default' }, data: {} },
-  };
-  assert.match(String(get(condition(sync(withKeyless).status, 'Ready'), 'message')), /has no key password/);
-
-  // Without the Secret in related (no customize rule), nothing is claimed.
-  assert.equal(get(condition(sync(request({ related: notReady })).status, 'Ready'), 'reason'), 'NoMaster');
+  const ready = (parent: Json) => condition(sync(request({ parent, related: notReady })).status, 'Ready');
+  const missing = ready(reported([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator')]));
+  assert.equal(get(missing, 'reason'), 'AuthSecretMissing');
+  assert.match(String(get(missing, 'message')), /my-redis-auth not found/);
+  assert.match(String(get(ready(reported([found('my-redis-auth', []), found('my-redis-operator')])), 'message')), /has no key password/);
+  // Before any report, nothing is claimed.
+  assert.equal(get(ready(redis()), 'reason'), 'NoMaster');
 });
 
 test('spec.tls: a missing or incomplete TLS Secret explains why no master comes up (TLSSecretMissing), naming it', () => {
   const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
-  const secret = (name: string, data: Record<string, string>) => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'default' }, data });
-  const passwords = {
-    'default/my-redis-auth': secret('my-redis-auth', { password: 'cA==' }),
-    'default/my-redis-operator': secret('my-redis-operator', { password: 'cA==' }),
+  const withTls = (entries: ReportedSecret[]) => {
+    const c = condition(sync(request({ parent: reported(entries, { ...designSpec(), tls: { secretName: 'corp-tls' } }), related: notReady })).status, 'Ready');
+    return `${String(get(c, 'reason'))}: ${String(get(c, 'message'))}`;
   };
-  const withTls = (related: Record<string, unknown>) => {
-    const req = request({ parent: redis({ ...designSpec(), tls: { secretName: 'corp-tls' } }), related: notReady });
-    req.related['Secret.v1'] = related as never;
-    return get(condition(sync(req).status, 'Ready'), 'reason') + ': ' + String(get(condition(sync(req).status, 'Ready'), 'message'));
-  };
-  assert.match(withTls(passwords), /^TLSSecretMissing: Secret corp-tls not found \(spec\.tls\.secretName\); pods cannot start without their certificate/);
   assert.match(
-    withTls({ ...passwords, 'default/corp-tls': secret('corp-tls', { 'tls.crt': 'eA==' }) }),
-    /^TLSSecretMissing: Secret corp-tls has no key tls\.key, ca\.crt/,
+    withTls([...PASSWORDS, { name: 'corp-tls', missing: true }]),
+    /^TLSSecretMissing: Secret corp-tls not found \(spec\.tls\.secretName\); pods cannot start without their certificate/,
   );
-  assert.match(withTls({ ...passwords, 'default/corp-tls': secret('corp-tls', { 'tls.crt': 'eA==', 'tls.key': 'eA==', 'ca.crt': 'eA==' }) }), /^NoMaster/);
-  assert.match(withTls({}), /^AuthSecretMissing/, 'the passwords are told first');
+  assert.match(withTls([...PASSWORDS, found('corp-tls', ['tls.crt'])]), /^TLSSecretMissing: Secret corp-tls has no key tls\.key, ca\.crt/);
+  assert.match(withTls([...PASSWORDS, found('corp-tls', ['tls.crt', 'tls.key', 'ca.crt'])]), /^NoMaster/);
+  assert.match(
+    withTls([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator'), { name: 'corp-tls', missing: true }]),
+    /^AuthSecretMissing/,
+    'the passwords are told first',
+  );
 });
 
-test("status.secrets: every related Secret's resourceVersion, sorted by name, with a valid or an invalid spec; absent without Secrets in related", () => {
-  const secret = (name: string, rv?: string) => ({
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace: 'default', ...(rv ? { resourceVersion: rv } : {}) },
-    data: { password: 'eA==' },
-  });
-  const withSecrets = (parent: Json) => {
-    const req = request({ parent, related: healthyPods() });
-    req.related['Secret.v1'] = {
-      'default/my-redis-operator': secret('my-redis-operator', '41'),
-      'default/my-redis-auth': secret('my-redis-auth', '7'),
-      'default/no-version': secret('no-version'),
-    };
-    return req;
-  };
+test("status.secrets: the reported Secrets' resourceVersions, sorted by name, only those the spec names; absent before a report and with an invalid spec", () => {
+  const entries = [found('my-redis-operator', ['password'], '41'), found('my-redis-auth', ['password'], '7'), found('not-named', ['password'], '9')];
   const expected = [
     { name: 'my-redis-auth', resourceVersion: '7' },
     { name: 'my-redis-operator', resourceVersion: '41' },
   ];
-  assert.deepEqual(get(sync(withSecrets(redis(designSpec()))).status, 'secrets'), expected);
-  assert.deepEqual(get(sync(withSecrets(redis({ ...designSpec(), replicas: -1 }))).status, 'secrets'), expected, 'an invalid spec still publishes them');
+  assert.deepEqual(get(sync(request({ parent: reported(entries), related: healthyPods() })).status, 'secrets'), expected);
+  assert.equal(get(sync(request({ parent: reported(entries, { ...designSpec(), replicas: -1 }), related: healthyPods() })).status, 'secrets'), undefined);
   assert.equal(get(sync(request({ related: healthyPods() })).status, 'secrets'), undefined);
-  const none = request({ related: healthyPods() });
-  none.related['Secret.v1'] = {};
-  assert.deepEqual(get(sync(none).status, 'secrets'), [], 'Secrets asked for, none exist: an empty list');
+  const none = sync(
+    request({
+      parent: reported([
+        { name: 'my-redis-auth', missing: true },
+        { name: 'my-redis-operator', missing: true },
+      ]),
+      related: healthyPods(),
+    }),
+  );
+  assert.deepEqual(get(none.status, 'secrets'), [], 'reported, none exist: an empty list');
 });

@@ -86,13 +86,36 @@ test('an invalid spec is a 200 that echoes every observed child and says Invalid
   assert.equal((r.json['status'] as Json)['phase'], 'Failed');
 });
 
-test('POST /rediscluster/customize: the related rules for the cluster', async () => {
+test('POST /rediscluster/customize: the related rules for the cluster, without Secrets', async () => {
   const r = await post('/rediscluster/customize', { controller: {}, parent: cluster() });
   assert.equal(r.status, 200);
   assert.deepEqual(
     (r.json['relatedResources'] as Json[]).map((x) => x['resource']),
-    ['pods', 'secrets', 'persistentvolumeclaims', 'jobs', 'pods'],
+    ['pods', 'persistentvolumeclaims', 'jobs', 'pods'],
   );
+});
+
+// Metacontroller sends the hook, in plain HTTP, every object a customize answer names: a
+// `secrets` rule would put passwords, S3 keys and tls.key on the wire at every sync.
+test('POST /customize and /rediscluster/customize: no answer names the secrets resource, whatever Secrets the spec names', async () => {
+  const spec = {
+    ...articleSpec(),
+    auth: { secretName: 'corp-auth' },
+    backup: { ...(articleSpec()['backup'] as Json), storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } } },
+  };
+  const redisParent = {
+    ...cluster(spec),
+    kind: 'Redis',
+    spec: { ...spec, tls: { secretName: 'corp-tls' }, users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw' } }] },
+  };
+  for (const [url, parent] of [
+    ['/rediscluster/customize', cluster(spec)],
+    ['/customize', redisParent],
+  ] as const) {
+    const r = await post(url, { controller: {}, parent });
+    assert.equal(r.status, 200, url);
+    assert.equal(JSON.stringify(r.json).includes('"secrets"'), false, `${url}: ${JSON.stringify(r.json)}`);
+  }
 });
 
 test('bad requests are refused with the field named; a fault is a 500', async (t) => {

@@ -3,14 +3,14 @@
 // plan for a valid spec, and the two response shapes. Invariant, as for Redis: an invalid spec
 // returns every observed child exactly as last applied (Metacontroller deletes whatever is not
 // returned; bad input must never delete or change a StatefulSet, a Service or a volume).
-import { operatorSecretRef, authSecretRef } from '../../api/auth.ts';
+import { clusterSecretUses } from '../../api/secret-report.ts';
 import { RESHARD_ANNOTATION, clusterBackupSelectorLabels, clusterPodBelongsTo, readReshardRecord } from '../../api/cluster-names.ts';
 import type { RedisClusterStatus } from '../../api/cluster-schema.ts';
 import { validateClusterSpec, type ClusterSpecVerdict } from '../../api/cluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../context.ts';
-import { lastAppliedOf, mapHasKind, memberMeta, objectsOf, ofKind } from '../observed.ts';
-import { secretProblem, secretVersions, type SecretProblem } from '../state.ts';
+import { lastAppliedOf, memberMeta, objectsOf, ofKind } from '../observed.ts';
+import { INVALID_SPEC_SECRETS, secretsView } from '../secret-status.ts';
 import type { HookRequest, HookResponse, KubeObject } from '../types.ts';
 import { clusterBackupVerdict } from './backup.ts';
 import { desiredClusterChildren } from './children.ts';
@@ -83,24 +83,10 @@ export function planCluster(state: ClusterState, spec: ClusterContext['spec']): 
   return { ctx, shards, ...desiredClusterChildren(ctx, state.sets, shards) };
 }
 
-/** Why pods cannot start for want of a password Secret, only when the customize hook lets us see Secrets. */
-function passwordProblem(state: ClusterState, spec: ClusterContext['spec']): SecretProblem | undefined {
-  if (!mapHasKind(state.request.related, 'Secret')) return undefined;
-  const auth = authSecretRef(state.name, spec);
-  const operator = operatorSecretRef(state.name);
-  const message =
-    secretProblem(state, auth.secretName, [auth.key], auth.generated ? ' (the sidecar creates it)' : ' (spec.auth.secretName)', 'their password') ??
-    secretProblem(state, operator.secretName, [operator.key], " (the operator's own password: the sidecar creates it)", 'their password');
-  return message === undefined ? undefined : { reason: 'AuthSecretMissing', message };
-}
-
 export function validClusterStatus(state: ClusterState, plan: ClusterPlan, deleting?: string): RedisClusterStatus {
   const { spec } = plan.ctx;
-  const creds = spec.backup?.storage.s3?.credentialsSecret;
-  const storageProblem =
-    creds !== undefined && mapHasKind(state.request.related, 'Secret')
-      ? secretProblem(state, creds.name, [creds.accessKeyIdKey, creds.secretAccessKeyKey], ' (spec.backup.storage.s3.credentialsSecret)', 'the S3 access key')
-      : undefined;
+  // From the sidecar's report on the parent: the hook sees no Secret (secret-status.ts).
+  const secrets = secretsView(state.namespace, clusterSecretUses(state.name, spec), state.request.parent.metadata.annotations);
   return computeClusterStatus({
     name: state.name,
     spec: { valid: true, spec, plan: plan.shards, conflicts: plan.conflicts },
@@ -108,8 +94,9 @@ export function validClusterStatus(state: ClusterState, plan: ClusterPlan, delet
     sets: state.sets,
     previous: state.request.parent.status,
     reshard: state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION],
-    secrets: secretVersions(state),
-    secretProblem: passwordProblem(state, spec),
+    secrets: secrets.secrets,
+    secretProblem: secrets.problem,
+    secretsCondition: secrets.condition,
     backup: clusterBackupVerdict({
       name: state.name,
       namespace: state.namespace,
@@ -118,7 +105,7 @@ export function validClusterStatus(state: ClusterState, plan: ClusterPlan, delet
       observed: state.observed,
       jobs: state.backupJobs,
       pods: state.backupPods,
-      storageProblem,
+      storageProblem: secrets.storage,
     }),
     deleting,
   });
@@ -132,7 +119,8 @@ export function invalidClusterStatus(state: ClusterState, message: string): Redi
     sets: state.sets,
     previous: state.request.parent.status,
     reshard: state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION],
-    secrets: secretVersions(state),
+    secrets: undefined,
+    secretsCondition: INVALID_SPEC_SECRETS,
   });
 }
 

@@ -1,6 +1,6 @@
 // The RedisCluster status, computed only from what was observed: the shard StatefulSets, the pods
 // (readiness, and the node record the sidecar writes on each), the reshard record on the parent,
-// the related Secrets and backup Jobs, and the previous status's condition times. Invariants:
+// the sidecar's report on the Secrets, the backup Jobs, and the previous status's condition times. Invariants:
 // deterministic (shards by index, pods by name, conditions in a fixed order); no clock (a
 // lastTransitionTime is carried over while a condition's status is unchanged, else taken from an
 // observed time, else absent); never observedGeneration; a slot counts as covered only when a
@@ -9,7 +9,7 @@ import { CLUSTER_SLOTS, type RedisClusterSpec, type RedisClusterStatus, type Sha
 import { clusterPodSelectorLabels, formatSlotRanges, rangesOf, readReshardRecord, slotCount } from '../../api/cluster-names.ts';
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../backup-status.ts';
-import type { SecretProblem } from '../state.ts';
+import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../secret-status.ts';
 import { latest, previousConditions } from '../status.ts';
 import type { KubeObject } from '../types.ts';
 import { compare, selectorString } from '../util.ts';
@@ -42,6 +42,8 @@ export interface ClusterStatusInput {
   reshard: string | undefined;
   secrets: RedisClusterStatus['secrets'];
   secretProblem?: SecretProblem | undefined;
+  /** The SecretsReady condition (secret-status.ts); absent: not judged (a direct caller). */
+  secretsCondition?: SecretsCondition | undefined;
   backup?: BackupVerdict | undefined;
   /** Set during finalize: what teardown is waiting for. */
   deleting?: string | undefined;
@@ -172,6 +174,7 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
   };
   const judged: Array<Verdict & { type: string }> = CLUSTER_CONDITION_TYPES.map((type) => ({ type, ...verdicts[type] }));
+  if (input.secretsCondition !== undefined) judged.push({ type: SECRETS_CONDITION, ...input.secretsCondition });
   if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
   const previous = previousConditions(input.previous);
   const conditions: Condition[] = judged.map((v) => {

@@ -1,31 +1,24 @@
-// When the sidecar reads a Redis's Secrets again. Pure.
-// The hook sees every Secret a Redis uses (the customize hook lists them, so Metacontroller
-// watches them) and publishes their resourceVersions in status.secrets; the sidecar watches the
-// Redis, so a changed Secret reaches it as a changed status. Invariants:
-// - With versions published, no read is timed: one happens when the versions differ from those
-//   of the last completed read (a rotation, a Secret created), and a failed read is retried
-//   after RETRY_MS. Only a node refusing our password also forces one (at most once a RETRY_MS).
-// - Without versions (a hook or CRD from before status.secrets, which the API server prunes),
-//   the Secrets are polled every `everyMs` as before: never left unread.
-import type { RedisStatus } from '../../api/schema.ts';
+// When a Redis's (or RedisCluster's) Secrets are read again. Pure.
+// The sidecar reads Secrets by GET (its RBAC has get, never list or watch) and nothing tells it
+// when one changes: the hook no longer watches Secrets (their values would cross plain HTTP on
+// every sync), so it polls. Invariants:
+// - Once every value was found, the Secrets are read again every `everyMs` (SECRET_REFRESH_MS,
+//   10 s by default for the acting instance; a rotation takes up to that long, plus the spread).
+// - While a value is missing, or after a failed read, they are read again after RETRY_MS: a
+//   Secret the user creates is picked up within about a second.
+// - A node refusing our password forces a read (at most once a RETRY_MS).
 
-/** A failed read, or a node refusing our password, reads again after this long. */
+/** A failed read, a missing value, or a node refusing our password, reads again after this long. */
 export const SECRET_RETRY_MS = 1000;
 
 export interface SecretReadState {
-  /** The fingerprint of status.secrets now (secretVersions); undefined when the status has none. */
-  versions: string | undefined;
-  /** The fingerprint when the last read completed; undefined before any. */
-  readVersions: string | undefined;
   /** When the last read completed with every value found (-Infinity: never). */
   loadedAt: number;
   /** When the last read started (-Infinity: never). */
   attemptAt: number;
-  /** The last read threw (the API did not answer): its versions do not count. */
-  failed: boolean;
   /** A node refused the password since the last read. */
   refused: boolean;
-  /** The polling interval when no versions are published. */
+  /** The polling interval. */
   everyMs: number;
   now: number;
 }
@@ -35,27 +28,10 @@ export interface SecretReadDecision {
   reason: string;
 }
 
-/** One string per set of Secret versions; undefined when the status publishes none. */
-export function secretVersions(status: Pick<RedisStatus, 'secrets'> | undefined): string | undefined {
-  const list = status?.secrets;
-  if (!Array.isArray(list)) return undefined;
-  return list
-    .map((s) => `${s.name}@${s.resourceVersion}`)
-    .sort()
-    .join(',');
-}
-
 export function decideSecretRead(s: SecretReadState): SecretReadDecision {
   const retried = s.now - s.attemptAt > SECRET_RETRY_MS;
-  if (s.refused && retried) return { read: true, reason: 'a node refused the password' };
-  if (s.versions === undefined) {
-    return s.now - s.loadedAt > s.everyMs && retried
-      ? { read: true, reason: 'status publishes no Secret versions: polled' }
-      : { read: false, reason: 'read less than the polling interval (or a second) ago' };
-  }
-  if (s.failed) return retried ? { read: true, reason: 'the last read failed' } : { read: false, reason: 'the last read failed less than a second ago' };
-  if (s.readVersions !== s.versions) {
-    return retried ? { read: true, reason: 'a Secret changed (status.secrets)' } : { read: false, reason: 'a Secret changed; read less than a second ago' };
-  }
-  return { read: false, reason: 'no Secret changed since the last read' };
+  if (!retried) return { read: false, reason: 'read less than a second ago' };
+  if (s.refused) return { read: true, reason: 'a node refused the password' };
+  if (s.now - s.loadedAt > s.everyMs) return { read: true, reason: s.loadedAt === -Infinity ? 'a value is missing (or never read)' : 'polled' };
+  return { read: false, reason: 'read less than the polling interval ago' };
 }

@@ -2,11 +2,12 @@
 // password in the generated <name>-operator Secret, never rotated), and the default user's password
 // (spec.auth or the generated <name>-auth: what clients use, rotated by the users pass, users.ts).
 // Invariants:
-// - The Secrets are read again when status.secrets says one changed (decide/secret-reads.ts: the
-//   hook watches them through Metacontroller, the sidecar watches the Redis), and within a second
-//   after a node refused us. Only when the status publishes no versions are they polled, every
-//   secretRefreshMs by the instance that acts (STANDBY_REFRESH_FACTOR times less often by the
-//   others). A read never blocks the probes once the operator's password is known.
+// - The Secrets are polled (decide/secret-reads.ts): every secretRefreshMs by the instance that
+//   acts (STANDBY_REFRESH_FACTOR times less often by the others), every second while a value is
+//   missing, and within a second after a node refused us. A read never blocks the probes once the
+//   operator's password is known.
+// - A password that breaks passwordWritable (empty, or a control character) is never used (no
+//   AUTH, never handed to the users pass): it counts as missing, told with the Secret and key.
 // - A node that refuses the operator's user but takes the default user's password (the current
 //   one, or the one before a change) was started without that user (by an earlier version) or
 //   before its Secret was made again. It is probed as `default`, so it never looks silent, and the
@@ -29,6 +30,7 @@ import type { ConnectionOptions } from 'node:tls';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { PodView } from './pods.ts';
 import { decideSecretRead } from '../decide/index.ts';
+import { passwordWritable } from '../../api/secret-report.ts';
 
 /** Instances that do not act on a Redis re-read its Secrets this many times less often. */
 export const STANDBY_REFRESH_FACTOR = 6;
@@ -55,6 +57,8 @@ export interface CredentialsOptions {
 interface Missing {
   text: string;
   userOwned: boolean;
+  /** The Event's reason (AuthSecretMissing when unset). */
+  reason?: 'AuthSecretMissing' | 'PasswordUnwritable';
 }
 
 interface Legacy {
@@ -78,10 +82,6 @@ export class Credentials {
   #exporterPassword: string | undefined;
   #loadedAt = -Infinity;
   #attemptAt = -Infinity;
-  /** status.secrets now (secretVersions), and as it was when the last read completed. */
-  #versions: string | undefined;
-  #readVersions: string | undefined;
-  #failed = false;
   /**
    * This Redis' share of the refresh interval, added to it (0 to 0.5 of it): workers started
    * together would otherwise re-read all their Secrets in the same instant, a burst of hundreds
@@ -109,11 +109,6 @@ export class Credentials {
     return this.#certificate;
   }
 
-  /** status.secrets as last given (secretVersions). */
-  get versions(): string | undefined {
-    return this.#versions;
-  }
-
   /** The default user's password (what clients use), once read. */
   get clientPassword(): string | undefined {
     return this.#clientPassword;
@@ -131,27 +126,18 @@ export class Credentials {
     this.#spec = spec;
     if (before && (before.secretName !== after.secretName || before.key !== after.key)) {
       this.#loadedAt = -Infinity;
-      this.#readVersions = undefined;
     }
-  }
-
-  /** The Secrets' versions as the Redis's status.secrets has them (secretVersions); a change is read. */
-  setVersions(versions: string | undefined): void {
-    this.#versions = versions;
   }
 
   /** True when the operator's password is known; loads the Secrets (creating them, as leader) when not. */
   async ensure(): Promise<boolean> {
     const now = this.#o.now();
-    // Polling only (no versions): the instance that acts re-reads on schedule (a rotation is its
-    // to apply); the others only need the password to probe, and a refusal re-reads anyway.
+    // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
+    // need the password to probe, and a refusal re-reads anyway.
     const every = (this.#o.isLeader() ? this.#o.secretRefreshMs : this.#o.secretRefreshMs * STANDBY_REFRESH_FACTOR) * (1 + this.#spread);
     const due = decideSecretRead({
-      versions: this.#versions,
-      readVersions: this.#readVersions,
       loadedAt: this.#loadedAt,
       attemptAt: this.#attemptAt,
-      failed: this.#failed,
       refused: this.#refused,
       everyMs: every,
       now,
@@ -242,14 +228,9 @@ export class Credentials {
   #startLoad(): void {
     this.#attemptAt = this.#o.now();
     this.#refused = false;
-    const versions = this.#versions;
     this.#load = this.#read()
-      .then((read) => {
-        if (read) this.#readVersions = versions;
-        this.#failed = false;
-      })
+      .then(() => undefined)
       .catch((err: unknown) => {
-        this.#failed = true;
         const f = kubeFailure(err);
         this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the Redis secrets');
       })
@@ -308,7 +289,12 @@ export class Credentials {
     } else {
       value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
     }
-    if (value !== null) return { value, problem: null };
+    if (value !== null && passwordWritable(value)) return { value, problem: null };
+    if (value !== null) {
+      // Never the value, nor a hint of it: only where it is and why it is refused.
+      const text = `Secret ${ref.namespace}/${src.secretName} key ${src.key} is empty or holds a control character; Redis cannot be given it safely`;
+      return { value: null, problem: { text, userOwned: true, reason: 'PasswordUnwritable' as const } };
+    }
     const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (it is created by the leader)' : ''}`;
     return { value, problem: { text, userOwned: !src.generated } };
   }
@@ -330,7 +316,7 @@ export class Credentials {
       memory.authProblemTold = null;
       return;
     }
-    const { text, userOwned } = problem;
+    const { text, userOwned, reason = 'AuthSecretMissing' } = problem;
     if (memory.authProblem !== text) {
       memory.authProblem = text;
       log.warn({ problem: text }, 'a Redis secret is missing: waiting for it');
@@ -339,7 +325,7 @@ export class Credentials {
       memory.authProblemTold = text;
       this.#o.event({
         type: 'Warning',
-        reason: 'AuthSecretMissing',
+        reason,
         message: `${text}: the pods cannot start and the manager cannot reach Redis until it exists`,
       });
     }

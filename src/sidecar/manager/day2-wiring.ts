@@ -30,7 +30,6 @@ export interface Day2Parts {
   applyUsers: UsersOptions['applyUsers'];
   aclPasswords: UsersOptions['aclPasswords'];
   clientPassword: () => string | undefined;
-  secretVersions: () => string | undefined;
   /** The Redis is at rest (schedule.ts): reports for humans wait for it. */
   atRest: () => boolean;
   tls: Pick<TlsReloaderOptions, 'certificate' | 'served' | 'reload'>;
@@ -62,7 +61,6 @@ export function createDay2(parts: Day2Parts): Day2 {
       applyUsers: parts.applyUsers,
       aclPasswords: parts.aclPasswords,
       clientPassword: parts.clientPassword,
-      secretVersions: parts.secretVersions,
       refreshMs: parts.timing.secretRefreshMs,
     }),
     replication: new ReplicationReporter({ log, isLeader, now, atRest: parts.atRest, patchPodMetadata: kube.patchPodMetadata.bind(kube) }),

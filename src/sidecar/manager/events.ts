@@ -32,7 +32,8 @@ export type EventReason =
   | 'BackupCompleted'
   | 'BackupFailed'
   | 'UsersApplied'
-  | 'UserSecretMissing';
+  | 'UserSecretMissing'
+  | 'PasswordUnwritable';
 
 export interface EventToSend {
   type: 'Normal' | 'Warning';

@@ -1,10 +1,12 @@
 // ACL users on every node: the application users of spec.users and the `default` user's passwords.
 // ACLs do not replicate, so the leader applies them to each node that answers, again whenever a
 // node restarts (a new run_id), a Secret or the users change, a grace period ends, and at least
-// every refreshMs (a hand edit on a node is undone). A password Secret is read again when
-// status.secrets says it changed (polled every refreshMs only when the status has no versions).
+// every refreshMs (a hand edit on a node is undone). A password Secret is read again every
+// refreshMs (polled: nothing tells the sidecar when a Secret changes).
 // Invariants:
-// - A password comes from its Secret and reaches Redis only as a SHA-256 hash.
+// - A password comes from its Secret and reaches Redis only as a SHA-256 hash, and only when
+//   passwordWritable: one that is empty or holds a control character is refused like a missing
+//   Secret (left as it is on the nodes), with one Warning naming the Secret and key, never the value.
 // - A changed password goes through a grace period (decide/passwords.ts): its end is recorded on
 //   the Redis (PASSWORD_GRACE_ANNOTATION) before any node is touched, so a new leader keeps it.
 // - The default user's rules are never touched, only its passwords; the operator's own user is
@@ -19,6 +21,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { MANAGED_USERS_ANNOTATION, PASSWORD_GRACE_ANNOTATION } from '../../api/labels.ts';
 import type { RedisSpec } from '../../api/schema.ts';
+import { passwordWritable } from '../../api/secret-report.ts';
 import { passwordHash, setPasswordsArgs, setUserArgs } from '../../api/users.ts';
 import type { DecideInput } from '../decide/index.ts';
 import { currentFacts, endpointOf } from '../decide/index.ts';
@@ -48,8 +51,6 @@ export interface UsersOptions {
   ) => Promise<{ ok: true; hashes: Map<string, string[] | null> } | { ok: false; error: RedisFailure }>;
   applyUsers: (endpoint: Endpoint, users: readonly UserChange[], removed: readonly string[]) => Promise<ActionResult>;
   refreshMs: number;
-  /** status.secrets as credentials.ts has it (decide/secret-reads.ts); with it a password is read again only when it changes. */
-  secretVersions?: () => string | undefined;
 }
 
 interface Wanted {
@@ -68,7 +69,7 @@ export class UsersApplier {
   #graceMs = 0;
   #managed: string[] = [];
   #grace = new Map<string, number>();
-  readonly #passwords = new Map<string, { value: string | null; at: number; versions: string | undefined }>();
+  readonly #passwords = new Map<string, { value: string | null; at: number }>();
   /** Per pod name: `<run_id>:<fingerprint>` of the application users last applied there. */
   readonly #applied = new Map<string, string>();
   readonly #told = new Set<string>();
@@ -185,6 +186,14 @@ export class UsersApplier {
         });
         continue;
       }
+      if (!passwordWritable(password)) {
+        this.#tellOnce(`unwritable/${user.name}/${user.passwordSecret.name}/${user.passwordSecret.key}`, {
+          type: 'Warning',
+          reason: 'PasswordUnwritable',
+          message: `user ${user.name}: Secret ${this.#o.ref.namespace}/${user.passwordSecret.name} key ${user.passwordSecret.key} is empty or holds a control character; Redis cannot be given it safely, so the user is left as it is on the nodes`,
+        });
+        continue;
+      }
       out.push({ name: user.name, hash: passwordHash(password), rules: user.rules });
     }
     return out;
@@ -238,14 +247,12 @@ export class UsersApplier {
     const id = `${name}/${key}`;
     const cached = this.#passwords.get(id);
     const now = this.#o.now();
-    // With versions published a Secret is read again only when one changed; else polled.
-    const versions = this.#o.secretVersions?.();
-    const unchanged = versions !== undefined && cached?.versions === versions;
-    if (cached && cached.value !== null && (unchanged || (versions === undefined && now - cached.at < this.#o.refreshMs))) return cached.value;
-    if (cached && cached.value === null && (unchanged || now - cached.at < 1000)) return null;
+    // Polled: a found password every refreshMs, a missing one every second.
+    if (cached && cached.value !== null && now - cached.at < this.#o.refreshMs) return cached.value;
+    if (cached && cached.value === null && now - cached.at < 1000) return null;
     try {
       const value = await this.#o.readSecret(this.#o.ref.namespace, name, key);
-      this.#passwords.set(id, { value, at: now, versions });
+      this.#passwords.set(id, { value, at: now });
       return value;
     } catch {
       return cached?.value ?? null;

@@ -19,7 +19,7 @@ import type { Logger } from 'pino';
 import { compareCodeUnits } from '../../api/order.ts';
 import { REDIS_PORT } from '../../api/labels.ts';
 import { backupEvents, type BackupMemory } from '../decide/backups.ts';
-import { secretVersions } from '../decide/index.ts';
+import { redisSecretUses, secretNeeds } from '../../api/secret-report.ts';
 import type { RedisObject } from '../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../api/validate.ts';
 import type { ManagerTiming } from '../config.ts';
@@ -40,6 +40,8 @@ import { ProbeScheduler } from './probes.ts';
 import { atRest, nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
+import { SecretReporter } from './secret-report.ts';
+import type { KubeClient } from '../kube/client.ts';
 
 export interface WorkerOptions {
   namespace: string;
@@ -90,6 +92,7 @@ export class RedisWorker {
   readonly #day2: Day2;
   readonly #exporterUser: ExporterUser;
   #exporterOn = false;
+  readonly #secrets: SecretReporter;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
   #running = false;
@@ -151,7 +154,6 @@ export class RedisWorker {
       applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
       aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
       clientPassword: () => this.#auth.clientPassword,
-      secretVersions: () => this.#auth.versions,
       atRest: () => this.#idle(),
       tls: {
         certificate: () => this.#auth.certificate,
@@ -168,6 +170,17 @@ export class RedisWorker {
       isLeader: () => options.leader.isLeader(),
       password: () => this.#auth.exporterPassword,
       setUser: (ip, user, args) => this.#auth.adapter.applyUsers({ host: ip, port: REDIS_PORT }, [{ name: user, args }], []),
+    });
+    // A KubeWriter without these calls (test fakes) reports nothing.
+    const kube = options.kube as KubeWriter & Partial<Pick<KubeClient, 'getSecret' | 'patchRedisAnnotations'>>;
+    this.#secrets = new SecretReporter({
+      ref: this.ref,
+      log: this.#log,
+      isLeader: () => options.leader.isLeader(),
+      now: this.#now,
+      getSecret: kube.getSecret?.bind(kube),
+      patch: kube.patchRedisAnnotations ? (annotations) => kube.patchRedisAnnotations!(this.ref, annotations) : undefined,
+      everyMs: options.timing.secretRefreshMs,
     });
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
@@ -188,8 +201,9 @@ export class RedisWorker {
     const told = backupEvents(this.#backups, object.status);
     this.#backups = told.memory;
     for (const e of told.events) this.#event(e);
-    this.#auth.setVersions(secretVersions(object.status));
+    this.#secrets.observe(object.metadata.annotations);
     const verdict = validateSpec(this.name, object.spec);
+    this.#secrets.setNeeds(verdict.ok ? secretNeeds(redisSecretUses(this.name, verdict.spec)) : undefined);
     if (!verdict.ok) {
       const text = formatProblems(verdict.problems);
       this.#specView = null;
@@ -352,6 +366,12 @@ export class RedisWorker {
     if (!this.#specView || !this.#config) {
       this.#report.invalidSpec();
       return false;
+    }
+    // Before the credentials: a missing Secret is exactly what the report must tell.
+    const look = this.#secrets.tick();
+    if (look) {
+      this.#pending.add(look);
+      void look.finally(() => this.#pending.delete(look));
     }
     if (!(await this.#auth.ensure())) return false;
     const now = this.#now();

@@ -53,7 +53,7 @@ test('a healthy cluster: Running, every slot covered, every shard Healthy with i
     assert.equal(condition(s, type)?.['status'], 'True', `${type}: ${JSON.stringify(condition(s, type))}`);
   assert.deepEqual(
     s.conditions?.map((c) => c.type),
-    ['Ready', 'SlotsCovered', 'ShardsReady', 'Resharded', 'SpecValid', 'Updated', 'FailoverConfigured', 'Autoscaling'],
+    ['Ready', 'SlotsCovered', 'ShardsReady', 'Resharded', 'SpecValid', 'Updated', 'FailoverConfigured', 'Autoscaling', 'SecretsReady'],
   );
 });
 

@@ -8,13 +8,15 @@
 //   is on or not; its password is given to nodes that lack the exporter's user.
 // - Only the acting instance creates a generated Secret (owned by the RedisCluster, so it goes
 //   with it); creating is safe to race (kube/secrets.ts).
-// - The Secret is read again when status.secrets says one changed, or a node refused the
-//   password (at most once a second: decide/secret-reads.ts); polled only when the status
-//   publishes no versions.
+// - The Secrets are polled (decide/secret-reads.ts): every pollMs, every second while a value is
+//   missing, and within a second after a node refused the password.
+// - A password that breaks passwordWritable (empty, or a control character) is never used: it
+//   counts as missing, told with the Secret and key, never the value.
 import type { Logger } from 'pino';
 import { authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
 import { CLUSTER_KIND, clusterPodSelectorLabels } from '../../../api/cluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
+import { passwordWritable } from '../../../api/secret-report.ts';
 import { decideSecretRead } from '../../decide/secret-reads.ts';
 import { kubeFailure, type RedisRef } from '../../kube/client.ts';
 import type { ClusterKube } from './types.ts';
@@ -26,8 +28,8 @@ export interface ClusterCredentialsOptions {
   log: Logger;
   /** The operator's password changed (or is first known). */
   onPassword(password: string): void;
-  /** A user-owned Secret is missing (said once per problem). */
-  onMissing(text: string): void;
+  /** A user-owned Secret is missing, or a password unusable (said once per problem). */
+  onMissing(text: string, reason: 'AuthSecretMissing' | 'PasswordUnwritable'): void;
   pollMs: number;
   now(): number;
 }
@@ -37,11 +39,8 @@ export class ClusterCredentials {
   #spec: RedisClusterSpec | null = null;
   #password: string | undefined;
   #exporterPassword: string | undefined;
-  #versions: string | undefined;
-  #readVersions: string | undefined;
   #loadedAt = -Infinity;
   #attemptAt = -Infinity;
-  #failed = false;
   #refused = false;
   #load: Promise<void> | null = null;
   #told: string | null = null;
@@ -63,10 +62,6 @@ export class ClusterCredentials {
     this.#spec = spec;
   }
 
-  setVersions(versions: string | undefined): void {
-    this.#versions = versions;
-  }
-
   /** A node refused our password: read the Secret again soon. */
   refused(): void {
     this.#refused = true;
@@ -75,11 +70,8 @@ export class ClusterCredentials {
   /** True once the operator's password is known; starts a read when one is due. */
   async ensure(): Promise<boolean> {
     const due = decideSecretRead({
-      versions: this.#versions,
-      readVersions: this.#readVersions,
       loadedAt: this.#loadedAt,
       attemptAt: this.#attemptAt,
-      failed: this.#failed,
       refused: this.#refused,
       everyMs: this.#o.pollMs,
       now: this.#o.now(),
@@ -93,17 +85,11 @@ export class ClusterCredentials {
     if (this.#load || !this.#spec) return;
     this.#attemptAt = this.#o.now();
     this.#refused = false;
-    const versions = this.#versions;
     this.#load = this.#read(this.#spec)
       .then((complete) => {
-        this.#failed = false;
-        if (complete) {
-          this.#readVersions = versions;
-          this.#loadedAt = this.#o.now();
-        }
+        if (complete) this.#loadedAt = this.#o.now();
       })
       .catch((err: unknown) => {
-        this.#failed = true;
         const f = kubeFailure(err);
         this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the RedisCluster secrets');
       })
@@ -140,14 +126,20 @@ export class ClusterCredentials {
     } else {
       value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
     }
-    if (value === null) {
-      const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (the acting sidecar creates it)' : ''}`;
+    const unwritable = value !== null && !passwordWritable(value);
+    if (value === null || unwritable) {
+      // Never the value, nor a hint of it: only where it is and why it is refused.
+      const text = unwritable
+        ? `Secret ${ref.namespace}/${src.secretName} key ${src.key} is empty or holds a control character; Redis cannot be given it safely`
+        : `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (the acting sidecar creates it)' : ''}`;
       if (this.#told !== text) {
         this.#told = text;
-        this.#o.log.warn({ problem: text }, 'a RedisCluster secret is missing: waiting for it');
-        if (!src.generated) this.#o.onMissing(text);
+        this.#o.log.warn({ problem: text }, 'a RedisCluster secret is missing or unusable: waiting for it');
+        if (!src.generated || unwritable) this.#o.onMissing(text, unwritable ? 'PasswordUnwritable' : 'AuthSecretMissing');
       }
-    } else if (this.#told !== null && value !== null) this.#told = null;
+      return null;
+    }
+    if (this.#told !== null) this.#told = null;
     return value;
   }
 }

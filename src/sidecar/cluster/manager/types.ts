@@ -1,6 +1,6 @@
 // What a RedisCluster worker needs from outside: the Kubernetes calls it makes (KubeClient
 // implements them), the leadership it checks before every write, and the test seams.
-import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1Secret } from '@kubernetes/client-node';
 import type { AuthSecretRef } from '../../../api/auth.ts';
 import type { GeneratedSecret, MultiInformer, RedisClusterObject, RedisRef, SecretOwner } from '../../kube/client.ts';
 import type { ClusterStep } from '../decide/types.ts';
@@ -17,6 +17,8 @@ export interface ClusterKube {
   patchClusterAnnotations(ref: RedisRef, annotations: Record<string, string | null>, resourceVersion?: string): Promise<void>;
   scaleCluster(ref: RedisRef, shards: number): Promise<void>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
+  /** The whole Secret (the report on the RedisCluster's Secrets); absent in test fakes: no report. */
+  getSecret?(namespace: string, name: string): Promise<V1Secret | null>;
   ensureAuthSecret(ref: RedisRef & { uid: string }, secret?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret>;
 }
 

@@ -17,7 +17,8 @@ import { CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/cluster-names.ts'
 import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
 import { validateClusterSpec } from '../../../api/cluster-validate.ts';
 import type { ManagerTiming } from '../../config.ts';
-import { secretVersions } from '../../decide/secret-reads.ts';
+import { clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
+import { SecretReporter } from '../../manager/secret-report.ts';
 import type { RedisClusterObject, RedisRef } from '../../kube/client.ts';
 import type { FailurePolicyConfig } from '../../manager/failure-policy.ts';
 import { planRound, type RoundPlan } from '../decide/plan.ts';
@@ -79,6 +80,7 @@ export class ClusterWorker {
   readonly #wallNow: () => number;
   readonly #redis: ClusterAdapter;
   readonly #auth: ClusterCredentials;
+  readonly #secrets: SecretReporter;
   readonly #backoff: ClusterBackoff;
   readonly #records: NodeRecords;
   readonly #news: RoundNews;
@@ -122,14 +124,24 @@ export class ClusterWorker {
       isLeader: () => options.leader.isLeader(),
       log: this.#log,
       onPassword: (p) => this.#redis.setPassword(p),
-      onMissing: (text) =>
+      onMissing: (text, reason) =>
         this.#event({
           type: 'Warning',
-          reason: 'AuthSecretMissing',
+          reason,
           message: `${text}: the pods cannot start and the operator cannot reach the nodes until it exists`,
         }),
       pollMs: options.timing.secretRefreshMs,
       now: this.#now,
+    });
+    const kube = options.kube;
+    this.#secrets = new SecretReporter({
+      ref: this.ref,
+      log: this.#log,
+      isLeader: () => options.leader.isLeader(),
+      now: this.#now,
+      getSecret: kube.getSecret?.bind(kube),
+      patch: (annotations) => kube.patchClusterAnnotations(this.ref, annotations),
+      everyMs: options.timing.secretRefreshMs,
     });
     const common = { ref: this.ref, kube: options.kube, log: this.#log, event: (e: EventToSend) => this.#event(e), now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
@@ -148,12 +160,13 @@ export class ClusterWorker {
   /** The RedisCluster changed (or appeared). */
   update(object: RedisClusterObject): void {
     if (object.metadata.uid) this.ref.uid = object.metadata.uid;
-    this.#auth.setVersions(secretVersions(object.status));
+    this.#secrets.observe(object.metadata.annotations);
     this.#reshard.observe(object.metadata.annotations?.[RESHARD_ANNOTATION], object.metadata.resourceVersion);
     const verdict = validateClusterSpec(this.name, object.spec ?? {});
     if (!verdict.ok) {
       const text = verdict.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
       this.#spec = null;
+      this.#secrets.setNeeds(undefined);
       if (this.#specProblem !== text) {
         this.#specProblem = text;
         this.#log.warn({ problems: verdict.problems }, 'invalid RedisCluster spec: left alone until it is fixed');
@@ -163,6 +176,7 @@ export class ClusterWorker {
       this.#specProblem = null;
       this.#spec = verdict.spec;
       this.#auth.setSpec(verdict.spec);
+      this.#secrets.setNeeds(secretNeeds(clusterSecretUses(this.name, verdict.spec)));
     }
     this.wake();
   }
@@ -246,6 +260,12 @@ export class ClusterWorker {
     this.#acting = true;
     const spec = this.#spec;
     if (!spec) return 'standby';
+    // Before the credentials: a missing Secret is exactly what the report must tell.
+    const look = this.#secrets.tick();
+    if (look) {
+      this.#pending.add(look);
+      void look.finally(() => this.#pending.delete(look));
+    }
     if (!(await this.#auth.ensure())) return 'unsettled';
     const view: ClusterSpecView = { shards: spec.master.replicas, replicasPerShard: spec.replicas, failoverTimeoutMs: spec.sentinel.failoverTimeout };
 
