@@ -148,9 +148,15 @@ test('customize: the cluster’s pods (so a record change resyncs), claims and b
 test('status.secrets: the versions the sidecar reports; AuthSecretMissing while no master is ready for want of one', () => {
   const found = (name: string, rv: string): ReportedSecret => ({ name, resourceVersion: rv, keys: ['password'], unwritable: [] });
   const reported = (entries: ReportedSecret[]) => cluster(articleSpec(), { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } });
-  const ok = sync({ parent: reported([found(`${NAME}-operator`, '7'), found(`${NAME}-auth`, '5')]), children: observedFor(), related: healthyClusterPods() });
+  // The article's RedisCluster runs the exporter, so its Secret is named too.
+  const ok = sync({
+    parent: reported([found(`${NAME}-operator`, '7'), found(`${NAME}-auth`, '5'), found(`${NAME}-exporter`, '6')]),
+    children: observedFor(),
+    related: healthyClusterPods(),
+  });
   assert.deepEqual(ok.status.secrets, [
     { name: `${NAME}-auth`, resourceVersion: '5' },
+    { name: `${NAME}-exporter`, resourceVersion: '6' },
     { name: `${NAME}-operator`, resourceVersion: '7' },
   ]);
   assert.equal(condition(ok.status, 'SecretsReady')?.['status'], 'True');

@@ -48,6 +48,8 @@ test('the acting sidecar reports the RedisCluster’s Secrets; the hook reads th
   const expected = () =>
     formatSecretReport([
       { name: `${NAME}-auth`, resourceVersion: rv(`${NAME}-auth`), keys: ['password'], unwritable: [] },
+      // Monitoring is on by default: the exporter's Secret is named too.
+      { name: `${NAME}-exporter`, resourceVersion: rv(`${NAME}-exporter`), keys: ['password'], unwritable: [] },
       { name: `${NAME}-operator`, resourceVersion: rv(`${NAME}-operator`), keys: ['password'], unwritable: [] },
       { name: 's3-creds', resourceVersion: rv('s3-creds'), keys: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'], unwritable: [] },
     ]);
@@ -55,7 +57,7 @@ test('the acting sidecar reports the RedisCluster’s Secrets; the hook reads th
   assert.equal(hook().ready?.status, 'True');
   assert.deepEqual(
     hook().status.secrets?.map((s) => s.name),
-    [`${NAME}-auth`, `${NAME}-operator`, 's3-creds'],
+    [`${NAME}-auth`, `${NAME}-exporter`, `${NAME}-operator`, 's3-creds'],
   );
 
   await env.store.patch('secrets', NS, `${NAME}-auth`, { data: { password: '' } }, { type: 'merge' });

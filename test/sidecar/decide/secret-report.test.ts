@@ -38,6 +38,8 @@ test('the needs: every Secret the spec names, merged by name, password keys mark
   assert.deepEqual(needs, [
     { name: 'app', keys: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'a', 'b'], passwordKeys: ['a', 'b'] },
     { name: 'cache-auth', keys: ['password'], passwordKeys: ['password'] },
+    // Monitoring is on by default, so the exporter's Secret is named.
+    { name: 'cache-exporter', keys: ['password'], passwordKeys: ['password'] },
     { name: 'cache-operator', keys: ['password'], passwordKeys: ['password'] },
     { name: 'corp-tls', keys: ['ca.crt', 'tls.crt', 'tls.key'], passwordKeys: [] },
   ]);

@@ -77,12 +77,17 @@ test('the leader reports the Secrets on the Redis: names, versions and key names
 
   const expected = () =>
     JSON.stringify(
-      ['cache-auth', 'cache-operator', 'shop-redis'].map((name) => ({ name, resourceVersion: rv(cluster, name), keys: ['password'], unwritable: [] })),
+      ['cache-auth', 'cache-exporter', 'cache-operator', 'shop-redis'].map((name) => ({
+        name,
+        resourceVersion: rv(cluster, name),
+        keys: ['password'],
+        unwritable: [],
+      })),
     );
   await until('the report on the Redis', () => report(cluster) === expected());
   assert.deepEqual(
     hookStatus(cluster).status.secrets,
-    ['cache-auth', 'cache-operator', 'shop-redis'].map((name) => ({ name, resourceVersion: rv(cluster, name) })),
+    ['cache-auth', 'cache-exporter', 'cache-operator', 'shop-redis'].map((name) => ({ name, resourceVersion: rv(cluster, name) })),
   );
   assert.equal(hookStatus(cluster).secretsReady?.status, 'True');
   await until('shop on every node', async () => (await Promise.all(servers.map((s) => asUser(s.ip, 'shop', USER_PASSWORD)))).every((r) => r === 'PONG'));
