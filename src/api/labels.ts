@@ -90,6 +90,12 @@ export const PASSWORD_GRACE_ANNOTATION = `${GROUP}/password-grace`;
  * is labelled.
  */
 export const BOOTSTRAP_WITHOUT_ANNOTATION = `${GROUP}/bootstrap-without`;
+/**
+ * On the Redis, written by the sidecar while a bootstrap waits: `Waiting: <pod> (<why>), ...`, the
+ * pods that may hold data and do not answer yet (the hook shows it in MasterAvailable). Removed
+ * once a master is labelled.
+ */
+export const BOOTSTRAP_STATUS_ANNOTATION = `${GROUP}/bootstrap-status`;
 /** On a claim, written by the sidecar: why the storage class refused to grow it (the hook reports it). */
 export const RESIZE_REFUSED_ANNOTATION = `${GROUP}/resize-refused`;
 /** Set by the StatefulSet controller on each pod: the template revision the pod was made from. */

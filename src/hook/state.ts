@@ -4,7 +4,7 @@
 // and bad input must never delete anything).
 import { operatorSecretRef, authSecretRef as redisAuthSecretRef } from '../api/auth.ts';
 import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from '../api/tls.ts';
-import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
+import { BOOTSTRAP_STATUS_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec, RedisStatus } from '../api/schema.ts';
 import { backupCronJobName, backupSelectorLabels } from '../api/backup.ts';
@@ -168,6 +168,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
+    bootstrap: state.request.parent.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION],
     backup: backupOf(state, plan.ctx.spec),
     restore: plan.restore?.status,
     secrets: secretVersions(state),

@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { compareCodeUnits } from '../../api/order.ts';
-import { REDIS_PORT } from '../../api/labels.ts';
+import { REDIS_PORT, ROLE_MASTER } from '../../api/labels.ts';
 import { backupEvents, type BackupMemory } from '../decide/backups.ts';
 import { secretVersions } from '../decide/index.ts';
 import type { RedisObject } from '../../api/schema.ts';
@@ -39,6 +39,7 @@ import { ProbeScheduler } from './probes.ts';
 import { atRest, nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
+import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
 
 export interface WorkerOptions {
   namespace: string;
@@ -87,6 +88,7 @@ export class RedisWorker {
   readonly #probes: ProbeScheduler;
   readonly #report: RoundReporter;
   readonly #day2: Day2;
+  readonly #boot: BootstrapWatch;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
   #running = false;
@@ -160,6 +162,18 @@ export class RedisWorker {
         void p.finally(() => this.#pending.delete(p));
       },
     });
+    this.#boot = new BootstrapWatch({
+      ref: this.ref,
+      log: this.#log,
+      kube: options.kube as KubeWriter & BootstrapKube,
+      isLeader: () => options.leader.isLeader(),
+      event: (e) => this.#event(e),
+      now: this.#now,
+      track: (p) => {
+        this.#pending.add(p);
+        void p.finally(() => this.#pending.delete(p));
+      },
+    });
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
       active: () => this.#running && this.#auth.known,
@@ -180,6 +194,7 @@ export class RedisWorker {
     this.#backups = told.memory;
     for (const e of told.events) this.#event(e);
     this.#auth.setVersions(secretVersions(object.status));
+    this.#boot.update(object.metadata.annotations);
     const verdict = validateSpec(this.name, object.spec);
     if (!verdict.ok) {
       const text = formatProblems(verdict.problems);
@@ -344,18 +359,29 @@ export class RedisWorker {
       return false;
     }
     if (!(await this.#auth.ensure())) return false;
-    const now = this.#now();
     const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({
       ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
       updated: updated(v),
     }));
-    const input: DecideInput = { name: this.name, spec: this.#specView, pods, now, config: this.#config };
+    // Claims matter only to a bootstrap: listed while no pod is labelled master.
+    const claims = await this.#boot.claims(!pods.some((p) => p.roleLabel === ROLE_MASTER));
+    const now = this.#now();
+    const input: DecideInput = {
+      name: this.name,
+      spec: this.#specView,
+      pods,
+      now,
+      config: this.#config,
+      claims,
+      bootstrapWithout: this.#boot.without,
+    };
     let p = plan(input);
     this.lastPlan = p;
     this.#report.podMetrics(input, p);
     this.#report.decision(p.decision);
     if (!this.#o.leader.isLeader()) return false;
+    this.#boot.report(input, p.decision);
 
     const { health } = decideMaster(input);
     const blocked = this.memory.noteDecision(p.decision, health, this.#config);
