@@ -37,6 +37,9 @@ export interface BootstrapWaits {
   released: Holder[];
 }
 
+/** A running pod not probed yet: waited for, but nothing worth telling a user yet. */
+export const NOT_PROBED = 'not probed yet';
+
 /** The pod whose volume a claim is (`data-<pod>`), or null. */
 export function podOfClaim(claim: string): string | null {
   const prefix = `${DATA_VOLUME}-`;
@@ -59,6 +62,8 @@ function readable(pod: PodObservation, input: DecideInput): boolean {
 /** Why a pod that is not readable may hold data, or null when it cannot. */
 function holds(pod: PodObservation | undefined, bound: boolean, input: DecideInput): string | null {
   if (pod && !pod.deleting && loading(pod, input)) return 'loading its data set';
+  const running = pod !== undefined && !pod.deleting && pod.phase === 'Running' && pod.ip !== null;
+  if (running && pod.redis === null && (bound || !pod.redisContainerGone)) return NOT_PROBED;
   if (bound) {
     if (!pod) return 'volume bound, no pod yet';
     if (pod.deleting) return 'volume bound, pod being replaced';

@@ -6,7 +6,7 @@ export { assessMaster, witnessesOf, apiEvidence, masterIpOf } from './failure.ts
 export type { MasterHealth, Witnesses } from './failure.ts';
 export { choosePromotion, chooseBootstrap, historyOf, missingContenders } from './choose.ts';
 export type { Choice, Missing } from './choose.ts';
-export { bootstrapWaits, describeHolders, parseBootstrapWithout, podOfClaim } from './bootstrap-wait.ts';
+export { bootstrapWaits, describeHolders, NOT_PROBED, parseBootstrapWithout, podOfClaim } from './bootstrap-wait.ts';
 export type { BootstrapWaits, Holder } from './bootstrap-wait.ts';
 export { planReplication, planFencing, desiredFencing } from './replication.ts';
 export { planRuntimeConfig, runtimeConfigChanges } from './runtime-config.ts';

@@ -18,7 +18,7 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, ROLE_MASTER } from '../../api/labels.ts';
-import { bootstrapWaits, describeHolders, parseBootstrapWithout, type ClaimFact, type DecideInput, type MasterDecision } from '../decide/index.ts';
+import { bootstrapWaits, describeHolders, NOT_PROBED, parseBootstrapWithout, type ClaimFact, type DecideInput, type MasterDecision } from '../decide/index.ts';
 import type { RedisRef } from '../kube/client.ts';
 import type { EventToSend } from './events.ts';
 
@@ -119,6 +119,8 @@ export class BootstrapWatch {
     }
     const waits = bootstrapWaits(input);
     if (decision.kind === 'wait' && decision.master === null && waits.waitFor.length > 0) {
+      // The first rounds after a start, before the first probes, are not worth an Event.
+      if (waits.waitFor.every((h) => h.why === NOT_PROBED)) return;
       const pods = describeHolders(waits.waitFor);
       const names = waits.waitFor.map((h) => h.pod).join(',');
       const message =
