@@ -109,7 +109,10 @@ test('full restart: the pod with the most data is waited for while its volume is
 
   // 1. Its volume is bound and its pod Pending: waited for, and said so.
   await waitingFor(cluster, 'cache-replica-1 (volume bound, pod Pending)');
-  await until('the wait recorded on the Redis', () => annotations(cluster)[BOOTSTRAP_STATUS_ANNOTATION] === 'Waiting: cache-replica-1 (volume bound, pod Pending)');
+  await until(
+    'the wait recorded on the Redis',
+    () => annotations(cluster)[BOOTSTRAP_STATUS_ANNOTATION] === 'Waiting: cache-replica-1 (volume bound, pod Pending)',
+  );
   assert.deepEqual(cluster.masters('cache'), [], 'no master while a pod with a bound volume is not up');
 
   // 2. Its Redis starts and stays LOADING (a sleep per key) until the test lets it finish.
@@ -146,11 +149,19 @@ test('bootstrap-without: a pod gone for good is given up on only when named, wit
   const { steps, hooks } = recordSteps();
   await cluster.startInstance({ id: 'sidecar-b', sourceIp: addr(N, 251), hooks, timing: { maxPartialWaitMs: 0 } });
   await waitingFor(cluster, 'cache-replica-1 (volume bound, pod Pending)');
-  const waiting = cluster.events('cache').find((e) => e.reason === 'BootstrapWaiting' && e.message.startsWith('Bootstrap waiting for pods cache-replica-1 (volume bound'));
+  const waiting = cluster
+    .events('cache')
+    .find((e) => e.reason === 'BootstrapWaiting' && e.message.startsWith('Bootstrap waiting for pods cache-replica-1 (volume bound'));
   assert.match(waiting?.message ?? '', /kubectl annotate redis cache redis\.example\.com\/bootstrap-without=cache-replica-1 \(writes only it held are lost\)/);
 
   // Naming another pod (and an entry that is no pod name of this Redis) releases nothing.
-  await cluster.store.patch('redises', NS, 'cache', { metadata: { annotations: { [BOOTSTRAP_WITHOUT_ANNOTATION]: 'cache-replica-0,other-replica-1' } } }, { type: 'merge' });
+  await cluster.store.patch(
+    'redises',
+    NS,
+    'cache',
+    { metadata: { annotations: { [BOOTSTRAP_WITHOUT_ANNOTATION]: 'cache-replica-0,other-replica-1' } } },
+    { type: 'merge' },
+  );
   await cluster.eventsWhen('cache', 'the invalid entry told', (e) => e.some((x) => x.reason === 'BootstrapWithoutInvalid' && /^1 entry of/.test(x.message)));
   assert.deepEqual(cluster.masters('cache'), []);
   assert.equal(JSON.stringify(cluster.events('cache')).includes('other-replica-1'), false, 'an invalid entry is never echoed');
@@ -161,7 +172,10 @@ test('bootstrap-without: a pod gone for good is given up on only when named, wit
   );
   const gaveUp = events.find((e) => e.reason === 'BootstrapGaveUp')!;
   assert.equal(gaveUp.type, 'Warning');
-  assert.match(gaveUp.message, /without cache-replica-1 \(volume bound, pod Pending\), as redis\.example\.com\/bootstrap-without asks: writes only they held are lost/);
+  assert.match(
+    gaveUp.message,
+    /without cache-replica-1 \(volume bound, pod Pending\), as redis\.example\.com\/bootstrap-without asks: writes only they held are lost/,
+  );
   const promote = steps.find((s) => s.kind === 'promote');
   assert.ok(promote && ['cache-master-0', 'cache-replica-0'].includes(promote.pod), promote?.reason);
   assert.match(promote.reason, /gave up on cache-replica-1/);
