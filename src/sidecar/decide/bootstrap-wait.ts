@@ -20,6 +20,7 @@
 // Redis' bootstrap-without annotation names are not waited for (only those, and only by a
 // bootstrap: once a master is labelled the annotation means nothing and the sidecar removes it).
 import { DATA_VOLUME } from '../../api/labels.ts';
+import { parseBootstrapWithout } from '../../api/bootstrap.ts';
 import { compareCodeUnits } from '../../api/order.ts';
 import { currentFacts, expectedPodNames } from './observe.ts';
 import type { DecideInput, PodObservation } from './types.ts';
@@ -109,24 +110,4 @@ export function describeHolders(holders: readonly Holder[]): string {
   return holders.map((h) => `${h.pod} (${h.why})`).join(', ');
 }
 
-/** Pod names as the StatefulSets make them: <name>-master-N or <name>-replica-N. */
-const ORDINAL = /^(master|replica)-(0|[1-9][0-9]{0,5})$/;
-
-/**
- * The bootstrap-without annotation's value: comma-separated pod names of this Redis. An allow-list:
- * only names of the Redis' own pods are kept; `invalid` counts the other entries (never echoed:
- * the value is anyone's text).
- */
-export function parseBootstrapWithout(value: string | undefined, redisName: string): { pods: string[]; invalid: number } {
-  if (value === undefined) return { pods: [], invalid: 0 };
-  const pods = new Set<string>();
-  let invalid = 0;
-  for (const raw of value.split(',')) {
-    const entry = raw.trim();
-    if (entry === '') continue;
-    const rest = entry.startsWith(`${redisName}-`) ? entry.slice(redisName.length + 1) : null;
-    if (rest !== null && ORDINAL.test(rest)) pods.add(entry);
-    else invalid++;
-  }
-  return { pods: [...pods].sort(compareCodeUnits), invalid };
-}
+export { parseBootstrapWithout };

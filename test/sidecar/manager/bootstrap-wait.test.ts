@@ -6,7 +6,7 @@
 // deterministic with key-load-delay (a sleep per key while loading) and undone with CONFIG SET,
 // which Redis serves while loading; nothing here waits on a timer to decide an outcome. The
 // manager runs with maxPartialWaitMs 0, so a bootstrap that still had a timer would choose at once.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, podSelectorLabels } from '../../../src/api/labels.ts';
 import type { Step } from '../../../src/sidecar/decide/index.ts';
@@ -61,7 +61,7 @@ const annotations = (cluster: Cluster) => cluster.store.get('redises', NS, 'cach
  * operator with it, and master-0 and replica-0 come back at new addresses while replica-1's pod is
  * Pending (its volume bound, not attached yet). Returns the servers and the keys.
  */
-async function fullRestartWithReplica1Late(t: Parameters<Parameters<typeof test>[1]>[0], cluster: Cluster, base: number) {
+async function fullRestartWithReplica1Late(t: TestContext, cluster: Cluster, base: number) {
   await cluster.createAuthSecret('cache');
   await cluster.createRedis('cache', { persistence: { enableRdb: true } });
   for (const n of NAMES) await claim(cluster, n, 'Bound');
