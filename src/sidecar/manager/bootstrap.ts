@@ -10,9 +10,9 @@
 //                               next full restart) is removed
 //   BootstrapWithoutInvalid Warning entries that are not pod names of this Redis (never echoed)
 // Invariants:
-// - Claims are listed only while no pod is labelled master, by the leader, at most every
-//   CLAIMS_EVERY_MS; a failed list keeps the last one (undefined until one succeeded: the decision
-//   then counts every pod's volume as bound when persistence is on).
+// - Claims are listed only while no pod is labelled master (and some pod exists), by the leader, at most every
+//   CLAIMS_EVERY_MS; between two bootstraps, and after a failed list, they are unknown (undefined:
+//   the decision then counts every pod's volume as bound when persistence is on).
 // - Events go through the worker's leader-checked `event`; annotation writes are made by the
 //   leader only, once per change, and retried on a later round when they fail.
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
@@ -78,10 +78,15 @@ export class BootstrapWatch {
     return parseBootstrapWithout(this.#without, this.#o.ref.name).pods;
   }
 
-  /** The claims as last listed, listing them again first when due (no master labelled, leader). */
+  /** The claims as last listed, listing them again first when due (`noMaster`: a bootstrap may run; leader). */
   async claims(noMaster: boolean): Promise<ClaimFact[] | undefined> {
     const list = this.#o.kube.listRedisClaims;
-    if (!noMaster || !list || !this.#o.isLeader()) return this.#claims;
+    if (!noMaster || !list || !this.#o.isLeader()) {
+      // The next bootstrap starts from a fresh list, never one from before it.
+      this.#claims = undefined;
+      this.#listedAt = -Infinity;
+      return undefined;
+    }
     const now = this.#o.now();
     if (now - this.#listedAt < CLAIMS_EVERY_MS) return this.#claims;
     this.#listedAt = now;
@@ -89,6 +94,8 @@ export class BootstrapWatch {
       this.#claims = (await list.call(this.#o.kube, this.#o.ref.namespace, this.#o.ref.name)).map(claimFact);
       this.#listError = null;
     } catch (err) {
+      // Unknown again: the decision counts every volume as bound (waits longer, never loses data).
+      this.#claims = undefined;
       const message = err instanceof Error ? err.message : String(err);
       if (this.#listError !== message) this.#o.log.warn({ err: message }, 'could not list the claims: the bootstrap counts every volume as bound');
       this.#listError = message;

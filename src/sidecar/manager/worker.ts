@@ -364,8 +364,9 @@ export class RedisWorker {
       ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
       updated: updated(v),
     }));
-    // Claims matter only to a bootstrap: listed while no pod is labelled master.
-    const claims = await this.#boot.claims(!pods.some((p) => p.roleLabel === ROLE_MASTER));
+    // Claims matter only to a bootstrap: listed while no pod is labelled master and some pod
+    // exists (a hibernated Redis has none: nothing to choose, no API call).
+    const claims = await this.#boot.claims(pods.length > 0 && !pods.some((p) => p.roleLabel === ROLE_MASTER));
     const now = this.#now();
     const input: DecideInput = {
       name: this.name,

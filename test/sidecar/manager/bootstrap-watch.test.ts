@@ -18,11 +18,16 @@ function rig(leader = true) {
   const patches: Array<Record<string, string | null>> = [];
   const pending: Array<Promise<unknown>> = [];
   const claims: V1PersistentVolumeClaim[] = [{ metadata: { name: 'data-cache-replica-1' }, status: { phase: 'Bound' } }];
+  const api = { down: false };
   const watch = new BootstrapWatch({
     ref: { namespace: 'ns', name: 'cache', uid: 'u' },
     log: pino({ level: 'silent' }),
     kube: {
-      listRedisClaims: async () => (lists.push(now), claims),
+      listRedisClaims: async () => {
+        lists.push(now);
+        if (api.down) throw new Error('connect ECONNREFUSED');
+        return claims;
+      },
       patchRedisAnnotations: async (_r, a) => void patches.push(a),
     },
     isLeader: () => leader,
@@ -32,6 +37,7 @@ function rig(leader = true) {
   });
   return {
     watch,
+    api,
     events,
     lists,
     patches,
@@ -50,7 +56,7 @@ function world(claimsBound: boolean, r1 = pod({ name: 'replica-1', ip: null, pha
   };
 }
 
-test('claims: listed only while no master is labelled, by the leader, at most once per CLAIMS_EVERY_MS', async () => {
+test('claims: listed only while no master is labelled, by the leader, at most once per CLAIMS_EVERY_MS; unknown after a failure or between bootstraps', async () => {
   const r = rig();
   assert.equal(await r.watch.claims(false), undefined, 'a master is labelled: not listed');
   assert.deepEqual(r.lists, []);
@@ -61,6 +67,17 @@ test('claims: listed only while no master is labelled, by the leader, at most on
   r.at(CLAIMS_EVERY_MS);
   await r.watch.claims(true);
   assert.deepEqual(r.lists, [0, CLAIMS_EVERY_MS]);
+  // A failed list, or a master labelled in between: unknown again, never an old list.
+  r.api.down = true;
+  r.at(3 * CLAIMS_EVERY_MS);
+  assert.equal(await r.watch.claims(true), undefined);
+  r.api.down = false;
+  r.at(4 * CLAIMS_EVERY_MS);
+  assert.equal((await r.watch.claims(true))?.length, 1);
+  assert.equal(await r.watch.claims(false), undefined);
+  r.at(4 * CLAIMS_EVERY_MS + 1);
+  assert.equal((await r.watch.claims(true))?.length, 1, 'listed afresh at once when a bootstrap may run again');
+  assert.equal(r.lists.at(-1), 4 * CLAIMS_EVERY_MS + 1);
   const standby = rig(false);
   assert.equal(await standby.watch.claims(true), undefined);
   assert.deepEqual(standby.lists, [], 'a standby lists nothing');
