@@ -84,7 +84,9 @@ function holds(pod: PodObservation | undefined, bound: boolean, input: DecideInp
  */
 export function bootstrapWaits(input: DecideInput): BootstrapWaits {
   const byName = new Map(input.pods.map((p) => [p.name, p]));
-  const names = new Set([...expectedPodNames(input.name, input.spec.replicas), ...byName.keys()]);
+  // Hibernating, the StatefulSets run no pod: only pods that still exist are looked at.
+  const expected = input.spec.hibernate ? [] : expectedPodNames(input.name, input.spec.replicas);
+  const names = new Set([...expected, ...byName.keys()]);
   const bound = new Set<string>();
   if (input.claims === undefined) {
     if (input.spec.persistence) for (const n of names) bound.add(n);

@@ -129,6 +129,8 @@ export interface SpecView {
   minReplicasMaxLagSeconds: number;
   /** RDB or AOF on: a pod that is down may come back with its data. */
   persistence: boolean;
+  /** spec.hibernate: the StatefulSets run no pod (absent: false). */
+  hibernate?: boolean;
   /**
    * What every node should report for the runtime-managed directives (desiredRuntimeConfig of
    * spec.config: the spec's value or Redis' default, normalised). Empty: manage none.

@@ -125,7 +125,9 @@ export class BootstrapWatch {
       return;
     }
     const waits = bootstrapWaits(input);
-    if (decision.kind === 'wait' && decision.master === null && waits.waitFor.length > 0) {
+    // Hibernating on purpose, or no pod at all: nothing is starting, nothing worth telling.
+    const quiet = input.spec.hibernate === true || input.pods.length === 0;
+    if (!quiet && decision.kind === 'wait' && decision.master === null && waits.waitFor.length > 0) {
       // The first rounds after a start, before the first probes, are not worth an Event.
       if (waits.waitFor.every((h) => h.why === NOT_PROBED)) return;
       const pods = describeHolders(waits.waitFor);

@@ -177,6 +177,23 @@ test('bootstrap waits: table', async (t) => {
       want: null,
     },
     {
+      name: 'hibernating: the StatefulSets run no pod, so no claim is waited for; no master is chosen either',
+      pods: [],
+      spec: { persistence: true, hibernate: true },
+      claims: threeBound,
+      waits: [],
+      want: null,
+      reason: /no pod answers/,
+    },
+    {
+      name: 'woken: every pod with a bound claim is waited for again',
+      pods: [node('master-0', { offset: 500 }, old)],
+      spec: { persistence: true, hibernate: false },
+      claims: threeBound,
+      waits: ['cache-replica-0 (volume bound, no pod yet)', 'cache-replica-1 (volume bound, no pod yet)'],
+      want: null,
+    },
+    {
       name: 'the way out releases exactly the pods named: one named, the other still waited for',
       pods: [node('master-0', { offset: 500 }, old), node('replica-0', {}, { error: 'loading' })],
       spec: persistent,

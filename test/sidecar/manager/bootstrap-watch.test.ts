@@ -113,6 +113,10 @@ test('BootstrapWaiting: one Event and one status record per change of what is wa
     ['BootstrapWaiting', 'BootstrapWaiting'],
   );
   assert.match(r.events[1]!.message, /cache-replica-1 \(loading its data set\)/);
+  // Hibernating on purpose: nothing worth telling.
+  const asleep = rig();
+  asleep.watch.report({ ...world(true), spec: { ...world(true).spec, hibernate: true } }, wait);
+  assert.deepEqual(asleep.events, []);
   // Only pods not probed yet: nothing worth telling.
   const fresh = rig();
   fresh.watch.report(world(true, pod({ name: 'replica-1', never: true })), wait);
