@@ -1,6 +1,6 @@
-// Loopback octet: 127.0.47.x (the real manager bootstrapping after a full restart from RDB while the
-// pod with the most data is late: its volume bound but its pod Pending, then its Redis LOADING; and
-// the bootstrap-without way out for a pod that never comes back).
+// Loopback octet: 127.0.47.x (the real manager bootstrapping after a full restart from RDB, and after
+// a wake from hibernation, while the pod with the most data is late: its volume bound but its pod
+// Pending, then its Redis LOADING; and the bootstrap-without way out for a pod that never comes back).
 // The Kubernetes side is a real kube-apiserver (claims are objects there, Bound by a status write as
 // the volume controller would); Redis is real redis-server processes. A LOADING node is made
 // deterministic with key-load-delay (a sleep per key while loading) and undone with CONFIG SET,
@@ -184,4 +184,61 @@ test('bootstrap-without: a pod gone for good is given up on only when named, wit
     return a[BOOTSTRAP_WITHOUT_ANNOTATION] === undefined && a[BOOTSTRAP_STATUS_ANNOTATION] === undefined;
   });
   for (const s of servers.slice(0, 2)) assert.deepEqual(await missingKeys(s.ip, early), [], `${s.ip} has every early key`);
+});
+
+test('wake from hibernation, the operator running throughout: quiet while asleep, then the pod with the most data, back last, becomes master', async (t) => {
+  const cluster = await Cluster.start();
+  t.after(() => cluster.close());
+  await cluster.createAuthSecret('cache');
+  await cluster.createRedis('cache', { persistence: { enableRdb: true } });
+  for (const n of NAMES) await claim(cluster, n, 'Bound');
+  const servers = await Promise.all([21, 22, 23].map((i) => startRedis(t, { ip: addr(N, i), extra })));
+  await cluster.addPods('cache', servers);
+  const { steps, hooks } = recordSteps();
+  await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250), hooks, timing: { maxPartialWaitMs: 0 } });
+  await until('a linked set', () => {
+    const r = Object.values(cluster.roles('cache'));
+    return r.length === 3 && r.every((v) => v.endsWith('/up')) && cluster.masters('cache').length === 1;
+  });
+  const master = cluster.masterIp('cache')!;
+  const early = await write(master, 200, 'e');
+  for (const s of servers.slice(0, 2)) assert.equal(await redisCall(s.ip, 'SAVE'), 'OK');
+  const late = await write(master, 20, 'l');
+  assert.equal(await redisCall(servers[2]!.ip, 'SAVE'), 'OK');
+
+  // Hibernate: the StatefulSets go to zero; the processes stop (replicas first, so no replica is
+  // left to fail over to) and the pods go, the claims stay.
+  const asleepFrom = cluster.events('cache').length;
+  await cluster.store.patch('redises', NS, 'cache', { spec: { hibernate: true } }, { type: 'merge' });
+  for (const s of [servers[1]!, servers[2]!, servers[0]!]) await s.kill();
+  for (const n of NAMES) await cluster.store.delete('pods', NS, `cache-${n}`);
+  const promotesBefore = steps.filter((s) => s.kind === 'promote').length;
+
+  // Wake: master-0 and replica-0 first, replica-1 (the most data) still Pending.
+  await cluster.store.patch('redises', NS, 'cache', { spec: { hibernate: false } }, { type: 'merge' });
+  const awakeFrom = cluster.events('cache').length;
+  for (const [i, s] of servers.slice(0, 2).entries()) {
+    await s.restart({ ip: addr(N, 24 + i) });
+    await cluster.addPod('cache', NAMES[i]!, s.ip);
+  }
+  await cluster.addPod('cache', 'replica-1', null);
+  await waitingFor(cluster, 'cache-replica-1 (volume bound, pod Pending)');
+  assert.deepEqual(
+    cluster
+      .events('cache')
+      .slice(asleepFrom, awakeFrom)
+      .filter((e) => e.reason.startsWith('Bootstrap')),
+    [],
+    'nothing told while asleep',
+  );
+
+  await servers[2]!.restart({ ip: addr(N, 26) });
+  await cluster.setPodStatus('cache-replica-1', servers[2]!.ip, false);
+  await until('a linked set again', () => {
+    const r = Object.values(cluster.roles('cache'));
+    return r.length === 3 && r.every((v) => v.endsWith('/up')) && cluster.masters('cache').length === 1;
+  });
+  const promote = steps.filter((s) => s.kind === 'promote')[promotesBefore];
+  assert.equal(promote?.pod, 'cache-replica-1', promote?.reason);
+  for (const s of servers) assert.deepEqual(await missingKeys(s.ip, [...early, ...late]), [], `${s.ip} has every key`);
 });
