@@ -18,7 +18,16 @@
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, ROLE_MASTER } from '../../api/labels.ts';
-import { bootstrapWaits, describeHolders, NOT_PROBED, parseBootstrapWithout, type ClaimFact, type DecideInput, type MasterDecision } from '../decide/index.ts';
+import {
+  bootstrapWaits,
+  describeHolders,
+  NOT_PROBED,
+  parseBootstrapWithout,
+  type ClaimFact,
+  type DecideInput,
+  type Holder,
+  type MasterDecision,
+} from '../decide/index.ts';
 import type { RedisRef } from '../kube/client.ts';
 import type { EventToSend } from './events.ts';
 
@@ -42,6 +51,14 @@ export interface BootstrapOptions {
 
 export function claimFact(c: V1PersistentVolumeClaim): ClaimFact {
   return { name: c.metadata?.name ?? '', phase: c.status?.phase, deleting: c.metadata?.deletionTimestamp != null };
+}
+
+/** The hook shows a record of up to 2000 characters: longer lists end with `and N more`. */
+export function statusRecord(holders: readonly Holder[]): string {
+  let shown = holders.length;
+  const text = (n: number) => `Waiting: ${describeHolders(holders.slice(0, n))}${n < holders.length ? `, and ${holders.length - n} more` : ''}`;
+  while (shown > 1 && text(shown).length > 1900) shown--;
+  return text(shown);
 }
 
 export class BootstrapWatch {
@@ -140,7 +157,7 @@ export class BootstrapWatch {
         this.#o.log.warn({ waitingFor: waits.waitFor }, 'bootstrap waiting for pods that may hold data');
         this.#o.event({ type: 'Normal', reason: 'BootstrapWaiting', message });
       }
-      this.#write({ [BOOTSTRAP_STATUS_ANNOTATION]: `Waiting: ${pods}` });
+      this.#write({ [BOOTSTRAP_STATUS_ANNOTATION]: statusRecord(waits.waitFor) });
       return;
     }
     // Not waiting (any more): the record must not say it is.

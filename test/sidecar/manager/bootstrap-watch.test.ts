@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
-import { BootstrapWatch, CLAIMS_EVERY_MS } from '../../../src/sidecar/manager/bootstrap.ts';
+import { BootstrapWatch, CLAIMS_EVERY_MS, statusRecord } from '../../../src/sidecar/manager/bootstrap.ts';
 import type { EventToSend } from '../../../src/sidecar/manager/events.ts';
 import type { DecideInput, MasterDecision } from '../../../src/sidecar/decide/types.ts';
 import { facts, input, pod } from '../decide/fixtures.ts';
@@ -154,4 +154,15 @@ test('bootstrap-without: gave up told once, the annotation removed once a master
   r.watch.report(labelled, keep);
   await r.settle();
   assert.equal(r.patches.filter((p) => 'redis.example.com/bootstrap-without' in p).length, 2);
+});
+
+test('the status record stays within what the hook shows (2000 characters): a long list ends with "and N more"', () => {
+  const many = Array.from({ length: 80 }, (_, i) => ({ pod: `a-long-redis-name-replica-${i}`, why: 'volume bound, pod Pending' }));
+  const record = statusRecord(many);
+  assert.ok(record.length <= 1900, `${record.length}`);
+  assert.match(record, /^Waiting: a-long-redis-name-replica-0 \(volume bound, pod Pending\), .*, and \d+ more$/);
+  assert.equal(
+    statusRecord(many.slice(0, 2)),
+    'Waiting: a-long-redis-name-replica-0 (volume bound, pod Pending), a-long-redis-name-replica-1 (volume bound, pod Pending)',
+  );
 });
