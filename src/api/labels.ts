@@ -83,6 +83,19 @@ export const MANAGED_USERS_ANNOTATION = `${GROUP}/managed-users`;
  * ends (JSON, user -> ISO time). Until then the old and the new password both work.
  */
 export const PASSWORD_GRACE_ANNOTATION = `${GROUP}/password-grace`;
+/**
+ * On the Redis, written by the user: comma-separated pods a bootstrap (no master yet: a full
+ * restart, a wake from hibernation) stops waiting for, because they are gone for good. Writes only
+ * they held are lost. Honoured only while a bootstrap waits; the sidecar removes it once a master
+ * is labelled.
+ */
+export const BOOTSTRAP_WITHOUT_ANNOTATION = `${GROUP}/bootstrap-without`;
+/**
+ * On the Redis, written by the sidecar while a bootstrap waits: `Waiting: <pod> (<why>), ...`, the
+ * pods that may hold data and do not answer yet (the hook shows it in MasterAvailable). Removed
+ * once a master is labelled.
+ */
+export const BOOTSTRAP_STATUS_ANNOTATION = `${GROUP}/bootstrap-status`;
 /** On a claim, written by the sidecar: why the storage class refused to grow it (the hook reports it). */
 export const RESIZE_REFUSED_ANNOTATION = `${GROUP}/resize-refused`;
 /** Set by the StatefulSet controller on each pod: the template revision the pod was made from. */

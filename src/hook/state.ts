@@ -3,7 +3,7 @@
 // every observed child exactly as observed (Metacontroller deletes whatever is not returned,
 // and bad input must never delete anything).
 import { redisSecretUses } from '../api/secret-report.ts';
-import { SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
+import { BOOTSTRAP_STATUS_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../api/validate.ts';
 import type { RedisSpec } from '../api/schema.ts';
 import { backupCronJobName, backupSelectorLabels } from '../api/backup.ts';
@@ -125,6 +125,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
+    bootstrap: state.request.parent.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION],
     backup: backupOf(state, plan.ctx.spec, secrets.storage),
     restore: plan.restore?.status,
     secrets: secrets.secrets,

@@ -4,7 +4,7 @@
 // (a lastTransitionTime is carried over while a condition's status is unchanged, otherwise
 // taken from pod Ready transition times, otherwise absent), never observedGeneration, and a
 // split brain (two pods labelled master) is reported, never resolved by picking one.
-import { LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels } from '../api/labels.ts';
+import { BOOTSTRAP_WITHOUT_ANNOTATION, LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels } from '../api/labels.ts';
 import { podBelongsTo } from '../api/membership.ts';
 import type { Condition, RedisStatus, RestoreStatus } from '../api/schema.ts';
 import type { BackupVerdict } from './backup-status.ts';
@@ -39,6 +39,8 @@ export interface StatusInput {
   rollout?: RolloutView | undefined;
   /** spec.hibernate of a valid spec. */
   hibernate?: boolean | undefined;
+  /** The sidecar's record of what a bootstrap waits for (an annotation on the Redis), while there is no master. */
+  bootstrap?: string | undefined;
   /** The sidecar's record of the last switchover request (an annotation on the Redis). */
   switchover?: string | undefined;
   /** Scheduled and on-demand backups (backup-status.ts); absent when there are none and no spec.backup. */
@@ -121,7 +123,25 @@ function list(names: readonly string[]): string {
   return names.join(', ');
 }
 
-function masterVerdict(masters: readonly PodView[]): Verdict {
+/**
+ * The sidecar's `Waiting: <pod> (<why>), ...` record, when it is one: printable ASCII of a bounded
+ * length only, since anyone who may annotate the Redis can write it.
+ */
+function bootstrapWaiting(record: string | undefined): string | undefined {
+  const m = /^Waiting: ([ -~]{1,2000})$/.exec(record ?? '');
+  return m ? m[1] : undefined;
+}
+
+function masterVerdict(masters: readonly PodView[], bootstrap: string | undefined): Verdict {
+  const waiting = bootstrapWaiting(bootstrap);
+  if (masters.length === 0 && waiting !== undefined) {
+    return {
+      ok: false,
+      reason: 'BootstrapWaiting',
+      message: `no master yet: the sidecar waits for pods that may hold data newer than the pods that answer: ${waiting} (annotation ${BOOTSTRAP_WITHOUT_ANNOTATION} gives up on the pods it names, losing writes only they held)`,
+      since: undefined,
+    };
+  }
   if (masters.length === 0) {
     return { ok: false, reason: 'NoMaster', message: `no pod is labelled ${ROLE_LABEL}=${ROLE_MASTER} yet (the sidecar labels the master)`, since: undefined };
   }
@@ -167,7 +187,7 @@ export function computeStatus(input: StatusInput): RedisStatus {
   for (const pod of replicas) states[pod.name] = replicaState(pod);
   const readyReplicas = replicas.filter((p) => states[p.name] === 'Ready').length;
 
-  const master = masterVerdict(masters);
+  const master = masterVerdict(masters, input.bootstrap);
   const inSync = replicasVerdict(replicas, states, input.desiredReplicas);
 
   const hibernated = hibernationVerdict(input.hibernate === true, pods);

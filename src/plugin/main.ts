@@ -13,6 +13,7 @@ const USAGE = `usage: kubectl redis <command> [flags]
   events NAME                    the operator's events for that Redis, oldest first
   switchover NAME [--to POD]     a planned switchover (to the best replica without --to)
   hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
+  bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
   backup NAME [--backup-name B]  an on-demand RedisBackup
   restore NEW --from-backup B | --from-location URL [--like REDIS]   a new Redis restored from a backup
 flags: -n/--namespace, --context, --kubeconfig, --timeout 5m, --operator-namespace redis-operator, --no-wait`;
@@ -106,6 +107,17 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       await requireOperator(k);
       await k.patchRedis(name, ops.hibernatePatch(on));
       if (wait) await waitFor(`${command} ${name}`, timeout, out, async () => ops.hibernateProgress(on, (await k.getRedis(name)).status));
+      return 0;
+    }
+    case 'bootstrap-without': {
+      const redis = await k.getRedis(name);
+      const verdict = ops.bootstrapWithout(redis, positionals.slice(2));
+      if (!verdict.ok) throw new Exit(`bootstrap-without ${name}: ${verdict.reason}`, 1);
+      await requireOperator(k);
+      out(verdict.warning);
+      await k.patchRedis(name, verdict.patch);
+      out(`bootstrap-without ${name}: gave up on ${verdict.pods.join(', ')}`);
+      if (wait) await waitFor(`bootstrap ${name}`, timeout, out, async () => ops.bootstrapProgress((await k.getRedis(name)).status));
       return 0;
     }
     case 'backup': {

@@ -1,8 +1,10 @@
 // The plugin's decisions: the documented objects each command writes, what a waited-for state
 // means (done, refused, still going), and what an API failure means for the user. Pure.
 // Invariant: every write is a documented one (README "Day-2 operations", "Backup and restore"):
-// the switchover annotation, spec.hibernate by merge patch, a RedisBackup, a new Redis with spec.restore.
-import { API_VERSION, KIND, SWITCHOVER_ANNOTATION, readSwitchoverRecord } from '../api/labels.ts';
+// the switchover annotation, spec.hibernate by merge patch, a RedisBackup, a new Redis with spec.restore,
+// the bootstrap-without annotation.
+import { parseBootstrapWithout, waitedPods } from '../api/bootstrap.ts';
+import { API_VERSION, BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, KIND, SWITCHOVER_ANNOTATION, readSwitchoverRecord } from '../api/labels.ts';
 import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { RedisBackupStatus } from '../api/redisbackup-schema.ts';
@@ -43,6 +45,36 @@ export function hibernateProgress(on: boolean, status: RedisStatus | undefined):
     state: phase === 'Running' && ready?.status === 'True' ? 'done' : 'waiting',
     line: `phase ${phase}, Ready ${ready ? `${ready.status} (${ready.reason})` : 'unknown'}`,
   };
+}
+
+/**
+ * Giving up on pods a bootstrap waits for: only pods the sidecar's bootstrap-status record names
+ * (it waits for them now), so the annotation can never be left armed for a later full restart.
+ */
+export function bootstrapWithout(
+  redis: { metadata: { name: string; annotations?: Record<string, string> } },
+  requested: readonly string[],
+): { ok: true; pods: string[]; patch: object; warning: string } | { ok: false; reason: string } {
+  const name = redis.metadata.name;
+  const waited = waitedPods(redis.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION]);
+  if (waited.length === 0) return { ok: false, reason: `no bootstrap of ${name} waits for a pod now: nothing to give up on` };
+  const { pods, invalid } = parseBootstrapWithout(requested.join(','), name);
+  if (invalid > 0 || pods.length === 0) return { ok: false, reason: `give pod names of ${name} (${name}-master-N, ${name}-replica-N)` };
+  const other = pods.filter((p) => !waited.includes(p));
+  if (other.length > 0) return { ok: false, reason: `the bootstrap does not wait for ${other.join(', ')}; it waits for ${waited.join(', ')}` };
+  return {
+    ok: true,
+    pods,
+    patch: { metadata: { annotations: { [BOOTSTRAP_WITHOUT_ANNOTATION]: pods.join(',') } } },
+    warning: `WARNING: the master is chosen without ${pods.join(', ')}: writes only ${pods.length === 1 ? 'it' : 'they'} held are lost when ${pods.length === 1 ? 'it rejoins' : 'they rejoin'} as a replica`,
+  };
+}
+
+/** Done once a pod is labelled master (the bootstrap chose). */
+export function bootstrapProgress(status: RedisStatus | undefined): Progress {
+  const cond = status?.conditions?.find((c) => c.type === 'MasterAvailable');
+  const line = `master ${status?.master ?? 'none yet'}${cond ? `, MasterAvailable ${cond.status} (${cond.reason}): ${cond.message}` : ''}`;
+  return { state: status?.master !== undefined ? 'done' : 'waiting', line };
 }
 
 export function backupObject(redis: string, namespace: string, name: string) {

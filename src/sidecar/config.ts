@@ -39,7 +39,7 @@ export interface ManagerTiming {
   witnessConfirmMs: number;
   /** A probe older than this no longer counts as "answering now". */
   staleAfterMs: number;
-  /** How long to wait for pods we cannot read before choosing on a partial view. */
+  /** Failover only: how long to wait for pods we cannot read before choosing on a partial view (a bootstrap has no limit). */
   maxPartialWaitMs: number;
   /** A refused master port counts as a crash after this long (see decide/types.ts); 0: at once. */
   crashConfirmMs: number;

@@ -300,6 +300,30 @@ test('a missing auth Secret, as the sidecar reports it, explains why no master c
   assert.equal(get(ready(redis()), 'reason'), 'NoMaster');
 });
 
+test("the sidecar's bootstrap record explains why no master comes up yet (BootstrapWaiting); ignored once a master is labelled, or when not a record", async (t) => {
+  const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
+  const annotated = (value: string, related = notReady) =>
+    sync(request({ parent: redis(designSpec(), { metadata: { annotations: { 'redis.example.com/bootstrap-status': value } } }), related })).status;
+  await t.test('waiting', () => {
+    const status = annotated('Waiting: my-redis-replica-1 (volume bound, pod Pending)');
+    for (const type of ['Ready', 'MasterAvailable']) {
+      assert.equal(get(condition(status, type), 'reason'), 'BootstrapWaiting');
+      assert.match(
+        String(get(condition(status, type), 'message')),
+        /waits for pods .*: my-redis-replica-1 \(volume bound, pod Pending\) \(annotation redis\.example\.com\/bootstrap-without/,
+      );
+    }
+  });
+  await t.test('a master is labelled: the record is moot', () => {
+    assert.equal(get(condition(annotated('Waiting: my-redis-replica-1 (loading its data set)', healthyPods()), 'MasterAvailable'), 'reason'), 'MasterReady');
+  });
+  for (const value of ['Waiting: x\u0000y', 'waiting: x', `Waiting: ${'x'.repeat(3000)}`, 'Waiting: ']) {
+    await t.test(`not a record: ${JSON.stringify(value.slice(0, 20))}`, () => {
+      assert.equal(get(condition(annotated(value), 'MasterAvailable'), 'reason'), 'NoMaster');
+    });
+  }
+});
+
 test('spec.tls: a missing or incomplete TLS Secret explains why no master comes up (TLSSecretMissing), naming it', () => {
   const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
   const withTls = (entries: ReportedSecret[]) => {

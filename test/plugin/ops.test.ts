@@ -144,3 +144,37 @@ test("the Lease check's clock is the API server's", async (t) => {
     assert.equal(ops.operatorRunning(null, leases, ops.clusterNow('Thu, 03 Dec 2026 10:00:00 GMT', local)).running, true);
   });
 });
+
+test('bootstrap-without: only pods the bootstrap waits for now, with the data-loss warning', async (t) => {
+  const redis = (record?: string): { metadata: { name: string; annotations: Record<string, string> } } => ({
+    metadata: { name: 'r', annotations: record === undefined ? {} : { 'redis.example.com/bootstrap-status': record } },
+  });
+  const waiting = redis('Waiting: r-replica-1 (volume bound, pod Pending), r-master-0 (loading its data set)');
+  await t.test('a waited pod: the documented annotation and a warning', () => {
+    const v = ops.bootstrapWithout(waiting, ['r-replica-1']);
+    assert.ok(v.ok);
+    assert.deepEqual(v.patch, { metadata: { annotations: { 'redis.example.com/bootstrap-without': 'r-replica-1' } } });
+    assert.match(v.warning, /writes only it held are lost/);
+  });
+  await t.test('both waited pods', () => {
+    const v = ops.bootstrapWithout(waiting, ['r-replica-1', 'r-master-0']);
+    assert.ok(v.ok);
+    assert.deepEqual(v.pods, ['r-master-0', 'r-replica-1']);
+  });
+  const refused: Array<[string, ReturnType<typeof redis>, string[], RegExp]> = [
+    ['no bootstrap waits', redis(), ['r-replica-1'], /no bootstrap of r waits/],
+    ['a pod not waited for', waiting, ['r-replica-0'], /does not wait for r-replica-0; it waits for r-replica-1, r-master-0/],
+    ['not a pod name of this Redis', waiting, ['x-replica-1'], /give pod names of r/],
+    ['no pod given', waiting, [], /give pod names of r/],
+  ];
+  for (const [name, r, pods, reason] of refused)
+    await t.test(`refused: ${name}`, () => {
+      const v = ops.bootstrapWithout(r, pods);
+      assert.equal(v.ok, false);
+      if (!v.ok) assert.match(v.reason, reason);
+    });
+  await t.test('progress: done once a pod is master', () => {
+    assert.equal(ops.bootstrapProgress({}).state, 'waiting');
+    assert.equal(ops.bootstrapProgress({ master: 'r-master-0' }).state, 'done');
+  });
+});

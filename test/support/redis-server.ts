@@ -317,10 +317,12 @@ export class RedisServer {
    * Kill (if running) and start again on the same data directory, optionally on a new address
    * ("the pod was recreated with a new IP"). Like a pod, it comes back as a replica of nowhere.
    */
-  async restart(options: { ip?: string; waitFor?: 'pong' | 'accept'; password?: string } = {}): Promise<void> {
+  async restart(options: { ip?: string; waitFor?: 'pong' | 'accept'; password?: string; extra?: Record<string, string> } = {}): Promise<void> {
     await this.kill();
     if (options.password !== undefined) this.password = options.password;
     if (options.waitFor) this.#options = { ...this.#options, waitFor: options.waitFor };
+    // Further directives from this start on (e.g. key-load-delay: a node that stays LOADING).
+    if (options.extra) this.#options = { ...this.#options, extra: { ...this.#options.extra, ...options.extra } };
     if (options.ip) {
       assertLoopback(options.ip);
       this.#ip = options.ip;

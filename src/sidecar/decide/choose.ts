@@ -7,17 +7,19 @@
 // - Order (failover): a node an earlier leader already promoted from this history first (a second
 //   promotion would throw away the writes it took), then lowest replica-priority, highest offset,
 //   the labelled master itself on a tie (no label move), smallest run id.
-// - Never decide on a partial view while a pod we cannot read could hold writes the visible ones
-//   lack: wait up to maxPartialWaitMs. Never start from an EMPTY node while a pod that is up
-//   (Running, with an IP) cannot be read, however long that takes: it may hold the data, and
-//   re-pointing it at an empty master would wipe it (the peers' worst trap). Pods that never came
-//   up only delay the choice by maxPartialWaitMs (with persistence their volume may bring data
-//   back later; that pod is then re-pointed and re-synced, which is the price of availability).
+// - Failover never decides on a partial view while a pod we cannot read could hold writes the
+//   visible ones lack: it waits up to maxPartialWaitMs (availability: the master is gone).
+// - Bootstrap (no master yet: a full restart, a wake from hibernation) never chooses while a pod
+//   that may hold data cannot be read (bootstrap-wait.ts: loading, a Bound volume whose pod is not
+//   up, a running pod that does not answer), however long that takes: the pod with the most data
+//   becomes master, never one that would re-sync it away. Only the pods the user names in the
+//   bootstrap-without annotation are given up on.
 import type { RedisFacts } from '../redis/types.ts';
-import { COMPONENT_MASTER_SET } from '../../api/labels.ts';
+import { BOOTSTRAP_WITHOUT_ANNOTATION, COMPONENT_MASTER_SET } from '../../api/labels.ts';
 import { compareCodeUnits } from '../../api/order.ts';
 import { currentFacts, expectedPodNames, isBeyondScale, isEmpty, silentForMs } from './observe.ts';
 import { masterIpOf } from './failure.ts';
+import { bootstrapWaits, describeHolders } from './bootstrap-wait.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
 export type Choice = { ok: true; pod: PodObservation; facts: RedisFacts; reason: string } | { ok: false; reason: string };
@@ -243,12 +245,12 @@ function compareByData(a: Candidate, b: Candidate): number {
 /**
  * No pod is labelled master. If some answering nodes are already masters (an earlier leader
  * promoted one and crashed before labelling), adopt the one that supersedes the others. Otherwise
- * bootstrap: a fresh set starts from <name>-master-0; after a full restart from the node with the
- * most data. Offsets compare across a failover chain (a promoted node continues its master's
- * offsets); a node restarted from AOF reports offset 0 and a new id, so keys decide there.
+ * bootstrap, once every pod that may hold data answers (bootstrap-wait.ts): a fresh set starts
+ * from <name>-master-0; after a full restart from the node with the most data. Offsets compare
+ * across a failover chain (a promoted node continues its master's offsets); a node restarted from
+ * AOF reports offset 0 and a new id, so keys decide there.
  */
 export function chooseBootstrap(input: DecideInput): Choice {
-  const { now, config } = input;
   const candidates: Candidate[] = [];
   const excluded: string[] = [];
   for (const pod of input.pods) {
@@ -277,40 +279,29 @@ export function chooseBootstrap(input: DecideInput): Choice {
     };
   }
 
+  const waits = bootstrapWaits(input);
+  if (waits.waitFor.length > 0) {
+    return {
+      ok: false,
+      reason:
+        `no master yet; bootstrap waits for ${describeHolders(waits.waitFor)}: ${waits.waitFor.length === 1 ? 'it' : 'each'} may hold data ` +
+        `${candidates.length > 0 ? 'the answering pods lack' : 'and no pod answers yet'} (the annotation ${BOOTSTRAP_WITHOUT_ANNOTATION} gives up on named pods)`,
+    };
+  }
   if (candidates.length === 0) return { ok: false, reason: `no pod answers${excluded.length ? ` (${excluded.join('; ')})` : ''}` };
 
-  const missing = missingContenders(input, null, null);
-  const firstOk = Math.min(...candidates.map((c) => c.pod.redis?.firstOkAt ?? now));
-  const waitedMs = now - firstOk;
   candidates.sort(compareByData);
   const best = candidates[0]!;
-  const fresh = candidates.every((c) => isEmpty(c.facts));
-  // An alive pod we cannot read may hold data while every visible node is empty: never start from
-  // an empty node then (it would wipe that pod when re-pointed). Pods that never came up only
-  // delay the choice by maxPartialWaitMs.
-  const aliveMissing = missing.filter((m) => m.alive);
-  if (fresh && aliveMissing.length > 0) {
-    return {
-      ok: false,
-      reason: `no master yet, every visible node is empty and ${names(aliveMissing)} is up but cannot be read (it may hold the data): waiting`,
-    };
-  }
-  if (missing.length > 0 && waitedMs < config.maxPartialWaitMs) {
-    return {
-      ok: false,
-      reason: `no master yet and ${names(missing)} cannot be read: ${fresh ? 'it' : 'one of them'} could hold more data; waiting (up to ${config.maxPartialWaitMs} ms)`,
-    };
-  }
-  if (fresh) {
-    const preferred = candidates.find((c) => c.pod.name === `${input.name}-master-0`) ?? best;
-    return { ok: true, pod: preferred.pod, facts: preferred.facts, reason: `fresh set (every node empty): starting from ${preferred.pod.name}` };
-  }
-  const note = missing.length > 0 ? `; gave up waiting for ${names(missing)} after ${Math.round(waitedMs)} ms` : '';
+  const released = waits.released.length > 0 ? `; gave up on ${describeHolders(waits.released)} as ${BOOTSTRAP_WITHOUT_ANNOTATION} asks` : '';
   const skipped = excluded.length > 0 ? `; excluded ${excluded.join('; ')}` : '';
+  if (candidates.every((c) => isEmpty(c.facts))) {
+    const preferred = candidates.find((c) => c.pod.name === `${input.name}-master-0`) ?? best;
+    return { ok: true, pod: preferred.pod, facts: preferred.facts, reason: `fresh set (every node empty): starting from ${preferred.pod.name}${released}` };
+  }
   return {
     ok: true,
     pod: best.pod,
     facts: best.facts,
-    reason: `no master: ${describe(best)} has the most data${candidates.length > 1 ? ` (then ${candidates.slice(1).map(describe).join(', ')})` : ''}${skipped}${note}`,
+    reason: `no master: ${describe(best)} has the most data${candidates.length > 1 ? ` (then ${candidates.slice(1).map(describe).join(', ')})` : ''}${skipped}${released}`,
   };
 }

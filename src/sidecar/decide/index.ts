@@ -6,6 +6,8 @@ export { assessMaster, witnessesOf, apiEvidence, masterIpOf } from './failure.ts
 export type { MasterHealth, Witnesses } from './failure.ts';
 export { choosePromotion, chooseBootstrap, historyOf, missingContenders } from './choose.ts';
 export type { Choice, Missing } from './choose.ts';
+export { bootstrapWaits, describeHolders, NOT_PROBED, parseBootstrapWithout, podOfClaim } from './bootstrap-wait.ts';
+export type { BootstrapWaits, Holder } from './bootstrap-wait.ts';
 export { planReplication, planFencing, desiredFencing } from './replication.ts';
 export { planRuntimeConfig, runtimeConfigChanges } from './runtime-config.ts';
 export type { ConfigChange } from './runtime-config.ts';
@@ -29,7 +31,7 @@ export type { RolloutDecision } from './rollout.ts';
 export { CAUGHT_UP_BYTES, bestTarget, checkTarget, decideRequest, parseRequest } from './switchover.ts';
 export type { RequestDecision, SwitchoverRequest, TargetCheck, TargetChoice } from './switchover.ts';
 export { DEFAULT_DECIDE_CONFIG } from './types.ts';
-export type { DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, Plan, RedisTrack, SpecView, Step } from './types.ts';
+export type { ClaimFact, DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, Plan, RedisTrack, SpecView, Step } from './types.ts';
 export { decideSecretRead, SECRET_RETRY_MS } from './secret-reads.ts';
 export type { SecretReadDecision, SecretReadState } from './secret-reads.ts';
 export { decideReplicationReports, REPORT_EVERY_MS, REPORT_MIN_BYTES } from './replication-report.ts';

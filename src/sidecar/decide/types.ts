@@ -30,9 +30,9 @@ export interface DecideConfig {
   /** A replica whose link went down this long before the master fell silent is too stale to promote. */
   maxReplicaLinkDownMs: number;
   /**
-   * How long to wait for pods that are not visible (or not answering) and could hold more data
-   * before choosing among the visible ones (see choose.ts). An empty node is never chosen while a
-   * pod that is up but unreadable may hold data, whatever this says.
+   * Failover only: how long to wait for pods that are not visible (or not answering) and could
+   * hold more data before choosing among the visible ones (see choose.ts). A bootstrap has no such
+   * limit: it waits for every pod that may hold data (bootstrap-wait.ts).
    */
   maxPartialWaitMs: number;
   /**
@@ -129,6 +129,8 @@ export interface SpecView {
   minReplicasMaxLagSeconds: number;
   /** RDB or AOF on: a pod that is down may come back with its data. */
   persistence: boolean;
+  /** spec.hibernate: the StatefulSets run no pod (absent: false). */
+  hibernate?: boolean;
   /**
    * What every node should report for the runtime-managed directives (desiredRuntimeConfig of
    * spec.config: the spec's value or Redis' default, normalised). Empty: manage none.
@@ -149,6 +151,22 @@ export interface DecideInput {
    * passes checkTarget (switchover.ts).
    */
   switchoverTo?: string | undefined;
+  /**
+   * The Redis' PersistentVolumeClaims as last listed; undefined while not known (a bootstrap then
+   * counts every pod's volume as bound when persistence is on). Read only by a bootstrap.
+   */
+  claims?: readonly ClaimFact[] | undefined;
+  /** Pods the user gave up on (the bootstrap-without annotation, parsed): a bootstrap does not wait for them. */
+  bootstrapWithout?: readonly string[] | undefined;
+}
+
+/** One PersistentVolumeClaim of the Redis, as far as a bootstrap cares. */
+export interface ClaimFact {
+  name: string;
+  /** status.phase: Pending, Bound or Lost. */
+  phase: string | undefined;
+  /** metadata.deletionTimestamp is set. */
+  deleting: boolean;
 }
 
 export type MasterDecision =

@@ -9,6 +9,10 @@ import type { DecideConfig, MasterDecision, MasterHealth } from '../decide/index
 
 export type EventReason =
   | 'Bootstrap'
+  | 'BootstrapWaiting'
+  | 'BootstrapGaveUp'
+  | 'BootstrapWithoutRemoved'
+  | 'BootstrapWithoutInvalid'
   | 'FailoverStarted'
   | 'FailoverCompleted'
   | 'FailoverBlocked'

@@ -118,6 +118,7 @@ export function specView(spec: RedisSpec): SpecView {
     minReplicasToWrite: spec.failover.minReplicasToWrite,
     minReplicasMaxLagSeconds: spec.failover.minReplicasMaxLagSeconds,
     persistence: spec.persistence.enableRdb || spec.persistence.enableAof,
+    hibernate: spec.hibernate,
     runtimeConfig: desiredRuntimeConfig(spec.config),
   };
 }

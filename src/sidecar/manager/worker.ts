@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { compareCodeUnits } from '../../api/order.ts';
-import { REDIS_PORT } from '../../api/labels.ts';
+import { REDIS_PORT, ROLE_MASTER } from '../../api/labels.ts';
 import { backupEvents, type BackupMemory } from '../decide/backups.ts';
 import { redisSecretUses, secretNeeds } from '../../api/secret-report.ts';
 import type { RedisObject } from '../../api/schema.ts';
@@ -42,6 +42,7 @@ import { RoundReporter } from './report.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
 import { SecretReporter } from './secret-report.ts';
 import type { KubeClient } from '../kube/client.ts';
+import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
 
 export interface WorkerOptions {
   namespace: string;
@@ -93,6 +94,7 @@ export class RedisWorker {
   readonly #exporterUser: ExporterUser;
   #exporterOn = false;
   readonly #secrets: SecretReporter;
+  readonly #boot: BootstrapWatch;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
   #running = false;
@@ -182,6 +184,18 @@ export class RedisWorker {
       patch: kube.patchRedisAnnotations ? (annotations) => kube.patchRedisAnnotations!(this.ref, annotations) : undefined,
       everyMs: options.timing.secretRefreshMs,
     });
+    this.#boot = new BootstrapWatch({
+      ref: this.ref,
+      log: this.#log,
+      kube: options.kube as KubeWriter & BootstrapKube,
+      isLeader: () => options.leader.isLeader(),
+      event: (e) => this.#event(e),
+      now: this.#now,
+      track: (p) => {
+        this.#pending.add(p);
+        void p.finally(() => this.#pending.delete(p));
+      },
+    });
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
       active: () => this.#running && this.#auth.known,
@@ -202,6 +216,7 @@ export class RedisWorker {
     this.#backups = told.memory;
     for (const e of told.events) this.#event(e);
     this.#secrets.observe(object.metadata.annotations);
+    this.#boot.update(object.metadata.annotations);
     const verdict = validateSpec(this.name, object.spec);
     this.#secrets.setNeeds(verdict.ok ? secretNeeds(redisSecretUses(this.name, verdict.spec)) : undefined);
     if (!verdict.ok) {
@@ -374,18 +389,30 @@ export class RedisWorker {
       void look.finally(() => this.#pending.delete(look));
     }
     if (!(await this.#auth.ensure())) return false;
-    const now = this.#now();
     const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({
       ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
       updated: updated(v),
     }));
-    const input: DecideInput = { name: this.name, spec: this.#specView, pods, now, config: this.#config };
+    // Claims matter only to a bootstrap: listed while no pod is labelled master and some pod
+    // exists (a hibernated Redis has none: nothing to choose, no API call).
+    const claims = await this.#boot.claims(pods.length > 0 && !pods.some((p) => p.roleLabel === ROLE_MASTER));
+    const now = this.#now();
+    const input: DecideInput = {
+      name: this.name,
+      spec: this.#specView,
+      pods,
+      now,
+      config: this.#config,
+      claims,
+      bootstrapWithout: this.#boot.without,
+    };
     let p = plan(input);
     this.lastPlan = p;
     this.#report.podMetrics(input, p);
     this.#report.decision(p.decision);
     if (!this.#o.leader.isLeader()) return false;
+    this.#boot.report(input, p.decision);
 
     const { health } = decideMaster(input);
     const blocked = this.memory.noteDecision(p.decision, health, this.#config);

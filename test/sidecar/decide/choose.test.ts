@@ -178,7 +178,7 @@ test('chooseBootstrap: table', async (t) => {
       name: 'fresh set but master-0 is up and unreadable: it may hold the data, wait',
       pods: [node('master-0', {}, { error: 'timeout', okAgo: 5000, firstOkAgo: 5000 }), node('replica-0'), node('replica-1')],
       want: null,
-      reason: /cache-master-0 is up but cannot be read/,
+      reason: /bootstrap waits for cache-master-0 \(running, not answering\)/,
     },
     {
       name: 'fresh set, no persistence, a pod not created yet cannot hold data',
@@ -186,18 +186,18 @@ test('chooseBootstrap: table', async (t) => {
       want: 'cache-master-0',
     },
     {
-      name: 'persistence: a pod not created yet may bring a volume with data: wait (bounded)',
+      name: 'persistence, claims not listed yet: a pod not created yet may bring a volume with data: wait',
       pods: [node('master-0', { offset: 500, replid: H1 }, { firstOkAgo: 1000 }), node('replica-0', { offset: 800, replid: H1 }, { firstOkAgo: 1000 })],
       spec: { persistence: true },
       want: null,
-      reason: /cache-replica-1 \(no pod yet\) cannot be read/,
+      reason: /bootstrap waits for cache-replica-1 \(volume bound, no pod yet\)/,
     },
     {
-      name: 'persistence: after maxPartialWaitMs, the most data among those visible',
-      pods: [node('master-0', { offset: 500 }, { firstOkAgo: 40_000 }), node('replica-0', { offset: 800 }, { firstOkAgo: 40_000 })],
+      name: 'persistence: long past maxPartialWaitMs, still waiting (no timer at bootstrap)',
+      pods: [node('master-0', { offset: 500 }, { firstOkAgo: 3_600_000 }), node('replica-0', { offset: 800 }, { firstOkAgo: 3_600_000 })],
       spec: { persistence: true },
-      want: 'cache-replica-0',
-      reason: /gave up waiting/,
+      want: null,
+      reason: /bootstrap waits for cache-replica-1/,
     },
     {
       name: 'full restart from RDB: highest offset',
@@ -242,7 +242,7 @@ test('chooseBootstrap: table', async (t) => {
       name: 'a loading node is missing, not a candidate',
       pods: [node('master-0', { offset: 100, loading: true }), node('replica-0', {}), node('replica-1', {})],
       want: null,
-      reason: /cache-master-0 is up but cannot be read/,
+      reason: /bootstrap waits for cache-master-0 \(loading its data set\)/,
     },
   ];
   for (const c of cases) {

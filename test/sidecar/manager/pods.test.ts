@@ -91,6 +91,7 @@ test('specView, decideConfig and authSecretRef from a validated spec', () => {
     minReplicasToWrite: 2,
     minReplicasMaxLagSeconds: 5,
     persistence: false,
+    hibernate: false,
     runtimeConfig: desiredRuntimeConfig({ 'maxmemory-policy': 'allkeys-lru' }),
   });
   assert.equal(specView(verdict.spec).runtimeConfig['maxmemory-policy'], 'allkeys-lru');

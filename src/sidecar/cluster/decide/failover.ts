@@ -9,6 +9,9 @@
 //   over one with data, nor at all when the failed master was last seen holding keys: promoting
 //   it would serve an empty shard while the data may still come back with the master's volume.
 // - A forced election is sent at most once per failoverTimeout per failed master.
+// - Never while the failed master's own pod (the one whose cluster-node record carries its id) is
+//   LOADING: it is reading its data set from disk, which may be newer than any replica's (a full
+//   restart where its pod came up last); forcing a replica would make it re-sync that away.
 // - A master that came back empty (its process restarted faster than the cluster noticed, with no
 //   data on disk) while a replica of it still holds data and is not in sync with it is replaced at
 //   once by that replica (FORCE: a manual failover the masters vote for): otherwise the replica
@@ -78,6 +81,15 @@ export function decideForcedFailovers(t: Topology, failoverTimeoutMs: number, me
       holds.push({
         key: `failover/${node.id}/forced`,
         reason: `a forced election for ${shard} was sent: waiting for it (up to failoverTimeout ${failoverTimeoutMs} ms)`,
+        warn: false,
+      });
+      continue;
+    }
+    const own = t.pods.find((p) => !p.deleting && p.record?.id === node.id);
+    if (own?.probe && !own.probe.ok && own.probe.kind === 'loading') {
+      holds.push({
+        key: `failover/${node.id}/loading`,
+        reason: `${label(node)} failed but its pod ${own.name} is loading its data set, which may be newer than its replicas': no forced election of ${shard} while it loads`,
         warn: false,
       });
       continue;

@@ -6,6 +6,7 @@ import { decideForcedFailovers } from '../../../../src/sidecar/cluster/decide/fa
 import { planRound } from '../../../../src/sidecar/cluster/decide/plan.ts';
 import { buildTopology } from '../../../../src/sidecar/cluster/decide/topology.ts';
 import { healthy, id, SPEC3, THREE, world, type NodeSpec } from './fixtures.ts';
+import type { PodObs } from '../../../../src/sidecar/cluster/decide/types.ts';
 
 const TIMEOUT = 10_000;
 // Shard 0's master m0 failed (the cluster agreed); its replicas are given per case.
@@ -101,6 +102,46 @@ test('forced failover: when and on which replica', async (t) => {
       assert.equal(d.failingSince.get(failed.id), c.since, 'the first sighting is kept');
     });
   }
+  await t.test("the failed master's own pod is LOADING (a full restart, its pod up last): no forced election while it loads", () => {
+    const record = {
+      id: failed.id,
+      role: 'master' as const,
+      slots: THREE[0]!,
+      masterId: null,
+      linkUp: true,
+      usedMemory: 0,
+      maxMemory: 0,
+      keys: 900,
+      at: '2026-01-01T00:00:00Z',
+    };
+    const own = (probe: PodObs['probe']): PodObs => ({
+      name: 'c-shard-0-0',
+      uid: 'uid-m0',
+      shard: 0,
+      ordinal: 0,
+      ip: '10.0.0.1',
+      deleting: false,
+      record,
+      roleLabel: null,
+      probe,
+    });
+    const decide = (probe: PodObs['probe']) =>
+      decideForcedFailovers(
+        buildTopology(world([failed, ...others, replica('q1', 1, { offset: 500, keys: 5 })], 'c', [own(probe)])),
+        TIMEOUT,
+        { failingSince: new Map([[failed.id, 0]]), forcedAt: new Map(), lastKeys: new Map() },
+        100_000,
+      );
+    const loading = decide({ ok: false, kind: 'loading', message: 'LOADING Redis is loading the dataset in memory' });
+    assert.deepEqual(loading.steps, []);
+    assert.match(loading.holds.map((h) => h.reason).join('\n'), /its pod c-shard-0-0 is loading its data set/);
+    // Gone (refused) rather than loading: the forced election goes ahead as before.
+    const gone = decide({ ok: false, kind: 'refused', message: 'ECONNREFUSED' });
+    assert.deepEqual(
+      gone.steps.map((s) => (s.kind === 'failover' ? s.pod : s.kind)),
+      ['c-shard-0-1'],
+    );
+  });
   await t.test('a master only we cannot reach (not flagged by the cluster) is never forced', () => {
     const silent: NodeSpec = { ...failed, fail: false, pod: [0, 0], silent: true };
     const d = decideForcedFailovers(
