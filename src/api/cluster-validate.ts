@@ -4,7 +4,7 @@
 // StatefulSets would carry), re-done here because a CRD may be installed without them.
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { MAX_CLUSTER_NAME_LENGTH } from './cluster-names.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS, RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './cluster-schema.ts';
+import { RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './cluster-schema.ts';
 import { SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE } from './schema.ts';
 import {
   backupProblems,
@@ -13,6 +13,7 @@ import {
   monitoringProblems,
   nodeSelectorProblems,
   podTemplateProblems,
+  printableFields,
   schemaProblems,
   type SpecProblem,
 } from './validate.ts';
@@ -30,7 +31,7 @@ function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] 
     });
   }
   if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
-  problems.push(...configProblems(spec.config, RESERVED_CLUSTER_CONFIG_KEYS));
+  problems.push(...configProblems(spec.config, 'RedisCluster'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   // The CEL rule on autoscaling, mirrored.
   if (spec.autoscaling.minReplicas > spec.autoscaling.maxReplicas) {
@@ -54,7 +55,7 @@ export function validateClusterSpec(name: string, spec: unknown): ClusterSpecVer
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
   const copy = structuredClone(spec) as unknown;
-  if (!validateClusterSchema(copy)) return { ok: false, problems: schemaProblems(validateClusterSchema.errors) };
+  if (!validateClusterSchema(copy)) return { ok: false, problems: printableFields(schemaProblems(validateClusterSchema.errors)) };
   const problems = semanticProblems(name, copy as RedisClusterSpecT);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, spec: copy as RedisClusterSpecT };
+  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisClusterSpecT };
 }

@@ -8,7 +8,17 @@ import { parseQuantity } from './quantity.ts';
 import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
-import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
+import { RedisSpec, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
+import { isAllowedDirective, refusalMessage, type ConfigKind } from './config-allow.ts';
+import {
+  CONTROL_CHARACTER_MESSAGE,
+  DNS_SUBDOMAIN_PATTERN,
+  NO_CONTROL_OR_SPACE_PATTERN,
+  NO_CONTROL_PATTERN,
+  SECRET_KEY_PATTERN,
+  controlCharacterProblem,
+  printable,
+} from './text.ts';
 
 /** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
 export const MAX_NAME_LENGTH = 40;
@@ -54,6 +64,14 @@ export function schemaProblems(errors: readonly ErrorObject[] | null | undefined
   return problems;
 }
 
+/** The shared patterns in words: a control character is named as such, not as a regular expression. */
+const PATTERN_MESSAGES: Record<string, string> = {
+  [NO_CONTROL_PATTERN]: CONTROL_CHARACTER_MESSAGE,
+  [NO_CONTROL_OR_SPACE_PATTERN]: `must be non-empty and ${CONTROL_CHARACTER_MESSAGE.replace('must not contain', 'contain no spaces nor')}`,
+  [SECRET_KEY_PATTERN]: 'must be a Secret key (alphanumerics, -, _ and .)',
+  [DNS_SUBDOMAIN_PATTERN]: 'must be a Kubernetes object name (lower-case alphanumerics, - and .)',
+};
+
 function fieldOf(error: ErrorObject): string {
   const parts = error.instancePath
     .split('/')
@@ -71,7 +89,7 @@ function describe(error: ErrorObject): string {
     case 'required':
       return 'is required';
     case 'pattern':
-      return `must match ${String(error.params['pattern'])}`;
+      return PATTERN_MESSAGES[String(error.params['pattern'])] ?? `must match ${String(error.params['pattern'])}`;
     case 'enum':
       return `must be one of ${(error.params['allowedValues'] as unknown[]).join(', ')}`;
     default:
@@ -98,14 +116,21 @@ function sortedEntries(map: Record<string, string> | undefined): Array<[string, 
   return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** spec.config: lower-case directive names, none the operator owns (`reserved`), single-line values. */
-export function configProblems(config: Record<string, string> | undefined, reserved: readonly string[]): SpecProblem[] {
+/**
+ * spec.config: directives on the allow-list of `kind` only (config-allow.ts), values without
+ * control characters. Each refusal names the directive and says why; the value is never echoed.
+ */
+export function configProblems(config: Record<string, string> | undefined, kind: ConfigKind): SpecProblem[] {
   const problems: SpecProblem[] = [];
-  for (const [key, value] of Object.entries(config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  let listed = false;
+  for (const [key, value] of sortedEntries(config)) {
     const field = `spec.config.${key}`;
-    if (!/^[a-z][a-z0-9-]*$/.test(key)) problems.push({ field, message: 'must be a lower-case redis.conf directive name' });
-    else if (reserved.includes(key)) problems.push({ field, message: 'is owned by the operator and cannot be set here' });
-    if (/[\r\n]/.test(value)) problems.push({ field, message: 'must be a single line' });
+    if (!isAllowedDirective(kind, key)) {
+      problems.push({ field, message: refusalMessage(kind, key, !listed) });
+      listed = true;
+    }
+    const control = controlCharacterProblem(value);
+    if (control) problems.push({ field, message: control });
   }
   return problems;
 }
@@ -178,7 +203,7 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     });
   }
   if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
-  problems.push(...configProblems(spec.config, RESERVED_CONFIG_KEYS));
+  problems.push(...configProblems(spec.config, 'Redis'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   if (spec.tls && spec.tls.secretName === undefined && spec.tls.certManager === undefined)
     problems.push({ field: 'spec.tls', message: 'needs secretName (a Secret with tls.crt, tls.key and ca.crt) or certManager' });
@@ -244,9 +269,14 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
   const copy = structuredClone(spec) as unknown;
-  if (!validateSpecSchema(copy)) return { ok: false, problems: schemaProblems(validateSpecSchema.errors) };
+  if (!validateSpecSchema(copy)) return { ok: false, problems: printableFields(schemaProblems(validateSpecSchema.errors)) };
   const problems = semanticProblems(name, copy as RedisSpecT);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, spec: copy as RedisSpecT };
+  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisSpecT };
+}
+
+/** Problems whose field names (map keys are the user's) show control characters as <U+XXXX>, never raw. */
+export function printableFields(problems: readonly SpecProblem[]): SpecProblem[] {
+  return problems.map((p) => ({ field: printable(p.field), message: p.message }));
 }
 
 /** One line naming every problem, for a condition message. */
