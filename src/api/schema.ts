@@ -9,7 +9,7 @@ import { BackupSpec, BackupStatus, RestoreSpec, RestoreStatus } from './backup-s
 import { Quantity, QUANTITY_PATTERN, StringEnum, StringMap } from './typebox-helpers.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { allowedDirectives, allowListValidation, type ConfigKind } from './config-allow.ts';
-import { NO_CONTROL_OR_SPACE_PATTERN, NO_CONTROL_PATTERN } from './text.ts';
+import { CONFIG_VALUE_PATTERN, NO_CONTROL_OR_SPACE_PATTERN } from './text.ts';
 
 export { BackupResult, BackupSpec, BackupStatus, BackupStorage, RestoreSpec, RestoreStatus } from './backup-schema.ts';
 export { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
@@ -211,7 +211,7 @@ export const ImageFields = {
 
 /**
  * spec.config of a Redis or a RedisCluster: directives on the allow-list (config-allow.ts) only,
- * values without control characters. The bounds keep the CEL rule within the API server's
+ * values of plain words (CONFIG_VALUE_PATTERN). The bounds keep the CEL rule within the API server's
  * estimated cost budget.
  */
 export function ConfigSpec(kind: ConfigKind) {
@@ -220,8 +220,8 @@ export function ConfigSpec(kind: ConfigKind) {
     Type.Unsafe<Record<string, string>>({
       type: 'object',
       maxProperties: 64,
-      additionalProperties: { type: 'string', maxLength: 1024, pattern: NO_CONTROL_PATTERN },
-      description: `Extra redis.conf directives (for example maxmemory-policy: allkeys-lru), from an allow-list: ${allowedDirectives(kind).join(', ')}. Anything else (authentication, users, modules, debugging, files, networking, replication, persistence: the operator's) is refused, and so is a value with a control character. Runtime directives are applied without a restart; the others roll the pods.`,
+      additionalProperties: { type: 'string', maxLength: 1024, pattern: CONFIG_VALUE_PATTERN },
+      description: `Extra redis.conf directives (for example maxmemory-policy: allkeys-lru), from an allow-list: ${allowedDirectives(kind).join(', ')}. Anything else (authentication, users, modules, debugging, files, networking, replication, persistence: the operator's) is refused. Values are words of letters, digits and . _ % $ + - (optionally in one pair of quotes). Runtime directives are applied without a restart; the others roll the pods.`,
       'x-kubernetes-validations': [{ rule, messageExpression, message }],
     }),
   );

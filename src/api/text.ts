@@ -16,6 +16,17 @@ export const SECRET_KEY_PATTERN = '^[-._a-zA-Z0-9]+$';
 /** Kubernetes' rule for an object name (a DNS subdomain). */
 export const DNS_SUBDOMAIN_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 
+/**
+ * A spec.config value: words of letters, digits and `. _ % $ + -` separated by spaces, optionally
+ * wrapped in one pair of quotes. Every allowed directive's values fit (numbers, memory sizes,
+ * percentages, enums, keyspace-event letters, buffer-limit classes); quotes inside, backslashes,
+ * `#` and control characters never reach redis.conf's tokenizer.
+ */
+const CONFIG_WORDS = '[-A-Za-z0-9 ._%$+]*';
+export const CONFIG_VALUE_PATTERN = `^(${CONFIG_WORDS}|"${CONFIG_WORDS}"|'${CONFIG_WORDS}')$`;
+export const CONFIG_VALUE_MESSAGE =
+  'must be words of letters, digits and . _ % $ + - separated by spaces, optionally in one pair of quotes (no control characters, backslashes or quotes inside)';
+
 /** What a refusal by NO_CONTROL_PATTERN means, in words (validate.ts prints it instead of the pattern). */
 export const CONTROL_CHARACTER_MESSAGE = 'must not contain control characters (U+0000-U+001F, U+007F: line breaks, NUL, TAB, ...)';
 

@@ -11,12 +11,13 @@ import { BackupStorage as BackupStorageSchema, type BackupStorage } from './back
 import { RedisSpec, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
 import { isAllowedDirective, refusalMessage, type ConfigKind } from './config-allow.ts';
 import {
+  CONFIG_VALUE_MESSAGE,
+  CONFIG_VALUE_PATTERN,
   CONTROL_CHARACTER_MESSAGE,
   DNS_SUBDOMAIN_PATTERN,
   NO_CONTROL_OR_SPACE_PATTERN,
   NO_CONTROL_PATTERN,
   SECRET_KEY_PATTERN,
-  controlCharacterProblem,
   printable,
 } from './text.ts';
 
@@ -67,6 +68,7 @@ export function schemaProblems(errors: readonly ErrorObject[] | null | undefined
 /** The shared patterns in words: a control character is named as such, not as a regular expression. */
 const PATTERN_MESSAGES: Record<string, string> = {
   [NO_CONTROL_PATTERN]: CONTROL_CHARACTER_MESSAGE,
+  [CONFIG_VALUE_PATTERN]: CONFIG_VALUE_MESSAGE,
   [NO_CONTROL_OR_SPACE_PATTERN]: `must be non-empty and ${CONTROL_CHARACTER_MESSAGE.replace('must not contain', 'contain no spaces nor')}`,
   [SECRET_KEY_PATTERN]: 'must be a Secret key (alphanumerics, -, _ and .)',
   [DNS_SUBDOMAIN_PATTERN]: 'must be a Kubernetes object name (lower-case alphanumerics, - and .)',
@@ -116,9 +118,11 @@ function sortedEntries(map: Record<string, string> | undefined): Array<[string, 
   return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
+const CONFIG_VALUE = new RegExp(CONFIG_VALUE_PATTERN);
+
 /**
- * spec.config: directives on the allow-list of `kind` only (config-allow.ts), values without
- * control characters. Each refusal names the directive and says why; the value is never echoed.
+ * spec.config: directives on the allow-list of `kind` only (config-allow.ts), values of plain
+ * words (the schema's pattern, re-checked). Each refusal names the directive and says why; the value is never echoed.
  */
 export function configProblems(config: Record<string, string> | undefined, kind: ConfigKind): SpecProblem[] {
   const problems: SpecProblem[] = [];
@@ -129,8 +133,7 @@ export function configProblems(config: Record<string, string> | undefined, kind:
       problems.push({ field, message: refusalMessage(kind, key, !listed) });
       listed = true;
     }
-    const control = controlCharacterProblem(value);
-    if (control) problems.push({ field, message: control });
+    if (!CONFIG_VALUE.test(value)) problems.push({ field, message: CONFIG_VALUE_MESSAGE });
   }
   return problems;
 }
