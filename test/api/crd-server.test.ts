@@ -184,7 +184,7 @@ function sharedCases(kind: 'Redis' | 'RedisCluster', reserved: readonly string[]
     c('config an alias of a runtime directive', 'spec.config', ALLOWED, { 'hash-max-ziplist-entries': '256' }, true),
     ...HOSTILE_DIRECTIVES.map((key) => c(`config ${key}`, 'spec.config', ALLOWED, { [key]: 'x' }, false, { refusal: allowListRefusal(kind, [key]) })),
     ...reserved.map((key) => c(`config reserved ${key}`, 'spec.config', ALLOWED, { [key]: 'x' }, false, { refusal: allowListRefusal(kind, [key]) })),
-    c('config three refused, all named', 'spec.config', ALLOWED, { hz: '10', user: 'u on nopass', loadmodule: '/x.so', 'made-up-directive': 'x' }, false, {
+    c('config three refused, all named', 'spec.config', ALLOWED, { hz: '10', user: 'u on nopass', loadmodule: 'x.so', 'made-up-directive': 'x' }, false, {
       refusal: allowListRefusal(kind, ['loadmodule', 'user', 'made-up-directive']),
     }),
     kind === 'Redis'
