@@ -10,6 +10,7 @@ import {
   backupProblems,
   compileSpecSchema,
   configProblems,
+  directiveProblems,
   monitoringProblems,
   nodeSelectorProblems,
   podTemplateProblems,
@@ -55,7 +56,8 @@ export function validateClusterSpec(name: string, spec: unknown): ClusterSpecVer
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
   const copy = structuredClone(spec) as unknown;
-  if (!validateClusterSchema(copy)) return { ok: false, problems: printableFields(schemaProblems(validateClusterSchema.errors)) };
+  if (!validateClusterSchema(copy))
+    return { ok: false, problems: printableFields([...schemaProblems(validateClusterSchema.errors), ...directiveProblems(copy, 'RedisCluster')]) };
   const problems = semanticProblems(name, copy as RedisClusterSpecT);
   return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisClusterSpecT };
 }

@@ -32,7 +32,8 @@ export const STATIC_DIRECTIVES: readonly StaticDirective[] = [
   { name: 'client-output-buffer-limit', sample: 'pubsub 64mb 16mb 90', why: 'limits on client output buffers' },
   { name: 'proto-max-bulk-len', sample: '256mb', why: 'a limit on one request element' },
   { name: 'tcp-backlog', sample: '1024', why: 'the listen queue length (no address or port)' },
-  { name: 'activedefrag', sample: 'yes', why: 'memory defragmentation' },
+  // 'yes' needs Redis' own jemalloc (the official images have it; Debian's redis-server has not).
+  { name: 'activedefrag', sample: 'no', why: 'memory defragmentation' },
   { name: 'active-defrag-ignore-bytes', sample: '200mb', why: 'memory defragmentation' },
   { name: 'active-defrag-threshold-lower', sample: '20', why: 'memory defragmentation' },
   { name: 'active-defrag-threshold-upper', sample: '90', why: 'memory defragmentation' },

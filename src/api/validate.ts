@@ -121,6 +121,17 @@ function sortedEntries(map: Record<string, string> | undefined): Array<[string, 
 const CONFIG_VALUE = new RegExp(CONFIG_VALUE_PATTERN);
 
 /**
+ * The allow-list refusals of a spec the schema already refused: a directive off the list is named
+ * as such even when its value (or another field) failed the schema first.
+ */
+export function directiveProblems(spec: unknown, kind: ConfigKind): SpecProblem[] {
+  const config = (spec as { config?: unknown }).config;
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return [];
+  const keys = Object.keys(config).filter((k) => !isAllowedDirective(kind, k));
+  return configProblems(Object.fromEntries(keys.map((k) => [k, ''])), kind);
+}
+
+/**
  * spec.config: directives on the allow-list of `kind` only (config-allow.ts), values of plain
  * words (the schema's pattern, re-checked). Each refusal names the directive and says why; the value is never echoed.
  */
@@ -272,7 +283,8 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
   const copy = structuredClone(spec) as unknown;
-  if (!validateSpecSchema(copy)) return { ok: false, problems: printableFields(schemaProblems(validateSpecSchema.errors)) };
+  if (!validateSpecSchema(copy))
+    return { ok: false, problems: printableFields([...schemaProblems(validateSpecSchema.errors), ...directiveProblems(copy, 'Redis')]) };
   const problems = semanticProblems(name, copy as RedisSpecT);
   return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisSpecT };
 }
