@@ -3,7 +3,7 @@
 // refused at once) and read-only, so a restarted node never takes writes unless the sidecar ran
 // REPLICAOF NO ONE on it. Invariants: pure and deterministic (user entries sorted); passwords
 // are never written here (they reach redis-server on its stdin from the Secrets); operator
-// directives come first and user entries (already checked against RESERVED_CONFIG_KEYS) last;
+// directives come first and user entries (already checked against the allow-list, config-allow.ts) last;
 // the file carries every user directive, dynamic ones included (new pods start with them), but
 // the config hash covers only what a running node cannot take without a restart.
 import { createHash } from 'node:crypto';

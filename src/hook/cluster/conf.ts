@@ -9,7 +9,7 @@
 // - No `replicaof` (Redis refuses it in cluster mode): a node starts as a master of no slots and
 //   serves nothing until the sidecar meets it and gives it slots or a master.
 // - Passwords are never here: they reach redis-server on its stdin (statefulset.ts), as on Redis pods.
-// - Operator directives first, user entries (checked against RESERVED_CLUSTER_CONFIG_KEYS) last, sorted.
+// - Operator directives first, user entries (checked against the allow-list, config-allow.ts) last, sorted.
 import { CLUSTER_BUS_PORT, NODES_CONF } from '../../api/cluster-names.ts';
 import type { RedisClusterSpec } from '../../api/cluster-schema.ts';
 import { DATA_MOUNT, REDIS_PORT } from '../../api/labels.ts';
