@@ -160,6 +160,32 @@ test('config values: plain words only; quotes, backslashes and control character
   }
 });
 
+test('any value (fast-check): refused naming the field, or rendered as exactly one redis.conf line of plain words', () => {
+  const base = validateSpec('r', {});
+  assert.ok(base.ok);
+  if (!base.ok) return;
+  const baseLines = renderRedisConf('ns', 'r', base.spec).split('\n').length;
+  const value = fc.oneof(
+    fc.string({ unit: 'binary-ascii', maxLength: 20 }),
+    fc.string({ unit: 'binary', maxLength: 10 }),
+    fc.constantFrom('10', '"10"', "'x y'"),
+  );
+  fc.assert(
+    fc.property(value, (v) => {
+      const verdict = validateSpec('r', { config: { hz: v } });
+      if (!verdict.ok) {
+        assert.deepEqual([...new Set(verdict.problems.map((p) => p.field))], ['spec.config.hz']);
+        return;
+      }
+      const lines = renderRedisConf('ns', 'r', verdict.spec).split('\n');
+      assert.equal(lines.length, baseLines + 2, 'the comment and one line');
+      assert.equal(lines.at(-2), `hz ${v}`);
+      assert.match(v, /^["']?[-A-Za-z0-9 ._%$+]*["']?$/);
+    }),
+    { numRuns: 500 },
+  );
+});
+
 // ---- against a real redis-server ----
 
 async function cli(socket: string, ...args: string[]): Promise<string> {
