@@ -12,6 +12,7 @@ import {
   configProblems,
   directiveProblems,
   monitoringProblems,
+  nameProblems,
   nodeSelectorProblems,
   podTemplateProblems,
   printableFields,
@@ -25,6 +26,7 @@ export type ClusterSpecVerdict = { ok: true; spec: RedisClusterSpecT } | { ok: f
 
 function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
+  problems.push(...nameProblems(name));
   if (name.length > MAX_CLUSTER_NAME_LENGTH) {
     problems.push({
       field: 'metadata.name',

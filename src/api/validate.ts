@@ -150,6 +150,19 @@ export function configProblems(config: Record<string, string> | undefined, kind:
 }
 
 /**
+ * metadata.name: the API server takes only DNS subdomains, but the hook can be asked anything;
+ * the name becomes child names, labels and a comment in redis.conf, so a name that is no DNS label
+ * (dots included: a Service name takes none) is refused here too, before it reaches a file.
+ */
+export function nameProblems(name: string): SpecProblem[] {
+  return DNS_LABEL.test(name)
+    ? []
+    : [{ field: 'metadata.name', message: 'must be a DNS label (lower-case alphanumerics and -, starting and ending with an alphanumeric)' }];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
  * spec.nodeSelector: the API server would refuse the StatefulSet on every sync for a bad key or
  * value here, so catch it in the spec where the user can see which field is wrong.
  */
@@ -210,6 +223,7 @@ export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 't
 
 function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
+  problems.push(...nameProblems(name));
   if (name.length > MAX_NAME_LENGTH) {
     problems.push({
       field: 'metadata.name',

@@ -31,14 +31,15 @@ let host = 0;
 const nextIp = () => `127.0.233.${++host}`;
 
 /** The hook's answer for `spec`: a Redis through the fixture request (its auth Secret holding `password`), a RedisCluster fresh. */
-function hook(kind: Kind, spec: Json, password = 'fixture'): { children: KubeObject[]; status: Json; reply: string } {
+function hook(kind: Kind, spec: Json, password = 'fixture', name?: string): { children: KubeObject[]; status: Json; reply: string } {
   if (kind === 'RedisCluster') {
-    const answer = clusterSync({ parent: cluster(spec) });
+    const answer = clusterSync({ parent: cluster(spec, name !== undefined ? { name } : {}) });
     return { children: answer.children, status: answer.status as Json, reply: JSON.stringify(answer) };
   }
   const answer = sync(
     fixtureRequest((body) => {
       (body['parent'] as Json)['spec'] = spec;
+      if (name !== undefined) ((body['parent'] as Json)['metadata'] as Json)['name'] = name;
       const secret = get(body, 'related', 'Secret.v1', 'default/my-redis-auth') as Json;
       secret['data'] = { password: Buffer.from(password).toString('base64') };
     }),
@@ -68,11 +69,11 @@ const refused = (answer: ReturnType<typeof hook>) => condition(answer.status, 'S
  * refuses every hostile input of the corpus, which is asserted last: on a hook that lets one
  * through, what Redis does with it is what fails first.
  */
-async function judge(kind: Kind, spec: Json, field: string): Promise<void> {
+async function judge(kind: Kind, spec: Json, field: string, name?: string): Promise<void> {
   const password = `${LEFT}-judge-${RIGHT}`;
-  const answer = hook(kind, spec, password);
+  const answer = hook(kind, spec, password, name);
   assertNoSecret("the hook's reply", answer.reply, password);
-  if (!refused(answer)) await runThrough(kind, spec, password);
+  if (!refused(answer)) await runThrough(kind, spec, password, name);
   assert.ok(refused(answer), `${kind} accepted ${JSON.stringify(spec)}`);
   assertRefused(kind, answer, field);
 }
@@ -103,8 +104,8 @@ async function assertAuthOn(pod: Pod, password: string, expectedUsers = ['defaul
 }
 
 /** Runs `spec` of `kind` with `password` to its end; returns how it ended. */
-async function runThrough(kind: Kind, spec: Json, password: string): Promise<'serving' | 'exited'> {
-  const answer = hook(kind, spec, password);
+async function runThrough(kind: Kind, spec: Json, password: string, name?: string): Promise<'serving' | 'exited'> {
+  const answer = hook(kind, spec, password, name);
   assertNoSecret("the hook's reply", answer.reply, password);
   assertNoSecret("the hook's reply", answer.reply, Buffer.from(password).toString('base64'));
   assert.ok(!refused(answer), JSON.stringify(condition(answer.status, 'SpecValid')));
@@ -165,6 +166,18 @@ test('hostile images, Secret references and users: refused naming the field (or 
     for (const [name, fields, field] of HOSTILE_FIELDS) await t.test(`${kind}: ${name}`, () => judge(kind, { ...base(kind), ...fields }, field));
   for (const [name, user, field] of HOSTILE_USERS)
     await t.test(`Redis: ${name}`, () => judge('Redis', { ...designSpec(), users: [{ ...user, passwordSecret: { name: 'app-secret' } }] }, field));
+});
+
+// The API server admits DNS subdomains only, but the hook answers whatever it is asked.
+const HOSTILE_NAMES: Array<[string, string]> = [
+  ['a new line and a directive', 'x\nuser default on nopass'],
+  ['a NUL', 'x\u0000'],
+  ['a dot (no Service can carry it)', 'my.redis'],
+  ['upper case', 'MyRedis'],
+];
+
+test('hostile names: refused naming metadata.name (or else Redis must keep authentication on)', async (t) => {
+  for (const kind of KINDS) for (const [label, name] of HOSTILE_NAMES) await t.test(`${kind}: ${label}`, () => judge(kind, base(kind), 'metadata.name', name));
 });
 
 test('accepted config: Redis starts from the generated ConfigMap and script with authentication on, nothing secret printed', async (t) => {
