@@ -2,7 +2,7 @@
 // the refusal reads, for a Redis and a RedisCluster; then against a real redis-server 7: every
 // static entry's sample is taken at start, and every directive the server knows is either allowed
 // or named by the API server's message.
-// Loopback octet: 127.0.234.x.
+// No TCP port: the servers listen on a Unix socket in a temp dir.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
