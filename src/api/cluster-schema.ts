@@ -11,6 +11,7 @@ import { BackupSpec, BackupStatus } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import {
   Condition,
+  ConfigSpec,
   ImageFields,
   PersistenceSpec,
   RESERVED_CONFIG_KEYS,
@@ -140,23 +141,7 @@ export const RedisClusterSpec = Type.Object(
         'Scheduled backups of every shard: a CronJob <name>-shard-<i>-backup per shard reads a consistent RDB snapshot from a replica of that shard (from its master only when it has none) and stores it under <prefix>rediscluster~<namespace>~<name>~shard-<i>/. status.backup and the BackupHealthy condition report them (status.backup.lastSuccessful is the shard whose last success is oldest).',
     }),
     monitoring: MonitoringSpec,
-    config: Type.Optional(
-      Type.Unsafe<Record<string, string>>({
-        type: 'object',
-        maxProperties: 64,
-        additionalProperties: { type: 'string', maxLength: 1024 },
-        description:
-          'Extra redis.conf directives (for example maxmemory-policy: allkeys-lru). Directives the operator owns (cluster-*, replicaof, bind, save, requirepass, ...) are refused.',
-        'x-kubernetes-validations': [
-          { rule: "self.all(k, k.matches('^[a-z][a-z0-9-]*$'))", message: 'config keys must be lower-case redis.conf directive names' },
-          { rule: "self.all(k, !self[k].contains('\\n') && !self[k].contains('\\r'))", message: 'config values must be a single line' },
-          {
-            rule: `self.all(k, !(k in [${[...new Set(RESERVED_CLUSTER_CONFIG_KEYS)].map((k) => `'${k}'`).join(', ')}]))`,
-            message: 'config sets a directive the operator owns',
-          },
-        ],
-      }),
-    ),
+    config: ConfigSpec('RedisCluster'),
     nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
     tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
     affinity: Type.Optional(

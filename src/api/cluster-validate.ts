@@ -5,15 +5,18 @@
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { MAX_CLUSTER_NAME_LENGTH } from './cluster-names.ts';
 import { nestingProblem } from './depth.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS, RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './cluster-schema.ts';
+import { RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './cluster-schema.ts';
 import { SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE } from './schema.ts';
 import {
   backupProblems,
   compileSpecSchema,
   configProblems,
+  directiveProblems,
   monitoringProblems,
+  nameProblems,
   nodeSelectorProblems,
   podTemplateProblems,
+  printableFields,
   schemaProblems,
   type SpecProblem,
 } from './validate.ts';
@@ -24,6 +27,7 @@ export type ClusterSpecVerdict = { ok: true; spec: RedisClusterSpecT } | { ok: f
 
 function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
+  problems.push(...nameProblems(name));
   if (name.length > MAX_CLUSTER_NAME_LENGTH) {
     problems.push({
       field: 'metadata.name',
@@ -31,7 +35,7 @@ function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] 
     });
   }
   if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
-  problems.push(...configProblems(spec.config, RESERVED_CLUSTER_CONFIG_KEYS));
+  problems.push(...configProblems(spec.config, 'RedisCluster'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   // The CEL rule on autoscaling, mirrored.
   if (spec.autoscaling.minReplicas > spec.autoscaling.maxReplicas) {
@@ -57,7 +61,8 @@ export function validateClusterSpec(name: string, spec: unknown): ClusterSpecVer
   const tooDeep = nestingProblem(spec); // before anything recursive walks it
   if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
-  if (!validateClusterSchema(copy)) return { ok: false, problems: schemaProblems(validateClusterSchema.errors) };
+  if (!validateClusterSchema(copy))
+    return { ok: false, problems: printableFields([...schemaProblems(validateClusterSchema.errors), ...directiveProblems(copy, 'RedisCluster')]) };
   const problems = semanticProblems(name, copy as RedisClusterSpecT);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, spec: copy as RedisClusterSpecT };
+  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisClusterSpecT };
 }

@@ -4,6 +4,7 @@
 // name, threshold, duration). Part of the one schema source (schema.ts composes it into
 // RedisSpec); the same invariants hold: every property described, defaults here and only here,
 // structural output. What each alert means and which thresholds it takes is monitoring.ts's.
+import { NO_CONTROL_OR_SPACE_PATTERN } from './text.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { ALERT_NAMES, PROMETHEUS_DURATION_PATTERN } from './monitoring.ts';
 import { Quantity, StringEnum, StringMap } from './typebox-helpers.ts';
@@ -33,6 +34,8 @@ export const ExporterSpec = Type.Object(
     image: Type.String({
       default: DEFAULT_EXPORTER_IMAGE,
       minLength: 1,
+      maxLength: 1024,
+      pattern: NO_CONTROL_OR_SPACE_PATTERN,
       description:
         'The redis_exporter image. It is configured by environment variables only (REDIS_ADDR, REDIS_USER, REDIS_PASSWORD, REDIS_EXPORTER_WEB_LISTEN_ADDRESS), as the official image takes them.',
     }),

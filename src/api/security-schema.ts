@@ -4,11 +4,17 @@
 // every property described, defaults here and only here, structural output.
 import { Type, type Static } from '@sinclair/typebox';
 import { StringEnum } from './typebox-helpers.ts';
+import { DNS_SUBDOMAIN_PATTERN, NO_CONTROL_PATTERN, SECRET_KEY_PATTERN } from './text.ts';
 
 export const AuthSpec = Type.Object(
   {
-    secretName: Type.String({ minLength: 1, maxLength: 253, description: 'Name of a Secret in the same namespace that holds the Redis password.' }),
-    key: Type.String({ default: 'password', minLength: 1, description: 'Key of the password inside the Secret.' }),
+    secretName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      pattern: DNS_SUBDOMAIN_PATTERN,
+      description: 'Name of a Secret in the same namespace that holds the Redis password.',
+    }),
+    key: Type.String({ default: 'password', minLength: 1, maxLength: 253, pattern: SECRET_KEY_PATTERN, description: 'Key of the password inside the Secret.' }),
   },
   {
     description:
@@ -58,13 +64,20 @@ export const UsersSpec = Type.Array(
       name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'The ACL user name (not default).' }),
       rules: Type.String({
         maxLength: 1024,
+        pattern: NO_CONTROL_PATTERN,
         description:
           'ACL rules for commands, keys and channels, as ACL SETUSER takes them: for example "~app:* +@read +@write -@dangerous". Passwords and on/off come from the operator, not from here.',
       }),
       passwordSecret: Type.Object(
         {
-          name: Type.String({ minLength: 1, maxLength: 253, description: 'A Secret in the Redis namespace.' }),
-          key: Type.String({ default: 'password', minLength: 1, description: 'Key of the password inside the Secret.' }),
+          name: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN, description: 'A Secret in the Redis namespace.' }),
+          key: Type.String({
+            default: 'password',
+            minLength: 1,
+            maxLength: 253,
+            pattern: SECRET_KEY_PATTERN,
+            description: 'Key of the password inside the Secret.',
+          }),
         },
         { description: "Where the user's password is." },
       ),

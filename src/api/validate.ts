@@ -10,7 +10,18 @@ import { alertProblems } from './monitoring.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
 import { backupLocationProblems } from './backup-validate.ts';
-import { RedisSpec, RESERVED_CONFIG_KEYS, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
+import { RedisSpec, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
+import { isAllowedDirective, refusalMessage, type ConfigKind } from './config-allow.ts';
+import {
+  CONFIG_VALUE_MESSAGE,
+  CONFIG_VALUE_PATTERN,
+  CONTROL_CHARACTER_MESSAGE,
+  DNS_SUBDOMAIN_PATTERN,
+  NO_CONTROL_OR_SPACE_PATTERN,
+  NO_CONTROL_PATTERN,
+  SECRET_KEY_PATTERN,
+  printable,
+} from './text.ts';
 
 /** Longest Redis name whose StatefulSet pods keep every generated label value within 63 chars. */
 export const MAX_NAME_LENGTH = 40;
@@ -56,6 +67,15 @@ export function schemaProblems(errors: readonly ErrorObject[] | null | undefined
   return problems;
 }
 
+/** The shared patterns in words: a control character is named as such, not as a regular expression. */
+const PATTERN_MESSAGES: Record<string, string> = {
+  [NO_CONTROL_PATTERN]: CONTROL_CHARACTER_MESSAGE,
+  [CONFIG_VALUE_PATTERN]: CONFIG_VALUE_MESSAGE,
+  [NO_CONTROL_OR_SPACE_PATTERN]: `must be non-empty and ${CONTROL_CHARACTER_MESSAGE.replace('must not contain', 'contain no spaces nor')}`,
+  [SECRET_KEY_PATTERN]: 'must be a Secret key (alphanumerics, -, _ and .)',
+  [DNS_SUBDOMAIN_PATTERN]: 'must be a Kubernetes object name (lower-case alphanumerics, - and .)',
+};
+
 function fieldOf(error: ErrorObject): string {
   const parts = error.instancePath
     .split('/')
@@ -73,7 +93,7 @@ function describe(error: ErrorObject): string {
     case 'required':
       return 'is required';
     case 'pattern':
-      return `must match ${String(error.params['pattern'])}`;
+      return PATTERN_MESSAGES[String(error.params['pattern'])] ?? `must match ${String(error.params['pattern'])}`;
     case 'enum':
       return `must be one of ${(error.params['allowedValues'] as unknown[]).join(', ')}`;
     default:
@@ -100,14 +120,33 @@ function sortedEntries(map: Record<string, string> | undefined): Array<[string, 
   return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** spec.config: lower-case directive names, none the operator owns (`reserved`), single-line values. */
-export function configProblems(config: Record<string, string> | undefined, reserved: readonly string[]): SpecProblem[] {
+const CONFIG_VALUE = new RegExp(CONFIG_VALUE_PATTERN);
+
+/**
+ * The allow-list refusals of a spec the schema already refused: a directive off the list is named
+ * as such even when its value (or another field) failed the schema first.
+ */
+export function directiveProblems(spec: unknown, kind: ConfigKind): SpecProblem[] {
+  const config = (spec as { config?: unknown }).config;
+  if (typeof config !== 'object' || config === null || Array.isArray(config)) return [];
+  const keys = Object.keys(config).filter((k) => !isAllowedDirective(kind, k));
+  return configProblems(Object.fromEntries(keys.map((k) => [k, ''])), kind);
+}
+
+/**
+ * spec.config: directives on the allow-list of `kind` only (config-allow.ts), values of plain
+ * words (the schema's pattern, re-checked). Each refusal names the directive and says why; the value is never echoed.
+ */
+export function configProblems(config: Record<string, string> | undefined, kind: ConfigKind): SpecProblem[] {
   const problems: SpecProblem[] = [];
-  for (const [key, value] of Object.entries(config ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  let listed = false;
+  for (const [key, value] of sortedEntries(config)) {
     const field = `spec.config.${key}`;
-    if (!/^[a-z][a-z0-9-]*$/.test(key)) problems.push({ field, message: 'must be a lower-case redis.conf directive name' });
-    else if (reserved.includes(key)) problems.push({ field, message: 'is owned by the operator and cannot be set here' });
-    if (/[\r\n]/.test(value)) problems.push({ field, message: 'must be a single line' });
+    if (!isAllowedDirective(kind, key)) {
+      problems.push({ field, message: refusalMessage(kind, key, !listed) });
+      listed = true;
+    }
+    if (!CONFIG_VALUE.test(value)) problems.push({ field, message: CONFIG_VALUE_MESSAGE });
   }
   return problems;
 }
@@ -128,6 +167,19 @@ export function monitoringFromProblems(peers: NonNullable<RedisSpecT['networkPol
   }
   return problems;
 }
+
+/**
+ * metadata.name: the API server takes only DNS subdomains, but the hook can be asked anything;
+ * the name becomes child names, labels and a comment in redis.conf, so a name that is no DNS label
+ * (dots included: a Service name takes none) is refused here too, before it reaches a file.
+ */
+export function nameProblems(name: string): SpecProblem[] {
+  return DNS_LABEL.test(name)
+    ? []
+    : [{ field: 'metadata.name', message: 'must be a DNS label (lower-case alphanumerics and -, starting and ending with an alphanumeric)' }];
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 /**
  * spec.nodeSelector: the API server would refuse the StatefulSet on every sync for a bad key or
@@ -190,6 +242,7 @@ export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 't
 
 function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
+  problems.push(...nameProblems(name));
   if (name.length > MAX_NAME_LENGTH) {
     problems.push({
       field: 'metadata.name',
@@ -197,7 +250,7 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     });
   }
   if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
-  problems.push(...configProblems(spec.config, RESERVED_CONFIG_KEYS));
+  problems.push(...configProblems(spec.config, 'Redis'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   if (spec.tls && spec.tls.secretName === undefined && spec.tls.certManager === undefined)
     problems.push({ field: 'spec.tls', message: 'needs secretName (a Secret with tls.crt, tls.key and ca.crt) or certManager' });
@@ -267,9 +320,15 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
   const tooDeep = nestingProblem(spec); // before anything recursive walks it
   if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
-  if (!validateSpecSchema(copy)) return { ok: false, problems: schemaProblems(validateSpecSchema.errors) };
+  if (!validateSpecSchema(copy))
+    return { ok: false, problems: printableFields([...schemaProblems(validateSpecSchema.errors), ...directiveProblems(copy, 'Redis')]) };
   const problems = semanticProblems(name, copy as RedisSpecT);
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, spec: copy as RedisSpecT };
+  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisSpecT };
+}
+
+/** Problems whose field names (map keys are the user's) show control characters as <U+XXXX>, never raw. */
+export function printableFields(problems: readonly SpecProblem[]): SpecProblem[] {
+  return problems.map((p) => ({ field: printable(p.field), message: p.message }));
 }
 
 /** One line naming every problem, for a condition message. */

@@ -144,8 +144,13 @@ test('env, command and probes follow the shared contract; the password never app
   const env = container['env'] as Json[];
   assert.deepEqual(
     env.map((e) => e['name']),
-    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD', 'OPERATOR_PASSWORD', 'EXPORTER_PASSWORD'],
+    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD', 'OPERATOR_PASSWORD', 'EXPORTER_PASSWORD', 'REDIS_PASSWORD_SOURCE', 'OPERATOR_PASSWORD_SOURCE'],
   );
+  // Where each password came from, for the start script's refusal of one it cannot write: names only.
+  assert.deepEqual(env.slice(5), [
+    { name: 'REDIS_PASSWORD_SOURCE', value: 'Secret my-redis-auth, key password' },
+    { name: 'OPERATOR_PASSWORD_SOURCE', value: 'Secret my-redis-operator, key password' },
+  ]);
   assert.equal(get(env[0], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   assert.equal(get(env[1], 'valueFrom', 'fieldRef', 'fieldPath'), 'metadata.name');
   assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-auth', key: 'password' });

@@ -49,6 +49,7 @@ import { parseQuantity } from '../quantity.ts';
 import type { KubeObject } from '../types.ts';
 import { array, at, isRecord, sortedMap, str, stringMap, type Json } from '../util.ts';
 import { EXPORTER_USER_CONFIG_LINE, EXPORTER_USER_SCRIPT, exporterContainers, exporterEnabled, exporterRedisEnv } from './exporter.ts';
+import { PASSWORD_CHECK_SCRIPT, passwordSourceEnv } from './password-check.ts';
 import { childMetadata, versionLabelValue } from './meta.ts';
 import type { RestoreInit } from './restore-container.ts';
 import type { Child } from './types.ts';
@@ -102,14 +103,16 @@ export const LIVENESS_SCRIPT = livenessScript(false);
 /**
  * The passwords reach redis-server on its standard input (`-` reads config lines from stdin after
  * the file), from the env: never on a command line (/proc/<pid>/cmdline, `ps`) and never in the
- * ConfigMap. printf is a shell builtin, and sed gets each password on a pipe; `"` and `\` are
- * escaped for redis.conf's quoted strings. A here-document keeps `exec`, so redis-server stays
- * the container's process and gets SIGTERM itself.
+ * ConfigMap. printf is a shell builtin, and sed gets each password on a pipe; every `"` and `\`
+ * is escaped inside redis.conf's double quotes, so spaces, `#`, quotes and backslashes arrive as
+ * written (no other escape survives: `\n` becomes `\\n`). Control characters never get here
+ * (PASSWORD_CHECK_SCRIPT runs first). A here-document keeps `exec`, so redis-server stays the
+ * container's process and gets SIGTERM itself.
  * - `requirepass`: the default user's password, the one clients use (and rotate);
  * - `user redis-operator`: the operator's own user, for probes, the sidecar and replication
  *   (`masteruser`/`masterauth`), so a rotation of the clients' password never breaks a link.
  */
-export const REDIS_START_SCRIPT = [
+export const REDIS_FEED_SCRIPT = [
   `pw=$(printf '%s' "$REDIS_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
   `opw=$(printf '%s' "$OPERATOR_PASSWORD" | sed 's/[\\\\"]/\\\\&/g')`,
   ...EXPORTER_USER_SCRIPT,
@@ -121,6 +124,8 @@ export const REDIS_START_SCRIPT = [
   EXPORTER_USER_CONFIG_LINE,
   'EOF',
 ].join('\n');
+/** The Redis container's script: the passwords checked (password-check.ts), then fed to redis-server. */
+export const REDIS_START_SCRIPT = [PASSWORD_CHECK_SCRIPT, REDIS_FEED_SCRIPT].join('\n');
 export const REDIS_COMMAND = ['sh', '-c', REDIS_START_SCRIPT];
 
 export function authSecretRef(ctx: HookContext): { name: string; key: string } {
@@ -231,6 +236,8 @@ function container(ctx: HookContext): IContainer {
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: secret.name, key: secret.key } } },
       { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
       ...exporterRedisEnv(ctx.name, exporterEnabled(ctx)),
+      passwordSourceEnv('REDIS_PASSWORD', secret.name, secret.key),
+      passwordSourceEnv('OPERATOR_PASSWORD', operator.secretName, operator.key),
     ],
     resources: resources(ctx),
     securityContext: {

@@ -37,7 +37,7 @@ import { versionLabelValue } from '../children/meta.ts';
 import {
   CONFIG_HASH_ANNOTATION,
   CONFIG_VOLUME,
-  REDIS_START_SCRIPT,
+  REDIS_FEED_SCRIPT,
   REDIS_UID,
   TMP_VOLUME,
   immutablePart,
@@ -45,6 +45,7 @@ import {
   livenessScript,
   redisCli,
 } from '../children/statefulset.ts';
+import { PASSWORD_CHECK_SCRIPT, passwordSourceEnv } from '../children/password-check.ts';
 import type { Child } from '../children/types.ts';
 import type { KubeObject } from '../types.ts';
 import { at, isRecord, sortedMap, stringMap, type Json } from '../util.ts';
@@ -85,12 +86,17 @@ export const RESTART_HOLD_SCRIPT = [
 ].join('\n');
 
 /**
- * Redis' own start script (children/statefulset.ts: requirepass, the operator's ACL user and the
- * replication credentials on stdin, never on a command line or in the ConfigMap) after the
- * restart hold, plus the address the node announces to the cluster: the pod IP, which is how
- * the others reach it.
+ * The password check (children/password-check.ts), the restart hold, then Redis' own feed
+ * (children/statefulset.ts: requirepass, the operator's ACL user and the replication credentials
+ * on stdin, never on a command line or in the ConfigMap) plus the address the node announces to
+ * the cluster: the pod IP, which is how the others reach it.
  */
-export const CLUSTER_START_SCRIPT = [RESTART_HOLD_SCRIPT, REDIS_START_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF')].join('\n');
+export const CLUSTER_START_SCRIPT = [
+  // Before the hold: a password Redis could not take stops the container at once, not 20 s later.
+  PASSWORD_CHECK_SCRIPT,
+  RESTART_HOLD_SCRIPT,
+  REDIS_FEED_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF'),
+].join('\n');
 
 /** The longest a node that was a master waits before it starts again (RESTART_HOLD_SCRIPT); 0 without replicas. */
 export function restartHoldSeconds(spec: ClusterContext['spec']): number {
@@ -148,6 +154,8 @@ function redisContainer(ctx: ClusterContext): IContainer {
       { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: auth.secretName, key: auth.key } } },
       { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
       ...exporterRedisEnv(ctx.name, spec.monitoring.enabled && spec.monitoring.exporter.enabled),
+      passwordSourceEnv('REDIS_PASSWORD', auth.secretName, auth.key),
+      passwordSourceEnv('OPERATOR_PASSWORD', operator.secretName, operator.key),
       { name: 'RESTART_HOLD_SECONDS', value: String(restartHoldSeconds(spec)) },
     ],
     resources: {

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { CLUSTER_BUS_PORT, SHARD_LABEL } from '../../../src/api/cluster-names.ts';
 import { CONTROLLER_UID_LABEL } from '../../../src/api/labels.ts';
 import { CLUSTER_START_SCRIPT, RESTART_HOLD_SCRIPT } from '../../../src/hook/cluster/statefulset.ts';
-import { REDIS_START_SCRIPT } from '../../../src/hook/children/statefulset.ts';
+import { REDIS_FEED_SCRIPT } from '../../../src/hook/children/statefulset.ts';
+import { PASSWORD_CHECK_SCRIPT } from '../../../src/hook/children/password-check.ts';
 import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { emptyLists, find, get } from '../helpers.ts';
 import { articleSpec, cluster, limitedSpec, named, NAME, NS, observedFor, sync, UID, type Json } from './helpers.ts';
@@ -125,13 +126,18 @@ test('the redis container: both ports, passwords from the Secrets on stdin, the 
     { name: 'cluster-bus', containerPort: 16379, protocol: 'TCP' },
   ]);
   assert.deepEqual(redis['command'], ['sh', '-c', CLUSTER_START_SCRIPT]);
-  assert.ok(CLUSTER_START_SCRIPT.includes(REDIS_START_SCRIPT.slice(0, -4)), 'the Redis start script, one line more');
+  assert.ok(CLUSTER_START_SCRIPT.includes(REDIS_FEED_SCRIPT.slice(0, -4)), "the Redis pod's feed of redis-server, one line more");
   assert.equal(redis['workingDir'], '/data', 'it runs in the data directory, where nodes.conf is');
-  assert.ok(CLUSTER_START_SCRIPT.startsWith(`${RESTART_HOLD_SCRIPT}\n`), 'the restart hold first (restart-hold.test.ts runs it)');
+  assert.ok(
+    CLUSTER_START_SCRIPT.startsWith(`${PASSWORD_CHECK_SCRIPT}\n${RESTART_HOLD_SCRIPT}\n`),
+    'the password check, then the restart hold (restart-hold.test.ts runs it)',
+  );
   assert.match(CLUSTER_START_SCRIPT, /\ncluster-announce-ip "\$POD_IP"\nEOF$/);
   const env = Object.fromEntries((redis['env'] as Json[]).map((e) => [e['name'], e]));
   assert.deepEqual(get(env['REDIS_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-auth`, key: 'password' });
   assert.deepEqual(get(env['OPERATOR_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-operator`, key: 'password' });
+  assert.equal(get(env['REDIS_PASSWORD_SOURCE'], 'value'), `Secret ${NAME}-auth, key password`, 'where it came from, named by the start script if unwritable');
+  assert.equal(get(env['OPERATOR_PASSWORD_SOURCE'], 'value'), `Secret ${NAME}-operator, key password`);
   assert.deepEqual(get(env['POD_IP'], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   // The article's cluster: node timeout 5000 + failoverTimeout 10000 + 2 s.
   assert.equal(get(env['RESTART_HOLD_SECONDS'], 'value'), '17');

@@ -18,7 +18,7 @@ test('an invalid spec: every observed child comes back exactly as last applied, 
     [
       'a directive the operator owns',
       { ...articleSpec(), config: { 'cluster-node-timeout': '1' } },
-      /^spec\.config\.cluster-node-timeout: is owned by the operator/,
+      /^spec\.config\.cluster-node-timeout: not an allowed directive \(the cluster's wiring and failover are the operator's\)/,
     ],
     ['no spec', null, /^spec: must be an object$/],
     ['Redis 6', { ...articleSpec(), version: '6.2' }, /^spec\.version: only Redis 7\.x/],
