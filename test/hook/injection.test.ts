@@ -27,10 +27,11 @@ const KINDS: readonly Kind[] = ['Redis', 'RedisCluster'];
 const LEFT = 'Qz9Left';
 const RIGHT = 'Qz9Right';
 const OPERATOR_PASSWORD = 'Qz9Op-operator-password';
+const EXPORTER_PASSWORD = `${LEFT}-exporter-${RIGHT}`;
 let host = 0;
 const nextIp = () => `127.0.233.${++host}`;
 
-/** The hook's answer for `spec`: a Redis through the fixture request (its auth Secret holding `password`), a RedisCluster fresh. */
+/** The hook's answer for `spec`: a Redis through the fixture request (an auth Secret holding `password` sent along), a RedisCluster fresh. */
 function hook(kind: Kind, spec: Json, password = 'fixture', name?: string): { children: KubeObject[]; status: Json; reply: string } {
   if (kind === 'RedisCluster') {
     const answer = clusterSync({ parent: cluster(spec, name !== undefined ? { name } : {}) });
@@ -40,8 +41,17 @@ function hook(kind: Kind, spec: Json, password = 'fixture', name?: string): { ch
     fixtureRequest((body) => {
       (body['parent'] as Json)['spec'] = spec;
       if (name !== undefined) ((body['parent'] as Json)['metadata'] as Json)['name'] = name;
-      const secret = get(body, 'related', 'Secret.v1', 'default/my-redis-auth') as Json;
-      secret['data'] = { password: Buffer.from(password).toString('base64') };
+      // The hooks ask for no Secret; one sent anyway (an older customize answer Metacontroller
+      // still holds) must not reach the reply either.
+      const related = body['related'] as Json;
+      related['Secret.v1'] = {
+        'default/my-redis-auth': {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'my-redis-auth', namespace: 'default' },
+          data: { password: Buffer.from(password).toString('base64') },
+        },
+      };
     }),
   );
   return { children: answer.children, status: answer.status as Json, reply: JSON.stringify(answer) };
@@ -89,7 +99,7 @@ function assertNoSecret(where: string, text: string, password: string): void {
   if (password.length >= 4) assert.ok(!text.includes(password), `${where} shows the password`);
 }
 
-async function assertAuthOn(pod: Pod, password: string, expectedUsers = ['default', 'redis-operator']): Promise<void> {
+async function assertAuthOn(pod: Pod, password: string, expectedUsers = ['default', 'redis-exporter', 'redis-operator']): Promise<void> {
   assert.match(await redisCli(pod.ip, undefined, 'ping'), /NOAUTH/, 'no command without AUTH');
   assert.match(await redisCli(pod.ip, undefined, 'auth', 'default', ''), /WRONGPASS/, '`default` refuses an empty password');
   assert.match(await redisCli(pod.ip, undefined, 'auth', 'default', `${password}x`), /WRONGPASS/, '`default` refuses a wrong password');
@@ -109,7 +119,7 @@ async function runThrough(kind: Kind, spec: Json, password: string, name?: strin
   assertNoSecret("the hook's reply", answer.reply, password);
   assertNoSecret("the hook's reply", answer.reply, Buffer.from(password).toString('base64'));
   assert.ok(!refused(answer), JSON.stringify(condition(answer.status, 'SpecValid')));
-  const pod = await startPod(answer.children, nextIp(), { REDIS_PASSWORD: password, OPERATOR_PASSWORD });
+  const pod = await startPod(answer.children, nextIp(), { REDIS_PASSWORD: password, OPERATOR_PASSWORD, EXPORTER_PASSWORD });
   try {
     if (pod.outcome === 'serving') await assertAuthOn(pod, password);
   } finally {
@@ -209,7 +219,7 @@ test("an accepted user's rules, applied as the sidecar applies them, leave no wa
   const rules = 'allkeys allchannels +@all resetkeys ~app:* %R~other:*';
   const answer = hook('Redis', { ...designSpec(), users: [{ name: 'app', rules, passwordSecret: { name: 'app-secret' } }] }, password);
   assert.notEqual(condition(answer.status, 'SpecValid')?.['status'], 'False');
-  const pod = await startPod(answer.children, nextIp(), { REDIS_PASSWORD: password, OPERATOR_PASSWORD });
+  const pod = await startPod(answer.children, nextIp(), { REDIS_PASSWORD: password, OPERATOR_PASSWORD, EXPORTER_PASSWORD });
   try {
     assert.equal(pod.outcome, 'serving');
     const appPassword = `${LEFT}-app-${RIGHT}`;
@@ -226,7 +236,7 @@ test("an accepted user's rules, applied as the sidecar applies them, leave no wa
     assert.match(set, /OK/);
     assert.match(await redisCli(pod.ip, undefined, 'auth', 'app', ''), /WRONGPASS/);
     assert.match(await redisCli(pod.ip, appPassword, '--user', 'app', 'ping'), /PONG/);
-    await assertAuthOn(pod, password, ['app', 'default', 'redis-operator']);
+    await assertAuthOn(pod, password, ['app', 'default', 'redis-exporter', 'redis-operator']);
   } finally {
     assertNoSecret("the container's output", await pod.stop(), password);
   }
