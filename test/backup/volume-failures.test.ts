@@ -6,6 +6,7 @@
 // file and no backup under a backup's name, and deletes nothing.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,6 +19,11 @@ import { BACKUP_MAIN, claimDir, runEntry } from './support.ts';
 const N = 79;
 const call = redisCommand;
 const NOBODY = 65534;
+
+/** Whether `uid` can read `file` (every parent searchable): a checkout under a 0700 directory is not. */
+function readableBy(uid: number, file: string): boolean {
+  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', 'test', '-r', file]).status === 0;
+}
 
 const forks = async (ip: string) => Number(/^total_forks:(\d+)/m.exec(String(await call(ip, 'INFO', 'stats')))?.[1]);
 
@@ -83,6 +89,8 @@ test('a volume that cannot take the backup: permanent when it is not mounted or 
       (t) => {
         const dir = claimDir(t)!;
         // As root, run the Job as another user (root may write anywhere); otherwise take the write bit away.
+        if (root && !readableBy(NOBODY, BACKUP_MAIN))
+          return 'the checkout is not readable by another user (a private parent directory): the Job cannot run as one';
         if (root) return { dir, uid: NOBODY };
         chmodSync(dir, 0o555);
         return { dir };
