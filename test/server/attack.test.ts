@@ -174,7 +174,9 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 function apply(body: Json, kind: Kind, m: Mutation): boolean {
   const t = TARGETS[kind];
   if (m.op === 'addObject') {
-    const map = (body[m.related ? 'related' : 'children'] ??= {}) as Record<string, Json>;
+    const where = m.related ? 'related' : 'children';
+    if (body[where] !== undefined && !isRecord(body[where])) return true; // an earlier mutation replaced the map
+    const map = (body[where] ??= {}) as Record<string, Json>;
     const object = m.object as { apiVersion: string; kind: string; metadata: { name: string; namespace: string } };
     const group = `${object.kind}.${object.apiVersion}`;
     (map[group] ??= {})[`${object.metadata.namespace}/${object.metadata.name}`] = object;
