@@ -13,7 +13,8 @@
 //   that may hold data cannot be read (bootstrap-wait.ts: loading, a Bound volume whose pod is not
 //   up, a running pod that does not answer), however long that takes: the pod with the most data
 //   becomes master, never one that would re-sync it away. Only the pods the user names in the
-//   bootstrap-without annotation are given up on.
+//   bootstrap-without annotation are given up on. Pods that cannot hold data but are not up yet
+//   delay the choice by maxPartialWaitMs only (so a fresh set starts from <name>-master-0).
 import type { RedisFacts } from '../redis/types.ts';
 import { BOOTSTRAP_WITHOUT_ANNOTATION, COMPONENT_MASTER_SET } from '../../api/labels.ts';
 import { compareCodeUnits } from '../../api/order.ts';
@@ -289,6 +290,16 @@ export function chooseBootstrap(input: DecideInput): Choice {
     };
   }
   if (candidates.length === 0) return { ok: false, reason: `no pod answers${excluded.length ? ` (${excluded.join('; ')})` : ''}` };
+
+  // A fresh set (every answering node empty) waits up to maxPartialWaitMs for pods not up yet that
+  // cannot hold data: it then starts from <name>-master-0 as its names say, not from whichever
+  // pod ran first.
+  const readable = new Set(input.pods.filter((p) => usable(input, p) !== null).map((p) => p.name));
+  const notYet = expectedPodNames(input.name, input.spec.replicas).filter((n) => !readable.has(n));
+  const waitedMs = input.now - Math.min(...candidates.map((c) => c.pod.redis?.firstOkAt ?? input.now));
+  if (candidates.every((c) => isEmpty(c.facts)) && notYet.length > 0 && waitedMs < input.config.maxPartialWaitMs) {
+    return { ok: false, reason: `no master yet and ${notYet.join(', ')} not up yet: waiting (up to ${input.config.maxPartialWaitMs} ms) for the whole set` };
+  }
 
   candidates.sort(compareByData);
   const best = candidates[0]!;

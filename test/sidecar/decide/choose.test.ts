@@ -186,6 +186,18 @@ test('chooseBootstrap: table', async (t) => {
       want: 'cache-master-0',
     },
     {
+      name: 'fresh set, no persistence, master-0 not up yet: the others wait up to maxPartialWaitMs for it',
+      pods: [node('replica-0', {}, { firstOkAgo: 1000 }), node('replica-1', {}, { firstOkAgo: 1000 })],
+      want: null,
+      reason: /cache-master-0 not up yet: waiting \(up to 30000 ms\)/,
+    },
+    {
+      name: 'fresh set, no persistence, master-0 never comes: past maxPartialWaitMs the set starts without it',
+      pods: [node('replica-0', {}, { firstOkAgo: 31_000 }), node('replica-1', {}, { firstOkAgo: 31_000 })],
+      want: 'cache-replica-0',
+      reason: /fresh set/,
+    },
+    {
       name: 'persistence, claims not listed yet: a pod not created yet may bring a volume with data: wait',
       pods: [node('master-0', { offset: 500, replid: H1 }, { firstOkAgo: 1000 }), node('replica-0', { offset: 800, replid: H1 }, { firstOkAgo: 1000 })],
       spec: { persistence: true },
