@@ -81,7 +81,7 @@ test('blocks: what the page shows is matched loosely, and a difference is named'
 });
 
 test('blocks: a variable read but neither assigned nor declared is found', () => {
-  const [b] = commandBlocks('p.md', '```sh\nkubectl logs $POD\nX=1; echo $X\njq \'.a | $__loc__\' f\n```');
+  const [b] = commandBlocks('p.md', "```sh\nkubectl logs $POD\nX=1; echo $X\njq '.a | $__loc__' f\n```");
   assert.deepEqual(unmarkedVariables(b!), ['POD']);
 });
 

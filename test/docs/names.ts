@@ -73,14 +73,16 @@ export function operatorKeys(): string[] {
   const text = filesUnder('src')
     .map((f) => read(f))
     .join('\n');
-  return [...new Set([...text.matchAll(/(?:\$\{GROUP\}|redis\.example\.com)\/([a-z][a-z-]*)/g)].map((m) => m[1]!))].filter((k) => k !== 'v1').sort();
+  return [...new Set([...text.matchAll(/(?:\$\{GROUP\}|redis\.example\.com)\/([a-z][a-z0-9-]*)/g)].map((m) => m[1]!))].filter((k) => k !== 'v1').sort();
 }
 
 /** Keys under the API group a page names (a jsonpath's escaped dots too), with the line of each. */
 export function namedKeys(text: string): Array<{ key: string; line: number }> {
-  return text.split('\n').flatMap((l, i) =>
-    [...l.matchAll(/redis(?:\\*\.)example(?:\\*\.)com\/([a-z][a-z0-9-]*)/g)].filter((m) => m[1] !== 'v1').map((m) => ({ key: m[1]!, line: i + 1 })),
-  );
+  return text
+    .split('\n')
+    .flatMap((l, i) =>
+      [...l.matchAll(/redis(?:\\*\.)example(?:\\*\.)com\/([a-z][a-z0-9-]*)/g)].filter((m) => m[1] !== 'v1').map((m) => ({ key: m[1]!, line: i + 1 })),
+    );
 }
 
 interface Schema {
@@ -91,7 +93,10 @@ interface Schema {
 const CRD_FILES = { redis: 'manifests/crd.yaml', rediscluster: 'manifests/rediscluster-crd.yaml', redisbackup: 'manifests/redisbackup-crd.yaml' } as const;
 export type Kind = keyof typeof CRD_FILES;
 const schemas = Object.fromEntries(
-  Object.entries(CRD_FILES).map(([k, f]) => [k, (parse(read(f)) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } }).spec.versions[0]!.schema.openAPIV3Schema]),
+  Object.entries(CRD_FILES).map(([k, f]) => [
+    k,
+    (parse(read(f)) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } }).spec.versions[0]!.schema.openAPIV3Schema,
+  ]),
 ) as Record<Kind, Schema>;
 
 /** Whether `.status.a[].b` (jsonpath or dotted) is a field of the kind's CRD. */
@@ -134,7 +139,8 @@ export function namedFields(text: string): Array<{ path: string; line: number; k
       const expr = /(?:jsonpath=|custom-columns=)(\S+|'[^']*')/.exec(l)?.[1] ?? '';
       for (const m of expr.matchAll(/(?<![\w@\]])\.(?:status|spec)(?:\.\w+|\[[^\]]*\])*/g)) out.push({ path: m[0], line: i + 1, kinds });
     }
-    for (const m of l.matchAll(/`((?:spec|status)(?:\.\w+|\[\])+)`/g)) out.push({ path: `.${m[1]}`, line: i + 1, kinds: ['redis', 'rediscluster', 'redisbackup'] });
+    for (const m of l.matchAll(/`((?:spec|status)(?:\.\w+|\[\])+)`/g))
+      out.push({ path: `.${m[1]}`, line: i + 1, kinds: ['redis', 'rediscluster', 'redisbackup'] });
   });
   return out;
 }
@@ -158,7 +164,15 @@ export function documentedGrants(readme: string): Map<string, string[]> {
   for (const row of tableRows(readme, 'resource')) {
     const cells = row.split('|').map((c) => c.trim());
     const res = /`([\w/]+)`/.exec(cells[1] ?? '')?.[1];
-    if (res) out.set(res, (cells[2] ?? '').split(/,\s*/).map((v) => v.trim()).filter(Boolean).sort());
+    if (res)
+      out.set(
+        res,
+        (cells[2] ?? '')
+          .split(/,\s*/)
+          .map((v) => v.trim())
+          .filter(Boolean)
+          .sort(),
+      );
   }
   return out;
 }
