@@ -29,10 +29,13 @@ export class Shell {
   private readonly dir = mkdtempSync(path.join(tmpdir(), 'docs-test-'));
   private n = 0;
 
-  constructor(
-    private readonly cwd: string,
-    private readonly env: Record<string, string>,
-  ) {}
+  private readonly cwd: string;
+  private readonly env: Record<string, string>;
+
+  constructor(cwd: string, env: Record<string, string>) {
+    this.cwd = cwd;
+    this.env = env;
+  }
 
   run(script: string, timeoutMs: number, input?: string): Promise<ShellResult> {
     const i = this.n++;
