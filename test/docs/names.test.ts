@@ -24,6 +24,8 @@ import {
   tableRows,
 } from './names.ts';
 import { parseBlocks } from './blocks.ts';
+import { DEFAULT_LEASE_NAME } from '../../src/sidecar/config.ts';
+import { memberLeaseName, shardLeaseName } from '../../src/sidecar/decide/shards.ts';
 
 const readme = read('README.md');
 const monitoring = read('docs/monitoring.md');
@@ -166,4 +168,27 @@ test('Helm: every block that upgrades the release and applies the CRDs applies t
       assert.ok(crds < upgrade, `${page}:${b.line + 1 + upgrade}: helm upgrade before the CRDs are applied (line ${b.line + 1 + crds})`);
     }
   assert.ok(both > 0, 'no block upgrades the release: the check reads nothing');
+});
+
+test("Leases: every Lease a page names is one the sidecar makes with the manifests' SHARDS", () => {
+  const shards = Number(/name: SHARDS\s+value: "(\d+)"/.exec(read('manifests/deployment.yaml'))?.[1]);
+  assert.ok(shards >= 1, 'SHARDS was not read from manifests/deployment.yaml');
+  const base = DEFAULT_LEASE_NAME;
+  const made = new Set([
+    ...Array.from({ length: shards }, (_, i) => shardLeaseName(base, i, shards)),
+    shardLeaseName(base, 0, shards).replace(/0$/, 'N'),
+    memberLeaseName(base, '<pod>'),
+  ]);
+  const bad: string[] = [];
+  for (const { page, text } of pages)
+    text.split('\n').forEach((l, i) => {
+      // A name right after "Lease" or right before it: `the Lease \`ns/name\``, `\`name\` Lease`.
+      for (const m of l.matchAll(
+        /\bLeases? `(?:[a-z0-9-]+\/)?(redis-operator-sidecar[\w<>-]*)`|`(?:[a-z0-9-]+\/)?(redis-operator-sidecar[\w<>-]*)` Leases?\b/g,
+      )) {
+        const name = (m[1] ?? m[2])!;
+        if (!made.has(name) && !(name === base && /SHARDS=1\b|SHARDS` is 1|one Lease/.test(l))) bad.push(`${page}:${i + 1}: Lease \`${name}\``);
+      }
+    });
+  assert.deepEqual(bad, [], `Leases the sidecar does not make with SHARDS=${shards} (it makes ${[...made].join(', ')})`);
 });
