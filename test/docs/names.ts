@@ -139,7 +139,7 @@ export function namedFields(text: string): Array<{ path: string; line: number; k
       const expr = /(?:jsonpath=|custom-columns=)(\S+|'[^']*')/.exec(l)?.[1] ?? '';
       for (const m of expr.matchAll(/(?<![\w@\]])\.(?:status|spec)(?:\.\w+|\[[^\]]*\])*/g)) out.push({ path: m[0], line: i + 1, kinds });
     }
-    for (const m of l.matchAll(/`((?:spec|status)(?:\.\w+|\[\])+)`/g))
+    for (const m of l.matchAll(/`\.?((?:spec|status)(?:\.\w+|\[\]|\[\*\])+)`/g))
       out.push({ path: `.${m[1]}`, line: i + 1, kinds: ['redis', 'rediscluster', 'redisbackup'] });
   });
   return out;
