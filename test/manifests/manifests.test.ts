@@ -49,7 +49,9 @@ function loadYaml(path: string): Obj[] {
   });
 }
 
-const FILES = [...yamlFiles('manifests'), ...yamlFiles('metacontroller')].sort();
+/** kustomize's transformer configuration (kustomization.yaml's `configurations:`): no object. */
+const KUSTOMIZE_CONFIG = 'manifests/kustomizeconfig.yaml';
+const FILES = [...yamlFiles('manifests'), ...yamlFiles('metacontroller')].filter((f) => f !== KUSTOMIZE_CONFIG).sort();
 const OBJECTS: Loaded[] = FILES.flatMap((file) => loadYaml(join(ROOT, file)).map((obj) => ({ file, obj })));
 
 function only(kind: string, name?: string): Obj {
@@ -168,8 +170,9 @@ test('manifests/kustomization.yaml lists every manifest, and the CompositeContro
   assert.equal(kustomization['apiVersion'], 'kustomize.config.k8s.io/v1beta1');
   assert.equal(kustomization['kind'], 'Kustomization');
   const own = readdirSync(join(ROOT, 'manifests'))
-    .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml')
+    .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml' && `manifests/${f}` !== KUSTOMIZE_CONFIG)
     .sort();
+  assert.deepEqual(kustomization['configurations'], ['kustomizeconfig.yaml']);
   const resources = kustomization['resources'] as string[];
   assert.deepEqual(resources.filter((r) => !r.startsWith('../')).sort(), own);
   // kustomize refuses files outside its root, but accepts another kustomization root.
