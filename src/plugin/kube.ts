@@ -7,6 +7,7 @@ import { GROUP, INSTANCE_LABEL, PLURAL, VERSION } from '../api/labels.ts';
 import { REDISBACKUP_PLURAL, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { Failure, Target } from './ops.ts';
+import { COMPOSITE_CONTROLLER, fromController, fromDeployments, fromFlag, OPERATOR_SELECTOR, type ControllerLike, type Located } from './discover.ts';
 
 export class KubeError extends Error {
   readonly failure: Failure;
@@ -36,7 +37,8 @@ export interface KubeOptions {
   kubeconfig?: string | undefined;
   context?: string | undefined;
   namespace?: string | undefined;
-  operatorNamespace: string;
+  /** --operator-namespace; unset: found (discover.ts). */
+  operatorNamespace?: string | undefined;
 }
 
 export function connect(o: KubeOptions) {
@@ -65,7 +67,7 @@ export function connect(o: KubeOptions) {
     }
   };
   const redisRef = (name: string) => ({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name });
-  return {
+  const self = {
     namespace,
     getRedis: (name: string) => call({ verb: 'get', resource: 'redises', name }, () => custom.getNamespacedCustomObject(redisRef(name))) as Promise<RedisLike>,
     patchRedis: (name: string, body: object) =>
@@ -95,16 +97,28 @@ export function connect(o: KubeOptions) {
       call({ verb: 'create', resource: 'redisbackups' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
       ),
+    /** The operator's namespace: the flag, else found (discover.ts), each read skipped when not allowed. */
+    locateOperator: async (): Promise<Located> =>
+      fromFlag(o.operatorNamespace) ??
+      fromController(
+        (await optional(() =>
+          custom.getClusterCustomObject({ group: 'metacontroller.k8s.io', version: 'v1alpha1', plural: 'compositecontrollers', name: COMPOSITE_CONTROLLER }),
+        )) as ControllerLike | null,
+      ) ??
+      fromDeployments((await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null),
     operator: async () => {
-      const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: o.operatorNamespace }));
+      const located = await self.locateOperator();
+      const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: located.namespace }));
       return {
-        deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: o.operatorNamespace })),
+        located,
+        deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: located.namespace })),
         leases: leases?.data.items ?? null,
         /** The API server's Date header of that read: the cluster's clock, which the Leases' renewTime is on. */
         serverDate: leases?.headers['date'],
       };
     },
   };
+  return self;
 }
 
 export type Kube = ReturnType<typeof connect>;
