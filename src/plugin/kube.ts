@@ -1,5 +1,7 @@
 // The plugin's Kubernetes adapter: the user's kubeconfig (KUBECONFIG, --kubeconfig, --context,
 // -n as kubectl passes them) and the few reads and documented writes the commands need.
+// Without --operator-namespace, the operator's namespace is found (discover.ts decides, from the
+// CompositeController and the Deployments it may read).
 // Invariant: only the API server is contacted, never a Redis pod; every failure is thrown as a
 // Failure with the call's verb and resource so ops.explain can name it.
 import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -67,7 +69,16 @@ export function connect(o: KubeOptions) {
     }
   };
   const redisRef = (name: string) => ({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name });
-  const self = {
+  /** The operator's namespace: the flag, else found (discover.ts), each read skipped when not allowed. */
+  const locateOperator = async (): Promise<Located> =>
+    fromFlag(o.operatorNamespace) ??
+    fromController(
+      (await optional(() =>
+        custom.getClusterCustomObject({ group: 'metacontroller.k8s.io', version: 'v1alpha1', plural: 'compositecontrollers', name: COMPOSITE_CONTROLLER }),
+      )) as ControllerLike | null,
+    ) ??
+    fromDeployments((await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null);
+  return {
     namespace,
     getRedis: (name: string) => call({ verb: 'get', resource: 'redises', name }, () => custom.getNamespacedCustomObject(redisRef(name))) as Promise<RedisLike>,
     patchRedis: (name: string, body: object) =>
@@ -97,17 +108,9 @@ export function connect(o: KubeOptions) {
       call({ verb: 'create', resource: 'redisbackups' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
       ),
-    /** The operator's namespace: the flag, else found (discover.ts), each read skipped when not allowed. */
-    locateOperator: async (): Promise<Located> =>
-      fromFlag(o.operatorNamespace) ??
-      fromController(
-        (await optional(() =>
-          custom.getClusterCustomObject({ group: 'metacontroller.k8s.io', version: 'v1alpha1', plural: 'compositecontrollers', name: COMPOSITE_CONTROLLER }),
-        )) as ControllerLike | null,
-      ) ??
-      fromDeployments((await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null),
+    locateOperator,
     operator: async () => {
-      const located = await self.locateOperator();
+      const located = await locateOperator();
       const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: located.namespace }));
       return {
         located,
@@ -118,7 +121,6 @@ export function connect(o: KubeOptions) {
       };
     },
   };
-  return self;
 }
 
 export type Kube = ReturnType<typeof connect>;
