@@ -75,7 +75,7 @@ const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 function operatorNamespace(env: Env): Field<string> {
   const raw = present(env, 'POD_NAMESPACE');
   if (raw === undefined) return { ok: true, value: DEFAULT_OPERATOR_NAMESPACE };
-  return NAMESPACE.test(raw) ? { ok: true, value: raw } : refuse('POD_NAMESPACE', raw, 'must be a namespace name (the pod\'s metadata.namespace)');
+  return NAMESPACE.test(raw) ? { ok: true, value: raw } : refuse('POD_NAMESPACE', raw, "must be a namespace name (the pod's metadata.namespace)");
 }
 
 export function loadConfig(env: Env): ConfigResult {

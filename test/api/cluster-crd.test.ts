@@ -148,7 +148,14 @@ test("the example's backup is off, and its commented block needs the user's own 
   const from = lines.findIndex((l) => l === '  # backup:');
   assert.ok(from > 0, 'the backup block is there to uncomment');
   const to = lines.findIndex((l, i) => i > from && !l.startsWith('  # '));
-  const uncommented = (parse(lines.slice(from, to).map((l) => l.slice('  # '.length)).join('\n')) as Obj)['backup'] as Obj;
+  const uncommented = (
+    parse(
+      lines
+        .slice(from, to)
+        .map((l) => l.slice('  # '.length))
+        .join('\n'),
+    ) as Obj
+  )['backup'] as Obj;
   assert.deepEqual(uncommented['storage']['s3']['credentialsSecret'], { name: 'order-cache-backup-s3' });
   const withBackup = (bucket: string) => {
     const spec = structuredClone(example()['spec']) as Obj;

@@ -55,7 +55,10 @@ const envNamed = (c: Obj, name: string): Obj[] => (c['env'] as Obj[]).filter((e)
 /** The hook's env as the process reads it, the downward API filled for a pod in `namespace`. */
 function hookConfig(objects: Obj[], namespace: string) {
   const env = Object.fromEntries(
-    (container(objects, 'hook')['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? (e['valueFrom']?.['fieldRef']?.['fieldPath'] === 'metadata.namespace' ? namespace : '')]),
+    (container(objects, 'hook')['env'] as Obj[]).map((e) => [
+      e['name'],
+      e['value'] ?? (e['valueFrom']?.['fieldRef']?.['fieldPath'] === 'metadata.namespace' ? namespace : ''),
+    ]),
   );
   const r = loadConfig(env);
   assert.ok(r.ok, JSON.stringify(r));
@@ -81,7 +84,8 @@ test('each platform value reaches its field', { skip }, async (t) => {
     assert.equal(podSpec(objects)['serviceAccountName'], 'ops-redis');
     const bindings = objects.filter((o) => /Binding$/.test(o['kind']));
     assert.ok(bindings.length >= 3);
-    for (const b of bindings) assert.deepEqual(b['subjects'], [{ kind: 'ServiceAccount', name: 'ops-redis', namespace: 'redis-operator' }], b['metadata']['name']);
+    for (const b of bindings)
+      assert.deepEqual(b['subjects'], [{ kind: 'ServiceAccount', name: 'ops-redis', namespace: 'redis-operator' }], b['metadata']['name']);
   });
   await t.test('serviceAccount.create=false: no ServiceAccount, the named one used', () => {
     const objects = rendered(['serviceAccount.create=false', 'serviceAccount.name=mine']);
@@ -89,14 +93,19 @@ test('each platform value reaches its field', { skip }, async (t) => {
     assert.equal(podSpec(objects)['serviceAccountName'], 'mine');
   });
   await t.test('podAnnotations and podLabels; the selector labels cannot be replaced', () => {
-    const d = one(rendered(['podAnnotations.example\\.com/owner=platform', 'podLabels.team=platform', 'podLabels.app\\.kubernetes\\.io/name=other']), 'Deployment');
+    const d = one(
+      rendered(['podAnnotations.example\\.com/owner=platform', 'podLabels.team=platform', 'podLabels.app\\.kubernetes\\.io/name=other']),
+      'Deployment',
+    );
     const meta = d['spec']['template']['metadata'];
     assert.deepEqual(meta['annotations'], { 'example.com/owner': 'platform' });
     assert.equal(meta['labels']['team'], 'platform');
     for (const [k, v] of Object.entries(d['spec']['selector']['matchLabels'] as Record<string, string>)) assert.equal(meta['labels'][k], v, k);
   });
   await t.test('nodeSelector and tolerations', () => {
-    const spec = podSpec(rendered(['nodeSelector.pool=ops', 'tolerations[0].key=dedicated', 'tolerations[0].operator=Exists', 'tolerations[0].effect=NoSchedule']));
+    const spec = podSpec(
+      rendered(['nodeSelector.pool=ops', 'tolerations[0].key=dedicated', 'tolerations[0].operator=Exists', 'tolerations[0].effect=NoSchedule']),
+    );
     assert.deepEqual(spec['nodeSelector'], { pool: 'ops' });
     assert.deepEqual(spec['tolerations'], [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]);
   });
@@ -112,10 +121,22 @@ test('each platform value reaches its field', { skip }, async (t) => {
     assert.deepEqual(Object.keys(affinity), ['nodeAffinity']);
   });
   await t.test('extraEnv of each container, after the chart own', () => {
-    const objects = rendered(['hook.extraEnv[0].name=NODE_OPTIONS', 'hook.extraEnv[0].value=--max-old-space-size=200', 'sidecar.extraEnv[0].name=HTTPS_PROXY', 'sidecar.extraEnv[0].valueFrom.secretKeyRef.name=proxy', 'sidecar.extraEnv[0].valueFrom.secretKeyRef.key=url']);
+    const objects = rendered([
+      'hook.extraEnv[0].name=NODE_OPTIONS',
+      'hook.extraEnv[0].value=--max-old-space-size=200',
+      'sidecar.extraEnv[0].name=HTTPS_PROXY',
+      'sidecar.extraEnv[0].valueFrom.secretKeyRef.name=proxy',
+      'sidecar.extraEnv[0].valueFrom.secretKeyRef.key=url',
+    ]);
     assert.deepEqual(envNamed(container(objects, 'hook'), 'NODE_OPTIONS'), [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=200' }]);
-    assert.deepEqual(envNamed(container(objects, 'sidecar'), 'HTTPS_PROXY'), [{ name: 'HTTPS_PROXY', valueFrom: { secretKeyRef: { name: 'proxy', key: 'url' } } }]);
-    for (const [c, name] of [['hook', 'OPERATOR_IMAGE'], ['sidecar', 'SHARDS'], ['sidecar', 'PROBE_INTERVAL_MS']] as const) {
+    assert.deepEqual(envNamed(container(objects, 'sidecar'), 'HTTPS_PROXY'), [
+      { name: 'HTTPS_PROXY', valueFrom: { secretKeyRef: { name: 'proxy', key: 'url' } } },
+    ]);
+    for (const [c, name] of [
+      ['hook', 'OPERATOR_IMAGE'],
+      ['sidecar', 'SHARDS'],
+      ['sidecar', 'PROBE_INTERVAL_MS'],
+    ] as const) {
       const r = template([`${c}.extraEnv[0].name=${name}`, `${c}.extraEnv[0].value=x`]);
       assert.ok(!r.ok && r.stderr.includes(`${c}.extraEnv: ${name} is set by the chart`), `${c} ${name}: ${JSON.stringify(r).slice(0, 300)}`);
     }
@@ -143,7 +164,8 @@ test('each platform value reaches its field', { skip }, async (t) => {
     }
   });
   await t.test('certManager.enabled: the CompositeController declares Certificates', () => {
-    const kinds = (set: string[]) => (one(rendered(set), 'CompositeController', 'redis-operator')['spec']['childResources'] as Obj[]).map((c) => `${c['apiVersion']} ${c['resource']}`);
+    const kinds = (set: string[]) =>
+      (one(rendered(set), 'CompositeController', 'redis-operator')['spec']['childResources'] as Obj[]).map((c) => `${c['apiVersion']} ${c['resource']}`);
     assert.ok(!kinds([]).includes('cert-manager.io/v1 certificates'));
     assert.ok(kinds(['certManager.enabled=true']).includes('cert-manager.io/v1 certificates'));
   });

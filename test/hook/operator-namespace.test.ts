@@ -13,7 +13,10 @@ const specOf = (body: Json) => (body['parent'] as Json)['spec'] as Json;
 /** The namespace the NetworkPolicy lets the operator's pods in from. */
 function operatorPeerNamespace(networkPolicy: Json, operatorNamespace?: string): unknown {
   const options = operatorNamespace === undefined ? DEFAULT_HOOK_OPTIONS : { ...DEFAULT_HOOK_OPTIONS, operatorNamespace };
-  const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = networkPolicy)), options);
+  const response = sync(
+    fixtureRequest((b) => void (specOf(b)['networkPolicy'] = networkPolicy)),
+    options,
+  );
   const ingress = get(find(response.children, 'NetworkPolicy', 'my-redis-ingress'), 'spec', 'ingress') as Json[];
   const peers = ingress[0]!['from'] as Json[];
   const operator = peers.find((p) => p['namespaceSelector'] !== undefined);

@@ -23,7 +23,13 @@ test('the first source that answers decides', async (t) => {
   const cases: Array<[string, string | undefined, Json | null, Json[] | null, string]> = [
     ['the flag wins over everything', 'ops', controller('platform-redis'), deployments('platform-redis'), 'ops'],
     ['the CompositeController names the Service it calls', undefined, controller('platform-redis'), deployments('elsewhere'), 'platform-redis'],
-    ['no controller readable: the one namespace with an operator Deployment', undefined, null, deployments('platform-redis', 'platform-redis'), 'platform-redis'],
+    [
+      'no controller readable: the one namespace with an operator Deployment',
+      undefined,
+      null,
+      deployments('platform-redis', 'platform-redis'),
+      'platform-redis',
+    ],
     ['several namespaces: redis-operator among them', undefined, null, deployments('zz', 'redis-operator', 'aa'), 'redis-operator'],
     ['several namespaces, none the default: the first', undefined, null, deployments('zz', 'aa'), 'aa'],
     ['nothing readable: the default', undefined, null, null, DEFAULT_OPERATOR_NAMESPACE],

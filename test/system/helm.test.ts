@@ -162,7 +162,11 @@ test('helm install, upgrade and uninstall of the chart: the Redis keeps running 
   const policy = await c.waitFor(() => c.get('networkpolicies', `${NAME}-ingress`, NS), 30_000, `NetworkPolicy ${NAME}-ingress from the operator in ${other}`);
   const peers = (policy as Json)['spec']['ingress'][0]['from'] as Json[];
   const operatorPeer = peers.find((p) => p['namespaceSelector'] !== undefined);
-  assert.deepEqual(operatorPeer?.['namespaceSelector'], { matchLabels: { 'kubernetes.io/metadata.name': other } }, 'the operator peer names the namespace the operator runs in');
+  assert.deepEqual(
+    operatorPeer?.['namespaceSelector'],
+    { matchLabels: { 'kubernetes.io/metadata.name': other } },
+    'the operator peer names the namespace the operator runs in',
+  );
   const found = await connect({ kubeconfig: local.kubeconfig }).operator();
   assert.equal(found.located.namespace, other, `kubectl redis finds the operator: ${found.located.from}`);
   assert.equal(found.deployment?.status?.readyReplicas, 2);
