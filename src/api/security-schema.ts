@@ -136,12 +136,16 @@ export const NetworkPolicySpec = Type.Object(
       maxProperties: 16,
       description: 'Labels of the client pods (in the Redis namespace) allowed to reach Redis: a pod needs all of them.',
     }),
-    operatorNamespace: Type.String({
-      default: 'redis-operator',
-      minLength: 1,
-      maxLength: 63,
-      description: 'Namespace of the operator (its sidecars talk to every Redis pod), where manifests/ installs it.',
-    }),
+    // No default in the CRD: the API server would write one fixed namespace into every Redis,
+    // wrong for an operator installed anywhere else. Unset, the hook fills in its own namespace.
+    operatorNamespace: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 63,
+        description:
+          "Namespace of the operator (its sidecars talk to every Redis pod). Unset: the namespace the operator runs in (the hook's POD_NAMESPACE); set it only when the sidecars run elsewhere than the hook.",
+      }),
+    ),
     monitoringFrom: Type.Array(MonitoringPeer, {
       default: [],
       maxItems: 8,

@@ -274,7 +274,8 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
       problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
   }
   problems.push(...monitoringFromProblems(spec.networkPolicy?.monitoringFrom));
-  if (spec.networkPolicy && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(spec.networkPolicy.operatorNamespace)) {
+  const operatorNamespace = spec.networkPolicy?.operatorNamespace;
+  if (operatorNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(operatorNamespace)) {
     problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
   }
   problems.push(...backupProblems(spec));

@@ -114,7 +114,14 @@ export function syncRedisBackup(request: HookRequest, options: HookOptions = DEF
       children: echo,
     };
 
-  const ctx = { name: redisName, namespace, uid: undefined, spec: verdict.spec, operatorImage: options.operatorImage };
+  const ctx = {
+    name: redisName,
+    namespace,
+    uid: undefined,
+    spec: verdict.spec,
+    operatorImage: options.operatorImage,
+    operatorNamespace: options.operatorNamespace,
+  };
   const labels: Record<string, string> = {
     ...(typeof uid === 'string' && uid !== '' ? { [CONTROLLER_UID_LABEL]: uid } : {}),
     ...backupSelectorLabels(redisName),

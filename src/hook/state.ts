@@ -64,7 +64,14 @@ export function readState(request: HookRequest, options: HookOptions = DEFAULT_H
 }
 
 export function contextOf(state: HookState, spec: RedisSpec): HookContext {
-  return { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
+  return {
+    name: state.name,
+    namespace: state.namespace,
+    uid: state.uid,
+    spec,
+    operatorImage: state.options.operatorImage,
+    operatorNamespace: state.options.operatorNamespace,
+  };
 }
 
 /** The status's view of the Secrets a valid spec names, from the sidecar's report (secret-status.ts). */

@@ -1,5 +1,7 @@
 // The plugin's Kubernetes adapter: the user's kubeconfig (KUBECONFIG, --kubeconfig, --context,
 // -n as kubectl passes them) and the few reads and documented writes the commands need.
+// Without --operator-namespace, the operator's namespace is found (discover.ts decides, from the
+// CompositeController and the Deployments it may read).
 // Invariant: only the API server is contacted, never a Redis pod; every failure is thrown as a
 // Failure with the call's verb and resource so ops.explain can name it.
 import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
@@ -7,6 +9,7 @@ import { GROUP, INSTANCE_LABEL, PLURAL, VERSION } from '../api/labels.ts';
 import { REDISBACKUP_PLURAL, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { Failure, Target } from './ops.ts';
+import { COMPOSITE_CONTROLLER, fromController, fromDeployments, fromFlag, OPERATOR_SELECTOR, type ControllerLike, type Located } from './discover.ts';
 
 export class KubeError extends Error {
   readonly failure: Failure;
@@ -36,7 +39,8 @@ export interface KubeOptions {
   kubeconfig?: string | undefined;
   context?: string | undefined;
   namespace?: string | undefined;
-  operatorNamespace: string;
+  /** --operator-namespace; unset: found (discover.ts). */
+  operatorNamespace?: string | undefined;
 }
 
 export function connect(o: KubeOptions) {
@@ -65,6 +69,15 @@ export function connect(o: KubeOptions) {
     }
   };
   const redisRef = (name: string) => ({ group: GROUP, version: VERSION, namespace, plural: PLURAL, name });
+  /** The operator's namespace: the flag, else found (discover.ts), each read skipped when not allowed. */
+  const locateOperator = async (): Promise<Located> =>
+    fromFlag(o.operatorNamespace) ??
+    fromController(
+      (await optional(() =>
+        custom.getClusterCustomObject({ group: 'metacontroller.k8s.io', version: 'v1alpha1', plural: 'compositecontrollers', name: COMPOSITE_CONTROLLER }),
+      )) as ControllerLike | null,
+    ) ??
+    fromDeployments((await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null);
   return {
     namespace,
     getRedis: (name: string) => call({ verb: 'get', resource: 'redises', name }, () => custom.getNamespacedCustomObject(redisRef(name))) as Promise<RedisLike>,
@@ -95,10 +108,13 @@ export function connect(o: KubeOptions) {
       call({ verb: 'create', resource: 'redisbackups' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
       ),
+    locateOperator,
     operator: async () => {
-      const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: o.operatorNamespace }));
+      const located = await locateOperator();
+      const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: located.namespace }));
       return {
-        deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: o.operatorNamespace })),
+        located,
+        deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: located.namespace })),
         leases: leases?.data.items ?? null,
         /** The API server's Date header of that read: the cluster's clock, which the Leases' renewTime is on. */
         serverDate: leases?.headers['date'],

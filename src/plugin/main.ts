@@ -16,7 +16,8 @@ const USAGE = `usage: kubectl redis <command> [flags]
   bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
   backup NAME [--backup-name B]  an on-demand RedisBackup
   restore NEW --from-backup B | --from-location URL [--like REDIS]   a new Redis restored from a backup
-flags: -n/--namespace, --context, --kubeconfig, --timeout 5m, --operator-namespace redis-operator, --no-wait`;
+flags: -n/--namespace, --context, --kubeconfig, --timeout 5m, --no-wait,
+  --operator-namespace NS (default: found, from the Redis CompositeController or the operator's Deployment)`;
 
 class Exit extends Error {
   readonly code: number;
@@ -63,7 +64,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       output: { type: 'string', short: 'o' },
       to: { type: 'string' },
       timeout: { type: 'string', default: '5m' },
-      'operator-namespace': { type: 'string', default: 'redis-operator' },
+      'operator-namespace': { type: 'string' },
       'backup-name': { type: 'string' },
       'from-backup': { type: 'string' },
       'from-location': { type: 'string' },

@@ -4,7 +4,7 @@
 // variable and the value it refused, so one restart of a broken Deployment shows all of them.
 // An empty or blank variable counts as unset (Kubernetes renders an unset ConfigMap key as "").
 import { isIP } from 'node:net';
-import { DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
+import { DEFAULT_OPERATOR_NAMESPACE, DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
 import { integerIn, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
 
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
@@ -19,7 +19,7 @@ export const MIN_BODY_LIMIT_BYTES = 1024;
 export const MAX_BODY_LIMIT_BYTES = 1024 * 1024 * 1024;
 
 export const DEFAULT_OPERATOR_IMAGE = 'redis-operator:0.1.0';
-export { DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
+export { DEFAULT_OPERATOR_NAMESPACE, DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
 
 export interface ServerConfig {
   port: number;
@@ -30,6 +30,12 @@ export interface ServerConfig {
   operatorImage: string;
   /** Where the alert runbooks are published (docs/monitoring.md); the alerts link to <this>#<alert>. */
   runbookBaseUrl: string;
+  /**
+   * The namespace the hook runs in (POD_NAMESPACE, from the downward API in both installs): the
+   * operator's namespace wherever it is installed, which the hook's defaults then name. Unset
+   * (`npm start` outside a cluster): redis-operator, where manifests/ installs it.
+   */
+  operatorNamespace: string;
 }
 
 export type ConfigResult = { ok: true; config: ServerConfig } | { ok: false; errors: string[] };
@@ -63,6 +69,15 @@ function runbookBaseUrl(env: Env): Field<string> {
     : refuse('RUNBOOK_BASE_URL', raw, 'must be an http(s) URL without a #fragment, for example https://docs.example.com/redis-operator/monitoring.html');
 }
 
+// A namespace is a DNS label (RFC 1123): what the API server accepts as metadata.namespace.
+const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+function operatorNamespace(env: Env): Field<string> {
+  const raw = present(env, 'POD_NAMESPACE');
+  if (raw === undefined) return { ok: true, value: DEFAULT_OPERATOR_NAMESPACE };
+  return NAMESPACE.test(raw) ? { ok: true, value: raw } : refuse('POD_NAMESPACE', raw, "must be a namespace name (the pod's metadata.namespace)");
+}
+
 export function loadConfig(env: Env): ConfigResult {
   // 0: the OS picks the port (main.ts logs which), for harnesses; a pod's Service needs a fixed one.
   const port = integerIn(env, 'PORT', DEFAULT_PORT, 0, 65535);
@@ -71,7 +86,8 @@ export function loadConfig(env: Env): ConfigResult {
   const bodyLimit = integerIn(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, MIN_BODY_LIMIT_BYTES, MAX_BODY_LIMIT_BYTES);
   const image = operatorImage(env);
   const runbook = runbookBaseUrl(env);
-  if (port.ok && hostField.ok && level.ok && bodyLimit.ok && image.ok && runbook.ok) {
+  const namespace = operatorNamespace(env);
+  if (port.ok && hostField.ok && level.ok && bodyLimit.ok && image.ok && runbook.ok && namespace.ok) {
     return {
       ok: true,
       config: {
@@ -81,10 +97,11 @@ export function loadConfig(env: Env): ConfigResult {
         bodyLimitBytes: bodyLimit.value,
         operatorImage: image.value,
         runbookBaseUrl: runbook.value,
+        operatorNamespace: namespace.value,
       },
     };
   }
   const errors: string[] = [];
-  for (const field of [port, hostField, level, bodyLimit, image, runbook]) if (!field.ok) errors.push(field.error);
+  for (const field of [port, hostField, level, bodyLimit, image, runbook, namespace]) if (!field.ok) errors.push(field.error);
   return { ok: false, errors };
 }

@@ -23,7 +23,7 @@ const app = buildApp({
   logger,
   bodyLimitBytes: config.bodyLimitBytes,
   lifecycle,
-  hookOptions: { operatorImage: config.operatorImage, runbookBaseUrl: config.runbookBaseUrl },
+  hookOptions: { operatorImage: config.operatorImage, runbookBaseUrl: config.runbookBaseUrl, operatorNamespace: config.operatorNamespace },
 });
 
 let stopping = false;

@@ -128,7 +128,7 @@ test('a RedisCluster with no spec is defaulted by the API server to the spec the
 });
 
 test(
-  "manifests/examples/rediscluster.yaml holds the design article's spec verbatim",
+  "manifests/examples/rediscluster.yaml holds the design article's spec, its backup commented out",
   { skip: existsSync(ARTICLE) ? false : `${ARTICLE} is not beside the checkout` },
   () => {
     const article = articleExample();
@@ -136,9 +136,37 @@ test(
     assert.equal(ours['apiVersion'], article['apiVersion']);
     assert.equal(ours['kind'], 'RedisCluster');
     assert.equal(ours['metadata']['name'], article['metadata']['name']);
-    assert.deepEqual(ours['spec'], article['spec']);
+    const { backup, ...rest } = article['spec'] as Obj;
+    assert.deepEqual(ours['spec'], rest);
+    assert.equal(backup['storage']['s3']['credentialsSecret'], undefined, "the article's backup: a bucket anyone may own, no credentials");
   },
 );
+
+test("the example's backup is off, and its commented block needs the user's own bucket and names a credentials Secret", () => {
+  assert.equal(example()['spec']['backup'], undefined, 'applied as is, the example sends no data anywhere');
+  const lines = readFileSync(EXAMPLE_FILE, 'utf8').split('\n');
+  const from = lines.findIndex((l) => l === '  # backup:');
+  assert.ok(from > 0, 'the backup block is there to uncomment');
+  const to = lines.findIndex((l, i) => i > from && !l.startsWith('  # '));
+  const uncommented = (
+    parse(
+      lines
+        .slice(from, to)
+        .map((l) => l.slice('  # '.length))
+        .join('\n'),
+    ) as Obj
+  )['backup'] as Obj;
+  assert.deepEqual(uncommented['storage']['s3']['credentialsSecret'], { name: 'order-cache-backup-s3' });
+  const withBackup = (bucket: string) => {
+    const spec = structuredClone(example()['spec']) as Obj;
+    spec['backup'] = structuredClone(uncommented);
+    spec['backup']['storage']['s3']['bucket'] = bucket;
+    return validateClusterSpec('order-cache', spec);
+  };
+  const placeholder = withBackup(uncommented['storage']['s3']['bucket']);
+  assert.ok(!placeholder.ok && JSON.stringify(placeholder).includes('spec.backup.storage.s3.bucket'), 'the placeholder left in is refused, naming the field');
+  assert.ok(withBackup('shop-redis-backups').ok, 'a bucket of the user is taken');
+});
 
 test("the article's example is accepted by the closed schema after defaulting and the hook validator, with the same defaults", () => {
   const ex = example();

@@ -71,7 +71,14 @@ test('every built child is plain JSON: no undefined fields, no class instances',
   const verdict = validateSpec('my-redis', { ...designSpec(), priorityClassName: 'high', nodeSelector: {} });
   assert.ok(verdict.ok);
   if (!verdict.ok) return;
-  const ctx: HookContext = { name: 'my-redis', namespace: 'default', uid: 'u-1', spec: verdict.spec, operatorImage: 'redis-operator:0.1.0' };
+  const ctx: HookContext = {
+    name: 'my-redis',
+    namespace: 'default',
+    uid: 'u-1',
+    spec: verdict.spec,
+    operatorImage: 'redis-operator:0.1.0',
+    operatorNamespace: 'redis-operator',
+  };
   for (const child of desiredChildren(ctx, []).children) {
     assert.deepEqual(JSON.parse(JSON.stringify(child)), child, `${child.kind}/${child.metadata.name}`);
   }

@@ -49,7 +49,9 @@ function loadYaml(path: string): Obj[] {
   });
 }
 
-const FILES = [...yamlFiles('manifests'), ...yamlFiles('metacontroller')].sort();
+/** kustomize's transformer configuration (kustomization.yaml's `configurations:`): no object. */
+const KUSTOMIZE_CONFIG = 'manifests/kustomizeconfig.yaml';
+const FILES = [...yamlFiles('manifests'), ...yamlFiles('metacontroller')].filter((f) => f !== KUSTOMIZE_CONFIG).sort();
 const OBJECTS: Loaded[] = FILES.flatMap((file) => loadYaml(join(ROOT, file)).map((obj) => ({ file, obj })));
 
 function only(kind: string, name?: string): Obj {
@@ -168,8 +170,9 @@ test('manifests/kustomization.yaml lists every manifest, and the CompositeContro
   assert.equal(kustomization['apiVersion'], 'kustomize.config.k8s.io/v1beta1');
   assert.equal(kustomization['kind'], 'Kustomization');
   const own = readdirSync(join(ROOT, 'manifests'))
-    .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml')
+    .filter((f) => /\.ya?ml$/.test(f) && f !== 'kustomization.yaml' && `manifests/${f}` !== KUSTOMIZE_CONFIG)
     .sort();
+  assert.deepEqual(kustomization['configurations'], ['kustomizeconfig.yaml']);
   const resources = kustomization['resources'] as string[];
   assert.deepEqual(resources.filter((r) => !r.startsWith('../')).sort(), own);
   // kustomize refuses files outside its root, but accepts another kustomization root.
@@ -432,11 +435,13 @@ test('the RedisCluster controller: redisclusters with a generated selector, v2 h
 test('every child kind the RedisCluster hook returns is declared, with InPlace updates, and only those', () => {
   const declared = clusterController['spec']['childResources'] as Obj[];
   for (const child of declared) assert.equal(child['updateStrategy']?.['method'], 'InPlace', `${child['apiVersion']} ${child['resource']}`);
-  const example = only('RedisCluster', 'order-cache');
+  const example = structuredClone(only('RedisCluster', 'order-cache'));
+  // The example's backup is commented out (its bucket is the user's to name): put one back so the CronJob kind is seen.
+  example['spec']['backup'] = { schedule: '0 */6 * * *', retention: 7, storage: { s3: { bucket: 'shop-redis-backups', region: 'us-east-1' } } };
   const parsed = parseHookRequest({ parent: { ...example, metadata: { ...example['metadata'], uid: 'u-1' } } });
   assert.ok(parsed.ok);
   const returned = new Set(syncCluster(parsed.request).children.map((c) => `${String(c['apiVersion'])} ${RESOURCE_OF_KIND[String(c['kind'])] ?? `unknown kind ${String(c['kind'])}`}`));
-  assert.deepEqual([...returned].sort(), declared.map((c) => `${c['apiVersion']} ${c['resource']}`).sort(), "the article's example (with backup) returns every declared kind");
+  assert.deepEqual([...returned].sort(), declared.map((c) => `${c['apiVersion']} ${c['resource']}`).sort(), "the article's example (with a backup) returns every declared kind");
 });
 
 // ---- the example Redis ----

@@ -50,7 +50,7 @@ test("operator(): the Leases with the API server's Date, no Deployment", async (
       'current-context': 'x',
     }),
   );
-  const o = await connect({ kubeconfig, operatorNamespace: 'redis-operator' }).operator();
+  const o = await connect({ kubeconfig }).operator();
   assert.equal(o.serverDate, SERVER_DATE);
   assert.equal(o.deployment, null, 'a 404 Deployment: not checked');
   assert.deepEqual(

@@ -10,6 +10,7 @@ const defaults: ServerConfig = {
   bodyLimitBytes: DEFAULT_BODY_LIMIT_BYTES,
   operatorImage: 'redis-operator:0.1.0',
   runbookBaseUrl: 'docs/monitoring.md',
+  operatorNamespace: 'redis-operator',
 };
 
 test('defaults: 8080 on 0.0.0.0, info, 4 MiB', () => {
@@ -45,6 +46,9 @@ const accepted: Array<[string, Env, Partial<ServerConfig>]> = [
     { RUNBOOK_BASE_URL: 'https://wiki.example.com/redis/monitoring' },
     { runbookBaseUrl: 'https://wiki.example.com/redis/monitoring' },
   ],
+  // The Deployment passes the pod's namespace (downward API): installed elsewhere, the hook knows it.
+  ['the namespace the hook runs in', { POD_NAMESPACE: 'platform-redis' }, { operatorNamespace: 'platform-redis' }],
+  ['empty POD_NAMESPACE counts as unset', { POD_NAMESPACE: '' }, {}],
 ];
 
 for (const [name, env, expected] of accepted) {
@@ -74,6 +78,8 @@ const refused: Array<[string, Env, RegExp]> = [
   ['body limit below 1 KiB', { BODY_LIMIT_BYTES: '1023' }, /^BODY_LIMIT_BYTES="1023" is invalid: must be a whole number from 1024 to 1073741824$/],
   ['body limit with a unit', { BODY_LIMIT_BYTES: '4Mi' }, /^BODY_LIMIT_BYTES="4Mi" is invalid/],
   ['body limit above 1 GiB', { BODY_LIMIT_BYTES: '1073741825' }, /^BODY_LIMIT_BYTES="1073741825" is invalid/],
+  ['a namespace that is no DNS label', { POD_NAMESPACE: 'Platform_Redis' }, /^POD_NAMESPACE="Platform_Redis" is invalid: must be a namespace name/],
+  ['a namespace longer than 63', { POD_NAMESPACE: 'a'.repeat(64) }, /^POD_NAMESPACE="a{64}" is invalid/],
 ];
 
 for (const [name, env, message] of refused) {

@@ -4,14 +4,18 @@
 // design's Redis to Running; a key written; `helm upgrade` changing the sidecar's log level and a
 // timing: the Deployment rolls to its new revision (the env carries the values), the Redis stays
 // Running and the key is there; `helm uninstall`: every object of the release is gone, the CRDs
-// (crds/, which Helm never deletes), the Redis and its data stay.
+// (crds/, which Helm never deletes), the Redis and its data stay. Then the chart installed again in
+// another namespace (platform-redis): the defaults that name the operator's namespace follow it:
+// the Redis's NetworkPolicy (spec.networkPolicy without operatorNamespace) lets in the operator
+// from platform-redis, and `kubectl redis`'s adapter finds the operator there unasked.
 // Network: 198.18.70.x pods, 198.19.70.x Services.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { CHART_DIR, HELM_RELEASE, helmCommand } from '../k8s/helm.ts';
+import { connect } from '../../src/plugin/kube.ts';
+import { CHART_DIR, HELM_RELEASE, helmCommand, helmInstall } from '../k8s/helm.ts';
 import { helmBinary, isHelmBuilt } from '../k8s/helm-build.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { applyDesign, boot, call, NAME, NS, RUNNING_ROW } from './support.ts';
@@ -146,4 +150,26 @@ test('helm install, upgrade and uninstall of the chart: the Redis keeps running 
   const kept = c.masterEndpoint(NAME);
   assert.ok(kept, 'the master Service still routes');
   assert.equal(await call(c, kept.ip, 'GET', 'helm:written-before-upgrade'), 'kept');
+
+  // The chart in another namespace: what names the operator's namespace follows it.
+  const other = 'platform-redis';
+  const t1 = performance.now();
+  await helmInstall(helm, other);
+  t.diagnostic(`helm install -n ${other} --wait: ${Math.round(performance.now() - t1)} ms`);
+  await local.kubectl(['patch', 'redis', NAME, '-n', NS, '--type=merge', '-p', JSON.stringify({ spec: { networkPolicy: { allowFrom: { app: 'shop' } } } })]);
+  const stored = JSON.parse(await local.kubectl(['get', 'redis', NAME, '-n', NS, '-o', 'json'])) as Json;
+  assert.equal(stored['spec']['networkPolicy']['operatorNamespace'], undefined, 'the CRD writes no namespace of its own into the Redis');
+  const policy = await c.waitFor(() => c.get('networkpolicies', `${NAME}-ingress`, NS), 30_000, `NetworkPolicy ${NAME}-ingress from the operator in ${other}`);
+  const peers = (policy as Json)['spec']['ingress'][0]['from'] as Json[];
+  const operatorPeer = peers.find((p) => p['namespaceSelector'] !== undefined);
+  assert.deepEqual(
+    operatorPeer?.['namespaceSelector'],
+    { matchLabels: { 'kubernetes.io/metadata.name': other } },
+    'the operator peer names the namespace the operator runs in',
+  );
+  const found = await connect({ kubeconfig: local.kubeconfig }).operator();
+  assert.equal(found.located.namespace, other, `kubectl redis finds the operator: ${found.located.from}`);
+  assert.equal(found.deployment?.status?.readyReplicas, 2);
+  await helm(['uninstall', HELM_RELEASE, '--namespace', other, '--wait', '--timeout', '120s']);
+  await local.kubectl(['delete', 'namespace', other, '--wait=false']);
 });

@@ -197,7 +197,14 @@ test(
       await kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/certificates.cert-manager.io']);
       const spec = validateSpec(NAME, { tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } } });
       assert.ok(spec.ok);
-      const certificate = desiredCertificate({ name: NAME, namespace: NS, uid: 'u', spec: spec.spec, operatorImage: 'redis-operator:0.1.0' })!;
+      const certificate = desiredCertificate({
+        name: NAME,
+        namespace: NS,
+        uid: 'u',
+        spec: spec.spec,
+        operatorImage: 'redis-operator:0.1.0',
+        operatorNamespace: 'redis-operator',
+      })!;
       const dryRun = (obj: unknown) => kubectl(['create', '--dry-run=server', '--validate=strict', '-o', 'name', '-f', '-'], JSON.stringify(obj));
       assert.match(await dryRun(certificate), /certificate\.cert-manager\.io\/my-redis-tls/);
       // The check can fail: a field cert-manager does not know is refused.

@@ -21,6 +21,26 @@ app.kubernetes.io/name: redis-operator
 app.kubernetes.io/component: operator
 {{- end }}
 
+{{- define "redis-operator.serviceAccountName" -}}
+{{ .Values.serviceAccount.name }}
+{{- end }}
+
+{{/*
+A container's extraEnv after the env the chart sets itself: a name the chart sets is refused
+rather than silently overriding it (Kubernetes keeps the last of two entries of one name).
+Called with (dict "extra" <list> "reserved" <list of names> "what" "hook.extraEnv").
+*/}}
+{{- define "redis-operator.extraEnv" -}}
+{{- range .extra }}
+{{- if has .name $.reserved }}
+{{- fail (printf "%s: %s is set by the chart (use its value instead)" $.what .name) }}
+{{- end }}
+{{- end }}
+{{- with .extra }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
 {{/* The image both containers, backup Jobs and restore init containers run. */}}
 {{- define "redis-operator.image" -}}
 {{- if .Values.image.digest -}}
@@ -35,7 +55,7 @@ The sidecar's timings, value name -> the env variable src/sidecar/config.ts read
 values render nothing: the process's own default applies. values.schema.json holds each
 variable's range as loadSidecarConfig checks it.
 */}}
-{{- define "redis-operator.sidecarTimingEnv" -}}
+{{- define "redis-operator.timingNames" -}}
 {{- $names := dict
   "probeIntervalMs" "PROBE_INTERVAL_MS"
   "idleProbeIntervalMs" "IDLE_PROBE_INTERVAL_MS"
@@ -54,6 +74,11 @@ variable's range as loadSidecarConfig checks it.
   "leaseRetryPeriodMs" "LEASE_RETRY_PERIOD_MS"
   "leaseRequestTimeoutMs" "LEASE_REQUEST_TIMEOUT_MS"
 }}
+{{- toJson $names }}
+{{- end }}
+
+{{- define "redis-operator.sidecarTimingEnv" -}}
+{{- $names := include "redis-operator.timingNames" . | fromJson }}
 {{- range $key, $value := .Values.sidecar.timing }}
 {{- if not (hasKey $names $key) }}
 {{- fail (printf "sidecar.timing.%s is not a sidecar timing" $key) }}

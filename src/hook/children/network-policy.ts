@@ -1,6 +1,7 @@
 // NetworkPolicy <name>-ingress, only when spec.networkPolicy is set: port 6379 of this Redis's pods
 // is reachable from the pods of the same Redis (replication), the operator's pods in its own
-// namespace (probes, promotion, fencing) and the client pods the user labels; nothing else. With
+// namespace (probes, promotion, fencing; spec.networkPolicy.operatorNamespace, else the namespace
+// the hook runs in) and the client pods the user labels; nothing else. With
 // the exporter on, its metrics port is reachable only from the peers of monitoringFrom (where the
 // monitoring stack runs), and from nobody when it is empty (the default): the metrics name the
 // node's clients, memory, replication links and keyspace sizes, which are nobody else's business,
@@ -46,7 +47,7 @@ export function desiredNetworkPolicy(ctx: HookContext): Child<INetworkPolicy> | 
           from: [
             { podSelector: pods },
             {
-              namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: policy.operatorNamespace } },
+              namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: policy.operatorNamespace ?? ctx.operatorNamespace } },
               podSelector: { matchLabels: { ...OPERATOR_POD_LABELS } },
             },
             { podSelector: { matchLabels: sortedMap(policy.allowFrom) } },
