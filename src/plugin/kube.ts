@@ -95,6 +95,9 @@ export function connect(o: KubeOptions) {
       call({ verb: 'create', resource: 'redisbackups' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
       ),
+    /** The pods matching a label selector (`kubectl redis cli` picks its node among them). */
+    podsSelected: (labelSelector: string) =>
+      call({ verb: 'list', resource: 'pods' }, async () => (await core.listNamespacedPod({ namespace, labelSelector })).items),
     operator: async () => {
       const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: o.operatorNamespace }));
       return {
