@@ -89,17 +89,18 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
     // What `ps` shows while a command runs: in the pod, and on this machine (the plugin, kubectl).
     const secret = c.get('secrets', `${NAME}-operator`, NS) as { data?: Record<string, string> } | undefined;
     const passwords = [Buffer.from(secret!.data!['password']!, 'base64').toString(), c.password(NAME)!];
-    const blocking = cli('--', 'blpop', 'cli-no-such-list', '4');
+    const blocking = cli('--', 'blpop', 'cli-no-such-list', '6');
     const inPod = await c.waitFor(
       async () => {
         const ps = await local.kubectl(['exec', master()!, '-n', NS, '-c', 'redis', '--', 'ps', '-eww', '-o', 'args']);
-        return ps.includes('cli-no-such-list') ? ps : undefined;
+        // Not the shell's line, which lasts until it execs redis-cli: redis-cli's own.
+        return /^redis-cli .*cli-no-such-list/m.test(ps) ? ps : undefined;
       },
       10_000,
       'redis-cli running BLPOP in the pod',
     );
     t.diagnostic(`ps in ${master()} while the plugin runs BLPOP:\n${inPod}`);
-    assert.match(inPod, /^redis-cli --user redis-operator -h \S+ -p 6379 blpop cli-no-such-list 4$/m);
+    assert.match(inPod, /^redis-cli --user redis-operator -h \S+ -p 6379 blpop cli-no-such-list 6$/m);
     const host = (await run('ps', ['-eww', '-o', 'args'], {})).stdout.split('\n').filter((l) => l.includes('cli-no-such-list'));
     t.diagnostic(`ps on this machine:\n${host.join('\n')}`);
     assert.ok(host.some((l) => l.includes(`kubectl exec -i --namespace=${NS} --container=redis ${master()} -- sh -c`)));
