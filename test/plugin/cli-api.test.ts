@@ -55,7 +55,7 @@ test('kubectl redis cli on a real API server, as a user who may only list pods a
   // RBAC is read from the API server's cache: wait until it has the bindings.
   await until('the bindings in effect', () =>
     Promise.all(
-      ['list pods', 'create pods/exec'].map((a) => cp.kubectl(['auth', 'can-i', ...a.split(' '), '-n', NS, `--as=system:serviceaccount:${NS}:oncall`]).then(
+      [['list', 'pods'], ['create', 'pods', '--subresource=exec']].map((a) => cp.kubectl(['auth', 'can-i', ...a, '-n', NS, `--as=system:serviceaccount:${NS}:oncall`]).then(
         () => true,
         () => false,
       )),
