@@ -17,7 +17,18 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { OPERATOR_USER } from '../api/auth.ts';
 import { CLUSTER_APP_NAME, SHARD_LABEL } from '../api/cluster-names.ts';
-import { APP_NAME, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, ROLE_MASTER, TLS_MOUNT } from '../api/labels.ts';
+import {
+  APP_NAME,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  REDIS_CONTAINER,
+  REDIS_PORT,
+  ROLE_LABEL,
+  ROLE_MASTER,
+  TLS_MOUNT,
+} from '../api/labels.ts';
 import { TLS_FILE_DIRECTIVES } from '../api/tls.ts';
 
 /** The pods of a Redis or a RedisCluster called `name`: never its backup or restore Jobs' pods. */
@@ -73,7 +84,11 @@ export function chooseNode(name: string, namespace: string, pods: readonly CliPo
   if (kinds.size > 1) return { ok: false, exit: 1, reason: `both a Redis and a RedisCluster are named "${name}": give --pod (one of ${names.join(', ')})` };
   const masters = pods.filter(isMaster);
   if (masters.length === 0)
-    return { ok: false, exit: 1, reason: `no pod of "${name}" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of ${names.join(', ')})` };
+    return {
+      ok: false,
+      exit: 1,
+      reason: `no pod of "${name}" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of ${names.join(', ')})`,
+    };
   if (kinds.has(true)) {
     const best = [...masters].sort((a, b) => Number(ready(b)) - Number(ready(a)) || shardOf(a) - shardOf(b) || podName(a).localeCompare(podName(b)))[0]!;
     return { ok: true, node: nodeOf(best) };

@@ -51,14 +51,20 @@ test('kubectl redis cli on a real API server, as a user who may only list pods a
   await cp.kubectl(['create', 'serviceaccount', 'oncall', '-n', NS]);
   await cp.kubectl(['create', 'role', 'redis-cli', '-n', NS, '--verb=list', '--resource=pods']);
   await cp.kubectl(['create', 'role', 'redis-exec', '-n', NS, '--verb=create', '--resource=pods/exec']);
-  for (const role of ['redis-cli', 'redis-exec']) await cp.kubectl(['create', 'rolebinding', role, '-n', NS, `--role=${role}`, `--serviceaccount=${NS}:oncall`]);
+  for (const role of ['redis-cli', 'redis-exec'])
+    await cp.kubectl(['create', 'rolebinding', role, '-n', NS, `--role=${role}`, `--serviceaccount=${NS}:oncall`]);
   // RBAC is read from the API server's cache: wait until it has the bindings.
   await until('the bindings in effect', () =>
     Promise.all(
-      [['list', 'pods'], ['create', 'pods', '--subresource=exec']].map((a) => cp.kubectl(['auth', 'can-i', ...a, '-n', NS, `--as=system:serviceaccount:${NS}:oncall`]).then(
-        () => true,
-        () => false,
-      )),
+      [
+        ['list', 'pods'],
+        ['create', 'pods', '--subresource=exec'],
+      ].map((a) =>
+        cp.kubectl(['auth', 'can-i', ...a, '-n', NS, `--as=system:serviceaccount:${NS}:oncall`]).then(
+          () => true,
+          () => false,
+        ),
+      ),
     ).then((ok) => ok.every(Boolean)),
   );
   const kubeconfig = cp.kubeconfigFor(`system:serviceaccount:${NS}:oncall`, await cp.tokenFor(NS, 'oncall'));

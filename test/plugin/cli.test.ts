@@ -40,13 +40,22 @@ test('chooseNode: the master by its role label, or the pod asked for', async (t)
   const rows: Array<[string, CliPod[], string | undefined, ReturnType<typeof chooseNode>]> = [
     ['the pod labelled master, TLS from its mount', redis, undefined, { ok: true, node: { pod: 'r-replica-0', tls: true, cluster: false } }],
     ['--pod a replica', redis, 'r-replica-1', { ok: true, node: { pod: 'r-replica-1', tls: false, cluster: false } }],
-    ['--pod not one of its pods', redis, 'other-0', { ok: false, exit: 1, reason: 'other-0 is not a pod of "r" (its pods: r-master-0, r-replica-0, r-replica-1)' }],
+    [
+      '--pod not one of its pods',
+      redis,
+      'other-0',
+      { ok: false, exit: 1, reason: 'other-0 is not a pod of "r" (its pods: r-master-0, r-replica-0, r-replica-1)' },
+    ],
     ['no pods', [], undefined, { ok: false, exit: 3, reason: 'no pod of a Redis or RedisCluster "r" in namespace "apps" (no such name, or hibernated)' }],
     [
       'nobody labelled master',
       [pod('r-master-0'), pod('r-replica-0')],
       undefined,
-      { ok: false, exit: 1, reason: 'no pod of "r" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of r-master-0, r-replica-0)' },
+      {
+        ok: false,
+        exit: 1,
+        reason: 'no pod of "r" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of r-master-0, r-replica-0)',
+      },
     ],
     [
       'two labelled master',
@@ -64,7 +73,10 @@ test('chooseNode: the master by its role label, or the pod asked for', async (t)
   ];
   for (const [name, pods, wanted, want] of rows) await t.test(name, () => assert.deepEqual(chooseNode('r', 'apps', pods, wanted), want));
   await t.test("the selector names the Redis' and the cluster's pods, never backup pods", () =>
-    assert.equal(cliPodSelector('r'), 'app.kubernetes.io/instance=r,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name in (redis,redis-cluster)'),
+    assert.equal(
+      cliPodSelector('r'),
+      'app.kubernetes.io/instance=r,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name in (redis,redis-cluster)',
+    ),
   );
 });
 
@@ -130,63 +142,67 @@ const podArgv = (tls: boolean, args: string[]) => {
   return argv.slice(argv.indexOf('--') + 1);
 };
 
-test('the script on real redis-server: plaintext and TLS, as the operator user, arguments as given, no password in any argv', { timeout: 120_000 }, async (t) => {
-  const ca = makeCa();
-  const servers = {
-    plaintext: await startRedis(t, { ip: addr(OCTET, 1), minReplicasToWrite: 0 }),
-    tls: await startRedis(t, { ip: addr(OCTET, 2), minReplicasToWrite: 0, tls: issue(ca, { ips: [addr(OCTET, 2)] }) }),
-  };
-  for (const [kind, server] of Object.entries(servers)) {
-    const tls = kind === 'tls';
-    // The pod's CA file is /tls/ca.crt; here it is the server's own directory, given as the
-    // caller may give any flag: after the script's, so it wins.
-    const extra = tls ? ['--cacert', path.join(server.tlsDir, 'ca.crt')] : [];
-    const cli = async (...args: string[]) => {
-      const r = await inPod(server, podArgv(tls, [...extra, ...args])).done;
-      assert.equal(r.code, 0, r.stderr);
-      return r.stdout;
+test(
+  'the script on real redis-server: plaintext and TLS, as the operator user, arguments as given, no password in any argv',
+  { timeout: 120_000 },
+  async (t) => {
+    const ca = makeCa();
+    const servers = {
+      plaintext: await startRedis(t, { ip: addr(OCTET, 1), minReplicasToWrite: 0 }),
+      tls: await startRedis(t, { ip: addr(OCTET, 2), minReplicasToWrite: 0, tls: issue(ca, { ips: [addr(OCTET, 2)] }) }),
     };
-    await t.test(`${kind}: ACL WHOAMI is the operator's user; a key set reads back`, async () => {
-      assert.equal(await cli('ACL', 'WHOAMI'), 'redis-operator\n');
-      assert.equal(await cli('REPLICAOF', 'NO', 'ONE'), 'OK\n');
-      assert.equal(await cli('SET', 'k', 'v'), 'OK\n');
-      assert.equal(await cli('GET', 'k'), 'v\n');
-    });
-    await t.test(`${kind}: any key and value arrive unchanged (quotes, $, backticks, ;, newlines, flags)`, () =>
-      fc.assert(
-        fc.asyncProperty(
-          fc.oneof(
-            fc.string({ unit: 'grapheme', maxLength: 20 }),
-            fc.constantFrom('', ' ', '"', "'", '\\', '$OPERATOR_PASSWORD', '$(id)', '`id`', '; echo x', 'a\nb', '*', '--tls', '-h', '"$@"'),
+    for (const [kind, server] of Object.entries(servers)) {
+      const tls = kind === 'tls';
+      // The pod's CA file is /tls/ca.crt; here it is the server's own directory, given as the
+      // caller may give any flag: after the script's, so it wins.
+      const extra = tls ? ['--cacert', path.join(server.tlsDir, 'ca.crt')] : [];
+      const cli = async (...args: string[]) => {
+        const r = await inPod(server, podArgv(tls, [...extra, ...args])).done;
+        assert.equal(r.code, 0, r.stderr);
+        return r.stdout;
+      };
+      await t.test(`${kind}: ACL WHOAMI is the operator's user; a key set reads back`, async () => {
+        assert.equal(await cli('ACL', 'WHOAMI'), 'redis-operator\n');
+        assert.equal(await cli('REPLICAOF', 'NO', 'ONE'), 'OK\n');
+        assert.equal(await cli('SET', 'k', 'v'), 'OK\n');
+        assert.equal(await cli('GET', 'k'), 'v\n');
+      });
+      await t.test(`${kind}: any key and value arrive unchanged (quotes, $, backticks, ;, newlines, flags)`, () =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.oneof(
+              fc.string({ unit: 'grapheme', maxLength: 20 }),
+              fc.constantFrom('', ' ', '"', "'", '\\', '$OPERATOR_PASSWORD', '$(id)', '`id`', '; echo x', 'a\nb', '*', '--tls', '-h', '"$@"'),
+            ),
+            fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
+            async (value, key) => {
+              fc.pre(!value.includes('\0') && !key.includes('\0'));
+              assert.equal(await cli('SET', key, value), 'OK\n');
+              assert.equal(await cli('STRLEN', key), `${Buffer.byteLength(value)}\n`);
+              assert.equal(await cli('GET', key), `${value}\n`);
+            },
           ),
-          fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
-          async (value, key) => {
-            fc.pre(!value.includes('\0') && !key.includes('\0'));
-            assert.equal(await cli('SET', key, value), 'OK\n');
-            assert.equal(await cli('STRLEN', key), `${Buffer.byteLength(value)}\n`);
-            assert.equal(await cli('GET', key), `${value}\n`);
-          },
+          { numRuns: tls ? 15 : 40 },
         ),
-        { numRuns: tls ? 15 : 40 },
-      ),
-    );
-  }
+      );
+    }
 
-  await t.test("ps while a command runs: redis-cli's argv has no password; the password is only in its environment", async () => {
-    const { pid, done } = inPod(servers.tls, podArgv(true, ['--cacert', path.join(servers.tls.tlsDir, 'ca.crt'), 'BLPOP', 'no-such-list', '2']));
-    const read = (what: string) => readFileSync(`/proc/${pid}/${what}`, 'utf8').split('\0');
-    // sh execs redis-cli: the same pid, once its argv is redis-cli's.
-    const argv = await until('the shell replaced by redis-cli', () => {
-      try {
-        const a = read('cmdline');
-        return a[0] === 'redis-cli' ? a : undefined;
-      } catch {
-        return undefined;
-      }
+    await t.test("ps while a command runs: redis-cli's argv has no password; the password is only in its environment", async () => {
+      const { pid, done } = inPod(servers.tls, podArgv(true, ['--cacert', path.join(servers.tls.tlsDir, 'ca.crt'), 'BLPOP', 'no-such-list', '2']));
+      const read = (what: string) => readFileSync(`/proc/${pid}/${what}`, 'utf8').split('\0');
+      // sh execs redis-cli: the same pid, once its argv is redis-cli's.
+      const argv = await until('the shell replaced by redis-cli', () => {
+        try {
+          const a = read('cmdline');
+          return a[0] === 'redis-cli' ? a : undefined;
+        } catch {
+          return undefined;
+        }
+      });
+      assert.deepEqual(argv.slice(0, 9), ['redis-cli', '--tls', '--cacert', '/tls/ca.crt', '--user', 'redis-operator', '-h', servers.tls.ip, '-p']);
+      assert.ok(!argv.join(' ').includes(TEST_OPERATOR_PASSWORD));
+      assert.ok(read('environ').includes(`REDISCLI_AUTH=${TEST_OPERATOR_PASSWORD}`));
+      assert.equal((await done).stdout, '\n', 'BLPOP timed out: it ran, authenticated');
     });
-    assert.deepEqual(argv.slice(0, 9), ['redis-cli', '--tls', '--cacert', '/tls/ca.crt', '--user', 'redis-operator', '-h', servers.tls.ip, '-p']);
-    assert.ok(!argv.join(' ').includes(TEST_OPERATOR_PASSWORD));
-    assert.ok(read('environ').includes(`REDISCLI_AUTH=${TEST_OPERATOR_PASSWORD}`));
-    assert.equal((await done).stdout, '\n', 'BLPOP timed out: it ran, authenticated');
-  });
-});
+  },
+);
