@@ -109,6 +109,9 @@ export function connect(o: KubeOptions) {
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
       ),
     locateOperator,
+    /** The pods matching a label selector (`kubectl redis cli` picks its node among them). */
+    podsSelected: (labelSelector: string) =>
+      call({ verb: 'list', resource: 'pods' }, async () => (await core.listNamespacedPod({ namespace, labelSelector })).items),
     operator: async () => {
       const located = await locateOperator();
       const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: located.namespace }));

@@ -7,10 +7,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, KubeError, type Kube } from './kube.ts';
 import { coloured, eventLines, eventViews, plain, statusLines, statusView } from './view.ts';
 import * as ops from './ops.ts';
+import { cliCommand, CliRefused } from './cli.ts';
 
 const USAGE = `usage: kubectl redis <command> [flags]
   status NAME [-o json]          the Redis at a glance
   events NAME                    the operator's events for that Redis, oldest first
+  cli NAME [--pod POD] [-- ARGS] redis-cli on the master (or POD) as the operator's user, over TLS when the Redis uses it
   switchover NAME [--to POD]     a planned switchover (to the best replica without --to)
   hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
   bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
@@ -54,9 +56,10 @@ async function requireOperator(k: Kube) {
 }
 
 export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: string) => void, tty: boolean): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
+    tokens: true,
     options: {
       namespace: { type: 'string', short: 'n' },
       context: { type: 'string' },
@@ -69,6 +72,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       'from-backup': { type: 'string' },
       'from-location': { type: 'string' },
       like: { type: 'string' },
+      pod: { type: 'string' },
       'no-wait': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -146,6 +150,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       if (wait) await waitFor(`restore ${name}`, timeout, out, async () => ops.restoreProgress((await k.getRedis(name)).status));
       return 0;
     }
+    case 'cli': {
+      const dash = tokens.find((t) => t.kind === 'option-terminator');
+      const args = dash ? argv.slice(dash.index + 1) : [];
+      const { pod, context, kubeconfig } = values;
+      return cliCommand(k, name, { pod, context, kubeconfig, args, stray: positionals.slice(2, positionals.length - args.length) });
+    }
     default:
       throw new Exit(`unknown command ${command}\n${USAGE}`, 2);
   }
@@ -153,7 +163,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
 
 /** The one place errors become a message and an exit code. */
 export function report(err: unknown): { message: string; exit: number } {
-  if (err instanceof Exit) return { message: err.message, exit: err.code };
+  if (err instanceof Exit || err instanceof CliRefused) return { message: err.message, exit: err.code };
   if (err instanceof KubeError) return ops.explain(err.failure, err.target);
   const e = err as { code?: string; message?: string };
   if (e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || e?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return { message: `${e.message}\n${USAGE}`, exit: 2 };

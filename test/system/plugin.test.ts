@@ -1,8 +1,8 @@
 // System test (issue 14): the `kubectl redis` plugin as a user runs it, a subprocess with the test
 // cluster's kubeconfig, directly and through the real kubectl's plugin lookup (bin/ on PATH),
 // against the design's Redis on the real control plane: status, -o json, a switchover that moves
-// the master Service, hibernate and wake keeping a key, events, a missing Redis, and a
-// ServiceAccount without rights. Real control plane only. Network: 198.18.58.x.
+// the master Service, hibernate and wake keeping a key, events, a missing Redis, a
+// ServiceAccount without rights, and `cli` (redis-cli through kubectl exec, no password in argv). Real control plane only. Network: 198.18.58.x.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import path from 'node:path';
@@ -64,6 +64,51 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
     const v = JSON.parse(r.stdout) as { master: string; pods: Array<{ name: string; role: string }> };
     assert.equal(v.master, master());
     assert.equal(v.pods.find((p) => p.role === 'master')?.name, master());
+  });
+
+  await t.test('cli: set then get through the plugin as the operator user, on the master and --pod a replica; no password on any command line', async () => {
+    const withKubectl = { ...env, PATH: `${local.controlPlane.binDir}:${BIN_DIR}:${process.env['PATH'] ?? ''}` };
+    const cli = (...args: string[]) => run(PLUGIN, ['cli', NAME, '-n', NS, ...args], withKubectl);
+    const value = 'a value; with $(spaces) and "quotes"';
+    const set = await cli('--', 'set', 'cli-key', value);
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, 'OK\n');
+    assert.equal((await cli('--', 'get', 'cli-key')).stdout, `${value}\n`);
+    assert.equal((await cli('--', 'acl', 'whoami')).stdout, 'redis-operator\n');
+    assert.match((await cli('--', 'role')).stdout, /^master\n/, 'on the master');
+    const replica = c.pods(NAME).find((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica')!.metadata.name;
+    assert.match((await cli('--pod', replica, '--', 'role')).stdout, /^slave\n/, '--pod: on that replica');
+    await c.waitFor(async () => (await cli('--pod', replica, '--', 'get', 'cli-key')).stdout === `${value}\n`, 10_000, 'the key on the replica');
+    // Through kubectl's plugin lookup, `--` and what follows reach the plugin as given.
+    const viaKubectl = await run('kubectl', ['redis', 'cli', NAME, '-n', NS, '--', 'get', 'cli-key'], withKubectl);
+    assert.equal(viaKubectl.stdout, `${value}\n`, viaKubectl.stderr);
+    const refused = await cli('get', 'cli-key');
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /redis-cli's arguments go after --/);
+
+    // What `ps` shows while a command runs: in the pod, and on this machine (the plugin, kubectl).
+    const secret = c.get('secrets', `${NAME}-operator`, NS) as { data?: Record<string, string> } | undefined;
+    const passwords = [Buffer.from(secret!.data!['password']!, 'base64').toString(), c.password(NAME)!];
+    const blocking = cli('--', 'blpop', 'cli-no-such-list', '6');
+    const inPod = await c.waitFor(
+      async () => {
+        const ps = await local.kubectl(['exec', master()!, '-n', NS, '-c', 'redis', '--', 'ps', '-eww', '-o', 'args']);
+        // Not the shell's line, which lasts until it execs redis-cli: redis-cli's own.
+        return /^redis-cli .*cli-no-such-list/m.test(ps) ? ps : undefined;
+      },
+      10_000,
+      'redis-cli running BLPOP in the pod',
+    );
+    t.diagnostic(`ps in ${master()} while the plugin runs BLPOP:\n${inPod}`);
+    assert.match(inPod, /^redis-cli --user redis-operator -h \S+ -p 6379 blpop cli-no-such-list 6$/m);
+    const host = (await run('ps', ['-eww', '-o', 'args'], {})).stdout.split('\n').filter((l) => l.includes('cli-no-such-list'));
+    t.diagnostic(`ps on this machine:\n${host.join('\n')}`);
+    assert.ok(host.some((l) => l.includes(`kubectl exec -i --namespace=${NS} --container=redis ${master()} -- sh -c`)));
+    for (const pw of passwords) {
+      assert.ok(!inPod.includes(pw), 'no password in any argv in the pod');
+      assert.ok(!host.some((l) => l.includes(pw)), 'no password in any argv on this machine');
+    }
+    assert.equal((await blocking).stdout, '\n');
   });
 
   await t.test('switchover --to a replica waits until it is master; the Service follows', async () => {

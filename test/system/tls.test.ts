@@ -8,7 +8,8 @@
 // served by every pod without a restart (the kubelet rewrites the mounted files as it
 // does; the sidecar has each node load them). On the real control
 // plane, the Certificate the hook returns for spec.tls.certManager is checked against
-// cert-manager's own CRD (from its Go module) with strict field validation.
+// cert-manager's own CRD (from its Go module) with strict field validation. `kubectl redis cli`
+// sets and gets a key over TLS.
 // Network: 198.18.69.x / 198.19.69.x.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,6 +23,7 @@ import { certificateCrd } from '../k8s/cert-manager.ts';
 import { nodeClient } from '../support/cluster-views.ts';
 import { replyAs } from '../support/redis-keys.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
+import { PLUGIN, run } from './plugin-run.ts';
 import {
   allLinked,
   assertNothingLost,
@@ -78,6 +80,16 @@ test(
         plain.disconnect();
         assert.equal(await servedBy(podIp(c, name)!), first.fingerprint, `${name} serves the Secret's certificate`);
       }
+    });
+
+    await t.test('kubectl redis cli: set then get over TLS on the master, as the operator user', async () => {
+      const env = { KUBECONFIG: c.kubeconfig, PATH: `${c.controlPlane.binDir}:${process.env['PATH'] ?? ''}` };
+      const cli = (...args: string[]) => run(PLUGIN, ['cli', NAME, '-n', NS, '--', ...args], env);
+      const set = await cli('set', 'cli-key', 'over tls');
+      assert.equal(set.code, 0, set.stderr);
+      assert.equal(set.stdout, 'OK\n');
+      assert.equal((await cli('get', 'cli-key')).stdout, 'over tls\n');
+      assert.equal((await cli('acl', 'whoami')).stdout, 'redis-operator\n');
     });
 
     await t.test('a planned switchover and a crash of the master under SET + WAIT 1 over TLS: nothing acknowledged lost', async () => {
