@@ -172,7 +172,7 @@ export const RestoreSpec = Type.Object(
   },
   {
     description:
-      'Start this Redis from a backup: every pod loads it before Redis starts (RDB or AOF persistence alike). Honoured only when the Redis is created, and only into empty data volumes: it never overwrites data. Set at creation; cannot change afterwards.',
+      'Start this Redis from a backup: every pod loads it before Redis starts (RDB or AOF persistence alike). Honoured only when the Redis is created, and only into empty data volumes: it never overwrites data, so while claims of an earlier Redis of the same name exist (persistence.whenDeleted: Retain keeps them) nothing is created. Set at creation; cannot change afterwards.',
     'x-kubernetes-validations': [{ rule: 'has(self.backup) != has(self.location)', message: 'restore needs exactly one of backup or location' }],
   },
 );
@@ -213,7 +213,7 @@ export const RestoreStatus = Type.Object(
     storage: Type.Optional(storageSchema('How the pods reach it, fixed once the source is known (so the pod template never changes afterwards).')),
     phase: StringEnum(['Pending', 'Restoring', 'Completed', 'Failed'] as const, {
       description:
-        'Pending (the source is not known yet), Restoring, Completed (the master started from it, as its restore container reported) or Failed (the backup could not be restored, or the master started without it).',
+        'Pending (the source is not known yet, or claims of an earlier Redis of this name still exist: the message names them and how to delete them; Ready says RestoreRefused), Restoring, Completed (the master started from it, as its restore container reported) or Failed (the backup could not be restored, or the master started without it).',
     }),
     message: Type.String({ description: 'What a human needs to know.' }),
     decidedBy: Type.Optional(
