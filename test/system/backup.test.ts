@@ -12,6 +12,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { backupFolder } from '../../src/backup/naming.ts';
 import { s3Client } from '../../src/backup/s3.ts';
 import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
 import { podSelectorLabels } from '../../src/api/labels.ts';
@@ -113,7 +114,7 @@ test(
     );
     assert.match(String(scheduled['location']), new RegExp(`^s3://${BUCKET}/redis~${NS}~${NAME}/\\d{8}T\\d{6}Z-\\d+\\.rdb$`));
     assert.equal(((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy')?.['status'], 'True');
-    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }) }));
     assert.ok(
       (listed.Contents ?? []).some((o) => `s3://${BUCKET}/${o.Key}` === scheduled['location']),
       'the object is in the bucket',
@@ -132,7 +133,7 @@ test(
     assert.match(String(healthy()['message']), /refused the credentials/);
     await c.waitFor(() => c.events({ name: NAME }).some((e) => e.reason === 'BackupFailed'), 30_000, 'a BackupFailed Event on the Redis');
     await c.apply(credentials(s3.accessKeyId, s3.secretAccessKey));
-    const after = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
+    const after = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }) }));
     assert.ok((after.Contents ?? []).length >= objectsBefore, 'a failed backup deletes nothing');
     assert.equal(status()['phase'], 'Running');
 

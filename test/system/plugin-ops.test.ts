@@ -15,6 +15,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { backupFolder } from '../../src/backup/naming.ts';
 import { shardLeaseName } from '../../src/sidecar/decide/shards.ts';
 import { LEASE_NAME } from '../k8s/system-cluster.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
@@ -101,7 +102,7 @@ test('kubectl redis backup, restore, and the operator-not-running refusal on the
       r.stdout.includes(`; ${String(b['location'])} ${String(b['sizeBytes'])} bytes at offset ${String(b['replicationOffset'])}`),
       'the last line is the RedisBackup',
     );
-    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `${NS}/${NAME}/` }));
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }) }));
     assert.ok(
       (listed.Contents ?? []).some((o) => `s3://${BUCKET}/${o.Key}` === b['location']),
       `${String(b['location'])} is in the bucket`,
