@@ -95,32 +95,52 @@ export function storageSchema(description: string) {
 
 export const BackupStorage = storageSchema('Where backups are stored: exactly one of s3 or pvc.');
 
+/** A backup schedule field (the same rules wherever one is taken). */
+const scheduleSchema = (description: string) => Type.String({ pattern: BACKUP_SCHEDULE_PATTERN, maxLength: 128, description });
+const SCHEDULE_FORMS =
+  'a CronJob schedule in the controller\'s time zone: five fields (minute hour day-of-month month day-of-week, for example "0 */6 * * *") or @hourly, @daily, @weekly, @monthly, @yearly';
+
+/** What scheduled and on-demand backups share: how many are kept and where they go. */
+const backupFields = {
+  retention: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 36500,
+      description:
+        'Days a backup is kept (the article\'s "retention: 7" is seven days). Older backups are removed after each successful backup; the newest is never removed. With retentionCount too, a backup goes only when both allow it.',
+    }),
+  ),
+  retentionCount: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 10000, description: 'How many backups are kept, the newest first (alone, or with retention: see there).' }),
+  ),
+  suspend: Type.Boolean({ default: false, description: 'true pauses scheduled backups (on-demand RedisBackups still run).' }),
+  storage: BackupStorage,
+};
+
+/**
+ * A Redis's spec.backup: storage alone is enough for on-demand backups (RedisBackup, kubectl redis
+ * backup); a schedule adds the CronJob.
+ */
 export const BackupSpec = Type.Object(
   {
-    schedule: Type.String({
-      pattern: BACKUP_SCHEDULE_PATTERN,
-      maxLength: 128,
-      description:
-        'When to back up, as a CronJob schedule in the controller\'s time zone: five fields (minute hour day-of-month month day-of-week, for example "0 */6 * * *") or @hourly, @daily, @weekly, @monthly, @yearly.',
-    }),
-    retention: Type.Optional(
-      Type.Integer({
-        minimum: 1,
-        maximum: 36500,
-        description:
-          'Days a backup is kept (the article\'s "retention: 7" is seven days). Older backups are removed after each successful backup; the newest is never removed. With retentionCount too, a backup goes only when both allow it.',
-      }),
+    schedule: Type.Optional(
+      scheduleSchema(`When to back up, as ${SCHEDULE_FORMS}. Unset: no scheduled backups (no CronJob); on-demand RedisBackups still go to storage.`),
     ),
-    retentionCount: Type.Optional(
-      Type.Integer({ minimum: 1, maximum: 10000, description: 'How many backups are kept, the newest first (alone, or with retention: see there).' }),
-    ),
-    suspend: Type.Boolean({ default: false, description: 'true pauses scheduled backups (on-demand RedisBackups still run).' }),
-    storage: BackupStorage,
+    ...backupFields,
   },
   {
     description:
-      'Scheduled backups: a consistent RDB snapshot read from a replica (from the master only when there is no replica: the master never forks for it), stored off the Redis pods. Runs as the CronJob <name>-backup; status.backup and the BackupHealthy condition report it.',
+      'Backups: a consistent RDB snapshot read from a replica (from the master only when there is no replica: the master never forks for it), stored off the Redis pods. storage is where every backup goes, on-demand RedisBackups included; with a schedule, the CronJob <name>-backup takes them on that schedule. status.backup and the BackupHealthy condition report them.',
   },
+);
+
+/**
+ * A RedisCluster's spec.backup: the schedule is required, since a RedisCluster has no on-demand
+ * backups (a RedisBackup names a Redis): without one, spec.backup would do nothing.
+ */
+export const ScheduledBackupSpec = Type.Object(
+  { schedule: scheduleSchema(`When to back up, as ${SCHEDULE_FORMS}.`), ...backupFields },
+  { description: 'Scheduled backups.' },
 );
 
 export const RestoreSpec = Type.Object(
@@ -152,7 +172,7 @@ export const RestoreSpec = Type.Object(
   },
   {
     description:
-      'Start this Redis from a backup: every pod loads it before Redis starts (RDB or AOF persistence alike). Honoured only when the Redis is created, and only into empty data volumes: it never overwrites data. Set at creation; cannot change afterwards.',
+      'Start this Redis from a backup: every pod loads it before Redis starts (RDB or AOF persistence alike). Honoured only when the Redis is created, and only into empty data volumes: it never overwrites data, so while claims of an earlier Redis of the same name exist (persistence.whenDeleted: Retain keeps them) nothing is created. Set at creation; cannot change afterwards.',
     'x-kubernetes-validations': [{ rule: 'has(self.backup) != has(self.location)', message: 'restore needs exactly one of backup or location' }],
   },
 );
@@ -193,7 +213,7 @@ export const RestoreStatus = Type.Object(
     storage: Type.Optional(storageSchema('How the pods reach it, fixed once the source is known (so the pod template never changes afterwards).')),
     phase: StringEnum(['Pending', 'Restoring', 'Completed', 'Failed'] as const, {
       description:
-        'Pending (the source is not known yet), Restoring, Completed (the master started from it, as its restore container reported) or Failed (the backup could not be restored, or the master started without it).',
+        'Pending (the source is not known yet, or claims of an earlier Redis of this name still exist: the message names them and how to delete them; Ready says RestoreRefused), Restoring, Completed (the master started from it, as its restore container reported) or Failed (the backup could not be restored, or the master started without it).',
     }),
     message: Type.String({ description: 'What a human needs to know.' }),
     decidedBy: Type.Optional(
@@ -207,6 +227,7 @@ export const RestoreStatus = Type.Object(
 );
 
 export type BackupSpec = Static<typeof BackupSpec>;
+export type ScheduledBackupSpec = Static<typeof ScheduledBackupSpec>;
 export type BackupStorage = Static<typeof BackupStorage>;
 export type RestoreSpec = Static<typeof RestoreSpec>;
 export type BackupStatus = Static<typeof BackupStatus>;

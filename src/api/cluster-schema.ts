@@ -7,7 +7,7 @@
 // Invariants: every property described, defaults here and only here, structural output (see
 // schema.ts); a shard count below MIN_CLUSTER_SHARDS is refused by the schema.
 import { Type, type Static } from '@sinclair/typebox';
-import { BackupSpec, BackupStatus } from './backup-schema.ts';
+import { BackupStatus, ScheduledBackupSpec } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import {
   Condition,
@@ -136,7 +136,7 @@ export const RedisClusterSpec = Type.Object(
     autoscaling: ClusterAutoscalingSpec,
     sentinel: ClusterSentinelSpec,
     backup: Type.Optional({
-      ...BackupSpec,
+      ...ScheduledBackupSpec,
       description:
         'Scheduled backups of every shard: a CronJob <name>-shard-<i>-backup per shard reads a consistent RDB snapshot from a replica of that shard (from its master only when it has none) and stores it under <prefix>rediscluster~<namespace>~<name>~shard-<i>/. status.backup and the BackupHealthy condition report them (status.backup.lastSuccessful is the shard whose last success is oldest).',
     }),

@@ -291,8 +291,8 @@ export function backupProblems(spec: Pick<RedisSpecT, 'backup' | 'restore'>): Sp
     if (s !== undefined && (s.s3 === undefined) === (s.pvc === undefined)) problems.push({ field, message: 'needs exactly one of s3 or pvc' });
   };
   if (spec.backup) {
-    const cron = parseCron(spec.backup.schedule);
-    if (!cron.ok) problems.push({ field: 'spec.backup.schedule', message: `is not a CronJob schedule: ${cron.message}` });
+    const cron = spec.backup.schedule !== undefined ? parseCron(spec.backup.schedule) : undefined;
+    if (cron !== undefined && !cron.ok) problems.push({ field: 'spec.backup.schedule', message: `is not a CronJob schedule: ${cron.message}` });
     storage('spec.backup.storage', spec.backup.storage);
   }
   if (spec.restore) {

@@ -7,7 +7,8 @@
 //   the backup's own result (ok: true): a location is never guessed.
 // - "Older than twice its interval" is measured against the newest time observed (the CronJob's
 //   last schedule, the newest Job's start), never a clock: a backup is stale when the CronJob
-//   kept scheduling and nothing succeeded for that long.
+//   kept scheduling and nothing succeeded for that long. Without a schedule (on-demand backups
+//   only) a backup is never stale.
 import { BACKUP_CONTAINER, JOB_NAME_LABELS } from '../api/backup.ts';
 import { longestIntervalSeconds } from '../api/cron.ts';
 import type { BackupResult, BackupStatus, RedisSpec } from '../api/schema.ts';
@@ -143,16 +144,23 @@ function healthOf(
   const backup = spec.backup!;
   if (failure !== undefined)
     return { status: 'False', reason: 'BackupFailed', message: `the last backup (${failure.job}) failed: ${failure.message}`, since: failure.time };
-  if (backup.suspend || spec.hibernate)
+  const schedule = backup.schedule;
+  if (schedule !== undefined && (backup.suspend || spec.hibernate))
     return {
       status: 'True',
       reason: 'Suspended',
       message: `scheduled backups are suspended (${backup.suspend ? 'spec.backup.suspend' : 'hibernating'})`,
       since: undefined,
     };
-  const interval = longestIntervalSeconds(backup.schedule);
+  // Without a schedule nothing is due, so nothing can be late: only success and failure count.
+  const interval = schedule !== undefined ? longestIntervalSeconds(schedule) : undefined;
   if (success === undefined)
-    return { status: 'Unknown', reason: 'NoBackupYet', message: `no backup has completed yet (schedule "${backup.schedule}")`, since: undefined };
+    return {
+      status: 'Unknown',
+      reason: 'NoBackupYet',
+      message: `no backup has completed yet (${schedule !== undefined ? `schedule "${schedule}"` : 'no schedule: on-demand RedisBackups only'})`,
+      since: undefined,
+    };
   if (interval !== undefined && success.time !== undefined && newest !== undefined && seconds(newest) - seconds(success.time) > 2 * interval) {
     return {
       status: 'False',

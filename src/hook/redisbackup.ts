@@ -103,7 +103,7 @@ export function syncRedisBackup(request: HookRequest, options: HookOptions = DEF
       status: status(
         'Failed',
         'NoBackupStorage',
-        `Redis ${redisName} has no spec.backup.storage: nowhere to store the backup (set it, then create another RedisBackup)`,
+        `Redis ${redisName} has no spec.backup.storage: nowhere to store the backup (set it, storage alone, no schedule needed; then create another RedisBackup)`,
       ),
       children: echo,
     };

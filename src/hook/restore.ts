@@ -11,16 +11,23 @@
 //   this backup (restoredFrom). A master that started without it is Failed, never Completed.
 // - Completed, and Failed because the master started without the backup, are final (decidedBy):
 //   from then on the ConfigMap key is gone and nothing restores again.
+// - Claims of an earlier Redis of the same name (kept by whenDeleted: Retain) refuse the restore
+//   before any StatefulSet exists (`refused`): its pods would bind them and start on the old data,
+//   which a restore never overwrites. Refused rather than restored into fresh claims because those
+//   claims may hold the only copy of that data: deleting or renaming them is the user's call. A
+//   claim is an earlier Redis's when it was created before this Redis (or either time is unknown);
+//   the refusal lifts once they are gone, and never applies once StatefulSets are observed.
 import { RESTORE_CONTAINER, RESTORE_LOCATION_KEY } from '../api/backup.ts';
 import { parseLocation } from '../api/backup-validate.ts';
-import { ROLE_LABEL, ROLE_MASTER, childNames } from '../api/labels.ts';
+import { ROLE_LABEL, ROLE_MASTER, childNames, podSelectorLabels } from '../api/labels.ts';
+import { podBelongsTo } from '../api/membership.ts';
 import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
 import type { BackupStorage, RedisSpec, RestoreStatus } from '../api/schema.ts';
 import { readStorage } from '../api/validate.ts';
-import { findObject } from './observed.ts';
+import { findObject, memberMeta, ofKind } from './observed.ts';
 import type { HookState } from './state.ts';
 import type { KubeObject } from './types.ts';
-import { array, at, isRecord, str } from './util.ts';
+import { array, at, isRecord, selectorString, str } from './util.ts';
 
 export interface RestorePlan {
   status: RestoreStatus;
@@ -30,6 +37,33 @@ export interface RestorePlan {
   hold: boolean;
   /** The restore is still to happen: the ConfigMap carries the location. */
   pending: boolean;
+  /** Claims of an earlier Redis of this name exist: no child is created or changed (status says why). */
+  refused?: true;
+}
+
+/** Shown by name up to this many; the selector in the message covers them all. */
+const CLAIMS_NAMED = 5;
+
+/** Claims of this Redis's name made before it: an earlier Redis's, kept by whenDeleted: Retain. */
+function earlierClaims(state: HookState): string[] {
+  const born = Date.parse(str(state.request.parent.metadata.creationTimestamp) ?? '');
+  return ofKind(state.related, 'v1', 'PersistentVolumeClaim', state.namespace)
+    .filter((pvc) => podBelongsTo(memberMeta(pvc, state.namespace), state))
+    .filter((pvc) => {
+      const made = Date.parse(str(pvc.metadata.creationTimestamp) ?? '');
+      return !(Number.isFinite(born) && Number.isFinite(made) && made >= born);
+    })
+    .map((pvc) => pvc.metadata.name);
+}
+
+function refusal(state: HookState, claims: readonly string[]): string {
+  const named = claims.slice(0, CLAIMS_NAMED).join(', ') + (claims.length > CLAIMS_NAMED ? ` and ${claims.length - CLAIMS_NAMED} more` : '');
+  const selector = selectorString(podSelectorLabels(state.name));
+  return (
+    `PersistentVolumeClaim(s) ${named} of an earlier Redis named ${state.name} still exist (persistence.whenDeleted: Retain, the default, keeps them): ` +
+    `its pods would start on that data, and a restore never overwrites data, so nothing is created until they are gone. ` +
+    `Delete them once their data is no longer needed (kubectl delete pvc -n ${state.namespace} -l ${selector}), or restore under another name`
+  );
 }
 
 function previousRestore(state: HookState): Partial<RestoreStatus> {
@@ -116,6 +150,21 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
   if (spec.restore === undefined) return undefined;
   const source = spec.restore.backup !== undefined ? `${REDISBACKUP_KIND}/${spec.restore.backup}` : (spec.restore.location ?? '');
   const before = previousRestore(state);
+  const decided = before.source === source && (before.phase === 'Completed' || before.phase === 'Failed') && before.decidedBy !== undefined;
+  if (!setsObserved && !decided) {
+    const claims = earlierClaims(state);
+    if (claims.length > 0) {
+      const carried =
+        before.source === source && before.location !== undefined && before.storage !== undefined ? { location: before.location, storage: before.storage } : {};
+      return {
+        status: { source, ...carried, phase: 'Pending', message: refusal(state, claims) },
+        resolved: undefined,
+        hold: true,
+        pending: false,
+        refused: true,
+      };
+    }
+  }
   let location: string | undefined;
   let storage: BackupStorage | undefined;
   if (before.source === source && before.location !== undefined && before.storage !== undefined) {
@@ -131,8 +180,8 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
   }
   const known = { source, location, storage };
   const resolved = { location, storage };
-  if (before.source === source && (before.phase === 'Completed' || before.phase === 'Failed') && before.decidedBy !== undefined)
-    return { status: { ...known, phase: before.phase, message: before.message ?? '', decidedBy: before.decidedBy }, resolved, hold: false, pending: false };
+  if (decided)
+    return { status: { ...known, phase: before.phase!, message: before.message ?? '', decidedBy: before.decidedBy! }, resolved, hold: false, pending: false };
   const master = readyMaster(redisPods);
   if (master !== undefined) {
     const decidedBy = master.metadata.name;

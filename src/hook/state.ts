@@ -113,6 +113,8 @@ export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
   const names = childNames(state.name);
   const setsObserved = [names.masterSet, names.replicaSet].some((n) => findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, n));
   const restore = planRestore(state, spec, state.pods, setsObserved);
+  // A refused restore changes nothing, as an invalid spec does: every observed child as observed.
+  if (restore?.refused) return { ctx, restore, children: state.observed.map(lastAppliedOf), conflicts: [], refusals: [] };
   return { ctx, restore, ...desiredChildren(ctx, state.observed, state.pods, restore), refusals: scale.ok ? [] : [scale.message] };
 }
 
@@ -135,6 +137,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     bootstrap: state.request.parent.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION],
     backup: backupOf(state, plan.ctx.spec, secrets.storage),
     restore: plan.restore?.status,
+    restoreRefused: plan.restore?.refused === true,
     secrets: secrets.secrets,
     secretsCondition: secrets.condition,
   });

@@ -47,6 +47,8 @@ export interface StatusInput {
   backup?: BackupVerdict | undefined;
   /** spec.restore's progress (restore.ts). */
   restore?: RestoreStatus | undefined;
+  /** The restore is refused until an earlier Redis's claims are gone (restore.ts): Ready says RestoreRefused. */
+  restoreRefused?: boolean | undefined;
   /** The named Secrets' versions, from the sidecar's report (secret-status.ts); absent before it. */
   secrets?: RedisStatus['secrets'];
   /** The SecretsReady condition (secret-status.ts); absent: not judged (a direct caller). */
@@ -196,7 +198,12 @@ export function computeStatus(input: StatusInput): RedisStatus {
   else if (input.hibernate === true) ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
   else if (input.deleting !== undefined) ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
   else if (input.restore !== undefined && (input.restore.phase === 'Pending' || input.restore.phase === 'Failed'))
-    ready = { ok: false, reason: input.restore.phase === 'Pending' ? 'RestorePending' : 'RestoreFailed', message: input.restore.message, since: undefined };
+    ready = {
+      ok: false,
+      reason: input.restoreRefused === true ? 'RestoreRefused' : input.restore.phase === 'Pending' ? 'RestorePending' : 'RestoreFailed',
+      message: input.restore.message,
+      since: undefined,
+    };
   else if (!master.ok && input.secretProblem !== undefined)
     ready = { ok: false, reason: input.secretProblem.reason, message: input.secretProblem.message, since: undefined };
   else if (!master.ok) ready = master;

@@ -17,7 +17,9 @@ const USAGE = `usage: kubectl redis <command> [flags]
   hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
   bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
   backup NAME [--backup-name B]  an on-demand RedisBackup
-  restore NEW --from-backup B | --from-location URL [--like REDIS]   a new Redis restored from a backup
+  restore NEW --from-backup B | --from-location URL [--like REDIS] [--tls-secret S]
+                                 a new Redis restored from a backup, shaped like REDIS (without its
+                                 restore, hibernate and TLS Secret: the command says what it left out)
 flags: -n/--namespace, --context, --kubeconfig, --timeout 5m, --no-wait,
   --operator-namespace NS (default: found, from the Redis CompositeController or the operator's Deployment)`;
 
@@ -73,6 +75,7 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       'from-location': { type: 'string' },
       like: { type: 'string' },
       pod: { type: 'string' },
+      'tls-secret': { type: 'string' },
       'no-wait': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
@@ -126,7 +129,8 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       return 0;
     }
     case 'backup': {
-      await k.getRedis(name);
+      const refusal = ops.backupRefusal(await k.getRedis(name));
+      if (refusal !== undefined) throw new Exit(`backup ${name}: ${refusal}`, 1);
       await requireOperator(k);
       const bname =
         values['backup-name'] ??
@@ -142,11 +146,13 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
     case 'restore': {
       const from = { backup: values['from-backup'], location: values['from-location'] };
       if (!from.backup === !from.location) throw new Exit('restore: give exactly one of --from-backup or --from-location', 2);
-      const spec = values.like ? { ...((await k.getRedis(values.like)).spec ?? {}) } : {};
-      delete spec['restore'];
+      const source = values.like ? ((await k.getRedis(values.like)).spec ?? {}) : {};
+      const like = ops.likeSpec(values.like ?? '', source, { name, namespace: k.namespace }, values['tls-secret']);
+      if (!like.ok) throw new Exit(`restore ${name}: ${like.reason}`, 2);
       await requireOperator(k);
-      await k.createRedis(ops.restoreObject(name, k.namespace, from as { backup?: string; location?: string }, spec));
+      await k.createRedis(ops.restoreObject(name, k.namespace, from as { backup?: string; location?: string }, like.spec));
       out(`restore ${name}: created Redis ${name} from ${from.backup ?? from.location}`);
+      for (const left of like.leftOut) out(`restore ${name}: left out ${left}`);
       if (wait) await waitFor(`restore ${name}`, timeout, out, async () => ops.restoreProgress((await k.getRedis(name)).status));
       return 0;
     }

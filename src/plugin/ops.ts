@@ -81,6 +81,17 @@ export function backupObject(redis: string, namespace: string, name: string) {
   return { apiVersion: API_VERSION, kind: REDISBACKUP_KIND, metadata: { name, namespace }, spec: { redis } };
 }
 
+/**
+ * Why `kubectl redis backup` cannot work for this Redis, or undefined: a RedisBackup goes where the
+ * Redis's spec.backup.storage says, so without it the RedisBackup could only fail.
+ */
+export function backupRefusal(redis: { metadata: { name: string }; spec?: Record<string, unknown> }): string | undefined {
+  const backup = redis.spec?.['backup'];
+  const storage = typeof backup === 'object' && backup !== null ? (backup as Record<string, unknown>)['storage'] : undefined;
+  if (typeof storage === 'object' && storage !== null) return undefined;
+  return `${redis.metadata.name} has no spec.backup.storage: a backup goes where it says (s3 or pvc; no schedule needed), so set it first (README "Backup and restore")`;
+}
+
 export function backupProgress(status: RedisBackupStatus | undefined): Progress {
   const phase = status?.phase ?? 'Pending';
   const why = [status?.reason, status?.message].filter(Boolean).join(': ');
@@ -95,6 +106,48 @@ export function backupProgress(status: RedisBackupStatus | undefined): Progress 
 export function restoreObject(name: string, namespace: string, from: { backup?: string; location?: string }, spec: Record<string, unknown>) {
   const restore = from.backup ? { backup: from.backup } : { location: from.location };
   return { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec: { ...spec, restore } };
+}
+
+/** A Secret name (a DNS subdomain), the only form --tls-secret takes. */
+const SECRET_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+export type LikeSpec = { ok: true; spec: Record<string, unknown>; leftOut: string[] } | { ok: false; reason: string };
+
+/**
+ * The spec of a restore `--like` another Redis: a copy of its spec without what cannot carry over
+ * to a new Redis, each named in `leftOut` with why. `tlsSecret` (--tls-secret) is the new Redis's
+ * TLS Secret. Left out: spec.restore (the new one restores from what the command says),
+ * spec.hibernate (a hibernated copy would never start, so never restore), and spec.tls.secretName
+ * (its certificate names the other Redis, which the sidecar refuses for this one): with
+ * tls.certManager, cert-manager issues one for the new name; without it, the command is refused
+ * unless --tls-secret names a Secret for the new Redis (leaving TLS out would serve the restored
+ * data in plaintext).
+ */
+export function likeSpec(source: string, sourceSpec: Record<string, unknown>, target: { name: string; namespace: string }, tlsSecret?: string): LikeSpec {
+  if (tlsSecret !== undefined && !SECRET_NAME.test(tlsSecret)) return { ok: false, reason: `--tls-secret ${JSON.stringify(tlsSecret)}: not a Secret name` };
+  const spec = structuredClone(sourceSpec);
+  const leftOut: string[] = [];
+  if (spec['restore'] !== undefined) leftOut.push(`spec.restore of ${source} (this Redis restores from the backup given here)`);
+  delete spec['restore'];
+  if (spec['hibernate'] === true) leftOut.push(`spec.hibernate: true of ${source} (a hibernated Redis would never start, so never restore)`);
+  delete spec['hibernate'];
+  const tls = typeof spec['tls'] === 'object' && spec['tls'] !== null ? { ...(spec['tls'] as Record<string, unknown>) } : undefined;
+  const secret = typeof tls?.['secretName'] === 'string' ? tls['secretName'] : undefined;
+  const headless = `*.${target.name}-headless.${target.namespace}.svc`;
+  if (tlsSecret !== undefined) {
+    if (secret !== undefined && secret !== tlsSecret) leftOut.push(`spec.tls.secretName ${secret} of ${source} (replaced by --tls-secret ${tlsSecret})`);
+    spec['tls'] = { ...(tls ?? {}), secretName: tlsSecret };
+  } else if (tls !== undefined && secret !== undefined) {
+    if (tls['certManager'] === undefined)
+      return {
+        ok: false,
+        reason: `${source}'s spec.tls.secretName ${secret} holds a certificate for ${source}, not for ${target.name} (it must name ${headless}): give --tls-secret with a Secret for ${target.name}`,
+      };
+    delete tls['secretName'];
+    spec['tls'] = tls;
+    leftOut.push(`spec.tls.secretName ${secret} of ${source} (its certificate names ${source}; cert-manager issues ${target.name}-tls for this one)`);
+  }
+  return { ok: true, spec, leftOut };
 }
 
 export function restoreProgress(status: RedisStatus | undefined): Progress {

@@ -2,8 +2,11 @@
 // on a real S3 server (versitygw, on this cluster's pod bridge where pods reach it) takes a
 // scheduled backup (the real CronJob and Job controllers run it) and an on-demand RedisBackup
 // while an application writes with SET + WAIT 1; a RedisBackup with refused credentials fails
-// naming them and disturbs nothing; then the Redis and its volumes are deleted and a new one is
-// created from the backup: every key acknowledged at or before the backup's offset is back.
+// naming them and disturbs nothing; then the Redis is deleted under whenDeleted: Retain (the
+// default) and created again from the backup, as README's recipe does: refused up front, creating
+// nothing, while the old claims exist (its pods would have started on the old data); once the
+// README's `kubectl delete pvc` removed them the restore goes ahead and every key acknowledged at
+// or before the backup's offset is back.
 // Network: 198.18.67.x pods, 198.19.67.x Services.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +15,8 @@ import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { backupFolder } from '../../src/backup/naming.ts';
 import { s3Client } from '../../src/backup/s3.ts';
 import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
+import { podSelectorLabels } from '../../src/api/labels.ts';
+import { selectorString } from '../../src/hook/util.ts';
 import { BUCKET, credentials as credentialsIn, redisBackup as redisBackupOf, s3Storage } from './backup-objects.ts';
 import { boot, sleep } from './support.ts';
 
@@ -28,7 +33,8 @@ function redisSpec(endpoint: string, restore?: Json): Json {
     spec: {
       version: '7.2',
       replicas: 1,
-      persistence: { enableRdb: true, enableAof: true, size: '1Gi', whenDeleted: 'Delete' },
+      // whenDeleted: Retain, the default: the restore below meets the claims it keeps.
+      persistence: { enableRdb: true, enableAof: true, size: '1Gi' },
       backup: {
         schedule: '* * * * *',
         retentionCount: 10,
@@ -148,19 +154,29 @@ test(
     assert.equal(writeErrors, 0, 'the backups never disturbed the writes');
     assert.ok(covered.length > 0);
 
-    // Delete the Redis and its volumes.
+    // Delete the Redis: whenDeleted: Retain keeps its claims.
     await c.delete('redises', NAME, NS);
-    await c.waitFor(
-      () =>
-        !c.get('redises', NAME, NS) && c.list('persistentvolumeclaims', { namespace: NS }).filter((p) => p.metadata.name.includes(`-${NAME}-`)).length === 0,
-      90_000,
-      `${NAME} and its claims gone`,
-    );
-    // Re-created at once: the old <name>-config may still be being garbage-collected, and the hook
-    // must hold the pods until the new one carries the location (it once let them start empty).
-    // A new Redis from the backup.
+    await c.waitFor(() => !c.get('redises', NAME, NS), 60_000, `${NAME} gone`);
+    const selector = selectorString(podSelectorLabels(NAME));
+    const claims = () => c.list('persistentvolumeclaims', { namespace: NS }).filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === NAME);
+    assert.ok(claims().length > 0, 'whenDeleted: Retain kept the claims');
+    // A new Redis from the backup under the same name: refused up front while the old claims exist.
+    // It once bound them, the restore skipped the data it found, and only then said Failed.
     const tRestore = performance.now();
     await c.apply(redisSpec(s3.endpoint, { backup: 'before-delete' }));
+    const ready = () => ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'Ready') ?? {};
+    await c.waitFor(() => ready()['reason'] === 'RestoreRefused', 30_000, 'Ready False RestoreRefused while the old claims exist');
+    t.diagnostic(`refused: ${String(status()['restore']?.message)}`);
+    assert.equal(status()['restore']?.phase, 'Pending');
+    assert.ok(String(status()['restore']?.message).includes(`kubectl delete pvc -n ${NS} -l ${selector}`), 'it says what to do');
+    const uid = c.get('redises', NAME, NS)?.metadata.uid;
+    const ownedSets = () => c.list('statefulsets', { namespace: NS }).filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid));
+    assert.deepEqual(ownedSets(), [], 'no StatefulSet of the new Redis: no pod bound the old claims');
+    // The README's recipe: delete the claims (kubectl waits for the old pods to let go of them).
+    await c.kubectl(['delete', 'pvc', '-n', NS, '-l', selector]);
+    t.diagnostic(`refused, then the old claims deleted: ${Math.round(performance.now() - tRestore)} ms`);
+    // The old <name>-config may still be being garbage-collected, and the hook must hold the pods
+    // until the new one carries the location (it once let them start empty).
     let heldForConfig = false;
     await c.waitFor(
       () => {

@@ -1,8 +1,11 @@
 // System test (issue 14): the `kubectl redis` commands that need more than the design's Redis, on
 // the real control plane with a running Redis: `backup NAME` (an on-demand RedisBackup to a real
-// S3 server, waited for until Completed), `restore NEW --from-backup B --like NAME` (a new Redis
-// restored from it, waited for until Completed and Running, the keys back), and the refusal of a
-// write command when the operator is not running (exit 5, nothing written to the Redis).
+// S3 server, waited for until Completed, of a Redis whose spec.backup has storage and no schedule:
+// no CronJob), `restore NEW --from-backup B --like OTHER` of a hibernated TLS Redis with a restore
+// of its own (refused at once without --tls-secret, its certificate naming the other Redis; with
+// one, a new Redis that leaves out hibernate, restore and the TLS Secret, saying so, restored over
+// TLS, the keys back), and the refusal of a write command when the operator is not running (exit
+// 5, nothing written to the Redis).
 // The operator is installed from manifests/ (its Deployment, SHARDS=4: one Lease per shard), and
 // stopped two ways: every sidecar container stopped at once as by SIGKILL while its pod stays
 // Ready (the Deployment looks fine, the Leases expire: the Lease half decides), then the
@@ -17,6 +20,7 @@ import { shardLeaseName } from '../../src/sidecar/decide/shards.ts';
 import { LEASE_NAME } from '../k8s/system-cluster.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { bucketOn } from '../backup/support.ts';
+import { issue, makeCa } from '../support/tls-certs.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
 import { BUCKET, credentials, s3Storage } from './backup-objects.ts';
 import { PLUGIN, run } from './plugin-run.ts';
@@ -26,6 +30,8 @@ const SUBNET = 72;
 const NS = 'default';
 const NAME = 'ledger';
 const RESTORED = 'ledger-restored';
+/** The Redis `restore --like` copies: hibernated, with TLS of its own Secret and a restore of its own. */
+const SHAPE = 'ledger-shape';
 const BACKUP = 'ledger-on-demand';
 /** As manifests/deployment.yaml sets it. */
 const SHARDS = 4;
@@ -44,8 +50,8 @@ const redisSpec = (endpoint: string): Json => ({
     version: '7.2',
     replicas: 1,
     persistence: { enableRdb: true, enableAof: true, size: '1Gi', whenDeleted: 'Delete' },
-    // Suspended: only the plugin's on-demand backup runs, not the CronJob.
-    backup: { schedule: '@daily', suspend: true, storage: s3Storage(endpoint) },
+    // Storage and no schedule: no CronJob, on-demand backups only (a schedule was once required).
+    backup: { storage: s3Storage(endpoint) },
   },
 });
 
@@ -76,6 +82,7 @@ test('kubectl redis backup, restore, and the operator-not-running refusal on the
   await c.apply(credentials(NS, s3.accessKeyId, s3.secretAccessKey));
   await c.apply(redisSpec(s3.endpoint));
   await c.waitFor(() => running(NAME), 60_000, `${NAME} Running with its replica`);
+  assert.equal(c.get('cronjobs', `${NAME}-backup`, NS), undefined, 'no schedule, no CronJob');
   const master = c.masterEndpoint(NAME)!;
   for (const k of KEYS) assert.equal(await callAs(c, NAME, master.ip, 'SET', k, k), 'OK');
   // The replica has every key (the backup is read from it).
@@ -102,24 +109,56 @@ test('kubectl redis backup, restore, and the operator-not-running refusal on the
     );
   });
 
-  await t.test('restore NEW --from-backup B --like NAME: waits until restored and Running; every key is back', async () => {
+  await t.test('restore NEW --from-backup B --like OTHER: refused without --tls-secret; with it, restored over TLS, saying what it left out', async () => {
+    // The other Redis: hibernated (no pod), TLS from a Secret of its own, restored itself.
+    const shape = redisSpec(s3.endpoint);
+    shape['metadata'] = { name: SHAPE, namespace: NS };
+    shape['spec'] = { ...shape['spec'], hibernate: true, tls: { secretName: `${SHAPE}-tls` }, restore: { backup: BACKUP } };
+    await c.apply(shape);
+    await c.waitFor(() => status(SHAPE)['phase'] === 'Hibernated', 30_000, `${SHAPE} Hibernated`);
+
+    // --timeout: it once copied hibernate and the other's certificate, and waited for a restore that never came.
+    const refused = await plugin('restore', RESTORED, '--from-backup', BACKUP, '--like', SHAPE, '--timeout', '30s');
+    t.diagnostic(`$ kubectl redis restore ${RESTORED} --from-backup ${BACKUP} --like ${SHAPE}: exit ${refused.code}\n${refused.stdout}${refused.stderr}`);
+    assert.equal(refused.code, 2, `${refused.stdout}${refused.stderr}`);
+    assert.match(refused.stderr, new RegExp(`spec\\.tls\\.secretName ${SHAPE}-tls holds a certificate for ${SHAPE}, not for ${RESTORED}.*--tls-secret`));
+    assert.equal(c.get('redises', RESTORED, NS), undefined, 'nothing created');
+
+    const ca = makeCa();
+    const cert = issue(ca, { dnsNames: [`*.${RESTORED}-headless.${NS}.svc`, `*.${RESTORED}-headless.${NS}.svc.cluster.local`] });
+    await c.apply({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: `${RESTORED}-tls`, namespace: NS },
+      stringData: { 'tls.crt': cert['tls.crt'], 'tls.key': cert['tls.key'], 'ca.crt': cert['ca.crt'] },
+    });
     const t0 = performance.now();
-    const r = await plugin('restore', RESTORED, '--from-backup', BACKUP, '--like', NAME);
+    const r = await plugin('restore', RESTORED, '--from-backup', BACKUP, '--like', SHAPE, '--tls-secret', `${RESTORED}-tls`);
     t.diagnostic(
-      `$ kubectl redis restore ${RESTORED} --from-backup ${BACKUP} --like ${NAME} (${Math.round(performance.now() - t0)} ms)\n${r.stdout}${r.stderr}`,
+      `$ kubectl redis restore ${RESTORED} --from-backup ${BACKUP} --like ${SHAPE} --tls-secret ${RESTORED}-tls (${Math.round(performance.now() - t0)} ms)\n${r.stdout}${r.stderr}`,
     );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`created Redis ${RESTORED} from ${BACKUP}`));
+    for (const left of [
+      `spec\\.restore of ${SHAPE}`,
+      `spec\\.hibernate: true of ${SHAPE}`,
+      `spec\\.tls\\.secretName ${SHAPE}-tls of ${SHAPE} \\(replaced by --tls-secret ${RESTORED}-tls\\)`,
+    ])
+      assert.match(r.stdout, new RegExp(`^restore ${RESTORED}: left out ${left}`, 'm'));
     assert.match(r.stdout, /phase Running, restore Completed/);
-    const restore = (await fresh(RESTORED))['status']['restore'] as Json;
-    assert.equal(restore['phase'], 'Completed');
-    assert.equal(restore['location'], (c.get('redisbackups', BACKUP, NS)?.['status'] as Json)['location']);
+    const restored = await fresh(RESTORED);
+    assert.equal(restored['spec']['hibernate'], false);
+    assert.deepEqual(restored['spec']['tls'], { secretName: `${RESTORED}-tls` });
+    assert.deepEqual(restored['spec']['restore'], { backup: BACKUP });
+    assert.equal(restored['status']['restore']['phase'], 'Completed');
+    assert.equal(restored['status']['restore']['location'], (c.get('redisbackups', BACKUP, NS)?.['status'] as Json)['location']);
     const m = await c.waitFor(() => c.masterEndpoint(RESTORED), 30_000, `${RESTORED}'s master behind its Service`);
     const values = (await callAs(c, RESTORED, m.ip, 'MGET', ...KEYS)) as Array<string | null>;
     assert.deepEqual(
       KEYS.filter((k, i) => values[i] !== k),
       [],
-      'every key written before the backup is on the restored master',
+      'every key written before the backup is on the restored master, read over TLS',
     );
   });
 

@@ -1,8 +1,9 @@
 // System test (issue 14): the `kubectl redis` plugin as a user runs it, a subprocess with the test
 // cluster's kubeconfig, directly and through the real kubectl's plugin lookup (bin/ on PATH),
 // against the design's Redis on the real control plane: status, -o json, a switchover that moves
-// the master Service, hibernate and wake keeping a key, events, a missing Redis, a
-// ServiceAccount without rights, and `cli` (redis-cli through kubectl exec, no password in argv). Real control plane only. Network: 198.18.58.x.
+// the master Service, hibernate and wake keeping a key, events, a missing Redis, a ServiceAccount
+// without rights, a backup of a Redis with nowhere to store it refused at once, and `cli`
+// (redis-cli through kubectl exec, no password in argv). Real control plane only. Network: 198.18.58.x.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import path from 'node:path';
@@ -170,6 +171,15 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
     const r = await plugin('status', 'no-such-redis');
     assert.equal(r.code, 3);
     assert.match(r.stderr, /no such Redis "no-such-redis" in namespace "default"/);
+  });
+
+  await t.test('backup of the example Redis (no spec.backup.storage): refused at once, naming the field; no RedisBackup made', async () => {
+    const r = await plugin('backup', NAME, '--backup-name', 'never-made', '--timeout', '30s');
+    t.diagnostic(`$ kubectl redis backup ${NAME}: exit ${r.code}\n${r.stderr}`);
+    assert.equal(r.code, 1, `${r.stdout}${r.stderr}`);
+    assert.match(r.stderr, new RegExp(`^error: backup ${NAME}: ${NAME} has no spec\\.backup\\.storage: .*no schedule needed`, 'm'));
+    // It once made a RedisBackup that could only fail (NoBackupStorage) and waited for it.
+    assert.equal(JSON.parse(await local.kubectl(['get', 'redisbackups', '-n', NS, '-o', 'json']))['items'].length, 0);
   });
 
   await t.test('a ServiceAccount with no role: the RBAC message', async () => {

@@ -187,10 +187,13 @@ export function backupJobSpecFor(labels: Record<string, string>, pod: IPodSpec):
   };
 }
 
-/** The CronJob <name>-backup when spec.backup is set; suspended while hibernating or asked to. */
+/**
+ * The CronJob <name>-backup when spec.backup has a schedule; suspended while hibernating or asked
+ * to. Without a schedule, spec.backup only says where on-demand backups go: no CronJob.
+ */
 export function desiredCronJob(ctx: HookContext, operatorImage: string): Child<ICronJob> | undefined {
   const backup = ctx.spec.backup;
-  if (backup === undefined) return undefined;
+  if (backup?.schedule === undefined) return undefined;
   return {
     apiVersion: 'batch/v1',
     kind: 'CronJob',

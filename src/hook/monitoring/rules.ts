@@ -56,7 +56,7 @@ function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
     case 'BackupFailed':
       return spec.backup !== undefined;
     case 'BackupTooOld':
-      return spec.backup !== undefined && !spec.backup.suspend && running && longestIntervalSeconds(spec.backup.schedule) !== undefined;
+      return spec.backup?.schedule !== undefined && !spec.backup.suspend && running && longestIntervalSeconds(spec.backup.schedule) !== undefined;
   }
 }
 
@@ -142,7 +142,7 @@ export function render(a: ResolvedAlert, spec: Pick<RedisSpec, 'replicas' | 'bac
         },
       ];
     case 'BackupTooOld': {
-      const window = t * longestIntervalSeconds(spec.backup!.schedule)!;
+      const window = t * longestIntervalSeconds(spec.backup!.schedule!)!;
       return [
         {
           expr: `time() - max(redis_operator_backup_last_success_timestamp_seconds{${sel}}) > ${Math.round(window)}`,
