@@ -87,7 +87,7 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
     assert.match(wide, new RegExp(`AGE\\s+MASTER STATUS\\n${NAME}\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+\\s+Ready$`, 'm'), wide);
   });
 
-  await t.test("status lists only the Redis pods while a backup Job's pod exists, and names the sidecar that leads the Redis", async () => {
+  await t.test("status lists only the Redis pods while a backup Job's pod exists, and names the sidecar that leads the Redis", async (st) => {
     // A Job whose pod carries the backup pods' labels (backup-job.ts), unschedulable so that it stays Pending and costs nothing.
     const job = `${NAME}-backup-plugin`;
     await c.apply({
@@ -106,14 +106,15 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
         },
       },
     });
-    t.after(() => local.kubectl(['delete', 'job', job, '-n', NS, '--cascade=foreground', '--wait=false']).then(() => undefined));
+    // The subtest's own hook: the scenario's (t.after) runs once its cluster is gone.
+    st.after(() => local.kubectl(['delete', 'job', job, '-n', NS, '--cascade=foreground', '--wait=false']).then(() => undefined));
     const backupPod = await c.waitFor(
       () => c.list('pods', { namespace: NS, labelSelector: `batch.kubernetes.io/job-name=${job}` })[0]?.metadata.name,
       30_000,
       "the backup Job's pod",
     );
     const r = await plugin('status', NAME);
-    t.diagnostic(`$ kubectl redis status ${NAME} (backup pod ${backupPod} present)\n${r.stdout}`);
+    st.diagnostic(`$ kubectl redis status ${NAME} (backup pod ${backupPod} present)\n${r.stdout}`);
     assert.equal(r.code, 0, r.stderr);
     assert.ok(!r.stdout.includes(backupPod), `${backupPod} is not listed`);
     const json = JSON.parse((await plugin('status', NAME, '-o', 'json')).stdout) as { pods: Array<{ name: string }> };
