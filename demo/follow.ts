@@ -9,7 +9,7 @@
 import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import { LINK_ANNOTATION, ROLE_LABEL } from '../src/api/labels.ts';
-import { isPodReady, loadPrinterColumns, podStatus, redisRow } from '../test/support/kubectl-tables.ts';
+import { isPodReady, loadPrinterColumns, podStatus, printedRow } from '../test/support/kubectl-tables.ts';
 import { dim, say } from './ui.ts';
 
 interface Item {
@@ -45,7 +45,7 @@ export interface View {
   pods: Pod[];
   /** The ready endpoints of the master Service. */
   master: Endpoint[];
-  /** `my-redis 7.2 Ready 2 Running`: the Redis's printer columns but AGE, or `gone`. */
+  /** `my-redis 7.2 my-redis-master-0 2/2 Running`: the Redis's printer columns but AGE, or `gone`. */
   row: string;
 }
 
@@ -95,7 +95,7 @@ export async function follow(kubeconfig: string, namespace: string, name: string
       master: all<Slice>('slices')
         .flatMap((s) => s.endpoints ?? [])
         .flatMap((e) => (e.conditions?.ready && e.targetRef ? [{ pod: e.targetRef.name, uid: e.targetRef.uid, ip: e.addresses[0] ?? '' }] : [])),
-      row: redis ? redisRow(redis, columns) : 'gone',
+      row: redis ? printedRow(redis, columns) : 'gone',
     };
   };
 

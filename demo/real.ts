@@ -22,7 +22,8 @@ import { bold, building, dim, say, sayRecovered, track } from './ui.ts';
 
 const NAME = 'my-redis';
 const NS = 'default';
-const RUNNING = 'my-redis 7.2 Ready 2 Running';
+/** The `kubectl get redis` row once it runs: a master pod named, both replicas ready. */
+const RUNNING = /^my-redis 7\.2 my-redis-\S+ 2\/2 Running$/;
 
 /** What a start would build first (each is cached once built; a checker that throws counts as not built). */
 function toBuild(): string[] {
@@ -43,7 +44,7 @@ function toBuild(): string[] {
   ];
 }
 
-const ready = (v: View) => v.row === RUNNING && v.pods.length === 3 && v.pods.every(isPodReady) && v.master.length === 1;
+const ready = (v: View) => RUNNING.test(v.row) && v.pods.length === 3 && v.pods.every(isPodReady) && v.master.length === 1;
 
 function redisAt(ip: string, password: string): Redis {
   const r = new Redis({ host: ip, port: REDIS_PORT, password, lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 1, retryStrategy: () => null });
@@ -116,7 +117,7 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
     if (follower.view().pods.length === 0)
       say(dim('  (no pods yet: Metacontroller looks for new APIs every 20 s, as upstream deploys it, and may not have seen the Redis CRD of manifests/ yet)'));
   }, 5000);
-  let v = await follower.until(ready, 180_000, `${RUNNING} with three Ready pods`);
+  let v = await follower.until(ready, 180_000, 'my-redis 7.2 <master pod> 2/2 Running with three Ready pods');
   clearTimeout(note);
   say(dim(`(Running with three Ready pods ${Math.round(performance.now() - applyAt)} ms after the apply)`));
   say();

@@ -51,7 +51,7 @@ const EXPECTED: Record<string, { s: number; order?: 1 | 2; group?: string }> = {
   'test/system/invalid-spec.test.ts': { s: 22, order: 2 },
   'test/system/leader-crash.test.ts': { s: 48, order: 2 },
   'test/system/plugin-ops.test.ts': { s: 100, order: 2 },
-  'test/system/plugin.test.ts': { s: 55, order: 2 },
+  'test/system/plugin.test.ts': { s: 60, order: 2 },
   'test/system/scale.test.ts': { s: 44, order: 2 },
   'test/system/shards.test.ts': { s: 48, order: 2 },
   'test/system/tls.test.ts': { s: 54, order: 2 },

@@ -185,6 +185,22 @@ export const RedisClusterStatus = Type.Object(
     readyMasters: Type.Optional(Type.Integer({ description: 'Shards whose master is Ready.' })),
     readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready and linked to their master, over all shards.' })),
     slotsCovered: Type.Optional(Type.Integer({ description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).` })),
+    summary: Type.Optional(
+      Type.Object(
+        {
+          masters: Type.String({
+            description: 'Shards whose master is Ready, of the shards wanted (spec.master.replicas), as "3/3": the MASTERS column.',
+          }),
+          replicas: Type.Optional(
+            Type.String({
+              description:
+                'Replica pods Ready and linked to their master, of those wanted (spec.master.replicas times spec.replicas), as "3/3": the REPLICAS column. Absent while the spec is invalid.',
+            }),
+          ),
+        },
+        { description: 'Figures written for `kubectl get rediscluster` to print (a printer column reads one field, so ready/desired is one string).' },
+      ),
+    ),
     shardStatus: Type.Optional(Type.Array(ShardStatus, { description: 'Per shard: master, replicas, slots and health.' })),
     resharding: Type.Optional(
       Type.String({ description: 'Progress or outcome of the last reshard, as the sidecar recorded it (annotation redis.example.com/reshard).' }),

@@ -79,7 +79,12 @@ function crdOf(p: CrdParts): CustomResourceDefinition {
           storage: true,
           schema: { openAPIV3Schema: p.schema },
           subresources: p.subresources,
-          additionalPrinterColumns: [...p.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+          // AGE ends what `kubectl get` prints; the -o wide columns (priority 1) follow it, as kubectl prints them in this order.
+          additionalPrinterColumns: [
+            ...p.columns.filter((c) => !c.priority),
+            { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+            ...p.columns.filter((c) => c.priority),
+          ],
         },
       ],
     },
@@ -100,9 +105,11 @@ export function buildCrd(): CustomResourceDefinition {
     },
     columns: [
       { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Redis version.' },
-      { name: 'Master', type: 'string', jsonPath: '.status.masterStatus', description: 'Ready, NotReady or None.' },
-      { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Desired replica pods.' },
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running or Failed.' },
+      // The master's pod name, and ready/desired replicas: where to look and how healthy, as `kubectl get deploy` shows READY.
+      { name: 'Master', type: 'string', jsonPath: '.status.master', description: 'The pod that is master now (moves on failover).' },
+      { name: 'Replicas', type: 'string', jsonPath: '.status.summary.replicas', description: 'Replica pods Ready and linked to the master / spec.replicas.' },
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Failed or Hibernated.' },
+      { name: 'Master Status', type: 'string', jsonPath: '.status.masterStatus', priority: 1, description: 'Ready, NotReady or None.' },
     ],
   });
 }
@@ -191,9 +198,18 @@ export function buildRedisClusterCrd(): CustomResourceDefinition {
       scale: { specReplicasPath: '.spec.master.replicas', statusReplicasPath: '.status.shards', labelSelectorPath: '.status.selector' },
     },
     columns: [
-      { name: 'Shards', type: 'integer', jsonPath: '.spec.master.replicas', description: 'Shards asked for (spec.master.replicas).' },
-      { name: 'Masters', type: 'integer', jsonPath: '.status.readyMasters', description: 'Shards whose master is Ready.' },
-      { name: 'Replicas', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Replica pods Ready and linked to their master.' },
+      {
+        name: 'Masters',
+        type: 'string',
+        jsonPath: '.status.summary.masters',
+        description: 'Shards whose master is Ready / shards asked for (spec.master.replicas).',
+      },
+      {
+        name: 'Replicas',
+        type: 'string',
+        jsonPath: '.status.summary.replicas',
+        description: 'Replica pods Ready and linked to their master / wanted over all shards.',
+      },
       { name: 'Slots', type: 'integer', jsonPath: '.status.slotsCovered', description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).` },
       { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Resharding or Failed.' },
     ],

@@ -325,6 +325,16 @@ export const RedisStatus = Type.Object(
     replicaStatus: Type.Optional(StringMap(Type.String(), 'Per replica pod: Ready, Syncing (link to the master down) or NotReady.')),
     readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready (linked to the master).' })),
     replicas: Type.Optional(Type.Integer({ description: 'Replica pods that exist (for the scale subresource).' })),
+    summary: Type.Optional(
+      Type.Object(
+        {
+          replicas: Type.String({
+            description: 'Replica pods Ready and linked to the master, of those wanted (spec.replicas; 0 while hibernating), as "2/3": the REPLICAS column.',
+          }),
+        },
+        { description: 'Figures written for `kubectl get redis` to print (a printer column reads one field, so ready/desired is one string).' },
+      ),
+    ),
     selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource and HPAs).' })),
     rollout: Type.Optional(
       Type.Object(

@@ -273,6 +273,7 @@ export function computeStatus(input: StatusInput): RedisStatus {
     replicaStatus,
     readyReplicas,
     replicas: replicas.length,
+    summary: { replicas: `${readyReplicas}/${input.desiredReplicas}` },
     selector: selectorString(podSelectorLabels(input.name)),
     ...(input.rollout !== undefined ? { rollout: { updatedPods: input.rollout.updatedPods, stalePods: input.rollout.stalePods } } : {}),
     ...(input.switchover !== undefined ? { switchover: input.switchover } : {}),

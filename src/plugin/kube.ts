@@ -5,7 +5,9 @@
 // Invariant: only the API server is contacted, never a Redis pod; every failure is thrown as a
 // Failure with the call's verb and resource so ops.explain can name it.
 import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { GROUP, INSTANCE_LABEL, PLURAL, VERSION } from '../api/labels.ts';
+import { CLUSTER_PLURAL, clusterPodSelectorLabels } from '../api/cluster-names.ts';
+import type { RedisClusterStatus } from '../api/cluster-schema.ts';
+import { GROUP, PLURAL, VERSION, podSelectorLabels } from '../api/labels.ts';
 import { REDISBACKUP_PLURAL, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { Failure, Target } from './ops.ts';
@@ -42,6 +44,11 @@ export interface KubeOptions {
   /** --operator-namespace; unset: found (discover.ts). */
   operatorNamespace?: string | undefined;
 }
+
+const selector = (labels: Record<string, string>) =>
+  Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
 
 export function connect(o: KubeOptions) {
   const kc = new KubeConfig();
@@ -80,6 +87,8 @@ export function connect(o: KubeOptions) {
     fromDeployments((await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null);
   return {
     namespace,
+    /** Where the operator's Deployment and Leases are read. */
+    operatorNamespace: o.operatorNamespace,
     getRedis: (name: string) => call({ verb: 'get', resource: 'redises', name }, () => custom.getNamespacedCustomObject(redisRef(name))) as Promise<RedisLike>,
     patchRedis: (name: string, body: object) =>
       call({ verb: 'patch', resource: 'redises', name }, () => custom.patchNamespacedCustomObject({ ...redisRef(name), body }, merge)) as Promise<RedisLike>,
@@ -87,12 +96,25 @@ export function connect(o: KubeOptions) {
       call({ verb: 'create', resource: 'redises' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, body }),
       ),
+    /** The Redis's own pods: its StatefulSets' pod selector (a backup Job's pod shares only the instance label). */
     pods: (name: string) =>
-      call({ verb: 'list', resource: 'pods' }, async () => (await core.listNamespacedPod({ namespace, labelSelector: `${INSTANCE_LABEL}=${name}` })).items),
-    events: (name: string) =>
+      call(
+        { verb: 'list', resource: 'pods' },
+        async () => (await core.listNamespacedPod({ namespace, labelSelector: selector(podSelectorLabels(name)) })).items,
+      ),
+    clusterPods: (name: string) =>
+      call(
+        { verb: 'list', resource: 'pods' },
+        async () => (await core.listNamespacedPod({ namespace, labelSelector: selector(clusterPodSelectorLabels(name)) })).items,
+      ),
+    getCluster: (name: string) =>
+      call({ verb: 'get', resource: CLUSTER_PLURAL, name }, () =>
+        custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: CLUSTER_PLURAL, name }),
+      ) as Promise<ClusterLike>,
+    events: (name: string, kind: 'Redis' | 'RedisCluster' = 'Redis') =>
       call(
         { verb: 'list', resource: 'events' },
-        async () => (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=Redis,involvedObject.name=${name}` })).items,
+        async () => (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })).items,
       ),
     backups: async () =>
       (
@@ -131,6 +153,11 @@ export interface RedisLike {
   metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
   spec?: Record<string, unknown>;
   status?: RedisStatus;
+}
+export interface ClusterLike {
+  metadata: { name: string; namespace?: string };
+  spec?: Record<string, unknown>;
+  status?: RedisClusterStatus;
 }
 export interface BackupLike {
   metadata?: { name?: string };

@@ -5,12 +5,14 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, KubeError, type Kube } from './kube.ts';
-import { coloured, eventLines, eventViews, plain, statusLines, statusView } from './view.ts';
+import * as status from './status.ts';
+import { coloured, eventLines, eventViews, plain } from './view.ts';
 import * as ops from './ops.ts';
 import { cliCommand, CliRefused } from './cli.ts';
 
 const USAGE = `usage: kubectl redis <command> [flags]
-  status NAME [-o json]          the Redis at a glance
+  status NAME [-o json|leader]   the Redis (or RedisCluster) at a glance: pods, roles, lag, the sidecar leading it
+                                 (-o leader: that sidecar's pod alone; rediscluster/NAME when a Redis has the name too)
   events NAME                    the operator's events for that Redis, oldest first
   cli NAME [--pod POD] [-- ARGS] redis-cli on the master (or POD) as the operator's user, over TLS when the Redis uses it
   switchover NAME [--to POD]     a planned switchover (to the best replica without --to)
@@ -88,13 +90,10 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
   const k = connect({ kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace, operatorNamespace: values['operator-namespace'] });
   const wait = !values['no-wait'];
   switch (command) {
-    case 'status': {
-      const redis = await k.getRedis(name);
-      const v = statusView(redis, await k.pods(name), await k.events(name), await k.backups().catch(() => []));
-      if (values.output === 'json') out(JSON.stringify(v, null, 2));
-      else statusLines(v, paint).forEach((l) => out(l));
-      return 0;
-    }
+    case 'status':
+      return status.run(k, name, values.output, out, paint).catch((err: unknown) => {
+        throw err instanceof status.UsageError ? new Exit(err.message, 2) : err;
+      });
     case 'events':
       await k.getRedis(name);
       eventLines(eventViews(await k.events(name)), paint).forEach((l) => out(l));

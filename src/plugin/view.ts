@@ -1,7 +1,8 @@
 // The plugin's pure views: a Redis, its pods, events and backups in; lines or JSON out. No I/O.
 // Invariants: every figure shown is one the operator writes (status, the sidecar's pod labels and
-// annotations, its Events); nothing is computed by talking to Redis. Colour is a parameter, never
-// read from the environment here.
+// annotations, its Events, its Leases); nothing is computed by talking to Redis. Only the Redis's
+// own pods are shown, by the pod selector its StatefulSets use (a backup Job's pod shares the
+// instance label, not the selector). Colour is a parameter, never read from the environment here.
 import { styleText } from 'node:util';
 import {
   LINK_ANNOTATION,
@@ -9,9 +10,11 @@ import {
   ROLE_LABEL,
   ROLE_SINCE_ANNOTATION,
   REVISION_LABEL,
+  podSelectorLabels,
   readReplicationRecord,
   type ReplicationRecord,
 } from '../api/labels.ts';
+import { leaderLines, type LeaderLookup } from './leader.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { RedisBackupStatus } from '../api/redisbackup-schema.ts';
 
@@ -45,6 +48,8 @@ export interface StatusView {
   namespace: string;
   phase: string;
   master: string | null;
+  /** Replica pods Ready and linked, of spec.replicas (status.summary.replicas, what `kubectl get redis` shows). */
+  replicas: string | null;
   conditions: Array<{ type: string; status: string; reason: string; message: string }>;
   pods: PodView[];
   switchover: string | null;
@@ -52,6 +57,8 @@ export interface StatusView {
   backups: BackupView[];
   lastScheduledBackup: RedisStatus['backup'] | null;
   rollout: { updatedPods: string[]; stalePods: string[] } | null;
+  /** The sidecar instance that acts on this Redis (its shard's Lease); null when not looked up. */
+  operator: LeaderLookup | null;
 }
 
 interface PodLike {
@@ -92,6 +99,12 @@ export function podView(p: PodLike): PodView {
   };
 }
 
+/** Whether the pod carries every label of `selector` (the StatefulSets' pod selector). */
+export function selects(selector: Record<string, string>, p: PodLike): boolean {
+  const labels = p.metadata?.labels ?? {};
+  return Object.entries(selector).every(([k, v]) => labels[k] === v);
+}
+
 /** Bytes as a human reads them: 0 B, 512 B, 1.5 KiB, 12.0 MiB. */
 export function bytes(n: number): string {
   const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
@@ -121,6 +134,7 @@ export function statusView(
   pods: PodLike[],
   events: EventLike[],
   backups: BackupLike[],
+  operator: LeaderLookup | null = null,
 ): StatusView {
   const s = redis.status ?? {};
   const failovers = eventViews(events).filter((e) => (MASTER_CHANGE_REASONS as readonly string[]).includes(e.reason));
@@ -129,8 +143,12 @@ export function statusView(
     namespace: redis.metadata.namespace ?? '',
     phase: s.phase ?? 'Unknown',
     master: s.master ?? null,
+    replicas: s.summary?.replicas ?? null,
     conditions: (s.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
-    pods: pods.map(podView).sort((a, b) => a.name.localeCompare(b.name)),
+    pods: pods
+      .filter((p) => selects(podSelectorLabels(redis.metadata.name), p))
+      .map(podView)
+      .sort((a, b) => a.name.localeCompare(b.name)),
     switchover: s.switchover ?? null,
     failovers: failovers.slice(-5),
     backups: backups
@@ -147,6 +165,7 @@ export function statusView(
       .slice(-5),
     lastScheduledBackup: s.backup ?? null,
     rollout: s.rollout ?? null,
+    operator,
   };
 }
 
@@ -155,9 +174,9 @@ export const plain: Paint = (_s, t) => t;
 // validateStream false: whether to colour is decided once by the caller (TTY and NO_COLOR).
 export const coloured: Paint = (s, t) => styleText(s, t, { validateStream: false });
 
-const good = (paint: Paint, ok: boolean, text: string) => paint(ok ? 'green' : 'red', text);
+export const good = (paint: Paint, ok: boolean, text: string) => paint(ok ? 'green' : 'red', text);
 
-function table(rows: string[][]): string[] {
+export function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows.map((r) =>
     r
@@ -169,7 +188,10 @@ function table(rows: string[][]): string[] {
 
 export function statusLines(v: StatusView, paint: Paint): string[] {
   const phaseOk = v.phase === 'Running' || v.phase === 'Hibernated';
-  const out = [`${paint('bold', `Redis ${v.namespace}/${v.name}`)}  phase ${good(paint, phaseOk, v.phase)}  master ${v.master ?? '-'}`];
+  const out = [
+    `${paint('bold', `Redis ${v.namespace}/${v.name}`)}  phase ${good(paint, phaseOk, v.phase)}  master ${v.master ?? '-'}  replicas ${v.replicas ?? '-'}`,
+  ];
+  if (v.operator) out.push('', paint('bold', 'Operator'), ...leaderLines(v.operator));
   out.push('', paint('bold', 'Conditions'));
   for (const c of v.conditions) out.push(`  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`);
   out.push('', paint('bold', 'Pods'));

@@ -89,9 +89,8 @@ test('names, scope, the status and scale subresources, and the columns of kubect
   assert.deepEqual(
     (version?.['additionalPrinterColumns'] as Obj[]).map((c) => [c['name'].toUpperCase(), c['type'], c['jsonPath']]),
     [
-      ['SHARDS', 'integer', '.spec.master.replicas'],
-      ['MASTERS', 'integer', '.status.readyMasters'],
-      ['REPLICAS', 'integer', '.status.readyReplicas'],
+      ['MASTERS', 'string', '.status.summary.masters'],
+      ['REPLICAS', 'string', '.status.summary.replicas'],
       ['SLOTS', 'integer', '.status.slotsCovered'],
       ['PHASE', 'string', '.status.phase'],
       ['AGE', 'date', '.metadata.creationTimestamp'],

@@ -66,10 +66,11 @@ test('names, scope, version and subresources', () => {
     version.additionalPrinterColumns.map((c: { name: string; type: string; jsonPath: string }) => [c.name.toUpperCase(), c.type, c.jsonPath]),
     [
       ['VERSION', 'string', '.spec.version'],
-      ['MASTER', 'string', '.status.masterStatus'],
-      ['REPLICAS', 'integer', '.spec.replicas'],
+      ['MASTER', 'string', '.status.master'],
+      ['REPLICAS', 'string', '.status.summary.replicas'],
       ['PHASE', 'string', '.status.phase'],
       ['AGE', 'date', '.metadata.creationTimestamp'],
+      ['MASTER STATUS', 'string', '.status.masterStatus'],
     ],
   );
 });

@@ -226,6 +226,7 @@ for (const c of cases) {
     assert.deepEqual(Object.keys(status.replicaStatus ?? {}), Object.keys(c.expect.replicaStatus).sort());
     assert.equal(status.readyReplicas, c.expect.readyReplicas);
     assert.equal(status.replicas, c.expect.replicas);
+    assert.deepEqual(status.summary, { replicas: `${c.expect.readyReplicas}/${String((c.spec ?? designSpec())['replicas'])}` });
     assert.equal(status.selector, 'app.kubernetes.io/instance=my-redis,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis');
     assert.deepEqual(
       status.conditions?.map((x) => x.type),
@@ -240,6 +241,26 @@ for (const c of cases) {
     assert.equal('observedGeneration' in status, false);
   });
 }
+
+test('status.summary.replicas, the REPLICAS column: replicas Ready and linked, of spec.replicas (never the pods that exist)', async (t) => {
+  const cases: Array<[string, Json, KubeObject[], string]> = [
+    ['healthy, one replica more wanted', { ...designSpec(), replicas: 3 }, healthyPods(), '2/3'],
+    ['healthy', designSpec(), healthyPods(), '2/2'],
+    [
+      'one replica syncing',
+      designSpec(),
+      [
+        pod({ name: 'my-redis-master-0', role: 'master', link: 'up' }),
+        pod({ name: 'my-redis-replica-0', role: 'replica', link: 'up' }),
+        pod({ name: 'my-redis-replica-1', role: 'replica', link: 'down' }),
+      ],
+      '1/2',
+    ],
+    ['hibernating: none wanted', { ...designSpec(), hibernate: true }, [], '0/0'],
+  ];
+  for (const [name, spec, pods, want] of cases)
+    await t.test(name, () => assert.equal(sync(request({ parent: redis(spec), related: pods })).status.summary?.replicas, want));
+});
 
 test('status never carries observedGeneration, even when the previous status had it', () => {
   const parent = redis(designSpec(), { status: { observedGeneration: 7, phase: 'Running' } });

@@ -276,7 +276,7 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
     waitFor: (check, timeoutMs, description) => pollUntil(check, timeoutMs, description, () => view.dump()),
     redisRow(name, namespace = 'default') {
       const r = client.get(ref('redises'), namespace, name);
-      return r ? redisRow(r, columns) : undefined;
+      return r ? redisRow(r) : undefined;
     },
     masterEndpoint(name, namespace = 'default') {
       const eps = serviceAddresses(namespace, childNames(name).masterService).filter((e) => e.ready);

@@ -4,10 +4,12 @@ import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
 import { bytes, coloured, eventLines, eventViews, plain, statusLines, statusView } from '../../src/plugin/view.ts';
 
+// The labels the StatefulSets' pod selector puts on every pod of my-redis (api/labels.ts podSelectorLabels).
+const SELECTOR = { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator' };
 const pod = (name: string, role: string | null, ready: boolean, link: string | null, extra: Record<string, string> = {}) => ({
   metadata: {
     name,
-    labels: (role ? { 'redis.example.com/role': role } : {}) as Record<string, string>,
+    labels: { ...SELECTOR, ...(role ? { 'redis.example.com/role': role } : {}) } as Record<string, string>,
     annotations: { ...(link ? { 'redis.example.com/link': link } : {}), ...extra } as Record<string, string>,
   },
   status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
@@ -17,12 +19,22 @@ const redis = {
   status: {
     phase: 'Running' as const,
     master: 'my-redis-master-0',
+    summary: { replicas: '0/1' },
     switchover: 'my-redis-replica-0: Done: my-redis-replica-0 is master',
     conditions: [{ type: 'Ready', status: 'True' as const, reason: 'MasterReady', message: 'the master is Ready' }],
     rollout: { updatedPods: ['my-redis-master-0'], stalePods: ['my-redis-replica-0'] },
   },
 };
+/** A backup Job's pod of my-redis, as backup-job.ts labels it: the instance label, not the Redis pods' selector. */
+const backupPod = {
+  metadata: {
+    name: 'my-redis-backup-29384720-x7k2p',
+    labels: { 'app.kubernetes.io/name': 'redis-backup', 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator' },
+  },
+  status: { conditions: [{ type: 'Ready', status: 'False' }] },
+};
 const pods = [
+  backupPod,
   pod('my-redis-replica-0', 'replica', false, 'down', { 'redis.example.com/replication': 'offset=900 lag=1572864 at=2026-12-03T10:00:05.000Z' }),
   pod('my-redis-master-0', 'master', true, 'up', {
     'redis.example.com/role-changed-by': 'failover from my-redis-replica-0 at offset 42',
@@ -56,6 +68,18 @@ test('statusView', async (t) => {
             ['my-redis-replica-0', 'replica', false, 'down'],
           ],
         ),
+    ],
+    [
+      "a backup Job's pod, and another Redis's pod, are no pods of this Redis",
+      () => {
+        assert.ok(!v.pods.some((p) => p.name === backupPod.metadata.name), 'the backup pod is not listed');
+        const other = pod('other-master-0', 'master', true, 'up');
+        other.metadata.labels['app.kubernetes.io/instance'] = 'other';
+        assert.deepEqual(
+          statusView(redis, [...pods, other], [], []).pods.map((p) => p.name),
+          ['my-redis-master-0', 'my-redis-replica-0'],
+        );
+      },
     ],
     ["the sidecar's role note on the master", () => assert.equal(v.pods[0]!.roleChangedBy, 'failover from my-redis-replica-0 at offset 42')],
     [
@@ -100,7 +124,11 @@ test('statusLines', async (t) => {
       statusLines(v, coloured),
       (l) => assert.equal(stripVTControlCharacters(l.join('\n')), statusLines(v, plain).join('\n')),
     ],
-    ['the header names phase and master', statusLines(v, plain), (l) => assert.equal(l[0], 'Redis apps/my-redis  phase Running  master my-redis-master-0')],
+    [
+      'the header names phase, master and replicas ready of wanted',
+      statusLines(v, plain),
+      (l) => assert.equal(l[0], 'Redis apps/my-redis  phase Running  master my-redis-master-0  replicas 0/1'),
+    ],
     [
       'each pod on a line with its role',
       statusLines(v, plain),
@@ -115,6 +143,46 @@ test('statusLines', async (t) => {
       (l) => {
         assert.ok(l.some((x) => /my-redis-master-0\s+master\s+yes\s+up\s+2473764\s+-\s+2026-12-03T10:00:04.000Z/.test(x)));
         assert.ok(l.some((x) => /my-redis-replica-0\s+replica\s+no\s+down\s+900\s+1\.5 MiB\s+2026-12-03T10:00:05.000Z/.test(x)));
+      },
+    ],
+    [
+      'the pods table lists the Redis pods only, a backup Job pod present',
+      statusLines(v, plain),
+      (l) => {
+        assert.ok(!l.some((x) => x.includes('backup-29384720')), l.join('\n'));
+        const start = l.findIndex((x) => x === 'Pods');
+        assert.deepEqual(
+          l.slice(start + 2, start + 4).map((x) => x.trim().split(/\s+/)[0]),
+          ['my-redis-master-0', 'my-redis-replica-0'],
+        );
+        assert.equal(l[start + 4], '', 'two pods, then the next section');
+      },
+    ],
+    [
+      'the sidecar leading this Redis, and where its log is',
+      statusLines(
+        statusView(redis, pods, events, backups, {
+          ok: true,
+          view: {
+            lease: 'redis-operator-sidecar-shard-1',
+            namespace: 'redis-operator',
+            shard: 1,
+            shards: 4,
+            shardsFrom: 'deployment',
+            state: 'held',
+            holder: 'op-b',
+            renewedSecondsAgo: 2,
+          },
+        }),
+        plain,
+      ),
+      (l) => {
+        assert.deepEqual(l.slice(1, 5), [
+          '',
+          'Operator',
+          '  op-b leads it (Lease redis-operator/redis-operator-sidecar-shard-1, shard 1 of 4, renewed 2s ago)',
+          '  its log: kubectl logs -n redis-operator op-b -c sidecar',
+        ]);
       },
     ],
     ['rollout progress', statusLines(v, plain), (l) => assert.ok(l.some((x) => x.includes('1/2 updated; stale: my-redis-replica-0')))],

@@ -3,8 +3,9 @@
 // print for the objects the API server holds. Pure functions of the objects (and `now` for AGE), so the
 // system tests and the demo show exactly what a user would see on a real cluster.
 // Invariants: columns are left-aligned and separated by three spaces, headers upper-case, as
-// kubectl's printer does; the Redis columns come from the CRD's additionalPrinterColumns (the
-// file that gets installed), so the table follows the CRD, not a copy of it.
+// kubectl's printer does; the Redis table's columns come from the CRD's additionalPrinterColumns
+// (the file that gets installed; priority 0 only, as without -o wide), so the table follows the
+// CRD, not a copy of it. redisRow, what the system tests wait for, is fixed fields instead (see there).
 import { readFileSync } from 'node:fs';
 import { parse } from 'yaml';
 import { LINK_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
@@ -17,6 +18,8 @@ export interface PrinterColumn {
   name: string;
   type: string;
   jsonPath: string;
+  /** 0: shown by `kubectl get`; above: only with -o wide. */
+  priority?: number;
 }
 
 /** The CRD's additionalPrinterColumns (default: manifests/crd.yaml), as kubectl reads them. */
@@ -28,7 +31,7 @@ export function loadPrinterColumns(crdPath: string | URL = new URL('../../manife
       .find((v) => v['storage'] === true) ?? {};
   return arr(version['additionalPrinterColumns'])
     .map(rec)
-    .map((c) => ({ name: String(c['name']), type: String(c['type']), jsonPath: String(c['jsonPath']) }));
+    .map((c) => ({ name: String(c['name']), type: String(c['type']), jsonPath: String(c['jsonPath']), priority: Number(c['priority'] ?? 0) }));
 }
 
 /** `.status.masterStatus` -> the value (simple dotted paths: what our columns use). */
@@ -78,16 +81,34 @@ function cell(value: unknown, type: string, now: number): string {
 }
 
 /** One row per Redis, columns from the CRD (NAME, VERSION, MASTER, REPLICAS, PHASE, AGE). */
-export function redisTable(redises: readonly unknown[], columns: readonly PrinterColumn[] = loadPrinterColumns(), now = Date.now()): string {
+export function redisTable(redises: readonly unknown[], all: readonly PrinterColumn[] = loadPrinterColumns(), now = Date.now()): string {
+  const columns = all.filter((c) => (c.priority ?? 0) === 0);
   const rows = redises.map((r) => [String(rec(rec(r)['metadata'])['name'] ?? ''), ...columns.map((c) => cell(jsonPathValue(r, c.jsonPath), c.type, now))]);
   return renderTable(['NAME', ...columns.map((c) => c.name)], rows);
 }
 
-/** The row a test asserts on: every column but AGE, joined by single spaces (`my-redis 7.2 Ready 2 Running`). */
-export function redisRow(redis: unknown, columns: readonly PrinterColumn[] = loadPrinterColumns()): string {
+/**
+ * The row the system tests wait for, joined by single spaces (`my-redis 7.2 Ready 2 Running`): name,
+ * version, the master's readiness, spec.replicas, phase. Fixed fields, not the printer columns:
+ * those name the master's pod (it moves on failover) and count ready replicas, and a wait for
+ * "Running with a Ready master" must not depend on either.
+ */
+export const WAIT_ROW_FIELDS: readonly PrinterColumn[] = [
+  { name: 'Version', type: 'string', jsonPath: '.spec.version' },
+  { name: 'Master Status', type: 'string', jsonPath: '.status.masterStatus' },
+  { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+];
+/** The row `kubectl get redis` prints for it, AGE left out, single-spaced (`my-redis 7.2 my-redis-master-0 2/2 Running`). */
+export function printedRow(redis: unknown, columns: readonly PrinterColumn[] = loadPrinterColumns()): string {
+  const shown = columns.filter((c) => (c.priority ?? 0) === 0 && c.type !== 'date');
+  return [String(rec(rec(redis)['metadata'])['name'] ?? ''), ...shown.map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>')].join(' ');
+}
+
+export function redisRow(redis: unknown): string {
   const cells = [
     String(rec(rec(redis)['metadata'])['name'] ?? ''),
-    ...columns.filter((c) => c.type !== 'date').map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>'),
+    ...WAIT_ROW_FIELDS.map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>'),
   ];
   return cells.join(' ');
 }

@@ -56,7 +56,7 @@ export interface SystemCluster {
   watch(resource: string, options: WatchOptions, cb: (ev: WatchEventLike) => void): { stop(): void };
   /** Polls `check` until it returns a truthy value; on timeout throws with a dump of the cluster. */
   waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
-  /** `my-redis 7.2 Ready 2 Running` (the printer columns without AGE); undefined when the Redis is gone. */
+  /** `my-redis 7.2 Ready 2 Running`: version, master readiness, spec.replicas, phase (kubectl-tables.ts redisRow); undefined when the Redis is gone. */
   redisRow(name: string, namespace?: string): string | undefined;
   /** The pod (and IP) the <name>-master Service routes to right now; undefined unless exactly one. */
   masterEndpoint(name: string, namespace?: string): Endpoint | undefined;

@@ -2,11 +2,14 @@
 // cluster's kubeconfig, directly and through the real kubectl's plugin lookup (bin/ on PATH),
 // against the design's Redis on the real control plane: status, -o json, a switchover that moves
 // the master Service, hibernate and wake keeping a key, events, a missing Redis, a ServiceAccount
-// without rights, a backup of a Redis with nowhere to store it refused at once, and `cli`
-// (redis-cli through kubectl exec, no password in argv). Real control plane only. Network: 198.18.58.x.
+// without rights, a backup of a Redis with nowhere to store it refused at once, `cli` (redis-cli
+// through kubectl exec, no password in argv); `kubectl get redis` naming the master pod and ready
+// replicas; status listing only the Redis pods beside a backup Job's pod, and naming the sidecar
+// that leads it (whose log the docs send on-call to). Real control plane only. Network: 198.18.58.x.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import path from 'node:path';
+import { backupSelectorLabels } from '../../src/api/backup.ts';
 import { readReplicationRecord, REPLICATION_ANNOTATION, ROLE_LABEL } from '../../src/api/labels.ts';
 import { BIN_DIR, PLUGIN, run } from './plugin-run.ts';
 import { applyDesign, boot, call, NAME, NS, podIp, servicesRouted, allLinked, BOUND, settle } from './support.ts';
@@ -110,6 +113,78 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
       assert.ok(!host.some((l) => l.includes(pw)), 'no password in any argv on this machine');
     }
     assert.equal((await blocking).stdout, '\n');
+  });
+
+  await t.test('kubectl get redis: the master pod and replicas ready of wanted (the real kubectl, the installed CRD)', async () => {
+    await c.waitFor(() => allLinked(c, 3), BOUND.allReady, 'three linked pods');
+    // The hook writes status.summary at its next sync after the pods settle.
+    const row = new RegExp(`^${NAME}\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+$`, 'm');
+    const table = await c.waitFor(
+      async () => {
+        const out = await local.kubectl(['get', 'redis', NAME, '-n', NS]);
+        return row.test(out) ? out : undefined;
+      },
+      BOUND.running,
+      `kubectl get redis naming ${master()} and 2/2`,
+    );
+    t.diagnostic(`$ kubectl get redis ${NAME}\n${table}`);
+    assert.match(table.split('\n')[0]!, /^NAME\s+VERSION\s+MASTER\s+REPLICAS\s+PHASE\s+AGE$/);
+    const wide = await local.kubectl(['get', 'redis', NAME, '-n', NS, '-o', 'wide']);
+    assert.match(wide, new RegExp(`AGE\\s+MASTER STATUS\\n${NAME}\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+\\s+Ready$`, 'm'), wide);
+  });
+
+  await t.test("status lists only the Redis pods while a backup Job's pod exists, and names the sidecar that leads the Redis", async (st) => {
+    // A Job whose pod carries the backup pods' labels (backup-job.ts), unschedulable so that it stays Pending and costs nothing.
+    const job = `${NAME}-backup-plugin`;
+    await c.apply({
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: job, namespace: NS },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          metadata: { labels: backupSelectorLabels(NAME) },
+          spec: {
+            restartPolicy: 'Never',
+            nodeSelector: { 'redis-operator.test/nowhere': 'true' },
+            containers: [{ name: 'backup', image: 'registry.invalid/backup:none' }],
+          },
+        },
+      },
+    });
+    // The subtest's own hook: the scenario's (t.after) runs once its cluster is gone.
+    st.after(() => local.kubectl(['delete', 'job', job, '-n', NS, '--cascade=foreground', '--wait=false']).then(() => undefined));
+    const backupPod = await c.waitFor(
+      () => c.list('pods', { namespace: NS, labelSelector: `batch.kubernetes.io/job-name=${job}` })[0]?.metadata.name,
+      30_000,
+      "the backup Job's pod",
+    );
+    const r = await plugin('status', NAME);
+    st.diagnostic(`$ kubectl redis status ${NAME} (backup pod ${backupPod} present)\n${r.stdout}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(!r.stdout.includes(backupPod), `${backupPod} is not listed`);
+    const json = JSON.parse((await plugin('status', NAME, '-o', 'json')).stdout) as { pods: Array<{ name: string }> };
+    assert.deepEqual(
+      json.pods.map((p) => p.name),
+      c.pods(NAME).map((p) => p.metadata.name),
+    );
+
+    const leader = c.leader(NAME);
+    assert.ok(leader, "a sidecar holds the Redis's shard Lease");
+    assert.match(
+      r.stdout,
+      new RegExp(`^  ${leader} leads it \\(Lease redis-operator/redis-operator-sidecar-shard-\\d, shard \\d of 4, renewed \\d+s ago\\)$`, 'm'),
+    );
+    const named = await plugin('status', NAME, '-o', 'leader');
+    assert.equal(named.code, 0, named.stderr);
+    assert.equal(named.stdout.trim(), leader);
+    // The documented command reads the log of the sidecar that acted: it chose this Redis's master.
+    const log = await local.kubectl(['logs', '-n', 'redis-operator', leader, '-c', 'sidecar']);
+    const lines = log.split('\n').filter((l) => l.includes(`"name":"${NAME}"`));
+    assert.ok(
+      lines.some((l) => l.includes('bootstrap: master chosen')),
+      `the leader's log tells the bootstrap of ${NAME}:\n${lines.slice(-10).join('\n')}`,
+    );
   });
 
   await t.test('switchover --to a replica waits until it is master; the Service follows', async () => {

@@ -194,6 +194,11 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
     readyMasters,
     readyReplicas,
     slotsCovered,
+    summary: {
+      // Without a valid spec the shards wanted are not known: the shards that exist stand in, and replicas go unsaid.
+      masters: `${readyMasters}/${desired ?? input.sets.size}`,
+      ...(valid !== undefined ? { replicas: `${readyReplicas}/${valid.spec.master.replicas * valid.spec.replicas}` } : {}),
+    },
     shardStatus: shards.map((s) => s.status),
     ...(input.reshard !== undefined ? { resharding: input.reshard } : {}),
     ...(utilization !== undefined ? { memoryUtilization: utilization } : {}),

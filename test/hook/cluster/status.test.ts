@@ -39,6 +39,7 @@ test('a healthy cluster: Running, every slot covered, every shard Healthy with i
   assert.equal(s.shards, 3);
   assert.equal(s.readyMasters, 3);
   assert.equal(s.readyReplicas, 6);
+  assert.deepEqual(s.summary, { masters: '3/3', replicas: '6/6' }, 'the MASTERS and REPLICAS columns');
   assert.equal(s.slotsCovered, 16384);
   assert.deepEqual(s.shardStatus?.[1], {
     index: 1,
@@ -108,6 +109,7 @@ test('before the sidecar forms the cluster: Pending, NotFormed, every shard Join
   assert.equal(s.phase, 'Pending');
   assert.equal(s.slotsCovered, 0);
   assert.equal(condition(s, 'Ready')?.['reason'], 'NotFormed');
+  assert.deepEqual(s.summary, { masters: '0/3', replicas: '0/6' }, 'ready of wanted, not of what exists');
   assert.equal(condition(s, 'Resharded')?.['reason'], 'NotFormed');
   assert.deepEqual(
     s.shardStatus?.map((x) => x.health),
