@@ -54,7 +54,7 @@ export async function run(k: Kube, arg: string, output: string | undefined, out:
   const json = output === 'json';
   const t = await target(k, arg);
   const o = await k.operator();
-  const operator = leaderOf(k.namespace, t.name, o.deployment, o.leases, k.operatorNamespace, clusterNow(o.serverDate, Date.now()));
+  const operator = leaderOf(k.namespace, t.name, o.deployment, o.leases, o.located.namespace, clusterNow(o.serverDate, Date.now()));
   if (output === 'leader') return (out(leaderName(operator)), 0);
   if (t.kind === 'RedisCluster') {
     const v = clusterStatusView(t.object, await k.clusterPods(t.name), await k.events(t.name, 'RedisCluster'), operator);

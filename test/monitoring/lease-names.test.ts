@@ -68,7 +68,8 @@ test("the operator's alert texts name Leases that exist, with the shipped SHARDS
     [
       'charts/redis-operator/templates/monitoring-rules.yaml',
       read('charts/redis-operator/templates/monitoring-rules.yaml')
-        .replace(/^\{\{-? if .*\}\}$|^\{\{-? end \}\}$/gm, '')
+        .replace(/^\s*\{\{-? (?!include)[^`]*\}\}\s*$/gm, '')
+        .replace(/\{\{ \$runbooks \}\}/g, 'docs/monitoring.md')
         .replace(/\{\{`(.*?)`\}\}/g, '$1')
         .replace(/\{\{ \.Release\.Namespace \}\}/g, 'redis-operator')
         .replace(/\{\{ \.Values\.sidecar\.shards \}\}/g, String(shippedShards()))
