@@ -5,11 +5,10 @@
 // leadership is decided by, renewed every few seconds, so it is right at the moment on-call looks
 // (a leader that died cannot correct a field it wrote, and every takeover would have to rewrite
 // every Redis of the shard).
-// Invariants: the shard of a Redis is the sidecar's own function (decide/shards.ts), never a copy;
+// Invariants: the shard of a Redis is the sidecar's own function (api/shards.ts), never a copy;
 // a Lease is called held only while renewTime + leaseDurationSeconds is ahead of the cluster's
 // clock and it names a holder; whatever cannot be read is said to be unknown, never guessed.
-import { DEFAULT_LEASE_NAME } from '../sidecar/config.ts';
-import { shardLeaseName, shardOf } from '../sidecar/decide/shards.ts';
+import { DEFAULT_LEASE_NAME, shardLeaseName, shardOf } from '../api/shards.ts';
 
 export interface LeaseLike {
   metadata?: { name?: string };

@@ -10,7 +10,8 @@ import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from '
 
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
 
-export const DEFAULT_LEASE_NAME = 'redis-operator-sidecar';
+import { DEFAULT_LEASE_NAME } from '../api/shards.ts';
+export { DEFAULT_LEASE_NAME };
 export const DEFAULT_METRICS_PORT = 9121;
 export const DEFAULT_METRICS_HOST = '0.0.0.0';
 

@@ -8,19 +8,8 @@
 // member list); a member is live while its membership Lease has changed within the lease
 // duration as seen by this instance's own clock (never the writer's timestamps: clocks skew).
 
-/** 32-bit FNV-1a of a string's UTF-16 code units: small, stable, and well spread for names. */
-export function fnv1a(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h >>> 0;
-}
-
-export function shardOf(namespace: string, name: string, shards: number): number {
-  return shards <= 1 ? 0 : fnv1a(`${namespace}/${name}`) % shards;
-}
+export { fnv1a, shardOf } from '../../api/shards.ts';
+import { fnv1a } from '../../api/shards.ts';
 
 /** The live member that should hold the shard (null when none is live). */
 export function ownerOf(shard: number, members: readonly string[]): string | null {
@@ -36,10 +25,7 @@ export function ownerOf(shard: number, members: readonly string[]): string | nul
   return best;
 }
 
-/** The Lease of a shard; with one shard, the single leader-election Lease of before. */
-export function shardLeaseName(base: string, shard: number, shards: number): string {
-  return shards <= 1 ? base : `${base}-shard-${shard}`;
-}
+export { shardLeaseName } from '../../api/shards.ts';
 
 export function memberLeaseName(base: string, identity: string): string {
   return `${base}-member-${identity}`;
