@@ -3,7 +3,8 @@
 // last-applied annotation or its own fields may nest thousands of levels deep (anything a field
 // that keeps unknown fields allowed the API server to store). JSON.stringify, and the serializer
 // fastify compiles from a schema, recurse and overflow the stack at about 5000 levels: every
-// sync of that parent would be a 500, for ever. Here an explicit stack replaces the call stack.
+// sync of that parent would be a 500, for ever. Here an explicit stack replaces the call stack
+// when (and only when) the native call overflows.
 // Invariants: for any JSON-compatible value the text is exactly JSON.stringify's (same key
 // order, same escapes, undefined and functions skipped in objects and null in lists, non-finite
 // numbers null, toJSON honoured); an object schema with `additionalProperties: false` writes
@@ -16,8 +17,22 @@ function skipped(value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
-/** JSON.stringify(value) for JSON data, at any depth. Undefined (as JSON.stringify) when `value` itself is skipped. */
+/**
+ * JSON.stringify(value) for JSON data, at any depth. The native call first (every answer of a
+ * sync pays for this, and it is many times faster); the explicit-stack writer only when it
+ * overflows the stack, which only a pathologically deep echoed object does.
+ */
 export function jsonText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value) as string | undefined;
+  } catch (err) {
+    if (err instanceof RangeError) return stackSafeJsonText(value);
+    throw err;
+  }
+}
+
+/** JSON.stringify(value) for JSON data, written with an explicit stack. Undefined (as JSON.stringify) when `value` itself is skipped. */
+export function stackSafeJsonText(value: unknown): string | undefined {
   if (skipped(value)) return undefined;
   const out: string[] = [];
   const steps: Step[] = [{ value, inList: false }];
