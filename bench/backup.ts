@@ -23,7 +23,7 @@ import { backupKey } from '../src/backup/naming.ts';
 import { restoreFiles } from '../src/backup/restore-layout.ts';
 import { downloadSnapshot, s3Client, uploadSnapshot, type S3Target } from '../src/backup/s3.ts';
 import { openSnapshot } from '../src/backup/snapshot.ts';
-import { redisClient } from '../test/sidecar/manager/harness-redis.ts';
+import { redisClient } from '../test/sidecar/redis/manager/harness-redis.ts';
 import { buildS3Server, startS3Server } from '../test/s3/server.ts';
 import { addr, OPERATOR_USER, RedisServer, TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../test/support/redis-server.ts';
 

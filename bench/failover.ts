@@ -36,8 +36,8 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
-import { Cluster, LEASE_NS, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/manager/harness.ts';
-import { redisCommand } from '../test/sidecar/manager/harness-redis.ts';
+import { Cluster, LEASE_NS, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/redis/manager/harness.ts';
+import { redisCommand } from '../test/sidecar/redis/manager/harness-redis.ts';
 import { issue, makeCa, type Issued } from '../test/support/tls-certs.ts';
 
 const KILL_ROUNDS = Number(process.env['KILL_ROUNDS'] ?? 10);

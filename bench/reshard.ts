@@ -27,7 +27,7 @@
 import { performance } from 'node:perf_hooks';
 import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord } from '../src/api/cluster-names.ts';
 import { clusterClient, ClusterWriter, keySlot, loadKeys, missingFromCluster, type Written } from '../test/support/cluster-writer.ts';
-import { median } from '../test/sidecar/manager/harness.ts';
+import { median } from '../test/sidecar/redis/manager/harness.ts';
 import type { SystemCluster } from '../test/system/cluster.ts';
 import { benchOnSystemCluster, cleanups, log, note } from './system-main.ts';
 import { healthy, isRedisMaster, labelledMaster, openSlots, reshardOf, row, secretValue, seedsOf, shardPods } from '../test/system/rediscluster-support.ts';

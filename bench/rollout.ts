@@ -24,7 +24,7 @@
 import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../src/api/labels.ts';
-import { median } from '../test/sidecar/manager/harness.ts';
+import { median } from '../test/sidecar/redis/manager/harness.ts';
 import type { SystemCluster } from '../test/system/cluster.ts';
 import { benchOnSystemCluster, cleanups, log, note } from './system-main.ts';
 import {

@@ -28,8 +28,8 @@ import { performance } from 'node:perf_hooks';
 import { startControlPlane, type ControlPlane } from '../test/k8s/control-plane.ts';
 import { REPLICATION_ANNOTATION } from '../src/api/labels.ts';
 import { addr } from '../test/support/redis-server.ts';
-import { redisCommand } from '../test/sidecar/manager/harness-redis.ts';
-import { median, sleep } from '../test/sidecar/manager/harness.ts';
+import { redisCommand } from '../test/sidecar/redis/manager/harness-redis.ts';
+import { median, sleep } from '../test/sidecar/redis/manager/harness.ts';
 import { until as untilPolled } from '../test/support/until.ts';
 import { cpuMs, Fleet, inBatches, POD_SUFFIXES, rssMb, startSidecar, stopSidecar, type Sidecar } from './scale-fleet.ts';
 

@@ -1,6 +1,6 @@
 // The layout is the architecture: imports flow api -> hook -> server and api -> sidecar, and two
 // places stay pure (no I/O modules, no clock, no chance, no environment): the hook, and the
-// sidecar's decision layer (src/sidecar/decide), which is handed `now` and what was observed.
+// sidecar's decision layer (src/sidecar/redis/decide), which is handed `now` and what was observed.
 // This test reads the sources. The rules are functions of the sources they are given, so the
 // last tests feed the very same functions synthetic sources to show that each rule can fail.
 import { test } from 'node:test';
@@ -152,9 +152,9 @@ const HOOK: PurityRule = { root: 'src/hook/', typeImportsAllowed: false, forbidd
 // The decision layer gets `now` and observations as input; Redis, the API server and the
 // manager's loop live in the folders next to it.
 const DECIDE: PurityRule = {
-  root: 'src/sidecar/decide/',
+  root: 'src/sidecar/redis/decide/',
   typeImportsAllowed: true,
-  forbiddenFolders: ['src/sidecar/kube/', 'src/sidecar/redis/', 'src/sidecar/manager/'],
+  forbiddenFolders: ['src/sidecar/adapters/kube/', 'src/sidecar/adapters/redis/', 'src/sidecar/redis/manager/'],
 };
 
 const SOURCES = readSources();
@@ -174,7 +174,7 @@ test('the decision layer is pure: no I/O modules, no clock, nothing of kube, red
 test('the checks read the real sources', () => {
   assert.ok(SOURCES.filter((s) => s.path.startsWith(HOOK.root)).length >= 3, 'the hook sources are read');
   assert.ok(SOURCES.filter((s) => s.path.startsWith(DECIDE.root)).length >= 5, 'the decide sources are read');
-  const plan = SOURCES.find((s) => s.path === 'src/sidecar/decide/plan.ts');
+  const plan = SOURCES.find((s) => s.path === 'src/sidecar/redis/decide/plan.ts');
   assert.ok(plan && importsIn(plan.text).some((r) => r.spec === './master.ts' && !r.typeOnly), 'the scanner sees decide/plan.ts import ./master.ts');
   assert.deepEqual(
     [...new Set(SOURCES.map((s) => layer(s.path)))].filter((l) => !(l in ALLOWED)),
@@ -255,10 +255,10 @@ test('the checks above can fail: synthetic sources run through the same function
         ["import { CoreV1Api } from '@kubernetes/client-node';", 'imports @kubernetes/client-node'],
         ["import { pino } from 'pino';", 'imports pino'],
         ["import { Gauge } from 'prom-client';", 'imports prom-client'],
-        ["import { KubeClient } from '../kube/client.ts';", 'imports ../kube/client.ts'],
-        ["import { probe, type Probe } from '../redis/adapter.ts';", 'imports ../redis/adapter.ts'],
+        ["import { KubeClient } from '../../adapters/kube/client.ts';", 'imports ../../adapters/kube/client.ts'],
+        ["import { probe, type Probe } from '../../adapters/redis/adapter.ts';", 'imports ../../adapters/redis/adapter.ts'],
         ["export { Manager } from '../manager/manager.ts';", 'imports ../manager/manager.ts'],
-        ["import '../redis/pool.ts';", 'imports ../redis/pool.ts'],
+        ["import '../../adapters/redis/pool.ts';", 'imports ../../adapters/redis/pool.ts'],
         ["const m = await import('../manager/index.ts');", 'imports ../manager/index.ts'],
         ['const t = Date.now();', 'calls: const t = Date.now();'],
         ['const t = performance.now();', 'calls: const t = performance.now();'],
@@ -268,19 +268,19 @@ test('the checks above can fail: synthetic sources run through the same function
     ).map(([text, what]) => ({
       name: `decide/: ${what}`,
       check: (s: Source[]) => purityViolations(DECIDE, s).map(show),
-      path: 'src/sidecar/decide/x.ts',
+      path: 'src/sidecar/redis/decide/x.ts',
       text: `${text}\n`,
-      want: [`src/sidecar/decide/x.ts:1 ${what}`],
+      want: [`src/sidecar/redis/decide/x.ts:1 ${what}`],
     })),
     {
       name: 'decide/: types from anywhere, values from api/ and decide/, time from the input: allowed',
       check: (s) => purityViolations(DECIDE, s).map(show),
-      path: 'src/sidecar/decide/x.ts',
+      path: 'src/sidecar/redis/decide/x.ts',
       text: [
         "import type { V1Pod } from '@kubernetes/client-node';",
-        "import type { RedisFacts } from '../redis/types.ts';",
-        "export type { Lease } from '../kube/leader.ts';",
-        "import { ROLE_LABEL } from '../../api/labels.ts';",
+        "import type { RedisFacts } from '../../adapters/redis/types.ts';",
+        "export type { Lease } from '../../adapters/kube/leader.ts';",
+        "import { ROLE_LABEL } from '../../../api/labels.ts';",
         "import { plan } from './plan.ts';",
         'const late = (input: { now: number }, at: number) => input.now - at > 1000;',
         '',
@@ -292,12 +292,12 @@ test('the checks above can fail: synthetic sources run through the same function
 
   await t.test('decide/: what it reaches through a value import is checked too', () => {
     const sources: Source[] = [
-      { path: 'src/sidecar/decide/x.ts', text: "import { ROLE_LABEL } from '../../api/labels.ts';\n" },
+      { path: 'src/sidecar/redis/decide/x.ts', text: "import { ROLE_LABEL } from '../../../api/labels.ts';\n" },
       { path: 'src/api/labels.ts', text: "import { hostname } from 'node:os';\nexport const ROLE_LABEL = `role-${Date.now()}`;\n" },
     ];
     assert.deepEqual(purityViolations(DECIDE, sources).map(show), [
-      'src/api/labels.ts:1 imports node:os (reached from src/sidecar/decide/)',
-      'src/api/labels.ts:2 calls: export const ROLE_LABEL = `role-${Date.now()}`; (reached from src/sidecar/decide/)',
+      'src/api/labels.ts:1 imports node:os (reached from src/sidecar/redis/decide/)',
+      'src/api/labels.ts:2 calls: export const ROLE_LABEL = `role-${Date.now()}`; (reached from src/sidecar/redis/decide/)',
     ]);
   });
 });

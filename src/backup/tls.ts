@@ -6,7 +6,7 @@
 // Invariant: a certificate is accepted when it names the host dialled (the Services' DNS names,
 // what cert-manager's Certificate lists: children/certificate.ts) or a pod of this Redis under its
 // headless Service (the name the README asks a user's own certificate to carry; the sidecar checks
-// the same: sidecar/redis/tls.ts). Anything else, another Redis's certificate of the same CA
+// the same: sidecar/adapters/redis/tls.ts). Anything else, another Redis's certificate of the same CA
 // included, is refused with Node's own name-mismatch code.
 import tls, { type ConnectionOptions, type PeerCertificate } from 'node:tls';
 import { childNames } from '../api/labels.ts';

@@ -9,7 +9,7 @@ import type { RedisClusterStatus } from '../api/cluster-schema.ts';
 import { leaderLines, type LeaderLookup } from './leader.ts';
 import { bytes, eventViews, good, selects, table, type EventView, type Paint } from './view.ts';
 
-/** The reasons the cluster sidecar gives a shard's change of master (src/sidecar/cluster/manager). */
+/** The reasons the cluster sidecar gives a shard's change of master (src/sidecar/rediscluster/manager). */
 export const CLUSTER_MASTER_CHANGE_REASONS = ['MasterChanged', 'FailoverForced'] as const;
 
 interface PodLike {

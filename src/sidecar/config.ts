@@ -5,8 +5,8 @@
 // renders an unset ConfigMap key as ""). Leader-election timings are checked together with
 // settingsProblems: the "never two leaders" invariant depends on their relation, not on each value.
 import { integerIn, ipField, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
-import { DEFAULT_DECIDE_CONFIG } from './decide/types.ts';
-import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from './kube/lease-decision.ts';
+import { DEFAULT_DECIDE_CONFIG } from './redis/decide/types.ts';
+import { DEFAULT_LEADER_SETTINGS, settingsProblems, type LeaderSettings } from './adapters/kube/lease-decision.ts';
 
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
 

@@ -6,13 +6,13 @@
 // poll instead of waiting for expiry), close Redis connections and informers, exit 0.
 // Exit codes: 0 after a clean shutdown; 1 for a bad configuration (every problem printed at once)
 // or a shutdown that did not finish within 10 s.
-import { KubeClient, loadKubeConfig } from './kube/client.ts';
-import { LeaderElector } from './kube/leader.ts';
-import { ShardLeadership } from './kube/shard-leadership.ts';
+import { KubeClient, loadKubeConfig } from './adapters/kube/client.ts';
+import { LeaderElector } from './adapters/kube/leader.ts';
+import { ShardLeadership } from './adapters/kube/shard-leadership.ts';
 import { loadSidecarConfig } from './config.ts';
 import { createLogger } from '../runtime/logger.ts';
-import { ReplicationManager } from './manager/index.ts';
-import { ClusterManager } from './cluster/manager/manager.ts';
+import { ReplicationManager } from './redis/manager/index.ts';
+import { ClusterManager } from './rediscluster/manager/manager.ts';
 import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './metrics.ts';
 
 const loaded = loadSidecarConfig(process.env);

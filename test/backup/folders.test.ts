@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { HeadObjectCommand } from '@aws-sdk/client-s3';
-import { redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { BACKUP_MAIN, bucketOn, claimDir, runEntry } from './support.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { backupKey } from '../../src/backup/naming.ts';
 import { listBackups } from '../../src/backup/s3.ts';
-import { redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
 import { BACKUP_MAIN, bucketOn, runEntry } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';

@@ -11,7 +11,7 @@ import { CreateBucketCommand, GetObjectCommand, PutObjectCommand } from '@aws-sd
 import { RESTORED_MARKER } from '../../src/backup/restore.ts';
 import { uploadSnapshot } from '../../src/backup/s3.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
-import { redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
 import { bucketOn, RESTORE_MAIN, runEntry } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';

@@ -13,7 +13,7 @@ import { restoreFiles } from '../../src/backup/restore-layout.ts';
 import { backupsToPrune } from '../../src/backup/retention.ts';
 import { deleteBackups, downloadSnapshot, listBackups, uploadSnapshot } from '../../src/backup/s3.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
-import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisClient, redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { isS3ServerBuilt } from '../s3/server.ts';
 import { bucketOn } from './support.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { restoreFiles } from '../../src/backup/restore-layout.ts';
 import { openSnapshot } from '../../src/backup/snapshot.ts';
-import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisClient, redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { addr, startRedis, TEST_OPERATOR_PASSWORD, OPERATOR_USER, type RedisServer } from '../support/redis-server.ts';
 import { issue, makeCa, type Issued } from '../support/tls-certs.ts';
 import { until } from '../support/until.ts';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3Client, type S3Target } from '../../src/backup/s3.ts';
 import { startS3Server, type S3Server } from '../s3/server.ts';
-import { redisClient } from '../sidecar/manager/harness-redis.ts';
+import { redisClient } from '../sidecar/redis/manager/harness-redis.ts';
 
 export async function bucketOn(t: TestContext, ip: string, bucket: string, prefix = ''): Promise<{ s3: S3Server; target: S3Target; client: S3Client }> {
   const s3 = await startS3Server({ ip });

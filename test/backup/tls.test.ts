@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { PeerCertificate } from 'node:tls';
 import { tlsDnsNames } from '../../src/api/tls.ts';
 import { identityProblem } from '../../src/backup/tls.ts';
-import { redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { issue, makeCa } from '../support/tls-certs.ts';
 import { BACKUP_MAIN, runEntry } from './support.ts';

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { backupKey } from '../../src/backup/naming.ts';
-import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisClient, redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 import { BACKUP_MAIN, claimDir, runEntry } from './support.ts';

@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { backupFolder, backupKey, partialKey, type BackupOwner } from '../../src/backup/naming.ts';
 import { RESTORED_MARKER } from '../../src/backup/restore.ts';
-import { redisClient, redisCommand } from '../sidecar/manager/harness-redis.ts';
+import { redisClient, redisCommand } from '../sidecar/redis/manager/harness-redis.ts';
 import { addr, OPERATOR_USER, startRedis, TEST_OPERATOR_PASSWORD } from '../support/redis-server.ts';
 import { until } from '../support/until.ts';
 import { BACKUP_MAIN, keyDigests, RESTORE_MAIN, runEntry } from './support.ts';

@@ -23,7 +23,7 @@ import { parseAllDocuments } from 'yaml';
 import { renderCrdYaml, renderRedisBackupCrdYaml, renderRedisClusterCrdYaml } from '../../src/api/crd.ts';
 import { loadConfig } from '../../src/server/config.ts';
 import { DEFAULT_TIMING, LOG_LEVELS, loadSidecarConfig, type SidecarConfig } from '../../src/sidecar/config.ts';
-import { DEFAULT_LEADER_SETTINGS } from '../../src/sidecar/kube/lease-decision.ts';
+import { DEFAULT_LEADER_SETTINGS } from '../../src/sidecar/adapters/kube/lease-decision.ts';
 import { binDir } from '../k8s/build.ts';
 import { CHART_DIR, helmEnv } from '../k8s/helm.ts';
 import { helmBinary, isHelmBuilt } from '../k8s/helm-build.ts';

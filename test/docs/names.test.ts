@@ -25,7 +25,7 @@ import {
 } from './names.ts';
 import { parseBlocks } from './blocks.ts';
 import { DEFAULT_LEASE_NAME } from '../../src/sidecar/config.ts';
-import { memberLeaseName, shardLeaseName } from '../../src/sidecar/decide/shards.ts';
+import { memberLeaseName, shardLeaseName } from '../../src/sidecar/redis/decide/shards.ts';
 
 const readme = read('README.md');
 const monitoring = read('docs/monitoring.md');

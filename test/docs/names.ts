@@ -179,6 +179,6 @@ export function documentedGrants(readme: string): Map<string, string[]> {
 
 /** Metric names the operator registers (hook, sidecar, and the sidecar's RedisCluster series). */
 export function operatorMetrics(): string[] {
-  const text = read('src/server/metrics.ts') + read('src/sidecar/metrics.ts') + read('src/sidecar/cluster/metrics.ts');
+  const text = read('src/server/metrics.ts') + read('src/sidecar/metrics.ts') + read('src/sidecar/rediscluster/metrics.ts');
   return [...new Set([...text.matchAll(/name: '(redis_operator_\w+)'/g)].map((m) => m[1]!))].sort();
 }

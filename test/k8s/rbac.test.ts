@@ -2,7 +2,7 @@
 // (system:serviceaccount:redis-operator:redis-operator) with SubjectAccessReviews, for the two
 // shapes of install: cluster-wide (`kubectl kustomize manifests/` as is) and namespaced (the chart
 // with watchNamespaces; components/namespaced renders the same RBAC, test/charts/chart.test.ts).
-// The questions come from the table of the sidecar's calls (src/sidecar/kube/api-calls.ts):
+// The questions come from the table of the sidecar's calls (src/sidecar/adapters/kube/api-calls.ts):
 // every call must be allowed where it lands, refused in a namespace not watched, and every verb
 // no call needs, and a list of calls the sidecar never makes, refused (test/support/rbac-audit.ts).
 // A real request with the ServiceAccount's own token shows the reviews ask about the right

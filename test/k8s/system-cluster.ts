@@ -12,7 +12,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
-import { shardLeaseName, shardOf } from '../../src/sidecar/decide/shards.ts';
+import { shardLeaseName, shardOf } from '../../src/sidecar/redis/decide/shards.ts';
 import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable } from '../support/kubectl-tables.ts';
 import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
 import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';

@@ -1,6 +1,6 @@
 // The operator's RBAC and API credentials as written in manifests/ (rbac.yaml, serviceaccount.yaml,
 // deployment.yaml, components/namespaced), held against the table of the sidecar's calls
-// (src/sidecar/kube/api-calls.ts): every client-node API method the sidecar's sources call has a
+// (src/sidecar/adapters/kube/api-calls.ts): every client-node API method the sidecar's sources call has a
 // row and every row is still called; the roles grant exactly the rows' verbs, each in the role of
 // its scope; only the sidecar container gets a token. What the real API server then allows is
 // test/k8s/rbac.test.ts's; the chart renders the same objects (test/charts/chart.test.ts).
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { loadSidecarConfig } from '../../src/sidecar/config.ts';
-import { SIDECAR_API_CALLS, type ApiScope } from '../../src/sidecar/kube/api-calls.ts';
+import { SIDECAR_API_CALLS, type ApiScope } from '../../src/sidecar/adapters/kube/api-calls.ts';
 import { binDir } from '../k8s/build.ts';
 import { apiMethodsCalled, GENERIC_CLIENT, neededGrants, roleGrants, SCOPE_ROLES, sourceFiles } from '../support/rbac-audit.ts';
 import { namespacedOverlay, podCredentials } from '../support/install-shape.ts';
@@ -39,7 +39,7 @@ test('every client-node API call in src/sidecar has a row in kube/api-calls.ts, 
   const called = apiMethodsCalled(join(ROOT, 'src/sidecar'));
   for (const file of sourceFiles(join(ROOT, 'src/sidecar'))) assert.doesNotMatch(readFileSync(file, 'utf8'), new RegExp(GENERIC_CLIENT), `${file}: calls through the generic client cannot be audited`);
   const listed = new Set(SIDECAR_API_CALLS.map((c) => c.method));
-  for (const [method, files] of called) assert.ok(listed.has(method), `${method} (${files.join(', ')}) is not in src/sidecar/kube/api-calls.ts: add it, and its grant`);
+  for (const [method, files] of called) assert.ok(listed.has(method), `${method} (${files.join(', ')}) is not in src/sidecar/adapters/kube/api-calls.ts: add it, and its grant`);
   for (const call of SIDECAR_API_CALLS) {
     const files = called.get(call.method) ?? [];
     const file = join(ROOT, 'src/sidecar', call.caller.split(' ')[0]!);

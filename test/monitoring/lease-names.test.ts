@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import { DEFAULT_LEASE_NAME } from '../../src/sidecar/config.ts';
-import { memberLeaseName, shardLeaseName } from '../../src/sidecar/decide/shards.ts';
+import { memberLeaseName, shardLeaseName } from '../../src/sidecar/redis/decide/shards.ts';
 
 const read = (rel: string) => readFileSync(new URL(`../../${rel}`, import.meta.url), 'utf8');
 type Json = Record<string, unknown>;

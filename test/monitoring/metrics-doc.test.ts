@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { createClusterMetrics } from '../../src/sidecar/cluster/metrics.ts';
+import { createClusterMetrics } from '../../src/sidecar/rediscluster/metrics.ts';
 import { createSidecarMetrics } from '../../src/sidecar/metrics.ts';
 
 const DOC = readFileSync(new URL('../../docs/monitoring.md', import.meta.url), 'utf8');

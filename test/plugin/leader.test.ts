@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { leaderLines, leaderOf, type LeaseLike } from '../../src/plugin/leader.ts';
-import { shardOf } from '../../src/sidecar/decide/shards.ts';
+import { shardOf } from '../../src/sidecar/redis/decide/shards.ts';
 
 const NOW = Date.parse('2026-12-06T09:00:00Z');
 const deployment = (env: Record<string, string>) => ({

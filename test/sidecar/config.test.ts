@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_TIMING, loadSidecarConfig } from '../../src/sidecar/config.ts';
-import { DEFAULT_LEADER_SETTINGS } from '../../src/sidecar/kube/lease-decision.ts';
+import { DEFAULT_LEADER_SETTINGS } from '../../src/sidecar/adapters/kube/lease-decision.ts';
 
 const BASE = { POD_NAME: 'redis-operator-7d9f-abcde', POD_NAMESPACE: 'redis-system' };
 

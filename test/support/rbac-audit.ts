@@ -1,4 +1,4 @@
-// The operator's RBAC against the table of the sidecar's calls (src/sidecar/kube/api-calls.ts):
+// The operator's RBAC against the table of the sidecar's calls (src/sidecar/adapters/kube/api-calls.ts):
 // what the roles must grant, which client-node methods the sources call, and, for the real API
 // server, the access reviews an install must pass (each call allowed where it lands, every other
 // verb and place refused) with one `kubectl create` of SubjectAccessReviews.
@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as client from '@kubernetes/client-node';
-import { RESOURCE_VERBS, SIDECAR_API_CALLS, type ApiCall, type ApiScope, type Verb } from '../../src/sidecar/kube/api-calls.ts';
+import { RESOURCE_VERBS, SIDECAR_API_CALLS, type ApiCall, type ApiScope, type Verb } from '../../src/sidecar/adapters/kube/api-calls.ts';
 
 type Obj = Record<string, any>;
 

@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { backupFolder } from '../../src/backup/naming.ts';
-import { shardLeaseName } from '../../src/sidecar/decide/shards.ts';
+import { shardLeaseName } from '../../src/sidecar/redis/decide/shards.ts';
 import { LEASE_NAME } from '../k8s/system-cluster.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { bucketOn } from '../backup/support.ts';

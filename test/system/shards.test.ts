@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { isPodReady } from '../support/kubectl-tables.ts';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
-import { ownerOf, shardLeaseName, shardOf } from '../../src/sidecar/decide/shards.ts';
+import { ownerOf, shardLeaseName, shardOf } from '../../src/sidecar/redis/decide/shards.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { LEASE_NAME } from '../k8s/system-cluster.ts';
 import { missing, type SystemCluster } from './cluster.ts';

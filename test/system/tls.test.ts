@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { PASSWORD_GRACE_ANNOTATION, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
-import { servedFingerprint } from '../../src/sidecar/redis/tls.ts';
+import { servedFingerprint } from '../../src/sidecar/adapters/redis/tls.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { desiredCertificate } from '../../src/hook/children/certificate.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';

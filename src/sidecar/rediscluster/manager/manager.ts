@@ -1,0 +1,162 @@
+// The RedisCluster manager: watches RedisCluster resources and their pods (never a Redis pod:
+// its pod informer selects app.kubernetes.io/name=redis-cluster) in the watched namespaces, and
+// runs one ClusterWorker per RedisCluster. RedisClusters are divided among sidecar instances by
+// the same shard Leases as Redis (shardOf(namespace, name)); only the holder of one acts on it.
+// Invariants: watched, never polled (informers only); a worker exists exactly while its
+// RedisCluster does (a new uid under the same name gets a fresh worker); events are routed to
+// the worker they concern and never wait on it.
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { INSTANCE_LABEL } from '../../../api/labels.ts';
+import type { RedisStatus } from '../../../api/schema.ts';
+import { statusSeries } from '../../redis/decide/status-series.ts';
+import type { ManagerTiming } from '../../config.ts';
+import { isNotFound, type MultiInformer, type RedisClusterObject } from '../../adapters/kube/client.ts';
+import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
+import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
+import type { SidecarMetrics } from '../../metrics.ts';
+import { createClusterMetrics, type ClusterMetrics } from '../metrics.ts';
+import type { ClusterHooks, ClusterKube, LeaderView } from './types.ts';
+import { ClusterWorker } from './worker.ts';
+
+type Item = RedisClusterObject & KubernetesObject;
+
+export interface ClusterManagerOptions {
+  kube: ClusterKube;
+  leader: LeaderView | ShardedLeader;
+  logger: Logger;
+  /** The sidecar's registry (its metrics are added there). */
+  registry: Registry;
+  /**
+   * The sidecar's status series and failover counter, shared with Redis: a RedisCluster's are
+   * labelled redis=<its name>, what its alerts read (NotRunning, FrequentFailovers, BackupFailed,
+   * BackupTooOld in hook/monitoring/cluster-rules.ts).
+   */
+  status?: Pick<SidecarMetrics, 'observeStatus' | 'forgetStatus' | 'failovers'> | undefined;
+  timing: ManagerTiming;
+  redisLocalAddress?: string | undefined;
+  hooks?: ClusterHooks | undefined;
+  failurePolicy?: FailurePolicyConfig | undefined;
+}
+
+const key = (namespace: string, name: string) => `${namespace}/${name}`;
+const sharded = (l: LeaderView | ShardedLeader): l is ShardedLeader => 'isLeaderOf' in l;
+
+export class ClusterManager {
+  readonly #o: ClusterManagerOptions;
+  readonly #log: Logger;
+  readonly #metrics: ClusterMetrics;
+  readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: ClusterWorker }>();
+  #clusters: MultiInformer<Item> | null = null;
+  #pods: MultiInformer<V1Pod> | null = null;
+  #synced = false;
+  #stopping = false;
+
+  constructor(options: ClusterManagerOptions) {
+    this.#o = options;
+    this.#log = options.logger.child({ module: 'cluster-manager' });
+    this.#metrics = createClusterMetrics(options.registry, options.status);
+  }
+
+  get ready(): boolean {
+    return this.#synced && !this.#stopping;
+  }
+
+  worker(namespace: string, name: string): ClusterWorker | undefined {
+    return this.#workers.get(key(namespace, name))?.worker;
+  }
+
+  async start(): Promise<void> {
+    if (this.#clusters) return;
+    const pods = this.#o.kube.clusterPodInformer();
+    const clusters = this.#o.kube.redisClusterInformer();
+    this.#pods = pods;
+    this.#clusters = clusters;
+    const onPod = (p: V1Pod) => {
+      const ns = p.metadata?.namespace;
+      const name = p.metadata?.labels?.[INSTANCE_LABEL];
+      if (ns && name) this.#workers.get(key(ns, name))?.worker.wake();
+    };
+    for (const verb of ['add', 'update', 'delete'] as const) pods.on(verb, onPod);
+    clusters.on('add', (c) => this.#upsert(c));
+    clusters.on('update', (c) => this.#upsert(c));
+    clusters.on('delete', (c) => void this.#remove(c));
+    let told = false;
+    clusters.onError((err) => {
+      if (told || !isNotFound(err)) return;
+      told = true;
+      this.#log.warn('the RedisCluster CRD is not installed: no RedisCluster is managed (listed again every 30 s)');
+    });
+    await pods.start();
+    await clusters.start();
+    this.#synced = true;
+    this.#log.info({ clusters: this.#workers.size }, 'watching RedisCluster resources and their pods');
+  }
+
+  /** Leadership changed (of one shard, or of the single Lease): the workers concerned plan now. */
+  leadershipChanged(_leading: boolean, shard?: number): void {
+    for (const w of this.#workers.values()) if (shard === undefined || w.shard === shard) w.worker.wake();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await Promise.allSettled([this.#pods?.stop(), this.#clusters?.stop()]);
+    const workers = [...this.#workers.values()];
+    this.#workers.clear();
+    await Promise.allSettled(workers.map((w) => w.worker.stop()));
+  }
+
+  #upsert(c: Item): void {
+    if (this.#stopping) return;
+    const ns = c.metadata?.namespace;
+    const name = c.metadata?.name;
+    if (!ns || !name) return;
+    const k = key(ns, name);
+    // Its status has the shape of a Redis's where the series look (phase, conditions, backup).
+    this.#o.status?.observeStatus(ns, name, statusSeries(c.status as RedisStatus | undefined));
+    const existing = this.#workers.get(k);
+    if (existing && existing.uid === c.metadata?.uid) {
+      existing.worker.update(c);
+      return;
+    }
+    if (existing) {
+      this.#workers.delete(k);
+      void existing.worker.stop();
+    }
+    const l = this.#o.leader;
+    const shard = sharded(l) ? l.shardOf(ns, name) : 0;
+    const worker = new ClusterWorker({
+      namespace: ns,
+      name,
+      kube: this.#o.kube,
+      leader: sharded(l) ? { isLeader: () => l.isLeaderOf(shard) } : l,
+      logger: this.#o.logger,
+      metrics: this.#metrics,
+      timing: this.#o.timing,
+      pods: () => this.#pods?.list(ns).filter((p) => p.metadata?.labels?.[INSTANCE_LABEL] === name) ?? [],
+      redisLocalAddress: this.#o.redisLocalAddress,
+      hooks: this.#o.hooks,
+      failurePolicy: this.#o.failurePolicy,
+    });
+    this.#workers.set(k, { uid: c.metadata?.uid, shard, worker });
+    worker.update(c);
+    worker.start();
+    this.#log.info({ namespace: ns, name }, 'managing RedisCluster');
+  }
+
+  async #remove(c: Item): Promise<void> {
+    const ns = c.metadata?.namespace;
+    const name = c.metadata?.name;
+    if (!ns || !name) return;
+    const k = key(ns, name);
+    const existing = this.#workers.get(k);
+    if (!existing || (c.metadata?.uid && existing.uid !== c.metadata.uid)) return;
+    this.#workers.delete(k);
+    this.#log.info({ namespace: ns, name }, 'RedisCluster deleted: no longer managed');
+    await existing.worker.stop();
+    this.#metrics.forget(ns, name);
+    this.#o.status?.forgetStatus(ns, name);
+    this.#o.status?.failovers.remove({ namespace: ns, redis: name });
+  }
+}

@@ -1,0 +1,394 @@
+// One RedisCluster's worker: the loop that probes its nodes, plans (decide/plan.ts) and applies,
+// over the parts beside it: credentials, the executor and slot mover, the node records, the
+// reshard record and the autoscaler. Nothing is shared with another RedisCluster's worker.
+// Invariants:
+// - Only the holder of the RedisCluster's Lease acts, and only it probes: every Redis write,
+//   label patch, Secret creation, Event and scale write is preceded by leader.isLeader(). A
+//   worker that loses the Lease drops its memory (back-offs, the reshard episode, the autoscaling
+//   window): the next holder starts from what the cluster and the records say.
+// - Every round starts from fresh probes of every pod; a round that wrote to Redis is followed by
+//   another at once (a few in a row at most), so the next decision never rests on facts older
+//   than its own writes.
+// - Time comes from options.now (monotonic), wallNow (records) and sleep, for tests.
+import { performance } from 'node:perf_hooks';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/cluster-names.ts';
+import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
+import { validateClusterSpec } from '../../../api/cluster-validate.ts';
+import type { ManagerTiming } from '../../config.ts';
+import { clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
+import { SecretReporter } from '../../redis/manager/secret-report.ts';
+import type { RedisClusterObject, RedisRef } from '../../adapters/kube/client.ts';
+import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
+import { planRound, type RoundPlan } from '../decide/plan.ts';
+import { clusterMemory } from '../decide/reshard.ts';
+import { healthyMaster } from '../decide/topology.ts';
+import type { ClusterSpecView, PodObs } from '../decide/types.ts';
+import type { ClusterMetrics } from '../metrics.ts';
+import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
+import { Autoscaler } from './autoscaler.ts';
+import { ClusterBackoff, clusterStepKey } from './backoff.ts';
+import { ExporterUser } from '../../redis/manager/exporter-user.ts';
+import { ClusterCredentials } from './credentials.ts';
+import { applySteps } from './executor.ts';
+import { podObs } from './pods.ts';
+import { NodeRecords, RoundNews } from './round-news.ts';
+import { ReshardRecorder } from './reshard-record.ts';
+import type { ClusterHooks, ClusterKube, EventToSend, LeaderView } from './types.ts';
+
+/** Slot moves a round may spend before it probes again (failures are noticed within this). */
+export const MOVE_BUDGET_MS = 1000;
+/** Slots moved at once: their protocols' round trips overlap (each slot is moved by itself). */
+export const MOVE_CONCURRENCY = 4;
+/** Between rounds while something is not settled (a hold, a node not answering). */
+export const UNSETTLED_MS = 200;
+/** At most one StepFailed Event per this long (the log has every failure). */
+export const STEP_FAILED_EVERY_MS = 30_000;
+
+export interface ClusterWorkerOptions {
+  namespace: string;
+  name: string;
+  kube: ClusterKube;
+  leader: LeaderView;
+  logger: Logger;
+  metrics: ClusterMetrics;
+  timing: ManagerTiming;
+  /** The informer's pods of this RedisCluster (membership is checked again here). */
+  pods: () => V1Pod[];
+  redisLocalAddress?: string | undefined;
+  hooks?: ClusterHooks | undefined;
+  failurePolicy?: FailurePolicyConfig | undefined;
+  now?: (() => number) | undefined;
+  wallNow?: (() => number) | undefined;
+  sleep?: ((ms: number) => Promise<void>) | undefined;
+}
+
+type Next = 'again' | 'unsettled' | 'rest' | 'standby';
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export class ClusterWorker {
+  readonly namespace: string;
+  readonly name: string;
+  readonly ref: RedisRef;
+  /** The latest plan (tests, debugging). */
+  lastPlan: RoundPlan | null = null;
+  readonly #o: ClusterWorkerOptions;
+  readonly #log: Logger;
+  readonly #now: () => number;
+  readonly #wallNow: () => number;
+  readonly #redis: ClusterAdapter;
+  readonly #auth: ClusterCredentials;
+  readonly #secrets: SecretReporter;
+  readonly #backoff: ClusterBackoff;
+  readonly #records: NodeRecords;
+  readonly #news: RoundNews;
+  readonly #reshard: ReshardRecorder;
+  readonly #autoscaler: Autoscaler;
+  readonly #exporterUser: ExporterUser;
+  readonly #pending = new Set<Promise<unknown>>();
+  #spec: RedisClusterSpec | null = null;
+  #specProblem: string | null = null;
+  #remembered = new Map<string, number>();
+  #failingSince = new Map<string, number>();
+  #forcedAt = new Map<string, number>();
+  #lastKeys = new Map<string, number>();
+  #acting = false;
+  #stepFailedAt = -Infinity;
+  #stepFailedSuppressed = 0;
+  #running = false;
+  #loop: Promise<void> | null = null;
+  #wake: (() => void) | null = null;
+  #woken = false;
+
+  constructor(options: ClusterWorkerOptions) {
+    this.#o = options;
+    this.namespace = options.namespace;
+    this.name = options.name;
+    this.ref = { namespace: options.namespace, name: options.name };
+    this.#log = options.logger.child({ namespace: options.namespace, name: options.name, kind: CLUSTER_KIND });
+    this.#now = options.now ?? (() => performance.now());
+    this.#wallNow = options.wallNow ?? Date.now;
+    this.#redis = new ClusterAdapter({
+      username: 'redis-operator',
+      localAddress: options.redisLocalAddress,
+      timeouts: { connectTimeoutMs: options.timing.redisConnectTimeoutMs, commandTimeoutMs: options.timing.redisCommandTimeoutMs },
+      connectionName: 'redis-operator-sidecar',
+      onLost: () => this.wake(),
+    });
+    this.#backoff = new ClusterBackoff(options.failurePolicy);
+    this.#auth = new ClusterCredentials({
+      ref: this.ref,
+      kube: options.kube,
+      isLeader: () => options.leader.isLeader(),
+      log: this.#log,
+      onPassword: (p) => this.#redis.setPassword(p),
+      onMissing: (text, reason) =>
+        this.#event({
+          type: 'Warning',
+          reason,
+          message: `${text}: the pods cannot start and the operator cannot reach the nodes until it exists`,
+        }),
+      pollMs: options.timing.secretRefreshMs,
+      now: this.#now,
+    });
+    const kube = options.kube;
+    this.#secrets = new SecretReporter({
+      ref: this.ref,
+      log: this.#log,
+      isLeader: () => options.leader.isLeader(),
+      now: this.#now,
+      getSecret: kube.getSecret?.bind(kube),
+      patch: (annotations) => kube.patchClusterAnnotations(this.ref, annotations),
+      everyMs: options.timing.secretRefreshMs,
+    });
+    const common = { ref: this.ref, kube: options.kube, log: this.#log, event: (e: EventToSend) => this.#event(e), now: this.#now };
+    this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
+    this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
+    this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
+    this.#autoscaler = new Autoscaler(common);
+    this.#exporterUser = new ExporterUser({
+      log: this.#log,
+      isLeader: () => options.leader.isLeader(),
+      password: () => this.#auth.exporterPassword,
+      setUser: (ip, user, args) => this.#redis.setUser(ip, user, args),
+    });
+    options.metrics.started(options.namespace, options.name);
+  }
+
+  /** The RedisCluster changed (or appeared). */
+  update(object: RedisClusterObject): void {
+    if (object.metadata.uid) this.ref.uid = object.metadata.uid;
+    this.#secrets.observe(object.metadata.annotations);
+    this.#reshard.observe(object.metadata.annotations?.[RESHARD_ANNOTATION], object.metadata.resourceVersion);
+    const verdict = validateClusterSpec(this.name, object.spec ?? {});
+    if (!verdict.ok) {
+      const text = verdict.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
+      this.#spec = null;
+      this.#secrets.setNeeds(undefined);
+      if (this.#specProblem !== text) {
+        this.#specProblem = text;
+        this.#log.warn({ problems: verdict.problems }, 'invalid RedisCluster spec: left alone until it is fixed');
+      }
+    } else {
+      if (this.#specProblem !== null) this.#log.info('RedisCluster spec is valid again');
+      this.#specProblem = null;
+      this.#spec = verdict.spec;
+      this.#auth.setSpec(verdict.spec);
+      this.#secrets.setNeeds(secretNeeds(clusterSecretUses(this.name, verdict.spec)));
+    }
+    this.wake();
+  }
+
+  wake(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake?.();
+    await Promise.race([this.#loop, defaultSleep(2000)]);
+    await Promise.race([Promise.allSettled([...this.#pending]), defaultSleep(1000)]);
+    this.#redis.close();
+  }
+
+  async #run(): Promise<void> {
+    let again = 0;
+    while (this.#running) {
+      this.#woken = false;
+      let next: Next = 'unsettled';
+      try {
+        next = await this.#tick();
+      } catch (err) {
+        this.#log.error({ err: err instanceof Error ? err.stack : String(err) }, 'cluster round failed');
+      }
+      if (!this.#running) break;
+      again = next === 'again' ? again + 1 : 0;
+      if (next === 'again' && again <= 5) continue;
+      if (this.#woken) continue;
+      const ms =
+        next === 'standby' ? 60_000 : next === 'rest' ? this.#o.timing.idleProbeIntervalMs : next === 'again' ? this.#o.timing.tickIntervalMs : UNSETTLED_MS;
+      await this.#sleep(ms);
+      if (again > 5) again = 0;
+    }
+  }
+
+  /** Sleeps ms, or less when woken; the default timer is cleared on waking (a stopped worker keeps no timer). */
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = () => {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        if (this.#wake === finish) this.#wake = null;
+        resolve();
+      };
+      this.#wake = finish;
+      if (this.#o.sleep) void this.#o.sleep(ms).then(finish);
+      else timer = setTimeout(finish, ms);
+    });
+  }
+
+  /** This instance stopped acting: forget what only the acting one may rely on. */
+  #standDown(): void {
+    if (!this.#acting) return;
+    this.#acting = false;
+    this.#backoff.reset();
+    this.#reshard.forget();
+    this.#autoscaler.reset();
+    this.#failingSince.clear();
+    this.#forcedAt.clear();
+    this.#redis.close();
+    this.#log.info('no longer acting on this RedisCluster');
+  }
+
+  async #tick(): Promise<Next> {
+    if (!this.#o.leader.isLeader()) {
+      this.#standDown();
+      return 'standby';
+    }
+    this.#acting = true;
+    const spec = this.#spec;
+    if (!spec) return 'standby';
+    // Before the credentials: a missing Secret is exactly what the report must tell.
+    const look = this.#secrets.tick();
+    if (look) {
+      this.#pending.add(look);
+      void look.finally(() => this.#pending.delete(look));
+    }
+    if (!(await this.#auth.ensure())) return 'unsettled';
+    const view: ClusterSpecView = { shards: spec.master.replicas, replicasPerShard: spec.replicas, failoverTimeoutMs: spec.sentinel.failoverTimeout };
+
+    const pods: PodObs[] = [];
+    for (const pod of this.#o.pods()) {
+      const o = podObs(pod, this.ref, this.#records.written(pod.metadata?.uid ?? ''));
+      if (o) pods.push({ ...o, probe: null });
+    }
+    await Promise.all(
+      pods.map(async (p) => {
+        if (p.ip) p.probe = await this.#redis.probe(p.ip);
+        if (p.probe && !p.probe.ok && p.probe.kind === 'auth') this.#auth.refused();
+      }),
+    );
+    this.#redis.retain(pods.flatMap((p) => (p.ip ? [p.ip] : [])));
+    const now = this.#now();
+    const plan = planRound({
+      pods,
+      spec: view,
+      remembered: this.#remembered,
+      failover: { failingSince: this.#failingSince, forcedAt: this.#forcedAt, lastKeys: this.#lastKeys },
+      now,
+    });
+    this.lastPlan = plan;
+    this.#remember(plan);
+    this.#report(plan);
+    if (!this.#o.leader.isLeader()) return 'standby';
+    await this.#records.write(plan.topology, this.#wallNow());
+    this.#news.round(plan);
+
+    if (plan.steps.length > 0) {
+      this.#backoff.retain(new Set(plan.steps.map(clusterStepKey)));
+      const applied = await applySteps(this.#ctx(plan), plan.steps);
+      for (const step of applied.done) this.#news.applied(step);
+      return applied.done.length > 0 ? 'again' : 'unsettled';
+    }
+    const exporterOn = spec.monitoring.enabled && spec.monitoring.exporter.enabled;
+    await this.#exporterUser.reconcile(
+      exporterOn,
+      pods.flatMap((p) => (p.ip !== null && p.probe?.ok ? [{ uid: p.uid, ip: p.ip }] : [])),
+    );
+    const d = plan.reshard;
+    const mayMove = await this.#reshard.decided(d);
+    if (d.kind === 'move') {
+      // The hook lets a leaving shard go only on a Done record: no slot moves without its record.
+      if (!mayMove) return 'unsettled';
+      this.#backoff.retain(new Set(d.moves.map(clusterStepKey)));
+      const applied = await applySteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
+      await this.#reshard.progress(applied.done.length);
+      return applied.done.length > 0 ? 'again' : 'unsettled';
+    }
+    // Quiet (nothing moves: balanced, or a count refused): memory use may ask for another count.
+    if ((d.kind === 'balanced' || d.kind === 'refuse') && plan.topology.allAnswered && spec.autoscaling.enabled) {
+      await this.#autoscaler.sample(spec.autoscaling, spec.master.replicas, clusterMemory(plan.topology));
+    } else if (!spec.autoscaling.enabled) this.#autoscaler.reset();
+    return plan.holds.length > 0 || !plan.topology.allAnswered || d.kind !== 'balanced' ? 'unsettled' : 'rest';
+  }
+
+  #ctx(plan: RoundPlan) {
+    return {
+      redis: this.#redis,
+      topology: plan.topology,
+      backoff: this.#backoff,
+      log: this.#log,
+      canAct: () => this.#running && this.#o.leader.isLeader(),
+      event: (e: EventToSend) => this.#event(e),
+      now: this.#now,
+      beforeStep: this.#o.hooks?.beforeStep
+        ? (s: Parameters<NonNullable<ClusterHooks['beforeStep']>>[1]) => this.#o.hooks!.beforeStep!(this.ref, s)
+        : undefined,
+      afterBatch: this.#o.hooks?.afterBatch ? (slot: number, keys: number) => this.#o.hooks!.afterBatch!(this.ref, slot, keys) : undefined,
+      onMoved: () => this.#o.metrics.slotsMoved.inc({ namespace: this.namespace, rediscluster: this.name }),
+      onForcedFailover: () => {
+        this.#o.metrics.forcedFailovers.inc({ namespace: this.namespace, rediscluster: this.name });
+      },
+    };
+  }
+
+  /** What later rounds need: each node's shard, when a failed master was first seen, key counts, forced elections. */
+  #remember(plan: RoundPlan): void {
+    const t = plan.topology;
+    for (const n of t.nodes.values()) {
+      if (n.pod) this.#remembered.set(n.id, n.pod.shard);
+      if (n.info) this.#lastKeys.set(n.id, n.info.keys);
+    }
+    for (const p of t.pods) if (p.record && !this.#lastKeys.has(p.record.id)) this.#lastKeys.set(p.record.id, p.record.keys);
+    for (const id of [...this.#remembered.keys()]) if (!t.nodes.has(id)) this.#remembered.delete(id);
+    for (const id of [...this.#lastKeys.keys()]) if (!t.nodes.has(id)) this.#lastKeys.delete(id);
+    this.#failingSince = plan.failingSince;
+    const now = this.#now();
+    for (const step of plan.steps) if (step.kind === 'failover') this.#forcedAt.set(step.failedId, now);
+    const timeout = this.#spec?.sentinel.failoverTimeout ?? 0;
+    for (const [id, at] of [...this.#forcedAt]) if (now - at > 2 * timeout) this.#forcedAt.delete(id);
+  }
+
+  #report(plan: RoundPlan): void {
+    const t = plan.topology;
+    const labels = { namespace: this.namespace, rediscluster: this.name };
+    let covered = 0;
+    for (const id of t.owner) if (id !== null && healthyMaster(t.nodes.get(id))) covered++;
+    this.#o.metrics.slotsCovered.set(labels, covered);
+    const up = t.pods.filter((p) => p.probe?.ok).length;
+    const pending = t.pods.filter((p) => !p.ip).length;
+    this.#o.metrics.nodes.set({ ...labels, state: 'up' }, up);
+    this.#o.metrics.nodes.set({ ...labels, state: 'pending' }, pending);
+    this.#o.metrics.nodes.set({ ...labels, state: 'down' }, t.pods.length - up - pending);
+  }
+
+  #event(e: EventToSend): void {
+    if (!this.#o.leader.isLeader()) return;
+    if (e.reason === 'StepFailed') {
+      const now = this.#now();
+      if (now - this.#stepFailedAt < STEP_FAILED_EVERY_MS) {
+        this.#stepFailedSuppressed++;
+        return;
+      }
+      if (this.#stepFailedSuppressed > 0)
+        e = { ...e, message: `${e.message} (and ${this.#stepFailedSuppressed} more failing steps since the last such Event)` };
+      this.#stepFailedAt = now;
+      this.#stepFailedSuppressed = 0;
+    }
+    const p = this.#o.kube.emitEvent(this.ref, e.type, e.reason, e.message, CLUSTER_KIND);
+    this.#pending.add(p);
+    void p.finally(() => this.#pending.delete(p));
+  }
+}
