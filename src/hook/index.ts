@@ -2,8 +2,9 @@
 // same request gives a byte-identical response. Functions never throw for a request that
 // parseHookRequest / parseCustomizeRequest accepted. Returned objects may share structure with
 // the request (observed children are echoed by reference): treat both as read-only. The wire
-// schemas (wire.ts) are exported as values too: the server uses them as its route schemas, and
-// wireChecker is the one checker both sides run.
+// schemas (wire.ts) are exported as values too: the server uses them as its route schemas, checks
+// a body once with wireChecker (the checker the parse functions run) and hands the typed body to
+// hookRequestOf / customizeRequestOf / decoratorRequestOf, which check nothing again.
 import { finalizeResponse } from './finalize.ts';
 import { readState, syncResponse } from './state.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
@@ -11,8 +12,9 @@ import type { HookRequest, HookResponse } from './types.ts';
 
 export { DEFAULT_HOOK_OPTIONS, DEFAULT_RUNBOOK_BASE_URL, type HookOptions } from './context.ts';
 export { parseDecoratorRequest, syncMonitoring, type MonitoringVerdict } from './monitoring/decorator.ts';
+export { decoratorRequestOf } from './monitoring/decorator.ts';
 
-export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
+export { customizeRequestOf, hookRequestOf, parseCustomizeRequest, parseHookRequest } from './parse.ts';
 export { customize } from './customize.ts';
 export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup.ts';
 export { customizeCluster, finalizeCluster, syncCluster, type RedisClusterResponse } from './cluster/index.ts';

@@ -1,7 +1,8 @@
 // Checking JSON against the wire schemas (wire.ts), and saying what is wrong in one sentence that
 // names the field the way a person would write it: `children["Service.v1"]["default/x"].kind`.
-// Used by parse.ts and, through wireChecker, by the fastify routes, so a body gets the same
-// verdict and the same message whichever looks first.
+// The fastify routes check each body once with it (src/server/hook-scope.ts); parse.ts runs the
+// same compiled checker for callers outside the server, so a body gets the same verdict and
+// message from either.
 // Invariants: checking never throws and never changes the value (no coercion, no defaults); a
 // value that passes `is` has the schema's Static type; `problem` is undefined exactly when `is`
 // holds; the message describes the first problem only (required keys first, then properties in

@@ -139,7 +139,7 @@ export const HookRequest = Type.Object(
 
 /**
  * A sync or finalize request body as accepted: a missing or null map counts as empty and a
- * missing finalizing as false (parseHookRequest fills them in), so a request written by hand for
+ * missing finalizing as false (hookRequestOf fills them in), so a request written by hand for
  * curl or a test needs only the parent.
  */
 export const HookRequestBody = Type.Object(

@@ -36,10 +36,8 @@ export interface AppOptions {
 
 function realHooks(options: hook.HookOptions): HookFunctions {
   return {
-    parseHookRequest: hook.parseHookRequest,
     sync: (r) => hook.sync(r, options),
     finalize: (r) => hook.finalize(r, options),
-    parseCustomizeRequest: hook.parseCustomizeRequest,
     customize: hook.customize,
   };
 }
@@ -47,10 +45,8 @@ function realHooks(options: hook.HookOptions): HookFunctions {
 /** The RedisBackup controller's hooks: it has no finalize hook (its Job is garbage-collected with it). */
 function redisBackupHooks(options: hook.HookOptions): HookFunctions {
   return {
-    parseHookRequest: hook.parseHookRequest,
     sync: (r) => hook.syncRedisBackup(r, options),
     finalize: (r) => ({ ...hook.syncRedisBackup(r, options), ...(r.finalizing ? { finalized: true } : {}) }),
-    parseCustomizeRequest: hook.parseCustomizeRequest,
     customize: hook.customizeRedisBackup,
   };
 }
@@ -58,10 +54,8 @@ function redisBackupHooks(options: hook.HookOptions): HookFunctions {
 /** The RedisCluster controller's hooks: sync, finalize (its volume policy, as for Redis) and customize. */
 function redisClusterHooks(options: hook.HookOptions): HookFunctions {
   return {
-    parseHookRequest: hook.parseHookRequest,
     sync: (r) => hook.syncCluster(r, options),
     finalize: (r) => hook.finalizeCluster(r, options),
-    parseCustomizeRequest: hook.parseCustomizeRequest,
     customize: hook.customizeCluster,
   };
 }

@@ -1,11 +1,13 @@
 // POST /sync, /finalize, /customize: the HTTP face of the pure hook in src/hook.
 // Invariants:
 // - The route schemas are the hook's wire schemas (src/hook/wire.ts), nothing written here.
-// - A body is checked by the hook's own wire checker, the one parseHookRequest runs, not by
-//   fastify's ajv (which coerces: `"finalizing": "true"` would pass as true, `"name": 5` as "5").
-//   So a body gets the same verdict and the same message naming the field either way, and is
-//   never rewritten before the hook sees it, but for the prototype keys the parser drops
-//   (hook-scope.ts). A refused body is a 400 not_a_hook_request.
+// - A body is checked once, as the route's validator, by the hook's own compiled wire checker
+//   (the one parseHookRequest runs), not by fastify's ajv (which coerces: `"finalizing": "true"`
+//   would pass as true, `"name": 5` as "5"). So a body gets the same verdict and the same message
+//   naming the field either way, and is never rewritten before the hook sees it, but for the
+//   prototype keys the parser drops (hook-scope.ts). A refused body is a 400 not_a_hook_request
+//   and the hook never runs. The handler gets the body typed by its schema (wire-types.ts) and
+//   only fills in the defaults (hookRequestOf), checking nothing again.
 // - A 200 carries what the hook returned, through a response schema that REQUIRES `status` and
 //   `children` (a hook answer without a children list fails serialization and becomes a 500,
 //   not a 200 that would delete every child) and drops any top-level key Metacontroller v2
@@ -23,24 +25,27 @@ import type { FastifyPluginCallback } from 'fastify';
 import {
   CustomizeRequest,
   CustomizeResponse,
+  customizeRequestOf,
   HookRequestBody,
+  hookRequestOf,
   HookResponse,
   type HookRequest,
-  type ParseResult,
   type RedisBackupResponse,
   type RedisClusterResponse,
 } from '../hook/index.ts';
 import { hookScope, identify, schemaFor, type Served } from './hook-scope.ts';
 import type { HookMetrics, HookRoute } from './metrics.ts';
+import type { WireTypes } from './wire-types.ts';
 
 type MaybePromise<T> = T | Promise<T>;
 
-/** The hook module's API as the server uses it; injectable so tests can make it fail or stall. */
+/**
+ * The hook module's API as the server uses it, on requests the route has checked; injectable so
+ * tests can make it fail or stall.
+ */
 export interface HookFunctions {
-  parseHookRequest(body: unknown): ParseResult<HookRequest>;
   sync(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse | RedisClusterResponse>;
   finalize(request: HookRequest): MaybePromise<HookResponse | RedisBackupResponse | RedisClusterResponse>;
-  parseCustomizeRequest(body: unknown): ParseResult<CustomizeRequest>;
   customize(request: CustomizeRequest): MaybePromise<CustomizeResponse>;
 }
 
@@ -61,19 +66,20 @@ export function reportsInvalidSpec(response: unknown): boolean {
   return Array.isArray(conditions) && conditions.some((c) => (c as { reason?: unknown } | null)?.reason === 'InvalidSpec');
 }
 
-export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hooks, metrics, bodyLimitBytes, routePrefix }, done) => {
-  const scope = hookScope(app, { metrics, bodyLimitBytes });
+export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (plain, options, done) => {
+  const { hooks, metrics, bodyLimitBytes, routePrefix } = options;
+  const scope = hookScope(plain, { metrics, bodyLimitBytes });
+  const app = plain.withTypeProvider<WireTypes>();
   const route = (local: 'sync' | 'finalize' | 'customize'): HookRoute => `${routePrefix ?? ''}${local}`;
 
   for (const local of ['sync', 'finalize'] as const) {
     app.post(`/${local}`, { schema: schemaFor(HookRequestBody, HookResponse), onResponse: scope.onResponse(route(local)) }, async (request, reply) => {
-      const parsed = hooks.parseHookRequest(request.body);
-      if (!parsed.ok) return scope.reject(request, reply, parsed.message);
-      identify(request, reply, parsed.request.parent);
-      const logic = local === 'finalize' || parsed.request.finalizing ? 'finalize' : 'sync';
+      const hookRequest = hookRequestOf(request.body);
+      identify(request, reply, hookRequest.parent);
+      const logic = local === 'finalize' || hookRequest.finalizing ? 'finalize' : 'sync';
       const state: Served = { logic };
       scope.served.set(request, state);
-      const response = await (logic === 'finalize' ? hooks.finalize(parsed.request) : hooks.sync(parsed.request));
+      const response = await (logic === 'finalize' ? hooks.finalize(hookRequest) : hooks.sync(hookRequest));
       state.invalidSpec = reportsInvalidSpec(response);
       state.children = Array.isArray(response?.children) ? response.children.length : undefined;
       return response;
@@ -84,11 +90,10 @@ export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (app, { hook
     '/customize',
     { schema: schemaFor(CustomizeRequest, CustomizeResponse), onResponse: scope.onResponse(route('customize')) },
     async (request, reply) => {
-      const parsed = hooks.parseCustomizeRequest(request.body);
-      if (!parsed.ok) return scope.reject(request, reply, parsed.message);
-      identify(request, reply, parsed.request.parent);
+      const customizeRequest = customizeRequestOf(request.body);
+      identify(request, reply, customizeRequest.parent);
       scope.served.set(request, { logic: 'customize' });
-      return hooks.customize(parsed.request);
+      return hooks.customize(customizeRequest);
     },
   );
 

@@ -1,6 +1,7 @@
 // What every hook route plugin sets up in its own fastify scope (hook-routes.ts for the
 // CompositeControllers, monitoring-routes.ts for the monitoring DecoratorController): bodies
-// checked by the hook's own wire checker, JSON-only parsing that drops prototype keys, answers
+// checked once, by the hook's own compiled wire checker as the routes' validator (typed for the
+// handlers by wire-types.ts), JSON-only parsing that drops prototype keys, answers
 // written without recursion (json-text.ts) at any depth, errors as `{error, message}`, and
 // one summary line plus the metrics per answered request. Invariants are the ones
 // hook-routes.ts states: a body is never coerced or rewritten before the hook sees it (prototype
@@ -23,11 +24,15 @@ export interface Served {
   refused?: ErrorBody;
 }
 
-export function schemaFor(body: TSchema, ok: TSchema) {
+export function schemaFor<B extends TSchema, R extends TSchema>(body: B, ok: R) {
   return { body, response: { 200: ok, '4xx': errorBodySchema, '5xx': errorBodySchema } };
 }
 
-/** fastify's validator contract, over the hook's wire checker. */
+/**
+ * fastify's validator contract, over the hook's wire checker: the one check a body gets. The
+ * checker is compiled once per schema (wireChecker caches it) and shared with the hook's parse
+ * functions, which the routes do not call. A valid body is passed on untouched.
+ */
 function wireValidator({ schema }: { schema: unknown }) {
   const checker = wireChecker(schema as TSchema);
   return (data: unknown) => {
@@ -56,8 +61,6 @@ const LEVEL: Record<Outcome, 'info' | 'warn' | 'error'> = { ok: 'info', invalid_
 
 export interface HookScope {
   served: WeakMap<FastifyRequest, Served>;
-  /** A 400 not_a_hook_request with the checker's message. */
-  reject(request: FastifyRequest, reply: FastifyReply, message: string): FastifyReply;
   /** The onResponse hook of a route: metrics and the one summary line. */
   onResponse(route: HookRoute): (request: FastifyRequest, reply: FastifyReply, done: () => void) => void;
 }
@@ -102,11 +105,6 @@ export function hookScope(app: FastifyInstance, options: { metrics: HookMetrics;
 
   return {
     served,
-    reject(request, reply, message) {
-      const body: ErrorBody = { error: 'not_a_hook_request', message: `not a Metacontroller hook request: ${message}` };
-      served.set(request, { refused: body });
-      return reply.code(400).send(body);
-    },
     onResponse(route) {
       return (request, reply, doneHook) => {
         const result = served.get(request);

@@ -1,14 +1,16 @@
 // POST /monitoring/sync: the monitoring DecoratorController's hook (manifests/components/
 // monitoring), the HTTP face of src/hook/monitoring/decorator.ts. The same scope as the
-// CompositeControllers' routes (hook-scope.ts: wire-checked bodies, JSON only, one summary line
+// CompositeControllers' routes (hook-scope.ts: bodies wire-checked once, JSON only, one summary line
 // and the metrics per request, route label monitoring/sync). Invariant: a 200 carries exactly
 // `attachments` (and never status, labels or annotations), through a response schema that
 // requires them: an answer without the list fails serialization and becomes a 500, never a 200
 // that would delete every attachment.
 import type { FastifyPluginCallback } from 'fastify';
-import { DecoratorRequestBody, DecoratorResponse, parseDecoratorRequest, syncMonitoring, type HookOptions } from '../hook/index.ts';
+import { decoratorRequestOf, DecoratorRequestBody, DecoratorResponse } from '../hook/index.ts';
+import { syncMonitoring, type HookOptions } from '../hook/index.ts';
 import { hookScope, identify, schemaFor, type Served } from './hook-scope.ts';
 import type { HookMetrics } from './metrics.ts';
+import type { WireTypes } from './wire-types.ts';
 
 export interface MonitoringRoutesOptions {
   hookOptions: HookOptions;
@@ -18,16 +20,17 @@ export interface MonitoringRoutesOptions {
   sync?: typeof syncMonitoring;
 }
 
-export const monitoringRoutes: FastifyPluginCallback<MonitoringRoutesOptions> = (app, { hookOptions, metrics, bodyLimitBytes, sync }, done) => {
-  const scope = hookScope(app, { metrics, bodyLimitBytes });
+export const monitoringRoutes: FastifyPluginCallback<MonitoringRoutesOptions> = (plain, options, done) => {
+  const { hookOptions, metrics, bodyLimitBytes, sync } = options;
+  const scope = hookScope(plain, { metrics, bodyLimitBytes });
+  const app = plain.withTypeProvider<WireTypes>();
   const hook = sync ?? syncMonitoring;
   app.post('/sync', { schema: schemaFor(DecoratorRequestBody, DecoratorResponse), onResponse: scope.onResponse('monitoring/sync') }, async (request, reply) => {
-    const parsed = parseDecoratorRequest(request.body);
-    if (!parsed.ok) return scope.reject(request, reply, parsed.message);
-    identify(request, reply, parsed.request.object);
+    const decoratorRequest = decoratorRequestOf(request.body);
+    identify(request, reply, decoratorRequest.object);
     const state: Served = { logic: 'sync' };
     scope.served.set(request, state);
-    const verdict = hook(parsed.request, hookOptions);
+    const verdict = hook(decoratorRequest, hookOptions);
     state.invalidSpec = verdict.invalidSpec;
     state.children = verdict.response.attachments.length;
     return verdict.response;

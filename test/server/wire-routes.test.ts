@@ -1,6 +1,6 @@
 // The hook routes use the hook's wire schemas (src/hook/wire.ts) as their route schemas: bodies
-// are judged by the same checker as parseHookRequest (same verdict, same message, no coercion),
-// and answers are serialized byte for byte as the hook built them. fastify inject only.
+// are judged once, by the same checker as parseHookRequest (same verdict, same message, no
+// coercion), and answers are serialized byte for byte as the hook built them. fastify inject only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { FastifyInstance } from 'fastify';
@@ -33,8 +33,13 @@ const refused: Array<[string, Record<string, unknown>]> = [
 ];
 for (const [label, body] of refused) {
   test(`refused before the hook runs, with parseHookRequest's message: ${label}`, async (t) => {
-    let parses = 0;
-    const server = app({ hooks: { parseHookRequest: (b) => (parses++, hook.parseHookRequest(b)) } });
+    let calls = 0;
+    const server = app({
+      hooks: {
+        sync: (r) => (calls++, hook.sync(r)),
+        finalize: (r) => (calls++, hook.finalize(r)),
+      },
+    });
     t.after(() => server.close());
     const verdict = hook.parseHookRequest(body);
     assert.equal(verdict.ok, false);
@@ -43,7 +48,7 @@ for (const [label, body] of refused) {
       assert.equal(res.statusCode, 400);
       assert.deepEqual(res.json(), { error: 'not_a_hook_request', message: `not a Metacontroller hook request: ${verdict.ok ? '' : verdict.message}` });
     }
-    assert.equal(parses, 0, 'the route schema refused it first');
+    assert.equal(calls, 0, 'the route schema refused it before the hook ran');
   });
 }
 
@@ -55,14 +60,45 @@ test("customize: a body without a usable parent is refused with the checker's me
   assert.equal(res.json().message, 'not a Metacontroller hook request: parent.metadata.namespace must be a non-empty string');
 });
 
-test('an accepted body reaches the hook exactly as sent (nothing coerced, defaulted or stripped)', async (t) => {
+test('an accepted body reaches the hook as sent (nothing coerced or stripped, defaults filled in)', async (t) => {
   const seen: unknown[] = [];
-  const server = app({ hooks: { parseHookRequest: (b) => (seen.push(structuredClone(b)), hook.parseHookRequest(b)) } });
+  const server = app({ hooks: { sync: (r) => (seen.push(structuredClone(r)), hook.sync(r)) } });
   t.after(() => server.close());
-  const body = { ...syncRequest(), extra: { kept: true } };
+  const sent = syncRequest();
+  const body = { ...sent, extra: { kept: true } };
   const res = await post(server, '/sync', body);
   assert.equal(res.statusCode, 200);
-  assert.deepEqual(seen, [body]);
+  const { controller, parent, children, related } = sent;
+  assert.deepEqual(seen, [{ controller, parent, children, related, finalizing: false }]);
+  const parsed = hook.parseHookRequest(body);
+  assert.ok(parsed.ok);
+  assert.deepEqual(seen, [parsed.request], 'what parseHookRequest would have made of it');
+});
+
+test('a valid body is checked once: by the route, not again by the hook', async (t) => {
+  const server = app();
+  t.after(() => server.close());
+  const decorator = { object: syncRequest()['parent'] };
+  for (const [url, schema, body] of [
+    ['/sync', hook.HookRequestBody, syncRequest()],
+    ['/finalize', hook.HookRequestBody, syncRequest()],
+    ['/customize', hook.CustomizeRequest, syncRequest()],
+    ['/rediscluster/sync', hook.HookRequestBody, syncRequest()],
+    ['/monitoring/sync', hook.DecoratorRequestBody, decorator],
+  ] as const) {
+    // wireChecker hands every caller the one compiled checker of a schema: count its uses.
+    const checker = hook.wireChecker(schema);
+    const { is, problem } = checker;
+    let checks = 0;
+    Object.assign(checker, { is: (v: unknown) => (checks++, is(v)), problem: (v: unknown) => (checks++, problem(v)) });
+    try {
+      const res = await post(server, url, body);
+      assert.equal(res.statusCode, 200, `${url}: ${res.body}`);
+    } finally {
+      Object.assign(checker, { is, problem });
+    }
+    assert.equal(checks, 1, url);
+  }
 });
 
 test('answers are serialized byte for byte as the hook built them (children keep their own key order)', async (t) => {

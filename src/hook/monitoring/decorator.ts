@@ -20,18 +20,21 @@ import { desiredClusterPodMonitor, desiredClusterPrometheusRule, desiredPodMonit
 
 const decoratorRequestBody = wireChecker(DecoratorRequestBody);
 
-export function parseDecoratorRequest(body: unknown): ParseResult<DecoratorRequest> {
-  if (!decoratorRequestBody.is(body)) return { ok: false, message: decoratorRequestBody.problem(body)?.message ?? 'not a decorator request' };
+/** The request the hook works on, from a body already checked against DecoratorRequestBody (the route does). */
+export function decoratorRequestOf(body: DecoratorRequestBody): DecoratorRequest {
   return {
-    ok: true,
-    request: {
-      ...(body.controller !== undefined ? { controller: body.controller } : {}),
-      object: body.object,
-      attachments: body.attachments ?? {},
-      related: body.related ?? {},
-      finalizing: body.finalizing ?? false,
-    },
+    ...(body.controller !== undefined ? { controller: body.controller } : {}),
+    object: body.object,
+    attachments: body.attachments ?? {},
+    related: body.related ?? {},
+    finalizing: body.finalizing ?? false,
   };
+}
+
+/** Check, then decoratorRequestOf: for callers holding unchecked JSON (tests); the route checks once itself. */
+export function parseDecoratorRequest(body: unknown): ParseResult<DecoratorRequest> {
+  if (decoratorRequestBody.is(body)) return { ok: true, request: decoratorRequestOf(body) };
+  return { ok: false, message: decoratorRequestBody.problem(body)?.message ?? 'not a decorator request' };
 }
 
 /** Ours to echo: the attachment kinds this decorator declares, in the Redis's namespace. */
