@@ -5,6 +5,7 @@
 // before the tests, and test/architecture.test.ts shows through ESLint's API that the rules fail.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { architecture } from './eslint.architecture.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'build/**', 'dist/**', '.tmp/**', 'manifests/**'] },
@@ -62,4 +63,5 @@ export default tseslint.config(
   },
   // The configuration files are JavaScript outside tsconfig.json: no types to check them with.
   { files: ['**/*.js'], ...tseslint.configs.disableTypeChecked },
+  ...architecture,
 );
