@@ -25,6 +25,7 @@ interface Architecture {
   PURE: Array<{ root: string; typeImports: boolean }>;
   RULES: ImportRule[];
   MAX_DEPTH: number;
+  KIND_SEVERITY: 'warn' | 'error';
 }
 // A JavaScript module outside tsconfig.json, so imported by URL and typed here.
 const arch = (await import(pathToFileURL(join(root, 'eslint.architecture.js')).href)) as Architecture;
@@ -54,6 +55,8 @@ async function reports(path: string, text: string): Promise<string[]> {
 const IMPORTS = 'no-restricted-imports';
 const KINDS = '@typescript-eslint/no-restricted-imports';
 const SYNTAX = 'no-restricted-syntax';
+// The sidecar's kinds rule is a warning until their shared pieces live in core/.
+const KIND_REPORT = `${KINDS}:1${arch.KIND_SEVERITY === 'warn' ? ' (warn)' : ''}`;
 const GLOBALS = 'no-restricted-globals';
 const PROPERTIES = 'no-restricted-properties';
 
@@ -182,18 +185,18 @@ const CASES: Case[] = [
     text: "import { a } from '../../../api/labels.ts';\nimport { b } from '../util.ts';\n",
     want: [],
   },
-  // the sidecar's kinds ('warn' until the shared pieces live in core/)
+  // the sidecar's kinds
   {
     name: 'sidecar/rediscluster importing sidecar/redis',
     path: 'src/sidecar/rediscluster/manager/x.ts',
     text: "import { a } from '../../redis/manager/y.ts';\n",
-    want: [`${KINDS}:1 (warn)`],
+    want: [KIND_REPORT],
   },
   {
     name: 'sidecar/redis importing sidecar/rediscluster',
     path: 'src/sidecar/redis/x.ts',
     text: "import type { A } from '../rediscluster/y.ts';\n",
-    want: [`${KINDS}:1 (warn)`],
+    want: [KIND_REPORT],
   },
   {
     name: 'sidecar/rediscluster importing core/ and adapters/: allowed',
@@ -225,7 +228,7 @@ const CASES: Case[] = [
     name: 'rediscluster/decide importing redis/decide',
     path: 'src/sidecar/rediscluster/decide/x.ts',
     text: "import { plan } from '../../redis/decide/plan.ts';\n",
-    want: [`${IMPORTS}:1`, `${KINDS}:1 (warn)`],
+    want: [`${IMPORTS}:1`, KIND_REPORT],
   },
   {
     name: 'rediscluster/decide: a type from ioredis and a comment: allowed',
