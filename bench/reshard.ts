@@ -1,4 +1,4 @@
-// Resharding benchmark (a benchmark, not a test): `npm run bench:reshard` (issue 15, "Tests and
+// Resharding benchmark (a benchmark, not a test): `npm run bench:reshard` (RedisCluster's "Tests and
 // measurement"). Network: subnet 87 (pods 198.18.87.x),
 // which no test or other bench uses.
 //

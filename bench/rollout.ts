@@ -1,4 +1,4 @@
-// Rollout benchmark (a benchmark, not a test): `npm run bench:rollout` (issue 9, "Measure it").
+// Rollout benchmark (a benchmark, not a test): `npm run bench:rollout` (day-2 operations' "Measure it").
 // Network: subnet 58 (pods 198.18.58.x, Services 198.19.58.x).
 //
 // The design's three-node Redis (manifests/examples/redis.yaml) on a real cluster here

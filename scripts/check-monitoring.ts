@@ -1,4 +1,4 @@
-// npm run check:monitoring (issue 12): every alert's promtool unit tests, then the live scenario
+// npm run check:monitoring: every alert's promtool unit tests, then the live scenario
 // (test/monitoring/live.ts) on a fresh real cluster (real nodes, the operator's Deployment): a real Prometheus scraping the real
 // exporters and sidecars while the master crash-loops. Prints what it sees, and ends with
 //   alerts_tested=<n>  alerts_passed=<n>  live_alerts_fired_as_expected=<yes|no>

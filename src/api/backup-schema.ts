@@ -1,4 +1,4 @@
-// The backup parts of the Redis API (issue 11): scheduled backups (spec.backup), where they go
+// The backup parts of the Redis API: scheduled backups (spec.backup), where they go
 // (S3 or a PersistentVolumeClaim), a new Redis started from one (spec.restore), and what status
 // says about them. Part of the one schema source (schema.ts composes them into RedisSpec and
 // RedisStatus; redisbackup-schema.ts reuses BackupStorage for the on-demand kind); the same

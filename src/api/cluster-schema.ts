@@ -1,4 +1,4 @@
-// The RedisCluster API (issue 15): a sharded Redis in cluster mode, written once, like the Redis
+// The RedisCluster API: a sharded Redis in cluster mode, written once, like the Redis
 // API in schema.ts (TypeScript types, the hook's validator and the CRD all come from here).
 // It reuses the Redis parts that mean the same thing (persistence, resources, auth, scheduling,
 // backup, monitoring, config); what differs is the topology (master.replicas = shards, replicas =

@@ -1,4 +1,4 @@
-// The monitoring part of the Redis API (issue 12): the redis_exporter container in every pod,
+// The monitoring part of the Redis API: the redis_exporter container in every pod,
 // the Prometheus Operator objects the monitoring component attaches (a PodMonitor and a
 // PrometheusRule per Redis), and the alerts in the design article's shape (`monitoring.alerts`:
 // name, threshold, duration). Part of the one schema source (schema.ts composes it into

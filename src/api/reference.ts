@@ -223,7 +223,7 @@ export function fieldRow(r: FieldRow): string {
 function levelSection(kind: string, level: ObjectLevel): string[] {
   const heading = level.path ? `### ${code(level.path)}` : `### ${kind}: top level`;
   const intro = level.description ? [prose(level.description), ''] : [];
-  const header = [row(['field', 'type', 'default', 'required', 'constraints', 'description']), row(Array(6).fill('---'))];
+  const header = [row(['field', 'type', 'default', 'required', 'constraints', 'description']), row(Array<string>(6).fill('---'))];
   return [heading, '', ...intro, ...header, ...level.rows.map(fieldRow), ''];
 }
 
@@ -243,7 +243,7 @@ function columnsSection(plural: string, columns: Column[]): string[] {
     '```',
     '',
     row(['column', 'type', 'JSON path', 'shown', 'description']),
-    row(Array(5).fill('---')),
+    row(Array<string>(5).fill('---')),
     ...columns.map((c) => row([c.name, code(c.type), code(c.jsonPath), c.priority ? '`-o wide`' : 'always', prose(c.description ?? '')])),
     '',
   ];

@@ -1,4 +1,4 @@
-// The security parts of the Redis API (issue 10): where the passwords come from, TLS,
+// The security parts of the Redis API: where the passwords come from, TLS,
 // application users, how long a changed password keeps working, and the NetworkPolicy. Part of
 // the one schema source (schema.ts composes them into RedisSpec); the same invariants hold:
 // every property described, defaults here and only here, structural output.

@@ -89,7 +89,7 @@ function literalValues(branch: unknown): unknown[] | undefined {
   const keys = Object.keys(branch).filter((k) => k !== 'type' && k !== 'description');
   if (keys.length !== 1) return undefined;
   if (keys[0] === 'const') return [branch['const']];
-  if (keys[0] === 'enum' && Array.isArray(branch['enum'])) return branch['enum'];
+  if (keys[0] === 'enum' && Array.isArray(branch['enum'])) return branch['enum'] as unknown[];
   return undefined;
 }
 
@@ -144,7 +144,7 @@ function normalizeIntOrString(node: JsonSchema, path: string): void {
 
 /** Inside anyOf/allOf/oneOf/not only value validations may appear; a Union of types has no structural form. */
 function rejectTypedJunctors(node: JsonSchema, path: string): void {
-  const branches = [...(['anyOf', 'allOf', 'oneOf'] as const).flatMap((j) => (Array.isArray(node[j]) ? node[j] : [])), node['not']];
+  const branches = [...(['anyOf', 'allOf', 'oneOf'] as const).flatMap((j) => (Array.isArray(node[j]) ? (node[j] as unknown[]) : [])), node['not']];
   for (const branch of branches) {
     if (!isObject(branch)) continue;
     for (const key of ['type', 'description', 'default', 'additionalProperties', 'nullable']) {

@@ -175,7 +175,7 @@ export function openSnapshot(source: SnapshotSource): Promise<Snapshot> {
         onHeader();
       }
     });
-    socket.on('error', (err) => abort(err));
+    socket.on('error', (err: Error) => abort(err));
     socket.on('close', () => {
       if (stage !== 'payload' || rdb.writableEnded) return;
       abort(new Error(`${source.host}:${source.port} closed the connection after ${size} bytes of the snapshot`));

@@ -63,7 +63,7 @@ const SERVER_METADATA = [
  * The child as the hook last asked for it, for echoing on an invalid spec. Returning the observed
  * object itself would change nothing in the cluster but would nest the previous last-applied
  * annotation inside the next one: every sync writes a longer annotation, which triggers another
- * sync, until the 256 KiB annotation limit makes every apply fail (metacontroller#1003). What
+ * sync, until the 256 KiB annotation limit makes every apply fail. What
  * was last applied is exactly what makes Metacontroller's three-way merge a no-op. Without the
  * annotation (server-side apply, or a child made by hand), the observed object minus status and
  * server-set metadata is the closest thing.

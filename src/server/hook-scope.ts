@@ -90,7 +90,9 @@ export function hookScope(app: FastifyInstance, options: { metrics: HookMetrics;
   const secureParse = app.getDefaultJsonParser('remove', 'remove');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, doneParsing) => {
     const body = raw.toString(); // parseAs 'string' hands over a string; toString narrows the type
-    secureParse(request, body, (error: Error | null, value?: unknown) => {
+    // The default JSON parser is callback-style: it answers through the callback and returns nothing;
+    // its type also admits the promise-returning form, hence the void.
+    void secureParse(request, body, (error: Error | null, value?: unknown) => {
       if (error === null) return doneParsing(null, value);
       if ((error as { code?: string }).code !== 'FST_ERR_CTP_INVALID_JSON_BODY') return doneParsing(error, undefined);
       let message = 'request body is not valid JSON';

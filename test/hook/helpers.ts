@@ -9,7 +9,7 @@ export type Json = Record<string, unknown>;
 export const NS = 'default';
 export const UID = '6f1c2b9e-3d4a-4c8e-9b7f-2a1d5e8c4b10';
 
-/** issue 2's Redis, verbatim. */
+/** The design article's Redis, verbatim. */
 export function designSpec(): Json {
   return {
     version: '7.2',

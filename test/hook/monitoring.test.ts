@@ -1,4 +1,4 @@
-// The monitoring decorator hook (issue 12): per Redis a PodMonitor and a PrometheusRule whose
+// The monitoring decorator hook: per Redis a PodMonitor and a PrometheusRule whose
 // alerts come from spec.monitoring.alerts over the defaults; alerts only where their series can
 // exist; an invalid spec echoes what was last applied; never a status. The rule expressions
 // themselves are checked by the real promtool in test/monitoring.

@@ -287,7 +287,7 @@ test('children maps with empty groups (as Metacontroller sends them) are fine', 
   assert.equal(sync(req).children.length, 8, 'the design: ConfigMap, four Services, two StatefulSets, the PDB');
 });
 
-test('an invalid spec echoes what was last applied, so the last-applied annotation never nests (metacontroller#1003)', () => {
+test('an invalid spec echoes what was last applied, so the last-applied annotation never nests', () => {
   const req = fixtureRequest((body) => {
     ((body['parent'] as Json)['spec'] as Json)['replicas'] = -1;
   });

@@ -179,7 +179,7 @@ describe('the real Metacontroller', () => {
     for (let i = 0; ; i++) {
       const err = await established().then(
         () => undefined,
-        (e: unknown) => e,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
       );
       if (err === undefined) break;
       if (i >= 40 || !/accessor error/.test(String(err))) throw err;

@@ -88,7 +88,7 @@ export async function startSystemCluster(options: SystemClusterOptions): Promise
     baselines.set(view, await takeBaseline(rc));
     return view;
   } catch (err) {
-    client.close();
+    await client.close();
     await rc.stop();
     throw err;
   }
@@ -484,7 +484,7 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
       return resetCluster(view, rc, baseline, frozen);
     },
     async stop() {
-      client.close();
+      await client.close();
       await rc.stop();
     },
   };

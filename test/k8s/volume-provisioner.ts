@@ -189,6 +189,6 @@ export async function startVolumeProvisioner(cp: ControlPlane, dir: string, log:
     clearTimeout(retry);
     for (const w of watches) w.stop();
     await running;
-    client.close();
+    await client.close();
   };
 }

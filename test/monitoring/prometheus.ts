@@ -202,7 +202,7 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
     dir,
     logFile,
     async query(expr) {
-      const data = await api<{ resultType: string; result: unknown }>(`${url}/api/v1/query?${new URLSearchParams({ query: expr })}`);
+      const data = await api<{ resultType: string; result: unknown }>(`${url}/api/v1/query?${new URLSearchParams({ query: expr }).toString()}`);
       if (data.resultType === 'vector') {
         const result = data.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
         return { resultType: 'vector', samples: result.map((r) => ({ labels: r.metric, value: sampleValue(r.value) })) };
@@ -236,9 +236,10 @@ export function promtool(args: string[], input?: string): Promise<PromtoolResult
   const bin = monitoringTools().promtool;
   return new Promise((resolve, reject) => {
     const child = execFile(bin, args, { encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code as number) : null) : 0;
-      if (code === null) reject(err);
-      else resolve({ code, stdout, stderr });
+      // A numeric code is promtool's verdict; anything else (not found, killed) is a failure to run it.
+      // ExecFileException is an Error whose typing (built with Omit) no longer says so.
+      if (err !== null && typeof err.code !== 'number') return reject(err as Error);
+      resolve({ code: err === null ? 0 : (err.code as number), stdout, stderr });
     });
     child.stdin?.end(input ?? '');
   });

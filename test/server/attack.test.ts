@@ -228,7 +228,8 @@ const server = buildApp({ logger: silentLogger(), defaultMetrics: false });
 const routeParser = server.getDefaultJsonParser('remove', 'remove');
 function parsedAsServed(text: string): unknown {
   let parsed: unknown;
-  routeParser({} as never, text, (error: Error | null, value?: unknown) => {
+  // Callback-style (see src/server/hook-scope.ts): the answer comes through the callback, synchronously.
+  void routeParser({} as never, text, (error: Error | null, value?: unknown) => {
     if (error !== null) throw error;
     parsed = value;
   });

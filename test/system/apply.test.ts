@@ -1,4 +1,4 @@
-// System test 1 (issue 4): `kubectl apply -f manifests/examples/redis.yaml` on the local cluster
+// System test 1: `kubectl apply -f manifests/examples/redis.yaml` on the local cluster
 // (real hook over HTTP, real sidecars, real redis-server pods) gives the design's three pods, the
 // row `my-redis 7.2 Ready 2 Running`, and data written through the master Service readable on
 // both replicas. Network: 198.18.50.x.

@@ -1,4 +1,4 @@
-// System test (issue 11): backup and restore on the real control plane. A Redis with spec.backup
+// System test: backup and restore on the real control plane. A Redis with spec.backup
 // on a real S3 server (versitygw, on this cluster's pod bridge where pods reach it) takes a
 // scheduled backup (the real CronJob and Job controllers run it) and an on-demand RedisBackup
 // while an application writes with SET + WAIT 1; a RedisBackup with refused credentials fails

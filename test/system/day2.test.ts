@@ -1,4 +1,4 @@
-// System test (issue 9): day-2 operations on one Redis, in sequence on one cluster (each boot of
+// System test: day-2 operations on one Redis, in sequence on one cluster (each boot of
 // the real control plane costs about 20 s): dynamic config without a restart, switchovers on
 // demand, a rollout (an image change) under SET + WAIT 1 traffic, a rollout stuck on a pod that never
 // becomes Ready (and unstuck), the scale-down rule, application users, the optional NetworkPolicy,

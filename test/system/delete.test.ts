@@ -1,4 +1,4 @@
-// System test 5 (issue 4): `kubectl delete redis` runs the finalize hook: with
+// System test 5: `kubectl delete redis` runs the finalize hook: with
 // persistence.whenDeleted Retain (the design's default) the claims and their data stay; with
 // Delete they go; in both cases the finalizer is released and the Redis, its children, pods and
 // generated Secret are gone. Both Redis run side by side in one cluster. Network: 198.18.54.x.

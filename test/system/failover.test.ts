@@ -1,4 +1,4 @@
-// System test 2 (issue 4): `kubectl delete pod my-redis-master-0` under SET + WAIT 1 traffic: a
+// System test 2: `kubectl delete pod my-redis-master-0` under SET + WAIT 1 traffic: a
 // replica is promoted, the master Service follows, the recreated pod rejoins as a replica with its
 // volume's data, no acknowledged write is lost, Events tell the story, the status returns to
 // Running. Network: 198.18.51.x.

@@ -1,4 +1,4 @@
-// System test 7 (issue 4): a full outage (every pod deleted at once). Before it, the master is
+// System test 7: a full outage (every pod deleted at once). Before it, the master is
 // moved off my-redis-master-0 and master-0's replication link is cut (iptables), so
 // master-0 (the fresh-cluster default) holds LESS data than the others. After the restart, the
 // pod with the most data must become master and nothing acknowledged may be lost.

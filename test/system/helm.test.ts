@@ -1,4 +1,4 @@
-// System test (issue 14): the Helm chart installed, upgraded and uninstalled with the real Helm
+// System test: the Helm chart installed, upgraded and uninstalled with the real Helm
 // (test/k8s/helm-build.ts) on the real control plane, instead of `kubectl apply -k manifests/`.
 // `helm install` (the Deployment's two pods from the operator's image on the real nodes), the
 // design's Redis to Running; a key written; `helm upgrade` changing the sidecar's log level and a

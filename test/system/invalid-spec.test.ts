@@ -1,4 +1,4 @@
-// System test 4 (issue 4): edits that the API server's schema accepts but the hook refuses. A
+// System test 4: edits that the API server's schema accepts but the hook refuses. A
 // nodeSelector key that is not a label key (the CRD allows any string key; Kubernetes would refuse
 // the StatefulSet on every sync) and a Redis name too long for its pods' labels: condition
 // InvalidSpec naming the field, nothing deleted, the pods keep serving, no hot loop; fixing the

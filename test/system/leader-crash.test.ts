@@ -1,4 +1,4 @@
-// System test 6 (issue 4): the sidecar leader is SIGKILLed in the middle of a failover. Its pod
+// System test 6: the sidecar leader is SIGKILLed in the middle of a failover. Its pod
 // label patches are held by the API server (a fault on its own client only), so it gets as far as
 // promoting a node in Redis but cannot publish it; then it is killed. The other instance takes
 // the Lease when it expires and completes the failover from what the pods report. Every pod write

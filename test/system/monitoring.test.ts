@@ -1,4 +1,4 @@
-// System test (issue 12): the monitoring component on the real control plane with a real
+// System test: the monitoring component on the real control plane with a real
 // Prometheus and the real redis_exporter in every pod (test/monitoring/live.ts): the master
 // crashes twice in a row, RedisFrequentFailovers and RedisInstanceDown fire, nothing else does,
 // everything resolves, and every dashboard panel shows live series. Network: 198.18.68.x pods.

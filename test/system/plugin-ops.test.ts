@@ -1,4 +1,4 @@
-// System test (issue 14): the `kubectl redis` commands that need more than the design's Redis, on
+// System test: the `kubectl redis` commands that need more than the design's Redis, on
 // the real control plane with a running Redis: `backup NAME` (an on-demand RedisBackup to a real
 // S3 server, waited for until Completed, of a Redis whose spec.backup has storage and no schedule:
 // no CronJob), `restore NEW --from-backup B --like OTHER` of a hibernated TLS Redis with a restore

@@ -1,4 +1,4 @@
-// System test (issue 14): the `kubectl redis` plugin as a user runs it, a subprocess with the test
+// System test: the `kubectl redis` plugin as a user runs it, a subprocess with the test
 // cluster's kubeconfig, directly and through the real kubectl's plugin lookup (bin/ on PATH),
 // against the design's Redis on the real control plane: status, -o json, a switchover that moves
 // the master Service, hibernate and wake keeping a key, events, a missing Redis, a ServiceAccount

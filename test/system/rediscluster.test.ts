@@ -1,4 +1,4 @@
-// System test (issue 15): the design article's RedisCluster on the real control plane, with the
+// System test: the design article's RedisCluster on the real control plane, with the
 // real hook (its own CompositeController), the real sidecars and ioredis' Cluster client as the
 // application (test/support/cluster-writer.ts). In order, on one cluster:
 // 1. manifests/examples/rediscluster.yaml applied verbatim: nine pods, every slot covered, the

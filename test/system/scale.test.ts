@@ -1,4 +1,4 @@
-// System test 3 (issue 4): `kubectl scale redis my-redis --replicas=3` then `--replicas=1`
+// System test 3: `kubectl scale redis my-redis --replicas=3` then `--replicas=1`
 // through the scale subresource, under SET + WAIT 1 traffic. The new replica syncs; scaling down
 // never removes the current master: with the master on my-redis-replica-2, the hook holds the
 // replica StatefulSet at 3 until the sidecar has switched the master over to a pod that stays.

@@ -1,4 +1,4 @@
-// System test (issue 13): the work shared across sidecar instances. With SHARDS=4 the two
+// System test: the work shared across sidecar instances. With SHARDS=4 the two
 // sidecars divide four Redis between them, one Lease per shard. The instance that holds shards
 // with Redis in them is SIGKILLed: the survivor takes every one of its shard Leases once they
 // expire, and then acts on each of its Redis (a master pod deleted in each is failed over by the

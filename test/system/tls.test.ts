@@ -1,4 +1,4 @@
-// System test (issue 10, TLS and rotation): a Redis created with spec.tls naming a Secret in
+// System test (TLS and rotation): a Redis created with spec.tls naming a Secret in
 // cert-manager's layout (certificates made with openssl). Plaintext gets no answer; a planned
 // switchover and a crash of the master's redis-server under SET + WAIT 1 traffic over TLS lose
 // nothing; the default user's password Secret changes under writes: both passwords work for the

@@ -1,4 +1,4 @@
-// System test (issue 9, volume expansion): growing spec.persistence.size from 1Gi to 2Gi under
+// System test (volume expansion): growing spec.persistence.size from 1Gi to 2Gi under
 // SET + WAIT 1 traffic. The sidecar raises every claim's request (the test provisioner's resizer grows
 // the volume, as external-resizer does), then replaces each StatefulSet with its pods orphaned;
 // Metacontroller recreates it with 2Gi claim templates and it adopts the running pods. No pod is

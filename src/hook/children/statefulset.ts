@@ -75,7 +75,7 @@ export interface StatefulSetPlan {
 
 /**
  * Probes authenticate as the operator's user, whose password never rotates: a rotation of the
- * password clients use (the default user's) can never fail a probe (issue 10's outage). With TLS
+ * password clients use (the default user's) can never fail a probe and restart every pod at once. With TLS
  * they verify the node's certificate chain against the mounted CA.
  */
 export function redisCli(tls: boolean): string {

@@ -4,7 +4,7 @@
 // itself (timestamps are strings, quantities and IntOrString are `number | string`, apiVersion
 // and kind are required literals), where client-node's describe the input of its own serializer
 // (Date objects, string-only quantities, every field optional); and src/hook may not import
-// client-node at all (test/architecture.test.ts: it is the I/O client). The imports are type-only,
+// client-node at all (eslint.architecture.js: it is the I/O client). The imports are type-only,
 // erased at run time, so a devDependency is enough: the image typechecks in a stage that has it.
 // Invariants: a built child is plain JSON; asKubeObject changes its static type only.
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';

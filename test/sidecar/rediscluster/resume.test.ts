@@ -30,7 +30,8 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
   const ips = await env.startShards(t, name, 3, ip);
   const tag = tagInMovingRange();
   const slot = keySlot(tag);
-  let crashed: Promise<void> | null = null;
+  // Set in a callback: spelled as a cast so that TypeScript does not narrow it to the initial null.
+  let crashed = null as Promise<void> | null;
   let a: Instance | null = null;
   // Instance a crashes after the first batch of the tagged slot: the slot is open, its keys split.
   const hooks = {

@@ -130,7 +130,7 @@ export class RedisAdapter {
       if (removed.length > 0) tx.call('ACL', 'DELUSER', ...removed);
       const results = (await tx.exec()) ?? [];
       const failed = results.find(([err]) => err !== null);
-      if (failed) throw failed[0];
+      if (failed?.[0]) throw failed[0];
       return 'OK';
     });
   }
@@ -166,7 +166,7 @@ export class RedisAdapter {
       tx.call('CONFIG', 'SET', 'masteruser', user, 'masterauth', password);
       const results = (await tx.exec()) ?? [];
       const failed = results.find(([err]) => err !== null);
-      if (failed) throw failed[0];
+      if (failed?.[0]) throw failed[0];
     });
   }
 

@@ -64,7 +64,7 @@ class LocalAddressConnector extends AbstractConnector {
           // ioredis waits for 'secureConnect' when options.tls is set, which a TLS socket over ours emits.
           const stream = secure ? tls.connect({ ...secure, socket }) : socket;
           this.stream = stream;
-          stream.once('error', (err) => {
+          stream.once('error', (err: Error) => {
             this.firstError = err;
           });
           resolve(stream);

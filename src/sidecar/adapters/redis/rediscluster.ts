@@ -113,7 +113,7 @@ export class ClusterAdapter {
       const command = new Command('cluster', ['GETKEYSINSLOT', String(slot), String(count)], { replyEncoding: null });
       const keys = (await this.#fast.run(endpointOf(ip), async (c) => {
         void c.sendCommand(command);
-        return command.promise;
+        return command.promise as Promise<unknown>;
       })) as Buffer[];
       return { ok: true, value: keys };
     } catch (err) {

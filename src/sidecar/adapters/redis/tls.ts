@@ -55,6 +55,6 @@ export function servedFingerprint(endpoint: Endpoint, options: ConnectionOptions
       else resolve(fingerprint!);
     };
     secure.once('secureConnect', () => done(null, secure.getPeerCertificate().fingerprint256));
-    secure.once('error', (err) => done(err));
+    secure.once('error', (err: Error) => done(err));
   });
 }

@@ -1,4 +1,4 @@
-// What the Redis's own status says, as the values of the sidecar's status metrics (issue 12):
+// What the Redis's own status says, as the values of the sidecar's status metrics:
 // the phase, each condition, and when the last backup succeeded and failed. Alerts read these
 // (NotRunning, BackupFailed, BackupTooOld) so a Prometheus needs no kube-state-metrics for them.
 // Pure. Invariants: label values come from fixed sets only (an unknown phase or condition type

@@ -160,7 +160,7 @@ export class ReplicationManager {
     }
     this.#podKey.set(uid, after);
     let set = this.#podsOf.get(after);
-    if (!set) this.#podsOf.set(after, (set = new Map()));
+    if (!set) this.#podsOf.set(after, (set = new Map<string, V1Pod>()));
     set.set(uid, pod);
   }
 
