@@ -13,8 +13,8 @@ import {
   RedisBackupSpec,
   RedisBackupStatus,
 } from './redisbackup-schema.ts';
-import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from './cluster-names.ts';
-import { CLUSTER_SLOTS, RedisClusterSpec, RedisClusterStatus } from './cluster-schema.ts';
+import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from './rediscluster-names.ts';
+import { CLUSTER_SLOTS, RedisClusterSpec, RedisClusterStatus } from './rediscluster-schema.ts';
 import { RedisSpec, RedisStatus } from './schema.ts';
 import { toStructural, type JsonSchema } from './structural.ts';
 

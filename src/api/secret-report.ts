@@ -12,7 +12,7 @@
 //   however small the deviation, reads as "not known yet", and the report is never trusted for
 //   anything but status.
 import { authSecretRef, exporterSecretRef, operatorSecretRef } from './auth.ts';
-import type { RedisClusterSpec } from './cluster-schema.ts';
+import type { RedisClusterSpec } from './rediscluster-schema.ts';
 import type { RedisSpec } from './schema.ts';
 import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from './tls.ts';
 

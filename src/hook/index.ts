@@ -4,18 +4,18 @@
 // the request (observed children are echoed by reference): treat both as read-only. The wire
 // schemas (wire.ts) are exported as values too: the server uses them as its route schemas, and
 // wireChecker is the one checker both sides run.
-import { finalizeResponse } from './finalize.ts';
-import { readState, syncResponse } from './state.ts';
-import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './context.ts';
-import type { HookRequest, HookResponse } from './types.ts';
+import { finalizeResponse } from './redis/finalize.ts';
+import { readState, syncResponse } from './redis/state.ts';
+import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './common/options.ts';
+import type { HookRequest, HookResponse } from './common/types.ts';
 
-export { DEFAULT_HOOK_OPTIONS, DEFAULT_RUNBOOK_BASE_URL, type HookOptions } from './context.ts';
-export { parseDecoratorRequest, syncMonitoring, type MonitoringVerdict } from './monitoring/decorator.ts';
+export { DEFAULT_HOOK_OPTIONS, DEFAULT_RUNBOOK_BASE_URL, type HookOptions } from './common/options.ts';
+export { parseDecoratorRequest, syncMonitoring, type MonitoringVerdict } from './common/decorator.ts';
 
-export { parseCustomizeRequest, parseHookRequest } from './parse.ts';
-export { customize } from './customize.ts';
-export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup.ts';
-export { customizeCluster, finalizeCluster, syncCluster, type RedisClusterResponse } from './cluster/index.ts';
+export { parseCustomizeRequest, parseHookRequest } from './common/parse.ts';
+export { customize } from './redis/customize.ts';
+export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup/index.ts';
+export { customizeCluster, finalizeCluster, syncCluster, type RedisClusterResponse } from './rediscluster/index.ts';
 export {
   CustomizeRequest,
   CustomizeResponse,
@@ -29,10 +29,10 @@ export {
   ObjectMeta,
   Parent,
   RelatedResourceRule,
-} from './wire.ts';
-export { wireChecker, type WireChecker, type WireProblem } from './wire-check.ts';
-export type { ParseResult } from './types.ts';
-export type { DecoratorRequest } from './wire.ts';
+} from './common/wire.ts';
+export { wireChecker, type WireChecker, type WireProblem } from './common/wire-check.ts';
+export type { ParseResult } from './common/types.ts';
+export type { DecoratorRequest } from './common/wire.ts';
 
 /**
  * The sync hook. A request with finalizing: true (Metacontroller sends one to the sync hook

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import fc from 'fast-check';
 import { bucketProblem, parseLocation, prefixProblem } from '../../src/api/backup-validate.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { validateClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 
 const S3 = { bucket: 'redis-backups', region: 'us-east-1' };

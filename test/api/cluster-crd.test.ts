@@ -19,8 +19,8 @@ import {
   renderRedisClusterCrdYaml,
   type JsonSchema,
 } from '../../src/api/crd.ts';
-import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from '../../src/api/cluster-names.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from '../../src/api/rediscluster-names.ts';
+import { validateClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { GROUP, VERSION } from '../../src/api/labels.ts';
 import { closed, kubernetesAjv } from '../support/crd-schema.ts';
 

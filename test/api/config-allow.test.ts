@@ -20,13 +20,13 @@ import {
   STATIC_DIRECTIVES,
   UNKNOWN_DIRECTIVE,
 } from '../../src/api/config-allow.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/cluster-schema.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
+import { validateClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { RESERVED_CONFIG_KEYS } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { firstControlCharacter } from '../../src/api/text.ts';
-import { renderRedisConf } from '../../src/hook/redis-conf.ts';
-import { renderClusterConf } from '../../src/hook/cluster/conf.ts';
+import { renderRedisConf } from '../../src/hook/redis/redis-conf.ts';
+import { renderClusterConf } from '../../src/hook/rediscluster/conf.ts';
 import { until } from '../support/until.ts';
 
 const run = promisify(execFile);

@@ -31,10 +31,10 @@ import {
   toStructural,
   type JsonSchema,
 } from '../../src/api/crd.ts';
-import { CLUSTER_PLURAL } from '../../src/api/cluster-names.ts';
+import { CLUSTER_PLURAL } from '../../src/api/rediscluster-names.ts';
 import { allowListRefusal } from '../../src/api/config-allow.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/cluster-schema.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
+import { validateClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../../src/api/redisbackup-schema.ts';
 import { QUANTITY_PATTERN, RESERVED_CONFIG_KEYS } from '../../src/api/schema.ts';

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { MAX_SPEC_NESTING, nestingProblem, nestsDeeperThan } from '../../src/api/depth.ts';
 import { RedisSpec } from '../../src/api/schema.ts';
-import { RedisClusterSpec } from '../../src/api/cluster-schema.ts';
+import { RedisClusterSpec } from '../../src/api/rediscluster-schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { validateClusterSpec } from '../../src/api/rediscluster-validate.ts';
 
 /** Recursive reference, for small values only. */
 function depth(value: unknown): number {

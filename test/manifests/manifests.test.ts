@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { CRD_NAME, REDISCLUSTER_CRD_NAME } from '../../src/api/crd.ts';
-import { CLUSTER_PLURAL } from '../../src/api/cluster-names.ts';
+import { CLUSTER_PLURAL } from '../../src/api/rediscluster-names.ts';
 import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { parseHookRequest, sync, syncCluster } from '../../src/hook/index.ts';

@@ -25,7 +25,7 @@ import {
   readReshardRecord,
   type ClusterNodeRecord,
   type ReshardRecord,
-} from '../../../src/api/cluster-names.ts';
+} from '../../../src/api/rediscluster-names.ts';
 import { GROUP, ROLE_LABEL, VERSION } from '../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
 import { ClusterManager } from '../../../src/sidecar/rediscluster/manager/manager.ts';

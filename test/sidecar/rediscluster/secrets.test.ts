@@ -6,7 +6,7 @@
 // Network: 127.0.39.x (only the sidecar's source address is used).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLUSTER_PLURAL } from '../../../src/api/cluster-names.ts';
+import { CLUSTER_PLURAL } from '../../../src/api/rediscluster-names.ts';
 import { formatSecretReport, SECRETS_ANNOTATION } from '../../../src/api/secret-report.ts';
 import { parseHookRequest, syncCluster } from '../../../src/hook/index.ts';
 import { addr, TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';

@@ -13,9 +13,9 @@
 import { performance } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/cluster-names.ts';
-import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
-import { validateClusterSpec } from '../../../api/cluster-validate.ts';
+import { CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/rediscluster-names.ts';
+import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
+import { validateClusterSpec } from '../../../api/rediscluster-validate.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import { SecretReporter } from '../../redis/manager/secret-report.ts';

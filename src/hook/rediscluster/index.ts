@@ -1,0 +1,20 @@
+// The RedisCluster controller's hooks (routes /rediscluster/*), pure like the Redis hook: no I/O,
+// no clock; the same request gives a byte-identical response. Functions never throw for a request
+// parseHookRequest / parseCustomizeRequest accepted. A sync request with finalizing: true is
+// handled as finalize; finalized: true is only ever answered when the request has finalizing: true.
+import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
+import type { HookRequest } from '../common/types.ts';
+import { clusterFinalizeResponse } from './finalize.ts';
+import { readClusterState, type RedisClusterResponse } from './state.ts';
+
+export { customizeCluster } from './customize.ts';
+export type { RedisClusterResponse } from './state.ts';
+
+export function syncCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
+  return clusterFinalizeResponse(readClusterState(request, options));
+}
+
+/** The same logic: finalize answers a request without finalizing: true as a sync. */
+export function finalizeCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
+  return clusterFinalizeResponse(readClusterState(request, options));
+}

@@ -1,0 +1,277 @@
+// The StatefulSet of one shard, <name>-shard-<i>: 1 + spec.replicas pods of one master and its
+// replicas (which pod is master is the cluster's business: it moves on failover). Invariants:
+// - The pod contract the sidecar relies on: container `redis` running redis-server from
+//   CLUSTER_START_SCRIPT (passwords on stdin, as on Redis pods: `default` from REDIS_PASSWORD,
+//   the operator's ACL user from OPERATOR_PASSWORD, which is also the replication user), ports
+//   `redis` 6379 and `cluster-bus` 16379, data in /data with nodes.conf there, labels
+//   clusterPodSelectorLabels + shard + component `shard`, never the role (the sidecar's).
+// - Immutable fields of an observed StatefulSet (selector, serviceName, podManagementPolicy,
+//   volumeClaimTemplates) are echoed exactly, as for Redis (children/statefulset.ts); a spec they
+//   cannot honour is reported as a conflict naming the field.
+// - updateStrategy OnDelete: rollouts of a cluster are not automated in this version; the status
+//   names the stale pods (Updated condition).
+// - podManagementPolicy Parallel: a shard's pods start together (the cluster is formed by the
+//   sidecar, not by pod order).
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
+import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
+import type { IAffinity } from 'kubernetes-models/v1/Affinity';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import type { IVolume } from 'kubernetes-models/v1/Volume';
+import { authSecretRef, OPERATOR_USER, operatorSecretRef } from '../../api/auth.ts';
+import {
+  CLUSTER_BUS_PORT,
+  CLUSTER_BUS_PORT_NAME,
+  COMPONENT_SHARD,
+  clusterChildNames,
+  clusterPodSelectorLabels,
+  NODES_CONF,
+  shardPodSelectorLabels,
+} from '../../api/rediscluster-names.ts';
+import { COMPONENT_LABEL, CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
+import { restrictedContainer } from '../common/backup-job.ts';
+import { exporterRedisEnv, metricsContainers } from '../common/exporter.ts';
+import { versionLabelValue } from '../redis/children/meta.ts';
+import {
+  CONFIG_HASH_ANNOTATION,
+  CONFIG_VOLUME,
+  REDIS_FEED_SCRIPT,
+  REDIS_UID,
+  TMP_VOLUME,
+  immutablePart,
+  exec,
+  livenessScript,
+  redisCli,
+} from '../redis/children/statefulset.ts';
+import { PASSWORD_CHECK_SCRIPT, passwordSourceEnv } from '../common/password-check.ts';
+import type { Child } from '../common/child.ts';
+import type { KubeObject } from '../common/types.ts';
+import { at, isRecord, sortedMap, stringMap, type Json } from '../common/util.ts';
+import { clusterChildMetadata, type ClusterContext } from './context.ts';
+
+/**
+ * The hold before a node that served slots as a master when it stopped (a crash, the container
+ * restarted in place) starts again. A restart faster than cluster-node-timeout is no failure to
+ * the cluster, so it would serve its slots again with whatever its volume holds (an old snapshot,
+ * or nothing), and its replicas would resync from it and drop the writes they hold. It waits until
+ * a peer it knows from nodes.conf (asked as the operator's user, two seconds at most each:
+ * redis-cli 7.0 has no timeout of its own) shows it with no slot: another node serves them under a
+ * newer epoch, and it rejoins as that node's replica. RESTART_HOLD_SECONDS (node timeout +
+ * failoverTimeout + 2 s, 0 without replicas) bounds the wait: with no peer answering (the whole
+ * cluster restarting) it starts after that.
+ * Relative paths: the container runs in the data directory (workingDir), where nodes.conf lives.
+ */
+export const RESTART_HOLD_SCRIPT = [
+  `if [ "\${RESTART_HOLD_SECONDS:-0}" -gt 0 ] && grep -qE ' myself,master .* connected [0-9]' ./${NODES_CONF} 2>/dev/null; then`,
+  `  me=$(awk '$3 ~ /myself/ {print $1}' ./${NODES_CONF})`,
+  `  peers=$(awk 'NF >= 8 && $3 !~ /myself|noaddr/ {split($2, a, "@"); print a[1]}' ./${NODES_CONF})`,
+  '  echo "this node served slots as a master when it stopped: waiting up to $RESTART_HOLD_SECONDS s for another node to serve them"',
+  '  end=$(( $(date +%s) + RESTART_HOLD_SECONDS ))',
+  '  held=yes',
+  '  while [ "$held" = yes ] && [ "$(date +%s)" -lt "$end" ]; do',
+  '    for peer in $peers; do',
+  `      if REDISCLI_AUTH="$OPERATOR_PASSWORD" timeout 2 redis-cli -h "\${peer%:*}" -p "\${peer##*:}" --user ${OPERATOR_USER} --no-auth-warning CLUSTER NODES 2>/dev/null |`,
+  `        awk -v me="$me" '$1 == me && NF == 8 {found = 1} END {exit !found}'; then`,
+  '        echo "$peer shows another node serving its slots: starting, to rejoin as a replica"',
+  '        held=no',
+  '        break',
+  '      fi',
+  '    done',
+  '    [ "$held" = yes ] && sleep 1',
+  '  done',
+  '  [ "$held" = yes ] && echo "no peer showed its slots served elsewhere within $RESTART_HOLD_SECONDS s: starting"',
+  'fi',
+].join('\n');
+
+/**
+ * The password check (children/password-check.ts), the restart hold, then Redis' own feed
+ * (children/statefulset.ts: requirepass, the operator's ACL user and the replication credentials
+ * on stdin, never on a command line or in the ConfigMap) plus the address the node announces to
+ * the cluster: the pod IP, which is how the others reach it.
+ */
+export const CLUSTER_START_SCRIPT = [
+  // Before the hold: a password Redis could not take stops the container at once, not 20 s later.
+  PASSWORD_CHECK_SCRIPT,
+  RESTART_HOLD_SCRIPT,
+  REDIS_FEED_SCRIPT.replace(/\nEOF$/, '\ncluster-announce-ip "$POD_IP"\nEOF'),
+].join('\n');
+
+/** The longest a node that was a master waits before it starts again (RESTART_HOLD_SCRIPT); 0 without replicas. */
+export function restartHoldSeconds(spec: ClusterContext['spec']): number {
+  if (spec.replicas === 0) return 0;
+  return Math.ceil((spec.sentinel.downAfterMilliseconds + spec.sentinel.failoverTimeout) / 1000) + 2;
+}
+export const CLUSTER_REDIS_COMMAND = ['sh', '-c', CLUSTER_START_SCRIPT];
+
+/**
+ * Ready iff the node sees the cluster as OK (every slot served: clients would get CLUSTERDOWN
+ * otherwise) and it is a master, or a replica whose link to its master is up. A node the sidecar
+ * has not met yet, or a cluster with a slot uncovered, serves nothing: not Ready.
+ */
+export function clusterReadinessScript(): string {
+  return [
+    `out=$(${redisCli(false)} cluster info) || exit 1`,
+    'case "$out" in *cluster_state:ok*) ;; *) exit 1 ;; esac',
+    `out=$(${redisCli(false)} info replication) || exit 1`,
+    'case "$out" in *role:master*) exit 0 ;; *master_link_status:up*) exit 0 ;; esac',
+    'exit 1',
+  ].join('\n');
+}
+
+/** Pods of one shard prefer separate nodes (a master and its replicas must not die together), and all pods of the cluster somewhat (losing a majority of masters at once stops every failover). */
+function defaultAffinity(ctx: ClusterContext, shard: number): IAffinity {
+  return {
+    podAntiAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [
+        { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) }, topologyKey: 'kubernetes.io/hostname' } },
+        { weight: 50, podAffinityTerm: { labelSelector: { matchLabels: clusterPodSelectorLabels(ctx.name) }, topologyKey: 'kubernetes.io/hostname' } },
+      ],
+    },
+  };
+}
+
+function redisContainer(ctx: ClusterContext): IContainer {
+  const { spec } = ctx;
+  const auth = authSecretRef(ctx.name, spec);
+  const operator = operatorSecretRef(ctx.name);
+  const { requests, limits } = spec.resources;
+  return {
+    name: REDIS_CONTAINER,
+    image: spec.image ?? `redis:${spec.version}`,
+    ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
+    command: CLUSTER_REDIS_COMMAND,
+    // The redis image's own WORKDIR, said explicitly: the start script reads ./nodes.conf.
+    workingDir: DATA_MOUNT,
+    ports: [
+      { name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' },
+      { name: CLUSTER_BUS_PORT_NAME, containerPort: CLUSTER_BUS_PORT, protocol: 'TCP' },
+    ],
+    env: [
+      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
+      { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: auth.secretName, key: auth.key } } },
+      { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
+      ...exporterRedisEnv(ctx.name, spec.monitoring.enabled && spec.monitoring.exporter.enabled),
+      passwordSourceEnv('REDIS_PASSWORD', auth.secretName, auth.key),
+      passwordSourceEnv('OPERATOR_PASSWORD', operator.secretName, operator.key),
+      { name: 'RESTART_HOLD_SECONDS', value: String(restartHoldSeconds(spec)) },
+    ],
+    resources: {
+      ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
+      ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
+    },
+    securityContext: restrictedContainer(REDIS_UID),
+    // As on Redis pods: "does it answer" with five minutes for the data set to load.
+    startupProbe: { ...exec(livenessScript(false)), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
+    readinessProbe: { ...exec(clusterReadinessScript()), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
+    livenessProbe: { ...exec(livenessScript(false)), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
+    volumeMounts: [
+      { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
+      { name: DATA_VOLUME, mountPath: DATA_MOUNT },
+      { name: TMP_VOLUME, mountPath: '/tmp' },
+    ],
+  };
+}
+
+function claimTemplates(ctx: ClusterContext, shard: number): IPersistentVolumeClaim[] {
+  const { enableRdb, enableAof, size, storageClassName } = ctx.spec.persistence;
+  if (!enableRdb && !enableAof) return [];
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      // The pod selector labels land on every claim: the customize hook finds them for finalize.
+      metadata: { name: DATA_VOLUME, labels: { ...shardPodSelectorLabels(ctx.name, shard), [COMPONENT_LABEL]: COMPONENT_SHARD } },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: size } },
+        ...(storageClassName !== undefined ? ({ storageClassName } satisfies Partial<IPersistentVolumeClaimSpec>) : {}),
+        volumeMode: 'Filesystem',
+      },
+    },
+  ];
+}
+
+export interface ShardSetPlan {
+  object: Child<IStatefulSet>;
+  conflicts: string[];
+}
+
+/** minPods: the shard's floor (its master's ordinal + 1), kept even when spec.replicas asks for fewer. */
+export function desiredShardSet(ctx: ClusterContext, shard: number, observed: KubeObject | undefined, confHash: string, minPods = 0): ShardSetPlan {
+  const { spec } = ctx;
+  const names = clusterChildNames(ctx.name);
+  const setName = names.shardSet(shard);
+  const selectorLabels = shardPodSelectorLabels(ctx.name, shard);
+  const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
+  const { immutable, conflicts, claimsData } = immutablePart(
+    observedSpec,
+    selectorLabels,
+    names.headless,
+    () => claimTemplates(ctx, shard),
+    spec.persistence,
+    setName,
+  );
+
+  // An echoed selector must keep matching the template, or the API server refuses the update.
+  const templateLabels: Record<string, string> = { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD };
+  const version = versionLabelValue(spec.version);
+  if (version !== undefined) templateLabels[VERSION_LABEL] = version;
+  for (const [key, value] of Object.entries(stringMap(at(immutable.selector, 'matchLabels')))) if (key !== ROLE_LABEL) templateLabels[key] = value;
+
+  const volumes: IVolume[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
+  if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
+  volumes.push({ name: TMP_VOLUME, emptyDir: {} });
+  const exporter =
+    spec.monitoring.enabled && spec.monitoring.exporter.enabled
+      ? metricsContainers(ctx.name, spec.monitoring.exporter, false, REDIS_UID, ctx.operatorImage)
+      : [];
+
+  const podSpec: IPodSpec = {
+    automountServiceAccountToken: false,
+    enableServiceLinks: false,
+    terminationGracePeriodSeconds: 60,
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: REDIS_UID,
+      runAsGroup: REDIS_UID,
+      fsGroup: REDIS_UID,
+      fsGroupChangePolicy: 'OnRootMismatch',
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+    // Passed through as written; the API server validates it as an Affinity.
+    affinity: (spec.affinity as IAffinity | undefined) ?? defaultAffinity(ctx, shard),
+    // Empty maps and lists are left out: the API server stores them as absent.
+    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0
+      ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>)
+      : {}),
+    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.priorityClassName !== undefined ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0
+      ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
+      : {}),
+    containers: [redisContainer(ctx), ...exporter],
+    volumes,
+  };
+
+  const stsSpec: IStatefulSetSpec = {
+    replicas: Math.max(minPods, 1 + spec.replicas),
+    selector: immutable.selector,
+    ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
+    ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
+    updateStrategy: { type: 'OnDelete' },
+    // whenScaled Retain: a pod removed by lowering spec.replicas leaves its volume, as on Redis.
+    persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.persistence.whenDeleted, whenScaled: 'Retain' },
+    template: {
+      metadata: { labels: templateLabels, annotations: { ...sortedMap(spec.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: confHash } },
+      spec: podSpec,
+    },
+    ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
+  };
+  return {
+    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: clusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard), spec: stsSpec },
+    conflicts,
+  };
+}
