@@ -1,19 +1,23 @@
-// The hook module API used by src/server. Pure: no I/O, clock, environment or randomness; the
-// same request gives a byte-identical response. Functions never throw for a request that
-// parseHookRequest / parseCustomizeRequest accepted. Returned objects may share structure with
-// the request (observed children are echoed by reference): treat both as read-only. The wire
-// schemas (wire.ts) are exported as values too: the server uses them as its route schemas, and
-// wireChecker is the one checker both sides run.
-import { finalizeResponse } from './redis/finalize.ts';
-import { readState, syncResponse } from './redis/state.ts';
+// The hook module API used by src/server, and the only file of src/hook outside its folders: it
+// gathers the kinds (redis/, rediscluster/, redisbackup/, each importing only common/ and
+// src/api) and picks the kind where one route serves two (monitoring). Pure: no I/O, clock,
+// environment or randomness; the same request gives a byte-identical response. Functions never
+// throw for a request that parseHookRequest / parseCustomizeRequest accepted. Returned objects
+// may share structure with the request (observed children are echoed by reference): treat both
+// as read-only. The wire schemas (common/wire.ts) are exported as values too: the server uses
+// them as its route schemas, and wireChecker is the one checker both sides run.
+import { CLUSTER_KIND } from '../api/rediscluster-names.ts';
+import type { MonitoringVerdict } from './common/monitoring.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './common/options.ts';
-import type { HookRequest, HookResponse } from './common/types.ts';
+import type { DecoratorRequest } from './common/wire.ts';
+import { syncRedisMonitoring } from './redis/index.ts';
+import { syncClusterMonitoring } from './rediscluster/index.ts';
 
 export { DEFAULT_HOOK_OPTIONS, DEFAULT_RUNBOOK_BASE_URL, type HookOptions } from './common/options.ts';
-export { parseDecoratorRequest, syncMonitoring, type MonitoringVerdict } from './common/decorator.ts';
+export { parseDecoratorRequest, type MonitoringVerdict } from './common/monitoring.ts';
 
 export { parseCustomizeRequest, parseHookRequest } from './common/parse.ts';
-export { customize } from './redis/customize.ts';
+export { customize, finalize, sync } from './redis/index.ts';
 export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup/index.ts';
 export { customizeCluster, finalizeCluster, syncCluster, type RedisClusterResponse } from './rediscluster/index.ts';
 export {
@@ -34,19 +38,7 @@ export { wireChecker, type WireChecker, type WireProblem } from './common/wire-c
 export type { ParseResult } from './common/types.ts';
 export type { DecoratorRequest } from './common/wire.ts';
 
-/**
- * The sync hook. A request with finalizing: true (Metacontroller sends one to the sync hook
- * when no finalize hook is configured) is handled as finalize. A parent with a
- * deletionTimestamp but finalizing: false is synced normally: garbage collection removes the
- * children, and nothing here may release the finalizer.
- */
-export function sync(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookResponse {
-  const state = readState(request, options);
-  return request.finalizing ? finalizeResponse(state) : syncResponse(state);
-}
-
-/** The finalize hook. finalized: true only ever when request.finalizing is true. */
-export function finalize(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookResponse {
-  const state = readState(request, options);
-  return request.finalizing ? finalizeResponse(state) : syncResponse(state);
+/** The monitoring decorator's sync hook: a Redis's or a RedisCluster's attachments, by the object's kind. */
+export function syncMonitoring(request: DecoratorRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): MonitoringVerdict {
+  return request.object.kind === CLUSTER_KIND ? syncClusterMonitoring(request, options) : syncRedisMonitoring(request, options);
 }

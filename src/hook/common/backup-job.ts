@@ -1,5 +1,5 @@
-// The backup pod, built once for both ways a backup runs: the CronJob <name>-backup (spec.backup)
-// and an on-demand RedisBackup's Job. It runs `node src/backup/main.ts` in the operator image and
+// The backup pod, built once for every way a backup runs: the CronJob <name>-backup (spec.backup),
+// an on-demand RedisBackup's Job, and a RedisCluster shard's backup (backupPodSpecFor). It runs `node src/backup/main.ts` in the operator image and
 // reads the snapshot over the replication protocol from the replicas Service first, the master's
 // only when there is no replica, so the master never forks for a backup.
 // Invariants:
@@ -10,31 +10,18 @@
 // - A failure the backup calls permanent (exit 2: refused credentials, no bucket, bad config)
 //   fails the Job at once (podFailurePolicy); a temporary one (exit 1) is retried by the Job,
 //   then by the next schedule. The result is one JSON line in the termination message.
-import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
 import type { IJobSpec } from 'kubernetes-models/batch/v1/JobSpec';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
-import type { ISecurityContext } from 'kubernetes-models/v1/SecurityContext';
 import type { IVolume } from 'kubernetes-models/v1/Volume';
 import type { IVolumeMount } from 'kubernetes-models/v1/VolumeMount';
 import { OPERATOR_USER, operatorSecretRef } from '../../api/auth.ts';
-import {
-  BACKUP_CONTAINER,
-  BACKUP_MOUNT,
-  BACKUP_TRIGGER_LABEL,
-  BACKUP_VOLUME,
-  SCHEDULED_TRIGGER,
-  TERMINATION_LOG,
-  backupCronJobName,
-  backupSelectorLabels,
-} from '../../api/backup.ts';
+import { BACKUP_CONTAINER, BACKUP_MOUNT, BACKUP_TRIGGER_LABEL, BACKUP_VOLUME, TERMINATION_LOG, backupSelectorLabels } from '../../api/backup.ts';
 import { REDIS_PORT, TLS_MOUNT, TLS_VOLUME, childNames } from '../../api/labels.ts';
-import type { BackupSpec, BackupStorage } from '../../api/schema.ts';
+import type { BackupSpec, BackupStorage, RedisSpec } from '../../api/schema.ts';
 import { TLS_CA_KEY, tlsSecretName } from '../../api/tls.ts';
-import type { HookContext } from './options.ts';
-import { childMetadata } from '../redis/children/meta.ts';
-import type { Child } from './child.ts';
+import { restrictedContainer } from './pod-template.ts';
 
 /** The operator image's user (the Dockerfile's USER 1000). */
 export const OPERATOR_UID = 1000;
@@ -70,22 +57,22 @@ export function storageAccess(storage: BackupStorage, readOnly: boolean): { env:
   return { env, volumes: [], mounts: [] };
 }
 
-/** Where to read the snapshot: any replica through the replicas Service, then the master's. */
-export function snapshotSources(ctx: HookContext): string {
-  const names = childNames(ctx.name);
-  const at = (service: string) => `${service}.${ctx.namespace}.svc:${REDIS_PORT}`;
-  return ctx.spec.replicas > 0 ? `${at(names.replicasService)},${at(names.masterService)}` : at(names.masterService);
+/**
+ * The Redis a backup reads: a Redis kind's own CronJob and a RedisBackup's Job back up the same
+ * way, so both hand over the Redis's identity and validated spec.
+ */
+export interface BackedUpRedis {
+  name: string;
+  namespace: string;
+  spec: RedisSpec;
 }
 
-export const restrictedContainer = (uid: number): ISecurityContext => ({
-  runAsNonRoot: true,
-  runAsUser: uid,
-  runAsGroup: uid,
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-  seccompProfile: { type: 'RuntimeDefault' },
-});
+/** Where to read the snapshot: any replica through the replicas Service, then the master's. */
+export function snapshotSources(redis: BackedUpRedis): string {
+  const names = childNames(redis.name);
+  const at = (service: string) => `${service}.${redis.namespace}.svc:${REDIS_PORT}`;
+  return redis.spec.replicas > 0 ? `${at(names.replicasService)},${at(names.masterService)}` : at(names.masterService);
+}
 
 /**
  * What one backup pod reads and where it writes: the parts a Redis and a RedisCluster shard give
@@ -103,16 +90,16 @@ export interface BackupSource {
   env?: IEnvVar[];
 }
 
-/** The backup pod of Redis ctx.name, writing to `storage`. */
-export function backupPodSpec(ctx: HookContext, storage: BackupStorage, operatorImage: string): IPodSpec {
+/** The backup pod of Redis redis.name, writing to `storage`. */
+export function backupPodSpec(redis: BackedUpRedis, storage: BackupStorage, operatorImage: string): IPodSpec {
   return backupPodSpecFor(
     {
-      namespace: ctx.namespace,
-      name: ctx.name,
-      hosts: snapshotSources(ctx),
-      tlsSecret: tlsSecretName(ctx.name, ctx.spec),
-      backup: ctx.spec.backup,
-      imagePullSecrets: ctx.spec.imagePullSecrets,
+      namespace: redis.namespace,
+      name: redis.name,
+      hosts: snapshotSources(redis),
+      tlsSecret: tlsSecretName(redis.name, redis.spec),
+      backup: redis.spec.backup,
+      imagePullSecrets: redis.spec.imagePullSecrets,
     },
     storage,
     operatorImage,
@@ -170,8 +157,8 @@ export function backupPodSpecFor(source: BackupSource, storage: BackupStorage, o
 }
 
 /** The Job spec both ways share: retries for temporary failures, none for permanent ones. */
-export function backupJobSpec(ctx: HookContext, storage: BackupStorage, operatorImage: string, trigger: string): IJobSpec {
-  return backupJobSpecFor({ ...backupSelectorLabels(ctx.name), [BACKUP_TRIGGER_LABEL]: trigger }, backupPodSpec(ctx, storage, operatorImage));
+export function backupJobSpec(redis: BackedUpRedis, storage: BackupStorage, operatorImage: string, trigger: string): IJobSpec {
+  return backupJobSpecFor({ ...backupSelectorLabels(redis.name), [BACKUP_TRIGGER_LABEL]: trigger }, backupPodSpec(redis, storage, operatorImage));
 }
 
 /** The Job around a backup pod whose template carries `labels`. */
@@ -184,32 +171,5 @@ export function backupJobSpecFor(labels: Record<string, string>, pod: IPodSpec):
       rules: [{ action: 'FailJob', onExitCodes: { containerName: BACKUP_CONTAINER, operator: 'In', values: [2] } }],
     },
     template: { metadata: { labels }, spec: pod },
-  };
-}
-
-/**
- * The CronJob <name>-backup when spec.backup has a schedule; suspended while hibernating or asked
- * to. Without a schedule, spec.backup only says where on-demand backups go: no CronJob.
- */
-export function desiredCronJob(ctx: HookContext, operatorImage: string): Child<ICronJob> | undefined {
-  const backup = ctx.spec.backup;
-  if (backup?.schedule === undefined) return undefined;
-  return {
-    apiVersion: 'batch/v1',
-    kind: 'CronJob',
-    metadata: childMetadata(ctx, backupCronJobName(ctx.name), 'backup'),
-    spec: {
-      schedule: backup.schedule,
-      suspend: backup.suspend || ctx.spec.hibernate,
-      // Never two backups of one Redis at once; a run missed by more than an hour is skipped.
-      concurrencyPolicy: 'Forbid',
-      startingDeadlineSeconds: 3600,
-      successfulJobsHistoryLimit: 3,
-      failedJobsHistoryLimit: 3,
-      jobTemplate: {
-        metadata: { labels: { ...backupSelectorLabels(ctx.name), [BACKUP_TRIGGER_LABEL]: SCHEDULED_TRIGGER } },
-        spec: backupJobSpec(ctx, backup.storage, operatorImage, SCHEDULED_TRIGGER),
-      },
-    },
   };
 }

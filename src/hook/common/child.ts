@@ -6,7 +6,8 @@
 // (Date objects, string-only quantities, every field optional); and src/hook may not import
 // client-node at all (test/architecture.test.ts: it is the I/O client). The imports are type-only,
 // erased at run time, so a devDependency is enough: the image typechecks in a stage that has it.
-// Invariants: a built child is plain JSON; asKubeObject changes its static type only.
+// Invariants: a built child is plain JSON; asKubeObject changes its static type only. Shared by
+// every kind, like versionLabelValue (the version label of every kind's children and pods).
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
 import type { IJob } from 'kubernetes-models/batch/v1/Job';
@@ -15,7 +16,24 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisrup
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IService } from 'kubernetes-models/v1/Service';
 import type { KubeObject } from './types.ts';
-import type { Certificate } from '../redis/children/certificate.ts';
+
+/**
+ * cert-manager's Certificate (cert-manager.io/v1), as far as a child uses it. cert-manager is not
+ * a dependency of the operator: its type is declared here, not imported.
+ */
+export interface Certificate {
+  apiVersion: 'cert-manager.io/v1';
+  kind: 'Certificate';
+  metadata: ChildMetadata;
+  spec: {
+    secretName: string;
+    issuerRef: { name: string; kind: string; group: string };
+    commonName: string;
+    dnsNames: string[];
+    usages: string[];
+    privateKey: { algorithm: 'ECDSA'; size: 256; rotationPolicy: 'Always' };
+  };
+}
 
 type KubernetesObjectMeta = NonNullable<IConfigMap['metadata']>;
 
@@ -37,4 +55,16 @@ type Literal<T> = { [K in keyof T]: T[K] };
  */
 export function asKubeObject(child: DesiredChild): KubeObject {
   return child as Literal<DesiredChild>;
+}
+
+const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
+
+/**
+ * spec.version as a label value: the schema allows versions a label cannot hold (over 63
+ * characters, or ending in '.'), so it is cut to 63 and trailing punctuation dropped; the label
+ * is left out when nothing valid remains.
+ */
+export function versionLabelValue(version: string): string | undefined {
+  const cut = version.slice(0, 63).replace(/[^A-Za-z0-9]+$/, '');
+  return LABEL_VALUE.test(cut) ? cut : undefined;
 }

@@ -1,5 +1,6 @@
-// The metrics containers beside Redis in every pod, and the headless <name>-metrics Service in
-// front of them, when spec.monitoring (and its exporter) is on. Invariants:
+// The metrics containers beside Redis in every pod of a Redis or a RedisCluster, when
+// spec.monitoring (and its exporter) is on (a Redis's <name>-metrics Service in front of them is
+// redis/children/metrics.ts). Invariants:
 // - redis_exporter logs in as its own ACL user (EXPORTER_USER: read-only diagnostics, no key, no
 //   channel; api/auth.ts), never the operator's: whoever reaches its port or its env gets nothing
 //   that can write, replicate or read data. Its password is the generated <name>-exporter Secret
@@ -23,24 +24,11 @@
 //   command, so the image's own entrypoint runs whatever its path inside the image.
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
-import type { IService } from 'kubernetes-models/v1/Service';
 import { EXPORTER_RULES, EXPORTER_USER, exporterSecretRef } from '../../api/auth.ts';
-import {
-  EXPORTER_CONTAINER,
-  EXPORTER_LOCAL_PORT,
-  EXPORTER_PORT,
-  METRICS_PORT_NAME,
-  METRICS_PROXY_CONTAINER,
-  REDIS_PORT,
-  childNames,
-  podSelectorLabels,
-} from '../../api/labels.ts';
+import { EXPORTER_CONTAINER, EXPORTER_LOCAL_PORT, EXPORTER_PORT, METRICS_PORT_NAME, METRICS_PROXY_CONTAINER, REDIS_PORT } from '../../api/labels.ts';
 import type { MonitoringSpec } from '../../api/monitoring-schema.ts';
-import type { HookContext } from './options.ts';
 import { sortedMap } from './util.ts';
-import { restrictedContainer } from './backup-job.ts';
-import { childMetadata } from '../redis/children/meta.ts';
-import type { Child } from './child.ts';
+import { restrictedContainer } from './pod-template.ts';
 
 /** The env var the Redis start script reads the exporter user's password from. */
 export const EXPORTER_PASSWORD_ENV = 'EXPORTER_PASSWORD';
@@ -65,15 +53,6 @@ export const EXPORTER_USER_CONFIG_LINE = '$eu';
  */
 const PROXY_RESOURCES = { requests: { cpu: '5m', memory: '32Mi' }, limits: { memory: '96Mi' } };
 const PROXY_COMMAND = ['node', '--lite-mode', '--max-old-space-size=16', '--max-semi-space-size=1', 'dist/metrics-proxy/main.js'];
-
-export function exporterEnabled(ctx: HookContext): boolean {
-  return ctx.spec.monitoring.enabled && ctx.spec.monitoring.exporter.enabled;
-}
-
-/** The exporter and its proxy, or none when the exporter is off. */
-export function exporterContainers(ctx: HookContext, uid: number): IContainer[] {
-  return exporterEnabled(ctx) ? metricsContainers(ctx.name, ctx.spec.monitoring.exporter, ctx.spec.tls !== undefined, uid, ctx.operatorImage) : [];
-}
 
 /** What the Redis container needs so that a node starts with the exporter's user (none when the exporter is off). */
 export function exporterRedisEnv(name: string, enabled: boolean): IEnvVar[] {
@@ -136,26 +115,5 @@ export function metricsProxyContainer(operatorImage: string, uid: number): ICont
     resources: PROXY_RESOURCES,
     livenessProbe: { tcpSocket: { port: METRICS_PORT_NAME }, periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
     securityContext: restrictedContainer(uid),
-  };
-}
-
-/**
- * Headless, so a scraper sees every pod (not one behind a ClusterIP) and no extra address is
- * allocated. Not-ready pods are published too: a replica that cannot sync is when its metrics
- * matter most. The prometheus.io annotations serve a Prometheus without the Operator.
- */
-export function desiredMetricsService(ctx: HookContext): Child<IService> | undefined {
-  if (!exporterEnabled(ctx)) return undefined;
-  const meta = childMetadata(ctx, childNames(ctx.name).metricsService, 'metrics');
-  return {
-    apiVersion: 'v1',
-    kind: 'Service',
-    metadata: { ...meta, annotations: { 'prometheus.io/path': '/metrics', 'prometheus.io/port': String(EXPORTER_PORT), 'prometheus.io/scrape': 'true' } },
-    spec: {
-      clusterIP: 'None',
-      publishNotReadyAddresses: true,
-      selector: podSelectorLabels(ctx.name),
-      ports: [{ name: METRICS_PORT_NAME, port: EXPORTER_PORT, targetPort: METRICS_PORT_NAME, protocol: 'TCP' }],
-    },
   };
 }

@@ -13,23 +13,8 @@ import type { SpecProblem } from '../../api/validate.ts';
 import { lastAppliedOf, memberMeta, ofKind } from '../common/observed.ts';
 import { invalidStatus, planValid, validStatus, type HookState } from './state.ts';
 import type { HookResponse, KubeObject } from '../common/types.ts';
-import { array, at, int, isRecord, str } from '../common/util.ts';
-
-/** How long to wait before looking again while teardown is in progress. */
-export const FINALIZE_POLL_SECONDS = 5;
-
-export type Policy = 'Retain' | 'Delete';
-
-export function policyOf(set: KubeObject): Policy {
-  return at(set, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted') === 'Delete' ? 'Delete' : 'Retain';
-}
-
-/** The StatefulSet says `want` and its controller has processed the spec that says so. */
-export function retentionSettled(set: KubeObject, want: Policy): boolean {
-  if (policyOf(set) !== want) return false;
-  const generation = int(set.metadata.generation);
-  return generation === undefined || int(at(set, 'status', 'observedGeneration')) === generation;
-}
+import { FINALIZE_POLL_SECONDS, policyOf, retentionSettled, withRetain } from '../common/retention.ts';
+import { array, at, str } from '../common/util.ts';
 
 function statefulSets(state: HookState): KubeObject[] {
   return ofKind(state.observed, 'apps/v1', 'StatefulSet', state.namespace);
@@ -37,13 +22,6 @@ function statefulSets(state: HookState): KubeObject[] {
 
 function names(objects: readonly KubeObject[]): string {
   return objects.map((o) => o.metadata.name).join(', ');
-}
-
-/** A copy of an observed StatefulSet whose volume policy says Retain on deletion. */
-export function withRetain(set: KubeObject): KubeObject {
-  const spec = isRecord(set['spec']) ? set['spec'] : {};
-  const policy = isRecord(spec['persistentVolumeClaimRetentionPolicy']) ? spec['persistentVolumeClaimRetentionPolicy'] : {};
-  return { ...set, spec: { ...spec, persistentVolumeClaimRetentionPolicy: { ...policy, whenDeleted: 'Retain' } } };
 }
 
 function invalidFinalize(state: HookState, problems: readonly SpecProblem[]): HookResponse {

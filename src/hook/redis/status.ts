@@ -8,6 +8,7 @@ import { BOOTSTRAP_WITHOUT_ANNOTATION, LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER,
 import { podBelongsTo } from '../../api/membership.ts';
 import type { Condition, RedisStatus, RestoreStatus } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
+import { latest, previousConditions } from '../common/conditions.ts';
 import { memberMeta } from '../common/observed.ts';
 import type { RolloutView } from './rollout.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
@@ -96,21 +97,6 @@ export function replicaState(pod: PodView): ReplicaState {
   if (pod.link === 'down') return 'Syncing';
   if (pod.ready) return 'Ready';
   return pod.link === 'up' ? 'Syncing' : 'NotReady';
-}
-
-export function latest(times: ReadonlyArray<string | undefined>): string | undefined {
-  let best: string | undefined;
-  for (const t of times) if (t !== undefined && (best === undefined || compare(t, best) > 0)) best = t;
-  return best;
-}
-
-export function previousConditions(previous: unknown): Map<string, { status: unknown; lastTransitionTime: string | undefined }> {
-  const out = new Map<string, { status: unknown; lastTransitionTime: string | undefined }>();
-  for (const c of array(at(previous, 'conditions'))) {
-    const type = str(at(c, 'type'));
-    if (type !== undefined && !out.has(type)) out.set(type, { status: at(c, 'status'), lastTransitionTime: str(at(c, 'lastTransitionTime')) });
-  }
-  return out;
 }
 
 interface Verdict {

@@ -22,7 +22,7 @@ import {
 import { CONFIG_KEY, EXPORTER_PORT, METRICS_PORT_NAME, REDIS_PORT } from '../../api/labels.ts';
 import { backupJobSpecFor, backupPodSpecFor } from '../common/backup-job.ts';
 import { asKubeObject, type Child, type DesiredChild } from '../common/child.ts';
-import { configHash } from '../redis/redis-conf.ts';
+import { configHash } from '../common/redis-conf.ts';
 import type { KubeObject } from '../common/types.ts';
 import { renderClusterConf } from './conf.ts';
 import { clusterChildMetadata, type ClusterContext } from './context.ts';

@@ -14,7 +14,7 @@ import { CLUSTER_BUS_PORT, NODES_CONF } from '../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import { DATA_MOUNT, REDIS_PORT } from '../../api/labels.ts';
 import { printable } from '../../api/text.ts';
-import { maxmemoryBytes, persistenceLines } from '../redis/redis-conf.ts';
+import { maxmemoryBytes, persistenceLines } from '../common/redis-conf.ts';
 import { compare } from '../common/util.ts';
 
 export function renderClusterConf(namespace: string, name: string, spec: RedisClusterSpec): string {

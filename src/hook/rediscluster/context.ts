@@ -16,8 +16,7 @@ import {
   PART_OF_LABEL,
   VERSION_LABEL,
 } from '../../api/labels.ts';
-import { versionLabelValue } from '../redis/children/meta.ts';
-import type { ChildMetadata } from '../common/child.ts';
+import { versionLabelValue, type ChildMetadata } from '../common/child.ts';
 
 export interface ClusterContext {
   name: string;

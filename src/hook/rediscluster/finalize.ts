@@ -10,7 +10,7 @@
 //   rest stays until the volumes are gone.
 import { clusterPodBelongsTo } from '../../api/rediscluster-names.ts';
 import { formatProblems } from '../../api/validate.ts';
-import { FINALIZE_POLL_SECONDS, policyOf, retentionSettled, withRetain } from '../redis/finalize.ts';
+import { FINALIZE_POLL_SECONDS, policyOf, retentionSettled, withRetain } from '../common/retention.ts';
 import { lastAppliedOf, memberMeta, ofKind } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
 import { array, at, str } from '../common/util.ts';

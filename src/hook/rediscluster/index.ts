@@ -8,6 +8,7 @@ import { clusterFinalizeResponse } from './finalize.ts';
 import { readClusterState, type RedisClusterResponse } from './state.ts';
 
 export { customizeCluster } from './customize.ts';
+export { syncClusterMonitoring } from './monitoring/objects.ts';
 export type { RedisClusterResponse } from './state.ts';
 
 export function syncCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {

@@ -18,9 +18,9 @@
 import { shardIndexOf, type ReshardRecord } from '../../api/rediscluster-names.ts';
 import { checkShardCount, type ClusterMemory } from '../../api/rediscluster-capacity.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
-import { retentionSettled } from '../redis/finalize.ts';
+import { retentionSettled } from '../common/retention.ts';
 import { ofKind } from '../common/observed.ts';
-import { maxmemoryBytes } from '../redis/redis-conf.ts';
+import { maxmemoryBytes } from '../common/redis-conf.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int } from '../common/util.ts';
 import { holdsData, type ClusterPodView } from './pods.ts';

@@ -6,7 +6,7 @@
 //   `redis` 6379 and `cluster-bus` 16379, data in /data with nodes.conf there, labels
 //   clusterPodSelectorLabels + shard + component `shard`, never the role (the sidecar's).
 // - Immutable fields of an observed StatefulSet (selector, serviceName, podManagementPolicy,
-//   volumeClaimTemplates) are echoed exactly, as for Redis (children/statefulset.ts); a spec they
+//   volumeClaimTemplates) are echoed exactly, as for Redis (common/statefulset.ts); a spec they
 //   cannot honour is reported as a conflict naming the field.
 // - updateStrategy OnDelete: rollouts of a cluster are not automated in this version; the status
 //   names the stale pods (Updated condition).
@@ -31,22 +31,12 @@ import {
   shardPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
 import { COMPONENT_LABEL, CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
-import { restrictedContainer } from '../common/backup-job.ts';
+import { versionLabelValue, type Child } from '../common/child.ts';
 import { exporterRedisEnv, metricsContainers } from '../common/exporter.ts';
-import { versionLabelValue } from '../redis/children/meta.ts';
-import {
-  CONFIG_HASH_ANNOTATION,
-  CONFIG_VOLUME,
-  REDIS_FEED_SCRIPT,
-  REDIS_UID,
-  TMP_VOLUME,
-  immutablePart,
-  exec,
-  livenessScript,
-  redisCli,
-} from '../redis/children/statefulset.ts';
+import { CONFIG_HASH_ANNOTATION, CONFIG_VOLUME, REDIS_UID, TMP_VOLUME, exec, livenessScript, redisCli, restrictedContainer } from '../common/pod-template.ts';
+import { REDIS_FEED_SCRIPT } from '../common/redis-start.ts';
+import { immutablePart } from '../common/statefulset.ts';
 import { PASSWORD_CHECK_SCRIPT, passwordSourceEnv } from '../common/password-check.ts';
-import type { Child } from '../common/child.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, isRecord, sortedMap, stringMap, type Json } from '../common/util.ts';
 import { clusterChildMetadata, type ClusterContext } from './context.ts';

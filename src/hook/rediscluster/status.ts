@@ -10,7 +10,7 @@ import { clusterPodSelectorLabels, formatSlotRanges, rangesOf, readReshardRecord
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
-import { latest, previousConditions } from '../redis/status.ts';
+import { latest, previousConditions } from '../common/conditions.ts';
 import type { KubeObject } from '../common/types.ts';
 import { compare, selectorString } from '../common/util.ts';
 import { autoscalingVerdict, failoverVerdict, reshardVerdict, updatedVerdict, type Verdict } from './conditions.ts';

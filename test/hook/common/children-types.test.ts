@@ -12,7 +12,7 @@ import { validateSpec } from '../../../src/api/validate.ts';
 import { desiredChildren } from '../../../src/hook/redis/children/index.ts';
 import { desiredStatefulSet } from '../../../src/hook/redis/children/statefulset.ts';
 import { asKubeObject, type Child, type ChildMetadata } from '../../../src/hook/common/child.ts';
-import type { HookContext } from '../../../src/hook/common/options.ts';
+import type { HookContext } from '../../../src/hook/redis/context.ts';
 import { designSpec } from './helpers.ts';
 
 const metadata: ChildMetadata = { name: 'x', namespace: 'default', labels: {} };

@@ -124,7 +124,7 @@ export function emptyLists(value: unknown, at = ''): string[] {
 }
 
 export function loadFixture(): Json {
-  return JSON.parse(readFileSync(new URL('../fixtures/sync-request.json', import.meta.url), 'utf8')) as Json;
+  return JSON.parse(readFileSync(new URL('../../fixtures/sync-request.json', import.meta.url), 'utf8')) as Json;
 }
 
 export function fixtureRequest(mutate?: (body: Json) => void): HookRequest {

@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateSpec } from '../../../src/api/validate.ts';
 import { CONTROLLER_UID_LABEL, ROLE_LABEL, podSelectorLabels } from '../../../src/api/labels.ts';
-import { CONFIG_HASH_ANNOTATION } from '../../../src/hook/redis/children/statefulset.ts';
+import { CONFIG_HASH_ANNOTATION } from '../../../src/hook/common/pod-template.ts';
 import { sync, type KubeObject } from '../../../src/hook/index.ts';
 import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { UID, designSpec, desiredFor, find, get, healthyPods, pod, redis, request, type Json } from '../common/helpers.ts';

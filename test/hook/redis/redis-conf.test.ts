@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RedisSpec } from '../../../src/api/schema.ts';
 import { validateSpec } from '../../../src/api/validate.ts';
-import { configHash, maxmemoryBytes, rdbSaveSeconds, renderRedisConf, staticRedisConf } from '../../../src/hook/redis/redis-conf.ts';
+import { configHash, maxmemoryBytes, rdbSaveSeconds } from '../../../src/hook/common/redis-conf.ts';
+import { renderRedisConf, staticRedisConf } from '../../../src/hook/redis/redis-conf.ts';
 import { parseQuantity } from '../../../src/hook/common/quantity.ts';
 import { designSpec, type Json } from '../common/helpers.ts';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { CLUSTER_BUS_PORT, SHARD_LABEL } from '../../../src/api/rediscluster-names.ts';
 import { CONTROLLER_UID_LABEL } from '../../../src/api/labels.ts';
 import { CLUSTER_START_SCRIPT, RESTART_HOLD_SCRIPT } from '../../../src/hook/rediscluster/statefulset.ts';
-import { REDIS_FEED_SCRIPT } from '../../../src/hook/redis/children/statefulset.ts';
+import { REDIS_FEED_SCRIPT } from '../../../src/hook/common/redis-start.ts';
 import { PASSWORD_CHECK_SCRIPT } from '../../../src/hook/common/password-check.ts';
 import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { emptyLists, find, get } from '../common/helpers.ts';

@@ -4,26 +4,12 @@
 // Invariants: the names are the ones the sidecar checks a node's certificate against
 // (api/tls.ts), so an issued certificate is always accepted; the private key is rotated on every
 // renewal; usages cover serving clients and, for replication, the replica's own TLS client side.
-// cert-manager is not a dependency of the operator: its type is declared here, not imported.
+// cert-manager is not a dependency of the operator: its type is declared in common/child.ts.
 import { childNames } from '../../../api/labels.ts';
 import { tlsDnsNames, tlsSecretName } from '../../../api/tls.ts';
-import type { HookContext } from '../../common/options.ts';
+import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
-import type { ChildMetadata } from '../../common/child.ts';
-
-export interface Certificate {
-  apiVersion: 'cert-manager.io/v1';
-  kind: 'Certificate';
-  metadata: ChildMetadata;
-  spec: {
-    secretName: string;
-    issuerRef: { name: string; kind: string; group: string };
-    commonName: string;
-    dnsNames: string[];
-    usages: string[];
-    privateKey: { algorithm: 'ECDSA'; size: 256; rotationPolicy: 'Always' };
-  };
-}
+import type { Certificate } from '../../common/child.ts';
 
 export function desiredCertificate(ctx: HookContext): Certificate | undefined {
   const manager = ctx.spec.tls?.certManager;

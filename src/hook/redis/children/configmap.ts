@@ -3,7 +3,7 @@
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { RESTORE_LOCATION_KEY } from '../../../api/backup.ts';
 import { CONFIG_KEY, childNames } from '../../../api/labels.ts';
-import type { HookContext } from '../../common/options.ts';
+import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
 import type { Child } from '../../common/child.ts';
 

@@ -5,20 +5,22 @@
 // Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../../api/labels.ts';
 import { podBelongsTo } from '../../../api/membership.ts';
-import type { HookContext } from '../../common/options.ts';
+import type { HookContext } from '../context.ts';
 import { findObject, memberMeta } from '../../common/observed.ts';
-import { configHash, renderRedisConf, staticRedisConf } from '../redis-conf.ts';
+import { configHash } from '../../common/redis-conf.ts';
+import { renderRedisConf, staticRedisConf } from '../redis-conf.ts';
 import type { KubeObject } from '../../common/types.ts';
 import type { RestorePlan } from '../restore.ts';
-import { desiredCronJob } from '../../common/backup-job.ts';
+import { desiredCronJob } from './backup-cronjob.ts';
 import { desiredCertificate } from './certificate.ts';
 import { desiredConfigMap } from './configmap.ts';
-import { desiredMetricsService } from '../../common/exporter.ts';
+import { desiredMetricsService } from './metrics.ts';
 import { desiredNetworkPolicy } from './network-policy.ts';
 import { desiredPdb } from './pdb.ts';
 import { desiredServices } from './services.ts';
 import { restoreInit } from './restore-container.ts';
-import { REDIS_UID, desiredStatefulSet } from './statefulset.ts';
+import { REDIS_UID } from '../../common/pod-template.ts';
+import { desiredStatefulSet } from './statefulset.ts';
 import { asKubeObject, type DesiredChild } from '../../common/child.ts';
 
 export interface ChildPlan {

@@ -14,20 +14,8 @@ import {
   PART_OF_LABEL,
   VERSION_LABEL,
 } from '../../../api/labels.ts';
-import type { HookContext } from '../../common/options.ts';
-import type { ChildMetadata } from '../../common/child.ts';
-
-const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
-
-/**
- * spec.version as a label value: the schema allows versions a label cannot hold (over 63
- * characters, or ending in '.'), so it is cut to 63 and trailing punctuation dropped; the label
- * is left out when nothing valid remains.
- */
-export function versionLabelValue(version: string): string | undefined {
-  const cut = version.slice(0, 63).replace(/[^A-Za-z0-9]+$/, '');
-  return LABEL_VALUE.test(cut) ? cut : undefined;
-}
+import type { HookContext } from '../context.ts';
+import { versionLabelValue, type ChildMetadata } from '../../common/child.ts';
 
 export function childLabels(ctx: HookContext, component: string): Record<string, string> {
   const labels: Record<string, string> = {};

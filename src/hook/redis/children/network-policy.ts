@@ -15,9 +15,9 @@ import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/Netw
 import type { INetworkPolicyPeer } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicyPeer';
 import type { RedisSpec } from '../../../api/schema.ts';
 import { EXPORTER_PORT, OPERATOR_POD_LABELS, REDIS_PORT, childNames, podSelectorLabels } from '../../../api/labels.ts';
-import type { HookContext } from '../../common/options.ts';
+import type { HookContext } from '../context.ts';
 import { sortedMap } from '../../common/util.ts';
-import { exporterEnabled } from '../../common/exporter.ts';
+import { exporterEnabled } from './metrics.ts';
 import { childMetadata } from './meta.ts';
 import type { Child } from '../../common/child.ts';
 

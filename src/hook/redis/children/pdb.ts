@@ -3,7 +3,7 @@
 // keeping it would block node drains forever.
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { childNames, podSelectorLabels } from '../../../api/labels.ts';
-import type { HookContext } from '../../common/options.ts';
+import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
 import type { Child } from '../../common/child.ts';
 

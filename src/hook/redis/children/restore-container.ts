@@ -13,8 +13,9 @@ import type { IVolume } from 'kubernetes-models/v1/Volume';
 import { RESTORE_CONTAINER, RESTORE_LOCATION_KEY, TERMINATION_LOG } from '../../../api/backup.ts';
 import { DATA_MOUNT, DATA_VOLUME, childNames } from '../../../api/labels.ts';
 import type { BackupStorage } from '../../../api/schema.ts';
-import type { HookContext } from '../../common/options.ts';
-import { restrictedContainer, storageAccess } from '../../common/backup-job.ts';
+import type { HookContext } from '../context.ts';
+import { storageAccess } from '../../common/backup-job.ts';
+import { restrictedContainer } from '../../common/pod-template.ts';
 
 /** What the restore needs from the storage: how to reach it, never which bucket key (the location says). */
 const RESTORE_ENV = new Set(['BACKUP_STORAGE', 'RESTORE_DIR', 'S3_REGION', 'S3_ENDPOINT', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);

@@ -1,4 +1,4 @@
-// The two objects the monitoring DecoratorController attaches to a Redis or a RedisCluster: a PodMonitor for its
+// The two objects the monitoring DecoratorController attaches to a Redis: a PodMonitor for its
 // exporters and a PrometheusRule with its alerts (monitoring.coreos.com/v1, the Prometheus
 // Operator's API). Pure. Invariants:
 // - The PodMonitor selects this Redis's pods only (the pod selector labels, never the role) in
@@ -8,43 +8,18 @@
 // - Labels are the Redis's own app labels plus spec.monitoring.prometheus.labels, so a
 //   Prometheus's podMonitorSelector/ruleSelector can pick them up. Metadata is name, namespace,
 //   labels; ownerReferences are Metacontroller's.
-import {
-  APP_NAME,
-  COMPONENT_LABEL,
-  INSTANCE_LABEL,
-  MANAGED_BY,
-  MANAGED_BY_LABEL,
-  METRICS_PORT_NAME,
-  NAME_LABEL,
-  PART_OF_LABEL,
-  ROLE_LABEL,
-  childNames,
-  podSelectorLabels,
-} from '../../../api/labels.ts';
-import { CLUSTER_APP_NAME, SHARD_LABEL, clusterPodSelectorLabels } from '../../../api/rediscluster-names.ts';
-import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
+import { APP_NAME, INSTANCE_LABEL, METRICS_PORT_NAME, ROLE_LABEL, childNames, podSelectorLabels } from '../../../api/labels.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
+import { validateSpec } from '../../../api/validate.ts';
+import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from '../../common/alert-rules.ts';
+import { MONITORING_API_VERSION, monitoringLabels, monitoringVerdict, podLabelMeta, type MonitoringVerdict } from '../../common/monitoring.ts';
+import type { HookOptions } from '../../common/options.ts';
 import type { KubeObject } from '../../common/types.ts';
-import { sortedMap } from '../../common/util.ts';
-import { clusterRuleGroups, SHARD_TARGET_LABEL } from '../../rediscluster/monitoring/rules.ts';
-import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL, redisRuleGroups } from './rules.ts';
-
-export const MONITORING_API_VERSION = 'monitoring.coreos.com/v1';
-
-/** A pod label as Prometheus' Kubernetes discovery names it (every character outside [a-zA-Z0-9_] becomes _). */
-export function podLabelMeta(label: string): string {
-  return `__meta_kubernetes_pod_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
-}
+import type { DecoratorRequest } from '../../common/wire.ts';
+import { redisRuleGroups } from './rules.ts';
 
 function labelsOf(name: string, spec: RedisSpec, component: string): Record<string, string> {
-  return sortedMap({
-    ...(spec.monitoring.prometheus.labels ?? {}),
-    [NAME_LABEL]: APP_NAME,
-    [INSTANCE_LABEL]: name,
-    [COMPONENT_LABEL]: component,
-    [MANAGED_BY_LABEL]: MANAGED_BY,
-    [PART_OF_LABEL]: APP_NAME,
-  });
+  return monitoringLabels(APP_NAME, name, spec.monitoring.prometheus.labels, component);
 }
 
 export function desiredPodMonitor(namespace: string, name: string, spec: RedisSpec): KubeObject {
@@ -80,50 +55,11 @@ export function desiredPrometheusRule(namespace: string, name: string, spec: Red
   };
 }
 
-// ---- RedisCluster ----
-
-function clusterLabelsOf(name: string, spec: RedisClusterSpec, component: string): Record<string, string> {
-  return sortedMap({
-    ...(spec.monitoring.prometheus.labels ?? {}),
-    [NAME_LABEL]: CLUSTER_APP_NAME,
-    [INSTANCE_LABEL]: name,
-    [COMPONENT_LABEL]: component,
-    [MANAGED_BY_LABEL]: MANAGED_BY,
-    [PART_OF_LABEL]: CLUSTER_APP_NAME,
+/** The monitoring decorator's answer for a Redis. */
+export function syncRedisMonitoring(request: DecoratorRequest, options: HookOptions): MonitoringVerdict {
+  const { name, namespace } = request.object.metadata;
+  return monitoringVerdict(request, validateSpec(name, request.object.spec), {
+    podMonitor: (spec) => desiredPodMonitor(namespace, name, spec),
+    prometheusRule: (spec) => desiredPrometheusRule(namespace, name, spec, options.runbookBaseUrl),
   });
-}
-
-/** A RedisCluster's PodMonitor: its pods only, with the shard as a target label (the per-shard alerts group by it). */
-export function desiredClusterPodMonitor(namespace: string, name: string, spec: RedisClusterSpec): KubeObject {
-  const interval = spec.monitoring.prometheus.scrapeInterval;
-  return {
-    apiVersion: MONITORING_API_VERSION,
-    kind: 'PodMonitor',
-    metadata: { name, namespace, labels: clusterLabelsOf(name, spec, 'pod-monitor') },
-    spec: {
-      selector: { matchLabels: clusterPodSelectorLabels(name) },
-      namespaceSelector: { matchNames: [namespace] },
-      podMetricsEndpoints: [
-        {
-          port: METRICS_PORT_NAME,
-          path: '/metrics',
-          ...(interval !== undefined ? { interval } : {}),
-          relabelings: [
-            { sourceLabels: [podLabelMeta(INSTANCE_LABEL)], targetLabel: REDIS_TARGET_LABEL, action: 'replace' },
-            { sourceLabels: [podLabelMeta(ROLE_LABEL)], targetLabel: POD_ROLE_TARGET_LABEL, action: 'replace' },
-            { sourceLabels: [podLabelMeta(SHARD_LABEL)], targetLabel: SHARD_TARGET_LABEL, action: 'replace' },
-          ],
-        },
-      ],
-    },
-  };
-}
-
-export function desiredClusterPrometheusRule(namespace: string, name: string, spec: RedisClusterSpec, runbook: string): KubeObject {
-  return {
-    apiVersion: MONITORING_API_VERSION,
-    kind: 'PrometheusRule',
-    metadata: { name, namespace, labels: clusterLabelsOf(name, spec, 'alerts') },
-    spec: { groups: clusterRuleGroups(namespace, name, spec, runbook) },
-  };
 }

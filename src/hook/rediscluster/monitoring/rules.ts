@@ -1,6 +1,6 @@
 // The alert rules of one RedisCluster: the same alerts as a Redis (monitoring.alerts over the
 // defaults of api/monitoring.ts: names, thresholds, durations and severities mean the same), with
-// the master alerts judged per shard. Pure. Invariants, as rules.ts: every expression selects this
+// the master alerts judged per shard. Pure. Invariants, as redis/monitoring/rules.ts: every expression selects this
 // cluster only (namespace and redis label matchers); every alert carries namespace, redis and
 // severity; an alert is rendered only where its series can exist (exporter alerts with the
 // exporter on, replica alerts with replicas, backup alerts with spec.backup).
@@ -10,7 +10,7 @@
 import { longestIntervalSeconds } from '../../../api/cron.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
-import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL, render, rule, type AlertRule, type Rendered, type RuleGroup } from '../../redis/monitoring/rules.ts';
+import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL, render, rule, type AlertRule, type Rendered, type RuleGroup } from '../../common/alert-rules.ts';
 
 /** Target label the cluster's PodMonitor adds to every exporter series: the pod's shard. */
 export const SHARD_TARGET_LABEL = 'shard';

@@ -1,22 +1,19 @@
-// The monitoring DecoratorController's sync hook (manifests/components/monitoring, route
-// /monitoring/sync): the PodMonitor and PrometheusRule of one Redis or RedisCluster (by the
-// object's kind), as attachments. Pure, like
-// the Redis hook. Invariants:
+// What the monitoring DecoratorController's sync hook (manifests/components/monitoring, route
+// /monitoring/sync) does for every kind: parse the request, decide which attachments (PodMonitor,
+// PrometheusRule) exist, label them. Each kind builds its own two objects (redis/monitoring,
+// rediscluster/monitoring); index.ts picks the kind by the object's. Pure. Invariants:
 // - Never a status, labels or annotations: the Redis's status is the CompositeController's, and
 //   a decorator answer without `status` leaves it as it is.
 // - An invalid spec changes nothing: every observed attachment comes back as last applied (the
 //   Redis's own status already names the problem), so a typo never deletes a team's alerts.
 // - Monitoring or Prometheus turned off: no attachments (Metacontroller deletes them). Without
 //   the exporter there is no PodMonitor, and the rules keep only the alerts the sidecar feeds.
-import { CLUSTER_KIND } from '../../api/rediscluster-names.ts';
-import { validateClusterSpec } from '../../api/rediscluster-validate.ts';
-import { validateSpec } from '../../api/validate.ts';
-import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './options.ts';
+import { COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, PART_OF_LABEL } from '../../api/labels.ts';
 import { lastAppliedOf, objectsOf } from './observed.ts';
 import type { ParseResult } from './types.ts';
 import { wireChecker } from './wire-check.ts';
 import { DecoratorRequestBody, type DecoratorRequest, type DecoratorResponse, type KubeObject } from './wire.ts';
-import { desiredClusterPodMonitor, desiredClusterPrometheusRule, desiredPodMonitor, desiredPrometheusRule, MONITORING_API_VERSION } from '../redis/monitoring/objects.ts';
+import { sortedMap } from './util.ts';
 
 const decoratorRequestBody = wireChecker(DecoratorRequestBody);
 
@@ -49,28 +46,56 @@ export interface MonitoringVerdict {
   invalidSpec: boolean;
 }
 
-export function syncMonitoring(request: DecoratorRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): MonitoringVerdict {
-  if (request.object.kind === CLUSTER_KIND) return syncClusterMonitoring(request, options);
-  const { name, namespace } = request.object.metadata;
-  const verdict = validateSpec(name, request.object.spec);
+/** What every monitored kind's spec has: the switches that decide which attachments exist. */
+interface MonitoredSpec {
+  monitoring: { enabled: boolean; exporter: { enabled: boolean }; prometheus: { enabled: boolean } };
+}
+
+/** A kind's two attachments, built from its validated spec. */
+export interface MonitoringObjects<S> {
+  podMonitor: (spec: S) => KubeObject;
+  prometheusRule: (spec: S) => KubeObject;
+}
+
+/**
+ * The decorator's answer for one object, whatever its kind: everything echoed when its spec is
+ * invalid; nothing when monitoring or Prometheus is off; else the PodMonitor (only with the
+ * exporter) and the PrometheusRule.
+ */
+export function monitoringVerdict<S extends MonitoredSpec>(
+  request: DecoratorRequest,
+  verdict: { ok: true; spec: S } | { ok: false },
+  objects: MonitoringObjects<S>,
+): MonitoringVerdict {
   if (!verdict.ok) return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: true };
   const spec = verdict.spec;
   if (!spec.monitoring.enabled || !spec.monitoring.prometheus.enabled) return { response: { attachments: [] }, invalidSpec: false };
   const attachments: KubeObject[] = [];
-  if (spec.monitoring.exporter.enabled) attachments.push(desiredPodMonitor(namespace, name, spec));
-  attachments.push(desiredPrometheusRule(namespace, name, spec, options.runbookBaseUrl));
+  if (spec.monitoring.exporter.enabled) attachments.push(objects.podMonitor(spec));
+  attachments.push(objects.prometheusRule(spec));
   return { response: { attachments }, invalidSpec: false };
 }
 
-/** The same for a RedisCluster (the decorator's second resource): its spec, its pods, per-shard master alerts. */
-function syncClusterMonitoring(request: DecoratorRequest, options: HookOptions): MonitoringVerdict {
-  const { name, namespace } = request.object.metadata;
-  const verdict = validateClusterSpec(name, request.object.spec);
-  if (!verdict.ok) return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: true };
-  const spec = verdict.spec;
-  if (!spec.monitoring.enabled || !spec.monitoring.prometheus.enabled) return { response: { attachments: [] }, invalidSpec: false };
-  const attachments: KubeObject[] = [];
-  if (spec.monitoring.exporter.enabled) attachments.push(desiredClusterPodMonitor(namespace, name, spec));
-  attachments.push(desiredClusterPrometheusRule(namespace, name, spec, options.runbookBaseUrl));
-  return { response: { attachments }, invalidSpec: false };
+export const MONITORING_API_VERSION = 'monitoring.coreos.com/v1';
+
+/** A pod label as Prometheus' Kubernetes discovery names it (every character outside [a-zA-Z0-9_] becomes _). */
+export function podLabelMeta(label: string): string {
+  return `__meta_kubernetes_pod_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+}
+
+/** The labels of a kind's PodMonitor and PrometheusRule: its app labels over spec.monitoring.prometheus.labels. */
+export function monitoringLabels(
+  appName: string,
+  name: string,
+  prometheusLabels: Record<string, string> | undefined,
+  component: string,
+): Record<string, string> {
+  return sortedMap({
+    ...(prometheusLabels ?? {}),
+    [NAME_LABEL]: appName,
+    [INSTANCE_LABEL]: name,
+    [COMPONENT_LABEL]: component,
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [PART_OF_LABEL]: appName,
+  });
 }

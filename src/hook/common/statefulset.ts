@@ -1,0 +1,96 @@
+// The immutable part of a StatefulSet, for every kind that runs one. Invariant: the fields the API
+// server never lets change (selector, serviceName, volumeClaimTemplates, podManagementPolicy) of an
+// observed StatefulSet are echoed exactly: the API server rejects any change to them on every
+// sync, and observed claim templates carry server defaults that would otherwise diff forever.
+// When the spec asks for something they cannot give, it is reported as a conflict instead.
+import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
+import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
+import { DATA_VOLUME } from '../../api/labels.ts';
+import type { PersistenceSpec } from '../../api/schema.ts';
+import { parseQuantity } from './quantity.ts';
+import { array, at, str, type Json } from './util.ts';
+
+/** The fields the API server never lets change on a StatefulSet; the selector is always set. */
+export type Immutable = Pick<IStatefulSetSpec, 'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'>;
+export type LabelSelector = IStatefulSetSpec['selector'];
+
+/** Why the observed claim templates of `setName` cannot give what spec.persistence asks for (each names the field). */
+export function claimConflicts(persistence: PersistenceSpec, setName: string, observedTemplates: unknown[]): string[] {
+  const observedData = observedTemplates.find((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  const wanted = persistence.enableRdb || persistence.enableAof;
+  if (wanted && observedData === undefined) {
+    return [
+      `spec.persistence: RDB/AOF is on but StatefulSet ${setName} was created without a data volume claim (volumeClaimTemplates are immutable); data stays in an emptyDir until the StatefulSet is recreated`,
+    ];
+  }
+  if (!wanted && observedData !== undefined) {
+    return [`spec.persistence: RDB and AOF are off but StatefulSet ${setName} keeps its data volume claims (volumeClaimTemplates are immutable)`];
+  }
+  if (observedData === undefined) return [];
+  const conflicts: string[] = [];
+  const { size, storageClassName } = persistence;
+  const observedSize = at(observedData, 'spec', 'resources', 'requests', 'storage');
+  const observedBytes = parseQuantity(observedSize);
+  const wantedBytes = parseQuantity(size);
+  // A larger size is no conflict: the sidecar grows the claims (when the storage class allows it)
+  // and then replaces the StatefulSet with its pods orphaned, so the next sync builds templates
+  // of the new size. A smaller one cannot happen to a volume.
+  if (observedBytes === undefined || wantedBytes === undefined || wantedBytes < observedBytes) {
+    conflicts.push(
+      `spec.persistence.size: ${size} requested but StatefulSet ${setName} creates volumes of ${String(observedSize)} (volumeClaimTemplates are immutable, and volumes never shrink)`,
+    );
+  }
+  const observedClass = str(at(observedData, 'spec', 'storageClassName'));
+  if (observedClass !== storageClassName) {
+    conflicts.push(
+      `spec.persistence.storageClassName: ${storageClassName ?? '(cluster default)'} requested but StatefulSet ${setName} uses ${observedClass ?? '(cluster default)'} (volumeClaimTemplates are immutable)`,
+    );
+  }
+  return conflicts;
+}
+
+/**
+ * The immutable part of a StatefulSet: on creation what `templates` gives (claims only with
+ * persistence on), afterwards what was observed, echoed, with the claim templates the spec can no
+ * longer apply said in `conflicts`; and whether the pods get their data from a claim.
+ */
+export function immutablePart(
+  observedSpec: Json | undefined,
+  selectorLabels: Record<string, string>,
+  serviceName: string,
+  templates: () => IPersistentVolumeClaim[],
+  persistence: PersistenceSpec,
+  setName: string,
+): { immutable: Immutable; conflicts: string[]; claimsData: boolean } {
+  let immutable: Immutable;
+  let conflicts: string[] = [];
+  if (observedSpec === undefined) {
+    const claims = templates();
+    immutable = {
+      selector: { matchLabels: selectorLabels },
+      serviceName,
+      podManagementPolicy: 'Parallel',
+      ...(claims.length > 0 ? ({ volumeClaimTemplates: claims } satisfies Partial<Immutable>) : {}),
+    };
+  } else {
+    immutable = echoedImmutable(observedSpec, { matchLabels: selectorLabels });
+    conflicts = claimConflicts(persistence, setName, array(observedSpec['volumeClaimTemplates']));
+  }
+  const claimsData = array(immutable.volumeClaimTemplates).some((t) => at(t, 'metadata', 'name') === DATA_VOLUME);
+  return { immutable, conflicts, claimsData };
+}
+
+/**
+ * The immutable fields of an observed StatefulSet, echoed exactly: never rebuilt (the API server
+ * refuses any change) and never checked (the API server wrote them, so they have Kubernetes'
+ * types; a hand edit could leave anything, which is why they are read with util.ts below).
+ */
+export function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelector): Immutable {
+  const observed = observedSpec as Partial<Immutable>;
+  return {
+    selector: observed.selector ?? fallbackSelector,
+    ...('serviceName' in observed ? { serviceName: observed.serviceName } : {}),
+    ...('podManagementPolicy' in observed ? { podManagementPolicy: observed.podManagementPolicy } : {}),
+    ...('volumeClaimTemplates' in observed ? { volumeClaimTemplates: observed.volumeClaimTemplates } : {}),
+  };
+}
