@@ -12,7 +12,7 @@ import { MAX_CLUSTER_SHARDS, MIN_CLUSTER_SHARDS } from './rediscluster-schema.ts
  */
 export const CAPACITY_HEADROOM = 0.9;
 
-export interface ClusterMemory {
+export interface RedisClusterMemory {
   /** used_memory summed over the masters of the shards that hold slots. */
   usedBytes: number;
   /** maxmemory of one master (every shard runs the same spec); 0 when unlimited. */
@@ -20,7 +20,7 @@ export interface ClusterMemory {
 }
 
 /** Fewest shards that hold the data with headroom; null when capacity is unknown (no maxmemory). */
-export function shardsNeeded(m: ClusterMemory): number | null {
+export function shardsNeeded(m: RedisClusterMemory): number | null {
   if (m.maxmemoryPerShard <= 0) return null;
   return Math.max(MIN_CLUSTER_SHARDS, Math.ceil(m.usedBytes / (m.maxmemoryPerShard * CAPACITY_HEADROOM)));
 }
@@ -30,7 +30,7 @@ export type CapacityVerdict = { ok: true; reason: string } | { ok: false; needed
 const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
 
 /** Can `shards` shards hold the data? The reason names spec.master.replicas when they cannot. */
-export function checkShardCount(shards: number, m: ClusterMemory): CapacityVerdict {
+export function checkShardCount(shards: number, m: RedisClusterMemory): CapacityVerdict {
   const needed = shardsNeeded(m);
   if (needed === null) return { ok: true, reason: 'no maxmemory (no memory limit): capacity is not checked' };
   if (shards >= needed) return { ok: true, reason: `${shards} shards hold ${mib(m.usedBytes)} (at least ${needed} needed)` };
@@ -62,7 +62,7 @@ export interface Recommendation {
  * HorizontalPodAutoscaler does), within the bounds (the floor raised to MIN_CLUSTER_SHARDS) and
  * never below what holds the data.
  */
-export function recommendShards(current: number, m: ClusterMemory, bounds: AutoscaleBounds): Recommendation {
+export function recommendShards(current: number, m: RedisClusterMemory, bounds: AutoscaleBounds): Recommendation {
   const floor = Math.max(MIN_CLUSTER_SHARDS, bounds.minReplicas);
   const ceiling = Math.min(MAX_CLUSTER_SHARDS, Math.max(floor, bounds.maxReplicas));
   if (m.maxmemoryPerShard <= 0 || current <= 0) {

@@ -7,13 +7,13 @@
 // the Redis replication manager (which lists name=redis) can never act on a cluster node.
 import { DATA_MOUNT, GROUP, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL } from './labels.ts';
 
-export const CLUSTER_KIND = 'RedisCluster';
-export const CLUSTER_PLURAL = 'redisclusters';
-export const CLUSTER_SINGULAR = 'rediscluster';
-export const CLUSTER_SHORT_NAMES = ['rdc'];
+export const REDIS_CLUSTER_KIND = 'RedisCluster';
+export const REDIS_CLUSTER_PLURAL = 'redisclusters';
+export const REDIS_CLUSTER_SINGULAR = 'rediscluster';
+export const REDIS_CLUSTER_SHORT_NAMES = ['rdc'];
 
 /** app.kubernetes.io/name of every cluster pod. */
-export const CLUSTER_APP_NAME = 'redis-cluster';
+export const REDIS_CLUSTER_APP_NAME = 'redis-cluster';
 /** On every pod and StatefulSet of one shard: its index. Static (set by the hook); the role moves. */
 export const SHARD_LABEL = `${GROUP}/shard`;
 /** The cluster bus (node-to-node gossip and failover votes): the data port + 10000, Redis' default. */
@@ -39,11 +39,11 @@ export const NODES_CONF_PATH = `${DATA_MOUNT}/${NODES_CONF}`;
 export const MAX_CLUSTER_NAME_LENGTH = 36;
 
 /** app.kubernetes.io/name of the backup Jobs and pods of a RedisCluster (not redis-backup: a Redis of the same name must not see them). */
-export const CLUSTER_BACKUP_APP = 'redis-cluster-backup';
+export const REDIS_CLUSTER_BACKUP_APP = 'redis-cluster-backup';
 
 /** The labels of every backup Job and pod of the RedisCluster called `name` (each also carries SHARD_LABEL). */
-export function clusterBackupSelectorLabels(name: string): Record<string, string> {
-  return { [NAME_LABEL]: CLUSTER_BACKUP_APP, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+export function redisClusterBackupSelectorLabels(name: string): Record<string, string> {
+  return { [NAME_LABEL]: REDIS_CLUSTER_BACKUP_APP, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
 }
 
 /** Parses `<name>-shard-<i>` (a shard StatefulSet or PDB name) into i; undefined for any other name. */
@@ -55,7 +55,7 @@ export function shardIndexOf(name: string, objectName: string): number | undefin
 }
 
 /** Names of the objects that belong to one RedisCluster called `name`. */
-export function clusterChildNames(name: string) {
+export function redisClusterChildNames(name: string) {
   return {
     /** The StatefulSet of shard i: pods <name>-shard-<i>-0 .. -<replicas>. */
     shardSet: (i: number) => `${name}-shard-${i}`,
@@ -74,23 +74,23 @@ export function clusterChildNames(name: string) {
 }
 
 /** The labels every pod of one RedisCluster carries (never the role, never the shard). */
-export function clusterPodSelectorLabels(name: string): Record<string, string> {
-  return { [NAME_LABEL]: CLUSTER_APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
+export function redisClusterPodSelectorLabels(name: string): Record<string, string> {
+  return { [NAME_LABEL]: REDIS_CLUSTER_APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY };
 }
 
 /** The labels of the pods of shard i: the StatefulSet's selector, the PDB's, and the default anti-affinity's. */
 export function shardPodSelectorLabels(name: string, shard: number): Record<string, string> {
-  return { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) };
+  return { ...redisClusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) };
 }
 
 /** True when labels and namespace make an object a pod (or claim) of RedisCluster `name` in `namespace`. */
-export function clusterPodBelongsTo(
+export function redisClusterPodBelongsTo(
   meta: { namespace?: string | undefined; labels?: Readonly<Record<string, string>> | undefined },
-  cluster: { namespace: string; name: string },
+  redisCluster: { namespace: string; name: string },
 ): boolean {
-  if (meta.namespace !== cluster.namespace) return false;
+  if (meta.namespace !== redisCluster.namespace) return false;
   const labels = meta.labels ?? {};
-  return Object.entries(clusterPodSelectorLabels(cluster.name)).every(([k, v]) => labels[k] === v);
+  return Object.entries(redisClusterPodSelectorLabels(redisCluster.name)).every(([k, v]) => labels[k] === v);
 }
 
 /**

@@ -51,7 +51,7 @@ export const RESERVED_CLUSTER_CONFIG_KEYS = [
   'cluster-slave-no-failover',
 ] as const;
 
-export const ClusterAutoscalingSpec = Type.Object(
+export const RedisClusterAutoscalingSpec = Type.Object(
   {
     enabled: Type.Boolean({ default: false, description: 'Scale the number of shards (master.replicas) on memory use, between minReplicas and maxReplicas.' }),
     minReplicas: Type.Integer({
@@ -83,7 +83,7 @@ export const ClusterAutoscalingSpec = Type.Object(
   },
 );
 
-export const ClusterSentinelSpec = Type.Object(
+export const RedisClusterSentinelSpec = Type.Object(
   {
     enabled: Type.Boolean({
       default: false,
@@ -133,8 +133,8 @@ export const RedisClusterSpec = Type.Object(
     persistence: PersistenceSpec,
     resources: ResourceRequirements,
     auth: Type.Optional(AuthSpec),
-    autoscaling: ClusterAutoscalingSpec,
-    sentinel: ClusterSentinelSpec,
+    autoscaling: RedisClusterAutoscalingSpec,
+    sentinel: RedisClusterSentinelSpec,
     backup: Type.Optional({
       ...ScheduledBackupSpec,
       description:
@@ -243,5 +243,5 @@ export const RedisClusterStatus = Type.Object(
 export type RedisClusterSpec = Static<typeof RedisClusterSpec>;
 export type RedisClusterStatus = Static<typeof RedisClusterStatus>;
 export type ShardStatus = Static<typeof ShardStatus>;
-export type ClusterAutoscalingSpec = Static<typeof ClusterAutoscalingSpec>;
-export type ClusterSentinelSpec = Static<typeof ClusterSentinelSpec>;
+export type RedisClusterAutoscalingSpec = Static<typeof RedisClusterAutoscalingSpec>;
+export type RedisClusterSentinelSpec = Static<typeof RedisClusterSentinelSpec>;

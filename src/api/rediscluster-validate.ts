@@ -21,9 +21,9 @@ import {
   type SpecProblem,
 } from './validate.ts';
 
-const validateClusterSchema = compileSpecSchema<RedisClusterSpecT>(RedisClusterSpec);
+const validateRedisClusterSchema = compileSpecSchema<RedisClusterSpecT>(RedisClusterSpec);
 
-export type ClusterSpecVerdict = { ok: true; spec: RedisClusterSpecT } | { ok: false; problems: SpecProblem[] };
+export type RedisClusterSpecVerdict = { ok: true; spec: RedisClusterSpecT } | { ok: false; problems: SpecProblem[] };
 
 function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
@@ -54,15 +54,15 @@ function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] 
  * Validates `spec` of the RedisCluster called `name`. On success returns a defaulted deep copy;
  * the input is left untouched so the caller can still echo what it observed.
  */
-export function validateClusterSpec(name: string, spec: unknown): ClusterSpecVerdict {
+export function validateRedisClusterSpec(name: string, spec: unknown): RedisClusterSpecVerdict {
   if (spec === undefined || spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
     return { ok: false, problems: [{ field: 'spec', message: 'must be an object' }] };
   }
   const tooDeep = nestingProblem(spec); // before anything recursive walks it
   if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
-  if (!validateClusterSchema(copy))
-    return { ok: false, problems: printableFields([...schemaProblems(validateClusterSchema.errors), ...directiveProblems(copy, 'RedisCluster')]) };
+  if (!validateRedisClusterSchema(copy))
+    return { ok: false, problems: printableFields([...schemaProblems(validateRedisClusterSchema.errors), ...directiveProblems(copy, 'RedisCluster')]) };
   const problems = semanticProblems(name, copy as RedisClusterSpecT);
   return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisClusterSpecT };
 }

@@ -132,7 +132,7 @@ export function redisSecretUses(name: string, spec: RedisSpec): SecretUse[] {
 }
 
 /** Every Secret a valid RedisCluster spec names: its passwords and the S3 credentials. */
-export function clusterSecretUses(name: string, spec: RedisClusterSpec): SecretUse[] {
+export function redisClusterSecretUses(name: string, spec: RedisClusterSpec): SecretUse[] {
   return [...authUses(name, spec), ...s3Use(spec)];
 }
 

@@ -6,12 +6,12 @@
 // may share structure with the request (observed children are echoed by reference): treat both
 // as read-only. The wire schemas (common/wire.ts) are exported as values too: the server uses
 // them as its route schemas, and wireChecker is the one checker both sides run.
-import { CLUSTER_KIND } from '../api/rediscluster-names.ts';
+import { REDIS_CLUSTER_KIND } from '../api/rediscluster-names.ts';
 import type { MonitoringVerdict } from './common/monitoring.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from './common/options.ts';
 import type { DecoratorRequest } from './common/wire.ts';
 import { syncRedisMonitoring } from './redis/index.ts';
-import { syncClusterMonitoring } from './rediscluster/index.ts';
+import { syncRedisClusterMonitoring } from './rediscluster/index.ts';
 
 export { DEFAULT_HOOK_OPTIONS, DEFAULT_RUNBOOK_BASE_URL, type HookOptions } from './common/options.ts';
 export { parseDecoratorRequest, type MonitoringVerdict } from './common/monitoring.ts';
@@ -19,7 +19,7 @@ export { parseDecoratorRequest, type MonitoringVerdict } from './common/monitori
 export { parseCustomizeRequest, parseHookRequest } from './common/parse.ts';
 export { customize, finalize, sync } from './redis/index.ts';
 export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup/index.ts';
-export { customizeCluster, finalizeCluster, syncCluster, type RedisClusterResponse } from './rediscluster/index.ts';
+export { customizeRedisCluster, finalizeRedisCluster, syncRedisCluster, type RedisClusterResponse } from './rediscluster/index.ts';
 export {
   CustomizeRequest,
   CustomizeResponse,
@@ -40,5 +40,5 @@ export type { DecoratorRequest } from './common/wire.ts';
 
 /** The monitoring decorator's sync hook: a Redis's or a RedisCluster's attachments, by the object's kind. */
 export function syncMonitoring(request: DecoratorRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): MonitoringVerdict {
-  return request.object.kind === CLUSTER_KIND ? syncClusterMonitoring(request, options) : syncRedisMonitoring(request, options);
+  return request.object.kind === REDIS_CLUSTER_KIND ? syncRedisClusterMonitoring(request, options) : syncRedisMonitoring(request, options);
 }

@@ -59,10 +59,10 @@ function redisBackupHooks(options: hook.HookOptions): HookFunctions {
 function redisClusterHooks(options: hook.HookOptions): HookFunctions {
   return {
     parseHookRequest: hook.parseHookRequest,
-    sync: (r) => hook.syncCluster(r, options),
-    finalize: (r) => hook.finalizeCluster(r, options),
+    sync: (r) => hook.syncRedisCluster(r, options),
+    finalize: (r) => hook.finalizeRedisCluster(r, options),
     parseCustomizeRequest: hook.parseCustomizeRequest,
-    customize: hook.customizeCluster,
+    customize: hook.customizeRedisCluster,
   };
 }
 

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
 import {
   CLUSTER_NODE_ANNOTATION,
-  clusterBackupSelectorLabels,
+  redisClusterBackupSelectorLabels as clusterBackupSelectorLabels,
   clusterNodeRecord,
-  clusterPodSelectorLabels,
+  redisClusterPodSelectorLabels as clusterPodSelectorLabels,
   SHARD_LABEL,
   type ClusterNodeRecord,
 } from '../../src/api/rediscluster-names.ts';

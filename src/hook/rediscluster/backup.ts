@@ -6,7 +6,7 @@
 //   up has no complete backup); BackupHealthy is False when any shard's is, Unknown when any shard
 //   has none yet, True only when every shard's is.
 // - lastFailure is the newest failure of any shard, named by its Job (whose name names the shard).
-import { SHARD_LABEL, clusterChildNames } from '../../api/rediscluster-names.ts';
+import { SHARD_LABEL, redisClusterChildNames } from '../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import type { BackupStatus } from '../../api/schema.ts';
 import { backupVerdict, type BackupVerdict } from '../common/backup-status.ts';
@@ -14,14 +14,14 @@ import { findObject } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
 import { compare } from '../common/util.ts';
 
-export interface ClusterBackupInput {
+export interface RedisClusterBackupInput {
   name: string;
   namespace: string;
   spec: RedisClusterSpec;
   /** Shards that have a backup CronJob this sync. */
   shards: readonly number[];
   observed: readonly KubeObject[];
-  /** Backup Jobs and pods of this cluster (clusterBackupSelectorLabels), every shard. */
+  /** Backup Jobs and pods of this cluster (redisClusterBackupSelectorLabels), every shard. */
   jobs: readonly KubeObject[];
   pods: readonly KubeObject[];
   /** Why backup pods cannot start (the S3 credentials Secret), when sync can see it. */
@@ -30,10 +30,10 @@ export interface ClusterBackupInput {
 
 const ofShard = (shard: number) => (o: KubeObject) => o.metadata.labels?.[SHARD_LABEL] === String(shard);
 
-export function clusterBackupVerdict(input: ClusterBackupInput): BackupVerdict | undefined {
+export function redisClusterBackupVerdict(input: RedisClusterBackupInput): BackupVerdict | undefined {
   const { spec } = input;
   if (spec.backup === undefined || input.shards.length === 0) return undefined;
-  const names = clusterChildNames(input.name);
+  const names = redisClusterChildNames(input.name);
   const per = input.shards.map((shard) => {
     const cron = findObject(input.observed, 'batch/v1', 'CronJob', input.namespace, names.shardBackup(shard));
     const v = backupVerdict(

@@ -13,9 +13,9 @@ import { BACKUP_TRIGGER_LABEL, SCHEDULED_TRIGGER } from '../../api/backup.ts';
 import {
   CLUSTER_BUS_PORT,
   CLUSTER_BUS_PORT_NAME,
-  clusterBackupSelectorLabels,
-  clusterChildNames,
-  clusterPodSelectorLabels,
+  redisClusterBackupSelectorLabels,
+  redisClusterChildNames,
+  redisClusterPodSelectorLabels,
   SHARD_LABEL,
   shardPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
@@ -24,19 +24,19 @@ import { backupJobSpecFor, backupPodSpecFor } from '../common/backup-job.ts';
 import { asKubeObject, type Child, type DesiredChild } from '../common/child.ts';
 import { configHash } from '../common/redis-conf.ts';
 import type { KubeObject } from '../common/types.ts';
-import { renderClusterConf } from './conf.ts';
-import { clusterChildMetadata, type ClusterContext } from './context.ts';
+import { renderRedisClusterConf } from './conf.ts';
+import { redisClusterChildMetadata, type RedisClusterContext } from './context.ts';
 import type { ShardPlan } from './shards.ts';
 import { desiredShardSet } from './statefulset.ts';
 
 const REDIS: IServicePort = { name: 'redis', port: REDIS_PORT, targetPort: REDIS_PORT, protocol: 'TCP' };
 const BUS: IServicePort = { name: CLUSTER_BUS_PORT_NAME, port: CLUSTER_BUS_PORT, targetPort: CLUSTER_BUS_PORT, protocol: 'TCP' };
 
-export function desiredClusterConfigMap(ctx: ClusterContext, conf: string): Child<IConfigMap> {
+export function desiredRedisClusterConfigMap(ctx: RedisClusterContext, conf: string): Child<IConfigMap> {
   return {
     apiVersion: 'v1',
     kind: 'ConfigMap',
-    metadata: clusterChildMetadata(ctx, clusterChildNames(ctx.name).config, 'config'),
+    metadata: redisClusterChildMetadata(ctx, redisClusterChildNames(ctx.name).config, 'config'),
     data: { [CONFIG_KEY]: conf },
   };
 }
@@ -47,25 +47,25 @@ export function desiredClusterConfigMap(ctx: ClusterContext, conf: string): Chil
  * Service (every Ready node: where a cluster-aware client starts, it follows MOVED from there),
  * and the metrics Service with the exporter on.
  */
-export function desiredClusterServices(ctx: ClusterContext): Array<Child<IService>> {
-  const names = clusterChildNames(ctx.name);
-  const pods = clusterPodSelectorLabels(ctx.name);
+export function desiredRedisClusterServices(ctx: RedisClusterContext): Array<Child<IService>> {
+  const names = redisClusterChildNames(ctx.name);
+  const pods = redisClusterPodSelectorLabels(ctx.name);
   const services: Array<Child<IService>> = [
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: clusterChildMetadata(ctx, names.headless, 'headless'),
+      metadata: redisClusterChildMetadata(ctx, names.headless, 'headless'),
       spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: pods, ports: [REDIS, BUS] },
     },
     {
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: clusterChildMetadata(ctx, names.client, 'client'),
+      metadata: redisClusterChildMetadata(ctx, names.client, 'client'),
       spec: { type: 'ClusterIP', selector: pods, ports: [REDIS] },
     },
   ];
   if (ctx.spec.monitoring.enabled && ctx.spec.monitoring.exporter.enabled) {
-    const meta = clusterChildMetadata(ctx, names.metricsService, 'metrics');
+    const meta = redisClusterChildMetadata(ctx, names.metricsService, 'metrics');
     services.push({
       apiVersion: 'v1',
       kind: 'Service',
@@ -87,18 +87,18 @@ export function desiredClusterServices(ctx: ClusterContext): Array<Child<IServic
  * drain must not then take a shard's master and replica together (without persistence that is
  * the shard's data).
  */
-export function desiredShardPdb(ctx: ClusterContext, shard: number): Child<IPodDisruptionBudget> {
+export function desiredShardPdb(ctx: RedisClusterContext, shard: number): Child<IPodDisruptionBudget> {
   return {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
-    metadata: clusterChildMetadata(ctx, clusterChildNames(ctx.name).shardPdb(shard), 'pdb', shard),
+    metadata: redisClusterChildMetadata(ctx, redisClusterChildNames(ctx.name).shardPdb(shard), 'pdb', shard),
     spec: { maxUnavailable: 1, selector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) }, unhealthyPodEvictionPolicy: 'IfHealthyBudget' },
   };
 }
 
 /** Where a shard's backup reads: its pods by their stable DNS names, the higher ordinals (replicas at creation) first. */
-export function shardBackupHosts(ctx: ClusterContext, shard: number, pods: number): string {
-  const names = clusterChildNames(ctx.name);
+export function shardBackupHosts(ctx: RedisClusterContext, shard: number, pods: number): string {
+  const names = redisClusterChildNames(ctx.name);
   const ordinals = [...Array.from({ length: Math.max(0, pods - 1) }, (_, k) => k + 1), 0];
   return ordinals.map((k) => `${names.shardSet(shard)}-${k}.${names.headless}.${ctx.namespace}.svc:${REDIS_PORT}`).join(',');
 }
@@ -108,10 +108,10 @@ export function shardBackupHosts(ctx: ClusterContext, shard: number, pods: numbe
  * pointed at the shard's pods, replicas before the master (the backup program reads a replica
  * whenever one answers), writing to the shard's own folder (BACKUP_SHARD: src/backup/naming.ts).
  */
-export function desiredShardCronJob(ctx: ClusterContext, shard: number, pods: number): Child<ICronJob> | undefined {
+export function desiredShardCronJob(ctx: RedisClusterContext, shard: number, pods: number): Child<ICronJob> | undefined {
   const backup = ctx.spec.backup;
   if (backup === undefined) return undefined;
-  const labels = { ...clusterBackupSelectorLabels(ctx.name), [SHARD_LABEL]: String(shard), [BACKUP_TRIGGER_LABEL]: SCHEDULED_TRIGGER };
+  const labels = { ...redisClusterBackupSelectorLabels(ctx.name), [SHARD_LABEL]: String(shard), [BACKUP_TRIGGER_LABEL]: SCHEDULED_TRIGGER };
   const pod = backupPodSpecFor(
     {
       namespace: ctx.namespace,
@@ -128,7 +128,7 @@ export function desiredShardCronJob(ctx: ClusterContext, shard: number, pods: nu
   return {
     apiVersion: 'batch/v1',
     kind: 'CronJob',
-    metadata: clusterChildMetadata(ctx, clusterChildNames(ctx.name).shardBackup(shard), 'backup', shard),
+    metadata: redisClusterChildMetadata(ctx, redisClusterChildNames(ctx.name).shardBackup(shard), 'backup', shard),
     spec: {
       schedule: backup.schedule,
       suspend: backup.suspend,
@@ -142,17 +142,17 @@ export function desiredShardCronJob(ctx: ClusterContext, shard: number, pods: nu
   };
 }
 
-export interface ClusterChildren {
+export interface RedisClusterChildren {
   children: KubeObject[];
   /** Spec wishes the observed immutable fields cannot honour (reported in SpecValid). */
   conflicts: string[];
 }
 
-export function desiredClusterChildren(ctx: ClusterContext, sets: ReadonlyMap<number, KubeObject>, plan: ShardPlan): ClusterChildren {
-  const conf = renderClusterConf(ctx.namespace, ctx.name, ctx.spec);
+export function desiredRedisClusterChildren(ctx: RedisClusterContext, sets: ReadonlyMap<number, KubeObject>, plan: ShardPlan): RedisClusterChildren {
+  const conf = renderRedisClusterConf(ctx.namespace, ctx.name, ctx.spec);
   // The whole file: a cluster's sidecar applies no directive at run time, so any change needs new pods.
   const hash = configHash(conf);
-  const children: DesiredChild[] = [desiredClusterConfigMap(ctx, conf), ...desiredClusterServices(ctx)];
+  const children: DesiredChild[] = [desiredRedisClusterConfigMap(ctx, conf), ...desiredRedisClusterServices(ctx)];
   const conflicts: string[] = [];
   for (const shard of plan.keep) {
     const set = desiredShardSet(ctx, shard, sets.get(shard), hash, plan.floors.get(shard) ?? 0);

@@ -3,12 +3,12 @@
 // (its bounds, the floor of 3, the recommendation now, or why it cannot work), Resharded (the
 // sidecar's reshard record against what the shards hold) and Updated (pods on an older template).
 // Pure; every message names the fields it is about.
-import { recommendShards, type ClusterMemory } from '../../api/rediscluster-capacity.ts';
+import { recommendShards, type RedisClusterMemory } from '../../api/rediscluster-capacity.ts';
 import { CLUSTER_SLOTS, MIN_CLUSTER_SHARDS, type RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import type { ReshardRecord } from '../../api/rediscluster-names.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int, str } from '../common/util.ts';
-import type { ClusterPodView } from './pods.ts';
+import type { RedisClusterPodView } from './pods.ts';
 import type { ShardPlan } from './shards.ts';
 
 export interface Verdict {
@@ -37,7 +37,7 @@ export function failoverVerdict(spec: RedisClusterSpec): Verdict {
   return { status: 'True', reason: 'ClusterElection', message: `${timeout}; ${forced}; ${sentinel}` };
 }
 
-export function autoscalingVerdict(spec: RedisClusterSpec, memory: ClusterMemory, servingShards: number): Verdict {
+export function autoscalingVerdict(spec: RedisClusterSpec, memory: RedisClusterMemory, servingShards: number): Verdict {
   const a = spec.autoscaling;
   if (!a.enabled)
     return { status: 'False', reason: 'Disabled', message: 'autoscaling.enabled is false: spec.master.replicas is set by hand (kubectl scale rediscluster)' };
@@ -113,7 +113,7 @@ export function reshardVerdict(
  * seen the latest spec) or not. Rollouts of a cluster are not automated in this version: the
  * message says how to replace a stale pod without losing availability.
  */
-export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: readonly ClusterPodView[]): Verdict {
+export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: readonly RedisClusterPodView[]): Verdict {
   const pending: string[] = [];
   const stale: string[] = [];
   for (const [index, set] of [...sets.entries()].sort(([a], [b]) => a - b)) {

@@ -4,7 +4,7 @@
 // app.kubernetes.io/name=redis-cluster (never `redis`: nothing of the Redis kind may take a cluster
 // object for its own); metadata is name, namespace, labels and nothing else; ownerReferences are
 // Metacontroller's; the role label is never produced here.
-import { CLUSTER_APP_NAME, SHARD_LABEL } from '../../api/rediscluster-names.ts';
+import { REDIS_CLUSTER_APP_NAME, SHARD_LABEL } from '../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import {
   COMPONENT_LABEL,
@@ -18,31 +18,31 @@ import {
 } from '../../api/labels.ts';
 import { versionLabelValue, type ChildMetadata } from '../common/child.ts';
 
-export interface ClusterContext {
+export interface RedisClusterContext {
   name: string;
   namespace: string;
   /** The parent's uid: children are selected by `controller-uid`. */
   uid: string | undefined;
-  /** Validated and defaulted (validateClusterSpec's copy). */
+  /** Validated and defaulted (validateRedisClusterSpec's copy). */
   spec: RedisClusterSpec;
   /** The operator's image: the backup Jobs run it. */
   operatorImage: string;
 }
 
-export function clusterChildLabels(ctx: ClusterContext, component: string, shard?: number): Record<string, string> {
+export function redisClusterChildLabels(ctx: RedisClusterContext, component: string, shard?: number): Record<string, string> {
   const labels: Record<string, string> = {};
   if (ctx.uid !== undefined) labels[CONTROLLER_UID_LABEL] = ctx.uid;
-  labels[NAME_LABEL] = CLUSTER_APP_NAME;
+  labels[NAME_LABEL] = REDIS_CLUSTER_APP_NAME;
   labels[INSTANCE_LABEL] = ctx.name;
   labels[COMPONENT_LABEL] = component;
   labels[MANAGED_BY_LABEL] = MANAGED_BY;
-  labels[PART_OF_LABEL] = CLUSTER_APP_NAME;
+  labels[PART_OF_LABEL] = REDIS_CLUSTER_APP_NAME;
   const version = versionLabelValue(ctx.spec.version);
   if (version !== undefined) labels[VERSION_LABEL] = version;
   if (shard !== undefined) labels[SHARD_LABEL] = String(shard);
   return labels;
 }
 
-export function clusterChildMetadata(ctx: ClusterContext, name: string, component: string, shard?: number): ChildMetadata {
-  return { name, namespace: ctx.namespace, labels: clusterChildLabels(ctx, component, shard) };
+export function redisClusterChildMetadata(ctx: RedisClusterContext, name: string, component: string, shard?: number): ChildMetadata {
+  return { name, namespace: ctx.namespace, labels: redisClusterChildLabels(ctx, component, shard) };
 }

@@ -3,14 +3,14 @@
 // on a bad spec; every label-selector rule names the parent's namespace (hooks v2 would otherwise
 // list, and watch, every namespace); never asks for Secrets (their values would reach the hook in
 // plain HTTP on every sync: the sidecar reports what status needs, hook/secret-status.ts).
-import { clusterBackupSelectorLabels, clusterPodSelectorLabels } from '../../api/rediscluster-names.ts';
+import { redisClusterBackupSelectorLabels, redisClusterPodSelectorLabels } from '../../api/rediscluster-names.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
 
-export function customizeCluster(request: CustomizeRequest): CustomizeResponse {
+export function customizeRedisCluster(request: CustomizeRequest): CustomizeResponse {
   const { name } = request.parent.metadata;
   const namespace = request.parent.metadata.namespace ?? '';
-  const pods = { matchLabels: clusterPodSelectorLabels(name) };
-  const backups = { matchLabels: clusterBackupSelectorLabels(name) };
+  const pods = { matchLabels: redisClusterPodSelectorLabels(name) };
+  const backups = { matchLabels: redisClusterBackupSelectorLabels(name) };
   return {
     relatedResources: [
       // The pods (grandchildren): status and the scale-down rule read their cluster-node records,

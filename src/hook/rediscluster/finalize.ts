@@ -8,44 +8,51 @@
 //   whose policy says Delete removes its volumes).
 // - With Delete, the StatefulSets are dropped once their controller applied the policy, and the
 //   rest stays until the volumes are gone.
-import { clusterPodBelongsTo } from '../../api/rediscluster-names.ts';
+import { redisClusterPodBelongsTo } from '../../api/rediscluster-names.ts';
 import { formatProblems } from '../../api/validate.ts';
 import { FINALIZE_POLL_SECONDS, policyOf, retentionSettled, withRetain } from '../common/retention.ts';
 import { lastAppliedOf, memberMeta, ofKind } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
 import { array, at, str } from '../common/util.ts';
-import { clusterSyncResponse, invalidClusterStatus, planCluster, validClusterStatus, type ClusterState, type RedisClusterResponse } from './state.ts';
+import {
+  redisClusterSyncResponse,
+  invalidRedisClusterStatus,
+  planRedisCluster,
+  validRedisClusterStatus,
+  type RedisClusterState,
+  type RedisClusterResponse,
+} from './state.ts';
 
 const names = (objects: readonly KubeObject[]) => objects.map((o) => o.metadata.name).join(', ');
 
-function statefulSets(state: ClusterState): KubeObject[] {
+function statefulSets(state: RedisClusterState): KubeObject[] {
   return ofKind(state.observed, 'apps/v1', 'StatefulSet', state.namespace);
 }
 
 /** Claims of this cluster that something will still delete (owned by a StatefulSet, or deleting). */
-function pvcsInFlight(state: ClusterState): { pending: KubeObject[]; orphaned: KubeObject[] } {
+function pvcsInFlight(state: RedisClusterState): { pending: KubeObject[]; orphaned: KubeObject[] } {
   const pending: KubeObject[] = [];
   const orphaned: KubeObject[] = [];
   for (const pvc of ofKind(state.related, 'v1', 'PersistentVolumeClaim', state.namespace)) {
-    if (!clusterPodBelongsTo(memberMeta(pvc, state.namespace), state)) continue;
+    if (!redisClusterPodBelongsTo(memberMeta(pvc, state.namespace), state)) continue;
     const owned = array(pvc.metadata.ownerReferences).some((ref) => at(ref, 'kind') === 'StatefulSet');
     (owned || str(pvc.metadata.deletionTimestamp) !== undefined ? pending : orphaned).push(pvc);
   }
   return { pending, orphaned };
 }
 
-export function clusterFinalizeResponse(state: ClusterState): RedisClusterResponse {
-  if (!state.request.finalizing) return clusterSyncResponse(state);
+export function redisClusterFinalizeResponse(state: RedisClusterState): RedisClusterResponse {
+  if (!state.request.finalizing) return redisClusterSyncResponse(state);
   const sets = statefulSets(state);
   if (!state.verdict.ok) {
-    const status = invalidClusterStatus(state, formatProblems(state.verdict.problems));
+    const status = invalidRedisClusterStatus(state, formatProblems(state.verdict.problems));
     const children = state.observed.map((o) => (sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o)));
     const unsettled = sets.filter((s) => !retentionSettled(s, 'Retain'));
     return unsettled.length === 0 ? { status, children, finalized: true } : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
   }
-  const plan = planCluster(state, state.verdict.spec);
+  const plan = planRedisCluster(state, state.verdict.spec);
   const poll = (message: string, children: KubeObject[]): RedisClusterResponse => ({
-    status: validClusterStatus(state, plan, message),
+    status: validRedisClusterStatus(state, plan, message),
     children,
     resyncAfterSeconds: FINALIZE_POLL_SECONDS,
     finalized: false,
@@ -56,7 +63,7 @@ export function clusterFinalizeResponse(state: ClusterState): RedisClusterRespon
     if (unsettled.length > 0)
       return poll(`waiting for StatefulSet(s) ${names(unsettled)} to switch to whenDeleted: Retain before releasing the RedisCluster`, plan.children);
     return {
-      status: validClusterStatus(state, plan, 'volumes are retained (persistence.whenDeleted: Retain); children are garbage collected'),
+      status: validRedisClusterStatus(state, plan, 'volumes are retained (persistence.whenDeleted: Retain); children are garbage collected'),
       children: plan.children,
       finalized: true,
     };
@@ -68,5 +75,5 @@ export function clusterFinalizeResponse(state: ClusterState): RedisClusterRespon
   if (pending.length > 0) return poll(`waiting for PersistentVolumeClaim(s) ${names(pending)} to be deleted`, keep);
   const left =
     orphaned.length > 0 ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand` : '';
-  return { status: validClusterStatus(state, plan, `volumes deleted (persistence.whenDeleted: Delete)${left}`), children: keep, finalized: true };
+  return { status: validRedisClusterStatus(state, plan, `volumes deleted (persistence.whenDeleted: Delete)${left}`), children: keep, finalized: true };
 }

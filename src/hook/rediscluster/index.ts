@@ -4,18 +4,18 @@
 // handled as finalize; finalized: true is only ever answered when the request has finalizing: true.
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
 import type { HookRequest } from '../common/types.ts';
-import { clusterFinalizeResponse } from './finalize.ts';
-import { readClusterState, type RedisClusterResponse } from './state.ts';
+import { redisClusterFinalizeResponse } from './finalize.ts';
+import { readRedisClusterState, type RedisClusterResponse } from './state.ts';
 
-export { customizeCluster } from './customize.ts';
-export { syncClusterMonitoring } from './monitoring/objects.ts';
+export { customizeRedisCluster } from './customize.ts';
+export { syncRedisClusterMonitoring } from './monitoring/objects.ts';
 export type { RedisClusterResponse } from './state.ts';
 
-export function syncCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
-  return clusterFinalizeResponse(readClusterState(request, options));
+export function syncRedisCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
+  return redisClusterFinalizeResponse(readRedisClusterState(request, options));
 }
 
 /** The same logic: finalize answers a request without finalizing: true as a sync. */
-export function finalizeCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
-  return clusterFinalizeResponse(readClusterState(request, options));
+export function finalizeRedisCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
+  return redisClusterFinalizeResponse(readRedisClusterState(request, options));
 }

@@ -4,13 +4,13 @@
 // its shard is its label, never guessed from the name; an unreadable record is `null`, which
 // every caller must take as "unknown" (it may hold slots and data), never as empty; views come
 // sorted by name.
-import { CLUSTER_NODE_ANNOTATION, clusterPodBelongsTo, readClusterNodeRecord, SHARD_LABEL, type ClusterNodeRecord } from '../../api/rediscluster-names.ts';
+import { CLUSTER_NODE_ANNOTATION, redisClusterPodBelongsTo, readClusterNodeRecord, SHARD_LABEL, type ClusterNodeRecord } from '../../api/rediscluster-names.ts';
 import { REVISION_LABEL } from '../../api/labels.ts';
 import { memberMeta } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
 import { array, at, compare, isRecord, str, stringMap } from '../common/util.ts';
 
-export interface ClusterPodView {
+export interface RedisClusterPodView {
   name: string;
   /** From the shard label; undefined when it is missing or not a shard number. */
   shard: number | undefined;
@@ -25,10 +25,10 @@ export interface ClusterPodView {
   record: ClusterNodeRecord | null;
 }
 
-export function clusterPodViews(pods: readonly KubeObject[], name: string, namespace: string): ClusterPodView[] {
-  const views: ClusterPodView[] = [];
+export function redisClusterPodViews(pods: readonly KubeObject[], name: string, namespace: string): RedisClusterPodView[] {
+  const views: RedisClusterPodView[] = [];
   for (const pod of pods) {
-    if (pod.kind !== 'Pod' || !clusterPodBelongsTo(memberMeta(pod, namespace), { namespace, name })) continue;
+    if (pod.kind !== 'Pod' || !redisClusterPodBelongsTo(memberMeta(pod, namespace), { namespace, name })) continue;
     const labels = stringMap(pod.metadata.labels);
     const shardText = labels[SHARD_LABEL];
     const ordinal = /-(0|[1-9][0-9]{0,4})$/.exec(pod.metadata.name)?.[1];
@@ -49,13 +49,13 @@ export function clusterPodViews(pods: readonly KubeObject[], name: string, names
 }
 
 /** A node that serves: Kubernetes calls it Ready and it is not terminating. */
-export const serving = (p: ClusterPodView): boolean => p.ready && !p.terminating;
+export const serving = (p: RedisClusterPodView): boolean => p.ready && !p.terminating;
 
 /** A master by its own record that the cluster does not flag as failed. */
-export const isMaster = (p: ClusterPodView): boolean => p.record?.role === 'master' && p.record.linkUp;
+export const isMaster = (p: RedisClusterPodView): boolean => p.record?.role === 'master' && p.record.linkUp;
 
 /** What a node holds as far as its record says: slots and keys; `unknown` without a record. */
-export function holdsData(p: ClusterPodView): 'yes' | 'no' | 'unknown' {
+export function holdsData(p: RedisClusterPodView): 'yes' | 'no' | 'unknown' {
   if (p.record === null) return 'unknown';
   return p.record.slots.length > 0 || p.record.keys > 0 ? 'yes' : 'no';
 }

@@ -16,14 +16,14 @@
 // - A shard keeps at least (its master's ordinal + 1) pods: lowering spec.replicas removes the
 //   highest ordinals, and removing the master's pod would turn a planned change into a failover.
 import { shardIndexOf, type ReshardRecord } from '../../api/rediscluster-names.ts';
-import { checkShardCount, type ClusterMemory } from '../../api/rediscluster-capacity.ts';
+import { checkShardCount, type RedisClusterMemory } from '../../api/rediscluster-capacity.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import { retentionSettled } from '../common/retention.ts';
 import { ofKind } from '../common/observed.ts';
 import { maxmemoryBytes } from '../common/redis-conf.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int } from '../common/util.ts';
-import { holdsData, type ClusterPodView } from './pods.ts';
+import { holdsData, type RedisClusterPodView } from './pods.ts';
 
 export interface LeavingShard {
   index: number;
@@ -40,7 +40,7 @@ export interface ShardPlan {
   /** A scale-down refused because the remaining shards cannot hold the data. */
   refusal: { needed: number; reason: string } | undefined;
   leaving: LeavingShard[];
-  memory: ClusterMemory;
+  memory: RedisClusterMemory;
 }
 
 /** Observed shard StatefulSets by index. */
@@ -59,7 +59,7 @@ export function observedShardSets(observed: readonly KubeObject[], name: string,
  * started with until it is replaced (rollouts are not automated) and data may only move onto
  * what the remaining pods hold now.
  */
-export function clusterMemory(views: readonly ClusterPodView[], spec: Pick<RedisClusterSpec, 'resources'>): ClusterMemory {
+export function redisClusterMemory(views: readonly RedisClusterPodView[], spec: Pick<RedisClusterSpec, 'resources'>): RedisClusterMemory {
   const seen = new Set<string>();
   let usedBytes = 0;
   const limits: number[] = [];
@@ -76,7 +76,7 @@ export function clusterMemory(views: readonly ClusterPodView[], spec: Pick<Redis
 }
 
 /** Why shard `index` may still hold data, or undefined when every pod its set asks for reports none. */
-export function dataHeldBy(index: number, set: KubeObject, views: readonly ClusterPodView[]): string | undefined {
+export function dataHeldBy(index: number, set: KubeObject, views: readonly RedisClusterPodView[]): string | undefined {
   const pods = views.filter((v) => v.shard === index);
   const expected = Math.max(0, int(at(set, 'spec', 'replicas')) ?? 0);
   for (let ordinal = 0; ordinal < expected; ordinal++) {
@@ -94,11 +94,11 @@ export function dataHeldBy(index: number, set: KubeObject, views: readonly Clust
 export function planShards(
   spec: RedisClusterSpec,
   sets: ReadonlyMap<number, KubeObject>,
-  views: readonly ClusterPodView[],
+  views: readonly RedisClusterPodView[],
   reshard: ReshardRecord | null = null,
 ): ShardPlan {
   const desired = spec.master.replicas;
-  const memory = clusterMemory(views, spec);
+  const memory = redisClusterMemory(views, spec);
   const leavingSets = [...sets.entries()].filter(([i]) => i >= desired).sort(([a], [b]) => a - b);
   const held = new Map(leavingSets.map(([i, set]) => [i, dataHeldBy(i, set, views)]));
   const stillHeld = [...held.values()].some((why) => why !== undefined);

@@ -1,10 +1,10 @@
 // The StatefulSet of one shard, <name>-shard-<i>: 1 + spec.replicas pods of one master and its
 // replicas (which pod is master is the cluster's business: it moves on failover). Invariants:
 // - The pod contract the sidecar relies on: container `redis` running redis-server from
-//   CLUSTER_START_SCRIPT (passwords on stdin, as on Redis pods: `default` from REDIS_PASSWORD,
+//   REDIS_CLUSTER_START_SCRIPT (passwords on stdin, as on Redis pods: `default` from REDIS_PASSWORD,
 //   the operator's ACL user from OPERATOR_PASSWORD, which is also the replication user), ports
 //   `redis` 6379 and `cluster-bus` 16379, data in /data with nodes.conf there, labels
-//   clusterPodSelectorLabels + shard + component `shard`, never the role (the sidecar's).
+//   redisClusterPodSelectorLabels + shard + component `shard`, never the role (the sidecar's).
 // - Immutable fields of an observed StatefulSet (selector, serviceName, podManagementPolicy,
 //   volumeClaimTemplates) are echoed exactly, as for Redis (common/statefulset.ts); a spec they
 //   cannot honour is reported as a conflict naming the field.
@@ -25,8 +25,8 @@ import {
   CLUSTER_BUS_PORT,
   CLUSTER_BUS_PORT_NAME,
   COMPONENT_SHARD,
-  clusterChildNames,
-  clusterPodSelectorLabels,
+  redisClusterChildNames,
+  redisClusterPodSelectorLabels,
   NODES_CONF,
   shardPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
@@ -39,7 +39,7 @@ import { immutablePart } from '../common/statefulset.ts';
 import { PASSWORD_CHECK_SCRIPT, passwordSourceEnv } from '../common/password-check.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, isRecord, sortedMap, stringMap, type Json } from '../common/util.ts';
-import { clusterChildMetadata, type ClusterContext } from './context.ts';
+import { redisClusterChildMetadata, type RedisClusterContext } from './context.ts';
 
 /**
  * The hold before a node that served slots as a master when it stopped (a crash, the container
@@ -81,7 +81,7 @@ export const RESTART_HOLD_SCRIPT = [
  * on stdin, never on a command line or in the ConfigMap) plus the address the node announces to
  * the cluster: the pod IP, which is how the others reach it.
  */
-export const CLUSTER_START_SCRIPT = [
+export const REDIS_CLUSTER_START_SCRIPT = [
   // Before the hold: a password Redis could not take stops the container at once, not 20 s later.
   PASSWORD_CHECK_SCRIPT,
   RESTART_HOLD_SCRIPT,
@@ -89,18 +89,18 @@ export const CLUSTER_START_SCRIPT = [
 ].join('\n');
 
 /** The longest a node that was a master waits before it starts again (RESTART_HOLD_SCRIPT); 0 without replicas. */
-export function restartHoldSeconds(spec: ClusterContext['spec']): number {
+export function restartHoldSeconds(spec: RedisClusterContext['spec']): number {
   if (spec.replicas === 0) return 0;
   return Math.ceil((spec.sentinel.downAfterMilliseconds + spec.sentinel.failoverTimeout) / 1000) + 2;
 }
-export const CLUSTER_REDIS_COMMAND = ['sh', '-c', CLUSTER_START_SCRIPT];
+export const REDIS_CLUSTER_COMMAND = ['sh', '-c', REDIS_CLUSTER_START_SCRIPT];
 
 /**
  * Ready iff the node sees the cluster as OK (every slot served: clients would get CLUSTERDOWN
  * otherwise) and it is a master, or a replica whose link to its master is up. A node the sidecar
  * has not met yet, or a cluster with a slot uncovered, serves nothing: not Ready.
  */
-export function clusterReadinessScript(): string {
+export function redisClusterReadinessScript(): string {
   return [
     `out=$(${redisCli(false)} cluster info) || exit 1`,
     'case "$out" in *cluster_state:ok*) ;; *) exit 1 ;; esac',
@@ -111,18 +111,18 @@ export function clusterReadinessScript(): string {
 }
 
 /** Pods of one shard prefer separate nodes (a master and its replicas must not die together), and all pods of the cluster somewhat (losing a majority of masters at once stops every failover). */
-function defaultAffinity(ctx: ClusterContext, shard: number): IAffinity {
+function defaultAffinity(ctx: RedisClusterContext, shard: number): IAffinity {
   return {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [
         { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) }, topologyKey: 'kubernetes.io/hostname' } },
-        { weight: 50, podAffinityTerm: { labelSelector: { matchLabels: clusterPodSelectorLabels(ctx.name) }, topologyKey: 'kubernetes.io/hostname' } },
+        { weight: 50, podAffinityTerm: { labelSelector: { matchLabels: redisClusterPodSelectorLabels(ctx.name) }, topologyKey: 'kubernetes.io/hostname' } },
       ],
     },
   };
 }
 
-function redisContainer(ctx: ClusterContext): IContainer {
+function redisContainer(ctx: RedisClusterContext): IContainer {
   const { spec } = ctx;
   const auth = authSecretRef(ctx.name, spec);
   const operator = operatorSecretRef(ctx.name);
@@ -131,7 +131,7 @@ function redisContainer(ctx: ClusterContext): IContainer {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
     ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
-    command: CLUSTER_REDIS_COMMAND,
+    command: REDIS_CLUSTER_COMMAND,
     // The redis image's own WORKDIR, said explicitly: the start script reads ./nodes.conf.
     workingDir: DATA_MOUNT,
     ports: [
@@ -155,7 +155,7 @@ function redisContainer(ctx: ClusterContext): IContainer {
     securityContext: restrictedContainer(REDIS_UID),
     // As on Redis pods: "does it answer" with five minutes for the data set to load.
     startupProbe: { ...exec(livenessScript(false)), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
-    readinessProbe: { ...exec(clusterReadinessScript()), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
+    readinessProbe: { ...exec(redisClusterReadinessScript()), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
     livenessProbe: { ...exec(livenessScript(false)), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
     volumeMounts: [
       { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
@@ -165,7 +165,7 @@ function redisContainer(ctx: ClusterContext): IContainer {
   };
 }
 
-function claimTemplates(ctx: ClusterContext, shard: number): IPersistentVolumeClaim[] {
+function claimTemplates(ctx: RedisClusterContext, shard: number): IPersistentVolumeClaim[] {
   const { enableRdb, enableAof, size, storageClassName } = ctx.spec.persistence;
   if (!enableRdb && !enableAof) return [];
   return [
@@ -190,9 +190,9 @@ export interface ShardSetPlan {
 }
 
 /** minPods: the shard's floor (its master's ordinal + 1), kept even when spec.replicas asks for fewer. */
-export function desiredShardSet(ctx: ClusterContext, shard: number, observed: KubeObject | undefined, confHash: string, minPods = 0): ShardSetPlan {
+export function desiredShardSet(ctx: RedisClusterContext, shard: number, observed: KubeObject | undefined, confHash: string, minPods = 0): ShardSetPlan {
   const { spec } = ctx;
-  const names = clusterChildNames(ctx.name);
+  const names = redisClusterChildNames(ctx.name);
   const setName = names.shardSet(shard);
   const selectorLabels = shardPodSelectorLabels(ctx.name, shard);
   const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
@@ -261,7 +261,7 @@ export function desiredShardSet(ctx: ClusterContext, shard: number, observed: Ku
     ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
   };
   return {
-    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: clusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard), spec: stsSpec },
+    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: redisClusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard), spec: stsSpec },
     conflicts,
   };
 }

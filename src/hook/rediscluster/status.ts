@@ -6,7 +6,7 @@
 // observed time, else absent); never observedGeneration; a slot counts as covered only when a
 // master that Kubernetes calls Ready and the cluster does not flag as failed says it serves it.
 import { CLUSTER_SLOTS, type RedisClusterSpec, type RedisClusterStatus, type ShardStatus } from '../../api/rediscluster-schema.ts';
-import { clusterPodSelectorLabels, formatSlotRanges, rangesOf, readReshardRecord, slotCount } from '../../api/rediscluster-names.ts';
+import { redisClusterPodSelectorLabels, formatSlotRanges, rangesOf, readReshardRecord, slotCount } from '../../api/rediscluster-names.ts';
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
@@ -14,10 +14,10 @@ import { latest, previousConditions } from '../common/conditions.ts';
 import type { KubeObject } from '../common/types.ts';
 import { compare, selectorString } from '../common/util.ts';
 import { autoscalingVerdict, failoverVerdict, reshardVerdict, updatedVerdict, type Verdict } from './conditions.ts';
-import { isMaster, serving, type ClusterPodView } from './pods.ts';
+import { isMaster, serving, type RedisClusterPodView } from './pods.ts';
 import type { ShardPlan } from './shards.ts';
 
-export const CLUSTER_CONDITION_TYPES = [
+export const REDIS_CLUSTER_CONDITION_TYPES = [
   'Ready',
   'SlotsCovered',
   'ShardsReady',
@@ -28,12 +28,12 @@ export const CLUSTER_CONDITION_TYPES = [
   'Autoscaling',
 ] as const;
 
-export type ClusterSpecState = { valid: true; spec: RedisClusterSpec; plan: ShardPlan; conflicts: string[] } | { valid: false; message: string };
+export type RedisClusterSpecState = { valid: true; spec: RedisClusterSpec; plan: ShardPlan; conflicts: string[] } | { valid: false; message: string };
 
-export interface ClusterStatusInput {
+export interface RedisClusterStatusInput {
   name: string;
-  spec: ClusterSpecState;
-  views: readonly ClusterPodView[];
+  spec: RedisClusterSpecState;
+  views: readonly RedisClusterPodView[];
   /** Observed shard StatefulSets by index. */
   sets: ReadonlyMap<number, KubeObject>;
   /** parent.status as received: anything. */
@@ -57,12 +57,12 @@ interface ShardView {
 }
 
 /** The master of a shard: a master by its record serving slots first, then a Ready one, then by name. */
-function masterOf(pods: readonly ClusterPodView[]): ClusterPodView | undefined {
-  const rank = (p: ClusterPodView) => (p.record!.slots.length > 0 ? 0 : 2) + (serving(p) ? 0 : 1);
+function masterOf(pods: readonly RedisClusterPodView[]): RedisClusterPodView | undefined {
+  const rank = (p: RedisClusterPodView) => (p.record!.slots.length > 0 ? 0 : 2) + (serving(p) ? 0 : 1);
   return pods.filter(isMaster).sort((a, b) => rank(a) - rank(b) || compare(a.name, b.name))[0];
 }
 
-function shardView(index: number, views: readonly ClusterPodView[], desired: number | undefined, replicasWanted: number | undefined): ShardView {
+function shardView(index: number, views: readonly RedisClusterPodView[], desired: number | undefined, replicasWanted: number | undefined): ShardView {
   const pods = views.filter((v) => v.shard === index);
   const master = masterOf(pods);
   const linked = master === undefined ? [] : pods.filter((p) => p.record?.role === 'replica' && p.record.linkUp && p.record.masterId === master.record!.id);
@@ -91,7 +91,7 @@ function shardView(index: number, views: readonly ClusterPodView[], desired: num
 
 const verdict = (ok: boolean, reason: string, message: string, since?: string): Verdict => ({ status: ok ? 'True' : 'False', reason, message, since });
 
-export function computeClusterStatus(input: ClusterStatusInput): RedisClusterStatus {
+export function computeRedisClusterStatus(input: RedisClusterStatusInput): RedisClusterStatus {
   const { views } = input;
   const valid = input.spec.valid ? input.spec : undefined;
   const desired = valid?.spec.master.replicas;
@@ -163,7 +163,7 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
   /** Shards whose master serves slots: what memory use is measured over. */
   const holding = shards.filter((s) => s.status.slotCount > 0).length;
   const unknown = (what: string): Verdict => ({ status: 'Unknown', reason: 'InvalidSpec', message: `${what} is not known while the spec is invalid` });
-  const verdicts: Record<(typeof CLUSTER_CONDITION_TYPES)[number], Verdict> = {
+  const verdicts: Record<(typeof REDIS_CLUSTER_CONDITION_TYPES)[number], Verdict> = {
     Ready: ready,
     SlotsCovered: slotsVerdict,
     ShardsReady: shardsVerdict,
@@ -173,7 +173,7 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
   };
-  const judged: Array<Verdict & { type: string }> = CLUSTER_CONDITION_TYPES.map((type) => ({ type, ...verdicts[type] }));
+  const judged: Array<Verdict & { type: string }> = REDIS_CLUSTER_CONDITION_TYPES.map((type) => ({ type, ...verdicts[type] }));
   if (input.secretsCondition !== undefined) judged.push({ type: SECRETS_CONDITION, ...input.secretsCondition });
   if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
   const previous = previousConditions(input.previous);
@@ -202,7 +202,7 @@ export function computeClusterStatus(input: ClusterStatusInput): RedisClusterSta
     shardStatus: shards.map((s) => s.status),
     ...(input.reshard !== undefined ? { resharding: input.reshard } : {}),
     ...(utilization !== undefined ? { memoryUtilization: utilization } : {}),
-    selector: selectorString(clusterPodSelectorLabels(input.name)),
+    selector: selectorString(redisClusterPodSelectorLabels(input.name)),
     ...(input.secrets !== undefined ? { secrets: input.secrets } : {}),
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     conditions,

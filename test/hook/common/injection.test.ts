@@ -18,7 +18,7 @@ import { setUserArgs, passwordHash } from '../../../src/api/users.ts';
 import { sync, type KubeObject } from '../../../src/hook/index.ts';
 import { UNWRITABLE_PASSWORD_EXIT } from '../../../src/hook/common/password-check.ts';
 import { condition, designSpec, fixtureRequest, get, type Json } from './helpers.ts';
-import { articleSpec, cluster, sync as clusterSync } from '../rediscluster/helpers.ts';
+import { articleSpec, redisCluster, sync as redisClusterSync } from '../rediscluster/helpers.ts';
 import { podParts, redisCli, startPod, type Pod } from './pod-runner.ts';
 
 type Kind = 'Redis' | 'RedisCluster';
@@ -34,7 +34,7 @@ const nextIp = () => `127.0.233.${++host}`;
 /** The hook's answer for `spec`: a Redis through the fixture request (an auth Secret holding `password` sent along), a RedisCluster fresh. */
 function hook(kind: Kind, spec: Json, password = 'fixture', name?: string): { children: KubeObject[]; status: Json; reply: string } {
   if (kind === 'RedisCluster') {
-    const answer = clusterSync({ parent: cluster(spec, name !== undefined ? { name } : {}) });
+    const answer = redisClusterSync({ parent: redisCluster(spec, name !== undefined ? { name } : {}) });
     return { children: answer.children, status: answer.status as Json, reply: JSON.stringify(answer) };
   }
   const answer = sync(

@@ -12,11 +12,11 @@ import {
   SECRETS_ANNOTATION,
   type ReportedSecret,
 } from '../../../src/api/secret-report.ts';
-import { sync, syncCluster } from '../../../src/hook/index.ts';
+import { sync, syncRedisCluster } from '../../../src/hook/index.ts';
 import { secretsView } from '../../../src/hook/common/secret-status.ts';
 import { redisSecretUses, secretNeeds } from '../../../src/api/secret-report.ts';
 import { validateSpec } from '../../../src/api/validate.ts';
-import { articleSpec, cluster, healthyClusterPods, request as clusterRequest } from '../rediscluster/helpers.ts';
+import { articleSpec, redisCluster, healthyRedisClusterPods, request as redisClusterRequest } from '../rediscluster/helpers.ts';
 import { condition, designSpec, get, healthyPods, pod, redis, request, type Json } from './helpers.ts';
 
 const found = (name: string, keys = ['password'], unwritable: string[] = [], rv = '1'): ReportedSecret => ({ name, resourceVersion: rv, keys, unwritable });
@@ -153,15 +153,15 @@ test('property: any annotation value is either exactly a report or unknown, and 
 });
 
 test('RedisCluster: status.secrets and SecretsReady from the report; not checked before it', () => {
-  const pods = healthyClusterPods();
-  const parent = (annotations?: Record<string, string>) => cluster(articleSpec(), annotations ? { annotations } : {});
-  const before = syncCluster(clusterRequest({ parent: parent(), related: pods })).status;
+  const pods = healthyRedisClusterPods();
+  const parent = (annotations?: Record<string, string>) => redisCluster(articleSpec(), annotations ? { annotations } : {});
+  const before = syncRedisCluster(redisClusterRequest({ parent: parent(), related: pods })).status;
   assert.equal(before.secrets, undefined);
   assert.equal(condition(before as unknown as Json, 'SecretsReady')?.['status'], 'Unknown');
   const spec = articleSpec() as { auth?: { secretName?: string } };
   const auth = spec.auth?.secretName ?? 'order-cache-auth';
   const report = formatSecretReport([found(auth, ['password'], ['password'], '5'), found('order-cache-operator', ['password'], [], '6')]);
-  const after = syncCluster(clusterRequest({ parent: parent({ [SECRETS_ANNOTATION]: report }), related: pods })).status;
+  const after = syncRedisCluster(redisClusterRequest({ parent: parent({ [SECRETS_ANNOTATION]: report }), related: pods })).status;
   assert.deepEqual(
     after.secrets,
     [

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BACKUP_TRIGGER_LABEL, backupSelectorLabels } from '../../../src/api/backup.ts';
-import { validateClusterSpec } from '../../../src/api/rediscluster-validate.ts';
+import { validateRedisClusterSpec } from '../../../src/api/rediscluster-validate.ts';
 import { validateSpec } from '../../../src/api/validate.ts';
 import { parseHookRequest, sync, syncRedisBackup, type KubeObject } from '../../../src/hook/index.ts';
 import { redisRuleGroups } from '../../../src/hook/redis/monitoring/rules.ts';
@@ -99,7 +99,7 @@ test('no BackupTooOld alert without a schedule (BackupFailed still)', () => {
 
 test('a RedisCluster, which has no on-demand backups, still needs a schedule, naming the field', () => {
   const spec = { backup: { storage: STORAGE } };
-  const verdict = validateClusterSpec('orders', spec);
+  const verdict = validateRedisClusterSpec('orders', spec);
   assert.ok(!verdict.ok);
   assert.ok(
     verdict.problems.some((p) => p.field.startsWith('spec.backup') && /schedule/.test(`${p.field} ${p.message}`)),

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backupSelectorLabels } from '../../../src/api/backup.ts';
 import { podSelectorLabels } from '../../../src/api/labels.ts';
-import { customize, customizeCluster, parseCustomizeRequest, parseHookRequest } from '../../../src/hook/index.ts';
+import { customize, customizeRedisCluster, parseCustomizeRequest, parseHookRequest } from '../../../src/hook/index.ts';
 import { designSpec, redis, type Json } from '../common/helpers.ts';
 
 const child = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'default' } };
@@ -110,7 +110,7 @@ test('customize (Redis and RedisCluster) asks for no Secret, whichever Secrets t
     const parent = { ...redis(), spec };
     const answers = [
       customize({ controller: {}, parent } as never),
-      customizeCluster({ controller: {}, parent: { ...parent, kind: 'RedisCluster' } } as never),
+      customizeRedisCluster({ controller: {}, parent: { ...parent, kind: 'RedisCluster' } } as never),
     ];
     for (const answer of answers) {
       const text = JSON.stringify(answer);

@@ -6,14 +6,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CLUSTER_BUS_PORT, SHARD_LABEL } from '../../../src/api/rediscluster-names.ts';
 import { CONTROLLER_UID_LABEL } from '../../../src/api/labels.ts';
-import { CLUSTER_START_SCRIPT, RESTART_HOLD_SCRIPT } from '../../../src/hook/rediscluster/statefulset.ts';
+import { REDIS_CLUSTER_START_SCRIPT, RESTART_HOLD_SCRIPT } from '../../../src/hook/rediscluster/statefulset.ts';
 import { REDIS_FEED_SCRIPT } from '../../../src/hook/common/redis-start.ts';
 import { PASSWORD_CHECK_SCRIPT } from '../../../src/hook/common/password-check.ts';
 import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { emptyLists, find, get } from '../common/helpers.ts';
-import { articleSpec, cluster, limitedSpec, named, NAME, NS, observedFor, sync, UID, type Json } from './helpers.ts';
+import { articleSpec, redisCluster, limitedSpec, named, NAME, NS, observedFor, sync, UID, type Json } from './helpers.ts';
 
-const children = (spec: unknown = articleSpec()) => sync({ parent: cluster(spec) }).children;
+const children = (spec: unknown = articleSpec()) => sync({ parent: redisCluster(spec) }).children;
 const conf = (spec: unknown) => String(get(find(children(spec), 'ConfigMap', `${NAME}-config`), 'data', 'redis.conf'));
 const shardSet = (spec: unknown, i = 0) => find(children(spec), 'StatefulSet', `${NAME}-shard-${i}`);
 const container = (set: unknown, name: string) => (get(set, 'spec', 'template', 'spec', 'containers') as Json[]).find((c) => c['name'] === name);
@@ -59,7 +59,7 @@ describe('the real kube-apiserver accepts every child (dry-run create, strict fi
 });
 
 test('the same request twice gives byte-identical answers', () => {
-  assert.equal(JSON.stringify(sync({ parent: cluster() })), JSON.stringify(sync({ parent: cluster() })));
+  assert.equal(JSON.stringify(sync({ parent: redisCluster() })), JSON.stringify(sync({ parent: redisCluster() })));
 });
 
 test('redis.conf: cluster mode as the operator runs it, from the spec', async (t) => {
@@ -125,14 +125,14 @@ test('the redis container: both ports, passwords from the Secrets on stdin, the 
     { name: 'redis', containerPort: 6379, protocol: 'TCP' },
     { name: 'cluster-bus', containerPort: 16379, protocol: 'TCP' },
   ]);
-  assert.deepEqual(redis['command'], ['sh', '-c', CLUSTER_START_SCRIPT]);
-  assert.ok(CLUSTER_START_SCRIPT.includes(REDIS_FEED_SCRIPT.slice(0, -4)), "the Redis pod's feed of redis-server, one line more");
+  assert.deepEqual(redis['command'], ['sh', '-c', REDIS_CLUSTER_START_SCRIPT]);
+  assert.ok(REDIS_CLUSTER_START_SCRIPT.includes(REDIS_FEED_SCRIPT.slice(0, -4)), "the Redis pod's feed of redis-server, one line more");
   assert.equal(redis['workingDir'], '/data', 'it runs in the data directory, where nodes.conf is');
   assert.ok(
-    CLUSTER_START_SCRIPT.startsWith(`${PASSWORD_CHECK_SCRIPT}\n${RESTART_HOLD_SCRIPT}\n`),
+    REDIS_CLUSTER_START_SCRIPT.startsWith(`${PASSWORD_CHECK_SCRIPT}\n${RESTART_HOLD_SCRIPT}\n`),
     'the password check, then the restart hold (restart-hold.test.ts runs it)',
   );
-  assert.match(CLUSTER_START_SCRIPT, /\ncluster-announce-ip "\$POD_IP"\nEOF$/);
+  assert.match(REDIS_CLUSTER_START_SCRIPT, /\ncluster-announce-ip "\$POD_IP"\nEOF$/);
   const env = Object.fromEntries((redis['env'] as Json[]).map((e) => [e['name'], e]));
   assert.deepEqual(get(env['REDIS_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-auth`, key: 'password' });
   assert.deepEqual(get(env['OPERATOR_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-operator`, key: 'password' });
@@ -286,7 +286,7 @@ test("a backup CronJob per shard: the article's schedule and retention, the shar
 
 test('scaling shards up returns a StatefulSet, PDB and CronJob for each new index', () => {
   const spec = { ...articleSpec(), master: { replicas: 5 } };
-  const sets = named(sync({ parent: cluster(spec), children: observedFor() }).children).filter((n) => n.startsWith('StatefulSet/'));
+  const sets = named(sync({ parent: redisCluster(spec), children: observedFor() }).children).filter((n) => n.startsWith('StatefulSet/'));
   assert.deepEqual(
     sets,
     [0, 1, 2, 3, 4].map((i) => `StatefulSet/${NAME}-shard-${i}`),
@@ -297,12 +297,12 @@ test('observed immutable fields are echoed; a spec they cannot honour is a confl
   const observed = observedFor(limitedSpec());
   const set = observed.find((c) => c.kind === 'StatefulSet')!;
   (get(set, 'spec', 'selector', 'matchLabels') as Json)['extra'] = 'kept';
-  const answer = sync({ parent: cluster(limitedSpec({ persistence: { size: '2Gi' } })), children: observed });
+  const answer = sync({ parent: redisCluster(limitedSpec({ persistence: { size: '2Gi' } })), children: observed });
   const echoed = find(answer.children, 'StatefulSet', set.metadata.name);
   assert.equal(get(echoed, 'spec', 'selector', 'matchLabels', 'extra'), 'kept');
   assert.equal(get(echoed, 'spec', 'template', 'metadata', 'labels', 'extra'), 'kept', 'the template still matches the echoed selector');
   assert.equal(get(echoed, 'spec', 'volumeClaimTemplates', 0, 'spec', 'resources', 'requests', 'storage'), '1Gi', 'claim templates are never rebuilt');
-  const shrink = sync({ parent: cluster(limitedSpec({ persistence: { size: '512Mi' } })), children: observed });
+  const shrink = sync({ parent: redisCluster(limitedSpec({ persistence: { size: '512Mi' } })), children: observed });
   const specValid = (shrink.status.conditions ?? []).find((c) => c.type === 'SpecValid');
   assert.equal(specValid?.status, 'False');
   assert.equal(specValid?.reason, 'ImmutableFieldChanged');

@@ -4,7 +4,7 @@
 import { CLUSTER_NODE_ANNOTATION, clusterNodeRecord, shardPodSelectorLabels, type ClusterNodeRecord } from '../../../src/api/rediscluster-names.ts';
 import { COMPONENT_LABEL, REVISION_LABEL, ROLE_LABEL } from '../../../src/api/labels.ts';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/hook/common/observed.ts';
-import { parseHookRequest, syncCluster, type HookRequest, type KubeObject, type RedisClusterResponse } from '../../../src/hook/index.ts';
+import { parseHookRequest, syncRedisCluster, type HookRequest, type KubeObject, type RedisClusterResponse } from '../../../src/hook/index.ts';
 import { NS, objectMap, UID, type Json, type KeyShape } from '../common/helpers.ts';
 
 export { NS, UID, type Json };
@@ -38,7 +38,7 @@ export function limitedSpec(overrides: Json = {}): Json {
 
 export const MAXMEMORY = Math.floor(1024 ** 3 * 0.8);
 
-export function cluster(spec: unknown = articleSpec(), extra: { name?: string; status?: unknown; annotations?: Record<string, string> } = {}): Json {
+export function redisCluster(spec: unknown = articleSpec(), extra: { name?: string; status?: unknown; annotations?: Record<string, string> } = {}): Json {
   return {
     apiVersion: 'redis.example.com/v1',
     kind: 'RedisCluster',
@@ -53,7 +53,7 @@ export function nodeId(tag: string): string {
   return Buffer.from(tag).toString('hex').padEnd(40, '0').slice(0, 40);
 }
 
-export interface ClusterPodOptions {
+export interface RedisClusterPodOptions {
   shard: number;
   ordinal: number;
   ready?: boolean;
@@ -85,7 +85,7 @@ export function record(shard: number, ordinal: number, r: Partial<ClusterNodeRec
   };
 }
 
-export function clusterPod(o: ClusterPodOptions): KubeObject {
+export function redisClusterPod(o: RedisClusterPodOptions): KubeObject {
   const annotations: Record<string, string> = {};
   const r =
     o.record === undefined ? record(o.shard, o.ordinal) : o.record === null || typeof o.record === 'string' ? o.record : record(o.shard, o.ordinal, o.record);
@@ -119,11 +119,11 @@ export function evenSlots(i: number, shards: number): Array<[number, number]> {
 }
 
 /** A healthy cluster's pods: `shards` shards of 1 + replicas pods, pod 0 the master of its even share. */
-export function healthyClusterPods(shards = 3, replicas = 2, usedMemory = 1024 ** 2): KubeObject[] {
+export function healthyRedisClusterPods(shards = 3, replicas = 2, usedMemory = 1024 ** 2): KubeObject[] {
   const pods: KubeObject[] = [];
   for (let s = 0; s < shards; s++) {
     for (let o = 0; o <= replicas; o++)
-      pods.push(clusterPod({ shard: s, ordinal: o, record: o === 0 ? { slots: evenSlots(s, shards), usedMemory, keys: 100 } : { usedMemory } }));
+      pods.push(redisClusterPod({ shard: s, ordinal: o, record: o === 0 ? { slots: evenSlots(s, shards), usedMemory, keys: 100 } : { usedMemory } }));
   }
   return pods;
 }
@@ -137,7 +137,7 @@ export function request(opts: {
 }): HookRequest {
   const parsed = parseHookRequest({
     controller: { kind: 'CompositeController' },
-    parent: opts.parent ?? cluster(),
+    parent: opts.parent ?? redisCluster(),
     children: objectMap(opts.children ?? [], opts.shape),
     related: objectMap(opts.related ?? [], opts.shape),
     finalizing: opts.finalizing ?? false,
@@ -168,11 +168,11 @@ export function applied(children: readonly KubeObject[]): KubeObject[] {
 
 /** One sync of `spec` with nothing observed, then its children as observed. */
 export function observedFor(spec: unknown = articleSpec(), pods: readonly KubeObject[] = []): KubeObject[] {
-  return applied(syncCluster(request({ parent: cluster(spec), related: pods })).children);
+  return applied(syncRedisCluster(request({ parent: redisCluster(spec), related: pods })).children);
 }
 
 export function sync(opts: Parameters<typeof request>[0]): RedisClusterResponse {
-  return syncCluster(request(opts));
+  return syncRedisCluster(request(opts));
 }
 
 export function named(children: readonly KubeObject[]): string[] {

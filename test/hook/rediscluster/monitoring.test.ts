@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stringify } from 'yaml';
-import { validateClusterSpec } from '../../../src/api/rediscluster-validate.ts';
+import { validateRedisClusterSpec } from '../../../src/api/rediscluster-validate.ts';
 import { parseDecoratorRequest, syncMonitoring, type KubeObject } from '../../../src/hook/index.ts';
-import { clusterRuleGroups } from '../../../src/hook/rediscluster/monitoring/rules.ts';
+import { redisClusterRuleGroups } from '../../../src/hook/rediscluster/monitoring/rules.ts';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/hook/common/observed.ts';
 import { promtool } from '../../monitoring/prometheus.ts';
 import { get, objectMap } from '../common/helpers.ts';
@@ -106,10 +106,10 @@ test('promtool accepts every rule a RedisCluster can get, lint fatal', async (t)
   ];
   for (const [name, raw] of specs) {
     await t.test(name, async () => {
-      const v = validateClusterSpec(NAME, JSON.parse(JSON.stringify(raw)));
+      const v = validateRedisClusterSpec(NAME, JSON.parse(JSON.stringify(raw)));
       assert.ok(v.ok, JSON.stringify(v));
       const file = path.join(dir, `${name.replace(/\W+/g, '-')}.yaml`);
-      writeFileSync(file, stringify({ groups: clusterRuleGroups(NS, NAME, v.spec, 'docs/monitoring.md') }));
+      writeFileSync(file, stringify({ groups: redisClusterRuleGroups(NS, NAME, v.spec, 'docs/monitoring.md') }));
       const r = await promtool(['check', 'rules', '--lint=all', '--lint-fatal', file]);
       assert.equal(r.code, 0, `${r.stdout}${r.stderr}`);
       assert.match(r.stdout, /SUCCESS: \d+ rules found/);

@@ -7,9 +7,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { clusterNodeRecord } from '../../../src/api/rediscluster-names.ts';
-import { validateClusterSpec } from '../../../src/api/rediscluster-validate.ts';
-import { finalizeCluster, syncCluster, type KubeObject } from '../../../src/hook/index.ts';
-import { applied, articleSpec, cluster, clusterPod, limitedSpec, NAME, nodeId, request, type Json } from './helpers.ts';
+import { validateRedisClusterSpec } from '../../../src/api/rediscluster-validate.ts';
+import { finalizeRedisCluster, syncRedisCluster, type KubeObject } from '../../../src/hook/index.ts';
+import { applied, articleSpec, redisCluster, redisClusterPod, limitedSpec, NAME, nodeId, request, type Json } from './helpers.ts';
 
 const specArb: fc.Arbitrary<unknown> = fc.oneof(
   {
@@ -66,13 +66,13 @@ const podArb = fc
 
 /** Shard StatefulSets 0..n-1 as a sync of `shards` shards would have left them. */
 function observedSets(shards: number): KubeObject[] {
-  return applied(syncCluster(request({ parent: cluster(limitedSpec({ master: { replicas: Math.max(3, shards) } })) })).children);
+  return applied(syncRedisCluster(request({ parent: redisCluster(limitedSpec({ master: { replicas: Math.max(3, shards) } })) })).children);
 }
 
 function podsFrom(list: Array<{ shard: number; ordinal: number; ready: boolean; terminating: boolean; record: string | null }>): KubeObject[] {
   const byName = new Map<string, KubeObject>();
   for (const p of list) {
-    const pod = clusterPod({ shard: p.shard, ordinal: p.ordinal, ready: p.ready, terminating: p.terminating, record: null });
+    const pod = redisClusterPod({ shard: p.shard, ordinal: p.ordinal, ready: p.ready, terminating: p.terminating, record: null });
     if (p.record !== null) (pod.metadata.annotations as Record<string, string>)['redis.example.com/cluster-node'] = p.record;
     byName.set(pod.metadata.name, pod);
   }
@@ -100,12 +100,12 @@ test('any request: no throw, same bytes twice, finalized only while finalizing, 
     fc.property(specArb, fc.integer({ min: 3, max: 6 }), fc.array(podArb, { maxLength: 14 }), fc.boolean(), (spec, observedShards, podList, finalizing) => {
       const children = observedSets(observedShards);
       const pods = podsFrom(podList);
-      const req = () => request({ parent: { ...cluster(), spec }, children, related: pods, finalizing });
-      const hook = finalizing ? finalizeCluster : syncCluster;
+      const req = () => request({ parent: { ...redisCluster(), spec }, children, related: pods, finalizing });
+      const hook = finalizing ? finalizeRedisCluster : syncRedisCluster;
       const a = hook(req());
       assert.equal(JSON.stringify(hook(req())), JSON.stringify(a));
       if (!finalizing) assert.equal(a.finalized, undefined);
-      const verdict = validateClusterSpec(NAME, spec);
+      const verdict = validateRedisClusterSpec(NAME, spec);
       const returned = new Set(a.children.map((c) => `${c.kind}/${c.metadata.name}`));
       if (!verdict.ok) {
         assert.equal(a.children.length, children.length);

@@ -9,20 +9,20 @@ import assert from 'node:assert/strict';
 import { RESHARD_ANNOTATION, reshardRecord, type ReshardRecord } from '../../../src/api/rediscluster-names.ts';
 import type { KubeObject } from '../../../src/hook/index.ts';
 import { condition, get } from '../common/helpers.ts';
-import { applied, AT, cluster, clusterPod, evenSlots, limitedSpec, MAXMEMORY, named, NAME, observedFor, sync, type Json } from './helpers.ts';
+import { applied, AT, redisCluster, redisClusterPod, evenSlots, limitedSpec, MAXMEMORY, named, NAME, observedFor, sync, type Json } from './helpers.ts';
 
 /** Four shards at rest: shard 3 already emptied by the sidecar unless `shard3` says otherwise. */
 function fourShards(
-  shard3: (ordinal: number) => Parameters<typeof clusterPod>[0]['record'],
+  shard3: (ordinal: number) => Parameters<typeof redisClusterPod>[0]['record'],
   usedPerMaster = 1024 ** 2,
 ): { observed: KubeObject[]; pods: KubeObject[] } {
   const pods: KubeObject[] = [];
   for (let s = 0; s < 3; s++)
     for (let o = 0; o < 3; o++)
-      pods.push(clusterPod({ shard: s, ordinal: o, record: o === 0 ? { slots: evenSlots(s, 3), usedMemory: usedPerMaster, keys: 10 } : {} }));
+      pods.push(redisClusterPod({ shard: s, ordinal: o, record: o === 0 ? { slots: evenSlots(s, 3), usedMemory: usedPerMaster, keys: 10 } : {} }));
   for (let o = 0; o < 3; o++) {
     const r = shard3(o);
-    if (r !== undefined) pods.push(clusterPod({ shard: 3, ordinal: o, record: r }));
+    if (r !== undefined) pods.push(redisClusterPod({ shard: 3, ordinal: o, record: r }));
   }
   return { observed: observedFor(limitedSpec({ master: { replicas: 4 } })), pods };
 }
@@ -39,7 +39,7 @@ const THREE_SETS = FOUR_SETS.slice(0, 3);
 
 test('a leaving shard is kept while any pod may hold data, and dropped once every pod reports empty', async (t) => {
   const empty = {};
-  const cases: Array<[string, (o: number) => Parameters<typeof clusterPod>[0]['record'], string[], RegExp | undefined]> = [
+  const cases: Array<[string, (o: number) => Parameters<typeof redisClusterPod>[0]['record'], string[], RegExp | undefined]> = [
     ['its master still serves slots', (o) => (o === 0 ? { slots: [[0, 99]] } : empty), FOUR_SETS, /pod order-cache-shard-3-0 still holds slots/],
     ['a node holds keys but no slots', (o) => (o === 0 ? { keys: 12 } : empty), FOUR_SETS, /still holds 12 keys/],
     ['a pod has no record', (o) => (o === 2 ? null : empty), FOUR_SETS, /order-cache-shard-3-2 has no readable cluster-node record/],
@@ -50,7 +50,7 @@ test('a leaving shard is kept while any pod may hold data, and dropped once ever
   for (const [name, shard3, sets, why] of cases) {
     await t.test(name, () => {
       const { observed, pods } = fourShards(shard3);
-      const answer = sync({ parent: cluster(THREE, { annotations: DONE_TO_THREE }), children: observed, related: pods });
+      const answer = sync({ parent: redisCluster(THREE, { annotations: DONE_TO_THREE }), children: observed, related: pods });
       assert.deepEqual(shardNames(answer.children), sets);
       const kept = sets.length === 4;
       assert.equal(shardNames(answer.children, 'PodDisruptionBudget').length, kept ? 4 : 3, 'the PDB goes with its StatefulSet');
@@ -81,7 +81,7 @@ test('an empty leaving shard stays until the reshard record says Done for this c
   for (const [name, annotations, why] of cases)
     await t.test(name, () => {
       const { observed, pods } = fourShards(() => ({}));
-      const answer = sync({ parent: cluster(THREE, annotations ? { annotations } : {}), children: observed, related: pods });
+      const answer = sync({ parent: redisCluster(THREE, annotations ? { annotations } : {}), children: observed, related: pods });
       assert.deepEqual(shardNames(answer.children), FOUR_SETS);
       assert.match(String(condition(answer.status, 'Resharded')?.['message']), why);
     });
@@ -91,7 +91,7 @@ test("an empty leaving shard stays until its StatefulSet's controller has seen i
   const { observed, pods } = fourShards(() => ({}));
   const set3 = observed.find((c) => c.metadata.name === `${NAME}-shard-3`)!;
   (set3['status'] as Json)['observedGeneration'] = 0;
-  const answer = sync({ parent: cluster(THREE, { annotations: DONE_TO_THREE }), children: observed, related: pods });
+  const answer = sync({ parent: redisCluster(THREE, { annotations: DONE_TO_THREE }), children: observed, related: pods });
   assert.deepEqual(shardNames(answer.children), FOUR_SETS);
   assert.match(String(condition(answer.status, 'Resharded')?.['message']), /empty; kept until its StatefulSet has applied whenDeleted: Retain/);
 });
@@ -100,7 +100,7 @@ test('a scale-down the remaining shards cannot hold is refused: every shard kept
   // Four masters of 700 MiB each: 2800 MiB; three shards of maxmemory 819 MiB hold 2211 MiB at 90%.
   const used = 700 * 1024 ** 2;
   const { observed, pods } = fourShards((o) => (o === 0 ? { slots: [[12288, 16383]], usedMemory: used, keys: 10 } : {}), used);
-  const answer = sync({ parent: cluster(THREE), children: observed, related: pods });
+  const answer = sync({ parent: redisCluster(THREE), children: observed, related: pods });
   assert.deepEqual(shardNames(answer.children), FOUR_SETS, 'nothing removed');
   assert.equal(shardNames(answer.children, 'PodDisruptionBudget').length, 4);
   const specValid = condition(answer.status, 'SpecValid');
@@ -116,16 +116,16 @@ test('capacity is judged on the smallest maxmemory a master runs with, not only 
   const small = 400 * 1024 ** 2;
   const { observed, pods } = fourShards((o) => (o === 0 ? { slots: [[12288, 16383]], usedMemory: used, maxMemory: small } : {}), used);
   // 2000 MiB used; the spec's maxmemory (819 MiB) would hold it on three shards, the running 400 MiB cannot.
-  const answer = sync({ parent: cluster(THREE), children: observed, related: pods });
+  const answer = sync({ parent: redisCluster(THREE), children: observed, related: pods });
   assert.deepEqual(shardNames(answer.children), FOUR_SETS);
   assert.match(String(condition(answer.status, 'SpecValid')?.['message']), /maxmemory 400 MiB/);
 });
 
 test('without a memory limit capacity is unknown: nothing is refused, and data-holding shards are still kept', () => {
   const { backup: _b, ...noLimit } = { ...limitedSpec(), resources: {} } as Json;
-  const observed = applied(sync({ parent: cluster({ ...noLimit, master: { replicas: 4 } }) }).children);
-  const pods = [clusterPod({ shard: 3, ordinal: 0, record: { slots: [[0, 10]], maxMemory: 0 } })];
-  const answer = sync({ parent: cluster({ ...noLimit, master: { replicas: 3 } }), children: observed, related: pods });
+  const observed = applied(sync({ parent: redisCluster({ ...noLimit, master: { replicas: 4 } }) }).children);
+  const pods = [redisClusterPod({ shard: 3, ordinal: 0, record: { slots: [[0, 10]], maxMemory: 0 } })];
+  const answer = sync({ parent: redisCluster({ ...noLimit, master: { replicas: 3 } }), children: observed, related: pods });
   assert.equal(condition(answer.status, 'SpecValid')?.['status'], 'True');
   assert.ok(shardNames(answer.children).includes(`StatefulSet/${NAME}-shard-3`));
 });
@@ -138,8 +138,8 @@ test("lowering spec.replicas keeps the pod a shard's master runs on", async (t) 
   ];
   for (const [name, masterOrdinal, pods] of cases) {
     await t.test(name, () => {
-      const related = [0, 1, 2].map((o) => clusterPod({ shard: 0, ordinal: o, record: { role: o === masterOrdinal ? 'master' : 'replica' } }));
-      const answer = sync({ parent: cluster(limitedSpec({ replicas: 0 })), children: observedFor(limitedSpec()), related });
+      const related = [0, 1, 2].map((o) => redisClusterPod({ shard: 0, ordinal: o, record: { role: o === masterOrdinal ? 'master' : 'replica' } }));
+      const answer = sync({ parent: redisCluster(limitedSpec({ replicas: 0 })), children: observedFor(limitedSpec()), related });
       const set = answer.children.find((c) => c.metadata.name === `${NAME}-shard-0`);
       assert.equal(get(set, 'spec', 'replicas'), pods);
     });

@@ -9,10 +9,10 @@ import { condition, objectMap } from '../common/helpers.ts';
 import {
   articleSpec,
   AT,
-  cluster,
-  clusterPod,
+  redisCluster,
+  redisClusterPod,
   evenSlots,
-  healthyClusterPods,
+  healthyRedisClusterPods,
   limitedSpec,
   MAXMEMORY,
   NAME,
@@ -22,11 +22,11 @@ import {
   sync,
   type Json,
 } from './helpers.ts';
-import { syncCluster } from '../../../src/hook/index.ts';
+import { syncRedisCluster } from '../../../src/hook/index.ts';
 
 const status = (pods: readonly KubeObject[], spec: unknown = limitedSpec(), annotations?: Record<string, string>, previous?: unknown) =>
   sync({
-    parent: cluster(spec, { ...(annotations ? { annotations } : {}), ...(previous !== undefined ? { status: previous } : {}) }),
+    parent: redisCluster(spec, { ...(annotations ? { annotations } : {}), ...(previous !== undefined ? { status: previous } : {}) }),
     children: observedFor(spec),
     related: pods,
   }).status;
@@ -34,7 +34,7 @@ const status = (pods: readonly KubeObject[], spec: unknown = limitedSpec(), anno
 const replacePod = (pods: KubeObject[], replacement: KubeObject) => pods.map((p) => (p.metadata.name === replacement.metadata.name ? replacement : p));
 
 test('a healthy cluster: Running, every slot covered, every shard Healthy with its master, replicas and slot ranges', () => {
-  const s = status(healthyClusterPods());
+  const s = status(healthyRedisClusterPods());
   assert.equal(s.phase, 'Running');
   assert.equal(s.shards, 3);
   assert.equal(s.readyMasters, 3);
@@ -62,32 +62,34 @@ test('health of one shard, and what it does to coverage and the phase', async (t
   const cases: Array<[string, (pods: KubeObject[]) => KubeObject[], { health: string; master?: string; covered: number; phase: string; ready: string }]> = [
     [
       'its master is not Ready: NoMaster, its slots uncovered',
-      (p) => replacePod(p, clusterPod({ shard: 1, ordinal: 0, ready: false, record: { slots: evenSlots(1, 3) } })),
+      (p) => replacePod(p, redisClusterPod({ shard: 1, ordinal: 0, ready: false, record: { slots: evenSlots(1, 3) } })),
       { health: 'NoMaster', master: podName(1, 0), covered: 16384 - 5461, phase: 'Pending', ready: 'SlotsUncovered' },
     ],
     [
       'its master is flagged failed by the cluster',
-      (p) => replacePod(p, clusterPod({ shard: 1, ordinal: 0, record: { slots: evenSlots(1, 3), linkUp: false } })),
+      (p) => replacePod(p, redisClusterPod({ shard: 1, ordinal: 0, record: { slots: evenSlots(1, 3), linkUp: false } })),
       { health: 'NoMaster', covered: 16384 - 5461, phase: 'Pending', ready: 'SlotsUncovered' },
     ],
     [
       'after a failover: pod 2 is master, pod 0 its replica',
       (p) =>
         replacePod(
-          replacePod(p, clusterPod({ shard: 1, ordinal: 2, record: { role: 'master', slots: evenSlots(1, 3), masterId: null } })),
-          clusterPod({ shard: 1, ordinal: 0, record: { role: 'replica', masterId: nodeIdOf(1, 2) } }),
-        ).map((x) => (x.metadata.name === podName(1, 1) ? clusterPod({ shard: 1, ordinal: 1, record: { role: 'replica', masterId: nodeIdOf(1, 2) } }) : x)),
+          replacePod(p, redisClusterPod({ shard: 1, ordinal: 2, record: { role: 'master', slots: evenSlots(1, 3), masterId: null } })),
+          redisClusterPod({ shard: 1, ordinal: 0, record: { role: 'replica', masterId: nodeIdOf(1, 2) } }),
+        ).map((x) =>
+          x.metadata.name === podName(1, 1) ? redisClusterPod({ shard: 1, ordinal: 1, record: { role: 'replica', masterId: nodeIdOf(1, 2) } }) : x,
+        ),
       { health: 'Healthy', master: podName(1, 2), covered: 16384, phase: 'Running', ready: 'AllReady' },
     ],
     [
       'a replica is not linked: Degraded, still covered',
-      (p) => replacePod(p, clusterPod({ shard: 1, ordinal: 2, record: { linkUp: false } })),
+      (p) => replacePod(p, redisClusterPod({ shard: 1, ordinal: 2, record: { linkUp: false } })),
       { health: 'Degraded', master: podName(1, 0), covered: 16384, phase: 'Running', ready: 'ReplicasMissing' },
     ],
   ];
   for (const [name, edit, want] of cases) {
     await t.test(name, () => {
-      const s = status(edit(healthyClusterPods()));
+      const s = status(edit(healthyRedisClusterPods()));
       const shard = s.shardStatus?.[1];
       assert.equal(shard?.health, want.health);
       if (want.master !== undefined) assert.equal(shard?.master, want.master);
@@ -104,7 +106,7 @@ function nodeIdOf(shard: number, ordinal: number): string {
 }
 
 test('before the sidecar forms the cluster: Pending, NotFormed, every shard Joining or without master', () => {
-  const pods = [0, 1, 2].flatMap((s) => [0, 1, 2].map((o) => clusterPod({ shard: s, ordinal: o, ready: false, record: o === 0 ? {} : null })));
+  const pods = [0, 1, 2].flatMap((s) => [0, 1, 2].map((o) => redisClusterPod({ shard: s, ordinal: o, ready: false, record: o === 0 ? {} : null })));
   const s = status(pods);
   assert.equal(s.phase, 'Pending');
   assert.equal(s.slotsCovered, 0);
@@ -125,7 +127,7 @@ test('the reshard record: Running is phase Resharding; Done and Refused are repo
   ];
   for (const [name, value, phase, resharded, message] of cases) {
     await t.test(name, () => {
-      const s = status(healthyClusterPods(), limitedSpec(), { [RESHARD_ANNOTATION]: value });
+      const s = status(healthyRedisClusterPods(), limitedSpec(), { [RESHARD_ANNOTATION]: value });
       assert.equal(s.phase, phase);
       assert.equal(s.resharding, value);
       assert.equal(condition(s, 'Resharded')?.['status'], resharded);
@@ -136,7 +138,7 @@ test('the reshard record: Running is phase Resharding; Done and Refused are repo
 
 test('a new shard without slots is Joining, and Resharded waits for the sidecar to move slots to it', () => {
   const spec = limitedSpec({ master: { replicas: 4 } });
-  const pods = [...healthyClusterPods(), ...[0, 1, 2].map((o) => clusterPod({ shard: 3, ordinal: o }))];
+  const pods = [...healthyRedisClusterPods(), ...[0, 1, 2].map((o) => redisClusterPod({ shard: 3, ordinal: o }))];
   const s = status(pods, spec);
   assert.equal(s.shardStatus?.[3]?.health, 'Joining');
   assert.equal(condition(s, 'Resharded')?.['reason'], 'ShardsJoining');
@@ -145,7 +147,7 @@ test('a new shard without slots is Joining, and Resharded waits for the sidecar 
 
 test('memory: utilization over the masters that serve slots, and the Autoscaling recommendation', () => {
   const used = Math.round(MAXMEMORY * 0.9);
-  const s = status(healthyClusterPods(3, 2, used));
+  const s = status(healthyRedisClusterPods(3, 2, used));
   assert.equal(s.memoryUtilization, 90);
   const autoscaling = condition(s, 'Autoscaling');
   assert.equal(autoscaling?.['reason'], 'Active');
@@ -157,14 +159,21 @@ test('memory: utilization over the masters that serve slots, and the Autoscaling
 
 test('FailoverConfigured and Autoscaling say how the article’s blocks were applied', async (t) => {
   // Nodes started without a memory limit report maxmemory 0.
-  const noMaxmemory = healthyClusterPods().map((p) => {
+  const noMaxmemory = healthyRedisClusterPods().map((p) => {
     const annotations = p.metadata.annotations as Record<string, string>;
     for (const k of Object.keys(annotations)) annotations[k] = annotations[k]!.replace(/ mem=(\d+)\/\d+ /, ' mem=$1/0 ');
     return p;
   });
   const cases: Array<[string, Json, KubeObject[], string, string, RegExp]> = [
     ['the article (no memory limit)', articleSpec(), noMaxmemory, 'Autoscaling', 'NoMemoryLimit', /set resources\.limits\.memory/],
-    ['autoscaling off', limitedSpec({ autoscaling: { enabled: false } }), healthyClusterPods(), 'Autoscaling', 'Disabled', /autoscaling\.enabled is false/],
+    [
+      'autoscaling off',
+      limitedSpec({ autoscaling: { enabled: false } }),
+      healthyRedisClusterPods(),
+      'Autoscaling',
+      'Disabled',
+      /autoscaling\.enabled is false/,
+    ],
     [
       'sentinel mapped',
       articleSpec(),
@@ -173,7 +182,7 @@ test('FailoverConfigured and Autoscaling say how the article’s blocks were app
       'ClusterElection',
       /downAfterMilliseconds 5000 -> cluster-node-timeout 5000 ms.*failoverTimeout 10000 ms.*no Sentinel runs/,
     ],
-    ['no replicas', limitedSpec({ replicas: 0 }), healthyClusterPods(), 'FailoverConfigured', 'NoReplicas', /^spec\.replicas is 0/],
+    ['no replicas', limitedSpec({ replicas: 0 }), healthyRedisClusterPods(), 'FailoverConfigured', 'NoReplicas', /^spec\.replicas is 0/],
   ];
   for (const [name, spec, pods, type, reason, message] of cases) {
     await t.test(name, () => {
@@ -185,7 +194,7 @@ test('FailoverConfigured and Autoscaling say how the article’s blocks were app
 });
 
 test('Updated names the pods on an older template and says how to replace them (no automated rollout)', () => {
-  const pods = replacePod(healthyClusterPods(), clusterPod({ shard: 2, ordinal: 1, revision: 'old', record: {} }));
+  const pods = replacePod(healthyRedisClusterPods(), redisClusterPod({ shard: 2, ordinal: 1, revision: 'old', record: {} }));
   const c = condition(status(pods), 'Updated');
   assert.equal(c?.['status'], 'False');
   assert.equal(c?.['reason'], 'StalePods');
@@ -196,7 +205,7 @@ test('a condition keeps its lastTransitionTime while its status holds, and takes
   const previous = {
     conditions: [{ type: 'SpecValid', status: 'True', reason: 'Valid', message: 'spec is valid', lastTransitionTime: '2026-01-01T00:00:00Z' }],
   };
-  const s = status(healthyClusterPods(), limitedSpec(), undefined, previous);
+  const s = status(healthyRedisClusterPods(), limitedSpec(), undefined, previous);
   assert.equal(condition(s, 'SpecValid')?.['lastTransitionTime'], '2026-01-01T00:00:00Z');
   assert.equal(condition(s, 'Ready')?.['lastTransitionTime'], AT, 'the pods’ Ready transition time');
   assert.equal(
@@ -208,20 +217,20 @@ test('a condition keeps its lastTransitionTime while its status holds, and takes
 
 test('the status does not depend on the order of the maps Metacontroller sends', () => {
   const children = observedFor(limitedSpec());
-  const pods = healthyClusterPods();
-  const forward = syncCluster(request({ parent: cluster(limitedSpec()), children, related: pods }));
-  const req = request({ parent: cluster(limitedSpec()), children: [...children].reverse(), related: [...pods].reverse(), shape: 'v1' });
+  const pods = healthyRedisClusterPods();
+  const forward = syncRedisCluster(request({ parent: redisCluster(limitedSpec()), children, related: pods }));
+  const req = request({ parent: redisCluster(limitedSpec()), children: [...children].reverse(), related: [...pods].reverse(), shape: 'v1' });
   req.related = objectMap([...pods].reverse(), 'v1');
-  assert.equal(JSON.stringify(syncCluster(req)), JSON.stringify(forward));
+  assert.equal(JSON.stringify(syncRedisCluster(req)), JSON.stringify(forward));
 });
 
 test('pods of another cluster, another namespace or the Redis kind are not counted', () => {
   const strangers = [
-    clusterPod({ shard: 0, ordinal: 5, name: 'other-shard-0-0' }),
-    { ...clusterPod({ shard: 0, ordinal: 6 }), metadata: { ...clusterPod({ shard: 0, ordinal: 6 }).metadata, namespace: 'elsewhere' } },
+    redisClusterPod({ shard: 0, ordinal: 5, name: 'other-shard-0-0' }),
+    { ...redisClusterPod({ shard: 0, ordinal: 6 }), metadata: { ...redisClusterPod({ shard: 0, ordinal: 6 }).metadata, namespace: 'elsewhere' } },
   ];
   (strangers[0]!.metadata.labels as Json)['app.kubernetes.io/instance'] = 'other';
-  const s = status([...healthyClusterPods(), ...strangers]);
+  const s = status([...healthyRedisClusterPods(), ...strangers]);
   assert.equal(s.readyReplicas, 6);
   assert.equal(condition(s, 'Updated')?.['message'], '9 of 9 pods run the current template');
 });

@@ -5,14 +5,27 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SHARD_LABEL } from '../../../src/api/rediscluster-names.ts';
-import { customizeCluster, finalizeCluster, parseCustomizeRequest, syncCluster, type KubeObject } from '../../../src/hook/index.ts';
+import { customizeRedisCluster, finalizeRedisCluster, parseCustomizeRequest, syncRedisCluster, type KubeObject } from '../../../src/hook/index.ts';
 import { lastAppliedOf } from '../../../src/hook/common/observed.ts';
 import { formatSecretReport, SECRETS_ANNOTATION, type ReportedSecret } from '../../../src/api/secret-report.ts';
 import { condition, get } from '../common/helpers.ts';
-import { articleSpec, cluster, clusterPod, healthyClusterPods, limitedSpec, named, NAME, NS, observedFor, request, sync, type Json } from './helpers.ts';
+import {
+  articleSpec,
+  redisCluster,
+  redisClusterPod,
+  healthyRedisClusterPods,
+  limitedSpec,
+  named,
+  NAME,
+  NS,
+  observedFor,
+  request,
+  sync,
+  type Json,
+} from './helpers.ts';
 
 test('an invalid spec: every observed child comes back exactly as last applied, status Failed naming the field', async (t) => {
-  const observed = observedFor(articleSpec(), healthyClusterPods());
+  const observed = observedFor(articleSpec(), healthyRedisClusterPods());
   const cases: Array<[string, unknown, RegExp]> = [
     ['two shards', { ...articleSpec(), master: { replicas: 2 } }, /^spec\.master\.replicas: must be >= 3$/],
     [
@@ -25,7 +38,7 @@ test('an invalid spec: every observed child comes back exactly as last applied, 
   ];
   for (const [name, spec, message] of cases) {
     await t.test(name, () => {
-      const answer = sync({ parent: cluster(spec), children: observed, related: healthyClusterPods() });
+      const answer = sync({ parent: redisCluster(spec), children: observed, related: healthyRedisClusterPods() });
       const byName = (list: KubeObject[]) => [...list].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
       assert.deepEqual(byName(answer.children), byName(observed.map(lastAppliedOf)));
       assert.equal(answer.status.phase, 'Failed');
@@ -42,14 +55,14 @@ test('an invalid spec: every observed child comes back exactly as last applied, 
 
 test('both hook versions’ key shapes give the same answer', () => {
   const children = observedFor(articleSpec());
-  const v1 = syncCluster(request({ children, related: healthyClusterPods(), shape: 'v1' }));
-  const v2 = syncCluster(request({ children, related: healthyClusterPods(), shape: 'v2' }));
+  const v1 = syncRedisCluster(request({ children, related: healthyRedisClusterPods(), shape: 'v1' }));
+  const v2 = syncRedisCluster(request({ children, related: healthyRedisClusterPods(), shape: 'v2' }));
   assert.equal(JSON.stringify(v1), JSON.stringify(v2));
 });
 
 test('a plain sync never sets finalized, through sync or finalize', () => {
-  for (const hook of [syncCluster, finalizeCluster]) {
-    const answer = hook(request({ children: observedFor(), related: healthyClusterPods() }));
+  for (const hook of [syncRedisCluster, finalizeRedisCluster]) {
+    const answer = hook(request({ children: observedFor(), related: healthyRedisClusterPods() }));
     assert.equal(answer.finalized, undefined);
     assert.equal(answer.resyncAfterSeconds, undefined);
   }
@@ -102,7 +115,7 @@ test('finalize: Retain releases once every shard StatefulSet says Retain and its
   ];
   for (const [name, spec, children, related, finalized, message] of cases) {
     await t.test(name, () => {
-      const answer = finalizeCluster(request({ parent: cluster(spec), children, related, finalizing: true }));
+      const answer = finalizeRedisCluster(request({ parent: redisCluster(spec), children, related, finalizing: true }));
       assert.equal(answer.finalized, finalized);
       assert.equal(answer.resyncAfterSeconds, finalized ? undefined : 5);
       const ready = condition(answer.status, 'Ready');
@@ -115,7 +128,7 @@ test('finalize: Retain releases once every shard StatefulSet says Retain and its
 test('finalize with an invalid spec never deletes volumes: StatefulSets saying Delete are switched to Retain first', () => {
   const del = limitedSpec({ persistence: { whenDeleted: 'Delete' } });
   const observed = withPolicy(observedFor(del), 'Delete', true);
-  const answer = finalizeCluster(request({ parent: cluster({ ...del, master: { replicas: 1 } }), children: observed, finalizing: true }));
+  const answer = finalizeRedisCluster(request({ parent: redisCluster({ ...del, master: { replicas: 1 } }), children: observed, finalizing: true }));
   assert.equal(answer.finalized, false);
   for (const set of answer.children.filter((c) => c.kind === 'StatefulSet'))
     assert.equal(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Retain');
@@ -124,13 +137,13 @@ test('finalize with an invalid spec never deletes volumes: StatefulSets saying D
 
 test('customize: the cluster’s pods (so a record change resyncs), claims and backup Jobs, all in its namespace, and no Secret', () => {
   const parsed = parseCustomizeRequest({
-    parent: cluster({
+    parent: redisCluster({
       ...articleSpec(),
       backup: { ...(articleSpec()['backup'] as Json), storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } } },
     }),
   });
   assert.ok(parsed.ok);
-  const rules = customizeCluster(parsed.request).relatedResources;
+  const rules = customizeRedisCluster(parsed.request).relatedResources;
   assert.deepEqual(
     rules.map((r) => [r.resource, r.namespace, r.labelSelector?.matchLabels?.['app.kubernetes.io/name'] ?? r.names?.join(',')]),
     [
@@ -140,19 +153,19 @@ test('customize: the cluster’s pods (so a record change resyncs), claims and b
       ['pods', NS, 'redis-cluster-backup'],
     ],
   );
-  const bad = parseCustomizeRequest({ parent: cluster('not a spec') });
+  const bad = parseCustomizeRequest({ parent: redisCluster('not a spec') });
   assert.ok(bad.ok);
-  assert.equal(customizeCluster(bad.request).relatedResources.length, 4, 'a bad spec still gets an answer');
+  assert.equal(customizeRedisCluster(bad.request).relatedResources.length, 4, 'a bad spec still gets an answer');
 });
 
 test('status.secrets: the versions the sidecar reports; AuthSecretMissing while no master is ready for want of one', () => {
   const found = (name: string, rv: string): ReportedSecret => ({ name, resourceVersion: rv, keys: ['password'], unwritable: [] });
-  const reported = (entries: ReportedSecret[]) => cluster(articleSpec(), { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } });
+  const reported = (entries: ReportedSecret[]) => redisCluster(articleSpec(), { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } });
   // The article's RedisCluster runs the exporter, so its Secret is named too.
   const ok = sync({
     parent: reported([found(`${NAME}-operator`, '7'), found(`${NAME}-auth`, '5'), found(`${NAME}-exporter`, '6')]),
     children: observedFor(),
-    related: healthyClusterPods(),
+    related: healthyRedisClusterPods(),
   });
   assert.deepEqual(ok.status.secrets, [
     { name: `${NAME}-auth`, resourceVersion: '5' },
@@ -163,13 +176,13 @@ test('status.secrets: the versions the sidecar reports; AuthSecretMissing while 
   const waiting = sync({
     parent: reported([found(`${NAME}-auth`, '5'), { name: `${NAME}-operator`, missing: true }]),
     children: observedFor(),
-    related: [clusterPod({ shard: 0, ordinal: 0, ready: false, record: null })],
+    related: [redisClusterPod({ shard: 0, ordinal: 0, ready: false, record: null })],
   });
   assert.equal(condition(waiting.status, 'Ready')?.['reason'], 'AuthSecretMissing');
   assert.match(String(condition(waiting.status, 'Ready')?.['message']), /Secret order-cache-operator not found/);
   // Secrets sent in related anyway (an older customize answer Metacontroller still holds) are ignored.
   const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-auth`, namespace: NS, resourceVersion: '5' }, data: {} };
-  const stale = sync({ children: observedFor(), related: [clusterPod({ shard: 0, ordinal: 0, ready: false, record: null }), secret] });
+  const stale = sync({ children: observedFor(), related: [redisClusterPod({ shard: 0, ordinal: 0, ready: false, record: null }), secret] });
   assert.equal(stale.status.secrets, undefined);
   assert.equal(condition(stale.status, 'SecretsReady')?.['reason'], 'SecretsNotChecked');
 });
@@ -215,16 +228,16 @@ test('backups: one verdict per shard joined: healthy only when every shard has a
     job(1, `${NAME}-shard-1-backup-1`, true, '2026-12-01T06:01:00Z'),
     job(2, `${NAME}-shard-2-backup-1`, true, '2026-12-01T06:02:00Z'),
   ].flat();
-  const healthy = sync({ children: observedFor(), related: [...healthyClusterPods(), ...all] });
+  const healthy = sync({ children: observedFor(), related: [...healthyRedisClusterPods(), ...all] });
   assert.equal(condition(healthy.status, 'BackupHealthy')?.['status'], 'True');
   assert.equal(healthy.status.backup?.lastSuccessful?.location, `s3://redis-backups/${NS}/${NAME}/shard-0/x.rdb`);
-  const missing = sync({ children: observedFor(), related: [...healthyClusterPods(), ...all.slice(0, 4)] });
+  const missing = sync({ children: observedFor(), related: [...healthyRedisClusterPods(), ...all.slice(0, 4)] });
   assert.equal(condition(missing.status, 'BackupHealthy')?.['status'], 'Unknown');
   assert.match(String(condition(missing.status, 'BackupHealthy')?.['message']), /shard 2/);
   assert.equal(missing.status.backup?.lastSuccessful, undefined, 'no complete backup of the cluster');
   const failed = sync({
     children: observedFor(),
-    related: [...healthyClusterPods(), ...all, ...job(1, `${NAME}-shard-1-backup-2`, false, '2026-12-01T12:00:00Z')],
+    related: [...healthyRedisClusterPods(), ...all, ...job(1, `${NAME}-shard-1-backup-2`, false, '2026-12-01T12:00:00Z')],
   });
   assert.equal(condition(failed.status, 'BackupHealthy')?.['reason'], 'BackupFailed');
   assert.match(String(condition(failed.status, 'BackupHealthy')?.['message']), /^shard 1: .*bucket gone/);

@@ -37,7 +37,7 @@ function applies(alert: ResolvedAlert, spec: RedisClusterSpec): boolean {
 }
 
 /** The master alerts, per shard; every other alert reads as on a Redis. */
-function renderCluster(a: ResolvedAlert, spec: RedisClusterSpec, sel: string, who: string): Rendered[] {
+function renderRedisCluster(a: ResolvedAlert, spec: RedisClusterSpec, sel: string, who: string): Rendered[] {
   const role = POD_ROLE_TARGET_LABEL;
   switch (a.name) {
     case 'NoMaster':
@@ -79,13 +79,13 @@ function renderCluster(a: ResolvedAlert, spec: RedisClusterSpec, sel: string, wh
 }
 
 /** The rule groups of RedisCluster `namespace/name` with a validated spec; `runbook` is the base of each alert's runbook URL. */
-export function clusterRuleGroups(namespace: string, name: string, spec: RedisClusterSpec, runbook: string): RuleGroup[] {
+export function redisClusterRuleGroups(namespace: string, name: string, spec: RedisClusterSpec, runbook: string): RuleGroup[] {
   const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
   const who = `${namespace}/${name}`;
   const rules: AlertRule[] = [];
   for (const a of resolveAlerts(spec.monitoring.alerts)) {
     if (!applies(a, spec)) continue;
-    for (const r of renderCluster(a, spec, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
+    for (const r of renderRedisCluster(a, spec, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
   }
   return rules.length > 0 ? [{ name: `redis-operator.rediscluster.${namespace}.${name}`, rules }] : [];
 }
