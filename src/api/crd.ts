@@ -13,7 +13,13 @@ import {
   RedisBackupSpec,
   RedisBackupStatus,
 } from './redisbackup-schema.ts';
-import { REDIS_CLUSTER_KIND, REDIS_CLUSTER_PLURAL, REDIS_CLUSTER_SHORT_NAMES, REDIS_CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from './rediscluster-names.ts';
+import {
+  REDIS_CLUSTER_KIND,
+  REDIS_CLUSTER_PLURAL,
+  REDIS_CLUSTER_SHORT_NAMES,
+  REDIS_CLUSTER_SINGULAR,
+  MAX_REDIS_CLUSTER_NAME_LENGTH,
+} from './rediscluster-names.ts';
 import { CLUSTER_SLOTS, RedisClusterSpec, RedisClusterStatus } from './rediscluster-schema.ts';
 import { RedisSpec, RedisStatus } from './schema.ts';
 import { toStructural, type JsonSchema } from './structural.ts';
@@ -173,7 +179,7 @@ export function buildRedisClusterOpenApiSchema(): JsonSchema {
       metadata: {
         type: 'object',
         // The shard StatefulSets, their backup CronJobs and the pods' labels are named from it.
-        properties: { name: { type: 'string', maxLength: MAX_CLUSTER_NAME_LENGTH } },
+        properties: { name: { type: 'string', maxLength: MAX_REDIS_CLUSTER_NAME_LENGTH } },
       },
       // As for Redis: `spec: {}` or no spec is a valid RedisCluster with every field defaulted.
       spec: { ...RedisClusterSpec, default: {} },

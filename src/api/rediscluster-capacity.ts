@@ -2,9 +2,9 @@
 // shared by the hook (status, and refusing a shard count that cannot hold the data) and the
 // sidecar (refusing the same reshard, and the autoscaler), so both always give the same answer.
 // Invariants: a count is never recommended or accepted below what holds the data with
-// CAPACITY_HEADROOM to spare, nor outside [MIN_CLUSTER_SHARDS, MAX_CLUSTER_SHARDS]; without a
+// CAPACITY_HEADROOM to spare, nor outside [MIN_REDIS_CLUSTER_SHARDS, MAX_REDIS_CLUSTER_SHARDS]; without a
 // maxmemory (no memory limit) capacity is unknown and nothing is refused or recommended.
-import { MAX_CLUSTER_SHARDS, MIN_CLUSTER_SHARDS } from './rediscluster-schema.ts';
+import { MAX_REDIS_CLUSTER_SHARDS, MIN_REDIS_CLUSTER_SHARDS } from './rediscluster-schema.ts';
 
 /**
  * Share of the shards' maxmemory the data may fill after a reshard: the rest absorbs growth and
@@ -22,7 +22,7 @@ export interface RedisClusterMemory {
 /** Fewest shards that hold the data with headroom; null when capacity is unknown (no maxmemory). */
 export function shardsNeeded(m: RedisClusterMemory): number | null {
   if (m.maxmemoryPerShard <= 0) return null;
-  return Math.max(MIN_CLUSTER_SHARDS, Math.ceil(m.usedBytes / (m.maxmemoryPerShard * CAPACITY_HEADROOM)));
+  return Math.max(MIN_REDIS_CLUSTER_SHARDS, Math.ceil(m.usedBytes / (m.maxmemoryPerShard * CAPACITY_HEADROOM)));
 }
 
 export type CapacityVerdict = { ok: true; reason: string } | { ok: false; needed: number; reason: string };
@@ -59,12 +59,12 @@ export interface Recommendation {
 
 /**
  * The shard count memory use asks for: the current count scaled by utilization / target (as a
- * HorizontalPodAutoscaler does), within the bounds (the floor raised to MIN_CLUSTER_SHARDS) and
+ * HorizontalPodAutoscaler does), within the bounds (the floor raised to MIN_REDIS_CLUSTER_SHARDS) and
  * never below what holds the data.
  */
 export function recommendShards(current: number, m: RedisClusterMemory, bounds: AutoscaleBounds): Recommendation {
-  const floor = Math.max(MIN_CLUSTER_SHARDS, bounds.minReplicas);
-  const ceiling = Math.min(MAX_CLUSTER_SHARDS, Math.max(floor, bounds.maxReplicas));
+  const floor = Math.max(MIN_REDIS_CLUSTER_SHARDS, bounds.minReplicas);
+  const ceiling = Math.min(MAX_REDIS_CLUSTER_SHARDS, Math.max(floor, bounds.maxReplicas));
   if (m.maxmemoryPerShard <= 0 || current <= 0) {
     return { utilization: null, shards: current, reason: 'no maxmemory (set resources.limits.memory): memory use cannot be measured against a limit' };
   }

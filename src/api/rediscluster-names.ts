@@ -36,7 +36,7 @@ export const NODES_CONF_PATH = `${DATA_MOUNT}/${NODES_CONF}`;
  * within 52 characters (a CronJob's Jobs add 11 and a Job name must fit a label value), which
  * also keeps <name>-shard-<i> plus the StatefulSet revision hash within 63.
  */
-export const MAX_CLUSTER_NAME_LENGTH = 36;
+export const MAX_REDIS_CLUSTER_NAME_LENGTH = 36;
 
 /** app.kubernetes.io/name of the backup Jobs and pods of a RedisCluster (not redis-backup: a Redis of the same name must not see them). */
 export const REDIS_CLUSTER_BACKUP_APP = 'redis-cluster-backup';

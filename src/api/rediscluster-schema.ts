@@ -5,7 +5,7 @@
 // per shard), autoscaling on memory, and the design article's `sentinel` block, which a cluster
 // maps onto Redis Cluster's own election (no Sentinel runs).
 // Invariants: every property described, defaults here and only here, structural output (see
-// schema.ts); a shard count below MIN_CLUSTER_SHARDS is refused by the schema.
+// schema.ts); a shard count below MIN_REDIS_CLUSTER_SHARDS is refused by the schema.
 import { Type, type Static } from '@sinclair/typebox';
 import { BackupStatus, ScheduledBackupSpec } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
@@ -29,12 +29,12 @@ export const CLUSTER_SLOTS = 16384;
  * Fewest masters a cluster may have: a failed master is replaced only by a vote of the majority of
  * masters, and with two masters the survivor alone is no majority (no automatic failover).
  */
-export const MIN_CLUSTER_SHARDS = 3;
-export const MAX_CLUSTER_SHARDS = 64;
+export const MIN_REDIS_CLUSTER_SHARDS = 3;
+export const MAX_REDIS_CLUSTER_SHARDS = 64;
 export const MAX_REPLICAS_PER_SHARD = 5;
 
 /** Directives the operator owns on a cluster node, on top of the Redis ones. */
-export const RESERVED_CLUSTER_CONFIG_KEYS = [
+export const RESERVED_REDIS_CLUSTER_CONFIG_KEYS = [
   ...RESERVED_CONFIG_KEYS,
   'cluster-enabled',
   'cluster-config-file',
@@ -55,12 +55,12 @@ export const RedisClusterAutoscalingSpec = Type.Object(
   {
     enabled: Type.Boolean({ default: false, description: 'Scale the number of shards (master.replicas) on memory use, between minReplicas and maxReplicas.' }),
     minReplicas: Type.Integer({
-      default: MIN_CLUSTER_SHARDS,
+      default: MIN_REDIS_CLUSTER_SHARDS,
       minimum: 1,
-      maximum: MAX_CLUSTER_SHARDS,
-      description: `Fewest shards. Below ${MIN_CLUSTER_SHARDS} is taken as ${MIN_CLUSTER_SHARDS} (said in the Autoscaling condition): with fewer masters a failed one cannot be replaced by vote.`,
+      maximum: MAX_REDIS_CLUSTER_SHARDS,
+      description: `Fewest shards. Below ${MIN_REDIS_CLUSTER_SHARDS} is taken as ${MIN_REDIS_CLUSTER_SHARDS} (said in the Autoscaling condition): with fewer masters a failed one cannot be replaced by vote.`,
     }),
-    maxReplicas: Type.Integer({ default: 5, minimum: 1, maximum: MAX_CLUSTER_SHARDS, description: 'Most shards.' }),
+    maxReplicas: Type.Integer({ default: 5, minimum: 1, maximum: MAX_REDIS_CLUSTER_SHARDS, description: 'Most shards.' }),
     targetMemoryUtilization: Type.Integer({
       default: 70,
       minimum: 10,
@@ -121,10 +121,10 @@ export const RedisClusterSpec = Type.Object(
     master: Type.Object(
       {
         replicas: Type.Integer({
-          default: MIN_CLUSTER_SHARDS,
-          minimum: MIN_CLUSTER_SHARDS,
-          maximum: MAX_CLUSTER_SHARDS,
-          description: `Number of shards (masters), each a StatefulSet <name>-shard-<i>. At least ${MIN_CLUSTER_SHARDS}. Changing it reshards: slots move to new shards, or away from shards before they are removed. kubectl scale rediscluster <name> --replicas=N sets it.`,
+          default: MIN_REDIS_CLUSTER_SHARDS,
+          minimum: MIN_REDIS_CLUSTER_SHARDS,
+          maximum: MAX_REDIS_CLUSTER_SHARDS,
+          description: `Number of shards (masters), each a StatefulSet <name>-shard-<i>. At least ${MIN_REDIS_CLUSTER_SHARDS}. Changing it reshards: slots move to new shards, or away from shards before they are removed. kubectl scale rediscluster <name> --replicas=N sets it.`,
         }),
       },
       { default: {}, description: 'The masters: one per shard.' },

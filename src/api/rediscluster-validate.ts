@@ -3,7 +3,7 @@
 // the ones only a hook can make (the name length the child names need, label keys and values the
 // StatefulSets would carry), re-done here because a CRD may be installed without them.
 // Invariant: never throws and never mutates its input; every failure names the field.
-import { MAX_CLUSTER_NAME_LENGTH } from './rediscluster-names.ts';
+import { MAX_REDIS_CLUSTER_NAME_LENGTH } from './rediscluster-names.ts';
 import { nestingProblem } from './depth.ts';
 import { RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './rediscluster-schema.ts';
 import { SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE } from './schema.ts';
@@ -28,10 +28,10 @@ export type RedisClusterSpecVerdict = { ok: true; spec: RedisClusterSpecT } | { 
 function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] {
   const problems: SpecProblem[] = [];
   problems.push(...nameProblems(name));
-  if (name.length > MAX_CLUSTER_NAME_LENGTH) {
+  if (name.length > MAX_REDIS_CLUSTER_NAME_LENGTH) {
     problems.push({
       field: 'metadata.name',
-      message: `must be at most ${MAX_CLUSTER_NAME_LENGTH} characters so the shard StatefulSets, their backup CronJobs and their pods' labels stay within Kubernetes limits`,
+      message: `must be at most ${MAX_REDIS_CLUSTER_NAME_LENGTH} characters so the shard StatefulSets, their backup CronJobs and their pods' labels stay within Kubernetes limits`,
     });
   }
   if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });

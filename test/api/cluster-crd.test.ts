@@ -24,7 +24,7 @@ import {
   REDIS_CLUSTER_PLURAL,
   REDIS_CLUSTER_SHORT_NAMES,
   REDIS_CLUSTER_SINGULAR,
-  MAX_CLUSTER_NAME_LENGTH,
+  MAX_REDIS_CLUSTER_NAME_LENGTH,
 } from '../../src/api/rediscluster-names.ts';
 import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { GROUP, VERSION } from '../../src/api/labels.ts';
@@ -109,7 +109,7 @@ test('the scale and column paths point at fields of the right type', () => {
   for (const f of ['shards', 'readyMasters', 'readyReplicas', 'slotsCovered', 'observedGeneration', 'memoryUtilization'])
     assert.equal(child(schema, 'status', f)['type'], 'integer', f);
   assert.equal(child(schema, 'status', 'selector')['type'], 'string');
-  assert.equal(child(schema, 'metadata', 'name')['maxLength'], MAX_CLUSTER_NAME_LENGTH);
+  assert.equal(child(schema, 'metadata', 'name')['maxLength'], MAX_REDIS_CLUSTER_NAME_LENGTH);
 });
 
 test('every field has a description (kubectl explain), metadata excepted', () => {
@@ -202,7 +202,7 @@ const REFUSALS: Array<[string, string, unknown, string]> = [
   ['autoscaling bounds crossed', 'c', { autoscaling: { minReplicas: 5, maxReplicas: 4 } }, 'spec.autoscaling.minReplicas'],
   ['a target of 100%', 'c', { autoscaling: { targetMemoryUtilization: 100 } }, 'spec.autoscaling.targetMemoryUtilization'],
   ['cluster-enabled in config', 'c', { config: { 'cluster-enabled': 'no' } }, 'spec.config.cluster-enabled'],
-  ['a name too long for the shard objects', 'c'.repeat(MAX_CLUSTER_NAME_LENGTH + 1), {}, 'metadata.name'],
+  ['a name too long for the shard objects', 'c'.repeat(MAX_REDIS_CLUSTER_NAME_LENGTH + 1), {}, 'metadata.name'],
   [
     'a bad backup schedule',
     'c',

@@ -20,7 +20,7 @@ import {
   STATIC_DIRECTIVES,
   UNKNOWN_DIRECTIVE,
 } from '../../src/api/config-allow.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
+import { RESERVED_REDIS_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
 import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { RESERVED_CONFIG_KEYS } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
@@ -61,7 +61,7 @@ test('the allow-list: sorted, unique, nothing the operator owns or writes itself
     assert.deepEqual([...list].sort(), list, `${kind}: sorted`);
     assert.equal(new Set(list).size, list.length, `${kind}: unique`);
     for (const name of list) {
-      assert.ok(!(RESERVED_CLUSTER_CONFIG_KEYS as readonly string[]).includes(name), `${kind}: ${name} is the operator's`);
+      assert.ok(!(RESERVED_REDIS_CLUSTER_CONFIG_KEYS as readonly string[]).includes(name), `${kind}: ${name} is the operator's`);
       assert.ok(!KNOWN_REFUSED_DIRECTIVES.includes(name), `${kind}: ${name} is also named as refused`);
       assert.match(name, /^[a-z][a-z0-9-]*$/);
     }

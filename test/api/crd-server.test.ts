@@ -33,7 +33,7 @@ import {
 } from '../../src/api/crd.ts';
 import { REDIS_CLUSTER_PLURAL } from '../../src/api/rediscluster-names.ts';
 import { allowListRefusal } from '../../src/api/config-allow.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
+import { RESERVED_REDIS_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
 import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../../src/api/redisbackup-schema.ts';
@@ -225,7 +225,7 @@ const CASES: Case[] = [
   // Of a RedisCluster, the directives that make it a cluster, and those a replica's wiring needs.
   ...sharedCases(
     'RedisCluster',
-    RESERVED_CLUSTER_CONFIG_KEYS.filter((k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass'),
+    RESERVED_REDIS_CLUSTER_CONFIG_KEYS.filter((k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass'),
   ),
   // tls: a Secret or cert-manager; never switched on or off after creation
   { name: 'tls with a Secret', kind: 'Redis', path: 'spec.tls', message: TLS_SOURCE, self: { secretName: 'my-tls' }, allowed: true },

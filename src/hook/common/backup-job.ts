@@ -1,7 +1,8 @@
 // The backup pod, built once for every way a backup runs: the CronJob <name>-backup (spec.backup),
-// an on-demand RedisBackup's Job, and a RedisCluster shard's backup (backupPodSpecFor). It runs `node src/backup/main.ts` in the operator image and
-// reads the snapshot over the replication protocol from the replicas Service first, the master's
-// only when there is no replica, so the master never forks for a backup.
+// an on-demand RedisBackup's Job, and a RedisCluster shard's backup (backupPodSpecFor). It runs
+// `node src/backup/main.ts` in the operator image and reads the snapshot over the replication
+// protocol from the replicas Service first, the master's only when there is no replica, so the
+// master never forks for a backup.
 // Invariants:
 // - The pod never carries the Redis pods' selector labels (backupSelectorLabels): no Service,
 //   PDB or sidecar can take it for a Redis pod.

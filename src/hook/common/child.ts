@@ -37,7 +37,7 @@ export interface Certificate {
 
 type KubernetesObjectMeta = NonNullable<IConfigMap['metadata']>;
 
-/** The metadata every child carries, all of it set (meta.ts). */
+/** The metadata every child carries, all of it set (each kind's metadata builder). */
 export type ChildMetadata = Required<Pick<KubernetesObjectMeta, 'name' | 'namespace' | 'labels'>>;
 
 /** Kubernetes' type of a kind, with the metadata every child of ours has. */

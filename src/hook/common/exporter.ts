@@ -34,7 +34,7 @@ import { restrictedContainer } from './pod-template.ts';
 export const EXPORTER_PASSWORD_ENV = 'EXPORTER_PASSWORD';
 
 /**
- * The start script's part for the exporter's user (children/statefulset.ts's REDIS_START_SCRIPT):
+ * The start script's part for the exporter's user (redis-start.ts's REDIS_FEED_SCRIPT):
  * before `exec`, a config line in $eu, empty without EXPORTER_PASSWORD (exporter off, or its
  * Secret not made yet: the sidecar adds the user then); `"` and `\` escaped as for the other
  * passwords. The line goes to redis-server on stdin with the others, never on a command line.

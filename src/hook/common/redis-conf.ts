@@ -5,7 +5,10 @@ import { createHash } from 'node:crypto';
 import type { PersistenceSpec, RedisSpec } from '../../api/schema.ts';
 import { parseQuantity } from './quantity.ts';
 
-/** Share of the container memory limit given to the data set; the rest covers fork/COW, buffers and replication backlog. */
+/**
+ * Share of the container memory limit given to the data set; the rest covers fork/COW, buffers
+ * and replication backlog.
+ */
 export const MAXMEMORY_SHARE = 0.8;
 
 /** RDB snapshots (save) and the AOF, as spec.persistence asks, for a Redis and a RedisCluster alike. */
@@ -36,7 +39,10 @@ export function maxmemoryBytes(spec: Pick<RedisSpec, 'resources'>): number | und
   return bytes >= 1 ? bytes : undefined;
 }
 
-/** Short content hash of a rendered file (of staticRedisConf): a pod template annotation, so a static config change rolls the pods. */
+/**
+ * Short content hash of a rendered file (of a kind's static redis.conf): a pod template
+ * annotation, so a static config change rolls the pods.
+ */
 export function configHash(conf: string): string {
   return createHash('sha256').update(conf).digest('hex').slice(0, 16);
 }

@@ -2,7 +2,7 @@
 // parent (Metacontroller caches the answer per uid and generation). Invariants: never fails on a
 // bad spec; never asks for Secrets: Metacontroller would post their values (passwords, S3 keys,
 // tls.key) to the hook in plain HTTP on every sync. The sidecar reports what the status needs to
-// know of them (which exist, which keys, their versions) on the Redis instead (hook/secret-status.ts).
+// know of them (which exist, which keys, their versions) on the Redis instead (common/secret-status.ts).
 import { backupSelectorLabels } from '../../api/backup.ts';
 import { podSelectorLabels } from '../../api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../../api/redisbackup-schema.ts';

@@ -75,7 +75,7 @@ export function contextOf(state: HookState, spec: RedisSpec): HookContext {
   };
 }
 
-/** The status's view of the Secrets a valid spec names, from the sidecar's report (secret-status.ts). */
+/** The status's view of the Secrets a valid spec names, from the sidecar's report (common/secret-status.ts). */
 export function secretsOf(state: HookState, spec: RedisSpec): SecretsView {
   return secretsView(state.namespace, redisSecretUses(state.name, spec), state.request.parent.metadata.annotations);
 }

@@ -44,15 +44,15 @@ export interface StatusInput {
   bootstrap?: string | undefined;
   /** The sidecar's record of the last switchover request (an annotation on the Redis). */
   switchover?: string | undefined;
-  /** Scheduled and on-demand backups (backup-status.ts); absent when there are none and no spec.backup. */
+  /** Scheduled and on-demand backups (common/backup-status.ts); absent when there are none and no spec.backup. */
   backup?: BackupVerdict | undefined;
   /** spec.restore's progress (restore.ts). */
   restore?: RestoreStatus | undefined;
   /** The restore is refused until an earlier Redis's claims are gone (restore.ts): Ready says RestoreRefused. */
   restoreRefused?: boolean | undefined;
-  /** The named Secrets' versions, from the sidecar's report (secret-status.ts); absent before it. */
+  /** The named Secrets' versions, from the sidecar's report (common/secret-status.ts); absent before it. */
   secrets?: RedisStatus['secrets'];
-  /** The SecretsReady condition (secret-status.ts); absent: not judged (a direct caller). */
+  /** The SecretsReady condition (common/secret-status.ts); absent: not judged (a direct caller). */
   secretsCondition?: SecretsCondition | undefined;
 }
 

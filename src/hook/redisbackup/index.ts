@@ -1,6 +1,6 @@
 // The RedisBackup controller's hooks (its own CompositeController, routes /redisbackup/*): one
 // backup, run once by a Job built with the same pod template as the scheduled ones
-// (children/backup-job.ts), and its status from that Job and its pod's termination message.
+// (common/backup-job.ts), and its status from that Job and its pod's termination message.
 // Pure, like the Redis hook. Invariants:
 // - The Job is created at most once: a RedisBackup whose status is final (Completed or Failed)
 //   never gets a new Job, even when its Job is deleted; an observed Job is returned exactly as

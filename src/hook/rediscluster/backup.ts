@@ -1,5 +1,5 @@
 // status.backup and the BackupHealthy condition of a RedisCluster: one verdict per shard (the
-// Redis reading of a CronJob, its Jobs and their pods' results: backup-status.ts), joined into one.
+// Redis reading of a CronJob, its Jobs and their pods' results: common/backup-status.ts), joined into one.
 // Pure; no clock. Invariants:
 // - A cluster is only as backed up as its least backed-up shard: lastSuccessful is the shard whose
 //   last success is oldest, and only when every shard has one (a cluster with a shard never backed

@@ -104,7 +104,7 @@ export function shardBackupHosts(ctx: RedisClusterContext, shard: number, pods: 
 }
 
 /**
- * The scheduled backup of shard `shard` (spec.backup set): the Redis backup pod (children/backup-job.ts)
+ * The scheduled backup of shard `shard` (spec.backup set): the Redis backup pod (common/backup-job.ts)
  * pointed at the shard's pods, replicas before the master (the backup program reads a replica
  * whenever one answers), writing to the shard's own folder (BACKUP_SHARD: src/backup/naming.ts).
  */

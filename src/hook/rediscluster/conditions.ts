@@ -4,7 +4,7 @@
 // sidecar's reshard record against what the shards hold) and Updated (pods on an older template).
 // Pure; every message names the fields it is about.
 import { recommendShards, type RedisClusterMemory } from '../../api/rediscluster-capacity.ts';
-import { CLUSTER_SLOTS, MIN_CLUSTER_SHARDS, type RedisClusterSpec } from '../../api/rediscluster-schema.ts';
+import { CLUSTER_SLOTS, MIN_REDIS_CLUSTER_SHARDS, type RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import type { ReshardRecord } from '../../api/rediscluster-names.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int, str } from '../common/util.ts';
@@ -41,11 +41,11 @@ export function autoscalingVerdict(spec: RedisClusterSpec, memory: RedisClusterM
   const a = spec.autoscaling;
   if (!a.enabled)
     return { status: 'False', reason: 'Disabled', message: 'autoscaling.enabled is false: spec.master.replicas is set by hand (kubectl scale rediscluster)' };
-  const floor = Math.max(MIN_CLUSTER_SHARDS, a.minReplicas);
+  const floor = Math.max(MIN_REDIS_CLUSTER_SHARDS, a.minReplicas);
   const ceiling = Math.max(floor, a.maxReplicas);
   const raised =
-    a.minReplicas < MIN_CLUSTER_SHARDS
-      ? ` (autoscaling.minReplicas ${a.minReplicas} is taken as ${MIN_CLUSTER_SHARDS}: with fewer masters a failed one cannot be replaced by vote)`
+    a.minReplicas < MIN_REDIS_CLUSTER_SHARDS
+      ? ` (autoscaling.minReplicas ${a.minReplicas} is taken as ${MIN_REDIS_CLUSTER_SHARDS}: with fewer masters a failed one cannot be replaced by vote)`
       : '';
   const capped = a.maxReplicas < floor ? ` (autoscaling.maxReplicas ${a.maxReplicas} is below the floor, so the floor is also the most)` : '';
   const bounds = `between ${floor} and ${ceiling} shards${raised}${capped}, target ${a.targetMemoryUtilization}% of maxmemory`;

@@ -1,5 +1,5 @@
 // What every RedisCluster child builder needs (its identity and validated spec), and the labels
-// and metadata its children share. Invariants, as children/meta.ts for Redis: every child carries
+// and metadata its children share. Invariants, as redis/children/meta.ts for Redis: every child carries
 // `controller-uid` (Metacontroller's generated selector) and the app.kubernetes.io labels, with
 // app.kubernetes.io/name=redis-cluster (never `redis`: nothing of the Redis kind may take a cluster
 // object for its own); metadata is name, namespace, labels and nothing else; ownerReferences are

@@ -2,7 +2,7 @@
 // parent alone (Metacontroller caches the answer per uid and generation). Invariants: never fails
 // on a bad spec; every label-selector rule names the parent's namespace (hooks v2 would otherwise
 // list, and watch, every namespace); never asks for Secrets (their values would reach the hook in
-// plain HTTP on every sync: the sidecar reports what status needs, hook/secret-status.ts).
+// plain HTTP on every sync: the sidecar reports what status needs, common/secret-status.ts).
 import { redisClusterBackupSelectorLabels, redisClusterPodSelectorLabels } from '../../api/rediscluster-names.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
 

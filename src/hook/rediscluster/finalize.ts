@@ -1,5 +1,5 @@
 // Teardown when a RedisCluster is deleted, in steps polled with resyncAfterSeconds: the Redis rule
-// (../finalize.ts) over every shard StatefulSet. Invariants:
+// (redis/finalize.ts; the StatefulSet policy pieces are common/retention.ts) over every shard StatefulSet. Invariants:
 // - finalized is true only when the request has finalizing: true (checked by the caller) and the
 //   volume policy has been carried out.
 // - Data is deleted only when a VALID spec says persistence.whenDeleted: Delete. With Retain, or

@@ -85,7 +85,7 @@ export function planRedisCluster(state: RedisClusterState, spec: RedisClusterCon
 
 export function validRedisClusterStatus(state: RedisClusterState, plan: RedisClusterPlan, deleting?: string): RedisClusterStatus {
   const { spec } = plan.ctx;
-  // From the sidecar's report on the parent: the hook sees no Secret (secret-status.ts).
+  // From the sidecar's report on the parent: the hook sees no Secret (common/secret-status.ts).
   const secrets = secretsView(state.namespace, redisClusterSecretUses(state.name, spec), state.request.parent.metadata.annotations);
   return computeRedisClusterStatus({
     name: state.name,

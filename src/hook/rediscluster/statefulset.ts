@@ -76,8 +76,8 @@ export const RESTART_HOLD_SCRIPT = [
 ].join('\n');
 
 /**
- * The password check (children/password-check.ts), the restart hold, then Redis' own feed
- * (children/statefulset.ts: requirepass, the operator's ACL user and the replication credentials
+ * The password check (common/password-check.ts), the restart hold, then Redis' own feed
+ * (common/redis-start.ts: requirepass, the operator's ACL user and the replication credentials
  * on stdin, never on a command line or in the ConfigMap) plus the address the node announces to
  * the cluster: the pod IP, which is how the others reach it.
  */

@@ -42,7 +42,7 @@ export interface RedisClusterStatusInput {
   reshard: string | undefined;
   secrets: RedisClusterStatus['secrets'];
   secretProblem?: SecretProblem | undefined;
-  /** The SecretsReady condition (secret-status.ts); absent: not judged (a direct caller). */
+  /** The SecretsReady condition (common/secret-status.ts); absent: not judged (a direct caller). */
   secretsCondition?: SecretsCondition | undefined;
   backup?: BackupVerdict | undefined;
   /** Set during finalize: what teardown is waiting for. */

@@ -1,4 +1,4 @@
-// The children are typed with Kubernetes' own types (src/hook/children/types.ts). The typecheck
+// The children are typed with Kubernetes' own types (src/hook/common/child.ts). The typecheck
 // (tsc -p tsconfig.json) covers this file: each @ts-expect-error below must stay an error, so a
 // misspelled or mistyped field of a child keeps failing to compile. At run time: asKubeObject
 // hands on the very object it was given, and every built child is plain JSON.

@@ -1,6 +1,6 @@
 // Runs the redis container the hook generated, as the kubelet would, against a real redis-server:
 // the ConfigMap's redis.conf in a temp dir (its `dir` and `bind` swapped for the temp dir and a
-// loopback address, as probes.test.ts does), the container's own `sh -c` script with its
+// loopback address, as redis/probes.test.ts does), the container's own `sh -c` script with its
 // config path swapped for that file, in the data directory (its workingDir), with the env the pod
 // would have (Secrets resolved from a map, fieldRefs from the pod). Says whether redis-server
 // came to serve or the container exited, with everything the container printed.

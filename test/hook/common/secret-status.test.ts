@@ -1,4 +1,4 @@
-// The hook's view of the Secrets, from the sidecar's report on the parent (hook/secret-status.ts,
+// The hook's view of the Secrets, from the sidecar's report on the parent (hook/common/secret-status.ts,
 // api/secret-report.ts): status.secrets and the SecretsReady condition, for Redis and
 // RedisCluster; a hostile or broken annotation reads as "not checked yet", never as a fact.
 import { test } from 'node:test';

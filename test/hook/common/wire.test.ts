@@ -1,4 +1,4 @@
-// The wire schemas (src/hook/wire.ts) and their checker (wire-check.ts): what parseHookRequest
+// The wire schemas (src/hook/common/wire.ts) and their checker (wire-check.ts): what parseHookRequest
 // accepts is a HookRequest, refusals name the field, nothing is coerced, the fields the hook
 // reads defensively are never a reason to refuse, and the response schemas keep the top level
 // strict and everything below it as built.

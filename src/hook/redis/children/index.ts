@@ -2,7 +2,7 @@
 // (headless, master, replicas, and metrics with the exporter on), StatefulSets (master, replica; not yet while a restore waits for
 // its backup), PodDisruptionBudget, and the NetworkPolicy, the cert-manager Certificate and the
 // backup CronJob when the spec asks for them. Each is built with
-// Kubernetes' type for its kind (types.ts) and handed on as the wire's KubeObject.
+// Kubernetes' type for its kind (common/child.ts) and handed on as the wire's KubeObject.
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../../api/labels.ts';
 import { podBelongsTo } from '../../../api/membership.ts';
 import type { HookContext } from '../context.ts';

@@ -5,7 +5,7 @@
 // the exporter on, its metrics port is reachable only from the peers of monitoringFrom (where the
 // monitoring stack runs), and from nobody when it is empty (the default): the metrics name the
 // node's clients, memory, replication links and keyspace sizes, which are nobody else's business,
-// and the port is a proxy of the exporter (children/exporter.ts), which once was not.
+// and the port is a proxy of the exporter (common/exporter.ts), which once was not.
 // Invariants: the selector is the pods' own (never the role label: a failover must not change
 // who may connect); the operator peer needs BOTH its namespace and its pod labels; a
 // monitoringFrom peer is written as given (both selectors must match when both are set), never

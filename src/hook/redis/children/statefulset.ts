@@ -72,7 +72,7 @@ export function readinessScript(tls: boolean): string {
 export const READINESS_SCRIPT = readinessScript(false);
 export const LIVENESS_SCRIPT = livenessScript(false);
 
-/** The Redis container's script: the passwords checked (password-check.ts), then fed to redis-server. */
+/** The Redis container's script: the passwords checked (common/password-check.ts), then fed to redis-server. */
 export const REDIS_START_SCRIPT = [PASSWORD_CHECK_SCRIPT, REDIS_FEED_SCRIPT].join('\n');
 export const REDIS_COMMAND = ['sh', '-c', REDIS_START_SCRIPT];
 

@@ -1,8 +1,8 @@
 // The alert rules of one RedisCluster: the same alerts as a Redis (monitoring.alerts over the
 // defaults of api/monitoring.ts: names, thresholds, durations and severities mean the same), with
-// the master alerts judged per shard. Pure. Invariants, as redis/monitoring/rules.ts: every expression selects this
-// cluster only (namespace and redis label matchers); every alert carries namespace, redis and
-// severity; an alert is rendered only where its series can exist (exporter alerts with the
+// the master alerts judged per shard. Pure. Invariants, as redis/monitoring/rules.ts: every
+// expression selects this RedisCluster only (namespace and redis label matchers); every alert
+// carries namespace, redis and severity; an alert is rendered only where its series can exist (exporter alerts with the
 // exporter on, replica alerts with replicas, backup alerts with spec.backup).
 // The series: the exporter's, relabelled by the PodMonitor with namespace, pod, redis, pod_role
 // (the role label the sidecar writes) and shard (the shard label); and the sidecar's, under the
