@@ -5,10 +5,14 @@
 // When the spec asks for something they cannot give, it is reported as a conflict instead.
 import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
 import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
-import { DATA_VOLUME } from '../../api/labels.ts';
+import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
+import { DATA_VOLUME, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
 import type { PersistenceSpec } from '../../api/schema.ts';
+import { versionLabelValue } from './child.ts';
+import { CONFIG_HASH_ANNOTATION } from './pod-template.ts';
 import { parseQuantity } from './quantity.ts';
-import { array, at, str, type Json } from './util.ts';
+import { array, at, sortedMap, str, stringMap, type Json } from './util.ts';
 
 /** The fields the API server never lets change on a StatefulSet; the selector is always set. */
 export type Immutable = Pick<IStatefulSetSpec, 'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'>;
@@ -92,5 +96,69 @@ export function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelec
     ...('serviceName' in observed ? { serviceName: observed.serviceName } : {}),
     ...('podManagementPolicy' in observed ? { podManagementPolicy: observed.podManagementPolicy } : {}),
     ...('volumeClaimTemplates' in observed ? { volumeClaimTemplates: observed.volumeClaimTemplates } : {}),
+  };
+}
+
+/** The data claim template when RDB or AOF is on; `labels` land on every claim, so the customize hook finds them for finalize. */
+export function dataClaimTemplates(persistence: PersistenceSpec, labels: Record<string, string>): IPersistentVolumeClaim[] {
+  if (!persistence.enableRdb && !persistence.enableAof) return [];
+  const { size, storageClassName } = persistence;
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: DATA_VOLUME, labels },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: size } },
+        ...(storageClassName !== undefined ? ({ storageClassName } satisfies Partial<IPersistentVolumeClaimSpec>) : {}),
+        volumeMode: 'Filesystem',
+      },
+    },
+  ];
+}
+
+/**
+ * The pod template's labels: `labels` (the selector's and the component), the version, and every
+ * label of the selector in effect but the role, since an echoed selector must keep matching the
+ * template or the API server refuses the update.
+ */
+export function podTemplateLabels(labels: Record<string, string>, version: string, immutable: Immutable): Record<string, string> {
+  const out: Record<string, string> = { ...labels };
+  const value = versionLabelValue(version);
+  if (value !== undefined) out[VERSION_LABEL] = value;
+  for (const [key, v] of Object.entries(stringMap(at(immutable.selector, 'matchLabels')))) if (key !== ROLE_LABEL) out[key] = v;
+  return out;
+}
+
+export interface SetTemplate {
+  replicas: number;
+  immutable: Immutable;
+  whenDeleted: PersistenceSpec['whenDeleted'];
+  labels: Record<string, string>;
+  podAnnotations: Record<string, string> | undefined;
+  confHash: string;
+  podSpec: IPodSpec;
+}
+
+/**
+ * A StatefulSet spec of every kind: the immutable part as decided, OnDelete (a template change
+ * never restarts a pod by itself: the sidecar orders rollouts, or nobody does), claims kept when
+ * scaled down, and the config hash on the pod template so a static config change rolls the pods.
+ */
+export function statefulSetSpec(t: SetTemplate): IStatefulSetSpec {
+  const { immutable } = t;
+  return {
+    replicas: t.replicas,
+    selector: immutable.selector,
+    ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
+    ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
+    updateStrategy: { type: 'OnDelete' },
+    persistentVolumeClaimRetentionPolicy: { whenDeleted: t.whenDeleted, whenScaled: 'Retain' },
+    template: {
+      metadata: { labels: t.labels, annotations: { ...sortedMap(t.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: t.confHash } },
+      spec: t.podSpec,
+    },
+    ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
   };
 }

@@ -13,14 +13,9 @@
 // - podManagementPolicy Parallel: a shard's pods start together (the cluster is formed by the
 //   sidecar, not by pod order).
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
-import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
 import type { IAffinity } from 'kubernetes-models/v1/Affinity';
 import type { IContainer } from 'kubernetes-models/v1/Container';
-import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
-import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
-import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
-import type { IVolume } from 'kubernetes-models/v1/Volume';
-import { authSecretRef, OPERATOR_USER, operatorSecretRef } from '../../api/auth.ts';
+import { authSecretRef, OPERATOR_USER } from '../../api/auth.ts';
 import {
   CLUSTER_BUS_PORT,
   CLUSTER_BUS_PORT_NAME,
@@ -30,15 +25,25 @@ import {
   NODES_CONF,
   shardPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
-import { COMPONENT_LABEL, CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, REDIS_CONTAINER, REDIS_PORT, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
-import { versionLabelValue, type Child } from '../common/child.ts';
-import { exporterRedisEnv, metricsContainers } from '../common/exporter.ts';
-import { CONFIG_HASH_ANNOTATION, CONFIG_VOLUME, REDIS_UID, TMP_VOLUME, exec, livenessScript, redisCli, restrictedContainer } from '../common/pod-template.ts';
+import { COMPONENT_LABEL, DATA_MOUNT, REDIS_CONTAINER, REDIS_PORT } from '../../api/labels.ts';
+import type { Child } from '../common/child.ts';
+import { metricsContainers } from '../common/exporter.ts';
+import { PASSWORD_CHECK_SCRIPT } from '../common/password-check.ts';
+import {
+  REDIS_UID,
+  containerResources,
+  redisCli,
+  redisEnv,
+  redisPodSpec,
+  redisProbes,
+  redisVolumeMounts,
+  redisVolumes,
+  restrictedContainer,
+} from '../common/pod-template.ts';
 import { REDIS_FEED_SCRIPT } from '../common/redis-start.ts';
-import { immutablePart } from '../common/statefulset.ts';
-import { PASSWORD_CHECK_SCRIPT, passwordSourceEnv } from '../common/password-check.ts';
+import { dataClaimTemplates, immutablePart, podTemplateLabels, statefulSetSpec } from '../common/statefulset.ts';
 import type { KubeObject } from '../common/types.ts';
-import { at, isRecord, sortedMap, stringMap, type Json } from '../common/util.ts';
+import { isRecord, type Json } from '../common/util.ts';
 import { redisClusterChildMetadata, type RedisClusterContext } from './context.ts';
 
 /**
@@ -124,9 +129,6 @@ function defaultAffinity(ctx: RedisClusterContext, shard: number): IAffinity {
 
 function redisContainer(ctx: RedisClusterContext): IContainer {
   const { spec } = ctx;
-  const auth = authSecretRef(ctx.name, spec);
-  const operator = operatorSecretRef(ctx.name);
-  const { requests, limits } = spec.resources;
   return {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
@@ -139,49 +141,15 @@ function redisContainer(ctx: RedisClusterContext): IContainer {
       { name: CLUSTER_BUS_PORT_NAME, containerPort: CLUSTER_BUS_PORT, protocol: 'TCP' },
     ],
     env: [
-      { name: 'POD_IP', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'status.podIP' } } },
-      { name: 'POD_NAME', valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.name' } } },
-      { name: 'REDIS_PASSWORD', valueFrom: { secretKeyRef: { name: auth.secretName, key: auth.key } } },
-      { name: 'OPERATOR_PASSWORD', valueFrom: { secretKeyRef: { name: operator.secretName, key: operator.key } } },
-      ...exporterRedisEnv(ctx.name, spec.monitoring.enabled && spec.monitoring.exporter.enabled),
-      passwordSourceEnv('REDIS_PASSWORD', auth.secretName, auth.key),
-      passwordSourceEnv('OPERATOR_PASSWORD', operator.secretName, operator.key),
+      ...redisEnv(ctx.name, authSecretRef(ctx.name, spec), spec.monitoring.enabled && spec.monitoring.exporter.enabled),
       { name: 'RESTART_HOLD_SECONDS', value: String(restartHoldSeconds(spec)) },
     ],
-    resources: {
-      ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
-      ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
-    },
+    resources: containerResources(spec.resources),
     securityContext: restrictedContainer(REDIS_UID),
     // As on Redis pods: "does it answer" with five minutes for the data set to load.
-    startupProbe: { ...exec(livenessScript(false)), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
-    readinessProbe: { ...exec(redisClusterReadinessScript()), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
-    livenessProbe: { ...exec(livenessScript(false)), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
-    volumeMounts: [
-      { name: CONFIG_VOLUME, mountPath: CONFIG_MOUNT, readOnly: true },
-      { name: DATA_VOLUME, mountPath: DATA_MOUNT },
-      { name: TMP_VOLUME, mountPath: '/tmp' },
-    ],
+    ...redisProbes(false, redisClusterReadinessScript()),
+    volumeMounts: redisVolumeMounts(false),
   };
-}
-
-function claimTemplates(ctx: RedisClusterContext, shard: number): IPersistentVolumeClaim[] {
-  const { enableRdb, enableAof, size, storageClassName } = ctx.spec.persistence;
-  if (!enableRdb && !enableAof) return [];
-  return [
-    {
-      apiVersion: 'v1',
-      kind: 'PersistentVolumeClaim',
-      // The pod selector labels land on every claim: the customize hook finds them for finalize.
-      metadata: { name: DATA_VOLUME, labels: { ...shardPodSelectorLabels(ctx.name, shard), [COMPONENT_LABEL]: COMPONENT_SHARD } },
-      spec: {
-        accessModes: ['ReadWriteOnce'],
-        resources: { requests: { storage: size } },
-        ...(storageClassName !== undefined ? ({ storageClassName } satisfies Partial<IPersistentVolumeClaimSpec>) : {}),
-        volumeMode: 'Filesystem',
-      },
-    },
-  ];
 }
 
 export interface ShardSetPlan {
@@ -200,66 +168,28 @@ export function desiredShardSet(ctx: RedisClusterContext, shard: number, observe
     observedSpec,
     selectorLabels,
     names.headless,
-    () => claimTemplates(ctx, shard),
+    () => dataClaimTemplates(spec.persistence, { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD }),
     spec.persistence,
     setName,
   );
 
-  // An echoed selector must keep matching the template, or the API server refuses the update.
-  const templateLabels: Record<string, string> = { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD };
-  const version = versionLabelValue(spec.version);
-  if (version !== undefined) templateLabels[VERSION_LABEL] = version;
-  for (const [key, value] of Object.entries(stringMap(at(immutable.selector, 'matchLabels')))) if (key !== ROLE_LABEL) templateLabels[key] = value;
-
-  const volumes: IVolume[] = [{ name: CONFIG_VOLUME, configMap: { name: names.config } }];
-  if (!claimsData) volumes.push({ name: DATA_VOLUME, emptyDir: {} });
-  volumes.push({ name: TMP_VOLUME, emptyDir: {} });
+  const volumes = redisVolumes(names.config, claimsData);
   const exporter =
     spec.monitoring.enabled && spec.monitoring.exporter.enabled
       ? metricsContainers(ctx.name, spec.monitoring.exporter, false, REDIS_UID, ctx.operatorImage)
       : [];
+  const podSpec = redisPodSpec(spec, () => defaultAffinity(ctx, shard), [redisContainer(ctx), ...exporter], volumes);
 
-  const podSpec: IPodSpec = {
-    automountServiceAccountToken: false,
-    enableServiceLinks: false,
-    terminationGracePeriodSeconds: 60,
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: REDIS_UID,
-      runAsGroup: REDIS_UID,
-      fsGroup: REDIS_UID,
-      fsGroupChangePolicy: 'OnRootMismatch',
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
-    // Passed through as written; the API server validates it as an Affinity.
-    affinity: (spec.affinity as IAffinity | undefined) ?? defaultAffinity(ctx, shard),
-    // Empty maps and lists are left out: the API server stores them as absent.
-    ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0
-      ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>)
-      : {}),
-    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>) : {}),
-    ...(spec.priorityClassName !== undefined ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>) : {}),
-    ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0
-      ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
-      : {}),
-    containers: [redisContainer(ctx), ...exporter],
-    volumes,
-  };
-
-  const stsSpec: IStatefulSetSpec = {
+  const stsSpec = statefulSetSpec({
     replicas: Math.max(minPods, 1 + spec.replicas),
-    selector: immutable.selector,
-    ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
-    ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
-    updateStrategy: { type: 'OnDelete' },
+    immutable,
     // whenScaled Retain: a pod removed by lowering spec.replicas leaves its volume, as on Redis.
-    persistentVolumeClaimRetentionPolicy: { whenDeleted: spec.persistence.whenDeleted, whenScaled: 'Retain' },
-    template: {
-      metadata: { labels: templateLabels, annotations: { ...sortedMap(spec.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: confHash } },
-      spec: podSpec,
-    },
-    ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
-  };
+    whenDeleted: spec.persistence.whenDeleted,
+    labels: podTemplateLabels({ ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD }, spec.version, immutable),
+    podAnnotations: spec.podAnnotations,
+    confHash,
+    podSpec,
+  });
   return {
     object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: redisClusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard), spec: stsSpec },
     conflicts,
