@@ -25,7 +25,7 @@
 // Prints `name=value` lines on stdout (notes on `# ` lines), the issue's five figures last;
 // progress goes to stderr. The cluster is stopped on every exit path, SIGINT/SIGTERM included.
 import { performance } from 'node:perf_hooks';
-import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord } from '../src/api/cluster-names.ts';
+import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord } from '../src/api/rediscluster-names.ts';
 import { clusterClient, ClusterWriter, keySlot, loadKeys, missingFromCluster, type Written } from '../test/support/cluster-writer.ts';
 import { median } from '../test/sidecar/redis/manager/harness.ts';
 import type { SystemCluster } from '../test/system/cluster.ts';

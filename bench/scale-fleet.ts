@@ -5,7 +5,7 @@
 // scheduler nobody runs (so none is scheduled or evicted), their status (Running, Ready, podIP) is
 // written once by the bench, and a killed container is restarted by the bench at the same address.
 // The hook and Metacontroller are not in this bench: it measures the sidecars. The one thing of
-// theirs the sidecars read, status.secrets (the Secrets' resourceVersions, hook/state.ts
+// theirs the sidecars read, status.secrets (the Secrets' resourceVersions, hook/redis/state.ts
 // secretVersions), is written by the bench once the Secrets exist, as the hook would.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';

@@ -50,7 +50,7 @@ export const STATIC_DIRECTIVES: readonly StaticDirective[] = [
 ];
 
 /** Directives that mean something on a cluster node only; allowed on a RedisCluster. */
-export const CLUSTER_STATIC_DIRECTIVES: readonly StaticDirective[] = [
+export const REDIS_CLUSTER_STATIC_DIRECTIVES: readonly StaticDirective[] = [
   { name: 'cluster-allow-reads-when-down', sample: 'yes', why: 'reads while the cluster is down' },
   { name: 'cluster-allow-pubsubshard-when-down', sample: 'no', why: 'shard pub/sub while the cluster is down' },
   { name: 'cluster-link-sendbuf-limit', sample: '64mb', why: "a limit on a cluster bus link's buffer" },
@@ -203,11 +203,11 @@ const RUNTIME_NAMES = DYNAMIC_DIRECTIVES.flatMap((d) => [d.name, ...(d.aliases ?
 
 /** Every directive spec.config of `kind` may set, sorted. */
 export function allowedDirectives(kind: ConfigKind): readonly string[] {
-  return kind === 'Redis' ? REDIS_ALLOWED : CLUSTER_ALLOWED;
+  return kind === 'Redis' ? REDIS_ALLOWED : REDIS_CLUSTER_ALLOWED;
 }
 
 const REDIS_ALLOWED = [...RUNTIME_NAMES, ...STATIC_DIRECTIVES.map((d) => d.name)].sort();
-const CLUSTER_ALLOWED = [...REDIS_ALLOWED, ...CLUSTER_STATIC_DIRECTIVES.map((d) => d.name)].sort();
+const REDIS_CLUSTER_ALLOWED = [...REDIS_ALLOWED, ...REDIS_CLUSTER_STATIC_DIRECTIVES.map((d) => d.name)].sort();
 
 export function isAllowedDirective(kind: ConfigKind, name: string): boolean {
   return allowedDirectives(kind).includes(name);
@@ -259,8 +259,8 @@ export const UNKNOWN_DIRECTIVE = 'and a name that is no known Redis directive';
 
 /** The refused directives the API server's message can name for `kind`, sorted. */
 function namedInMessages(kind: ConfigKind): string[] {
-  const clusterOnly = kind === 'Redis' ? CLUSTER_STATIC_DIRECTIVES.map((d) => d.name) : [];
-  return [...KNOWN_REFUSED_DIRECTIVES, ...clusterOnly].filter((d) => !isAllowedDirective(kind, d)).sort();
+  const redisClusterOnly = kind === 'Redis' ? REDIS_CLUSTER_STATIC_DIRECTIVES.map((d) => d.name) : [];
+  return [...KNOWN_REFUSED_DIRECTIVES, ...redisClusterOnly].filter((d) => !isAllowedDirective(kind, d)).sort();
 }
 
 /**

@@ -13,8 +13,14 @@ import {
   RedisBackupSpec,
   RedisBackupStatus,
 } from './redisbackup-schema.ts';
-import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from './cluster-names.ts';
-import { CLUSTER_SLOTS, RedisClusterSpec, RedisClusterStatus } from './cluster-schema.ts';
+import {
+  REDIS_CLUSTER_KIND,
+  REDIS_CLUSTER_PLURAL,
+  REDIS_CLUSTER_SHORT_NAMES,
+  REDIS_CLUSTER_SINGULAR,
+  MAX_REDIS_CLUSTER_NAME_LENGTH,
+} from './rediscluster-names.ts';
+import { CLUSTER_SLOTS, RedisClusterSpec, RedisClusterStatus } from './rediscluster-schema.ts';
 import { RedisSpec, RedisStatus } from './schema.ts';
 import { toStructural, type JsonSchema } from './structural.ts';
 
@@ -159,7 +165,7 @@ export function buildRedisBackupCrd(): CustomResourceDefinition {
   });
 }
 
-export const REDISCLUSTER_CRD_NAME = `${CLUSTER_PLURAL}.${GROUP}`;
+export const REDISCLUSTER_CRD_NAME = `${REDIS_CLUSTER_PLURAL}.${GROUP}`;
 
 /** The openAPIV3Schema of the RedisCluster resource. */
 export function buildRedisClusterOpenApiSchema(): JsonSchema {
@@ -169,11 +175,11 @@ export function buildRedisClusterOpenApiSchema(): JsonSchema {
       'A sharded Redis in cluster mode (hash slots over master.replicas shards, each with its replicas), kept available and resharded by redis-operator.',
     properties: {
       apiVersion: { type: 'string', description: `API version of this object: ${API_VERSION}.` },
-      kind: { type: 'string', description: `Kind of this object: ${CLUSTER_KIND}.` },
+      kind: { type: 'string', description: `Kind of this object: ${REDIS_CLUSTER_KIND}.` },
       metadata: {
         type: 'object',
         // The shard StatefulSets, their backup CronJobs and the pods' labels are named from it.
-        properties: { name: { type: 'string', maxLength: MAX_CLUSTER_NAME_LENGTH } },
+        properties: { name: { type: 'string', maxLength: MAX_REDIS_CLUSTER_NAME_LENGTH } },
       },
       // As for Redis: `spec: {}` or no spec is a valid RedisCluster with every field defaulted.
       spec: { ...RedisClusterSpec, default: {} },
@@ -188,10 +194,10 @@ export function buildRedisClusterOpenApiSchema(): JsonSchema {
  */
 export function buildRedisClusterCrd(): CustomResourceDefinition {
   return crdOf({
-    plural: CLUSTER_PLURAL,
-    singular: CLUSTER_SINGULAR,
-    kind: CLUSTER_KIND,
-    shortNames: CLUSTER_SHORT_NAMES,
+    plural: REDIS_CLUSTER_PLURAL,
+    singular: REDIS_CLUSTER_SINGULAR,
+    kind: REDIS_CLUSTER_KIND,
+    shortNames: REDIS_CLUSTER_SHORT_NAMES,
     schema: buildRedisClusterOpenApiSchema(),
     subresources: {
       status: {},

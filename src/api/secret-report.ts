@@ -12,7 +12,7 @@
 //   however small the deviation, reads as "not known yet", and the report is never trusted for
 //   anything but status.
 import { authSecretRef, exporterSecretRef, operatorSecretRef } from './auth.ts';
-import type { RedisClusterSpec } from './cluster-schema.ts';
+import type { RedisClusterSpec } from './rediscluster-schema.ts';
 import type { RedisSpec } from './schema.ts';
 import { TLS_CA_KEY, TLS_CERT_KEY, TLS_KEY_KEY, tlsSecretName } from './tls.ts';
 
@@ -132,7 +132,7 @@ export function redisSecretUses(name: string, spec: RedisSpec): SecretUse[] {
 }
 
 /** Every Secret a valid RedisCluster spec names: its passwords and the S3 credentials. */
-export function clusterSecretUses(name: string, spec: RedisClusterSpec): SecretUse[] {
+export function redisClusterSecretUses(name: string, spec: RedisClusterSpec): SecretUse[] {
   return [...authUses(name, spec), ...s3Use(spec)];
 }
 

@@ -4,7 +4,7 @@
 // the chain alone would let any of them (or anything holding such a certificate) answer for this
 // Redis and receive the operator user's password and the snapshot.
 // Invariant: a certificate is accepted when it names the host dialled (the Services' DNS names,
-// what cert-manager's Certificate lists: children/certificate.ts) or a pod of this Redis under its
+// what cert-manager's Certificate lists: hook/redis/children/certificate.ts) or a pod of this Redis under its
 // headless Service (the name the README asks a user's own certificate to carry; the sidecar checks
 // the same: sidecar/adapters/redis/tls.ts). Anything else, another Redis's certificate of the same CA
 // included, is refused with Node's own name-mismatch code.

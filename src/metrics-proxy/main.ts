@@ -1,6 +1,6 @@
 // The metrics proxy container's entry point (proxy.ts says what it passes): listens on
 // LISTEN_PORT (the metrics port) on every address, forwards to the exporter on
-// 127.0.0.1:UPSTREAM_PORT. Both ports come from the hook (children/exporter.ts); no default
+// 127.0.0.1:UPSTREAM_PORT. Both ports come from the hook (hook/common/exporter.ts); no default
 // hides a wrong one. SIGTERM closes the listener and exits.
 import { createProxyServer } from './proxy.ts';
 

@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { OPERATOR_USER } from '../api/auth.ts';
-import { CLUSTER_APP_NAME, SHARD_LABEL } from '../api/cluster-names.ts';
+import { REDIS_CLUSTER_APP_NAME as CLUSTER_APP_NAME, SHARD_LABEL } from '../api/rediscluster-names.ts';
 import {
   APP_NAME,
   INSTANCE_LABEL,

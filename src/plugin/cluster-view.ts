@@ -4,8 +4,14 @@
 // backup Jobs' labels); every figure is one the operator writes (status, the sidecar's
 // cluster-node record on each pod, its Events, its Leases). The record carries no replication
 // offset, so a cluster pod's replication shows as its link, not as a lag in bytes.
-import { CLUSTER_NODE_ANNOTATION, clusterPodSelectorLabels, formatSlotRanges, readClusterNodeRecord, SHARD_LABEL } from '../api/cluster-names.ts';
-import type { RedisClusterStatus } from '../api/cluster-schema.ts';
+import {
+  CLUSTER_NODE_ANNOTATION,
+  redisClusterPodSelectorLabels as clusterPodSelectorLabels,
+  formatSlotRanges,
+  readClusterNodeRecord,
+  SHARD_LABEL,
+} from '../api/rediscluster-names.ts';
+import type { RedisClusterStatus } from '../api/rediscluster-schema.ts';
 import { leaderLines, type LeaderLookup } from './leader.ts';
 import { bytes, eventViews, good, selects, table, type EventView, type Paint } from './view.ts';
 

@@ -5,8 +5,8 @@
 // Invariant: only the API server is contacted, never a Redis pod; every failure is thrown as a
 // Failure with the call's verb and resource so ops.explain can name it.
 import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { CLUSTER_PLURAL, clusterPodSelectorLabels } from '../api/cluster-names.ts';
-import type { RedisClusterStatus } from '../api/cluster-schema.ts';
+import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL, redisClusterPodSelectorLabels as clusterPodSelectorLabels } from '../api/rediscluster-names.ts';
+import type { RedisClusterStatus } from '../api/rediscluster-schema.ts';
 import { GROUP, PLURAL, VERSION, podSelectorLabels } from '../api/labels.ts';
 import { REDISBACKUP_PLURAL, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';

@@ -54,9 +54,9 @@ function redisBackupHooks(options: hook.HookOptions): HookFunctions {
 /** The RedisCluster controller's hooks: sync, finalize (its volume policy, as for Redis) and customize. */
 function redisClusterHooks(options: hook.HookOptions): HookFunctions {
   return {
-    sync: (r) => hook.syncCluster(r, options),
-    finalize: (r) => hook.finalizeCluster(r, options),
-    customize: hook.customizeCluster,
+    sync: (r) => hook.syncRedisCluster(r, options),
+    finalize: (r) => hook.finalizeRedisCluster(r, options),
+    customize: hook.customizeRedisCluster,
   };
 }
 

@@ -4,7 +4,7 @@
 // variable and the value it refused, so one restart of a broken Deployment shows all of them.
 // An empty or blank variable counts as unset (Kubernetes renders an unset ConfigMap key as "").
 import { isIP } from 'node:net';
-import { DEFAULT_OPERATOR_NAMESPACE, DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
+import { DEFAULT_OPERATOR_NAMESPACE, DEFAULT_RUNBOOK_BASE_URL } from '../hook/common/options.ts';
 import { integerIn, logLevel, present, refuse, type Env, type Field, type LogLevel } from '../runtime/env.ts';
 
 export { LOG_LEVELS, type Env, type LogLevel } from '../runtime/env.ts';
@@ -19,7 +19,7 @@ export const MIN_BODY_LIMIT_BYTES = 1024;
 export const MAX_BODY_LIMIT_BYTES = 1024 * 1024 * 1024;
 
 export const DEFAULT_OPERATOR_IMAGE = 'redis-operator:0.1.0';
-export { DEFAULT_OPERATOR_NAMESPACE, DEFAULT_RUNBOOK_BASE_URL } from '../hook/context.ts';
+export { DEFAULT_OPERATOR_NAMESPACE, DEFAULT_RUNBOOK_BASE_URL } from '../hook/common/options.ts';
 
 export interface ServerConfig {
   port: number;

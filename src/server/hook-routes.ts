@@ -1,6 +1,6 @@
 // POST /sync, /finalize, /customize: the HTTP face of the pure hook in src/hook.
 // Invariants:
-// - The route schemas are the hook's wire schemas (src/hook/wire.ts), nothing written here.
+// - The route schemas are the hook's wire schemas (src/hook/common/wire.ts), nothing written here.
 // - A body is checked once, as the route's validator, by the hook's own compiled wire checker
 //   (the one parseHookRequest runs), not by fastify's ajv (which coerces: `"finalizing": "true"`
 //   would pass as true, `"name": 5` as "5"). So a body gets the same verdict and the same message

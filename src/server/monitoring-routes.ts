@@ -1,5 +1,5 @@
 // POST /monitoring/sync: the monitoring DecoratorController's hook (manifests/components/
-// monitoring), the HTTP face of src/hook/monitoring/decorator.ts. The same scope as the
+// monitoring), the HTTP face of src/hook/common/monitoring.ts. The same scope as the
 // CompositeControllers' routes (hook-scope.ts: bodies wire-checked once, JSON only, one summary line
 // and the metrics per request, route label monitoring/sync). Invariant: a 200 carries exactly
 // `attachments` (and never status, labels or annotations), through a response schema that

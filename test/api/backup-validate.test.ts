@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import fc from 'fast-check';
 import { bucketProblem, parseLocation, prefixProblem } from '../../src/api/backup-validate.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 
 const S3 = { bucket: 'redis-backups', region: 'us-east-1' };
@@ -160,7 +160,7 @@ test('the Redis and RedisCluster validators refuse them, naming the field', asyn
   ];
   for (const [name, kind, spec, field, message] of table) {
     await t.test(name, () => {
-      const v = kind === 'Redis' ? validateSpec('r', spec) : validateClusterSpec('r', spec);
+      const v = kind === 'Redis' ? validateSpec('r', spec) : validateRedisClusterSpec('r', spec);
       assert.ok(!v.ok, 'refused');
       const problem = v.problems.find((p) => p.field === field);
       assert.ok(problem, `names ${field}: ${JSON.stringify(v.problems)}`);

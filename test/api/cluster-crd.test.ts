@@ -19,8 +19,14 @@ import {
   renderRedisClusterCrdYaml,
   type JsonSchema,
 } from '../../src/api/crd.ts';
-import { CLUSTER_KIND, CLUSTER_PLURAL, CLUSTER_SHORT_NAMES, CLUSTER_SINGULAR, MAX_CLUSTER_NAME_LENGTH } from '../../src/api/cluster-names.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import {
+  REDIS_CLUSTER_KIND,
+  REDIS_CLUSTER_PLURAL,
+  REDIS_CLUSTER_SHORT_NAMES,
+  REDIS_CLUSTER_SINGULAR,
+  MAX_REDIS_CLUSTER_NAME_LENGTH,
+} from '../../src/api/rediscluster-names.ts';
+import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { GROUP, VERSION } from '../../src/api/labels.ts';
 import { closed, kubernetesAjv } from '../support/crd-schema.ts';
 
@@ -72,11 +78,11 @@ test('names, scope, the status and scale subresources, and the columns of kubect
   assert.equal(crd['metadata']['name'], REDISCLUSTER_CRD_NAME);
   assert.equal(REDISCLUSTER_CRD_NAME, 'redisclusters.redis.example.com');
   assert.deepEqual(crd['spec']['names'], {
-    kind: CLUSTER_KIND,
+    kind: REDIS_CLUSTER_KIND,
     listKind: 'RedisClusterList',
-    plural: CLUSTER_PLURAL,
-    singular: CLUSTER_SINGULAR,
-    shortNames: CLUSTER_SHORT_NAMES,
+    plural: REDIS_CLUSTER_PLURAL,
+    singular: REDIS_CLUSTER_SINGULAR,
+    shortNames: REDIS_CLUSTER_SHORT_NAMES,
   });
   assert.equal(crd['spec']['group'], GROUP);
   assert.equal(crd['spec']['scope'], 'Namespaced');
@@ -103,7 +109,7 @@ test('the scale and column paths point at fields of the right type', () => {
   for (const f of ['shards', 'readyMasters', 'readyReplicas', 'slotsCovered', 'observedGeneration', 'memoryUtilization'])
     assert.equal(child(schema, 'status', f)['type'], 'integer', f);
   assert.equal(child(schema, 'status', 'selector')['type'], 'string');
-  assert.equal(child(schema, 'metadata', 'name')['maxLength'], MAX_CLUSTER_NAME_LENGTH);
+  assert.equal(child(schema, 'metadata', 'name')['maxLength'], MAX_REDIS_CLUSTER_NAME_LENGTH);
 });
 
 test('every field has a description (kubectl explain), metadata excepted', () => {
@@ -118,8 +124,8 @@ test('every field has a description (kubectl explain), metadata excepted', () =>
 });
 
 test('a RedisCluster with no spec is defaulted by the API server to the spec the hook derives', () => {
-  const defaulted = applyDefaults(schema, { apiVersion: `${GROUP}/${VERSION}`, kind: CLUSTER_KIND, metadata: { name: 'c' } }) as Obj;
-  const verdict = validateClusterSpec('c', {});
+  const defaulted = applyDefaults(schema, { apiVersion: `${GROUP}/${VERSION}`, kind: REDIS_CLUSTER_KIND, metadata: { name: 'c' } }) as Obj;
+  const verdict = validateRedisClusterSpec('c', {});
   assert.ok(verdict.ok);
   assert.deepEqual(defaulted['spec'], verdict.spec);
   assert.equal(verdict.spec.master.replicas, 3);
@@ -160,7 +166,7 @@ test("the example's backup is off, and its commented block needs the user's own 
     const spec = structuredClone(example()['spec']) as Obj;
     spec['backup'] = structuredClone(uncommented);
     spec['backup']['storage']['s3']['bucket'] = bucket;
-    return validateClusterSpec('order-cache', spec);
+    return validateRedisClusterSpec('order-cache', spec);
   };
   const placeholder = withBackup(uncommented['storage']['s3']['bucket']);
   assert.ok(!placeholder.ok && JSON.stringify(placeholder).includes('spec.backup.storage.s3.bucket'), 'the placeholder left in is refused, naming the field');
@@ -173,7 +179,7 @@ test("the article's example is accepted by the closed schema after defaulting an
   const validate = kubernetesAjv().compile(closed(schema) as JsonSchema);
   // The metadata schema only bounds the name; the API server fills in the rest of ObjectMeta.
   assert.ok(validate({ ...defaulted, metadata: { name: ex['metadata']['name'] } }), JSON.stringify(validate.errors, null, 2));
-  const verdict = validateClusterSpec(ex['metadata']['name'], ex['spec']);
+  const verdict = validateRedisClusterSpec(ex['metadata']['name'], ex['spec']);
   assert.ok(verdict.ok, JSON.stringify(verdict));
   assert.deepEqual(verdict.spec, defaulted['spec']);
   // What the article means by its fields, as the API reads them.
@@ -196,7 +202,7 @@ const REFUSALS: Array<[string, string, unknown, string]> = [
   ['autoscaling bounds crossed', 'c', { autoscaling: { minReplicas: 5, maxReplicas: 4 } }, 'spec.autoscaling.minReplicas'],
   ['a target of 100%', 'c', { autoscaling: { targetMemoryUtilization: 100 } }, 'spec.autoscaling.targetMemoryUtilization'],
   ['cluster-enabled in config', 'c', { config: { 'cluster-enabled': 'no' } }, 'spec.config.cluster-enabled'],
-  ['a name too long for the shard objects', 'c'.repeat(MAX_CLUSTER_NAME_LENGTH + 1), {}, 'metadata.name'],
+  ['a name too long for the shard objects', 'c'.repeat(MAX_REDIS_CLUSTER_NAME_LENGTH + 1), {}, 'metadata.name'],
   [
     'a bad backup schedule',
     'c',
@@ -217,7 +223,7 @@ const REFUSALS: Array<[string, string, unknown, string]> = [
 test('every refusal of the hook validator names the field', async (t) => {
   for (const [name, clusterName, spec, field] of REFUSALS) {
     await t.test(name, () => {
-      const verdict = validateClusterSpec(clusterName, spec);
+      const verdict = validateRedisClusterSpec(clusterName, spec);
       assert.equal(verdict.ok, false, name);
       if (verdict.ok) return;
       assert.ok(
@@ -231,7 +237,7 @@ test('every refusal of the hook validator names the field', async (t) => {
 test('the validator leaves its input untouched and returns a defaulted copy', () => {
   const input = { master: { replicas: 4 } };
   const before = JSON.stringify(input);
-  const verdict = validateClusterSpec('c', input);
+  const verdict = validateRedisClusterSpec('c', input);
   assert.ok(verdict.ok);
   assert.equal(JSON.stringify(input), before);
   assert.equal(verdict.spec.master.replicas, 4);
@@ -253,7 +259,7 @@ test('the CRD schema and the hook validator agree on what the schema can judge',
   ];
   for (const [name, spec] of cases) {
     await t.test(name, () => {
-      assert.equal(crdValidate(applyDefaults(specSchema, spec)), validateClusterSpec('c', spec).ok, name);
+      assert.equal(crdValidate(applyDefaults(specSchema, spec)), validateRedisClusterSpec('c', spec).ok, name);
     });
   }
 });

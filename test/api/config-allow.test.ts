@@ -14,23 +14,23 @@ import fc from 'fast-check';
 import {
   allowedDirectives,
   allowListRefusal,
-  CLUSTER_STATIC_DIRECTIVES,
+  REDIS_CLUSTER_STATIC_DIRECTIVES,
   isAllowedDirective,
   KNOWN_REFUSED_DIRECTIVES,
   STATIC_DIRECTIVES,
   UNKNOWN_DIRECTIVE,
 } from '../../src/api/config-allow.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/cluster-schema.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { RESERVED_REDIS_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
+import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { RESERVED_CONFIG_KEYS } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { firstControlCharacter } from '../../src/api/text.ts';
-import { renderRedisConf } from '../../src/hook/redis-conf.ts';
-import { renderClusterConf } from '../../src/hook/cluster/conf.ts';
+import { renderRedisConf } from '../../src/hook/redis/redis-conf.ts';
+import { renderRedisClusterConf } from '../../src/hook/rediscluster/conf.ts';
 import { until } from '../support/until.ts';
 
 const run = promisify(execFile);
-const KINDS = { Redis: validateSpec, RedisCluster: validateClusterSpec } as const;
+const KINDS = { Redis: validateSpec, RedisCluster: validateRedisClusterSpec } as const;
 
 /** The directives a hostile spec reaches for, with the reason its refusal must give. */
 const HOSTILE: Array<[string, string, RegExp]> = [
@@ -61,7 +61,7 @@ test('the allow-list: sorted, unique, nothing the operator owns or writes itself
     assert.deepEqual([...list].sort(), list, `${kind}: sorted`);
     assert.equal(new Set(list).size, list.length, `${kind}: unique`);
     for (const name of list) {
-      assert.ok(!(RESERVED_CLUSTER_CONFIG_KEYS as readonly string[]).includes(name), `${kind}: ${name} is the operator's`);
+      assert.ok(!(RESERVED_REDIS_CLUSTER_CONFIG_KEYS as readonly string[]).includes(name), `${kind}: ${name} is the operator's`);
       assert.ok(!KNOWN_REFUSED_DIRECTIVES.includes(name), `${kind}: ${name} is also named as refused`);
       assert.match(name, /^[a-z][a-z0-9-]*$/);
     }
@@ -73,13 +73,14 @@ test('the allow-list: sorted, unique, nothing the operator owns or writes itself
       .map((l) => l.split(' ')[0]!);
   const full = { replicas: 2, persistence: { enableRdb: true, enableAof: true }, resources: { limits: { memory: '1Gi' } }, tls: { secretName: 't' } };
   const redis = validateSpec('r', full);
-  const cluster = validateClusterSpec('c', { persistence: { enableRdb: true, enableAof: true }, resources: { limits: { memory: '1Gi' } } });
+  const cluster = validateRedisClusterSpec('c', { persistence: { enableRdb: true, enableAof: true }, resources: { limits: { memory: '1Gi' } } });
   assert.ok(redis.ok && cluster.ok);
   if (!redis.ok || !cluster.ok) return;
   for (const name of written(renderRedisConf('ns', 'r', redis.spec))) assert.ok(!isAllowedDirective('Redis', name), `the operator writes ${name}`);
-  for (const name of written(renderClusterConf('ns', 'c', cluster.spec))) assert.ok(!isAllowedDirective('RedisCluster', name), `the operator writes ${name}`);
+  for (const name of written(renderRedisClusterConf('ns', 'c', cluster.spec)))
+    assert.ok(!isAllowedDirective('RedisCluster', name), `the operator writes ${name}`);
   for (const name of RESERVED_CONFIG_KEYS) assert.ok(!isAllowedDirective('Redis', name), name);
-  for (const d of CLUSTER_STATIC_DIRECTIVES) {
+  for (const d of REDIS_CLUSTER_STATIC_DIRECTIVES) {
     assert.equal(isAllowedDirective('Redis', d.name), false, `${d.name} is a RedisCluster's only`);
     assert.equal(isAllowedDirective('RedisCluster', d.name), true, d.name);
   }
@@ -196,7 +197,7 @@ async function cli(socket: string, ...args: string[]): Promise<string> {
 test('redis-server 7 takes every static entry at start with its sample value', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-allow-'));
   const socket = join(dir, 'redis.sock');
-  const entries = [...STATIC_DIRECTIVES, ...CLUSTER_STATIC_DIRECTIVES];
+  const entries = [...STATIC_DIRECTIVES, ...REDIS_CLUSTER_STATIC_DIRECTIVES];
   const conf = [`port 0`, `unixsocket ${socket}`, `dir ${dir}`, 'save ""', ...entries.map((d) => `${d.name} ${d.sample}`)].join('\n');
   writeFileSync(join(dir, 'redis.conf'), `${conf}\n`);
   const child = execFile('setpriv', ['--pdeathsig', 'KILL', 'redis-server', join(dir, 'redis.conf')]);

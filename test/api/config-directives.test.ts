@@ -16,7 +16,7 @@ import {
 } from '../../src/api/config-directives.ts';
 import { RESERVED_CONFIG_KEYS } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
-import { renderRedisConf } from '../../src/hook/redis-conf.ts';
+import { renderRedisConf } from '../../src/hook/redis/redis-conf.ts';
 import { addr, startRedis, TEST_PASSWORD } from '../support/redis-server.ts';
 
 const N = 17;

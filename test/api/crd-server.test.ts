@@ -31,10 +31,10 @@ import {
   toStructural,
   type JsonSchema,
 } from '../../src/api/crd.ts';
-import { CLUSTER_PLURAL } from '../../src/api/cluster-names.ts';
+import { REDIS_CLUSTER_PLURAL } from '../../src/api/rediscluster-names.ts';
 import { allowListRefusal } from '../../src/api/config-allow.ts';
-import { RESERVED_CLUSTER_CONFIG_KEYS } from '../../src/api/cluster-schema.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { RESERVED_REDIS_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
+import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { GROUP, PLURAL, VERSION } from '../../src/api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../../src/api/redisbackup-schema.ts';
 import { QUANTITY_PATTERN, RESERVED_CONFIG_KEYS } from '../../src/api/schema.ts';
@@ -50,7 +50,7 @@ type Kind = 'Redis' | 'RedisCluster' | 'RedisBackup';
 
 const KINDS: Record<Kind, { yaml: string; plural: string; schema: JsonSchema }> = {
   Redis: { yaml: renderCrdYaml(), plural: PLURAL, schema: buildOpenApiSchema() },
-  RedisCluster: { yaml: renderRedisClusterCrdYaml(), plural: CLUSTER_PLURAL, schema: buildRedisClusterOpenApiSchema() },
+  RedisCluster: { yaml: renderRedisClusterCrdYaml(), plural: REDIS_CLUSTER_PLURAL, schema: buildRedisClusterOpenApiSchema() },
   RedisBackup: { yaml: renderRedisBackupCrdYaml(), plural: REDISBACKUP_PLURAL, schema: buildRedisBackupOpenApiSchema() },
 };
 
@@ -225,7 +225,7 @@ const CASES: Case[] = [
   // Of a RedisCluster, the directives that make it a cluster, and those a replica's wiring needs.
   ...sharedCases(
     'RedisCluster',
-    RESERVED_CLUSTER_CONFIG_KEYS.filter((k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass'),
+    RESERVED_REDIS_CLUSTER_CONFIG_KEYS.filter((k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass'),
   ),
   // tls: a Secret or cert-manager; never switched on or off after creation
   { name: 'tls with a Secret', kind: 'Redis', path: 'spec.tls', message: TLS_SOURCE, self: { secretName: 'my-tls' }, allowed: true },
@@ -642,7 +642,7 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   });
 
   test('the examples in manifests/examples/ are accepted and defaulted to the spec the hook derives', async (t) => {
-    const hook = { Redis: validateSpec, RedisCluster: validateClusterSpec } as const;
+    const hook = { Redis: validateSpec, RedisCluster: validateRedisClusterSpec } as const;
     for (const file of ['redis.yaml', 'rediscluster.yaml']) {
       await t.test(file, async () => {
         const example = parse(readFileSync(new URL(`../../manifests/examples/${file}`, import.meta.url), 'utf8')) as Obj;
@@ -658,7 +658,7 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   test('a Redis and a RedisCluster with no spec are defaulted by the server to the spec the hook derives', async () => {
     for (const [kind, verdict] of [
       ['Redis', validateSpec('r', {})],
-      ['RedisCluster', validateClusterSpec('c', {})],
+      ['RedisCluster', validateRedisClusterSpec('c', {})],
     ] as const) {
       const reply = await create({ apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name: 'bare', namespace: NAMESPACE } }, true);
       assert.deepEqual(refusals(reply), [], kind);
@@ -670,7 +670,7 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   // Strings that reach redis.conf, the start script or a command: a control character is refused
   // by the schema's pattern on the server and in the hook, each naming the field.
   test('control characters are refused in every string that reaches a file, a script or a command, by the server and the hook', async (t) => {
-    const hook = { Redis: validateSpec, RedisCluster: validateClusterSpec } as const;
+    const hook = { Redis: validateSpec, RedisCluster: validateRedisClusterSpec } as const;
     const user = (rules: string) => [{ name: 'app', rules, passwordSecret: { name: 'app-secret' } }];
     const cases: Array<[Kind & keyof typeof hook, string, Obj, string]> = [];
     for (const kind of ['Redis', 'RedisCluster'] as const) {
@@ -707,7 +707,7 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   });
 
   test('the hook validators refuse exactly the configs the server refuses', async (t) => {
-    const hook = { Redis: validateSpec, RedisCluster: validateClusterSpec } as const;
+    const hook = { Redis: validateSpec, RedisCluster: validateRedisClusterSpec } as const;
     let n = 0;
     for (const c of CASES.filter((k) => k.path === 'spec.config')) {
       const kind = c.kind as keyof typeof hook;

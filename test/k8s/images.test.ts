@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { DEFAULT_EXPORTER_IMAGE } from '../../src/api/monitoring-schema.ts';
-import { REDIS_UID } from '../../src/hook/children/statefulset.ts';
+import { REDIS_UID } from '../../src/hook/common/pod-template.ts';
 import { ensureImages, imagesMissing, METACONTROLLER_IMAGE, PAUSE_IMAGE, runInImage, type BuiltImage } from './images.ts';
 import { normalizeRef } from './images/buildah.ts';
 

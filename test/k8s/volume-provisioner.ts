@@ -16,7 +16,7 @@
 // failed one is simply run again).
 import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { parseQuantity } from '../../src/hook/quantity.ts';
+import { parseQuantity } from '../../src/hook/common/quantity.ts';
 import type { StoredObject } from '../support/kube-client/objects.ts';
 import { httpClient, type ResourceRef } from '../support/kube-client/index.ts';
 import { asRecord as rec } from '../support/records.ts';

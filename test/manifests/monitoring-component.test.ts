@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { validateSpec } from '../../src/api/validate.ts';
-import { desiredPodMonitor, desiredPrometheusRule } from '../../src/hook/monitoring/objects.ts';
+import { desiredPodMonitor, desiredPrometheusRule } from '../../src/hook/redis/monitoring/objects.ts';
 import { binDir } from '../k8s/build.ts';
 import { prometheusOperatorCrds } from '../k8s/prometheus-operator.ts';
 import { closed, kubernetesAjv } from '../support/crd-schema.ts';

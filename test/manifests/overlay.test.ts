@@ -121,7 +121,7 @@ test('installed in another namespace: everything that names the operator namespa
     assert.deepEqual(b['subjects'], [{ kind: 'ServiceAccount', name: 'redis-operator', namespace: ns }], b['metadata']['name']);
   const podMonitor = byKind('PodMonitor')[0] as Obj;
   assert.equal(podMonitor['spec']['namespaceSelector'], undefined, 'no selector: the PodMonitor scrapes its own namespace');
-  // The hook is told the namespace it runs in, and its defaults name it (test/hook/operator-namespace.test.ts).
+  // The hook is told the namespace it runs in, and its defaults name it (test/hook/redis/operator-namespace.test.ts).
   const hook = loadConfig(envOf(hookOf(deploymentOf(objects)), ns));
   assert.ok(hook.ok, JSON.stringify(hook));
   assert.equal(hook.config.operatorNamespace, ns);

@@ -12,10 +12,10 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { CONFIG_KEY, CONFIG_MOUNT, EXPORTER_LOCAL_PORT, EXPORTER_PORT } from '../../src/api/labels.ts';
 import { validateSpec } from '../../src/api/validate.ts';
-import { REDIS_START_SCRIPT } from '../../src/hook/children/statefulset.ts';
-import { renderRedisConf } from '../../src/hook/redis-conf.ts';
+import { REDIS_START_SCRIPT } from '../../src/hook/redis/children/statefulset.ts';
+import { renderRedisConf } from '../../src/hook/redis/redis-conf.ts';
 import { createProxyServer } from '../../src/metrics-proxy/proxy.ts';
-import { designSpec, desiredFor, find, get, type Json } from '../hook/helpers.ts';
+import { designSpec, desiredFor, find, get, type Json } from '../hook/common/helpers.ts';
 import { until } from '../support/until.ts';
 import { monitoringTool } from './tools.ts';
 

@@ -18,7 +18,7 @@ import { parse, stringify } from 'yaml';
 import type { RedisSpec } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { DEFAULT_RUNBOOK_BASE_URL } from '../../src/hook/index.ts';
-import { desiredPrometheusRule } from '../../src/hook/monitoring/objects.ts';
+import { desiredPrometheusRule } from '../../src/hook/redis/monitoring/objects.ts';
 import { promtool } from './prometheus.ts';
 
 export const SAMPLE_NAMESPACE = 'shop';

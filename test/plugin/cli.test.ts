@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { chooseNode, cliPodSelector, cliScript, kubectlExecArgs, type CliPod } from '../../src/plugin/cli.ts';
-import { redisCli } from '../../src/hook/children/statefulset.ts';
+import { redisCli } from '../../src/hook/common/pod-template.ts';
 import { addr, startRedis, TEST_OPERATOR_PASSWORD, type RedisServer } from '../support/redis-server.ts';
 import { issue, makeCa } from '../support/tls-certs.ts';
 import { until } from '../support/until.ts';

@@ -7,12 +7,12 @@ import assert from 'node:assert/strict';
 import { stripVTControlCharacters } from 'node:util';
 import {
   CLUSTER_NODE_ANNOTATION,
-  clusterBackupSelectorLabels,
+  redisClusterBackupSelectorLabels as clusterBackupSelectorLabels,
   clusterNodeRecord,
-  clusterPodSelectorLabels,
+  redisClusterPodSelectorLabels as clusterPodSelectorLabels,
   SHARD_LABEL,
   type ClusterNodeRecord,
-} from '../../src/api/cluster-names.ts';
+} from '../../src/api/rediscluster-names.ts';
 import { podSelectorLabels } from '../../src/api/labels.ts';
 import { clusterStatusLines, clusterStatusView } from '../../src/plugin/cluster-view.ts';
 import type { LeaderLookup } from '../../src/plugin/leader.ts';

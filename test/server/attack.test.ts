@@ -19,7 +19,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { validateSpec } from '../../src/api/validate.ts';
-import { validateClusterSpec } from '../../src/api/cluster-validate.ts';
+import { validateRedisClusterSpec as validateClusterSpec } from '../../src/api/rediscluster-validate.ts';
 import { CustomizeRequest, HookRequestBody, wireChecker } from '../../src/hook/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { isRecord } from '../support/records.ts';

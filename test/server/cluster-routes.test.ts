@@ -4,10 +4,10 @@
 // Metacontroller retries and changes nothing), and the metrics' route labels.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseHookRequest, syncCluster } from '../../src/hook/index.ts';
+import { parseHookRequest, syncRedisCluster as syncCluster } from '../../src/hook/index.ts';
 import { buildApp } from '../../src/server/app.ts';
-import { objectMap } from '../hook/helpers.ts';
-import { articleSpec, cluster, healthyClusterPods, observedFor, type Json } from '../hook/cluster/helpers.ts';
+import { objectMap } from '../hook/common/helpers.ts';
+import { articleSpec, redisCluster as cluster, healthyRedisClusterPods as healthyClusterPods, observedFor, type Json } from '../hook/rediscluster/helpers.ts';
 import { readFileSync } from 'node:fs';
 import { CLUSTER_FIXTURE, clusterFixtureText } from '../fixtures/make-rediscluster-sync-request.ts';
 import { capturingLogger, silentLogger } from './helpers.ts';

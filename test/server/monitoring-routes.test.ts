@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { buildApp } from '../../src/server/app.ts';
-import { designSpec } from '../hook/helpers.ts';
+import { designSpec } from '../hook/common/helpers.ts';
 
 const object = (spec: unknown) => ({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: 'cache', namespace: 'shop', uid: 'u-1' }, spec });
 

@@ -1,4 +1,4 @@
-// The hook routes use the hook's wire schemas (src/hook/wire.ts) as their route schemas: bodies
+// The hook routes use the hook's wire schemas (src/hook/common/wire.ts) as their route schemas: bodies
 // are judged once, by the same checker as parseHookRequest (same verdict, same message, no
 // coercion), and answers are serialized byte for byte as the hook built them. fastify inject only.
 import { test } from 'node:test';

@@ -16,7 +16,7 @@ import { backupFolder } from '../../src/backup/naming.ts';
 import { s3Client } from '../../src/backup/s3.ts';
 import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
 import { podSelectorLabels } from '../../src/api/labels.ts';
-import { selectorString } from '../../src/hook/util.ts';
+import { selectorString } from '../../src/hook/common/util.ts';
 import { BUCKET, credentials as credentialsIn, redisBackup as redisBackupOf, s3Storage } from './backup-objects.ts';
 import { boot, sleep } from './support.ts';
 

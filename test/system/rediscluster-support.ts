@@ -3,7 +3,7 @@
 // Redis user (its password from the <name>-operator Secret).
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord, readReshardRecord, RESHARD_ANNOTATION } from '../../src/api/cluster-names.ts';
+import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord, readReshardRecord, RESHARD_ANNOTATION } from '../../src/api/rediscluster-names.ts';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';
 import type { SystemCluster } from './cluster.ts';

@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { PASSWORD_GRACE_ANNOTATION, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
 import { servedFingerprint } from '../../src/sidecar/adapters/redis/tls.ts';
 import { validateSpec } from '../../src/api/validate.ts';
-import { desiredCertificate } from '../../src/hook/children/certificate.ts';
+import { desiredCertificate } from '../../src/hook/redis/children/certificate.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';
 import { certificateCrd } from '../k8s/cert-manager.ts';
 import { nodeClient } from '../support/cluster-views.ts';

@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { addr } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
 import { ClusterEnv, NS, podName } from './harness.ts';
-import { CLUSTER_PLURAL } from '../../../src/api/cluster-names.ts';
+import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../src/api/rediscluster-names.ts';
 import { allCovered, myself, nodesOf } from './nodes.ts';
 import { SlotWriter } from './writer.ts';
 

@@ -15,17 +15,17 @@ import { after, type TestContext } from 'node:test';
 import { pino, type Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import {
-  CLUSTER_KIND,
+  REDIS_CLUSTER_KIND as CLUSTER_KIND,
   CLUSTER_NODE_ANNOTATION,
-  CLUSTER_PLURAL,
+  REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL,
   RESHARD_ANNOTATION,
   SHARD_LABEL,
-  clusterPodSelectorLabels,
+  redisClusterPodSelectorLabels as clusterPodSelectorLabels,
   readClusterNodeRecord,
   readReshardRecord,
   type ClusterNodeRecord,
   type ReshardRecord,
-} from '../../../src/api/cluster-names.ts';
+} from '../../../src/api/rediscluster-names.ts';
 import { GROUP, ROLE_LABEL, VERSION } from '../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
 import { ClusterManager } from '../../../src/sidecar/rediscluster/manager/manager.ts';

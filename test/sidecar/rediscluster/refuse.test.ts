@@ -5,7 +5,7 @@
 // Network: 127.0.37.x (shard s pod o at .(1 + 2s + o), the sidecar's source address .100).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLUSTER_PLURAL } from '../../../src/api/cluster-names.ts';
+import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../src/api/rediscluster-names.ts';
 import { addr } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
 import { ClusterEnv, NS } from './harness.ts';

@@ -6,9 +6,9 @@
 // Network: 127.0.39.x (only the sidecar's source address is used).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLUSTER_PLURAL } from '../../../src/api/cluster-names.ts';
+import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../src/api/rediscluster-names.ts';
 import { formatSecretReport, SECRETS_ANNOTATION } from '../../../src/api/secret-report.ts';
-import { parseHookRequest, syncCluster } from '../../../src/hook/index.ts';
+import { parseHookRequest, syncRedisCluster as syncCluster } from '../../../src/hook/index.ts';
 import { addr, TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
 import { ClusterEnv, NS } from './harness.ts';

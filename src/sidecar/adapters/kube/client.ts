@@ -48,7 +48,7 @@ import { patchRedisAnnotations } from './redis-object.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type CoreCalls, type RedisRef } from './request.ts';
 import type { AuthSecretRef } from '../../../api/auth.ts';
 import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, readSecretValues, type GeneratedSecret, type SecretOwner } from './secrets.ts';
-import { CLUSTER_PLURAL } from '../../../api/cluster-names.ts';
+import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../api/rediscluster-names.ts';
 import { GROUP, VERSION } from '../../../api/labels.ts';
 import { mergePatchOptions } from './request.ts';
 import { deleteStatefulSetOrphan, getStatefulSet, listRedisClaims, listStorageClasses, patchClaim, type ClaimChanges, type VolumeCalls } from './volumes.ts';

@@ -28,8 +28,8 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { CLUSTER_APP_NAME, CLUSTER_PLURAL } from '../../../api/cluster-names.ts';
-import type { RedisClusterSpec, RedisClusterStatus } from '../../../api/cluster-schema.ts';
+import { REDIS_CLUSTER_APP_NAME as CLUSTER_APP_NAME, REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../api/rediscluster-names.ts';
+import type { RedisClusterSpec, RedisClusterStatus } from '../../../api/rediscluster-schema.ts';
 import { APP_NAME, GROUP, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, PLURAL, VERSION } from '../../../api/labels.ts';
 import type { RedisObject } from '../../../api/schema.ts';
 import { kubeFailure } from './errors.ts';

@@ -9,7 +9,7 @@
 // - MIGRATE authenticates to the target as the operator's user (AUTH2): the password clients use
 //   may rotate under a running reshard.
 import { Command, type Redis } from 'ioredis';
-import { CLUSTER_BUS_PORT } from '../../../api/cluster-names.ts';
+import { CLUSTER_BUS_PORT } from '../../../api/rediscluster-names.ts';
 import { REDIS_PORT } from '../../../api/labels.ts';
 import { classifyError } from './errors.ts';
 import { RedisPool, type PoolOptions } from './pool.ts';

@@ -7,8 +7,8 @@
 //   them (one high sample is not enough; a sustained rise scales within a tenth of the window).
 // - Nothing before this worker has sampled for the window it needs: a new leader does not act on
 //   a history it did not see. The bounds and the capacity floor are recommendShards' (api).
-import { recommendShards, type ClusterMemory, type Recommendation } from '../../../api/cluster-capacity.ts';
-import type { ClusterAutoscalingSpec } from '../../../api/cluster-schema.ts';
+import { recommendShards, type RedisClusterMemory as ClusterMemory, type Recommendation } from '../../../api/rediscluster-capacity.ts';
+import type { RedisClusterAutoscalingSpec as ClusterAutoscalingSpec } from '../../../api/rediscluster-schema.ts';
 
 export interface Sample {
   at: number;

@@ -10,7 +10,7 @@
 // - A pod is made a replica only of its own shard's master, only when that master answers and is
 //   not failing, and only when the pod serves no slots and holds no keys: a node with data is
 //   never emptied by REPLICATE, and an empty node never becomes the source of a full sync.
-import { rangesOf } from '../../../api/cluster-names.ts';
+import { rangesOf } from '../../../api/rediscluster-names.ts';
 import { bringUpRange, bringUpShardOf } from './layout.ts';
 import { label, shardMaster } from './shard-master.ts';
 import { healthyMaster, knows, selfLine, slotCounts, type Topology } from './topology.ts';

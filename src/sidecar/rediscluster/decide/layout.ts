@@ -4,7 +4,7 @@
 // a plan moves each slot at most once, never a slot already where it may stay, so its length is
 // exactly the surplus of the shards that give; donors give their highest slots first (what they
 // keep stays contiguous from their low end).
-import { CLUSTER_SLOTS } from '../../../api/cluster-schema.ts';
+import { CLUSTER_SLOTS } from '../../../api/rediscluster-schema.ts';
 
 /** Slots per shard for an even split: the first (16384 mod shards) shards get one more. */
 export function evenCounts(shards: number): number[] {

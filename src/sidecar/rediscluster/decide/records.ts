@@ -5,7 +5,7 @@
 // more, so a cluster at rest costs no API write. A pod whose node does not answer keeps its last
 // figures; its role, slots and master come from the cluster's view of its node, with link down
 // (a failed master whose slots were taken over counts as a replica: it comes back as one).
-import { clusterNodeRecord, type ClusterNodeRecord } from '../../../api/cluster-names.ts';
+import { clusterNodeRecord, type ClusterNodeRecord } from '../../../api/rediscluster-names.ts';
 import { ROLE_MASTER, ROLE_REPLICA } from '../../../api/labels.ts';
 import { selfLine, type Topology } from './topology.ts';
 import type { PodObs } from './types.ts';

@@ -8,7 +8,7 @@
 //   to reach a node; a node only we cannot reach is `pfail` at most.
 // - allAnswered is true only when every pod has an address and its node answered: the decisions
 //   that cannot be undone (forgetting a node, giving away slots nobody serves) need it.
-import { CLUSTER_SLOTS } from '../../../api/cluster-schema.ts';
+import { CLUSTER_SLOTS } from '../../../api/rediscluster-schema.ts';
 import type { ClusterNode, NodeLine, OpenSlot, PodObs } from './types.ts';
 
 export interface Topology {

@@ -3,7 +3,7 @@
 // Pure data, no behaviour. Invariants: a node id is 40 lower-case hex characters; slot ranges are
 // inclusive [first, last] pairs; every decision carries a reason a human can read in a log line
 // or an Event.
-import type { ClusterNodeRecord } from '../../../api/cluster-names.ts';
+import type { ClusterNodeRecord } from '../../../api/rediscluster-names.ts';
 
 /** One line of CLUSTER NODES, parsed. */
 export interface NodeLine {

@@ -4,8 +4,8 @@
 // Invariants: only the acting instance samples and writes (a new one starts its window afresh);
 // a count just written is not written again until the spec shows it (the informer lags).
 import type { Logger } from 'pino';
-import type { ClusterMemory } from '../../../api/cluster-capacity.ts';
-import type { ClusterAutoscalingSpec } from '../../../api/cluster-schema.ts';
+import type { RedisClusterMemory as ClusterMemory } from '../../../api/rediscluster-capacity.ts';
+import type { RedisClusterAutoscalingSpec as ClusterAutoscalingSpec } from '../../../api/rediscluster-schema.ts';
 import { kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';
 import { decideAutoscale, type Sample } from '../decide/autoscale.ts';
 import type { ClusterKube, EventToSend } from './types.ts';

@@ -14,8 +14,8 @@
 //   counts as missing, told with the Secret and key, never the value.
 import type { Logger } from 'pino';
 import { authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
-import { CLUSTER_KIND, clusterPodSelectorLabels } from '../../../api/cluster-names.ts';
-import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
+import { REDIS_CLUSTER_KIND as CLUSTER_KIND, redisClusterPodSelectorLabels as clusterPodSelectorLabels } from '../../../api/rediscluster-names.ts';
+import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { passwordWritable } from '../../../api/secret-report.ts';
 import { decideSecretRead } from '../../redis/decide/secret-reads.ts';
 import { kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';

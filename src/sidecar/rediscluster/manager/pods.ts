@@ -3,7 +3,12 @@
 // Pure. Invariant: membership is api/cluster-names.ts's rule (all of clusterPodSelectorLabels),
 // and a pod without a shard label or a StatefulSet ordinal is no cluster node of ours.
 import type { V1Pod } from '@kubernetes/client-node';
-import { CLUSTER_NODE_ANNOTATION, SHARD_LABEL, clusterPodBelongsTo, readClusterNodeRecord } from '../../../api/cluster-names.ts';
+import {
+  CLUSTER_NODE_ANNOTATION,
+  SHARD_LABEL,
+  redisClusterPodBelongsTo as clusterPodBelongsTo,
+  readClusterNodeRecord,
+} from '../../../api/rediscluster-names.ts';
 import { ROLE_LABEL } from '../../../api/labels.ts';
 import type { PodObs } from '../decide/types.ts';
 

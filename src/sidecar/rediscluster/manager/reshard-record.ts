@@ -15,7 +15,7 @@
 // - Balanced with no record Done for that count: Done is written (once, no Event), so that a
 //   scale-down whose shards never received slots still lets their StatefulSets go.
 import type { Logger } from 'pino';
-import { RESHARD_ANNOTATION, readReshardRecord, reshardRecord, type ReshardRecord } from '../../../api/cluster-names.ts';
+import { RESHARD_ANNOTATION, readReshardRecord, reshardRecord, type ReshardRecord } from '../../../api/rediscluster-names.ts';
 import { kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';
 import type { ReshardDecision } from '../decide/reshard.ts';
 import type { ClusterKube, EventToSend } from './types.ts';

@@ -8,7 +8,7 @@
 // - A hold is told when it appears or its reason changes, and its end is logged; Warning holds
 //   are Events. Nothing is told twice for one state.
 import type { Logger } from 'pino';
-import { CLUSTER_NODE_ANNOTATION } from '../../../api/cluster-names.ts';
+import { CLUSTER_NODE_ANNOTATION } from '../../../api/rediscluster-names.ts';
 import { ROLE_LABEL } from '../../../api/labels.ts';
 import { isReplaced, isNotFound, kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';
 import { decideRecord } from '../decide/records.ts';

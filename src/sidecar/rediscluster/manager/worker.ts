@@ -13,11 +13,11 @@
 import { performance } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/cluster-names.ts';
-import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
-import { validateClusterSpec } from '../../../api/cluster-validate.ts';
+import { REDIS_CLUSTER_KIND as CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/rediscluster-names.ts';
+import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
+import { validateRedisClusterSpec as validateClusterSpec } from '../../../api/rediscluster-validate.ts';
 import type { ManagerTiming } from '../../config.ts';
-import { clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
+import { redisClusterSecretUses as clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import { SecretReporter } from '../../redis/manager/secret-report.ts';
 import type { RedisClusterObject, RedisRef } from '../../adapters/kube/client.ts';
 import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';

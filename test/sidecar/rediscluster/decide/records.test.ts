@@ -2,7 +2,7 @@
 // (decide/cluster-nodes.ts) from real CLUSTER NODES and INFO text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clusterNodeRecord, readClusterNodeRecord } from '../../../../src/api/cluster-names.ts';
+import { clusterNodeRecord, readClusterNodeRecord } from '../../../../src/api/rediscluster-names.ts';
 import { parseClusterNodes, parseNodeInfo } from '../../../../src/sidecar/rediscluster/decide/cluster-nodes.ts';
 import { decideRecord } from '../../../../src/sidecar/rediscluster/decide/records.ts';
 import { buildTopology } from '../../../../src/sidecar/rediscluster/decide/topology.ts';

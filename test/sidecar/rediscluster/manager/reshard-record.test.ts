@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
-import { readReshardRecord, reshardRecord, RESHARD_ANNOTATION } from '../../../../src/api/cluster-names.ts';
+import { readReshardRecord, reshardRecord, RESHARD_ANNOTATION } from '../../../../src/api/rediscluster-names.ts';
 import { ReshardRecorder } from '../../../../src/sidecar/rediscluster/manager/reshard-record.ts';
 import type { EventToSend } from '../../../../src/sidecar/rediscluster/manager/types.ts';
 

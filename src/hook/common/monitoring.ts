@@ -1,0 +1,104 @@
+// What the monitoring DecoratorController's sync hook (manifests/components/monitoring, route
+// /monitoring/sync) does for every kind: parse the request, decide which attachments (PodMonitor,
+// PrometheusRule) exist, label them. Each kind builds its own two objects (redis/monitoring,
+// rediscluster/monitoring); index.ts picks the kind by the object's. Pure. Invariants:
+// - Never a status, labels or annotations: the Redis's status is the CompositeController's, and
+//   a decorator answer without `status` leaves it as it is.
+// - An invalid spec changes nothing: every observed attachment comes back as last applied (the
+//   Redis's own status already names the problem), so a typo never deletes a team's alerts.
+// - Monitoring or Prometheus turned off: no attachments (Metacontroller deletes them). Without
+//   the exporter there is no PodMonitor, and the rules keep only the alerts the sidecar feeds.
+import { COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, PART_OF_LABEL } from '../../api/labels.ts';
+import { lastAppliedOf, objectsOf } from './observed.ts';
+import type { ParseResult } from './types.ts';
+import { wireChecker } from './wire-check.ts';
+import { DecoratorRequestBody, type DecoratorRequest, type DecoratorResponse, type KubeObject } from './wire.ts';
+import { sortedMap } from './util.ts';
+
+const decoratorRequestBody = wireChecker(DecoratorRequestBody);
+
+/** The request the hook works on, from a body already checked against DecoratorRequestBody (the route does). */
+export function decoratorRequestOf(body: DecoratorRequestBody): DecoratorRequest {
+  return {
+    ...(body.controller !== undefined ? { controller: body.controller } : {}),
+    object: body.object,
+    attachments: body.attachments ?? {},
+    related: body.related ?? {},
+    finalizing: body.finalizing ?? false,
+  };
+}
+
+/** Check, then decoratorRequestOf: for callers holding unchecked JSON (tests); the route checks once itself. */
+export function parseDecoratorRequest(body: unknown): ParseResult<DecoratorRequest> {
+  if (decoratorRequestBody.is(body)) return { ok: true, request: decoratorRequestOf(body) };
+  return { ok: false, message: decoratorRequestBody.problem(body)?.message ?? 'not a decorator request' };
+}
+
+/** Ours to echo: the attachment kinds this decorator declares, in the Redis's namespace. */
+function observedAttachments(request: DecoratorRequest): KubeObject[] {
+  const namespace = request.object.metadata.namespace;
+  return objectsOf(request.attachments).filter(
+    (o) =>
+      o.apiVersion === MONITORING_API_VERSION && (o.kind === 'PodMonitor' || o.kind === 'PrometheusRule') && (o.metadata.namespace ?? namespace) === namespace,
+  );
+}
+
+export interface MonitoringVerdict {
+  response: DecoratorResponse;
+  /** The spec was invalid and everything was echoed (for the route's outcome label and log). */
+  invalidSpec: boolean;
+}
+
+/** What every monitored kind's spec has: the switches that decide which attachments exist. */
+interface MonitoredSpec {
+  monitoring: { enabled: boolean; exporter: { enabled: boolean }; prometheus: { enabled: boolean } };
+}
+
+/** A kind's two attachments, built from its validated spec. */
+export interface MonitoringObjects<S> {
+  podMonitor: (spec: S) => KubeObject;
+  prometheusRule: (spec: S) => KubeObject;
+}
+
+/**
+ * The decorator's answer for one object, whatever its kind: everything echoed when its spec is
+ * invalid; nothing when monitoring or Prometheus is off; else the PodMonitor (only with the
+ * exporter) and the PrometheusRule.
+ */
+export function monitoringVerdict<S extends MonitoredSpec>(
+  request: DecoratorRequest,
+  verdict: { ok: true; spec: S } | { ok: false },
+  objects: MonitoringObjects<S>,
+): MonitoringVerdict {
+  if (!verdict.ok) return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: true };
+  const spec = verdict.spec;
+  if (!spec.monitoring.enabled || !spec.monitoring.prometheus.enabled) return { response: { attachments: [] }, invalidSpec: false };
+  const attachments: KubeObject[] = [];
+  if (spec.monitoring.exporter.enabled) attachments.push(objects.podMonitor(spec));
+  attachments.push(objects.prometheusRule(spec));
+  return { response: { attachments }, invalidSpec: false };
+}
+
+export const MONITORING_API_VERSION = 'monitoring.coreos.com/v1';
+
+/** A pod label as Prometheus' Kubernetes discovery names it (every character outside [a-zA-Z0-9_] becomes _). */
+export function podLabelMeta(label: string): string {
+  return `__meta_kubernetes_pod_label_${label.replace(/[^a-zA-Z0-9_]/g, '_')}`;
+}
+
+/** The labels of a kind's PodMonitor and PrometheusRule: its app labels over spec.monitoring.prometheus.labels. */
+export function monitoringLabels(
+  appName: string,
+  name: string,
+  prometheusLabels: Record<string, string> | undefined,
+  component: string,
+): Record<string, string> {
+  return sortedMap({
+    ...(prometheusLabels ?? {}),
+    [NAME_LABEL]: appName,
+    [INSTANCE_LABEL]: name,
+    [COMPONENT_LABEL]: component,
+    [MANAGED_BY_LABEL]: MANAGED_BY,
+    [PART_OF_LABEL]: appName,
+  });
+}

@@ -1,0 +1,170 @@
+// What sync and finalize share: the request read once into sorted lists, the spec verdict, and
+// the two response shapes for a valid and an invalid spec. Invariant: an invalid spec returns
+// every observed child exactly as observed (Metacontroller deletes whatever is not returned,
+// and bad input must never delete anything).
+import { redisSecretUses } from '../../api/secret-report.ts';
+import { BOOTSTRAP_STATUS_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
+import { formatProblems, validateSpec, type SpecProblem } from '../../api/validate.ts';
+import type { RedisSpec } from '../../api/schema.ts';
+import { backupCronJobName, backupSelectorLabels } from '../../api/backup.ts';
+import { podBelongsTo } from '../../api/membership.ts';
+import { backupVerdict } from '../common/backup-status.ts';
+import { desiredChildren, type ChildPlan } from './children/index.ts';
+import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
+import type { HookContext } from './context.ts';
+import { planRestore, type RestorePlan } from './restore.ts';
+import { findObject, lastAppliedOf, memberMeta, objectsOf, ofKind } from '../common/observed.ts';
+import { INVALID_SPEC_SECRETS, secretsView, type SecretsView } from '../common/secret-status.ts';
+import { rolloutView } from './rollout.ts';
+import { guardScaleDown } from './scale-guard.ts';
+import { computeStatus, podViews } from './status.ts';
+import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
+import { at, int } from '../common/util.ts';
+
+export type { SecretProblem } from '../common/secret-status.ts';
+
+export interface HookState {
+  request: HookRequest;
+  name: string;
+  namespace: string;
+  uid: string | undefined;
+  /** Observed children, canonical order. */
+  observed: KubeObject[];
+  /** Related objects, canonical order. */
+  related: KubeObject[];
+  /** Pods of this Redis (podBelongsTo); backup Job pods are in backupPods. */
+  pods: KubeObject[];
+  backupPods: KubeObject[];
+  backupJobs: KubeObject[];
+  options: HookOptions;
+  verdict: { ok: true; spec: RedisSpec } | { ok: false; problems: SpecProblem[] };
+}
+
+const labelled = (labels: Record<string, string>) => (o: KubeObject) => Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
+
+export function readState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookState {
+  const { name, namespace } = request.parent.metadata;
+  const ns = namespace ?? '';
+  const related = objectsOf(request.related);
+  const uid = request.parent.metadata.uid;
+  const allPods = ofKind(related, 'v1', 'Pod', ns);
+  const backupLabels = labelled(backupSelectorLabels(name));
+  return {
+    request,
+    name,
+    namespace: ns,
+    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
+    observed: objectsOf(request.children),
+    related,
+    pods: allPods.filter((p) => podBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
+    backupPods: allPods.filter(backupLabels),
+    backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backupLabels),
+    options,
+    verdict: validateSpec(name, request.parent.spec),
+  };
+}
+
+export function contextOf(state: HookState, spec: RedisSpec): HookContext {
+  return {
+    name: state.name,
+    namespace: state.namespace,
+    uid: state.uid,
+    spec,
+    operatorImage: state.options.operatorImage,
+    operatorNamespace: state.options.operatorNamespace,
+  };
+}
+
+/** The status's view of the Secrets a valid spec names, from the sidecar's report (common/secret-status.ts). */
+export function secretsOf(state: HookState, spec: RedisSpec): SecretsView {
+  return secretsView(state.namespace, redisSecretUses(state.name, spec), state.request.parent.metadata.annotations);
+}
+
+export interface ValidPlan extends ChildPlan {
+  ctx: HookContext;
+  restore: RestorePlan | undefined;
+  /** Spec wishes held back on purpose (the scale-down rule). */
+  refusals: string[];
+}
+
+/** Replica pods the cluster is running now: what the observed replica StatefulSet asks for; undefined when there is none. */
+function runningReplicas(state: HookState): number | undefined {
+  const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
+  if (set === undefined) return undefined;
+  return Math.max(0, int(at(set, 'spec', 'replicas')) ?? 0);
+}
+
+/**
+ * The replica count the hook itself last applied (Metacontroller's last-applied annotation), the
+ * baseline of the scale-down rule: a step of the user, not a drift of the StatefulSet someone
+ * else made (that is repaired, never held). Without the annotation, what the set asks for.
+ */
+function lastAppliedReplicas(state: HookState): number | undefined {
+  const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
+  if (set === undefined) return undefined;
+  return Math.max(0, int(at(lastAppliedOf(set), 'spec', 'replicas')) ?? 0);
+}
+
+export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
+  const scale = spec.hibernate
+    ? { ok: true as const, replicas: spec.replicas }
+    : guardScaleDown(spec.replicas, lastAppliedReplicas(state), state.request.parent.metadata.annotations);
+  const held = scale.replicas === spec.replicas ? spec : { ...spec, replicas: scale.replicas };
+  const ctx = contextOf(state, held);
+  const names = childNames(state.name);
+  const setsObserved = [names.masterSet, names.replicaSet].some((n) => findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, n));
+  const restore = planRestore(state, spec, state.pods, setsObserved);
+  // A refused restore changes nothing, as an invalid spec does: every observed child as observed.
+  if (restore?.refused) return { ctx, restore, children: state.observed.map(lastAppliedOf), conflicts: [], refusals: [] };
+  return { ctx, restore, ...desiredChildren(ctx, state.observed, state.pods, restore), refusals: scale.ok ? [] : [scale.message] };
+}
+
+export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {
+  const secrets = secretsOf(state, plan.ctx.spec);
+  const views = podViews(state.pods, state.name, state.namespace);
+  return computeStatus({
+    name: state.name,
+    namespace: state.namespace,
+    pods: state.pods,
+    desiredReplicas: plan.ctx.spec.hibernate ? 0 : plan.ctx.spec.replicas,
+    previous: state.request.parent.status,
+    spec: { valid: true, conflicts: plan.conflicts, refusals: plan.refusals },
+    secretProblem: secrets.problem,
+    deleting,
+    views,
+    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
+    hibernate: plan.ctx.spec.hibernate,
+    switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
+    bootstrap: state.request.parent.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION],
+    backup: backupOf(state, plan.ctx.spec, secrets.storage),
+    restore: plan.restore?.status,
+    restoreRefused: plan.restore?.refused === true,
+    secrets: secrets.secrets,
+    secretsCondition: secrets.condition,
+  });
+}
+
+function backupOf(state: HookState, spec: RedisSpec, missing: string | undefined) {
+  const cron = findObject(state.observed, 'batch/v1', 'CronJob', state.namespace, backupCronJobName(state.name));
+  return backupVerdict(spec, cron, state.backupJobs, state.backupPods, state.request.parent.status, missing);
+}
+
+export function invalidStatus(state: HookState, problems: readonly SpecProblem[]) {
+  return computeStatus({
+    name: state.name,
+    namespace: state.namespace,
+    pods: state.pods,
+    desiredReplicas: runningReplicas(state) ?? 0,
+    previous: state.request.parent.status,
+    spec: { valid: false, message: formatProblems(problems) },
+    secretsCondition: INVALID_SPEC_SECRETS,
+  });
+}
+
+export function syncResponse(state: HookState): HookResponse {
+  if (!state.verdict.ok) {
+    return { status: invalidStatus(state, state.verdict.problems), children: state.observed.map(lastAppliedOf) };
+  }
+  const plan = planValid(state, state.verdict.spec);
+  return { status: validStatus(state, plan), children: plan.children };
+}

@@ -1,0 +1,133 @@
+// What the RedisCluster sync and finalize share: the request read once (observed children and
+// related objects in canonical order, the cluster's pods and backup Jobs, the spec verdict), the
+// plan for a valid spec, and the two response shapes. Invariant, as for Redis: an invalid spec
+// returns every observed child exactly as last applied (Metacontroller deletes whatever is not
+// returned; bad input must never delete or change a StatefulSet, a Service or a volume).
+import { redisClusterSecretUses } from '../../api/secret-report.ts';
+import { RESHARD_ANNOTATION, redisClusterBackupSelectorLabels, redisClusterPodBelongsTo, readReshardRecord } from '../../api/rediscluster-names.ts';
+import type { RedisClusterStatus } from '../../api/rediscluster-schema.ts';
+import { validateRedisClusterSpec, type RedisClusterSpecVerdict } from '../../api/rediscluster-validate.ts';
+import { formatProblems } from '../../api/validate.ts';
+import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
+import { lastAppliedOf, memberMeta, objectsOf, ofKind } from '../common/observed.ts';
+import { INVALID_SPEC_SECRETS, secretsView } from '../common/secret-status.ts';
+import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
+import { redisClusterBackupVerdict } from './backup.ts';
+import { desiredRedisClusterChildren } from './children.ts';
+import type { RedisClusterContext } from './context.ts';
+import { redisClusterPodViews, type RedisClusterPodView } from './pods.ts';
+import { observedShardSets, planShards, type ShardPlan } from './shards.ts';
+import { computeRedisClusterStatus } from './status.ts';
+
+/** The sync answer for a RedisCluster: the wire's shape with its own status. */
+export type RedisClusterResponse = Omit<HookResponse, 'status'> & { status: RedisClusterStatus };
+
+export interface RedisClusterState {
+  request: HookRequest;
+  name: string;
+  namespace: string;
+  uid: string | undefined;
+  /** Observed children, canonical order. */
+  observed: KubeObject[];
+  related: KubeObject[];
+  /** The cluster's pods (by its pod selector labels), sorted, with their node records. */
+  views: RedisClusterPodView[];
+  /** Observed shard StatefulSets by index. */
+  sets: Map<number, KubeObject>;
+  backupJobs: KubeObject[];
+  backupPods: KubeObject[];
+  options: HookOptions;
+  verdict: RedisClusterSpecVerdict;
+}
+
+const labelled = (labels: Record<string, string>) => (o: KubeObject) => Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
+
+export function readRedisClusterState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterState {
+  const { name, namespace } = request.parent.metadata;
+  const ns = namespace ?? '';
+  const related = objectsOf(request.related);
+  const observed = objectsOf(request.children);
+  const uid = request.parent.metadata.uid;
+  const pods = ofKind(related, 'v1', 'Pod', ns);
+  const backup = labelled(redisClusterBackupSelectorLabels(name));
+  return {
+    request,
+    name,
+    namespace: ns,
+    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
+    observed,
+    related,
+    views: redisClusterPodViews(
+      pods.filter((p) => redisClusterPodBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
+      name,
+      ns,
+    ),
+    sets: observedShardSets(observed, name, ns),
+    backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backup),
+    backupPods: pods.filter(backup),
+    options,
+    verdict: validateRedisClusterSpec(name, request.parent.spec),
+  };
+}
+
+export interface RedisClusterPlan {
+  ctx: RedisClusterContext;
+  shards: ShardPlan;
+  children: KubeObject[];
+  conflicts: string[];
+}
+
+export function planRedisCluster(state: RedisClusterState, spec: RedisClusterContext['spec']): RedisClusterPlan {
+  const ctx: RedisClusterContext = { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
+  const shards = planShards(spec, state.sets, state.views, readReshardRecord(state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION]));
+  return { ctx, shards, ...desiredRedisClusterChildren(ctx, state.sets, shards) };
+}
+
+export function validRedisClusterStatus(state: RedisClusterState, plan: RedisClusterPlan, deleting?: string): RedisClusterStatus {
+  const { spec } = plan.ctx;
+  // From the sidecar's report on the parent: the hook sees no Secret (common/secret-status.ts).
+  const secrets = secretsView(state.namespace, redisClusterSecretUses(state.name, spec), state.request.parent.metadata.annotations);
+  return computeRedisClusterStatus({
+    name: state.name,
+    spec: { valid: true, spec, plan: plan.shards, conflicts: plan.conflicts },
+    views: state.views,
+    sets: state.sets,
+    previous: state.request.parent.status,
+    reshard: state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION],
+    secrets: secrets.secrets,
+    secretProblem: secrets.problem,
+    secretsCondition: secrets.condition,
+    backup: redisClusterBackupVerdict({
+      name: state.name,
+      namespace: state.namespace,
+      spec,
+      shards: plan.shards.keep,
+      observed: state.observed,
+      jobs: state.backupJobs,
+      pods: state.backupPods,
+      storageProblem: secrets.storage,
+    }),
+    deleting,
+  });
+}
+
+export function invalidRedisClusterStatus(state: RedisClusterState, message: string): RedisClusterStatus {
+  return computeRedisClusterStatus({
+    name: state.name,
+    spec: { valid: false, message },
+    views: state.views,
+    sets: state.sets,
+    previous: state.request.parent.status,
+    reshard: state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION],
+    secrets: undefined,
+    secretsCondition: INVALID_SPEC_SECRETS,
+  });
+}
+
+export function redisClusterSyncResponse(state: RedisClusterState): RedisClusterResponse {
+  if (!state.verdict.ok) {
+    return { status: invalidRedisClusterStatus(state, formatProblems(state.verdict.problems)), children: state.observed.map(lastAppliedOf) };
+  }
+  const plan = planRedisCluster(state, state.verdict.spec);
+  return { status: validRedisClusterStatus(state, plan), children: plan.children };
+}
