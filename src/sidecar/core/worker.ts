@@ -10,7 +10,7 @@
 //   loop into a busy one.
 // - A wake() during a round cuts the rest that follows it (the round may have missed the news);
 //   a wake() during a rest ends it. With burstRestIgnoresWake, the rest after maxAgain rounds in
-//   a row is kept even when woken.
+//   a row is kept when the wake came during the round (a wake during that rest still ends it).
 // - stop() waits at most 2 s for a round stuck in a hook (then abandons it) and 1 s more for the
 //   work in flight; a stopped loop keeps no timer of its own.
 // - Time comes from `now` and `sleep` (setTimeout by default), so the timing logic runs under
@@ -44,7 +44,7 @@ export interface WorkerOptions<Outcome> {
   /** How long to rest after a round with this outcome (asked when the rest starts). */
   restMs: (outcome: Outcome) => number;
   maxAgain: number;
-  /** The rest after maxAgain rounds in a row is kept even when woken. */
+  /** The rest after maxAgain rounds in a row is kept even when woken during the round (Redis). */
   burstRestIgnoresWake: boolean;
 }
 

@@ -1,10 +1,16 @@
-// What a worker needs from outside: the Kubernetes calls it makes, the leadership it checks
-// before every write, and the test seams around each step. KubeClient implements KubeWriter.
+// What a worker needs from outside: its options, the Kubernetes calls it makes, the leadership it
+// checks before every write, and the test seams around each step. KubeClient implements KubeWriter.
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
 import type { AuthSecretRef } from '../../../api/auth.ts';
+import type { ManagerTiming } from '../../config.ts';
+import type { SidecarMetrics } from '../../metrics.ts';
+import type { FailurePolicyConfig } from './failure-policy.ts';
 import type { Step } from '../decide/index.ts';
 import type { GeneratedSecret, RedisRef } from '../../adapters/kube/client.ts';
 import type { EventSink } from '../../core/events.ts';
 import type { PodPatcher } from '../../core/pod-labels.ts';
+import type { LeaderView } from '../../core/leader.ts';
 
 export type { LeaderView } from '../../core/leader.ts';
 
@@ -19,4 +25,25 @@ export interface KubeWriter extends PodPatcher, EventSink {
 export interface ManagerHooks {
   beforeStep?(redis: RedisRef, step: Step): void | Promise<void>;
   afterStep?(redis: RedisRef, step: Step, ok: boolean): void | Promise<void>;
+}
+
+export interface RedisWorkerOptions {
+  namespace: string;
+  name: string;
+  kube: KubeWriter;
+  leader: LeaderView;
+  logger: Logger;
+  metrics: SidecarMetrics;
+  timing: ManagerTiming;
+  /** The pods the informer holds (any Redis); the worker keeps its own. */
+  pods: () => V1Pod[];
+  /** The StatefulSets the informer holds (any Redis): their update revision drives rollouts. */
+  statefulSets?: (() => V1StatefulSet[]) | undefined;
+  redisLocalAddress?: string | undefined;
+  hooks?: ManagerHooks | undefined;
+  failurePolicy?: FailurePolicyConfig | undefined;
+  /** Monotonic ms (default performance.now). */
+  now?: (() => number) | undefined;
+  /** Waits ms (default setTimeout). */
+  sleep?: ((ms: number) => Promise<void>) | undefined;
 }

@@ -16,29 +16,25 @@
 // - Rounds that wrote follow each other at once, 3 in a row at most; then, or after a quiet
 //   round, the next is due at nextRoundInMs (schedule.ts), sooner when woken.
 import { performance } from 'node:perf_hooks';
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { compareCodeUnits } from '../../../api/order.ts';
 import { REDIS_PORT, ROLE_MASTER } from '../../../api/labels.ts';
 import { backupEvents, type BackupMemory } from '../decide/backups.ts';
 import { redisSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import type { RedisObject } from '../../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../../api/validate.ts';
-import type { ManagerTiming } from '../../config.ts';
 import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, plan } from '../decide/index.ts';
 import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
-import type { SidecarMetrics } from '../../metrics.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
 import { ExporterUser } from './exporter-user.ts';
 import { EventMemory, isFailover } from './events.ts';
 import { applyPlan, type StepIO } from './executor.ts';
-import { PodLabelWriter } from '../../core/pod-labels.ts';
 import { Worker } from '../../core/worker.ts';
-import type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
-import { StepFailures, type FailurePolicyConfig } from './failure-policy.ts';
+import type { KubeWriter, RedisWorkerOptions } from './types.ts';
+import { StepFailures } from './failure-policy.ts';
 import { Credentials } from './credentials.ts';
-import { belongsTo, decideConfig, labelResult, observation, podView, specView, type PodView } from './pods.ts';
+import { RedisPodSet } from './pod-set.ts';
+import { decideConfig, observation, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
 import { atRest, nextRoundInMs } from './schedule.ts';
 import { RoundReporter } from './report.ts';
@@ -47,33 +43,12 @@ import { SecretReporter } from './secret-report.ts';
 import type { KubeClient } from '../../adapters/kube/client.ts';
 import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
 
-export interface RedisWorkerOptions {
-  namespace: string;
-  name: string;
-  kube: KubeWriter;
-  leader: LeaderView;
-  logger: Logger;
-  metrics: SidecarMetrics;
-  timing: ManagerTiming;
-  /** The pods the informer holds (any Redis); the worker keeps its own. */
-  pods: () => V1Pod[];
-  /** The StatefulSets the informer holds (any Redis): their update revision drives rollouts. */
-  statefulSets?: (() => V1StatefulSet[]) | undefined;
-  redisLocalAddress?: string | undefined;
-  hooks?: ManagerHooks | undefined;
-  failurePolicy?: FailurePolicyConfig | undefined;
-  /** Monotonic ms (default performance.now). */
-  now?: (() => number) | undefined;
-  /** Waits ms (default setTimeout). */
-  sleep?: ((ms: number) => Promise<void>) | undefined;
-}
-
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Rounds that wrote, run one after another at once before a rest. */
 const MAX_AGAIN = 3;
 
-export type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
+export type { KubeWriter, LeaderView, ManagerHooks, RedisWorkerOptions } from './types.ts';
 
 export class RedisWorker {
   readonly namespace: string;
@@ -89,8 +64,7 @@ export class RedisWorker {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #worker: Worker<boolean>;
-  readonly #views = new Map<string, PodView>();
-  readonly #labels: PodLabelWriter;
+  readonly #pods: RedisPodSet;
   #lostProbe: Promise<void> | null = null;
   readonly #auth: Credentials;
   readonly #probes: ProbeScheduler;
@@ -102,7 +76,6 @@ export class RedisWorker {
   readonly #boot: BootstrapWatch;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
-  #knownPodNames = new Set<string>();
   /** Last time something stirred this Redis (see atRest in schedule.ts). */
   #stirredAt = -Infinity;
 
@@ -137,7 +110,7 @@ export class RedisWorker {
       burstRestIgnoresWake: true,
     });
     this.failures = new StepFailures(options.failurePolicy);
-    this.#labels = new PodLabelWriter(options.kube, options.namespace);
+    this.#pods = new RedisPodSet({ ref: this.ref, kube: options.kube, metrics: options.metrics, memory: this.memory, pods: options.pods });
     this.#report = new RoundReporter({
       ref: this.ref,
       log: this.#log,
@@ -274,7 +247,7 @@ export class RedisWorker {
   #lost(): void {
     this.wake();
     if (this.#lostProbe || !this.#worker.running) return;
-    const p = this.#probes.probeNow([...this.#views.keys()]).finally(() => {
+    const p = this.#probes.probeNow(this.#pods.uids).finally(() => {
       this.#lostProbe = null;
     });
     this.#lostProbe = p;
@@ -299,38 +272,23 @@ export class RedisWorker {
   async stop(): Promise<void> {
     await this.#worker.stop(() => this.#probes.stop());
     this.#auth.close();
-    for (const pod of this.#knownPodNames) this.#o.metrics.forgetPod(this.namespace, this.name, pod);
+    this.#pods.forgetAll();
     this.#o.metrics.forgetRedis(this.namespace, this.name);
   }
 
   /** The track of a pod by name (tests). */
   trackOf(podName: string): RedisTrack | undefined {
-    for (const [uid, v] of this.#views) if (v.name === podName) return this.#probes.track(uid);
-    return undefined;
+    const uid = this.#pods.uidOf(podName);
+    return uid === undefined ? undefined : this.#probes.track(uid);
   }
 
   /** The pods of this Redis, by name; probe loops follow them. */
   #syncPods(): PodView[] {
-    const views: PodView[] = [];
-    for (const pod of this.#o.pods()) {
-      if (!belongsTo(pod, this.namespace, this.name)) continue;
-      const v = podView(pod);
-      if (v) views.push(v);
-    }
-    views.sort((a, b) => compareCodeUnits(a.name, b.name));
-    this.#views.clear();
-    for (const v of views) this.#views.set(v.uid, v);
+    const views = this.#pods.read();
     for (const uid of this.#probes.sync(views)) {
-      this.#labels.forget(uid);
+      this.#pods.forget(uid);
       this.#auth.forgetPod(uid);
     }
-    const names = new Set(views.map((v) => v.name));
-    for (const old of this.#knownPodNames) {
-      if (names.has(old)) continue;
-      this.#o.metrics.forgetPod(this.namespace, this.name, old);
-      this.memory.forgetPod(old);
-    }
-    this.#knownPodNames = names;
     // Connections to addresses no pod has any more (a pod got a new IP, or went away).
     this.#auth.retain(views.filter((v) => v.ip).map((v) => ({ host: v.ip!, port: REDIS_PORT })));
     return views;
@@ -351,7 +309,7 @@ export class RedisWorker {
     if (!(await this.#auth.ensure())) return false;
     const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({
-      ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
+      ...observation(v, this.#probes.track(v.uid) ?? null, this.#pods.overlay(v.uid)),
       updated: updated(v),
     }));
     // Claims matter only to a bootstrap: listed while no pod is labelled master and some pod
@@ -430,8 +388,7 @@ export class RedisWorker {
       replicaOf: (endpoint, master) => redis.replicaOf(endpoint, master),
       switchover: (from, to) => redis.switchover(from, to),
       configSet: (endpoint, settings) => redis.configSet(endpoint, settings),
-      label: async (step) =>
-        labelResult(step, await this.#labels.patch(step.pod, views.find((v) => v.name === step.pod)?.uid, step.patch.metadata)),
+      label: (step) => this.#pods.label(step, views),
     };
   }
 }
