@@ -18,7 +18,7 @@ export interface EventToSend<Reason extends string = string> {
 
 /** The Kubernetes call (KubeClient implements it). */
 export interface EventSink {
-  emitEvent(ref: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string, kind?: string): Promise<boolean>;
+  emitEvent(ref: RedisRef, type: EventToSend['type'], reason: string, message: string, kind?: string): Promise<boolean>;
 }
 
 export interface EventSenderOptions {
@@ -52,14 +52,15 @@ export class EventSender {
         this.#stepFailedSuppressed++;
         return;
       }
-      if (this.#stepFailedSuppressed > 0)
-        e = { ...e, message: `${e.message} (and ${this.#stepFailedSuppressed} more failing steps since the last such Event)` };
+      const left = this.#stepFailedSuppressed;
+      if (left > 0) e = { ...e, message: `${e.message} (and ${left} more failing steps since the last such Event)` };
       this.#stepFailedAt = now;
       this.#stepFailedSuppressed = 0;
     }
     const { ref, kube, kind } = this.#o;
-    this.#o.track(
-      kind === undefined ? kube.emitEvent(ref, e.type, e.reason, e.message) : kube.emitEvent(ref, e.type, e.reason, e.message, kind),
-    );
+    const { type, reason, message } = e;
+    // A Redis is the sink's default kind: called as before, without one.
+    if (kind === undefined) this.#o.track(kube.emitEvent(ref, type, reason, message));
+    else this.#o.track(kube.emitEvent(ref, type, reason, message, kind));
   }
 }

@@ -61,7 +61,8 @@ export class PodLabelWriter {
   /** Patches the pod's metadata (uid: the precondition, when the pod is known). */
   async patch(pod: string, uid: string | undefined, changes: PodMetadataPatch): Promise<PodPatchResult> {
     try {
-      const updated = await this.#kube.patchPodMetadata(this.#namespace, pod, { ...changes, ...(uid !== undefined ? { uid } : {}) });
+      const precondition = uid !== undefined ? { uid } : {};
+      const updated = await this.#kube.patchPodMetadata(this.#namespace, pod, { ...changes, ...precondition });
       const returned = updated.metadata?.uid;
       if (returned) {
         this.#overlays.set(returned, {

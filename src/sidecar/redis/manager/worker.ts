@@ -1,7 +1,8 @@
 // One Redis resource's worker: its round (observe, plan, apply) on the core loop (core/worker.ts),
 // over the parts that do the work: probes (probes.ts), the credentials (credentials.ts), the steps
-// (executor.ts) and the failure policy (failure-policy.ts). Nothing here is shared with another Redis' worker, so a broken or slow
-// Redis (pods that hang, a Secret that is missing) never stalls another.
+// (executor.ts) and the failure policy (failure-policy.ts). Nothing here is shared with another
+// Redis' worker, so a broken or slow Redis (pods that hang, a Secret that is missing) never
+// stalls another.
 // Invariants:
 // - Only the leader writes: leader.isLeader() is checked right before every Redis write, every
 //   label patch, every Secret creation and every Event. Standbys probe and plan (so a new leader
@@ -110,7 +111,8 @@ export class RedisWorker {
       burstRestIgnoresWake: true,
     });
     this.failures = new StepFailures(options.failurePolicy);
-    this.#pods = new RedisPodSet({ ref: this.ref, kube: options.kube, metrics: options.metrics, memory: this.memory, pods: options.pods });
+    const { metrics, pods } = options;
+    this.#pods = new RedisPodSet({ ref: this.ref, kube: options.kube, metrics, memory: this.memory, pods });
     this.#report = new RoundReporter({
       ref: this.ref,
       log: this.#log,

@@ -49,7 +49,10 @@ export class NodeRecords {
         const annotations = w.record ? { [CLUSTER_NODE_ANNOTATION]: w.record } : undefined;
         const r = await this.#labels.patch(w.pod, w.uid, { labels, annotations });
         if (r.ok) this.#o.log.debug({ pod: w.pod, reason: w.reason }, 'node record written');
-        else if (r.gone === null) this.#o.log.warn({ pod: w.pod, code: r.failure.code, err: r.failure.message }, 'could not write the node record');
+        else if (r.gone === null) {
+          const { code, message } = r.failure;
+          this.#o.log.warn({ pod: w.pod, code, err: message }, 'could not write the node record');
+        }
       }),
     );
   }

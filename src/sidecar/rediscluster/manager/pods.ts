@@ -1,6 +1,7 @@
 // From the informer's pods to the decisions' PodObservation (minus the probe): which pods belong
 // to a RedisCluster, their shard and ordinal, address, and the role label and node record they
-// carry (what our last patch returned wins: node-records.ts). Pure. Invariant: membership is api/cluster-names.ts's rule (all of clusterPodSelectorLabels),
+// carry (what our last patch returned wins: node-records.ts). Pure.
+// Invariant: membership is api/cluster-names.ts's rule (all of clusterPodSelectorLabels),
 // and a pod without a shard label or a StatefulSet ordinal is no cluster node of ours.
 import type { V1Pod } from '@kubernetes/client-node';
 import { CLUSTER_NODE_ANNOTATION, SHARD_LABEL, clusterPodBelongsTo, readClusterNodeRecord } from '../../../api/cluster-names.ts';
@@ -8,11 +9,9 @@ import { ROLE_LABEL } from '../../../api/labels.ts';
 import type { Overlay } from '../../core/pod-labels.ts';
 import type { PodObservation } from '../decide/types.ts';
 
-export function podObservation(
-  pod: V1Pod,
-  cluster: { namespace: string; name: string },
-  written?: Overlay,
-): Omit<PodObservation, 'probe'> | null {
+type Observed = Omit<PodObservation, 'probe'>;
+
+export function podObservation(pod: V1Pod, cluster: { namespace: string; name: string }, written?: Overlay): Observed | null {
   const m = pod.metadata;
   if (!m?.name || !m.uid || !clusterPodBelongsTo(m, cluster)) return null;
   const shardText = m.labels?.[SHARD_LABEL];

@@ -125,8 +125,11 @@ export class RedisClusterWorker {
       failed: 'unsettled',
       failedMessage: 'cluster round failed',
       again: (next) => next === 'again',
-      restMs: (next) =>
-        next === 'standby' ? STANDBY_MS : next === 'rest' ? timing.idleProbeIntervalMs : next === 'again' ? timing.tickIntervalMs : UNSETTLED_MS,
+      restMs: (next) => {
+        if (next === 'standby') return STANDBY_MS;
+        if (next === 'rest') return timing.idleProbeIntervalMs;
+        return next === 'again' ? timing.tickIntervalMs : UNSETTLED_MS;
+      },
       maxAgain: MAX_AGAIN,
       burstRestIgnoresWake: false,
     });
@@ -163,7 +166,8 @@ export class RedisClusterWorker {
       patch: (annotations) => kube.patchClusterAnnotations(this.ref, annotations),
       everyMs: options.timing.secretRefreshMs,
     });
-    const common = { ref: this.ref, kube: options.kube, log: this.#log, event: (e: EventToSend) => this.#worker.event(e), now: this.#now };
+    const event = (e: EventToSend) => this.#worker.event(e);
+    const common = { ref: this.ref, kube: options.kube, log: this.#log, event, now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
     this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
