@@ -22,7 +22,7 @@ export interface KubeWriter extends PodPatcher, EventSink {
 }
 
 /** Test seams: called around every step the leader applies (after its leader check). */
-export interface ManagerHooks {
+export interface RedisHooks {
   beforeStep?(redis: RedisRef, step: Step): void | Promise<void>;
   afterStep?(redis: RedisRef, step: Step, ok: boolean): void | Promise<void>;
 }
@@ -40,7 +40,7 @@ export interface RedisWorkerOptions {
   /** The StatefulSets the informer holds (any Redis): their update revision drives rollouts. */
   statefulSets?: (() => V1StatefulSet[]) | undefined;
   redisLocalAddress?: string | undefined;
-  hooks?: ManagerHooks | undefined;
+  hooks?: RedisHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
   /** Monotonic ms (default performance.now). */
   now?: (() => number) | undefined;

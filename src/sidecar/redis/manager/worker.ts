@@ -49,7 +49,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Rounds that wrote, run one after another at once before a rest. */
 const MAX_AGAIN = 3;
 
-export type { KubeWriter, LeaderView, ManagerHooks, RedisWorkerOptions } from './types.ts';
+export type { KubeWriter, LeaderView, RedisHooks, RedisWorkerOptions } from './types.ts';
 
 export class RedisWorker {
   readonly namespace: string;

@@ -17,12 +17,12 @@ import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
 import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { createClusterMetrics, type ClusterMetrics } from '../metrics.ts';
-import type { ClusterHooks, ClusterKube, LeaderView } from './types.ts';
+import type { RedisClusterHooks, ClusterKube, LeaderView } from './types.ts';
 import { RedisClusterWorker } from './worker.ts';
 
 type Item = RedisClusterObject & KubernetesObject;
 
-export interface ClusterManagerOptions {
+export interface RedisClusterManagerOptions {
   kube: ClusterKube;
   leader: LeaderView | ShardedLeader;
   logger: Logger;
@@ -36,15 +36,15 @@ export interface ClusterManagerOptions {
   status?: Pick<SidecarMetrics, 'observeStatus' | 'forgetStatus' | 'failovers'> | undefined;
   timing: ManagerTiming;
   redisLocalAddress?: string | undefined;
-  hooks?: ClusterHooks | undefined;
+  hooks?: RedisClusterHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
 }
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 const sharded = (l: LeaderView | ShardedLeader): l is ShardedLeader => 'isLeaderOf' in l;
 
-export class ClusterManager {
-  readonly #o: ClusterManagerOptions;
+export class RedisClusterManager {
+  readonly #o: RedisClusterManagerOptions;
   readonly #log: Logger;
   readonly #metrics: ClusterMetrics;
   readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: RedisClusterWorker }>();
@@ -53,7 +53,7 @@ export class ClusterManager {
   #synced = false;
   #stopping = false;
 
-  constructor(options: ClusterManagerOptions) {
+  constructor(options: RedisClusterManagerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ module: 'cluster-manager' });
     this.#metrics = createClusterMetrics(options.registry, options.status);

@@ -22,7 +22,7 @@ export interface ClusterKube extends PodPatcher, EventSink {
 }
 
 /** Test seams: a test stops a worker at a chosen point (a crash mid-migration). */
-export interface ClusterHooks {
+export interface RedisClusterHooks {
   beforeStep?(ref: RedisRef, step: ClusterStep): void | Promise<void>;
   /** After each MIGRATE batch of a slot move (the slot is open on both ends then). */
   afterBatch?(ref: RedisRef, slot: number, keys: number): void | Promise<void>;

@@ -40,7 +40,7 @@ import { ReshardRecorder } from './reshard-record.ts';
 import type { EventToSend } from '../../core/events.ts';
 import type { LeaderView } from '../../core/leader.ts';
 import { Worker } from '../../core/worker.ts';
-import type { ClusterHooks, ClusterKube } from './types.ts';
+import type { RedisClusterHooks, ClusterKube } from './types.ts';
 
 /** Slot moves a round may spend before it probes again (failures are noticed within this). */
 export const MOVE_BUDGET_MS = 1000;
@@ -66,7 +66,7 @@ export interface RedisClusterWorkerOptions {
   /** The informer's pods of this RedisCluster (membership is checked again here). */
   pods: () => V1Pod[];
   redisLocalAddress?: string | undefined;
-  hooks?: ClusterHooks | undefined;
+  hooks?: RedisClusterHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
   now?: (() => number) | undefined;
   wallNow?: (() => number) | undefined;
@@ -310,7 +310,7 @@ export class RedisClusterWorker {
       event: (e: EventToSend) => this.#worker.event(e),
       now: this.#now,
       beforeStep: this.#o.hooks?.beforeStep
-        ? (s: Parameters<NonNullable<ClusterHooks['beforeStep']>>[1]) => this.#o.hooks!.beforeStep!(this.ref, s)
+        ? (s: Parameters<NonNullable<RedisClusterHooks['beforeStep']>>[1]) => this.#o.hooks!.beforeStep!(this.ref, s)
         : undefined,
       afterBatch: this.#o.hooks?.afterBatch ? (slot: number, keys: number) => this.#o.hooks!.afterBatch!(this.ref, slot, keys) : undefined,
       onMoved: () => this.#o.metrics.slotsMoved.inc({ namespace: this.namespace, rediscluster: this.name }),
