@@ -37,7 +37,7 @@ import { Credentials } from './credentials.ts';
 import { RedisPodSet } from './pod-set.ts';
 import { decideConfig, observation, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
-import { atRest, nextRoundInMs } from './schedule.ts';
+import { RedisPace } from './pace.ts';
 import { RoundReporter } from './report.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
 import { SecretReporter } from './secret-report.ts';
@@ -65,6 +65,7 @@ export class RedisWorker {
   readonly #log: Logger;
   readonly #now: () => number;
   readonly #worker: Worker<boolean>;
+  readonly #pace: RedisPace;
   readonly #pods: RedisPodSet;
   #lostProbe: Promise<void> | null = null;
   readonly #auth: Credentials;
@@ -77,8 +78,6 @@ export class RedisWorker {
   readonly #boot: BootstrapWatch;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
-  /** Last time something stirred this Redis (see atRest in schedule.ts). */
-  #stirredAt = -Infinity;
 
   constructor(options: RedisWorkerOptions) {
     this.#o = options;
@@ -100,17 +99,20 @@ export class RedisWorker {
       failedMessage: 'reconcile round failed',
       again: (wrote) => wrote,
       restMs: () =>
-        nextRoundInMs(
-          this.#now(),
-          this.#idle() ? options.timing.idleProbeIntervalMs : options.timing.tickIntervalMs,
+        this.#pace.restMs(
           this.#config,
-          this.#probes.tracks,
           this.failures.open.map((e) => e.retryAt),
         ),
       maxAgain: MAX_AGAIN,
       burstRestIgnoresWake: true,
     });
     this.failures = new StepFailures(options.failurePolicy);
+    this.#pace = new RedisPace({
+      now: this.#now,
+      timing: options.timing,
+      tracks: () => this.#probes.tracks,
+      hurry: () => this.#probes.hurry(),
+    });
     const { metrics, pods } = options;
     this.#pods = new RedisPodSet({ ref: this.ref, kube: options.kube, metrics, memory: this.memory, pods });
     this.#report = new RoundReporter({
@@ -154,7 +156,7 @@ export class RedisWorker {
       applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
       aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
       clientPassword: () => this.#auth.clientPassword,
-      atRest: () => this.#idle(),
+      atRest: () => this.#pace.idle(),
       tls: {
         certificate: () => this.#auth.certificate,
         served: (endpoint) => this.#auth.adapter.servedCertificate(endpoint),
@@ -193,7 +195,7 @@ export class RedisWorker {
       active: () => this.#worker.running && this.#auth.known,
       config: () => this.#config ?? DEFAULT_DECIDE_CONFIG,
       changed: () => this.wake(),
-      intervalMs: () => (this.#idle() ? options.timing.idleProbeIntervalMs : options.timing.probeIntervalMs),
+      intervalMs: () => this.#pace.probeIntervalMs(),
       now: this.#now,
       sleep,
     });
@@ -237,7 +239,7 @@ export class RedisWorker {
 
   /** Something changed (a pod event, leadership, a probe that shows a change): plan again now, probe at the fast rate. */
   wake(): void {
-    this.#stir();
+    this.#pace.stir();
     this.#worker.wake();
   }
 
@@ -254,16 +256,6 @@ export class RedisWorker {
     });
     this.#lostProbe = p;
     this.#worker.track(p);
-  }
-
-  #stir(): void {
-    const wasIdle = this.#idle();
-    this.#stirredAt = this.#now();
-    if (wasIdle) this.#probes.hurry();
-  }
-
-  #idle(): boolean {
-    return atRest(this.#now(), this.#stirredAt, this.#probes.tracks).idle;
   }
 
   start(): void {
@@ -355,7 +347,7 @@ export class RedisWorker {
       return true;
     }
 
-    this.#stir();
+    this.#pace.stir();
     const d = p.decision;
     if (isFailover(d)) {
       const old = views.find((v) => v.name === d.previous);
