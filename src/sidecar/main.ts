@@ -84,7 +84,14 @@ const leadership =
         },
       });
 metrics.shards.set(config.shards);
-manager = new RedisManager({ kube, leader: leadership, logger, metrics, timing: config.timing, redisLocalAddress: config.redisLocalAddress });
+manager = new RedisManager({
+  kube,
+  leader: leadership,
+  logger,
+  metrics,
+  timing: config.timing,
+  redisLocalAddress: config.redisLocalAddress,
+});
 clusters = new RedisClusterManager({
   kube,
   leader: leadership,

@@ -321,7 +321,16 @@ export class ClusterEnv {
       onStartedLeading: () => manager?.leadershipChanged(true),
       onStoppedLeading: () => manager?.leadershipChanged(false),
     });
-    manager = new RedisClusterManager({ kube, leader: elector, logger, registry, status: metrics, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks });
+    manager = new RedisClusterManager({
+      kube,
+      leader: elector,
+      logger,
+      registry,
+      status: metrics,
+      timing,
+      redisLocalAddress: o.sourceIp,
+      hooks: o.hooks,
+    });
     const m = manager;
     let stopped = false;
     const finish = async (release: boolean) => {

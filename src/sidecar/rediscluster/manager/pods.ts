@@ -11,7 +11,9 @@ import type { PodObservation } from '../decide/types.ts';
 
 type Observed = Omit<PodObservation, 'probe'>;
 
-export function podObservation(pod: V1Pod, cluster: { namespace: string; name: string }, written?: Overlay): Observed | null {
+type Ref = { namespace: string; name: string };
+
+export function podObservation(pod: V1Pod, cluster: Ref, written?: Overlay): Observed | null {
   const m = pod.metadata;
   if (!m?.name || !m.uid || !clusterPodBelongsTo(m, cluster)) return null;
   const shardText = m.labels?.[SHARD_LABEL];

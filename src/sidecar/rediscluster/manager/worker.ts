@@ -1,6 +1,7 @@
 // One RedisCluster's worker: its round (probe the nodes, plan with decide/plan.ts, apply) on the
-// core loop (core/worker.ts), over the parts beside it: credentials, the executor and slot mover, the node records, the
-// reshard record and the autoscaler. Nothing is shared with another RedisCluster's worker.
+// core loop (core/worker.ts), over the parts beside it: credentials, the executor and slot mover,
+// the node records, the reshard record and the autoscaler. Nothing is shared with another
+// RedisCluster's worker.
 // Invariants:
 // - Only the holder of the RedisCluster's Lease acts, and only it probes: every Redis write,
 //   label patch, Secret creation, Event and scale write is preceded by leader.isLeader(). A
