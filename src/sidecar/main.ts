@@ -11,8 +11,8 @@ import { LeaderElector } from './adapters/kube/leader.ts';
 import { ShardLeadership } from './adapters/kube/shard-leadership.ts';
 import { loadSidecarConfig } from './config.ts';
 import { createLogger } from '../runtime/logger.ts';
-import { ReplicationManager } from './redis/manager/index.ts';
-import { ClusterManager } from './rediscluster/manager/manager.ts';
+import { RedisManager } from './redis/manager/index.ts';
+import { RedisClusterManager } from './rediscluster/manager/manager.ts';
 import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './metrics.ts';
 
 const loaded = loadSidecarConfig(process.env);
@@ -33,8 +33,8 @@ try {
 }
 
 const metrics = createSidecarMetrics({ defaultMetrics: true });
-let manager: ReplicationManager | null = null;
-let clusters: ClusterManager | null = null;
+let manager: RedisManager | null = null;
+let clusters: RedisClusterManager | null = null;
 let server: MetricsServer;
 try {
   server = await startMetricsServer({
@@ -84,8 +84,15 @@ const leadership =
         },
       });
 metrics.shards.set(config.shards);
-manager = new ReplicationManager({ kube, leader: leadership, logger, metrics, timing: config.timing, redisLocalAddress: config.redisLocalAddress });
-clusters = new ClusterManager({
+manager = new RedisManager({
+  kube,
+  leader: leadership,
+  logger,
+  metrics,
+  timing: config.timing,
+  redisLocalAddress: config.redisLocalAddress,
+});
+clusters = new RedisClusterManager({
   kube,
   leader: leadership,
   logger,

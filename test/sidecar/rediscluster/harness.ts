@@ -3,7 +3,7 @@
 // them, and the operator's RBAC: each instance is a ServiceAccount of the operator's namespace
 // reaching the API through a fault proxy), real redis-server processes in cluster mode whose
 // "pods" are Pod objects there (no kubelet runs: status.podIP = the server's loopback address,
-// written as a kubelet would), and ClusterManager instances wired as main.ts wires them, each with
+// written as a kubelet would), and RedisClusterManager instances wired as main.ts wires them, each with
 // its own identity, Lease client and Redis source address.
 // Invariants: nothing here talks to anything but 127.0.0.0/8; every instance and server registers
 // its own cleanup (t.after / close()); an instance's crash() leaves its Lease to expire; reads are
@@ -28,9 +28,9 @@ import {
 } from '../../../src/api/rediscluster-names.ts';
 import { GROUP, ROLE_LABEL, VERSION } from '../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../src/sidecar/config.ts';
-import { ClusterManager } from '../../../src/sidecar/rediscluster/manager/manager.ts';
+import { RedisClusterManager } from '../../../src/sidecar/rediscluster/manager/manager.ts';
 import { createSidecarMetrics } from '../../../src/sidecar/metrics.ts';
-import type { ClusterHooks } from '../../../src/sidecar/rediscluster/manager/types.ts';
+import type { RedisClusterHooks } from '../../../src/sidecar/rediscluster/manager/types.ts';
 import { KubeClient } from '../../../src/sidecar/adapters/kube/client.ts';
 import { LeaderElector } from '../../../src/sidecar/adapters/kube/leader.ts';
 import type { StoredObject } from '../../support/kube-client/objects.ts';
@@ -49,7 +49,7 @@ const TERMINATING_FINALIZER = 'test.redis.example.com/terminating';
 
 export interface Instance {
   id: string;
-  manager: ClusterManager;
+  manager: RedisClusterManager;
   elector: LeaderElector;
   registry: Registry;
   logs: string[];
@@ -62,7 +62,7 @@ export interface InstanceOptions {
   id: string;
   sourceIp?: string;
   timing?: Partial<ManagerTiming>;
-  hooks?: ClusterHooks;
+  hooks?: RedisClusterHooks;
 }
 
 export type Pod = StoredObject & { status?: { podIP?: string } };
@@ -293,7 +293,7 @@ export class ClusterEnv {
     return out.join('\n');
   }
 
-  /** A ClusterManager instance as main.ts wires it (one Lease for everything). */
+  /** A RedisClusterManager instance as main.ts wires it (one Lease for everything). */
   async startInstance(o: InstanceOptions): Promise<Instance> {
     const logs: string[] = [];
     const sink = new Writable({
@@ -312,7 +312,7 @@ export class ClusterEnv {
     });
     const metrics = createSidecarMetrics();
     const registry = metrics.registry;
-    let manager: ClusterManager | null = null;
+    let manager: RedisClusterManager | null = null;
     const elector = new LeaderElector({
       client: kube.leaseClient(LEASE_NS, LEASE_NAME, TEST_LEADER.requestTimeoutMs),
       identity: o.id,
@@ -321,7 +321,16 @@ export class ClusterEnv {
       onStartedLeading: () => manager?.leadershipChanged(true),
       onStoppedLeading: () => manager?.leadershipChanged(false),
     });
-    manager = new ClusterManager({ kube, leader: elector, logger, registry, status: metrics, timing, redisLocalAddress: o.sourceIp, hooks: o.hooks });
+    manager = new RedisClusterManager({
+      kube,
+      leader: elector,
+      logger,
+      registry,
+      status: metrics,
+      timing,
+      redisLocalAddress: o.sourceIp,
+      hooks: o.hooks,
+    });
     const m = manager;
     let stopped = false;
     const finish = async (release: boolean) => {

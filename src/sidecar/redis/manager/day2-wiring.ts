@@ -63,7 +63,14 @@ export function createDay2(parts: Day2Parts): Day2 {
       clientPassword: parts.clientPassword,
       refreshMs: parts.timing.secretRefreshMs,
     }),
-    replication: new ReplicationReporter({ log, isLeader, now, atRest: parts.atRest, patchPodMetadata: kube.patchPodMetadata.bind(kube) }),
+    replication: new ReplicationReporter({
+      log,
+      isLeader,
+      now,
+      atRest: parts.atRest,
+      kube,
+      namespace: parts.ref.namespace,
+    }),
     tls: new TlsReloader({
       log,
       isLeader,

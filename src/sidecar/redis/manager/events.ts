@@ -6,6 +6,7 @@
 // decision the leader acts on and ends when the master label lands on the new master (that is
 // when the master Service routes to it); ReplicaRepointed is emitted once per (pod, master address).
 import type { DecideConfig, MasterDecision, MasterHealth } from '../decide/index.ts';
+import type { EventToSend as CoreEventToSend } from '../../core/events.ts';
 
 export type EventReason =
   | 'Bootstrap'
@@ -39,11 +40,8 @@ export type EventReason =
   | 'UserSecretMissing'
   | 'PasswordUnwritable';
 
-export interface EventToSend {
-  type: 'Normal' | 'Warning';
-  reason: EventReason;
-  message: string;
-}
+/** The core Event (core/events.ts), with a Redis's reasons. */
+export type EventToSend = CoreEventToSend<EventReason>;
 
 type BlockConfig = Pick<DecideConfig, 'downAfterMs' | 'silentAfterSeconds' | 'witnessConfirmMs'>;
 

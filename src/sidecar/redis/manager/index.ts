@@ -1,6 +1,6 @@
 // The replication manager's public surface: main.ts and the tests import from here only.
-export { ReplicationManager, type ManagerOptions } from './manager.ts';
-export { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks, type WorkerOptions } from './worker.ts';
+export { RedisManager, type RedisManagerOptions } from './manager.ts';
+export { RedisWorker, type KubeWriter, type LeaderView, type RedisHooks, type RedisWorkerOptions } from './worker.ts';
 export { EventMemory, blockedAfterMs, blockedFailover, isFailover, type EventReason, type EventToSend, type FailoverEpisode } from './events.ts';
 export { belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView, type Overlay, type PodView } from './pods.ts';
 export { applyPlan, type Applied, type ExecutorContext, type LabelResult, type LabelStep, type StepIO, type StepOutcome } from './executor.ts';

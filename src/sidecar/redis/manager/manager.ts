@@ -15,12 +15,12 @@ import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
 import { statusSeries } from '../decide/status-series.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { FailurePolicyConfig } from './failure-policy.ts';
-import { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks } from './worker.ts';
+import { RedisWorker, type KubeWriter, type LeaderView, type RedisHooks } from './worker.ts';
 import { podChangeKey } from './pods.ts';
 
 type RedisItem = RedisObject & KubernetesObject;
 
-export interface ManagerOptions {
+export interface RedisManagerOptions {
   /** statefulSetInformer is optional: without it, rollouts never start (every revision is unknown). */
   kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> & Partial<Pick<KubeClient, 'statefulSetInformer'>> & KubeWriter;
   /** One Lease for every Redis, or one per shard. */
@@ -29,7 +29,7 @@ export interface ManagerOptions {
   metrics: SidecarMetrics;
   timing: ManagerTiming;
   redisLocalAddress?: string | undefined;
-  hooks?: ManagerHooks | undefined;
+  hooks?: RedisHooks | undefined;
   /** Back-off of failing steps (default DEFAULT_FAILURE_POLICY). */
   failurePolicy?: FailurePolicyConfig | undefined;
 }
@@ -38,8 +38,8 @@ const key = (namespace: string, name: string) => `${namespace}/${name}`;
 
 const sharded = (l: LeaderView | ShardedLeader): l is ShardedLeader => 'isLeaderOf' in l;
 
-export class ReplicationManager {
-  readonly #o: ManagerOptions;
+export class RedisManager {
+  readonly #o: RedisManagerOptions;
   readonly #log: Logger;
   readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: RedisWorker }>();
   /**
@@ -56,7 +56,7 @@ export class ReplicationManager {
   #synced = false;
   #stopping = false;
 
-  constructor(options: ManagerOptions) {
+  constructor(options: RedisManagerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ module: 'manager' });
   }

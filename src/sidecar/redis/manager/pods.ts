@@ -1,10 +1,12 @@
 // From Kubernetes objects to the decision layer's inputs: which pods belong to a Redis, what the
 // API says about each (PodObservation minus the probe track), the spec view and the decision
-// timings. Pure.
+// timings; and back: what a label patch's outcome means to the executor. Pure.
 // Invariants: a pod belongs to a Redis only when it carries all of podSelectorLabels(name) in the
 // Redis' namespace (the same labels the hook's Services use, never the role); a label overlay
 // (what our own patch returned, while the informer has not caught up) wins only while it is not
-// older than the informer's copy, so a later change by someone else is never hidden.
+// older than the informer's copy, so a later change by someone else is never hidden; a pod that is
+// gone (404) or replaced (uid precondition) counts as done when the patch takes a label away, and
+// as a failure when it gives the master label (replanned from the next pod list).
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   COMPONENT_LABEL,
@@ -14,12 +16,17 @@ import {
   REDIS_CONTAINER,
   REPLICATION_ANNOTATION,
   ROLE_LABEL,
+  ROLE_MASTER,
 } from '../../../api/labels.ts';
 import { desiredRuntimeConfig } from '../../../api/config-directives.ts';
 import { podBelongsTo } from '../../../api/membership.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { DEFAULT_DECIDE_CONFIG, type DecideConfig, type PodObservation, type RedisTrack, type SpecView } from '../decide/index.ts';
+import type { Overlay, PodPatchResult } from '../../core/pod-labels.ts';
+import type { LabelResult, LabelStep } from './executor.ts';
+
+export type { Overlay } from '../../core/pod-labels.ts';
 
 /** What the API says about one pod (the observation without our probes). */
 export interface PodView {
@@ -34,13 +41,6 @@ export interface PodView {
   deleting: boolean;
   /** The redis container's status says it is not running (see PodObservation.redisContainerGone). */
   redisContainerGone: boolean;
-  labels: Record<string, string>;
-  annotations: Record<string, string>;
-}
-
-/** Labels and annotations as our last successful patch returned them. */
-export interface Overlay {
-  resourceVersion: string;
   labels: Record<string, string>;
   annotations: Record<string, string>;
 }
@@ -157,4 +157,15 @@ export function podChangeKey(pod: V1Pod): string {
     pod.spec?.nodeName ?? null,
     pod.status ?? null,
   ]);
+}
+
+/** What a label step's patch did, as the executor counts it. */
+export function labelResult(step: LabelStep, r: PodPatchResult): LabelResult {
+  if (r.ok) return { ok: true };
+  const f = r.failure;
+  if (r.gone !== null) {
+    if (step.patch.metadata.labels?.[ROLE_LABEL] !== ROLE_MASTER) return { ok: true, gone: true };
+    return { ok: false, gone: true, code: f.code, message: r.gone === 'replaced' ? 'pod replaced' : 'pod gone' };
+  }
+  return { ok: false, code: f.code, message: `${f.code ?? 'no answer'} ${f.reason ?? ''} ${f.message}`.trim() };
 }

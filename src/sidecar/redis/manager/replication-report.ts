@@ -4,13 +4,13 @@
 // in the way of a failover or a bring-up: 600 first reports written while a fleet came up slowed
 // it threefold, and a check on every 100 ms round cost a third more sidecar CPU at rest); one
 // pass at a time, in the background; a failed write is logged at debug and tried again on a later
-// pass (nothing depends on these figures); what this instance wrote counts until the informer
-// shows it.
+// pass (nothing depends on these figures); what this instance wrote (the core pod-label
+// writer's overlay) counts until the informer shows a later one.
 import type { Logger } from 'pino';
 import { REPLICATION_ANNOTATION, readReplicationRecord, replicationRecord, type ReplicationRecord } from '../../../api/labels.ts';
 import { decideReplicationReports, type DecideInput } from '../decide/index.ts';
+import { PodLabelWriter, type PodPatcher } from '../../core/pod-labels.ts';
 import type { PodView } from './pods.ts';
-import type { KubeWriter } from './types.ts';
 
 /** A Redis's pods are looked at for a report at most this often. */
 export const CHECK_EVERY_MS = 5000;
@@ -22,19 +22,22 @@ export interface ReplicationReporterOptions {
   now: () => number;
   /** The Redis is at rest: nothing changed lately, every pod answering. */
   atRest: () => boolean;
-  patchPodMetadata: KubeWriter['patchPodMetadata'];
+  kube: PodPatcher;
+  /** The Redis's namespace (its pods'). */
+  namespace: string;
   wallNow?: () => number;
 }
 
 export class ReplicationReporter {
   readonly #o: ReplicationReporterOptions;
   /** By pod uid: what this instance wrote last. */
-  readonly #written = new Map<string, ReplicationRecord>();
+  readonly #written: PodLabelWriter;
   #busy: Promise<void> | null = null;
   #checkedAt = -Infinity;
 
   constructor(options: ReplicationReporterOptions) {
     this.#o = options;
+    this.#written = new PodLabelWriter(options.kube, options.namespace);
   }
 
   /** Starts a pass unless one is running; the promise ends with it (for the worker's in-flight set). */
@@ -44,11 +47,11 @@ export class ReplicationReporter {
     if (now - this.#checkedAt < CHECK_EVERY_MS) return null;
     this.#checkedAt = now;
     const byName = new Map(views.map((v) => [v.name, v]));
-    for (const uid of this.#written.keys()) if (!views.some((v) => v.uid === uid)) this.#written.delete(uid);
+    this.#written.retain(new Set(views.map((v) => v.uid)));
     const published = new Map<string, ReplicationRecord | null>();
     for (const v of views) {
       const seen = readReplicationRecord(v.annotations[REPLICATION_ANNOTATION]);
-      const mine = this.#written.get(v.uid) ?? null;
+      const mine = readReplicationRecord(this.#written.overlay(v.uid)?.annotations[REPLICATION_ANNOTATION]);
       published.set(v.name, mine && (!seen || Date.parse(mine.at) > Date.parse(seen.at)) ? mine : seen);
     }
     const reports = decideReplicationReports(input, master, published, (this.#o.wallNow ?? Date.now)());
@@ -57,12 +60,10 @@ export class ReplicationReporter {
       for (const r of reports) {
         const view = byName.get(r.pod);
         if (!view || !this.#o.isLeader()) continue;
-        try {
-          await this.#o.patchPodMetadata(view.namespace, view.name, { annotations: { [REPLICATION_ANNOTATION]: replicationRecord(r.record) }, uid: view.uid });
-          this.#written.set(view.uid, r.record);
-        } catch (err) {
-          this.#o.log.debug({ pod: view.name, err: err instanceof Error ? err.message : String(err) }, 'could not write the replication annotation');
-        }
+        const annotations = { [REPLICATION_ANNOTATION]: replicationRecord(r.record) };
+        const done = await this.#written.patch(view.name, view.uid, { annotations });
+        if (done.ok) continue;
+        this.#o.log.debug({ pod: view.name, err: done.failure.message }, 'could not write the replication annotation');
       }
     })().finally(() => {
       this.#busy = null;

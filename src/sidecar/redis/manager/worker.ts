@@ -1,7 +1,8 @@
-// One Redis resource's worker: the loop that plans and applies, over the parts that do the work:
-// probes (probes.ts), the credentials (credentials.ts), the steps (executor.ts) and the failure policy
-// (failure-policy.ts). Nothing here is shared with another Redis' worker, so a broken or slow
-// Redis (pods that hang, a Secret that is missing) never stalls another.
+// One Redis resource's worker: its round (observe, plan, apply) on the core loop (core/worker.ts),
+// over the parts that do the work: probes (probes.ts), the credentials (credentials.ts), the steps
+// (executor.ts) and the failure policy (failure-policy.ts). Nothing here is shared with another
+// Redis' worker, so a broken or slow Redis (pods that hang, a Secret that is missing) never
+// stalls another.
 // Invariants:
 // - Only the leader writes: leader.isLeader() is checked right before every Redis write, every
 //   label patch, every Secret creation and every Event. Standbys probe and plan (so a new leader
@@ -13,61 +14,42 @@
 // - Every I/O is bounded: Redis calls by the adapter's timeouts, API calls by the client's.
 // - Time comes from options.now and options.sleep (performance.now and setTimeout by default),
 //   so the timing logic runs under fake timers in tests.
+// - Rounds that wrote follow each other at once, 3 in a row at most; then, or after a quiet
+//   round, the next is due at nextRoundInMs (schedule.ts), sooner when woken.
 import { performance } from 'node:perf_hooks';
-import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { compareCodeUnits } from '../../../api/order.ts';
 import { REDIS_PORT, ROLE_MASTER } from '../../../api/labels.ts';
 import { backupEvents, type BackupMemory } from '../decide/backups.ts';
 import { redisSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import type { RedisObject } from '../../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../../api/validate.ts';
-import type { ManagerTiming } from '../../config.ts';
 import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, plan } from '../decide/index.ts';
 import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
-import type { SidecarMetrics } from '../../metrics.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
 import { ExporterUser } from './exporter-user.ts';
-import { EventMemory, isFailover, type EventToSend } from './events.ts';
+import { EventMemory, isFailover } from './events.ts';
 import { applyPlan, type StepIO } from './executor.ts';
-import { PodLabels } from './labels.ts';
-import type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
-import { StepFailures, type FailurePolicyConfig } from './failure-policy.ts';
+import { Worker } from '../../core/worker.ts';
+import type { KubeWriter, RedisWorkerOptions } from './types.ts';
+import { StepFailures } from './failure-policy.ts';
 import { Credentials } from './credentials.ts';
-import { belongsTo, decideConfig, observation, podView, specView, type PodView } from './pods.ts';
+import { RedisPodSet } from './pod-set.ts';
+import { decideConfig, observation, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
-import { atRest, nextRoundInMs } from './schedule.ts';
+import { RedisPace } from './pace.ts';
 import { RoundReporter } from './report.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
 import { SecretReporter } from './secret-report.ts';
 import type { KubeClient } from '../../adapters/kube/client.ts';
 import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
 
-export interface WorkerOptions {
-  namespace: string;
-  name: string;
-  kube: KubeWriter;
-  leader: LeaderView;
-  logger: Logger;
-  metrics: SidecarMetrics;
-  timing: ManagerTiming;
-  /** The pods the informer holds (any Redis); the worker keeps its own. */
-  pods: () => V1Pod[];
-  /** The StatefulSets the informer holds (any Redis): their update revision drives rollouts. */
-  statefulSets?: (() => V1StatefulSet[]) | undefined;
-  redisLocalAddress?: string | undefined;
-  hooks?: ManagerHooks | undefined;
-  failurePolicy?: FailurePolicyConfig | undefined;
-  /** Monotonic ms (default performance.now). */
-  now?: (() => number) | undefined;
-  /** Waits ms (default setTimeout). */
-  sleep?: ((ms: number) => Promise<void>) | undefined;
-}
-
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-export type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
+/** Rounds that wrote, run one after another at once before a rest. */
+const MAX_AGAIN = 3;
+
+export type { KubeWriter, LeaderView, RedisHooks, RedisWorkerOptions } from './types.ts';
 
 export class RedisWorker {
   readonly namespace: string;
@@ -79,13 +61,12 @@ export class RedisWorker {
   /** What status.backup said when last seen: its news become Events (decide/backups.ts). */
   #backups: BackupMemory | null = null;
   readonly failures: StepFailures;
-  readonly #o: WorkerOptions;
+  readonly #o: RedisWorkerOptions;
   readonly #log: Logger;
   readonly #now: () => number;
-  readonly #sleepFor: (ms: number) => Promise<void>;
-  readonly #views = new Map<string, PodView>();
-  readonly #labels: PodLabels;
-  readonly #pending = new Set<Promise<unknown>>();
+  readonly #worker: Worker<boolean>;
+  readonly #pace: RedisPace;
+  readonly #pods: RedisPodSet;
   #lostProbe: Promise<void> | null = null;
   readonly #auth: Credentials;
   readonly #probes: ProbeScheduler;
@@ -97,31 +78,50 @@ export class RedisWorker {
   readonly #boot: BootstrapWatch;
   #specView: SpecView | null = null;
   #config: DecideConfig | null = null;
-  #running = false;
-  #loop: Promise<void> | null = null;
-  #wake: (() => void) | null = null;
-  #woken = false;
-  #knownPodNames = new Set<string>();
-  /** Last time something stirred this Redis (see atRest in schedule.ts). */
-  #stirredAt = -Infinity;
 
-  constructor(options: WorkerOptions) {
+  constructor(options: RedisWorkerOptions) {
     this.#o = options;
     this.namespace = options.namespace;
     this.name = options.name;
     this.ref = { namespace: options.namespace, name: options.name };
     this.#log = options.logger.child({ namespace: options.namespace, name: options.name });
     this.#now = options.now ?? (() => performance.now());
-    this.#sleepFor = options.sleep ?? defaultSleep;
+    const sleep = options.sleep ?? defaultSleep;
+    this.#worker = new Worker<boolean>({
+      ref: this.ref,
+      log: this.#log,
+      leader: options.leader,
+      events: options.kube,
+      now: this.#now,
+      sleep: options.sleep,
+      round: () => this.#tick(),
+      failed: false,
+      failedMessage: 'reconcile round failed',
+      again: (wrote) => wrote,
+      restMs: () =>
+        this.#pace.restMs(
+          this.#config,
+          this.failures.open.map((e) => e.retryAt),
+        ),
+      maxAgain: MAX_AGAIN,
+      burstRestIgnoresWake: true,
+    });
     this.failures = new StepFailures(options.failurePolicy);
-    this.#labels = new PodLabels(options.kube, options.namespace);
+    this.#pace = new RedisPace({
+      now: this.#now,
+      timing: options.timing,
+      tracks: () => this.#probes.tracks,
+      hurry: () => this.#probes.hurry(),
+    });
+    const { metrics, pods } = options;
+    this.#pods = new RedisPodSet({ ref: this.ref, kube: options.kube, metrics, memory: this.memory, pods });
     this.#report = new RoundReporter({
       ref: this.ref,
       log: this.#log,
       metrics: options.metrics,
       memory: this.memory,
       isLeader: () => options.leader.isLeader(),
-      emit: (e) => this.#event(e),
+      emit: (e) => this.#worker.event(e),
       now: this.#now,
     });
     this.#auth = new Credentials({
@@ -130,7 +130,7 @@ export class RedisWorker {
       isLeader: () => options.leader.isLeader(),
       log: this.#log,
       memory: this.memory,
-      event: (e) => this.#event(e),
+      event: (e) => this.#worker.event(e),
       newAdapter: (username, password) =>
         new RedisAdapter({
           username,
@@ -150,22 +150,19 @@ export class RedisWorker {
       kube: options.kube,
       statefulSets: options.statefulSets ?? (() => []),
       isLeader: () => options.leader.isLeader(),
-      event: (e) => this.#event(e),
+      event: (e) => this.#worker.event(e),
       now: this.#now,
       timing: options.timing,
       applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
       aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
       clientPassword: () => this.#auth.clientPassword,
-      atRest: () => this.#idle(),
+      atRest: () => this.#pace.idle(),
       tls: {
         certificate: () => this.#auth.certificate,
         served: (endpoint) => this.#auth.adapter.servedCertificate(endpoint),
         reload: (endpoint) => this.#auth.adapter.reloadTls(endpoint),
       },
-      track: (p) => {
-        this.#pending.add(p);
-        void p.finally(() => this.#pending.delete(p));
-      },
+      track: (p) => this.#worker.track(p),
     });
     this.#exporterUser = new ExporterUser({
       log: this.#log,
@@ -189,21 +186,18 @@ export class RedisWorker {
       log: this.#log,
       kube: options.kube as KubeWriter & BootstrapKube,
       isLeader: () => options.leader.isLeader(),
-      event: (e) => this.#event(e),
+      event: (e) => this.#worker.event(e),
       now: this.#now,
-      track: (p) => {
-        this.#pending.add(p);
-        void p.finally(() => this.#pending.delete(p));
-      },
+      track: (p) => this.#worker.track(p),
     });
     this.#probes = new ProbeScheduler({
-      probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#running),
-      active: () => this.#running && this.#auth.known,
+      probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#worker.running),
+      active: () => this.#worker.running && this.#auth.known,
       config: () => this.#config ?? DEFAULT_DECIDE_CONFIG,
       changed: () => this.wake(),
-      intervalMs: () => (this.#idle() ? options.timing.idleProbeIntervalMs : options.timing.probeIntervalMs),
+      intervalMs: () => this.#pace.probeIntervalMs(),
       now: this.#now,
-      sleep: this.#sleepFor,
+      sleep,
     });
   }
 
@@ -214,7 +208,7 @@ export class RedisWorker {
     const labels = { namespace: this.namespace, redis: this.name };
     const told = backupEvents(this.#backups, object.status);
     this.#backups = told.memory;
-    for (const e of told.events) this.#event(e);
+    for (const e of told.events) this.#worker.event(e);
     this.#secrets.observe(object.metadata.annotations);
     this.#boot.update(object.metadata.annotations);
     const verdict = validateSpec(this.name, object.spec);
@@ -245,9 +239,8 @@ export class RedisWorker {
 
   /** Something changed (a pod event, leadership, a probe that shows a change): plan again now, probe at the fast rate. */
   wake(): void {
-    this.#woken = true;
-    this.#stir();
-    this.#wake?.();
+    this.#pace.stir();
+    this.#worker.wake();
   }
 
   /**
@@ -257,117 +250,39 @@ export class RedisWorker {
    */
   #lost(): void {
     this.wake();
-    if (this.#lostProbe || !this.#running) return;
-    const p = this.#probes.probeNow([...this.#views.keys()]).finally(() => {
-      this.#pending.delete(p);
+    if (this.#lostProbe || !this.#worker.running) return;
+    const p = this.#probes.probeNow(this.#pods.uids).finally(() => {
       this.#lostProbe = null;
     });
     this.#lostProbe = p;
-    this.#pending.add(p);
-  }
-
-  #stir(): void {
-    const wasIdle = this.#idle();
-    this.#stirredAt = this.#now();
-    if (wasIdle) this.#probes.hurry();
-  }
-
-  #idle(): boolean {
-    return atRest(this.#now(), this.#stirredAt, this.#probes.tracks).idle;
+    this.#worker.track(p);
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#worker.start();
   }
 
   /** Stops every loop and closes the Redis connections. A round stuck in a hook is abandoned after 2 s. */
   async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await Promise.race([Promise.all([this.#loop, this.#probes.stop()]), defaultSleep(2000)]);
-    await Promise.race([Promise.allSettled([...this.#pending]), defaultSleep(1000)]);
+    await this.#worker.stop(() => this.#probes.stop());
     this.#auth.close();
-    for (const pod of this.#knownPodNames) this.#o.metrics.forgetPod(this.namespace, this.name, pod);
+    this.#pods.forgetAll();
     this.#o.metrics.forgetRedis(this.namespace, this.name);
   }
 
   /** The track of a pod by name (tests). */
   trackOf(podName: string): RedisTrack | undefined {
-    for (const [uid, v] of this.#views) if (v.name === podName) return this.#probes.track(uid);
-    return undefined;
-  }
-
-  // ---------------------------------------------------------------- the loop
-
-  async #run(): Promise<void> {
-    // Rounds that changed Redis follow each other at once (the next one acts on fresh probes),
-    // but never more than a few in a row: a node that accepts a command and never shows its
-    // effect must not turn this into a busy loop.
-    let immediate = 0;
-    while (this.#running) {
-      let again = false;
-      this.#woken = false;
-      try {
-        again = await this.#tick();
-      } catch (err) {
-        this.#log.error({ err: err instanceof Error ? err.stack : String(err) }, 'reconcile round failed');
-      }
-      if (!this.#running) break;
-      immediate = again ? immediate + 1 : 0;
-      if (again && immediate <= 3) continue;
-      if (!this.#woken || immediate > 3)
-        await this.#sleep(
-          nextRoundInMs(
-            this.#now(),
-            this.#idle() ? this.#o.timing.idleProbeIntervalMs : this.#o.timing.tickIntervalMs,
-            this.#config,
-            this.#probes.tracks,
-            this.failures.open.map((e) => e.retryAt),
-          ),
-        );
-      if (immediate > 3) immediate = 0;
-    }
-  }
-
-  /** Sleeps ms, or less when wake() is called. */
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let done = false;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        if (this.#wake === finish) this.#wake = null;
-        resolve();
-      };
-      this.#wake = finish;
-      void this.#sleepFor(ms).then(finish);
-    });
+    const uid = this.#pods.uidOf(podName);
+    return uid === undefined ? undefined : this.#probes.track(uid);
   }
 
   /** The pods of this Redis, by name; probe loops follow them. */
   #syncPods(): PodView[] {
-    const views: PodView[] = [];
-    for (const pod of this.#o.pods()) {
-      if (!belongsTo(pod, this.namespace, this.name)) continue;
-      const v = podView(pod);
-      if (v) views.push(v);
-    }
-    views.sort((a, b) => compareCodeUnits(a.name, b.name));
-    this.#views.clear();
-    for (const v of views) this.#views.set(v.uid, v);
+    const views = this.#pods.read();
     for (const uid of this.#probes.sync(views)) {
-      this.#labels.forget(uid);
+      this.#pods.forget(uid);
       this.#auth.forgetPod(uid);
     }
-    const names = new Set(views.map((v) => v.name));
-    for (const old of this.#knownPodNames) {
-      if (names.has(old)) continue;
-      this.#o.metrics.forgetPod(this.namespace, this.name, old);
-      this.memory.forgetPod(old);
-    }
-    this.#knownPodNames = names;
     // Connections to addresses no pod has any more (a pod got a new IP, or went away).
     this.#auth.retain(views.filter((v) => v.ip).map((v) => ({ host: v.ip!, port: REDIS_PORT })));
     return views;
@@ -384,14 +299,11 @@ export class RedisWorker {
     }
     // Before the credentials: a missing Secret is exactly what the report must tell.
     const look = this.#secrets.tick();
-    if (look) {
-      this.#pending.add(look);
-      void look.finally(() => this.#pending.delete(look));
-    }
+    if (look) this.#worker.track(look);
     if (!(await this.#auth.ensure())) return false;
     const updated = this.#day2.revisions();
     const pods: PodObservation[] = views.map((v) => ({
-      ...observation(v, this.#probes.track(v.uid) ?? null, this.#labels.overlay(v.uid)),
+      ...observation(v, this.#probes.track(v.uid) ?? null, this.#pods.overlay(v.uid)),
       updated: updated(v),
     }));
     // Claims matter only to a bootstrap: listed while no pod is labelled master and some pod
@@ -411,14 +323,14 @@ export class RedisWorker {
     this.lastPlan = p;
     this.#report.podMetrics(input, p);
     this.#report.decision(p.decision);
-    if (!this.#o.leader.isLeader()) return false;
+    if (!this.#worker.isLeader()) return false;
     this.#boot.report(input, p.decision);
 
     const { health } = decideMaster(input);
     const blocked = this.memory.noteDecision(p.decision, health, this.#config);
     if (blocked) {
       this.#log.warn({ reason: p.decision.reason }, 'failover blocked');
-      this.#event(blocked);
+      this.#worker.event(blocked);
     }
     this.#report.dropped(this.failures.retain(p.steps, now));
     const adopted = await this.#auth.adopt(views);
@@ -435,7 +347,7 @@ export class RedisWorker {
       return true;
     }
 
-    this.#stir();
+    this.#pace.stir();
     const d = p.decision;
     if (isFailover(d)) {
       const old = views.find((v) => v.name === d.previous);
@@ -443,11 +355,11 @@ export class RedisWorker {
       const started = this.memory.startFailover(d, now, t?.failingSince ?? null);
       if (started) {
         this.#log.warn({ from: d.previous, to: d.master, cause: d.cause, reason: d.reason }, 'failover started');
-        this.#event(started);
+        this.#worker.event(started);
       }
     }
     const applied = await applyPlan(p, this.#io(views), {
-      canAct: () => this.#o.leader.isLeader() && this.#running,
+      canAct: () => this.#worker.isLeader() && this.#worker.running,
       before: (step) => this.#o.hooks?.beforeStep?.(this.ref, step),
       after: (step, ok) => this.#o.hooks?.afterStep?.(this.ref, step, ok),
       outcome: (o) => this.#report.step(o, p),
@@ -470,19 +382,7 @@ export class RedisWorker {
       replicaOf: (endpoint, master) => redis.replicaOf(endpoint, master),
       switchover: (from, to) => redis.switchover(from, to),
       configSet: (endpoint, settings) => redis.configSet(endpoint, settings),
-      label: (step) =>
-        this.#labels.write(
-          step,
-          views.find((v) => v.name === step.pod),
-        ),
+      label: (step) => this.#pods.label(step, views),
     };
-  }
-
-  /** Sends an Event (leader only); stop() waits a moment for those in flight. */
-  #event(e: EventToSend): void {
-    if (!this.#o.leader.isLeader()) return;
-    const p = this.#o.kube.emitEvent(this.ref, e.type, e.reason, e.message);
-    this.#pending.add(p);
-    void p.finally(() => this.#pending.delete(p));
   }
 }

@@ -10,10 +10,10 @@ import { decideForgets } from './forget.ts';
 import { mergeSplitShards } from './split-shard.ts';
 import { planReshard, type ReshardDecision } from './reshard.ts';
 import { buildTopology, type Topology } from './topology.ts';
-import type { ClusterSpecView, ClusterStep, Hold, PodObs } from './types.ts';
+import type { ClusterSpecView, ClusterStep, Hold, PodObservation } from './types.ts';
 
 export interface RoundInput {
-  pods: readonly PodObs[];
+  pods: readonly PodObservation[];
   spec: ClusterSpecView;
   /** Node id -> shard, for nodes whose pod is gone. */
   remembered: ReadonlyMap<string, number>;

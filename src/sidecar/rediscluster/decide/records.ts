@@ -1,6 +1,6 @@
 // The role label and the cluster-node annotation each cluster pod should carry, and whether to
 // write them now. Pure; the wall clock comes in as `nowMs`.
-// Invariants (api/cluster-names.ts): id, role, slots, master and link are rewritten as soon as
+// Invariants (api/rediscluster-names.ts): id, role, slots, master and link are rewritten as soon as
 // they change; the memory and key figures at most once a minute and only when one moved by 5% or
 // more, so a cluster at rest costs no API write. A pod whose node does not answer keeps its last
 // figures; its role, slots and master come from the cluster's view of its node, with link down
@@ -8,7 +8,7 @@
 import { clusterNodeRecord, type ClusterNodeRecord } from '../../../api/rediscluster-names.ts';
 import { ROLE_MASTER, ROLE_REPLICA } from '../../../api/labels.ts';
 import { selfLine, type Topology } from './topology.ts';
-import type { PodObs } from './types.ts';
+import type { PodObservation } from './types.ts';
 
 export const FIGURES_EVERY_MS = 60_000;
 export const FIGURES_MOVE = 0.05;
@@ -24,7 +24,7 @@ export interface RecordWrite {
 }
 
 /** The record the pod's node calls for now; null when nothing is known of it. */
-export function recordOf(t: Topology, pod: PodObs, nowMs: number): ClusterNodeRecord | null {
+export function recordOf(t: Topology, pod: PodObservation, nowMs: number): ClusterNodeRecord | null {
   const at = new Date(nowMs).toISOString();
   const self = selfLine(pod);
   if (self && pod.probe?.ok) {
@@ -63,7 +63,7 @@ export function recordOf(t: Topology, pod: PodObs, nowMs: number): ClusterNodeRe
 const moved = (a: number, b: number) => Math.abs(a - b) >= FIGURES_MOVE * Math.max(a, b, 1);
 
 /** What to write on one pod, or null when its label and record are right. */
-export function decideRecord(t: Topology, pod: PodObs, nowMs: number): RecordWrite | null {
+export function decideRecord(t: Topology, pod: PodObservation, nowMs: number): RecordWrite | null {
   const next = recordOf(t, pod, nowMs);
   if (!next) return null;
   const last = pod.record;

@@ -9,7 +9,7 @@
 // - A shard receives slots only when its master answers, every serving master knows it, and its
 //   replicas are linked (at least one when spec.replicas > 0): moved keys are replicated at once.
 // - A count below the shards serving now that checkShardCount says cannot hold the data is
-//   refused: nothing moves (the same rule as the hook's, from api/cluster-capacity.ts).
+//   refused: nothing moves (the same rule as the hook's, from api/rediscluster-capacity.ts).
 import { checkShardCount, type RedisClusterMemory as ClusterMemory } from '../../../api/rediscluster-capacity.ts';
 import { planMoves } from './layout.ts';
 import { label, nodesOfShard, shardMaster } from './shard-master.ts';

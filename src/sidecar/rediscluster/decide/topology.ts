@@ -9,15 +9,15 @@
 // - allAnswered is true only when every pod has an address and its node answered: the decisions
 //   that cannot be undone (forgetting a node, giving away slots nobody serves) need it.
 import { CLUSTER_SLOTS } from '../../../api/rediscluster-schema.ts';
-import type { ClusterNode, NodeLine, OpenSlot, PodObs } from './types.ts';
+import type { ClusterNode, NodeLine, OpenSlot, PodObservation } from './types.ts';
 
 export interface Topology {
   nodes: Map<string, ClusterNode>;
   /** The id of the node serving each slot; null when nobody claims it. */
   owner: Array<string | null>;
-  pods: PodObs[];
+  pods: PodObservation[];
   /** Pods whose node answered, by node id. */
-  byId: Map<string, PodObs>;
+  byId: Map<string, PodObservation>;
   /** Each answering node's own view: which ids it knows (itself included), and its line for each. */
   views: Map<string, Map<string, NodeLine>>;
   allAnswered: boolean;
@@ -27,7 +27,7 @@ export interface Topology {
 }
 
 /** The line a pod's node gave about itself. */
-export function selfLine(pod: PodObs): NodeLine | null {
+export function selfLine(pod: PodObservation): NodeLine | null {
   if (!pod.probe?.ok) return null;
   return pod.probe.nodes.find((n) => n.myself) ?? null;
 }
@@ -43,8 +43,8 @@ function majority(values: number[]): number | null {
  * Merges the pods' answers. `remembered` maps node ids to the shard they were last seen in (a
  * node whose pod is gone keeps its shard there, so its slots can be traced to the right shard).
  */
-export function buildTopology(pods: readonly PodObs[], remembered: ReadonlyMap<string, number> = new Map()): Topology {
-  const byId = new Map<string, PodObs>();
+export function buildTopology(pods: readonly PodObservation[], remembered: ReadonlyMap<string, number> = new Map()): Topology {
+  const byId = new Map<string, PodObservation>();
   const views = new Map<string, Map<string, NodeLine>>();
   for (const pod of pods) {
     const self = selfLine(pod);

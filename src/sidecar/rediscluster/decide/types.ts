@@ -53,7 +53,7 @@ export interface NodeInfo {
 export type ProbeOutcome = { ok: true; nodes: NodeLine[]; info: NodeInfo } | { ok: false; kind: string; message: string };
 
 /** One pod of the RedisCluster and, when it has an address, what its node answered this round. */
-export interface PodObs {
+export interface PodObservation {
   name: string;
   uid: string;
   shard: number;
@@ -86,7 +86,7 @@ export interface ClusterNode {
   migrating: Map<number, string>;
   importing: Map<number, string>;
   /** The pod whose node answered with this id this round; null for a node no pod answered as. */
-  pod: PodObs | null;
+  pod: PodObservation | null;
   info: NodeInfo | null;
   /** The shard it belongs to: its pod's, else the shard of its replicas, else remembered; null: unknown. */
   shard: number | null;

@@ -1,6 +1,6 @@
 // The RedisCluster manager: watches RedisCluster resources and their pods (never a Redis pod:
 // its pod informer selects app.kubernetes.io/name=redis-cluster) in the watched namespaces, and
-// runs one ClusterWorker per RedisCluster. RedisClusters are divided among sidecar instances by
+// runs one RedisClusterWorker per RedisCluster. RedisClusters are divided among sidecar instances by
 // the same shard Leases as Redis (shardOf(namespace, name)); only the holder of one acts on it.
 // Invariants: watched, never polled (informers only); a worker exists exactly while its
 // RedisCluster does (a new uid under the same name gets a fresh worker); events are routed to
@@ -17,12 +17,12 @@ import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
 import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { createClusterMetrics, type ClusterMetrics } from '../metrics.ts';
-import type { ClusterHooks, ClusterKube, LeaderView } from './types.ts';
-import { ClusterWorker } from './worker.ts';
+import type { RedisClusterHooks, ClusterKube, LeaderView } from './types.ts';
+import { RedisClusterWorker } from './worker.ts';
 
 type Item = RedisClusterObject & KubernetesObject;
 
-export interface ClusterManagerOptions {
+export interface RedisClusterManagerOptions {
   kube: ClusterKube;
   leader: LeaderView | ShardedLeader;
   logger: Logger;
@@ -36,24 +36,24 @@ export interface ClusterManagerOptions {
   status?: Pick<SidecarMetrics, 'observeStatus' | 'forgetStatus' | 'failovers'> | undefined;
   timing: ManagerTiming;
   redisLocalAddress?: string | undefined;
-  hooks?: ClusterHooks | undefined;
+  hooks?: RedisClusterHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
 }
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
 const sharded = (l: LeaderView | ShardedLeader): l is ShardedLeader => 'isLeaderOf' in l;
 
-export class ClusterManager {
-  readonly #o: ClusterManagerOptions;
+export class RedisClusterManager {
+  readonly #o: RedisClusterManagerOptions;
   readonly #log: Logger;
   readonly #metrics: ClusterMetrics;
-  readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: ClusterWorker }>();
+  readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: RedisClusterWorker }>();
   #clusters: MultiInformer<Item> | null = null;
   #pods: MultiInformer<V1Pod> | null = null;
   #synced = false;
   #stopping = false;
 
-  constructor(options: ClusterManagerOptions) {
+  constructor(options: RedisClusterManagerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ module: 'cluster-manager' });
     this.#metrics = createClusterMetrics(options.registry, options.status);
@@ -63,7 +63,7 @@ export class ClusterManager {
     return this.#synced && !this.#stopping;
   }
 
-  worker(namespace: string, name: string): ClusterWorker | undefined {
+  worker(namespace: string, name: string): RedisClusterWorker | undefined {
     return this.#workers.get(key(namespace, name))?.worker;
   }
 
@@ -126,7 +126,7 @@ export class ClusterManager {
     }
     const l = this.#o.leader;
     const shard = sharded(l) ? l.shardOf(ns, name) : 0;
-    const worker = new ClusterWorker({
+    const worker = new RedisClusterWorker({
       namespace: ns,
       name,
       kube: this.#o.kube,

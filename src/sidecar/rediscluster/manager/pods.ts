@@ -1,6 +1,7 @@
-// From the informer's pods to the decisions' PodObs (minus the probe): which pods belong to a
-// RedisCluster, their shard and ordinal, address, and the role label and node record they carry.
-// Pure. Invariant: membership is api/cluster-names.ts's rule (all of clusterPodSelectorLabels),
+// From the informer's pods to the decisions' PodObservation (minus the probe): which pods belong
+// to a RedisCluster, their shard and ordinal, address, and the role label and node record they
+// carry (what our last patch returned wins: node-records.ts). Pure.
+// Invariant: membership is api/rediscluster-names.ts's rule (all of clusterPodSelectorLabels),
 // and a pod without a shard label or a StatefulSet ordinal is no cluster node of ours.
 import type { V1Pod } from '@kubernetes/client-node';
 import {
@@ -10,22 +11,21 @@ import {
   readClusterNodeRecord,
 } from '../../../api/rediscluster-names.ts';
 import { ROLE_LABEL } from '../../../api/labels.ts';
-import type { PodObs } from '../decide/types.ts';
+import type { Overlay } from '../../core/pod-labels.ts';
+import type { PodObservation } from '../decide/types.ts';
 
-/** What we last wrote on a pod (the informer may not show it yet). */
-export interface Written {
-  role?: string | undefined;
-  record?: string | undefined;
-}
+type Observed = Omit<PodObservation, 'probe'>;
 
-export function podObs(pod: V1Pod, cluster: { namespace: string; name: string }, written?: Written): Omit<PodObs, 'probe'> | null {
+type Ref = { namespace: string; name: string };
+
+export function podObservation(pod: V1Pod, cluster: Ref, written?: Overlay): Observed | null {
   const m = pod.metadata;
   if (!m?.name || !m.uid || !clusterPodBelongsTo(m, cluster)) return null;
   const shardText = m.labels?.[SHARD_LABEL];
   const shard = shardText !== undefined && /^\d+$/.test(shardText) ? Number(shardText) : NaN;
   const ordinalMatch = /-(\d+)$/.exec(m.name);
   if (!Number.isInteger(shard) || !ordinalMatch) return null;
-  const annotation = written?.record ?? m.annotations?.[CLUSTER_NODE_ANNOTATION];
+  const annotation = written?.annotations[CLUSTER_NODE_ANNOTATION] ?? m.annotations?.[CLUSTER_NODE_ANNOTATION];
   return {
     name: m.name,
     uid: m.uid,
@@ -34,6 +34,6 @@ export function podObs(pod: V1Pod, cluster: { namespace: string; name: string },
     ip: pod.status?.podIP || null,
     deleting: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
     record: readClusterNodeRecord(annotation),
-    roleLabel: written?.role ?? m.labels?.[ROLE_LABEL] ?? null,
+    roleLabel: written?.labels[ROLE_LABEL] ?? m.labels?.[ROLE_LABEL] ?? null,
   };
 }

@@ -1,22 +1,15 @@
-// What a round tells the world besides Redis writes: each pod's role label and cluster-node record
-// (NodeRecords), and, once per change, the holds worth a human's attention, the steps applied and
+// What a round tells the world besides Redis writes (the pods' labels and records are
+// node-records.ts's): once per change, the holds worth a human's attention, the steps applied and
 // the shards whose master moved (RoundNews: log lines and Events on the RedisCluster).
 // Invariants:
-// - A pod is patched only when decide/records.ts says its label or record changed, with the pod's
-//   uid as a precondition (never onto a recreated pod); what we wrote is remembered until the
-//   informer shows it, so a round never writes the same value twice.
 // - A hold is told when it appears or its reason changes, and its end is logged; Warning holds
 //   are Events. Nothing is told twice for one state.
 import type { Logger } from 'pino';
-import { CLUSTER_NODE_ANNOTATION } from '../../../api/rediscluster-names.ts';
-import { ROLE_LABEL } from '../../../api/labels.ts';
-import { isReplaced, isNotFound, kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';
-import { decideRecord } from '../decide/records.ts';
+import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { RoundPlan } from '../decide/plan.ts';
 import { shardMaster } from '../decide/shard-master.ts';
 import type { Topology } from '../decide/topology.ts';
 import type { ClusterStep } from '../decide/types.ts';
-import type { Written } from './pods.ts';
 import type { ClusterKube, EventToSend } from './types.ts';
 
 interface Common {
@@ -24,45 +17,6 @@ interface Common {
   kube: Pick<ClusterKube, 'patchPodMetadata'>;
   log: Logger;
   event(e: EventToSend): void;
-}
-
-export class NodeRecords {
-  readonly #o: Common & { isLeader(): boolean };
-  readonly #written = new Map<string, Written>();
-
-  constructor(options: Common & { isLeader(): boolean }) {
-    this.#o = options;
-  }
-
-  /** What we wrote on the pod and the informer may not show yet. */
-  written(uid: string): Written | undefined {
-    return this.#written.get(uid);
-  }
-
-  async write(t: Topology, nowMs: number): Promise<void> {
-    const alive = new Set(t.pods.map((p) => p.uid));
-    for (const uid of [...this.#written.keys()]) if (!alive.has(uid)) this.#written.delete(uid);
-    const writes = t.pods.flatMap((p) => {
-      const w = decideRecord(t, p, nowMs);
-      return w ? [w] : [];
-    });
-    await Promise.all(
-      writes.map(async (w) => {
-        if (!this.#o.isLeader()) return;
-        const labels = w.role ? { [ROLE_LABEL]: w.role } : undefined;
-        const annotations = w.record ? { [CLUSTER_NODE_ANNOTATION]: w.record } : undefined;
-        try {
-          const pod = await this.#o.kube.patchPodMetadata(this.#o.ref.namespace, w.pod, { labels, annotations, uid: w.uid });
-          this.#written.set(w.uid, { role: pod.metadata?.labels?.[ROLE_LABEL], record: pod.metadata?.annotations?.[CLUSTER_NODE_ANNOTATION] });
-          this.#o.log.debug({ pod: w.pod, reason: w.reason }, 'node record written');
-        } catch (err) {
-          if (isReplaced(err) || isNotFound(err)) return;
-          const f = kubeFailure(err);
-          this.#o.log.warn({ pod: w.pod, code: f.code, err: f.message }, 'could not write the node record');
-        }
-      }),
-    );
-  }
 }
 
 const HOLD_REASONS: Record<string, string> = {

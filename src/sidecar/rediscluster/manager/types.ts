@@ -4,16 +4,15 @@ import type { KubernetesObject, V1Pod, V1Secret } from '@kubernetes/client-node'
 import type { AuthSecretRef } from '../../../api/auth.ts';
 import type { GeneratedSecret, MultiInformer, RedisClusterObject, RedisRef, SecretOwner } from '../../adapters/kube/client.ts';
 import type { ClusterStep } from '../decide/types.ts';
+import type { EventSink } from '../../core/events.ts';
+import type { PodPatcher } from '../../core/pod-labels.ts';
 
-export interface ClusterKube {
+export type { EventToSend } from '../../core/events.ts';
+export type { LeaderView } from '../../core/leader.ts';
+
+export interface ClusterKube extends PodPatcher, EventSink {
   redisClusterInformer(): MultiInformer<RedisClusterObject & KubernetesObject>;
   clusterPodInformer(): MultiInformer<V1Pod>;
-  patchPodMetadata(
-    namespace: string,
-    name: string,
-    changes: { labels?: Record<string, string | null>; annotations?: Record<string, string | null>; uid?: string },
-  ): Promise<V1Pod>;
-  emitEvent(ref: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string, kind?: string): Promise<boolean>;
   patchClusterAnnotations(ref: RedisRef, annotations: Record<string, string | null>, resourceVersion?: string): Promise<void>;
   scaleCluster(ref: RedisRef, shards: number): Promise<void>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
@@ -22,19 +21,9 @@ export interface ClusterKube {
   ensureAuthSecret(ref: RedisRef & { uid: string }, secret?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret>;
 }
 
-export interface LeaderView {
-  isLeader(): boolean;
-}
-
 /** Test seams: a test stops a worker at a chosen point (a crash mid-migration). */
-export interface ClusterHooks {
+export interface RedisClusterHooks {
   beforeStep?(ref: RedisRef, step: ClusterStep): void | Promise<void>;
   /** After each MIGRATE batch of a slot move (the slot is open on both ends then). */
   afterBatch?(ref: RedisRef, slot: number, keys: number): void | Promise<void>;
-}
-
-export interface EventToSend {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
 }

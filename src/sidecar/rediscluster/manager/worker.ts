@@ -1,6 +1,7 @@
-// One RedisCluster's worker: the loop that probes its nodes, plans (decide/plan.ts) and applies,
-// over the parts beside it: credentials, the executor and slot mover, the node records, the
-// reshard record and the autoscaler. Nothing is shared with another RedisCluster's worker.
+// One RedisCluster's worker: its round (probe the nodes, plan with decide/plan.ts, apply) on the
+// core loop (core/worker.ts), over the parts beside it: credentials, the executor and slot mover,
+// the node records, the reshard record and the autoscaler. Nothing is shared with another
+// RedisCluster's worker.
 // Invariants:
 // - Only the holder of the RedisCluster's Lease acts, and only it probes: every Redis write,
 //   label patch, Secret creation, Event and scale write is preceded by leader.isLeader(). A
@@ -8,7 +9,8 @@
 //   window): the next holder starts from what the cluster and the records say.
 // - Every round starts from fresh probes of every pod; a round that wrote to Redis is followed by
 //   another at once (a few in a row at most), so the next decision never rests on facts older
-//   than its own writes.
+//   than its own writes. Five such rounds in a row at most, then a rest: a quiet cluster rests
+//   idleProbeIntervalMs, an unsettled one UNSETTLED_MS, a standby a minute; a wake ends any rest.
 // - Time comes from options.now (monotonic), wallNow (records) and sleep, for tests.
 import { performance } from 'node:perf_hooks';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -24,7 +26,7 @@ import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts'
 import { planRound, type RoundPlan } from '../decide/plan.ts';
 import { clusterMemory } from '../decide/reshard.ts';
 import { healthyMaster } from '../decide/topology.ts';
-import type { ClusterSpecView, PodObs } from '../decide/types.ts';
+import type { ClusterSpecView, PodObservation } from '../decide/types.ts';
 import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { Autoscaler } from './autoscaler.ts';
@@ -32,10 +34,14 @@ import { ClusterBackoff, clusterStepKey } from './backoff.ts';
 import { ExporterUser } from '../../redis/manager/exporter-user.ts';
 import { ClusterCredentials } from './credentials.ts';
 import { applySteps } from './executor.ts';
-import { podObs } from './pods.ts';
-import { NodeRecords, RoundNews } from './round-news.ts';
+import { NodeRecords } from './node-records.ts';
+import { podObservation } from './pods.ts';
+import { RoundNews } from './round-news.ts';
 import { ReshardRecorder } from './reshard-record.ts';
-import type { ClusterHooks, ClusterKube, EventToSend, LeaderView } from './types.ts';
+import type { EventToSend } from '../../core/events.ts';
+import type { LeaderView } from '../../core/leader.ts';
+import { Worker } from '../../core/worker.ts';
+import type { RedisClusterHooks, ClusterKube } from './types.ts';
 
 /** Slot moves a round may spend before it probes again (failures are noticed within this). */
 export const MOVE_BUDGET_MS = 1000;
@@ -45,8 +51,12 @@ export const MOVE_CONCURRENCY = 4;
 export const UNSETTLED_MS = 200;
 /** At most one StepFailed Event per this long (the log has every failure). */
 export const STEP_FAILED_EVERY_MS = 30_000;
+/** Rounds that wrote, run one after another at once before a rest. */
+const MAX_AGAIN = 5;
+/** Between rounds of an instance that does not act on this RedisCluster. */
+const STANDBY_MS = 60_000;
 
-export interface ClusterWorkerOptions {
+export interface RedisClusterWorkerOptions {
   namespace: string;
   name: string;
   kube: ClusterKube;
@@ -57,7 +67,7 @@ export interface ClusterWorkerOptions {
   /** The informer's pods of this RedisCluster (membership is checked again here). */
   pods: () => V1Pod[];
   redisLocalAddress?: string | undefined;
-  hooks?: ClusterHooks | undefined;
+  hooks?: RedisClusterHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
   now?: (() => number) | undefined;
   wallNow?: (() => number) | undefined;
@@ -66,17 +76,16 @@ export interface ClusterWorkerOptions {
 
 type Next = 'again' | 'unsettled' | 'rest' | 'standby';
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-export class ClusterWorker {
+export class RedisClusterWorker {
   readonly namespace: string;
   readonly name: string;
   readonly ref: RedisRef;
   /** The latest plan (tests, debugging). */
   lastPlan: RoundPlan | null = null;
-  readonly #o: ClusterWorkerOptions;
+  readonly #o: RedisClusterWorkerOptions;
   readonly #log: Logger;
   readonly #now: () => number;
+  readonly #worker: Worker<Next>;
   readonly #wallNow: () => number;
   readonly #redis: ClusterAdapter;
   readonly #auth: ClusterCredentials;
@@ -87,7 +96,6 @@ export class ClusterWorker {
   readonly #reshard: ReshardRecorder;
   readonly #autoscaler: Autoscaler;
   readonly #exporterUser: ExporterUser;
-  readonly #pending = new Set<Promise<unknown>>();
   #spec: RedisClusterSpec | null = null;
   #specProblem: string | null = null;
   #remembered = new Map<string, number>();
@@ -95,14 +103,8 @@ export class ClusterWorker {
   #forcedAt = new Map<string, number>();
   #lastKeys = new Map<string, number>();
   #acting = false;
-  #stepFailedAt = -Infinity;
-  #stepFailedSuppressed = 0;
-  #running = false;
-  #loop: Promise<void> | null = null;
-  #wake: (() => void) | null = null;
-  #woken = false;
 
-  constructor(options: ClusterWorkerOptions) {
+  constructor(options: RedisClusterWorkerOptions) {
     this.#o = options;
     this.namespace = options.namespace;
     this.name = options.name;
@@ -110,6 +112,28 @@ export class ClusterWorker {
     this.#log = options.logger.child({ namespace: options.namespace, name: options.name, kind: CLUSTER_KIND });
     this.#now = options.now ?? (() => performance.now());
     this.#wallNow = options.wallNow ?? Date.now;
+    const timing = options.timing;
+    this.#worker = new Worker<Next>({
+      ref: this.ref,
+      log: this.#log,
+      leader: options.leader,
+      events: options.kube,
+      eventKind: CLUSTER_KIND,
+      stepFailedEveryMs: STEP_FAILED_EVERY_MS,
+      now: this.#now,
+      sleep: options.sleep,
+      round: () => this.#tick(),
+      failed: 'unsettled',
+      failedMessage: 'cluster round failed',
+      again: (next) => next === 'again',
+      restMs: (next) => {
+        if (next === 'standby') return STANDBY_MS;
+        if (next === 'rest') return timing.idleProbeIntervalMs;
+        return next === 'again' ? timing.tickIntervalMs : UNSETTLED_MS;
+      },
+      maxAgain: MAX_AGAIN,
+      burstRestIgnoresWake: false,
+    });
     this.#redis = new ClusterAdapter({
       username: 'redis-operator',
       localAddress: options.redisLocalAddress,
@@ -125,7 +149,7 @@ export class ClusterWorker {
       log: this.#log,
       onPassword: (p) => this.#redis.setPassword(p),
       onMissing: (text, reason) =>
-        this.#event({
+        this.#worker.event({
           type: 'Warning',
           reason,
           message: `${text}: the pods cannot start and the operator cannot reach the nodes until it exists`,
@@ -143,7 +167,8 @@ export class ClusterWorker {
       patch: (annotations) => kube.patchClusterAnnotations(this.ref, annotations),
       everyMs: options.timing.secretRefreshMs,
     });
-    const common = { ref: this.ref, kube: options.kube, log: this.#log, event: (e: EventToSend) => this.#event(e), now: this.#now };
+    const event = (e: EventToSend) => this.#worker.event(e);
+    const common = { ref: this.ref, kube: options.kube, log: this.#log, event, now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
     this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
@@ -182,61 +207,16 @@ export class ClusterWorker {
   }
 
   wake(): void {
-    this.#woken = true;
-    this.#wake?.();
+    this.#worker.wake();
   }
 
   start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#loop = this.#run();
+    this.#worker.start();
   }
 
   async stop(): Promise<void> {
-    this.#running = false;
-    this.#wake?.();
-    await Promise.race([this.#loop, defaultSleep(2000)]);
-    await Promise.race([Promise.allSettled([...this.#pending]), defaultSleep(1000)]);
+    await this.#worker.stop();
     this.#redis.close();
-  }
-
-  async #run(): Promise<void> {
-    let again = 0;
-    while (this.#running) {
-      this.#woken = false;
-      let next: Next = 'unsettled';
-      try {
-        next = await this.#tick();
-      } catch (err) {
-        this.#log.error({ err: err instanceof Error ? err.stack : String(err) }, 'cluster round failed');
-      }
-      if (!this.#running) break;
-      again = next === 'again' ? again + 1 : 0;
-      if (next === 'again' && again <= 5) continue;
-      if (this.#woken) continue;
-      const ms =
-        next === 'standby' ? 60_000 : next === 'rest' ? this.#o.timing.idleProbeIntervalMs : next === 'again' ? this.#o.timing.tickIntervalMs : UNSETTLED_MS;
-      await this.#sleep(ms);
-      if (again > 5) again = 0;
-    }
-  }
-
-  /** Sleeps ms, or less when woken; the default timer is cleared on waking (a stopped worker keeps no timer). */
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let done = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        if (timer) clearTimeout(timer);
-        if (this.#wake === finish) this.#wake = null;
-        resolve();
-      };
-      this.#wake = finish;
-      if (this.#o.sleep) void this.#o.sleep(ms).then(finish);
-      else timer = setTimeout(finish, ms);
-    });
   }
 
   /** This instance stopped acting: forget what only the acting one may rely on. */
@@ -253,7 +233,7 @@ export class ClusterWorker {
   }
 
   async #tick(): Promise<Next> {
-    if (!this.#o.leader.isLeader()) {
+    if (!this.#worker.isLeader()) {
       this.#standDown();
       return 'standby';
     }
@@ -262,16 +242,13 @@ export class ClusterWorker {
     if (!spec) return 'standby';
     // Before the credentials: a missing Secret is exactly what the report must tell.
     const look = this.#secrets.tick();
-    if (look) {
-      this.#pending.add(look);
-      void look.finally(() => this.#pending.delete(look));
-    }
+    if (look) this.#worker.track(look);
     if (!(await this.#auth.ensure())) return 'unsettled';
     const view: ClusterSpecView = { shards: spec.master.replicas, replicasPerShard: spec.replicas, failoverTimeoutMs: spec.sentinel.failoverTimeout };
 
-    const pods: PodObs[] = [];
+    const pods: PodObservation[] = [];
     for (const pod of this.#o.pods()) {
-      const o = podObs(pod, this.ref, this.#records.written(pod.metadata?.uid ?? ''));
+      const o = podObservation(pod, this.ref, this.#records.overlay(pod.metadata?.uid ?? ''));
       if (o) pods.push({ ...o, probe: null });
     }
     await Promise.all(
@@ -292,7 +269,7 @@ export class ClusterWorker {
     this.lastPlan = plan;
     this.#remember(plan);
     this.#report(plan);
-    if (!this.#o.leader.isLeader()) return 'standby';
+    if (!this.#worker.isLeader()) return 'standby';
     await this.#records.write(plan.topology, this.#wallNow());
     this.#news.round(plan);
 
@@ -330,11 +307,11 @@ export class ClusterWorker {
       topology: plan.topology,
       backoff: this.#backoff,
       log: this.#log,
-      canAct: () => this.#running && this.#o.leader.isLeader(),
-      event: (e: EventToSend) => this.#event(e),
+      canAct: () => this.#worker.running && this.#worker.isLeader(),
+      event: (e: EventToSend) => this.#worker.event(e),
       now: this.#now,
       beforeStep: this.#o.hooks?.beforeStep
-        ? (s: Parameters<NonNullable<ClusterHooks['beforeStep']>>[1]) => this.#o.hooks!.beforeStep!(this.ref, s)
+        ? (s: Parameters<NonNullable<RedisClusterHooks['beforeStep']>>[1]) => this.#o.hooks!.beforeStep!(this.ref, s)
         : undefined,
       afterBatch: this.#o.hooks?.afterBatch ? (slot: number, keys: number) => this.#o.hooks!.afterBatch!(this.ref, slot, keys) : undefined,
       onMoved: () => this.#o.metrics.slotsMoved.inc({ namespace: this.namespace, rediscluster: this.name }),
@@ -372,23 +349,5 @@ export class ClusterWorker {
     this.#o.metrics.nodes.set({ ...labels, state: 'up' }, up);
     this.#o.metrics.nodes.set({ ...labels, state: 'pending' }, pending);
     this.#o.metrics.nodes.set({ ...labels, state: 'down' }, t.pods.length - up - pending);
-  }
-
-  #event(e: EventToSend): void {
-    if (!this.#o.leader.isLeader()) return;
-    if (e.reason === 'StepFailed') {
-      const now = this.#now();
-      if (now - this.#stepFailedAt < STEP_FAILED_EVERY_MS) {
-        this.#stepFailedSuppressed++;
-        return;
-      }
-      if (this.#stepFailedSuppressed > 0)
-        e = { ...e, message: `${e.message} (and ${this.#stepFailedSuppressed} more failing steps since the last such Event)` };
-      this.#stepFailedAt = now;
-      this.#stepFailedSuppressed = 0;
-    }
-    const p = this.#o.kube.emitEvent(this.ref, e.type, e.reason, e.message, CLUSTER_KIND);
-    this.#pending.add(p);
-    void p.finally(() => this.#pending.delete(p));
   }
 }

@@ -10,7 +10,7 @@ import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, podSelectorLabels } from '../../../../src/api/labels.ts';
 import type { Step } from '../../../../src/sidecar/redis/decide/index.ts';
-import type { ManagerHooks } from '../../../../src/sidecar/redis/manager/index.ts';
+import type { RedisHooks } from '../../../../src/sidecar/redis/manager/index.ts';
 import { addr, startRedis, type RedisServer } from '../../../support/redis-server.ts';
 import { Cluster, NS, redisCall, redisClient, until, missingKeys, type Instance } from './harness.ts';
 
@@ -38,7 +38,7 @@ async function write(ip: string, n: number, prefix: string): Promise<string[]> {
   return keys;
 }
 
-function recordSteps(): { steps: Step[]; hooks: ManagerHooks } {
+function recordSteps(): { steps: Step[]; hooks: RedisHooks } {
   const steps: Step[] = [];
   return { steps, hooks: { afterStep: (_r, step, ok) => void (ok && steps.push(step)) } };
 }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LINK_ANNOTATION, ROLE_LABEL, ROLE_SINCE_ANNOTATION } from '../../../../src/api/labels.ts';
 import type { Step } from '../../../../src/sidecar/redis/decide/index.ts';
-import type { ManagerHooks } from '../../../../src/sidecar/redis/manager/index.ts';
+import type { RedisHooks } from '../../../../src/sidecar/redis/manager/index.ts';
 import { addr, startRedis, TEST_PASSWORD } from '../../../support/redis-server.ts';
 import { Cluster, NS, redisCall, redisClient, replicationOf, sleep, until, missingKeys } from './harness.ts';
 
@@ -31,9 +31,9 @@ async function write(ip: string, n: number, prefix: string, password = TEST_PASS
 }
 
 /** Hooks recording every step the manager carried out, with the reason it gave. */
-function recordSteps(): { steps: Step[]; hooks: ManagerHooks } {
+function recordSteps(): { steps: Step[]; hooks: RedisHooks } {
   const steps: Step[] = [];
-  const afterStep: ManagerHooks['afterStep'] = (_redis, step, ok) => {
+  const afterStep: RedisHooks['afterStep'] = (_redis, step, ok) => {
     if (ok) steps.push(step);
   };
   return { steps, hooks: { afterStep } };

@@ -21,7 +21,7 @@ import { DEFAULT_TIMING, type ManagerTiming } from '../../../../src/sidecar/conf
 import { KubeClient } from '../../../../src/sidecar/adapters/kube/client.ts';
 import { LeaderElector } from '../../../../src/sidecar/adapters/kube/leader.ts';
 import type { LeaderSettings } from '../../../../src/sidecar/adapters/kube/lease-decision.ts';
-import { ReplicationManager, type ManagerHooks } from '../../../../src/sidecar/redis/manager/index.ts';
+import { RedisManager, type RedisHooks } from '../../../../src/sidecar/redis/manager/index.ts';
 import type { FailurePolicyConfig } from '../../../../src/sidecar/redis/manager/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../../src/sidecar/metrics.ts';
 import { startApiServer, type ApiServer, type StoredObject, type WatchHandle } from '../../../k8s/api-server.ts';
@@ -45,7 +45,7 @@ export interface Instance {
   id: string;
   kube: KubeClient;
   elector: LeaderElector;
-  manager: ReplicationManager;
+  manager: RedisManager;
   metrics: SidecarMetrics;
   logs: string[];
   /** Graceful: stop acting, release the lease, close everything. */
@@ -60,7 +60,7 @@ export interface InstanceOptions {
   sourceIp?: string;
   timing?: Partial<ManagerTiming>;
   leader?: LeaderSettings;
-  hooks?: ManagerHooks;
+  hooks?: RedisHooks;
   namespaces?: string[];
   failurePolicy?: FailurePolicyConfig;
 }
@@ -337,7 +337,7 @@ export class Cluster {
       logger,
     });
     const metrics = createSidecarMetrics();
-    let manager: ReplicationManager | null = null;
+    let manager: RedisManager | null = null;
     const settings = o.leader ?? TEST_LEADER;
     const elector = new LeaderElector({
       client: kube.leaseClient(LEASE_NS, LEASE_NAME, settings.requestTimeoutMs),
@@ -347,7 +347,7 @@ export class Cluster {
       onStartedLeading: () => manager?.leadershipChanged(true),
       onStoppedLeading: () => manager?.leadershipChanged(false),
     });
-    manager = new ReplicationManager({
+    manager = new RedisManager({
       kube,
       leader: elector,
       logger,

@@ -6,7 +6,7 @@ import { decideForcedFailovers } from '../../../../src/sidecar/rediscluster/deci
 import { planRound } from '../../../../src/sidecar/rediscluster/decide/plan.ts';
 import { buildTopology } from '../../../../src/sidecar/rediscluster/decide/topology.ts';
 import { healthy, id, SPEC3, THREE, world, type NodeSpec } from './fixtures.ts';
-import type { PodObs } from '../../../../src/sidecar/rediscluster/decide/types.ts';
+import type { PodObservation } from '../../../../src/sidecar/rediscluster/decide/types.ts';
 
 const TIMEOUT = 10_000;
 // Shard 0's master m0 failed (the cluster agreed); its replicas are given per case.
@@ -114,7 +114,7 @@ test('forced failover: when and on which replica', async (t) => {
       keys: 900,
       at: '2026-01-01T00:00:00Z',
     };
-    const own = (probe: PodObs['probe']): PodObs => ({
+    const own = (probe: PodObservation['probe']): PodObservation => ({
       name: 'c-shard-0-0',
       uid: 'uid-m0',
       shard: 0,
@@ -125,7 +125,7 @@ test('forced failover: when and on which replica', async (t) => {
       roleLabel: null,
       probe,
     });
-    const decide = (probe: PodObs['probe']) =>
+    const decide = (probe: PodObservation['probe']) =>
       decideForcedFailovers(
         buildTopology(world([failed, ...others, replica('q1', 1, { offset: 500, keys: 5 })], 'c', [own(probe)])),
         TIMEOUT,

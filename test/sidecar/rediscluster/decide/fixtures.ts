@@ -1,7 +1,7 @@
 // Small worlds for the RedisCluster decision tables: nodes described once (id, pod, address, role,
 // slots, flags, figures), from which every answering node's CLUSTER NODES view and INFO are
 // built the way Redis would show them (open slots only on the node itself).
-import type { NodeInfo, NodeLine, PodObs } from '../../../../src/sidecar/rediscluster/decide/types.ts';
+import type { NodeInfo, NodeLine, PodObservation } from '../../../../src/sidecar/rediscluster/decide/types.ts';
 
 const names = new Map<string, string>();
 
@@ -77,10 +77,10 @@ function info(n: NodeSpec): NodeInfo {
 }
 
 /** The pods of a world: one per node with `pod`, its probe answering unless silent. */
-export function world(nodes: NodeSpec[], name = 'c', extraPods: PodObs[] = []): PodObs[] {
+export function world(nodes: NodeSpec[], name = 'c', extraPods: PodObservation[] = []): PodObservation[] {
   const pods = nodes
     .filter((n) => n.pod)
-    .map((n): PodObs => {
+    .map((n): PodObservation => {
       const [shard, ordinal] = n.pod!;
       const view = nodes.filter((o) => o.id === n.id || !(n.unknown ?? []).includes(o.id)).map((o) => line(o, o.id === n.id));
       return {

@@ -3,12 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { planRound, type RoundInput } from '../../../../src/sidecar/rediscluster/decide/plan.ts';
-import type { ClusterStep, PodObs } from '../../../../src/sidecar/rediscluster/decide/types.ts';
+import type { ClusterStep, PodObservation } from '../../../../src/sidecar/rediscluster/decide/types.ts';
 import { healthy, id, nameOf, SPEC3, THREE, world, type NodeSpec } from './fixtures.ts';
 
 const NO_MEMORY = { failingSince: new Map(), forcedAt: new Map(), lastKeys: new Map() };
 
-function round(pods: PodObs[], over: Partial<RoundInput> = {}) {
+function round(pods: PodObservation[], over: Partial<RoundInput> = {}) {
   return planRound({ pods, spec: SPEC3, remembered: new Map(), failover: NO_MEMORY, now: 100_000, ...over });
 }
 

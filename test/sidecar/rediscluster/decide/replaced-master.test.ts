@@ -6,12 +6,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { planRound } from '../../../../src/sidecar/rediscluster/decide/plan.ts';
 import { MERGE_MOVES_PER_ROUND } from '../../../../src/sidecar/rediscluster/decide/split-shard.ts';
-import type { ClusterStep, PodObs } from '../../../../src/sidecar/rediscluster/decide/types.ts';
+import type { ClusterStep, PodObservation } from '../../../../src/sidecar/rediscluster/decide/types.ts';
 import { healthy, id, SPEC3, world, type NodeSpec } from './fixtures.ts';
 
 const NO_MEMORY = { failingSince: new Map(), forcedAt: new Map(), lastKeys: new Map() };
 const SPEC4 = { ...SPEC3, shards: 4 };
-const round = (pods: PodObs[]) => planRound({ pods, spec: SPEC4, remembered: new Map(), failover: NO_MEMORY, now: 100_000 });
+const round = (pods: PodObservation[]) => planRound({ pods, spec: SPEC4, remembered: new Map(), failover: NO_MEMORY, now: 100_000 });
 const moves = (steps: ClusterStep[]) => steps.flatMap((s) => (s.kind === 'move' ? [s] : []));
 
 /** Four shards; shard 3's master m3 restarted after its replica r3 was promoted (epoch 9 over m3's 4). */
