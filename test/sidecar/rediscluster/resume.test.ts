@@ -84,7 +84,10 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
   assert.ok(await allCovered(live, 8), 'every slot served');
   // While the target master is dead (until its replica takes over), its slots are down: that is all a client may see.
   assert.deepEqual(
-    writer.errors.filter((e) => !alsoKillTarget || !/CLUSTERDOWN|Connection is closed|ECONNREFUSED|timed out|too many redirections/.test(e)),
+    writer.errors.filter(
+      (e) =>
+        !alsoKillTarget || !/CLUSTERDOWN|Connection is closed|Command aborted due to connection close|ECONNREFUSED|timed out|too many redirections/.test(e),
+    ),
     [],
     'no client error but the target dying',
   );

@@ -59,7 +59,8 @@ export class SlotWriter {
         const message = (err as Error).message;
         const m = /^(MOVED|ASK) \d+ ([\d.]+):\d+/.exec(message);
         const seed = this.#seeds[hop % this.#seeds.length]!;
-        if (!m && /ECONNREFUSED|Connection is closed|CLUSTERDOWN Hash slot not served/.test(message)) {
+        // ioredis says "Command aborted due to connection close" for a command in flight when the node dies.
+        if (!m && /ECONNREFUSED|Connection is closed|Command aborted due to connection close|CLUSTERDOWN Hash slot not served/.test(message)) {
           // As a cluster client does: that node is gone (or not in the cluster any more); ask a seed.
           this.refreshes++;
           this.#conns.get(ip)?.disconnect();
