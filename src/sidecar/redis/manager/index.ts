@@ -3,13 +3,21 @@ export { ReplicationManager, type ManagerOptions } from './manager.ts';
 export { RedisWorker, type KubeWriter, type LeaderView, type ManagerHooks, type WorkerOptions } from './worker.ts';
 export { EventMemory, blockedAfterMs, blockedFailover, isFailover, type EventReason, type EventToSend, type FailoverEpisode } from './events.ts';
 export { belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView, type Overlay, type PodView } from './pods.ts';
-export { applyPlan, type Applied, type ExecutorContext, type LabelResult, type LabelStep, type StepIO, type StepOutcome } from './executor.ts';
+export {
+  applyRedisSteps,
+  redisStepKey,
+  type LabelResult,
+  type LabelStep,
+  type RedisApplied,
+  type RedisExecutorContext,
+  type RedisStepOutcome,
+  type StepIO,
+} from './steps.ts';
 export {
   classifyKubeFailure,
   classifyRedisFailure,
   DEFAULT_FAILURE_POLICY,
-  stepKey,
-  StepFailures,
+  FailurePolicy,
   type FailurePolicyConfig,
   type StepFailure,
-} from './failure-policy.ts';
+} from '../../core/failure-policy.ts';

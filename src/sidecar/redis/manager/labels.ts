@@ -8,7 +8,7 @@
 //   label away, and as a failure when it gives the master label (replanned from the next pod list).
 import { ROLE_LABEL, ROLE_MASTER } from '../../../api/labels.ts';
 import { isReplaced, kubeFailure } from '../../adapters/kube/client.ts';
-import type { LabelResult, LabelStep } from './executor.ts';
+import type { LabelResult, LabelStep } from './steps.ts';
 import type { Overlay, PodView } from './pods.ts';
 import type { KubeWriter } from './types.ts';
 

@@ -1,6 +1,6 @@
 // One Redis resource's worker: the loop that plans and applies, over the parts that do the work:
-// probes (probes.ts), the credentials (credentials.ts), the steps (executor.ts) and the failure policy
-// (failure-policy.ts). Nothing here is shared with another Redis' worker, so a broken or slow
+// probes (probes.ts), the credentials (credentials.ts), the steps (steps.ts) and the failure policy
+// (core/failure-policy.ts). Nothing here is shared with another Redis' worker, so a broken or slow
 // Redis (pods that hang, a Secret that is missing) never stalls another.
 // Invariants:
 // - Only the leader writes: leader.isLeader() is checked right before every Redis write, every
@@ -9,7 +9,7 @@
 // - After a Redis write the written pods are probed again before the next plan, so the plan never
 //   acts twice on facts that predate its own write.
 // - A step that keeps failing is told once per episode (a log line and a StepFailed Event), backs
-//   off on its own, and its recovery is logged (failure-policy.ts).
+//   off on its own, and its recovery is logged (core/failure-policy.ts).
 // - Every I/O is bounded: Redis calls by the adapter's timeouts, API calls by the client's.
 // - Time comes from options.now and options.sleep (performance.now and setTimeout by default),
 //   so the timing logic runs under fake timers in tests.
@@ -24,16 +24,16 @@ import type { RedisObject } from '../../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../../api/validate.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, plan } from '../decide/index.ts';
-import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
+import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView, Step } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
 import { ExporterUser } from './exporter-user.ts';
 import { EventMemory, isFailover, type EventToSend } from './events.ts';
-import { applyPlan, type StepIO } from './executor.ts';
+import { applyRedisSteps, redisStepKey, type StepIO } from './steps.ts';
 import { PodLabels } from './labels.ts';
 import type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
-import { StepFailures, type FailurePolicyConfig } from './failure-policy.ts';
+import { FailurePolicy, type FailurePolicyConfig } from '../../core/failure-policy.ts';
 import { Credentials } from './credentials.ts';
 import { belongsTo, decideConfig, observation, podView, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
@@ -78,7 +78,7 @@ export class RedisWorker {
   readonly memory = new EventMemory();
   /** What status.backup said when last seen: its news become Events (decide/backups.ts). */
   #backups: BackupMemory | null = null;
-  readonly failures: StepFailures;
+  readonly failures: FailurePolicy<Step>;
   readonly #o: WorkerOptions;
   readonly #log: Logger;
   readonly #now: () => number;
@@ -113,7 +113,7 @@ export class RedisWorker {
     this.#log = options.logger.child({ namespace: options.namespace, name: options.name });
     this.#now = options.now ?? (() => performance.now());
     this.#sleepFor = options.sleep ?? defaultSleep;
-    this.failures = new StepFailures(options.failurePolicy);
+    this.failures = new FailurePolicy(redisStepKey, options.failurePolicy);
     this.#labels = new PodLabels(options.kube, options.namespace);
     this.#report = new RoundReporter({
       ref: this.ref,
@@ -446,11 +446,11 @@ export class RedisWorker {
         this.#event(started);
       }
     }
-    const applied = await applyPlan(p, this.#io(views), {
+    const applied = await applyRedisSteps(p, this.#io(views), {
       canAct: () => this.#o.leader.isLeader() && this.#running,
       before: (step) => this.#o.hooks?.beforeStep?.(this.ref, step),
       after: (step, ok) => this.#o.hooks?.afterStep?.(this.ref, step, ok),
-      outcome: (o) => this.#report.step(o, p),
+      reporter: this.#report.forRound(p),
       policy: this.failures,
       now: this.#now,
     });

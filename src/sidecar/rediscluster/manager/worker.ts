@@ -20,18 +20,17 @@ import type { ManagerTiming } from '../../config.ts';
 import { clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import { SecretReporter } from '../../redis/manager/secret-report.ts';
 import type { RedisClusterObject, RedisRef } from '../../adapters/kube/client.ts';
-import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
+import { FailurePolicy, type FailurePolicyConfig } from '../../core/failure-policy.ts';
 import { planRound, type RoundPlan } from '../decide/plan.ts';
 import { clusterMemory } from '../decide/reshard.ts';
 import { healthyMaster } from '../decide/topology.ts';
-import type { ClusterSpecView, PodObs } from '../decide/types.ts';
+import type { ClusterSpecView, ClusterStep, PodObs } from '../decide/types.ts';
 import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { Autoscaler } from './autoscaler.ts';
-import { ClusterBackoff, clusterStepKey } from './backoff.ts';
 import { ExporterUser } from '../../redis/manager/exporter-user.ts';
 import { ClusterCredentials } from './credentials.ts';
-import { applySteps } from './executor.ts';
+import { applyRedisClusterSteps, redisClusterStepKey } from './steps.ts';
 import { podObs } from './pods.ts';
 import { NodeRecords, RoundNews } from './round-news.ts';
 import { ReshardRecorder } from './reshard-record.ts';
@@ -81,7 +80,7 @@ export class ClusterWorker {
   readonly #redis: ClusterAdapter;
   readonly #auth: ClusterCredentials;
   readonly #secrets: SecretReporter;
-  readonly #backoff: ClusterBackoff;
+  readonly #policy: FailurePolicy<ClusterStep>;
   readonly #records: NodeRecords;
   readonly #news: RoundNews;
   readonly #reshard: ReshardRecorder;
@@ -117,7 +116,7 @@ export class ClusterWorker {
       connectionName: 'redis-operator-sidecar',
       onLost: () => this.wake(),
     });
-    this.#backoff = new ClusterBackoff(options.failurePolicy);
+    this.#policy = new FailurePolicy(redisClusterStepKey, options.failurePolicy);
     this.#auth = new ClusterCredentials({
       ref: this.ref,
       kube: options.kube,
@@ -243,7 +242,7 @@ export class ClusterWorker {
   #standDown(): void {
     if (!this.#acting) return;
     this.#acting = false;
-    this.#backoff.reset();
+    this.#policy.reset();
     this.#reshard.forget();
     this.#autoscaler.reset();
     this.#failingSince.clear();
@@ -297,8 +296,8 @@ export class ClusterWorker {
     this.#news.round(plan);
 
     if (plan.steps.length > 0) {
-      this.#backoff.retain(new Set(plan.steps.map(clusterStepKey)));
-      const applied = await applySteps(this.#ctx(plan), plan.steps);
+      this.#policy.retain(plan.steps, this.#now());
+      const applied = await applyRedisClusterSteps(this.#ctx(plan), plan.steps);
       for (const step of applied.done) this.#news.applied(step);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
@@ -312,8 +311,8 @@ export class ClusterWorker {
     if (d.kind === 'move') {
       // The hook lets a leaving shard go only on a Done record: no slot moves without its record.
       if (!mayMove) return 'unsettled';
-      this.#backoff.retain(new Set(d.moves.map(clusterStepKey)));
-      const applied = await applySteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
+      this.#policy.retain(d.moves, this.#now());
+      const applied = await applyRedisClusterSteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
       await this.#reshard.progress(applied.done.length);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
@@ -328,7 +327,7 @@ export class ClusterWorker {
     return {
       redis: this.#redis,
       topology: plan.topology,
-      backoff: this.#backoff,
+      policy: this.#policy,
       log: this.#log,
       canAct: () => this.#running && this.#o.leader.isLeader(),
       event: (e: EventToSend) => this.#event(e),

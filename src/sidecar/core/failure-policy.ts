@@ -1,19 +1,17 @@
-// The sidecar's failure policy for the steps it applies. Pure: time comes in as `now`.
-// A step that keeps failing is one failure EPISODE: told once (one log line, one StepFailed
-// Warning) when it starts, retried with a per-step back-off instead of every round, and closed
-// with one recovery line when the step succeeds or is no longer planned.
+// The failure policy of the steps a manager applies, for every kind. Pure: time comes in as `now`.
+// A step that keeps failing is one failure EPISODE: told once when it starts, retried with a
+// per-step back-off instead of every round, and closed once when the step succeeds or is no
+// longer planned.
 // Invariants:
-// - A step is keyed by what it does and to whom (kind, pod, target): a changed plan (a new master,
-//   other settings) is a new step and runs at once, never waiting out another step's back-off.
+// - A step is keyed by what it does and to whom (each kind supplies its key function): a changed
+//   plan (a new master, another target) is a new step and runs at once, never waiting out another
+//   step's back-off.
 // - Temporary failures (the node or the API did not answer, a conflict, a throttle) back off from
 //   the tick interval up to maxTemporaryBackoffMs; permanent ones (refused: forbidden, invalid,
 //   an unknown command) wait permanentBackoffMs, since retrying sooner cannot help and only
 //   floods the log. Neither ever gives up: the world may change (RBAC fixed, node upgraded).
 // - A temporary failure is retried at the next round the first time (a failover step that failed
-//   once is retried as fast as before this policy existed), then after initialBackoffMs, doubling.
-import type { RedisFailure } from '../../adapters/redis/index.ts';
-import type { Step } from '../decide/index.ts';
-
+//   once is retried as fast as without this policy), then after initialBackoffMs, doubling.
 export type FailureClass = 'temporary' | 'permanent';
 
 export interface StepFailure {
@@ -40,8 +38,9 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicyConfig = {
  * does not know): every other answer depends on state that changes (a replica not online yet, a
  * node loading, busy or unreachable). `auth` is temporary: the password source re-reads the
  * Secret when a node refuses it.
+ * Takes a RedisFailure, or any failure with a Redis error kind and message (a slot move's).
  */
-export function classifyRedisFailure(failure: RedisFailure): FailureClass {
+export function classifyRedisFailure(failure: { kind: string; message: string }): FailureClass {
   const refused = /unknown command|unknown subcommand|wrong number of arguments|syntax error|unsupported config parameter|unknown option/i;
   return failure.kind === 'other' && refused.test(failure.message) ? 'permanent' : 'temporary';
 }
@@ -52,80 +51,65 @@ export function classifyKubeFailure(code: number | undefined): FailureClass {
   return code >= 400 ? 'permanent' : 'temporary';
 }
 
-/** What a step does and to whom: its identity across rounds. */
-export function stepKey(step: Step): string {
-  switch (step.kind) {
-    case 'promote':
-      return `promote/${step.pod}`;
-    case 'switchover':
-      return `switchover/${step.from.pod}/${step.pod}`;
-    case 'replicaof':
-      return `${step.demote ? 'demote' : 'replicaof'}/${step.pod}/${step.master.host}:${step.master.port}`;
-    case 'config':
-      return `config/${step.pod}/${Object.entries(step.settings)
-        .map(([k, v]) => `${k}=${v}`)
-        .join(',')}`;
-    case 'label':
-      // The labels it sets, not its annotations: those carry human-readable context (how a role
-      // was chosen) that may change between rounds while the step stays the same.
-      return `label/${step.pod}/${JSON.stringify(step.patch.metadata.labels ?? {})}`;
-  }
-}
-
-export interface Episode {
+export interface Episode<S> {
   key: string;
-  step: Step;
+  step: S;
   failures: number;
   firstAt: number;
   lastFailure: StepFailure;
   retryAt: number;
 }
 
-export type FailureVerdict =
-  /** The first failure of an episode: log it and send StepFailed. */
-  | { kind: 'started'; episode: Episode }
+export type FailureVerdict<S> =
+  /** The first failure of an episode: tell it. */
+  | { kind: 'started'; episode: Episode<S> }
   /** Another failure of a known episode: count it, say nothing. */
-  | { kind: 'continues'; episode: Episode };
+  | { kind: 'continues'; episode: Episode<S> };
 
-export interface Recovery {
-  episode: Episode;
+export interface Recovery<S> {
+  episode: Episode<S>;
   /** ms from the first failure to the end of the episode. */
   afterMs: number;
   how: 'succeeded' | 'no longer planned';
 }
 
-export class StepFailures {
+export class FailurePolicy<S> {
+  readonly #keyOf: (step: S) => string;
   readonly #config: FailurePolicyConfig;
-  readonly #episodes = new Map<string, Episode>();
+  readonly #episodes = new Map<string, Episode<S>>();
 
-  constructor(config: FailurePolicyConfig = DEFAULT_FAILURE_POLICY) {
+  /** `keyOf`: the kind's step identity (what a step does and to whom). */
+  constructor(keyOf: (step: S) => string, config: FailurePolicyConfig = DEFAULT_FAILURE_POLICY) {
+    this.#keyOf = keyOf;
     this.#config = config;
   }
 
+  keyOf(step: S): string {
+    return this.#keyOf(step);
+  }
+
   /** The open episode of this step, if its back-off has not run out at `now`. */
-  deferred(step: Step, now: number): Episode | null {
-    const e = this.#episodes.get(stepKey(step));
+  deferred(step: S, now: number): Episode<S> | null {
+    const e = this.#episodes.get(this.#keyOf(step));
     return e && now < e.retryAt ? e : null;
   }
 
-  failed(step: Step, failure: StepFailure, now: number): FailureVerdict {
-    const key = stepKey(step);
+  failed(step: S, failure: StepFailure, now: number): FailureVerdict<S> {
+    const key = this.#keyOf(step);
     const known = this.#episodes.get(key);
     const failures = (known?.failures ?? 0) + 1;
+    const { permanentBackoffMs, maxTemporaryBackoffMs, initialBackoffMs } = this.#config;
     const backoff =
-      failure.class === 'permanent'
-        ? this.#config.permanentBackoffMs
-        : failures === 1
-          ? 0
-          : Math.min(this.#config.maxTemporaryBackoffMs, this.#config.initialBackoffMs * 2 ** (failures - 2));
-    const episode: Episode = { key, step, failures, firstAt: known?.firstAt ?? now, lastFailure: failure, retryAt: now + backoff };
+      failure.class === 'permanent' ? permanentBackoffMs : failures === 1 ? 0 : Math.min(maxTemporaryBackoffMs, initialBackoffMs * 2 ** (failures - 2));
+    const firstAt = known?.firstAt ?? now;
+    const episode: Episode<S> = { key, step, failures, firstAt, lastFailure: failure, retryAt: now + backoff };
     this.#episodes.set(key, episode);
     return { kind: known ? 'continues' : 'started', episode };
   }
 
   /** The step worked: its episode, if any, ends. */
-  succeeded(step: Step, now: number): Recovery | null {
-    const key = stepKey(step);
+  succeeded(step: S, now: number): Recovery<S> | null {
+    const key = this.#keyOf(step);
     const e = this.#episodes.get(key);
     if (!e) return null;
     this.#episodes.delete(key);
@@ -133,9 +117,9 @@ export class StepFailures {
   }
 
   /** Ends the episodes of steps the plan no longer contains (the situation changed under them). */
-  retain(planned: readonly Step[], now: number): Recovery[] {
-    const keys = new Set(planned.map(stepKey));
-    const ended: Recovery[] = [];
+  retain(planned: readonly S[], now: number): Recovery<S>[] {
+    const keys = new Set(planned.map(this.#keyOf));
+    const ended: Recovery<S>[] = [];
     for (const [key, e] of this.#episodes) {
       if (keys.has(key)) continue;
       this.#episodes.delete(key);
@@ -145,14 +129,14 @@ export class StepFailures {
   }
 
   /**
-   * Forgets every episode: called when this instance becomes leader again. A back-off earned in an
-   * earlier term is about what it saw then; a new leader starts fresh (as another instance would).
+   * Forgets every episode: called when this instance becomes leader again (or stops acting). A
+   * back-off earned in an earlier term is about what it saw then; a new leader starts fresh.
    */
   reset(): void {
     this.#episodes.clear();
   }
 
-  get open(): Episode[] {
+  get open(): Episode<S>[] {
     return [...this.#episodes.values()];
   }
 }
