@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { applyRedisSteps, redisStepKey, type StepIO } from '../../../src/sidecar/redis/manager/steps.ts';
 import { FailurePolicy } from '../../../src/sidecar/core/failure-policy.ts';
-import type { Plan, Step } from '../../../src/sidecar/redis/decide/index.ts';
+import type { RoundPlan, Step } from '../../../src/sidecar/redis/decide/index.ts';
 
 const ep = (host: string) => ({ host, port: 6379 });
 const MASTER = ep('10.0.0.1');
@@ -26,7 +26,8 @@ const label = (pod: string, critical: boolean): Step => ({
   critical,
   reason: 'publish',
 });
-const planOf = (steps: Step[]): Plan => ({ decision: { kind: 'keep', master: 'r-replica-0', reason: 'test' }, master: null, steps }) as unknown as Plan;
+const planOf = (steps: Step[]): RoundPlan =>
+  ({ decision: { kind: 'keep', master: 'r-replica-0', reason: 'test' }, master: null, steps }) as unknown as RoundPlan;
 
 /** Records calls; `fail` names pods whose Redis calls fail (timeout) or whose label patch fails (500). */
 function recorder(fail: Set<string> = new Set()) {

@@ -38,7 +38,7 @@ export interface SecretReader {
   ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret>;
 }
 
-export interface CredentialsOptions {
+export interface RedisCredentialsOptions {
   ref: RedisRef;
   kube: SecretReader;
   isLeader(): boolean;
@@ -56,8 +56,8 @@ interface Legacy {
   adapter: RedisAdapter;
 }
 
-export class Credentials {
-  readonly #o: CredentialsOptions;
+export class RedisCredentials {
+  readonly #o: RedisCredentialsOptions;
   /** Connections as the operator's user: probes, steps and the users pass use these. */
   readonly adapter: RedisAdapter;
   /** As `default`, with its current password and the one before: for nodes not adopted yet. */
@@ -80,7 +80,7 @@ export class Credentials {
   #tlsOptions: ConnectionOptions | undefined;
   #certificate: string | null = null;
 
-  constructor(options: CredentialsOptions) {
+  constructor(options: RedisCredentialsOptions) {
     this.#o = options;
     this.adapter = options.newAdapter(OPERATOR_USER, undefined);
     this.#secrets = new SecretPasswords({

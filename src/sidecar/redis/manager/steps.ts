@@ -1,14 +1,14 @@
 // What the Redis kind's steps (decide/plan.ts) do against Redis and pod labels, run by the shared
 // executor (core/executor.ts) under the shared failure policy. Telling (log lines, Events,
-// metrics) is the reporter's (report.ts), so the manager and the tests apply steps the same way.
+// metrics) is the reporter's (reporter.ts), so the manager and the tests apply steps the same way.
 // Invariants:
-// - Steps run in the order plan() returns them, except consecutive re-pointings of replicas
+// - Steps run in the order planRound() returns them, except consecutive re-pointings of replicas
 //   (independent of each other), which run in parallel.
 // - A step is critical when decide/ says so (step.critical): promote, switchover, and the labels
 //   that publish or withdraw the master. One that fails or backs off ends the round.
 // - A step is keyed by what it does and to whom (redisStepKey): a re-pointing to another master
 //   is another step, never waiting out the back-off of the one before.
-import type { Plan, Step } from '../decide/index.ts';
+import type { RoundPlan, Step } from '../decide/index.ts';
 import type { ActionResult, Endpoint, SwitchoverResult } from '../../adapters/redis/index.ts';
 import { applySteps, type AppliedSteps, type Attempted, type OutcomeReporter, type StepKind, type StepOutcome } from '../../core/executor.ts';
 import { classifyKubeFailure, classifyRedisFailure, type FailurePolicy, type StepFailure } from '../../core/failure-policy.ts';
@@ -134,7 +134,7 @@ function batches(steps: readonly Step[]): Step[][] {
 }
 
 /** Applies the plan's steps in order; returns what each did. */
-export async function applyRedisSteps(p: Plan, io: StepIO, ctx: RedisExecutorContext): Promise<RedisApplied> {
+export async function applyRedisSteps(p: RoundPlan, io: StepIO, ctx: RedisExecutorContext): Promise<RedisApplied> {
   const wrote = new Set<string>();
   const kind: StepKind<Step, RedisStepResult> = {
     critical: (s) => s.critical,

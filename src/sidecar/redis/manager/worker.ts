@@ -23,8 +23,8 @@ import { redisSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import type { RedisObject } from '../../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../../api/validate.ts';
 import type { ManagerTiming } from '../../config.ts';
-import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, plan } from '../decide/index.ts';
-import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView, Step } from '../decide/index.ts';
+import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, planRound } from '../decide/index.ts';
+import type { DecideConfig, DecideInput, RoundPlan, PodObservation, RedisTrack, SpecView, Step } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
@@ -34,11 +34,11 @@ import { applyRedisSteps, redisStepKey, type StepIO } from './steps.ts';
 import { PodLabels } from './labels.ts';
 import type { KubeWriter, LeaderView, ManagerHooks } from './types.ts';
 import { FailurePolicy, type FailurePolicyConfig } from '../../core/failure-policy.ts';
-import { Credentials } from './credentials.ts';
+import { RedisCredentials } from './credentials.ts';
 import { belongsTo, decideConfig, observation, podView, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
 import { atRest, nextRoundInMs } from './schedule.ts';
-import { RoundReporter } from './report.ts';
+import { RedisReporter } from './reporter.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
 import { SecretReporter } from './secret-report.ts';
 import type { KubeClient } from '../../adapters/kube/client.ts';
@@ -74,7 +74,7 @@ export class RedisWorker {
   readonly name: string;
   readonly ref: RedisRef;
   /** The latest plan (for tests and debugging). */
-  lastPlan: Plan | null = null;
+  lastPlan: RoundPlan | null = null;
   readonly memory = new EventMemory();
   /** What status.backup said when last seen: its news become Events (decide/backups.ts). */
   #backups: BackupMemory | null = null;
@@ -87,9 +87,9 @@ export class RedisWorker {
   readonly #labels: PodLabels;
   readonly #pending = new Set<Promise<unknown>>();
   #lostProbe: Promise<void> | null = null;
-  readonly #auth: Credentials;
+  readonly #auth: RedisCredentials;
   readonly #probes: ProbeScheduler;
-  readonly #report: RoundReporter;
+  readonly #report: RedisReporter;
   readonly #day2: Day2;
   readonly #exporterUser: ExporterUser;
   #exporterOn = false;
@@ -115,7 +115,7 @@ export class RedisWorker {
     this.#sleepFor = options.sleep ?? defaultSleep;
     this.failures = new FailurePolicy(redisStepKey, options.failurePolicy);
     this.#labels = new PodLabels(options.kube, options.namespace);
-    this.#report = new RoundReporter({
+    this.#report = new RedisReporter({
       ref: this.ref,
       log: this.#log,
       metrics: options.metrics,
@@ -124,7 +124,7 @@ export class RedisWorker {
       emit: (e) => this.#event(e),
       now: this.#now,
     });
-    this.#auth = new Credentials({
+    this.#auth = new RedisCredentials({
       ref: this.ref,
       kube: options.kube,
       isLeader: () => options.leader.isLeader(),
@@ -407,7 +407,7 @@ export class RedisWorker {
       claims,
       bootstrapWithout: this.#boot.without,
     };
-    let p = plan(input);
+    let p = planRound(input);
     this.lastPlan = p;
     this.#report.podMetrics(input, p);
     this.#report.decision(p.decision);
@@ -427,7 +427,7 @@ export class RedisWorker {
       await this.#exporterUser.reconcile(this.#exporterOn, answering);
       // A steady round: a day-2 operation may ask for a planned switchover.
       const target = await this.#day2.steady(input, p.decision, views);
-      if (target !== null) this.lastPlan = p = plan({ ...input, switchoverTo: target });
+      if (target !== null) this.lastPlan = p = planRound({ ...input, switchoverTo: target });
     }
     if (p.steps.length === 0) {
       if (adopted.size === 0) return false;

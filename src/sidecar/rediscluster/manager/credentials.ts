@@ -19,7 +19,7 @@ import type { RedisRef } from '../../adapters/kube/client.ts';
 import { SecretPasswords } from '../../core/credentials.ts';
 import type { ClusterKube } from './types.ts';
 
-export interface ClusterCredentialsOptions {
+export interface RedisClusterCredentialsOptions {
   ref: RedisRef;
   kube: Pick<ClusterKube, 'readSecretValue' | 'ensureAuthSecret'>;
   isLeader(): boolean;
@@ -32,14 +32,14 @@ export interface ClusterCredentialsOptions {
   now(): number;
 }
 
-export class ClusterCredentials {
-  readonly #o: ClusterCredentialsOptions;
+export class RedisClusterCredentials {
+  readonly #o: RedisClusterCredentialsOptions;
   readonly #secrets: SecretPasswords;
   #spec: RedisClusterSpec | null = null;
   #exporterPassword: string | undefined;
   #told: string | null = null;
 
-  constructor(options: ClusterCredentialsOptions) {
+  constructor(options: RedisClusterCredentialsOptions) {
     this.#o = options;
     this.#secrets = new SecretPasswords({
       ref: options.ref,

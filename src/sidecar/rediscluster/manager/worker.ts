@@ -29,10 +29,10 @@ import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { Autoscaler } from './autoscaler.ts';
 import { ExporterUser } from '../../redis/manager/exporter-user.ts';
-import { ClusterCredentials } from './credentials.ts';
+import { RedisClusterCredentials } from './credentials.ts';
 import { applyRedisClusterSteps, redisClusterStepKey } from './steps.ts';
 import { podObs } from './pods.ts';
-import { NodeRecords, RoundNews } from './round-news.ts';
+import { NodeRecords, RedisClusterReporter } from './reporter.ts';
 import { ReshardRecorder } from './reshard-record.ts';
 import type { ClusterHooks, ClusterKube, EventToSend, LeaderView } from './types.ts';
 
@@ -78,11 +78,11 @@ export class ClusterWorker {
   readonly #now: () => number;
   readonly #wallNow: () => number;
   readonly #redis: ClusterAdapter;
-  readonly #auth: ClusterCredentials;
+  readonly #auth: RedisClusterCredentials;
   readonly #secrets: SecretReporter;
   readonly #policy: FailurePolicy<ClusterStep>;
   readonly #records: NodeRecords;
-  readonly #news: RoundNews;
+  readonly #news: RedisClusterReporter;
   readonly #reshard: ReshardRecorder;
   readonly #autoscaler: Autoscaler;
   readonly #exporterUser: ExporterUser;
@@ -117,7 +117,7 @@ export class ClusterWorker {
       onLost: () => this.wake(),
     });
     this.#policy = new FailurePolicy(redisClusterStepKey, options.failurePolicy);
-    this.#auth = new ClusterCredentials({
+    this.#auth = new RedisClusterCredentials({
       ref: this.ref,
       kube: options.kube,
       isLeader: () => options.leader.isLeader(),
@@ -144,7 +144,7 @@ export class ClusterWorker {
     });
     const common = { ref: this.ref, kube: options.kube, log: this.#log, event: (e: EventToSend) => this.#event(e), now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
-    this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
+    this.#news = new RedisClusterReporter({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
     this.#exporterUser = new ExporterUser({

@@ -1,6 +1,6 @@
 // What a round tells the world besides Redis writes: each pod's role label and cluster-node record
 // (NodeRecords), and, once per change, the holds worth a human's attention, the steps applied and
-// the shards whose master moved (RoundNews: log lines and Events on the RedisCluster).
+// the shards whose master moved (RedisClusterReporter: log lines and Events on the RedisCluster).
 // Invariants:
 // - A pod is patched only when decide/records.ts says its label or record changed, with the pod's
 //   uid as a precondition (never onto a recreated pod); what we wrote is remembered until the
@@ -74,7 +74,7 @@ const HOLD_REASONS: Record<string, string> = {
   split: 'ShardSplit',
 };
 
-export class RoundNews {
+export class RedisClusterReporter {
   readonly #o: Common & { masterChanged?: (() => void) | undefined };
   readonly #holds = new Map<string, string>();
   #masters = new Map<number, string>();

@@ -10,7 +10,7 @@
 //   only; its end is one info line.
 import type { Logger } from 'pino';
 import { ROLE_LABEL, ROLE_MASTER } from '../../../api/labels.ts';
-import { currentFacts, type DecideInput, type MasterDecision, type Plan } from '../decide/index.ts';
+import { currentFacts, type DecideInput, type MasterDecision, type RoundPlan } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { EventMemory, EventToSend } from './events.ts';
@@ -20,7 +20,7 @@ import { StepReporter } from '../../core/reporter.ts';
 import type { Step } from '../decide/index.ts';
 import type { RedisApplied, RedisStepOutcome, RedisStepResult } from './steps.ts';
 
-export interface ReporterOptions {
+export interface RedisReporterOptions {
   ref: RedisRef;
   log: Logger;
   metrics: SidecarMetrics;
@@ -30,12 +30,12 @@ export interface ReporterOptions {
   now(): number;
 }
 
-export class RoundReporter {
-  readonly #o: ReporterOptions;
-  readonly #steps: StepReporter<Step, RedisStepResult, Plan>;
+export class RedisReporter {
+  readonly #o: RedisReporterOptions;
+  readonly #steps: StepReporter<Step, RedisStepResult, RoundPlan>;
   #decisionKey = '';
 
-  constructor(options: ReporterOptions) {
+  constructor(options: RedisReporterOptions) {
     this.#o = options;
     const { ref, metrics } = options;
     this.#steps = new StepReporter({
@@ -87,17 +87,17 @@ export class RoundReporter {
   }
 
   /** One step's Events and metrics, as soon as it is done. */
-  step(o: RedisStepOutcome, p: Plan): void {
+  step(o: RedisStepOutcome, p: RoundPlan): void {
     this.#steps.step(o, p);
   }
 
   /** Where the executor tells this round's outcomes. */
-  forRound(p: Plan): OutcomeReporter<Step, RedisStepResult> {
+  forRound(p: RoundPlan): OutcomeReporter<Step, RedisStepResult> {
     return { step: (o) => this.step(o, p) };
   }
 
   /** The round's one log line of what its steps did. */
-  applied(p: Plan, applied: RedisApplied): void {
+  applied(p: RoundPlan, applied: RedisApplied): void {
     const { log } = this.#o;
     const lines = applied.outcomes.map((o) => (o.result === 'ok' ? o.line : o.result === 'failed' ? `FAILED ${o.line}` : `DEFERRED ${o.line}`));
     const last = applied.outcomes[applied.outcomes.length - 1];
@@ -107,7 +107,7 @@ export class RoundReporter {
     if (lines.length > 0) log.info({ decision: p.decision.kind, master: p.master?.pod ?? null, steps: lines }, 'applied');
   }
 
-  #succeeded(o: RedisStepOutcome, p: Plan): void {
+  #succeeded(o: RedisStepOutcome, p: RoundPlan): void {
     const step = o.step;
     if (step.kind === 'switchover' && o.switchover?.ok) {
       const r = o.switchover;
@@ -127,7 +127,7 @@ export class RoundReporter {
   }
 
   /** The master label landed: the end of a bootstrap, a failover or a switchover. */
-  #masterLabelled(pod: string, p: Plan): void {
+  #masterLabelled(pod: string, p: RoundPlan): void {
     const { ref, metrics, log, memory } = this.#o;
     const done = memory.completeFailover(pod, this.#o.now());
     if (done) {
@@ -146,7 +146,7 @@ export class RoundReporter {
   }
 
   /** Per-pod gauges from the round's input: up, role, link, replication lag. */
-  podMetrics(input: DecideInput, p: Plan): void {
+  podMetrics(input: DecideInput, p: RoundPlan): void {
     const { ref, metrics: m } = this.#o;
     const masterIp = p.master?.endpoint.host ?? null;
     const masterPod = p.master ? input.pods.find((x) => x.name === p.master!.pod) : undefined;
