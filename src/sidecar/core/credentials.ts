@@ -31,12 +31,19 @@ export interface SecretProblem {
   reason: 'AuthSecretMissing' | 'PasswordUnwritable';
 }
 
-export interface SecretPasswordsOptions {
+/** What a kind's credentials get from its worker and hand on here. */
+export interface PasswordContext {
   ref: RedisRef;
   kube: PasswordKube;
   isLeader(): boolean;
   log: Logger;
   now(): number;
+}
+
+/** Just the shared part of a kind's options. */
+export const passwordContext = ({ ref, kube, isLeader, log, now }: PasswordContext): PasswordContext => ({ ref, kube, isLeader, log, now });
+
+export interface SecretPasswordsOptions extends PasswordContext {
   /** The resource's kind, in log lines ("Redis", "RedisCluster"). */
   kind: string;
   /** The owner written on generated Secrets; undefined: a Redis's (the adapter's default). */

@@ -28,7 +28,7 @@ import { pemFingerprint, tlsOptionsFor } from '../../adapters/redis/tls.ts';
 import type { ConnectionOptions } from 'node:tls';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { PodView } from './pods.ts';
-import { SecretPasswords, type SecretProblem } from '../../core/credentials.ts';
+import { passwordContext, SecretPasswords, type SecretProblem } from '../../core/credentials.ts';
 
 /** Instances that do not act on a Redis re-read its Secrets this many times less often. */
 export const STANDBY_REFRESH_FACTOR = 6;
@@ -84,11 +84,7 @@ export class RedisCredentials {
     this.#o = options;
     this.adapter = options.newAdapter(OPERATOR_USER, undefined);
     this.#secrets = new SecretPasswords({
-      ref: options.ref,
-      kube: options.kube,
-      isLeader: () => options.isLeader(),
-      log: options.log,
-      now: () => options.now(),
+      ...passwordContext(options),
       kind: 'Redis',
       generatedNote: '(it is created by the leader)',
       // The instance that acts re-reads on schedule (a rotation is its to apply); the others only

@@ -16,7 +16,7 @@ import { authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef
 import { CLUSTER_KIND, clusterPodSelectorLabels } from '../../../api/cluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/cluster-schema.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
-import { SecretPasswords } from '../../core/credentials.ts';
+import { passwordContext, SecretPasswords } from '../../core/credentials.ts';
 import type { ClusterKube } from './types.ts';
 
 export interface RedisClusterCredentialsOptions {
@@ -42,11 +42,7 @@ export class RedisClusterCredentials {
   constructor(options: RedisClusterCredentialsOptions) {
     this.#o = options;
     this.#secrets = new SecretPasswords({
-      ref: options.ref,
-      kube: options.kube,
-      isLeader: () => options.isLeader(),
-      log: options.log,
-      now: () => options.now(),
+      ...passwordContext(options),
       kind: CLUSTER_KIND,
       owner: { kind: CLUSTER_KIND, labels: clusterPodSelectorLabels(options.ref.name) },
       generatedNote: '(the acting sidecar creates it)',
