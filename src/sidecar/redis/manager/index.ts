@@ -13,11 +13,5 @@ export {
   type RedisStepOutcome,
   type StepIO,
 } from './steps.ts';
-export {
-  classifyKubeFailure,
-  classifyRedisFailure,
-  DEFAULT_FAILURE_POLICY,
-  FailurePolicy,
-  type FailurePolicyConfig,
-  type StepFailure,
-} from '../../core/failure-policy.ts';
+// The failure policy is the shared core's; its settings are part of ManagerOptions.
+export type { FailurePolicyConfig } from '../../core/failure-policy.ts';

@@ -10,14 +10,13 @@
 //   only; its end is one info line.
 import type { Logger } from 'pino';
 import { ROLE_LABEL, ROLE_MASTER } from '../../../api/labels.ts';
-import { currentFacts, type DecideInput, type MasterDecision, type RoundPlan } from '../decide/index.ts';
+import { currentFacts, type DecideInput, type MasterDecision, type RoundPlan, type Step } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { OutcomeReporter } from '../../core/executor.ts';
 import type { Recovery } from '../../core/failure-policy.ts';
 import { StepReporter } from '../../core/reporter.ts';
-import type { Step } from '../decide/index.ts';
 import type { RedisApplied, RedisStepOutcome, RedisStepResult } from './steps.ts';
 
 export interface RedisReporterOptions {
