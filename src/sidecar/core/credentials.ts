@@ -18,9 +18,12 @@ import { passwordWritable } from '../../api/secret-report.ts';
 import { kubeFailure, type GeneratedSecret, type RedisRef, type SecretOwner } from '../adapters/kube/client.ts';
 import { decideSecretRead } from '../redis/decide/secret-reads.ts';
 
+/** The resource a generated Secret belongs to. */
+type Owned = RedisRef & { uid: string };
+
 export interface PasswordKube {
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
-  ensureAuthSecret(ref: RedisRef & { uid: string }, secret?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret>;
+  ensureAuthSecret(ref: Owned, secret?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret>;
 }
 
 /** A Secret that is not there, or holds a password Redis cannot be given. */
@@ -41,7 +44,10 @@ export interface PasswordContext {
 }
 
 /** Just the shared part of a kind's options. */
-export const passwordContext = ({ ref, kube, isLeader, log, now }: PasswordContext): PasswordContext => ({ ref, kube, isLeader, log, now });
+export function passwordContext(o: PasswordContext): PasswordContext {
+  const { ref, kube, isLeader, log, now } = o;
+  return { ref, kube, isLeader, log, now };
+}
 
 export interface SecretPasswordsOptions extends PasswordContext {
   /** The resource's kind, in log lines ("Redis", "RedisCluster"). */
@@ -91,7 +97,9 @@ export class SecretPasswords {
    */
   async ensure(known: () => boolean): Promise<boolean> {
     const now = this.#o.now();
-    const due = decideSecretRead({ loadedAt: this.#loadedAt, attemptAt: this.#attemptAt, refused: this.#refused, everyMs: this.#o.everyMs(), now }).read;
+    const everyMs = this.#o.everyMs();
+    const state = { loadedAt: this.#loadedAt, attemptAt: this.#attemptAt, refused: this.#refused, everyMs, now };
+    const due = decideSecretRead(state).read;
     if (known()) {
       if (due && !this.#load) this.#start();
       return true;
@@ -116,17 +124,20 @@ export class SecretPasswords {
     if (src.generated && this.#o.isLeader() && ref.uid) {
       const target = { namespace: ref.namespace, name: ref.name, uid: ref.uid };
       const r = owner ? await kube.ensureAuthSecret(target, src, owner) : await kube.ensureAuthSecret(target, src);
-      if (r.created) this.#o.log.info({ secret: src.secretName }, `created a generated secret (random password, owned by the ${this.#o.kind})`);
+      const created = `created a generated secret (random password, owned by the ${this.#o.kind})`;
+      if (r.created) this.#o.log.info({ secret: src.secretName }, created);
       value = r.password;
     } else {
       value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
     }
     if (value !== null && passwordWritable(value)) return { value, problem: null };
     if (value !== null) {
-      const text = `Secret ${ref.namespace}/${src.secretName} key ${src.key} is empty or holds a control character; Redis cannot be given it safely`;
+      const where = `Secret ${ref.namespace}/${src.secretName} key ${src.key}`;
+      const text = `${where} is empty or holds a control character; Redis cannot be given it safely`;
       return { value: null, problem: { text, userOwned: true, reason: 'PasswordUnwritable' } };
     }
-    const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ` ${this.#o.generatedNote}` : ''}`;
+    const note = src.generated ? ` ${this.#o.generatedNote}` : '';
+    const text = `secret ${src.secretName} (key ${src.key}) not found${note}`;
     return { value, problem: { text, userOwned: !src.generated, reason: 'AuthSecretMissing' } };
   }
 

@@ -73,7 +73,9 @@ export interface AppliedSteps<S, X extends object = object> {
   stopped: 'not-leader' | 'critical' | 'budget' | null;
 }
 
-async function run<S, X extends object>(step: S, kind: StepKind<S, X>, ctx: ExecutorContext<S, X>): Promise<StepOutcome<S, X> | 'not-leader' | 'skipped'> {
+type Ran<S, X extends object> = StepOutcome<S, X> | 'not-leader' | 'skipped';
+
+async function run<S, X extends object>(step: S, kind: StepKind<S, X>, ctx: ExecutorContext<S, X>): Promise<Ran<S, X>> {
   if (!ctx.canAct()) return 'not-leader';
   if (ctx.skip?.(step)) return 'skipped';
   const waiting = ctx.policy?.deferred(step, ctx.now());

@@ -33,6 +33,13 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicyConfig = {
   permanentBackoffMs: 30_000,
 };
 
+const REFUSED = [
+  // A version that lacks the command.
+  /unknown (command|subcommand|option)/i,
+  // A parameter or a form it does not take.
+  /wrong number of arguments|syntax error|unsupported config parameter/i,
+];
+
 /**
  * Permanent only when Redis refused the command itself (a version that lacks it, a parameter it
  * does not know): every other answer depends on state that changes (a replica not online yet, a
@@ -41,8 +48,7 @@ export const DEFAULT_FAILURE_POLICY: FailurePolicyConfig = {
  * Takes a RedisFailure, or any failure with a Redis error kind and message (a slot move's).
  */
 export function classifyRedisFailure(failure: { kind: string; message: string }): FailureClass {
-  const refused = /unknown command|unknown subcommand|wrong number of arguments|syntax error|unsupported config parameter|unknown option/i;
-  return failure.kind === 'other' && refused.test(failure.message) ? 'permanent' : 'temporary';
+  return failure.kind === 'other' && REFUSED.some((r) => r.test(failure.message)) ? 'permanent' : 'temporary';
 }
 
 /** HTTP status of a failed API call (undefined: no answer). */
@@ -99,8 +105,8 @@ export class FailurePolicy<S> {
     const known = this.#episodes.get(key);
     const failures = (known?.failures ?? 0) + 1;
     const { permanentBackoffMs, maxTemporaryBackoffMs, initialBackoffMs } = this.#config;
-    const backoff =
-      failure.class === 'permanent' ? permanentBackoffMs : failures === 1 ? 0 : Math.min(maxTemporaryBackoffMs, initialBackoffMs * 2 ** (failures - 2));
+    const doubled = Math.min(maxTemporaryBackoffMs, initialBackoffMs * 2 ** (failures - 2));
+    const backoff = failure.class === 'permanent' ? permanentBackoffMs : failures === 1 ? 0 : doubled;
     const firstAt = known?.firstAt ?? now;
     const episode: Episode<S> = { key, step, failures, firstAt, lastFailure: failure, retryAt: now + backoff };
     this.#episodes.set(key, episode);

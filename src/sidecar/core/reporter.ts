@@ -60,7 +60,8 @@ export class StepReporter<S, X extends object = object, C = void> {
     }
     if (o.verdict?.kind === 'continues' && o.verdict.episode.failures !== this.#o.stepFailedAt) return;
     if (o.verdict?.kind !== 'continues') {
-      this.#o.log.warn({ ...this.#o.fields(o.step, o.verdict?.episode.key), ...this.#o.failedFields(o) }, this.#o.messages.failed);
+      const fields = { ...this.#o.fields(o.step, o.verdict?.episode.key), ...this.#o.failedFields(o) };
+      this.#o.log.warn(fields, this.#o.messages.failed);
     }
     const failures = o.verdict?.episode.failures ?? 1;
     if (o.failure && failures === this.#o.stepFailedAt) {
@@ -77,6 +78,8 @@ export class StepReporter<S, X extends object = object, C = void> {
 
   #ended(r: Recovery<S>, message: string): void {
     const { episode } = r;
-    this.#o.log.info({ ...this.#o.fields(episode.step, episode.key), failures: episode.failures, afterMs: Math.round(r.afterMs) }, message);
+    const afterMs = Math.round(r.afterMs);
+    const fields = { ...this.#o.fields(episode.step, episode.key), failures: episode.failures, afterMs };
+    this.#o.log.info(fields, message);
   }
 }
