@@ -28,7 +28,7 @@ import type { DecideConfig, DecideInput, RoundPlan, PodObservation, RedisTrack, 
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
-import { ExporterUser } from './exporter-user.ts';
+import { ExporterUser } from '../../core/exporter-user.ts';
 import { EventMemory, isFailover, type EventToSend } from './events.ts';
 import { applyRedisSteps, redisStepKey, type StepIO } from './steps.ts';
 import { PodLabels } from './labels.ts';
@@ -40,7 +40,7 @@ import { ProbeScheduler } from './probes.ts';
 import { atRest, nextRoundInMs } from './schedule.ts';
 import { RedisReporter } from './reporter.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
-import { SecretReporter } from './secret-report.ts';
+import { SecretReporter } from '../../core/secret-report.ts';
 import type { KubeClient } from '../../adapters/kube/client.ts';
 import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
 
