@@ -80,7 +80,7 @@ interface BackupLike {
   status?: RedisBackupStatus;
 }
 
-/** The reasons the sidecar gives a change of master (src/sidecar/redis/manager/events.ts, report.ts). */
+/** The reasons the sidecar gives a change of master (src/sidecar/redis/manager/events.ts, reporter.ts). */
 export const MASTER_CHANGE_REASONS = ['FailoverCompleted', 'Switchover', 'SwitchoverRefused', 'Bootstrap'] as const;
 
 const iso = (t: string | Date | null | undefined): string => (t instanceof Date ? t.toISOString() : (t ?? ''));

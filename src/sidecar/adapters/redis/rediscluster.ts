@@ -75,7 +75,7 @@ export class ClusterAdapter {
     }
   }
 
-  /** ACL SETUSER on one node (ACLs do not replicate): the exporter's user (manager/exporter-user.ts). */
+  /** ACL SETUSER on one node (ACLs do not replicate): the exporter's user (core/exporter-user.ts). */
   setUser(ip: string, user: string, args: readonly string[]): Promise<Result> {
     return this.#run(ip, (c) => c.call('ACL', 'SETUSER', user, ...args));
   }

@@ -1,5 +1,5 @@
 // The pure decision layer's public surface: the manager imports from here only.
-export { plan } from './plan.ts';
+export { planRound } from './plan.ts';
 export { decideMaster } from './master.ts';
 export type { MasterAssessment } from './master.ts';
 export { assessMaster, witnessesOf, apiEvidence, masterIpOf } from './failure.ts';
@@ -31,7 +31,7 @@ export type { RolloutDecision } from './rollout.ts';
 export { CAUGHT_UP_BYTES, bestTarget, checkTarget, decideRequest, parseRequest } from './switchover.ts';
 export type { RequestDecision, SwitchoverRequest, TargetCheck, TargetChoice } from './switchover.ts';
 export { DEFAULT_DECIDE_CONFIG } from './types.ts';
-export type { ClaimFact, DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, Plan, RedisTrack, SpecView, Step } from './types.ts';
+export type { ClaimFact, DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, RoundPlan, RedisTrack, SpecView, Step } from './types.ts';
 export { decideSecretRead, SECRET_RETRY_MS } from './secret-reads.ts';
 export type { SecretReadDecision, SecretReadState } from './secret-reads.ts';
 export { decideReplicationReports, REPORT_EVERY_MS, REPORT_MIN_BYTES } from './replication-report.ts';

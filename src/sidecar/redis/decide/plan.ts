@@ -1,5 +1,5 @@
 // One reconcile step for one Redis: the master decision and the ordered steps that carry it out.
-// Pure. The manager probes every pod, folds the results with track(), calls plan(), and applies
+// Pure. The manager probes every pod, folds the results with track(), calls planRound(), and applies
 // the steps IN ORDER:
 //   1. promote (REPLICAOF NO ONE) or switchover                        critical
 //   2. replicaof with demote=true: nodes that claim master but are not   (before their labels move)
@@ -20,9 +20,9 @@ import { planLabels, type LabelContext } from './labels.ts';
 import { currentFacts, endpointOf } from './observe.ts';
 import { planFencing, planReplication } from './replication.ts';
 import { planRuntimeConfig } from './runtime-config.ts';
-import type { DecideInput, Plan, Step } from './types.ts';
+import type { DecideInput, RoundPlan, Step } from './types.ts';
 
-export function plan(input: DecideInput): Plan {
+export function planRound(input: DecideInput): RoundPlan {
   const { decision } = decideMaster(input);
   const masterName = decision.master;
   const masterPod = masterName === null ? undefined : input.pods.find((p) => p.name === masterName);

@@ -194,7 +194,7 @@ export type Step =
   | { kind: 'config'; pod: string; endpoint: Endpoint; settings: Record<string, string | number>; critical: false; reason: string }
   | { kind: 'label'; pod: string; patch: PodPatch; critical: boolean; reason: string };
 
-export interface Plan {
+export interface RoundPlan {
   decision: MasterDecision;
   /** The master once the steps are applied; null while there is none. */
   master: { pod: string; endpoint: Endpoint } | null;

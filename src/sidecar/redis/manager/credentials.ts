@@ -2,10 +2,9 @@
 // password in the generated <name>-operator Secret, never rotated), and the default user's password
 // (spec.auth or the generated <name>-auth: what clients use, rotated by the users pass, users.ts).
 // Invariants:
-// - The Secrets are polled (decide/secret-reads.ts): every secretRefreshMs by the instance that
-//   acts (STANDBY_REFRESH_FACTOR times less often by the others), every second while a value is
-//   missing, and within a second after a node refused us. A read never blocks the probes once the
-//   operator's password is known.
+// - The Secrets are read, polled and cached by the shared core (core/credentials.ts): every
+//   secretRefreshMs by the instance that acts (STANDBY_REFRESH_FACTOR times less often by the
+//   others), every second while a value is missing, and within a second after a node refused us.
 // - A password that breaks passwordWritable (empty, or a control character) is never used (no
 //   AUTH, never handed to the users pass): it counts as missing, told with the Secret and key.
 // - A node that refuses the operator's user but takes the default user's password (the current
@@ -22,15 +21,14 @@ import type { Logger } from 'pino';
 import { OPERATOR_RULES, OPERATOR_USER, authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import { REDIS_PORT } from '../../../api/labels.ts';
-import { kubeFailure, type GeneratedSecret, type RedisRef } from '../../adapters/kube/client.ts';
+import type { GeneratedSecret, RedisRef } from '../../adapters/kube/client.ts';
 import { TLS_CA_KEY, TLS_CERT_KEY, tlsSecretName } from '../../../api/tls.ts';
 import type { Endpoint, ProbeResult, RedisAdapter } from '../../adapters/redis/index.ts';
 import { pemFingerprint, tlsOptionsFor } from '../../adapters/redis/tls.ts';
 import type { ConnectionOptions } from 'node:tls';
 import type { EventMemory, EventToSend } from './events.ts';
 import type { PodView } from './pods.ts';
-import { decideSecretRead } from '../decide/index.ts';
-import { passwordWritable } from '../../../api/secret-report.ts';
+import { passwordContext, SecretPasswords, type SecretProblem } from '../../core/credentials.ts';
 
 /** Instances that do not act on a Redis re-read its Secrets this many times less often. */
 export const STANDBY_REFRESH_FACTOR = 6;
@@ -40,7 +38,7 @@ export interface SecretReader {
   ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef): Promise<GeneratedSecret>;
 }
 
-export interface CredentialsOptions {
+export interface RedisCredentialsOptions {
   ref: RedisRef;
   kube: SecretReader;
   isLeader(): boolean;
@@ -53,21 +51,13 @@ export interface CredentialsOptions {
   now(): number;
 }
 
-/** A Secret that is not there; only the user's own (not generated) is worth a Warning. */
-interface Missing {
-  text: string;
-  userOwned: boolean;
-  /** The Event's reason (AuthSecretMissing when unset). */
-  reason?: 'AuthSecretMissing' | 'PasswordUnwritable';
-}
-
 interface Legacy {
   password: string;
   adapter: RedisAdapter;
 }
 
-export class Credentials {
-  readonly #o: CredentialsOptions;
+export class RedisCredentials {
+  readonly #o: RedisCredentialsOptions;
   /** Connections as the operator's user: probes, steps and the users pass use these. */
   readonly adapter: RedisAdapter;
   /** As `default`, with its current password and the one before: for nodes not adopted yet. */
@@ -76,32 +66,41 @@ export class Credentials {
   readonly #unadopted = new Map<string, Legacy>();
   /** The last refusal told per pod (uid). */
   readonly #refusals = new Map<string, string>();
+  readonly #secrets: SecretPasswords;
   #spec: RedisSpec | null = null;
-  #operatorPassword: string | undefined;
   #clientPassword: string | undefined;
   #exporterPassword: string | undefined;
-  #loadedAt = -Infinity;
-  #attemptAt = -Infinity;
   /**
    * This Redis' share of the refresh interval, added to it (0 to 0.5 of it): workers started
    * together would otherwise re-read all their Secrets in the same instant, a burst of hundreds
    * of requests that queues a failover's label patch behind it.
    */
   readonly #spread = Math.random() * 0.5;
-  #load: Promise<void> | null = null;
-  #refused = false;
   #ca: string | undefined;
   #tlsOptions: ConnectionOptions | undefined;
   #certificate: string | null = null;
 
-  constructor(options: CredentialsOptions) {
+  constructor(options: RedisCredentialsOptions) {
     this.#o = options;
     this.adapter = options.newAdapter(OPERATOR_USER, undefined);
+    this.#secrets = new SecretPasswords({
+      ...passwordContext(options),
+      kind: 'Redis',
+      generatedNote: '(it is created by the leader)',
+      // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
+      // need the password to probe, and a refusal re-reads anyway.
+      everyMs: () => (options.isLeader() ? options.secretRefreshMs : options.secretRefreshMs * STANDBY_REFRESH_FACTOR) * (1 + this.#spread),
+      read: () => this.#read(),
+      onOperatorPassword: (password, previous) => {
+        if (previous !== undefined) options.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
+        this.adapter.setPassword(password);
+      },
+    });
   }
 
   /** The operator's password (and with TLS, the CA) is known: probing may start. */
   get known(): boolean {
-    return this.#operatorPassword !== undefined && (this.#spec?.tls === undefined || this.#tlsOptions !== undefined);
+    return this.#secrets.operator !== undefined && (this.#spec?.tls === undefined || this.#tlsOptions !== undefined);
   }
 
   /** With TLS: the fingerprint of the certificate in the Secret now (what every node should serve). */
@@ -125,37 +124,20 @@ export class Credentials {
     const after = authSecretRef(this.#o.ref.name, spec);
     this.#spec = spec;
     if (before && (before.secretName !== after.secretName || before.key !== after.key)) {
-      this.#loadedAt = -Infinity;
+      this.#secrets.invalidate();
     }
   }
 
   /** True when the operator's password is known; loads the Secrets (creating them, as leader) when not. */
-  async ensure(): Promise<boolean> {
-    const now = this.#o.now();
-    // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
-    // need the password to probe, and a refusal re-reads anyway.
-    const every = (this.#o.isLeader() ? this.#o.secretRefreshMs : this.#o.secretRefreshMs * STANDBY_REFRESH_FACTOR) * (1 + this.#spread);
-    const due = decideSecretRead({
-      loadedAt: this.#loadedAt,
-      attemptAt: this.#attemptAt,
-      refused: this.#refused,
-      everyMs: every,
-      now,
-    }).read;
-    if (this.known) {
-      if (due && !this.#load) this.#startLoad();
-      return true;
-    }
-    if (!this.#load && now - this.#attemptAt > 1000) this.#startLoad();
-    if (this.#load) await this.#load;
-    return this.known;
+  ensure(): Promise<boolean> {
+    return this.#secrets.ensure(() => this.known);
   }
 
   /** Probes a node as the operator; one that refuses it is tried as `default` (not adopted yet). */
   async probe(uid: string, endpoint: Endpoint, running: () => boolean): Promise<ProbeResult> {
     const result = await this.adapter.probe(endpoint);
     if (!result.ok && result.error.kind === 'auth') {
-      this.#refused = true;
+      this.#secrets.refused();
       for (const legacy of running() ? this.#legacy : []) {
         const old = await legacy.adapter.probe(endpoint);
         if (old.ok) {
@@ -199,7 +181,7 @@ export class Credentials {
    */
   async adopt(views: PodView[]): Promise<Set<string>> {
     const adopted = new Set<string>();
-    const password = this.#operatorPassword;
+    const password = this.#secrets.operator;
     if (this.#unadopted.size === 0 || password === undefined) return adopted;
     await Promise.all(
       views
@@ -225,35 +207,21 @@ export class Credentials {
     return adopted;
   }
 
-  #startLoad(): void {
-    this.#attemptAt = this.#o.now();
-    this.#refused = false;
-    this.#load = this.#read()
-      .then(() => undefined)
-      .catch((err: unknown) => {
-        const f = kubeFailure(err);
-        this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the Redis secrets');
-      })
-      .finally(() => {
-        this.#load = null;
-      });
-  }
-
-  /** False when there was nothing to read yet (no spec). */
+  /** True when every value needed was found. */
   async #read(): Promise<boolean> {
     const spec = this.#spec;
     if (!spec) return false;
     const { ref } = this.#o;
     const tlsName = tlsSecretName(ref.name, spec);
     const [operator, client, tls, exporter] = await Promise.all([
-      this.#value(operatorSecretRef(ref.name)),
-      this.#value(authSecretRef(ref.name, spec)),
+      this.#secrets.password(operatorSecretRef(ref.name)),
+      this.#secrets.password(authSecretRef(ref.name, spec)),
       tlsName === undefined ? null : this.#tls(tlsName),
-      this.#value(exporterSecretRef(ref.name)),
+      this.#secrets.password(exporterSecretRef(ref.name)),
     ]);
     if (exporter.value !== null) this.#exporterPassword = exporter.value;
     this.#problem(operator.problem ?? client.problem ?? tls?.problem ?? null);
-    if (operator.value !== null && client.value !== null && tls?.ca !== null) this.#loadedAt = this.#o.now();
+    const complete = operator.value !== null && client.value !== null && tls?.ca !== null;
     if (tls?.ca && tls.ca !== this.#ca) {
       this.#ca = tls.ca;
       this.#tlsOptions = tlsOptionsFor(tls.ca, ref.name, ref.namespace);
@@ -261,11 +229,7 @@ export class Credentials {
       for (const l of this.#legacy) l.adapter.setTls(this.#tlsOptions);
     }
     this.#certificate = tls?.certificate ? pemFingerprint(tls.certificate) : null;
-    if (operator.value !== null && operator.value !== this.#operatorPassword) {
-      if (this.#operatorPassword !== undefined) this.#o.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
-      this.#operatorPassword = operator.value;
-      this.adapter.setPassword(operator.value);
-    }
+    this.#secrets.useOperator(operator.value);
     if (client.value !== null && client.value !== this.#clientPassword) {
       // Keep the previous password's connections: a node not adopted yet may still run with it.
       const previous = this.#legacy[0];
@@ -275,48 +239,27 @@ export class Credentials {
       this.#legacy = [{ password: client.value, adapter }, ...(previous ? [previous] : [])];
       this.#clientPassword = client.value;
     }
-    return true;
-  }
-
-  /** One Secret's value; a generated one is created first by the leader. */
-  async #value(src: AuthSecretRef): Promise<{ value: string | null; problem: Missing | null }> {
-    const { ref, kube } = this.#o;
-    let value: string | null;
-    if (src.generated && this.#o.isLeader() && ref.uid) {
-      const r = await kube.ensureAuthSecret({ namespace: ref.namespace, name: ref.name, uid: ref.uid }, src);
-      if (r.created) this.#o.log.info({ secret: src.secretName }, 'created a generated secret (random password, owned by the Redis)');
-      value = r.password;
-    } else {
-      value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
-    }
-    if (value !== null && passwordWritable(value)) return { value, problem: null };
-    if (value !== null) {
-      // Never the value, nor a hint of it: only where it is and why it is refused.
-      const text = `Secret ${ref.namespace}/${src.secretName} key ${src.key} is empty or holds a control character; Redis cannot be given it safely`;
-      return { value: null, problem: { text, userOwned: true, reason: 'PasswordUnwritable' as const } };
-    }
-    const text = `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (it is created by the leader)' : ''}`;
-    return { value, problem: { text, userOwned: !src.generated } };
+    return complete;
   }
 
   /** The TLS Secret's CA and certificate, in one read. */
-  async #tls(secretName: string): Promise<{ ca: string | null; certificate: string | null; problem: Missing | null }> {
+  async #tls(secretName: string): Promise<{ ca: string | null; certificate: string | null; problem: SecretProblem | null }> {
     const { ref, kube } = this.#o;
     const values = await kube.readSecretValues(ref.namespace, secretName, [TLS_CA_KEY, TLS_CERT_KEY]);
     const ca = values?.[TLS_CA_KEY] ?? null;
-    const problem = ca === null ? { text: `secret ${secretName} (key ${TLS_CA_KEY}) not found`, userOwned: true } : null;
+    const problem = ca === null ? { text: `secret ${secretName} (key ${TLS_CA_KEY}) not found`, userOwned: true, reason: 'AuthSecretMissing' as const } : null;
     return { ca, certificate: values?.[TLS_CERT_KEY] ?? null, problem };
   }
 
   /** Tells a missing Secret once (a Warning only for the user's own: the leader makes generated ones). */
-  #problem(problem: Missing | null): void {
+  #problem(problem: SecretProblem | null): void {
     const { memory, log } = this.#o;
     if (problem === null) {
       memory.authProblem = null;
       memory.authProblemTold = null;
       return;
     }
-    const { text, userOwned, reason = 'AuthSecretMissing' } = problem;
+    const { text, userOwned, reason } = problem;
     if (memory.authProblem !== text) {
       memory.authProblem = text;
       log.warn({ problem: text }, 'a Redis secret is missing: waiting for it');

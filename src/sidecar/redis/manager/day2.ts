@@ -31,7 +31,7 @@ import { decideRequest, decideRollout, parseRequest, type DecideInput, type Mast
 import type { RedisSpec } from '../../../api/schema.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { EventToSend } from './events.ts';
-import type { Applied } from './executor.ts';
+import type { RedisApplied } from './steps.ts';
 import type { PodView } from './pods.ts';
 import type { ReplicationReporter } from './replication-report.ts';
 import type { TlsReloader } from './tls-reload.ts';
@@ -183,7 +183,7 @@ export class Day2 {
   }
 
   /** After the worker applied a plan: a requested switchover that failed outright is refused now. */
-  async applied(applied: Applied): Promise<void> {
+  async applied(applied: RedisApplied): Promise<void> {
     const f = this.#inFlight;
     if (!f) return;
     const o = applied.outcomes.find((x) => x.step.kind === 'switchover' && x.step.pod === f.target);

@@ -14,7 +14,7 @@ import type { KubeClient, MultiInformer } from '../../adapters/kube/client.ts';
 import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
 import { statusSeries } from '../decide/status-series.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
-import type { FailurePolicyConfig } from './failure-policy.ts';
+import type { FailurePolicyConfig } from '../../core/failure-policy.ts';
 import { RedisWorker, type KubeWriter, type LeaderView, type RedisHooks } from './worker.ts';
 import { podChangeKey } from './pods.ts';
 

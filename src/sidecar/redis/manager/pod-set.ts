@@ -10,7 +10,7 @@ import type { RedisRef } from '../../adapters/kube/client.ts';
 import { PodLabelWriter, type Overlay, type PodPatcher } from '../../core/pod-labels.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { EventMemory } from './events.ts';
-import type { LabelResult, LabelStep } from './executor.ts';
+import type { LabelResult, LabelStep } from './steps.ts';
 import { belongsTo, labelResult, podView, type PodView } from './pods.ts';
 
 export interface RedisPodSetOptions {

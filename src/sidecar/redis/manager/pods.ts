@@ -24,7 +24,7 @@ import type { RedisSpec } from '../../../api/schema.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { DEFAULT_DECIDE_CONFIG, type DecideConfig, type PodObservation, type RedisTrack, type SpecView } from '../decide/index.ts';
 import type { Overlay, PodPatchResult } from '../../core/pod-labels.ts';
-import type { LabelResult, LabelStep } from './executor.ts';
+import type { LabelResult, LabelStep } from './steps.ts';
 
 export type { Overlay } from '../../core/pod-labels.ts';
 

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { AuthSecretRef } from '../../../api/auth.ts';
 import type { ManagerTiming } from '../../config.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
-import type { FailurePolicyConfig } from './failure-policy.ts';
+import type { FailurePolicyConfig } from '../../core/failure-policy.ts';
 import type { Step } from '../decide/index.ts';
 import type { GeneratedSecret, RedisRef } from '../../adapters/kube/client.ts';
 import type { EventSink } from '../../core/events.ts';

@@ -1,6 +1,6 @@
 // One Redis resource's worker: its round (observe, plan, apply) on the core loop (core/worker.ts),
 // over the parts that do the work: probes (probes.ts), the credentials (credentials.ts), the steps
-// (executor.ts) and the failure policy (failure-policy.ts). Nothing here is shared with another
+// (steps.ts) and the failure policy (core/failure-policy.ts). Nothing here is shared with another
 // Redis' worker, so a broken or slow Redis (pods that hang, a Secret that is missing) never
 // stalls another.
 // Invariants:
@@ -10,7 +10,7 @@
 // - After a Redis write the written pods are probed again before the next plan, so the plan never
 //   acts twice on facts that predate its own write.
 // - A step that keeps failing is told once per episode (a log line and a StepFailed Event), backs
-//   off on its own, and its recovery is logged (failure-policy.ts).
+//   off on its own, and its recovery is logged (core/failure-policy.ts).
 // - Every I/O is bounded: Redis calls by the adapter's timeouts, API calls by the client's.
 // - Time comes from options.now and options.sleep (performance.now and setTimeout by default),
 //   so the timing logic runs under fake timers in tests.
@@ -23,24 +23,24 @@ import { backupEvents, type BackupMemory } from '../decide/backups.ts';
 import { redisSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import type { RedisObject } from '../../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../../api/validate.ts';
-import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, plan } from '../decide/index.ts';
-import type { DecideConfig, DecideInput, Plan, PodObservation, RedisTrack, SpecView } from '../decide/index.ts';
+import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, planRound } from '../decide/index.ts';
+import type { DecideConfig, DecideInput, RoundPlan, PodObservation, RedisTrack, SpecView, Step } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
-import { ExporterUser } from './exporter-user.ts';
+import { ExporterUser } from '../../core/exporter-user.ts';
 import { EventMemory, isFailover } from './events.ts';
-import { applyPlan, type StepIO } from './executor.ts';
+import { applyRedisSteps, redisStepKey, type StepIO } from './steps.ts';
 import { Worker } from '../../core/worker.ts';
 import type { KubeWriter, RedisWorkerOptions } from './types.ts';
-import { StepFailures } from './failure-policy.ts';
-import { Credentials } from './credentials.ts';
+import { FailurePolicy } from '../../core/failure-policy.ts';
+import { RedisCredentials } from './credentials.ts';
 import { RedisPodSet } from './pod-set.ts';
 import { decideConfig, observation, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
 import { RedisPace } from './pace.ts';
-import { RoundReporter } from './report.ts';
+import { RedisReporter } from './reporter.ts';
 import { createDay2, type Day2 } from './day2-wiring.ts';
-import { SecretReporter } from './secret-report.ts';
+import { SecretReporter } from '../../core/secret-report.ts';
 import type { KubeClient } from '../../adapters/kube/client.ts';
 import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
 
@@ -56,11 +56,11 @@ export class RedisWorker {
   readonly name: string;
   readonly ref: RedisRef;
   /** The latest plan (for tests and debugging). */
-  lastPlan: Plan | null = null;
+  lastPlan: RoundPlan | null = null;
   readonly memory = new EventMemory();
   /** What status.backup said when last seen: its news become Events (decide/backups.ts). */
   #backups: BackupMemory | null = null;
-  readonly failures: StepFailures;
+  readonly failures: FailurePolicy<Step>;
   readonly #o: RedisWorkerOptions;
   readonly #log: Logger;
   readonly #now: () => number;
@@ -68,9 +68,9 @@ export class RedisWorker {
   readonly #pace: RedisPace;
   readonly #pods: RedisPodSet;
   #lostProbe: Promise<void> | null = null;
-  readonly #auth: Credentials;
+  readonly #auth: RedisCredentials;
   readonly #probes: ProbeScheduler;
-  readonly #report: RoundReporter;
+  readonly #report: RedisReporter;
   readonly #day2: Day2;
   readonly #exporterUser: ExporterUser;
   #exporterOn = false;
@@ -106,7 +106,7 @@ export class RedisWorker {
       maxAgain: MAX_AGAIN,
       burstRestIgnoresWake: true,
     });
-    this.failures = new StepFailures(options.failurePolicy);
+    this.failures = new FailurePolicy(redisStepKey, options.failurePolicy);
     this.#pace = new RedisPace({
       now: this.#now,
       timing: options.timing,
@@ -115,7 +115,7 @@ export class RedisWorker {
     });
     const { metrics, pods } = options;
     this.#pods = new RedisPodSet({ ref: this.ref, kube: options.kube, metrics, memory: this.memory, pods });
-    this.#report = new RoundReporter({
+    this.#report = new RedisReporter({
       ref: this.ref,
       log: this.#log,
       metrics: options.metrics,
@@ -124,7 +124,7 @@ export class RedisWorker {
       emit: (e) => this.#worker.event(e),
       now: this.#now,
     });
-    this.#auth = new Credentials({
+    this.#auth = new RedisCredentials({
       ref: this.ref,
       kube: options.kube,
       isLeader: () => options.leader.isLeader(),
@@ -319,7 +319,7 @@ export class RedisWorker {
       claims,
       bootstrapWithout: this.#boot.without,
     };
-    let p = plan(input);
+    let p = planRound(input);
     this.lastPlan = p;
     this.#report.podMetrics(input, p);
     this.#report.decision(p.decision);
@@ -339,7 +339,7 @@ export class RedisWorker {
       await this.#exporterUser.reconcile(this.#exporterOn, answering);
       // A steady round: a day-2 operation may ask for a planned switchover.
       const target = await this.#day2.steady(input, p.decision, views);
-      if (target !== null) this.lastPlan = p = plan({ ...input, switchoverTo: target });
+      if (target !== null) this.lastPlan = p = planRound({ ...input, switchoverTo: target });
     }
     if (p.steps.length === 0) {
       if (adopted.size === 0) return false;
@@ -358,11 +358,11 @@ export class RedisWorker {
         this.#worker.event(started);
       }
     }
-    const applied = await applyPlan(p, this.#io(views), {
+    const applied = await applyRedisSteps(p, this.#io(views), {
       canAct: () => this.#worker.isLeader() && this.#worker.running,
       before: (step) => this.#o.hooks?.beforeStep?.(this.ref, step),
       after: (step, ok) => this.#o.hooks?.afterStep?.(this.ref, step, ok),
-      outcome: (o) => this.#report.step(o, p),
+      reporter: this.#report.forRound(p),
       policy: this.failures,
       now: this.#now,
     });

@@ -4,24 +4,22 @@
 // clients use. The clients' password (spec.auth, or the generated `<name>-auth`) is only made to
 // exist: the pods need it to start.
 // Invariants:
+// - The Secrets are read, polled and cached by the shared core (core/credentials.ts): every
+//   pollMs, every second while a value is missing, and within a second after a node refused the
+//   password. Only the acting instance creates a generated Secret (owned by the RedisCluster).
 // - The exporter's Secret (<name>-exporter) is created and read with them, whether the exporter
 //   is on or not; its password is given to nodes that lack the exporter's user.
-// - Only the acting instance creates a generated Secret (owned by the RedisCluster, so it goes
-//   with it); creating is safe to race (kube/secrets.ts).
-// - The Secrets are polled (decide/secret-reads.ts): every pollMs, every second while a value is
-//   missing, and within a second after a node refused the password.
 // - A password that breaks passwordWritable (empty, or a control character) is never used: it
 //   counts as missing, told with the Secret and key, never the value.
 import type { Logger } from 'pino';
 import { authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
 import { REDIS_CLUSTER_KIND as CLUSTER_KIND, redisClusterPodSelectorLabels as clusterPodSelectorLabels } from '../../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
-import { passwordWritable } from '../../../api/secret-report.ts';
-import { decideSecretRead } from '../../redis/decide/secret-reads.ts';
-import { kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';
+import type { RedisRef } from '../../adapters/kube/client.ts';
+import { passwordContext, SecretPasswords } from '../../core/credentials.ts';
 import type { ClusterKube } from './types.ts';
 
-export interface ClusterCredentialsOptions {
+export interface RedisClusterCredentialsOptions {
   ref: RedisRef;
   kube: Pick<ClusterKube, 'readSecretValue' | 'ensureAuthSecret'>;
   isLeader(): boolean;
@@ -34,23 +32,31 @@ export interface ClusterCredentialsOptions {
   now(): number;
 }
 
-export class ClusterCredentials {
-  readonly #o: ClusterCredentialsOptions;
+export class RedisClusterCredentials {
+  readonly #o: RedisClusterCredentialsOptions;
+  readonly #secrets: SecretPasswords;
   #spec: RedisClusterSpec | null = null;
-  #password: string | undefined;
   #exporterPassword: string | undefined;
-  #loadedAt = -Infinity;
-  #attemptAt = -Infinity;
-  #refused = false;
-  #load: Promise<void> | null = null;
   #told: string | null = null;
 
-  constructor(options: ClusterCredentialsOptions) {
+  constructor(options: RedisClusterCredentialsOptions) {
     this.#o = options;
+    this.#secrets = new SecretPasswords({
+      ...passwordContext(options),
+      kind: CLUSTER_KIND,
+      owner: { kind: CLUSTER_KIND, labels: clusterPodSelectorLabels(options.ref.name) },
+      generatedNote: '(the acting sidecar creates it)',
+      everyMs: () => options.pollMs,
+      read: () => this.#read(),
+      onOperatorPassword: (password, previous) => {
+        if (previous !== undefined) options.log.warn("the operator's Secret of the RedisCluster changed: using the new password");
+        options.onPassword(password);
+      },
+    });
   }
 
   get known(): boolean {
-    return this.#password !== undefined;
+    return this.#secrets.operator !== undefined;
   }
 
   /** The exporter user's password (its Secret), once read. */
@@ -64,78 +70,36 @@ export class ClusterCredentials {
 
   /** A node refused our password: read the Secret again soon. */
   refused(): void {
-    this.#refused = true;
+    this.#secrets.refused();
   }
 
   /** True once the operator's password is known; starts a read when one is due. */
-  async ensure(): Promise<boolean> {
-    const due = decideSecretRead({
-      loadedAt: this.#loadedAt,
-      attemptAt: this.#attemptAt,
-      refused: this.#refused,
-      everyMs: this.#o.pollMs,
-      now: this.#o.now(),
-    }).read;
-    if (due || (!this.known && this.#o.now() - this.#attemptAt > 1000)) this.#start();
-    if (!this.known && this.#load) await this.#load;
-    return this.known;
+  ensure(): Promise<boolean> {
+    return this.#secrets.ensure(() => this.known);
   }
 
-  #start(): void {
-    if (this.#load || !this.#spec) return;
-    this.#attemptAt = this.#o.now();
-    this.#refused = false;
-    this.#load = this.#read(this.#spec)
-      .then((complete) => {
-        if (complete) this.#loadedAt = this.#o.now();
-      })
-      .catch((err: unknown) => {
-        const f = kubeFailure(err);
-        this.#o.log.warn({ code: f.code, err: f.message }, 'could not read the RedisCluster secrets');
-      })
-      .finally(() => {
-        this.#load = null;
-      });
-  }
-
-  async #read(spec: RedisClusterSpec): Promise<boolean> {
+  /** True when every value needed was found. */
+  async #read(): Promise<boolean> {
+    const spec = this.#spec;
+    if (!spec) return false;
     const [operator, client, exporter] = await Promise.all([
       this.#value(operatorSecretRef(this.#o.ref.name)),
       this.#value(authSecretRef(this.#o.ref.name, spec)),
       this.#value(exporterSecretRef(this.#o.ref.name)),
     ]);
     if (exporter !== null) this.#exporterPassword = exporter;
-    if (operator !== null && operator !== this.#password) {
-      if (this.#password !== undefined) this.#o.log.warn("the operator's Secret of the RedisCluster changed: using the new password");
-      this.#password = operator;
-      this.#o.onPassword(operator);
-    }
+    this.#secrets.useOperator(operator);
     return operator !== null && client !== null;
   }
 
+  /** One password; a problem with it is told when it differs from the last one told. */
   async #value(src: AuthSecretRef): Promise<string | null> {
-    const { ref, kube } = this.#o;
-    let value: string | null;
-    if (src.generated && this.#o.isLeader() && ref.uid) {
-      const r = await kube.ensureAuthSecret({ namespace: ref.namespace, name: ref.name, uid: ref.uid }, src, {
-        kind: CLUSTER_KIND,
-        labels: clusterPodSelectorLabels(ref.name),
-      });
-      if (r.created) this.#o.log.info({ secret: src.secretName }, 'created a generated secret (random password, owned by the RedisCluster)');
-      value = r.password;
-    } else {
-      value = await kube.readSecretValue(ref.namespace, src.secretName, src.key);
-    }
-    const unwritable = value !== null && !passwordWritable(value);
-    if (value === null || unwritable) {
-      // Never the value, nor a hint of it: only where it is and why it is refused.
-      const text = unwritable
-        ? `Secret ${ref.namespace}/${src.secretName} key ${src.key} is empty or holds a control character; Redis cannot be given it safely`
-        : `secret ${src.secretName} (key ${src.key}) not found${src.generated ? ' (the acting sidecar creates it)' : ''}`;
-      if (this.#told !== text) {
-        this.#told = text;
-        this.#o.log.warn({ problem: text }, 'a RedisCluster secret is missing or unusable: waiting for it');
-        if (!src.generated || unwritable) this.#o.onMissing(text, unwritable ? 'PasswordUnwritable' : 'AuthSecretMissing');
+    const { value, problem } = await this.#secrets.password(src);
+    if (problem) {
+      if (this.#told !== problem.text) {
+        this.#told = problem.text;
+        this.#o.log.warn({ problem: problem.text }, 'a RedisCluster secret is missing or unusable: waiting for it');
+        if (problem.userOwned) this.#o.onMissing(problem.text, problem.reason);
       }
       return null;
     }

@@ -14,7 +14,7 @@ import { statusSeries } from '../../redis/decide/status-series.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { isNotFound, type MultiInformer, type RedisClusterObject } from '../../adapters/kube/client.ts';
 import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
-import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
+import type { FailurePolicyConfig } from '../../core/failure-policy.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { createClusterMetrics, type ClusterMetrics } from '../metrics.ts';
 import type { RedisClusterHooks, ClusterKube, LeaderView } from './types.ts';

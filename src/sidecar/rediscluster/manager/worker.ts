@@ -20,23 +20,22 @@ import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { validateRedisClusterSpec as validateClusterSpec } from '../../../api/rediscluster-validate.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { redisClusterSecretUses as clusterSecretUses, secretNeeds } from '../../../api/secret-report.ts';
-import { SecretReporter } from '../../redis/manager/secret-report.ts';
+import { SecretReporter } from '../../core/secret-report.ts';
 import type { RedisClusterObject, RedisRef } from '../../adapters/kube/client.ts';
-import type { FailurePolicyConfig } from '../../redis/manager/failure-policy.ts';
+import { FailurePolicy, type FailurePolicyConfig } from '../../core/failure-policy.ts';
 import { planRound, type RoundPlan } from '../decide/plan.ts';
 import { clusterMemory } from '../decide/reshard.ts';
 import { healthyMaster } from '../decide/topology.ts';
-import type { ClusterSpecView, PodObservation } from '../decide/types.ts';
+import type { ClusterSpecView, ClusterStep, PodObservation } from '../decide/types.ts';
 import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { Autoscaler } from './autoscaler.ts';
-import { ClusterBackoff, clusterStepKey } from './backoff.ts';
-import { ExporterUser } from '../../redis/manager/exporter-user.ts';
-import { ClusterCredentials } from './credentials.ts';
-import { applySteps } from './executor.ts';
+import { ExporterUser } from '../../core/exporter-user.ts';
+import { RedisClusterCredentials } from './credentials.ts';
+import { applyRedisClusterSteps, redisClusterStepKey } from './steps.ts';
 import { NodeRecords } from './node-records.ts';
 import { podObservation } from './pods.ts';
-import { RoundNews } from './round-news.ts';
+import { RedisClusterReporter } from './reporter.ts';
 import { ReshardRecorder } from './reshard-record.ts';
 import type { EventToSend } from '../../core/events.ts';
 import type { LeaderView } from '../../core/leader.ts';
@@ -88,11 +87,11 @@ export class RedisClusterWorker {
   readonly #worker: Worker<Next>;
   readonly #wallNow: () => number;
   readonly #redis: ClusterAdapter;
-  readonly #auth: ClusterCredentials;
+  readonly #auth: RedisClusterCredentials;
   readonly #secrets: SecretReporter;
-  readonly #backoff: ClusterBackoff;
+  readonly #policy: FailurePolicy<ClusterStep>;
   readonly #records: NodeRecords;
-  readonly #news: RoundNews;
+  readonly #news: RedisClusterReporter;
   readonly #reshard: ReshardRecorder;
   readonly #autoscaler: Autoscaler;
   readonly #exporterUser: ExporterUser;
@@ -141,8 +140,8 @@ export class RedisClusterWorker {
       connectionName: 'redis-operator-sidecar',
       onLost: () => this.wake(),
     });
-    this.#backoff = new ClusterBackoff(options.failurePolicy);
-    this.#auth = new ClusterCredentials({
+    this.#policy = new FailurePolicy(redisClusterStepKey, options.failurePolicy);
+    this.#auth = new RedisClusterCredentials({
       ref: this.ref,
       kube: options.kube,
       isLeader: () => options.leader.isLeader(),
@@ -170,7 +169,7 @@ export class RedisClusterWorker {
     const event = (e: EventToSend) => this.#worker.event(e);
     const common = { ref: this.ref, kube: options.kube, log: this.#log, event, now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
-    this.#news = new RoundNews({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
+    this.#news = new RedisClusterReporter({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
     this.#exporterUser = new ExporterUser({
@@ -223,7 +222,7 @@ export class RedisClusterWorker {
   #standDown(): void {
     if (!this.#acting) return;
     this.#acting = false;
-    this.#backoff.reset();
+    this.#policy.reset();
     this.#reshard.forget();
     this.#autoscaler.reset();
     this.#failingSince.clear();
@@ -274,8 +273,8 @@ export class RedisClusterWorker {
     this.#news.round(plan);
 
     if (plan.steps.length > 0) {
-      this.#backoff.retain(new Set(plan.steps.map(clusterStepKey)));
-      const applied = await applySteps(this.#ctx(plan), plan.steps);
+      this.#policy.retain(plan.steps, this.#now());
+      const applied = await applyRedisClusterSteps(this.#ctx(plan), plan.steps);
       for (const step of applied.done) this.#news.applied(step);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
@@ -289,8 +288,8 @@ export class RedisClusterWorker {
     if (d.kind === 'move') {
       // The hook lets a leaving shard go only on a Done record: no slot moves without its record.
       if (!mayMove) return 'unsettled';
-      this.#backoff.retain(new Set(d.moves.map(clusterStepKey)));
-      const applied = await applySteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
+      this.#policy.retain(d.moves, this.#now());
+      const applied = await applyRedisClusterSteps(this.#ctx(plan), d.moves, MOVE_BUDGET_MS, MOVE_CONCURRENCY);
       await this.#reshard.progress(applied.done.length);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
@@ -305,7 +304,7 @@ export class RedisClusterWorker {
     return {
       redis: this.#redis,
       topology: plan.topology,
-      backoff: this.#backoff,
+      policy: this.#policy,
       log: this.#log,
       canAct: () => this.#worker.running && this.#worker.isLeader(),
       event: (e: EventToSend) => this.#worker.event(e),

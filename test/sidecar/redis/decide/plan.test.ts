@@ -1,7 +1,7 @@
 // Pure: re-point, fencing, labels and the ordered plan. Table-driven. No Redis, no address contacted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { plan } from '../../../../src/sidecar/redis/decide/plan.ts';
+import { planRound } from '../../../../src/sidecar/redis/decide/plan.ts';
 import { decideMaster } from '../../../../src/sidecar/redis/decide/master.ts';
 import { planReplication, desiredFencing, planFencing } from '../../../../src/sidecar/redis/decide/replication.ts';
 import { planLabels } from '../../../../src/sidecar/redis/decide/labels.ts';
@@ -118,7 +118,7 @@ test('planLabels: transitions only; the master label leaves before it arrives', 
   );
 });
 
-test('plan: end to end, in the order the manager must apply', async (t) => {
+test('planRound: end to end, in the order the manager must apply', async (t) => {
   const deadM = master({ error: 'refused', okAgo: 1500 });
   const cases: Array<{ name: string; pods: PodObservation[]; spec?: Partial<SpecView>; kind: string; want: string[] }> = [
     { name: 'healthy steady state: nothing to do', pods: [master(), replica(0), replica(1)], kind: 'keep', want: [] },
@@ -258,7 +258,7 @@ test('plan: end to end, in the order the manager must apply', async (t) => {
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
-      const p = plan(input(c.pods, c.spec));
+      const p = planRound(input(c.pods, c.spec));
       assert.equal(p.decision.kind, c.kind, `${c.name}: ${p.decision.reason}`);
       assert.deepEqual(brief(p.steps), c.want, `${c.name}: ${p.decision.reason}`);
     });
@@ -283,7 +283,7 @@ test('never two pods labelled master: after any plan is applied, at most one car
   ];
   for (const [name, pods] of scenarios) {
     await t.test(name, () => {
-      const p = plan(input(pods));
+      const p = planRound(input(pods));
       const labels = new Map(pods.map((x) => [x.name, x.roleLabel]));
       for (const s of p.steps) {
         if (s.kind !== 'label') continue;

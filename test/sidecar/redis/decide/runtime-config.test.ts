@@ -1,9 +1,9 @@
-// Pure: runtime-managed config (decide/runtime-config.ts) and where its steps sit in plan().
+// Pure: runtime-managed config (decide/runtime-config.ts) and where its steps sit in planRound().
 // Table-driven. No Redis, no address contacted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { desiredRuntimeConfig } from '../../../../src/api/config-directives.ts';
-import { plan } from '../../../../src/sidecar/redis/decide/plan.ts';
+import { planRound } from '../../../../src/sidecar/redis/decide/plan.ts';
 import { planRuntimeConfig, runtimeConfigChanges } from '../../../../src/sidecar/redis/decide/runtime-config.ts';
 import type { PodObservation, Step } from '../../../../src/sidecar/redis/decide/types.ts';
 import { facts, input, ip, online, pod, type FactsSpec, type PodSpec } from './fixtures.ts';
@@ -98,17 +98,17 @@ test('planRuntimeConfig: which nodes get a step', async (t) => {
   });
 });
 
-test('plan(): a healthy set whose config matches is an empty plan', () => {
-  const p = plan(input([master(LRU), replica(0, LRU), replica(1, LRU)], { runtimeConfig: LRU }));
+test('planRound(): a healthy set whose config matches is an empty plan', () => {
+  const p = planRound(input([master(LRU), replica(0, LRU), replica(1, LRU)], { runtimeConfig: LRU }));
   assert.equal(p.decision.kind, 'keep');
   assert.deepEqual(p.steps, []);
 });
 
-test('plan(): runtime config after re-pointing and fencing, before the label steps', () => {
+test('planRound(): runtime config after re-pointing and fencing, before the label steps', () => {
   // replica-1 is new (placeholder, no labels) with the old config; the master's fencing is off.
   const M = master(DEFAULTS, {}, { minReplicas: 0 });
   const fresh = pod({ name: 'replica-1', facts: facts({ runtimeConfig: DEFAULTS }) });
-  const p = plan(input([M, replica(0, LRU), fresh], { runtimeConfig: LRU }));
+  const p = planRound(input([M, replica(0, LRU), fresh], { runtimeConfig: LRU }));
   const kinds = p.steps.map((s) => `${s.kind} ${s.pod}${s.kind === 'config' ? ` ${Object.keys(s.settings).join(',')}` : ''}`);
   assert.deepEqual(kinds, [
     'replicaof cache-replica-1',
@@ -119,10 +119,10 @@ test('plan(): runtime config after re-pointing and fencing, before the label ste
   ]);
 });
 
-test('plan(): no master (wait): no runtime config step', () => {
+test('planRound(): no master (wait): no runtime config step', () => {
   // The labelled master stopped answering a moment ago (suspect, not failed yet): the replica
   // answers with the old config but nothing moves in Redis until there is a master again.
-  const waiting = plan(input([master(DEFAULTS, { error: 'timeout', okAgo: 600 }), replica(0)], { runtimeConfig: LRU }));
+  const waiting = planRound(input([master(DEFAULTS, { error: 'timeout', okAgo: 600 }), replica(0)], { runtimeConfig: LRU }));
   assert.equal(waiting.decision.kind, 'wait');
   assert.deepEqual(configSteps(waiting.steps), []);
 });

@@ -22,7 +22,7 @@ import { KubeClient } from '../../../../src/sidecar/adapters/kube/client.ts';
 import { LeaderElector } from '../../../../src/sidecar/adapters/kube/leader.ts';
 import type { LeaderSettings } from '../../../../src/sidecar/adapters/kube/lease-decision.ts';
 import { RedisManager, type RedisHooks } from '../../../../src/sidecar/redis/manager/index.ts';
-import type { FailurePolicyConfig } from '../../../../src/sidecar/redis/manager/failure-policy.ts';
+import type { FailurePolicyConfig } from '../../../../src/sidecar/core/failure-policy.ts';
 import { createSidecarMetrics, type SidecarMetrics } from '../../../../src/sidecar/metrics.ts';
 import { startApiServer, type ApiServer, type StoredObject, type WatchHandle } from '../../../k8s/api-server.ts';
 import type { RequestRecord } from '../../../k8s/fault-proxy.ts';

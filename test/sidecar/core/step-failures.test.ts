@@ -1,11 +1,12 @@
-// Loopback octet: 127.0.27.x. The real manager's failure policy against a real kube-apiserver: a step
-// that keeps failing is told once (one log line, one StepFailed Warning), backs off instead of
-// being retried every round, and its recovery is logged when it clears.
+// Loopback octet: 127.0.27.x. The shared failure policy and step reporter (src/sidecar/core/), as
+// the Redis manager runs them, against a real kube-apiserver: a step that keeps failing is told
+// once (one log line, one StepFailed Warning), backs off instead of being retried every round,
+// and its recovery is logged when it clears.
 // Counts, not timings, decide these tests: the permanent back-off is far longer than the test.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { addr, startRedis } from '../../../support/redis-server.ts';
-import { Cluster, sleep, until } from './harness.ts';
+import { addr, startRedis } from '../../support/redis-server.ts';
+import { Cluster, sleep, until } from '../redis/manager/harness.ts';
 
 const N = 27;
 Cluster.shareApiServer();

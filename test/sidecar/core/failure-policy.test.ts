@@ -1,16 +1,12 @@
-// The failure policy (src/sidecar/redis/manager/failure-policy.ts): which failures are temporary, the
-// back-off of a step that keeps failing, and its episodes. Pure: time is passed in.
+// The shared failure policy (src/sidecar/core/failure-policy.ts): which failures are temporary, the
+// back-off of a step that keeps failing, and its episodes, keyed by each kind's step identity.
+// Pure: time is passed in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  classifyKubeFailure,
-  classifyRedisFailure,
-  stepKey,
-  StepFailures,
-  type FailurePolicyConfig,
-} from '../../../../src/sidecar/redis/manager/failure-policy.ts';
-import type { Step } from '../../../../src/sidecar/redis/decide/index.ts';
-import type { RedisFailure } from '../../../../src/sidecar/adapters/redis/index.ts';
+import { classifyKubeFailure, classifyRedisFailure, FailurePolicy, type FailurePolicyConfig } from '../../../src/sidecar/core/failure-policy.ts';
+import { redisStepKey } from '../../../src/sidecar/redis/manager/steps.ts';
+import type { Step } from '../../../src/sidecar/redis/decide/index.ts';
+import type { RedisFailure } from '../../../src/sidecar/adapters/redis/index.ts';
 
 const CONFIG: FailurePolicyConfig = { initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 };
 const ep = (host: string) => ({ host, port: 6379 });
@@ -57,7 +53,7 @@ test('API failures: no answer, conflicts, throttling and server errors are tempo
 });
 
 test('a temporary failure is retried at the next round once, then backs off doubling up to the cap', () => {
-  const f = new StepFailures(CONFIG);
+  const f = new FailurePolicy(redisStepKey, CONFIG);
   const retryDelays: number[] = [];
   let now = 0;
   for (let i = 0; i < 7; i++) {
@@ -70,7 +66,7 @@ test('a temporary failure is retried at the next round once, then backs off doub
 });
 
 test('a deferred step is not due before its back-off ran out, and is at that moment', () => {
-  const f = new StepFailures(CONFIG);
+  const f = new FailurePolicy(redisStepKey, CONFIG);
   f.failed(promote, temporary, 0);
   assert.equal(f.deferred(promote, 0), null, 'the first retry is at the next round');
   f.failed(promote, temporary, 10);
@@ -79,23 +75,23 @@ test('a deferred step is not due before its back-off ran out, and is at that mom
 });
 
 test('a permanent failure waits the permanent back-off', () => {
-  const f = new StepFailures(CONFIG);
+  const f = new FailurePolicy(redisStepKey, CONFIG);
   const v = f.failed(promote, permanent, 1000);
   assert.equal(v.episode.retryAt, 31_000);
   assert.ok(f.deferred(promote, 30_999));
 });
 
 test('a step is its kind, pod and target: a re-pointing to another master is a new step, not backed off', () => {
-  const f = new StepFailures(CONFIG);
+  const f = new FailurePolicy(redisStepKey, CONFIG);
   f.failed(repoint('10.0.0.1'), temporary, 0);
   f.failed(repoint('10.0.0.1'), temporary, 0);
   assert.ok(f.deferred(repoint('10.0.0.1'), 50));
   assert.equal(f.deferred(repoint('10.0.0.9'), 50), null);
-  assert.notEqual(stepKey(repoint('10.0.0.1')), stepKey(repoint('10.0.0.9')));
+  assert.notEqual(redisStepKey(repoint('10.0.0.1')), redisStepKey(repoint('10.0.0.9')));
 });
 
 test('an episode ends once: when its step succeeds, or when the plan no longer has it', () => {
-  const f = new StepFailures(CONFIG);
+  const f = new FailurePolicy(redisStepKey, CONFIG);
   f.failed(promote, temporary, 0);
   f.failed(promote, temporary, 50);
   const r = f.succeeded(promote, 250);
@@ -107,16 +103,16 @@ test('an episode ends once: when its step succeeds, or when the plan no longer h
   const ended = f.retain([promote], 1000);
   assert.deepEqual(
     ended.map((e) => [e.episode.key, e.how]),
-    [[stepKey(repoint('10.0.0.1')), 'no longer planned']],
+    [[redisStepKey(repoint('10.0.0.1')), 'no longer planned']],
   );
   assert.deepEqual(
     f.open.map((e) => e.key),
-    [stepKey(promote)],
+    [redisStepKey(promote)],
   );
 });
 
 test('a new term of leadership starts without the back-off of an earlier one', () => {
-  const f = new StepFailures(CONFIG);
+  const f = new FailurePolicy(redisStepKey, CONFIG);
   f.failed(promote, permanent, 1000);
   assert.ok(f.deferred(promote, 2000), 'backed off while it leads');
   f.reset();

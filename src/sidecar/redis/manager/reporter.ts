@@ -5,18 +5,21 @@
 // - Every log line carries the Redis namespace and name (the worker's child logger).
 // - Events are sent by the leader only (a standby's Event would describe what it did not do):
 //   the worker's emit checks the Lease right before each one.
-// - A failure episode is told once: its first failure logs and sends StepFailed; later failures
-//   of the same step are counted in metrics only; its end is one info line.
+// - A failure episode is told once, by the shared step reporter (core/reporter.ts): its first
+//   failure logs and sends StepFailed; later failures of the same step are counted in metrics
+//   only; its end is one info line.
 import type { Logger } from 'pino';
 import { ROLE_LABEL, ROLE_MASTER } from '../../../api/labels.ts';
-import { currentFacts, type DecideInput, type MasterDecision, type Plan } from '../decide/index.ts';
+import { currentFacts, type DecideInput, type MasterDecision, type RoundPlan, type Step } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { EventMemory, EventToSend } from './events.ts';
-import type { Applied, StepOutcome } from './executor.ts';
-import type { Recovery } from './failure-policy.ts';
+import type { OutcomeReporter } from '../../core/executor.ts';
+import type { Recovery } from '../../core/failure-policy.ts';
+import { StepReporter } from '../../core/reporter.ts';
+import type { RedisApplied, RedisStepOutcome, RedisStepResult } from './steps.ts';
 
-export interface ReporterOptions {
+export interface RedisReporterOptions {
   ref: RedisRef;
   log: Logger;
   metrics: SidecarMetrics;
@@ -26,12 +29,26 @@ export interface ReporterOptions {
   now(): number;
 }
 
-export class RoundReporter {
-  readonly #o: ReporterOptions;
+export class RedisReporter {
+  readonly #o: RedisReporterOptions;
+  readonly #steps: StepReporter<Step, RedisStepResult, RoundPlan>;
   #decisionKey = '';
 
-  constructor(options: ReporterOptions) {
+  constructor(options: RedisReporterOptions) {
     this.#o = options;
+    const { ref, metrics } = options;
+    this.#steps = new StepReporter({
+      log: options.log,
+      emit: (e) => this.event(e as EventToSend),
+      fields: (step, key) => ({ step: step.kind, pod: step.pod, key }),
+      failedFields: (o) => ({ detail: o.line, class: o.failure?.class, reason: o.step.reason }),
+      messages: { failed: 'step failed', recovered: 'a failing step succeeded again', dropped: 'a failing step is no longer planned' },
+      stepFailedAt: 1,
+      stepFailedMessage: ({ step, failure }) =>
+        `${step.kind} on ${step.pod} failed (${failure?.class}): ${failure?.detail}; retrying with back-off (wanted because: ${step.reason})`,
+      count: (o) => metrics.steps.inc({ namespace: ref.namespace, redis: ref.name, kind: o.step.kind, outcome: o.result }),
+      succeeded: (o, p) => this.#succeeded(o, p),
+    });
   }
 
   /** emit is the worker's, which sends only while this instance leads. */
@@ -64,27 +81,22 @@ export class RoundReporter {
   }
 
   /** Episodes that ended because their step is no longer planned. */
-  dropped(ended: Recovery[]): void {
-    for (const r of ended) {
-      const { episode } = r;
-      this.#o.log.info(
-        { step: episode.step.kind, pod: episode.step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(r.afterMs) },
-        'a failing step is no longer planned',
-      );
-    }
+  dropped(ended: Recovery<Step>[]): void {
+    this.#steps.dropped(ended);
   }
 
   /** One step's Events and metrics, as soon as it is done. */
-  step(o: StepOutcome, p: Plan): void {
-    if (o.result === 'deferred') return;
-    const { ref, metrics } = this.#o;
-    metrics.steps.inc({ namespace: ref.namespace, redis: ref.name, kind: o.step.kind, outcome: o.result });
-    if (o.result === 'ok') this.#succeeded(o, p);
-    else this.#failed(o);
+  step(o: RedisStepOutcome, p: RoundPlan): void {
+    this.#steps.step(o, p);
+  }
+
+  /** Where the executor tells this round's outcomes. */
+  forRound(p: RoundPlan): OutcomeReporter<Step, RedisStepResult> {
+    return { step: (o) => this.step(o, p) };
   }
 
   /** The round's one log line of what its steps did. */
-  applied(p: Plan, applied: Applied): void {
+  applied(p: RoundPlan, applied: RedisApplied): void {
     const { log } = this.#o;
     const lines = applied.outcomes.map((o) => (o.result === 'ok' ? o.line : o.result === 'failed' ? `FAILED ${o.line}` : `DEFERRED ${o.line}`));
     const last = applied.outcomes[applied.outcomes.length - 1];
@@ -94,15 +106,8 @@ export class RoundReporter {
     if (lines.length > 0) log.info({ decision: p.decision.kind, master: p.master?.pod ?? null, steps: lines }, 'applied');
   }
 
-  #succeeded(o: StepOutcome, p: Plan): void {
+  #succeeded(o: RedisStepOutcome, p: RoundPlan): void {
     const step = o.step;
-    if (o.recovery) {
-      const { episode, afterMs } = o.recovery;
-      this.#o.log.info(
-        { step: step.kind, pod: step.pod, key: episode.key, failures: episode.failures, afterMs: Math.round(afterMs) },
-        'a failing step succeeded again',
-      );
-    }
     if (step.kind === 'switchover' && o.switchover?.ok) {
       const r = o.switchover;
       this.event({
@@ -120,23 +125,8 @@ export class RoundReporter {
     }
   }
 
-  #failed(o: StepOutcome): void {
-    if (o.verdict?.kind === 'continues') return;
-    const { step, failure } = o;
-    this.#o.log.warn(
-      { step: step.kind, pod: step.pod, key: o.verdict?.episode.key, detail: o.line, class: failure?.class, reason: step.reason },
-      'step failed',
-    );
-    if (!failure) return;
-    this.event({
-      type: 'Warning',
-      reason: 'StepFailed',
-      message: `${step.kind} on ${step.pod} failed (${failure.class}): ${failure.detail}; retrying with back-off (wanted because: ${step.reason})`,
-    });
-  }
-
   /** The master label landed: the end of a bootstrap, a failover or a switchover. */
-  #masterLabelled(pod: string, p: Plan): void {
+  #masterLabelled(pod: string, p: RoundPlan): void {
     const { ref, metrics, log, memory } = this.#o;
     const done = memory.completeFailover(pod, this.#o.now());
     if (done) {
@@ -155,7 +145,7 @@ export class RoundReporter {
   }
 
   /** Per-pod gauges from the round's input: up, role, link, replication lag. */
-  podMetrics(input: DecideInput, p: Plan): void {
+  podMetrics(input: DecideInput, p: RoundPlan): void {
     const { ref, metrics: m } = this.#o;
     const masterIp = p.master?.endpoint.host ?? null;
     const masterPod = p.master ? input.pods.find((x) => x.name === p.master!.pod) : undefined;

@@ -1,10 +1,11 @@
-// The step executor (src/sidecar/redis/manager/executor.ts) on a recording StepIO: order, the parallel
-// re-pointing batch, what ends a round, and the back-off of a failing step.
+// The shared step executor (src/sidecar/core/executor.ts) with the Redis kind's steps
+// (src/sidecar/redis/manager/steps.ts) on a recording StepIO: order, the parallel re-pointing batch,
+// what ends a round, and the back-off of a failing step.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyPlan, type StepIO } from '../../../../src/sidecar/redis/manager/executor.ts';
-import { StepFailures } from '../../../../src/sidecar/redis/manager/failure-policy.ts';
-import type { Plan, Step } from '../../../../src/sidecar/redis/decide/index.ts';
+import { applyRedisSteps, redisStepKey, type StepIO } from '../../../src/sidecar/redis/manager/steps.ts';
+import { FailurePolicy } from '../../../src/sidecar/core/failure-policy.ts';
+import type { RoundPlan, Step } from '../../../src/sidecar/redis/decide/index.ts';
 
 const ep = (host: string) => ({ host, port: 6379 });
 const MASTER = ep('10.0.0.1');
@@ -25,7 +26,8 @@ const label = (pod: string, critical: boolean): Step => ({
   critical,
   reason: 'publish',
 });
-const planOf = (steps: Step[]): Plan => ({ decision: { kind: 'keep', master: 'r-replica-0', reason: 'test' }, master: null, steps }) as unknown as Plan;
+const planOf = (steps: Step[]): RoundPlan =>
+  ({ decision: { kind: 'keep', master: 'r-replica-0', reason: 'test' }, master: null, steps }) as unknown as RoundPlan;
 
 /** Records calls; `fail` names pods whose Redis calls fail (timeout) or whose label patch fails (500). */
 function recorder(fail: Set<string> = new Set()) {
@@ -57,11 +59,11 @@ function recorder(fail: Set<string> = new Set()) {
   return { io, calls, maxInFlight: () => maxInFlight };
 }
 
-const ctx = (extra: Partial<Parameters<typeof applyPlan>[2]> = {}) => ({ canAct: () => true, now: () => 0, ...extra });
+const ctx = (extra: Partial<Parameters<typeof applyRedisSteps>[2]> = {}) => ({ canAct: () => true, now: () => 0, ...extra });
 
 test('steps run in plan order; consecutive re-pointings run together; Redis writes are reported', async () => {
   const r = recorder();
-  const applied = await applyPlan(
+  const applied = await applyRedisSteps(
     planOf([promote, repoint('r-replica-1', '10.0.0.2'), repoint('r-master-0', '10.0.0.3'), label('r-replica-0', true)]),
     r.io,
     ctx(),
@@ -80,14 +82,14 @@ test('steps run in plan order; consecutive re-pointings run together; Redis writ
 test('a failed critical step ends the round; a failed non-critical one does not', async (t) => {
   await t.test('critical', async () => {
     const r = recorder(new Set(['r-replica-0']));
-    const applied = await applyPlan(planOf([promote, repoint('r-replica-1', '10.0.0.2')]), r.io, ctx());
+    const applied = await applyRedisSteps(planOf([promote, repoint('r-replica-1', '10.0.0.2')]), r.io, ctx());
     assert.deepEqual(r.calls, ['promote r-replica-0']);
     assert.equal(applied.stopped, 'critical');
     assert.equal(applied.outcomes[0]?.failure?.class, 'temporary');
   });
   await t.test('not critical', async () => {
     const r = recorder(new Set(['r-replica-1']));
-    const applied = await applyPlan(planOf([repoint('r-replica-1', '10.0.0.2'), label('r-replica-0', false)]), r.io, ctx());
+    const applied = await applyRedisSteps(planOf([repoint('r-replica-1', '10.0.0.2'), label('r-replica-0', false)]), r.io, ctx());
     assert.deepEqual(r.calls, ['replicaof r-replica-1', 'label r-replica-0']);
     assert.equal(applied.stopped, null);
     assert.deepEqual(
@@ -100,7 +102,7 @@ test('a failed critical step ends the round; a failed non-critical one does not'
 test('losing the lead stops before the next write, also after the beforeStep hook', async () => {
   const r = recorder();
   let leader = true;
-  const applied = await applyPlan(
+  const applied = await applyRedisSteps(
     planOf([promote, label('r-replica-0', true)]),
     r.io,
     ctx({
@@ -117,14 +119,18 @@ test('losing the lead stops before the next write, also after the beforeStep hoo
 test('a step that keeps failing is deferred during its back-off, then tried again; its success ends the episode', async () => {
   const fail = new Set(['r-replica-0']);
   const r = recorder(fail);
-  const policy = new StepFailures({ initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 });
+  const policy = new FailurePolicy(redisStepKey, { initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 });
   let now = 0;
   const seen: string[] = [];
   const run = () =>
-    applyPlan(
+    applyRedisSteps(
       planOf([label('r-replica-0', true)]),
       r.io,
-      ctx({ policy, now: () => now, outcome: (o) => seen.push(`${o.result}${o.verdict ? `/${o.verdict.kind}` : ''}${o.recovery ? '/recovered' : ''}`) }),
+      ctx({
+        policy,
+        now: () => now,
+        reporter: { step: (o) => seen.push(`${o.result}${o.verdict ? `/${o.verdict.kind}` : ''}${o.recovery ? '/recovered' : ''}`) },
+      }),
     );
   await run(); // first failure: started, retried at the next round
   await run(); // second failure: continues, back-off 100 ms

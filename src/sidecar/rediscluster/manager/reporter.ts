@@ -1,6 +1,6 @@
 // What a round tells the world besides Redis writes (the pods' labels and records are
 // node-records.ts's): once per change, the holds worth a human's attention, the steps applied and
-// the shards whose master moved (RoundNews: log lines and Events on the RedisCluster).
+// the shards whose master moved (RedisClusterReporter: log lines and Events on the RedisCluster).
 // Invariants:
 // - A hold is told when it appears or its reason changes, and its end is logged; Warning holds
 //   are Events. Nothing is told twice for one state.
@@ -28,7 +28,7 @@ const HOLD_REASONS: Record<string, string> = {
   split: 'ShardSplit',
 };
 
-export class RoundNews {
+export class RedisClusterReporter {
   readonly #o: Common & { masterChanged?: (() => void) | undefined };
   readonly #holds = new Map<string, string>();
   #masters = new Map<number, string>();

@@ -1,23 +1,29 @@
-// Applies one round's cluster steps to the nodes, in the plan's order: each step's Redis calls
-// through the adapter, its outcome told (log, Event, metrics), a step in back-off skipped.
+// What the RedisCluster kind's steps do against the nodes, run by the shared executor
+// (core/executor.ts) under the shared failure policy, in the plan's order: each step's Redis calls
+// through the adapter, its outcome told by the shared step reporter (log, Event, metrics).
 // Invariants:
 // - Leadership is checked right before every step (canAct): a sidecar that lost its shard's
 //   Lease stops between two steps, never sends one more.
-// - A step's failure never stops the others (the next round sees what worked); a slot move that
-//   fails or is stopped leaves its slot open, which the next round finishes (decide/open-slots.ts).
+// - No RedisCluster step is critical (CRITICAL below): a step's failure never stops the others
+//   (the next round sees what worked); a slot move that fails or is stopped leaves its slot open,
+//   which the next round finishes (decide/open-slots.ts). One failed move is enough for a round:
+//   the moves after it are passed over.
 // - FORGET goes to every listed node in parallel: the 60 s ban must cover them all at once.
+// - A step's StepFailed Warning goes out at its third failure in a row; its first is logged.
 import type { Logger } from 'pino';
 import type { Topology } from '../decide/topology.ts';
 import type { ClusterStep } from '../decide/types.ts';
 import type { ClusterAdapter, Result } from '../../adapters/redis/rediscluster.ts';
-import { clusterStepKey, failureClass, type ClusterBackoff } from './backoff.ts';
+import { applySteps, oneByOne, type AppliedSteps, type Attempted, type StepKind } from '../../core/executor.ts';
+import { classifyRedisFailure, type FailurePolicy } from '../../core/failure-policy.ts';
+import { StepReporter } from '../../core/reporter.ts';
 import { moveSlot, type MoveSpec } from './mover.ts';
 import type { EventToSend } from './types.ts';
 
-export interface ExecutorContext {
+export interface RedisClusterExecutorContext {
   redis: ClusterAdapter;
   topology: Topology;
-  backoff: ClusterBackoff;
+  policy: FailurePolicy<ClusterStep>;
   log: Logger;
   canAct(): boolean;
   event(e: EventToSend): void;
@@ -29,11 +35,53 @@ export interface ExecutorContext {
   onForcedFailover?(): void;
 }
 
-export interface Applied {
+/** What a RedisCluster step's outcome carries besides the shared fields: a move's keys. */
+export interface RedisClusterStepResult {
+  keys?: number;
+}
+
+export interface RedisClusterApplied extends AppliedSteps<ClusterStep, RedisClusterStepResult> {
   /** Steps that ran and worked. */
   done: ClusterStep[];
   failed: number;
   keysMoved: number;
+}
+
+/**
+ * Whether a failed (or backing-off) step ends the round, per kind: none does. Each is independent
+ * of the others, and the next round plans again from what the nodes say.
+ */
+const CRITICAL: Record<ClusterStep['kind'], boolean> = {
+  addslots: false,
+  meet: false,
+  replicate: false,
+  failover: false,
+  forget: false,
+  reset: false,
+  move: false,
+  stable: false,
+};
+
+/** What a step does and to whom: its identity across rounds. */
+export function redisClusterStepKey(step: ClusterStep): string {
+  switch (step.kind) {
+    case 'addslots':
+      return `addslots/${step.pod}/${step.ranges.map((r) => r.join('-')).join(',')}`;
+    case 'meet':
+      return `meet/${step.pod}/${step.ip}`;
+    case 'replicate':
+      return `replicate/${step.pod}/${step.masterId}`;
+    case 'failover':
+      return `failover/${step.pod}/${step.failedId}`;
+    case 'forget':
+      return `forget/${step.id}`;
+    case 'reset':
+      return `reset/${step.pod}`;
+    case 'move':
+      return `move/${step.slot}/${step.from}/${step.to}`;
+    case 'stable':
+      return `stable/${step.slot}/${step.pods.join(',')}`;
+  }
 }
 
 function ipOf(t: Topology, pod: string): { ip: string; id: string } | null {
@@ -65,7 +113,7 @@ export function moveSpecOf(t: Topology, step: Extract<ClusterStep, { kind: 'move
 }
 
 async function run(
-  ctx: ExecutorContext,
+  ctx: RedisClusterExecutorContext,
   step: ClusterStep,
 ): Promise<{ ok: true; keys?: number } | { ok: false; detail: string; kind: string; message: string }> {
   const t = ctx.topology;
@@ -142,61 +190,74 @@ async function run(
   }
 }
 
+type Attempt = Attempted<ClusterStep, RedisClusterStepResult> | 'stopped';
+
+async function attempt(ctx: RedisClusterExecutorContext, step: ClusterStep): Promise<Attempt> {
+  const out = await run(ctx, step);
+  if (out.ok) return { step, result: 'ok', line: step.kind, ...(out.keys === undefined ? {} : { keys: out.keys }) };
+  if (out.kind === 'stopped') return 'stopped';
+  return { step, result: 'failed', line: `${step.kind}: ${out.detail}`, failure: { class: classifyRedisFailure(out), detail: out.detail } };
+}
+
+/** The shared step reporter, told as this kind tells. */
+function reporter(ctx: RedisClusterExecutorContext): StepReporter<ClusterStep, RedisClusterStepResult> {
+  return new StepReporter<ClusterStep, RedisClusterStepResult>({
+    log: ctx.log,
+    emit: (e) => ctx.event(e),
+    fields: (step, key) => ({ step: key ?? redisClusterStepKey(step) }),
+    failedFields: (o) => ({ err: o.failure?.detail, class: o.failure?.class }),
+    // An episode whose step is no longer planned ends silently: the round's holds say why.
+    messages: { failed: 'cluster step failed', recovered: 'step works again' },
+    // A step that keeps failing is worth a human's look (a transient gossip delay is not); the
+    // worker lets one such Event through per interval, however many steps fail.
+    stepFailedAt: 3,
+    stepFailedMessage: (o) => `${o.step.reason}: failing (${o.failure?.detail}); retried with back-off`,
+    succeeded: ({ step, keys }) => {
+      if (step.kind === 'move') ctx.onMoved?.(step.slot, keys ?? 0);
+      if (step.kind === 'failover') ctx.onForcedFailover?.();
+      if (step.kind !== 'move') ctx.log.info({ step: step.kind, pod: 'pod' in step ? step.pod : undefined, reason: step.reason }, 'cluster step applied');
+    },
+  });
+}
+
 /**
  * Runs the steps in order; `budgetMs` bounds how long (moves are many: the rest waits a round).
  * With `concurrency` > 1 (slot moves only: each is about its own slot) that many run at once, so
  * the round trips of one slot's protocol overlap another's.
  */
-export async function applySteps(ctx: ExecutorContext, steps: readonly ClusterStep[], budgetMs = Infinity, concurrency = 1): Promise<Applied> {
-  const applied: Applied = { done: [], failed: 0, keysMoved: 0 };
-  const started = ctx.now();
+export async function applyRedisClusterSteps(
+  ctx: RedisClusterExecutorContext,
+  steps: readonly ClusterStep[],
+  budgetMs = Infinity,
+  concurrency = 1,
+): Promise<RedisClusterApplied> {
   let moveFailed = false;
-  let stopped = false;
-  let next = 0;
-  const lane = async () => {
-    while (!stopped) {
-      const step = steps[next++];
-      if (!step) return;
-      if (!ctx.canAct() || ctx.now() - started > budgetMs) {
-        stopped = true;
-        return;
-      }
-      // One failed move is enough for a round: the next ones would open more slots for the same fault.
-      if (step.kind === 'move' && moveFailed) continue;
-      const key = clusterStepKey(step);
-      if (ctx.backoff.deferred(key, ctx.now())) continue;
-      await ctx.beforeStep?.(step);
-      if (!ctx.canAct()) {
-        stopped = true;
-        return;
-      }
-      const out = await run(ctx, step);
-      if (out.ok) {
-        const ended = ctx.backoff.succeeded(key);
-        if (ended) ctx.log.info({ step: key, failures: ended.failures, afterMs: Math.round(ctx.now() - ended.firstAt) }, 'step works again');
-        applied.done.push(step);
-        if (step.kind === 'move') {
-          applied.keysMoved += out.keys ?? 0;
-          ctx.onMoved?.(step.slot, out.keys ?? 0);
-        }
-        if (step.kind === 'failover') ctx.onForcedFailover?.();
-        if (step.kind !== 'move') ctx.log.info({ step: step.kind, pod: 'pod' in step ? step.pod : undefined, reason: step.reason }, 'cluster step applied');
-        continue;
-      }
-      if (out.kind === 'stopped') {
-        stopped = true;
-        return;
-      }
-      applied.failed++;
-      if (step.kind === 'move') moveFailed = true;
-      const { episode, started: first } = ctx.backoff.failed(key, out.detail, failureClass(out), ctx.now());
-      if (first) ctx.log.warn({ step: key, err: out.detail, class: episode.class }, 'cluster step failed');
-      // A step that keeps failing is worth a human's look (a transient gossip delay is not); the
-      // worker lets one such Event through per interval, however many steps fail.
-      if (episode.failures === 3)
-        ctx.event({ type: 'Warning', reason: 'StepFailed', message: `${step.reason}: failing (${out.detail}); retried with back-off` });
-    }
+  const kind: StepKind<ClusterStep, RedisClusterStepResult> = {
+    critical: (s) => CRITICAL[s.kind],
+    attempt: async (s) => {
+      const a = await attempt(ctx, s);
+      if (a !== 'stopped' && a.result === 'failed' && s.kind === 'move') moveFailed = true;
+      return a;
+    },
+    describe: (s) => redisClusterStepKey(s),
   };
-  await Promise.all(Array.from({ length: Math.max(1, concurrency) }, lane));
-  return applied;
+  const told = reporter(ctx);
+  const applied = await applySteps(oneByOne(steps), kind, {
+    canAct: () => ctx.canAct(),
+    now: () => ctx.now(),
+    policy: ctx.policy,
+    reporter: { step: (o) => told.step(o) },
+    ...(ctx.beforeStep ? { before: (s: ClusterStep) => ctx.beforeStep!(s) } : {}),
+    // One failed move is enough for a round: the next ones would open more slots for the same fault.
+    skip: (s) => s.kind === 'move' && moveFailed,
+    budgetMs,
+    concurrency,
+  });
+  const worked = applied.outcomes.filter((o) => o.result === 'ok');
+  return {
+    ...applied,
+    done: worked.map((o) => o.step),
+    failed: applied.outcomes.filter((o) => o.result === 'failed').length,
+    keysMoved: worked.reduce((n, o) => n + (o.step.kind === 'move' ? (o.keys ?? 0) : 0), 0),
+  };
 }
