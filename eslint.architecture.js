@@ -35,7 +35,7 @@ export const LAYERS = {
 };
 
 export const HOOK_KINDS = ['redis', 'rediscluster', 'redisbackup'];
-export const DECIDE = ['src/sidecar/redis/decide', 'src/sidecar/rediscluster/decide'];
+export const DECIDE = ['src/sidecar/core/decide', 'src/sidecar/redis/decide', 'src/sidecar/rediscluster/decide'];
 /** The pure folders. `typeImports`: whether `import type` of an I/O module is allowed there. */
 export const PURE = [{ root: 'src/api', typeImports: false }, { root: 'src/hook', typeImports: false }, ...DECIDE.map((root) => ({ root, typeImports: true }))];
 
@@ -113,10 +113,14 @@ export const RULES = [
   })),
 ];
 
-// The sidecar's kinds share through core/ and adapters/, never directly. rediscluster still imports
-// a few pieces of redis/manager and redis/decide until those move to core/: KIND_SEVERITY is 'warn'
-// until then, and becomes 'error' once core/ lands.
+// The sidecar's kinds share through core/ and adapters/, never directly; core/ serves both kinds
+// and knows neither.
 export const KIND_RULES = [
+  {
+    root: 'src/sidecar/core',
+    forbidden: ['src/sidecar/redis', 'src/sidecar/rediscluster'],
+    message: 'src/sidecar/core does not import a kind (src/sidecar/redis, src/sidecar/rediscluster): both kinds build on it.',
+  },
   {
     root: 'src/sidecar/redis',
     forbidden: ['src/sidecar/rediscluster'],
@@ -128,7 +132,7 @@ export const KIND_RULES = [
     message: 'src/sidecar/rediscluster does not import src/sidecar/redis: shared pieces live in core/.',
   },
 ];
-export const KIND_SEVERITY = 'warn';
+export const KIND_SEVERITY = 'error';
 
 const within = (path, root) => path === root || path.startsWith(`${root}/`);
 const filesAt = (scope, k) => [`${scope}/${'*/'.repeat(k)}*.ts`];

@@ -10,7 +10,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { CONDITION_STATUSES, CONDITION_TYPES, PHASES, type StatusSeries } from './redis/decide/status-series.ts';
+import { CONDITION_STATUSES, CONDITION_TYPES, PHASES, type StatusSeries } from './core/decide/status-series.ts';
 
 type RedisLabels = 'namespace' | 'redis';
 type PodLabels = 'namespace' | 'redis' | 'pod';

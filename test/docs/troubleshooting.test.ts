@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { ALERT_NAMES } from '../../src/api/monitoring.ts';
-import { CONDITION_TYPES } from '../../src/sidecar/redis/decide/status-series.ts';
+import { CONDITION_TYPES } from '../../src/sidecar/core/decide/status-series.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PAGE = 'docs/troubleshooting.md';

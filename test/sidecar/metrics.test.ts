@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createSidecarMetrics } from '../../src/sidecar/metrics.ts';
-import { statusSeries } from '../../src/sidecar/redis/decide/status-series.ts';
+import { statusSeries } from '../../src/sidecar/core/decide/status-series.ts';
 
 const lines = async (m: ReturnType<typeof createSidecarMetrics>, name: string) =>
   (await m.registry.metrics()).split('\n').filter((l) => l.startsWith(`${name}{`));

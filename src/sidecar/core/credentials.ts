@@ -4,7 +4,7 @@
 // What a kind reads besides (the clients' and the exporter's passwords, TLS), and how it tells a
 // missing Secret, are the kind's (redis/manager/credentials.ts, rediscluster/manager/credentials.ts).
 // Invariants:
-// - The Secrets are polled (redis/decide/secret-reads.ts): every everyMs() once every value was
+// - The Secrets are polled (core/decide/secret-reads.ts): every everyMs() once every value was
 //   found, every second while one is missing or after a failed read, and within a second after a
 //   node refused our password. A read never blocks the caller once the operator's password is
 //   known; one read at a time.
@@ -16,7 +16,7 @@ import type { Logger } from 'pino';
 import type { AuthSecretRef } from '../../api/auth.ts';
 import { passwordWritable } from '../../api/secret-report.ts';
 import { kubeFailure, type GeneratedSecret, type RedisRef, type SecretOwner } from '../adapters/kube/client.ts';
-import { decideSecretRead } from '../redis/decide/secret-reads.ts';
+import { decideSecretRead } from './decide/secret-reads.ts';
 
 /** The resource a generated Secret belongs to. */
 type Owned = RedisRef & { uid: string };

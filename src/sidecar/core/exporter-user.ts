@@ -1,11 +1,11 @@
-// Gives nodes that lack it the exporter's ACL user (redis/decide/exporter-user.ts says which and why),
+// Gives nodes that lack it the exporter's ACL user (core/decide/exporter-user.ts says which and why),
 // for a Redis and a RedisCluster alike: the caller says which nodes answered and how to run one
 // ACL SETUSER there. Invariants: the acting instance only; the password reaches Redis only as a
 // SHA-256 hash; a failure is logged once per pod and retried next round; pods gone are forgotten.
 import type { Logger } from 'pino';
 import { EXPORTER_USER } from '../../api/auth.ts';
 import { passwordHash } from '../../api/users.ts';
-import { decideExporterUser, exporterUserArgs, type ExporterUserNode } from '../redis/decide/exporter-user.ts';
+import { decideExporterUser, exporterUserArgs, type ExporterUserNode } from './decide/exporter-user.ts';
 import type { RedisFailure } from '../adapters/redis/types.ts';
 
 export interface ExporterUserOptions {

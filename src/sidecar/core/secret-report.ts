@@ -1,7 +1,7 @@
 // The sidecar's report on a Redis's (or RedisCluster's) Secrets: it reads each Secret the spec
 // names by GET (RBAC allows get, never list or watch), and writes what the hook needs on the
 // parent (api/secret-report.ts's annotation): names, resourceVersions, key names, which passwords
-// cannot be given to Redis. The decisions (what, when) are redis/decide/secret-report.ts's.
+// cannot be given to Redis. The decisions (what, when) are core/decide/secret-report.ts's.
 // Invariants:
 // - Leader only; one look at a time; a value read here never leaves this module (not in a log, an
 //   Event or the annotation): only key names and resourceVersions do.
@@ -9,7 +9,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { SECRETS_ANNOTATION, type SecretNeed } from '../../api/secret-report.ts';
-import { decideReportLook, reportComplete, reportToWrite, type FetchedSecret } from '../redis/decide/secret-report.ts';
+import { decideReportLook, reportComplete, reportToWrite, type FetchedSecret } from './decide/secret-report.ts';
 import { kubeFailure, type RedisRef } from '../adapters/kube/client.ts';
 
 export interface SecretReporterOptions {

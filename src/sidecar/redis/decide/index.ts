@@ -32,7 +32,5 @@ export { CAUGHT_UP_BYTES, bestTarget, checkTarget, decideRequest, parseRequest }
 export type { RequestDecision, SwitchoverRequest, TargetCheck, TargetChoice } from './switchover.ts';
 export { DEFAULT_DECIDE_CONFIG } from './types.ts';
 export type { ClaimFact, DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, RoundPlan, RedisTrack, SpecView, Step } from './types.ts';
-export { decideSecretRead, SECRET_RETRY_MS } from './secret-reads.ts';
-export type { SecretReadDecision, SecretReadState } from './secret-reads.ts';
 export { decideReplicationReports, REPORT_EVERY_MS, REPORT_MIN_BYTES } from './replication-report.ts';
 export type { ReplicationReport } from './replication-report.ts';

@@ -12,7 +12,7 @@ import type { RedisObject } from '../../../api/schema.ts';
 import type { ManagerTiming } from '../../config.ts';
 import type { KubeClient, MultiInformer } from '../../adapters/kube/client.ts';
 import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
-import { statusSeries } from '../decide/status-series.ts';
+import { statusSeries } from '../../core/decide/status-series.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { FailurePolicyConfig } from '../../core/failure-policy.ts';
 import { RedisWorker, type KubeWriter, type LeaderView, type RedisHooks } from './worker.ts';

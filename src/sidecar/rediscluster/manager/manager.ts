@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { INSTANCE_LABEL } from '../../../api/labels.ts';
 import type { RedisStatus } from '../../../api/schema.ts';
-import { statusSeries } from '../../redis/decide/status-series.ts';
+import { statusSeries } from '../../core/decide/status-series.ts';
 import type { ManagerTiming } from '../../config.ts';
 import { isNotFound, type MultiInformer, type RedisClusterObject } from '../../adapters/kube/client.ts';
 import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';

@@ -1,7 +1,7 @@
 // statusSeries: the Redis's status as metric values, from fixed label sets only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statusSeries } from '../../../../src/sidecar/redis/decide/status-series.ts';
+import { statusSeries } from '../../../../src/sidecar/core/decide/status-series.ts';
 import type { RedisStatus } from '../../../../src/api/schema.ts';
 
 test('phase, conditions and backup times come from the status as written', () => {

@@ -2,7 +2,7 @@
 // publishes their versions any more. Table-driven.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decideSecretRead, type SecretReadState } from '../../../../src/sidecar/redis/decide/secret-reads.ts';
+import { decideSecretRead, type SecretReadState } from '../../../../src/sidecar/core/decide/secret-reads.ts';
 
 const base: SecretReadState = { loadedAt: 50_000, attemptAt: 50_000, refused: false, everyMs: 10_000, now: 55_000 };
 

@@ -1,7 +1,7 @@
 // decideExporterUser: which answering nodes get the exporter's user, as a table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decideExporterUser, exporterUserArgs } from '../../../../src/sidecar/redis/decide/exporter-user.ts';
+import { decideExporterUser, exporterUserArgs } from '../../../../src/sidecar/core/decide/exporter-user.ts';
 
 const a = { uid: 'a', ip: '10.0.0.1' };
 const b = { uid: 'b', ip: '10.0.0.2' };

@@ -12,7 +12,7 @@ import {
   reportToWrite,
   type FetchedSecret,
   type ReportLookState,
-} from '../../../../src/sidecar/redis/decide/secret-report.ts';
+} from '../../../../src/sidecar/core/decide/secret-report.ts';
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 const spec = (extra: Record<string, unknown> = {}) => {
