@@ -23,7 +23,7 @@ const SEGMENTS_RULE = `!self.startsWith('/') && !self.contains('//') && !self.ma
  * backup-validate.ts check the structure. CEL rules rather than patterns here, so that the hook's
  * own check (which runs only once the schema passes) gives the message, naming what is wrong.
  */
-const LOCATION_PATTERN = '^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|pvc://[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/[A-Za-z0-9._~/-]*[.]rdb$';
+const LOCATION_PATTERN = '^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|pvc://[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/([A-Za-z0-9._~/-]*/)?[A-Za-z0-9._~-]+[.]rdb$';
 
 const SecretKey = (defaultKey: string, what: string) =>
   Type.String({ default: defaultKey, minLength: 1, maxLength: 253, description: `Key of ${what} inside the Secret.` });

@@ -81,6 +81,8 @@ export function parseLocation(location: string): { ok: true; location: ParsedLoc
   const bad = keyProblem(key);
   if (bad !== undefined) return no(`the ${scheme === 's3' ? 'key' : 'path'} ${bad}`);
   if (!key.endsWith('.rdb')) return no(`the ${scheme === 's3' ? 'key' : 'path'} must end in .rdb (an RDB snapshot)`);
+  // A bare ".rdb" names no snapshot the operator writes (<time>-<offset>.rdb): a typo, not a backup.
+  if (/(^|\/)\.rdb$/.test(key)) return no(`the ${scheme === 's3' ? 'key' : 'path'} must name a file before .rdb`);
   return { ok: true, location: scheme === 's3' ? { kind: 's3', bucket: where, key } : { kind: 'pvc', claim: where, key } };
 }
 

@@ -82,6 +82,9 @@ test('restore locations: s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, no
     ['s3://redis-backups/a\u0000.rdb', 'the key may only use letters, digits'],
     ['s3://redis-backups/a\r\nb.rdb', 'the key may only use letters, digits'],
     ['s3://redis-backups/x.txt', 'the key must end in .rdb'],
+    ['s3://redis-backups/.rdb', 'the key must name a file before .rdb'],
+    ['pvc://claim/a/.rdb', 'the path must name a file before .rdb'],
+    ['s3://redis-backups/a/..rdb', undefined],
     ['s3://Bad_Bucket/x.rdb', 'the bucket "Bad_Bucket" may only use'],
     ['s3://my..bucket/x.rdb', 'the bucket "my..bucket" must start and end with a letter or digit, with no ".."'],
     ['s3://10.0.0.1/x.rdb', 'the bucket "10.0.0.1" must not be an IP address'],
@@ -107,7 +110,7 @@ test('whatever a location is made of, one that passes is a plain relative path o
       const r = parseLocation(location);
       if (!r.ok) return;
       const key = r.location.key;
-      assert.match(key, /^[A-Za-z0-9._~/-]+\.rdb$/);
+      assert.match(key, /^([A-Za-z0-9._~/-]*\/)?[A-Za-z0-9._~-]+\.rdb$/);
       assert.ok(
         key.split('/').every((s) => s !== '' && s !== '.' && s !== '..'),
         key,
