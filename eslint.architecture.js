@@ -37,13 +37,30 @@ export const LAYERS = {
 export const HOOK_KINDS = ['redis', 'rediscluster', 'redisbackup'];
 export const DECIDE = ['src/sidecar/core/decide', 'src/sidecar/redis/decide', 'src/sidecar/rediscluster/decide'];
 /** The pure folders. `typeImports`: whether `import type` of an I/O module is allowed there. */
-export const PURE = [{ root: 'src/api', typeImports: false }, { root: 'src/hook', typeImports: false }, ...DECIDE.map((root) => ({ root, typeImports: true }))];
+export const PURE = [
+  { root: 'src/api', typeImports: false },
+  { root: 'src/hook', typeImports: false },
+  ...DECIDE.map((root) => ({ root, typeImports: true })),
+];
 
 const esc = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Modules that do I/O or schedule work: node built-ins and the project's client libraries. */
 const IO_BUILTINS = [
-  ...['fs', 'fs/promises', 'net', 'tls', 'http', 'https', 'http2', 'dgram', 'dns', 'dns/promises', 'child_process', 'cluster'],
+  ...[
+    'fs',
+    'fs/promises',
+    'net',
+    'tls',
+    'http',
+    'https',
+    'http2',
+    'dgram',
+    'dns',
+    'dns/promises',
+    'child_process',
+    'cluster',
+  ],
   ...['worker_threads', 'process', 'os', 'timers', 'timers/promises', 'perf_hooks', 'readline', 'inspector', 'module'],
 ];
 const IO_PACKAGES = ['ioredis', '@kubernetes/client-node', 'fastify', 'pino', 'pino-pretty', 'prom-client', 'undici'];
@@ -80,7 +97,10 @@ export function crossing(scope, k, rule) {
     const lead = `(?:\\.\\./){${k + j}}(?!\\.\\./)`;
     const base = parts.slice(0, parts.length - j).join('/');
     const inside = (t) => base === t || base.startsWith(`${t}/`);
-    const below = (ts) => ts.map((t) => (base === '' ? t : t.startsWith(`${base}/`) ? t.slice(base.length + 1) : null)).filter((t) => t !== null);
+    const below = (ts) =>
+      ts
+        .map((t) => (base === '' ? t : t.startsWith(`${base}/`) ? t.slice(base.length + 1) : null))
+        .filter((t) => t !== null);
     if (rule.allowed) {
       if (rule.allowed.some(inside)) continue;
       const rests = below(rule.allowed);
@@ -104,7 +124,11 @@ export const RULES = [
     allowed: ['src/api', 'src/hook/common', `src/hook/${kind}`],
     message: `src/hook/${kind} imports only from src/api, src/hook/common and itself: the kinds stay apart.`,
   })),
-  { root: 'src/hook/common', allowed: ['src/api', 'src/hook/common'], message: 'src/hook/common imports only from src/api and itself: the kinds build on it.' },
+  {
+    root: 'src/hook/common',
+    allowed: ['src/api', 'src/hook/common'],
+    message: 'src/hook/common imports only from src/api and itself: the kinds build on it.',
+  },
   ...DECIDE.map((root) => ({
     root,
     allowed: ['src/api', root],
@@ -119,7 +143,8 @@ export const KIND_RULES = [
   {
     root: 'src/sidecar/core',
     forbidden: ['src/sidecar/redis', 'src/sidecar/rediscluster'],
-    message: 'src/sidecar/core does not import a kind (src/sidecar/redis, src/sidecar/rediscluster): both kinds build on it.',
+    message:
+      'src/sidecar/core does not import a kind (src/sidecar/redis, src/sidecar/rediscluster): both kinds build on it.',
   },
   {
     root: 'src/sidecar/redis',
@@ -141,7 +166,10 @@ const selectorRegex = (re) => re.replaceAll('/', '\\x2F');
 
 /** Reading the clock, chance or the environment, or scheduling work. */
 const IMPURE_SYNTAX = [
-  { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'A pure folder reads no clock: take `now` as input.' },
+  {
+    selector: "NewExpression[callee.name='Date'][arguments.length=0]",
+    message: 'A pure folder reads no clock: take `now` as input.',
+  },
   { selector: "CallExpression[callee.name='Date']", message: 'A pure folder reads no clock: take `now` as input.' },
   { selector: 'ImportExpression', message: 'A pure folder loads nothing at run time.' },
 ];
@@ -157,7 +185,10 @@ const IMPURE_GLOBALS = [
   'clearTimeout',
   'clearInterval',
   'clearImmediate',
-].map((name) => ({ name, message: 'A pure folder reads no environment, clock or chance and schedules nothing: take it as input.' }));
+].map((name) => ({
+  name,
+  message: 'A pure folder reads no environment, clock or chance and schedules nothing: take it as input.',
+}));
 const IMPURE_PROPERTIES = [
   ['Date', 'now'],
   ['Math', 'random'],
@@ -168,7 +199,11 @@ const IMPURE_PROPERTIES = [
   ['globalThis', 'setTimeout'],
   ['globalThis', 'setInterval'],
   ['globalThis', 'fetch'],
-].map(([object, property]) => ({ object, property, message: 'A pure folder reads no clock, chance or environment: take it as input.' }));
+].map(([object, property]) => ({
+  object,
+  property,
+  message: 'A pure folder reads no clock, chance or environment: take it as input.',
+}));
 
 /** The options of every restriction that applies to the files `k` folders below `scope`. */
 function restrictionsAt(scope, k) {
@@ -181,12 +216,14 @@ function restrictionsAt(scope, k) {
     const regex = crossing(scope, k, rule);
     if (regex === null) continue;
     patterns.push({ regex, message: rule.message, ...(rule.allowTypeImports ? { allowTypeImports: true } : {}) });
-    if (!pure) syntax.push({ selector: `ImportExpression[source.value=/${selectorRegex(regex)}/]`, message: rule.message });
+    if (!pure)
+      syntax.push({ selector: `ImportExpression[source.value=/${selectorRegex(regex)}/]`, message: rule.message });
   }
   if (pure) {
     const message = `${pure.root} is pure: no I/O module${pure.typeImports ? ' (types are fine)' : ', not even its types'}.`;
     patterns.push({ regex: IO_MODULES, message, ...(pure.typeImports ? { allowTypeImports: true } : {}) });
-    for (const name of ['node:crypto', 'crypto']) paths.push({ name, importNames: CHANCE, message: `${pure.root} is pure: hashes yes, chance no.` });
+    for (const name of ['node:crypto', 'crypto'])
+      paths.push({ name, importNames: CHANCE, message: `${pure.root} is pure: hashes yes, chance no.` });
   }
   return {
     'no-restricted-imports': ['error', { paths, patterns }],
@@ -195,21 +232,33 @@ function restrictionsAt(scope, k) {
 }
 
 const depth = (path) => path.split('/').length;
-const scopes = [...new Set([...RULES.map((r) => r.root), ...PURE.map((p) => p.root)])].sort((a, b) => depth(a) - depth(b) || a.localeCompare(b));
+const scopes = [...new Set([...RULES.map((r) => r.root), ...PURE.map((p) => p.root)])].sort(
+  (a, b) => depth(a) - depth(b) || a.localeCompare(b),
+);
 
 /** The config blocks, general folders first so that the specific ones override them. */
 export const architecture = [
-  ...scopes.flatMap((scope) => Array.from({ length: MAX_DEPTH + 1 }, (_, k) => ({ files: filesAt(scope, k), rules: restrictionsAt(scope, k) }))),
+  ...scopes.flatMap((scope) =>
+    Array.from({ length: MAX_DEPTH + 1 }, (_, k) => ({ files: filesAt(scope, k), rules: restrictionsAt(scope, k) })),
+  ),
   {
     files: PURE.map((p) => `${p.root}/**/*.ts`),
-    rules: { 'no-restricted-globals': ['error', ...IMPURE_GLOBALS], 'no-restricted-properties': ['error', ...IMPURE_PROPERTIES] },
+    rules: {
+      'no-restricted-globals': ['error', ...IMPURE_GLOBALS],
+      'no-restricted-properties': ['error', ...IMPURE_PROPERTIES],
+    },
   },
   // A second rule (typescript-eslint's twin of no-restricted-imports) so that this one can carry
   // its own severity.
   ...KIND_RULES.flatMap((rule) =>
     Array.from({ length: MAX_DEPTH + 1 }, (_, k) => ({
       files: filesAt(rule.root, k),
-      rules: { '@typescript-eslint/no-restricted-imports': [KIND_SEVERITY, { patterns: [{ regex: crossing(rule.root, k, rule), message: rule.message }] }] },
+      rules: {
+        '@typescript-eslint/no-restricted-imports': [
+          KIND_SEVERITY,
+          { patterns: [{ regex: crossing(rule.root, k, rule), message: rule.message }] },
+        ],
+      },
     })),
   ),
 ];

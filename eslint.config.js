@@ -1,8 +1,9 @@
 // The project's lint rules: ESLint's and typescript-eslint's recommended sets, the type-checked ones
 // included (one project service over tsconfig.json, so one TypeScript program for every file), and
 // the architecture: which folder may import which, and which folders stay pure. Formatting is
-// Prettier's (.prettierrc.json), so no style rules here. `npm run lint` runs both; CI runs it
-// before the tests, and test/architecture.test.ts shows through ESLint's API that the rules fail.
+// Prettier's (.prettierrc.json, 120 columns: two files side by side in a review), so the only style
+// rule here is the width of what Prettier does not wrap (comments). `npm run lint` runs both; CI
+// runs it before the tests, and test/architecture.test.ts shows through ESLint's API that the rules fail.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { architecture } from './eslint.architecture.js';
@@ -12,17 +13,34 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
-    languageOptions: { ecmaVersion: 2024, sourceType: 'module', parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      ecmaVersion: 2024,
+      sourceType: 'module',
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
+      // Prettier wraps code at 120 but never a comment; strings, templates and regexes stay whole
+      // (a message or a test's name is read and searched as one line).
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
       // `_`-prefixed names say "deliberately unused" (destructuring a field away, a callback's slot).
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       // node:test tracks its top-level tests and hooks itself; a subtest (t.test) must still be awaited,
       // or its parent ends first and cancels it.
       '@typescript-eslint/no-floating-promises': [
         'error',
         {
           allowForKnownSafeCalls: [
-            { from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] },
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
           ],
         },
       ],

@@ -25,7 +25,13 @@ import { downloadSnapshot, s3Client, uploadSnapshot, type S3Target } from '../sr
 import { openSnapshot } from '../src/backup/snapshot.ts';
 import { redisClient } from '../test/sidecar/redis/manager/harness-redis.ts';
 import { buildS3Server, startS3Server } from '../test/s3/server.ts';
-import { addr, OPERATOR_USER, RedisServer, TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../test/support/redis-server.ts';
+import {
+  addr,
+  OPERATOR_USER,
+  RedisServer,
+  TEST_OPERATOR_PASSWORD,
+  TEST_PASSWORD,
+} from '../test/support/redis-server.ts';
 
 const MB = Number(process.env['BACKUP_MB'] ?? 1024);
 const VALUE_BYTES = 1024;
@@ -94,14 +100,24 @@ async function main(): Promise<void> {
     await call(replica.ip, 'REPLICAOF', master.ip, '6379');
     await load(master.ip);
     for (;;) {
-      if ((await infoField(replica.ip, 'replication', 'master_link_status')) === 'up' && Number(await call(replica.ip, 'DBSIZE')) === KEYS) break;
+      if (
+        (await infoField(replica.ip, 'replication', 'master_link_status')) === 'up' &&
+        Number(await call(replica.ip, 'DBSIZE')) === KEYS
+      )
+        break;
       await sleep(200);
     }
     const forksBefore = Number(await infoField(master.ip, 'stats', 'total_forks'));
 
     // Backup, as the Job does it.
     let t0 = performance.now();
-    const snap = await openSnapshot({ host: replica.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD, startTimeoutMs: 600_000 });
+    const snap = await openSnapshot({
+      host: replica.ip,
+      port: 6379,
+      username: OPERATOR_USER,
+      password: TEST_OPERATOR_PASSWORD,
+      startTimeoutMs: 600_000,
+    });
     const key = backupKey('', { kind: 'Redis', namespace: 'bench', name: 'cache' }, new Date(), snap.offset);
     const bytes = await uploadSnapshot(client, target, key, snap.rdb, { 'replication-offset': String(snap.offset) });
     await snap.done;
@@ -117,11 +133,18 @@ async function main(): Promise<void> {
     t0 = performance.now();
     await uploadSnapshot(client, target, 'baseline.rdb', createReadStream(file), {});
     const uploadS = (performance.now() - t0) / 1000;
-    log(`baseline: redis-cli --rdb ${statSync(file).size} bytes in ${rdbS.toFixed(1)} s, upload ${uploadS.toFixed(1)} s`);
+    log(
+      `baseline: redis-cli --rdb ${statSync(file).size} bytes in ${rdbS.toFixed(1)} s, upload ${uploadS.toFixed(1)} s`,
+    );
     rmSync(file);
 
     // Restore into a fresh node with AOF on.
-    const fresh = await RedisServer.start({ ip: addr(74, 3), minReplicasToWrite: 0, appendonly: true, startTimeoutMs: 600_000 });
+    const fresh = await RedisServer.start({
+      ip: addr(74, 3),
+      minReplicasToWrite: 0,
+      appendonly: true,
+      startTimeoutMs: 600_000,
+    });
     servers.push(fresh);
     await fresh.kill();
     t0 = performance.now();

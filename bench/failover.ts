@@ -11,24 +11,20 @@
 // master -> its podIP, followed through a watch; requests stuck on the old address are dropped
 // when the label moves). Every acknowledged key is recorded.
 //
-// Phases: KILL_ROUNDS x SIGKILL of the master (alternately: the container restarts in place,
-// empty, same IP; the pod is recreated empty at a new address), so each round re-forms a
-// three-node set; HUNG_ROUNDS x SIGSTOP of the master (resumed after the failover: it must be
-// demoted); then the false-failover phase: only the sidecar's link to the master is cut
-// (iptables) for FALSE_SECONDS; finally a baseline measured in the same run on three unmanaged
-// servers: a bare REPLICAOF NO ONE + re-point + first acknowledged write (promote_only_ms).
-// Then a second set with spec.tls (certificates from openssl; clients, replication, probes and the
-// sidecar over TLS) runs TLS_KILL_ROUNDS kill rounds: tls_failover_ms beside failover_ms.
-// Prints one figure per line on stdout; progress and per-round details go to stderr.
-// Figures: failover_ms = SIGKILL -> first write acknowledged (WAIT 1) by the new master through
-// the published address; hung_failover_ms the same for SIGSTOP; acked_writes_lost = acknowledged
-// keys missing on the final master; false_failovers = failovers while only the sidecar was cut.
-// Env: KILL_ROUNDS (10), HUNG_ROUNDS (10), FALSE_SECONDS (6), TLS_KILL_ROUNDS (KILL_ROUNDS), SIDECAR_LOG (file for the sidecar's
-// JSON logs, default /dev/null).
-// Cleanup: every redis-server dies with this process (pdeathsig), iptables rules are removed at
-// exit (even on SIGINT), the sidecar child is SIGTERMed (SIGKILL after 5 s), the API server and
-// etcd are stopped. A kubelet write that fails (the API server going away at the end) is logged,
-// never an unhandled rejection.
+// Phases: KILL_ROUNDS x SIGKILL of the master (alternately: the container restarts in place, empty, same IP; the pod is
+// recreated empty at a new address), so each round re-forms a three-node set; HUNG_ROUNDS x SIGSTOP of the master
+// (resumed after the failover: it must be demoted); then the false-failover phase: only the sidecar's link to the
+// master is cut (iptables) for FALSE_SECONDS; finally a baseline measured in the same run on three unmanaged servers: a
+// bare REPLICAOF NO ONE + re-point + first acknowledged write (promote_only_ms). Then a second set with spec.tls
+// (certificates from openssl; clients, replication, probes and the sidecar over TLS) runs TLS_KILL_ROUNDS kill rounds:
+// tls_failover_ms beside failover_ms. Prints one figure per line on stdout; progress and per-round details go to
+// stderr. Figures: failover_ms = SIGKILL -> first write acknowledged (WAIT 1) by the new master through the published
+// address; hung_failover_ms the same for SIGSTOP; acked_writes_lost = acknowledged keys missing on the final master;
+// false_failovers = failovers while only the sidecar was cut. Env: KILL_ROUNDS (10), HUNG_ROUNDS (10), FALSE_SECONDS
+// (6), TLS_KILL_ROUNDS (KILL_ROUNDS), SIDECAR_LOG (file for the sidecar's JSON logs, default /dev/null). Cleanup: every
+// redis-server dies with this process (pdeathsig), iptables rules are removed at exit (even on SIGINT), the sidecar
+// child is SIGTERMed (SIGKILL after 5 s), the API server and etcd are stopped. A kubelet write that fails (the API
+// server going away at the end) is logged, never an unhandled rejection.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -36,7 +32,19 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
-import { Cluster, LEASE_NS, median, missingKeys, NS, redisClient, runningStatus, settle, sleep, until, Writer } from '../test/sidecar/redis/manager/harness.ts';
+import {
+  Cluster,
+  LEASE_NS,
+  median,
+  missingKeys,
+  NS,
+  redisClient,
+  runningStatus,
+  settle,
+  sleep,
+  until,
+  Writer,
+} from '../test/sidecar/redis/manager/harness.ts';
 import { redisCommand } from '../test/sidecar/redis/manager/harness-redis.ts';
 import { issue, makeCa, type Issued } from '../test/support/tls-certs.ts';
 
@@ -153,7 +161,9 @@ class Kubelet {
     pod.ready = ready;
     if (!this.cluster.pod(pod.name)) return;
     await this.cluster.setPodStatus(pod.name, pod.server.ip, ready).catch((err: unknown) => {
-      log(`kubelet: ${pod.name} ${ready ? 'Ready' : 'NotReady'} not written: ${err instanceof Error ? err.message : String(err)}`);
+      log(
+        `kubelet: ${pod.name} ${ready ? 'Ready' : 'NotReady'} not written: ${err instanceof Error ? err.message : String(err)}`,
+      );
     });
   }
 
@@ -236,7 +246,12 @@ async function steady(cluster: Cluster, writer: Writer): Promise<string> {
     'a steady three-node set',
     () => {
       const roles = Object.values(cluster.roles(NAME));
-      return roles.length === 3 && roles.every((r) => r.endsWith('/up')) && cluster.masters(NAME).length === 1 && cluster.masterIp(NAME);
+      return (
+        roles.length === 3 &&
+        roles.every((r) => r.endsWith('/up')) &&
+        cluster.masters(NAME).length === 1 &&
+        cluster.masterIp(NAME)
+      );
     },
     30_000,
   );
@@ -246,7 +261,13 @@ async function steady(cluster: Cluster, writer: Writer): Promise<string> {
   return ip;
 }
 
-async function failoverRound(cluster: Cluster, kubelet: Kubelet, writer: Writer, kind: 'kill' | 'hung', index: number): Promise<Round> {
+async function failoverRound(
+  cluster: Cluster,
+  kubelet: Kubelet,
+  writer: Writer,
+  kind: 'kill' | 'hung',
+  index: number,
+): Promise<Round> {
   const masterIp = await steady(cluster, writer);
   const oldName = cluster.masters(NAME)[0]!;
   const pod = kubelet.pods.get(oldName)!;
@@ -266,9 +287,15 @@ async function failoverRound(cluster: Cluster, kubelet: Kubelet, writer: Writer,
     20_000,
   );
   const newIp = cluster.pod(newName)!.status!.podIP!;
-  const first = await until('the first acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 20_000);
+  const first = await until(
+    'the first acknowledged write on the new master',
+    () => writer.ackedAfter(t0, newIp),
+    20_000,
+  );
   const ms = first.at - t0;
-  log(`${kind} #${index + 1}: ${oldName} (${masterIp}) -> ${newName} (${newIp}): first acknowledged write after ${Math.round(ms)} ms`);
+  log(
+    `${kind} #${index + 1}: ${oldName} (${masterIp}) -> ${newName} (${newIp}): first acknowledged write after ${Math.round(ms)} ms`,
+  );
   // Re-form a three-node set.
   if (kind === 'kill') {
     await sleep(1100);
@@ -281,7 +308,11 @@ async function failoverRound(cluster: Cluster, kubelet: Kubelet, writer: Writer,
 }
 
 /** Failovers since `before` FailoverStarted events were counted: started ones, or the label moved anyway. */
-function failoversSince(cluster: Cluster, before: number, labelled: string | undefined): { started: number; moved: boolean } {
+function failoversSince(
+  cluster: Cluster,
+  before: number,
+  labelled: string | undefined,
+): { started: number; moved: boolean } {
   const started = cluster.events(NAME).filter((e) => e.reason === 'FailoverStarted').length - before;
   return { started, moved: cluster.masters(NAME)[0] !== labelled };
 }
@@ -318,7 +349,9 @@ async function shortPauseRound(cluster: Cluster, kubelet: Kubelet, writer: Write
   pod.server.cont();
   await sleep(2000);
   const { started, moved } = failoversSince(cluster, before, labelled);
-  log(`short pause #${index + 1}: ${labelled} stopped for ${DOWN_AFTER_MS / 2} ms: ${started} failover(s) started, label moved: ${moved}`);
+  log(
+    `short pause #${index + 1}: ${labelled} stopped for ${DOWN_AFTER_MS / 2} ms: ${started} failover(s) started, label moved: ${moved}`,
+  );
   return Math.max(started, moved ? 1 : 0);
 }
 
@@ -330,7 +363,12 @@ async function shortPauseRound(cluster: Cluster, kubelet: Kubelet, writer: Write
  * flight at the cut can still be acknowledged, so "the first acknowledged write" alone would
  * measure nothing. Also whether the master moved.
  */
-async function replicaCutRound(cluster: Cluster, kubelet: Kubelet, writer: Writer, index: number): Promise<{ ms: number; moved: boolean }> {
+async function replicaCutRound(
+  cluster: Cluster,
+  kubelet: Kubelet,
+  writer: Writer,
+  index: number,
+): Promise<{ ms: number; moved: boolean }> {
   const masterIp = await steady(cluster, writer);
   const labelled = cluster.masters(NAME)[0]!;
   const others = [...kubelet.pods.values()].filter((p) => p.server.ip !== masterIp).map((p) => p.server.ip);
@@ -353,7 +391,11 @@ async function replicaCutRound(cluster: Cluster, kubelet: Kubelet, writer: Write
   }
   // Without a failover, writes come back only when the cut heals.
   const healedAt = performance.now();
-  first ??= await until('the first acknowledged write after the cut healed', () => writer.ackedAfter(healedAt, cluster.masterIp(NAME) ?? ''), 20_000);
+  first ??= await until(
+    'the first acknowledged write after the cut healed',
+    () => writer.ackedAfter(healedAt, cluster.masterIp(NAME) ?? ''),
+    20_000,
+  );
   const moved = cluster.masters(NAME)[0] !== labelled;
   const end = first.at;
   const times = [t0, ...writer.acked.filter((a) => a.at >= t0 && a.at <= end).map((a) => a.at)].sort((a, b) => a - b);
@@ -366,7 +408,9 @@ async function replicaCutRound(cluster: Cluster, kubelet: Kubelet, writer: Write
 
 /** The floor: what promotion alone costs here (no detection), on three unmanaged servers. */
 async function promoteOnlyBaseline(rounds: number): Promise<number[]> {
-  const servers = await Promise.all([1, 2, 3].map((i) => RedisServer.start({ ip: addr(32, i), minReplicasToWrite: 1, extra })));
+  const servers = await Promise.all(
+    [1, 2, 3].map((i) => RedisServer.start({ ip: addr(32, i), minReplicasToWrite: 1, extra })),
+  );
   const call = redisCommand;
   const info = async (ip: string) => String(await call(ip, 'INFO', 'replication'));
   const times: number[] = [];
@@ -444,7 +488,11 @@ async function runSet(options: {
   const cluster = await Cluster.start();
   await cluster.createAuthSecret(NAME);
   if (options.tls) {
-    const data = { 'tls.crt': options.tls['tls.crt'], 'tls.key': options.tls['tls.key'], 'ca.crt': options.tls['ca.crt'] };
+    const data = {
+      'tls.crt': options.tls['tls.crt'],
+      'tls.key': options.tls['tls.key'],
+      'ca.crt': options.tls['ca.crt'],
+    };
     await cluster.store.create('secrets', {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -459,7 +507,9 @@ async function runSet(options: {
     ...(options.tls ? { tls: { secretName: `${NAME}-tls` } } : {}),
   });
   const kubelet = new Kubelet(cluster);
-  const servers = await Promise.all([0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra, ...(options.tls ? { tls: options.tls } : {}) })));
+  const servers = await Promise.all(
+    [0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra, ...(options.tls ? { tls: options.tls } : {}) })),
+  );
   for (const [i, s] of ['master-0', 'replica-0', 'replica-1'].entries()) await kubelet.add(s, servers[i]!);
   kubelet.start();
   const masters = cluster.watchMasters(NAME);
@@ -474,9 +524,11 @@ async function runSet(options: {
     for (let i = 0; i < options.hungRounds; i++) rounds.push(await failoverRound(cluster, kubelet, writer, 'hung', i));
     const falseFailovers = options.falseSeconds > 0 ? await falseFailoverPhase(cluster, writer) : 0;
     let shortPauseFailovers = 0;
-    for (let i = 0; i < (options.shortPauseRounds ?? 0); i++) shortPauseFailovers += await shortPauseRound(cluster, kubelet, writer, i);
+    for (let i = 0; i < (options.shortPauseRounds ?? 0); i++)
+      shortPauseFailovers += await shortPauseRound(cluster, kubelet, writer, i);
     const replicaCut: number[] = [];
-    for (let i = 0; i < (options.replicaCutRounds ?? 0); i++) replicaCut.push((await replicaCutRound(cluster, kubelet, writer, i)).ms);
+    for (let i = 0; i < (options.replicaCutRounds ?? 0); i++)
+      replicaCut.push((await replicaCutRound(cluster, kubelet, writer, i)).ms);
 
     const finalIp = await steady(cluster, writer);
     await writer.stop();
@@ -484,13 +536,16 @@ async function runSet(options: {
     const keys = writer.acked.map((a) => a.key);
     const lost = await missingKeys(finalIp, keys);
     let replicasMissing = 0;
-    for (const p of kubelet.pods.values()) if (p.server.ip !== finalIp) replicasMissing += (await missingKeys(p.server.ip, keys)).length;
+    for (const p of kubelet.pods.values())
+      if (p.server.ip !== finalIp) replicasMissing += (await missingKeys(p.server.ip, keys)).length;
     const events = cluster.events(NAME);
     log(
       `${options.tls ? '[tls] ' : ''}acknowledged writes: ${keys.length}; missing on the final master: ${lost.length}; missing on its replicas: ${replicasMissing}`,
     );
     log(
-      `events: ${Object.entries(events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {}))
+      `events: ${Object.entries(
+        events.reduce<Record<string, number>>((m, e) => ((m[e.reason] = (m[e.reason] ?? 0) + 1), m), {}),
+      )
         .map(([k, v]) => `${k}=${v}`)
         .join(' ')}`,
     );

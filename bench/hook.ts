@@ -34,7 +34,10 @@ interface AutocannonResult {
   requests: { total: number };
 }
 interface AutocannonInstance extends PromiseLike<AutocannonResult> {
-  on(event: 'response', listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void): void;
+  on(
+    event: 'response',
+    listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void,
+  ): void;
 }
 type Autocannon = (options: Record<string, unknown>) => AutocannonInstance;
 // Loaded by the driving process only: the server children import nothing they do not serve with
@@ -98,7 +101,8 @@ async function start(kind: Kind): Promise<Server> {
       () => false,
     );
     if (up) return { child, url: `${url}/${kind}` };
-    if (child.exitCode !== null || performance.now() > deadline) throw new Error(`the ${kind} server did not start (${args.join(' ')})`);
+    if (child.exitCode !== null || performance.now() > deadline)
+      throw new Error(`the ${kind} server did not start (${args.join(' ')})`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -147,9 +151,16 @@ async function drive(url: string, body: string, seconds: number): Promise<Round>
 async function serverSideShares(metricsUrl: string): Promise<string> {
   const text = await (await fetch(metricsUrl)).text();
   const count = (le: string) =>
-    Number(new RegExp(`^redis_operator_hook_duration_seconds_bucket\\{le="${le.replace('+', '\\+')}",route="sync"\\} (\\d+)$`, 'm').exec(text)?.[1]);
+    Number(
+      new RegExp(
+        `^redis_operator_hook_duration_seconds_bucket\\{le="${le.replace('+', '\\+')}",route="sync"\\} (\\d+)$`,
+        'm',
+      ).exec(text)?.[1],
+    );
   const total = count('+Inf');
-  return ['0.001', '0.0025', '0.005'].map((le) => `${((count(le) / total) * 100).toFixed(1)}% under ${Number(le) * 1000} ms`).join(', ');
+  return ['0.001', '0.0025', '0.005']
+    .map((le) => `${((count(le) / total) * 100).toFixed(1)}% under ${Number(le) * 1000} ms`)
+    .join(', ');
 }
 
 /** The fixture as the request about Redis number i: its own name, uid and children's names. */
@@ -217,7 +228,9 @@ async function main(): Promise<void> {
       fleetEcho.push(await resync(echo.url, bodies));
     }
     const rss = rssOf(sync.child.pid!);
-    process.stderr.write(`bench: sync server memory: rss ${(rss / 1024 / 1024).toFixed(1)} MB, ${await heapLine(sync.url.replace(/\/sync$/, '/metrics'))}\n`);
+    process.stderr.write(
+      `bench: sync server memory: rss ${(rss / 1024 / 1024).toFixed(1)} MB, ${await heapLine(sync.url.replace(/\/sync$/, '/metrics'))}\n`,
+    );
     const syncRps = median(syncRounds.map((r) => r.rps));
     const echoRps = median(echoRounds.map((r) => r.rps));
     const syncLatencies = syncRounds.flatMap((r) => r.latenciesMs);

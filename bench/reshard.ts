@@ -26,11 +26,28 @@
 // progress goes to stderr. The cluster is stopped on every exit path, SIGINT/SIGTERM included.
 import { performance } from 'node:perf_hooks';
 import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord } from '../src/api/rediscluster-names.ts';
-import { clusterClient, ClusterWriter, keySlot, loadKeys, missingFromCluster, type Written } from '../test/support/cluster-writer.ts';
+import {
+  clusterClient,
+  ClusterWriter,
+  keySlot,
+  loadKeys,
+  missingFromCluster,
+  type Written,
+} from '../test/support/cluster-writer.ts';
 import { median } from '../test/sidecar/redis/manager/harness.ts';
 import type { SystemCluster } from '../test/system/cluster.ts';
 import { benchOnSystemCluster, cleanups, log, note } from './system-main.ts';
-import { healthy, isRedisMaster, labelledMaster, openSlots, reshardOf, row, secretValue, seedsOf, shardPods } from '../test/system/rediscluster-support.ts';
+import {
+  healthy,
+  isRedisMaster,
+  labelledMaster,
+  openSlots,
+  reshardOf,
+  row,
+  secretValue,
+  seedsOf,
+  shardPods,
+} from '../test/system/rediscluster-support.ts';
 import { NS, sleep } from '../test/system/support.ts';
 
 const SUBNET = 87;
@@ -52,7 +69,8 @@ const value = (j: number) => `${j}:`.padEnd(VALUE_BYTES, 'v');
 /** The longest gap between consecutive acknowledged writes that overlaps [from, to]. */
 function longestGap(acked: readonly Written[], from: number, to: number): number {
   let worst = 0;
-  for (let i = 1; i < acked.length; i++) if (acked[i]!.at > from && acked[i - 1]!.at < to) worst = Math.max(worst, acked[i]!.at - acked[i - 1]!.at);
+  for (let i = 1; i < acked.length; i++)
+    if (acked[i]!.at > from && acked[i - 1]!.at < to) worst = Math.max(worst, acked[i]!.at - acked[i - 1]!.at);
   return worst;
 }
 
@@ -61,7 +79,10 @@ async function load(c: SystemCluster, password: string): Promise<number> {
   try {
     const t0 = performance.now();
     for (let j = 0; j < KEYS; j += 1000) {
-      const part = Array.from({ length: Math.min(1000, KEYS - j) }, (_, i) => ({ key: key(j + i), value: value(j + i) }));
+      const part = Array.from({ length: Math.min(1000, KEYS - j) }, (_, i) => ({
+        key: key(j + i),
+        value: value(j + i),
+      }));
       await loadKeys(client, part);
       if (j % 20_000 === 0) log(`loaded ${j}/${KEYS} keys`);
     }
@@ -76,7 +97,12 @@ async function load(c: SystemCluster, password: string): Promise<number> {
  * value), read 1,000 at a time through a fresh client: the 1 GiB of values is rebuilt as it is
  * checked, never held (missingFromCluster takes the values in a list).
  */
-async function lost(c: SystemCluster, password: string, count: number, at: (i: number) => { key: string; value: string }): Promise<number> {
+async function lost(
+  c: SystemCluster,
+  password: string,
+  count: number,
+  at: (i: number) => { key: string; value: string },
+): Promise<number> {
   const client = clusterClient({ seeds: seedsOf(c, NAME), password, bulk: true });
   let missing = 0;
   try {
@@ -93,7 +119,8 @@ async function lost(c: SystemCluster, password: string, count: number, at: (i: n
   return missing;
 }
 
-const lostBulk = (c: SystemCluster, password: string) => lost(c, password, KEYS, (i) => ({ key: key(i), value: value(i) }));
+const lostBulk = (c: SystemCluster, password: string) =>
+  lost(c, password, KEYS, (i) => ({ key: key(i), value: value(i) }));
 /** The writers' keys are few enough to hold: test/support's own check. */
 const lostWrites = async (c: SystemCluster, password: string, written: readonly Written[]) =>
   (await missingFromCluster({ seeds: seedsOf(c, NAME), password }, written)).length;
@@ -106,12 +133,22 @@ async function reshard(c: SystemCluster, to: number): Promise<number> {
   await c.waitFor(
     () => {
       const r = reshardOf(c, NAME);
-      return r?.to === to && r.state === 'Done' && row(c, NAME) === `${NAME} ${to} ${to} ${to} 16384 Running` && healthy(c, NAME, to, 2);
+      return (
+        r?.to === to &&
+        r.state === 'Done' &&
+        row(c, NAME) === `${NAME} ${to} ${to} ${to} 16384 Running` &&
+        healthy(c, NAME, to, 2)
+      );
     },
     BOUND_MS,
     `${to} shards Running, the reshard record Done`,
   );
-  if (to === 3) await c.waitFor(() => c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined, BOUND_MS, 'the shard-3 StatefulSet removed');
+  if (to === 3)
+    await c.waitFor(
+      () => c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined,
+      BOUND_MS,
+      'the shard-3 StatefulSet removed',
+    );
   return performance.now() - t0;
 }
 
@@ -135,7 +172,8 @@ async function killMaster(c: SystemCluster, writer: ClusterWriter, shard: number
   };
   const others = shardPods(c, NAME, shard).filter((p) => p.metadata.name !== victim.metadata.name);
   const t0 = performance.now();
-  if (!(await c.killPodProcess(NS, victim.metadata.name, 'SIGKILL'))) throw new Error(`could not kill ${victim.metadata.name}`);
+  if (!(await c.killPodProcess(NS, victim.metadata.name, 'SIGKILL')))
+    throw new Error(`could not kill ${victim.metadata.name}`);
   const promoted = await c.waitFor(
     async () => {
       for (const p of others) if (await isRedisMaster(c, NAME, p.status!.podIP!)) return performance.now();
@@ -162,8 +200,18 @@ async function killMaster(c: SystemCluster, writer: ClusterWriter, shard: number
     BOUND_MS,
     `a write stored on shard ${shard}'s slots`,
   );
-  const back = await c.waitFor(() => first(writer.acked), BOUND_MS, `a write acknowledged on shard ${shard}'s slots after the kill`);
-  const k = { shard, promotedMs: promoted - t0, labelledMs: labelled - t0, storedMs: stored.at - t0, backMs: back.at - t0 };
+  const back = await c.waitFor(
+    () => first(writer.acked),
+    BOUND_MS,
+    `a write acknowledged on shard ${shard}'s slots after the kill`,
+  );
+  const k = {
+    shard,
+    promotedMs: promoted - t0,
+    labelledMs: labelled - t0,
+    storedMs: stored.at - t0,
+    backMs: back.at - t0,
+  };
   log(
     `kill ${victim.metadata.name}: promoted in Redis ${ms(k.promotedMs)} ms, labelled ${ms(k.labelledMs)} ms, its slots written ${ms(k.storedMs)} ms, acknowledged ${ms(k.backMs)} ms`,
   );
@@ -182,7 +230,11 @@ async function run(c: SystemCluster): Promise<string[]> {
       sentinel: { downAfterMilliseconds: NODE_TIMEOUT_MS, failoverTimeout: 10_000 },
     },
   });
-  await c.waitFor(() => row(c, NAME) === `${NAME} 3 3 3 16384 Running` && healthy(c, NAME, 3, 2), BOUND_MS, 'three shards Running');
+  await c.waitFor(
+    () => row(c, NAME) === `${NAME} 3 3 3 16384 Running` && healthy(c, NAME, 3, 2),
+    BOUND_MS,
+    'three shards Running',
+  );
   const password = secretValue(c, `${NAME}-auth`);
   log(`loading ${KEYS} keys of ${VALUE_BYTES} bytes (${BENCH_MB} MiB)`);
   const loadMs = await load(c, password);
@@ -217,7 +269,11 @@ async function run(c: SystemCluster): Promise<string[]> {
   const backMs = await reshard(c, 3);
   const r1 = performance.now();
   log(`turned back in ${s1(backMs)} s`);
-  const reshardGap = longestGap(acked.acked, r0, (await c.waitFor(() => acked.ackedAfter(r1), BOUND_MS, 'a write after the reshard')).at);
+  const reshardGap = longestGap(
+    acked.acked,
+    r0,
+    (await c.waitFor(() => acked.ackedAfter(r1), BOUND_MS, 'a write after the reshard')).at,
+  );
   await plain.stop();
   const open = await openSlots(c, NAME);
   if (open.length > 0) note(`slots left open: ${open.join(', ')}`);
@@ -227,7 +283,8 @@ async function run(c: SystemCluster): Promise<string[]> {
   note(
     `reshard traffic: plain ${plain.acked.length} writes ${plain.reads} reads, acked ${acked.acked.length}; redirections ${plain.redirections + acked.redirections}; transient ${plain.transient + acked.transient}`,
   );
-  if (clientErrors > 0) note(`client errors: ${[...plain.errors, ...acked.errors, ...plain.readMismatches].slice(0, 5).join(' | ')}`);
+  if (clientErrors > 0)
+    note(`client errors: ${[...plain.errors, ...acked.errors, ...plain.readMismatches].slice(0, 5).join(' | ')}`);
 
   const kills: Kill[] = [];
   const killsFrom = acked.acked.length;

@@ -61,16 +61,20 @@ const patchRedis = (c: SystemCluster, body: { spec?: Json; annotations?: Record<
     ...(body.spec ? { spec: body.spec } : {}),
   });
 const updated = (c: SystemCluster) =>
-  (((c.get('redises', NAME, NS)?.['status'] as Json | undefined)?.['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'Updated')?.['status'] === 'True';
+  (((c.get('redises', NAME, NS)?.['status'] as Json | undefined)?.['conditions'] ?? []) as Json[]).find(
+    (x) => x['type'] === 'Updated',
+  )?.['status'] === 'True';
 const uids = (c: SystemCluster) => Object.fromEntries(c.pods(NAME).map((p) => [p.metadata.name, p.metadata.uid]));
-const switchoverRecord = (c: SystemCluster) => c.get('redises', NAME, NS)?.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION];
+const switchoverRecord = (c: SystemCluster) =>
+  c.get('redises', NAME, NS)?.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION];
 const ms = (x: number) => Math.round(x);
 
 /** The longest gap between consecutive acknowledged writes that overlaps [from, to]. */
 function longestGap(writer: Writer, from: number, to: number): number {
   let worst = 0;
   const acked = writer.acked;
-  for (let i = 1; i < acked.length; i++) if (acked[i]!.at > from && acked[i - 1]!.at < to) worst = Math.max(worst, acked[i]!.at - acked[i - 1]!.at);
+  for (let i = 1; i < acked.length; i++)
+    if (acked[i]!.at > from && acked[i - 1]!.at < to) worst = Math.max(worst, acked[i]!.at - acked[i - 1]!.at);
   return worst;
 }
 
@@ -96,16 +100,29 @@ function watchReplacements(c: SystemCluster) {
   });
   cleanups.push(() => handle.stop());
   const times = (name: string) => Math.max(deletions.get(name) ?? 0, (seen.get(name)?.size ?? 1) - 1);
-  return { first, stop: () => handle.stop(), times, total: () => [...seen.keys()].reduce((n, name) => n + times(name), 0) };
+  return {
+    first,
+    stop: () => handle.stop(),
+    times,
+    total: () => [...seen.keys()].reduce((n, name) => n + times(name), 0),
+  };
 }
 
 /** Acknowledged keys missing per pod, once every replica caught up with the master (WAIT 2). */
-async function lostPerPod(c: SystemCluster, keys: readonly string[]): Promise<{ master: string; missing: Record<string, number> }> {
-  await c.waitFor(() => allLinked(c, 3) && servicesRouted(c), BOUND.rejoin, 'three Ready, linked pods behind the Services');
+async function lostPerPod(
+  c: SystemCluster,
+  keys: readonly string[],
+): Promise<{ master: string; missing: Record<string, number> }> {
+  await c.waitFor(
+    () => allLinked(c, 3) && servicesRouted(c),
+    BOUND.rejoin,
+    'three Ready, linked pods behind the Services',
+  );
   const master = c.masterEndpoint(NAME)!;
   await settle(c, master.ip, 2);
   const missing: Record<string, number> = {};
-  for (const p of c.pods(NAME)) missing[p.metadata.name] = (await missingKeys(c, podIp(c, p.metadata.name)!, keys)).length;
+  for (const p of c.pods(NAME))
+    missing[p.metadata.name] = (await missingKeys(c, podIp(c, p.metadata.name)!, keys)).length;
   return { master: master.pod, missing };
 }
 
@@ -139,14 +156,22 @@ async function switchover(c: SystemCluster, writer: Writer, request: string): Pr
   const to = await c.waitFor(
     () => {
       const labelled = c.masterLabelled(NAME);
-      return labelled.length === 1 && labelled[0] !== from && c.masterEndpoint(NAME)?.pod === labelled[0] && servicesRouted(c) && labelled[0];
+      return (
+        labelled.length === 1 &&
+        labelled[0] !== from &&
+        c.masterEndpoint(NAME)?.pod === labelled[0] &&
+        servicesRouted(c) &&
+        labelled[0]
+      );
     },
     BOUND.failover,
     `${request}: the master Service routing to the new master`,
   );
   const t1 = performance.now();
   const pauseMs = longestGap(writer, t0, await firstAckAfter(c, writer, t1));
-  log(`switchover ${request}: ${from} -> ${to}: Done and routed after ${ms(t1 - t0)} ms, longest write pause ${ms(pauseMs)} ms`);
+  log(
+    `switchover ${request}: ${from} -> ${to}: Done and routed after ${ms(t1 - t0)} ms, longest write pause ${ms(pauseMs)} ms`,
+  );
   return { request, from, to, pauseMs, doneMs: t1 - t0 };
 }
 
@@ -155,7 +180,11 @@ async function run(c: SystemCluster): Promise<string[]> {
   const masters = new MasterWatch(ctx, c);
   const writer = new Writer(c, 'bench').start();
   cleanups.push(() => writer.stop());
-  await c.waitFor(() => writer.acked.length >= 200 && allLinked(c, 3) && servicesRouted(c), BOUND.allReady, '200 acknowledged writes');
+  await c.waitFor(
+    () => writer.acked.length >= 200 && allLinked(c, 3) && servicesRouted(c),
+    BOUND.allReady,
+    '200 acknowledged writes',
+  );
   const steadyFrom = writer.acked[0]!.at;
 
   // 1. Steady traffic: the baseline window is cut from its end once the rollout's length is known.
@@ -172,7 +201,11 @@ async function run(c: SystemCluster): Promise<string[]> {
   await c.waitFor(
     () => {
       const now = uids(c);
-      return Object.keys(replaced.first).every((n) => now[n] !== undefined && now[n] !== replaced.first[n]) && allLinked(c, 3) && updated(c);
+      return (
+        Object.keys(replaced.first).every((n) => now[n] !== undefined && now[n] !== replaced.first[n]) &&
+        allLinked(c, 3) &&
+        updated(c)
+      );
     },
     ROLLOUT_BOUND_MS,
     'every pod replaced, Ready and linked, and Updated=True',
@@ -183,11 +216,14 @@ async function run(c: SystemCluster): Promise<string[]> {
   const rolloutKeys = writer.acked.map((a) => a.key);
   const lost = await lostPerPod(c, rolloutKeys);
   log(`rollout done after ${ms(t1 - t0)} ms; master ${firstMaster} -> ${lost.master}`);
-  note(`rollout: ${rolloutKeys.length} acknowledged writes checked; missing per pod: ${JSON.stringify(lost.missing)} (master now ${lost.master})`);
+  note(
+    `rollout: ${rolloutKeys.length} acknowledged writes checked; missing per pod: ${JSON.stringify(lost.missing)} (master now ${lost.master})`,
+  );
 
   // The baseline: as long as the rollout, ending at the version patch (shorter if BASELINE_S was).
   const windowMs = Math.min(t1 - t0, t0 - steadyFrom);
-  if (windowMs < t1 - t0) note(`baseline window ${ms(windowMs)} ms is shorter than the rollout (${ms(t1 - t0)} ms): raise BASELINE_S`);
+  if (windowMs < t1 - t0)
+    note(`baseline window ${ms(windowMs)} ms is shorter than the rollout (${ms(t1 - t0)} ms): raise BASELINE_S`);
   const baselineGap = longestGap(writer, t0 - windowMs, t0);
 
   // 3. Switchovers on demand, each a distinct request (an equal one is ignored by design).
@@ -200,7 +236,9 @@ async function run(c: SystemCluster): Promise<string[]> {
   }
   if (done.length === 0) throw new Error('every switchover was refused');
   const pauses = done.map((s) => s.pauseMs);
-  note(`switchovers: ${done.map((s) => `${s.from}->${s.to} ${ms(s.pauseMs)}/${ms(s.doneMs)}`).join(', ')} (write pause / to Done+routed, ms)`);
+  note(
+    `switchovers: ${done.map((s) => `${s.from}->${s.to} ${ms(s.pauseMs)}/${ms(s.doneMs)}`).join(', ')} (write pause / to Done+routed, ms)`,
+  );
 
   // Everything acknowledged over the whole run, checked on every pod once the writer stopped.
   await writer.stop();
@@ -208,7 +246,9 @@ async function run(c: SystemCluster): Promise<string[]> {
     c,
     writer.acked.map((a) => a.key),
   );
-  note(`whole run: ${writer.acked.length} acknowledged writes, ${writer.failures} not acknowledged; missing per pod: ${JSON.stringify(all.missing)}`);
+  note(
+    `whole run: ${writer.acked.length} acknowledged writes, ${writer.failures} not acknowledged; missing per pod: ${JSON.stringify(all.missing)}`,
+  );
   if (masters.violations.length > 0) note(`two pods labelled master at once: ${masters.violations.join('; ')}`);
 
   return [

@@ -19,7 +19,11 @@ export const POD_SUFFIXES = ['master-0', 'replica-0', 'replica-1'];
 const MAIN = new URL('../src/sidecar/main.ts', import.meta.url).pathname;
 
 /** Runs fn over items, at most `width` at once. */
-export async function inBatches<T>(items: readonly T[], width: number, fn: (item: T, index: number) => Promise<unknown>): Promise<void> {
+export async function inBatches<T>(
+  items: readonly T[],
+  width: number,
+  fn: (item: T, index: number) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(width, items.length) }, async () => {
@@ -87,7 +91,12 @@ export class Fleet {
     const redis = { group: 'redis.example.com', version: 'v1', namespace: NS, plural: 'redises' };
     const created = (await this.custom.createNamespacedCustomObject({
       ...redis,
-      body: { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace: NS }, spec: { version: '7.2', replicas: 2 } },
+      body: {
+        apiVersion: 'redis.example.com/v1',
+        kind: 'Redis',
+        metadata: { name, namespace: NS },
+        spec: { version: '7.2', replicas: 2 },
+      },
     })) as Record<string, unknown>;
     const secrets: Array<{ name: string; resourceVersion: string }> = [];
     for (const [secret, password] of [
@@ -100,7 +109,11 @@ export class Fleet {
       });
       secrets.push({ name: secret, resourceVersion: made.metadata!.resourceVersion! });
     }
-    await this.custom.replaceNamespacedCustomObjectStatus({ ...redis, name, body: { ...created, status: { secrets } } });
+    await this.custom.replaceNamespacedCustomObjectStatus({
+      ...redis,
+      name,
+      body: { ...created, status: { secrets } },
+    });
     await Promise.all(
       POD_SUFFIXES.map(async (suffix, p) => {
         const ip = this.ip(i, p);
@@ -108,7 +121,11 @@ export class Fleet {
         const pod = await this.core.createNamespacedPod({
           namespace: NS,
           body: {
-            metadata: { name: `${name}-${suffix}`, namespace: NS, labels: { ...podSelectorLabels(name), [COMPONENT_LABEL]: component } },
+            metadata: {
+              name: `${name}-${suffix}`,
+              namespace: NS,
+              labels: { ...podSelectorLabels(name), [COMPONENT_LABEL]: component },
+            },
             // No scheduler serves this name: the pod is never bound, so nothing evicts or restarts it.
             spec: { schedulerName: 'bench-unscheduled', containers: [{ name: 'redis', image: 'redis:7.2' }] },
           },
@@ -144,13 +161,19 @@ export class Fleet {
       return (
         ps.length === POD_SUFFIXES.length &&
         roles.filter((r) => r === ROLE_MASTER).length === 1 &&
-        ps.every((p) => p.metadata?.labels?.[ROLE_LABEL] === ROLE_MASTER || p.metadata?.annotations?.[LINK_ANNOTATION] === 'up')
+        ps.every(
+          (p) =>
+            p.metadata?.labels?.[ROLE_LABEL] === ROLE_MASTER || p.metadata?.annotations?.[LINK_ANNOTATION] === 'up',
+        )
       );
     });
   }
 
   async masterOf(name: string): Promise<string | undefined> {
-    const pods = await this.core.listNamespacedPod({ namespace: NS, labelSelector: `app.kubernetes.io/instance=${name},${ROLE_LABEL}=${ROLE_MASTER}` });
+    const pods = await this.core.listNamespacedPod({
+      namespace: NS,
+      labelSelector: `app.kubernetes.io/instance=${name},${ROLE_LABEL}=${ROLE_MASTER}`,
+    });
     return pods.items.length === 1 ? pods.items[0]!.metadata!.name : undefined;
   }
 
@@ -175,7 +198,13 @@ export interface Sidecar {
   exited: Promise<void>;
 }
 
-export function startSidecar(name: string, kubeconfig: string, sourceIp: string, env: Record<string, string>, logFile: string): Sidecar {
+export function startSidecar(
+  name: string,
+  kubeconfig: string,
+  sourceIp: string,
+  env: Record<string, string>,
+  logFile: string,
+): Sidecar {
   const out = openSync(logFile, 'a');
   const child = spawn(process.execPath, [MAIN], {
     env: {

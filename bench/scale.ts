@@ -31,7 +31,16 @@ import { addr } from '../test/support/redis-server.ts';
 import { redisCommand } from '../test/sidecar/redis/manager/harness-redis.ts';
 import { median, sleep } from '../test/sidecar/redis/manager/harness.ts';
 import { until as untilPolled } from '../test/support/until.ts';
-import { cpuMs, Fleet, inBatches, POD_SUFFIXES, rssMb, startSidecar, stopSidecar, type Sidecar } from './scale-fleet.ts';
+import {
+  cpuMs,
+  Fleet,
+  inBatches,
+  POD_SUFFIXES,
+  rssMb,
+  startSidecar,
+  stopSidecar,
+  type Sidecar,
+} from './scale-fleet.ts';
 
 const num = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const REDIS_COUNT = num('REDIS_COUNT', 200);
@@ -42,11 +51,16 @@ const FAILOVER_ROUNDS = num('FAILOVER_ROUNDS', 5);
 const BASE_OCTET = 100;
 const LEASE = 'redis-operator-sidecar';
 const log = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 23)} ${msg}\n`);
-const figure = (name: string, value: number | string) => process.stdout.write(`${name}=${typeof value === 'number' ? Math.round(value * 100) / 100 : value}\n`);
+const figure = (name: string, value: number | string) =>
+  process.stdout.write(`${name}=${typeof value === 'number' ? Math.round(value * 100) / 100 : value}\n`);
 
 /** The tests' one polling helper; a check that throws (a busy API server) counts as "not yet". */
-const until = <T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs: number, everyMs = 20): Promise<T> =>
-  untilPolled(what, () => check().catch(() => undefined), timeoutMs, { everyMs });
+const until = <T>(
+  what: string,
+  check: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  everyMs = 20,
+): Promise<T> => untilPolled(what, () => check().catch(() => undefined), timeoutMs, { everyMs });
 
 /** apiserver_request_total by verb and resource. */
 async function requestsTotal(cp: ControlPlane): Promise<Map<string, number>> {
@@ -78,7 +92,10 @@ async function requestRate(cp: ControlPlane, seconds: number): Promise<number> {
   return (by.reduce((sum, [, r]) => sum + r, 0) * s - 1) / s;
 }
 
-/** SIGKILL of Redis 0's master; the time until another pod is labelled master and says role:master. The killed one restarts empty. */
+/**
+ * SIGKILL of Redis 0's master; the time until another pod is labelled master and says role:master. The killed one
+ * restarts empty.
+ */
 async function failoverRound(fleet: Fleet, name: string): Promise<number> {
   const old = await until(`${name}: one labelled master`, () => fleet.masterOf(name), 30_000);
   const server = fleet.servers.get(old)!;
@@ -98,7 +115,12 @@ async function failoverRound(fleet: Fleet, name: string): Promise<number> {
   const ms = performance.now() - t0;
   log(`  ${name}: ${old} SIGKILLed -> ${next} master in ${Math.round(ms)} ms`);
   await server.wipe();
-  await until(`${name}: three pods linked again`, async () => Fleet.running(await fleet.pods(), [name]).length === 1, 60_000, 100);
+  await until(
+    `${name}: three pods linked again`,
+    async () => Fleet.running(await fleet.pods(), [name]).length === 1,
+    60_000,
+    100,
+  );
   return ms;
 }
 
@@ -130,7 +152,9 @@ async function main(): Promise<void> {
         ),
       );
     };
-    log(`control plane ${cp.version}; ${REDIS_COUNT} Redis x ${POD_SUFFIXES.length} pods, ${SIDECARS} sidecars, ${SHARDS} shards; logs in ${work}`);
+    log(
+      `control plane ${cp.version}; ${REDIS_COUNT} Redis x ${POD_SUFFIXES.length} pods, ${SIDECARS} sidecars, ${SHARDS} shards; logs in ${work}`,
+    );
     const baselineRate = await requestRate(cp, REST_SECONDS);
     log(`API requests/s before any sidecar (the control plane's own): ${baselineRate.toFixed(1)}`);
 
@@ -182,7 +206,9 @@ async function main(): Promise<void> {
     // report (one PATCH per pod, once) and each Redis its first volume pass. Measured too, for
     // the log; the figure is the window after every pod carries its report.
     const firstRate = await requestRate(cp, REST_SECONDS);
-    log(`first ${REST_SECONDS} s after all running: API requests/s ${firstRate.toFixed(1)} (one-time reports and volume passes)`);
+    log(
+      `first ${REST_SECONDS} s after all running: API requests/s ${firstRate.toFixed(1)} (one-time reports and volume passes)`,
+    );
     await until(
       'every pod carrying its first replication report',
       async () => (await fleet.pods()).every((p) => p.metadata?.annotations?.[REPLICATION_ANNOTATION] !== undefined),
@@ -214,7 +240,12 @@ async function main(): Promise<void> {
     const k0 = performance.now();
     await stopSidecar(victim, 'SIGKILL');
     const survivors = new Set(sidecars.filter((s) => s !== victim).map((s) => s.name));
-    await until('the survivors hold every shard', async () => (await fleet.holders(LEASE, SHARDS)).every((h) => survivors.has(h)), 60_000, 20);
+    await until(
+      'the survivors hold every shard',
+      async () => (await fleet.holders(LEASE, SHARDS)).every((h) => survivors.has(h)),
+      60_000,
+      20,
+    );
     const takeoverMs = performance.now() - k0;
 
     figure('failover_ms_single', single.map(Math.round).join(','));

@@ -27,7 +27,8 @@ export function benchOnSystemCluster(subnet: number, run: (c: SystemCluster) => 
             .catch(() => undefined);
         await c.stop();
       })());
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void teardown().finally(() => process.exit(130)));
+    for (const sig of ['SIGINT', 'SIGTERM'] as const)
+      process.once(sig, () => void teardown().finally(() => process.exit(130)));
     try {
       const lines = await run(c);
       note(`took ${Math.round((performance.now() - started) / 1000)} s`);

@@ -33,7 +33,11 @@ let real = false;
 function reportLeftovers(): void {
   if (!real) return;
   const left = clusterLeftovers(subnet);
-  announce(left.length > 0 ? `left behind (please report): ${left.join(', ')}` : dim(`nothing left: no rok${subnet} namespace, link or cgroup`));
+  announce(
+    left.length > 0
+      ? `left behind (please report): ${left.join(', ')}`
+      : dim(`nothing left: no rok${subnet} namespace, link or cgroup`),
+  );
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -54,7 +58,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 async function main(): Promise<void> {
   const why = realClusterMissing();
-  if (why) throw new Error(`no real cluster here: ${why}. The same walk-through runs on kind: test/e2e/run.sh (see its README)`);
+  if (why)
+    throw new Error(
+      `no real cluster here: ${why}. The same walk-through runs on kind: test/e2e/run.sh (see its README)`,
+    );
   real = true;
   const failoverMs = await runReal(subnet);
   await cleanup();

@@ -27,7 +27,11 @@ export interface Pod extends Item {
   status?: { podIP?: string };
 }
 interface Slice extends Item {
-  endpoints?: Array<{ addresses: string[]; conditions?: { ready?: boolean }; targetRef?: { name: string; uid: string } }> | null;
+  endpoints?: Array<{
+    addresses: string[];
+    conditions?: { ready?: boolean };
+    targetRef?: { name: string; uid: string };
+  }> | null;
 }
 interface KubeEvent extends Item {
   reason: string;
@@ -69,12 +73,18 @@ export async function follow(kubeconfig: string, namespace: string, name: string
   const ns = `namespaces/${namespace}`;
   const watches = {
     pods: { path: `/api/v1/${ns}/pods`, query: {} },
-    slices: { path: `/apis/discovery.k8s.io/v1/${ns}/endpointslices`, query: { labelSelector: `kubernetes.io/service-name=${name}-master` } },
+    slices: {
+      path: `/apis/discovery.k8s.io/v1/${ns}/endpointslices`,
+      query: { labelSelector: `kubernetes.io/service-name=${name}-master` },
+    },
     redis: { path: `/apis/redis.example.com/v1/${ns}/redises`, query: { fieldSelector: `metadata.name=${name}` } },
     events: { path: `/api/v1/${ns}/events`, query: { fieldSelector: `involvedObject.name=${name}` } },
   };
   type Kind = keyof typeof watches;
-  const store = Object.fromEntries(Object.keys(watches).map((k) => [k, new Map<string, Item>()])) as Record<Kind, Map<string, Item>>;
+  const store = Object.fromEntries(Object.keys(watches).map((k) => [k, new Map<string, Item>()])) as Record<
+    Kind,
+    Map<string, Item>
+  >;
   const aborts = new Map<Kind, AbortController>();
   const waiters = new Set<() => void>();
   let stopped = false;
@@ -94,7 +104,11 @@ export async function follow(kubeconfig: string, namespace: string, name: string
         .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
       master: all<Slice>('slices')
         .flatMap((s) => s.endpoints ?? [])
-        .flatMap((e) => (e.conditions?.ready && e.targetRef ? [{ pod: e.targetRef.name, uid: e.targetRef.uid, ip: e.addresses[0] ?? '' }] : [])),
+        .flatMap((e) =>
+          e.conditions?.ready && e.targetRef
+            ? [{ pod: e.targetRef.name, uid: e.targetRef.uid, ip: e.addresses[0] ?? '' }]
+            : [],
+        ),
       row: redis ? printedRow(redis, columns) : 'gone',
     };
   };
@@ -109,7 +123,10 @@ export async function follow(kubeconfig: string, namespace: string, name: string
         `${state} role=${m.labels?.[ROLE_LABEL] ?? '-'} link=${m.annotations?.[LINK_ANNOTATION] ?? '-'} ${p.spec.nodeName ?? ''}`.trim(),
       );
     }
-    out.set(`service ${name}-master`, v.master.length > 0 ? `-> ${v.master.map((e) => `${e.pod} (${e.ip})`).join(', ')}` : '-> no endpoint');
+    out.set(
+      `service ${name}-master`,
+      v.master.length > 0 ? `-> ${v.master.map((e) => `${e.pod} (${e.ip})`).join(', ')}` : '-> no endpoint',
+    );
     out.set(`redis ${name}`, v.row);
     return out;
   };
@@ -123,7 +140,11 @@ export async function follow(kubeconfig: string, namespace: string, name: string
     const e = item as KubeEvent;
     if (kind === 'events' && e.involvedObject.kind === 'Redis' && !seenEvents.has(e.metadata.uid)) {
       seenEvents.add(e.metadata.uid);
-      out(style(`${stamp}  ${`event ${e.reason}`.padEnd(28)} ${e.message} ${dim(`(${e.reportingInstance ?? e.source?.component ?? '?'})`)}`));
+      out(
+        style(
+          `${stamp}  ${`event ${e.reason}`.padEnd(28)} ${e.message} ${dim(`(${e.reportingInstance ?? e.source?.component ?? '?'})`)}`,
+        ),
+      );
     }
     for (const w of [...waiters]) w();
   };

@@ -34,7 +34,9 @@ function toBuild(): string[] {
       return false;
     }
   };
-  const archives = built(() => existsSync(path.join(imagesCacheDir(), 'archives'))) ? readdirSync(path.join(imagesCacheDir(), 'archives')) : [];
+  const archives = built(() => existsSync(path.join(imagesCacheDir(), 'archives')))
+    ? readdirSync(path.join(imagesCacheDir(), 'archives'))
+    : [];
   const imaged = (name: string) => archives.some((f) => f.startsWith(`${name}-`) && f.endsWith('.tar'));
   return [
     ...(built(() => isBuilt()) ? [] : ['Kubernetes and etcd']),
@@ -44,10 +46,19 @@ function toBuild(): string[] {
   ];
 }
 
-const ready = (v: View) => RUNNING.test(v.row) && v.pods.length === 3 && v.pods.every(isPodReady) && v.master.length === 1;
+const ready = (v: View) =>
+  RUNNING.test(v.row) && v.pods.length === 3 && v.pods.every(isPodReady) && v.master.length === 1;
 
 function redisAt(ip: string, password: string): Redis {
-  const r = new Redis({ host: ip, port: REDIS_PORT, password, lazyConnect: true, connectTimeout: 5000, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  const r = new Redis({
+    host: ip,
+    port: REDIS_PORT,
+    password,
+    lazyConnect: true,
+    connectTimeout: 5000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+  });
   r.on('error', () => {});
   return r;
 }
@@ -56,8 +67,16 @@ function redisAt(ip: string, password: string): Redis {
 export async function runReal(subnet: number): Promise<number> {
   const t = performance.now();
   const secs = (from: number) => ((performance.now() - from) / 1000).toFixed(1);
-  say(bold('redis-operator demo: a real Kubernetes cluster on this machine, the operator installed with kubectl apply -k manifests/'));
-  say(dim(`3 real nodes (containerd, runc, kubelet, kube-proxy), pods on 198.18.${subnet}.x, the real Metacontroller; nothing leaves this machine`));
+  say(
+    bold(
+      'redis-operator demo: a real Kubernetes cluster on this machine, the operator installed with kubectl apply -k manifests/',
+    ),
+  );
+  say(
+    dim(
+      `3 real nodes (containerd, runc, kubelet, kube-proxy), pods on 198.18.${subnet}.x, the real Metacontroller; nothing leaves this machine`,
+    ),
+  );
   say();
   const missing = toBuild();
   if (missing.length > 0)
@@ -79,10 +98,21 @@ export async function runReal(subnet: number): Promise<number> {
     `3 nodes and every container, Metacontroller, the control plane, CoreDNS, the bridge rok${subnet}${process.env['DEMO_KEEP'] === '1' ? '' : ', temporary files'}`,
   );
   const image = (
-    await rc.kubectl(['get', 'deployment', 'redis-operator', '-n', 'redis-operator', '-o', 'jsonpath={.spec.template.spec.containers[0].image}'])
+    await rc.kubectl([
+      'get',
+      'deployment',
+      'redis-operator',
+      '-n',
+      'redis-operator',
+      '-o',
+      'jsonpath={.spec.template.spec.containers[0].image}',
+    ])
   ).trim();
-  say(`cluster up in ${secs(t)} s: Kubernetes ${rc.version}, ${rc.nodes.length} nodes on ${rc.runtime}, the operator's Deployment running ${image}`);
-  if (process.env['DEMO_KEEP'] === '1') say(dim(`(logs and data stay in ${rc.dataRoot}; KUBECONFIG=${rc.kubeconfig} while it runs)`));
+  say(
+    `cluster up in ${secs(t)} s: Kubernetes ${rc.version}, ${rc.nodes.length} nodes on ${rc.runtime}, the operator's Deployment running ${image}`,
+  );
+  if (process.env['DEMO_KEEP'] === '1')
+    say(dim(`(logs and data stay in ${rc.dataRoot}; KUBECONFIG=${rc.kubeconfig} while it runs)`));
   say();
   // Watching from before the apply: the pods' way up is printed too.
   const follower = await follow(rc.kubeconfig, NS, NAME);
@@ -103,7 +133,11 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
     await show(['get', 'redis']);
     say();
     await show(['get', 'pods', '-o', 'wide', '-L', ROLE_LABEL]);
-    say(dim(`  (the ${NAME}-master Service routes to ${v.master.map((e) => `${e.pod} at ${e.ip}`).join(', ') || 'nothing right now'})`));
+    say(
+      dim(
+        `  (the ${NAME}-master Service routes to ${v.master.map((e) => `${e.pod} at ${e.ip}`).join(', ') || 'nothing right now'})`,
+      ),
+    );
   };
 
   say(bold("1. Apply the design's Redis"));
@@ -115,7 +149,11 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
   follower.release();
   const note = setTimeout(() => {
     if (follower.view().pods.length === 0)
-      say(dim('  (no pods yet: Metacontroller looks for new APIs every 20 s, as upstream deploys it, and may not have seen the Redis CRD of manifests/ yet)'));
+      say(
+        dim(
+          '  (no pods yet: Metacontroller looks for new APIs every 20 s, as upstream deploys it, and may not have seen the Redis CRD of manifests/ yet)',
+        ),
+      );
   }, 5000);
   let v = await follower.until(ready, 180_000, 'my-redis 7.2 <master pod> 2/2 Running with three Ready pods');
   clearTimeout(note);
@@ -125,14 +163,19 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
   say();
 
   // A few writes to the master, to show they survive.
-  const password = Buffer.from(await rc.kubectl(['get', 'secret', `${NAME}-auth`, '-o', 'jsonpath={.data.password}']), 'base64').toString('utf8');
+  const password = Buffer.from(
+    await rc.kubectl(['get', 'secret', `${NAME}-auth`, '-o', 'jsonpath={.data.password}']),
+    'base64',
+  ).toString('utf8');
   const old = v.master[0]!;
   const client = redisAt(old.ip, password);
   await client.connect();
   for (let i = 1; i <= 100; i++) await client.set(`demo:${i}`, String(i));
   const acked = Number(await client.call('WAIT', '2', '5000'));
   client.disconnect();
-  say(`wrote demo:1..demo:100 to the master behind the ${NAME}-master Service (${old.pod} at ${old.ip}); WAIT says ${acked} replicas have them`);
+  say(
+    `wrote demo:1..demo:100 to the master behind the ${NAME}-master Service (${old.pod} at ${old.ip}); WAIT says ${acked} replicas have them`,
+  );
   say();
 
   say(bold('2. Delete the master pod and watch the failover'));
@@ -143,11 +186,13 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
   let rejoinedMs: number | undefined;
   const done = follower.until(
     (x) => {
-      if (failoverMs === undefined && x.master.length === 1 && x.master[0]!.uid !== old.uid) failoverMs = performance.now() - t0;
+      if (failoverMs === undefined && x.master.length === 1 && x.master[0]!.uid !== old.uid)
+        failoverMs = performance.now() - t0;
       const back = x.pods.find((p) => p.metadata.name === old.pod);
       const m = back?.metadata;
       if (failoverMs !== undefined && back && m && m.uid !== old.uid && !m.deletionTimestamp && isPodReady(back))
-        if (m.labels?.[ROLE_LABEL] === 'replica' && m.annotations?.[LINK_ANNOTATION] === 'up') rejoinedMs ??= performance.now() - t0;
+        if (m.labels?.[ROLE_LABEL] === 'replica' && m.annotations?.[LINK_ANNOTATION] === 'up')
+          rejoinedMs ??= performance.now() - t0;
       return rejoinedMs !== undefined && ready(x);
     },
     120_000,
@@ -171,7 +216,13 @@ async function walkThrough(rc: RealCluster, follower: Follower): Promise<number>
   await back.connect();
   await sayRecovered(back, old.pod, backIp, now.pod);
   say();
-  await show(['get', 'events', '--field-selector', `involvedObject.name=${NAME}`, '--sort-by=.metadata.creationTimestamp']);
+  await show([
+    'get',
+    'events',
+    '--field-selector',
+    `involvedObject.name=${NAME}`,
+    '--sort-by=.metadata.creationTimestamp',
+  ]);
   say();
   return failoverMs!;
 }

@@ -45,7 +45,9 @@ export async function building<T>(build: () => Promise<T>): Promise<T> {
   return result;
 }
 
-/** Remembers the cluster being started, so that cleanup() can stop it; resolves with it unless interrupted meanwhile. */
+/**
+ * Remembers the cluster being started, so that cleanup() can stop it; resolves with it unless interrupted meanwhile.
+ */
 export function track<T extends Stoppable>(start: Promise<T>, description: string): Promise<T> {
   started = start.catch(() => undefined);
   void started.then(() => (settled = true));
@@ -61,11 +63,14 @@ export function cleanup(): Promise<void> {
     // Interrupted while building: the tools were told to end; their callers tidy up (locks, partial files).
     await builds;
     // Interrupted while starting: let the start finish (or fail and clean up after itself), then stop it.
-    if (started && !settled) announce(dim('waiting for the cluster to finish starting (a minute at most), then stopping it'));
+    if (started && !settled)
+      announce(dim('waiting for the cluster to finish starting (a minute at most), then stopping it'));
     const cluster = await started;
     if (!cluster) return;
     announce(dim(`\ncleaning up: ${what}`));
-    await cluster.stop().catch((err: unknown) => announce(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+    await cluster
+      .stop()
+      .catch((err: unknown) => announce(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
   })();
   return stopping;
 }
@@ -110,5 +115,7 @@ export async function sayRecovered(back: Redis, pod: string, ip: string, master:
   const role = String(await back.call('ROLE')).split(',')[0];
   back.disconnect();
   const held = keys.filter((x, i) => x === String(i + 1)).length;
-  say(`${pod} (recreated at ${ip}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${master} and has ${held} of the 100 demo keys`);
+  say(
+    `${pod} (recreated at ${ip}, same volume) is a ${role === 'slave' ? 'replica' : role} of ${master} and has ${held} of the 100 demo keys`,
+  );
 }

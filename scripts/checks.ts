@@ -27,7 +27,8 @@ function run(name: string, [command, ...args]: string[]): Promise<Outcome> {
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const done = (code: number | null, extra = '') => resolve({ name, code, output: output + extra, seconds: (performance.now() - started) / 1000 });
+    const done = (code: number | null, extra = '') =>
+      resolve({ name, code, output: output + extra, seconds: (performance.now() - started) / 1000 });
     child.on('error', (err) => done(null, `${err.message}\n`));
     child.on('close', (code) => done(code));
   });
@@ -36,7 +37,8 @@ function run(name: string, [command, ...args]: string[]): Promise<Outcome> {
 const outcomes = await Promise.all(CHECKS.map((c) => run(c.name, c.argv)));
 for (const o of outcomes) {
   const verdict = o.code === 0 ? 'ok' : `FAILED (exit ${o.code ?? 'none'})`;
-  if (o.code !== 0 || o.output.trim() !== '') process.stdout.write(o.output.endsWith('\n') ? o.output : `${o.output}\n`);
+  if (o.code !== 0 || o.output.trim() !== '')
+    process.stdout.write(o.output.endsWith('\n') ? o.output : `${o.output}\n`);
   console.log(`checks: ${o.name} ${verdict} in ${o.seconds.toFixed(1)} s`);
 }
 process.exitCode = outcomes.every((o) => o.code === 0) ? 0 : 1;

@@ -6,7 +6,9 @@ import { spawnSync } from 'node:child_process';
 
 const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 18)) {
-  console.error(`redis-operator needs Node >= 22.18 (running ${process.version}): run 'npm ci' so the bundled Node 24 is used.`);
+  console.error(
+    `redis-operator needs Node >= 22.18 (running ${process.version}): run 'npm ci' so the bundled Node 24 is used.`,
+  );
   process.exit(1);
 }
 
@@ -15,8 +17,13 @@ const INSTALL: Record<string, string> = {
   'redis-cli': 'apt-get install -y redis-tools   (Debian/Ubuntu; brew install redis on macOS)',
 };
 
-const missing = process.argv.slice(2).filter((program) => spawnSync(program, ['--version'], { stdio: 'ignore' }).error !== undefined);
+const missing = process.argv
+  .slice(2)
+  .filter((program) => spawnSync(program, ['--version'], { stdio: 'ignore' }).error !== undefined);
 if (missing.length > 0) {
-  for (const program of missing) console.error(`${program} not found on PATH: install it with  ${INSTALL[program] ?? `your package manager (${program})`}`);
+  for (const program of missing)
+    console.error(
+      `${program} not found on PATH: install it with  ${INSTALL[program] ?? `your package manager (${program})`}`,
+    );
   process.exit(1);
 }

@@ -32,7 +32,11 @@ const arch = (await import(pathToFileURL(join(root, 'eslint.architecture.js')).h
 
 // The project's configuration as `npm run lint` uses it, without the type-checked rules: the
 // synthetic files below exist on no disk and in no TypeScript program.
-const eslint = new ESLint({ cwd: root, overrideConfigFile: join(root, 'eslint.config.js'), overrideConfig: tseslint.configs.disableTypeChecked });
+const eslint = new ESLint({
+  cwd: root,
+  overrideConfigFile: join(root, 'eslint.config.js'),
+  overrideConfig: tseslint.configs.disableTypeChecked,
+});
 const ARCHITECTURE_RULES = new Set([
   'no-restricted-imports',
   '@typescript-eslint/no-restricted-imports',
@@ -92,22 +96,42 @@ const DECIDE_CASES: Array<[string, string[]]> = [
 
 const CASES: Case[] = [
   // layers
-  { name: 'api importing the sidecar', path: 'src/api/x.ts', text: "import { plan } from '../sidecar/redis/decide/index.ts';\n", want: [`${IMPORTS}:1`] },
-  { name: 'api importing from outside src', path: 'src/api/x.ts', text: "import { x } from '../../test/support/x.ts';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'api importing the sidecar',
+    path: 'src/api/x.ts',
+    text: "import { plan } from '../sidecar/redis/decide/index.ts';\n",
+    want: [`${IMPORTS}:1`],
+  },
+  {
+    name: 'api importing from outside src',
+    path: 'src/api/x.ts',
+    text: "import { x } from '../../test/support/x.ts';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'the hook importing the server, even a type',
     path: 'src/hook/x.ts',
     text: "// a comment\nimport type { App } from '../server/app.ts';\n",
     want: [`${IMPORTS}:2`],
   },
-  { name: 'the server importing the sidecar', path: 'src/server/x.ts', text: "import { main } from '../sidecar/main.ts';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'the server importing the sidecar',
+    path: 'src/server/x.ts',
+    text: "import { main } from '../sidecar/main.ts';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'the server importing the sidecar at run time',
     path: 'src/server/x.ts',
     text: "const m = await import('../sidecar/main.ts');\n",
     want: [`${SYNTAX}:1`],
   },
-  { name: 'the plugin importing the hook', path: 'src/plugin/x.ts', text: "import { sync } from '../hook/index.ts';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'the plugin importing the hook',
+    path: 'src/plugin/x.ts',
+    text: "import { sync } from '../hook/index.ts';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'the sidecar importing the hook from a deep folder',
     path: 'src/sidecar/adapters/kube/x.ts',
@@ -127,31 +151,66 @@ const CASES: Case[] = [
     want: [],
   },
   // the hook and api: pure
-  { name: 'the hook importing node:fs', path: 'src/hook/x.ts', text: "import { readFileSync } from 'node:fs';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'the hook importing node:fs',
+    path: 'src/hook/x.ts',
+    text: "import { readFileSync } from 'node:fs';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'the hook importing client-node, even a type',
     path: 'src/hook/x.ts',
     text: "import type { V1Pod } from '@kubernetes/client-node';\n",
     want: [`${IMPORTS}:1`],
   },
-  { name: 'the hook reading the clock', path: 'src/hook/x.ts', text: 'const t = Date.now();\n', want: [`${PROPERTIES}:1`] },
-  { name: 'the hook reading the clock through Date()', path: 'src/hook/x.ts', text: 'const t = Date();\n', want: [`${SYNTAX}:1`] },
+  {
+    name: 'the hook reading the clock',
+    path: 'src/hook/x.ts',
+    text: 'const t = Date.now();\n',
+    want: [`${PROPERTIES}:1`],
+  },
+  {
+    name: 'the hook reading the clock through Date()',
+    path: 'src/hook/x.ts',
+    text: 'const t = Date();\n',
+    want: [`${SYNTAX}:1`],
+  },
   {
     name: 'the hook reading the environment',
     path: 'src/hook/x.ts',
     text: "const level = process.env['LOG_LEVEL'];\n",
     want: [`${GLOBALS}:1`, `${PROPERTIES}:1`],
   },
-  { name: 'the hook drawing chance', path: 'src/hook/x.ts', text: "import { randomBytes } from 'node:crypto';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'the hook drawing chance',
+    path: 'src/hook/x.ts',
+    text: "import { randomBytes } from 'node:crypto';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'the hook hashing and parsing dates: allowed',
     path: 'src/hook/x.ts',
     text: "import { createHash } from 'node:crypto';\nconst at = new Date('2024-01-01T00:00:00Z').getTime() + Date.parse('2024-01-02');\n",
     want: [],
   },
-  { name: 'comments are not calls', path: 'src/hook/x.ts', text: '// never Date.now()\n/** nor setTimeout(f),\n * nor Math.random() */\n', want: [] },
-  { name: 'a hook kind importing node:fs', path: 'src/hook/redis/x.ts', text: "import { readFileSync } from 'node:fs';\n", want: [`${IMPORTS}:1`] },
-  { name: 'api importing undici', path: 'src/api/x.ts', text: "import { request } from 'undici';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'comments are not calls',
+    path: 'src/hook/x.ts',
+    text: '// never Date.now()\n/** nor setTimeout(f),\n * nor Math.random() */\n',
+    want: [],
+  },
+  {
+    name: 'a hook kind importing node:fs',
+    path: 'src/hook/redis/x.ts',
+    text: "import { readFileSync } from 'node:fs';\n",
+    want: [`${IMPORTS}:1`],
+  },
+  {
+    name: 'api importing undici',
+    path: 'src/api/x.ts',
+    text: "import { request } from 'undici';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'api is pure, so what a pure folder reaches through it is checked too',
     path: 'src/api/labels.ts',
@@ -159,7 +218,12 @@ const CASES: Case[] = [
     want: [`${IMPORTS}:1`, `${PROPERTIES}:2`],
   },
   // the hook's kinds
-  { name: 'a hook kind importing another kind', path: 'src/hook/redis/x.ts', text: "import { a } from '../rediscluster/y.ts';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'a hook kind importing another kind',
+    path: 'src/hook/redis/x.ts',
+    text: "import { a } from '../rediscluster/y.ts';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'a hook kind importing another kind, even a type, from a subfolder',
     path: 'src/hook/rediscluster/children/x.ts',
@@ -178,7 +242,12 @@ const CASES: Case[] = [
     text: "import { a } from '../../common/y.ts';\nimport { b } from '../../../api/labels.ts';\nimport { c } from '../state.ts';\nimport { d } from './z.ts';\n",
     want: [],
   },
-  { name: 'hook/common importing a kind', path: 'src/hook/common/x.ts', text: "import { a } from '../redis/y.ts';\n", want: [`${IMPORTS}:1`] },
+  {
+    name: 'hook/common importing a kind',
+    path: 'src/hook/common/x.ts',
+    text: "import { a } from '../redis/y.ts';\n",
+    want: [`${IMPORTS}:1`],
+  },
   {
     name: 'hook/common importing api and itself: allowed',
     path: 'src/hook/common/children/x.ts',
@@ -217,7 +286,12 @@ const CASES: Case[] = [
     text: "import { Redis } from 'ioredis';\n",
     want: [`${IMPORTS}:1`],
   },
-  { name: 'rediscluster/decide reading the clock', path: 'src/sidecar/rediscluster/decide/x.ts', text: 'const t = Date.now();\n', want: [`${PROPERTIES}:1`] },
+  {
+    name: 'rediscluster/decide reading the clock',
+    path: 'src/sidecar/rediscluster/decide/x.ts',
+    text: 'const t = Date.now();\n',
+    want: [`${PROPERTIES}:1`],
+  },
   {
     name: 'rediscluster/decide importing the CLUSTER adapter',
     path: 'src/sidecar/rediscluster/decide/x.ts',
@@ -260,7 +334,11 @@ test('the architecture rules fail on sources that break them (ESLint with the pr
 const srcFiles = (dir: string): string[] =>
   readdirSync(dir).flatMap((entry) => {
     const path = join(dir, entry);
-    return statSync(path).isDirectory() ? srcFiles(path) : path.endsWith('.ts') ? [relative(root, path).split(sep).join('/')] : [];
+    return statSync(path).isDirectory()
+      ? srcFiles(path)
+      : path.endsWith('.ts')
+        ? [relative(root, path).split(sep).join('/')]
+        : [];
   });
 
 test('every src folder has its layer rules, down to the deepest file', async () => {
@@ -286,7 +364,9 @@ test('the pure folders are closed: every folder they may take values from is pur
     // A value may come from a folder only if every rule about `folder` allows it.
     const rules = arch.RULES.filter((r) => inside(folder, r.root));
     assert.ok(rules.length > 0, `${folder} has a layer rule`);
-    const from = rules.flatMap((r) => r.allowed ?? []).filter((target) => rules.every((r) => (r.allowed ?? []).some((a) => inside(target, a))));
+    const from = rules
+      .flatMap((r) => r.allowed ?? [])
+      .filter((target) => rules.every((r) => (r.allowed ?? []).some((a) => inside(target, a))));
     assert.ok(from.includes('src/api'), `${folder} may import api`);
     assert.deepEqual(
       from.filter((f) => !pure(f)),

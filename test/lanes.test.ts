@@ -22,7 +22,11 @@ test('lanes: each file once, the three-node clusters in one lane, shared scenari
   assert.equal(lanes.length, 2);
   assert.deepEqual(lanes.flat().sort(), [...files].sort(), 'every file in exactly one lane');
   const laneOf = (f: string) => lanes.findIndex((l) => l.includes(f));
-  assert.equal(laneOf('test/e2e/local.test.ts'), laneOf('test/system/rediscluster.test.ts'), 'the three-node clusters never run side by side');
+  assert.equal(
+    laneOf('test/e2e/local.test.ts'),
+    laneOf('test/system/rediscluster.test.ts'),
+    'the three-node clusters never run side by side',
+  );
   for (const lane of lanes) {
     const shared = lane.map((f) => ['apply', 'day2', 'plugin-ops', 'backup'].some((n) => f.endsWith(`/${n}.test.ts`)));
     assert.deepEqual(

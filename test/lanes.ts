@@ -58,7 +58,9 @@ const EXPECTED: Record<string, { s: number; order?: 1 | 2; group?: string }> = {
   'test/system/volume-expansion.test.ts': { s: 50, order: 2 },
 };
 
-/** Groups (and lone files) longest first onto the least loaded lane; then, per lane, in the order of EXPECTED's `order`. */
+/**
+ * Groups (and lone files) longest first onto the least loaded lane; then, per lane, in the order of EXPECTED's `order`.
+ */
 export function assignLanes(files: string[], lanes: number): string[][] {
   const cost = (f: string) => EXPECTED[f]?.s ?? NEW_FILE_S;
   const units = new Map<string, string[]>();
@@ -87,7 +89,10 @@ function laneEntry(index: number, files: string[]): string {
   mkdirSync(dir, { recursive: true });
   const entry = path.join(dir, `lane-${index + 1}.ts`);
   const imports = files.map((f) => `await import(${JSON.stringify(pathToFileURL(path.resolve(ROOT, f)).href)});`);
-  writeFileSync(entry, [`// Written by test/lanes.ts: lane ${index + 1}, its files in order.`, ...imports, ''].join('\n'));
+  writeFileSync(
+    entry,
+    [`// Written by test/lanes.ts: lane ${index + 1}, its files in order.`, ...imports, ''].join('\n'),
+  );
   return entry;
 }
 
@@ -95,8 +100,19 @@ function runLane(index: number, files: string[]): Promise<number> {
   const tag = `[lane ${index + 1}] `;
   // --test-force-exit: the lane's cluster stops in a root `after` hook (lane.ts), which it waits
   // for; without it the run would end only once the event loop is empty.
-  const args = ['--test', '--test-isolation=none', '--test-force-exit', '--test-timeout=1200000', '--test-reporter=spec', laneEntry(index, files)];
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, [LANE_ENV]: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = [
+    '--test',
+    '--test-isolation=none',
+    '--test-force-exit',
+    '--test-timeout=1200000',
+    '--test-reporter=spec',
+    laneEntry(index, files),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, [LANE_ENV]: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const prefix = (stream: NodeJS.ReadableStream, out: NodeJS.WriteStream) => {
     let rest = '';
     stream.setEncoding('utf8');
@@ -113,7 +129,9 @@ function runLane(index: number, files: string[]): Promise<number> {
   const t0 = Date.now();
   return new Promise((resolve) =>
     child.once('close', (code, signal) => {
-      console.log(`${tag}done in ${Math.round((Date.now() - t0) / 1000)} s: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`}`);
+      console.log(
+        `${tag}done in ${Math.round((Date.now() - t0) / 1000)} s: ${code === 0 ? 'passed' : `FAILED (${signal ?? `exit ${code}`})`}`,
+      );
       resolve(code ?? 1);
     }),
   );
@@ -123,7 +141,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const named = process.argv.slice(2);
   const files = named.length > 0 ? named : PATTERNS.flatMap((p) => globSync(p, { cwd: ROOT })).sort();
   const lanes = assignLanes(files, Number(process.env['LANES'] ?? 2));
-  lanes.forEach((l, i) => console.log(`[lane ${i + 1}] ${l.length} files: ${l.map((f) => path.basename(f, '.test.ts')).join(', ')}`));
+  lanes.forEach((l, i) =>
+    console.log(`[lane ${i + 1}] ${l.length} files: ${l.map((f) => path.basename(f, '.test.ts')).join(', ')}`),
+  );
   const codes = await Promise.all(lanes.map((l, i) => runLane(i, l)));
   process.exitCode = codes.some((c) => c !== 0) ? 1 : 0;
 }

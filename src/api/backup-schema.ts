@@ -11,7 +11,8 @@ import { StringEnum } from './typebox-helpers.ts';
  * day-of-week; numbers, ranges, steps, lists, month and weekday names) or a descriptor. The
  * pattern catches the shape; cron.ts checks the ranges and the hook reports the field.
  */
-export const BACKUP_SCHEDULE_PATTERN = '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^\\s]+( [^\\s]+){4})$';
+export const BACKUP_SCHEDULE_PATTERN =
+  '^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|[^\\s]+( [^\\s]+){4})$';
 
 /** A bucket name's structure (the pattern gives the characters): DNS-like labels, not an IP address. */
 const BUCKET_RULE = `!self.contains('..') && !self.contains('.-') && !self.contains('-.') && !self.matches('^[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+$')`;
@@ -23,7 +24,8 @@ const SEGMENTS_RULE = `!self.startsWith('/') && !self.contains('//') && !self.ma
  * backup-validate.ts check the structure. CEL rules rather than patterns here, so that the hook's
  * own check (which runs only once the schema passes) gives the message, naming what is wrong.
  */
-const LOCATION_PATTERN = '^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|pvc://[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/([A-Za-z0-9._~/-]*/)?[A-Za-z0-9._~-]+[.]rdb$';
+const LOCATION_PATTERN =
+  '^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]|pvc://[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?)/([A-Za-z0-9._~/-]*/)?[A-Za-z0-9._~-]+[.]rdb$';
 
 const SecretKey = (defaultKey: string, what: string) =>
   Type.String({ default: defaultKey, minLength: 1, maxLength: 253, description: `Key of ${what} inside the Secret.` });
@@ -34,7 +36,8 @@ export const S3Storage = Type.Object(
       minLength: 3,
       maxLength: 63,
       pattern: '^[a-z0-9][a-z0-9.-]*[a-z0-9]$',
-      description: 'The bucket (it must exist): an S3 bucket name (3-63 lower-case letters, digits, "." and "-"; no "..", ".-" or "-."; not an IP address).',
+      description:
+        'The bucket (it must exist): an S3 bucket name (3-63 lower-case letters, digits, "." and "-"; no "..", ".-" or "-."; not an IP address).',
       'x-kubernetes-validations': [{ rule: BUCKET_RULE, message: BUCKET_MESSAGE }],
     }),
     region: Type.String({ minLength: 1, maxLength: 64, description: 'The bucket region, for example us-east-1.' }),
@@ -42,7 +45,8 @@ export const S3Storage = Type.Object(
       Type.String({
         pattern: '^https?://[^/\\s]+(/.*)?$',
         maxLength: 512,
-        description: 'An S3-compatible server instead of AWS, for example http://minio.storage:9000 (path-style addressing is used then).',
+        description:
+          'An S3-compatible server instead of AWS, for example http://minio.storage:9000 (path-style addressing is used then).',
       }),
     ),
     prefix: Type.String({
@@ -50,7 +54,10 @@ export const S3Storage = Type.Object(
       maxLength: 256,
       description: `Key prefix inside the bucket (letters, digits, ".", "_", "-" and "/"; no leading "/", no empty, "." or ".." segment); a Redis's backups go to <prefix>redis~<namespace>~<name>/<time>-<offset>.rdb, a RedisCluster shard's to <prefix>rediscluster~<namespace>~<name>~shard-<i>/.`,
       'x-kubernetes-validations': [
-        { rule: `self.matches('^[A-Za-z0-9._/-]*$')`, message: 'prefix may only use letters, digits, ".", "_", "-" and "/"' },
+        {
+          rule: `self.matches('^[A-Za-z0-9._/-]*$')`,
+          message: 'prefix may only use letters, digits, ".", "_", "-" and "/"',
+        },
         { rule: SEGMENTS_RULE, message: 'prefix must be relative: no leading "/", no empty, "." or ".." segment' },
       ],
     }),
@@ -62,7 +69,8 @@ export const S3Storage = Type.Object(
           secretAccessKeyKey: SecretKey('AWS_SECRET_ACCESS_KEY', 'the secret access key'),
         },
         {
-          description: "The access key. When unset, the AWS SDK's default chain is used (for example IRSA or an instance role on the backup pods).",
+          description:
+            "The access key. When unset, the AWS SDK's default chain is used (for example IRSA or an instance role on the backup pods).",
         },
       ),
     ),
@@ -89,14 +97,20 @@ export const PvcStorage = Type.Object(
 export function storageSchema(description: string) {
   return Type.Object(
     { s3: Type.Optional(S3Storage), pvc: Type.Optional(PvcStorage) },
-    { description, 'x-kubernetes-validations': [{ rule: 'has(self.s3) != has(self.pvc)', message: 'storage needs exactly one of s3 or pvc' }] },
+    {
+      description,
+      'x-kubernetes-validations': [
+        { rule: 'has(self.s3) != has(self.pvc)', message: 'storage needs exactly one of s3 or pvc' },
+      ],
+    },
   );
 }
 
 export const BackupStorage = storageSchema('Where backups are stored: exactly one of s3 or pvc.');
 
 /** A backup schedule field (the same rules wherever one is taken). */
-const scheduleSchema = (description: string) => Type.String({ pattern: BACKUP_SCHEDULE_PATTERN, maxLength: 128, description });
+const scheduleSchema = (description: string) =>
+  Type.String({ pattern: BACKUP_SCHEDULE_PATTERN, maxLength: 128, description });
 const SCHEDULE_FORMS =
   'a CronJob schedule in the controller\'s time zone: five fields (minute hour day-of-month month day-of-week, for example "0 */6 * * *") or @hourly, @daily, @weekly, @monthly, @yearly';
 
@@ -111,9 +125,16 @@ const backupFields = {
     }),
   ),
   retentionCount: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 10000, description: 'How many backups are kept, the newest first (alone, or with retention: see there).' }),
+    Type.Integer({
+      minimum: 1,
+      maximum: 10000,
+      description: 'How many backups are kept, the newest first (alone, or with retention: see there).',
+    }),
   ),
-  suspend: Type.Boolean({ default: false, description: 'true pauses scheduled backups (on-demand RedisBackups still run).' }),
+  suspend: Type.Boolean({
+    default: false,
+    description: 'true pauses scheduled backups (on-demand RedisBackups still run).',
+  }),
   storage: BackupStorage,
 };
 
@@ -124,7 +145,9 @@ const backupFields = {
 export const BackupSpec = Type.Object(
   {
     schedule: Type.Optional(
-      scheduleSchema(`When to back up, as ${SCHEDULE_FORMS}. Unset: no scheduled backups (no CronJob); on-demand RedisBackups still go to storage.`),
+      scheduleSchema(
+        `When to back up, as ${SCHEDULE_FORMS}. Unset: no scheduled backups (no CronJob); on-demand RedisBackups still go to storage.`,
+      ),
     ),
     ...backupFields,
   },
@@ -145,7 +168,9 @@ export const ScheduledBackupSpec = Type.Object(
 
 export const RestoreSpec = Type.Object(
   {
-    backup: Type.Optional(Type.String({ minLength: 1, maxLength: 253, description: 'A completed RedisBackup in the same namespace.' })),
+    backup: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 253, description: 'A completed RedisBackup in the same namespace.' }),
+    ),
     location: Type.Optional(
       Type.String({
         maxLength: 1024,
@@ -154,12 +179,17 @@ export const RestoreSpec = Type.Object(
         'x-kubernetes-validations': [
           {
             rule: `self.matches('${LOCATION_PATTERN}')`,
-            message: 'location must be s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, the key or path of letters, digits, ".", "_", "-", "~" and "/"',
+            message:
+              'location must be s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, the key or path of letters, digits, ".", "_", "-", "~" and "/"',
           },
-          { rule: `!self.matches('^[a-z0-9]+://[^/]*/(.*/)?(/|[.][.]?(/|$))')`, message: 'location must not have an empty, "." or ".." path segment' },
+          {
+            rule: `!self.matches('^[a-z0-9]+://[^/]*/(.*/)?(/|[.][.]?(/|$))')`,
+            message: 'location must not have an empty, "." or ".." path segment',
+          },
           {
             rule: `!self.matches('^[a-z0-9]+://[^/]*([.][.]|[.]-|-[.])') && !self.matches('^s3://[0-9]+[.][0-9]+[.][0-9]+[.][0-9]+/')`,
-            message: 'location: the bucket or claim must be a valid name (no "..", ".-" or "-."; a bucket is not an IP address)',
+            message:
+              'location: the bucket or claim must be a valid name (no "..", ".-" or "-."; a bucket is not an IP address)',
           },
         ],
       }),
@@ -173,7 +203,9 @@ export const RestoreSpec = Type.Object(
   {
     description:
       'Start this Redis from a backup: every pod loads it before Redis starts (RDB or AOF persistence alike). Honoured only when the Redis is created, and only into empty data volumes: it never overwrites data, so while claims of an earlier Redis of the same name exist (persistence.whenDeleted: Retain keeps them) nothing is created. Set at creation; cannot change afterwards.',
-    'x-kubernetes-validations': [{ rule: 'has(self.backup) != has(self.location)', message: 'restore needs exactly one of backup or location' }],
+    'x-kubernetes-validations': [
+      { rule: 'has(self.backup) != has(self.location)', message: 'restore needs exactly one of backup or location' },
+    ],
   },
 );
 
@@ -181,7 +213,9 @@ export const BackupResult = Type.Object(
   {
     location: Type.String({ description: 'Where the backup is: s3://<bucket>/<key> or pvc://<claim>/<path>.' }),
     sizeBytes: Type.Optional(Type.Integer({ description: 'Size of the RDB snapshot in bytes.' })),
-    replicationOffset: Type.Optional(Type.Integer({ description: 'The replication offset the snapshot was taken at.' })),
+    replicationOffset: Type.Optional(
+      Type.Integer({ description: 'The replication offset the snapshot was taken at.' }),
+    ),
     redisVersion: Type.Optional(Type.String({ description: 'The version of the Redis it was read from.' })),
     time: Type.Optional(Type.String({ description: 'When the backup finished.' })),
   },
@@ -210,7 +244,11 @@ export const RestoreStatus = Type.Object(
   {
     source: Type.String({ description: 'What spec.restore named: RedisBackup/<name> or the location.' }),
     location: Type.Optional(Type.String({ description: 'The backup restored (or to restore).' })),
-    storage: Type.Optional(storageSchema('How the pods reach it, fixed once the source is known (so the pod template never changes afterwards).')),
+    storage: Type.Optional(
+      storageSchema(
+        'How the pods reach it, fixed once the source is known (so the pod template never changes afterwards).',
+      ),
+    ),
     phase: StringEnum(['Pending', 'Restoring', 'Completed', 'Failed'] as const, {
       description:
         'Pending (the source is not known yet, or claims of an earlier Redis of this name still exist: the message names them and how to delete them; Ready says RestoreRefused), Restoring, Completed (the master started from it, as its restore container reported) or Failed (the backup could not be restored, or the master started without it).',

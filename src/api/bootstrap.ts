@@ -9,7 +9,10 @@ import { compareCodeUnits } from './order.ts';
 const ORDINAL = /^(master|replica)-(0|[1-9][0-9]{0,5})$/;
 
 /** The bootstrap-without annotation's value: comma-separated pod names of this Redis. */
-export function parseBootstrapWithout(value: string | undefined, redisName: string): { pods: string[]; invalid: number } {
+export function parseBootstrapWithout(
+  value: string | undefined,
+  redisName: string,
+): { pods: string[]; invalid: number } {
   if (value === undefined) return { pods: [], invalid: 0 };
   const pods = new Set<string>();
   let invalid = 0;

@@ -230,14 +230,20 @@ const REASONS: ReadonlyArray<readonly [RegExp, string]> = [
     'it names a file, a path or the process',
   ],
   [/^(bind|bind-source-addr|port|protected-mode|.*announce.*)$/, "networking is the operator's"],
-  [/^(replicaof|slaveof|replica-.*|slave-.*|repl-.*|min-replicas-.*|min-slaves-.*)$/, "replication and write fencing are the operator's"],
+  [
+    /^(replicaof|slaveof|replica-.*|slave-.*|repl-.*|min-replicas-.*|min-slaves-.*)$/,
+    "replication and write fencing are the operator's",
+  ],
   [/^maxmemory$/, 'it is derived from resources.limits.memory'],
   [/^(daemonize|supervised|shutdown-.*|oom-score-adj.*|disable-thp)$/, 'the pod runs and stops the process'],
 ];
 
 /** Why `name` may not be set in spec.config of `kind` (the directive is not on the allow-list). */
 export function refusalReason(kind: ConfigKind, name: string): string {
-  if (name.startsWith('cluster-')) return kind === 'Redis' ? "cluster mode is a RedisCluster's" : "the cluster's wiring and failover are the operator's";
+  if (name.startsWith('cluster-'))
+    return kind === 'Redis'
+      ? "cluster mode is a RedisCluster's"
+      : "the cluster's wiring and failover are the operator's";
   for (const [pattern, reason] of REASONS) if (pattern.test(name)) return reason;
   return 'only directives checked to be safe on a managed Redis can be set';
 }

@@ -124,7 +124,16 @@ function clamped(n: bigint, clamp: DynamicDirective['clamp']): bigint {
   return n;
 }
 
-const MEMORY_UNITS: Record<string, bigint> = { '': 1n, b: 1n, k: 1000n, kb: 1024n, m: 1000n ** 2n, mb: 1024n ** 2n, g: 1000n ** 3n, gb: 1024n ** 3n };
+const MEMORY_UNITS: Record<string, bigint> = {
+  '': 1n,
+  b: 1n,
+  k: 1000n,
+  kb: 1024n,
+  m: 1000n ** 2n,
+  mb: 1024n ** 2n,
+  g: 1000n ** 3n,
+  gb: 1024n ** 3n,
+};
 
 /** What 'A' stands for (every class but key-miss 'm' and new-key 'n'), and the print order. */
 const KEYSPACE_ALL = 'g$lshzxetd';
@@ -191,7 +200,8 @@ export function splitConfig(config: Readonly<Record<string, string>> | undefined
   dynamic: Record<string, string>;
 } {
   const out = { static: {} as Record<string, string>, dynamic: {} as Record<string, string> };
-  for (const [key, value] of Object.entries(config ?? {})) (isDynamicDirective(key) ? out.dynamic : out.static)[key] = value;
+  for (const [key, value] of Object.entries(config ?? {}))
+    (isDynamicDirective(key) ? out.dynamic : out.static)[key] = value;
   return out;
 }
 

@@ -76,7 +76,13 @@ function crdOf(p: CrdParts): CustomResourceDefinition {
     },
     spec: {
       group: GROUP,
-      names: { kind: p.kind, listKind: `${p.kind}List`, plural: p.plural, singular: p.singular, shortNames: [...p.shortNames] },
+      names: {
+        kind: p.kind,
+        listKind: `${p.kind}List`,
+        plural: p.plural,
+        singular: p.singular,
+        shortNames: [...p.shortNames],
+      },
       scope: 'Namespaced',
       versions: [
         {
@@ -85,7 +91,8 @@ function crdOf(p: CrdParts): CustomResourceDefinition {
           storage: true,
           schema: { openAPIV3Schema: p.schema },
           subresources: p.subresources,
-          // AGE ends what `kubectl get` prints; the -o wide columns (priority 1) follow it, as kubectl prints them in this order.
+          // AGE ends what `kubectl get` prints; the -o wide columns (priority 1) follow it, as kubectl prints them in
+          // this order.
           additionalPrinterColumns: [
             ...p.columns.filter((c) => !c.priority),
             { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
@@ -107,15 +114,41 @@ export function buildCrd(): CustomResourceDefinition {
     schema: buildOpenApiSchema(),
     subresources: {
       status: {},
-      scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+      scale: {
+        specReplicasPath: '.spec.replicas',
+        statusReplicasPath: '.status.replicas',
+        labelSelectorPath: '.status.selector',
+      },
     },
     columns: [
       { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Redis version.' },
-      // The master's pod name, and ready/desired replicas: where to look and how healthy, as `kubectl get deploy` shows READY.
-      { name: 'Master', type: 'string', jsonPath: '.status.master', description: 'The pod that is master now (moves on failover).' },
-      { name: 'Replicas', type: 'string', jsonPath: '.status.summary.replicas', description: 'Replica pods Ready and linked to the master / spec.replicas.' },
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Failed or Hibernated.' },
-      { name: 'Master Status', type: 'string', jsonPath: '.status.masterStatus', priority: 1, description: 'Ready, NotReady or None.' },
+      // The master's pod name, and ready/desired replicas: where to look and how healthy, as `kubectl get deploy` shows
+      // READY.
+      {
+        name: 'Master',
+        type: 'string',
+        jsonPath: '.status.master',
+        description: 'The pod that is master now (moves on failover).',
+      },
+      {
+        name: 'Replicas',
+        type: 'string',
+        jsonPath: '.status.summary.replicas',
+        description: 'Replica pods Ready and linked to the master / spec.replicas.',
+      },
+      {
+        name: 'Phase',
+        type: 'string',
+        jsonPath: '.status.phase',
+        description: 'Pending, Running, Failed or Hibernated.',
+      },
+      {
+        name: 'Master Status',
+        type: 'string',
+        jsonPath: '.status.masterStatus',
+        priority: 1,
+        description: 'Ready, NotReady or None.',
+      },
     ],
   });
 }
@@ -126,7 +159,8 @@ export const REDISBACKUP_CRD_NAME = `${REDISBACKUP_PLURAL}.${GROUP}`;
 export function buildRedisBackupOpenApiSchema(): JsonSchema {
   return toStructural({
     type: 'object',
-    description: 'One on-demand backup of a Redis, taken once by a Job; survives the Redis and can be restored into a new one (spec.restore.backup).',
+    description:
+      'One on-demand backup of a Redis, taken once by a Job; survives the Redis and can be restored into a new one (spec.restore.backup).',
     properties: {
       apiVersion: { type: 'string', description: `API version of this object: ${API_VERSION}.` },
       kind: { type: 'string', description: `Kind of this object: ${REDISBACKUP_KIND}.` },
@@ -153,14 +187,41 @@ export function buildRedisBackupCrd(): CustomResourceDefinition {
     subresources: { status: {} },
     columns: [
       { name: 'Redis', type: 'string', jsonPath: '.spec.redis', description: 'The Redis backed up.' },
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Completed or Failed.' },
+      {
+        name: 'Phase',
+        type: 'string',
+        jsonPath: '.status.phase',
+        description: 'Pending, Running, Completed or Failed.',
+      },
       { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', description: 'Snapshot size in bytes.' },
-      { name: 'Offset', type: 'integer', jsonPath: '.status.replicationOffset', description: 'Replication offset of the snapshot.' },
-      { name: 'Version', type: 'string', jsonPath: '.status.redisVersion', description: 'Redis version it was read from.' },
+      {
+        name: 'Offset',
+        type: 'integer',
+        jsonPath: '.status.replicationOffset',
+        description: 'Replication offset of the snapshot.',
+      },
+      {
+        name: 'Version',
+        type: 'string',
+        jsonPath: '.status.redisVersion',
+        description: 'Redis version it was read from.',
+      },
       { name: 'Started', type: 'date', jsonPath: '.status.startTime' },
       { name: 'Completed', type: 'date', jsonPath: '.status.completionTime' },
-      { name: 'Location', type: 'string', jsonPath: '.status.location', priority: 1, description: 'Where the backup is.' },
-      { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1, description: 'Why it is in this phase.' },
+      {
+        name: 'Location',
+        type: 'string',
+        jsonPath: '.status.location',
+        priority: 1,
+        description: 'Where the backup is.',
+      },
+      {
+        name: 'Reason',
+        type: 'string',
+        jsonPath: '.status.reason',
+        priority: 1,
+        description: 'Why it is in this phase.',
+      },
     ],
   });
 }
@@ -201,7 +262,11 @@ export function buildRedisClusterCrd(): CustomResourceDefinition {
     schema: buildRedisClusterOpenApiSchema(),
     subresources: {
       status: {},
-      scale: { specReplicasPath: '.spec.master.replicas', statusReplicasPath: '.status.shards', labelSelectorPath: '.status.selector' },
+      scale: {
+        specReplicasPath: '.spec.master.replicas',
+        statusReplicasPath: '.status.shards',
+        labelSelectorPath: '.status.selector',
+      },
     },
     columns: [
       {
@@ -216,13 +281,24 @@ export function buildRedisClusterCrd(): CustomResourceDefinition {
         jsonPath: '.status.summary.replicas',
         description: 'Replica pods Ready and linked to their master / wanted over all shards.',
       },
-      { name: 'Slots', type: 'integer', jsonPath: '.status.slotsCovered', description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).` },
-      { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Resharding or Failed.' },
+      {
+        name: 'Slots',
+        type: 'integer',
+        jsonPath: '.status.slotsCovered',
+        description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).`,
+      },
+      {
+        name: 'Phase',
+        type: 'string',
+        jsonPath: '.status.phase',
+        description: 'Pending, Running, Resharding or Failed.',
+      },
     ],
   });
 }
 
-const header = (file: string) => `# Generated by \`npm run gen:crd\` from src/api (via src/api/crd.ts) into manifests/${file}. Do not edit.\n`;
+const header = (file: string) =>
+  `# Generated by \`npm run gen:crd\` from src/api (via src/api/crd.ts) into manifests/${file}. Do not edit.\n`;
 
 /** manifests/crd.yaml exactly as committed: a header, then the CRD with no line folding. */
 export function renderCrdYaml(): string {

@@ -71,7 +71,8 @@ function parseField(text: string, f: FieldSpec): FieldResult {
       const [a, b, extra] = range.split('-');
       const first = a === undefined ? undefined : value(a, f);
       const last = b === undefined ? first : value(b, f);
-      if (extra !== undefined || first === undefined || last === undefined) return { ok: false, message: `"${range}" is not a ${f.name}` };
+      if (extra !== undefined || first === undefined || last === undefined)
+        return { ok: false, message: `"${range}" is not a ${f.name}` };
       // robfig/cron: "5/10" means 5-max/10.
       [lo, hi] = [first, b === undefined && stepText !== undefined ? f.max : last];
     }
@@ -86,10 +87,16 @@ export type CronResult = { ok: true; schedule: CronSchedule } | { ok: false; mes
 
 export function parseCron(line: string): CronResult {
   const trimmed = line.trim();
-  if (/^(TZ|CRON_TZ)=/.test(trimmed)) return { ok: false, message: 'a time zone cannot be part of the schedule (CronJobs refuse TZ=)' };
-  if (trimmed.startsWith('@') && DESCRIPTORS[trimmed] === undefined) return { ok: false, message: `unknown descriptor ${trimmed}` };
+  if (/^(TZ|CRON_TZ)=/.test(trimmed))
+    return { ok: false, message: 'a time zone cannot be part of the schedule (CronJobs refuse TZ=)' };
+  if (trimmed.startsWith('@') && DESCRIPTORS[trimmed] === undefined)
+    return { ok: false, message: `unknown descriptor ${trimmed}` };
   const parts = (DESCRIPTORS[trimmed] ?? trimmed).split(/\s+/);
-  if (parts.length !== 5) return { ok: false, message: `needs five fields (minute hour day-of-month month day-of-week), got ${parts.length}` };
+  if (parts.length !== 5)
+    return {
+      ok: false,
+      message: `needs five fields (minute hour day-of-month month day-of-week), got ${parts.length}`,
+    };
   const parsed: Array<{ values: number[]; star: boolean }> = [];
   for (const [i, f] of FIELDS.entries()) {
     const r = parseField(parts[i] as string, f);
@@ -147,7 +154,8 @@ export function longestIntervalSeconds(line: string): number | undefined {
     let firstDay: number | undefined;
     for (let d = 0; d < HORIZON_DAYS; d++) {
       if (!dayMatches(s, new Date(start + d * DAY_MS))) continue;
-      if (previousDay !== undefined) gap = Math.max(gap, (d - previousDay) * 1440 - (times.at(-1) as number) + (times[0] as number));
+      if (previousDay !== undefined)
+        gap = Math.max(gap, (d - previousDay) * 1440 - (times.at(-1) as number) + (times[0] as number));
       firstDay ??= d;
       previousDay = d;
     }

@@ -44,7 +44,10 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
  * nesting (`spec.affinity`); undefined when the spec is shallow enough. A key that is not a plain
  * identifier is not echoed (it may hold anything), so the field is then just `spec`.
  */
-export function nestingProblem(spec: unknown, limit: number = MAX_SPEC_NESTING): { field: string; message: string } | undefined {
+export function nestingProblem(
+  spec: unknown,
+  limit: number = MAX_SPEC_NESTING,
+): { field: string; message: string } | undefined {
   if (typeof spec !== 'object' || spec === null || Array.isArray(spec)) return undefined;
   for (const [key, value] of Object.entries(spec)) {
     if (typeof value !== 'object' || value === null) continue;

@@ -65,7 +65,9 @@ export function switchoverRecord(request: string, outcome: 'Done' | 'Refused', w
   return `${request}: ${outcome}: ${why}`;
 }
 
-/** A switchover-status record split into its request and what follows it (`<Outcome>: <why>`); null when there is none. */
+/**
+ * A switchover-status record split into its request and what follows it (`<Outcome>: <why>`); null when there is none.
+ */
 export function readSwitchoverRecord(record: string | undefined): { request: string; result: string } | null {
   if (record === undefined) return null;
   const at = record.indexOf(': ');
@@ -76,7 +78,10 @@ export function readSwitchoverRecord(record: string | undefined): { request: str
  * value must equal the new spec.replicas, so a confirmation left behind never lets a later one through.
  */
 export const CONFIRM_SCALE_DOWN_ANNOTATION = `${GROUP}/confirm-scale-down-to`;
-/** On the Redis, written by the sidecar: the application users it manages (comma-separated), so a removed one is deleted everywhere. */
+/**
+ * On the Redis, written by the sidecar: the application users it manages (comma-separated), so a removed one is deleted
+ * everywhere.
+ */
 export const MANAGED_USERS_ANNOTATION = `${GROUP}/managed-users`;
 /**
  * On the Redis, written by the sidecar: per user whose password changed, when its grace period

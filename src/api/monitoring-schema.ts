@@ -39,7 +39,11 @@ export const ExporterSpec = Type.Object(
       description:
         'The redis_exporter image. It is configured by environment variables only (REDIS_ADDR, REDIS_USER, REDIS_PASSWORD, REDIS_EXPORTER_WEB_LISTEN_ADDRESS), as the official image takes them.',
     }),
-    imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy of the exporter container.' })),
+    imagePullPolicy: Type.Optional(
+      StringEnum(['Always', 'IfNotPresent', 'Never'] as const, {
+        description: 'Image pull policy of the exporter container.',
+      }),
+    ),
     resources: ExporterResources,
   },
   {
@@ -97,17 +101,23 @@ export const AlertSpec = Type.Object(
       }),
     ),
     severity: Type.Optional(
-      StringEnum(['critical', 'warning', 'info'] as const, { description: "The alert's severity label; each alert has its own default." }),
+      StringEnum(['critical', 'warning', 'info'] as const, {
+        description: "The alert's severity label; each alert has its own default.",
+      }),
     ),
   },
-  { description: 'One alert, overriding its defaults (every alert is on with its defaults unless listed with enabled: false).' },
+  {
+    description:
+      'One alert, overriding its defaults (every alert is on with its defaults unless listed with enabled: false).',
+  },
 );
 
 export const MonitoringSpec = Type.Object(
   {
     enabled: Type.Boolean({
       default: true,
-      description: 'false turns everything below off: no exporter, no metrics Service, no PodMonitor or PrometheusRule.',
+      description:
+        'false turns everything below off: no exporter, no metrics Service, no PodMonitor or PrometheusRule.',
     }),
     exporter: ExporterSpec,
     prometheus: PrometheusSpec,

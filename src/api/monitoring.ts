@@ -21,9 +21,18 @@ export type AlertName = (typeof ALERT_NAMES)[number];
 export type Severity = 'critical' | 'warning' | 'info';
 
 /** Prometheus' model.ParseDuration shape: units from years to milliseconds, each at most once, in order. */
-export const PROMETHEUS_DURATION_PATTERN = '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$';
+export const PROMETHEUS_DURATION_PATTERN =
+  '^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$';
 const DURATION = new RegExp(PROMETHEUS_DURATION_PATTERN);
-const UNIT_SECONDS: Record<string, number> = { y: 365 * 86400, w: 7 * 86400, d: 86400, h: 3600, m: 60, s: 1, ms: 0.001 };
+const UNIT_SECONDS: Record<string, number> = {
+  y: 365 * 86400,
+  w: 7 * 86400,
+  d: 86400,
+  h: 3600,
+  m: 60,
+  s: 1,
+  ms: 0.001,
+};
 
 /** Seconds in a Prometheus duration (`1h30m`, `10s`, `0`), or undefined when it is not one. */
 export function durationSeconds(text: string): number | undefined {
@@ -93,10 +102,14 @@ export function readThreshold(name: AlertName, threshold: string | number | unde
         : { ok: false, message: 'must be a number of seconds or a duration above 0, for example 10 or "10s"' };
     }
     case 'count':
-      return /^[0-9]+$/.test(text) ? { ok: true, value: Number(text) } : { ok: false, message: 'must be a whole number of failovers, for example 3' };
+      return /^[0-9]+$/.test(text)
+        ? { ok: true, value: Number(text) }
+        : { ok: false, message: 'must be a whole number of failovers, for example 3' };
     case 'factor': {
       const v = /^[0-9]+(\.[0-9]+)?$/.test(text) ? Number(text) : NaN;
-      return v >= 1 ? { ok: true, value: v } : { ok: false, message: 'must be a multiple of the schedule interval of at least 1, for example 2 or "1.5"' };
+      return v >= 1
+        ? { ok: true, value: v }
+        : { ok: false, message: 'must be a multiple of the schedule interval of at least 1, for example 2 or "1.5"' };
     }
   }
 }
@@ -122,7 +135,10 @@ export function alertProblems(overrides: readonly AlertOverride[]): Array<{ fiel
     if (o.duration !== undefined && durationSeconds(o.duration) === undefined)
       problems.push({ field: `${field}.duration`, message: 'must be a Prometheus duration, for example 5m or 1h30m' });
     if (o.name === 'FrequentFailovers' && o.duration !== undefined && durationSeconds(o.duration) === 0)
-      problems.push({ field: `${field}.duration`, message: 'is the window failovers are counted in and must be above 0' });
+      problems.push({
+        field: `${field}.duration`,
+        message: 'is the window failovers are counted in and must be above 0',
+      });
   }
   return problems;
 }
@@ -136,7 +152,13 @@ export function resolveAlerts(overrides: readonly AlertOverride[]): ResolvedAler
     if (o?.enabled === false) continue;
     const d = ALERT_DEFAULTS[name];
     const t = readThreshold(name, o?.threshold);
-    out.push({ name, threshold: t.ok ? t.value : d.threshold, duration: o?.duration ?? d.duration, severity: o?.severity ?? d.severity, source: d.source });
+    out.push({
+      name,
+      threshold: t.ok ? t.value : d.threshold,
+      duration: o?.duration ?? d.duration,
+      severity: o?.severity ?? d.severity,
+      source: d.source,
+    });
   }
   return out;
 }

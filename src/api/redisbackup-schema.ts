@@ -24,7 +24,9 @@ export const RedisBackupSpec = Type.Object(
   },
   {
     description: 'One backup, taken once. Immutable: to back up again, create another RedisBackup.',
-    'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'a RedisBackup cannot change: create another one' }],
+    'x-kubernetes-validations': [
+      { rule: 'self == oldSelf', message: 'a RedisBackup cannot change: create another one' },
+    ],
   },
 );
 
@@ -34,7 +36,8 @@ export const RedisBackupStatus = Type.Object(
   {
     phase: Type.Optional(
       StringEnum(REDISBACKUP_PHASES, {
-        description: 'Pending (waiting for the Redis to be Running), Running, Completed or Failed (the reason and message say why).',
+        description:
+          'Pending (waiting for the Redis to be Running), Running, Completed or Failed (the reason and message say why).',
       }),
     ),
     reason: Type.Optional(Type.String({ description: 'One CamelCase word saying why it is in this phase.' })),
@@ -42,13 +45,19 @@ export const RedisBackupStatus = Type.Object(
     job: Type.Optional(Type.String({ description: 'The Job that runs it.' })),
     startTime: Type.Optional(Type.String({ description: 'When the Job started.' })),
     completionTime: Type.Optional(Type.String({ description: 'When it ended (success or failure).' })),
-    location: Type.Optional(Type.String({ description: 'Where the backup is: s3://<bucket>/<key> or pvc://<claim>/<path>.' })),
+    location: Type.Optional(
+      Type.String({ description: 'Where the backup is: s3://<bucket>/<key> or pvc://<claim>/<path>.' }),
+    ),
     sizeBytes: Type.Optional(Type.Integer({ description: 'Size of the RDB snapshot in bytes.' })),
-    replicationOffset: Type.Optional(Type.Integer({ description: 'The replication offset the snapshot was taken at.' })),
+    replicationOffset: Type.Optional(
+      Type.Integer({ description: 'The replication offset the snapshot was taken at.' }),
+    ),
     replicationId: Type.Optional(Type.String({ description: 'The replication id of that offset.' })),
     redisVersion: Type.Optional(Type.String({ description: 'The version of the Redis it was read from.' })),
     source: Type.Optional(Type.String({ description: 'The node it was read from and its role then.' })),
-    storage: Type.Optional(storageSchema('Where it was stored, as the Redis said then (a restore naming this backup uses it).')),
+    storage: Type.Optional(
+      storageSchema('Where it was stored, as the Redis said then (a restore naming this backup uses it).'),
+    ),
     observedGeneration: Type.Optional(Type.Integer({ description: 'Written by Metacontroller.' })),
   },
   { description: 'What happened to this backup. Computed from its Job and the Job pod only.' },

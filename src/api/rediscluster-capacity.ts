@@ -33,7 +33,8 @@ const mib = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
 export function checkShardCount(shards: number, m: RedisClusterMemory): CapacityVerdict {
   const needed = shardsNeeded(m);
   if (needed === null) return { ok: true, reason: 'no maxmemory (no memory limit): capacity is not checked' };
-  if (shards >= needed) return { ok: true, reason: `${shards} shards hold ${mib(m.usedBytes)} (at least ${needed} needed)` };
+  if (shards >= needed)
+    return { ok: true, reason: `${shards} shards hold ${mib(m.usedBytes)} (at least ${needed} needed)` };
   return {
     ok: false,
     needed,
@@ -66,7 +67,11 @@ export function recommendShards(current: number, m: RedisClusterMemory, bounds: 
   const floor = Math.max(MIN_REDIS_CLUSTER_SHARDS, bounds.minReplicas);
   const ceiling = Math.min(MAX_REDIS_CLUSTER_SHARDS, Math.max(floor, bounds.maxReplicas));
   if (m.maxmemoryPerShard <= 0 || current <= 0) {
-    return { utilization: null, shards: current, reason: 'no maxmemory (set resources.limits.memory): memory use cannot be measured against a limit' };
+    return {
+      utilization: null,
+      shards: current,
+      reason: 'no maxmemory (set resources.limits.memory): memory use cannot be measured against a limit',
+    };
   }
   const utilization = (m.usedBytes / (current * m.maxmemoryPerShard)) * 100;
   // Within 10% of the target counts as on target (HPA's tolerance): no flapping on noise.
@@ -75,7 +80,12 @@ export function recommendShards(current: number, m: RedisClusterMemory, bounds: 
   const needed = shardsNeeded(m) ?? floor;
   const shards = Math.min(ceiling, Math.max(floor, raw, needed));
   const pct = Math.round(utilization);
-  const bound = shards === ceiling && raw > ceiling ? ` (capped at maxReplicas ${ceiling})` : shards === floor && raw < floor ? ` (floor ${floor})` : '';
+  const bound =
+    shards === ceiling && raw > ceiling
+      ? ` (capped at maxReplicas ${ceiling})`
+      : shards === floor && raw < floor
+        ? ` (floor ${floor})`
+        : '';
   return {
     utilization: pct,
     shards,

@@ -38,7 +38,10 @@ export const NODES_CONF_PATH = `${DATA_MOUNT}/${NODES_CONF}`;
  */
 export const MAX_REDIS_CLUSTER_NAME_LENGTH = 36;
 
-/** app.kubernetes.io/name of the backup Jobs and pods of a RedisCluster (not redis-backup: a Redis of the same name must not see them). */
+/**
+ * app.kubernetes.io/name of the backup Jobs and pods of a RedisCluster (not redis-backup: a Redis of the same name must
+ * not see them).
+ */
 export const REDIS_CLUSTER_BACKUP_APP = 'redis-cluster-backup';
 
 /** The labels of every backup Job and pod of the RedisCluster called `name` (each also carries SHARD_LABEL). */
@@ -171,9 +174,10 @@ export function clusterNodeRecord(r: ClusterNodeRecord): string {
 
 /** The record in a cluster-node annotation; null when absent or not one. */
 export function readClusterNodeRecord(value: string | undefined): ClusterNodeRecord | null {
-  const m = /^id=([0-9a-f]{40}) role=(master|replica) slots=(\S+) master=([0-9a-f]{40}|-) link=(up|down) mem=(\d+)\/(\d+) keys=(\d+) at=(\S+)$/.exec(
-    value ?? '',
-  );
+  const m =
+    /^id=([0-9a-f]{40}) role=(master|replica) slots=(\S+) master=([0-9a-f]{40}|-) link=(up|down) mem=(\d+)\/(\d+) keys=(\d+) at=(\S+)$/.exec(
+      value ?? '',
+    );
   if (!m || Number.isNaN(Date.parse(m[9]!))) return null;
   const slots = parseSlotRanges(m[3]!);
   if (!slots) return null;

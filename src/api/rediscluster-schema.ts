@@ -53,19 +53,28 @@ export const RESERVED_REDIS_CLUSTER_CONFIG_KEYS = [
 
 export const RedisClusterAutoscalingSpec = Type.Object(
   {
-    enabled: Type.Boolean({ default: false, description: 'Scale the number of shards (master.replicas) on memory use, between minReplicas and maxReplicas.' }),
+    enabled: Type.Boolean({
+      default: false,
+      description: 'Scale the number of shards (master.replicas) on memory use, between minReplicas and maxReplicas.',
+    }),
     minReplicas: Type.Integer({
       default: MIN_REDIS_CLUSTER_SHARDS,
       minimum: 1,
       maximum: MAX_REDIS_CLUSTER_SHARDS,
       description: `Fewest shards. Below ${MIN_REDIS_CLUSTER_SHARDS} is taken as ${MIN_REDIS_CLUSTER_SHARDS} (said in the Autoscaling condition): with fewer masters a failed one cannot be replaced by vote.`,
     }),
-    maxReplicas: Type.Integer({ default: 5, minimum: 1, maximum: MAX_REDIS_CLUSTER_SHARDS, description: 'Most shards.' }),
+    maxReplicas: Type.Integer({
+      default: 5,
+      minimum: 1,
+      maximum: MAX_REDIS_CLUSTER_SHARDS,
+      description: 'Most shards.',
+    }),
     targetMemoryUtilization: Type.Integer({
       default: 70,
       minimum: 10,
       maximum: 95,
-      description: "Target of the masters' used memory as a percentage of their maxmemory (from resources.limits.memory), over the whole cluster.",
+      description:
+        "Target of the masters' used memory as a percentage of their maxmemory (from resources.limits.memory), over the whole cluster.",
     }),
     stabilizationWindowSeconds: Type.Integer({
       default: 300,
@@ -79,7 +88,12 @@ export const RedisClusterAutoscalingSpec = Type.Object(
     default: {},
     description:
       'Memory autoscaling. Needs resources.limits.memory (maxmemory is derived from it). Decisions are Events on the RedisCluster; the new count is written to master.replicas through the scale subresource, as a HorizontalPodAutoscaler does.',
-    'x-kubernetes-validations': [{ rule: 'self.minReplicas <= self.maxReplicas', message: 'autoscaling.minReplicas must not exceed autoscaling.maxReplicas' }],
+    'x-kubernetes-validations': [
+      {
+        rule: 'self.minReplicas <= self.maxReplicas',
+        message: 'autoscaling.minReplicas must not exceed autoscaling.maxReplicas',
+      },
+    ],
   },
 );
 
@@ -90,12 +104,18 @@ export const RedisClusterSentinelSpec = Type.Object(
       description:
         "Accepted for the design article; no Sentinel runs: a sharded Redis fails over by Redis Cluster's own election (the FailoverConfigured condition says so).",
     }),
-    replicas: Type.Integer({ default: 3, minimum: 0, maximum: 7, description: 'Accepted for the design article; no Sentinel runs.' }),
+    replicas: Type.Integer({
+      default: 3,
+      minimum: 0,
+      maximum: 7,
+      description: 'Accepted for the design article; no Sentinel runs.',
+    }),
     downAfterMilliseconds: Type.Integer({
       default: 5000,
       minimum: 500,
       maximum: 120000,
-      description: 'How long a master must be unreachable before its replicas start an election: becomes cluster-node-timeout.',
+      description:
+        'How long a master must be unreachable before its replicas start an election: becomes cluster-node-timeout.',
     }),
     failoverTimeout: Type.Integer({
       default: 10000,
@@ -105,7 +125,10 @@ export const RedisClusterSentinelSpec = Type.Object(
         "How long the operator waits for the cluster's own failover of a shard whose master failed before it forces one (CLUSTER FAILOVER FORCE on the best replica, which still needs the masters' votes).",
     }),
   },
-  { default: {}, description: "Failover settings, in the shape of the design article (Sentinel's names), mapped onto Redis Cluster." },
+  {
+    default: {},
+    description: "Failover settings, in the shape of the design article (Sentinel's names), mapped onto Redis Cluster.",
+  },
 );
 
 export const RedisClusterSpec = Type.Object(
@@ -114,7 +137,8 @@ export const RedisClusterSpec = Type.Object(
       default: '7.2',
       pattern: VERSION_PATTERN,
       maxLength: 63,
-      description: 'Redis version, for example "7.0"; the image is redis:<version> unless image is set. Only 7.x is supported.',
+      description:
+        'Redis version, for example "7.0"; the image is redis:<version> unless image is set. Only 7.x is supported.',
       'x-kubernetes-validations': VERSION_VALIDATIONS,
     }),
     ...ImageFields,
@@ -129,7 +153,12 @@ export const RedisClusterSpec = Type.Object(
       },
       { default: {}, description: 'The masters: one per shard.' },
     ),
-    replicas: Type.Integer({ default: 1, minimum: 0, maximum: MAX_REPLICAS_PER_SHARD, description: 'Replicas per shard (each shard has 1 + replicas pods).' }),
+    replicas: Type.Integer({
+      default: 1,
+      minimum: 0,
+      maximum: MAX_REPLICAS_PER_SHARD,
+      description: 'Replicas per shard (each shard has 1 + replicas pods).',
+    }),
     persistence: PersistenceSpec,
     resources: ResourceRequirements,
     auth: Type.Optional(AuthSpec),
@@ -155,14 +184,21 @@ export const RedisClusterSpec = Type.Object(
     priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
     podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods.')),
   },
-  { description: 'The desired sharded Redis: version, shards and replicas per shard, durability, resources, failover, autoscaling, backup and monitoring.' },
+  {
+    description:
+      'The desired sharded Redis: version, shards and replicas per shard, durability, resources, failover, autoscaling, backup and monitoring.',
+  },
 );
 
 export const ShardStatus = Type.Object(
   {
     index: Type.Integer({ description: 'The shard number (its StatefulSet is <name>-shard-<index>).' }),
-    master: Type.Optional(Type.String({ description: 'The pod that is master of this shard now (it moves on failover).' })),
-    replicas: Type.Array(Type.String({ description: 'A pod name.' }), { description: "Pods replicating this shard's master, with their link up." }),
+    master: Type.Optional(
+      Type.String({ description: 'The pod that is master of this shard now (it moves on failover).' }),
+    ),
+    replicas: Type.Array(Type.String({ description: 'A pod name.' }), {
+      description: "Pods replicating this shard's master, with their link up.",
+    }),
     slots: Type.String({ description: 'The hash slots the shard serves, as ranges ("0-5460"); "-" when none.' }),
     slotCount: Type.Integer({ description: 'How many hash slots the shard serves.' }),
     health: StringEnum(['Healthy', 'Degraded', 'NoMaster', 'Leaving', 'Joining'] as const, {
@@ -181,15 +217,22 @@ export const RedisClusterStatus = Type.Object(
           'Running when every slot is covered by a ready master; Resharding while slots move between shards; Pending otherwise; Failed when the spec is invalid (see SpecValid).',
       }),
     ),
-    shards: Type.Optional(Type.Integer({ description: 'Shards that exist now, leaving ones included (the scale subresource reads it).' })),
+    shards: Type.Optional(
+      Type.Integer({ description: 'Shards that exist now, leaving ones included (the scale subresource reads it).' }),
+    ),
     readyMasters: Type.Optional(Type.Integer({ description: 'Shards whose master is Ready.' })),
-    readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready and linked to their master, over all shards.' })),
-    slotsCovered: Type.Optional(Type.Integer({ description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).` })),
+    readyReplicas: Type.Optional(
+      Type.Integer({ description: 'Replica pods that are Ready and linked to their master, over all shards.' }),
+    ),
+    slotsCovered: Type.Optional(
+      Type.Integer({ description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).` }),
+    ),
     summary: Type.Optional(
       Type.Object(
         {
           masters: Type.String({
-            description: 'Shards whose master is Ready, of the shards wanted (spec.master.replicas), as "3/3": the MASTERS column.',
+            description:
+              'Shards whose master is Ready, of the shards wanted (spec.master.replicas), as "3/3": the MASTERS column.',
           }),
           replicas: Type.Optional(
             Type.String({
@@ -198,15 +241,26 @@ export const RedisClusterStatus = Type.Object(
             }),
           ),
         },
-        { description: 'Figures written for `kubectl get rediscluster` to print (a printer column reads one field, so ready/desired is one string).' },
+        {
+          description:
+            'Figures written for `kubectl get rediscluster` to print (a printer column reads one field, so ready/desired is one string).',
+        },
       ),
     ),
-    shardStatus: Type.Optional(Type.Array(ShardStatus, { description: 'Per shard: master, replicas, slots and health.' })),
+    shardStatus: Type.Optional(
+      Type.Array(ShardStatus, { description: 'Per shard: master, replicas, slots and health.' }),
+    ),
     resharding: Type.Optional(
-      Type.String({ description: 'Progress or outcome of the last reshard, as the sidecar recorded it (annotation redis.example.com/reshard).' }),
+      Type.String({
+        description:
+          'Progress or outcome of the last reshard, as the sidecar recorded it (annotation redis.example.com/reshard).',
+      }),
     ),
     memoryUtilization: Type.Optional(
-      Type.Integer({ description: "The masters' used memory as a percentage of their maxmemory, as the pods last reported it (what autoscaling reads)." }),
+      Type.Integer({
+        description:
+          "The masters' used memory as a percentage of their maxmemory, as the pods last reported it (what autoscaling reads).",
+      }),
     ),
     selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource).' })),
     secrets: Type.Optional(
@@ -235,7 +289,9 @@ export const RedisClusterStatus = Type.Object(
         'x-kubernetes-list-map-keys': ['type'],
       }),
     ),
-    observedGeneration: Type.Optional(Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' })),
+    observedGeneration: Type.Optional(
+      Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' }),
+    ),
   },
   { description: 'What the operator observed. Computed from the children and pods only.' },
 );

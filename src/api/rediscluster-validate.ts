@@ -34,7 +34,8 @@ function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] 
       message: `must be at most ${MAX_REDIS_CLUSTER_NAME_LENGTH} characters so the shard StatefulSets, their backup CronJobs and their pods' labels stay within Kubernetes limits`,
     });
   }
-  if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
+  if (!SUPPORTED_VERSION.test(spec.version))
+    problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
   problems.push(...configProblems(spec.config, 'RedisCluster'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   // The CEL rule on autoscaling, mirrored.
@@ -62,7 +63,15 @@ export function validateRedisClusterSpec(name: string, spec: unknown): RedisClus
   if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
   if (!validateRedisClusterSchema(copy))
-    return { ok: false, problems: printableFields([...schemaProblems(validateRedisClusterSchema.errors), ...directiveProblems(copy, 'RedisCluster')]) };
+    return {
+      ok: false,
+      problems: printableFields([
+        ...schemaProblems(validateRedisClusterSchema.errors),
+        ...directiveProblems(copy, 'RedisCluster'),
+      ]),
+    };
   const problems = semanticProblems(name, copy as RedisClusterSpecT);
-  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisClusterSpecT };
+  return problems.length > 0
+    ? { ok: false, problems: printableFields(problems) }
+    : { ok: true, spec: copy as RedisClusterSpecT };
 }

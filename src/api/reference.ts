@@ -7,16 +7,29 @@
 // Invariants: pure and deterministic (the committed file must equal renderApiReference() byte for
 // byte: test/api/reference.test.ts, `npm run gen:api-reference`); every field of every CRD gets a
 // row, and a schema keyword this module has no wording for is still shown (as JSON), never dropped.
-import { applyDefaults, buildCrd, buildRedisBackupCrd, buildRedisClusterCrd, type CustomResourceDefinition, type JsonSchema } from './crd.ts';
+import {
+  applyDefaults,
+  buildCrd,
+  buildRedisBackupCrd,
+  buildRedisClusterCrd,
+  type CustomResourceDefinition,
+  type JsonSchema,
+} from './crd.ts';
 
-/** The project's CRDs (manifests/crd.yaml, manifests/redisbackup-crd.yaml, manifests/rediscluster-crd.yaml), in the order the doc lists them. */
+/**
+ * The project's CRDs (manifests/crd.yaml, manifests/redisbackup-crd.yaml, manifests/rediscluster-crd.yaml), in the
+ * order the doc lists them.
+ */
 export function projectCrds(): CustomResourceDefinition[] {
   return [buildCrd(), buildRedisBackupCrd(), buildRedisClusterCrd()];
 }
 
 /** One keyword of a field's schema: `keyword: value`, or a CEL rule with its message. */
 export interface Constraint {
-  /** `items: ` / `values: ` (repeated for nested lists and maps) when it constrains the field's list items or map values. */
+  /**
+   * `items: ` / `values: ` (repeated for nested lists and maps) when it constrains the field's list items or map
+   * values.
+   */
   on: string;
   keyword: string;
   /** The value as written in the schema (a string verbatim, anything else as JSON); a rule's CEL expression. */
@@ -77,7 +90,8 @@ export function typeOf(node: JsonSchema): string {
   if (node['type'] === 'array') return `[]${items ? typeOf(items) : 'any'}`;
   if (node['type'] === 'object' || (node['type'] === undefined && (values || child(node, 'properties')))) {
     if (values) return `map[string]${typeOf(values)}`;
-    if (node['x-kubernetes-preserve-unknown-fields'] === true && !child(node, 'properties')) return 'object (any fields)';
+    if (node['x-kubernetes-preserve-unknown-fields'] === true && !child(node, 'properties'))
+      return 'object (any fields)';
     return 'object';
   }
   if (typeof node['type'] !== 'string') return 'any';
@@ -92,7 +106,17 @@ function ruleOf(rule: unknown): Constraint {
 }
 
 /** Bounds read lower then upper; any other keyword follows in the schema's key order (crd.ts sorts keys). */
-const FIRST = ['enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties'];
+const FIRST = [
+  'enum',
+  'minimum',
+  'maximum',
+  'minLength',
+  'maxLength',
+  'minItems',
+  'maxItems',
+  'minProperties',
+  'maxProperties',
+];
 const rank = (key: string) => (FIRST.includes(key) ? FIRST.indexOf(key) : FIRST.length);
 
 /** What one node allows, keyword by keyword. */
@@ -101,12 +125,17 @@ function ownConstraints(node: JsonSchema): Constraint[] {
   const entries = Object.entries(node).sort(([a], [b]) => rank(a) - rank(b));
   for (const [key, value] of entries) {
     if (SHOWN_ELSEWHERE.has(key)) continue;
-    if (key === 'anyOf' && node['x-kubernetes-int-or-string'] === true && json(value) === INT_OR_STRING_ANY_OF) continue;
+    if (key === 'anyOf' && node['x-kubernetes-int-or-string'] === true && json(value) === INT_OR_STRING_ANY_OF)
+      continue;
     // The OpenAPI v3.0 boolean form is said with its bound.
     if ((key === 'exclusiveMinimum' || key === 'exclusiveMaximum') && value === true) continue;
-    if ((key === 'minimum' || key === 'maximum') && node[key === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] === true) {
+    if (
+      (key === 'minimum' || key === 'maximum') &&
+      node[key === 'minimum' ? 'exclusiveMinimum' : 'exclusiveMaximum'] === true
+    ) {
       out.push({ on: '', keyword: `${key} (exclusive)`, value: json(value) });
-    } else if (key === 'enum' && Array.isArray(value)) out.push({ on: '', keyword: 'enum', value: value.map(json).join(', ') });
+    } else if (key === 'enum' && Array.isArray(value))
+      out.push({ on: '', keyword: 'enum', value: value.map(json).join(', ') });
     else if (key === 'x-kubernetes-validations' && Array.isArray(value)) out.push(...value.map(ruleOf));
     else out.push({ on: '', keyword: key, value: typeof value === 'string' ? value : json(value) });
   }
@@ -125,7 +154,9 @@ export function constraintsOf(node: JsonSchema): Constraint[] {
 /** The object a list item or map value is, with properties of its own (it then has a table). */
 const hasTable = (node: JsonSchema) => child(node, 'properties') !== undefined;
 
-/** A field's description, then that of its scalar items or values (an object item describes itself above its own table). */
+/**
+ * A field's description, then that of its scalar items or values (an object item describes itself above its own table).
+ */
 function descriptionOf(node: JsonSchema): string {
   const parts = [text(node['description'])];
   for (const [key, label] of [
@@ -148,7 +179,9 @@ function defaultOf(node: JsonSchema): string {
 
 const join = (path: string, name: string) => (path ? `${path}.${name}` : name);
 
-/** Every object level under `schema`, depth first in declared property order: the resource, spec, spec.persistence, ... */
+/**
+ * Every object level under `schema`, depth first in declared property order: the resource, spec, spec.persistence, ...
+ */
 export function objectLevels(schema: JsonSchema, path = '', description = ''): ObjectLevel[] {
   const properties = child(schema, 'properties');
   if (!properties) return [];
@@ -171,7 +204,9 @@ export function objectLevels(schema: JsonSchema, path = '', description = ''): O
   return [{ path, description, rows }, ...below];
 }
 
-/** The levels inside one field: its own properties, or its list items' (`a[]`) or map values' (`a[*]`), to any depth. */
+/**
+ * The levels inside one field: its own properties, or its list items' (`a[]`) or map values' (`a[*]`), to any depth.
+ */
 function nestedLevels(node: JsonSchema, path: string, description = ''): ObjectLevel[] {
   const levels = hasTable(node) ? objectLevels(node, path, description) : [];
   const items = child(node, 'items');
@@ -196,7 +231,9 @@ export function prose(value: string): string {
   return value
     .split(/(`[^`]*`)/)
     .map((part, i) =>
-      i % 2 === 1 ? part.replace(/\|/g, '\\|') : part.replace(/[\\*<[\]~&|]/g, (c) => `\\${c}`).replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_'),
+      i % 2 === 1
+        ? part.replace(/\|/g, '\\|')
+        : part.replace(/[\\*<[\]~&|]/g, (c) => `\\${c}`).replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_'),
     )
     .join('');
 }
@@ -223,7 +260,10 @@ export function fieldRow(r: FieldRow): string {
 function levelSection(kind: string, level: ObjectLevel): string[] {
   const heading = level.path ? `### ${code(level.path)}` : `### ${kind}: top level`;
   const intro = level.description ? [prose(level.description), ''] : [];
-  const header = [row(['field', 'type', 'default', 'required', 'constraints', 'description']), row(Array<string>(6).fill('---'))];
+  const header = [
+    row(['field', 'type', 'default', 'required', 'constraints', 'description']),
+    row(Array<string>(6).fill('---')),
+  ];
   return [heading, '', ...intro, ...header, ...level.rows.map(fieldRow), ''];
 }
 
@@ -244,7 +284,9 @@ function columnsSection(plural: string, columns: Column[]): string[] {
     '',
     row(['column', 'type', 'JSON path', 'shown', 'description']),
     row(Array<string>(5).fill('---')),
-    ...columns.map((c) => row([c.name, code(c.type), code(c.jsonPath), c.priority ? '`-o wide`' : 'always', prose(c.description ?? '')])),
+    ...columns.map((c) =>
+      row([c.name, code(c.type), code(c.jsonPath), c.priority ? '`-o wide`' : 'always', prose(c.description ?? '')]),
+    ),
     '',
   ];
 }
@@ -281,7 +323,9 @@ function contents(crds: CustomResourceDefinition[]): string[] {
   return crds.flatMap((crd) => {
     const versions = (crd.spec['versions'] as Version[] | undefined) ?? [];
     const kind = (crd.spec['names'] as Names).kind;
-    return versions.map((v) => titleOf(kind, v.name, versions.length)).map((t) => `- [${t}](#${t.toLowerCase().replace(/ /g, '-')})`);
+    return versions
+      .map((v) => titleOf(kind, v.name, versions.length))
+      .map((t) => `- [${t}](#${t.toLowerCase().replace(/ /g, '-')})`);
   });
 }
 

@@ -87,8 +87,15 @@ export const RESERVED_CONFIG_KEYS = [
 
 export const ResourceRequirements = Type.Object(
   {
-    requests: Type.Optional(StringMap(Quantity, 'Minimum resources per Redis container, for example memory: 256Mi, cpu: 100m.')),
-    limits: Type.Optional(StringMap(Quantity, 'Maximum resources per Redis container. Set a memory limit: Redis maxmemory is derived from it.')),
+    requests: Type.Optional(
+      StringMap(Quantity, 'Minimum resources per Redis container, for example memory: 256Mi, cpu: 100m.'),
+    ),
+    limits: Type.Optional(
+      StringMap(
+        Quantity,
+        'Maximum resources per Redis container. Set a memory limit: Redis maxmemory is derived from it.',
+      ),
+    ),
   },
   { description: 'CPU and memory for each Redis container (master and replicas alike).', default: {} },
 );
@@ -96,12 +103,18 @@ export const ResourceRequirements = Type.Object(
 export const Toleration = Type.Object(
   {
     key: Type.Optional(Type.String({ description: 'Taint key the toleration applies to; empty matches all keys.' })),
-    operator: Type.Optional(StringEnum(['Exists', 'Equal'] as const, { description: 'Exists or Equal (default Equal).' })),
+    operator: Type.Optional(
+      StringEnum(['Exists', 'Equal'] as const, { description: 'Exists or Equal (default Equal).' }),
+    ),
     value: Type.Optional(Type.String({ description: 'Taint value the toleration matches (with operator Equal).' })),
     effect: Type.Optional(
-      StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, { description: 'Taint effect to match; empty matches all effects.' }),
+      StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, {
+        description: 'Taint effect to match; empty matches all effects.',
+      }),
     ),
-    tolerationSeconds: Type.Optional(Type.Integer({ description: 'For NoExecute: how long the pod stays bound after the taint appears.' })),
+    tolerationSeconds: Type.Optional(
+      Type.Integer({ description: 'For NoExecute: how long the pod stays bound after the taint appears.' }),
+    ),
   },
   { description: 'A Kubernetes toleration, copied onto every Redis pod.' },
 );
@@ -117,7 +130,8 @@ export const PersistenceSpec = Type.Object(
     }),
     enableAof: Type.Boolean({
       default: false,
-      description: 'Append-only file with appendfsync everysec: at most about one second of writes lost on a crash of every pod at once.',
+      description:
+        'Append-only file with appendfsync everysec: at most about one second of writes lost on a crash of every pod at once.',
     }),
     size: Type.String({
       default: '1Gi',
@@ -125,7 +139,9 @@ export const PersistenceSpec = Type.Object(
       description: "Size of each pod's data volume. Can grow (when the storage class allows expansion), never shrink.",
     }),
     storageClassName: Type.Optional(
-      Type.String({ description: 'Storage class of the data volumes; the cluster default when unset. Cannot change after creation.' }),
+      Type.String({
+        description: 'Storage class of the data volumes; the cluster default when unset. Cannot change after creation.',
+      }),
     ),
     whenDeleted: StringEnum(['Retain', 'Delete'] as const, {
       default: 'Retain',
@@ -161,7 +177,8 @@ export const FailoverSpec = Type.Object(
       default: 1000,
       minimum: 200,
       maximum: 60000,
-      description: 'How long the master must fail to answer before a failover, and then only if the replicas or the Kubernetes API agree that it is down.',
+      description:
+        'How long the master must fail to answer before a failover, and then only if the replicas or the Kubernetes API agree that it is down.',
     }),
     minReplicasToWrite: Type.Integer({
       default: 1,
@@ -187,7 +204,8 @@ export const VERSION_VALIDATIONS = [
     // Older Redis cannot load the RDB files (nor the replication stream) of a newer
     // major.minor; patch downgrades keep the format and stay allowed.
     rule: VERSION_NO_DOWNGRADE_RULE,
-    message: 'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
+    message:
+      'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
   },
 ];
 
@@ -198,14 +216,25 @@ export const ImageFields = {
       minLength: 1,
       maxLength: 1024,
       pattern: NO_CONTROL_OR_SPACE_PATTERN,
-      description: 'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli. No spaces or control characters.',
+      description:
+        'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli. No spaces or control characters.',
     }),
   ),
-  imagePullPolicy: Type.Optional(StringEnum(['Always', 'IfNotPresent', 'Never'] as const, { description: 'Image pull policy for the Redis containers.' })),
-  imagePullSecrets: Type.Optional(
-    Type.Array(Type.Object({ name: Type.String({ description: 'Secret name.' }) }, { description: 'A reference to an image pull Secret.' }), {
-      description: 'Secrets for pulling the image from a private registry.',
+  imagePullPolicy: Type.Optional(
+    StringEnum(['Always', 'IfNotPresent', 'Never'] as const, {
+      description: 'Image pull policy for the Redis containers.',
     }),
+  ),
+  imagePullSecrets: Type.Optional(
+    Type.Array(
+      Type.Object(
+        { name: Type.String({ description: 'Secret name.' }) },
+        { description: 'A reference to an image pull Secret.' },
+      ),
+      {
+        description: 'Secrets for pulling the image from a private registry.',
+      },
+    ),
   ),
 };
 
@@ -245,12 +274,18 @@ export const RedisSpec = Type.Object(
           default: 1,
           minimum: 1,
           maximum: 1,
-          description: 'Number of masters. Must be 1: this is a master/replica topology; add read capacity with spec.replicas.',
+          description:
+            'Number of masters. Must be 1: this is a master/replica topology; add read capacity with spec.replicas.',
         }),
       },
       { default: {}, description: 'The master StatefulSet (<name>-master).' },
     ),
-    replicas: Type.Integer({ default: 2, minimum: 0, maximum: 15, description: 'Number of replica pods (<name>-replica-N). Scalable with kubectl scale.' }),
+    replicas: Type.Integer({
+      default: 2,
+      minimum: 0,
+      maximum: 15,
+      description: 'Number of replica pods (<name>-replica-N). Scalable with kubectl scale.',
+    }),
     persistence: PersistenceSpec,
     resources: ResourceRequirements,
     auth: Type.Optional(AuthSpec),
@@ -263,11 +298,14 @@ export const RedisSpec = Type.Object(
       Type.Unsafe<Record<string, unknown>>({
         type: 'object',
         'x-kubernetes-preserve-unknown-fields': true,
-        description: 'A Kubernetes Affinity for the Redis pods. When unset, pods prefer separate nodes (pod anti-affinity).',
+        description:
+          'A Kubernetes Affinity for the Redis pods. When unset, pods prefer separate nodes (pod anti-affinity).',
       }),
     ),
     priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
-    podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).')),
+    podAnnotations: Type.Optional(
+      StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).'),
+    ),
     users: Type.Optional(UsersSpec),
     passwordGracePeriodSeconds: PasswordGracePeriodSeconds,
     networkPolicy: Type.Optional(NetworkPolicySpec),
@@ -290,7 +328,8 @@ export const RedisSpec = Type.Object(
       },
       {
         rule: 'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
-        message: 'restore is set at creation only and cannot change: a running Redis is never overwritten by a backup (create a new Redis from it)',
+        message:
+          'restore is set at creation only and cannot change: a running Redis is never overwritten by a backup (create a new Redis from it)',
       },
     ],
   },
@@ -299,13 +338,17 @@ export const RedisSpec = Type.Object(
 export const Condition = Type.Object(
   {
     type: Type.String({
-      description: 'Condition type: Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated or BackupHealthy (with spec.backup).',
+      description:
+        'Condition type: Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated or BackupHealthy (with spec.backup).',
     }),
     status: StringEnum(['True', 'False', 'Unknown'] as const, { description: 'True, False or Unknown.' }),
     reason: Type.String({ description: 'One CamelCase word saying why.' }),
     message: Type.String({ description: 'What a human needs to know.' }),
     lastTransitionTime: Type.Optional(
-      Type.String({ description: 'When the condition last changed, taken from what was observed (never a clock read in the hook); may be absent.' }),
+      Type.String({
+        description:
+          'When the condition last changed, taken from what was observed (never a clock read in the hook); may be absent.',
+      }),
     ),
   },
   { description: 'A standard Kubernetes condition.' },
@@ -319,23 +362,33 @@ export const RedisStatus = Type.Object(
           'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition); Hibernated while spec.hibernate is true (the Hibernated condition says whether every pod has stopped).',
       }),
     ),
-    masterStatus: Type.Optional(Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' })),
+    masterStatus: Type.Optional(
+      Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' }),
+    ),
     master: Type.Optional(Type.String({ description: 'Name of the pod that is master now (it moves on failover).' })),
     masterIP: Type.Optional(Type.String({ description: 'Pod IP of the master.' })),
-    replicaStatus: Type.Optional(StringMap(Type.String(), 'Per replica pod: Ready, Syncing (link to the master down) or NotReady.')),
+    replicaStatus: Type.Optional(
+      StringMap(Type.String(), 'Per replica pod: Ready, Syncing (link to the master down) or NotReady.'),
+    ),
     readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready (linked to the master).' })),
     replicas: Type.Optional(Type.Integer({ description: 'Replica pods that exist (for the scale subresource).' })),
     summary: Type.Optional(
       Type.Object(
         {
           replicas: Type.String({
-            description: 'Replica pods Ready and linked to the master, of those wanted (spec.replicas; 0 while hibernating), as "2/3": the REPLICAS column.',
+            description:
+              'Replica pods Ready and linked to the master, of those wanted (spec.replicas; 0 while hibernating), as "2/3": the REPLICAS column.',
           }),
         },
-        { description: 'Figures written for `kubectl get redis` to print (a printer column reads one field, so ready/desired is one string).' },
+        {
+          description:
+            'Figures written for `kubectl get redis` to print (a printer column reads one field, so ready/desired is one string).',
+        },
       ),
     ),
-    selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource and HPAs).' })),
+    selector: Type.Optional(
+      Type.String({ description: 'Label selector of the pods (for the scale subresource and HPAs).' }),
+    ),
     rollout: Type.Optional(
       Type.Object(
         {
@@ -343,7 +396,8 @@ export const RedisStatus = Type.Object(
             description: "Pods running the current pod template (their StatefulSet's update revision).",
           }),
           stalePods: Type.Array(Type.String({ description: 'A pod name.' }), {
-            description: 'Pods still running an older template; the sidecar replaces them one at a time, the master last.',
+            description:
+              'Pods still running an older template; the sidecar replaces them one at a time, the master last.',
           }),
         },
         {
@@ -354,7 +408,8 @@ export const RedisStatus = Type.Object(
     ),
     switchover: Type.Optional(
       Type.String({
-        description: 'Outcome of the last on-demand switchover request, as the sidecar recorded it (annotation redis.example.com/switchover-status).',
+        description:
+          'Outcome of the last on-demand switchover request, as the sidecar recorded it (annotation redis.example.com/switchover-status).',
       }),
     ),
     backup: Type.Optional(BackupStatus),
@@ -378,12 +433,15 @@ export const RedisStatus = Type.Object(
     ),
     conditions: Type.Optional(
       Type.Array(Condition, {
-        description: 'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
+        description:
+          'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),
     ),
-    observedGeneration: Type.Optional(Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' })),
+    observedGeneration: Type.Optional(
+      Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' }),
+    ),
   },
   { description: 'What the operator observed. Computed from the children and pods only.' },
 );

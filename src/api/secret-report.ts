@@ -86,7 +86,14 @@ function authUses(name: string, spec: Pick<RedisSpec, 'auth' | 'monitoring'>): S
 
 interface WithS3 {
   backup?:
-    { storage: { s3?: { credentialsSecret?: { name: string; accessKeyIdKey: string; secretAccessKeyKey: string } | undefined } | undefined } } | undefined;
+    | {
+        storage: {
+          s3?:
+            | { credentialsSecret?: { name: string; accessKeyIdKey: string; secretAccessKeyKey: string } | undefined }
+            | undefined;
+        };
+      }
+    | undefined;
 }
 
 function s3Use(spec: WithS3): SecretUse[] {
@@ -160,8 +167,11 @@ export function secretNeeds(uses: readonly SecretUse[]): SecretNeed[] {
   });
 }
 
-/** One Secret in the report: not found, or found with the named keys it has and the password keys that break the rule. */
-export type ReportedSecret = { name: string; missing: true } | { name: string; resourceVersion: string; keys: string[]; unwritable: string[] };
+/**
+ * One Secret in the report: not found, or found with the named keys it has and the password keys that break the rule.
+ */
+export type ReportedSecret =
+  { name: string; missing: true } | { name: string; resourceVersion: string; keys: string[]; unwritable: string[] };
 
 /** The canonical annotation value. */
 export function formatSecretReport(entries: readonly ReportedSecret[]): string {
@@ -184,7 +194,8 @@ const fieldsAre = (o: Record<string, unknown>, names: readonly string[]) => {
   const own = Object.keys(o);
   return own.length === names.length && names.every((n) => Object.hasOwn(o, n));
 };
-const keyList = (v: unknown): v is string[] => Array.isArray(v) && v.length <= MAX_KEYS && v.every((k) => typeof k === 'string' && KEY.test(k));
+const keyList = (v: unknown): v is string[] =>
+  Array.isArray(v) && v.length <= MAX_KEYS && v.every((k) => typeof k === 'string' && KEY.test(k));
 
 function entryOf(value: unknown): ReportedSecret | undefined {
   if (!isObject(value)) return undefined;
@@ -193,7 +204,13 @@ function entryOf(value: unknown): ReportedSecret | undefined {
   if (fieldsAre(value, ['name', 'missing'])) return value['missing'] === true ? { name, missing: true } : undefined;
   if (!fieldsAre(value, ['name', 'resourceVersion', 'keys', 'unwritable'])) return undefined;
   const { resourceVersion, keys, unwritable } = value;
-  if (typeof resourceVersion !== 'string' || !RESOURCE_VERSION.test(resourceVersion) || !keyList(keys) || !keyList(unwritable)) return undefined;
+  if (
+    typeof resourceVersion !== 'string' ||
+    !RESOURCE_VERSION.test(resourceVersion) ||
+    !keyList(keys) ||
+    !keyList(unwritable)
+  )
+    return undefined;
   if (!unwritable.every((k) => keys.includes(k))) return undefined;
   return { name, resourceVersion, keys: sorted(keys), unwritable: sorted(unwritable) };
 }

@@ -14,7 +14,13 @@ export const AuthSpec = Type.Object(
       pattern: DNS_SUBDOMAIN_PATTERN,
       description: 'Name of a Secret in the same namespace that holds the Redis password.',
     }),
-    key: Type.String({ default: 'password', minLength: 1, maxLength: 253, pattern: SECRET_KEY_PATTERN, description: 'Key of the password inside the Secret.' }),
+    key: Type.String({
+      default: 'password',
+      minLength: 1,
+      maxLength: 253,
+      pattern: SECRET_KEY_PATTERN,
+      description: 'Key of the password inside the Secret.',
+    }),
   },
   {
     description:
@@ -38,7 +44,10 @@ export const TlsSpec = Type.Object(
           issuerRef: Type.Object(
             {
               name: Type.String({ minLength: 1, maxLength: 253, description: 'The Issuer or ClusterIssuer.' }),
-              kind: StringEnum(['Issuer', 'ClusterIssuer'] as const, { default: 'Issuer', description: 'Issuer (same namespace) or ClusterIssuer.' }),
+              kind: StringEnum(['Issuer', 'ClusterIssuer'] as const, {
+                default: 'Issuer',
+                description: 'Issuer (same namespace) or ClusterIssuer.',
+              }),
               group: Type.String({ default: 'cert-manager.io', minLength: 1, description: 'The issuer API group.' }),
             },
             { description: 'Who signs the certificate.' },
@@ -54,14 +63,21 @@ export const TlsSpec = Type.Object(
   {
     description:
       'TLS for clients and replication: Redis listens with TLS on 6379 and the plaintext port is closed. Set at creation only. A renewed certificate in the Secret is loaded by every node without a restart.',
-    'x-kubernetes-validations': [{ rule: 'has(self.secretName) || has(self.certManager)', message: 'tls needs secretName or certManager' }],
+    'x-kubernetes-validations': [
+      { rule: 'has(self.secretName) || has(self.certManager)', message: 'tls needs secretName or certManager' },
+    ],
   },
 );
 
 export const UsersSpec = Type.Array(
   Type.Object(
     {
-      name: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$', description: 'The ACL user name (not default).' }),
+      name: Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]*$',
+        description: 'The ACL user name (not default).',
+      }),
       rules: Type.String({
         maxLength: 1024,
         pattern: NO_CONTROL_PATTERN,
@@ -70,7 +86,12 @@ export const UsersSpec = Type.Array(
       }),
       passwordSecret: Type.Object(
         {
-          name: Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN, description: 'A Secret in the Redis namespace.' }),
+          name: Type.String({
+            minLength: 1,
+            maxLength: 253,
+            pattern: DNS_SUBDOMAIN_PATTERN,
+            description: 'A Secret in the Redis namespace.',
+          }),
           key: Type.String({
             default: 'password',
             minLength: 1,
@@ -134,7 +155,8 @@ export const NetworkPolicySpec = Type.Object(
       additionalProperties: { type: 'string' },
       minProperties: 1,
       maxProperties: 16,
-      description: 'Labels of the client pods (in the Redis namespace) allowed to reach Redis: a pod needs all of them.',
+      description:
+        'Labels of the client pods (in the Redis namespace) allowed to reach Redis: a pod needs all of them.',
     }),
     // No default in the CRD: the API server would write one fixed namespace into every Redis,
     // wrong for an operator installed anywhere else. Unset, the hook fills in its own namespace.

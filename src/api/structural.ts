@@ -57,7 +57,9 @@ const SUPPORTED_FIELDS = new Set([
 /** Annotations of JSON Schema that carry no validation; safe to drop. */
 const DROPPABLE = new Set(['$id', '$schema', '$comment', 'examples', 'readOnly', 'writeOnly']);
 
-/** Keywords that only ever constrain one JSON type, so hoisting them out of an int-or-string anyOf keeps their meaning. */
+/**
+ * Keywords that only ever constrain one JSON type, so hoisting them out of an int-or-string anyOf keeps their meaning.
+ */
 const STRING_ONLY = ['pattern', 'minLength', 'maxLength', 'format'];
 const NUMBER_ONLY = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf'];
 
@@ -107,7 +109,8 @@ function anyOfLiteralsToEnum(node: JsonSchema, path: string): void {
   if (types.size !== 1) fail(path, 'anyOf of literals of different types cannot be an enum');
   delete node['anyOf'];
   node['enum'] = values;
-  if (node['type'] === undefined) node['type'] = values.every((v) => jsonType(v) === 'integer') ? 'integer' : jsonType(values[0]);
+  if (node['type'] === undefined)
+    node['type'] = values.every((v) => jsonType(v) === 'integer') ? 'integer' : jsonType(values[0]);
 }
 
 /**
@@ -119,10 +122,12 @@ function normalizeIntOrString(node: JsonSchema, path: string): void {
   delete node['type'];
   const branches = node['anyOf'];
   if (branches === undefined) return;
-  if (!Array.isArray(branches) || branches.length !== 2) fail(path, 'int-or-string anyOf must have an integer and a string branch');
+  if (!Array.isArray(branches) || branches.length !== 2)
+    fail(path, 'int-or-string anyOf must have an integer and a string branch');
   const byType = new Map<string, JsonSchema>();
   for (const branch of branches) {
-    if (!isObject(branch) || typeof branch['type'] !== 'string') fail(path, 'int-or-string anyOf branches must each have a type');
+    if (!isObject(branch) || typeof branch['type'] !== 'string')
+      fail(path, 'int-or-string anyOf branches must each have a type');
     byType.set(branch['type'], branch);
   }
   const integer = byType.get('integer');
@@ -135,7 +140,8 @@ function normalizeIntOrString(node: JsonSchema, path: string): void {
     for (const [key, value] of Object.entries(branch)) {
       if (key === 'type') continue;
       if (!allowed.includes(key)) fail(path, `int-or-string branch keyword ${key} cannot be hoisted`);
-      if (node[key] !== undefined && JSON.stringify(node[key]) !== JSON.stringify(value)) fail(path, `int-or-string ${key} conflicts`);
+      if (node[key] !== undefined && JSON.stringify(node[key]) !== JSON.stringify(value))
+        fail(path, `int-or-string ${key} conflicts`);
       node[key] = value;
     }
   }
@@ -144,7 +150,10 @@ function normalizeIntOrString(node: JsonSchema, path: string): void {
 
 /** Inside anyOf/allOf/oneOf/not only value validations may appear; a Union of types has no structural form. */
 function rejectTypedJunctors(node: JsonSchema, path: string): void {
-  const branches = [...(['anyOf', 'allOf', 'oneOf'] as const).flatMap((j) => (Array.isArray(node[j]) ? (node[j] as unknown[]) : [])), node['not']];
+  const branches = [
+    ...(['anyOf', 'allOf', 'oneOf'] as const).flatMap((j) => (Array.isArray(node[j]) ? (node[j] as unknown[]) : [])),
+    node['not'],
+  ];
   for (const branch of branches) {
     if (!isObject(branch)) continue;
     for (const key of ['type', 'description', 'default', 'additionalProperties', 'nullable']) {
@@ -177,10 +186,14 @@ function structuralNode(input: unknown, path: string): JsonSchema {
   for (const key of Object.keys(node)) if (DROPPABLE.has(key)) delete node[key];
 
   if (node['$ref'] !== undefined) fail(path, '$ref is not supported in a CRD: inline the schema');
-  if (node['definitions'] !== undefined || node['$defs'] !== undefined) fail(path, 'definitions are not supported in a CRD');
+  if (node['definitions'] !== undefined || node['$defs'] !== undefined)
+    fail(path, 'definitions are not supported in a CRD');
   if (Array.isArray(node['items'])) fail(path, 'tuple items are not supported in a CRD');
   if (Array.isArray(node['type'])) fail(path, 'a list of types is not structural');
-  if (node['type'] !== undefined && !['array', 'boolean', 'integer', 'number', 'object', 'string'].includes(String(node['type']))) {
+  if (
+    node['type'] !== undefined &&
+    !['array', 'boolean', 'integer', 'number', 'object', 'string'].includes(String(node['type']))
+  ) {
     fail(path, `type ${String(node['type'])} does not exist in a CRD schema`);
   }
 
@@ -219,14 +232,17 @@ function structuralNode(input: unknown, path: string): JsonSchema {
   for (const key of Object.keys(node)) {
     if (!SUPPORTED_FIELDS.has(key)) fail(path, `keyword ${key} is not supported in a CRD schema`);
   }
-  if (node['uniqueItems'] === true) fail(path, 'uniqueItems: true is refused by the API server (quadratic validation cost)');
+  if (node['uniqueItems'] === true)
+    fail(path, 'uniqueItems: true is refused by the API server (quadratic validation cost)');
 
   if (isObject(node['properties'])) {
     const properties: JsonSchema = {};
-    for (const [name, child] of Object.entries(node['properties'])) properties[name] = structuralNode(child, `${path}.${name}`);
+    for (const [name, child] of Object.entries(node['properties']))
+      properties[name] = structuralNode(child, `${path}.${name}`);
     node['properties'] = properties;
   }
-  if (isObject(node['additionalProperties'])) node['additionalProperties'] = structuralNode(node['additionalProperties'], `${path}[*]`);
+  if (isObject(node['additionalProperties']))
+    node['additionalProperties'] = structuralNode(node['additionalProperties'], `${path}[*]`);
   if (isObject(node['items'])) node['items'] = structuralNode(node['items'], `${path}[]`);
   if (isObject(node['not'])) node['not'] = structuralNode(node['not'], `${path}(not)`);
   for (const junctor of ['anyOf', 'allOf', 'oneOf'] as const) {
@@ -253,7 +269,8 @@ export function applyDefaults(schema: JsonSchema, value: unknown): unknown {
   if (isObject(properties)) {
     for (const [name, child] of Object.entries(properties)) {
       if (!isObject(child)) continue;
-      if (result[name] === undefined && child['default'] !== undefined) result[name] = structuredClone(child['default']);
+      if (result[name] === undefined && child['default'] !== undefined)
+        result[name] = structuredClone(child['default']);
       if (result[name] !== undefined) result[name] = applyDefaults(child, result[name]);
     }
   }

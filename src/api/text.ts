@@ -28,14 +28,18 @@ export const CONFIG_VALUE_MESSAGE =
   'must be words of letters, digits and . _ % $ + - separated by spaces, optionally in one pair of quotes (no control characters, backslashes or quotes inside)';
 
 /** What a refusal by NO_CONTROL_PATTERN means, in words (validate.ts prints it instead of the pattern). */
-export const CONTROL_CHARACTER_MESSAGE = 'must not contain control characters (U+0000-U+001F, U+007F: line breaks, NUL, TAB, ...)';
+export const CONTROL_CHARACTER_MESSAGE =
+  'must not contain control characters (U+0000-U+001F, U+007F: line breaks, NUL, TAB, ...)';
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex -- as above
 const CONTROL_ALL = /[\u0000-\u001f\u007f]/g;
 
-/** `text` with each control character shown as <U+XXXX>: a user's map key can be named in a message without carrying one. */
+/**
+ * `text` with each control character shown as <U+XXXX>: a user's map key can be named in a message without carrying
+ * one.
+ */
 export function printable(text: string): string {
   return text.replace(CONTROL_ALL, (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
 }

@@ -29,7 +29,11 @@ export function tlsDnsNames(name: string, namespace: string): string[] {
   const names = childNames(name);
   const out: string[] = [];
   for (const suffix of ['svc', 'svc.cluster.local']) {
-    out.push(`*.${names.headless}.${namespace}.${suffix}`, `${names.masterService}.${namespace}.${suffix}`, `${names.replicasService}.${namespace}.${suffix}`);
+    out.push(
+      `*.${names.headless}.${namespace}.${suffix}`,
+      `${names.masterService}.${namespace}.${suffix}`,
+      `${names.replicasService}.${namespace}.${suffix}`,
+    );
   }
   return out;
 }

@@ -9,12 +9,16 @@ export function StringMap<T extends TSchema>(value: T, description: string) {
 }
 
 /** A string restricted to a fixed set, emitted as `enum` (TypeBox's Union of Literals is an anyOf of consts). */
-export function StringEnum<const V extends readonly string[]>(values: V, options: { description: string; default?: V[number] }) {
+export function StringEnum<const V extends readonly string[]>(
+  values: V,
+  options: { description: string; default?: V[number] },
+) {
   return Type.Unsafe<V[number]>({ type: 'string', enum: [...values], ...options });
 }
 
 /** Kubernetes' resource.Quantity pattern (as in the apimachinery OpenAPI), written out for CRDs. */
-export const QUANTITY_PATTERN = '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
+export const QUANTITY_PATTERN =
+  '^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$';
 
 /** An int-or-string quantity as Kubernetes declares it for resources. */
 export const Quantity = Type.Unsafe<string | number>({

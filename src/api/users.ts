@@ -12,7 +12,8 @@ export const RESERVED_USER_NAMES = ['default', OPERATOR_USER, EXPORTER_USER] as 
 /** Why a rule token may not be written in spec.users[].rules, or undefined when it may. */
 export function ruleTokenProblem(token: string): string | undefined {
   if (/^[><#!]/.test(token)) return `"${token}" sets or removes a password: passwords come from passwordSecret`;
-  if (/^(on|off|nopass|resetpass|reset)$/i.test(token)) return `"${token}" is the operator's: it keeps every listed user on, with its Secret's password`;
+  if (/^(on|off|nopass|resetpass|reset)$/i.test(token))
+    return `"${token}" is the operator's: it keeps every listed user on, with its Secret's password`;
   return undefined;
 }
 

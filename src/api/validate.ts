@@ -39,7 +39,10 @@ for (const keyword of [
 const validateSpecSchema = ajv.compile<RedisSpecT>(RedisSpec);
 const validateStorageSchema = ajv.compile<BackupStorage>(BackupStorageSchema);
 
-/** A checker of one spec schema with this module's ajv (defaults filled in, Kubernetes keywords known): the RedisCluster validator shares it. */
+/**
+ * A checker of one spec schema with this module's ajv (defaults filled in, Kubernetes keywords known): the RedisCluster
+ * validator shares it.
+ */
 export function compileSpecSchema<T>(schema: object): ValidateFunction<T> {
   return ajv.compile<T>(schema);
 }
@@ -110,7 +113,8 @@ function qualifiedNameProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
-  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix))) return 'must have a DNS subdomain prefix before the /';
+  if (prefix !== undefined && (prefix.length > 253 || !DNS_SUBDOMAIN.test(prefix)))
+    return 'must have a DNS subdomain prefix before the /';
   if (!NAME_PART.test(name))
     return 'must be a qualified name (at most 63 characters: alphanumerics, -, _ and . between alphanumerics, optionally prefixed by a DNS subdomain and /)';
   return undefined;
@@ -151,8 +155,13 @@ export function configProblems(config: Record<string, string> | undefined, kind:
   return problems;
 }
 
-/** spec.networkPolicy.monitoringFrom: the selectors' labels are labels (the API server would refuse the NetworkPolicy on every sync). */
-export function monitoringFromProblems(peers: NonNullable<RedisSpecT['networkPolicy']>['monitoringFrom'] | undefined): SpecProblem[] {
+/**
+ * spec.networkPolicy.monitoringFrom: the selectors' labels are labels (the API server would refuse the NetworkPolicy on
+ * every sync).
+ */
+export function monitoringFromProblems(
+  peers: NonNullable<RedisSpecT['networkPolicy']>['monitoringFrom'] | undefined,
+): SpecProblem[] {
   const problems: SpecProblem[] = [];
   for (const [index, peer] of (peers ?? []).entries()) {
     for (const selector of ['namespaceSelector', 'podSelector'] as const) {
@@ -161,7 +170,11 @@ export function monitoringFromProblems(peers: NonNullable<RedisSpecT['networkPol
         const keyProblem = qualifiedNameProblem(key);
         if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
         if (!LABEL_VALUE.test(value))
-          problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+          problems.push({
+            field,
+            message:
+              'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+          });
       }
     }
   }
@@ -176,7 +189,12 @@ export function monitoringFromProblems(peers: NonNullable<RedisSpecT['networkPol
 export function nameProblems(name: string): SpecProblem[] {
   return DNS_LABEL.test(name)
     ? []
-    : [{ field: 'metadata.name', message: 'must be a DNS label (lower-case alphanumerics and -, starting and ending with an alphanumeric)' }];
+    : [
+        {
+          field: 'metadata.name',
+          message: 'must be a DNS label (lower-case alphanumerics and -, starting and ending with an alphanumeric)',
+        },
+      ];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -193,7 +211,8 @@ export function nodeSelectorProblems(nodeSelector: Record<string, string> | unde
     if (!LABEL_VALUE.test(value))
       problems.push({
         field: `spec.nodeSelector.${key}`,
-        message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+        message:
+          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
       });
   }
   return problems;
@@ -207,13 +226,21 @@ export function monitoringProblems(monitoring: RedisSpecT['monitoring']): SpecPr
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
     if (!LABEL_VALUE.test(value))
-      problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+      problems.push({
+        field,
+        message:
+          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+      });
   }
   return problems;
 }
 
-/** spec.podAnnotations keys, spec.tolerations and spec.resources: what the API server would refuse in the pod template. */
-export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 'tolerations' | 'resources'>): SpecProblem[] {
+/**
+ * spec.podAnnotations keys, spec.tolerations and spec.resources: what the API server would refuse in the pod template.
+ */
+export function podTemplateProblems(
+  spec: Pick<RedisSpecT, 'podAnnotations' | 'tolerations' | 'resources'>,
+): SpecProblem[] {
   const problems: SpecProblem[] = [];
   // The API server refuses a container whose request exceeds its limit, so such a spec would make
   // every StatefulSet write fail: say so here, naming the field, and keep the children as they are.
@@ -222,7 +249,10 @@ export function podTemplateProblems(spec: Pick<RedisSpecT, 'podAnnotations' | 't
     const [request, limit] = [requests[resource], limits[resource]];
     const [r, l] = [parseQuantity(request), parseQuantity(limit)];
     if (limit !== undefined && r !== undefined && l !== undefined && r > l)
-      problems.push({ field: `spec.resources.requests.${resource}`, message: `must be at most its limit (${String(limit)})` });
+      problems.push({
+        field: `spec.resources.requests.${resource}`,
+        message: `must be at most its limit (${String(limit)})`,
+      });
   }
   for (const [key] of sortedEntries(spec.podAnnotations)) {
     const keyProblem = qualifiedNameProblem(key);
@@ -249,11 +279,15 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
       message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits`,
     });
   }
-  if (!SUPPORTED_VERSION.test(spec.version)) problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
+  if (!SUPPORTED_VERSION.test(spec.version))
+    problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
   problems.push(...configProblems(spec.config, 'Redis'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   if (spec.tls && spec.tls.secretName === undefined && spec.tls.certManager === undefined)
-    problems.push({ field: 'spec.tls', message: 'needs secretName (a Secret with tls.crt, tls.key and ca.crt) or certManager' });
+    problems.push({
+      field: 'spec.tls',
+      message: 'needs secretName (a Secret with tls.crt, tls.key and ca.crt) or certManager',
+    });
   const seen = new Set<string>();
   for (const [index, user] of (spec.users ?? []).entries()) {
     const field = `spec.users[${index}]`;
@@ -271,12 +305,19 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
     const keyProblem = qualifiedNameProblem(key);
     if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
     if (!LABEL_VALUE.test(value))
-      problems.push({ field, message: 'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)' });
+      problems.push({
+        field,
+        message:
+          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+      });
   }
   problems.push(...monitoringFromProblems(spec.networkPolicy?.monitoringFrom));
   const operatorNamespace = spec.networkPolicy?.operatorNamespace;
   if (operatorNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(operatorNamespace)) {
-    problems.push({ field: 'spec.networkPolicy.operatorNamespace', message: 'must be a namespace name (lower-case alphanumerics and -)' });
+    problems.push({
+      field: 'spec.networkPolicy.operatorNamespace',
+      message: 'must be a namespace name (lower-case alphanumerics and -)',
+    });
   }
   problems.push(...backupProblems(spec));
   problems.push(...monitoringProblems(spec.monitoring));
@@ -288,22 +329,30 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
 export function backupProblems(spec: Pick<RedisSpecT, 'backup' | 'restore'>): SpecProblem[] {
   const problems: SpecProblem[] = [];
   const storage = (field: string, s: { s3?: unknown; pvc?: unknown } | undefined) => {
-    if (s !== undefined && (s.s3 === undefined) === (s.pvc === undefined)) problems.push({ field, message: 'needs exactly one of s3 or pvc' });
+    if (s !== undefined && (s.s3 === undefined) === (s.pvc === undefined))
+      problems.push({ field, message: 'needs exactly one of s3 or pvc' });
   };
   if (spec.backup) {
     const cron = spec.backup.schedule !== undefined ? parseCron(spec.backup.schedule) : undefined;
-    if (cron !== undefined && !cron.ok) problems.push({ field: 'spec.backup.schedule', message: `is not a CronJob schedule: ${cron.message}` });
+    if (cron !== undefined && !cron.ok)
+      problems.push({ field: 'spec.backup.schedule', message: `is not a CronJob schedule: ${cron.message}` });
     storage('spec.backup.storage', spec.backup.storage);
   }
   if (spec.restore) {
     const r = spec.restore;
-    if ((r.backup === undefined) === (r.location === undefined)) problems.push({ field: 'spec.restore', message: 'needs exactly one of backup or location' });
+    if ((r.backup === undefined) === (r.location === undefined))
+      problems.push({ field: 'spec.restore', message: 'needs exactly one of backup or location' });
     storage('spec.restore.storage', r.storage);
     const store = r.storage ?? spec.backup?.storage;
     if (r.location !== undefined) {
       const kind = r.location.startsWith('pvc://') ? 'pvc' : 's3';
-      if (store === undefined) problems.push({ field: 'spec.restore.storage', message: `is needed to reach ${r.location} (or set spec.backup.storage)` });
-      else if (store[kind] === undefined) problems.push({ field: 'spec.restore.storage', message: `has no ${kind} block for a ${kind}:// location` });
+      if (store === undefined)
+        problems.push({
+          field: 'spec.restore.storage',
+          message: `is needed to reach ${r.location} (or set spec.backup.storage)`,
+        });
+      else if (store[kind] === undefined)
+        problems.push({ field: 'spec.restore.storage', message: `has no ${kind} block for a ${kind}:// location` });
     }
   }
   problems.push(...backupLocationProblems(spec));
@@ -322,9 +371,14 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
   if (tooDeep !== undefined) return { ok: false, problems: [tooDeep] };
   const copy = structuredClone(spec) as unknown;
   if (!validateSpecSchema(copy))
-    return { ok: false, problems: printableFields([...schemaProblems(validateSpecSchema.errors), ...directiveProblems(copy, 'Redis')]) };
+    return {
+      ok: false,
+      problems: printableFields([...schemaProblems(validateSpecSchema.errors), ...directiveProblems(copy, 'Redis')]),
+    };
   const problems = semanticProblems(name, copy as RedisSpecT);
-  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: copy as RedisSpecT };
+  return problems.length > 0
+    ? { ok: false, problems: printableFields(problems) }
+    : { ok: true, spec: copy as RedisSpecT };
 }
 
 /** Problems whose field names (map keys are the user's) show control characters as <U+XXXX>, never raw. */
@@ -343,7 +397,8 @@ export function formatProblems(problems: readonly SpecProblem[]): string {
  * from it. A defaulted copy, or undefined when it is not a valid storage.
  */
 export function readStorage(value: unknown): BackupStorage | undefined {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || nestsDeeperThan(value, MAX_SPEC_NESTING)) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || nestsDeeperThan(value, MAX_SPEC_NESTING))
+    return undefined;
   const copy = structuredClone(value) as unknown;
   if (!validateStorageSchema(copy)) return undefined;
   return (copy.s3 === undefined) !== (copy.pvc === undefined) ? copy : undefined;

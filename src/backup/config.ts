@@ -19,7 +19,8 @@ export interface S3Settings {
   credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
 }
 
-export type StorageConfig = ({ kind: 's3' } & S3Settings) | { kind: 'pvc'; /** Where the claim is mounted. */ dir: string; claim: string };
+export type StorageConfig =
+  ({ kind: 's3' } & S3Settings) | { kind: 'pvc'; /** Where the claim is mounted. */ dir: string; claim: string };
 
 export interface BackupConfig {
   /** The Redis this backs up (the key layout and the logs name it). */
@@ -93,7 +94,11 @@ export function backupConfig(env: Env): ConfigResult {
   const prefix = present(env, prefixVar) ?? '';
   let storage: StorageConfig;
   if (kind === 'pvc') {
-    storage = volumeStorage(env, required('BACKUP_CLAIM', 'the PersistentVolumeClaim backups go to (spec.backup.storage.pvc.claimName)'), errors);
+    storage = volumeStorage(
+      env,
+      required('BACKUP_CLAIM', 'the PersistentVolumeClaim backups go to (spec.backup.storage.pvc.claimName)'),
+      errors,
+    );
   } else {
     storage = { kind: 's3', ...s3Storage(env, required, errors) };
   }
@@ -105,7 +110,8 @@ export function backupConfig(env: Env): ConfigResult {
     ['REDIS_NAMESPACE', namespace],
     ['REDIS_NAME', name],
   ] as const) {
-    if (value !== '' && !isObjectName(value)) errors.push(refuse(variable, value, 'must be a Kubernetes object name').error);
+    if (value !== '' && !isObjectName(value))
+      errors.push(refuse(variable, value, 'must be a Kubernetes object name').error);
   }
   const shard = optionalInt('BACKUP_SHARD', 63);
   const config: BackupConfig = {
@@ -127,7 +133,8 @@ export function backupConfig(env: Env): ConfigResult {
 
 function s3Storage(env: Env, required: (name: string, why: string) => string, errors: string[]): S3Settings {
   const endpoint = present(env, 'S3_ENDPOINT');
-  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint)) errors.push(refuse('S3_ENDPOINT', endpoint, 'must be an http(s) URL').error);
+  if (endpoint !== undefined && !/^https?:\/\/[^/\s]+/.test(endpoint))
+    errors.push(refuse('S3_ENDPOINT', endpoint, 'must be an http(s) URL').error);
   const bucket = required('S3_BUCKET', 'spec.backup.storage.s3.bucket');
   const badBucket = bucket === '' ? undefined : bucketProblem(bucket);
   if (badBucket !== undefined) errors.push(refuse('S3_BUCKET', bucket, badBucket).error);
@@ -144,7 +151,10 @@ function s3Storage(env: Env, required: (name: string, why: string) => string, er
  * neither: then the SDK's default chain finds them (IRSA, an instance role). One without the other
  * is refused, naming the missing one. Shared with restore.ts.
  */
-export function s3Credentials(env: Env, errors: string[]): { accessKeyId: string; secretAccessKey: string } | undefined {
+export function s3Credentials(
+  env: Env,
+  errors: string[],
+): { accessKeyId: string; secretAccessKey: string } | undefined {
   const accessKeyId = present(env, 'AWS_ACCESS_KEY_ID');
   const secretAccessKey = present(env, 'AWS_SECRET_ACCESS_KEY');
   if (accessKeyId === undefined && secretAccessKey === undefined) return undefined;
@@ -161,11 +171,13 @@ export function s3Credentials(env: Env, errors: string[]): { accessKeyId: string
 /** A claim's mount point from `variable` (default /backup): an absolute path. Shared with restore.ts. */
 export function mountDir(env: Env, variable: 'BACKUP_DIR' | 'RESTORE_DIR', errors: string[]): string {
   const dir = present(env, variable) ?? DEFAULT_BACKUP_DIR;
-  if (!dir.startsWith('/')) errors.push(refuse(variable, dir, 'must be an absolute path (where the claim is mounted)').error);
+  if (!dir.startsWith('/'))
+    errors.push(refuse(variable, dir, 'must be an absolute path (where the claim is mounted)').error);
   return dir;
 }
 
 function volumeStorage(env: Env, claim: string, errors: string[]): StorageConfig {
-  if (claim !== '' && !isObjectName(claim)) errors.push(refuse('BACKUP_CLAIM', claim, 'must be a PersistentVolumeClaim name').error);
+  if (claim !== '' && !isObjectName(claim))
+    errors.push(refuse('BACKUP_CLAIM', claim, 'must be a PersistentVolumeClaim name').error);
   return { kind: 'pvc', dir: mountDir(env, 'BACKUP_DIR', errors), claim };
 }

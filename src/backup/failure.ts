@@ -16,15 +16,29 @@ export class BackupFailure extends Error {
 const CREDENTIALS = /^(AccessDenied|InvalidAccessKeyId|SignatureDoesNotMatch|InvalidToken|ExpiredToken|Forbidden)$/;
 
 /** What an S3 error means for the user, naming the bucket or the credentials. */
-export function s3Failure(err: unknown, s3: { bucket: string; endpoint: string | undefined }, what: string): BackupFailure {
+export function s3Failure(
+  err: unknown,
+  s3: { bucket: string; endpoint: string | undefined },
+  what: string,
+): BackupFailure {
   const e = err as { name?: string; Code?: string; code?: string; message?: string };
   const code = e.name ?? e.Code ?? e.code ?? '';
   const where = `s3://${s3.bucket}${s3.endpoint ? ` at ${s3.endpoint}` : ''}`;
   if (CREDENTIALS.test(code))
-    return new BackupFailure(`${what}: ${where} refused the credentials (${code}); check the credentials Secret of spec.backup.storage.s3`, true);
+    return new BackupFailure(
+      `${what}: ${where} refused the credentials (${code}); check the credentials Secret of spec.backup.storage.s3`,
+      true,
+    );
   if (code === 'NoSuchBucket')
-    return new BackupFailure(`${what}: bucket ${s3.bucket} does not exist${s3.endpoint ? ` at ${s3.endpoint}` : ''} (spec.backup.storage.s3.bucket)`, true);
-  if (/ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|socket hang up|TimeoutError/i.test(`${code} ${e.message ?? ''}`))
+    return new BackupFailure(
+      `${what}: bucket ${s3.bucket} does not exist${s3.endpoint ? ` at ${s3.endpoint}` : ''} (spec.backup.storage.s3.bucket)`,
+      true,
+    );
+  if (
+    /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|ECONNRESET|socket hang up|TimeoutError/i.test(
+      `${code} ${e.message ?? ''}`,
+    )
+  )
     return new BackupFailure(`${what}: ${where} is unreachable (${e.message ?? code}); retried next time`, false);
   return new BackupFailure(`${what}: ${where}: ${code || 'error'}: ${e.message ?? String(err)}`, false);
 }
@@ -46,19 +60,30 @@ export function volumeFailure(err: unknown, v: VolumeWhere, what: string): Backu
   // A read-only mount, a wrong fsGroup or a missing folder stays so until the spec or the claim changes.
   const access = v.variable === 'BACKUP_DIR' ? 'writable' : 'readable';
   if (code === 'EACCES' || code === 'EPERM' || code === 'EROFS')
-    return new BackupFailure(`${what}: ${file} on ${where} is not ${access} (${code}); check the claim's access mode and the pod's fsGroup`, true);
+    return new BackupFailure(
+      `${what}: ${file} on ${where} is not ${access} (${code}); check the claim's access mode and the pod's fsGroup`,
+      true,
+    );
   if (code === 'ENOENT' || code === 'ENOTDIR')
-    return new BackupFailure(`${what}: ${file} on ${where} does not exist or is not a directory (${code}); is the claim mounted there?`, true);
+    return new BackupFailure(
+      `${what}: ${file} on ${where} does not exist or is not a directory (${code}); is the claim mounted there?`,
+      true,
+    );
   // Space can be freed (or the claim grown), and retention may free it on a later success.
   if (code === 'ENOSPC' || code === 'EDQUOT')
-    return new BackupFailure(`${what}: ${where} is full (${code}); nothing was left on it; free space, grow the claim or keep fewer backups`, false);
+    return new BackupFailure(
+      `${what}: ${where} is full (${code}); nothing was left on it; free space, grow the claim or keep fewer backups`,
+      false,
+    );
   // Anything else (an I/O error, the snapshot cut short while it was written): retried next time.
   return new BackupFailure(`${what} on ${where}: ${e.message ?? String(err)}`, false);
 }
 
 /** Any error as a failure: ours as they are, anything else temporary, described by `describe`. */
 export function asFailure(err: unknown, prefix: string, describe: (e: Error) => string): BackupFailure {
-  return err instanceof BackupFailure ? err : new BackupFailure(`${prefix}: ${err instanceof Error ? describe(err) : String(err)}`, false);
+  return err instanceof BackupFailure
+    ? err
+    : new BackupFailure(`${prefix}: ${err instanceof Error ? describe(err) : String(err)}`, false);
 }
 
 export function failureResult(f: BackupFailure): Record<string, unknown> {
@@ -74,13 +99,19 @@ export const RESULT_LINE_MAX = 2048;
 export function resultLine(body: Record<string, unknown>, max = RESULT_LINE_MAX): string {
   const size = (b: Record<string, unknown>) => Buffer.byteLength(JSON.stringify(b));
   let b = { ...body };
-  while (size(b) > max && Array.isArray(b['pruned']) && b['pruned'].length > 0) b = { ...b, pruned: b['pruned'].slice(0, -1) };
+  while (size(b) > max && Array.isArray(b['pruned']) && b['pruned'].length > 0)
+    b = { ...b, pruned: b['pruned'].slice(0, -1) };
   while (size(b) > max && typeof b['error'] === 'string' && b['error'].length > 80) {
     const error = b['error'];
     b = { ...b, error: `${error.slice(0, Math.max(79, error.length - (size(b) - max) - 8))}…` };
   }
   if (size(b) > max)
-    b = { ...Object.fromEntries(Object.entries(b).map(([k, v]) => [k, typeof v === 'string' && v.length > 200 ? `${v.slice(0, 199)}…` : v])), truncated: true };
+    b = {
+      ...Object.fromEntries(
+        Object.entries(b).map(([k, v]) => [k, typeof v === 'string' && v.length > 200 ? `${v.slice(0, 199)}…` : v]),
+      ),
+      truncated: true,
+    };
   return size(b) > max ? JSON.stringify({ ok: body['ok'] === true, truncated: true }) : JSON.stringify(b);
 }
 

@@ -30,7 +30,9 @@ export interface BackupOwner {
 
 /** The folder's one segment: the owner's kind, namespace, name (and shard), "~"-separated. */
 export function ownerSegment(owner: BackupOwner): string {
-  return owner.kind === 'Redis' ? `redis~${owner.namespace}~${owner.name}` : `rediscluster~${owner.namespace}~${owner.name}~shard-${owner.shard ?? 0}`;
+  return owner.kind === 'Redis'
+    ? `redis~${owner.namespace}~${owner.name}`
+    : `rediscluster~${owner.namespace}~${owner.name}~shard-${owner.shard ?? 0}`;
 }
 
 export function backupFolder(prefix: string, owner: BackupOwner): string {
@@ -49,7 +51,11 @@ export function backupKey(prefix: string, owner: BackupOwner, takenAt: Date, off
 }
 
 /** The time and offset of one of our backups, or undefined for any other object. */
-export function parseBackupKey(prefix: string, owner: BackupOwner, key: string): { takenAt: number; offset: number } | undefined {
+export function parseBackupKey(
+  prefix: string,
+  owner: BackupOwner,
+  key: string,
+): { takenAt: number; offset: number } | undefined {
   const folder = backupFolder(prefix, owner);
   if (!key.startsWith(folder)) return undefined;
   const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z-(\d+)\.rdb$/.exec(key.slice(folder.length));

@@ -12,7 +12,19 @@
 //   permanent). A pvc:// location needs no S3 variable, an s3:// one no RESTORE_DIR; no
 //   RESTORE_LOCATION at all means nothing to restore (the hook removes it once the restore is
 //   complete, so a pod created later starts empty and syncs from the master).
-import { createWriteStream, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, closeSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  closeSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,16 +40,21 @@ import { openVolumeBackup, volumeLocation } from './volume.ts';
 export const RESTORED_MARKER = '.redis-operator-restored';
 
 export type RestoreSource =
-  ({ kind: 's3'; key: string } & S3Settings) | { kind: 'pvc'; claim: string; key: string; /** Where the claim is mounted. */ dir: string };
+  | ({ kind: 's3'; key: string } & S3Settings)
+  | { kind: 'pvc'; claim: string; key: string; /** Where the claim is mounted. */ dir: string };
 
 export interface RestoreConfig {
-  /** Undefined when RESTORE_LOCATION is unset: the hook removes it once the restore is complete, and later pods start empty. */
+  /**
+   * Undefined when RESTORE_LOCATION is unset: the hook removes it once the restore is complete, and later pods start
+   * empty.
+   */
   source: RestoreSource | undefined;
   dataDir: string;
   appendOnly: boolean;
 }
 
-export const restoreLocation = (s: RestoreSource): string => (s.kind === 'pvc' ? volumeLocation(s.claim, s.key) : `s3://${s.bucket}/${s.key}`);
+export const restoreLocation = (s: RestoreSource): string =>
+  s.kind === 'pvc' ? volumeLocation(s.claim, s.key) : `s3://${s.bucket}/${s.key}`;
 
 export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | { ok: false; errors: string[] } {
   const errors: string[] = [];
@@ -54,7 +71,8 @@ export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | {
   if (parsed !== undefined && !parsed.ok) invalid(`${parsed.message} (spec.restore.location)`);
   const at = parsed?.ok ? parsed.location : undefined;
   const aof = present(env, 'APPENDONLY') ?? 'no';
-  if (aof !== 'yes' && aof !== 'no') errors.push(`APPENDONLY=${JSON.stringify(aof)} is invalid: must be yes or no (spec.persistence.enableAof)`);
+  if (aof !== 'yes' && aof !== 'no')
+    errors.push(`APPENDONLY=${JSON.stringify(aof)} is invalid: must be yes or no (spec.persistence.enableAof)`);
   // Only what the location's storage needs is asked for: a pvc:// location needs no S3 variable.
   const source: RestoreSource | undefined =
     at?.kind === 'pvc'
@@ -92,9 +110,14 @@ export function dataPresent(dataDir: string): { reason: string; restoredFrom?: s
   const marker = path.join(dataDir, RESTORED_MARKER);
   if (existsSync(marker)) {
     const restoredFrom = markerLocation(marker);
-    return { reason: `${dataDir} was restored before (${RESTORED_MARKER})`, ...(restoredFrom !== undefined ? { restoredFrom } : {}) };
+    return {
+      reason: `${dataDir} was restored before (${RESTORED_MARKER})`,
+      ...(restoredFrom !== undefined ? { restoredFrom } : {}),
+    };
   }
-  const files = readdirSync(dataDir).filter((f) => f === 'dump.rdb' || (f === 'appendonlydir' && readdirSync(path.join(dataDir, f)).length > 0));
+  const files = readdirSync(dataDir).filter(
+    (f) => f === 'dump.rdb' || (f === 'appendonlydir' && readdirSync(path.join(dataDir, f)).length > 0),
+  );
   return files.length > 0 ? { reason: `${dataDir} holds Redis data (${files.join(', ')})` } : undefined;
 }
 
@@ -104,7 +127,10 @@ function assertRdb(file: string): void {
     const head = Buffer.alloc(5);
     readSync(fd, head, 0, 5, 0);
     if (head.toString('latin1') !== 'REDIS')
-      throw new BackupFailure(`the backup is not an RDB file (it starts with ${JSON.stringify(head.toString('latin1'))})`, true);
+      throw new BackupFailure(
+        `the backup is not an RDB file (it starts with ${JSON.stringify(head.toString('latin1'))})`,
+        true,
+      );
   } finally {
     closeSync(fd);
   }
@@ -113,12 +139,16 @@ function assertRdb(file: string): void {
 /** The backup's bytes, and what to release once they are read. */
 async function openBackup(source: RestoreSource): Promise<{ body: Readable; close: () => void }> {
   if (source.kind === 'pvc')
-    return { body: await openVolumeBackup({ claim: source.claim, variable: 'RESTORE_DIR', dir: source.dir }, source.key), close: () => {} };
+    return {
+      body: await openVolumeBackup({ claim: source.claim, variable: 'RESTORE_DIR', dir: source.dir }, source.key),
+      close: () => {},
+    };
   const target: S3Target = { ...source, prefix: '' };
   const client = s3Client(target);
   try {
     const body = await downloadSnapshot(client, target, source.key).catch((err: unknown) => {
-      if ((err as { name?: string }).name === 'NoSuchKey') throw new BackupFailure(`s3://${source.bucket}/${source.key} does not exist (spec.restore)`, true);
+      if ((err as { name?: string }).name === 'NoSuchKey')
+        throw new BackupFailure(`s3://${source.bucket}/${source.key} does not exist (spec.restore)`, true);
       throw s3Failure(err, source, 'fetching the backup');
     });
     return { body, close: () => client.destroy() };
@@ -132,10 +162,18 @@ export async function restore(
   config: RestoreConfig,
 ): Promise<{ restored: boolean; restoredFrom?: string; reason: string; files: string[]; storage?: StorageKind }> {
   const source = config.source;
-  if (source === undefined) return { restored: false, reason: 'RESTORE_LOCATION is not set: nothing to restore', files: [] };
+  if (source === undefined)
+    return { restored: false, reason: 'RESTORE_LOCATION is not set: nothing to restore', files: [] };
   const storage = source.kind;
   const holding = dataPresent(config.dataDir);
-  if (holding !== undefined) return { restored: false, ...holding, reason: `${holding.reason}: nothing restored, nothing overwritten`, files: [], storage };
+  if (holding !== undefined)
+    return {
+      restored: false,
+      ...holding,
+      reason: `${holding.reason}: nothing restored, nothing overwritten`,
+      files: [],
+      storage,
+    };
   mkdirSync(config.dataDir, { recursive: true });
   const location = restoreLocation(source);
   const partial = path.join(config.dataDir, '.restore.partial');
@@ -154,7 +192,10 @@ export async function restore(
       else writeFileSync(dest, f.content.text);
       files.push(f.path);
     }
-    writeFileSync(path.join(config.dataDir, RESTORED_MARKER), `${JSON.stringify({ location, at: new Date().toISOString() })}\n`);
+    writeFileSync(
+      path.join(config.dataDir, RESTORED_MARKER),
+      `${JSON.stringify({ location, at: new Date().toISOString() })}\n`,
+    );
     return { restored: true, restoredFrom: location, reason: `restored ${location}`, files, storage };
   } finally {
     rmSync(partial, { force: true });

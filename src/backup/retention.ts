@@ -17,9 +17,14 @@ export interface Retention {
 
 const DAY_MS = 86_400_000;
 
-export function backupsToPrune(backups: readonly StoredBackup[], now: number, retention: Retention): { prune: string[]; reason: string } {
+export function backupsToPrune(
+  backups: readonly StoredBackup[],
+  now: number,
+  retention: Retention,
+): { prune: string[]; reason: string } {
   const newestFirst = [...backups].sort((a, b) => b.takenAt - a.takenAt || (a.key < b.key ? 1 : -1));
-  if (retention.days === undefined && retention.count === undefined) return { prune: [], reason: 'no retention set: every backup is kept' };
+  if (retention.days === undefined && retention.count === undefined)
+    return { prune: [], reason: 'no retention set: every backup is kept' };
   const prune = newestFirst
     .slice(1)
     .filter((b, i) => {
@@ -30,7 +35,10 @@ export function backupsToPrune(backups: readonly StoredBackup[], now: number, re
       return tooOld || beyondCount;
     })
     .map((b) => b.key);
-  const limits = [retention.days !== undefined ? `${retention.days} days` : '', retention.count !== undefined ? `the newest ${retention.count}` : '']
+  const limits = [
+    retention.days !== undefined ? `${retention.days} days` : '',
+    retention.count !== undefined ? `the newest ${retention.count}` : '',
+  ]
     .filter(Boolean)
     .join(' and ');
   return { prune, reason: `${prune.length} of ${backups.length} backups outside ${limits}; the newest is always kept` };

@@ -70,7 +70,8 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
       enableOfflineQueue: false,
       ...(tls ? { tls } : {}),
     });
-    // What went wrong on the socket (a refused certificate, say): connect() itself then says only that the connection closed.
+    // What went wrong on the socket (a refused certificate, say): connect() itself then says only that the connection
+    // closed.
     let socketError: Error | undefined;
     c.on('error', (err: Error) => (socketError ??= err));
     try {
@@ -101,7 +102,8 @@ async function pickSource(config: BackupConfig, tls: ConnectionOptions | undefin
 /** The target config.storage names. */
 export function openStore(config: BackupConfig, now: () => Date = () => new Date()): BackupStore {
   const s = config.storage;
-  if (s.kind === 'pvc') return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, owner: backupOwner(config) }, now);
+  if (s.kind === 'pvc')
+    return volumeStore({ dir: s.dir, claim: s.claim, prefix: config.prefix, owner: backupOwner(config) }, now);
   const target = {
     bucket: s.bucket,
     region: s.region,
@@ -115,22 +117,40 @@ export function openStore(config: BackupConfig, now: () => Date = () => new Date
 /** The oldest first: those are what a reader of the status expects to have gone. */
 const someOf = (pruned: readonly string[]) => [...pruned].sort().slice(0, PRUNED_NAMES);
 
-export async function runBackup(config: BackupConfig, log: Logger, now: () => Date = () => new Date()): Promise<BackupResult> {
+export async function runBackup(
+  config: BackupConfig,
+  log: Logger,
+  now: () => Date = () => new Date(),
+): Promise<BackupResult> {
   const store = openStore(config, now);
   try {
     // The target first: a volume that cannot take the backup fails before any node forks for it.
     const cleaned = await store.prepare();
-    if (cleaned.length > 0) log.info({ removed: cleaned.length, first: cleaned.slice(0, PRUNED_NAMES) }, 'removed temporaries left by crashed runs');
+    if (cleaned.length > 0)
+      log.info(
+        { removed: cleaned.length, first: cleaned.slice(0, PRUNED_NAMES) },
+        'removed temporaries left by crashed runs',
+      );
     const tls = tlsOptions(config);
     const source = await pickSource(config, tls, log);
     const takenAt = now();
-    const snap = await openSnapshot({ host: source.host, port: source.port, username: config.username, password: config.password, tls }).catch(
-      (err: unknown) => {
-        throw new BackupFailure(`reading the snapshot from ${source.host}:${source.port} failed: ${(err as Error).message}`, false);
-      },
-    );
+    const snap = await openSnapshot({
+      host: source.host,
+      port: source.port,
+      username: config.username,
+      password: config.password,
+      tls,
+    }).catch((err: unknown) => {
+      throw new BackupFailure(
+        `reading the snapshot from ${source.host}:${source.port} failed: ${(err as Error).message}`,
+        false,
+      );
+    });
     const key = backupKey(config.prefix, backupOwner(config), takenAt, snap.offset);
-    log.info({ source: `${source.host}:${source.port}`, role: source.role, offset: snap.offset, key, storage: store.kind }, 'snapshot started');
+    log.info(
+      { source: `${source.host}:${source.port}`, role: source.role, offset: snap.offset, key, storage: store.kind },
+      'snapshot started',
+    );
     const metadata = {
       'redis-version': source.version,
       'replication-id': snap.replicationId,

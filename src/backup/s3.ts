@@ -31,10 +31,21 @@ export function s3Client(target: S3Target): S3Client {
 }
 
 /** Streams a snapshot to `key`; resolves with its size once S3 has it whole. */
-export async function uploadSnapshot(client: S3Client, target: S3Target, key: string, body: Readable, metadata: Record<string, string>): Promise<number> {
+export async function uploadSnapshot(
+  client: S3Client,
+  target: S3Target,
+  key: string,
+  body: Readable,
+  metadata: Record<string, string>,
+): Promise<number> {
   let bytes = 0;
   body.on('data', (chunk: Buffer) => (bytes += chunk.length));
-  const upload = new Upload({ client, params: { Bucket: target.bucket, Key: key, Body: body, Metadata: metadata }, queueSize: 2, partSize: 8 * 1024 * 1024 });
+  const upload = new Upload({
+    client,
+    params: { Bucket: target.bucket, Key: key, Body: body, Metadata: metadata },
+    queueSize: 2,
+    partSize: 8 * 1024 * 1024,
+  });
   await upload.done();
   return bytes;
 }
@@ -45,7 +56,11 @@ export async function listBackups(client: S3Client, target: S3Target, owner: Bac
   let token: string | undefined;
   do {
     const page = await client.send(
-      new ListObjectsV2Command({ Bucket: target.bucket, Prefix: backupFolder(target.prefix, owner), ...(token ? { ContinuationToken: token } : {}) }),
+      new ListObjectsV2Command({
+        Bucket: target.bucket,
+        Prefix: backupFolder(target.prefix, owner),
+        ...(token ? { ContinuationToken: token } : {}),
+      }),
     );
     for (const o of page.Contents ?? []) {
       const parsed = o.Key ? parseBackupKey(target.prefix, owner, o.Key) : undefined;
@@ -59,8 +74,14 @@ export async function listBackups(client: S3Client, target: S3Target, owner: Bac
 export async function deleteBackups(client: S3Client, target: S3Target, keys: readonly string[]): Promise<void> {
   for (let i = 0; i < keys.length; i += 1000) {
     const batch = keys.slice(i, i + 1000);
-    const r = await client.send(new DeleteObjectsCommand({ Bucket: target.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
-    if (r.Errors && r.Errors.length > 0) throw new Error(`could not delete ${r.Errors.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
+    const r = await client.send(
+      new DeleteObjectsCommand({
+        Bucket: target.bucket,
+        Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true },
+      }),
+    );
+    if (r.Errors && r.Errors.length > 0)
+      throw new Error(`could not delete ${r.Errors.map((e) => `${e.Key}: ${e.Code}`).join(', ')}`);
   }
 }
 
@@ -80,7 +101,8 @@ export function s3Store(target: S3Target, owner: BackupOwner): BackupStore {
     kind: 's3',
     // Nothing checked ahead: the upload reports a wrong bucket or refused credentials, and stores nothing then.
     prepare: () => Promise.resolve([]),
-    put: (key, rdb, metadata) => uploadSnapshot(client, target, key, rdb, metadata).catch(failing('storing the backup')),
+    put: (key, rdb, metadata) =>
+      uploadSnapshot(client, target, key, rdb, metadata).catch(failing('storing the backup')),
     list: () => listBackups(client, target, owner).catch(failing('listing backups for retention')),
     remove: (keys) => deleteBackups(client, target, keys).catch(failing('removing backups past retention')),
     location: (key) => `s3://${target.bucket}/${key}`,

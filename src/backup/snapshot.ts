@@ -30,7 +30,8 @@ export interface Snapshot {
   done: Promise<number>;
 }
 
-const command = (...args: string[]) => `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
+const command = (...args: string[]) =>
+  `*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`;
 
 const MARK_LENGTH = 40;
 
@@ -57,7 +58,8 @@ export function openSnapshot(source: SnapshotSource): Promise<Snapshot> {
     });
     done.catch(() => {});
     const timer = setTimeout(
-      () => abort(new Error(`no snapshot from ${source.host}:${source.port} within ${source.startTimeoutMs ?? 60_000} ms`)),
+      () =>
+        abort(new Error(`no snapshot from ${source.host}:${source.port} within ${source.startTimeoutMs ?? 60_000} ms`)),
       source.startTimeoutMs ?? 60_000,
     );
 
@@ -144,7 +146,10 @@ export function openSnapshot(source: SnapshotSource): Promise<Snapshot> {
         }
         if (stage === 'psync') {
           const m = /^\+FULLRESYNC (\S+) (\d+)$/.exec(text);
-          if (!m) return abort(new Error(`unexpected reply to PSYNC from ${source.host}:${source.port}: ${text.slice(0, 80)}`));
+          if (!m)
+            return abort(
+              new Error(`unexpected reply to PSYNC from ${source.host}:${source.port}: ${text.slice(0, 80)}`),
+            );
           replicationId = m[1]!;
           offset = Number(m[2]);
           stage = 'bulk';
@@ -155,7 +160,10 @@ export function openSnapshot(source: SnapshotSource): Promise<Snapshot> {
         const length = /^\$(\d+)$/.exec(text);
         if (eof) mark = Buffer.from(eof[1]!, 'latin1');
         else if (length) remaining = Number(length[1]);
-        else return abort(new Error(`unexpected snapshot header from ${source.host}:${source.port}: ${text.slice(0, 80)}`));
+        else
+          return abort(
+            new Error(`unexpected snapshot header from ${source.host}:${source.port}: ${text.slice(0, 80)}`),
+          );
         stage = 'payload';
         clearTimeout(timer);
         settled = true;

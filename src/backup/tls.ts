@@ -18,7 +18,12 @@ export function redisIdentities(name: string, namespace: string): string[] {
 }
 
 /** Why `cert` does not belong to the node at `host` of Redis namespace/name, or undefined. */
-export function identityProblem(host: string, cert: PeerCertificate, name: string, namespace: string): Error | undefined {
+export function identityProblem(
+  host: string,
+  cert: PeerCertificate,
+  name: string,
+  namespace: string,
+): Error | undefined {
   if (tls.checkServerIdentity(host, cert) === undefined) return undefined;
   if (redisIdentities(name, namespace).some((n) => tls.checkServerIdentity(n, cert) === undefined)) return undefined;
   return Object.assign(

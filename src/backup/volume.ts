@@ -45,7 +45,11 @@ async function assertMounted(where: VolumeWhere): Promise<void> {
     const why = codeOf(err) === 'ENOENT' ? 'does not exist' : `cannot be read (${codeOf(err)})`;
     throw new BackupFailure(`${where.variable}=${where.dir} ${why}: is claim ${where.claim} mounted there?`, true);
   });
-  if (!s.isDirectory()) throw new BackupFailure(`${where.variable}=${where.dir} is not a directory: is claim ${where.claim} mounted there?`, true);
+  if (!s.isDirectory())
+    throw new BackupFailure(
+      `${where.variable}=${where.dir} is not a directory: is claim ${where.claim} mounted there?`,
+      true,
+    );
 }
 
 /**
@@ -146,12 +150,18 @@ export function volumeStore(t: VolumeTarget, now: () => Date = () => new Date())
         throw volumeFailure(err, where, 'storing the backup');
       }
     },
-    list: () => listVolumeBackups(t).catch((err: unknown) => Promise.reject(volumeFailure(err, where, 'listing backups for retention'))),
+    list: () =>
+      listVolumeBackups(t).catch((err: unknown) =>
+        Promise.reject(volumeFailure(err, where, 'listing backups for retention')),
+      ),
     async remove(keys) {
       for (const key of keys) {
         // Retention only names what list() returned; checked again because this deletes.
         if (!parseBackupKey(t.prefix, t.owner, key))
-          throw new BackupFailure(`refusing to remove ${key}: not a backup of ${t.owner.namespace}/${t.owner.name}`, true);
+          throw new BackupFailure(
+            `refusing to remove ${key}: not a backup of ${t.owner.namespace}/${t.owner.name}`,
+            true,
+          );
         await unlink(fileOf(t.dir, key)).catch((err: unknown) => {
           if (codeOf(err) !== 'ENOENT') throw volumeFailure(err, where, 'removing backups past retention');
         });
@@ -167,7 +177,11 @@ export async function openVolumeBackup(where: VolumeWhere, key: string): Promise
   await assertMounted(where);
   const location = volumeLocation(where.claim, key);
   const h = await open(fileOf(where.dir, key), 'r').catch((err: unknown) => {
-    if (codeOf(err) === 'ENOENT') throw new BackupFailure(`${location} does not exist (looked in ${where.variable}=${where.dir}; spec.restore)`, true);
+    if (codeOf(err) === 'ENOENT')
+      throw new BackupFailure(
+        `${location} does not exist (looked in ${where.variable}=${where.dir}; spec.restore)`,
+        true,
+      );
     throw volumeFailure(err, where, `reading ${location}`);
   });
   const s = await h.stat();

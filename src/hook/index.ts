@@ -21,7 +21,12 @@ export { decoratorRequestOf, parseDecoratorRequest, type MonitoringVerdict } fro
 export { customizeRequestOf, hookRequestOf, parseCustomizeRequest, parseHookRequest } from './common/parse.ts';
 export { customize, finalize, sync } from './redis/index.ts';
 export { customizeRedisBackup, syncRedisBackup, type RedisBackupResponse } from './redisbackup/index.ts';
-export { customizeRedisCluster, finalizeRedisCluster, syncRedisCluster, type RedisClusterResponse } from './rediscluster/index.ts';
+export {
+  customizeRedisCluster,
+  finalizeRedisCluster,
+  syncRedisCluster,
+  type RedisClusterResponse,
+} from './rediscluster/index.ts';
 export {
   CustomizeRequest,
   CustomizeResponse,
@@ -41,6 +46,11 @@ export type { ParseResult } from './common/types.ts';
 export type { DecoratorRequest } from './common/wire.ts';
 
 /** The monitoring decorator's sync hook: a Redis's or a RedisCluster's attachments, by the object's kind. */
-export function syncMonitoring(request: DecoratorRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): MonitoringVerdict {
-  return request.object.kind === REDIS_CLUSTER_KIND ? syncRedisClusterMonitoring(request, options) : syncRedisMonitoring(request, options);
+export function syncMonitoring(
+  request: DecoratorRequest,
+  options: HookOptions = DEFAULT_HOOK_OPTIONS,
+): MonitoringVerdict {
+  return request.object.kind === REDIS_CLUSTER_KIND
+    ? syncRedisClusterMonitoring(request, options)
+    : syncRedisMonitoring(request, options);
 }

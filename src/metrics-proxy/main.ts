@@ -15,7 +15,9 @@ function port(name: string): number {
 
 const listen = port('LISTEN_PORT');
 const server = createProxyServer({ upstreamPort: port('UPSTREAM_PORT') });
-server.listen(listen, () => console.log(`metrics proxy: :${listen} -> 127.0.0.1:${process.env['UPSTREAM_PORT']} (GET /metrics and /health only)`));
+server.listen(listen, () =>
+  console.log(`metrics proxy: :${listen} -> 127.0.0.1:${process.env['UPSTREAM_PORT']} (GET /metrics and /health only)`),
+);
 process.once('SIGTERM', () => {
   server.close(() => process.exit(0));
   server.closeAllConnections();

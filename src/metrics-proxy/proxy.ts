@@ -33,7 +33,8 @@ export function route(method: string | undefined, url: string | undefined): Rout
   const path = PATHS.find((p) => p === raw);
   if (path === undefined) {
     const bare = raw.split('?')[0];
-    if (raw.includes('?') && PATHS.some((p) => p === bare)) return { status: 400, reason: 'query strings are not accepted' };
+    if (raw.includes('?') && PATHS.some((p) => p === bare))
+      return { status: 400, reason: 'query strings are not accepted' };
     return { status: 404, reason: 'only /metrics and /health are served' };
   }
   if (method !== 'GET' && method !== 'HEAD') return { status: 405, reason: 'only GET and HEAD' };
@@ -59,12 +60,15 @@ export function proxyHandler(options: ProxyOptions): http.RequestListener {
     }
     const headers: http.OutgoingHttpHeaders = {};
     for (const h of PASSED_HEADERS) if (req.headers[h] !== undefined) headers[h] = req.headers[h];
-    const upstream = http.request({ host, port: options.upstreamPort, method: req.method, path: r.pass, headers, timeout }, (up) => {
-      const back: http.OutgoingHttpHeaders = {};
-      for (const h of RETURNED_HEADERS) if (up.headers[h] !== undefined) back[h] = up.headers[h];
-      res.writeHead(up.statusCode ?? 502, back);
-      up.pipe(res);
-    });
+    const upstream = http.request(
+      { host, port: options.upstreamPort, method: req.method, path: r.pass, headers, timeout },
+      (up) => {
+        const back: http.OutgoingHttpHeaders = {};
+        for (const h of RETURNED_HEADERS) if (up.headers[h] !== undefined) back[h] = up.headers[h];
+        res.writeHead(up.statusCode ?? 502, back);
+        up.pipe(res);
+      },
+    );
     upstream.on('timeout', () => upstream.destroy(new Error('the exporter did not answer in time')));
     upstream.on('error', () => {
       if (res.headersSent) {

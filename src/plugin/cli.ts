@@ -72,16 +72,32 @@ function nodeOf(p: CliPod): Node {
  * else the master. A Redis has one pod labelled master; a RedisCluster has one per shard, and any
  * will do with `-c`: the Ready one of the lowest shard, so repeated runs land on the same node.
  */
-export function chooseNode(name: string, namespace: string, pods: readonly CliPod[], wanted: string | undefined): NodeChoice {
+export function chooseNode(
+  name: string,
+  namespace: string,
+  pods: readonly CliPod[],
+  wanted: string | undefined,
+): NodeChoice {
   const names = pods.map(podName).sort();
   if (pods.length === 0)
-    return { ok: false, exit: 3, reason: `no pod of a Redis or RedisCluster "${name}" in namespace "${namespace}" (no such name, or hibernated)` };
+    return {
+      ok: false,
+      exit: 3,
+      reason: `no pod of a Redis or RedisCluster "${name}" in namespace "${namespace}" (no such name, or hibernated)`,
+    };
   const kinds = new Set(pods.map((p) => nodeOf(p).cluster));
   if (wanted !== undefined) {
     const p = pods.find((q) => podName(q) === wanted);
-    return p ? { ok: true, node: nodeOf(p) } : { ok: false, exit: 1, reason: `${wanted} is not a pod of "${name}" (its pods: ${names.join(', ')})` };
+    return p
+      ? { ok: true, node: nodeOf(p) }
+      : { ok: false, exit: 1, reason: `${wanted} is not a pod of "${name}" (its pods: ${names.join(', ')})` };
   }
-  if (kinds.size > 1) return { ok: false, exit: 1, reason: `both a Redis and a RedisCluster are named "${name}": give --pod (one of ${names.join(', ')})` };
+  if (kinds.size > 1)
+    return {
+      ok: false,
+      exit: 1,
+      reason: `both a Redis and a RedisCluster are named "${name}": give --pod (one of ${names.join(', ')})`,
+    };
   const masters = pods.filter(isMaster);
   if (masters.length === 0)
     return {
@@ -90,11 +106,18 @@ export function chooseNode(name: string, namespace: string, pods: readonly CliPo
       reason: `no pod of "${name}" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of ${names.join(', ')})`,
     };
   if (kinds.has(true)) {
-    const best = [...masters].sort((a, b) => Number(ready(b)) - Number(ready(a)) || shardOf(a) - shardOf(b) || podName(a).localeCompare(podName(b)))[0]!;
+    const best = [...masters].sort(
+      (a, b) => Number(ready(b)) - Number(ready(a)) || shardOf(a) - shardOf(b) || podName(a).localeCompare(podName(b)),
+    )[0]!;
     return { ok: true, node: nodeOf(best) };
   }
   // The sidecar never labels two masters; should a hand edit do it, say so rather than guess.
-  if (masters.length > 1) return { ok: false, exit: 1, reason: `${masters.map(podName).sort().join(' and ')} are both labelled master: give --pod` };
+  if (masters.length > 1)
+    return {
+      ok: false,
+      exit: 1,
+      reason: `${masters.map(podName).sort().join(' and ')} are both labelled master: give --pod`,
+    };
   return { ok: true, node: nodeOf(masters[0]!) };
 }
 
@@ -105,7 +128,10 @@ export function chooseNode(name: string, namespace: string, pods: readonly CliPo
  * arguments last so they may add to or override these flags.
  */
 export function cliScript(node: Pick<Node, 'tls' | 'cluster'>): string {
-  const flags = [...(node.cluster ? ['-c'] : []), ...(node.tls ? ['--tls', '--cacert', TLS_FILE_DIRECTIVES['tls-ca-cert-file']!] : [])];
+  const flags = [
+    ...(node.cluster ? ['-c'] : []),
+    ...(node.tls ? ['--tls', '--cacert', TLS_FILE_DIRECTIVES['tls-ca-cert-file']!] : []),
+  ];
   return `export REDISCLI_AUTH="$OPERATOR_PASSWORD"; exec redis-cli ${[...flags, '--user', OPERATOR_USER, '-h', '"$POD_IP"', '-p', String(REDIS_PORT)].join(' ')} "$@"`;
 }
 
@@ -113,7 +139,10 @@ export interface ExecOptions {
   namespace: string;
   context?: string | undefined;
   kubeconfig?: string | undefined;
-  /** stdin and stdout are terminals: an interactive session (`-t`); otherwise stdin is streamed (`-i`) for pipes and scripts. */
+  /**
+   * stdin and stdout are terminals: an interactive session (`-t`); otherwise stdin is streamed (`-i`) for pipes and
+   * scripts.
+   */
   tty: boolean;
   /** The redis-cli arguments the user gave after `--`. */
   args: readonly string[];
@@ -160,17 +189,30 @@ export interface CliCommandOptions {
   args: readonly string[];
 }
 
-/** Lists the pods, picks the node and runs kubectl with this process's terminal; resolves to kubectl's exit code (redis-cli's, through exec). */
+/**
+ * Lists the pods, picks the node and runs kubectl with this process's terminal; resolves to kubectl's exit code
+ * (redis-cli's, through exec).
+ */
 export async function cliCommand(
   k: { namespace: string; podsSelected: (selector: string) => Promise<CliPod[]> },
   name: string,
   o: CliCommandOptions,
 ): Promise<number> {
-  if (o.stray.length > 0) throw new CliRefused(`cli ${name}: redis-cli's arguments go after --, e.g. kubectl redis cli ${name} -- ${o.stray.join(' ')}`, 2);
+  if (o.stray.length > 0)
+    throw new CliRefused(
+      `cli ${name}: redis-cli's arguments go after --, e.g. kubectl redis cli ${name} -- ${o.stray.join(' ')}`,
+      2,
+    );
   const choice = chooseNode(name, k.namespace, await k.podsSelected(cliPodSelector(name)), o.pod);
   if (!choice.ok) throw new CliRefused(`cli ${name}: ${choice.reason}`, choice.exit);
   const tty = process.stdin.isTTY === true && process.stdout.isTTY === true;
-  const argv = kubectlExecArgs(choice.node, { namespace: k.namespace, context: o.context, kubeconfig: o.kubeconfig, tty, args: o.args });
+  const argv = kubectlExecArgs(choice.node, {
+    namespace: k.namespace,
+    context: o.context,
+    kubeconfig: o.kubeconfig,
+    tty,
+    args: o.args,
+  });
   return new Promise((resolve, reject) => {
     const child = spawn('kubectl', argv, { stdio: 'inherit' });
     // Ctrl-C without a terminal reaches the whole process group: kubectl ends the session and its

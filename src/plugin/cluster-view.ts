@@ -29,7 +29,10 @@ export interface ClusterPodView {
   /** master or replica as the node says (its record); `none` before the sidecar's first record. */
   role: string;
   ready: boolean;
-  /** A replica's link to its master, a master's standing in the cluster (up: not flagged failed); `unknown` without a record. */
+  /**
+   * A replica's link to its master, a master's standing in the cluster (up: not flagged failed); `unknown` without a
+   * record.
+   */
   link: string;
   slots: string;
   memory: string;
@@ -84,7 +87,12 @@ export function clusterStatusView(
     replicas: s.summary?.replicas ?? null,
     slotsCovered: s.slotsCovered ?? null,
     shards: s.shardStatus ?? [],
-    conditions: (s.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+    conditions: (s.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+    })),
     pods: pods
       .filter((p) => selects(clusterPodSelectorLabels(cluster.metadata.name), p))
       .map(podView)
@@ -104,7 +112,10 @@ export function clusterStatusLines(v: ClusterStatusView, paint: Paint): string[]
   ];
   if (v.operator) out.push('', paint('bold', 'Operator'), ...leaderLines(v.operator));
   out.push('', paint('bold', 'Conditions'));
-  for (const c of v.conditions) out.push(`  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`);
+  for (const c of v.conditions)
+    out.push(
+      `  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`,
+    );
   out.push('', paint('bold', 'Shards'));
   const shardRows = [['SHARD', 'MASTER', 'REPLICAS LINKED', 'SLOTS', 'HEALTH']].concat(
     (v.shards ?? []).map((s) => [String(s.index), s.master ?? '-', s.replicas.join(',') || '-', s.slots, s.health]),
@@ -115,7 +126,17 @@ export function clusterStatusLines(v: ClusterStatusView, paint: Paint): string[]
   });
   out.push('', paint('bold', 'Pods'));
   const rows = [['NAME', 'SHARD', 'ROLE', 'READY', 'LINK', 'SLOTS', 'MEMORY', 'KEYS', 'READ AT']].concat(
-    v.pods.map((p) => [p.name, p.shard, p.role, p.ready ? 'yes' : 'no', p.link, p.slots, p.memory, p.keys === null ? '-' : String(p.keys), p.at ?? '-']),
+    v.pods.map((p) => [
+      p.name,
+      p.shard,
+      p.role,
+      p.ready ? 'yes' : 'no',
+      p.link,
+      p.slots,
+      p.memory,
+      p.keys === null ? '-' : String(p.keys),
+      p.at ?? '-',
+    ]),
   );
   table(rows).forEach((line, i) => {
     const p = v.pods[i - 1];
@@ -124,6 +145,7 @@ export function clusterStatusLines(v: ClusterStatusView, paint: Paint): string[]
   if (v.resharding) out.push('', `${paint('bold', 'Last reshard')}  ${v.resharding}`);
   out.push('', paint('bold', 'Failovers'));
   if (v.failovers.length === 0) out.push('  none in the retained events');
-  for (const e of v.failovers) out.push(`  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
+  for (const e of v.failovers)
+    out.push(`  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
   return out;
 }

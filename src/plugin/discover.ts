@@ -39,11 +39,19 @@ export function fromController(controller: ControllerLike | null): Located | und
 }
 
 export function fromDeployments(deployments: readonly DeploymentLike[] | null): Located {
-  const namespaces = [...new Set((deployments ?? []).map((d) => d.metadata?.namespace).filter((n): n is string => !!n))].sort();
+  const namespaces = [
+    ...new Set((deployments ?? []).map((d) => d.metadata?.namespace).filter((n): n is string => !!n)),
+  ].sort();
   if (namespaces.length === 1) return { namespace: namespaces[0]!, from: 'the operator Deployment found there' };
   if (namespaces.length > 1) {
     const namespace = namespaces.includes(DEFAULT_OPERATOR_NAMESPACE) ? DEFAULT_OPERATOR_NAMESPACE : namespaces[0]!;
-    return { namespace, from: `one of several operator Deployments (${namespaces.join(', ')}); pass --operator-namespace` };
+    return {
+      namespace,
+      from: `one of several operator Deployments (${namespaces.join(', ')}); pass --operator-namespace`,
+    };
   }
-  return { namespace: DEFAULT_OPERATOR_NAMESPACE, from: 'the default: no operator Deployment or CompositeController readable' };
+  return {
+    namespace: DEFAULT_OPERATOR_NAMESPACE,
+    from: 'the default: no operator Deployment or CompositeController readable',
+  };
 }

@@ -4,14 +4,34 @@
 // CompositeController and the Deployments it may read).
 // Invariant: only the API server is contacted, never a Redis pod; every failure is thrown as a
 // Failure with the call's verb and resource so ops.explain can name it.
-import { ApiException, AppsV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL, redisClusterPodSelectorLabels as clusterPodSelectorLabels } from '../api/rediscluster-names.ts';
+import {
+  ApiException,
+  AppsV1Api,
+  CoordinationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import {
+  REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL,
+  redisClusterPodSelectorLabels as clusterPodSelectorLabels,
+} from '../api/rediscluster-names.ts';
 import type { RedisClusterStatus } from '../api/rediscluster-schema.ts';
 import { GROUP, PLURAL, VERSION, podSelectorLabels } from '../api/labels.ts';
 import { REDISBACKUP_PLURAL, type RedisBackupStatus } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { Failure, Target } from './ops.ts';
-import { COMPOSITE_CONTROLLER, fromController, fromDeployments, fromFlag, OPERATOR_SELECTOR, type ControllerLike, type Located } from './discover.ts';
+import {
+  COMPOSITE_CONTROLLER,
+  fromController,
+  fromDeployments,
+  fromFlag,
+  OPERATOR_SELECTOR,
+  type ControllerLike,
+  type Located,
+} from './discover.ts';
 
 export class KubeError extends Error {
   readonly failure: Failure;
@@ -34,7 +54,11 @@ function failure(err: unknown): Failure {
     return { code: err.code, message };
   }
   const e = err as { message?: string; code?: string; cause?: { code?: string; message?: string } };
-  return { code: undefined, errno: e?.cause?.code ?? e?.code, message: [e?.message, e?.cause?.message].filter(Boolean).join(': ') };
+  return {
+    code: undefined,
+    errno: e?.cause?.code ?? e?.code,
+    message: [e?.message, e?.cause?.message].filter(Boolean).join(': '),
+  };
 }
 
 export interface KubeOptions {
@@ -81,17 +105,29 @@ export function connect(o: KubeOptions) {
     fromFlag(o.operatorNamespace) ??
     fromController(
       (await optional(() =>
-        custom.getClusterCustomObject({ group: 'metacontroller.k8s.io', version: 'v1alpha1', plural: 'compositecontrollers', name: COMPOSITE_CONTROLLER }),
+        custom.getClusterCustomObject({
+          group: 'metacontroller.k8s.io',
+          version: 'v1alpha1',
+          plural: 'compositecontrollers',
+          name: COMPOSITE_CONTROLLER,
+        }),
       )) as ControllerLike | null,
     ) ??
-    fromDeployments((await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null);
+    fromDeployments(
+      (await optional(() => apps.listDeploymentForAllNamespaces({ labelSelector: OPERATOR_SELECTOR })))?.items ?? null,
+    );
   return {
     namespace,
     /** Where the operator's Deployment and Leases are read. */
     operatorNamespace: o.operatorNamespace,
-    getRedis: (name: string) => call({ verb: 'get', resource: 'redises', name }, () => custom.getNamespacedCustomObject(redisRef(name))) as Promise<RedisLike>,
+    getRedis: (name: string) =>
+      call({ verb: 'get', resource: 'redises', name }, () =>
+        custom.getNamespacedCustomObject(redisRef(name)),
+      ) as Promise<RedisLike>,
     patchRedis: (name: string, body: object) =>
-      call({ verb: 'patch', resource: 'redises', name }, () => custom.patchNamespacedCustomObject({ ...redisRef(name), body }, merge)) as Promise<RedisLike>,
+      call({ verb: 'patch', resource: 'redises', name }, () =>
+        custom.patchNamespacedCustomObject({ ...redisRef(name), body }, merge),
+      ) as Promise<RedisLike>,
     createRedis: (body: object) =>
       call({ verb: 'create', resource: 'redises' }, () =>
         custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: PLURAL, body }),
@@ -100,12 +136,14 @@ export function connect(o: KubeOptions) {
     pods: (name: string) =>
       call(
         { verb: 'list', resource: 'pods' },
-        async () => (await core.listNamespacedPod({ namespace, labelSelector: selector(podSelectorLabels(name)) })).items,
+        async () =>
+          (await core.listNamespacedPod({ namespace, labelSelector: selector(podSelectorLabels(name)) })).items,
       ),
     clusterPods: (name: string) =>
       call(
         { verb: 'list', resource: 'pods' },
-        async () => (await core.listNamespacedPod({ namespace, labelSelector: selector(clusterPodSelectorLabels(name)) })).items,
+        async () =>
+          (await core.listNamespacedPod({ namespace, labelSelector: selector(clusterPodSelectorLabels(name)) })).items,
       ),
     getCluster: (name: string) =>
       call({ verb: 'get', resource: CLUSTER_PLURAL, name }, () =>
@@ -114,7 +152,13 @@ export function connect(o: KubeOptions) {
     events: (name: string, kind: 'Redis' | 'RedisCluster' = 'Redis') =>
       call(
         { verb: 'list', resource: 'events' },
-        async () => (await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })).items,
+        async () =>
+          (
+            await core.listNamespacedEvent({
+              namespace,
+              fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}`,
+            })
+          ).items,
       ),
     backups: async () =>
       (
@@ -124,22 +168,39 @@ export function connect(o: KubeOptions) {
       ).items,
     getBackup: (name: string) =>
       call({ verb: 'get', resource: 'redisbackups', name }, () =>
-        custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, name }),
+        custom.getNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: REDISBACKUP_PLURAL,
+          name,
+        }),
       ) as Promise<BackupLike>,
     createBackup: (body: object) =>
       call({ verb: 'create', resource: 'redisbackups' }, () =>
-        custom.createNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: REDISBACKUP_PLURAL, body }),
+        custom.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: REDISBACKUP_PLURAL,
+          body,
+        }),
       ),
     locateOperator,
     /** The pods matching a label selector (`kubectl redis cli` picks its node among them). */
     podsSelected: (labelSelector: string) =>
-      call({ verb: 'list', resource: 'pods' }, async () => (await core.listNamespacedPod({ namespace, labelSelector })).items),
+      call(
+        { verb: 'list', resource: 'pods' },
+        async () => (await core.listNamespacedPod({ namespace, labelSelector })).items,
+      ),
     operator: async () => {
       const located = await locateOperator();
       const leases = await optional(() => coord.listNamespacedLeaseWithHttpInfo({ namespace: located.namespace }));
       return {
         located,
-        deployment: await optional(() => apps.readNamespacedDeployment({ name: 'redis-operator', namespace: located.namespace })),
+        deployment: await optional(() =>
+          apps.readNamespacedDeployment({ name: 'redis-operator', namespace: located.namespace }),
+        ),
         leases: leases?.data.items ?? null,
         /** The API server's Date header of that read: the cluster's clock, which the Leases' renewTime is on. */
         serverDate: leases?.headers['date'],

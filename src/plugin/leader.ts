@@ -28,9 +28,15 @@ export interface LeaderView {
   namespace: string;
   shard: number;
   shards: number;
-  /** Where SHARDS was read: the Deployment's sidecar env, or the Leases that exist when the Deployment could not be read. */
+  /**
+   * Where SHARDS was read: the Deployment's sidecar env, or the Leases that exist when the Deployment could not be
+   * read.
+   */
   shardsFrom: 'deployment' | 'leases';
-  /** held: a live holder acts; expired: the holder stopped renewing (nobody acts until another takes it); unheld: released or never taken. */
+  /**
+   * held: a live holder acts; expired: the holder stopped renewing (nobody acts until another takes it); unheld:
+   * released or never taken.
+   */
   state: 'held' | 'expired' | 'unheld';
   holder: string | null;
   /** Seconds since the last renewal, on the cluster's clock. */
@@ -41,7 +47,9 @@ export type LeaderLookup = { ok: true; view: LeaderView } | { ok: false; reason:
 
 function sidecarEnv(d: DeploymentLike | null): Map<string, string> {
   const c = d?.spec?.template?.spec?.containers?.find((x) => x.name === 'sidecar');
-  return new Map((c?.env ?? []).flatMap((e) => (e.name !== undefined && e.value !== undefined ? [[e.name, e.value] as const] : [])));
+  return new Map(
+    (c?.env ?? []).flatMap((e) => (e.name !== undefined && e.value !== undefined ? [[e.name, e.value] as const] : [])),
+  );
 }
 
 /**
@@ -72,7 +80,11 @@ export function leaderOf(
     shardsFrom = 'deployment';
   } else {
     const names = leases.map((l) => l.metadata?.name ?? '');
-    const indices = names.flatMap((n) => (n.startsWith(`${base}-shard-`) && /^\d+$/.test(n.slice(base.length + 7)) ? [Number(n.slice(base.length + 7))] : []));
+    const indices = names.flatMap((n) =>
+      n.startsWith(`${base}-shard-`) && /^\d+$/.test(n.slice(base.length + 7))
+        ? [Number(n.slice(base.length + 7))]
+        : [],
+    );
     if (indices.length > 0) shards = Math.max(...indices) + 1;
     else if (names.includes(base)) shards = 1;
     else
@@ -82,14 +94,16 @@ export function leaderOf(
       };
     shardsFrom = 'leases';
   }
-  if (!Number.isInteger(shards) || shards < 1) return { ok: false, reason: `the Deployment's SHARDS is not a shard count: ${env.get('SHARDS')}` };
+  if (!Number.isInteger(shards) || shards < 1)
+    return { ok: false, reason: `the Deployment's SHARDS is not a shard count: ${env.get('SHARDS')}` };
   const shard = shardOf(namespace, name, shards);
   const lease = shardLeaseName(base, shard, shards);
   const found = leases.find((l) => l.metadata?.name === lease);
   const holder = found?.spec?.holderIdentity || null;
   const renew = found?.spec?.renewTime ? new Date(found.spec.renewTime).getTime() : NaN;
   const ago = Number.isFinite(renew) ? Math.max(0, Math.round((now - renew) / 1000)) : null;
-  const live = holder !== null && Number.isFinite(renew) && renew + (found?.spec?.leaseDurationSeconds ?? 15) * 1000 >= now;
+  const live =
+    holder !== null && Number.isFinite(renew) && renew + (found?.spec?.leaseDurationSeconds ?? 15) * 1000 >= now;
   return {
     ok: true,
     view: {
@@ -111,7 +125,11 @@ export function leaderLines(l: LeaderLookup): string[] {
   const v = l.view;
   const where = `Lease ${v.namespace}/${v.lease}${v.shards > 1 ? `, shard ${v.shard} of ${v.shards}` : ''}${v.shardsFrom === 'leases' ? ' (SHARDS from the Leases: the Deployment could not be read)' : ''}`;
   const ago = v.renewedSecondsAgo === null ? '' : `, renewed ${v.renewedSecondsAgo}s ago`;
-  if (v.state === 'held') return [`  ${v.holder} leads it (${where}${ago})`, `  its log: kubectl logs -n ${v.namespace} ${v.holder} -c sidecar`];
+  if (v.state === 'held')
+    return [
+      `  ${v.holder} leads it (${where}${ago})`,
+      `  its log: kubectl logs -n ${v.namespace} ${v.holder} -c sidecar`,
+    ];
   if (v.state === 'expired')
     return [
       `  nobody leads it: ${v.holder} held ${where} and stopped renewing it${ago}; another sidecar takes it within the lease duration`,

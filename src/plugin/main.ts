@@ -39,7 +39,12 @@ export function duration(text: string): number {
   return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms']!;
 }
 
-async function waitFor(what: string, timeoutMs: number, out: (l: string) => void, poll: () => Promise<ops.Progress>): Promise<void> {
+async function waitFor(
+  what: string,
+  timeoutMs: number,
+  out: (l: string) => void,
+  poll: () => Promise<ops.Progress>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = '';
   for (;;) {
@@ -59,7 +64,12 @@ async function requireOperator(k: Kube) {
   if (!r.running) throw new Exit(r.reason, 5);
 }
 
-export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: string) => void, tty: boolean): Promise<number> {
+export async function run(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  out: (l: string) => void,
+  tty: boolean,
+): Promise<number> {
   const { values, positionals, tokens } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -87,7 +97,12 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
   if (!name) throw new Exit(`${command}: a Redis name is required\n${USAGE}`, 2);
   const paint = tty && env['NO_COLOR'] === undefined ? coloured : plain;
   const timeout = duration(values.timeout);
-  const k = connect({ kubeconfig: values.kubeconfig, context: values.context, namespace: values.namespace, operatorNamespace: values['operator-namespace'] });
+  const k = connect({
+    kubeconfig: values.kubeconfig,
+    context: values.context,
+    namespace: values.namespace,
+    operatorNamespace: values['operator-namespace'],
+  });
   const wait = !values['no-wait'];
   switch (command) {
     case 'status':
@@ -101,10 +116,17 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
     case 'switchover': {
       const redis = await k.getRedis(name);
       await requireOperator(k);
-      const request = ops.switchoverRequest(values.to, redis.status?.switchover?.split(': ')[0], Date.now().toString(36));
+      const request = ops.switchoverRequest(
+        values.to,
+        redis.status?.switchover?.split(': ')[0],
+        Date.now().toString(36),
+      );
       await k.patchRedis(name, ops.switchoverPatch(request));
       out(`switchover ${name}: requested ${request}`);
-      if (wait) await waitFor(`switchover ${name}`, timeout, out, async () => ops.switchoverProgress(request, (await k.getRedis(name)).status));
+      if (wait)
+        await waitFor(`switchover ${name}`, timeout, out, async () =>
+          ops.switchoverProgress(request, (await k.getRedis(name)).status),
+        );
       return 0;
     }
     case 'hibernate':
@@ -113,7 +135,10 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       await k.getRedis(name);
       await requireOperator(k);
       await k.patchRedis(name, ops.hibernatePatch(on));
-      if (wait) await waitFor(`${command} ${name}`, timeout, out, async () => ops.hibernateProgress(on, (await k.getRedis(name)).status));
+      if (wait)
+        await waitFor(`${command} ${name}`, timeout, out, async () =>
+          ops.hibernateProgress(on, (await k.getRedis(name)).status),
+        );
       return 0;
     }
     case 'bootstrap-without': {
@@ -124,7 +149,10 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
       out(verdict.warning);
       await k.patchRedis(name, verdict.patch);
       out(`bootstrap-without ${name}: gave up on ${verdict.pods.join(', ')}`);
-      if (wait) await waitFor(`bootstrap ${name}`, timeout, out, async () => ops.bootstrapProgress((await k.getRedis(name)).status));
+      if (wait)
+        await waitFor(`bootstrap ${name}`, timeout, out, async () =>
+          ops.bootstrapProgress((await k.getRedis(name)).status),
+        );
       return 0;
     }
     case 'backup': {
@@ -139,27 +167,42 @@ export async function run(argv: string[], env: NodeJS.ProcessEnv, out: (l: strin
           .slice(0, 14)}`;
       await k.createBackup(ops.backupObject(name, k.namespace, bname));
       out(`backup ${name}: created RedisBackup ${bname}`);
-      if (wait) await waitFor(`backup ${bname}`, timeout, out, async () => ops.backupProgress((await k.getBackup(bname)).status));
+      if (wait)
+        await waitFor(`backup ${bname}`, timeout, out, async () =>
+          ops.backupProgress((await k.getBackup(bname)).status),
+        );
       return 0;
     }
     case 'restore': {
       const from = { backup: values['from-backup'], location: values['from-location'] };
-      if (!from.backup === !from.location) throw new Exit('restore: give exactly one of --from-backup or --from-location', 2);
+      if (!from.backup === !from.location)
+        throw new Exit('restore: give exactly one of --from-backup or --from-location', 2);
       const source = values.like ? ((await k.getRedis(values.like)).spec ?? {}) : {};
       const like = ops.likeSpec(values.like ?? '', source, { name, namespace: k.namespace }, values['tls-secret']);
       if (!like.ok) throw new Exit(`restore ${name}: ${like.reason}`, 2);
       await requireOperator(k);
-      await k.createRedis(ops.restoreObject(name, k.namespace, from as { backup?: string; location?: string }, like.spec));
+      await k.createRedis(
+        ops.restoreObject(name, k.namespace, from as { backup?: string; location?: string }, like.spec),
+      );
       out(`restore ${name}: created Redis ${name} from ${from.backup ?? from.location}`);
       for (const left of like.leftOut) out(`restore ${name}: left out ${left}`);
-      if (wait) await waitFor(`restore ${name}`, timeout, out, async () => ops.restoreProgress((await k.getRedis(name)).status));
+      if (wait)
+        await waitFor(`restore ${name}`, timeout, out, async () =>
+          ops.restoreProgress((await k.getRedis(name)).status),
+        );
       return 0;
     }
     case 'cli': {
       const dash = tokens.find((t) => t.kind === 'option-terminator');
       const args = dash ? argv.slice(dash.index + 1) : [];
       const { pod, context, kubeconfig } = values;
-      return cliCommand(k, name, { pod, context, kubeconfig, args, stray: positionals.slice(2, positionals.length - args.length) });
+      return cliCommand(k, name, {
+        pod,
+        context,
+        kubeconfig,
+        args,
+        stray: positionals.slice(2, positionals.length - args.length),
+      });
     }
     default:
       throw new Exit(`unknown command ${command}\n${USAGE}`, 2);
@@ -171,13 +214,19 @@ export function report(err: unknown): { message: string; exit: number } {
   if (err instanceof Exit || err instanceof CliRefused) return { message: err.message, exit: err.code };
   if (err instanceof KubeError) return ops.explain(err.failure, err.target);
   const e = err as { code?: string; message?: string };
-  if (e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || e?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') return { message: `${e.message}\n${USAGE}`, exit: 2 };
+  if (e?.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || e?.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE')
+    return { message: `${e.message}\n${USAGE}`, exit: 2 };
   return { message: e?.message ?? String(err), exit: 1 };
 }
 
 export async function main(): Promise<void> {
   try {
-    process.exitCode = await run(process.argv.slice(2), process.env, (l) => process.stdout.write(`${l}\n`), process.stdout.isTTY === true);
+    process.exitCode = await run(
+      process.argv.slice(2),
+      process.env,
+      (l) => process.stdout.write(`${l}\n`),
+      process.stdout.isTTY === true,
+    );
   } catch (err) {
     const r = report(err);
     process.stderr.write(`error: ${r.message}\n`);

@@ -4,7 +4,14 @@
 // the switchover annotation, spec.hibernate by merge patch, a RedisBackup, a new Redis with spec.restore,
 // the bootstrap-without annotation.
 import { parseBootstrapWithout, waitedPods } from '../api/bootstrap.ts';
-import { API_VERSION, BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, KIND, SWITCHOVER_ANNOTATION, readSwitchoverRecord } from '../api/labels.ts';
+import {
+  API_VERSION,
+  BOOTSTRAP_STATUS_ANNOTATION,
+  BOOTSTRAP_WITHOUT_ANNOTATION,
+  KIND,
+  SWITCHOVER_ANNOTATION,
+  readSwitchoverRecord,
+} from '../api/labels.ts';
 import { REDISBACKUP_KIND } from '../api/redisbackup-schema.ts';
 import type { RedisStatus } from '../api/schema.ts';
 import type { RedisBackupStatus } from '../api/redisbackup-schema.ts';
@@ -39,7 +46,11 @@ export function hibernateProgress(on: boolean, status: RedisStatus | undefined):
   const phase = status?.phase ?? 'Unknown';
   const cond = status?.conditions?.find((c) => c.type === 'Hibernated');
   const why = cond ? `${cond.reason}: ${cond.message}` : 'no Hibernated condition yet';
-  if (on) return { state: phase === 'Hibernated' && cond?.status === 'True' ? 'done' : 'waiting', line: `phase ${phase}, ${why}` };
+  if (on)
+    return {
+      state: phase === 'Hibernated' && cond?.status === 'True' ? 'done' : 'waiting',
+      line: `phase ${phase}, ${why}`,
+    };
   const ready = status?.conditions?.find((c) => c.type === 'Ready');
   return {
     state: phase === 'Running' && ready?.status === 'True' ? 'done' : 'waiting',
@@ -57,11 +68,17 @@ export function bootstrapWithout(
 ): { ok: true; pods: string[]; patch: object; warning: string } | { ok: false; reason: string } {
   const name = redis.metadata.name;
   const waited = waitedPods(redis.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION]);
-  if (waited.length === 0) return { ok: false, reason: `no bootstrap of ${name} waits for a pod now: nothing to give up on` };
+  if (waited.length === 0)
+    return { ok: false, reason: `no bootstrap of ${name} waits for a pod now: nothing to give up on` };
   const { pods, invalid } = parseBootstrapWithout(requested.join(','), name);
-  if (invalid > 0 || pods.length === 0) return { ok: false, reason: `give pod names of ${name} (${name}-master-N, ${name}-replica-N)` };
+  if (invalid > 0 || pods.length === 0)
+    return { ok: false, reason: `give pod names of ${name} (${name}-master-N, ${name}-replica-N)` };
   const other = pods.filter((p) => !waited.includes(p));
-  if (other.length > 0) return { ok: false, reason: `the bootstrap does not wait for ${other.join(', ')}; it waits for ${waited.join(', ')}` };
+  if (other.length > 0)
+    return {
+      ok: false,
+      reason: `the bootstrap does not wait for ${other.join(', ')}; it waits for ${waited.join(', ')}`,
+    };
   return {
     ok: true,
     pods,
@@ -85,9 +102,13 @@ export function backupObject(redis: string, namespace: string, name: string) {
  * Why `kubectl redis backup` cannot work for this Redis, or undefined: a RedisBackup goes where the
  * Redis's spec.backup.storage says, so without it the RedisBackup could only fail.
  */
-export function backupRefusal(redis: { metadata: { name: string }; spec?: Record<string, unknown> }): string | undefined {
+export function backupRefusal(redis: {
+  metadata: { name: string };
+  spec?: Record<string, unknown>;
+}): string | undefined {
   const backup = redis.spec?.['backup'];
-  const storage = typeof backup === 'object' && backup !== null ? (backup as Record<string, unknown>)['storage'] : undefined;
+  const storage =
+    typeof backup === 'object' && backup !== null ? (backup as Record<string, unknown>)['storage'] : undefined;
   if (typeof storage === 'object' && storage !== null) return undefined;
   return `${redis.metadata.name} has no spec.backup.storage: a backup goes where it says (s3 or pvc; no schedule needed), so set it first (README "Backup and restore")`;
 }
@@ -97,13 +118,21 @@ export function backupProgress(status: RedisBackupStatus | undefined): Progress 
   const why = [status?.reason, status?.message].filter(Boolean).join(': ');
   const line = `phase ${phase}${why ? `, ${why}` : ''}`;
   if (phase === 'Completed')
-    return { state: 'done', line: `${line}; ${status?.location ?? ''} ${status?.sizeBytes ?? '?'} bytes at offset ${status?.replicationOffset ?? '?'}` };
+    return {
+      state: 'done',
+      line: `${line}; ${status?.location ?? ''} ${status?.sizeBytes ?? '?'} bytes at offset ${status?.replicationOffset ?? '?'}`,
+    };
   if (phase === 'Failed') return { state: 'refused', line };
   return { state: 'waiting', line };
 }
 
 /** A restore is a new Redis: spec.restore is honoured at creation only, into empty volumes. */
-export function restoreObject(name: string, namespace: string, from: { backup?: string; location?: string }, spec: Record<string, unknown>) {
+export function restoreObject(
+  name: string,
+  namespace: string,
+  from: { backup?: string; location?: string },
+  spec: Record<string, unknown>,
+) {
   const restore = from.backup ? { backup: from.backup } : { location: from.location };
   return { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, spec: { ...spec, restore } };
 }
@@ -123,19 +152,31 @@ export type LikeSpec = { ok: true; spec: Record<string, unknown>; leftOut: strin
  * unless --tls-secret names a Secret for the new Redis (leaving TLS out would serve the restored
  * data in plaintext).
  */
-export function likeSpec(source: string, sourceSpec: Record<string, unknown>, target: { name: string; namespace: string }, tlsSecret?: string): LikeSpec {
-  if (tlsSecret !== undefined && !SECRET_NAME.test(tlsSecret)) return { ok: false, reason: `--tls-secret ${JSON.stringify(tlsSecret)}: not a Secret name` };
+export function likeSpec(
+  source: string,
+  sourceSpec: Record<string, unknown>,
+  target: { name: string; namespace: string },
+  tlsSecret?: string,
+): LikeSpec {
+  if (tlsSecret !== undefined && !SECRET_NAME.test(tlsSecret))
+    return { ok: false, reason: `--tls-secret ${JSON.stringify(tlsSecret)}: not a Secret name` };
   const spec = structuredClone(sourceSpec);
   const leftOut: string[] = [];
-  if (spec['restore'] !== undefined) leftOut.push(`spec.restore of ${source} (this Redis restores from the backup given here)`);
+  if (spec['restore'] !== undefined)
+    leftOut.push(`spec.restore of ${source} (this Redis restores from the backup given here)`);
   delete spec['restore'];
-  if (spec['hibernate'] === true) leftOut.push(`spec.hibernate: true of ${source} (a hibernated Redis would never start, so never restore)`);
+  if (spec['hibernate'] === true)
+    leftOut.push(`spec.hibernate: true of ${source} (a hibernated Redis would never start, so never restore)`);
   delete spec['hibernate'];
-  const tls = typeof spec['tls'] === 'object' && spec['tls'] !== null ? { ...(spec['tls'] as Record<string, unknown>) } : undefined;
+  const tls =
+    typeof spec['tls'] === 'object' && spec['tls'] !== null
+      ? { ...(spec['tls'] as Record<string, unknown>) }
+      : undefined;
   const secret = typeof tls?.['secretName'] === 'string' ? tls['secretName'] : undefined;
   const headless = `*.${target.name}-headless.${target.namespace}.svc`;
   if (tlsSecret !== undefined) {
-    if (secret !== undefined && secret !== tlsSecret) leftOut.push(`spec.tls.secretName ${secret} of ${source} (replaced by --tls-secret ${tlsSecret})`);
+    if (secret !== undefined && secret !== tlsSecret)
+      leftOut.push(`spec.tls.secretName ${secret} of ${source} (replaced by --tls-secret ${tlsSecret})`);
     spec['tls'] = { ...(tls ?? {}), secretName: tlsSecret };
   } else if (tls !== undefined && secret !== undefined) {
     if (tls['certManager'] === undefined)
@@ -145,7 +186,9 @@ export function likeSpec(source: string, sourceSpec: Record<string, unknown>, ta
       };
     delete tls['secretName'];
     spec['tls'] = tls;
-    leftOut.push(`spec.tls.secretName ${secret} of ${source} (its certificate names ${source}; cert-manager issues ${target.name}-tls for this one)`);
+    leftOut.push(
+      `spec.tls.secretName ${secret} of ${source} (its certificate names ${source}; cert-manager issues ${target.name}-tls for this one)`,
+    );
   }
   return { ok: true, spec, leftOut };
 }
@@ -175,9 +218,16 @@ export function explain(f: Failure, t: Target): { message: string; exit: number 
     return t.resource === 'redises' && t.name
       ? { message: `no such Redis "${t.name}" in namespace "${t.namespace}"`, exit: 3 }
       : { message: `no such ${t.resource} ${t.name ?? ''} in namespace "${t.namespace}"`.replace('  ', ' '), exit: 3 };
-  if (f.code === 403) return { message: `not allowed by RBAC: you cannot ${t.verb} ${t.resource} in namespace "${t.namespace}" (${f.message})`, exit: 4 };
+  if (f.code === 403)
+    return {
+      message: `not allowed by RBAC: you cannot ${t.verb} ${t.resource} in namespace "${t.namespace}" (${f.message})`,
+      exit: 4,
+    };
   if (f.code === 401) return { message: `not authenticated to the API server (${f.message})`, exit: 4 };
-  if (f.code === undefined && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET/.test(`${f.errno ?? ''} ${f.message}`))
+  if (
+    f.code === undefined &&
+    /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|ECONNRESET/.test(`${f.errno ?? ''} ${f.message}`)
+  )
     return { message: `the API server is unreachable: ${f.message}`, exit: 5 };
   return { message: `${t.verb} ${t.resource}${t.name ? ` ${t.name}` : ''} failed: ${f.message}`, exit: 1 };
 }
@@ -199,7 +249,9 @@ export function clusterNow(dateHeader: string | undefined, local: number): numbe
   return Number.isFinite(server) ? server : local;
 }
 
-/** The Leases an acting sidecar holds: the single one, or one per shard with SHARDS > 1 (the manifests' default is 4). */
+/**
+ * The Leases an acting sidecar holds: the single one, or one per shard with SHARDS > 1 (the manifests' default is 4).
+ */
 const ACTING_LEASE = /^redis-operator-sidecar(-shard-\d+)?$/;
 
 /**
@@ -218,9 +270,13 @@ export function operatorRunning(
     const renew = l.spec?.renewTime ? new Date(l.spec.renewTime).getTime() : 0;
     return (l.spec?.holderIdentity ?? '') !== '' && renew + (l.spec?.leaseDurationSeconds ?? 15) * 1000 >= now;
   };
-  if (acting.length > 0 && !acting.some(live)) return { running: false, reason: 'the operator is not running: no sidecar holds its Leases' };
+  if (acting.length > 0 && !acting.some(live))
+    return { running: false, reason: 'the operator is not running: no sidecar holds its Leases' };
   return {
     running: true,
-    reason: deployment || acting.length > 0 ? 'the operator is running' : 'the operator could not be checked (no access to its namespace)',
+    reason:
+      deployment || acting.length > 0
+        ? 'the operator is running'
+        : 'the operator could not be checked (no access to its namespace)',
   };
 }

@@ -13,7 +13,8 @@ import { statusLines, statusView, type Paint } from './view.ts';
 /** A NAME argument the command cannot use (exit 2 in main.ts). */
 export class UsageError extends Error {}
 
-type Target = { kind: 'Redis'; name: string; object: RedisLike } | { kind: 'RedisCluster'; name: string; object: ClusterLike };
+type Target =
+  { kind: 'Redis'; name: string; object: RedisLike } | { kind: 'RedisCluster'; name: string; object: ClusterLike };
 
 const CLUSTER_KINDS = ['rediscluster', 'redisclusters', 'rdc'];
 const REDIS_KINDS = ['redis', 'redises', 'rd'];
@@ -29,7 +30,8 @@ export async function target(k: Kube, arg: string): Promise<Target> {
           .replace(/\.redis\.example\.com$/, '');
   const name = slash < 0 ? arg : arg.slice(slash + 1);
   if (CLUSTER_KINDS.includes(kind)) return { kind: 'RedisCluster', name, object: await k.getCluster(name) };
-  if (kind !== '' && !REDIS_KINDS.includes(kind)) throw new UsageError(`status ${arg}: not a Redis or a RedisCluster (redis/NAME, rediscluster/NAME)`);
+  if (kind !== '' && !REDIS_KINDS.includes(kind))
+    throw new UsageError(`status ${arg}: not a Redis or a RedisCluster (redis/NAME, rediscluster/NAME)`);
   try {
     return { kind: 'Redis', name, object: await k.getRedis(name) };
   } catch (err) {
@@ -48,20 +50,47 @@ export function leaderName(l: LeaderLookup): string {
   return l.view.holder!;
 }
 
-/** output: undefined (the text view), `json`, or `leader` (the leading sidecar's pod name alone, for `kubectl logs`). */
-export async function run(k: Kube, arg: string, output: string | undefined, out: (line: string) => void, paint: Paint): Promise<number> {
-  if (output !== undefined && output !== 'json' && output !== 'leader') throw new UsageError(`status: -o ${output}: not json or leader`);
+/**
+ * output: undefined (the text view), `json`, or `leader` (the leading sidecar's pod name alone, for `kubectl logs`).
+ */
+export async function run(
+  k: Kube,
+  arg: string,
+  output: string | undefined,
+  out: (line: string) => void,
+  paint: Paint,
+): Promise<number> {
+  if (output !== undefined && output !== 'json' && output !== 'leader')
+    throw new UsageError(`status: -o ${output}: not json or leader`);
   const json = output === 'json';
   const t = await target(k, arg);
   const o = await k.operator();
-  const operator = leaderOf(k.namespace, t.name, o.deployment, o.leases, o.located.namespace, clusterNow(o.serverDate, Date.now()));
+  const operator = leaderOf(
+    k.namespace,
+    t.name,
+    o.deployment,
+    o.leases,
+    o.located.namespace,
+    clusterNow(o.serverDate, Date.now()),
+  );
   if (output === 'leader') return (out(leaderName(operator)), 0);
   if (t.kind === 'RedisCluster') {
-    const v = clusterStatusView(t.object, await k.clusterPods(t.name), await k.events(t.name, 'RedisCluster'), operator);
+    const v = clusterStatusView(
+      t.object,
+      await k.clusterPods(t.name),
+      await k.events(t.name, 'RedisCluster'),
+      operator,
+    );
     (json ? [JSON.stringify(v, null, 2)] : clusterStatusLines(v, paint)).forEach((l) => out(l));
     return 0;
   }
-  const v = statusView(t.object, await k.pods(t.name), await k.events(t.name), await k.backups().catch(() => []), operator);
+  const v = statusView(
+    t.object,
+    await k.pods(t.name),
+    await k.events(t.name),
+    await k.backups().catch(() => []),
+    operator,
+  );
   (json ? [JSON.stringify(v, null, 2)] : statusLines(v, paint)).forEach((l) => out(l));
   return 0;
 }

@@ -144,7 +144,12 @@ export function statusView(
     phase: s.phase ?? 'Unknown',
     master: s.master ?? null,
     replicas: s.summary?.replicas ?? null,
-    conditions: (s.conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message })),
+    conditions: (s.conditions ?? []).map((c) => ({
+      type: c.type,
+      status: c.status,
+      reason: c.reason,
+      message: c.message,
+    })),
     pods: pods
       .filter((p) => selects(podSelectorLabels(redis.metadata.name), p))
       .map(podView)
@@ -193,14 +198,26 @@ export function statusLines(v: StatusView, paint: Paint): string[] {
   ];
   if (v.operator) out.push('', paint('bold', 'Operator'), ...leaderLines(v.operator));
   out.push('', paint('bold', 'Conditions'));
-  for (const c of v.conditions) out.push(`  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`);
+  for (const c of v.conditions)
+    out.push(
+      `  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`,
+    );
   out.push('', paint('bold', 'Pods'));
   // Widths are computed on plain text, so colour never shifts the columns.
   const rows = [['NAME', 'ROLE', 'READY', 'LINK', 'OFFSET', 'LAG', 'READ AT', 'ROLE CHANGED BY']].concat(
     v.pods.map((p) => {
       const r = p.replication;
       const lag = r === null || r.lagBytes === null ? '-' : bytes(r.lagBytes);
-      return [p.name, p.role, p.ready ? 'yes' : 'no', p.link, r ? String(r.offset) : '-', lag, r?.at ?? '-', p.roleChangedBy ?? '-'];
+      return [
+        p.name,
+        p.role,
+        p.ready ? 'yes' : 'no',
+        p.link,
+        r ? String(r.offset) : '-',
+        lag,
+        r?.at ?? '-',
+        p.roleChangedBy ?? '-',
+      ];
     }),
   );
   table(rows).forEach((line, i) => {
@@ -215,11 +232,13 @@ export function statusLines(v: StatusView, paint: Paint): string[] {
   out.push('', `${paint('bold', 'Last switchover request')}  ${v.switchover ?? 'none'}`);
   out.push('', paint('bold', 'Failovers and switchovers'));
   if (v.failovers.length === 0) out.push('  none in the retained events');
-  for (const e of v.failovers) out.push(`  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
+  for (const e of v.failovers)
+    out.push(`  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
   out.push('', paint('bold', 'Backups'));
   const last = v.lastScheduledBackup?.lastSuccessful;
   if (last) out.push(`  scheduled: last ${last.time ?? '?'} ${last.location} ${last.sizeBytes ?? '?'} bytes`);
-  if (v.lastScheduledBackup?.lastFailure) out.push(`  ${paint('red', 'scheduled failed')}: ${v.lastScheduledBackup.lastFailure.message}`);
+  if (v.lastScheduledBackup?.lastFailure)
+    out.push(`  ${paint('red', 'scheduled failed')}: ${v.lastScheduledBackup.lastFailure.message}`);
   if (v.backups.length === 0 && !last) out.push('  none');
   for (const b of v.backups)
     out.push(
@@ -230,5 +249,8 @@ export function statusLines(v: StatusView, paint: Paint): string[] {
 
 export function eventLines(events: EventView[], paint: Paint): string[] {
   if (events.length === 0) return ['no events (Kubernetes keeps them for about an hour)'];
-  return events.map((e) => `${e.time}  ${e.type === 'Warning' ? paint('yellow', e.type.padEnd(7)) : e.type.padEnd(7)}  ${e.reason}  ${e.message}`);
+  return events.map(
+    (e) =>
+      `${e.time}  ${e.type === 'Warning' ? paint('yellow', e.type.padEnd(7)) : e.type.padEnd(7)}  ${e.reason}  ${e.message}`,
+  );
 }

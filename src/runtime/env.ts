@@ -35,7 +35,9 @@ export function logLevel(env: Env, name = 'LOG_LEVEL', fallback: LogLevel = 'inf
   const raw = present(env, name);
   if (raw === undefined) return { ok: true, value: fallback };
   const level = LOG_LEVELS.find((l) => l === raw.toLowerCase());
-  return level !== undefined ? { ok: true, value: level } : refuse(name, raw, `must be one of ${LOG_LEVELS.join(', ')}`);
+  return level !== undefined
+    ? { ok: true, value: level }
+    : refuse(name, raw, `must be one of ${LOG_LEVELS.join(', ')}`);
 }
 
 export function ipField(env: Env, name: string, fallback: string | undefined): Field<string | undefined> {

@@ -27,7 +27,8 @@ export function createLogger(options: LoggerOptions): Logger {
   const base = { level: options.level };
   if (options.destination !== undefined) return pino(base, options.destination);
   const pretty = options.pretty ?? (process.stdout.isTTY === true && prettyAvailable());
-  if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } });
+  if (pretty)
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l' } } });
   // Synchronous stdout: short lines are cheap to write, and an asynchronous writer loses the
   // last lines (the fatal reason, the shutdown) when the process exits.
   return pino(base, pino.destination({ dest: 1, sync: true }));

@@ -98,7 +98,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.register(metricsRoute, { metrics });
   const hookOptions = options.hookOptions ?? hook.DEFAULT_HOOK_OPTIONS;
   app.register(hookRoutes, { hooks: { ...realHooks(hookOptions), ...options.hooks }, metrics, bodyLimitBytes });
-  app.register(hookRoutes, { prefix: '/redisbackup', routePrefix: 'redisbackup/', hooks: redisBackupHooks(hookOptions), metrics, bodyLimitBytes });
+  app.register(hookRoutes, {
+    prefix: '/redisbackup',
+    routePrefix: 'redisbackup/',
+    hooks: redisBackupHooks(hookOptions),
+    metrics,
+    bodyLimitBytes,
+  });
   app.register(hookRoutes, {
     prefix: '/rediscluster',
     routePrefix: 'rediscluster/',

@@ -26,7 +26,9 @@ export interface ServerConfig {
   host: string;
   logLevel: LogLevel;
   bodyLimitBytes: number;
-  /** The image backup Jobs and restore init containers run: this operator's own (manifests set it to the Deployment's). */
+  /**
+   * The image backup Jobs and restore init containers run: this operator's own (manifests set it to the Deployment's).
+   */
   operatorImage: string;
   /** Where the alert runbooks are published (docs/monitoring.md); the alerts link to <this>#<alert>. */
   runbookBaseUrl: string;
@@ -51,14 +53,19 @@ function host(env: Env): Field<string> {
 }
 
 // An image reference: [registry[:port]/]path[:tag][@digest], no spaces (what a pod's image field takes).
-const IMAGE = /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
+const IMAGE =
+  /^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]+)?(\/[a-z0-9]+([._-]{1,2}[a-z0-9]+)*)*(:[\w][\w.-]{0,127})?(@sha256:[a-f0-9]{64})?$/;
 
 function operatorImage(env: Env): Field<string> {
   const raw = present(env, 'OPERATOR_IMAGE');
   if (raw === undefined) return { ok: true, value: DEFAULT_OPERATOR_IMAGE };
   return IMAGE.test(raw)
     ? { ok: true, value: raw }
-    : refuse('OPERATOR_IMAGE', raw, 'must be an image reference, for example registry.example.com/redis-operator:0.1.0');
+    : refuse(
+        'OPERATOR_IMAGE',
+        raw,
+        'must be an image reference, for example registry.example.com/redis-operator:0.1.0',
+      );
 }
 
 function runbookBaseUrl(env: Env): Field<string> {
@@ -66,7 +73,11 @@ function runbookBaseUrl(env: Env): Field<string> {
   if (raw === undefined) return { ok: true, value: DEFAULT_RUNBOOK_BASE_URL };
   return /^https?:\/\/[^\s#]+$/.test(raw)
     ? { ok: true, value: raw }
-    : refuse('RUNBOOK_BASE_URL', raw, 'must be an http(s) URL without a #fragment, for example https://docs.example.com/redis-operator/monitoring.html');
+    : refuse(
+        'RUNBOOK_BASE_URL',
+        raw,
+        'must be an http(s) URL without a #fragment, for example https://docs.example.com/redis-operator/monitoring.html',
+      );
 }
 
 // A namespace is a DNS label (RFC 1123): what the API server accepts as metadata.namespace.
@@ -75,7 +86,9 @@ const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 function operatorNamespace(env: Env): Field<string> {
   const raw = present(env, 'POD_NAMESPACE');
   if (raw === undefined) return { ok: true, value: DEFAULT_OPERATOR_NAMESPACE };
-  return NAMESPACE.test(raw) ? { ok: true, value: raw } : refuse('POD_NAMESPACE', raw, "must be a namespace name (the pod's metadata.namespace)");
+  return NAMESPACE.test(raw)
+    ? { ok: true, value: raw }
+    : refuse('POD_NAMESPACE', raw, "must be a namespace name (the pod's metadata.namespace)");
 }
 
 export function loadConfig(env: Env): ConfigResult {
@@ -83,7 +96,13 @@ export function loadConfig(env: Env): ConfigResult {
   const port = integerIn(env, 'PORT', DEFAULT_PORT, 0, 65535);
   const hostField = host(env);
   const level = logLevel(env, 'LOG_LEVEL', DEFAULT_LOG_LEVEL);
-  const bodyLimit = integerIn(env, 'BODY_LIMIT_BYTES', DEFAULT_BODY_LIMIT_BYTES, MIN_BODY_LIMIT_BYTES, MAX_BODY_LIMIT_BYTES);
+  const bodyLimit = integerIn(
+    env,
+    'BODY_LIMIT_BYTES',
+    DEFAULT_BODY_LIMIT_BYTES,
+    MIN_BODY_LIMIT_BYTES,
+    MAX_BODY_LIMIT_BYTES,
+  );
   const image = operatorImage(env);
   const runbook = runbookBaseUrl(env);
   const namespace = operatorNamespace(env);
@@ -102,6 +121,7 @@ export function loadConfig(env: Env): ConfigResult {
     };
   }
   const errors: string[] = [];
-  for (const field of [port, hostField, level, bodyLimit, image, runbook, namespace]) if (!field.ok) errors.push(field.error);
+  for (const field of [port, hostField, level, bodyLimit, image, runbook, namespace])
+    if (!field.ok) errors.push(field.error);
   return { ok: false, errors };
 }

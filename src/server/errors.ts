@@ -84,6 +84,7 @@ export function notFoundBody(method: string, url: string): ErrorBody {
 
 /** Sends the answer; a fault of ours is logged with its stack (a client's mistake is not). */
 export function sendError(reply: FastifyReply, log: FastifyBaseLogger, verdict: ErrorAnswer, cause: unknown): void {
-  if (verdict.ours) log.error({ err: cause }, 'request failed; answered 500 so Metacontroller retries and changes nothing');
+  if (verdict.ours)
+    log.error({ err: cause }, 'request failed; answered 500 so Metacontroller retries and changes nothing');
   reply.code(verdict.statusCode).send(verdict.body);
 }

@@ -63,7 +63,9 @@ export interface HookRoutesOptions {
 /** The hook reports an invalid spec as condition Ready=False with reason InvalidSpec. */
 export function reportsInvalidSpec(response: unknown): boolean {
   const conditions = (response as { status?: { conditions?: unknown } } | undefined)?.status?.conditions;
-  return Array.isArray(conditions) && conditions.some((c) => (c as { reason?: unknown } | null)?.reason === 'InvalidSpec');
+  return (
+    Array.isArray(conditions) && conditions.some((c) => (c as { reason?: unknown } | null)?.reason === 'InvalidSpec')
+  );
 }
 
 export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (plain, options, done) => {
@@ -73,17 +75,21 @@ export const hookRoutes: FastifyPluginCallback<HookRoutesOptions> = (plain, opti
   const route = (local: 'sync' | 'finalize' | 'customize'): HookRoute => `${routePrefix ?? ''}${local}`;
 
   for (const local of ['sync', 'finalize'] as const) {
-    app.post(`/${local}`, { schema: schemaFor(HookRequestBody, HookResponse), onResponse: scope.onResponse(route(local)) }, async (request, reply) => {
-      const hookRequest = hookRequestOf(request.body);
-      identify(request, reply, hookRequest.parent);
-      const logic = local === 'finalize' || hookRequest.finalizing ? 'finalize' : 'sync';
-      const state: Served = { logic };
-      scope.served.set(request, state);
-      const response = await (logic === 'finalize' ? hooks.finalize(hookRequest) : hooks.sync(hookRequest));
-      state.invalidSpec = reportsInvalidSpec(response);
-      state.children = Array.isArray(response?.children) ? response.children.length : undefined;
-      return response;
-    });
+    app.post(
+      `/${local}`,
+      { schema: schemaFor(HookRequestBody, HookResponse), onResponse: scope.onResponse(route(local)) },
+      async (request, reply) => {
+        const hookRequest = hookRequestOf(request.body);
+        identify(request, reply, hookRequest.parent);
+        const logic = local === 'finalize' || hookRequest.finalizing ? 'finalize' : 'sync';
+        const state: Served = { logic };
+        scope.served.set(request, state);
+        const response = await (logic === 'finalize' ? hooks.finalize(hookRequest) : hooks.sync(hookRequest));
+        state.invalidSpec = reportsInvalidSpec(response);
+        state.children = Array.isArray(response?.children) ? response.children.length : undefined;
+        return response;
+      },
+    );
   }
 
   app.post(

@@ -39,7 +39,13 @@ function wireValidator({ schema }: { schema: unknown }) {
     // fastify hands a missing body over as null, which the checker refuses as not an object.
     const problem = checker.problem(data);
     if (problem === undefined) return true;
-    const error: FastifySchemaValidationError = { keyword: 'wire', instancePath: problem.pointer, schemaPath: '', params: {}, message: problem.message };
+    const error: FastifySchemaValidationError = {
+      keyword: 'wire',
+      instancePath: problem.pointer,
+      schemaPath: '',
+      params: {},
+      message: problem.message,
+    };
     return { error: [error] };
   };
 }
@@ -57,7 +63,12 @@ export function identify(request: FastifyRequest, reply: FastifyReply, parent: P
   reply.log = log;
 }
 
-const LEVEL: Record<Outcome, 'info' | 'warn' | 'error'> = { ok: 'info', invalid_spec: 'warn', bad_request: 'warn', error: 'error' };
+const LEVEL: Record<Outcome, 'info' | 'warn' | 'error'> = {
+  ok: 'info',
+  invalid_spec: 'warn',
+  bad_request: 'warn',
+  error: 'error',
+};
 
 export interface HookScope {
   served: WeakMap<FastifyRequest, Served>;

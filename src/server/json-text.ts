@@ -31,7 +31,10 @@ export function jsonText(value: unknown): string | undefined {
   }
 }
 
-/** JSON.stringify(value) for JSON data, written with an explicit stack. Undefined (as JSON.stringify) when `value` itself is skipped. */
+/**
+ * JSON.stringify(value) for JSON data, written with an explicit stack. Undefined (as JSON.stringify) when `value`
+ * itself is skipped.
+ */
 export function stackSafeJsonText(value: unknown): string | undefined {
   if (skipped(value)) return undefined;
   const out: string[] = [];
@@ -42,7 +45,11 @@ export function stackSafeJsonText(value: unknown): string | undefined {
       continue;
     }
     let current = step.value;
-    if (typeof current === 'object' && current !== null && typeof (current as { toJSON?: unknown }).toJSON === 'function') {
+    if (
+      typeof current === 'object' &&
+      current !== null &&
+      typeof (current as { toJSON?: unknown }).toJSON === 'function'
+    ) {
       current = (current as { toJSON: () => unknown }).toJSON();
     }
     if (skipped(current)) {
@@ -85,7 +92,13 @@ interface ClosedObjectSchema {
 
 function isClosedObject(schema: unknown): schema is ClosedObjectSchema {
   const s = schema as Partial<ClosedObjectSchema> | null;
-  return typeof s === 'object' && s !== null && s.type === 'object' && typeof s.properties === 'object' && s.additionalProperties === false;
+  return (
+    typeof s === 'object' &&
+    s !== null &&
+    s.type === 'object' &&
+    typeof s.properties === 'object' &&
+    s.additionalProperties === false
+  );
 }
 
 /** A fastify serializer for one response schema (setSerializerCompiler). */
@@ -95,7 +108,8 @@ export function schemaSerializer(schema: unknown): (data: unknown) => string {
   const required = schema.required ?? [];
   return (data) => {
     const record = (typeof data === 'object' && data !== null ? data : {}) as Record<string, unknown>;
-    for (const key of required) if (!Object.hasOwn(record, key) || record[key] === undefined) throw new Error(`"${key}" is required!`);
+    for (const key of required)
+      if (!Object.hasOwn(record, key) || record[key] === undefined) throw new Error(`"${key}" is required!`);
     const kept: Record<string, unknown> = {};
     for (const key of declared) if (Object.hasOwn(record, key)) kept[key] = record[key];
     return jsonText(kept) ?? 'null';

@@ -12,7 +12,9 @@ const SHUTDOWN_GRACE_MS = 20_000;
 
 const loaded = loadConfig(process.env);
 if (!loaded.ok) {
-  process.stderr.write(`redis-operator hook service: invalid configuration\n${loaded.errors.map((e) => `  ${e}\n`).join('')}`);
+  process.stderr.write(
+    `redis-operator hook service: invalid configuration\n${loaded.errors.map((e) => `  ${e}\n`).join('')}`,
+  );
   process.exit(1);
 }
 const config = loaded.config;
@@ -23,7 +25,11 @@ const app = buildApp({
   logger,
   bodyLimitBytes: config.bodyLimitBytes,
   lifecycle,
-  hookOptions: { operatorImage: config.operatorImage, runbookBaseUrl: config.runbookBaseUrl, operatorNamespace: config.operatorNamespace },
+  hookOptions: {
+    operatorImage: config.operatorImage,
+    runbookBaseUrl: config.runbookBaseUrl,
+    operatorNamespace: config.operatorNamespace,
+  },
 });
 
 let stopping = false;
@@ -58,4 +64,7 @@ try {
 // With PORT=0 the OS chose the port: say which in a field a harness can read back (fastify's
 // own line has it only inside its message text).
 const bound = app.server.address();
-logger.info({ host: config.host, port: typeof bound === 'object' && bound !== null ? bound.port : config.port }, 'hook service listening');
+logger.info(
+  { host: config.host, port: typeof bound === 'object' && bound !== null ? bound.port : config.port },
+  'hook service listening',
+);

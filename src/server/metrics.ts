@@ -4,7 +4,10 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** The Redis controller's routes, the RedisBackup controller's (under /redisbackup), the RedisCluster controller's (under /rediscluster), the monitoring decorator's (under /monitoring). */
+/**
+ * The Redis controller's routes, the RedisBackup controller's (under /redisbackup), the RedisCluster controller's
+ * (under /rediscluster), the monitoring decorator's (under /monitoring).
+ */
 export const HOOK_ROUTES = [
   'sync',
   'finalize',

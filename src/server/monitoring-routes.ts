@@ -25,15 +25,19 @@ export const monitoringRoutes: FastifyPluginCallback<MonitoringRoutesOptions> = 
   const scope = hookScope(plain, { metrics, bodyLimitBytes });
   const app = plain.withTypeProvider<WireTypes>();
   const hook = sync ?? syncMonitoring;
-  app.post('/sync', { schema: schemaFor(DecoratorRequestBody, DecoratorResponse), onResponse: scope.onResponse('monitoring/sync') }, async (request, reply) => {
-    const decoratorRequest = decoratorRequestOf(request.body);
-    identify(request, reply, decoratorRequest.object);
-    const state: Served = { logic: 'sync' };
-    scope.served.set(request, state);
-    const verdict = hook(decoratorRequest, hookOptions);
-    state.invalidSpec = verdict.invalidSpec;
-    state.children = verdict.response.attachments.length;
-    return verdict.response;
-  });
+  app.post(
+    '/sync',
+    { schema: schemaFor(DecoratorRequestBody, DecoratorResponse), onResponse: scope.onResponse('monitoring/sync') },
+    async (request, reply) => {
+      const decoratorRequest = decoratorRequestOf(request.body);
+      identify(request, reply, decoratorRequest.object);
+      const state: Served = { logic: 'sync' };
+      scope.served.set(request, state);
+      const verdict = hook(decoratorRequest, hookOptions);
+      state.invalidSpec = verdict.invalidSpec;
+      state.children = verdict.response.attachments.length;
+      return verdict.response;
+    },
+  );
   done();
 };

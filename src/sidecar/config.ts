@@ -34,13 +34,19 @@ export interface ManagerTiming {
   redisCommandTimeoutMs: number;
   /** Bound on every Kubernetes request of the manager (label patches, events, secrets). */
   kubeRequestTimeoutMs: number;
-  /** Secrets are polled this often by the acting instance, and reported on the parent (decide/secret-reads.ts, decide/secret-report.ts). */
+  /**
+   * Secrets are polled this often by the acting instance, and reported on the parent (decide/secret-reads.ts,
+   * decide/secret-report.ts).
+   */
   secretRefreshMs: number;
   /** A replica's down/silent testimony counts after holding this long (see decide/types.ts). */
   witnessConfirmMs: number;
   /** A probe older than this no longer counts as "answering now". */
   staleAfterMs: number;
-  /** Failover only: how long to wait for pods we cannot read before choosing on a partial view (a bootstrap has no limit). */
+  /**
+   * Failover only: how long to wait for pods we cannot read before choosing on a partial view (a bootstrap has no
+   * limit).
+   */
   maxPartialWaitMs: number;
   /** A refused master port counts as a crash after this long (see decide/types.ts); 0: at once. */
   crashConfirmMs: number;
@@ -127,38 +133,73 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     );
   }
   const podNamespace = take(named(env, 'POD_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)'), undefined);
-  const leaseName = take(named(env, 'LEASE_NAME', DNS_SUBDOMAIN, 'a Lease name (DNS subdomain)', DEFAULT_LEASE_NAME), DEFAULT_LEASE_NAME) ?? DEFAULT_LEASE_NAME;
-  const leaseNamespace = take(named(env, 'LEASE_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)', podNamespace), podNamespace);
-  if (leaseNamespace === undefined && present(env, 'LEASE_NAMESPACE') === undefined && present(env, 'POD_NAMESPACE') === undefined) {
+  const leaseName =
+    take(
+      named(env, 'LEASE_NAME', DNS_SUBDOMAIN, 'a Lease name (DNS subdomain)', DEFAULT_LEASE_NAME),
+      DEFAULT_LEASE_NAME,
+    ) ?? DEFAULT_LEASE_NAME;
+  const leaseNamespace = take(
+    named(env, 'LEASE_NAMESPACE', DNS_LABEL, 'a namespace name (DNS label)', podNamespace),
+    podNamespace,
+  );
+  if (
+    leaseNamespace === undefined &&
+    present(env, 'LEASE_NAMESPACE') === undefined &&
+    present(env, 'POD_NAMESPACE') === undefined
+  ) {
     errors.push(
       'POD_NAMESPACE or LEASE_NAMESPACE is required: the namespace of the leader-election Lease (set POD_NAMESPACE from the downward API, fieldRef metadata.namespace)',
     );
   }
   const metricsPort = take(integerIn(env, 'METRICS_PORT', DEFAULT_METRICS_PORT, 0, 65535), DEFAULT_METRICS_PORT);
-  const metricsHost = take(ipField(env, 'METRICS_HOST', DEFAULT_METRICS_HOST), DEFAULT_METRICS_HOST) ?? DEFAULT_METRICS_HOST;
+  const metricsHost =
+    take(ipField(env, 'METRICS_HOST', DEFAULT_METRICS_HOST), DEFAULT_METRICS_HOST) ?? DEFAULT_METRICS_HOST;
   const level = take(logLevel(env), 'info');
   const redisLocalAddress = take(ipField(env, 'REDIS_LOCAL_ADDRESS', undefined), undefined);
 
   const d = DEFAULT_LEADER_SETTINGS;
   const leader: LeaderSettings = {
-    leaseDurationSeconds: take(integerIn(env, 'LEASE_DURATION_SECONDS', d.leaseDurationSeconds, 1, 3600), d.leaseDurationSeconds),
-    renewDeadlineMs: take(integerIn(env, 'LEASE_RENEW_DEADLINE_MS', d.renewDeadlineMs, 1, 3_600_000), d.renewDeadlineMs),
+    leaseDurationSeconds: take(
+      integerIn(env, 'LEASE_DURATION_SECONDS', d.leaseDurationSeconds, 1, 3600),
+      d.leaseDurationSeconds,
+    ),
+    renewDeadlineMs: take(
+      integerIn(env, 'LEASE_RENEW_DEADLINE_MS', d.renewDeadlineMs, 1, 3_600_000),
+      d.renewDeadlineMs,
+    ),
     retryPeriodMs: take(integerIn(env, 'LEASE_RETRY_PERIOD_MS', d.retryPeriodMs, 1, 3_600_000), d.retryPeriodMs),
-    requestTimeoutMs: take(integerIn(env, 'LEASE_REQUEST_TIMEOUT_MS', d.requestTimeoutMs, 1, 3_600_000), d.requestTimeoutMs),
+    requestTimeoutMs: take(
+      integerIn(env, 'LEASE_REQUEST_TIMEOUT_MS', d.requestTimeoutMs, 1, 3_600_000),
+      d.requestTimeoutMs,
+    ),
   };
   for (const p of settingsProblems(leader))
-    errors.push(`leader election (LEASE_DURATION_SECONDS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS, LEASE_REQUEST_TIMEOUT_MS): ${p}`);
+    errors.push(
+      `leader election (LEASE_DURATION_SECONDS, LEASE_RENEW_DEADLINE_MS, LEASE_RETRY_PERIOD_MS, LEASE_REQUEST_TIMEOUT_MS): ${p}`,
+    );
 
   const shards = take(integerIn(env, 'SHARDS', 1, 1, 256), 1);
 
   const t = DEFAULT_TIMING;
   const timing: ManagerTiming = {
     probeIntervalMs: take(integerIn(env, 'PROBE_INTERVAL_MS', t.probeIntervalMs, 10, 60_000), t.probeIntervalMs),
-    idleProbeIntervalMs: take(integerIn(env, 'IDLE_PROBE_INTERVAL_MS', t.idleProbeIntervalMs, 10, 60_000), t.idleProbeIntervalMs),
+    idleProbeIntervalMs: take(
+      integerIn(env, 'IDLE_PROBE_INTERVAL_MS', t.idleProbeIntervalMs, 10, 60_000),
+      t.idleProbeIntervalMs,
+    ),
     tickIntervalMs: take(integerIn(env, 'TICK_INTERVAL_MS', t.tickIntervalMs, 10, 60_000), t.tickIntervalMs),
-    redisConnectTimeoutMs: take(integerIn(env, 'REDIS_CONNECT_TIMEOUT_MS', t.redisConnectTimeoutMs, 10, 60_000), t.redisConnectTimeoutMs),
-    redisCommandTimeoutMs: take(integerIn(env, 'REDIS_COMMAND_TIMEOUT_MS', t.redisCommandTimeoutMs, 10, 60_000), t.redisCommandTimeoutMs),
-    kubeRequestTimeoutMs: take(integerIn(env, 'KUBE_REQUEST_TIMEOUT_MS', t.kubeRequestTimeoutMs, 100, 120_000), t.kubeRequestTimeoutMs),
+    redisConnectTimeoutMs: take(
+      integerIn(env, 'REDIS_CONNECT_TIMEOUT_MS', t.redisConnectTimeoutMs, 10, 60_000),
+      t.redisConnectTimeoutMs,
+    ),
+    redisCommandTimeoutMs: take(
+      integerIn(env, 'REDIS_COMMAND_TIMEOUT_MS', t.redisCommandTimeoutMs, 10, 60_000),
+      t.redisCommandTimeoutMs,
+    ),
+    kubeRequestTimeoutMs: take(
+      integerIn(env, 'KUBE_REQUEST_TIMEOUT_MS', t.kubeRequestTimeoutMs, 100, 120_000),
+      t.kubeRequestTimeoutMs,
+    ),
     secretRefreshMs: take(integerIn(env, 'SECRET_REFRESH_MS', t.secretRefreshMs, 100, 3_600_000), t.secretRefreshMs),
     witnessConfirmMs: take(integerIn(env, 'WITNESS_CONFIRM_MS', t.witnessConfirmMs, 0, 60_000), t.witnessConfirmMs),
     staleAfterMs: take(integerIn(env, 'STALE_AFTER_MS', t.staleAfterMs, 100, 600_000), t.staleAfterMs),
@@ -168,7 +209,10 @@ export function loadSidecarConfig(env: Env): ConfigResult {
   };
   // A probe must be able to finish (connect + command) before its facts count as stale, or a
   // slow but healthy node would flap between answering and silent.
-  if (errors.length === 0 && timing.staleAfterMs <= timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs) {
+  if (
+    errors.length === 0 &&
+    timing.staleAfterMs <= timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs
+  ) {
     errors.push(
       `STALE_AFTER_MS=${timing.staleAfterMs} must exceed REDIS_CONNECT_TIMEOUT_MS + REDIS_COMMAND_TIMEOUT_MS + PROBE_INTERVAL_MS (${timing.redisConnectTimeoutMs + timing.redisCommandTimeoutMs + timing.probeIntervalMs}): a slow but healthy node would look silent between probes`,
     );

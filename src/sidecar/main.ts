@@ -1,11 +1,10 @@
-// Entry point of the replication-manager sidecar (second container of the operator Deployment):
-// validated config from the environment, the metrics/probe HTTP server (listening from the first
-// moment: the Deployment's probes hit it), the Kubernetes client, Lease leader election and the
-// managers: Redis (manager/) and RedisCluster (cluster/), which share the Leases (SHARDS > 1: one
-// Lease per shard, see kube/shard-leadership.ts; a Redis and a RedisCluster go by namespace/name). SIGTERM/SIGINT: stop acting, hand the Lease(s) back (a standby takes over at its next
-// poll instead of waiting for expiry), close Redis connections and informers, exit 0.
-// Exit codes: 0 after a clean shutdown; 1 for a bad configuration (every problem printed at once)
-// or a shutdown that did not finish within 10 s.
+// Entry point of the replication-manager sidecar (second container of the operator Deployment): validated config from
+// the environment, the metrics/probe HTTP server (listening from the first moment: the Deployment's probes hit it), the
+// Kubernetes client, Lease leader election and the managers: Redis (manager/) and RedisCluster (cluster/), which share
+// the Leases (SHARDS > 1: one Lease per shard, see kube/shard-leadership.ts; a Redis and a RedisCluster go by
+// namespace/name). SIGTERM/SIGINT: stop acting, hand the Lease(s) back (a standby takes over at its next poll instead
+// of waiting for expiry), close Redis connections and informers, exit 0. Exit codes: 0 after a clean shutdown; 1 for a
+// bad configuration (every problem printed at once) or a shutdown that did not finish within 10 s.
 import { KubeClient, loadKubeConfig } from './adapters/kube/client.ts';
 import { LeaderElector } from './adapters/kube/leader.ts';
 import { ShardLeadership } from './adapters/kube/shard-leadership.ts';
@@ -17,7 +16,9 @@ import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './
 
 const loaded = loadSidecarConfig(process.env);
 if (!loaded.ok) {
-  process.stderr.write(`redis-operator sidecar: invalid configuration, not starting:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`);
+  process.stderr.write(
+    `redis-operator sidecar: invalid configuration, not starting:\n${loaded.errors.map((e) => `  - ${e}`).join('\n')}\n`,
+  );
   process.exit(1);
 }
 const config = loaded.config;
@@ -28,7 +29,9 @@ try {
   kc = loadKubeConfig({ env: process.env });
 } catch (err) {
   logger.fatal({ err: err instanceof Error ? err.message : String(err) }, 'cannot load the Kubernetes configuration');
-  process.stderr.write(`redis-operator sidecar: cannot load the Kubernetes configuration: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.stderr.write(
+    `redis-operator sidecar: cannot load the Kubernetes configuration: ${err instanceof Error ? err.message : String(err)}\n`,
+  );
   process.exit(1);
 }
 
@@ -44,16 +47,31 @@ try {
     ready: () => (manager?.ready ?? false) && (clusters?.ready ?? false),
   });
 } catch (err) {
-  logger.fatal({ err: err instanceof Error ? err.message : String(err), port: config.metricsPort }, 'cannot listen for metrics and probes');
+  logger.fatal(
+    { err: err instanceof Error ? err.message : String(err), port: config.metricsPort },
+    'cannot listen for metrics and probes',
+  );
   process.exit(1);
 }
-logger.info({ host: config.metricsHost, port: server.port }, 'metrics and probes listening (/metrics, /healthz, /readyz)');
+logger.info(
+  { host: config.metricsHost, port: server.port },
+  'metrics and probes listening (/metrics, /healthz, /readyz)',
+);
 
-const kube = new KubeClient(kc, { namespaces: config.watchNamespaces, identity: config.podName, requestTimeoutMs: config.timing.kubeRequestTimeoutMs, logger });
+const kube = new KubeClient(kc, {
+  namespaces: config.watchNamespaces,
+  identity: config.podName,
+  requestTimeoutMs: config.timing.kubeRequestTimeoutMs,
+  logger,
+});
 // The Leases get connections of their own (a KubeConfig of their own, so a dispatcher of their
 // own): a renewal must never wait behind a burst of the manager's reads, or a busy leader would
 // miss its renew deadline and stop acting.
-const leaseKube = new KubeClient(loadKubeConfig({ env: process.env }), { identity: config.podName, requestTimeoutMs: config.leader.requestTimeoutMs, logger });
+const leaseKube = new KubeClient(loadKubeConfig({ env: process.env }), {
+  identity: config.podName,
+  requestTimeoutMs: config.leader.requestTimeoutMs,
+  logger,
+});
 const leadership =
   config.shards > 1
     ? new ShardLeadership({
@@ -121,7 +139,9 @@ async function shutdown(signal: string): Promise<void> {
 }
 process.once('SIGTERM', () => void shutdown('SIGTERM'));
 process.once('SIGINT', () => void shutdown('SIGINT'));
-process.on('unhandledRejection', (err) => logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled rejection'));
+process.on('unhandledRejection', (err) =>
+  logger.error({ err: err instanceof Error ? err.stack : String(err) }, 'unhandled rejection'),
+);
 
 logger.info(
   {

@@ -30,7 +30,10 @@ export interface SidecarMetrics {
   specValid: Gauge<RedisLabels>;
   /** Sets the status series of a Redis from its status (every instance does: they watch alike). */
   observeStatus(namespace: string, redis: string, series: StatusSeries): void;
-  /** The Redis is gone: its status series go too (the manager's, not a worker's: a worker of a replaced object stops later). */
+  /**
+   * The Redis is gone: its status series go too (the manager's, not a worker's: a worker of a replaced object stops
+   * later).
+   */
   forgetStatus(namespace: string, redis: string): void;
   forgetPod(namespace: string, redis: string, pod: string): void;
   forgetRedis(namespace: string, redis: string): void;
@@ -76,13 +79,21 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
     labelNames: ['namespace', 'redis', 'pod'] as const,
     registers,
   });
-  const leader = new Gauge({ name: 'redis_operator_leader', help: '1 while this instance holds the leader Lease (or a shard Lease) and may act.', registers });
+  const leader = new Gauge({
+    name: 'redis_operator_leader',
+    help: '1 while this instance holds the leader Lease (or a shard Lease) and may act.',
+    registers,
+  });
   const shards = new Gauge({
     name: 'redis_operator_shards',
     help: 'How many shards the Redis objects are divided into (SHARDS; 1: one leader Lease for all).',
     registers,
   });
-  const shardsHeld = new Gauge({ name: 'redis_operator_shards_held', help: 'Shard Leases this instance holds and may act on.', registers });
+  const shardsHeld = new Gauge({
+    name: 'redis_operator_shards_held',
+    help: 'Shard Leases this instance holds and may act on.',
+    registers,
+  });
   const steps = new Counter({
     name: 'redis_operator_steps_total',
     help: 'Steps the leader applied (promote, switchover, replicaof, config, label), by outcome (ok, failed).',
@@ -121,7 +132,8 @@ export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {})
   });
   const forgetStatus = (namespace: string, redis: string) => {
     for (const p of PHASES) phase.remove({ namespace, redis, phase: p });
-    for (const type of CONDITION_TYPES) for (const status of CONDITION_STATUSES) condition.remove({ namespace, redis, type, status });
+    for (const type of CONDITION_TYPES)
+      for (const status of CONDITION_STATUSES) condition.remove({ namespace, redis, type, status });
     backupSuccess.remove({ namespace, redis });
     backupFailure.remove({ namespace, redis });
   };

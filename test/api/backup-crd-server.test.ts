@@ -51,7 +51,10 @@ describe('spec.backup on the real kube-apiserver', { skip: missing ?? false }, (
     assert.match(await refusal('Redis', { backup: { schedule: '@daily' } }), /spec\.backup\.storage: Required value/);
   });
   test('a RedisCluster: the schedule is still required, naming it', async () => {
-    assert.match(await refusal('RedisCluster', { backup: { storage: STORAGE } }), /spec\.backup\.schedule: Required value/);
+    assert.match(
+      await refusal('RedisCluster', { backup: { storage: STORAGE } }),
+      /spec\.backup\.schedule: Required value/,
+    );
     assert.equal(await refusal('RedisCluster', { backup: { schedule: '@daily', storage: STORAGE } }), '');
   });
 });

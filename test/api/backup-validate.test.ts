@@ -36,7 +36,10 @@ test('bucket names: S3 rules, dots only between labels, never an IP address', as
     ['bucket/x', false],
     ['bucket\u0000', false],
   ];
-  for (const [bucket, ok] of table) await t.test(JSON.stringify(bucket), () => assert.equal(bucketProblem(bucket) === undefined, ok, bucketProblem(bucket)));
+  for (const [bucket, ok] of table)
+    await t.test(JSON.stringify(bucket), () =>
+      assert.equal(bucketProblem(bucket) === undefined, ok, bucketProblem(bucket)),
+    );
 });
 
 test('key prefixes: relative segments of letters, digits, ".", "_", "-"; never "~" (the operator\'s folders use it)', async (t) => {
@@ -62,7 +65,10 @@ test('key prefixes: relative segments of letters, digits, ".", "_", "-"; never "
     ['é/', false],
     ['p'.repeat(257), false],
   ];
-  for (const [prefix, ok] of table) await t.test(JSON.stringify(prefix), () => assert.equal(prefixProblem(prefix) === undefined, ok, prefixProblem(prefix)));
+  for (const [prefix, ok] of table)
+    await t.test(JSON.stringify(prefix), () =>
+      assert.equal(prefixProblem(prefix) === undefined, ok, prefixProblem(prefix)),
+    );
 });
 
 test('restore locations: s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, nothing that leads elsewhere', async (t) => {
@@ -103,7 +109,26 @@ test('restore locations: s3://<bucket>/<key>.rdb or pvc://<claim>/<path>.rdb, no
 });
 
 test('whatever a location is made of, one that passes is a plain relative path of allowed characters under its claim (fast-check)', () => {
-  const piece = fc.constantFrom('s3://', 'pvc://', 'redis-backups', 'b', '/', '.', '..', '%2e', '%2f', '\\', '\u0000', '\n', 'a', '~', '.rdb', '//', ' ', 'é');
+  const piece = fc.constantFrom(
+    's3://',
+    'pvc://',
+    'redis-backups',
+    'b',
+    '/',
+    '.',
+    '..',
+    '%2e',
+    '%2f',
+    '\\',
+    '\u0000',
+    '\n',
+    'a',
+    '~',
+    '.rdb',
+    '//',
+    ' ',
+    'é',
+  );
   fc.assert(
     fc.property(fc.array(piece, { maxLength: 12 }), (pieces) => {
       const location = pieces.join('');
@@ -125,7 +150,13 @@ test('whatever a location is made of, one that passes is a plain relative path o
 
 test('the Redis and RedisCluster validators refuse them, naming the field', async (t) => {
   const table: Array<[string, 'Redis' | 'RedisCluster', Record<string, unknown>, string, RegExp]> = [
-    ['a location climbing out', 'Redis', { restore: { location: 's3://redis-backups/a/../x.rdb', storage: { s3: S3 } } }, 'spec.restore.location', /"\.\."/],
+    [
+      'a location climbing out',
+      'Redis',
+      { restore: { location: 's3://redis-backups/a/../x.rdb', storage: { s3: S3 } } },
+      'spec.restore.location',
+      /"\.\."/,
+    ],
     [
       'a location with a backslash',
       'Redis',
@@ -147,10 +178,34 @@ test('the Redis and RedisCluster validators refuse them, naming the field', asyn
       'spec.restore.location',
       /IP address/,
     ],
-    ['a backup bucket with ".."', 'Redis', { backup: backup({ bucket: 'a..b' }) }, 'spec.backup.storage.s3.bucket', /no "\.\."/],
-    ['a backup bucket that is an IP address', 'Redis', { backup: backup({ bucket: '10.0.0.1' }) }, 'spec.backup.storage.s3.bucket', /IP address/],
-    ['a backup prefix climbing out', 'Redis', { backup: backup({ prefix: '../other/' }) }, 'spec.backup.storage.s3.prefix', /"\.\."/],
-    ['a backup prefix with "~"', 'Redis', { backup: backup({ prefix: 'redis~ns~x/' }) }, 'spec.backup.storage.s3.prefix', /may only use/],
+    [
+      'a backup bucket with ".."',
+      'Redis',
+      { backup: backup({ bucket: 'a..b' }) },
+      'spec.backup.storage.s3.bucket',
+      /no "\.\."/,
+    ],
+    [
+      'a backup bucket that is an IP address',
+      'Redis',
+      { backup: backup({ bucket: '10.0.0.1' }) },
+      'spec.backup.storage.s3.bucket',
+      /IP address/,
+    ],
+    [
+      'a backup prefix climbing out',
+      'Redis',
+      { backup: backup({ prefix: '../other/' }) },
+      'spec.backup.storage.s3.prefix',
+      /"\.\."/,
+    ],
+    [
+      'a backup prefix with "~"',
+      'Redis',
+      { backup: backup({ prefix: 'redis~ns~x/' }) },
+      'spec.backup.storage.s3.prefix',
+      /may only use/,
+    ],
     [
       'a restore storage bucket with ".-"',
       'Redis',
@@ -158,8 +213,20 @@ test('the Redis and RedisCluster validators refuse them, naming the field', asyn
       'spec.restore.storage.s3.bucket',
       /no "\.\.", "\.-"/,
     ],
-    ['a cluster backup prefix that is absolute', 'RedisCluster', { backup: backup({ prefix: '/etc/' }) }, 'spec.backup.storage.s3.prefix', /relative/],
-    ['a cluster backup bucket with ".."', 'RedisCluster', { backup: backup({ bucket: 'x..y' }) }, 'spec.backup.storage.s3.bucket', /no "\.\."/],
+    [
+      'a cluster backup prefix that is absolute',
+      'RedisCluster',
+      { backup: backup({ prefix: '/etc/' }) },
+      'spec.backup.storage.s3.prefix',
+      /relative/,
+    ],
+    [
+      'a cluster backup bucket with ".."',
+      'RedisCluster',
+      { backup: backup({ bucket: 'x..y' }) },
+      'spec.backup.storage.s3.bucket',
+      /no "\.\."/,
+    ],
   ];
   for (const [name, kind, spec, field, message] of table) {
     await t.test(name, () => {
@@ -175,7 +242,10 @@ test('the Redis and RedisCluster validators refuse them, naming the field', asyn
       's3://redis-backups/nightly/redis~default~r/20261201T000000Z-1.rdb',
       's3://redis-backups/nightly/default/r/20261201T000000Z-1.rdb',
     ]) {
-      const v = validateSpec('r', { restore: { location, storage: { s3: S3 } }, backup: backup({ bucket: 'backups.example.com', prefix: 'nightly/' }) });
+      const v = validateSpec('r', {
+        restore: { location, storage: { s3: S3 } },
+        backup: backup({ bucket: 'backups.example.com', prefix: 'nightly/' }),
+      });
       assert.ok(v.ok, v.ok ? '' : JSON.stringify(v.problems));
     }
   });

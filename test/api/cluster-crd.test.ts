@@ -44,7 +44,9 @@ function child(node: JsonSchema, ...path: string[]): JsonSchema {
   return current;
 }
 
-/** The article's RedisCluster block: from its apiVersion line to the first unindented line after spec that is not YAML. */
+/**
+ * The article's RedisCluster block: from its apiVersion line to the first unindented line after spec that is not YAML.
+ */
 function articleExample(): Obj {
   const lines = readFileSync(ARTICLE, 'utf8').split('\n');
   const kindAt = lines.findIndex((l) => l.trim() === 'kind: RedisCluster');
@@ -65,12 +67,18 @@ const example = (): Obj => {
 
 test('manifests/rediscluster-crd.yaml is what the source generates', () => {
   const committed = readFileSync(CRD_FILE, 'utf8');
-  assert.equal(committed, renderRedisClusterCrdYaml(), 'manifests/rediscluster-crd.yaml is stale: run npm run gen:crd and commit the result');
+  assert.equal(
+    committed,
+    renderRedisClusterCrdYaml(),
+    'manifests/rediscluster-crd.yaml is stale: run npm run gen:crd and commit the result',
+  );
   assert.deepEqual(parse(committed), JSON.parse(JSON.stringify(buildRedisClusterCrd())));
 });
 
 test('the CRD is a valid apiextensions.k8s.io/v1 object', () => {
-  assert.doesNotThrow(() => new CustomResourceDefinition(JSON.parse(JSON.stringify(buildRedisClusterCrd())) as never).validate());
+  assert.doesNotThrow(() =>
+    new CustomResourceDefinition(JSON.parse(JSON.stringify(buildRedisClusterCrd())) as never).validate(),
+  );
 });
 
 test('names, scope, the status and scale subresources, and the columns of kubectl get rediscluster', () => {
@@ -90,7 +98,11 @@ test('names, scope, the status and scale subresources, and the columns of kubect
   assert.equal(version?.['name'], VERSION);
   assert.deepEqual(version?.['subresources'], {
     status: {},
-    scale: { specReplicasPath: '.spec.master.replicas', statusReplicasPath: '.status.shards', labelSelectorPath: '.status.selector' },
+    scale: {
+      specReplicasPath: '.spec.master.replicas',
+      statusReplicasPath: '.status.shards',
+      labelSelectorPath: '.status.selector',
+    },
   });
   assert.deepEqual(
     (version?.['additionalPrinterColumns'] as Obj[]).map((c) => [c['name'].toUpperCase(), c['type'], c['jsonPath']]),
@@ -106,7 +118,14 @@ test('names, scope, the status and scale subresources, and the columns of kubect
 
 test('the scale and column paths point at fields of the right type', () => {
   assert.equal(child(schema, 'spec', 'master', 'replicas')['type'], 'integer');
-  for (const f of ['shards', 'readyMasters', 'readyReplicas', 'slotsCovered', 'observedGeneration', 'memoryUtilization'])
+  for (const f of [
+    'shards',
+    'readyMasters',
+    'readyReplicas',
+    'slotsCovered',
+    'observedGeneration',
+    'memoryUtilization',
+  ])
     assert.equal(child(schema, 'status', f)['type'], 'integer', f);
   assert.equal(child(schema, 'status', 'selector')['type'], 'string');
   assert.equal(child(schema, 'metadata', 'name')['maxLength'], MAX_REDIS_CLUSTER_NAME_LENGTH);
@@ -116,7 +135,8 @@ test('every field has a description (kubectl explain), metadata excepted', () =>
   const missing: string[] = [];
   const visit = (node: JsonSchema, path: string) => {
     if (!path.startsWith('metadata') && typeof node['description'] !== 'string') missing.push(path || '<root>');
-    for (const [name, c] of Object.entries((node['properties'] as Record<string, JsonSchema> | undefined) ?? {})) visit(c, path ? `${path}.${name}` : name);
+    for (const [name, c] of Object.entries((node['properties'] as Record<string, JsonSchema> | undefined) ?? {}))
+      visit(c, path ? `${path}.${name}` : name);
     if (node['items']) visit(node['items'] as JsonSchema, `${path}[]`);
   };
   visit(schema, '');
@@ -124,7 +144,11 @@ test('every field has a description (kubectl explain), metadata excepted', () =>
 });
 
 test('a RedisCluster with no spec is defaulted by the API server to the spec the hook derives', () => {
-  const defaulted = applyDefaults(schema, { apiVersion: `${GROUP}/${VERSION}`, kind: REDIS_CLUSTER_KIND, metadata: { name: 'c' } }) as Obj;
+  const defaulted = applyDefaults(schema, {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: REDIS_CLUSTER_KIND,
+    metadata: { name: 'c' },
+  }) as Obj;
   const verdict = validateRedisClusterSpec('c', {});
   assert.ok(verdict.ok);
   assert.deepEqual(defaulted['spec'], verdict.spec);
@@ -143,7 +167,11 @@ test(
     assert.equal(ours['metadata']['name'], article['metadata']['name']);
     const { backup, ...rest } = article['spec'] as Obj;
     assert.deepEqual(ours['spec'], rest);
-    assert.equal(backup['storage']['s3']['credentialsSecret'], undefined, "the article's backup: a bucket anyone may own, no credentials");
+    assert.equal(
+      backup['storage']['s3']['credentialsSecret'],
+      undefined,
+      "the article's backup: a bucket anyone may own, no credentials",
+    );
   },
 );
 
@@ -169,7 +197,10 @@ test("the example's backup is off, and its commented block needs the user's own 
     return validateRedisClusterSpec('order-cache', spec);
   };
   const placeholder = withBackup(uncommented['storage']['s3']['bucket']);
-  assert.ok(!placeholder.ok && JSON.stringify(placeholder).includes('spec.backup.storage.s3.bucket'), 'the placeholder left in is refused, naming the field');
+  assert.ok(
+    !placeholder.ok && JSON.stringify(placeholder).includes('spec.backup.storage.s3.bucket'),
+    'the placeholder left in is refused, naming the field',
+  );
   assert.ok(withBackup('shop-redis-backups').ok, 'a bucket of the user is taken');
 });
 
@@ -178,15 +209,27 @@ test("the article's example is accepted by the closed schema after defaulting an
   const defaulted = applyDefaults(schema, ex) as Obj;
   const validate = kubernetesAjv().compile(closed(schema) as JsonSchema);
   // The metadata schema only bounds the name; the API server fills in the rest of ObjectMeta.
-  assert.ok(validate({ ...defaulted, metadata: { name: ex['metadata']['name'] } }), JSON.stringify(validate.errors, null, 2));
+  assert.ok(
+    validate({ ...defaulted, metadata: { name: ex['metadata']['name'] } }),
+    JSON.stringify(validate.errors, null, 2),
+  );
   const verdict = validateRedisClusterSpec(ex['metadata']['name'], ex['spec']);
   assert.ok(verdict.ok, JSON.stringify(verdict));
   assert.deepEqual(verdict.spec, defaulted['spec']);
   // What the article means by its fields, as the API reads them.
   assert.equal(verdict.spec.master.replicas, 3, 'shards');
   assert.equal(verdict.spec.replicas, 2, 'replicas per shard');
-  assert.equal(verdict.spec.autoscaling.minReplicas, 2, 'accepted as written (the floor of 3 is applied, and said, by the hook)');
-  assert.deepEqual(verdict.spec.sentinel, { enabled: true, replicas: 3, downAfterMilliseconds: 5000, failoverTimeout: 10000 });
+  assert.equal(
+    verdict.spec.autoscaling.minReplicas,
+    2,
+    'accepted as written (the floor of 3 is applied, and said, by the hook)',
+  );
+  assert.deepEqual(verdict.spec.sentinel, {
+    enabled: true,
+    replicas: 3,
+    downAfterMilliseconds: 5000,
+    failoverTimeout: 10000,
+  });
 });
 
 // ---- the hook validator ----
@@ -197,10 +240,25 @@ const REFUSALS: Array<[string, string, unknown, string]> = [
   ['65 shards', 'c', { master: { replicas: 65 } }, 'spec.master.replicas'],
   ['six replicas per shard', 'c', { replicas: 6 }, 'spec.replicas'],
   ['Redis 6', 'c', { version: '6.2' }, 'spec.version'],
-  ['a node timeout under 500 ms', 'c', { sentinel: { downAfterMilliseconds: 100 } }, 'spec.sentinel.downAfterMilliseconds'],
+  [
+    'a node timeout under 500 ms',
+    'c',
+    { sentinel: { downAfterMilliseconds: 100 } },
+    'spec.sentinel.downAfterMilliseconds',
+  ],
   ['a failover timeout under a second', 'c', { sentinel: { failoverTimeout: 10 } }, 'spec.sentinel.failoverTimeout'],
-  ['autoscaling bounds crossed', 'c', { autoscaling: { minReplicas: 5, maxReplicas: 4 } }, 'spec.autoscaling.minReplicas'],
-  ['a target of 100%', 'c', { autoscaling: { targetMemoryUtilization: 100 } }, 'spec.autoscaling.targetMemoryUtilization'],
+  [
+    'autoscaling bounds crossed',
+    'c',
+    { autoscaling: { minReplicas: 5, maxReplicas: 4 } },
+    'spec.autoscaling.minReplicas',
+  ],
+  [
+    'a target of 100%',
+    'c',
+    { autoscaling: { targetMemoryUtilization: 100 } },
+    'spec.autoscaling.targetMemoryUtilization',
+  ],
   ['cluster-enabled in config', 'c', { config: { 'cluster-enabled': 'no' } }, 'spec.config.cluster-enabled'],
   ['a name too long for the shard objects', 'c'.repeat(MAX_REDIS_CLUSTER_NAME_LENGTH + 1), {}, 'metadata.name'],
   [
@@ -212,10 +270,20 @@ const REFUSALS: Array<[string, string, unknown, string]> = [
   [
     'a backup to two places',
     'c',
-    { backup: { schedule: '@daily', storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' }, pvc: { claimName: 'b' } } } },
+    {
+      backup: {
+        schedule: '@daily',
+        storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' }, pvc: { claimName: 'b' } },
+      },
+    },
     'spec.backup.storage',
   ],
-  ['a percentage for ReplicationLag', 'c', { monitoring: { alerts: [{ name: 'ReplicationLag', threshold: '80%' }] } }, 'spec.monitoring.alerts[0].threshold'],
+  [
+    'a percentage for ReplicationLag',
+    'c',
+    { monitoring: { alerts: [{ name: 'ReplicationLag', threshold: '80%' }] } },
+    'spec.monitoring.alerts[0].threshold',
+  ],
   ['a bad nodeSelector value', 'c', { nodeSelector: { zone: 'a b' } }, 'spec.nodeSelector.zone'],
   ['a bad toleration key', 'c', { tolerations: [{ key: 'a b', operator: 'Exists' }] }, 'spec.tolerations[0].key'],
 ];

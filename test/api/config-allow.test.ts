@@ -61,7 +61,10 @@ test('the allow-list: sorted, unique, nothing the operator owns or writes itself
     assert.deepEqual([...list].sort(), list, `${kind}: sorted`);
     assert.equal(new Set(list).size, list.length, `${kind}: unique`);
     for (const name of list) {
-      assert.ok(!(RESERVED_REDIS_CLUSTER_CONFIG_KEYS as readonly string[]).includes(name), `${kind}: ${name} is the operator's`);
+      assert.ok(
+        !(RESERVED_REDIS_CLUSTER_CONFIG_KEYS as readonly string[]).includes(name),
+        `${kind}: ${name} is the operator's`,
+      );
       assert.ok(!KNOWN_REFUSED_DIRECTIVES.includes(name), `${kind}: ${name} is also named as refused`);
       assert.match(name, /^[a-z][a-z0-9-]*$/);
     }
@@ -71,12 +74,21 @@ test('the allow-list: sorted, unique, nothing the operator owns or writes itself
       .split('\n')
       .filter((l) => l !== '' && !l.startsWith('#'))
       .map((l) => l.split(' ')[0]!);
-  const full = { replicas: 2, persistence: { enableRdb: true, enableAof: true }, resources: { limits: { memory: '1Gi' } }, tls: { secretName: 't' } };
+  const full = {
+    replicas: 2,
+    persistence: { enableRdb: true, enableAof: true },
+    resources: { limits: { memory: '1Gi' } },
+    tls: { secretName: 't' },
+  };
   const redis = validateSpec('r', full);
-  const cluster = validateRedisClusterSpec('c', { persistence: { enableRdb: true, enableAof: true }, resources: { limits: { memory: '1Gi' } } });
+  const cluster = validateRedisClusterSpec('c', {
+    persistence: { enableRdb: true, enableAof: true },
+    resources: { limits: { memory: '1Gi' } },
+  });
   assert.ok(redis.ok && cluster.ok);
   if (!redis.ok || !cluster.ok) return;
-  for (const name of written(renderRedisConf('ns', 'r', redis.spec))) assert.ok(!isAllowedDirective('Redis', name), `the operator writes ${name}`);
+  for (const name of written(renderRedisConf('ns', 'r', redis.spec)))
+    assert.ok(!isAllowedDirective('Redis', name), `the operator writes ${name}`);
   for (const name of written(renderRedisClusterConf('ns', 'c', cluster.spec)))
     assert.ok(!isAllowedDirective('RedisCluster', name), `the operator writes ${name}`);
   for (const name of RESERVED_CONFIG_KEYS) assert.ok(!isAllowedDirective('Redis', name), name);
@@ -103,7 +115,10 @@ test('the hook refuses every directive off the list, naming it and saying why, f
   }
   await t.test('a cluster-only directive on a Redis', () => {
     const verdict = validateSpec('r', { config: { 'cluster-allow-reads-when-down': 'yes' } });
-    assert.ok(!verdict.ok && /cluster mode is a RedisCluster's/.test(verdict.problems[0]!.message), JSON.stringify(verdict));
+    assert.ok(
+      !verdict.ok && /cluster mode is a RedisCluster's/.test(verdict.problems[0]!.message),
+      JSON.stringify(verdict),
+    );
   });
   await t.test('the list is printed once, however many are refused', () => {
     const verdict = validateSpec('r', { config: { user: 'x', loadmodule: 'y' } });
@@ -120,11 +135,17 @@ test('the hook refuses every directive off the list, naming it and saying why, f
 test('the API server message names refused directives it knows, and says when one is unknown', () => {
   assert.match(allowListRefusal('Redis', ['hz', 'user', 'loadmodule']), /not allowed: loadmodule user \(/);
   assert.match(allowListRefusal('Redis', ['bogus']), new RegExp(`not allowed: ${UNKNOWN_DIRECTIVE} \\(`));
-  assert.match(allowListRefusal('Redis', ['cluster-allow-reads-when-down']), /not allowed: cluster-allow-reads-when-down \(/);
+  assert.match(
+    allowListRefusal('Redis', ['cluster-allow-reads-when-down']),
+    /not allowed: cluster-allow-reads-when-down \(/,
+  );
 });
 
 test('any key: accepted by the hook iff on the allow-list; refusals name the key, never raw control characters', () => {
-  const key = fc.oneof(fc.constantFrom(...allowedDirectives('RedisCluster'), ...KNOWN_REFUSED_DIRECTIVES), fc.string({ maxLength: 30 }));
+  const key = fc.oneof(
+    fc.constantFrom(...allowedDirectives('RedisCluster'), ...KNOWN_REFUSED_DIRECTIVES),
+    fc.string({ maxLength: 30 }),
+  );
   fc.assert(
     fc.property(key, fc.constantFrom('Redis' as const, 'RedisCluster' as const), (k, kind) => {
       if (k === '__proto__') return;
@@ -147,10 +168,32 @@ test('any key: accepted by the hook iff on the allow-list; refusals name the key
 });
 
 test('config values: plain words only; quotes, backslashes and control characters refused by the hook, naming the field', () => {
-  for (const ok of ['10', 'allkeys-lru', 'pubsub 32mb 8mb 60', '10%', '50 99 99.9', 'KEA', 'Ex$', '""', "''", '"yes"']) {
+  for (const ok of [
+    '10',
+    'allkeys-lru',
+    'pubsub 32mb 8mb 60',
+    '10%',
+    '50 99 99.9',
+    'KEA',
+    'Ex$',
+    '""',
+    "''",
+    '"yes"',
+  ]) {
     assert.ok(validateSpec('r', { config: { 'notify-keyspace-events': ok } }).ok, ok);
   }
-  for (const bad of ['10\nrequirepass ""', '10\u0000', '10\r', '10\t1', 'a"b', "a'b", 'a\\x41', '"x', 'a #b', 'x\u007f']) {
+  for (const bad of [
+    '10\nrequirepass ""',
+    '10\u0000',
+    '10\r',
+    '10\t1',
+    'a"b',
+    "a'b",
+    'a\\x41',
+    '"x',
+    'a #b',
+    'x\u007f',
+  ]) {
     const verdict = validateSpec('r', { config: { hz: bad } });
     assert.ok(!verdict.ok, JSON.stringify(bad));
     if (!verdict.ok)
@@ -198,13 +241,24 @@ test('redis-server 7 takes every static entry at start with its sample value', a
   const dir = mkdtempSync(join(tmpdir(), 'config-allow-'));
   const socket = join(dir, 'redis.sock');
   const entries = [...STATIC_DIRECTIVES, ...REDIS_CLUSTER_STATIC_DIRECTIVES];
-  const conf = [`port 0`, `unixsocket ${socket}`, `dir ${dir}`, 'save ""', ...entries.map((d) => `${d.name} ${d.sample}`)].join('\n');
+  const conf = [
+    `port 0`,
+    `unixsocket ${socket}`,
+    `dir ${dir}`,
+    'save ""',
+    ...entries.map((d) => `${d.name} ${d.sample}`),
+  ].join('\n');
   writeFileSync(join(dir, 'redis.conf'), `${conf}\n`);
   const child = execFile('setpriv', ['--pdeathsig', 'KILL', 'redis-server', join(dir, 'redis.conf')]);
   let output = '';
   child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
   try {
-    await until('redis-server with every static sample', async () => (await cli(socket, 'ping').catch(() => '')).includes('PONG'), 10_000, { everyMs: 50 });
+    await until(
+      'redis-server with every static sample',
+      async () => (await cli(socket, 'ping').catch(() => '')).includes('PONG'),
+      10_000,
+      { everyMs: 50 },
+    );
     for (const d of entries) {
       const got = (await cli(socket, 'config', 'get', d.name)).trim().split('\n');
       assert.equal(got[0], d.name, `${d.name} exists: ${output}`);
@@ -218,15 +272,31 @@ test('redis-server 7 takes every static entry at start with its sample value', a
 test('every directive a real redis-server knows is allowed or named in the API server message', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-allow-'));
   const socket = join(dir, 'redis.sock');
-  const child = execFile('setpriv', ['--pdeathsig', 'KILL', 'redis-server', '--port', '0', '--unixsocket', socket, '--dir', dir, '--save', '']);
+  const child = execFile('setpriv', [
+    '--pdeathsig',
+    'KILL',
+    'redis-server',
+    '--port',
+    '0',
+    '--unixsocket',
+    socket,
+    '--dir',
+    dir,
+    '--save',
+    '',
+  ]);
   try {
-    await until('redis-server', async () => (await cli(socket, 'ping').catch(() => '')).includes('PONG'), 10_000, { everyMs: 50 });
+    await until('redis-server', async () => (await cli(socket, 'ping').catch(() => '')).includes('PONG'), 10_000, {
+      everyMs: 50,
+    });
     const names = (await cli(socket, 'config', 'get', '*'))
       .trim()
       .split('\n')
       .filter((_, i) => i % 2 === 0);
     assert.ok(names.length > 150, `${names.length} directives`);
-    const unnamed = names.filter((n) => !isAllowedDirective('RedisCluster', n) && !KNOWN_REFUSED_DIRECTIVES.includes(n));
+    const unnamed = names.filter(
+      (n) => !isAllowedDirective('RedisCluster', n) && !KNOWN_REFUSED_DIRECTIVES.includes(n),
+    );
     assert.deepEqual(unnamed, []);
   } finally {
     child.kill('SIGKILL');

@@ -106,16 +106,26 @@ test('normaliseDirective: table', async (t) => {
 
 test('splitConfig: table directives and aliases are dynamic, anything else static', () => {
   assert.deepEqual(splitConfig(undefined), { static: {}, dynamic: {} });
-  assert.deepEqual(splitConfig({ 'maxmemory-policy': 'allkeys-lru', 'io-threads': '4', 'zset-max-ziplist-entries': '64', 'made-up': 'x' }), {
-    static: { 'io-threads': '4', 'made-up': 'x' },
-    dynamic: { 'maxmemory-policy': 'allkeys-lru', 'zset-max-ziplist-entries': '64' },
-  });
+  assert.deepEqual(
+    splitConfig({
+      'maxmemory-policy': 'allkeys-lru',
+      'io-threads': '4',
+      'zset-max-ziplist-entries': '64',
+      'made-up': 'x',
+    }),
+    {
+      static: { 'io-threads': '4', 'made-up': 'x' },
+      dynamic: { 'maxmemory-policy': 'allkeys-lru', 'zset-max-ziplist-entries': '64' },
+    },
+  );
 });
 
 test('desiredRuntimeConfig: every entry, the default unless spec.config sets it', async (t) => {
   const defaults = Object.fromEntries(DYNAMIC_DIRECTIVES.map((d) => [d.name, d.default]));
   await t.test('no config: the defaults', () => assert.deepEqual(desiredRuntimeConfig(undefined), defaults));
-  await t.test('static directives do not show', () => assert.deepEqual(desiredRuntimeConfig({ 'io-threads': '4' }), defaults));
+  await t.test('static directives do not show', () =>
+    assert.deepEqual(desiredRuntimeConfig({ 'io-threads': '4' }), defaults),
+  );
   await t.test('set values are normalised', () =>
     assert.deepEqual(desiredRuntimeConfig({ 'maxmemory-policy': 'ALLKEYS-LRU', timeout: '60' }), {
       ...defaults,
@@ -123,11 +133,16 @@ test('desiredRuntimeConfig: every entry, the default unless spec.config sets it'
       timeout: '60',
     }),
   );
-  await t.test('an alias sets its entry', () => assert.equal(desiredRuntimeConfig({ 'hash-max-ziplist-entries': '256' })['hash-max-listpack-entries'], '256'));
+  await t.test('an alias sets its entry', () =>
+    assert.equal(desiredRuntimeConfig({ 'hash-max-ziplist-entries': '256' })['hash-max-listpack-entries'], '256'),
+  );
   await t.test('name and alias: the later redis.conf line (sorted) wins, as at start', () => {
     const both = desiredRuntimeConfig({ 'hash-max-ziplist-entries': '300', 'hash-max-listpack-entries': '200' });
     assert.equal(both['hash-max-listpack-entries'], '300');
-    assert.equal(desiredRuntimeConfig({ 'busy-reply-threshold': '100', 'lua-time-limit': '200' })['busy-reply-threshold'], '200');
+    assert.equal(
+      desiredRuntimeConfig({ 'busy-reply-threshold': '100', 'lua-time-limit': '200' })['busy-reply-threshold'],
+      '200',
+    );
   });
 });
 
@@ -182,7 +197,8 @@ test('every entry against redis-server 7.0: exists, default as on a fresh server
       assert.equal(fresh[d.name], d.default, 'the default');
       assert.equal(normaliseDirective(d.name, d.default), d.default, 'the default is normalised');
       assert.equal(await c.call('CONFIG', 'SET', d.name, d.default), 'OK');
-      for (const alias of d.aliases ?? []) assert.equal((await configGet(c, [alias]))[alias], d.default, `alias ${alias}`);
+      for (const alias of d.aliases ?? [])
+        assert.equal((await configGet(c, [alias]))[alias], d.default, `alias ${alias}`);
     });
   }
 });

@@ -50,8 +50,16 @@ type Kind = 'Redis' | 'RedisCluster' | 'RedisBackup';
 
 const KINDS: Record<Kind, { yaml: string; plural: string; schema: JsonSchema }> = {
   Redis: { yaml: renderCrdYaml(), plural: PLURAL, schema: buildOpenApiSchema() },
-  RedisCluster: { yaml: renderRedisClusterCrdYaml(), plural: REDIS_CLUSTER_PLURAL, schema: buildRedisClusterOpenApiSchema() },
-  RedisBackup: { yaml: renderRedisBackupCrdYaml(), plural: REDISBACKUP_PLURAL, schema: buildRedisBackupOpenApiSchema() },
+  RedisCluster: {
+    yaml: renderRedisClusterCrdYaml(),
+    plural: REDIS_CLUSTER_PLURAL,
+    schema: buildRedisClusterOpenApiSchema(),
+  },
+  RedisBackup: {
+    yaml: renderRedisBackupCrdYaml(),
+    plural: REDISBACKUP_PLURAL,
+    schema: buildRedisBackupOpenApiSchema(),
+  },
 };
 
 // ---- the rules the CRDs declare, and the cases that exercise them ----
@@ -69,7 +77,9 @@ const isObject = (x: unknown): x is JsonSchema => typeof x === 'object' && x !==
 /** Every x-kubernetes-validations rule of a schema (`[*]` marks map values, `[]` list items). */
 function collectRules(kind: Kind, node: unknown, path = ''): EmittedRule[] {
   if (!isObject(node)) return [];
-  const own = Array.isArray(node['x-kubernetes-validations']) ? (node['x-kubernetes-validations'] as Array<{ rule: string; message?: string }>) : [];
+  const own = Array.isArray(node['x-kubernetes-validations'])
+    ? (node['x-kubernetes-validations'] as Array<{ rule: string; message?: string }>)
+    : [];
   const properties = isObject(node['properties']) ? Object.entries(node['properties']) : [];
   return [
     ...own.map((v) => ({ kind, path, rule: v.rule, message: v.message ?? v.rule })),
@@ -134,14 +144,33 @@ const AUTOSCALING = 'minReplicas must not exceed';
 const BACKUP_FIXED = 'a RedisBackup cannot change';
 const S3 = { bucket: 'backups', region: 'us-east-1', prefix: '' };
 const RESTORE = { backup: 'nightly' };
-const PERSISTENCE = { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: false, size: '10Gi', whenDeleted: 'Retain' };
+const PERSISTENCE = {
+  enableRdb: true,
+  rdbSchedule: '*/15 * * * *',
+  enableAof: false,
+  size: '10Gi',
+  whenDeleted: 'Retain',
+};
 const persistence = (overrides: Record<string, unknown>) => ({ ...PERSISTENCE, ...overrides });
-const BOUNDS = { enabled: true, minReplicas: 3, maxReplicas: 5, targetMemoryUtilization: 70, stabilizationWindowSeconds: 300 };
+const BOUNDS = {
+  enabled: true,
+  minReplicas: 3,
+  maxReplicas: 5,
+  targetMemoryUtilization: 70,
+  stabilizationWindowSeconds: 300,
+};
 const VERSION_SUPPORTED: RuleRef = ['spec.version', SUPPORTED];
 
 /** The cases of a Redis and a RedisCluster alike (same persistence, version and config rules). */
 function sharedCases(kind: 'Redis' | 'RedisCluster', reserved: readonly string[]): Case[] {
-  const c = (name: string, path: string, message: string, self: unknown, allowed: boolean, more: Partial<Case> = {}): Case => ({
+  const c = (
+    name: string,
+    path: string,
+    message: string,
+    self: unknown,
+    allowed: boolean,
+    more: Partial<Case> = {},
+  ): Case => ({
     name: `${kind}: ${name}`,
     kind,
     path,
@@ -154,44 +183,112 @@ function sharedCases(kind: 'Redis' | 'RedisCluster', reserved: readonly string[]
   return [
     // persistence.storageClassName is fixed at creation (volumeClaimTemplates are immutable)
     c('class unset, stays unset', p, STORAGE_CLASS, persistence({}), true, { oldSelf: persistence({}) }),
-    c('class kept', p, STORAGE_CLASS, persistence({ storageClassName: 'fast' }), true, { oldSelf: persistence({ storageClassName: 'fast' }) }),
-    c('class changed', p, STORAGE_CLASS, persistence({ storageClassName: 'slow' }), false, { oldSelf: persistence({ storageClassName: 'fast' }) }),
-    c('class set later', p, STORAGE_CLASS, persistence({ storageClassName: 'fast' }), false, { oldSelf: persistence({}) }),
-    c('class removed', p, STORAGE_CLASS, persistence({}), false, { oldSelf: persistence({ storageClassName: 'fast' }) }),
+    c('class kept', p, STORAGE_CLASS, persistence({ storageClassName: 'fast' }), true, {
+      oldSelf: persistence({ storageClassName: 'fast' }),
+    }),
+    c('class changed', p, STORAGE_CLASS, persistence({ storageClassName: 'slow' }), false, {
+      oldSelf: persistence({ storageClassName: 'fast' }),
+    }),
+    c('class set later', p, STORAGE_CLASS, persistence({ storageClassName: 'fast' }), false, {
+      oldSelf: persistence({}),
+    }),
+    c('class removed', p, STORAGE_CLASS, persistence({}), false, {
+      oldSelf: persistence({ storageClassName: 'fast' }),
+    }),
     // persistence.size grows, never shrinks; compared as quantities, not strings
     c('size unchanged', p, SIZE, persistence({ size: '10Gi' }), true, { oldSelf: persistence({ size: '10Gi' }) }),
     c('size grows', p, SIZE, persistence({ size: '20Gi' }), true, { oldSelf: persistence({ size: '10Gi' }) }),
-    c('size grows across units', p, SIZE, persistence({ size: '1Ti' }), true, { oldSelf: persistence({ size: '900Gi' }) }),
-    c('same size in other units', p, SIZE, persistence({ size: '1024Mi' }), true, { oldSelf: persistence({ size: '1Gi' }) }),
-    c('same size in bytes', p, SIZE, persistence({ size: '2147483648' }), true, { oldSelf: persistence({ size: '2Gi' }) }),
-    c('same size as a fraction', p, SIZE, persistence({ size: '1.5Gi' }), true, { oldSelf: persistence({ size: '1536Mi' }) }),
+    c('size grows across units', p, SIZE, persistence({ size: '1Ti' }), true, {
+      oldSelf: persistence({ size: '900Gi' }),
+    }),
+    c('same size in other units', p, SIZE, persistence({ size: '1024Mi' }), true, {
+      oldSelf: persistence({ size: '1Gi' }),
+    }),
+    c('same size in bytes', p, SIZE, persistence({ size: '2147483648' }), true, {
+      oldSelf: persistence({ size: '2Gi' }),
+    }),
+    c('same size as a fraction', p, SIZE, persistence({ size: '1.5Gi' }), true, {
+      oldSelf: persistence({ size: '1536Mi' }),
+    }),
     c('decimal exponent', p, SIZE, persistence({ size: '1e9' }), true, { oldSelf: persistence({ size: '1G' }) }),
-    c('decimal G is less than Gi', p, SIZE, persistence({ size: '1G' }), false, { oldSelf: persistence({ size: '1Gi' }) }),
+    c('decimal G is less than Gi', p, SIZE, persistence({ size: '1G' }), false, {
+      oldSelf: persistence({ size: '1Gi' }),
+    }),
     c('size shrinks', p, SIZE, persistence({ size: '5Gi' }), false, { oldSelf: persistence({ size: '10Gi' }) }),
-    c('size shrinks by a fraction', p, SIZE, persistence({ size: '9.5Gi' }), false, { oldSelf: persistence({ size: '10Gi' }) }),
-    c('size shrinks although the string grows', p, SIZE, persistence({ size: '9000Mi' }), false, { oldSelf: persistence({ size: '10Gi' }) }),
-    c('size shrinks by a kibibyte', p, SIZE, persistence({ size: '1k' }), false, { oldSelf: persistence({ size: '1Ki' }) }),
+    c('size shrinks by a fraction', p, SIZE, persistence({ size: '9.5Gi' }), false, {
+      oldSelf: persistence({ size: '10Gi' }),
+    }),
+    c('size shrinks although the string grows', p, SIZE, persistence({ size: '9000Mi' }), false, {
+      oldSelf: persistence({ size: '10Gi' }),
+    }),
+    c('size shrinks by a kibibyte', p, SIZE, persistence({ size: '1k' }), false, {
+      oldSelf: persistence({ size: '1Ki' }),
+    }),
     // persistence cannot be toggled (emptyDir vs PVC is a volumeClaimTemplates change)
-    c('RDB to AOF keeps volumes', p, TOGGLE, persistence({ enableRdb: false, enableAof: true }), true, { oldSelf: persistence({}) }),
-    c('both off stays off', p, TOGGLE, persistence({ enableRdb: false }), true, { oldSelf: persistence({ enableRdb: false }) }),
+    c('RDB to AOF keeps volumes', p, TOGGLE, persistence({ enableRdb: false, enableAof: true }), true, {
+      oldSelf: persistence({}),
+    }),
+    c('both off stays off', p, TOGGLE, persistence({ enableRdb: false }), true, {
+      oldSelf: persistence({ enableRdb: false }),
+    }),
     c('AOF added to RDB', p, TOGGLE, persistence({ enableAof: true }), true, { oldSelf: persistence({}) }),
     c('persistence switched off', p, TOGGLE, persistence({ enableRdb: false }), false, { oldSelf: persistence({}) }),
-    c('persistence switched on', p, TOGGLE, persistence({ enableAof: true }), false, { oldSelf: persistence({ enableRdb: false }) }),
+    c('persistence switched on', p, TOGGLE, persistence({ enableAof: true }), false, {
+      oldSelf: persistence({ enableRdb: false }),
+    }),
     // config: an allow-list of directives (config-allow.ts); every other one is refused, named
     c('config empty', 'spec.config', ALLOWED, {}, true),
-    c('config runtime and static directives', 'spec.config', ALLOWED, { 'maxmemory-policy': 'allkeys-lru', hz: '20', 'io-threads': '4' }, true),
-    c('config one line with spaces', 'spec.config', ALLOWED, { 'client-output-buffer-limit': 'pubsub 32mb 8mb 60' }, true),
+    c(
+      'config runtime and static directives',
+      'spec.config',
+      ALLOWED,
+      { 'maxmemory-policy': 'allkeys-lru', hz: '20', 'io-threads': '4' },
+      true,
+    ),
+    c(
+      'config one line with spaces',
+      'spec.config',
+      ALLOWED,
+      { 'client-output-buffer-limit': 'pubsub 32mb 8mb 60' },
+      true,
+    ),
     c('config an alias of a runtime directive', 'spec.config', ALLOWED, { 'hash-max-ziplist-entries': '256' }, true),
-    ...HOSTILE_DIRECTIVES.map((key) => c(`config ${key}`, 'spec.config', ALLOWED, { [key]: 'x' }, false, { refusal: allowListRefusal(kind, [key]) })),
-    ...reserved.map((key) => c(`config reserved ${key}`, 'spec.config', ALLOWED, { [key]: 'x' }, false, { refusal: allowListRefusal(kind, [key]) })),
-    c('config three refused, all named', 'spec.config', ALLOWED, { hz: '10', user: 'u on nopass', loadmodule: 'x.so', 'made-up-directive': 'x' }, false, {
-      refusal: allowListRefusal(kind, ['loadmodule', 'user', 'made-up-directive']),
-    }),
+    ...HOSTILE_DIRECTIVES.map((key) =>
+      c(`config ${key}`, 'spec.config', ALLOWED, { [key]: 'x' }, false, { refusal: allowListRefusal(kind, [key]) }),
+    ),
+    ...reserved.map((key) =>
+      c(`config reserved ${key}`, 'spec.config', ALLOWED, { [key]: 'x' }, false, {
+        refusal: allowListRefusal(kind, [key]),
+      }),
+    ),
+    c(
+      'config three refused, all named',
+      'spec.config',
+      ALLOWED,
+      { hz: '10', user: 'u on nopass', loadmodule: 'x.so', 'made-up-directive': 'x' },
+      false,
+      {
+        refusal: allowListRefusal(kind, ['loadmodule', 'user', 'made-up-directive']),
+      },
+    ),
     kind === 'Redis'
-      ? c('config a cluster-only directive on a Redis', 'spec.config', ALLOWED, { 'cluster-allow-reads-when-down': 'yes' }, false, {
-          refusal: allowListRefusal(kind, ['cluster-allow-reads-when-down']),
-        })
-      : c('config a cluster-only directive on a RedisCluster', 'spec.config', ALLOWED, { 'cluster-allow-reads-when-down': 'yes' }, true),
+      ? c(
+          'config a cluster-only directive on a Redis',
+          'spec.config',
+          ALLOWED,
+          { 'cluster-allow-reads-when-down': 'yes' },
+          false,
+          {
+            refusal: allowListRefusal(kind, ['cluster-allow-reads-when-down']),
+          },
+        )
+      : c(
+          'config a cluster-only directive on a RedisCluster',
+          'spec.config',
+          ALLOWED,
+          { 'cluster-allow-reads-when-down': 'yes' },
+          true,
+        ),
     // version: only 7.x is supported
     c('version 7.0', 'spec.version', SUPPORTED, '7.0', true),
     c('version 7.2.4-alpine', 'spec.version', SUPPORTED, '7.2.4-alpine', true),
@@ -202,14 +299,20 @@ function sharedCases(kind: 'Redis' | 'RedisCluster', reserved: readonly string[]
     // version: upgrades and patch changes allowed, major.minor downgrades refused (numerically)
     c('version kept', 'spec.version', DOWNGRADE, '7.2', true, { oldSelf: '7.2' }),
     c('minor upgrade', 'spec.version', DOWNGRADE, '7.4', true, { oldSelf: '7.2' }),
-    c('major upgrade (refused only as unsupported)', 'spec.version', DOWNGRADE, '8.0', true, { oldSelf: '7.4', alsoRefusedBy: [VERSION_SUPPORTED] }),
+    c('major upgrade (refused only as unsupported)', 'spec.version', DOWNGRADE, '8.0', true, {
+      oldSelf: '7.4',
+      alsoRefusedBy: [VERSION_SUPPORTED],
+    }),
     c('7.10 is newer than 7.9', 'spec.version', DOWNGRADE, '7.10', true, { oldSelf: '7.9' }),
     c('patch pinned', 'spec.version', DOWNGRADE, '7.2.4', true, { oldSelf: '7.2' }),
     c('patch downgrade', 'spec.version', DOWNGRADE, '7.2.1', true, { oldSelf: '7.2.4' }),
     c('suffix dropped', 'spec.version', DOWNGRADE, '7.2', true, { oldSelf: '7.2.4-alpine' }),
     c('minor downgrade', 'spec.version', DOWNGRADE, '7.0', false, { oldSelf: '7.2' }),
     c('7.9 is older than 7.10', 'spec.version', DOWNGRADE, '7.9', false, { oldSelf: '7.10' }),
-    c('downgrade with suffix', 'spec.version', DOWNGRADE, '6.2-alpine', false, { oldSelf: '7.0.15', alsoRefusedBy: [VERSION_SUPPORTED] }),
+    c('downgrade with suffix', 'spec.version', DOWNGRADE, '6.2-alpine', false, {
+      oldSelf: '7.0.15',
+      alsoRefusedBy: [VERSION_SUPPORTED],
+    }),
     // No Redis of 8.x can be stored while only 7.x is accepted, so no major downgrade reaches the rule yet.
     c('major downgrade', 'spec.version', DOWNGRADE, '7.4', false, { oldSelf: '8.0', oldRefusedBy: VERSION_SUPPORTED }),
     // Backups go to one place.
@@ -225,11 +328,27 @@ const CASES: Case[] = [
   // Of a RedisCluster, the directives that make it a cluster, and those a replica's wiring needs.
   ...sharedCases(
     'RedisCluster',
-    RESERVED_REDIS_CLUSTER_CONFIG_KEYS.filter((k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass'),
+    RESERVED_REDIS_CLUSTER_CONFIG_KEYS.filter(
+      (k) => k.startsWith('cluster-') || k === 'replicaof' || k === 'requirepass',
+    ),
   ),
   // tls: a Secret or cert-manager; never switched on or off after creation
-  { name: 'tls with a Secret', kind: 'Redis', path: 'spec.tls', message: TLS_SOURCE, self: { secretName: 'my-tls' }, allowed: true },
-  { name: 'tls from cert-manager', kind: 'Redis', path: 'spec.tls', message: TLS_SOURCE, self: { certManager: { issuerRef: { name: 'ca' } } }, allowed: true },
+  {
+    name: 'tls with a Secret',
+    kind: 'Redis',
+    path: 'spec.tls',
+    message: TLS_SOURCE,
+    self: { secretName: 'my-tls' },
+    allowed: true,
+  },
+  {
+    name: 'tls from cert-manager',
+    kind: 'Redis',
+    path: 'spec.tls',
+    message: TLS_SOURCE,
+    self: { certManager: { issuerRef: { name: 'ca' } } },
+    allowed: true,
+  },
   { name: 'tls with neither', kind: 'Redis', path: 'spec.tls', message: TLS_SOURCE, self: {}, allowed: false },
   {
     name: 'tls kept',
@@ -240,22 +359,127 @@ const CASES: Case[] = [
     oldSelf: { tls: { secretName: 'b' } },
     allowed: true,
   },
-  { name: 'tls never on', kind: 'Redis', path: 'spec', message: TLS_TOGGLE, self: { replicas: 3 }, oldSelf: { replicas: 2 }, allowed: true },
-  { name: 'tls switched on', kind: 'Redis', path: 'spec', message: TLS_TOGGLE, self: { tls: { secretName: 'a' } }, oldSelf: {}, allowed: false },
-  { name: 'tls switched off', kind: 'Redis', path: 'spec', message: TLS_TOGGLE, self: {}, oldSelf: { tls: { secretName: 'a' } }, allowed: false },
+  {
+    name: 'tls never on',
+    kind: 'Redis',
+    path: 'spec',
+    message: TLS_TOGGLE,
+    self: { replicas: 3 },
+    oldSelf: { replicas: 2 },
+    allowed: true,
+  },
+  {
+    name: 'tls switched on',
+    kind: 'Redis',
+    path: 'spec',
+    message: TLS_TOGGLE,
+    self: { tls: { secretName: 'a' } },
+    oldSelf: {},
+    allowed: false,
+  },
+  {
+    name: 'tls switched off',
+    kind: 'Redis',
+    path: 'spec',
+    message: TLS_TOGGLE,
+    self: {},
+    oldSelf: { tls: { secretName: 'a' } },
+    allowed: false,
+  },
   // A restore names one backup (or location), at creation only, reached in one place.
-  { name: 'restore reaches s3', kind: 'Redis', path: 'spec.restore.storage', message: STORAGE_ONE, self: { s3: S3 }, allowed: true },
-  { name: 'restore reaches nothing', kind: 'Redis', path: 'spec.restore.storage', message: STORAGE_ONE, self: {}, allowed: false },
-  { name: 'restored from a claim', kind: 'Redis', path: 'status.restore.storage', message: STORAGE_ONE, self: { pvc: { claimName: 'c' } }, allowed: true },
-  { name: 'restored from nowhere', kind: 'Redis', path: 'status.restore.storage', message: STORAGE_ONE, self: {}, allowed: false },
-  { name: 'restore a RedisBackup', kind: 'Redis', path: 'spec.restore', message: RESTORE_SOURCE, self: RESTORE, allowed: true },
-  { name: 'restore a location', kind: 'Redis', path: 'spec.restore', message: RESTORE_SOURCE, self: { location: 's3://backups/k.rdb' }, allowed: true },
-  { name: 'restore both', kind: 'Redis', path: 'spec.restore', message: RESTORE_SOURCE, self: { backup: 'a', location: 's3://backups/k.rdb' }, allowed: false },
+  {
+    name: 'restore reaches s3',
+    kind: 'Redis',
+    path: 'spec.restore.storage',
+    message: STORAGE_ONE,
+    self: { s3: S3 },
+    allowed: true,
+  },
+  {
+    name: 'restore reaches nothing',
+    kind: 'Redis',
+    path: 'spec.restore.storage',
+    message: STORAGE_ONE,
+    self: {},
+    allowed: false,
+  },
+  {
+    name: 'restored from a claim',
+    kind: 'Redis',
+    path: 'status.restore.storage',
+    message: STORAGE_ONE,
+    self: { pvc: { claimName: 'c' } },
+    allowed: true,
+  },
+  {
+    name: 'restored from nowhere',
+    kind: 'Redis',
+    path: 'status.restore.storage',
+    message: STORAGE_ONE,
+    self: {},
+    allowed: false,
+  },
+  {
+    name: 'restore a RedisBackup',
+    kind: 'Redis',
+    path: 'spec.restore',
+    message: RESTORE_SOURCE,
+    self: RESTORE,
+    allowed: true,
+  },
+  {
+    name: 'restore a location',
+    kind: 'Redis',
+    path: 'spec.restore',
+    message: RESTORE_SOURCE,
+    self: { location: 's3://backups/k.rdb' },
+    allowed: true,
+  },
+  {
+    name: 'restore both',
+    kind: 'Redis',
+    path: 'spec.restore',
+    message: RESTORE_SOURCE,
+    self: { backup: 'a', location: 's3://backups/k.rdb' },
+    allowed: false,
+  },
   { name: 'restore neither', kind: 'Redis', path: 'spec.restore', message: RESTORE_SOURCE, self: {}, allowed: false },
-  { name: 'restore kept', kind: 'Redis', path: 'spec', message: RESTORE_FIXED, self: { restore: RESTORE }, oldSelf: { restore: RESTORE }, allowed: true },
-  { name: 'never restored', kind: 'Redis', path: 'spec', message: RESTORE_FIXED, self: { replicas: 3 }, oldSelf: { replicas: 2 }, allowed: true },
-  { name: 'restore added later', kind: 'Redis', path: 'spec', message: RESTORE_FIXED, self: { restore: RESTORE }, oldSelf: {}, allowed: false },
-  { name: 'restore removed', kind: 'Redis', path: 'spec', message: RESTORE_FIXED, self: {}, oldSelf: { restore: RESTORE }, allowed: false },
+  {
+    name: 'restore kept',
+    kind: 'Redis',
+    path: 'spec',
+    message: RESTORE_FIXED,
+    self: { restore: RESTORE },
+    oldSelf: { restore: RESTORE },
+    allowed: true,
+  },
+  {
+    name: 'never restored',
+    kind: 'Redis',
+    path: 'spec',
+    message: RESTORE_FIXED,
+    self: { replicas: 3 },
+    oldSelf: { replicas: 2 },
+    allowed: true,
+  },
+  {
+    name: 'restore added later',
+    kind: 'Redis',
+    path: 'spec',
+    message: RESTORE_FIXED,
+    self: { restore: RESTORE },
+    oldSelf: {},
+    allowed: false,
+  },
+  {
+    name: 'restore removed',
+    kind: 'Redis',
+    path: 'spec',
+    message: RESTORE_FIXED,
+    self: {},
+    oldSelf: { restore: RESTORE },
+    allowed: false,
+  },
   {
     name: 'restore changed',
     kind: 'Redis',
@@ -266,7 +490,14 @@ const CASES: Case[] = [
     allowed: false,
   },
   // RedisCluster autoscaling bounds
-  { name: 'bounds in order', kind: 'RedisCluster', path: 'spec.autoscaling', message: AUTOSCALING, self: BOUNDS, allowed: true },
+  {
+    name: 'bounds in order',
+    kind: 'RedisCluster',
+    path: 'spec.autoscaling',
+    message: AUTOSCALING,
+    self: BOUNDS,
+    allowed: true,
+  },
   {
     name: 'article bounds (2..5)',
     kind: 'RedisCluster',
@@ -275,7 +506,14 @@ const CASES: Case[] = [
     self: { ...BOUNDS, minReplicas: 2 },
     allowed: true,
   },
-  { name: 'equal bounds', kind: 'RedisCluster', path: 'spec.autoscaling', message: AUTOSCALING, self: { ...BOUNDS, minReplicas: 5 }, allowed: true },
+  {
+    name: 'equal bounds',
+    kind: 'RedisCluster',
+    path: 'spec.autoscaling',
+    message: AUTOSCALING,
+    self: { ...BOUNDS, minReplicas: 5 },
+    allowed: true,
+  },
   {
     name: 'bounds crossed',
     kind: 'RedisCluster',
@@ -285,10 +523,40 @@ const CASES: Case[] = [
     allowed: false,
   },
   // A RedisBackup is immutable; its status names one place.
-  { name: 'backup spec kept', kind: 'RedisBackup', path: 'spec', message: BACKUP_FIXED, self: { redis: 'r' }, oldSelf: { redis: 'r' }, allowed: true },
-  { name: 'backup of another Redis', kind: 'RedisBackup', path: 'spec', message: BACKUP_FIXED, self: { redis: 's' }, oldSelf: { redis: 'r' }, allowed: false },
-  { name: 'backed up to s3', kind: 'RedisBackup', path: 'status.storage', message: STORAGE_ONE, self: { s3: S3 }, allowed: true },
-  { name: 'backed up to both', kind: 'RedisBackup', path: 'status.storage', message: STORAGE_ONE, self: { s3: S3, pvc: { claimName: 'c' } }, allowed: false },
+  {
+    name: 'backup spec kept',
+    kind: 'RedisBackup',
+    path: 'spec',
+    message: BACKUP_FIXED,
+    self: { redis: 'r' },
+    oldSelf: { redis: 'r' },
+    allowed: true,
+  },
+  {
+    name: 'backup of another Redis',
+    kind: 'RedisBackup',
+    path: 'spec',
+    message: BACKUP_FIXED,
+    self: { redis: 's' },
+    oldSelf: { redis: 'r' },
+    allowed: false,
+  },
+  {
+    name: 'backed up to s3',
+    kind: 'RedisBackup',
+    path: 'status.storage',
+    message: STORAGE_ONE,
+    self: { s3: S3 },
+    allowed: true,
+  },
+  {
+    name: 'backed up to both',
+    kind: 'RedisBackup',
+    path: 'status.storage',
+    message: STORAGE_ONE,
+    self: { s3: S3, pvc: { claimName: 'c' } },
+    allowed: false,
+  },
   ...backupLocationCases(),
 ];
 
@@ -334,15 +602,32 @@ function backupLocationCases(): Case[] {
   });
   return [
     ...places.flatMap(([kind, at]) =>
-      values.map(([name, field, message, self, allowed]): Case => ({ name: `${kind} ${at}: ${name}`, kind, path: `${at}.${field}`, message, self, allowed })),
+      values.map(([name, field, message, self, allowed]): Case => ({
+        name: `${kind} ${at}: ${name}`,
+        kind,
+        path: `${at}.${field}`,
+        message,
+        self,
+        allowed,
+      })),
     ),
-    location('a location in the layout before owner folders', 'pvc://claim/nightly/shop/cache/20261201T000000Z-1.rdb', LOCATION_SHAPE, true),
+    location(
+      'a location in the layout before owner folders',
+      'pvc://claim/nightly/shop/cache/20261201T000000Z-1.rdb',
+      LOCATION_SHAPE,
+      true,
+    ),
     location('a location with a backslash', 's3://backups/a\\x.rdb', LOCATION_SHAPE, false),
     location('a location with a %-encoded ".."', 's3://backups/%2e%2e/x.rdb', LOCATION_SHAPE, false),
     location('a location with a control character', 's3://backups/a\u0007.rdb', LOCATION_SHAPE, false),
     location('a location of another scheme', 'file:///etc/x.rdb', LOCATION_SHAPE, false),
     location('a location that is not an RDB file', 's3://backups/x.txt', LOCATION_SHAPE, false),
-    location('a location in an owner folder', 's3://backups/team/redis~shop~cache/20261201T000000Z-1.rdb', LOCATION_SEGMENTS, true),
+    location(
+      'a location in an owner folder',
+      's3://backups/team/redis~shop~cache/20261201T000000Z-1.rdb',
+      LOCATION_SEGMENTS,
+      true,
+    ),
     location('a location climbing out', 's3://backups/a/../x.rdb', LOCATION_SEGMENTS, false),
     location('a location with an empty segment', 'pvc://claim//x.rdb', LOCATION_SEGMENTS, false),
     location('a location in a bucket with dots', 's3://backups.example.com/x.rdb', LOCATION_NAME, true),
@@ -353,13 +638,21 @@ function backupLocationCases(): Case[] {
 
 function ruleFor(kind: Kind, [path, message]: RuleRef): EmittedRule {
   const found = RULES.filter((r) => r.kind === kind && r.path === path && r.message.includes(message));
-  assert.equal(found.length, 1, `expected one ${kind} rule at ${path} with a message containing "${message}", found ${found.length}`);
+  assert.equal(
+    found.length,
+    1,
+    `expected one ${kind} rule at ${path} with a message containing "${message}", found ${found.length}`,
+  );
   return found[0]!;
 }
 
 test('every CEL rule of the three CRDs has an allowed and a refused case', () => {
   const uncovered = RULES.filter((r) => {
-    const verdicts = new Set(CASES.filter((c) => c.kind === r.kind && c.path === r.path && r.message.includes(c.message)).map((c) => c.allowed));
+    const verdicts = new Set(
+      CASES.filter((c) => c.kind === r.kind && c.path === r.path && r.message.includes(c.message)).map(
+        (c) => c.allowed,
+      ),
+    );
     return !(verdicts.has(true) && verdicts.has(false));
   });
   assert.deepEqual(
@@ -374,44 +667,98 @@ test('every CEL rule of the three CRDs has an allowed and a refused case', () =>
 
 const json = (x: unknown) => JSON.parse(JSON.stringify(x)) as JsonSchema;
 function rootWith(spec: Record<string, TSchema | JsonSchema>): JsonSchema {
-  return json({ type: 'object', properties: { metadata: { type: 'object' }, spec: Type.Object(spec as Record<string, TSchema>) } });
+  return json({
+    type: 'object',
+    properties: { metadata: { type: 'object' }, spec: Type.Object(spec as Record<string, TSchema>) },
+  });
 }
-const quantityInBranch = { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string', pattern: QUANTITY_PATTERN }] };
+const quantityInBranch = {
+  'x-kubernetes-int-or-string': true,
+  anyOf: [{ type: 'integer' }, { type: 'string', pattern: QUANTITY_PATTERN }],
+};
 const sizeRule = { rule: 'quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0', message: 'no shrink' };
 
-/** What TypeBox emits by default that the server refuses, with what it says; toStructural rewrites each into an accepted schema. */
+/**
+ * What TypeBox emits by default that the server refuses, with what it says; toStructural rewrites each into an accepted
+ * schema.
+ */
 const REPAIRABLE: Array<[string, JsonSchema, RegExp]> = [
-  ['Record emits patternProperties', rootWith({ m: Type.Record(Type.String(), Type.String()) }), /patternProperties is not supported/],
-  // Unknown to JSONSchemaProps: refused here because of fieldValidation=Strict; without it, dropped (validating nothing).
-  ['Union of Literals emits anyOf of const', rootWith({ e: Type.Union([Type.Literal('a'), Type.Literal('b')]) }), /unknown field .*\.const"/],
+  [
+    'Record emits patternProperties',
+    rootWith({ m: Type.Record(Type.String(), Type.String()) }),
+    /patternProperties is not supported/,
+  ],
+  // Unknown to JSONSchemaProps: refused here because of fieldValidation=Strict; without it, dropped (validating
+  // nothing).
+  [
+    'Union of Literals emits anyOf of const',
+    rootWith({ e: Type.Union([Type.Literal('a'), Type.Literal('b')]) }),
+    /unknown field .*\.const"/,
+  ],
   ['Literal emits const', rootWith({ l: Type.Literal('x') }), /unknown field .*\.const"/],
-  ['numeric exclusiveMaximum (draft 2019)', rootWith({ n: Type.Integer({ exclusiveMaximum: 10 }) }), /exclusiveMaximum of type bool/],
+  [
+    'numeric exclusiveMaximum (draft 2019)',
+    rootWith({ n: Type.Integer({ exclusiveMaximum: 10 }) }),
+    /exclusiveMaximum of type bool/,
+  ],
   [
     'additionalProperties: false',
     rootWith({ o: Type.Object({ a: Type.String() }, { additionalProperties: false }) }),
     /additionalProperties: Forbidden: additionalProperties and properties are mutual/,
   ],
-  ['int-or-string with a constrained branch', rootWith({ q: quantityInBranch }), /anyOf\[1\]\.type: Forbidden: must be empty to be structural/],
-  ['default {} over required fields', rootWith({ o: Type.Object({ a: Type.String({ default: 'x' }) }, { default: {} }) }), /default\.a: Required value/],
+  [
+    'int-or-string with a constrained branch',
+    rootWith({ q: quantityInBranch }),
+    /anyOf\[1\]\.type: Forbidden: must be empty to be structural/,
+  ],
+  [
+    'default {} over required fields',
+    rootWith({ o: Type.Object({ a: Type.String({ default: 'x' }) }, { default: {} }) }),
+    /default\.a: Required value/,
+  ],
   [
     'default {} that a CEL rule reads',
-    rootWith({ p: Type.Object({ size: Type.Optional(Type.String({ default: '1Gi' })) }, { default: {}, 'x-kubernetes-validations': [sizeRule] }) }),
+    rootWith({
+      p: Type.Object(
+        { size: Type.Optional(Type.String({ default: '1Gi' })) },
+        { default: {}, 'x-kubernetes-validations': [sizeRule] },
+      ),
+    }),
     /default: Invalid value: "object": no such key: size evaluating rule: no shrink/,
   ],
 ];
 
-/** What has no structural form: toStructural throws NotStructuralError on each, and the server refuses it as emitted. */
+/**
+ * What has no structural form: toStructural throws NotStructuralError on each, and the server refuses it as emitted.
+ */
 const REFUSED: Array<[string, JsonSchema, RegExp]> = [
   ['Ref emits $ref', rootWith({ r: Type.Ref('Other') }), /\$ref is not supported/],
-  ['Tuple emits a list of items', rootWith({ t: Type.Tuple([Type.String(), Type.Integer()]) }), /items must be a schema object and not an array/],
-  ['Union of types emits typed anyOf', rootWith({ u: Type.Union([Type.String(), Type.Integer()]) }), /type: Required value: must not be empty/],
+  [
+    'Tuple emits a list of items',
+    rootWith({ t: Type.Tuple([Type.String(), Type.Integer()]) }),
+    /items must be a schema object and not an array/,
+  ],
+  [
+    'Union of types emits typed anyOf',
+    rootWith({ u: Type.Union([Type.String(), Type.Integer()]) }),
+    /type: Required value: must not be empty/,
+  ],
   ['Null emits type null', rootWith({ n: Type.Null() }), /type cannot be set to null/],
-  ['uniqueItems', rootWith({ a: Type.Array(Type.String(), { uniqueItems: true }) }), /uniqueItems cannot be set to true/],
-  ['Record with a key pattern', rootWith({ m: Type.Record(Type.String({ pattern: '^[a-z]+$' }), Type.String()) }), /patternProperties is not supported/],
+  [
+    'uniqueItems',
+    rootWith({ a: Type.Array(Type.String(), { uniqueItems: true }) }),
+    /uniqueItems cannot be set to true/,
+  ],
+  [
+    'Record with a key pattern',
+    rootWith({ m: Type.Record(Type.String({ pattern: '^[a-z]+$' }), Type.String()) }),
+    /patternProperties is not supported/,
+  ],
 ];
 
 test('toStructural refuses what has no structural form', async (t) => {
-  for (const [name, schema] of REFUSED) await t.test(name, () => assert.throws(() => toStructural(schema), NotStructuralError, name));
+  for (const [name, schema] of REFUSED)
+    await t.test(name, () => assert.throws(() => toStructural(schema), NotStructuralError, name));
 });
 
 // ---- the server ----
@@ -430,7 +777,9 @@ const started = missing
   ? undefined
   : await startControlPlane({ subnet: SUBNET, controllers: false }).then(
       (cp) => ({ cp, ms: Date.now() - startedAt }),
-      (err: unknown) => ({ error: `the control plane did not start: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}` }),
+      (err: unknown) => ({
+        error: `the control plane did not start: ${(err instanceof Error ? err.message : String(err)).split('\n')[0]}`,
+      }),
     );
 const skip = missing ?? (started && 'error' in started ? started.error : undefined);
 const cp: ControlPlane | undefined = started && 'cp' in started ? started.cp : undefined;
@@ -484,7 +833,9 @@ function refusals(reply: Reply): string[] {
   if (reply.status < 300) return [];
   const causes = reply.body['details']?.['causes'] as Array<{ field?: string; message?: string }> | undefined;
   if (!causes?.length) return [`HTTP ${reply.status}: ${String(reply.body['message'] ?? JSON.stringify(reply.body))}`];
-  return causes.map((c) => `${c.field ?? ''}: ${String(c.message).replace(/^Invalid value: (?:"(?:[^"\\]|\\.)*": )?/, '')}`).sort();
+  return causes
+    .map((c) => `${c.field ?? ''}: ${String(c.message).replace(/^Invalid value: (?:"(?:[^"\\]|\\.)*": )?/, '')}`)
+    .sort();
 }
 
 const ruleRefusal = (kind: Kind, ref: RuleRef) => `${ref[0]}: ${ruleFor(kind, ref).message}`;
@@ -502,7 +853,12 @@ const PARENTS: Record<string, Obj> = {
 
 /** The least object of `kind`: every field defaulted (a RedisBackup needs the Redis it backs up). */
 function bare(kind: Kind, name: string): Obj {
-  return { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name, namespace: NAMESPACE }, spec: kind === 'RedisBackup' ? { redis: 'r' } : {} };
+  return {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind,
+    metadata: { name, namespace: NAMESPACE },
+    spec: kind === 'RedisBackup' ? { redis: 'r' } : {},
+  };
 }
 
 /** An object of `kind` named `name` with `value` at `path` (and PARENTS on the way). */
@@ -522,8 +878,10 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   const plane = cp!;
   const api = client(plane);
   const base = (kind: Kind) => `/apis/${GROUP}/${VERSION}/namespaces/${NAMESPACE}/${KINDS[kind].plural}`;
-  const create = (obj: Obj, dryRun: boolean) => api('POST', `${base(obj['kind'] as Kind)}${dryRun ? '?dryRun=All' : ''}`, obj);
-  const update = (obj: Obj, subresource = '') => api('PUT', `${base(obj['kind'] as Kind)}/${String(obj['metadata']['name'])}${subresource}?dryRun=All`, obj);
+  const create = (obj: Obj, dryRun: boolean) =>
+    api('POST', `${base(obj['kind'] as Kind)}${dryRun ? '?dryRun=All' : ''}`, obj);
+  const update = (obj: Obj, subresource = '') =>
+    api('PUT', `${base(obj['kind'] as Kind)}/${String(obj['metadata']['name'])}${subresource}?dryRun=All`, obj);
   const probeCrd = (schema: unknown) => ({
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -537,7 +895,11 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   });
   /** A dry-run create of a CRD; Strict, so that a field the server would drop is a refusal. */
   const tryCrd = async (crd: unknown) => {
-    const reply = await api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All&fieldValidation=Strict', crd);
+    const reply = await api(
+      'POST',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All&fieldValidation=Strict',
+      crd,
+    );
     return reply.status < 300 ? 'accepted' : String(reply.body['message']);
   };
 
@@ -545,7 +907,11 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
     t.diagnostic(`kube-apiserver ${plane.version} and etcd started in ${startMs} ms`);
     for (const kind of Object.keys(KINDS) as Kind[]) {
       const crd = parse(KINDS[kind].yaml) as Obj;
-      const reply = await api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict', crd);
+      const reply = await api(
+        'POST',
+        '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict',
+        crd,
+      );
       assert.equal(reply.status, 201, `${kind}: ${JSON.stringify(reply.body['message'])}`);
       assert.deepEqual(reply.warnings, [], kind);
     }
@@ -563,7 +929,9 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
         await new Promise((r) => setTimeout(r, 50));
       }
       assert.deepEqual(
-        conditions.filter((c) => c.type === 'NonStructuralSchema' || c.status !== 'True').map((c) => `${c.type}=${c.status}: ${c.message}`),
+        conditions
+          .filter((c) => c.type === 'NonStructuralSchema' || c.status !== 'True')
+          .map((c) => `${c.type}=${c.status}: ${c.message}`),
         [],
         name,
       );
@@ -580,13 +948,16 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
   });
 
   test('what toStructural refuses to rewrite, the server refuses too', async (t) => {
-    for (const [name, schema, refusal] of REFUSED) await t.test(name, async () => assert.match(await tryCrd(probeCrd(schema)), refusal));
+    for (const [name, schema, refusal] of REFUSED)
+      await t.test(name, async () => assert.match(await tryCrd(probeCrd(schema)), refusal));
   });
 
   // The cases are independent objects: four at a time take a third off their time on two cores.
   test('every CEL rule of the CRDs gives the expected verdict', { concurrency: 4 }, async (t) => {
     const judge = async (c: Case, name: string) => {
-      const own = c.allowed ? [] : [c.refusal !== undefined ? `${c.path}: ${c.refusal}` : ruleRefusal(c.kind, [c.path, c.message])];
+      const own = c.allowed
+        ? []
+        : [c.refusal !== undefined ? `${c.path}: ${c.refusal}` : ruleRefusal(c.kind, [c.path, c.message])];
       const expected = [...own, ...(c.alsoRefusedBy ?? []).map((ref) => ruleRefusal(c.kind, ref))].sort();
       const isStatus = c.path.startsWith('status.');
       if (c.oldSelf === undefined && !isStatus) {
@@ -612,14 +983,20 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
 
   // Whole-object updates, as `kubectl apply` of an edited Redis reaches the API server.
   test('updates of the design Redis are refused for the right reasons only', async (t) => {
-    const design = parseAllDocuments(readFileSync(new URL('../../manifests/examples/redis.yaml', import.meta.url), 'utf8'))[0]!.toJS() as Obj;
+    const design = parseAllDocuments(
+      readFileSync(new URL('../../manifests/examples/redis.yaml', import.meta.url), 'utf8'),
+    )[0]!.toJS() as Obj;
     design['metadata'] = { name: 'design', namespace: NAMESPACE };
     const created = await create(design, false);
     assert.equal(created.status, 201, JSON.stringify(created.body['message']));
     const updates: Array<[string, (spec: Obj) => void, RuleRef[]]> = [
       ['nothing changed', () => {}, []],
       ['TLS switched on', (s) => (s['tls'] = { secretName: 'my-tls' }), [['spec', TLS_TOGGLE]]],
-      ['scaled, grown and upgraded', (s) => Object.assign(s, { replicas: 3, version: '7.4', persistence: { ...s['persistence'], size: '20Gi' } }), []],
+      [
+        'scaled, grown and upgraded',
+        (s) => Object.assign(s, { replicas: 3, version: '7.4', persistence: { ...s['persistence'], size: '20Gi' } }),
+        [],
+      ],
       ['shrunk', (s) => (s['persistence'].size = '5Gi'), [['spec.persistence', SIZE]]],
       [
         'storage class added and persistence dropped',
@@ -645,10 +1022,15 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
     const hook = { Redis: validateSpec, RedisCluster: validateRedisClusterSpec } as const;
     for (const file of ['redis.yaml', 'rediscluster.yaml']) {
       await t.test(file, async () => {
-        const example = parse(readFileSync(new URL(`../../manifests/examples/${file}`, import.meta.url), 'utf8')) as Obj;
+        const example = parse(
+          readFileSync(new URL(`../../manifests/examples/${file}`, import.meta.url), 'utf8'),
+        ) as Obj;
         const reply = await create({ ...example, metadata: { ...example['metadata'], namespace: NAMESPACE } }, true);
         assert.deepEqual(refusals(reply), []);
-        const verdict = hook[example['kind'] as keyof typeof hook](example['metadata']['name'] as string, example['spec']);
+        const verdict = hook[example['kind'] as keyof typeof hook](
+          example['metadata']['name'] as string,
+          example['spec'],
+        );
         assert.ok(verdict.ok, JSON.stringify(verdict));
         assert.deepEqual(reply.body['spec'], verdict.spec);
       });
@@ -660,7 +1042,10 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
       ['Redis', validateSpec('r', {})],
       ['RedisCluster', validateRedisClusterSpec('c', {})],
     ] as const) {
-      const reply = await create({ apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name: 'bare', namespace: NAMESPACE } }, true);
+      const reply = await create(
+        { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name: 'bare', namespace: NAMESPACE } },
+        true,
+      );
       assert.deepEqual(refusals(reply), [], kind);
       assert.ok(verdict.ok);
       assert.deepEqual(reply.body['spec'], verdict.spec, kind);
@@ -676,13 +1061,28 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
     for (const kind of ['Redis', 'RedisCluster'] as const) {
       for (const c of ['\u0000', '\t', '\n', '\r', '\u001b', '\u007f']) {
         const code = `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`;
-        cases.push([kind, `${kind} config value with ${code}`, { config: { hz: `10${c}requirepass x` } }, 'spec.config.hz']);
+        cases.push([
+          kind,
+          `${kind} config value with ${code}`,
+          { config: { hz: `10${c}requirepass x` } },
+          'spec.config.hz',
+        ]);
         cases.push([kind, `${kind} image with ${code}`, { image: `redis:7.2${c}` }, 'spec.image']);
-        cases.push([kind, `${kind} auth key with ${code}`, { auth: { secretName: 's', key: `k${c}` } }, 'spec.auth.key']);
+        cases.push([
+          kind,
+          `${kind} auth key with ${code}`,
+          { auth: { secretName: 's', key: `k${c}` } },
+          'spec.auth.key',
+        ]);
       }
       cases.push([kind, `${kind} image with a space`, { image: 'redis:7.2 --loadmodule' }, 'spec.image']);
       cases.push([kind, `${kind} auth Secret not a name`, { auth: { secretName: 'a b' } }, 'spec.auth.secretName']);
-      cases.push([kind, `${kind} exporter image with a newline`, { monitoring: { exporter: { image: 'x\ny' } } }, 'spec.monitoring.exporter.image']);
+      cases.push([
+        kind,
+        `${kind} exporter image with a newline`,
+        { monitoring: { exporter: { image: 'x\ny' } } },
+        'spec.monitoring.exporter.image',
+      ]);
     }
     cases.push(['Redis', 'Redis user rules with a NUL', { users: user('+@read\u0000 ~*') }, 'spec.users.0.rules']);
     cases.push(['Redis', 'Redis user rules with a newline', { users: user('+@read\nnopass') }, 'spec.users.0.rules']);
@@ -695,13 +1095,20 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
     let n = 0;
     for (const [kind, name, spec, field] of cases) {
       await t.test(name, async () => {
-        const reply = await create({ apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name: `ctl-${++n}`, namespace: NAMESPACE }, spec }, true);
+        const reply = await create(
+          { apiVersion: `${GROUP}/${VERSION}`, kind, metadata: { name: `ctl-${++n}`, namespace: NAMESPACE }, spec },
+          true,
+        );
         const server = refusals(reply);
         const serverField = field.replace(/\.([0-9]+)\./, '[$1].');
-        assert.ok(server.length > 0 && server.every((r) => r.startsWith(`${serverField}: `)), `server: ${JSON.stringify(server)}`);
+        assert.ok(
+          server.length > 0 && server.every((r) => r.startsWith(`${serverField}: `)),
+          `server: ${JSON.stringify(server)}`,
+        );
         const verdict = hook[kind]('r', spec);
         assert.ok(!verdict.ok, 'the hook refuses it too');
-        if (!verdict.ok) assert.deepEqual([...new Set(verdict.problems.map((p) => p.field))], [field.replace(/\.([0-9]+)\./, '.$1.')]);
+        if (!verdict.ok)
+          assert.deepEqual([...new Set(verdict.problems.map((p) => p.field))], [field.replace(/\.([0-9]+)\./, '.$1.')]);
       });
     }
   });
@@ -713,7 +1120,11 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
       const kind = c.kind as keyof typeof hook;
       await t.test(c.name, async () => {
         const reply = await create(objectWith(kind, `config-${++n}`, 'spec.config', c.self), true);
-        assert.equal(hook[kind]('r', { config: c.self }).ok, reply.status === 201, `server: ${JSON.stringify(refusals(reply))}`);
+        assert.equal(
+          hook[kind]('r', { config: c.self }).ok,
+          reply.status === 201,
+          `server: ${JSON.stringify(refusals(reply))}`,
+        );
       });
     }
   });

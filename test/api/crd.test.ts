@@ -10,7 +10,15 @@ import { Ajv } from 'ajv';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { parse } from 'yaml';
 import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io/v1/CustomResourceDefinition';
-import { applyDefaults, buildCrd, buildOpenApiSchema, CRD_NAME, renderCrdYaml, toStructural, type JsonSchema } from '../../src/api/crd.ts';
+import {
+  applyDefaults,
+  buildCrd,
+  buildOpenApiSchema,
+  CRD_NAME,
+  renderCrdYaml,
+  toStructural,
+  type JsonSchema,
+} from '../../src/api/crd.ts';
 import { GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from '../../src/api/labels.ts';
 import { QUANTITY_PATTERN } from '../../src/api/schema.ts';
 import { validateSpec } from '../../src/api/validate.ts';
@@ -51,7 +59,13 @@ test('names, scope, version and subresources', () => {
   assert.equal(CRD_NAME, 'redises.redis.example.com');
   const spec = crd.spec;
   assert.equal(spec['group'], GROUP);
-  assert.deepEqual(spec['names'], { kind: KIND, listKind: 'RedisList', plural: PLURAL, singular: SINGULAR, shortNames: SHORT_NAMES });
+  assert.deepEqual(spec['names'], {
+    kind: KIND,
+    listKind: 'RedisList',
+    plural: PLURAL,
+    singular: SINGULAR,
+    shortNames: SHORT_NAMES,
+  });
   assert.equal(spec['scope'], 'Namespaced');
   assert.equal(spec['versions'].length, 1);
   const [version] = spec['versions'];
@@ -60,10 +74,18 @@ test('names, scope, version and subresources', () => {
   assert.equal(version.storage, true);
   assert.deepEqual(version.subresources, {
     status: {},
-    scale: { specReplicasPath: '.spec.replicas', statusReplicasPath: '.status.replicas', labelSelectorPath: '.status.selector' },
+    scale: {
+      specReplicasPath: '.spec.replicas',
+      statusReplicasPath: '.status.replicas',
+      labelSelectorPath: '.status.selector',
+    },
   });
   assert.deepEqual(
-    version.additionalPrinterColumns.map((c: { name: string; type: string; jsonPath: string }) => [c.name.toUpperCase(), c.type, c.jsonPath]),
+    version.additionalPrinterColumns.map((c: { name: string; type: string; jsonPath: string }) => [
+      c.name.toUpperCase(),
+      c.type,
+      c.jsonPath,
+    ]),
     [
       ['VERSION', 'string', '.spec.version'],
       ['MASTER', 'string', '.status.master'],
@@ -102,7 +124,11 @@ test('every field has a description (kubectl explain), metadata excepted', () =>
 
 test('a Redis with no spec at all is defaulted by the API server to the same spec the hook derives', () => {
   const schema = buildOpenApiSchema();
-  const defaulted = applyDefaults(schema, { apiVersion: `${GROUP}/${VERSION}`, kind: KIND, metadata: { name: 'r' } }) as { spec: unknown };
+  const defaulted = applyDefaults(schema, {
+    apiVersion: `${GROUP}/${VERSION}`,
+    kind: KIND,
+    metadata: { name: 'r' },
+  }) as { spec: unknown };
   const validate = new Ajv({ strict: false }).compile(schema);
   assert.ok(validate(defaulted), JSON.stringify(validate.errors));
   const verdict = validateSpec('r', {});
@@ -123,7 +149,8 @@ test('the CRD schema and the hook validator agree on what is valid', async (t) =
   const cases: Array<[string, Record<string, unknown>]> = [
     ['design', DESIGN_SPEC],
     ['empty', {}],
-    // Which versions are supported is a CEL rule (crd-server.test.ts, and the hook's own check below); the schema checks the form.
+    // Which versions are supported is a CEL rule (crd-server.test.ts, and the hook's own check below); the schema
+    // checks the form.
     ['version not a version', { version: 'seven' }],
     ['version with suffix', { version: '7.2.4-alpine' }],
     ['two masters', { master: { replicas: 2 } }],
@@ -155,10 +182,16 @@ const quantityInBranch = {
 };
 
 test('toStructural strips TypeBox symbols and keeps the meaning of rewritten nodes', async (t) => {
-  const out = toStructural(Type.Object({ e: Type.Union([Type.Literal('a'), Type.Literal('b')]), q: quantityInBranch as unknown as TSchema }));
+  const out = toStructural(
+    Type.Object({ e: Type.Union([Type.Literal('a'), Type.Literal('b')]), q: quantityInBranch as unknown as TSchema }),
+  );
   assert.deepEqual(Object.getOwnPropertySymbols(out), []);
   assert.deepEqual(child(out, 'e'), { enum: ['a', 'b'], type: 'string' });
-  assert.deepEqual(child(out, 'q'), { anyOf: [{ type: 'integer' }, { type: 'string' }], pattern: QUANTITY_PATTERN, 'x-kubernetes-int-or-string': true });
+  assert.deepEqual(child(out, 'q'), {
+    anyOf: [{ type: 'integer' }, { type: 'string' }],
+    pattern: QUANTITY_PATTERN,
+    'x-kubernetes-int-or-string': true,
+  });
   const validate = new Ajv({ strict: false }).compile(out);
   for (const [value, ok] of [
     [{ e: 'a', q: '10Gi' }, true],

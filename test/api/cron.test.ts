@@ -60,5 +60,6 @@ const intervals: Array<[string, number | undefined]> = [
 ];
 
 test('the longest interval between runs', async (t) => {
-  for (const [line, seconds] of intervals) await t.test(line, () => assert.equal(longestIntervalSeconds(line), seconds));
+  for (const [line, seconds] of intervals)
+    await t.test(line, () => assert.equal(longestIntervalSeconds(line), seconds));
 });

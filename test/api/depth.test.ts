@@ -41,9 +41,10 @@ test('a key that is not a plain identifier is not echoed in the field', () => {
   assert.equal(nestingProblem({ affinity: { a: 1 } }), undefined);
 });
 
-// The deepest path a schema declares, counting objects and lists; a field that keeps unknown
-// fields (spec.affinity) counts as a Kubernetes Affinity, whose deepest path is
-// podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector.matchExpressions[].values[]:
+// The deepest path a schema declares, counting objects and lists; a field that keeps unknown fields (spec.affinity)
+// counts as a Kubernetes Affinity, whose deepest path is
+// podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm
+//   .labelSelector.matchExpressions[].values[]:
 // nine containers below affinity itself.
 const AFFINITY_DEPTH = 9;
 function schemaDepth(schema: Record<string, unknown>): number {
@@ -59,9 +60,11 @@ function schemaDepth(schema: Record<string, unknown>): number {
       node['items'],
       node['additionalProperties'],
     ];
-    for (const child of below) if (typeof child === 'object' && child !== null) stack.push([child as Record<string, unknown>, level + 1]);
+    for (const child of below)
+      if (typeof child === 'object' && child !== null) stack.push([child as Record<string, unknown>, level + 1]);
     for (const key of ['anyOf', 'oneOf', 'allOf'])
-      for (const variant of (node[key] as unknown[] | undefined) ?? []) stack.push([variant as Record<string, unknown>, level]);
+      for (const variant of (node[key] as unknown[] | undefined) ?? [])
+        stack.push([variant as Record<string, unknown>, level]);
   }
   return deepest;
 }

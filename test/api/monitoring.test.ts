@@ -2,7 +2,13 @@
 // read in its alert's own unit, and a bad field is named (never silently dropped).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ALERT_NAMES, durationSeconds, readThreshold, resolveAlerts, type AlertName } from '../../src/api/monitoring.ts';
+import {
+  ALERT_NAMES,
+  durationSeconds,
+  readThreshold,
+  resolveAlerts,
+  type AlertName,
+} from '../../src/api/monitoring.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 
 test("the design article's monitoring block is valid and overrides only what it names", () => {
@@ -23,8 +29,20 @@ test("the design article's monitoring block is valid and overrides only what it 
     'every alert is on by default',
   );
   const byName = new Map(alerts.map((a) => [a.name, a]));
-  assert.deepEqual(byName.get('HighMemoryUsage'), { name: 'HighMemoryUsage', threshold: 80, duration: '5m', severity: 'warning', source: 'exporter' });
-  assert.deepEqual(byName.get('ReplicationLag'), { name: 'ReplicationLag', threshold: 10, duration: '1m', severity: 'warning', source: 'exporter' });
+  assert.deepEqual(byName.get('HighMemoryUsage'), {
+    name: 'HighMemoryUsage',
+    threshold: 80,
+    duration: '5m',
+    severity: 'warning',
+    source: 'exporter',
+  });
+  assert.deepEqual(byName.get('ReplicationLag'), {
+    name: 'ReplicationLag',
+    threshold: 10,
+    duration: '1m',
+    severity: 'warning',
+    source: 'exporter',
+  });
 });
 
 test('an alert can be turned off, or given another duration and severity', () => {
@@ -90,16 +108,33 @@ test('Prometheus durations', async (t) => {
     ['m5', undefined],
     ['30m1h', undefined],
   ];
-  for (const [text, seconds] of cases) await t.test(JSON.stringify(text), () => assert.equal(durationSeconds(text), seconds));
+  for (const [text, seconds] of cases)
+    await t.test(JSON.stringify(text), () => assert.equal(durationSeconds(text), seconds));
 });
 
 test('a bad monitoring field is refused and named', async (t) => {
   const cases: Array<[string, unknown, string]> = [
     ['unknown alert', { alerts: [{ name: 'TooHot' }] }, 'spec.monitoring.alerts.0.name'],
-    ['percentage out of range', { alerts: [{ name: 'HighMemoryUsage', threshold: 180 }] }, 'spec.monitoring.alerts[0].threshold'],
-    ['threshold on an alert without one', { alerts: [{ name: 'InstanceDown', threshold: 1 }] }, 'spec.monitoring.alerts[0].threshold'],
-    ['duration not a Prometheus duration', { alerts: [{ name: 'NoMaster', duration: 'five minutes' }] }, 'spec.monitoring.alerts.0.duration'],
-    ['an empty failover window', { alerts: [{ name: 'FrequentFailovers', duration: '0s' }] }, 'spec.monitoring.alerts[0].duration'],
+    [
+      'percentage out of range',
+      { alerts: [{ name: 'HighMemoryUsage', threshold: 180 }] },
+      'spec.monitoring.alerts[0].threshold',
+    ],
+    [
+      'threshold on an alert without one',
+      { alerts: [{ name: 'InstanceDown', threshold: 1 }] },
+      'spec.monitoring.alerts[0].threshold',
+    ],
+    [
+      'duration not a Prometheus duration',
+      { alerts: [{ name: 'NoMaster', duration: 'five minutes' }] },
+      'spec.monitoring.alerts.0.duration',
+    ],
+    [
+      'an empty failover window',
+      { alerts: [{ name: 'FrequentFailovers', duration: '0s' }] },
+      'spec.monitoring.alerts[0].duration',
+    ],
     [
       'an alert listed twice',
       {
@@ -110,10 +145,22 @@ test('a bad monitoring field is refused and named', async (t) => {
       },
       'spec.monitoring.alerts[1].name',
     ],
-    ['a scrape interval that is no duration', { prometheus: { scrapeInterval: 'often' } }, 'spec.monitoring.prometheus.scrapeInterval'],
-    ['a label key Kubernetes refuses', { prometheus: { labels: { 'bad key': 'x' } } }, 'spec.monitoring.prometheus.labels.bad key'],
+    [
+      'a scrape interval that is no duration',
+      { prometheus: { scrapeInterval: 'often' } },
+      'spec.monitoring.prometheus.scrapeInterval',
+    ],
+    [
+      'a label key Kubernetes refuses',
+      { prometheus: { labels: { 'bad key': 'x' } } },
+      'spec.monitoring.prometheus.labels.bad key',
+    ],
     ['an exporter without an image', { exporter: { image: '' } }, 'spec.monitoring.exporter.image'],
-    ['exporter memory not a quantity', { exporter: { resources: { limits: { memory: 'lots' } } } }, 'spec.monitoring.exporter.resources.limits.memory'],
+    [
+      'exporter memory not a quantity',
+      { exporter: { resources: { limits: { memory: 'lots' } } } },
+      'spec.monitoring.exporter.resources.limits.memory',
+    ],
   ];
   for (const [name, monitoring, field] of cases) {
     await t.test(name, () => {

@@ -14,7 +14,11 @@ const json = (x: unknown) => JSON.parse(JSON.stringify(x)) as Record<string, any
 
 test('manifests/redisbackup-crd.yaml is what the source generates', () => {
   const committed = readFileSync(FILE, 'utf8');
-  assert.equal(committed, renderRedisBackupCrdYaml(), 'manifests/redisbackup-crd.yaml is stale: run npm run gen:crd and commit the result');
+  assert.equal(
+    committed,
+    renderRedisBackupCrdYaml(),
+    'manifests/redisbackup-crd.yaml is stale: run npm run gen:crd and commit the result',
+  );
   assert.deepEqual(parse(committed), json(buildRedisBackupCrd()));
 });
 
@@ -28,7 +32,9 @@ test('names, status subresource and the columns a user reads', () => {
   assert.equal(REDISBACKUP_CRD_NAME, 'redisbackups.redis.example.com');
   const version = crd['spec'].versions[0];
   assert.deepEqual(version.subresources, { status: {} });
-  const columns = (version.additionalPrinterColumns as Array<{ name: string; priority?: number }>).filter((c) => c.priority === undefined).map((c) => c.name);
+  const columns = (version.additionalPrinterColumns as Array<{ name: string; priority?: number }>)
+    .filter((c) => c.priority === undefined)
+    .map((c) => c.name);
   assert.deepEqual(columns, ['Redis', 'Phase', 'Size', 'Offset', 'Version', 'Started', 'Completed', 'Age']);
   assert.deepEqual(crd['spec'].versions[0].schema.openAPIV3Schema.required, ['spec']);
 });

@@ -10,7 +10,16 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import type { JsonSchema } from '../../src/api/crd.ts';
-import { code, constraintCell, constraintsOf, objectLevels, projectCrds, prose, renderApiReference, typeOf } from '../../src/api/reference.ts';
+import {
+  code,
+  constraintCell,
+  constraintsOf,
+  objectLevels,
+  projectCrds,
+  prose,
+  renderApiReference,
+  typeOf,
+} from '../../src/api/reference.ts';
 
 const DOC_FILE = fileURLToPath(new URL('../../docs/api-reference.md', import.meta.url));
 const MANIFESTS = fileURLToPath(new URL('../../manifests', import.meta.url));
@@ -19,7 +28,10 @@ const doc = readFileSync(DOC_FILE, 'utf8');
 
 interface Crd {
   kind: string;
-  spec: { names: { kind: string; plural: string }; versions: Array<{ schema: { openAPIV3Schema: JsonSchema }; additionalPrinterColumns: any[] }> };
+  spec: {
+    names: { kind: string; plural: string };
+    versions: Array<{ schema: { openAPIV3Schema: JsonSchema }; additionalPrinterColumns: any[] }>;
+  };
 }
 
 function yamlFiles(dir: string): string[] {
@@ -77,7 +89,11 @@ function nested(node: JsonSchema, path: string): string[] {
 }
 
 test('docs/api-reference.md is what the source renders', () => {
-  assert.equal(doc, renderApiReference(), 'docs/api-reference.md is stale: run npm run gen:api-reference and commit the result');
+  assert.equal(
+    doc,
+    renderApiReference(),
+    'docs/api-reference.md is stale: run npm run gen:api-reference and commit the result',
+  );
   assert.equal(renderApiReference(), renderApiReference(), 'rendering is deterministic');
 });
 
@@ -112,12 +128,15 @@ test('every printer column of kubectl get is listed with its JSON path, and the 
     await t.test(crd.spec.names.kind, () => {
       const text = section(crd.spec.names.kind);
       const columns = crd.spec.versions[0]?.additionalPrinterColumns ?? [];
-      for (const c of columns) assert.ok(text.includes(`| ${c.name} | \`${c.type}\` | \`${c.jsonPath}\` |`), `column ${c.name}`);
+      for (const c of columns)
+        assert.ok(text.includes(`| ${c.name} | \`${c.type}\` | \`${c.jsonPath}\` |`), `column ${c.name}`);
       const always = columns.filter((c) => !c.priority).map((c) => String(c.name).toUpperCase());
       assert.ok(text.includes(`$ kubectl get ${crd.spec.names.plural}\n${['NAME', ...always].join('   ')}\n`));
     });
   }
-  await t.test('Redis, as the README shows it', () => assert.match(section('Redis'), /^NAME {3}VERSION {3}MASTER {3}REPLICAS {3}PHASE {3}AGE$/m));
+  await t.test('Redis, as the README shows it', () =>
+    assert.match(section('Redis'), /^NAME {3}VERSION {3}MASTER {3}REPLICAS {3}PHASE {3}AGE$/m),
+  );
 });
 
 test('real fields render their type, default, required, constraints and description', async (t) => {
@@ -132,8 +151,24 @@ test('real fields render their type, default, required, constraints and descript
       'minimum: `0`<br>maximum: `15`',
       'Number of replica pods (\\<name>-replica-N). Scalable with kubectl scale.',
     ],
-    ['Redis', 'spec.master.replicas', '`integer`', '`1`', 'yes', 'minimum: `1`<br>maximum: `1`', 'Number of masters. Must be 1'],
-    ['Redis', 'spec.persistence.whenDeleted', '`string`', '`"Retain"`', 'yes', 'enum: `"Retain", "Delete"`', 'Retain keeps them'],
+    [
+      'Redis',
+      'spec.master.replicas',
+      '`integer`',
+      '`1`',
+      'yes',
+      'minimum: `1`<br>maximum: `1`',
+      'Number of masters. Must be 1',
+    ],
+    [
+      'Redis',
+      'spec.persistence.whenDeleted',
+      '`string`',
+      '`"Retain"`',
+      'yes',
+      'enum: `"Retain", "Delete"`',
+      'Retain keeps them',
+    ],
     [
       'Redis',
       'spec.persistence',
@@ -143,7 +178,15 @@ test('real fields render their type, default, required, constraints and descript
       'rule: persistence.size cannot shrink (`quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0`)',
       'Durability.',
     ],
-    ['Redis', 'spec.image', '`string`', '', 'no', 'minLength: `1`', 'Container image to run instead of redis:\\<version>.'],
+    [
+      'Redis',
+      'spec.image',
+      '`string`',
+      '',
+      'no',
+      'minLength: `1`',
+      'Container image to run instead of redis:\\<version>.',
+    ],
     ['Redis', 'spec.affinity', '`object (any fields)`', '', 'no', '', 'A Kubernetes Affinity'],
     [
       'Redis',
@@ -183,7 +226,15 @@ test('real fields render their type, default, required, constraints and descript
       'CPU and memory of the exporter',
     ],
     ['RedisBackup', 'metadata.name', '`string`', '', 'no', 'maxLength: `56`', ''],
-    ['RedisBackup', 'spec', '`object`', '', 'yes', 'rule: a RedisBackup cannot change: create another one (`self == oldSelf`)', 'Immutable'],
+    [
+      'RedisBackup',
+      'spec',
+      '`object`',
+      '',
+      'yes',
+      'rule: a RedisBackup cannot change: create another one (`self == oldSelf`)',
+      'Immutable',
+    ],
   ];
   for (const [kind, path, type, dflt, required, constraints, description] of cases) {
     await t.test(`${kind} ${path}`, () => {
@@ -233,16 +284,43 @@ test('Markdown: code spans hold any text, prose cannot turn into HTML, emphasis 
 test('keywords: types, bounds, nested items and values, and a keyword without wording still shown', async (t) => {
   const cases: Array<[string, JsonSchema, string, string[]]> = [
     ['date-time', { type: 'string', format: 'date-time' }, 'string (date-time)', []],
-    ['exclusive bound', { type: 'number', minimum: 0, exclusiveMinimum: true, multipleOf: 0.5 }, 'number', ['minimum (exclusive): `0`', 'multipleOf: `0.5`']],
-    ['list of lists', { type: 'array', items: { type: 'array', items: { type: 'string', enum: ['a'] } } }, '[][]string', ['items: items: enum: `"a"`']],
+    [
+      'exclusive bound',
+      { type: 'number', minimum: 0, exclusiveMinimum: true, multipleOf: 0.5 },
+      'number',
+      ['minimum (exclusive): `0`', 'multipleOf: `0.5`'],
+    ],
+    [
+      'list of lists',
+      { type: 'array', items: { type: 'array', items: { type: 'string', enum: ['a'] } } },
+      '[][]string',
+      ['items: items: enum: `"a"`'],
+    ],
     [
       'map of int-or-string',
-      { type: 'object', additionalProperties: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }], maxLength: 3 } },
+      {
+        type: 'object',
+        additionalProperties: {
+          'x-kubernetes-int-or-string': true,
+          anyOf: [{ type: 'integer' }, { type: 'string' }],
+          maxLength: 3,
+        },
+      },
       'map[string]int-or-string',
       ['values: maxLength: `3`'],
     ],
-    ['unknown keyword', { type: 'string', 'x-kubernetes-future': { a: 1 } }, 'string', ['x-kubernetes-future: `{"a":1}`']],
-    ['a rule without a message', { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a > 0' }] }, 'object', ['rule: `self.a > 0`']],
+    [
+      'unknown keyword',
+      { type: 'string', 'x-kubernetes-future': { a: 1 } },
+      'string',
+      ['x-kubernetes-future: `{"a":1}`'],
+    ],
+    [
+      'a rule without a message',
+      { type: 'object', 'x-kubernetes-validations': [{ rule: 'self.a > 0' }] },
+      'object',
+      ['rule: `self.a > 0`'],
+    ],
   ];
   for (const [name, node, type, constraints] of cases) {
     await t.test(name, () => {
@@ -256,7 +334,10 @@ test('keywords: types, bounds, nested items and values, and a keyword without wo
       required: ['a'],
       properties: {
         a: { type: 'array', items: { type: 'object', description: 'An A.', properties: { b: { type: 'string' } } } },
-        m: { type: 'object', additionalProperties: { type: 'object', properties: { c: { type: 'integer', default: 3 } } } },
+        m: {
+          type: 'object',
+          additionalProperties: { type: 'object', properties: { c: { type: 'integer', default: 3 } } },
+        },
       },
     };
     const levels = objectLevels(schema);

@@ -2,7 +2,13 @@
 // mutated, and every invalid field is named in the problems (for the InvalidSpec condition).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatProblems, MAX_NAME_LENGTH, readStorage, validateSpec, type SpecProblem } from '../../src/api/validate.ts';
+import {
+  formatProblems,
+  MAX_NAME_LENGTH,
+  readStorage,
+  validateSpec,
+  type SpecProblem,
+} from '../../src/api/validate.ts';
 import { SUPPORTED_VERSION_MESSAGE } from '../../src/api/schema.ts';
 
 const DESIGN_SPEC = {
@@ -105,8 +111,18 @@ const INVALID: Array<[string, string, unknown, string]> = [
   ['multi-line config', 'r', { config: { hz: '10\nsave ""' } }, 'spec.config.hz'],
   ['config key case', 'r', { config: { Hz: '10' } }, 'spec.config.Hz'],
   ['name too long', 'r'.repeat(MAX_NAME_LENGTH + 1), {}, 'metadata.name'],
-  ['user named default', 'r', { users: [{ name: 'default', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
-  ["user named as the operator's own", 'r', { users: [{ name: 'redis-operator', rules: '+@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].name'],
+  [
+    'user named default',
+    'r',
+    { users: [{ name: 'default', rules: '+@all', passwordSecret: { name: 's' } }] },
+    'spec.users[0].name',
+  ],
+  [
+    "user named as the operator's own",
+    'r',
+    { users: [{ name: 'redis-operator', rules: '+@all', passwordSecret: { name: 's' } }] },
+    'spec.users[0].name',
+  ],
   ['tls with neither a Secret nor cert-manager', 'r', { tls: {} }, 'spec.tls'],
   ["TLS directives are the operator's", 'r', { config: { 'tls-port': '6380' } }, 'spec.config.tls-port'],
   ['negative password grace period', 'r', { passwordGracePeriodSeconds: -1 }, 'spec.passwordGracePeriodSeconds'],
@@ -122,9 +138,24 @@ const INVALID: Array<[string, string, unknown, string]> = [
     },
     'spec.users[1].name',
   ],
-  ['user rules set a password', 'r', { users: [{ name: 'a', rules: '+@read >secret', passwordSecret: { name: 's' } }] }, 'spec.users[0].rules'],
-  ['user rules nopass', 'r', { users: [{ name: 'a', rules: 'nopass +@all', passwordSecret: { name: 's' } }] }, 'spec.users[0].rules'],
-  ['user rules off', 'r', { users: [{ name: 'a', rules: 'off', passwordSecret: { name: 's' } }] }, 'spec.users[0].rules'],
+  [
+    'user rules set a password',
+    'r',
+    { users: [{ name: 'a', rules: '+@read >secret', passwordSecret: { name: 's' } }] },
+    'spec.users[0].rules',
+  ],
+  [
+    'user rules nopass',
+    'r',
+    { users: [{ name: 'a', rules: 'nopass +@all', passwordSecret: { name: 's' } }] },
+    'spec.users[0].rules',
+  ],
+  [
+    'user rules off',
+    'r',
+    { users: [{ name: 'a', rules: 'off', passwordSecret: { name: 's' } }] },
+    'spec.users[0].rules',
+  ],
   ['user without a Secret', 'r', { users: [{ name: 'a', rules: '+@read' }] }, 'spec.users.0.passwordSecret'],
   ['network policy without labels', 'r', { networkPolicy: { allowFrom: {} } }, 'spec.networkPolicy.allowFrom'],
 ];
@@ -143,10 +174,16 @@ test('an invalid spec is refused and the offending field is named', async (t) =>
 });
 
 test('application users: valid ones pass with the Secret key defaulted', () => {
-  const verdict = validateSpec('r', { users: [{ name: 'shop', rules: '~shop:* +@read +@write -@dangerous', passwordSecret: { name: 'shop-redis' } }] });
+  const verdict = validateSpec('r', {
+    users: [{ name: 'shop', rules: '~shop:* +@read +@write -@dangerous', passwordSecret: { name: 'shop-redis' } }],
+  });
   assert.ok(verdict.ok, JSON.stringify(verdict));
   assert.deepEqual(verdict.spec.users, [
-    { name: 'shop', rules: '~shop:* +@read +@write -@dangerous', passwordSecret: { name: 'shop-redis', key: 'password' } },
+    {
+      name: 'shop',
+      rules: '~shop:* +@read +@write -@dangerous',
+      passwordSecret: { name: 'shop-redis', key: 'password' },
+    },
   ]);
 });
 
@@ -167,7 +204,11 @@ test('every problem is reported, once, and formatted on one line', () => {
     new Set(['spec.version', 'spec.replicas', 'spec.config.requirepass', 'spec.config.save']),
     'schema problems first; of the semantic checks only the directive allow-list runs on a schema-invalid spec',
   );
-  assert.equal(new Set(verdict.problems.map((p) => `${p.field}:${p.message}`)).size, verdict.problems.length, 'no duplicates');
+  assert.equal(
+    new Set(verdict.problems.map((p) => `${p.field}:${p.message}`)).size,
+    verdict.problems.length,
+    'no duplicates',
+  );
   const line = formatProblems(verdict.problems);
   assert.doesNotMatch(line, /\n/);
   assert.match(line, /spec\.version: must match/);
@@ -191,11 +232,31 @@ test('the input is never mutated, even when invalid', () => {
 
 test('validateSpec: scheduling keys the API server would refuse on every sync', async (t) => {
   const cases: Array<{ name: string; spec: Record<string, unknown>; field: string }> = [
-    { name: 'nodeSelector key with a space', spec: { nodeSelector: { 'bad key': 'x' } }, field: 'spec.nodeSelector.bad key' },
-    { name: 'nodeSelector value too long', spec: { nodeSelector: { zone: 'a'.repeat(64) } }, field: 'spec.nodeSelector.zone' },
-    { name: 'podAnnotations key with a bad prefix', spec: { podAnnotations: { 'Bad_Prefix/x': 'y' } }, field: 'spec.podAnnotations.Bad_Prefix/x' },
-    { name: 'toleration key invalid', spec: { tolerations: [{ key: '-x', operator: 'Exists' }] }, field: 'spec.tolerations[0].key' },
-    { name: 'Exists with a value', spec: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] }, field: 'spec.tolerations[0].value' },
+    {
+      name: 'nodeSelector key with a space',
+      spec: { nodeSelector: { 'bad key': 'x' } },
+      field: 'spec.nodeSelector.bad key',
+    },
+    {
+      name: 'nodeSelector value too long',
+      spec: { nodeSelector: { zone: 'a'.repeat(64) } },
+      field: 'spec.nodeSelector.zone',
+    },
+    {
+      name: 'podAnnotations key with a bad prefix',
+      spec: { podAnnotations: { 'Bad_Prefix/x': 'y' } },
+      field: 'spec.podAnnotations.Bad_Prefix/x',
+    },
+    {
+      name: 'toleration key invalid',
+      spec: { tolerations: [{ key: '-x', operator: 'Exists' }] },
+      field: 'spec.tolerations[0].key',
+    },
+    {
+      name: 'Exists with a value',
+      spec: { tolerations: [{ key: 'k', operator: 'Exists', value: 'v' }] },
+      field: 'spec.tolerations[0].value',
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
@@ -224,7 +285,17 @@ test("readStorage: a storage another object recorded is checked and defaulted li
     [
       's3, defaults filled in',
       { s3 },
-      { s3: { ...s3, prefix: '', credentialsSecret: { name: 'creds', accessKeyIdKey: 'AWS_ACCESS_KEY_ID', secretAccessKeyKey: 'AWS_SECRET_ACCESS_KEY' } } },
+      {
+        s3: {
+          ...s3,
+          prefix: '',
+          credentialsSecret: {
+            name: 'creds',
+            accessKeyIdKey: 'AWS_ACCESS_KEY_ID',
+            secretAccessKeyKey: 'AWS_SECRET_ACCESS_KEY',
+          },
+        },
+      },
     ],
     ['a claim', { pvc: { claimName: 'backups' } }, { pvc: { claimName: 'backups' } }],
     ['both (the CEL rule refuses it)', { s3, pvc: { claimName: 'backups' } }, undefined],

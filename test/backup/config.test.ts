@@ -67,9 +67,17 @@ test('S3 keys: both from the credentials Secret, or neither (the SDK default cha
 
 test('each refusal names the variable', async (t) => {
   const table: Array<[string, Record<string, string>, RegExp]> = [
-    ['a source without a port', { REDIS_HOSTS: 'cache-replicas' }, /REDIS_HOSTS="cache-replicas" is invalid: "cache-replicas" is not host:port/],
+    [
+      'a source without a port',
+      { REDIS_HOSTS: 'cache-replicas' },
+      /REDIS_HOSTS="cache-replicas" is invalid: "cache-replicas" is not host:port/,
+    ],
     ['a port out of range', { REDIS_HOSTS: 'a:70000' }, /REDIS_HOSTS/],
-    ['an endpoint that is not a URL', { S3_ENDPOINT: 'minio:9000' }, /S3_ENDPOINT="minio:9000" is invalid: must be an http\(s\) URL/],
+    [
+      'an endpoint that is not a URL',
+      { S3_ENDPOINT: 'minio:9000' },
+      /S3_ENDPOINT="minio:9000" is invalid: must be an http\(s\) URL/,
+    ],
     ['a retention that is not a number', { RETENTION_DAYS: 'seven' }, /RETENTION_DAYS="seven" is invalid/],
     ['no password', { REDIS_PASSWORD: ' ' }, /REDIS_PASSWORD is required/],
     ['a bucket too long', { S3_BUCKET: 'b'.repeat(64) }, /S3_BUCKET="b{64}" is invalid: must be 3 to 63 characters/],
@@ -78,10 +86,26 @@ test('each refusal names the variable', async (t) => {
       { S3_BUCKET: 'a..b' },
       /S3_BUCKET="a\.\.b" is invalid: must start and end with a letter or digit, with no "\.\."/,
     ],
-    ['a bucket that is an IP address', { S3_BUCKET: '192.168.0.1' }, /S3_BUCKET="192\.168\.0\.1" is invalid: must not be an IP address/],
-    ['an S3 prefix that climbs', { S3_PREFIX: 'a/../b/' }, /S3_PREFIX="a\/\.\.\/b\/" is invalid: must not have an empty, "\." or "\.\." segment/],
-    ['an S3 prefix imitating a folder of ours', { S3_PREFIX: 'redis~shop~cache/' }, /S3_PREFIX=.* is invalid: may only use letters, digits/],
-    ['a name that is not an object name', { REDIS_NAME: 'a~b' }, /REDIS_NAME="a~b" is invalid: must be a Kubernetes object name/],
+    [
+      'a bucket that is an IP address',
+      { S3_BUCKET: '192.168.0.1' },
+      /S3_BUCKET="192\.168\.0\.1" is invalid: must not be an IP address/,
+    ],
+    [
+      'an S3 prefix that climbs',
+      { S3_PREFIX: 'a/../b/' },
+      /S3_PREFIX="a\/\.\.\/b\/" is invalid: must not have an empty, "\." or "\.\." segment/,
+    ],
+    [
+      'an S3 prefix imitating a folder of ours',
+      { S3_PREFIX: 'redis~shop~cache/' },
+      /S3_PREFIX=.* is invalid: may only use letters, digits/,
+    ],
+    [
+      'a name that is not an object name',
+      { REDIS_NAME: 'a~b' },
+      /REDIS_NAME="a~b" is invalid: must be a Kubernetes object name/,
+    ],
   ];
   for (const [name, change, message] of table) {
     await t.test(name, () => {
@@ -97,7 +121,12 @@ const NO_S3 = Object.fromEntries(Object.entries(GOOD).filter(([k]) => !/^(S3_|AW
 
 test('a volume target: needs its claim, never the S3 variables', async (t) => {
   const ok: Array<[string, Record<string, string>, object, string]> = [
-    ['the defaults', { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'redis-backups' }, { kind: 'pvc', dir: '/backup', claim: 'redis-backups' }, ''],
+    [
+      'the defaults',
+      { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'redis-backups' },
+      { kind: 'pvc', dir: '/backup', claim: 'redis-backups' },
+      '',
+    ],
     [
       'a mount point and a prefix',
       { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', BACKUP_DIR: '/mnt/b', BACKUP_PREFIX: 'nightly/' },
@@ -127,10 +156,26 @@ test('a volume target: needs its claim, never the S3 variables', async (t) => {
   });
   const refused: Array<[string, Record<string, string>, RegExp]> = [
     ['no claim', { BACKUP_STORAGE: 'pvc' }, /^BACKUP_CLAIM is required/],
-    ['a claim that is not a name', { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'My_Claim' }, /^BACKUP_CLAIM="My_Claim" is invalid/],
-    ['a relative mount point', { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', BACKUP_DIR: 'backup' }, /^BACKUP_DIR="backup" is invalid: must be an absolute path/],
-    ['a prefix leading out of the claim', { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', BACKUP_PREFIX: '../x/' }, /^BACKUP_PREFIX="\.\.\/x\/" is invalid/],
-    ['an absolute prefix', { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', S3_PREFIX: '/etc' }, /^S3_PREFIX="\/etc" is invalid: must be relative/],
+    [
+      'a claim that is not a name',
+      { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'My_Claim' },
+      /^BACKUP_CLAIM="My_Claim" is invalid/,
+    ],
+    [
+      'a relative mount point',
+      { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', BACKUP_DIR: 'backup' },
+      /^BACKUP_DIR="backup" is invalid: must be an absolute path/,
+    ],
+    [
+      'a prefix leading out of the claim',
+      { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', BACKUP_PREFIX: '../x/' },
+      /^BACKUP_PREFIX="\.\.\/x\/" is invalid/,
+    ],
+    [
+      'an absolute prefix',
+      { BACKUP_STORAGE: 'pvc', BACKUP_CLAIM: 'b', S3_PREFIX: '/etc' },
+      /^S3_PREFIX="\/etc" is invalid: must be relative/,
+    ],
     ['an unknown storage', { BACKUP_STORAGE: 'nfs' }, /^BACKUP_STORAGE="nfs" is invalid: must be s3 or pvc/],
   ];
   for (const [name, env, message] of refused) {
@@ -142,7 +187,10 @@ test('a volume target: needs its claim, never the S3 variables', async (t) => {
         r.errors.join('; '),
       );
       if (env['BACKUP_STORAGE'] === 'pvc')
-        assert.ok(!r.errors.some((e) => /S3_(BUCKET|REGION)|AWS_/.test(e)), `no S3 variable demanded: ${r.errors.join('; ')}`);
+        assert.ok(
+          !r.errors.some((e) => /S3_(BUCKET|REGION)|AWS_/.test(e)),
+          `no S3 variable demanded: ${r.errors.join('; ')}`,
+        );
     });
   }
 });
@@ -150,9 +198,17 @@ test('a volume target: needs its claim, never the S3 variables', async (t) => {
 test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no S3 variable; a bad location is named', async (t) => {
   const base = { DATA_DIR: '/data', APPENDONLY: 'yes' };
   await t.test('pvc:// without S3 variables', () => {
-    const r = restoreConfig({ ...base, RESTORE_LOCATION: 'pvc://redis-backups/nightly/shop/cache/20261201T000000Z-1.rdb' });
+    const r = restoreConfig({
+      ...base,
+      RESTORE_LOCATION: 'pvc://redis-backups/nightly/shop/cache/20261201T000000Z-1.rdb',
+    });
     assert.ok(r.ok, r.ok ? '' : r.errors.join('; '));
-    assert.deepEqual(r.config.source, { kind: 'pvc', claim: 'redis-backups', key: 'nightly/shop/cache/20261201T000000Z-1.rdb', dir: '/backup' });
+    assert.deepEqual(r.config.source, {
+      kind: 'pvc',
+      claim: 'redis-backups',
+      key: 'nightly/shop/cache/20261201T000000Z-1.rdb',
+      dir: '/backup',
+    });
     const moved = restoreConfig({ ...base, RESTORE_LOCATION: 'pvc://b/x.rdb', RESTORE_DIR: '/mnt/b' });
     assert.ok(moved.ok);
     assert.equal(moved.config.source?.kind === 'pvc' && moved.config.source.dir, '/mnt/b');
@@ -164,7 +220,12 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
     const chain = restoreConfig({ ...base, RESTORE_LOCATION: 's3://bucket/k.rdb', S3_REGION: 'us-east-1' });
     assert.ok(chain.ok, 'no keys: the SDK default chain (IRSA, instance role)');
     assert.equal(chain.config.source?.kind === 's3' && chain.config.source.credentials, undefined);
-    const half = restoreConfig({ ...base, RESTORE_LOCATION: 's3://bucket/k.rdb', S3_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'a' });
+    const half = restoreConfig({
+      ...base,
+      RESTORE_LOCATION: 's3://bucket/k.rdb',
+      S3_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'a',
+    });
     assert.ok(!half.ok);
     assert.match(half.errors.join('; '), /AWS_SECRET_ACCESS_KEY is required with AWS_ACCESS_KEY_ID/);
   });
@@ -184,9 +245,17 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
       { RESTORE_LOCATION: 'pvc://Bad_Claim/x.rdb' },
       /^RESTORE_LOCATION=.* is invalid: the claim "Bad_Claim" must be a PersistentVolumeClaim name/,
     ],
-    ['a path leading out of the claim', { RESTORE_LOCATION: 'pvc://b/../etc/x.rdb' }, /^RESTORE_LOCATION=.* is invalid: the path must not have .*"\.\."/],
+    [
+      'a path leading out of the claim',
+      { RESTORE_LOCATION: 'pvc://b/../etc/x.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the path must not have .*"\.\."/,
+    ],
     ['an empty segment', { RESTORE_LOCATION: 'pvc://b/a//x.rdb' }, /^RESTORE_LOCATION=.* is invalid: the path/],
-    ['no claim', { RESTORE_LOCATION: 'pvc:///x.rdb' }, /^RESTORE_LOCATION=.* is invalid: the claim "" must be a PersistentVolumeClaim name/],
+    [
+      'no claim',
+      { RESTORE_LOCATION: 'pvc:///x.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the claim "" must be a PersistentVolumeClaim name/,
+    ],
     // The same checks as admission (api/backup-validate.ts), for a CRD installed without its rules.
     [
       'a key leading up in a bucket',
@@ -198,7 +267,11 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
       { RESTORE_LOCATION: 's3://backups/%2e%2e/a\\x.rdb' },
       /^RESTORE_LOCATION=.* is invalid: the key may only use letters, digits/,
     ],
-    ['a control character', { RESTORE_LOCATION: 'pvc://b/a\u0000b.rdb' }, /^RESTORE_LOCATION=.* is invalid: the path may only use/],
+    [
+      'a control character',
+      { RESTORE_LOCATION: 'pvc://b/a\u0000b.rdb' },
+      /^RESTORE_LOCATION=.* is invalid: the path may only use/,
+    ],
     [
       'a bucket with ".."',
       { RESTORE_LOCATION: 's3://my..bucket/x.rdb' },
@@ -210,7 +283,11 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
       /^RESTORE_LOCATION=.* is invalid: the bucket "10\.0\.0\.1" must not be an IP address/,
     ],
     ['not an .rdb', { RESTORE_LOCATION: 'pvc://b/x.txt' }, /^RESTORE_LOCATION="pvc:\/\/b\/x\.txt" is invalid/],
-    ['a relative RESTORE_DIR', { RESTORE_LOCATION: 'pvc://b/x.rdb', RESTORE_DIR: 'backup' }, /^RESTORE_DIR="backup" is invalid: must be an absolute path/],
+    [
+      'a relative RESTORE_DIR',
+      { RESTORE_LOCATION: 'pvc://b/x.rdb', RESTORE_DIR: 'backup' },
+      /^RESTORE_DIR="backup" is invalid: must be an absolute path/,
+    ],
   ];
   for (const [name, env, message] of refused) {
     await t.test(name, () => {
@@ -227,9 +304,20 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
 
 test('the result line stays well under the 4096-byte termination log', async (t) => {
   const key = `${'p'.repeat(255)}/shop/cache/20261201T000000Z-123456789.rdb`;
-  const success = { ok: true, storage: 'pvc', location: `pvc://${'c'.repeat(253)}/${key}`, key, bytes: 1, source: 'a:6379' };
+  const success = {
+    ok: true,
+    storage: 'pvc',
+    location: `pvc://${'c'.repeat(253)}/${key}`,
+    key,
+    bytes: 1,
+    source: 'a:6379',
+  };
   const table: Array<[string, Record<string, unknown>, (b: Record<string, unknown>) => void]> = [
-    ['a small result is as it was', { ...success, pruned: ['a', 'b'], prunedCount: 2 }, (b) => assert.deepEqual(b['pruned'], ['a', 'b'])],
+    [
+      'a small result is as it was',
+      { ...success, pruned: ['a', 'b'], prunedCount: 2 },
+      (b) => assert.deepEqual(b['pruned'], ['a', 'b']),
+    ],
     [
       'pruned names give way first; the count and the location stay',
       { ...success, pruned: Array.from({ length: 100 }, () => key), prunedCount: 100 },
@@ -244,8 +332,16 @@ test('the result line stays well under the 4096-byte termination log', async (t)
       { ok: false, permanent: true, error: `invalid configuration: ${'x'.repeat(10_000)}` },
       (b) => assert.match(String(b['error']), /^invalid configuration: x+…$/),
     ],
-    ['anything else long is cut', { ok: true, a: 'y'.repeat(5000), b: 'z'.repeat(5000) }, (b) => assert.equal(b['truncated'], true)],
-    ['multi-byte text is counted in bytes', { ok: false, error: 'é'.repeat(5000) }, (b) => assert.equal(b['ok'], false)],
+    [
+      'anything else long is cut',
+      { ok: true, a: 'y'.repeat(5000), b: 'z'.repeat(5000) },
+      (b) => assert.equal(b['truncated'], true),
+    ],
+    [
+      'multi-byte text is counted in bytes',
+      { ok: false, error: 'é'.repeat(5000) },
+      (b) => assert.equal(b['ok'], false),
+    ],
   ];
   for (const [name, body, check] of table) {
     await t.test(name, () => {

@@ -17,7 +17,10 @@ import { BACKUP_MAIN, bucketOn, claimDir, runEntry } from './support.ts';
 
 const N = 132;
 
-/** The cluster prod/cache's shard 0 under team/, and the Redis cache/shard-0 under team/prod/: one folder in the old layout. */
+/**
+ * The cluster prod/cache's shard 0 under team/, and the Redis cache/shard-0 under team/prod/: one folder in the old
+ * layout.
+ */
 const CLUSTER_SHARD = { REDIS_NAMESPACE: 'prod', REDIS_NAME: 'cache', BACKUP_SHARD: '0', BACKUP_PREFIX: 'team/' };
 const LOOKALIKE_REDIS = { REDIS_NAMESPACE: 'cache', REDIS_NAME: 'shard-0', BACKUP_PREFIX: 'team/prod/' };
 
@@ -73,7 +76,11 @@ for (const storage of ['pvc', 's3'] as const) {
       assert.ok(await exists(String(shard['key'])), "the shard's backup is still there");
       assert.ok(await exists(String(redis['key'])), "the Redis's backup is there");
       const again = await run(CLUSTER_SHARD);
-      assert.deepEqual(again['pruned'], [shard['key']], "the shard's retention removes its own older backup, and only it");
+      assert.deepEqual(
+        again['pruned'],
+        [shard['key']],
+        "the shard's retention removes its own older backup, and only it",
+      );
       assert.ok(await exists(String(redis['key'])), "the Redis's backup survives the shard's retention");
     },
   );

@@ -27,7 +27,9 @@ test(
   async (t) => {
     const { s3, target, client } = await bucketOn(t, addr(N, 100), 'backups', 'nightly/');
     const [master, replica] = await Promise.all(
-      [1, 2].map((i) => startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } })),
+      [1, 2].map((i) =>
+        startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } }),
+      ),
     );
     await call(master!.ip, 'REPLICAOF', 'NO', 'ONE');
     for (let i = 0; i < 100; i++) await call(master!.ip, 'SET', `k${i}`, 'v');
@@ -35,7 +37,12 @@ test(
     // Writes after the replica joined move the replication offset (a master without replicas keeps it at 0).
     for (let i = 100; i < 110; i++) await call(master!.ip, 'SET', `k${i}`, 'v');
     await until('linked', async () => Number(await call(replica!.ip, 'DBSIZE')) === 110);
-    const old = backupKey('nightly/', { kind: 'Redis', namespace: 'shop', name: 'cache' }, new Date(Date.now() - 30 * 86_400_000), 7);
+    const old = backupKey(
+      'nightly/',
+      { kind: 'Redis', namespace: 'shop', name: 'cache' },
+      new Date(Date.now() - 30 * 86_400_000),
+      7,
+    );
     await client.send(new PutObjectCommand({ Bucket: 'backups', Key: old, Body: 'old' }));
 
     const env = {
@@ -65,13 +72,26 @@ test(
     assert.equal(ok.result['prunedCount'], 1);
     assert.equal(ok.result['storage'], 's3');
     assert.deepEqual(JSON.parse(ok.terminationLog), ok.result, 'the termination log carries the same result');
-    const stored = () => listBackups(client, target, { kind: 'Redis', namespace: 'shop', name: 'cache' }).then((l) => l.map((b) => b.key).sort());
+    const stored = () =>
+      listBackups(client, target, { kind: 'Redis', namespace: 'shop', name: 'cache' }).then((l) =>
+        l.map((b) => b.key).sort(),
+      );
     const after = await stored();
     assert.deepEqual(after, [ok.result['key']]);
 
     const failures: Array<[string, Record<string, string>, number, RegExp]> = [
-      ['missing configuration', { S3_BUCKET: '', AWS_ACCESS_KEY_ID: '' }, 2, /S3_BUCKET is required.*AWS_ACCESS_KEY_ID is required/],
-      ['refused credentials', { AWS_SECRET_ACCESS_KEY: 'wrong' }, 2, /refused the credentials \(SignatureDoesNotMatch\).*credentials Secret/],
+      [
+        'missing configuration',
+        { S3_BUCKET: '', AWS_ACCESS_KEY_ID: '' },
+        2,
+        /S3_BUCKET is required.*AWS_ACCESS_KEY_ID is required/,
+      ],
+      [
+        'refused credentials',
+        { AWS_SECRET_ACCESS_KEY: 'wrong' },
+        2,
+        /refused the credentials \(SignatureDoesNotMatch\).*credentials Secret/,
+      ],
       ['no such bucket', { S3_BUCKET: 'missing-bucket' }, 2, /bucket missing-bucket does not exist/],
       ['unreachable endpoint', { S3_ENDPOINT: `http://${addr(N, 99)}:7070` }, 1, /is unreachable/],
       ['no readable node', { REDIS_HOSTS: `${addr(N, 9)}:6379` }, 1, /no node of Redis shop\/cache can be read/],

@@ -5,7 +5,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { prefixProblem } from '../../src/api/backup-validate.ts';
-import { backupFolder, backupKey, isPartialKey, parseBackupKey, partialKey, type BackupOwner } from '../../src/backup/naming.ts';
+import {
+  backupFolder,
+  backupKey,
+  isPartialKey,
+  parseBackupKey,
+  partialKey,
+  type BackupOwner,
+} from '../../src/backup/naming.ts';
 
 const cache: BackupOwner = { kind: 'Redis', namespace: 'shop', name: 'cache' };
 
@@ -13,10 +20,16 @@ test('a backup key round-trips; other objects are not ours', async (t) => {
   const at = new Date('2026-12-01T04:05:06.789Z');
   const key = backupKey('backups/redis', cache, at, 123456);
   assert.equal(key, 'backups/redis/redis~shop~cache/20261201T040506Z-123456.rdb');
-  assert.deepEqual(parseBackupKey('backups/redis', cache, key), { takenAt: Date.parse('2026-12-01T04:05:06Z'), offset: 123456 });
+  assert.deepEqual(parseBackupKey('backups/redis', cache, key), {
+    takenAt: Date.parse('2026-12-01T04:05:06Z'),
+    offset: 123456,
+  });
   assert.equal(backupFolder('', cache), 'redis~shop~cache/', 'no prefix');
   assert.equal(backupFolder('p/', cache), 'p/redis~shop~cache/', 'a trailing slash is not doubled');
-  assert.equal(backupFolder('p', { kind: 'RedisCluster', namespace: 'shop', name: 'cache', shard: 2 }), 'p/rediscluster~shop~cache~shard-2/');
+  assert.equal(
+    backupFolder('p', { kind: 'RedisCluster', namespace: 'shop', name: 'cache', shard: 2 }),
+    'p/rediscluster~shop~cache~shard-2/',
+  );
   const notOurs: Array<[string, string]> = [
     ['another Redis', 'backups/redis/redis~shop~cache2/20261201T040506Z-1.rdb'],
     ['another namespace', 'backups/redis/redis~prod~cache/20261201T040506Z-1.rdb'],
@@ -26,7 +39,8 @@ test('a backup key round-trips; other objects are not ours', async (t) => {
     ['a nested object', 'backups/redis/redis~shop~cache/old/20261201T040506Z-1.rdb'],
     ['a bad date', 'backups/redis/redis~shop~cache/2026120XT040506Z-1.rdb'],
   ];
-  for (const [name, k] of notOurs) await t.test(name, () => assert.equal(parseBackupKey('backups/redis', cache, k), undefined));
+  for (const [name, k] of notOurs)
+    await t.test(name, () => assert.equal(parseBackupKey('backups/redis', cache, k), undefined));
 });
 
 test("a volume's temporary file is never taken for a backup", () => {
@@ -61,21 +75,35 @@ const label = fc.oneof(
 const subdomain = fc.oneof(alike, fc.stringMatching(/^[a-z0-9]([-a-z0-9.]{0,14}[a-z0-9])?$/));
 const owner: fc.Arbitrary<BackupOwner> = fc.oneof(
   fc.record({ kind: fc.constant('Redis' as const), namespace: label, name: subdomain }),
-  fc.record({ kind: fc.constant('RedisCluster' as const), namespace: label, name: subdomain, shard: fc.integer({ min: 0, max: 2 }) }),
+  fc.record({
+    kind: fc.constant('RedisCluster' as const),
+    namespace: label,
+    name: subdomain,
+    shard: fc.integer({ min: 0, max: 2 }),
+  }),
 );
-/** Every prefix admission accepts: segments over [A-Za-z0-9._-], with or without a trailing "/", names of ours included. */
+/**
+ * Every prefix admission accepts: segments over [A-Za-z0-9._-], with or without a trailing "/", names of ours included.
+ */
 const segment = fc.oneof(alike, fc.stringMatching(/^[A-Za-z0-9._-]{1,8}$/));
 const prefix = fc
   .tuple(fc.array(segment, { maxLength: 4 }), fc.boolean())
   .map(([segments, slash]) => (segments.length === 0 ? '' : `${segments.join('/')}${slash ? '/' : ''}`))
   .filter((p) => prefixProblem(p) === undefined);
 const normal = (p: string) => (p === '' || p.endsWith('/') ? p : `${p}/`);
-const same = (a: BackupOwner, b: BackupOwner) => a.kind === b.kind && a.namespace === b.namespace && a.name === b.name && (a.shard ?? 0) === (b.shard ?? 0);
+const same = (a: BackupOwner, b: BackupOwner) =>
+  a.kind === b.kind && a.namespace === b.namespace && a.name === b.name && (a.shard ?? 0) === (b.shard ?? 0);
 
-/** Two (prefix, owner) pairs, the second prefix often the first one plus the first owner's names: where look-alikes come from. */
+/**
+ * Two (prefix, owner) pairs, the second prefix often the first one plus the first owner's names: where look-alikes come
+ * from.
+ */
 const pairs = fc.tuple(prefix, owner, owner).chain(([p1, o1, o2]) => {
   const derived = fc
-    .array(fc.constantFrom(o1.namespace, o1.name, `shard-${o1.shard ?? 0}`, 'redis', 'rediscluster'), { minLength: 1, maxLength: 3 })
+    .array(fc.constantFrom(o1.namespace, o1.name, `shard-${o1.shard ?? 0}`, 'redis', 'rediscluster'), {
+      minLength: 1,
+      maxLength: 3,
+    })
     .map((segments) => `${normal(p1)}${segments.join('/')}/`)
     .filter((p) => prefixProblem(p) === undefined);
   return fc.tuple(fc.constant(p1), fc.constant(o1), fc.oneof(prefix, derived, fc.constant(p1)), fc.constant(o2));

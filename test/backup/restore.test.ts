@@ -31,15 +31,24 @@ test(
     const source = await startRedis(t, { ip: addr(N, 1), minReplicasToWrite: 0 });
     await call(source.ip, 'REPLICAOF', 'NO', 'ONE');
     for (let i = 0; i < 1000; i++) await call(source.ip, 'SET', `k${i}`, String(i));
-    const snap = await openSnapshot({ host: source.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD });
+    const snap = await openSnapshot({
+      host: source.ip,
+      port: 6379,
+      username: OPERATOR_USER,
+      password: TEST_OPERATOR_PASSWORD,
+    });
     await uploadSnapshot(client, target, 'shop/cache/20261201T000000Z-1.rdb', snap.rdb, {});
     await client.send(new PutObjectCommand({ Bucket: 'restores', Key: 'shop/cache/not-an-rdb.rdb', Body: 'hello' }));
     const loc = 's3://restores/shop/cache/20261201T000000Z-1.rdb';
     // Another bucket's backup, which a key climbing out of "restores" would reach on a server that
     // keeps objects as files (versitygw's POSIX backend does).
     await client.send(new CreateBucketCommand({ Bucket: 'others' }));
-    const theirs = await client.send(new GetObjectCommand({ Bucket: 'restores', Key: 'shop/cache/20261201T000000Z-1.rdb' }));
-    await client.send(new PutObjectCommand({ Bucket: 'others', Key: 'secret.rdb', Body: await theirs.Body!.transformToByteArray() }));
+    const theirs = await client.send(
+      new GetObjectCommand({ Bucket: 'restores', Key: 'shop/cache/20261201T000000Z-1.rdb' }),
+    );
+    await client.send(
+      new PutObjectCommand({ Bucket: 'others', Key: 'secret.rdb', Body: await theirs.Body!.transformToByteArray() }),
+    );
     const env = (dataDir: string, appendOnly: boolean) => ({
       RESTORE_LOCATION: loc,
       S3_REGION: s3.region,
@@ -51,32 +60,39 @@ test(
     });
 
     for (const appendOnly of [false, true]) {
-      await t.test(`appendonly ${appendOnly ? 'yes' : 'no'}: restored, loaded, and a second run leaves the data alone`, async () => {
-        const node = await startRedis(t, { ip: addr(N, appendOnly ? 3 : 2), appendonly: appendOnly, minReplicasToWrite: 0 });
-        await node.kill();
-        // A new pod's volume: empty (the harness' first start left an empty AOF behind).
-        rmSync(path.join(node.dataDir, 'appendonlydir'), { recursive: true, force: true });
-        const r = await runRestore(env(node.dataDir, appendOnly));
-        assert.equal(r.code, 0, JSON.stringify(r.result));
-        assert.equal(r.result['restored'], true);
-        assert.equal(r.result['storage'], 's3');
-        assert.equal(r.result['restoredFrom'], loc, 'the result names the backup the hook checks');
-        assert.ok(existsSync(path.join(node.dataDir, RESTORED_MARKER)));
-        await node.restart();
-        assert.equal(Number(await call(node.ip, 'DBSIZE')), 1000);
-        await call(node.ip, 'REPLICAOF', 'NO', 'ONE');
-        await call(node.ip, 'SET', 'written-after', '1');
-        if (!appendOnly) await call(node.ip, 'SAVE');
-        await node.kill();
-        // The pod restarts: its init container runs again and must not restore over what was written.
-        const again = await runRestore(env(node.dataDir, appendOnly));
-        assert.equal(again.code, 0);
-        assert.equal(again.result['restored'], false);
-        assert.match(String(again.result['reason']), /restored before.*nothing overwritten/);
-        assert.equal(again.result['restoredFrom'], loc, 'a later start still says which backup the data came from');
-        await node.restart();
-        assert.equal(Number(await call(node.ip, 'DBSIZE')), 1001, 'the write made after the restore is still there');
-      });
+      await t.test(
+        `appendonly ${appendOnly ? 'yes' : 'no'}: restored, loaded, and a second run leaves the data alone`,
+        async () => {
+          const node = await startRedis(t, {
+            ip: addr(N, appendOnly ? 3 : 2),
+            appendonly: appendOnly,
+            minReplicasToWrite: 0,
+          });
+          await node.kill();
+          // A new pod's volume: empty (the harness' first start left an empty AOF behind).
+          rmSync(path.join(node.dataDir, 'appendonlydir'), { recursive: true, force: true });
+          const r = await runRestore(env(node.dataDir, appendOnly));
+          assert.equal(r.code, 0, JSON.stringify(r.result));
+          assert.equal(r.result['restored'], true);
+          assert.equal(r.result['storage'], 's3');
+          assert.equal(r.result['restoredFrom'], loc, 'the result names the backup the hook checks');
+          assert.ok(existsSync(path.join(node.dataDir, RESTORED_MARKER)));
+          await node.restart();
+          assert.equal(Number(await call(node.ip, 'DBSIZE')), 1000);
+          await call(node.ip, 'REPLICAOF', 'NO', 'ONE');
+          await call(node.ip, 'SET', 'written-after', '1');
+          if (!appendOnly) await call(node.ip, 'SAVE');
+          await node.kill();
+          // The pod restarts: its init container runs again and must not restore over what was written.
+          const again = await runRestore(env(node.dataDir, appendOnly));
+          assert.equal(again.code, 0);
+          assert.equal(again.result['restored'], false);
+          assert.match(String(again.result['reason']), /restored before.*nothing overwritten/);
+          assert.equal(again.result['restoredFrom'], loc, 'a later start still says which backup the data came from');
+          await node.restart();
+          assert.equal(Number(await call(node.ip, 'DBSIZE')), 1001, 'the write made after the restore is still there');
+        },
+      );
     }
 
     await t.test('a directory that already holds data is never overwritten', async () => {
@@ -94,9 +110,24 @@ test(
     });
 
     const refusals: Array<[string, Record<string, string>, number, RegExp]> = [
-      ['a backup that does not exist', { RESTORE_LOCATION: 's3://restores/shop/cache/20200101T000000Z-1.rdb' }, 2, /does not exist \(spec\.restore\)/],
-      ['an object that is not an RDB file', { RESTORE_LOCATION: 's3://restores/shop/cache/not-an-rdb.rdb' }, 2, /is not an RDB file/],
-      ['a location that is not s3://', { RESTORE_LOCATION: 'https://restores/x.rdb' }, 2, /RESTORE_LOCATION="https:\/\/restores\/x\.rdb" is invalid/],
+      [
+        'a backup that does not exist',
+        { RESTORE_LOCATION: 's3://restores/shop/cache/20200101T000000Z-1.rdb' },
+        2,
+        /does not exist \(spec\.restore\)/,
+      ],
+      [
+        'an object that is not an RDB file',
+        { RESTORE_LOCATION: 's3://restores/shop/cache/not-an-rdb.rdb' },
+        2,
+        /is not an RDB file/,
+      ],
+      [
+        'a location that is not s3://',
+        { RESTORE_LOCATION: 'https://restores/x.rdb' },
+        2,
+        /RESTORE_LOCATION="https:\/\/restores\/x\.rdb" is invalid/,
+      ],
       ['refused credentials', { AWS_SECRET_ACCESS_KEY: 'wrong' }, 2, /refused the credentials/],
       // Refused before any request: the same allow-list as admission (spec.restore.location).
       [
@@ -105,7 +136,12 @@ test(
         2,
         /RESTORE_LOCATION=.* is invalid: the key must not have an empty, "\." or "\.\." segment/,
       ],
-      ['a %-encoded climb', { RESTORE_LOCATION: 's3://restores/%2e%2e/others/secret.rdb' }, 2, /RESTORE_LOCATION=.* is invalid: the key may only use/],
+      [
+        'a %-encoded climb',
+        { RESTORE_LOCATION: 's3://restores/%2e%2e/others/secret.rdb' },
+        2,
+        /RESTORE_LOCATION=.* is invalid: the key may only use/,
+      ],
     ];
     for (const [name, change, code, message] of refusals) {
       await t.test(name, async () => {
@@ -113,7 +149,10 @@ test(
         const r = await runRestore({ ...env(dir, false), ...change });
         assert.equal(r.code, code, JSON.stringify(r.result));
         assert.match(String(r.result['error']), message);
-        assert.ok(!existsSync(path.join(dir, 'dump.rdb')) && !existsSync(path.join(dir, RESTORED_MARKER)), 'nothing left in place');
+        assert.ok(
+          !existsSync(path.join(dir, 'dump.rdb')) && !existsSync(path.join(dir, RESTORED_MARKER)),
+          'nothing left in place',
+        );
       });
     }
   },

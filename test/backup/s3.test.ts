@@ -31,7 +31,9 @@ test(
     const { target, client } = await bucketOn(t, addr(N, 100), 'backups', 'redis/');
 
     const [master, replica] = await Promise.all(
-      [1, 2].map((i) => startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } })),
+      [1, 2].map((i) =>
+        startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } }),
+      ),
     );
     await call(master!.ip, 'REPLICAOF', 'NO', 'ONE');
     const w = redisClient(master!.ip);
@@ -46,10 +48,18 @@ test(
     await until('the replica caught up', async () => Number(await call(replica!.ip, 'DBSIZE')) === 50_000);
 
     // Back up: read from the replica, stream into the bucket.
-    const snap = await openSnapshot({ host: replica!.ip, port: 6379, username: OPERATOR_USER, password: TEST_OPERATOR_PASSWORD });
+    const snap = await openSnapshot({
+      host: replica!.ip,
+      port: 6379,
+      username: OPERATOR_USER,
+      password: TEST_OPERATOR_PASSWORD,
+    });
     const takenAt = new Date();
     const key = backupKey(target.prefix, CACHE, takenAt, snap.offset);
-    const bytes = await uploadSnapshot(client, target, key, snap.rdb, { 'replication-offset': String(snap.offset), 'replication-id': snap.replicationId });
+    const bytes = await uploadSnapshot(client, target, key, snap.rdb, {
+      'replication-offset': String(snap.offset),
+      'replication-id': snap.replicationId,
+    });
     assert.equal(bytes, await snap.done, 'every byte of the snapshot went up');
 
     // Older backups, and an object of the user's under the same prefix.

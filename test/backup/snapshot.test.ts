@@ -32,7 +32,14 @@ const info = async (ip: string, section: string) =>
 async function pair(t: TestContext, first: number, keys: number, options: { tls?: Issued; diskless?: boolean } = {}) {
   const extra = { 'repl-diskless-sync': options.diskless === false ? 'no' : 'yes', 'repl-diskless-sync-delay': '0' };
   const [master, replica] = await Promise.all(
-    [0, 1].map((i) => startRedis(t, { ip: addr(N, first + i), extra, minReplicasToWrite: 0, ...(options.tls ? { tls: options.tls } : {}) })),
+    [0, 1].map((i) =>
+      startRedis(t, {
+        ip: addr(N, first + i),
+        extra,
+        minReplicasToWrite: 0,
+        ...(options.tls ? { tls: options.tls } : {}),
+      }),
+    ),
   );
   await call(master!.ip, 'REPLICAOF', 'NO', 'ONE');
   const c = redisClient(master!.ip);
@@ -46,7 +53,9 @@ async function pair(t: TestContext, first: number, keys: number, options: { tls?
   await call(replica!.ip, 'REPLICAOF', master!.ip, '6379');
   await until(
     'the replica linked and caught up',
-    async () => (await info(replica!.ip, 'replication'))['master_link_status'] === 'up' && Number(await call(replica!.ip, 'DBSIZE')) === keys,
+    async () =>
+      (await info(replica!.ip, 'replication'))['master_link_status'] === 'up' &&
+      Number(await call(replica!.ip, 'DBSIZE')) === keys,
   );
   return { master: master!, replica: replica! };
 }
@@ -82,7 +91,10 @@ for (const diskless of [true, false]) {
     const { snap, size } = await snapshotTo(t, replica, file);
     assert.equal(Number((await info(master.ip, 'stats'))['total_forks']), forksBefore, 'the master never forked');
     assert.match(snap.replicationId, /^[0-9a-f]{40}$/);
-    assert.ok(snap.offset >= offsetBefore, `offset ${snap.offset} is at or after the master's ${offsetBefore} before the snapshot`);
+    assert.ok(
+      snap.offset >= offsetBefore,
+      `offset ${snap.offset} is at or after the master's ${offsetBefore} before the snapshot`,
+    );
     assert.ok(size > 20_000 * 10, `${size} bytes (values compress)`);
     const fresh = await loadInto(t, addr(N, first + 2), file);
     assert.equal(Number(await call(fresh.ip, 'DBSIZE')), 20_000);

@@ -15,7 +15,12 @@ import { s3Client, type S3Target } from '../../src/backup/s3.ts';
 import { startS3Server, type S3Server } from '../s3/server.ts';
 import { redisClient } from '../sidecar/redis/manager/harness-redis.ts';
 
-export async function bucketOn(t: TestContext, ip: string, bucket: string, prefix = ''): Promise<{ s3: S3Server; target: S3Target; client: S3Client }> {
+export async function bucketOn(
+  t: TestContext,
+  ip: string,
+  bucket: string,
+  prefix = '',
+): Promise<{ s3: S3Server; target: S3Target; client: S3Client }> {
   const s3 = await startS3Server({ ip });
   t.after(() => s3.stop());
   const target: S3Target = {
@@ -44,27 +49,39 @@ export interface EntryRun {
 }
 
 /** An entry point run as its pod runs it: only its env (and PATH); `uid` runs it as that user (setpriv; needs root). */
-export function runEntry(script: string, env: Record<string, string>, options: { uid?: number } = {}): Promise<EntryRun> {
+export function runEntry(
+  script: string,
+  env: Record<string, string>,
+  options: { uid?: number } = {},
+): Promise<EntryRun> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'backup-entry-'));
   const terminationLog = path.join(dir, 'termination-log');
   const argv = [process.execPath, script];
-  const [file, ...args] = options.uid === undefined ? argv : ['setpriv', `--reuid=${options.uid}`, `--regid=${options.uid}`, '--clear-groups', '--', ...argv];
+  const [file, ...args] =
+    options.uid === undefined
+      ? argv
+      : ['setpriv', `--reuid=${options.uid}`, `--regid=${options.uid}`, '--clear-groups', '--', ...argv];
   return new Promise((resolve) => {
-    execFile(file!, args, { env: { PATH: process.env['PATH'] ?? '', TERMINATION_LOG: terminationLog, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      let log = '';
-      try {
-        log = readFileSync(terminationLog, 'utf8');
-      } catch {
-        log = '';
-      }
-      rmSync(dir, { recursive: true, force: true });
-      resolve({
-        code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
-        result: JSON.parse(stdout.trim().split('\n').pop() || '{}') as Record<string, unknown>,
-        stderr,
-        terminationLog: log,
-      });
-    });
+    execFile(
+      file!,
+      args,
+      { env: { PATH: process.env['PATH'] ?? '', TERMINATION_LOG: terminationLog, ...env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        let log = '';
+        try {
+          log = readFileSync(terminationLog, 'utf8');
+        } catch {
+          log = '';
+        }
+        rmSync(dir, { recursive: true, force: true });
+        resolve({
+          code: err ? (typeof err.code === 'number' ? err.code : 1) : 0,
+          result: JSON.parse(stdout.trim().split('\n').pop() || '{}') as Record<string, unknown>,
+          stderr,
+          terminationLog: log,
+        });
+      },
+    );
   });
 }
 

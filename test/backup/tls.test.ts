@@ -24,18 +24,56 @@ const ca = makeCa();
 /** What Node hands checkServerIdentity: the subject and subjectAltName of the peer certificate. */
 function peer(pem: string): PeerCertificate {
   const x = new X509Certificate(pem);
-  return { subject: { CN: x.subject.replace(/^CN=/, '') }, subjectaltname: x.subjectAltName ?? '' } as unknown as PeerCertificate;
+  return {
+    subject: { CN: x.subject.replace(/^CN=/, '') },
+    subjectaltname: x.subjectAltName ?? '',
+  } as unknown as PeerCertificate;
 }
 
 test("the names a backup accepts: the operator's own certificates pass, another Redis's of the same CA does not", async (t) => {
   const table: Array<[string, string, { dnsNames?: string[]; ips?: string[] }, boolean]> = [
-    ["cert-manager's certificate, dialled at the replicas Service", 'cache-replicas.shop.svc', { dnsNames: tlsDnsNames('cache', 'shop') }, true],
-    ["cert-manager's certificate, dialled at the master Service", 'cache-master.shop.svc', { dnsNames: tlsDnsNames('cache', 'shop') }, true],
-    ["a user's certificate with the headless wildcard only (as the README asks)", 'cache-replicas.shop.svc', { dnsNames: ['*.cache-headless.shop.svc'] }, true],
-    ['the headless wildcard with the cluster domain', 'cache-master.shop.svc', { dnsNames: ['*.cache-headless.shop.svc.cluster.local'] }, true],
-    ["another Redis's certificate (same CA, same namespace)", 'cache-replicas.shop.svc', { dnsNames: tlsDnsNames('other', 'shop') }, false],
-    ['the same name in another namespace', 'cache-replicas.shop.svc', { dnsNames: tlsDnsNames('cache', 'prod') }, false],
-    ['a name that only starts like ours', 'cache-replicas.shop.svc', { dnsNames: ['cache-replicas.shop.svc.evil.example'] }, false],
+    [
+      "cert-manager's certificate, dialled at the replicas Service",
+      'cache-replicas.shop.svc',
+      { dnsNames: tlsDnsNames('cache', 'shop') },
+      true,
+    ],
+    [
+      "cert-manager's certificate, dialled at the master Service",
+      'cache-master.shop.svc',
+      { dnsNames: tlsDnsNames('cache', 'shop') },
+      true,
+    ],
+    [
+      "a user's certificate with the headless wildcard only (as the README asks)",
+      'cache-replicas.shop.svc',
+      { dnsNames: ['*.cache-headless.shop.svc'] },
+      true,
+    ],
+    [
+      'the headless wildcard with the cluster domain',
+      'cache-master.shop.svc',
+      { dnsNames: ['*.cache-headless.shop.svc.cluster.local'] },
+      true,
+    ],
+    [
+      "another Redis's certificate (same CA, same namespace)",
+      'cache-replicas.shop.svc',
+      { dnsNames: tlsDnsNames('other', 'shop') },
+      false,
+    ],
+    [
+      'the same name in another namespace',
+      'cache-replicas.shop.svc',
+      { dnsNames: tlsDnsNames('cache', 'prod') },
+      false,
+    ],
+    [
+      'a name that only starts like ours',
+      'cache-replicas.shop.svc',
+      { dnsNames: ['cache-replicas.shop.svc.evil.example'] },
+      false,
+    ],
     ['no name at all', 'cache-replicas.shop.svc', { ips: ['10.0.0.1'] }, false],
   ];
   for (const [name, host, names, ok] of table) {
@@ -54,7 +92,9 @@ test("the backup Job over TLS: a node with this Redis's certificate is backed up
     ["another Redis's names", { dnsNames: tlsDnsNames('other', 'shop') }, false],
     ['this name in another namespace', { dnsNames: tlsDnsNames('cache', 'prod') }, false],
   ];
-  const nodes = await Promise.all(cases.map(([, names], i) => startRedis(t, { ip: addr(N, i + 1), minReplicasToWrite: 0, tls: issue(ca, names) })));
+  const nodes = await Promise.all(
+    cases.map(([, names], i) => startRedis(t, { ip: addr(N, i + 1), minReplicasToWrite: 0, tls: issue(ca, names) })),
+  );
   // Masters without replicas: the backup reads the master then.
   for (const node of nodes) await redisCommand(node.ip, 'REPLICAOF', 'NO', 'ONE');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'backup-tls-'));
@@ -80,7 +120,10 @@ test("the backup Job over TLS: a node with this Redis's certificate is backed up
         assert.ok(existsSync(path.join(claim, String(r.result['key']))), 'the snapshot is stored');
       } else {
         assert.notEqual(r.code, 0, `a certificate for another name must be refused: ${JSON.stringify(r.result)}`);
-        assert.match(String(r.result['error']), /certificate of 127\.0\.131\.\d+ names neither it nor \*\.cache-headless\.shop\.svc/);
+        assert.match(
+          String(r.result['error']),
+          /certificate of 127\.0\.131\.\d+ names neither it nor \*\.cache-headless\.shop\.svc/,
+        );
       }
     });
   }

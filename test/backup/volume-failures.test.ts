@@ -22,14 +22,18 @@ const NOBODY = 65534;
 
 /** Whether `uid` can read `file` (every parent searchable): a checkout under a 0700 directory is not. */
 function readableBy(uid: number, file: string): boolean {
-  return spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', 'test', '-r', file]).status === 0;
+  return (
+    spawnSync('setpriv', [`--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', '--', 'test', '-r', file]).status === 0
+  );
 }
 
 const forks = async (ip: string) => Number(/^total_forks:(\d+)/m.exec(String(await call(ip, 'INFO', 'stats')))?.[1]);
 
 test('a volume that cannot take the backup: permanent when it is not mounted or not writable, temporary when full, never a half file', async (t) => {
   const [master, replica] = await Promise.all(
-    [1, 2].map((i) => startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } })),
+    [1, 2].map((i) =>
+      startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } }),
+    ),
   );
   await call(master!.ip, 'REPLICAOF', 'NO', 'ONE');
   // About 3 MB that does not compress: more than the small volume below holds.
@@ -108,23 +112,43 @@ test('a volume that cannot take the backup: permanent when it is not mounted or 
       assert.equal(r.result['ok'], false);
       assert.equal(r.result['permanent'], true);
       assert.match(String(r.result['error']), message);
-      assert.deepEqual([await forks(master!.ip), await forks(replica!.ip)], before, 'no node forked for a backup that could not be stored');
+      assert.deepEqual(
+        [await forks(master!.ip), await forks(replica!.ip)],
+        before,
+        'no node forked for a backup that could not be stored',
+      );
     });
   }
 
   await t.test('a full volume: temporary, the partial file removed, nothing deleted', async (t) => {
     const dir = claimDir(t, 'size=1m');
     if (dir === undefined) return t.skip('this process may not mount a tmpfs');
-    const old = backupKey('', { kind: 'Redis', namespace: 'shop', name: 'cache' }, new Date(Date.now() - 30 * 86_400_000), 1);
+    const old = backupKey(
+      '',
+      { kind: 'Redis', namespace: 'shop', name: 'cache' },
+      new Date(Date.now() - 30 * 86_400_000),
+      1,
+    );
     mkdirSync(path.join(dir, 'redis~shop~cache'), { recursive: true });
     writeFileSync(path.join(dir, old), 'REDIS-old');
     writeFileSync(path.join(dir, 'redis~shop~cache/README.txt'), 'mine');
     const r = await runEntry(BACKUP_MAIN, env(dir));
     assert.equal(r.code, 1, `${JSON.stringify(r.result)}\n${r.stderr}`);
     assert.equal(r.result['permanent'], false);
-    assert.match(String(r.result['error']), /claim redis-backups \(mounted at BACKUP_DIR=\S+\) is full \(ENOSPC\); nothing was left on it/);
-    assert.deepEqual(readdirSync(path.join(dir, 'redis~shop~cache')).sort(), [path.basename(old), 'README.txt'], 'no partial file, no new backup');
-    assert.equal(readFileSync(path.join(dir, old), 'utf8'), 'REDIS-old', 'a failure deletes nothing, not even a backup past retention');
+    assert.match(
+      String(r.result['error']),
+      /claim redis-backups \(mounted at BACKUP_DIR=\S+\) is full \(ENOSPC\); nothing was left on it/,
+    );
+    assert.deepEqual(
+      readdirSync(path.join(dir, 'redis~shop~cache')).sort(),
+      [path.basename(old), 'README.txt'],
+      'no partial file, no new backup',
+    );
+    assert.equal(
+      readFileSync(path.join(dir, old), 'utf8'),
+      'REDIS-old',
+      'a failure deletes nothing, not even a backup past retention',
+    );
     assert.ok(existsSync(path.join(dir, 'redis~shop~cache/README.txt')));
   });
 });

@@ -8,7 +8,17 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { backupFolder, backupKey, partialKey, type BackupOwner } from '../../src/backup/naming.ts';
@@ -26,7 +36,9 @@ const FOLDER = backupFolder('nightly/', CACHE);
 
 test('backup to a volume and restore from it: whole files under their keys, retention leaves what is not ours, every key back', async (t) => {
   const [master, replica] = await Promise.all(
-    [1, 2].map((i) => startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } })),
+    [1, 2].map((i) =>
+      startRedis(t, { ip: addr(N, i), minReplicasToWrite: 0, extra: { 'repl-diskless-sync-delay': '0' } }),
+    ),
   );
   await call(master!.ip, 'REPLICAOF', 'NO', 'ONE');
   // Every type, so the comparison covers more than strings.
@@ -43,7 +55,10 @@ test('backup to a volume and restore from it: whole files under their keys, rete
   }
   w.disconnect();
   await call(replica!.ip, 'REPLICAOF', master!.ip, '6379');
-  await until('the replica caught up', async () => Number(await call(replica!.ip, 'DBSIZE').catch(() => -1)) === Number(await call(master!.ip, 'DBSIZE')));
+  await until(
+    'the replica caught up',
+    async () => Number(await call(replica!.ip, 'DBSIZE').catch(() => -1)) === Number(await call(master!.ip, 'DBSIZE')),
+  );
   const source = await keyDigests(master!.ip);
 
   // The claim, as mounted: our old backups, files that are not ours, another Redis's backup, and temporaries.
@@ -63,7 +78,8 @@ test('backup to a volume and restore from it: whole files under their keys, rete
     put(`${FOLDER}README.txt`, 'mine'),
     put(`${FOLDER}${path.basename(old)}.bak`, 'mine'),
     put(`${FOLDER}keep/${path.basename(old)}`, 'mine'),
-    // A backup of the layout before owner folders (<prefix><namespace>/<name>/): never pruned any more, left to the user.
+    // A backup of the layout before owner folders (<prefix><namespace>/<name>/): never pruned any more, left to the
+    // user.
     put(`nightly/shop/cache/${path.basename(old)}`, 'REDIS-old-layout', 30 * DAY),
     put(backupKey('nightly/', { ...CACHE, name: 'other' }, new Date(Date.now() - 30 * DAY), 1)),
     put(`${path.basename(old)}`, 'mine'),
@@ -97,37 +113,56 @@ test('backup to a volume and restore from it: whole files under their keys, rete
   assert.deepEqual(r['pruned'], [old], 'the 30-day-old backup is past a 7-day retention');
   assert.equal(r['prunedCount'], 1);
   assert.deepEqual(JSON.parse(ok.terminationLog), r, 'the termination log carries the same result');
-  assert.ok(!existsSync(path.join(claimDir, old)) && existsSync(path.join(claimDir, recent)), 'only the old backup went');
+  assert.ok(
+    !existsSync(path.join(claimDir, old)) && existsSync(path.join(claimDir, recent)),
+    'only the old backup went',
+  );
   assert.ok(!existsSync(path.join(claimDir, crashed)), "a crashed run's temporary is cleaned up");
   for (const f of foreign) assert.ok(existsSync(path.join(claimDir, f)), `${f} is not ours to remove`);
   const folder = readdirSync(path.join(claimDir, FOLDER));
-  assert.equal(folder.filter((f) => f.endsWith('.partial')).length, 1, `only the live run's temporary: ${folder.join(', ')}`);
+  assert.equal(
+    folder.filter((f) => f.endsWith('.partial')).length,
+    1,
+    `only the live run's temporary: ${folder.join(', ')}`,
+  );
 
   for (const appendOnly of [false, true]) {
-    await t.test(`restored from the claim into an empty data directory (appendonly ${appendOnly ? 'yes' : 'no'}): every key as in the source`, async () => {
-      const node = await startRedis(t, { ip: addr(N, appendOnly ? 4 : 3), appendonly: appendOnly, minReplicasToWrite: 0 });
-      await node.kill();
-      rmSync(path.join(node.dataDir, 'appendonlydir'), { recursive: true, force: true });
-      const restoreEnv = { RESTORE_LOCATION: String(r['location']), RESTORE_DIR: claimDir, DATA_DIR: node.dataDir, APPENDONLY: appendOnly ? 'yes' : 'no' };
-      const restored = await runEntry(RESTORE_MAIN, restoreEnv);
-      assert.equal(restored.code, 0, JSON.stringify(restored.result));
-      assert.equal(restored.result['restored'], true);
-      assert.equal(restored.result['storage'], 'pvc');
-      assert.ok(existsSync(path.join(node.dataDir, RESTORED_MARKER)));
-      assert.deepEqual(
-        readdirSync(node.dataDir).filter((f) => f.includes('partial')),
-        [],
-        'no temporary left',
-      );
-      await node.restart();
-      const back = await keyDigests(node.ip);
-      assert.equal(back.size, source.size);
-      assert.deepEqual(back, source, 'every key, every value');
-      assert.equal(existsSync(file), true, 'a restore never changes the claim');
-      await node.kill();
-      const again = await runEntry(RESTORE_MAIN, restoreEnv);
-      assert.equal(again.result['restored'], false, 'restored once: never again over what the node wrote');
-    });
+    await t.test(
+      `restored from the claim into an empty data directory (appendonly ${appendOnly ? 'yes' : 'no'}): every key as in the source`,
+      async () => {
+        const node = await startRedis(t, {
+          ip: addr(N, appendOnly ? 4 : 3),
+          appendonly: appendOnly,
+          minReplicasToWrite: 0,
+        });
+        await node.kill();
+        rmSync(path.join(node.dataDir, 'appendonlydir'), { recursive: true, force: true });
+        const restoreEnv = {
+          RESTORE_LOCATION: String(r['location']),
+          RESTORE_DIR: claimDir,
+          DATA_DIR: node.dataDir,
+          APPENDONLY: appendOnly ? 'yes' : 'no',
+        };
+        const restored = await runEntry(RESTORE_MAIN, restoreEnv);
+        assert.equal(restored.code, 0, JSON.stringify(restored.result));
+        assert.equal(restored.result['restored'], true);
+        assert.equal(restored.result['storage'], 'pvc');
+        assert.ok(existsSync(path.join(node.dataDir, RESTORED_MARKER)));
+        assert.deepEqual(
+          readdirSync(node.dataDir).filter((f) => f.includes('partial')),
+          [],
+          'no temporary left',
+        );
+        await node.restart();
+        const back = await keyDigests(node.ip);
+        assert.equal(back.size, source.size);
+        assert.deepEqual(back, source, 'every key, every value');
+        assert.equal(existsSync(file), true, 'a restore never changes the claim');
+        await node.kill();
+        const again = await runEntry(RESTORE_MAIN, restoreEnv);
+        assert.equal(again.result['restored'], false, 'restored once: never again over what the node wrote');
+      },
+    );
   }
 
   await t.test('a backup at its location in the layout before owner folders is still restored', async () => {
@@ -135,7 +170,11 @@ test('backup to a volume and restore from it: whole files under their keys, rete
     writeFileSync(path.join(claimDir, oldLayout), readFileSync(file));
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'restore-old-layout-'));
     t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-    const restored = await runEntry(RESTORE_MAIN, { RESTORE_LOCATION: `pvc://redis-backups/${oldLayout}`, RESTORE_DIR: claimDir, DATA_DIR: dataDir });
+    const restored = await runEntry(RESTORE_MAIN, {
+      RESTORE_LOCATION: `pvc://redis-backups/${oldLayout}`,
+      RESTORE_DIR: claimDir,
+      DATA_DIR: dataDir,
+    });
     assert.equal(restored.code, 0, JSON.stringify(restored.result));
     assert.equal(restored.result['restored'], true);
     assert.equal(statSync(path.join(dataDir, 'dump.rdb')).size, statSync(file).size, 'the whole snapshot, as dump.rdb');
@@ -153,15 +192,28 @@ test('backup to a volume and restore from it: whole files under their keys, rete
         { RESTORE_DIR: path.join(claimDir, 'absent') },
         /RESTORE_DIR=\S+absent does not exist: is claim redis-backups mounted there\?/,
       ],
-      ['a file that is not an RDB', { RESTORE_LOCATION: `pvc://redis-backups/${put('nightly/shop/cache/not-an-rdb.rdb', 'hello')}` }, /is not an RDB file/],
-      ['a folder, not a file', { RESTORE_LOCATION: 'pvc://redis-backups/nightly/shop/cache/keep.rdb' }, /is not a file/],
+      [
+        'a file that is not an RDB',
+        { RESTORE_LOCATION: `pvc://redis-backups/${put('nightly/shop/cache/not-an-rdb.rdb', 'hello')}` },
+        /is not an RDB file/,
+      ],
+      [
+        'a folder, not a file',
+        { RESTORE_LOCATION: 'pvc://redis-backups/nightly/shop/cache/keep.rdb' },
+        /is not a file/,
+      ],
     ];
     mkdirSync(path.join(claimDir, 'nightly/shop/cache/keep.rdb'));
     for (const [name, change, message] of refusals) {
       await t.test(name, async () => {
         const dataDir = mkdtempSync(path.join(os.tmpdir(), 'restore-refused-'));
         t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-        const run = await runEntry(RESTORE_MAIN, { RESTORE_LOCATION: String(r['location']), RESTORE_DIR: claimDir, DATA_DIR: dataDir, ...change });
+        const run = await runEntry(RESTORE_MAIN, {
+          RESTORE_LOCATION: String(r['location']),
+          RESTORE_DIR: claimDir,
+          DATA_DIR: dataDir,
+          ...change,
+        });
         assert.equal(run.code, 2, JSON.stringify(run.result));
         assert.match(String(run.result['error']), message);
         assert.deepEqual(readdirSync(dataDir), [], 'nothing left in the data directory');
@@ -172,12 +224,22 @@ test('backup to a volume and restore from it: whole files under their keys, rete
   await t.test('many backups past retention: all removed, the result line stays small', async () => {
     // A long prefix (the CRD allows 256 characters) and 400 old backups under it.
     const prefix = `${'p'.repeat(200)}/`;
-    const olds = Array.from({ length: 400 }, (_, i) => put(backupKey(prefix, CACHE, new Date(Date.now() - (10 + i) * DAY), i)));
-    const many = await runEntry(BACKUP_MAIN, { ...env, BACKUP_PREFIX: prefix, RETENTION_COUNT: '1', RETENTION_DAYS: '' });
+    const olds = Array.from({ length: 400 }, (_, i) =>
+      put(backupKey(prefix, CACHE, new Date(Date.now() - (10 + i) * DAY), i)),
+    );
+    const many = await runEntry(BACKUP_MAIN, {
+      ...env,
+      BACKUP_PREFIX: prefix,
+      RETENTION_COUNT: '1',
+      RETENTION_DAYS: '',
+    });
     assert.equal(many.code, 0, JSON.stringify(many.result));
     assert.equal(many.result['prunedCount'], 400);
     assert.ok((many.result['pruned'] as string[]).length <= 3, 'a few names, not all');
-    assert.ok(Buffer.byteLength(many.terminationLog) <= 2048, `${Buffer.byteLength(many.terminationLog)} bytes in the termination log`);
+    assert.ok(
+      Buffer.byteLength(many.terminationLog) <= 2048,
+      `${Buffer.byteLength(many.terminationLog)} bytes in the termination log`,
+    );
     for (const k of olds) assert.ok(!existsSync(path.join(claimDir, k)));
     assert.deepEqual(
       readdirSync(path.join(claimDir, backupFolder(prefix, CACHE))).filter((f) => f.endsWith('.rdb')),

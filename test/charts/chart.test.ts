@@ -49,7 +49,15 @@ function docs(yaml: string): Obj[] {
 
 /** `helm template` of the chart; `ok: false` with Helm's stderr when it refuses the values. */
 function template(set: string[] = []): { ok: true; objects: Obj[] } | { ok: false; stderr: string } {
-  const args = ['template', 'redis-operator', CHART_DIR, '--namespace', NAMESPACE, '--include-crds', ...set.flatMap((s) => ['--set', s])];
+  const args = [
+    'template',
+    'redis-operator',
+    CHART_DIR,
+    '--namespace',
+    NAMESPACE,
+    '--include-crds',
+    ...set.flatMap((s) => ['--set', s]),
+  ];
   const r = spawnSync(helmBinary(), args, { env: ENV, encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   return r.status === 0 ? { ok: true, objects: docs(r.stdout) } : { ok: false, stderr: r.stderr };
 }
@@ -101,14 +109,21 @@ function assertSameObjects(chart: Obj[], kustomized: Obj[]): void {
 
 test('helm lint --strict passes, with and without monitoring', { skip: helmMissing }, () => {
   for (const set of [[], ['monitoring.enabled=true']]) {
-    const r = spawnSync(helmBinary(), ['lint', '--strict', CHART_DIR, ...set.flatMap((s) => ['--set', s])], { env: ENV, encoding: 'utf8' });
+    const r = spawnSync(helmBinary(), ['lint', '--strict', CHART_DIR, ...set.flatMap((s) => ['--set', s])], {
+      env: ENV,
+      encoding: 'utf8',
+    });
     assert.equal(r.status, 0, `${r.stdout}\n${r.stderr}`);
     assert.match(r.stdout, /1 chart\(s\) linted, 0 chart\(s\) failed/);
   }
 });
 
 test("the chart's crds/ are what npm run gen:crd writes", () => {
-  assert.equal(readFileSync(join(CHART_DIR, 'crds/crd.yaml'), 'utf8'), renderCrdYaml(), 'charts/redis-operator/crds/crd.yaml is stale: npm run gen:crd');
+  assert.equal(
+    readFileSync(join(CHART_DIR, 'crds/crd.yaml'), 'utf8'),
+    renderCrdYaml(),
+    'charts/redis-operator/crds/crd.yaml is stale: npm run gen:crd',
+  );
   assert.equal(
     readFileSync(join(CHART_DIR, 'crds/redisbackup-crd.yaml'), 'utf8'),
     renderRedisBackupCrdYaml(),
@@ -121,18 +136,26 @@ test("the chart's crds/ are what npm run gen:crd writes", () => {
   );
 });
 
-test('default values render the objects of kubectl kustomize manifests', { skip: helmMissing ?? kubectlMissing }, () => {
-  const chart = rendered();
-  assert.ok(chart.length >= 10, chart.map(key).join(', '));
-  assertSameObjects(chart, kustomize([]));
-});
+test(
+  'default values render the objects of kubectl kustomize manifests',
+  { skip: helmMissing ?? kubectlMissing },
+  () => {
+    const chart = rendered();
+    assert.ok(chart.length >= 10, chart.map(key).join(', '));
+    assertSameObjects(chart, kustomize([]));
+  },
+);
 
-test('monitoring.enabled renders the objects of manifests with the monitoring component', { skip: helmMissing ?? kubectlMissing }, () => {
-  const chart = rendered(['monitoring.enabled=true']);
-  const withComponent = kustomize(['manifests/components/monitoring']);
-  assert.ok(withComponent.some((o) => o['kind'] === 'DecoratorController'));
-  assertSameObjects(chart, withComponent);
-});
+test(
+  'monitoring.enabled renders the objects of manifests with the monitoring component',
+  { skip: helmMissing ?? kubectlMissing },
+  () => {
+    const chart = rendered(['monitoring.enabled=true']);
+    const withComponent = kustomize(['manifests/components/monitoring']);
+    assert.ok(withComponent.some((o) => o['kind'] === 'DecoratorController'));
+    assertSameObjects(chart, withComponent);
+  },
+);
 
 /** manifests/ with the overlay components/namespaced documents, for `namespaces` (real kubectl kustomize). */
 function kustomizeNamespaced(namespaces: string[]): Obj[] {
@@ -141,8 +164,11 @@ function kustomizeNamespaced(namespaces: string[]): Obj[] {
     cpSync(join(REPO_ROOT, 'manifests'), join(dir, 'manifests'), { recursive: true });
     cpSync(join(REPO_ROOT, 'metacontroller'), join(dir, 'metacontroller'), { recursive: true });
     mkdirSync(join(dir, 'overlay'));
-    for (const [name, text] of Object.entries(namespacedOverlay('../manifests', namespaces))) writeFileSync(join(dir, 'overlay', name), text);
-    return docs(execFileSync(KUBECTL, ['kustomize', join(dir, 'overlay')], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }));
+    for (const [name, text] of Object.entries(namespacedOverlay('../manifests', namespaces)))
+      writeFileSync(join(dir, 'overlay', name), text);
+    return docs(
+      execFileSync(KUBECTL, ['kustomize', join(dir, 'overlay')], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 }),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -200,12 +226,21 @@ function deployment(set: string[]): Obj {
   assert.ok(d);
   return d;
 }
-const containerOf = (d: Obj, name: string): Obj => (d['spec']['template']['spec']['containers'] as Obj[]).find((c) => c['name'] === name) as Obj;
+const containerOf = (d: Obj, name: string): Obj =>
+  (d['spec']['template']['spec']['containers'] as Obj[]).find((c) => c['name'] === name) as Obj;
 
 /** A container's env as the process sees it (downward API fields filled as the kubelet would). */
 function envOf(c: Obj): Record<string, string> {
-  const fromField: Record<string, string> = { 'metadata.name': 'redis-operator-7d9f-abcde', 'metadata.namespace': NAMESPACE };
-  return Object.fromEntries((c['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? fromField[e['valueFrom']?.['fieldRef']?.['fieldPath']] ?? '']));
+  const fromField: Record<string, string> = {
+    'metadata.name': 'redis-operator-7d9f-abcde',
+    'metadata.namespace': NAMESPACE,
+  };
+  return Object.fromEntries(
+    (c['env'] as Obj[]).map((e) => [
+      e['name'],
+      e['value'] ?? fromField[e['valueFrom']?.['fieldRef']?.['fieldPath']] ?? '',
+    ]),
+  );
 }
 
 function sidecarConfig(set: string[]): SidecarConfig {
@@ -217,7 +252,10 @@ function sidecarConfig(set: string[]): SidecarConfig {
 test('each value reaches its field of the Deployment', { skip: helmMissing }, async (t) => {
   await t.test('image: both containers and OPERATOR_IMAGE (backup Jobs run it)', () => {
     for (const [set, image] of [
-      [['image.repository=registry.example.com:5000/team/redis-operator', 'image.tag=1.2.3'], 'registry.example.com:5000/team/redis-operator:1.2.3'],
+      [
+        ['image.repository=registry.example.com:5000/team/redis-operator', 'image.tag=1.2.3'],
+        'registry.example.com:5000/team/redis-operator:1.2.3',
+      ],
       [[`image.digest=sha256:${'a'.repeat(64)}`], `redis-operator@sha256:${'a'.repeat(64)}`],
       [['image.pullPolicy=Always'], 'redis-operator:0.1.0'],
     ] as const) {
@@ -226,14 +264,21 @@ test('each value reaches its field of the Deployment', { skip: helmMissing }, as
       const hook = loadConfig(envOf(containerOf(d, 'hook')));
       assert.ok(hook.ok, JSON.stringify(hook));
       assert.equal(hook.config.operatorImage, image);
-      if (set[0] === 'image.pullPolicy=Always') for (const c of ['hook', 'sidecar']) assert.equal(containerOf(d, c)['imagePullPolicy'], 'Always');
+      if (set[0] === 'image.pullPolicy=Always')
+        for (const c of ['hook', 'sidecar']) assert.equal(containerOf(d, c)['imagePullPolicy'], 'Always');
     }
   });
   await t.test('replicas', () => assert.equal(deployment(['replicas=3'])['spec']['replicas'], 3));
   await t.test('resources of each container', () => {
     const d = deployment(['hook.resources.limits.memory=512Mi', 'sidecar.resources.requests.cpu=250m']);
-    assert.deepEqual(containerOf(d, 'hook')['resources'], { requests: { cpu: '100m', memory: '96Mi' }, limits: { cpu: '1', memory: '512Mi' } });
-    assert.deepEqual(containerOf(d, 'sidecar')['resources'], { requests: { cpu: '250m', memory: '128Mi' }, limits: { cpu: '1', memory: '384Mi' } });
+    assert.deepEqual(containerOf(d, 'hook')['resources'], {
+      requests: { cpu: '100m', memory: '96Mi' },
+      limits: { cpu: '1', memory: '512Mi' },
+    });
+    assert.deepEqual(containerOf(d, 'sidecar')['resources'], {
+      requests: { cpu: '250m', memory: '128Mi' },
+      limits: { cpu: '1', memory: '384Mi' },
+    });
   });
   await t.test('watched namespaces', () => {
     assert.deepEqual(sidecarConfig(['watchNamespaces={shop,billing}']).watchNamespaces, ['shop', 'billing']);
@@ -266,9 +311,9 @@ test('each value reaches its field of the Deployment', { skip: helmMissing }, as
     ['leaseRetryPeriodMs', 'LEASE_RETRY_PERIOD_MS', 400, (c) => c.leader.retryPeriodMs],
     ['leaseRequestTimeoutMs', 'LEASE_REQUEST_TIMEOUT_MS', 1500, (c) => c.leader.requestTimeoutMs],
   ];
-  const values = (JSON.parse(readFileSync(join(CHART_DIR, 'values.schema.json'), 'utf8')) as Obj)['properties']['sidecar']['properties']['timing'][
-    'properties'
-  ] as Obj;
+  const values = (JSON.parse(readFileSync(join(CHART_DIR, 'values.schema.json'), 'utf8')) as Obj)['properties'][
+    'sidecar'
+  ]['properties']['timing']['properties'] as Obj;
   assert.deepEqual(Object.keys(values).sort(), timings.map(([k]) => k).sort(), 'every timing of the schema is tested');
   for (const [name, env, value, read] of timings) {
     await t.test(`sidecar.timing.${name} -> ${env}`, () => {
@@ -324,18 +369,22 @@ test('values.schema.json refuses what the processes would refuse', { skip: helmM
   for (const bound of ['minimum', 'maximum'] as const) {
     await t.test(`every timing at the schema's ${bound} is a value the sidecar takes`, () => {
       const set = Object.entries(timing).map(([k, s]) => `sidecar.timing.${k}=${s[bound]}`);
-      for (const s of Object.values(timing)) assert.equal(refusedByProcess(set, s.description), false, `${s.description}=${s[bound]}`);
+      for (const s of Object.values(timing))
+        assert.equal(refusedByProcess(set, s.description), false, `${s.description}=${s[bound]}`);
     });
   }
   for (const [name, s] of Object.entries(timing)) {
-    await t.test(`sidecar.timing.${name} just outside ${s.minimum}..${s.maximum} is refused by Helm and by the sidecar`, () => {
-      for (const v of [s.minimum - 1, s.maximum + 1]) {
-        const r = template([`sidecar.timing.${name}=${v}`]);
-        assert.ok(!r.ok && r.stderr.includes(name), `${name}=${v}: ${JSON.stringify(r).slice(0, 300)}`);
-        const env = loadSidecarConfig({ POD_NAME: 'p', POD_NAMESPACE: NAMESPACE, [s.description]: String(v) });
-        assert.ok(!env.ok && env.errors.some((e) => e.startsWith(`${s.description}=`)), `${s.description}=${v}`);
-      }
-    });
+    await t.test(
+      `sidecar.timing.${name} just outside ${s.minimum}..${s.maximum} is refused by Helm and by the sidecar`,
+      () => {
+        for (const v of [s.minimum - 1, s.maximum + 1]) {
+          const r = template([`sidecar.timing.${name}=${v}`]);
+          assert.ok(!r.ok && r.stderr.includes(name), `${name}=${v}: ${JSON.stringify(r).slice(0, 300)}`);
+          const env = loadSidecarConfig({ POD_NAME: 'p', POD_NAMESPACE: NAMESPACE, [s.description]: String(v) });
+          assert.ok(!env.ok && env.errors.some((e) => e.startsWith(`${s.description}=`)), `${s.description}=${v}`);
+        }
+      },
+    );
   }
 });
 
@@ -354,11 +403,13 @@ test("the chart README's timing table says each value's env, the process default
     { minimum: number; maximum: number; description: string }
   >;
   const rows = new Map(
-    [...readFileSync(join(CHART_DIR, 'README.md'), 'utf8').matchAll(/^\| `sidecar\.timing\.(\w+)` \| `(\w+)` \| (\d+) \| (\d+) to (\d+) \|$/gm)].map((m) => [
-      m[1] as string,
-      m.slice(2).join(' '),
-    ]),
+    [
+      ...readFileSync(join(CHART_DIR, 'README.md'), 'utf8').matchAll(
+        /^\| `sidecar\.timing\.(\w+)` \| `(\w+)` \| (\d+) \| (\d+) to (\d+) \|$/gm,
+      ),
+    ].map((m) => [m[1] as string, m.slice(2).join(' ')]),
   );
   assert.deepEqual([...rows.keys()].sort(), Object.keys(timing).sort());
-  for (const [name, s] of Object.entries(timing)) assert.equal(rows.get(name), `${s.description} ${defaults[name]} ${s.minimum} ${s.maximum}`, name);
+  for (const [name, s] of Object.entries(timing))
+    assert.equal(rows.get(name), `${s.description} ${defaults[name]} ${s.minimum} ${s.maximum}`, name);
 });

@@ -7,7 +7,16 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commandBlocks, PAGES, parseBlocks, promisedColumns, shapeMismatches, transcriptSteps, unmarkedVariables, VARIABLES } from './blocks.ts';
+import {
+  commandBlocks,
+  PAGES,
+  parseBlocks,
+  promisedColumns,
+  shapeMismatches,
+  transcriptSteps,
+  unmarkedVariables,
+  VARIABLES,
+} from './blocks.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -58,12 +67,20 @@ test('blocks: kinds, sections, markers, indent and the output shown after a bloc
   assert.equal(all[0]!.shows, '{ "phase": "Running" }');
   assert.equal(all[3]!.text, 'echo "$NEW"');
   assert.equal(commandBlocks('p.md', PAGE).length, 4);
-  assert.deepEqual(transcriptSteps(all[4]!.text), [{ command: 'kubectl get redis', shows: 'NAME       VERSION\nmy-redis   7.2' }]);
+  assert.deepEqual(transcriptSteps(all[4]!.text), [
+    { command: 'kubectl get redis', shows: 'NAME       VERSION\nmy-redis   7.2' },
+  ]);
 });
 
 test('blocks: a malformed marker is refused, naming its line', () => {
-  assert.throws(() => parseBlocks('p.md', '<!-- illustrative: -->\n```sh\nls\n```'), /p\.md:2: an illustrative block needs a reason/);
-  assert.throws(() => parseBlocks('p.md', '<!-- docs-test: sometimes -->\n```sh\nls\n```'), /unknown docs-test option "sometimes"/);
+  assert.throws(
+    () => parseBlocks('p.md', '<!-- illustrative: -->\n```sh\nls\n```'),
+    /p\.md:2: an illustrative block needs a reason/,
+  );
+  assert.throws(
+    () => parseBlocks('p.md', '<!-- docs-test: sometimes -->\n```sh\nls\n```'),
+    /unknown docs-test option "sometimes"/,
+  );
 });
 
 test('blocks: what the page shows is matched loosely, and a difference is named', async (t) => {
@@ -75,7 +92,8 @@ test('blocks: what the page shows is matched loosely, and a difference is named'
     ['Conditions\n  True Ready', 'Conditions\n  False Ready', []],
     ['Pods', 'Conditions', ['no line "Pods"']],
   ];
-  for (const [shows, actual, want] of cases) await t.test(shows, () => assert.deepEqual(shapeMismatches(shows, actual), want));
+  for (const [shows, actual, want] of cases)
+    await t.test(shows, () => assert.deepEqual(shapeMismatches(shows, actual), want));
   assert.deepEqual(promisedColumns('kubectl get redisbackup   # REDIS PHASE SIZE'), ['REDIS', 'PHASE', 'SIZE']);
   assert.equal(promisedColumns('kubectl get pods   # Pending pods? PVCs not bound?'), undefined);
 });
@@ -91,10 +109,20 @@ for (const page of PAGES) {
     const blocks = commandBlocks(page, text);
     for (const b of blocks.filter((x) => x.illustrative === undefined)) {
       await t.test(`${page}:${b.line}`, () => {
-        assert.deepEqual(unmarkedVariables(b), [], `${page}:${b.line}: reads variables it neither sets nor declares (<!-- docs-test: env NAME -->)`);
+        assert.deepEqual(
+          unmarkedVariables(b),
+          [],
+          `${page}:${b.line}: reads variables it neither sets nor declares (<!-- docs-test: env NAME -->)`,
+        );
         for (const v of b.env) {
-          assert.ok(VARIABLES[v], `${page}:${b.line}: ${v} is not one the docs test gives (test/docs/blocks.ts VARIABLES)`);
-          assert.ok(text.includes(`\`${v}\``) || text.includes(`\`$${v}\``), `${page}:${b.line}: the page does not say what \`${v}\` stands for`);
+          assert.ok(
+            VARIABLES[v],
+            `${page}:${b.line}: ${v} is not one the docs test gives (test/docs/blocks.ts VARIABLES)`,
+          );
+          assert.ok(
+            text.includes(`\`${v}\``) || text.includes(`\`$${v}\``),
+            `${page}:${b.line}: the page does not say what \`${v}\` stands for`,
+          );
         }
       });
     }

@@ -101,7 +101,8 @@ export function parseBlocks(file: string, text: string): Block[] {
     let retry = false;
     let apply = false;
     if (m && m[1] === 'illustrative') {
-      if (m[2]!.trim() === '') throw new Error(`${file}:${r.line}: an illustrative block needs a reason: <!-- illustrative: why -->`);
+      if (m[2]!.trim() === '')
+        throw new Error(`${file}:${r.line}: an illustrative block needs a reason: <!-- illustrative: why -->`);
       illustrative = m[2]!;
     } else if (m) {
       for (const opt of m[2]!.split(';').map((x) => x.trim())) {
@@ -114,7 +115,13 @@ export function parseBlocks(file: string, text: string): Block[] {
     }
     const kind = kindOf(r.lang, r.lines, apply);
     const previous = out[out.length - 1];
-    if (kind === 'other' && previous && previous.kind !== 'other' && r.blankAfterPrevious && (r.lang === 'json' || r.lang === 'text')) {
+    if (
+      kind === 'other' &&
+      previous &&
+      previous.kind !== 'other' &&
+      r.blankAfterPrevious &&
+      (r.lang === 'json' || r.lang === 'text')
+    ) {
       previous.shows = r.lines.join('\n');
     }
     out.push({
@@ -162,18 +169,31 @@ const SPECIAL = new Set(['HOME', 'PATH', 'KUBECONFIG', 'PWD', 'USER', 'RANDOM', 
 
 /** `$NAME`s a shell block reads that it neither assigns nor declares: the runner would run them empty. */
 export function unmarkedVariables(b: Block): string[] {
-  const assigned = new Set([...b.text.matchAll(/(?:^|[\s;&|(])(?:export\s+|local\s+|for\s+)?([A-Za-z_][A-Za-z0-9_]*)(?:=|\s+in\s)/gm)].map((m) => m[1]!));
+  const assigned = new Set(
+    [...b.text.matchAll(/(?:^|[\s;&|(])(?:export\s+|local\s+|for\s+)?([A-Za-z_][A-Za-z0-9_]*)(?:=|\s+in\s)/gm)].map(
+      (m) => m[1]!,
+    ),
+  );
   const read = new Set([...b.text.matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!));
   // Inside single quotes (jq programs, jsonpath) a `$` is not the shell's.
-  const quoted = new Set([...b.text.matchAll(/'[^']*'/g)].flatMap((m) => [...m[0].matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((x) => x[1]!)));
-  return [...read].filter((v) => !assigned.has(v) && !b.env.includes(v) && !SPECIAL.has(v) && !(quoted.has(v) && !unquotedUse(b.text, v)));
+  const quoted = new Set(
+    [...b.text.matchAll(/'[^']*'/g)].flatMap((m) =>
+      [...m[0].matchAll(/\$\{?([A-Za-z_][A-Za-z0-9_]*)/g)].map((x) => x[1]!),
+    ),
+  );
+  return [...read].filter(
+    (v) => !assigned.has(v) && !b.env.includes(v) && !SPECIAL.has(v) && !(quoted.has(v) && !unquotedUse(b.text, v)),
+  );
 }
 
 function unquotedUse(text: string, v: string): boolean {
   return new RegExp(`\\$\\{?${v}\\b`).test(text.replace(/'[^']*'/g, "''"));
 }
 
-/** Column names a command's trailing comment promises (`kubectl get redis   # NAME VERSION ...`): two or more upper-case words. */
+/**
+ * Column names a command's trailing comment promises (`kubectl get redis # NAME VERSION ...`): two or more upper-case
+ * words.
+ */
 export function promisedColumns(line: string): string[] | undefined {
   const comment = /\s#\s+(.+)$/.exec(line)?.[1];
   if (comment === undefined) return undefined;
@@ -195,12 +215,16 @@ export function shownShape(shows: string): { columns: string[][]; words: string[
   return { columns, words, keys: [...new Set(keys)] };
 }
 
-/** What the shown output promises and the real output lacks (loosely: columns in order on one line, one-word lines, JSON keys). */
+/**
+ * What the shown output promises and the real output lacks (loosely: columns in order on one line, one-word lines, JSON
+ * keys).
+ */
 export function shapeMismatches(shows: string, actual: string): string[] {
   const { columns, words, keys } = shownShape(shows);
   const lines = actual.split('\n').map((l) => l.trim());
   const out: string[] = [];
-  for (const cols of columns) if (!lines.some((l) => hasInOrder(l.split(/\s+/), cols))) out.push(`no line with the columns ${cols.join(' ')}`);
+  for (const cols of columns)
+    if (!lines.some((l) => hasInOrder(l.split(/\s+/), cols))) out.push(`no line with the columns ${cols.join(' ')}`);
   for (const w of words) if (!lines.includes(w)) out.push(`no line "${w}"`);
   for (const k of keys) if (!actual.includes(`"${k}"`)) out.push(`no key "${k}"`);
   return out;
@@ -218,8 +242,16 @@ export function hasInOrder(have: string[], want: string[]): boolean {
  * it does not assign fails (unmarkedVariables).
  */
 export const VARIABLES: Record<string, { meaning: string; value: () => string }> = {
-  NEW: { meaning: 'the new password of a rotation', value: () => `docs-test-${Math.random().toString(36).slice(2, 12)}` },
+  NEW: {
+    meaning: 'the new password of a rotation',
+    value: () => `docs-test-${Math.random().toString(36).slice(2, 12)}`,
+  },
 };
 
 /** The pages whose command blocks are run (or marked illustrative). */
-export const PAGES = ['README.md', 'docs/troubleshooting.md', 'docs/monitoring.md', 'charts/redis-operator/README.md'] as const;
+export const PAGES = [
+  'README.md',
+  'docs/troubleshooting.md',
+  'docs/monitoring.md',
+  'charts/redis-operator/README.md',
+] as const;

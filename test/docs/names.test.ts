@@ -34,13 +34,24 @@ const pages = DOC_PAGES.map((p) => ({ page: p, text: read(p) }));
 test("routes: README's route table is exactly what the server registers", async () => {
   const registered = await registeredRoutes();
   assert.ok(registered.includes('POST /sync'), `the app's routes were not read: ${registered.join(', ')}`);
-  assert.deepEqual(documentedRoutes(readme), registered, "README.md's `| route |` table against the routes src/server registers");
+  assert.deepEqual(
+    documentedRoutes(readme),
+    registered,
+    "README.md's `| route |` table against the routes src/server registers",
+  );
 });
 
 test("environment: README's configuration table is exactly what the hook and the sidecar read", () => {
   const readEnv = readEnvironment();
-  assert.ok(readEnv.includes('OPERATOR_IMAGE') && readEnv.includes('SHARDS'), `the config modules were not read: ${readEnv.join(', ')}`);
-  assert.deepEqual(documentedEnvironment(readme), readEnv, "README.md's `| variable |` table against src/server/config.ts and src/sidecar/config.ts");
+  assert.ok(
+    readEnv.includes('OPERATOR_IMAGE') && readEnv.includes('SHARDS'),
+    `the config modules were not read: ${readEnv.join(', ')}`,
+  );
+  assert.deepEqual(
+    documentedEnvironment(readme),
+    readEnv,
+    "README.md's `| variable |` table against src/server/config.ts and src/sidecar/config.ts",
+  );
 });
 
 test('environment: every variable a page names is read or set somewhere in the repository', async (t) => {
@@ -64,7 +75,9 @@ test('environment: every variable a page names is read or set somewhere in the r
       const bad = text
         .split('\n')
         .flatMap((l, i) =>
-          [...l.matchAll(/`[^`]*`/g)].flatMap((c) => [...c[0].matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g)].map((m) => ({ name: m[0], line: i + 1 }))),
+          [...l.matchAll(/`[^`]*`/g)].flatMap((c) =>
+            [...c[0].matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g)].map((m) => ({ name: m[0], line: i + 1 })),
+          ),
         )
         .filter((v) => !new RegExp(`\\b${v.name}\\b`).test(known));
       assert.deepEqual(bad, [], `${page}: variables nothing reads or sets`);
@@ -88,7 +101,10 @@ test('alerts: README and docs/monitoring.md list every alert, each with a runboo
       assert.equal(Number(m[1]), alerts.length, `${page}: "${m[0]}", but there are ${alerts.length} alerts`);
   for (const { page, text } of pages)
     for (const m of text.matchAll(/\bRedis(?:Operator)?[A-Z]\w+\b/g))
-      if (/^Redis(Operator)?[A-Z]/.test(m[0]) && /(Usage|Lag|Down|Master|Masters|Running|Sync|Failovers|Failed|Old|Leader|Unheld|Errors|Hook)$/.test(m[0]))
+      if (
+        /^Redis(Operator)?[A-Z]/.test(m[0]) &&
+        /(Usage|Lag|Down|Master|Masters|Running|Sync|Failovers|Failed|Old|Leader|Unheld|Errors|Hook)$/.test(m[0])
+      )
         assert.ok(alerts.includes(m[0]), `${page}: "${m[0]}" is not an alert`);
 });
 
@@ -101,7 +117,9 @@ test('keys: every redis.example.com/ key a page names exists, and every key the 
       assert.deepEqual(bad, [], `${page}: keys the code never reads or writes`);
     });
   await t.test("README's annotation table", () => {
-    const inTable = tableRows(readme, 'key').flatMap((r) => [...(r.split('|')[1] ?? '').matchAll(/redis\.example\.com\/([a-z-]+)/g)].map((m) => m[1]!));
+    const inTable = tableRows(readme, 'key').flatMap((r) =>
+      [...(r.split('|')[1] ?? '').matchAll(/redis\.example\.com\/([a-z-]+)/g)].map((m) => m[1]!),
+    );
     assert.deepEqual([...new Set(inTable)].sort(), keys, "README.md's `| key |` table against the keys in src/");
   });
 });
@@ -153,7 +171,8 @@ test('safety: every promise that acknowledged writes are not lost says they are 
   const promise =
     /(does not|do not|never|not|nothing|no)\b[^.]{0,40}\backnowledged\b[^.]{0,40}\b(lost|lose)|\backnowledged\b[^.]{0,30}\b(is|are) not lost|\backnowledged writes? (is |are )?lost\b/i;
   for (const { page, text } of pages)
-    for (const para of text.split(/\n\s*\n/)) if (promise.test(para)) assert.match(para, /\bWAIT\b/, `${page}: a promise without WAIT:\n${para}`);
+    for (const para of text.split(/\n\s*\n/))
+      if (promise.test(para)) assert.match(para, /\bWAIT\b/, `${page}: a promise without WAIT:\n${para}`);
 });
 
 test('Helm: every block that upgrades the release and applies the CRDs applies the CRDs first (Helm never upgrades them)', () => {
@@ -165,7 +184,10 @@ test('Helm: every block that upgrades the release and applies the CRDs applies t
       const crds = lines.findIndex((l) => /^\s*kubectl apply .*charts\/redis-operator\/crds/.test(l));
       if (upgrade < 0 || crds < 0) continue;
       both++;
-      assert.ok(crds < upgrade, `${page}:${b.line + 1 + upgrade}: helm upgrade before the CRDs are applied (line ${b.line + 1 + crds})`);
+      assert.ok(
+        crds < upgrade,
+        `${page}:${b.line + 1 + upgrade}: helm upgrade before the CRDs are applied (line ${b.line + 1 + crds})`,
+      );
     }
   assert.ok(both > 0, 'no block upgrades the release: the check reads nothing');
 });
@@ -187,8 +209,13 @@ test("Leases: every Lease a page names is one the sidecar makes with the manifes
         /\bLeases? `(?:[a-z0-9-]+\/)?(redis-operator-sidecar[\w<>-]*)`|`(?:[a-z0-9-]+\/)?(redis-operator-sidecar[\w<>-]*)` Leases?\b/g,
       )) {
         const name = (m[1] ?? m[2])!;
-        if (!made.has(name) && !(name === base && /SHARDS=1\b|SHARDS` is 1|one Lease/.test(l))) bad.push(`${page}:${i + 1}: Lease \`${name}\``);
+        if (!made.has(name) && !(name === base && /SHARDS=1\b|SHARDS` is 1|one Lease/.test(l)))
+          bad.push(`${page}:${i + 1}: Lease \`${name}\``);
       }
     });
-  assert.deepEqual(bad, [], `Leases the sidecar does not make with SHARDS=${shards} (it makes ${[...made].join(', ')})`);
+  assert.deepEqual(
+    bad,
+    [],
+    `Leases the sidecar does not make with SHARDS=${shards} (it makes ${[...made].join(', ')})`,
+  );
 });

@@ -15,7 +15,13 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8');
 
 /** The pages users read (docs/api-reference.md is generated from the schema and checked by its own test). */
-export const DOC_PAGES = ['README.md', 'docs/troubleshooting.md', 'docs/monitoring.md', 'charts/redis-operator/README.md', 'manifests/README.md'] as const;
+export const DOC_PAGES = [
+  'README.md',
+  'docs/troubleshooting.md',
+  'docs/monitoring.md',
+  'charts/redis-operator/README.md',
+  'manifests/README.md',
+] as const;
 
 export function filesUnder(dir: string, pattern = /\.(ts|ya?ml|json|sh)$/): string[] {
   return readdirSync(join(ROOT, dir)).flatMap((entry) => {
@@ -48,23 +54,37 @@ export function tableRows(text: string, first: string): string[] {
 
 /** `METHOD /path` spans of README's route table. */
 export function documentedRoutes(readme: string): string[] {
-  return [...new Set(tableRows(readme, 'route').flatMap((r) => [...r.matchAll(/`(GET|POST) (\/[\w/-]*)`/g)].map((m) => `${m[1]} ${m[2]}`)))].sort();
+  return [
+    ...new Set(
+      tableRows(readme, 'route').flatMap((r) =>
+        [...r.matchAll(/`(GET|POST) (\/[\w/-]*)`/g)].map((m) => `${m[1]} ${m[2]}`),
+      ),
+    ),
+  ].sort();
 }
 
 /** Environment variables the hook and the sidecar read (their config modules: every variable goes through `env`). */
 export function readEnvironment(): string[] {
   const text = read('src/server/config.ts') + read('src/sidecar/config.ts');
-  return [...new Set([...text.matchAll(/\(env, '([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]!))].sort();
+  return [...new Set([...text.matchAll(/\(\s*env,\s*'([A-Z][A-Z0-9_]*)'/g)].map((m) => m[1]!))].sort();
 }
 
 /** The first cell's variable of each row of README's configuration table. */
 export function documentedEnvironment(readme: string): string[] {
-  return [...new Set(tableRows(readme, 'variable').flatMap((r) => [...(r.split('|')[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!)))].sort();
+  return [
+    ...new Set(
+      tableRows(readme, 'variable').flatMap((r) =>
+        [...(r.split('|')[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!),
+      ),
+    ),
+  ].sort();
 }
 
 /** Every alert: `Redis` + ALERT_NAMES (per Redis) and the operator's own rules. */
 export function allAlerts(): string[] {
-  const operator = [...read('manifests/components/monitoring/operator-rules.yaml').matchAll(/alert: (\w+)/g)].map((m) => m[1]!);
+  const operator = [...read('manifests/components/monitoring/operator-rules.yaml').matchAll(/alert: (\w+)/g)].map(
+    (m) => m[1]!,
+  );
   return [...new Set([...ALERT_NAMES.map((a) => `Redis${a}`), ...operator])].sort();
 }
 
@@ -73,7 +93,9 @@ export function operatorKeys(): string[] {
   const text = filesUnder('src')
     .map((f) => read(f))
     .join('\n');
-  return [...new Set([...text.matchAll(/(?:\$\{GROUP\}|redis\.example\.com)\/([a-z][a-z0-9-]*)/g)].map((m) => m[1]!))].filter((k) => k !== 'v1').sort();
+  return [...new Set([...text.matchAll(/(?:\$\{GROUP\}|redis\.example\.com)\/([a-z][a-z0-9-]*)/g)].map((m) => m[1]!))]
+    .filter((k) => k !== 'v1')
+    .sort();
 }
 
 /** Keys under the API group a page names (a jsonpath's escaped dots too), with the line of each. */
@@ -81,7 +103,9 @@ export function namedKeys(text: string): Array<{ key: string; line: number }> {
   return text
     .split('\n')
     .flatMap((l, i) =>
-      [...l.matchAll(/redis(?:\\*\.)example(?:\\*\.)com\/([a-z][a-z0-9-]*)/g)].filter((m) => m[1] !== 'v1').map((m) => ({ key: m[1]!, line: i + 1 })),
+      [...l.matchAll(/redis(?:\\*\.)example(?:\\*\.)com\/([a-z][a-z0-9-]*)/g)]
+        .filter((m) => m[1] !== 'v1')
+        .map((m) => ({ key: m[1]!, line: i + 1 })),
     );
 }
 
@@ -90,12 +114,17 @@ interface Schema {
   items?: Schema;
   additionalProperties?: Schema | boolean;
 }
-const CRD_FILES = { redis: 'manifests/crd.yaml', rediscluster: 'manifests/rediscluster-crd.yaml', redisbackup: 'manifests/redisbackup-crd.yaml' } as const;
+const CRD_FILES = {
+  redis: 'manifests/crd.yaml',
+  rediscluster: 'manifests/rediscluster-crd.yaml',
+  redisbackup: 'manifests/redisbackup-crd.yaml',
+} as const;
 export type Kind = keyof typeof CRD_FILES;
 const schemas = Object.fromEntries(
   Object.entries(CRD_FILES).map(([k, f]) => [
     k,
-    (parse(read(f)) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } }).spec.versions[0]!.schema.openAPIV3Schema,
+    (parse(read(f)) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } }).spec.versions[0]!.schema
+      .openAPIV3Schema,
   ]),
 ) as Record<Kind, Schema>;
 
@@ -104,7 +133,8 @@ export function fieldExists(kind: Kind, path: string): boolean {
   let node: Schema | undefined = schemas[kind];
   for (const seg of path.match(/\.\w+|\[[^\]]*\]/g) ?? []) {
     if (node === undefined) return false;
-    if (seg.startsWith('[')) node = node.items ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    if (seg.startsWith('['))
+      node = node.items ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
     else if (node.properties !== undefined) node = node.properties[seg.slice(1)];
     else if (typeof node.additionalProperties === 'object') node = node.additionalProperties;
     else return false;
@@ -137,7 +167,8 @@ export function namedFields(text: string): Array<{ path: string; line: number; k
     const kinds = (get?.[1] ?? '').split(',').flatMap((w) => (KIND_WORDS[w] ? [KIND_WORDS[w]] : []));
     if (kinds.length > 0 && /-o (jsonpath|custom-columns)|--sort-by/.test(l)) {
       const expr = /(?:jsonpath=|custom-columns=)(\S+|'[^']*')/.exec(l)?.[1] ?? '';
-      for (const m of expr.matchAll(/(?<![\w@\]])\.(?:status|spec)(?:\.\w+|\[[^\]]*\])*/g)) out.push({ path: m[0], line: i + 1, kinds });
+      for (const m of expr.matchAll(/(?<![\w@\]])\.(?:status|spec)(?:\.\w+|\[[^\]]*\])*/g))
+        out.push({ path: m[0], line: i + 1, kinds });
     }
     for (const m of l.matchAll(/`\.?((?:spec|status)(?:\.\w+|\[\]|\[\*\])+)`/g))
       out.push({ path: `.${m[1]}`, line: i + 1, kinds: ['redis', 'rediscluster', 'redisbackup'] });
@@ -149,10 +180,15 @@ export function namedFields(text: string): Array<{ path: string; line: number; k
 export function rbacGrants(): Map<string, Map<string, string[]>> {
   const roles = new Map<string, Map<string, string[]>>();
   for (const doc of parseAllDocuments(read('manifests/rbac.yaml'))) {
-    const o = doc.toJS() as { kind?: string; metadata?: { name?: string }; rules?: Array<{ resources: string[]; verbs: string[] }> } | null;
+    const o = doc.toJS() as {
+      kind?: string;
+      metadata?: { name?: string };
+      rules?: Array<{ resources: string[]; verbs: string[] }>;
+    } | null;
     if (!o || (o.kind !== 'ClusterRole' && o.kind !== 'Role')) continue;
     const grants = new Map<string, string[]>();
-    for (const r of o.rules ?? []) for (const res of r.resources) grants.set(res, [...new Set([...(grants.get(res) ?? []), ...r.verbs])].sort());
+    for (const r of o.rules ?? [])
+      for (const res of r.resources) grants.set(res, [...new Set([...(grants.get(res) ?? []), ...r.verbs])].sort());
     roles.set(o.metadata?.name ?? '', grants);
   }
   return roles;
@@ -179,6 +215,7 @@ export function documentedGrants(readme: string): Map<string, string[]> {
 
 /** Metric names the operator registers (hook, sidecar, and the sidecar's RedisCluster series). */
 export function operatorMetrics(): string[] {
-  const text = read('src/server/metrics.ts') + read('src/sidecar/metrics.ts') + read('src/sidecar/rediscluster/metrics.ts');
+  const text =
+    read('src/server/metrics.ts') + read('src/sidecar/metrics.ts') + read('src/sidecar/rediscluster/metrics.ts');
   return [...new Set([...text.matchAll(/name: '(redis_operator_\w+)'/g)].map((m) => m[1]!))].sort();
 }

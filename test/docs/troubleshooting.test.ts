@@ -79,7 +79,10 @@ function logLines(text: string): Found[] {
 /** Annotation and label keys of this operator, escaped (jsonpath) or not. */
 function operatorKeys(text: string): Found[] {
   return pageLines(text).flatMap((l) =>
-    [...l.text.matchAll(/redis(?:\\*\.)example(?:\\*\.)com\/([a-z][a-z-]*)/g)].map((m) => ({ name: `redis.example.com/${m[1] ?? ''}`, line: l.line })),
+    [...l.text.matchAll(/redis(?:\\*\.)example(?:\\*\.)com\/([a-z][a-z-]*)/g)].map((m) => ({
+      name: `redis.example.com/${m[1] ?? ''}`,
+      line: l.line,
+    })),
   );
 }
 
@@ -101,16 +104,24 @@ function redisPaths(text: string): Array<Found & { condition?: string }> {
 /** Alerts linked to their runbook: [RedisX](monitoring.md#anchor). */
 function alertLinks(text: string): Array<Found & { anchor: string }> {
   return pageLines(text).flatMap((l) =>
-    [...l.text.matchAll(/\[(\w+)\]\(monitoring\.md#([\w-]+)\)/g)].map((m) => ({ name: m[1] ?? '', anchor: m[2] ?? '', line: l.line })),
+    [...l.text.matchAll(/\[(\w+)\]\(monitoring\.md#([\w-]+)\)/g)].map((m) => ({
+      name: m[1] ?? '',
+      anchor: m[2] ?? '',
+      line: l.line,
+    })),
   );
 }
 
 /** Environment variables: upper-case names with an underscore. */
 function envNames(text: string): Found[] {
-  return pageLines(text).flatMap((l) => [...l.text.matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g)].map((m) => ({ name: m[0], line: l.line })));
+  return pageLines(text).flatMap((l) =>
+    [...l.text.matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g)].map((m) => ({ name: m[0], line: l.line })),
+  );
 }
 
-const crd = parse(readFileSync(join(ROOT, 'manifests/crd.yaml'), 'utf8')) as { spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> } };
+const crd = parse(readFileSync(join(ROOT, 'manifests/crd.yaml'), 'utf8')) as {
+  spec: { versions: Array<{ schema: { openAPIV3Schema: Schema } }> };
+};
 interface Schema {
   properties?: Record<string, Schema>;
   items?: Schema;
@@ -130,10 +141,13 @@ function missingSegment(path: string): string | undefined {
 }
 
 const quotedInSrc: Check = (name) =>
-  [`'${name}'`, `"${name}"`, `\`${name}\``].some((q) => srcText.includes(q)) || new RegExp(`\\b${name}\\b`).test(manifestText);
+  [`'${name}'`, `"${name}"`, `\`${name}\``].some((q) => srcText.includes(q)) ||
+  new RegExp(`\\b${name}\\b`).test(manifestText);
 const inSrc: Check = (name) => srcText.includes(name);
-const keyInSrc: Check = (key) => srcText.includes(key) || srcText.includes(key.replace('redis.example.com/', '${GROUP}/'));
-const envInSource: Check = (name) => new RegExp(`\\b${name}\\b`).test(srcText) || new RegExp(`\\b${name}\\b`).test(manifestText);
+const keyInSrc: Check = (key) =>
+  srcText.includes(key) || srcText.includes(key.replace('redis.example.com/', '${GROUP}/'));
+const envInSource: Check = (name) =>
+  new RegExp(`\\b${name}\\b`).test(srcText) || new RegExp(`\\b${name}\\b`).test(manifestText);
 const anchors = new Set(
   [...monitoringDoc.matchAll(/^#+ (.+)$/gm)].map((m) =>
     (m[1] ?? '')
@@ -143,14 +157,21 @@ const anchors = new Set(
   ),
 );
 const operatorAlerts = new Set([...manifestText.matchAll(/alert: (\w+)/g)].map((m) => m[1]));
-const alertExists: Check = (name) => operatorAlerts.has(name) || (ALERT_NAMES as readonly string[]).some((a) => `Redis${a}` === name);
+const alertExists: Check = (name) =>
+  operatorAlerts.has(name) || (ALERT_NAMES as readonly string[]).some((a) => `Redis${a}` === name);
 
 /** One subtest per distinct name, listing every line it is on. */
-async function eachName(t: { test: (name: string, fn: () => void) => Promise<void> }, found: Found[], check: Check, where: string): Promise<void> {
+async function eachName(
+  t: { test: (name: string, fn: () => void) => Promise<void> },
+  found: Found[],
+  check: Check,
+  where: string,
+): Promise<void> {
   assert.ok(found.length > 0, `the page names no such thing: the extractor or the page is broken`);
   const byName = new Map<string, number[]>();
   for (const f of found) byName.set(f.name, [...(byName.get(f.name) ?? []), f.line]);
-  for (const [name, lines] of byName) await t.test(name, () => assert.ok(check(name), `${PAGE}:${lines.join(',')}: "${name}" is not found in ${where}`));
+  for (const [name, lines] of byName)
+    await t.test(name, () => assert.ok(check(name), `${PAGE}:${lines.join(',')}: "${name}" is not found in ${where}`));
 }
 
 test('condition types, reasons, Event reasons and phases the page names are written by the code', async (t) => {
@@ -179,9 +200,18 @@ test('jsonpaths on a Redis name fields of the generated CRD and real condition t
 
 test('alerts the page links exist and their runbook anchors are headings of docs/monitoring.md', async (t) => {
   const links = alertLinks(page);
-  await eachName(t, links, alertExists, 'src/api/monitoring.ts ALERT_NAMES or manifests/components/monitoring/operator-rules.yaml');
+  await eachName(
+    t,
+    links,
+    alertExists,
+    'src/api/monitoring.ts ALERT_NAMES or manifests/components/monitoring/operator-rules.yaml',
+  );
   await t.test('anchors', () => {
-    for (const l of links) assert.ok(anchors.has(l.anchor), `${PAGE}:${l.line}: monitoring.md#${l.anchor} is not a heading of docs/monitoring.md`);
+    for (const l of links)
+      assert.ok(
+        anchors.has(l.anchor),
+        `${PAGE}:${l.line}: monitoring.md#${l.anchor} is not a heading of docs/monitoring.md`,
+      );
   });
 });
 
@@ -190,7 +220,10 @@ test('environment variables the page names are read by the code or set in the ma
 });
 
 test('the page is linked from README.md and from the runbooks', () => {
-  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes('(docs/troubleshooting.md)'), 'README.md has no link to docs/troubleshooting.md');
+  assert.ok(
+    readFileSync(join(ROOT, 'README.md'), 'utf8').includes('(docs/troubleshooting.md)'),
+    'README.md has no link to docs/troubleshooting.md',
+  );
   const fromRunbooks = [...monitoringDoc.matchAll(/\(troubleshooting\.md#([\w-]+)\)/g)].map((m) => m[1] ?? '');
   assert.ok(fromRunbooks.length > 0, 'docs/monitoring.md links no section of troubleshooting.md');
   const sections = new Set(
@@ -201,5 +234,6 @@ test('the page is linked from README.md and from the runbooks', () => {
         .replace(/\s+/g, '-'),
     ),
   );
-  for (const a of fromRunbooks) assert.ok(sections.has(a), `docs/monitoring.md links troubleshooting.md#${a}, which is not a section of the page`);
+  for (const a of fromRunbooks)
+    assert.ok(sections.has(a), `docs/monitoring.md links troubleshooting.md#${a}, which is not a section of the page`);
 });

@@ -29,8 +29,11 @@ test(
     });
     const keys = 'kube_version|metacontroller|nodes|runtime|operator|e2e_passed';
     for (const line of output.text.split('\n'))
-      if (new RegExp(`^\\s+# |^(${keys})=|scenario \\d+ passed|real cluster up|nodes started`).test(line)) t.diagnostic(line.trim());
-    const summary = Object.fromEntries([...output.text.matchAll(new RegExp(`^(${keys})=(.*)$`, 'gm'))].map((m) => [m[1], m[2]]));
+      if (new RegExp(`^\\s+# |^(${keys})=|scenario \\d+ passed|real cluster up|nodes started`).test(line))
+        t.diagnostic(line.trim());
+    const summary = Object.fromEntries(
+      [...output.text.matchAll(new RegExp(`^(${keys})=(.*)$`, 'gm'))].map((m) => [m[1], m[2]]),
+    );
     // The scenario's own failure line and measurements first: CI shows only so much of a message.
     const failures = output.text.split('\n').filter((l) => /^FAIL \[|^\S+ scenario |^\s+# /.test(l));
     assert.equal(

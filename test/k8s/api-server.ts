@@ -23,7 +23,14 @@ import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
 import { selectorMatcher } from '../support/kube-client/selectors.ts';
-import { httpClient, type DeleteOptions, type HttpKubeClient, type PatchOptions, type ResourceRef, type WatchHandle } from '../support/kube-client/index.ts';
+import {
+  httpClient,
+  type DeleteOptions,
+  type HttpKubeClient,
+  type PatchOptions,
+  type ResourceRef,
+  type WatchHandle,
+} from '../support/kube-client/index.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.ts';
 import { OPERATOR_NAMESPACE, REPO_ROOT } from './operator.ts';
@@ -48,7 +55,9 @@ const RESOURCES: Record<string, string> = {
   redisbackups: 'redis.example.com/v1',
 };
 
-const CRDS = ['crd.yaml', 'rediscluster-crd.yaml', 'redisbackup-crd.yaml'].map((f) => path.join(REPO_ROOT, 'manifests', f));
+const CRDS = ['crd.yaml', 'rediscluster-crd.yaml', 'redisbackup-crd.yaml'].map((f) =>
+  path.join(REPO_ROOT, 'manifests', f),
+);
 
 /** Every ServiceAccount of the operator's namespace gets the operator's rights, as its own does. */
 const bindings = `
@@ -87,11 +96,25 @@ export interface ApiStore {
   list(resource: string, options?: ListOptions): StoredObject[];
   /** Every change of the matching objects, in the order the API server made them. */
   watch(resource: string, options: ListOptions, cb: (ev: { type: string; object: StoredObject }) => void): WatchHandle;
-  /** Creates the object; a `status` it carries is then written through the status subresource (what a controller would write). */
+  /**
+   * Creates the object; a `status` it carries is then written through the status subresource (what a controller would
+   * write).
+   */
   create(resource: string, obj: KubeObject): Promise<StoredObject>;
-  patch(resource: string, namespace: string | undefined, name: string, patch: unknown, options: PatchOptions): Promise<StoredObject>;
+  patch(
+    resource: string,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<StoredObject>;
   /** Read-modify-write of the object and then of its status (a 409 on a concurrent write is retried). */
-  mutate(resource: string, namespace: string | undefined, name: string, fn: (obj: StoredObject) => void): Promise<StoredObject>;
+  mutate(
+    resource: string,
+    namespace: string | undefined,
+    name: string,
+    fn: (obj: StoredObject) => void,
+  ): Promise<StoredObject>;
   /** Resolves once the object is gone, or deleting but held by a finalizer. */
   delete(resource: string, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<void>;
 }
@@ -102,7 +125,9 @@ export interface ApiServer {
   readonly faults: FaultProxy['faults'];
   /** Every request the sidecar's clients made, in arrival order. */
   readonly requests: FaultProxy['requests'];
-  /** Ends every watch stream open through the fault proxy (cleanly, as at the server's watch timeout); returns how many. */
+  /**
+   * Ends every watch stream open through the fault proxy (cleanly, as at the server's watch timeout); returns how many.
+   */
   closeWatches(): number;
   /** A client named `name`: a ServiceAccount of the operator's namespace, reaching the API through the fault proxy. */
   kubeConfig(name: string): Promise<KubeConfig>;
@@ -129,7 +154,11 @@ export async function startApiServer(options: { namespaces?: string[] } = {}): P
     await cp.kubectl(['apply', '-f', '-'], bindings);
     await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', ...CRDS.flatMap((f) => ['-f', f])]);
     const cert = cp.pki.serving('api-fault-proxy', ['127.0.0.1'], ['localhost']);
-    proxy = await startFaultProxy({ server: cp.server, caFile: cp.pki.ca.cert, listen: { host: '127.0.0.1', ...cert } });
+    proxy = await startFaultProxy({
+      server: cp.server,
+      caFile: cp.pki.ca.cert,
+      listen: { host: '127.0.0.1', ...cert },
+    });
     admin = httpClient(cp.adminKubeconfig);
     const refs = new Map<string, ResourceRef>();
     for (const [plural, apiVersion] of Object.entries(RESOURCES)) {
@@ -148,7 +177,12 @@ export async function startApiServer(options: { namespaces?: string[] } = {}): P
   }
 }
 
-function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, refs: Map<string, ResourceRef>): ApiServer {
+function apiServer(
+  cp: ControlPlane,
+  proxy: FaultProxy,
+  admin: HttpKubeClient,
+  refs: Map<string, ResourceRef>,
+): ApiServer {
   const ca = readFileSync(cp.pki.ca.cert, 'utf8');
   const ref = (resource: string): ResourceRef => {
     const r = refs.get(resource);
@@ -163,15 +197,28 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
    * (no controller here removes them). A write that removed a deleted object's last finalizer
    * removed the object. Throws when the cache has not caught up within 5 s.
    */
-  async function caughtUp(res: ResourceRef, namespace: string | undefined, written: StoredObject | undefined, name: string, deleted = false) {
+  async function caughtUp(
+    res: ResourceRef,
+    namespace: string | undefined,
+    written: StoredObject | undefined,
+    name: string,
+    deleted = false,
+  ) {
     const want = Number(written?.metadata.resourceVersion ?? 0);
     const gone = deleted || (written?.metadata.deletionTimestamp !== undefined && !written.metadata.finalizers?.length);
     for (let i = 0; i < 1000; i++) {
       const cached = admin.get(res, namespace, name);
-      if (gone ? !cached || (deleted && cached.metadata.deletionTimestamp !== undefined) : cached && Number(cached.metadata.resourceVersion) >= want) return;
+      if (
+        gone
+          ? !cached || (deleted && cached.metadata.deletionTimestamp !== undefined)
+          : cached && Number(cached.metadata.resourceVersion) >= want
+      )
+        return;
       await sleep(5);
     }
-    throw new Error(`api-server: the watch cache of ${res.resource} did not show the write to ${namespace ?? ''}/${name} within 5 s`);
+    throw new Error(
+      `api-server: the watch cache of ${res.resource} did not show the write to ${namespace ?? ''}/${name} within 5 s`,
+    );
   }
 
   const store: ApiStore = {
@@ -182,7 +229,10 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
       return o;
     },
     list(resource, o = {}) {
-      return admin.list(ref(resource), { ...(o.namespace ? { namespace: o.namespace } : {}), ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}) });
+      return admin.list(ref(resource), {
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        ...(o.labelSelector ? { labelSelector: o.labelSelector } : {}),
+      });
     },
     watch(resource, o, cb) {
       const matches = selectorMatcher(o.labelSelector);
@@ -195,7 +245,13 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
       const { status, ...rest } = obj as KubeObject & { status?: unknown };
       let written = await admin.create(res, rest as KubeObject);
       if (status !== undefined && res.statusSubresource)
-        written = await admin.patch(res, written.metadata.namespace, written.metadata.name, { status }, { type: 'merge', subresource: 'status' });
+        written = await admin.patch(
+          res,
+          written.metadata.namespace,
+          written.metadata.name,
+          { status },
+          { type: 'merge', subresource: 'status' },
+        );
       await caughtUp(res, written.metadata.namespace, written, written.metadata.name);
       return written;
     },
@@ -218,7 +274,10 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
           if (res.statusSubresource && JSON.stringify(next['status']) !== JSON.stringify(current['status']))
             written = await admin.update(
               res,
-              { ...(next as KubeObject), metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion } },
+              {
+                ...(next as KubeObject),
+                metadata: { ...next.metadata, resourceVersion: written.metadata.resourceVersion },
+              },
               { subresource: 'status' },
             );
           await caughtUp(res, where, written, name);
@@ -243,7 +302,11 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
     closeWatches: () => proxy.closeWatches(),
     async kubeConfig(name) {
       if (!store.get('serviceaccounts', OPERATOR_NAMESPACE, name))
-        await store.create('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: OPERATOR_NAMESPACE } });
+        await store.create('serviceaccounts', {
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name, namespace: OPERATOR_NAMESPACE },
+        });
       const token = await cp.tokenFor(OPERATOR_NAMESPACE, name);
       const kc = new KubeConfig();
       kc.loadFromOptions({
@@ -255,9 +318,14 @@ function apiServer(cp: ControlPlane, proxy: FaultProxy, admin: HttpKubeClient, r
       return kc;
     },
     async namespace(name) {
-      if (!store.get('namespaces', undefined, name)) await store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      if (!store.get('namespaces', undefined, name))
+        await store.create('namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
       if (!store.get('serviceaccounts', name, 'default'))
-        await store.create('serviceaccounts', { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: name } });
+        await store.create('serviceaccounts', {
+          apiVersion: 'v1',
+          kind: 'ServiceAccount',
+          metadata: { name: 'default', namespace: name },
+        });
     },
     async close() {
       await admin.close();

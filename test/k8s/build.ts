@@ -18,7 +18,14 @@ import { fileURLToPath } from 'node:url';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const KUBE_MODULE = path.join(HERE, 'build/kube');
 export const ETCD_MODULE = path.join(HERE, 'build/etcd');
-export const KUBE_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubectl', 'kubelet', 'kube-proxy'] as const;
+export const KUBE_COMMANDS = [
+  'kube-apiserver',
+  'kube-controller-manager',
+  'kube-scheduler',
+  'kubectl',
+  'kubelet',
+  'kube-proxy',
+] as const;
 export const BINARIES = [...KUBE_COMMANDS, 'etcd'] as const;
 export type Binary = (typeof BINARIES)[number];
 
@@ -29,33 +36,49 @@ export function requiredVersion(goMod: string, module: string): string {
   return m[1];
 }
 
-export const KUBE_VERSION = requiredVersion(readFileSync(path.join(KUBE_MODULE, 'go.mod'), 'utf8'), 'k8s.io/kubernetes');
-export const ETCD_VERSION = requiredVersion(readFileSync(path.join(ETCD_MODULE, 'go.mod'), 'utf8'), 'go.etcd.io/etcd/server/v3');
+export const KUBE_VERSION = requiredVersion(
+  readFileSync(path.join(KUBE_MODULE, 'go.mod'), 'utf8'),
+  'k8s.io/kubernetes',
+);
+export const ETCD_VERSION = requiredVersion(
+  readFileSync(path.join(ETCD_MODULE, 'go.mod'), 'utf8'),
+  'go.etcd.io/etcd/server/v3',
+);
 
 /** -X flags that stamp the version into the binaries, as the Kubernetes release build does. */
 export function kubeLdflags(version: string): string {
   const [major, minor] = version.replace(/^v/, '').split('.');
   const stamp = (pkg: string) =>
-    [`${pkg}.gitVersion=${version}`, `${pkg}.gitMajor=${major}`, `${pkg}.gitMinor=${minor}`, `${pkg}.gitTreeState=clean`].map((x) => `-X ${x}`);
+    [
+      `${pkg}.gitVersion=${version}`,
+      `${pkg}.gitMajor=${major}`,
+      `${pkg}.gitMinor=${minor}`,
+      `${pkg}.gitTreeState=clean`,
+    ].map((x) => `-X ${x}`);
   return ['-s', '-w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version')].join(' ');
 }
 
 /** `go version` (part of every build cache key); `what` names what needs it in the error. */
 export function goVersion(what = 'the control plane'): string {
   const r = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (r.error || r.status !== 0) throw new Error(`the Go toolchain is needed to build ${what}: ${r.error?.message ?? r.stderr}`);
+  if (r.error || r.status !== 0)
+    throw new Error(`the Go toolchain is needed to build ${what}: ${r.error?.message ?? r.stderr}`);
   return r.stdout.trim();
 }
 
 export function cacheRoot(): string {
-  return process.env['K8S_CACHE_DIR'] ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-k8s');
+  return (
+    process.env['K8S_CACHE_DIR'] ??
+    path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-k8s')
+  );
 }
 
 /** Where the binaries for the pinned versions live (whether built yet or not). */
 export function binDir(): string {
   if (process.env['K8S_BIN_DIR']) return process.env['K8S_BIN_DIR'];
   const h = createHash('sha256');
-  for (const dir of [KUBE_MODULE, ETCD_MODULE]) for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(path.join(dir, f)));
+  for (const dir of [KUBE_MODULE, ETCD_MODULE])
+    for (const f of ['go.mod', 'go.sum']) h.update(readFileSync(path.join(dir, f)));
   h.update(kubeLdflags(KUBE_VERSION));
   h.update(goVersion());
   return path.join(cacheRoot(), `${KUBE_VERSION}-etcd${ETCD_VERSION}-${h.digest('hex').slice(0, 12)}`);
@@ -69,8 +92,17 @@ export function isBuilt(dir = binDir()): boolean {
   return BINARIES.every((b) => existsSync(binaryPath(b, dir)));
 }
 
-/** `go build -v` in a module directory (read-only go.mod; `env` on top of this process's), with progress every 20 s and the last lines on failure. */
-export function goBuild(cwd: string, args: string[], label: string, log: (line: string) => void, env: Record<string, string> = {}): Promise<void> {
+/**
+ * `go build -v` in a module directory (read-only go.mod; `env` on top of this process's), with progress every 20 s
+ * and the last lines on failure.
+ */
+export function goBuild(
+  cwd: string,
+  args: string[],
+  label: string,
+  log: (line: string) => void,
+  env: Record<string, string> = {},
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let packages = 0;
@@ -90,7 +122,10 @@ export function goBuild(cwd: string, args: string[], label: string, log: (line: 
         else lastLines = [...lastLines, l].slice(-30);
       }
     });
-    const timer = setInterval(() => log(`build ${label}: ${packages} packages compiled, ${Math.round((Date.now() - started) / 1000)} s`), 20_000);
+    const timer = setInterval(
+      () => log(`build ${label}: ${packages} packages compiled, ${Math.round((Date.now() - started) / 1000)} s`),
+      20_000,
+    );
     child.once('error', (err) => {
       clearInterval(timer);
       reject(err);
@@ -112,21 +147,36 @@ export function goBuild(cwd: string, args: string[], label: string, log: (line: 
 export async function ensureBinaries(log: (line: string) => void = (l) => console.log(l)): Promise<string> {
   const dir = binDir();
   if (isBuilt(dir)) return dir;
-  if (process.env['K8S_BIN_DIR']) throw new Error(`K8S_BIN_DIR=${dir} lacks ${BINARIES.filter((b) => !existsSync(binaryPath(b, dir))).join(', ')}`);
+  if (process.env['K8S_BIN_DIR'])
+    throw new Error(`K8S_BIN_DIR=${dir} lacks ${BINARIES.filter((b) => !existsSync(binaryPath(b, dir))).join(', ')}`);
   const partial = `${dir}.partial`;
   mkdirSync(partial, { recursive: true });
   const t0 = Date.now();
-  log(`building the control plane (Kubernetes ${KUBE_VERSION}, etcd ${ETCD_VERSION}) into ${dir}; a cold build takes a while on 2 cores`);
+  log(
+    `building the control plane (Kubernetes ${KUBE_VERSION}, etcd ${ETCD_VERSION}) into ${dir}; a cold build takes a while on 2 cores`,
+  );
   if (!KUBE_COMMANDS.every((b) => existsSync(binaryPath(b, partial)))) {
     await goBuild(
       KUBE_MODULE,
-      ['-trimpath', '-ldflags', kubeLdflags(KUBE_VERSION), '-o', `${partial}/`, ...KUBE_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`)],
+      [
+        '-trimpath',
+        '-ldflags',
+        kubeLdflags(KUBE_VERSION),
+        '-o',
+        `${partial}/`,
+        ...KUBE_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`),
+      ],
       `kubernetes ${KUBE_VERSION}`,
       log,
     );
   }
   if (!existsSync(binaryPath('etcd', partial))) {
-    await goBuild(ETCD_MODULE, ['-trimpath', '-ldflags', '-s -w', '-o', binaryPath('etcd', partial), '.'], `etcd ${ETCD_VERSION}`, log);
+    await goBuild(
+      ETCD_MODULE,
+      ['-trimpath', '-ldflags', '-s -w', '-o', binaryPath('etcd', partial), '.'],
+      `etcd ${ETCD_VERSION}`,
+      log,
+    );
   }
   rmSync(dir, { recursive: true, force: true });
   renameSync(partial, dir);

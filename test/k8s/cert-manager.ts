@@ -23,6 +23,8 @@ export function certificateCrd(): { path: string } | { why: string } {
     const file = dir ? path.join(dir, 'deploy/crds/cert-manager.io_certificates.yaml') : '';
     return existsSync(file) ? { path: file } : { why: `no Certificate CRD in ${dir ?? 'the module download'}` };
   } catch (err) {
-    return { why: `go mod download ${CERT_MANAGER_MODULE}@${CERT_MANAGER_VERSION} failed: ${(err as Error).message.split('\n')[0]}` };
+    return {
+      why: `go mod download ${CERT_MANAGER_MODULE}@${CERT_MANAGER_VERSION} failed: ${(err as Error).message.split('\n')[0]}`,
+    };
   }
 }

@@ -34,9 +34,17 @@ function clusterSkip(): string | false {
 
 describe('cluster DNS, the pure parts', () => {
   test('the Corefile serves the cluster domain and reverse zones from the API on one address, and forwards nothing', () => {
-    const conf = corefile({ address: '198.18.78.254', kubeconfig: '/x/coredns.kubeconfig', clusterDomain: 'cluster.local', queryLog: false });
+    const conf = corefile({
+      address: '198.18.78.254',
+      kubeconfig: '/x/coredns.kubeconfig',
+      clusterDomain: 'cluster.local',
+      queryLog: false,
+    });
     assert.match(conf, /^cluster\.local:53 in-addr\.arpa:53 ip6\.arpa:53 \{\n {4}bind 198\.18\.78\.254\n/);
-    assert.match(conf, / {4}kubernetes cluster\.local in-addr\.arpa ip6\.arpa \{\n {8}kubeconfig \/x\/coredns\.kubeconfig local\n/);
+    assert.match(
+      conf,
+      / {4}kubernetes cluster\.local in-addr\.arpa ip6\.arpa \{\n {8}kubeconfig \/x\/coredns\.kubeconfig local\n/,
+    );
     assert.doesNotMatch(conf, /forward|fallthrough|\blog\b/);
     assert.match(corefile({ address: 'a', kubeconfig: 'k', clusterDomain: 'c', queryLog: true }), /\n {4}log\n/);
   });
@@ -79,14 +87,26 @@ describe('cluster DNS on a real cluster', { skip: clusterSkip() }, () => {
     rc = await startRealCluster({ subnet: SUBNET, nodes: 1, images: ['redis-7.2'], install: false });
     dns = rc.network.serviceAddress;
     await kubectl(['create', 'namespace', NS]);
-    await until('the default ServiceAccount', () => kubectl(['get', 'serviceaccount', 'default', '-n', NS]).catch(() => undefined));
+    await until('the default ServiceAccount', () =>
+      kubectl(['get', 'serviceaccount', 'default', '-n', NS]).catch(() => undefined),
+    );
   });
   after(() => rc?.stop());
 
   test("a pod resolves Services to ClusterIPs and headless pod names to pod IPs through the kubelet's resolv.conf; names outside the cluster domain do not resolve", async () => {
     const selector = { app: 'dns-web' };
-    await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { selector, ports: [{ port: 80 }] } });
-    await apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web-headless' }, spec: { clusterIP: 'None', selector, ports: [{ port: 80 }] } });
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web' },
+      spec: { selector, ports: [{ port: 80 }] },
+    });
+    await apply({
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'web-headless' },
+      spec: { clusterIP: 'None', selector, ports: [{ port: 80 }] },
+    });
     await apply({
       apiVersion: 'v1',
       kind: 'Pod',
@@ -108,14 +128,30 @@ describe('cluster DNS on a real cluster', { skip: clusterSkip() }, () => {
     const direct = new Resolver({ timeout: 1000, tries: 1 });
     direct.setServers([dns]);
     await until('CoreDNS answers for web-0.web-headless', async () =>
-      (await direct.resolve4(`web-0.web-headless.${NS}.svc.cluster.local`).catch((): string[] => [])).includes(podIP) ? true : undefined,
+      (await direct.resolve4(`web-0.web-headless.${NS}.svc.cluster.local`).catch((): string[] => [])).includes(podIP)
+        ? true
+        : undefined,
     );
 
-    const names = ['web', `web.${NS}.svc`, 'web-0.web-headless', `web-0.web-headless.${NS}.svc.cluster.local`, 'kubernetes.default', 'outside.example.com'];
-    await shell('resolver', `cat /etc/resolv.conf; for n in ${names.join(' ')}; do echo "answer $n $(getent hosts $n | cut -d' ' -f1)"; done`);
+    const names = [
+      'web',
+      `web.${NS}.svc`,
+      'web-0.web-headless',
+      `web-0.web-headless.${NS}.svc.cluster.local`,
+      'kubernetes.default',
+      'outside.example.com',
+    ];
+    await shell(
+      'resolver',
+      `cat /etc/resolv.conf; for n in ${names.join(' ')}; do echo "answer $n $(getent hosts $n | cut -d' ' -f1)"; done`,
+    );
     const log = await finished('resolver');
     const answer = (n: string) => new RegExp(`^answer ${n.replace(/\./g, '\\.')} (\\S*)`, 'm').exec(log)?.[1] ?? '';
-    assert.match(log, new RegExp(`^search ${NS}\\.svc\\.cluster\\.local svc\\.cluster\\.local cluster\\.local$`, 'm'), log);
+    assert.match(
+      log,
+      new RegExp(`^search ${NS}\\.svc\\.cluster\\.local svc\\.cluster\\.local cluster\\.local$`, 'm'),
+      log,
+    );
     assert.match(log, new RegExp(`^nameserver ${dns.replace(/\./g, '\\.')}$`, 'm'), log);
     assert.match(log, /^options ndots:5$/m, log);
     assert.equal(answer('web'), clusterIP, log);

@@ -52,7 +52,9 @@ export interface ClusterDns {
   stop(): Promise<void>;
 }
 
-/** The RBAC kubeadm gives CoreDNS, less what this version no longer reads (endpoints) or is not configured to (pods). */
+/**
+ * The RBAC kubeadm gives CoreDNS, less what this version no longer reads (endpoints) or is not configured to (pods).
+ */
 export function corednsRbac(): string {
   const docs = [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: DNS_SERVICE_ACCOUNT, namespace: DNS_NAMESPACE } },
@@ -108,12 +110,19 @@ export async function startClusterDns(options: ClusterDnsOptions): Promise<Clust
   const bin = await buildCoredns(log);
   mkdirSync(options.dir, { recursive: true });
   await cp.kubectl(['apply', '-f', '-'], corednsRbac());
-  const kubeconfig = cp.kubeconfigFor(`system:serviceaccount:${DNS_NAMESPACE}:${DNS_SERVICE_ACCOUNT}`, await cp.tokenFor(DNS_NAMESPACE, DNS_SERVICE_ACCOUNT));
+  const kubeconfig = cp.kubeconfigFor(
+    `system:serviceaccount:${DNS_NAMESPACE}:${DNS_SERVICE_ACCOUNT}`,
+    await cp.tokenFor(DNS_NAMESPACE, DNS_SERVICE_ACCOUNT),
+  );
   const conf = path.join(options.dir, 'Corefile');
   const queryLog = options.queryLog === true || process.env['CLUSTER_DNS_LOG'] === '1';
   writeFileSync(conf, corefile({ address: options.address, kubeconfig, clusterDomain, queryLog }));
   const logFile = path.join(options.dir, 'coredns.log');
-  const group = spawnGroup([bin, '-conf', conf], { cwd: options.dir, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, logFile });
+  const group = spawnGroup([bin, '-conf', conf], {
+    cwd: options.dir,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    logFile,
+  });
 
   let stopping: Promise<void> | undefined;
   const stop = () => {
@@ -131,7 +140,9 @@ export async function startClusterDns(options: ClusterDnsOptions): Promise<Clust
   try {
     // Answering for the `kubernetes` Service proves the listener, the credentials and the
     // plugin's synced informers at once (before it syncs, the plugin answers SERVFAIL).
-    const want = (await cp.kubectl(['get', 'service', 'kubernetes', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}'])).trim();
+    const want = (
+      await cp.kubectl(['get', 'service', 'kubernetes', '-n', 'default', '-o', 'jsonpath={.spec.clusterIP}'])
+    ).trim();
     const resolver = new Resolver({ timeout: 500, tries: 1 });
     resolver.setServers([options.address]);
     const name = `kubernetes.default.svc.${clusterDomain}`;
@@ -140,7 +151,10 @@ export async function startClusterDns(options: ClusterDnsOptions): Promise<Clust
       if (!group.alive()) throw new Error(`coredns exited:\n${tailLines(logFile, 30).join('\n')}`);
       const got = await resolver.resolve4(name).catch((): string[] => []);
       if (got.includes(want)) break;
-      if (Date.now() > deadline) throw new Error(`coredns did not answer ${name} with ${want} within 60 s:\n${tailLines(logFile, 30).join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `coredns did not answer ${name} with ${want} within 60 s:\n${tailLines(logFile, 30).join('\n')}`,
+        );
       await sleep(200);
     }
     log(`cluster DNS: CoreDNS on ${options.address}:${DNS_PORT} serving ${clusterDomain}`);

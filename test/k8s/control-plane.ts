@@ -2,11 +2,10 @@
 // authorization, service-account tokens), kube-controller-manager (every default controller, each
 // with its own service account) and kube-scheduler, from the binaries test/k8s/build.ts builds.
 //
-//   const cp = await startControlPlane({ onProgress: console.log });
-//   cp.adminKubeconfig;                       // cluster-admin, for kubectl and the harness
-//   await cp.nodeKubeconfig('node-1');        // system:node:node-1 (Node authorizer, NodeRestriction)
-//   cp.kubeconfigFor('system:serviceaccount:redis-operator:redis-operator', await cp.tokenFor('redis-operator', 'redis-operator'));
-//   await cp.stop();
+//   const cp = await startControlPlane({ onProgress: console.log }); cp.adminKubeconfig; // cluster-admin, for kubectl
+//   and the harness await cp.nodeKubeconfig('node-1'); // system:node:node-1 (Node authorizer, NodeRestriction)
+//   cp.kubeconfigFor('system:serviceaccount:redis-operator:redis-operator', await cp.tokenFor('redis-operator',
+//   'redis-operator')); await cp.stop();
 //
 // Invariants:
 // - Everything listens on 127.0.0.1 (etcd, the API server); the controller-manager and scheduler
@@ -101,7 +100,9 @@ const grace = (ms: number) => new Promise<void>((r) => setTimeout(r, ms).unref()
 
 function kubeconfigYaml(server: string, ca: string, user: string, auth: { cert?: CertPaths; token?: string }): string {
   const cluster = { server, 'certificate-authority': ca };
-  const credentials = auth.cert ? { 'client-certificate': auth.cert.cert, 'client-key': auth.cert.key } : { token: auth.token };
+  const credentials = auth.cert
+    ? { 'client-certificate': auth.cert.cert, 'client-key': auth.cert.key }
+    : { token: auth.token };
   return stringify(
     {
       apiVersion: 'v1',
@@ -180,7 +181,13 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const serving = pki.serving(
       'kube-apiserver',
       [...new Set(['127.0.0.1', address]), `198.19.${options.subnet}.1`],
-      ['localhost', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`],
+      [
+        'localhost',
+        'kubernetes',
+        'kubernetes.default',
+        'kubernetes.default.svc',
+        `kubernetes.default.svc.${CLUSTER_DOMAIN}`,
+      ],
     );
     const kubeletClient = pki.client('kube-apiserver-kubelet-client', ['system:masters']);
     const apiserverArgs = (apiPort: number): string[] => [
@@ -222,7 +229,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const adminKubeconfig = path.join(dir, 'admin.kubeconfig');
     writeFileSync(adminKubeconfig, kubeconfigYaml(server, pki.ca.cert, 'admin', { cert: admin }), { mode: 0o600 });
     const kubectl = async (args: string[], input?: string): Promise<string> => {
-      const p = run(binaryPath('kubectl', bin), [`--kubeconfig=${adminKubeconfig}`, ...args], { env, maxBuffer: 64 << 20 });
+      const p = run(binaryPath('kubectl', bin), [`--kubeconfig=${adminKubeconfig}`, ...args], {
+        env,
+        maxBuffer: 64 << 20,
+      });
       if (input !== undefined) {
         p.child.stdin?.end(input);
       }
@@ -231,13 +241,17 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
 
     const deadline = Date.now() + 120_000;
     for (;;) {
-      if (!apiserver.alive()) throw new Error(`kube-apiserver exited:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
+      if (!apiserver.alive())
+        throw new Error(`kube-apiserver exited:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
       const ok = await kubectl(['get', '--raw=/readyz']).then(
         (o) => o.trim() === 'ok',
         () => false,
       );
       if (ok) break;
-      if (Date.now() > deadline) throw new Error(`kube-apiserver not ready within 120 s:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `kube-apiserver not ready within 120 s:\n${tailLines(logFile('kube-apiserver'), 30).join('\n')}`,
+        );
       await sleep(250);
     }
     log('kube-apiserver ready');

@@ -13,7 +13,10 @@ import { goTool } from './go-tool.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const COREDNS_MODULE = path.join(HERE, 'build/coredns');
-export const COREDNS_VERSION = requiredVersion(readFileSync(path.join(COREDNS_MODULE, 'go.mod'), 'utf8'), 'github.com/coredns/coredns');
+export const COREDNS_VERSION = requiredVersion(
+  readFileSync(path.join(COREDNS_MODULE, 'go.mod'), 'utf8'),
+  'github.com/coredns/coredns',
+);
 
 /** Stripped, with a commit stamp as CoreDNS's Makefile sets one (`coredns -version` shows it). */
 export const COREDNS_LDFLAGS = '-s -w -X github.com/coredns/coredns/coremain.GitCommit=module-proxy';

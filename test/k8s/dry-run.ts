@@ -121,29 +121,39 @@ export async function startDryRunServer(options: DryRunOptions = {}): Promise<Dr
     // request, which would double the time of a few hundred dry runs.
     const tls: https.RequestOptions = {};
     await kc.applyToHTTPSOptions(tls);
-    const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: tls.ca, cert: tls.cert, key: tls.key });
+    const agent = new https.Agent({
+      keepAlive: true,
+      maxSockets: CONCURRENCY,
+      ca: tls.ca,
+      cert: tls.cert,
+      key: tls.key,
+    });
     const post = (path: string, query: Record<string, string>, body: unknown) =>
       new Promise<Answer>((resolve, reject) => {
         const url = new URL(cp.server + path);
         for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
-        const req = https.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json' } }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => {
-            let parsed: unknown;
-            try {
-              parsed = JSON.parse(text);
-            } catch {
-              parsed = undefined;
-            }
-            const status = res.statusCode ?? 0;
-            const header = res.headers['warning'];
-            const warnings = (header === undefined ? [] : Array.isArray(header) ? header : [header]).map(warningText);
-            if (status >= 200 && status < 300 && isRecord(parsed)) resolve({ object: parsed, warnings });
-            else reject(apiError(status, parsed, text));
-          });
-        });
+        const req = https.request(
+          url,
+          { method: 'POST', agent, headers: { 'content-type': 'application/json', accept: 'application/json' } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => {
+              let parsed: unknown;
+              try {
+                parsed = JSON.parse(text);
+              } catch {
+                parsed = undefined;
+              }
+              const status = res.statusCode ?? 0;
+              const header = res.headers['warning'];
+              const warnings = (header === undefined ? [] : Array.isArray(header) ? header : [header]).map(warningText);
+              if (status >= 200 && status < 300 && isRecord(parsed)) resolve({ object: parsed, warnings });
+              else reject(apiError(status, parsed, text));
+            });
+          },
+        );
         req.setTimeout(30_000, () => req.destroy(new Error(`dry-run: POST ${url.pathname}: no answer within 30 s`)));
         req.on('error', reject);
         req.end(JSON.stringify(body));
@@ -171,7 +181,9 @@ export async function startDryRunServer(options: DryRunOptions = {}): Promise<Dr
               const { warnings } = await server.dryRun(objects[i]);
               verdicts[i] = warnings.map((w) => `${name}: warning: ${w}`);
             } catch (err) {
-              verdicts[i] = [`${name}: ${err instanceof KubeApiError ? (err.status.message ?? err.reason) : String(err)}`];
+              verdicts[i] = [
+                `${name}: ${err instanceof KubeApiError ? (err.status.message ?? err.reason) : String(err)}`,
+              ];
             }
           }
         };
@@ -189,7 +201,9 @@ export async function startDryRunServer(options: DryRunOptions = {}): Promise<Dr
     };
     for (const name of options.namespaces ?? []) {
       await server.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }).catch(exists);
-      await server.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: name } }).catch(exists);
+      await server
+        .create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: name } })
+        .catch(exists);
     }
     return server;
   } catch (err) {

@@ -24,7 +24,11 @@ const log = (line: string) => console.log(`${new Date().toISOString().slice(11, 
 async function main(): Promise<number> {
   const scenarios = (process.env['E2E_SCENARIOS'] ?? '1 2 3 4 5').trim().split(/\s+/);
   const t0 = Date.now();
-  const rc = await startRealCluster({ subnet: Number(process.env['E2E_SUBNET'] ?? 45), nodes: Number(process.env['E2E_NODES'] ?? 3), onProgress: log });
+  const rc = await startRealCluster({
+    subnet: Number(process.env['E2E_SUBNET'] ?? 45),
+    nodes: Number(process.env['E2E_NODES'] ?? 3),
+    onProgress: log,
+  });
   log(`real cluster up in ${((Date.now() - t0) / 1000).toFixed(1)} s (data in ${rc.dataRoot})`);
   const operatorPods = (
     await rc.kubectl([

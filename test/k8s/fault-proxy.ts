@@ -29,7 +29,10 @@ export interface RequestRecord {
   watch: boolean;
   /** Undefined while in flight (or for ever for a hung request). */
   status?: number;
-  /** The kind of the fault rule that took it, when one did (its status is then the rule's, not the API server's, but for a delay or a rewind). */
+  /**
+   * The kind of the fault rule that took it, when one did (its status is then the rule's, not the API server's, but for
+   * a delay or a rewind).
+   */
   fault?: FaultAction['kind'];
 }
 
@@ -52,12 +55,18 @@ export interface FaultProxyOptions {
   listen: { host: string; cert: string; key: string };
 }
 
-/** Who a service-account token names: the pod it was bound to (`kubernetes.io.pod.name`), else its ServiceAccount; '' for anything else. */
+/**
+ * Who a service-account token names: the pod it was bound to (`kubernetes.io.pod.name`), else its ServiceAccount; ''
+ * for anything else.
+ */
 export function tokenClient(token: string): string {
   const payload = token.split('.')[1];
   if (!payload) return '';
   try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { sub?: unknown; 'kubernetes.io'?: { pod?: { name?: unknown } } };
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as {
+      sub?: unknown;
+      'kubernetes.io'?: { pod?: { name?: unknown } };
+    };
     const pod = claims['kubernetes.io']?.pod?.name;
     if (typeof pod === 'string') return pod;
     const sub = typeof claims.sub === 'string' ? /^system:serviceaccount:[^:]+:([^:]+)$/.exec(claims.sub) : null;
@@ -78,7 +87,14 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
 
   function forward(req: IncomingMessage, res: ServerResponse, record: RequestRecord, path = req.url): void {
     const up = httpsRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path, headers: { ...req.headers, host: upstream.host }, ca },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path,
+        headers: { ...req.headers, host: upstream.host },
+        ca,
+      },
       (ur) => {
         record.status = ur.statusCode ?? 502;
         res.writeHead(ur.statusCode ?? 502, ur.headers);

@@ -26,7 +26,10 @@ export type FaultAction =
 
 export interface FaultRule {
   method?: string | string[];
-  /** A string matches that exact path or anything below it (`/api/v1/pods` matches `/api/v1/pods/x`); a RegExp is tested on the path. */
+  /**
+   * A string matches that exact path or anything below it (`/api/v1/pods` matches `/api/v1/pods/x`); a RegExp is tested
+   * on the path.
+   */
   path?: string | RegExp;
   /** Only requests carrying `Authorization: Bearer <client>`. */
   client?: string;
@@ -85,7 +88,10 @@ export class Faults {
         if (!methods.includes(req.method)) continue;
       }
       if (rule.path !== undefined) {
-        const ok = typeof rule.path === 'string' ? req.path === rule.path || req.path.startsWith(`${rule.path.replace(/\/$/, '')}/`) : rule.path.test(req.path);
+        const ok =
+          typeof rule.path === 'string'
+            ? req.path === rule.path || req.path.startsWith(`${rule.path.replace(/\/$/, '')}/`)
+            : rule.path.test(req.path);
         if (!ok) continue;
       }
       if (rule.client !== undefined && rule.client !== req.client) continue;

@@ -30,10 +30,15 @@ export function helmCommand(bin: string, home: string, kubeconfig?: string, time
   const env = helmEnv(home, kubeconfig);
   return (args) =>
     new Promise((resolve, reject) => {
-      execFile(bin, args, { env, cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 64 * 2 ** 20, encoding: 'utf8' }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`helm ${args.join(' ')} failed: ${err.message}\n${stderr}`));
-        else resolve(stdout);
-      });
+      execFile(
+        bin,
+        args,
+        { env, cwd: REPO_ROOT, timeout: timeoutMs, maxBuffer: 64 * 2 ** 20, encoding: 'utf8' },
+        (err, stdout, stderr) => {
+          if (err) reject(new Error(`helm ${args.join(' ')} failed: ${err.message}\n${stderr}`));
+          else resolve(stdout);
+        },
+      );
     });
 }
 

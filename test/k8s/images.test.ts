@@ -9,7 +9,14 @@ import { execFileSync } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { DEFAULT_EXPORTER_IMAGE } from '../../src/api/monitoring-schema.ts';
 import { REDIS_UID } from '../../src/hook/common/pod-template.ts';
-import { ensureImages, imagesMissing, METACONTROLLER_IMAGE, PAUSE_IMAGE, runInImage, type BuiltImage } from './images.ts';
+import {
+  ensureImages,
+  imagesMissing,
+  METACONTROLLER_IMAGE,
+  PAUSE_IMAGE,
+  runInImage,
+  type BuiltImage,
+} from './images.ts';
 import { normalizeRef } from './images/buildah.ts';
 
 interface ImageConfig {
@@ -52,8 +59,10 @@ describe('test images', { skip: why }, () => {
   );
 
   test('every archive names each of its refs, normalized as containerd and the kubelet name them', () => {
-    for (const { ref, archive } of Object.values(images)) assert.ok(inspect(archive).repoTags.includes(normalizeRef(ref)), `${archive} names ${ref}`);
-    for (const ref of [PAUSE_IMAGE, 'redis:7.0', 'redis:7.0.15', DEFAULT_EXPORTER_IMAGE, 'redis-operator:0.1.0']) image(ref);
+    for (const { ref, archive } of Object.values(images))
+      assert.ok(inspect(archive).repoTags.includes(normalizeRef(ref)), `${archive} names ${ref}`);
+    for (const ref of [PAUSE_IMAGE, 'redis:7.0', 'redis:7.0.15', DEFAULT_EXPORTER_IMAGE, 'redis-operator:0.1.0'])
+      image(ref);
     assert.equal(image('redis:7.0').archive, image('redis:7.0.15').archive, 'aliases share one archive');
   });
 

@@ -15,7 +15,18 @@
 // - Bases (Debian, Node) are intermediate: cached, loaded into buildah's storage from their
 //   archive when a dependent needs them, never returned for a node to import.
 // CLI: `node test/k8s/images.ts [name|ref ...]` builds what is missing and prints ref=archive.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cacheRoot } from './build.ts';
@@ -26,7 +37,10 @@ export { PAUSE_IMAGE, METACONTROLLER_IMAGE, SHARED } from './images/recipes.ts';
 
 export interface BuiltImage {
   ref: string;
-  /** A docker-archive tarball naming the ref (normalized, e.g. docker.io/library/redis:7.2). Several refs may share one archive: import it once. */
+  /**
+   * A docker-archive tarball naming the ref (normalized, e.g. docker.io/library/redis:7.2). Several refs may share one
+   * archive: import it once.
+   */
   archive: string;
 }
 
@@ -71,7 +85,10 @@ function select(only: readonly string[] | undefined): Recipe[] {
   if (only === undefined) return [...RECIPES];
   return only.map((want) => {
     const r = RECIPES.find((x) => x.name === want || x.refs.includes(want));
-    if (!r) throw new Error(`no test image ${want}: one of ${RECIPES.map((x) => [x.name, ...x.refs].join(' / ')).join(', ')}`);
+    if (!r)
+      throw new Error(
+        `no test image ${want}: one of ${RECIPES.map((x) => [x.name, ...x.refs].join(' / ')).join(', ')}`,
+      );
     return r;
   });
 }
@@ -130,7 +147,14 @@ class Session {
         const base = r.base ? await this.key(recipe(r.base)) : undefined;
         const inputs = await r.inputs(this.env);
         return sha256(
-          JSON.stringify({ format: ARCHIVE_FORMAT, containerfile: readFileSync(r.containerfile, 'utf8'), files, base, refs: r.refs, inputs }),
+          JSON.stringify({
+            format: ARCHIVE_FORMAT,
+            containerfile: readFileSync(r.containerfile, 'utf8'),
+            files,
+            base,
+            refs: r.refs,
+            inputs,
+          }),
         ).slice(0, 16);
       })();
       this.keys.set(r.name, k);
@@ -162,19 +186,26 @@ class Session {
     return p;
   }
 
-  /** Puts a base into buildah's storage (from its archive, if a previous storage was wiped) and points its refs at it. */
+  /**
+   * Puts a base into buildah's storage (from its archive, if a previous storage was wiped) and points its refs at it.
+   */
   private load(base: Ready): Promise<void> {
     let p = this.loaded.get(base.recipe.name);
     if (!p) {
       p = (async () => {
         if (this.buildah.imageId(base.keyRef) === undefined) {
           const t0 = Date.now();
-          await this.buildah.run(`${base.recipe.name}: load`, ['pull', '--quiet', `docker-archive:${base.archive}`], this.log);
+          await this.buildah.run(
+            `${base.recipe.name}: load`,
+            ['pull', '--quiet', `docker-archive:${base.archive}`],
+            this.log,
+          );
           this.log(`images: ${base.recipe.name}: loaded into buildah's storage from its archive in ${seconds(t0)} s`);
         }
         // The Dockerfile's FROM names the public ref: it must be this build, not an older one.
         const refs = base.recipe.refs.map(normalizeRef);
-        if (refs.length > 0) await this.buildah.run(`${base.recipe.name}: tag`, ['tag', base.keyRef, ...refs], this.log);
+        if (refs.length > 0)
+          await this.buildah.run(`${base.recipe.name}: tag`, ['tag', base.keyRef, ...refs], this.log);
       })();
       this.loaded.set(base.recipe.name, p);
     }
@@ -237,7 +268,11 @@ class Session {
     const dir = path.dirname(keep);
     for (const f of readdirSync(dir)) {
       const p = path.join(dir, f);
-      if (p !== keep && p !== metaPath(keep) && new RegExp(`^${name.replace(/\./g, '\\.')}-[0-9a-f]{16}\\.(tar|json)(\\.partial)?$`).test(f))
+      if (
+        p !== keep &&
+        p !== metaPath(keep) &&
+        new RegExp(`^${name.replace(/\./g, '\\.')}-[0-9a-f]{16}\\.(tar|json)(\\.partial)?$`).test(f)
+      )
         rmSync(p, { force: true });
     }
   }
@@ -271,7 +306,10 @@ export function runInImage(archive: string, argv: readonly string[], user?: stri
  * engines, Metacontroller) are left out with a log line; named in `only`, they are an error.
  * A warm call (all archives cached) returns at once.
  */
-export async function ensureImages(log: Log = (l) => console.log(l), only?: string[]): Promise<Record<string, BuiltImage>> {
+export async function ensureImages(
+  log: Log = (l) => console.log(l),
+  only?: string[],
+): Promise<Record<string, BuiltImage>> {
   const t0 = Date.now();
   const wanted = select(only).filter((r) => {
     const why = r.missing();
@@ -291,7 +329,9 @@ export async function ensureImages(log: Log = (l) => console.log(l), only?: stri
     for (const ref of x.recipe.refs.length > 0 ? x.recipe.refs : [x.keyRef]) out[ref] = { ref, archive: x.archive };
   }
   const built = ready.filter((x) => x.built).map((x) => x.recipe.name);
-  log(`images: ${ready.length} ready in ${seconds(t0)} s${built.length ? ` (built ${built.join(', ')})` : ', all cached'}`);
+  log(
+    `images: ${ready.length} ready in ${seconds(t0)} s${built.length ? ` (built ${built.join(', ')})` : ', all cached'}`,
+  );
   return out;
 }
 

@@ -16,7 +16,12 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { isBuilt } from './build.ts';
 import { startControlPlane, type ControlPlane } from './control-plane.ts';
-import { metacontrollerBin, realMetacontrollerUnavailable, startRealMetacontroller, type RealMetacontroller } from './metacontroller-real.ts';
+import {
+  metacontrollerBin,
+  realMetacontrollerUnavailable,
+  startRealMetacontroller,
+  type RealMetacontroller,
+} from './metacontroller-real.ts';
 import { METACONTROLLER_CRDS, missingSharedReason } from './operator.ts';
 
 const SUBNET = 77;
@@ -57,7 +62,9 @@ async function eventually<T>(what: string, fn: () => Promise<T | undefined>, tim
       last = err;
     }
     if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}\n${mc?.logTail(20).join('\n') ?? ''}`);
+      throw new Error(
+        `${what}: not within ${timeoutMs} ms${last ? ` (last error: ${String(last)})` : ''}\n${mc?.logTail(20).join('\n') ?? ''}`,
+      );
     await sleep(200);
   }
 }
@@ -91,7 +98,11 @@ const widgetCrd = {
 };
 
 function compositeController(port: number): Json {
-  const webhook = (p: string) => ({ service: { name: HOOK_SERVICE, namespace: NS, port, protocol: 'http' }, path: p, timeout: '5s' });
+  const webhook = (p: string) => ({
+    service: { name: HOOK_SERVICE, namespace: NS, port, protocol: 'http' },
+    path: p,
+    timeout: '5s',
+  });
   return {
     apiVersion: 'metacontroller.k8s.io/v1alpha1',
     kind: 'CompositeController',
@@ -120,7 +131,9 @@ function hookResponse(call: HookCall): Json {
   const message = String(parent.spec?.message ?? '');
   return {
     status: { message },
-    children: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${parent.metadata.name}-child` }, data: { message } }],
+    children: [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${parent.metadata.name}-child` }, data: { message } },
+    ],
   };
 }
 
@@ -175,7 +188,13 @@ describe('the real Metacontroller', () => {
     // kubectl wait fails at once ("status.conditions accessor error") on a CRD the API server has not
     // given conditions yet, a moment after the apply; try again until it can wait.
     const established = () =>
-      cp!.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/widgets.mctest.example.com', 'crd/compositecontrollers.metacontroller.k8s.io']);
+      cp!.kubectl([
+        'wait',
+        '--for=condition=Established',
+        '--timeout=60s',
+        'crd/widgets.mctest.example.com',
+        'crd/compositecontrollers.metacontroller.k8s.io',
+      ]);
     for (let i = 0; ; i++) {
       const err = await established().then(
         () => undefined,
@@ -202,7 +221,8 @@ describe('the real Metacontroller', () => {
     if (logDir && process.env['KEEP_CLUSTER_DATA'] !== '1') rmSync(logDir, { recursive: true, force: true });
   });
 
-  const getJson = async (args: string[]): Promise<Json> => JSON.parse(await (cp as ControlPlane).kubectl(['get', '-o', 'json', ...args])) as Json;
+  const getJson = async (args: string[]): Promise<Json> =>
+    JSON.parse(await (cp as ControlPlane).kubectl(['get', '-o', 'json', ...args])) as Json;
   const meta = (o: Json) =>
     o['metadata'] as {
       uid: string;
@@ -213,85 +233,119 @@ describe('the real Metacontroller', () => {
       ownerReferences?: Json[];
     };
 
-  test('a real Metacontroller calls our hook by Service name and manages the child it returns', { skip, timeout: 240_000 }, async (t) => {
-    assert.ok(cp && mc);
-    const t0 = Date.now();
-    const phases: string[] = [];
-    const phase = (name: string) => phases.push(`${name} ${Date.now() - t0} ms`);
-    t.diagnostic(`metacontroller ${mc.version() ?? '?'} (${BIN}), args: ${mc.args.join(' ')}`);
-    await cp.kubectl(
-      ['apply', '-f', '-'],
-      JSON.stringify({ apiVersion: 'mctest.example.com/v1', kind: 'Widget', metadata: { name: 'w1', namespace: NS }, spec: { message: 'hello' } }),
-    );
-    const parent = await getJson(['widget', '-n', NS, 'w1']);
-    const uid = meta(parent).uid;
+  test(
+    'a real Metacontroller calls our hook by Service name and manages the child it returns',
+    { skip, timeout: 240_000 },
+    async (t) => {
+      assert.ok(cp && mc);
+      const t0 = Date.now();
+      const phases: string[] = [];
+      const phase = (name: string) => phases.push(`${name} ${Date.now() - t0} ms`);
+      t.diagnostic(`metacontroller ${mc.version() ?? '?'} (${BIN}), args: ${mc.args.join(' ')}`);
+      await cp.kubectl(
+        ['apply', '-f', '-'],
+        JSON.stringify({
+          apiVersion: 'mctest.example.com/v1',
+          kind: 'Widget',
+          metadata: { name: 'w1', namespace: NS },
+          spec: { message: 'hello' },
+        }),
+      );
+      const parent = await getJson(['widget', '-n', NS, 'w1']);
+      const uid = meta(parent).uid;
 
-    // The child it creates: our data, controller-uid label, controllerRef, last-applied annotation.
-    const child = await eventually('ConfigMap w1-child created', async () => {
-      const cm = await getJson(['configmap', '-n', NS, 'w1-child']);
-      return (cm['data'] as Json | undefined)?.['message'] === 'hello' ? cm : undefined;
-    });
-    phase('child created');
-    assert.equal(meta(child).labels?.['controller-uid'], uid);
-    assert.deepEqual(meta(child).ownerReferences, [
-      { apiVersion: 'mctest.example.com/v1', kind: 'Widget', name: 'w1', uid, controller: true, blockOwnerDeletion: true },
-    ]);
-    const lastApplied = JSON.parse(meta(child).annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? 'null') as Json;
-    assert.deepEqual(lastApplied['data'], { message: 'hello' });
+      // The child it creates: our data, controller-uid label, controllerRef, last-applied annotation.
+      const child = await eventually('ConfigMap w1-child created', async () => {
+        const cm = await getJson(['configmap', '-n', NS, 'w1-child']);
+        return (cm['data'] as Json | undefined)?.['message'] === 'hello' ? cm : undefined;
+      });
+      phase('child created');
+      assert.equal(meta(child).labels?.['controller-uid'], uid);
+      assert.deepEqual(meta(child).ownerReferences, [
+        {
+          apiVersion: 'mctest.example.com/v1',
+          kind: 'Widget',
+          name: 'w1',
+          uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ]);
+      const lastApplied = JSON.parse(
+        meta(child).annotations?.['metacontroller.k8s.io/last-applied-configuration'] ?? 'null',
+      ) as Json;
+      assert.deepEqual(lastApplied['data'], { message: 'hello' });
 
-    // The call it made: POST http://<service>.<namespace>:<service.port>/sync, the v2 request shape.
-    const first = calls.find((c) => c.path === '/sync');
-    assert.ok(first, 'the sync hook was called');
-    assert.equal(first.host, `${HOOK_SERVICE}.${NS}:${hookPort}`);
-    assert.equal(first.contentType, 'application/json');
-    assert.deepEqual(Object.keys(first.body).sort(), ['children', 'controller', 'finalizing', 'parent', 'related']);
-    assert.equal(first.body['finalizing'], false);
-    assert.deepEqual(first.body['related'], {}, 'no customize hook: related is an empty map');
-    assert.deepEqual(Object.keys(first.body['children'] as Json), ['ConfigMap.v1']);
-    assert.equal((first.body['controller'] as { metadata: { name: string } }).metadata.name, CONTROLLER);
-    assert.deepEqual(observedChildren(first), []);
-    const later = await eventually('a sync that observes the child', async () => calls.find((c) => c.path === '/sync' && observedChildren(c).length > 0));
-    assert.deepEqual(observedChildren(later), [`${NS}/w1-child`]);
+      // The call it made: POST http://<service>.<namespace>:<service.port>/sync, the v2 request shape.
+      const first = calls.find((c) => c.path === '/sync');
+      assert.ok(first, 'the sync hook was called');
+      assert.equal(first.host, `${HOOK_SERVICE}.${NS}:${hookPort}`);
+      assert.equal(first.contentType, 'application/json');
+      assert.deepEqual(Object.keys(first.body).sort(), ['children', 'controller', 'finalizing', 'parent', 'related']);
+      assert.equal(first.body['finalizing'], false);
+      assert.deepEqual(first.body['related'], {}, 'no customize hook: related is an empty map');
+      assert.deepEqual(Object.keys(first.body['children'] as Json), ['ConfigMap.v1']);
+      assert.equal((first.body['controller'] as { metadata: { name: string } }).metadata.name, CONTROLLER);
+      assert.deepEqual(observedChildren(first), []);
+      const later = await eventually('a sync that observes the child', async () =>
+        calls.find((c) => c.path === '/sync' && observedChildren(c).length > 0),
+      );
+      assert.deepEqual(observedChildren(later), [`${NS}/w1-child`]);
 
-    // The parent: our finalizer (a finalize hook is configured), the hook's status + observedGeneration.
-    const synced = await eventually('parent status written', async () => {
-      const p = await getJson(['widget', '-n', NS, 'w1']);
-      return (p['status'] as Json | undefined)?.['observedGeneration'] === meta(p).generation ? p : undefined;
-    });
-    assert.deepEqual(meta(synced).finalizers, [FINALIZER]);
-    assert.deepEqual(synced['status'], { message: 'hello', observedGeneration: 1 });
+      // The parent: our finalizer (a finalize hook is configured), the hook's status + observedGeneration.
+      const synced = await eventually('parent status written', async () => {
+        const p = await getJson(['widget', '-n', NS, 'w1']);
+        return (p['status'] as Json | undefined)?.['observedGeneration'] === meta(p).generation ? p : undefined;
+      });
+      assert.deepEqual(meta(synced).finalizers, [FINALIZER]);
+      assert.deepEqual(synced['status'], { message: 'hello', observedGeneration: 1 });
 
-    // InPlace: a spec change reaches the existing child (same uid), status follows the generation.
-    await cp.kubectl(['patch', 'widget', '-n', NS, 'w1', '--type=merge', '-p', JSON.stringify({ spec: { message: 'world' } })]);
-    const updated = await eventually('child updated in place', async () => {
-      const cm = await getJson(['configmap', '-n', NS, 'w1-child']);
-      return (cm['data'] as Json | undefined)?.['message'] === 'world' ? cm : undefined;
-    });
-    phase('child updated');
-    assert.equal(meta(updated).uid, meta(child).uid);
-    await eventually('status of generation 2', async () => {
-      const p = await getJson(['widget', '-n', NS, 'w1']);
-      const s = p['status'] as Json | undefined;
-      return s?.['observedGeneration'] === 2 && s['message'] === 'world' ? true : undefined;
-    });
+      // InPlace: a spec change reaches the existing child (same uid), status follows the generation.
+      await cp.kubectl([
+        'patch',
+        'widget',
+        '-n',
+        NS,
+        'w1',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { message: 'world' } }),
+      ]);
+      const updated = await eventually('child updated in place', async () => {
+        const cm = await getJson(['configmap', '-n', NS, 'w1-child']);
+        return (cm['data'] as Json | undefined)?.['message'] === 'world' ? cm : undefined;
+      });
+      phase('child updated');
+      assert.equal(meta(updated).uid, meta(child).uid);
+      await eventually('status of generation 2', async () => {
+        const p = await getJson(['widget', '-n', NS, 'w1']);
+        const s = p['status'] as Json | undefined;
+        return s?.['observedGeneration'] === 2 && s['message'] === 'world' ? true : undefined;
+      });
 
-    // Delete: finalize is called (finalizing: true) while the child exists; Metacontroller deletes
-    // the child it no longer gets back, calls finalize again, and `finalized` lets the parent go.
-    const callsBefore = calls.length;
-    await cp.kubectl(['delete', 'widget', '-n', NS, 'w1', '--wait=false']);
-    await eventually('parent gone', async () => ((await cp?.kubectl(['get', 'widget', '-n', NS, '-o', 'name']))?.trim() === '' ? true : undefined));
-    phase('parent gone');
-    const fin = calls.slice(callsBefore).filter((c) => c.path === '/finalize');
-    assert.ok(fin.length >= 2, `finalize called while the child existed and after (got ${fin.length} calls)`);
-    assert.ok(fin.every((c) => c.body['finalizing'] === true && c.host === `${HOOK_SERVICE}.${NS}:${hookPort}`));
-    assert.deepEqual(observedChildren(fin[0] as HookCall), [`${NS}/w1-child`]);
-    assert.deepEqual(observedChildren(fin[fin.length - 1] as HookCall), []);
-    assert.equal((await cp.kubectl(['get', 'configmap', '-n', NS, '-l', `controller-uid=${uid}`, '-o', 'name'])).trim(), '');
-    phase('child gone');
+      // Delete: finalize is called (finalizing: true) while the child exists; Metacontroller deletes
+      // the child it no longer gets back, calls finalize again, and `finalized` lets the parent go.
+      const callsBefore = calls.length;
+      await cp.kubectl(['delete', 'widget', '-n', NS, 'w1', '--wait=false']);
+      await eventually('parent gone', async () =>
+        (await cp?.kubectl(['get', 'widget', '-n', NS, '-o', 'name']))?.trim() === '' ? true : undefined,
+      );
+      phase('parent gone');
+      const fin = calls.slice(callsBefore).filter((c) => c.path === '/finalize');
+      assert.ok(fin.length >= 2, `finalize called while the child existed and after (got ${fin.length} calls)`);
+      assert.ok(fin.every((c) => c.body['finalizing'] === true && c.host === `${HOOK_SERVICE}.${NS}:${hookPort}`));
+      assert.deepEqual(observedChildren(fin[0] as HookCall), [`${NS}/w1-child`]);
+      assert.deepEqual(observedChildren(fin[fin.length - 1] as HookCall), []);
+      assert.equal(
+        (await cp.kubectl(['get', 'configmap', '-n', NS, '-l', `controller-uid=${uid}`, '-o', 'name'])).trim(),
+        '',
+      );
+      phase('child gone');
 
-    assert.ok(mc.alive(), `metacontroller exited:\n${mc.logTail(20).join('\n')}`);
-    const errors = mc.logTail(500).filter((l) => /"level":"error"/.test(l));
-    assert.deepEqual(errors, [], 'metacontroller logged no errors');
-    t.diagnostic(`hook calls: ${calls.map((c) => c.path).join(' ')}; ${phases.join(', ')}`);
-  });
+      assert.ok(mc.alive(), `metacontroller exited:\n${mc.logTail(20).join('\n')}`);
+      const errors = mc.logTail(500).filter((l) => /"level":"error"/.test(l));
+      assert.deepEqual(errors, [], 'metacontroller logged no errors');
+      t.diagnostic(`hook calls: ${calls.map((c) => c.path).join(' ')}; ${phases.join(', ')}`);
+    },
+  );
 });

@@ -88,7 +88,8 @@ export function isLocalAddress(ip: string): boolean {
 function loopbackListen(flag: string, value: string | undefined): string {
   if (value === undefined || value === '0') return '0';
   const m = /^(\d+\.\d+\.\d+\.\d+):(\d{1,5})$/.exec(value);
-  if (!m?.[1] || ipv4(m[1])?.[0] !== 127) throw new Error(`${flag} must be 0 (off) or 127.x.y.z:port, got ${JSON.stringify(value)}`);
+  if (!m?.[1] || ipv4(m[1])?.[0] !== 127)
+    throw new Error(`${flag} must be 0 (off) or 127.x.y.z:port, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -96,8 +97,10 @@ function loopbackListen(flag: string, value: string | undefined): string {
 export function hostsFileText(hosts: Record<string, string>): string {
   const lines = ['127.0.0.1 localhost', '::1 localhost ip6-localhost ip6-loopback'];
   for (const [key, ip] of Object.entries(hosts).sort(([a], [b]) => a.localeCompare(b))) {
-    if (!SERVICE_KEY.test(key)) throw new Error(`hosts key must be '<service>.<namespace>' (DNS labels), got ${JSON.stringify(key)}`);
-    if (!isLocalAddress(ip)) throw new Error(`hosts['${key}'] = ${JSON.stringify(ip)}: only 127.0.0.0/8 and 198.18.0.0/15 are allowed`);
+    if (!SERVICE_KEY.test(key))
+      throw new Error(`hosts key must be '<service>.<namespace>' (DNS labels), got ${JSON.stringify(key)}`);
+    if (!isLocalAddress(ip))
+      throw new Error(`hosts['${key}'] = ${JSON.stringify(ip)}: only 127.0.0.0/8 and 198.18.0.0/15 are allowed`);
     lines.push(`${ip} ${key} ${key}.svc ${key}.svc.cluster.local`);
   }
   return `${lines.join('\n')}\n`;
@@ -121,7 +124,9 @@ export function metacontrollerArgs(options: RealMetacontrollerOptions): string[]
   for (const arg of options.extraArgs ?? []) {
     const name = /^--?([^=]+)/.exec(arg)?.[1];
     if (name === undefined || OWN_FLAGS.includes(name))
-      throw new Error(`extraArgs: ${JSON.stringify(arg)} is not a --flag=value this module leaves open (it sets ${OWN_FLAGS.join(', ')})`);
+      throw new Error(
+        `extraArgs: ${JSON.stringify(arg)} is not a --flag=value this module leaves open (it sets ${OWN_FLAGS.join(', ')})`,
+      );
   }
   return [
     `--kubeconfig=${options.kubeconfig}`,
@@ -147,7 +152,9 @@ function readTail(file: string, from: number, n: number): string[] {
 }
 
 /** The real Metacontroller v4.17.2 the workplace provides beside the checkout (read, never copied). */
-export const SHARED_METACONTROLLER = fileURLToPath(new URL('../../../shared/metacontroller/bin/metacontroller', import.meta.url));
+export const SHARED_METACONTROLLER = fileURLToPath(
+  new URL('../../../shared/metacontroller/bin/metacontroller', import.meta.url),
+);
 
 /** The binary the tests run: METACONTROLLER_BIN when set, else the one in ../shared when it is there. */
 export function metacontrollerBin(): string | undefined {
@@ -161,7 +168,9 @@ export function realMetacontrollerUnavailable(bin: string | undefined): string |
   if (!existsSync(bin) || !statSync(bin).isFile()) return `METACONTROLLER_BIN=${bin} is not a file`;
   if (typeof process.getuid === 'function' && process.getuid() !== 0)
     return 'running a real Metacontroller needs root (a private mount namespace for its /etc/hosts)';
-  const missing = ['unshare', 'setpriv'].filter((c) => !(process.env['PATH'] ?? '/usr/bin:/bin').split(':').some((d) => existsSync(path.join(d, c))));
+  const missing = ['unshare', 'setpriv'].filter(
+    (c) => !(process.env['PATH'] ?? '/usr/bin:/bin').split(':').some((d) => existsSync(path.join(d, c))),
+  );
   if (missing.length > 0) return `util-linux ${missing.join(' and ')} not found on PATH`;
   return undefined;
 }
@@ -186,11 +195,14 @@ export async function startRealMetacontroller(options: RealMetacontrollerOptions
   const from = existsSync(options.logFile) ? statSync(options.logFile).size : 0;
   // $0 = the binary, $1 = the hosts file (shifted away), "$@" = its flags: nothing is quoted by hand.
   const script = 'mount --bind "$1" /etc/hosts && shift && exec "$0" "$@"';
-  const group = spawnGroup(['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, bin, hostsFile, ...args], {
-    env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin', HOME: dir },
-    cwd: dir,
-    logFile: options.logFile,
-  });
+  const group = spawnGroup(
+    ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', script, bin, hostsFile, ...args],
+    {
+      env: { PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin', HOME: dir },
+      cwd: dir,
+      logFile: options.logFile,
+    },
+  );
   const logTail = (n = 30) => readTail(options.logFile, from, n);
   let seenVersion: string | undefined;
   const version = () => {
@@ -221,7 +233,10 @@ export async function startRealMetacontroller(options: RealMetacontrollerOptions
 
   // Ready: the CompositeController workers run, i.e. it reached the API server, found its CRDs and
   // synced its caches (controller-runtime logs "Starting workers" for composite-metacontroller).
-  const ready = () => logTail(Infinity).some((l) => l.includes('"msg":"Starting workers"') && l.includes('"controller":"composite-metacontroller"'));
+  const ready = () =>
+    logTail(Infinity).some(
+      (l) => l.includes('"msg":"Starting workers"') && l.includes('"controller":"composite-metacontroller"'),
+    );
   const deadline = Date.now() + 60_000;
   while (!ready()) {
     if (!group.alive() || Date.now() > deadline) {

@@ -21,7 +21,10 @@ export const CONTAINERD_MODULE = path.join(HERE, 'build/containerd');
 export const CNI_MODULE = path.join(HERE, 'build/cni');
 const CONTAINERD_PKG = 'github.com/containerd/containerd/v2';
 const CNI_PKG = 'github.com/containernetworking/plugins';
-export const CONTAINERD_VERSION = requiredVersion(readFileSync(path.join(CONTAINERD_MODULE, 'go.mod'), 'utf8'), CONTAINERD_PKG);
+export const CONTAINERD_VERSION = requiredVersion(
+  readFileSync(path.join(CONTAINERD_MODULE, 'go.mod'), 'utf8'),
+  CONTAINERD_PKG,
+);
 export const CNI_VERSION = requiredVersion(readFileSync(path.join(CNI_MODULE, 'go.mod'), 'utf8'), CNI_PKG);
 
 /** containerd's Makefile with STATIC=1; the shim leaves out gRPC as upstream's does (ttrpc only). */
@@ -31,7 +34,12 @@ export const SHIM_TAGS = `${CONTAINERD_TAGS} no_grpc`;
 export const CONTAINERD_LDFLAGS = `-s -w -X ${CONTAINERD_PKG}/version.Version=${CONTAINERD_VERSION}`;
 /** As upstream's build_linux.sh stamps it (a plugin run without CNI_COMMAND shows it). */
 export const CNI_LDFLAGS = `-s -w -X ${CNI_PKG}/pkg/utils/buildversion.BuildVersion=${CNI_VERSION}`;
-export const CNI_PLUGINS = { bridge: 'main/bridge', 'host-local': 'ipam/host-local', loopback: 'main/loopback', portmap: 'meta/portmap' } as const;
+export const CNI_PLUGINS = {
+  bridge: 'main/bridge',
+  'host-local': 'ipam/host-local',
+  loopback: 'main/loopback',
+  portmap: 'meta/portmap',
+} as const;
 export const RUNC = '/usr/sbin/runc';
 
 export interface NodeParts {
@@ -53,7 +61,8 @@ const allFiles = (dir: string): string[] => [...containerdFiles(dir), ...shimFil
 export function nodePartsDir(): string {
   if (process.env['NODE_PARTS_DIR']) return process.env['NODE_PARTS_DIR'];
   const h = createHash('sha256');
-  for (const dir of [CONTAINERD_MODULE, CNI_MODULE]) for (const f of ['go.mod', 'go.sum', 'tools.go']) h.update(readFileSync(path.join(dir, f)));
+  for (const dir of [CONTAINERD_MODULE, CNI_MODULE])
+    for (const f of ['go.mod', 'go.sum', 'tools.go']) h.update(readFileSync(path.join(dir, f)));
   for (const s of [CONTAINERD_TAGS, SHIM_TAGS, CONTAINERD_LDFLAGS, CNI_LDFLAGS]) h.update(`${s}\n`);
   h.update(goVersion('the node parts'));
   return path.join(cacheRoot(), `node-parts-${CONTAINERD_VERSION}-cni${CNI_VERSION}-${h.digest('hex').slice(0, 12)}`);
@@ -65,7 +74,8 @@ export function nodePartsMissing(): string | undefined {
   if (process.getuid?.() !== 0) return 'a real node needs root (containerd, runc and the pod network namespaces)';
   if (!process.env['NODE_PARTS_DIR']) {
     const r = spawnSync('go', ['version'], { encoding: 'utf8' });
-    if (r.error || r.status !== 0) return 'no Go toolchain to build containerd and the CNI plugins (or set NODE_PARTS_DIR to prebuilt ones)';
+    if (r.error || r.status !== 0)
+      return 'no Go toolchain to build containerd and the CNI plugins (or set NODE_PARTS_DIR to prebuilt ones)';
   }
   if (!existsSync(RUNC)) return `no runc at ${RUNC} (apt-get install -y runc)`;
   return undefined;
@@ -73,7 +83,14 @@ export function nodePartsMissing(): string | undefined {
 
 function partsIn(dir: string): NodeParts {
   const at = (name: string) => path.join(dir, name);
-  return { containerd: at('containerd'), ctr: at('ctr'), shim: at(SHIM), cniBinDir: at('cni'), containerdVersion: CONTAINERD_VERSION, runc: RUNC };
+  return {
+    containerd: at('containerd'),
+    ctr: at('ctr'),
+    shim: at(SHIM),
+    cniBinDir: at('cni'),
+    containerdVersion: CONTAINERD_VERSION,
+    runc: RUNC,
+  };
 }
 
 /** Static binaries, as upstream releases them: no cgo. */
@@ -85,7 +102,15 @@ async function buildMissing(partial: string, log: (line: string) => void): Promi
   const cmd = (c: string) => `${CONTAINERD_PKG}/cmd/${c}`;
   const ld = (flags: string) => ['-ldflags', flags];
   if (!containerdFiles(partial).every((f) => existsSync(f))) {
-    const args = ['-tags', CONTAINERD_TAGS, ...ld(CONTAINERD_LDFLAGS), '-o', `${partial}/`, cmd('containerd'), cmd('ctr')];
+    const args = [
+      '-tags',
+      CONTAINERD_TAGS,
+      ...ld(CONTAINERD_LDFLAGS),
+      '-o',
+      `${partial}/`,
+      cmd('containerd'),
+      cmd('ctr'),
+    ];
     await goBuildNoCgo(CONTAINERD_MODULE, args, `containerd ${CONTAINERD_VERSION}`, log);
   }
   if (!shimFiles(partial).every((f) => existsSync(f))) {
@@ -95,7 +120,12 @@ async function buildMissing(partial: string, log: (line: string) => void): Promi
   if (!cniFiles(partial).every((f) => existsSync(f))) {
     mkdirSync(path.join(partial, 'cni'), { recursive: true });
     const pkgs = Object.values(CNI_PLUGINS).map((p) => `${CNI_PKG}/plugins/${p}`);
-    await goBuildNoCgo(CNI_MODULE, [...ld(CNI_LDFLAGS), '-o', `${partial}/cni/`, ...pkgs], `CNI plugins ${CNI_VERSION}`, log);
+    await goBuildNoCgo(
+      CNI_MODULE,
+      [...ld(CNI_LDFLAGS), '-o', `${partial}/cni/`, ...pkgs],
+      `CNI plugins ${CNI_VERSION}`,
+      log,
+    );
   }
 }
 

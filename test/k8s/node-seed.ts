@@ -10,7 +10,17 @@
 // makes a new seed; at most KEEP seeds are kept, the least recently used removed first.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { cacheRoot } from './build.ts';
@@ -70,11 +80,19 @@ export async function saveSeed(root: string, seed: string): Promise<void> {
   prune(seed);
 }
 
-/** Removes the oldest seeds beyond KEEP (never `keep`, nor one used in the last ten minutes) and temporary directories of failed saves. */
+/**
+ * Removes the oldest seeds beyond KEEP (never `keep`, nor one used in the last ten minutes) and temporary directories
+ * of failed saves.
+ */
 function prune(keep: string): void {
   const dir = seedsDir();
   const entries = readdirSync(dir).map((name) => ({ name, at: statSync(path.join(dir, name)).mtimeMs }));
-  for (const e of entries) if (e.name.startsWith('.new-') && Date.now() - e.at > 3_600_000) rmSync(path.join(dir, e.name), { recursive: true, force: true });
-  const seeds = entries.filter((e) => !e.name.startsWith('.') && path.join(dir, e.name) !== keep).sort((a, b) => b.at - a.at);
-  for (const e of seeds.slice(KEEP - 1)) if (Date.now() - e.at > 600_000) rmSync(path.join(dir, e.name), { recursive: true, force: true });
+  for (const e of entries)
+    if (e.name.startsWith('.new-') && Date.now() - e.at > 3_600_000)
+      rmSync(path.join(dir, e.name), { recursive: true, force: true });
+  const seeds = entries
+    .filter((e) => !e.name.startsWith('.') && path.join(dir, e.name) !== keep)
+    .sort((a, b) => b.at - a.at);
+  for (const e of seeds.slice(KEEP - 1))
+    if (Date.now() - e.at > 600_000) rmSync(path.join(dir, e.name), { recursive: true, force: true });
 }

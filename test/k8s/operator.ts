@@ -24,7 +24,9 @@ type Json = Record<string, unknown>;
 
 /** Why the operator cannot be installed here (Metacontroller's CRDs are not beside the checkout), or undefined. */
 export function missingSharedReason(): string | undefined {
-  return existsSync(METACONTROLLER_CRDS) ? undefined : `Metacontroller's CRDs are not at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`;
+  return existsSync(METACONTROLLER_CRDS)
+    ? undefined
+    : `Metacontroller's CRDs are not at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`;
 }
 
 /** The objects `kubectl apply -k manifests/` applies, split into what we apply and what we leave out. */
@@ -67,16 +69,31 @@ export interface InstallWith {
   set?: string[];
 }
 
-export async function installOperator(cp: ControlPlane, log: (line: string) => void = () => undefined): Promise<InstalledOperator> {
-  if (!existsSync(METACONTROLLER_CRDS)) throw new Error(`Metacontroller's CRDs are needed at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`);
+export async function installOperator(
+  cp: ControlPlane,
+  log: (line: string) => void = () => undefined,
+): Promise<InstalledOperator> {
+  if (!existsSync(METACONTROLLER_CRDS))
+    throw new Error(`Metacontroller's CRDs are needed at ${METACONTROLLER_CRDS} (shared/ beside the checkout)`);
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);
   await cp.kubectl(['apply', '-f', '-'], metacontrollerIdentity);
   const { apply, skipped } = await operatorObjects(cp);
   // CRDs first: the CompositeController's kind must be served before it can be applied.
-  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/compositecontrollers.metacontroller.k8s.io']);
+  await cp.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/compositecontrollers.metacontroller.k8s.io',
+  ]);
   await cp.kubectl(['apply', '-f', '-'], apply.map((o) => stringify(o)).join('---\n'));
   // Every CompositeController's parent kind must be served before a Metacontroller discovers it.
-  await cp.kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/redises.redis.example.com', 'crd/redisclusters.redis.example.com']);
+  await cp.kubectl([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/redises.redis.example.com',
+    'crd/redisclusters.redis.example.com',
+  ]);
   // The ServiceAccount token controller is not needed for bound tokens, but the namespace must exist.
   const operatorToken = await cp.tokenFor(OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT);
   const metacontrollerToken = await cp.tokenFor(METACONTROLLER_NAMESPACE, 'metacontroller');
@@ -86,8 +103,14 @@ export async function installOperator(cp: ControlPlane, log: (line: string) => v
   });
   log(`installed manifests/ (${apply.length} objects; not applied: ${names.join(', ')})`);
   return {
-    operatorKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`, operatorToken),
-    metacontrollerKubeconfig: cp.kubeconfigFor(`system:serviceaccount:${METACONTROLLER_NAMESPACE}:metacontroller`, metacontrollerToken),
+    operatorKubeconfig: cp.kubeconfigFor(
+      `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`,
+      operatorToken,
+    ),
+    metacontrollerKubeconfig: cp.kubeconfigFor(
+      `system:serviceaccount:${METACONTROLLER_NAMESPACE}:metacontroller`,
+      metacontrollerToken,
+    ),
     skipped: names,
   };
 }

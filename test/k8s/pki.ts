@@ -77,7 +77,26 @@ export function createPki(dir: string): Pki {
     const extFile = path.join(dir, `${base}.ext`);
     writeFileSync(extFile, `${ext.join('\n')}\n`);
     openssl(['req', '-new', '-key', out.key, '-subj', subject, '-out', csr], dir);
-    openssl(['x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-CAcreateserial', '-days', '30', '-out', out.cert, '-extfile', extFile], dir);
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        csr,
+        '-CA',
+        ca.cert,
+        '-CAkey',
+        ca.key,
+        '-CAcreateserial',
+        '-days',
+        '30',
+        '-out',
+        out.cert,
+        '-extfile',
+        extFile,
+      ],
+      dir,
+    );
     return out;
   }
 

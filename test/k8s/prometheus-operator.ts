@@ -44,7 +44,11 @@ export function prometheusOperatorCrds(): PrometheusOperatorCrds | { why: string
   const mod = prometheusOperatorModule();
   if ('why' in mod) return mod;
   const dir = path.join(mod.dir, CRD_DIR);
-  const paths = Object.fromEntries(Object.entries(CRD_FILES).map(([k, f]) => [k, path.join(dir, f)])) as PrometheusOperatorCrds['paths'];
+  const paths = Object.fromEntries(
+    Object.entries(CRD_FILES).map(([k, f]) => [k, path.join(dir, f)]),
+  ) as PrometheusOperatorCrds['paths'];
   const missing = Object.values(paths).filter((p) => !existsSync(p));
-  return missing.length === 0 ? { dir, paths } : { why: `no ${missing.map((p) => path.basename(p)).join(', ')} in ${dir}` };
+  return missing.length === 0
+    ? { dir, paths }
+    : { why: `no ${missing.map((p) => path.basename(p)).join(', ')} in ${dir}` };
 }

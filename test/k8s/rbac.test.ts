@@ -21,7 +21,14 @@ import { startControlPlane, type ControlPlane } from './control-plane.ts';
 import { BARE_SUBNET } from './api-server.ts';
 import { CHART_DIR, helmEnv } from './helm.ts';
 import { helmBinary, isHelmBuilt } from './helm-build.ts';
-import { installOperator, missingSharedReason, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, REPO_ROOT, type InstalledOperator } from './operator.ts';
+import {
+  installOperator,
+  missingSharedReason,
+  OPERATOR_NAMESPACE,
+  OPERATOR_SERVICE_ACCOUNT,
+  REPO_ROOT,
+  type InstalledOperator,
+} from './operator.ts';
 import { SUPPORTED_VERSION_MESSAGE } from '../../src/api/schema.ts';
 import { accessChecks, NEVER, reviewAccess, type AccessCheck, type InstallShape } from '../support/rbac-audit.ts';
 
@@ -30,15 +37,30 @@ const built = isBuilt() ? undefined : 'the control plane is not built (npm run c
 const why = missingSharedReason() ?? built;
 const OPERATOR = `system:serviceaccount:${OPERATOR_NAMESPACE}:${OPERATOR_SERVICE_ACCOUNT}`;
 /** What an install's identity is made of; the rest of it (CRDs, Deployment, ...) plays no part in RBAC. */
-const IDENTITY_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding']);
+const IDENTITY_KINDS = new Set([
+  'Namespace',
+  'ServiceAccount',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'Role',
+  'RoleBinding',
+]);
 
 const docs = (yaml: string): Obj[] =>
   parseAllDocuments(yaml)
     .map((d) => d.toJS() as Obj | null)
     .filter((d): d is Obj => d !== null);
 
-/** On a bare API server: the install's identity objects, then every check of the table (and NEVER) answered as the ServiceAccount. */
-function auditInstall(name: string, render: (cp: ControlPlane) => Promise<Obj[]>, shape: InstallShape, skip: string | undefined): void {
+/**
+ * On a bare API server: the install's identity objects, then every check of the table (and NEVER) answered as the
+ * ServiceAccount.
+ */
+function auditInstall(
+  name: string,
+  render: (cp: ControlPlane) => Promise<Obj[]>,
+  shape: InstallShape,
+  skip: string | undefined,
+): void {
   describe(name, { skip: skip ?? false, timeout: 120_000 }, () => {
     let cp: ControlPlane;
     let operatorKubeconfig: string;
@@ -67,7 +89,9 @@ function auditInstall(name: string, render: (cp: ControlPlane) => Promise<Obj[]>
       );
       const checks = [...accessChecks(shape), ...never];
       const answers = await reviewAccess(cp.kubectl, OPERATOR, checks);
-      const wrong = checks.flatMap((c, i) => (answers[i] === c.allowed ? [] : [`${answers[i] ? 'allowed' : 'refused'}, but ${c.why}`]));
+      const wrong = checks.flatMap((c, i) =>
+        answers[i] === c.allowed ? [] : [`${answers[i] ? 'allowed' : 'refused'}, but ${c.why}`],
+      );
       assert.deepEqual(wrong, [], `${wrong.length} of ${checks.length} answers wrong`);
       assert.ok(checks.length > 150, `${checks.length} checks`);
     });
@@ -101,7 +125,15 @@ auditInstall(
   async () => {
     const home = mkdtempSync(path.join(tmpdir(), 'helm-rbac-'));
     try {
-      const args = ['template', 'redis-operator', CHART_DIR, '--namespace', OPERATOR_NAMESPACE, '--set', `watchNamespaces={${WATCHED.join(',')}}`];
+      const args = [
+        'template',
+        'redis-operator',
+        CHART_DIR,
+        '--namespace',
+        OPERATOR_NAMESPACE,
+        '--set',
+        `watchNamespaces={${WATCHED.join(',')}}`,
+      ];
       const r = spawnSync(helmBinary(), args, { env: helmEnv(home), encoding: 'utf8', maxBuffer: 64 << 20 });
       assert.equal(r.status, 0, r.stderr);
       return docs(r.stdout);

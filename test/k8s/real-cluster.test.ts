@@ -25,7 +25,14 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** One command to the pod's redis-server (no password: a bare test pod) on a fresh connection. */
 async function redisCommand(ip: string, ...args: string[]): Promise<unknown> {
-  const c = new Redis({ host: ip, port: 6379, lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 3000, commandTimeout: 3000 });
+  const c = new Redis({
+    host: ip,
+    port: 6379,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 3000,
+    commandTimeout: 3000,
+  });
   c.on('error', () => {});
   await c.connect();
   try {
@@ -50,11 +57,23 @@ test(
     });
     try {
       const pod = (name: string, node: string) =>
-        rc.kubectl(['run', name, '--image=redis:7.2', `--overrides={"spec":{"nodeName":"${node}"}}`, '--', 'redis-server', '--protected-mode', 'no']);
+        rc.kubectl([
+          'run',
+          name,
+          '--image=redis:7.2',
+          `--overrides={"spec":{"nodeName":"${node}"}}`,
+          '--',
+          'redis-server',
+          '--protected-mode',
+          'no',
+        ]);
       await pod('r1', 'node-1');
       await rc.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', 'pod/r1']);
       const ip = (await rc.kubectl(['get', 'pod', 'r1', '-o', 'jsonpath={.status.podIP}'])).trim();
-      assert.ok(ip.startsWith(rc.nodes[0]!.podCidr.split('.').slice(0, 3).join('.')), `r1 has an address of node-1's range: ${ip}`);
+      assert.ok(
+        ip.startsWith(rc.nodes[0]!.podCidr.split('.').slice(0, 3).join('.')),
+        `r1 has an address of node-1's range: ${ip}`,
+      );
       assert.equal(await redisCommand(ip, 'SET', 'k', 'before'), 'OK');
 
       // containerd dies: the container lives on (its shim is not containerd's child).
@@ -63,7 +82,11 @@ test(
       assert.equal(rc.nodes[0]!.alive('containerd'), false, 'containerd is gone');
       assert.equal(await redisCommand(ip, 'GET', 'k'), 'before', 'the pod still serves without containerd');
       await rc.nodes[0]!.restart('containerd');
-      assert.match(await rc.nodes[0]!.ctr(['containers', 'list', '-q']), /\S/, 'the restarted containerd finds its containers');
+      assert.match(
+        await rc.nodes[0]!.ctr(['containers', 'list', '-q']),
+        /\S/,
+        'the restarted containerd finds its containers',
+      );
       await rc.kubectl(['wait', '--for=condition=Ready', '--timeout=60s', 'node/node-1', 'pod/r1']);
 
       // A client on the other node reaches r1 by its Service name: CoreDNS, then kube-proxy.
@@ -96,7 +119,9 @@ test(
       await rc.kubectl(['wait', '--for=condition=Ready=False', '--timeout=60s', 'pod/r2']);
       const taints = await rc.kubectl(['get', 'node', 'node-2', '-o', 'jsonpath={.spec.taints[*].key}']);
       assert.match(taints, /node\.kubernetes\.io\/unreachable/, `node-2 tainted unreachable: ${taints}`);
-      t.diagnostic(`kubelet SIGKILLed -> node-2 NotReady and r2 not Ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      t.diagnostic(
+        `kubelet SIGKILLed -> node-2 NotReady and r2 not Ready after ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+      );
       assert.equal(await redisCommand(ip2, 'PING'), 'PONG', "r2's container serves on without its kubelet");
       await rc.nodes[1]!.restart('kubelet');
       await rc.kubectl(['wait', '--for=condition=Ready', '--timeout=120s', 'node/node-2', 'pod/r2']);

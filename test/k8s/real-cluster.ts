@@ -38,7 +38,13 @@ export const DEFAULT_IMAGES = ['operator', 'metacontroller', 'redis-7.2', 'expor
 /** Why a real cluster with the default install cannot run here (one line), or undefined. */
 export function realClusterMissing(images: string[] = DEFAULT_IMAGES): string | undefined {
   if (process.platform !== 'linux') return `a real cluster needs Linux (this is ${process.platform})`;
-  return unavailableReason() ?? missingSharedReason() ?? realMetacontrollerUnavailable(metacontrollerBin()) ?? nodePartsMissing() ?? imagesMissing(images);
+  return (
+    unavailableReason() ??
+    missingSharedReason() ??
+    realMetacontrollerUnavailable(metacontrollerBin()) ??
+    nodePartsMissing() ??
+    imagesMissing(images)
+  );
 }
 
 /** What a cluster of this subnet left behind after stop(): namespaces, cgroups, its bridge (none expected). */
@@ -52,14 +58,21 @@ export function clusterLeftovers(subnet: number): string[] {
         .filter((n) => n.startsWith(`${bridge}-`))
         .map((n) => `cgroup ${d.name}/${n}`),
     );
-  return [...netns.map((n) => `netns ${n}`), ...cgroups, ...(existsSync(`/sys/class/net/${bridge}`) ? [`link ${bridge}`] : [])];
+  return [
+    ...netns.map((n) => `netns ${n}`),
+    ...cgroups,
+    ...(existsSync(`/sys/class/net/${bridge}`) ? [`link ${bridge}`] : []),
+  ];
 }
 
 export interface RealClusterOptions {
   subnet: number;
   /** How many nodes (1..5); default 3. */
   nodes?: number;
-  /** The images (images.ts recipe names) the nodes get (pause always); default: what the operator's default install runs. */
+  /**
+   * The images (images.ts recipe names) the nodes get (pause always); default: what the operator's default install
+   * runs.
+   */
   images?: string[];
   /** Install Metacontroller and manifests/ (default true); false leaves a bare cluster. */
   install?: boolean;
@@ -102,7 +115,9 @@ export interface RealCluster {
   /** The fault proxy every in-cluster client reaches the API through (with `apiFaults`). */
   readonly faults: FaultProxy | undefined;
   kubectl(args: string[], input?: string): Promise<string>;
-  /** The operator's objects applied again as at install (a scenario scaled or edited its Deployment), and rolled out. */
+  /**
+   * The operator's objects applied again as at install (a scenario scaled or edited its Deployment), and rolled out.
+   */
   reinstallOperator(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -117,7 +132,10 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
     if (process.env['KEEP_CLUSTER_DATA'] !== '1') rmSync(dataRoot, { recursive: true, force: true });
   };
   try {
-    const [parts, images] = [await buildNodeParts(log), await ensureImages(log, ['pause', ...(o.images ?? DEFAULT_IMAGES)])];
+    const [parts, images] = [
+      await buildNodeParts(log),
+      await ensureImages(log, ['pause', ...(o.images ?? DEFAULT_IMAGES)]),
+    ];
     const network = await createPodNetwork({ subnet: o.subnet });
     cleanups.push(() => network.destroy());
     const cp = await startControlPlane({
@@ -163,12 +181,19 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
       for (const node of up) cleanups.push(() => node.stop());
       const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
       if (failed) throw failed.reason;
-      log(`${count} nodes started in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${up.map((n) => `${n.name} ${n.address} pods ${n.podCidr}`).join(', ')}`);
+      log(
+        `${count} nodes started in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${up.map((n) => `${n.name} ${n.address} pods ${n.podCidr}`).join(', ')}`,
+      );
       await nodesReady(cp, up);
       return up;
     };
     const servicesUp = async (): Promise<void> => {
-      const dns = await startClusterDns({ controlPlane: cp, address: network.serviceAddress, dir: path.join(dataRoot, 'dns'), onProgress: log });
+      const dns = await startClusterDns({
+        controlPlane: cp,
+        address: network.serviceAddress,
+        dir: path.join(dataRoot, 'dns'),
+        onProgress: log,
+      });
       cleanups.push(() => dns.stop());
       cleanups.push(await startVolumeProvisioner(cp, dataRoot, log));
       if (o.install !== false) await installObjects(cp, log, o.operator ?? {});
@@ -177,7 +202,9 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
     if (nodesDone.status === 'rejected') throw nodesDone.reason;
     if (servicesDone.status === 'rejected') throw servicesDone.reason;
     const nodes = nodesDone.value;
-    const runtime = (await cp.kubectl(['get', 'node', nodes[0]!.name, '-o', 'jsonpath={.status.nodeInfo.containerRuntimeVersion}'])).trim();
+    const runtime = (
+      await cp.kubectl(['get', 'node', nodes[0]!.name, '-o', 'jsonpath={.status.nodeInfo.containerRuntimeVersion}'])
+    ).trim();
     log(`${count} nodes Ready (${runtime})`);
     if (o.install !== false) await rolledOut(cp, log);
     return {
@@ -191,7 +218,8 @@ export async function startRealCluster(o: RealClusterOptions): Promise<RealClust
       faults,
       kubectl: (args, input) => cp.kubectl(args, input),
       async reinstallOperator() {
-        if (o.install === false || o.operator?.helm) throw new Error('reinstallOperator: only a kubectl install is applied again');
+        if (o.install === false || o.operator?.helm)
+          throw new Error('reinstallOperator: only a kubectl install is applied again');
         await applyOperator(cp, o.operator ?? {});
         await cp.kubectl(['-n', 'redis-operator', 'rollout', 'status', 'deployment/redis-operator', '--timeout=180s']);
       },
@@ -208,7 +236,10 @@ async function nodesReady(cp: ControlPlane, nodes: readonly RealNode[]): Promise
   const deadline = Date.now() + 120_000;
   for (;;) {
     const dead = nodes.find((n) => !n.alive('kubelet') || !n.alive('containerd'));
-    if (dead) throw new Error(`${dead.name}: a daemon exited:\n${[...dead.logTail('kubelet', 20), ...dead.logTail('containerd', 10)].join('\n')}`);
+    if (dead)
+      throw new Error(
+        `${dead.name}: a daemon exited:\n${[...dead.logTail('kubelet', 20), ...dead.logTail('containerd', 10)].join('\n')}`,
+      );
     const out = await cp.kubectl([
       'get',
       'nodes',
@@ -223,7 +254,9 @@ async function nodesReady(cp: ControlPlane, nodes: readonly RealNode[]): Promise
     );
     if (nodes.every((n) => ready.has(n.name))) return;
     if (Date.now() > deadline)
-      throw new Error(`nodes not Ready within 120 s (${out.trim() || 'none registered'}):\n${nodes.flatMap((n) => n.logTail('kubelet', 10)).join('\n')}`);
+      throw new Error(
+        `nodes not Ready within 120 s (${out.trim() || 'none registered'}):\n${nodes.flatMap((n) => n.logTail('kubelet', 10)).join('\n')}`,
+      );
     await new Promise((r) => setTimeout(r, 500));
   }
 }
@@ -234,8 +267,16 @@ async function nodesReady(cp: ControlPlane, nodes: readonly RealNode[]): Promise
  */
 async function startApiFaults(cp: ControlPlane, network: PodNetwork): Promise<FaultProxy> {
   const serviceIp = `198.19.${cp.subnet}.1`;
-  const cert = cp.pki.serving('api-fault-proxy', [network.gateway, serviceIp], ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc']);
-  const proxy = await startFaultProxy({ server: cp.server, caFile: cp.pki.ca.cert, listen: { host: network.gateway, ...cert } });
+  const cert = cp.pki.serving(
+    'api-fault-proxy',
+    [network.gateway, serviceIp],
+    ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc'],
+  );
+  const proxy = await startFaultProxy({
+    server: cp.server,
+    caFile: cp.pki.ca.cert,
+    listen: { host: network.gateway, ...cert },
+  });
   const slice = {
     apiVersion: 'discovery.k8s.io/v1',
     kind: 'EndpointSlice',
@@ -260,8 +301,11 @@ async function patchedManifests(cp: ControlPlane, env: Record<string, string>): 
     .filter(Boolean);
   for (const doc of docs) {
     if (doc['kind'] !== 'Deployment') continue;
-    const containers = (doc['spec'] as { template: { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } } }).template
-      .spec.containers;
+    const containers = (
+      doc['spec'] as {
+        template: { spec: { containers: Array<{ name: string; env?: Array<{ name: string; value?: string }> }> } };
+      }
+    ).template.spec.containers;
     const sidecar = containers.find((c) => c.name === 'sidecar');
     if (!sidecar) throw new Error('manifests/: the Deployment has no sidecar container');
     const list = (sidecar.env ??= []);
@@ -284,7 +328,9 @@ async function applyOperator(cp: ControlPlane, operator: OperatorInstall): Promi
   else await cp.kubectl(['apply', '-k', path.join(REPO_ROOT, 'manifests')]);
 }
 
-/** Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says (or the chart), then Metacontroller itself. */
+/**
+ * Metacontroller's CRDs, `kubectl apply -k manifests/` as the README says (or the chart), then Metacontroller itself.
+ */
 async function installObjects(cp: ControlPlane, log: (line: string) => void, operator: OperatorInstall): Promise<void> {
   const t0 = Date.now();
   await cp.kubectl(['apply', '-f', METACONTROLLER_CRDS]);

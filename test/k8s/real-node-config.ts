@@ -99,7 +99,12 @@ export function cniConflist(p: Pick<NodePaths, 'dir'>, cidr: string): string {
           ipMasq: false,
           // A pod reaching a Service whose endpoint is itself goes out and back on the bridge.
           hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet: cidr }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: `${p.dir}/cni/ipam` },
+          ipam: {
+            type: 'host-local',
+            ranges: [[{ subnet: cidr }]],
+            routes: [{ dst: '0.0.0.0/0' }],
+            dataDir: `${p.dir}/cni/ipam`,
+          },
         },
         { type: 'portmap', capabilities: { portMappings: true } },
       ],
@@ -147,7 +152,12 @@ export function kubeletConfig(p: Pick<NodePaths, 'dir'>, f: KubeletFiles): strin
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
     // The disk is shared with other work; only a nearly full one should evict test pods.
-    evictionHard: { 'memory.available': '100Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+    evictionHard: {
+      'memory.available': '100Mi',
+      'nodefs.available': '1%',
+      'imagefs.available': '1%',
+      'nodefs.inodesFree': '1%',
+    },
     serializeImagePulls: false,
     rotateCertificates: false,
     serverTLSBootstrap: false,

@@ -30,7 +30,16 @@ import { CLUSTER_DOMAIN, type ControlPlane } from './control-plane.ts';
 import type { NodeParts } from './node-build.ts';
 import { linkSeed, saveSeed, seedPath } from './node-seed.ts';
 import type { PodAttachment, PodNetwork } from './pod-network.ts';
-import { cniConfDir, cniConflist, containerdConfig, containerdSocket, kubeletConfig, kubeProxyConfig, nodeAddress, podCidr } from './real-node-config.ts';
+import {
+  cniConfDir,
+  cniConflist,
+  containerdConfig,
+  containerdSocket,
+  kubeletConfig,
+  kubeProxyConfig,
+  nodeAddress,
+  podCidr,
+} from './real-node-config.ts';
 
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -72,7 +81,10 @@ export interface RealNode {
   logTail(daemon: Daemon, lines?: number): string[];
   /** Runs ctr against this node's containerd (namespace k8s.io). */
   ctr(args: string[]): Promise<string>;
-  /** Runs a command in the node's network, mount and PID namespaces (its PIDs are the ones ctr reports); resolves with stdout. */
+  /**
+   * Runs a command in the node's network, mount and PID namespaces (its PIDs are the ones ctr reports); resolves with
+   * stdout.
+   */
   enter(argv: string[]): Promise<string>;
   stop(): Promise<void>;
 }
@@ -89,7 +101,8 @@ function cgroupHierarchies(): string[] {
 function removeCgroupTree(dir: string): boolean {
   if (!existsSync(dir)) return true;
   let ok = true;
-  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) ok = removeCgroupTree(path.join(dir, e.name)) && ok;
+  for (const e of readdirSync(dir, { withFileTypes: true }))
+    if (e.isDirectory()) ok = removeCgroupTree(path.join(dir, e.name)) && ok;
   try {
     rmdirSync(dir);
   } catch {
@@ -102,7 +115,10 @@ function removeCgroupTree(dir: string): boolean {
 async function namespaceInit(holderPid: number): Promise<number> {
   for (let i = 0; i < 200; i++) {
     try {
-      const kids = readFileSync(`/proc/${holderPid}/task/${holderPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+      const kids = readFileSync(`/proc/${holderPid}/task/${holderPid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean);
       if (kids[0]) return Number(kids[0]);
     } catch {
       // not forked yet
@@ -120,7 +136,8 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
   const cidr = podCidr(subnet, o.index);
   const cgroupRoot = `/${o.network.bridge}-${name}`;
   const dir = o.dir;
-  for (const d of ['logs', 'kubelet', 'var-log', 'cni/net.d', 'cni/ipam', 'containerd', 'pki']) mkdirSync(path.join(dir, d), { recursive: true });
+  for (const d of ['logs', 'kubelet', 'var-log', 'cni/net.d', 'cni/ipam', 'containerd', 'pki'])
+    mkdirSync(path.join(dir, d), { recursive: true });
   const logFile = (d: string) => path.join(dir, 'logs', `${d}.log`);
   const groups = new Map<Daemon | 'holder', ProcessGroup>();
   const cgroupDirs: string[] = [];
@@ -138,15 +155,19 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     })());
 
   try {
-    if (attachment.ip !== address) throw new Error(`${name}: the bridge gave ${attachment.ip}, expected ${address} (nodes attach in index order)`);
+    if (attachment.ip !== address)
+      throw new Error(`${name}: the bridge gave ${attachment.ip}, expected ${address} (nodes attach in index order)`);
     const netns = attachment.netns;
     await run('ip', ['route', 'add', cidr, 'via', address, 'dev', o.network.bridge]);
     for (let j = 1; j <= o.nodeCount; j++) {
-      if (j !== o.index) await run('ip', ['-n', netns, 'route', 'add', podCidr(subnet, j), 'via', nodeAddress(subnet, j)]);
+      if (j !== o.index)
+        await run('ip', ['-n', netns, 'route', 'add', podCidr(subnet, j), 'via', nodeAddress(subnet, j)]);
     }
     await run('ip', ['netns', 'exec', netns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     // Per-namespace on this kernel; where it is not, kube-proxy still works for routed traffic.
-    await run('ip', ['netns', 'exec', netns, 'sysctl', '-qw', 'net.bridge.bridge-nf-call-iptables=1']).catch(() => undefined);
+    await run('ip', ['netns', 'exec', netns, 'sysctl', '-qw', 'net.bridge.bridge-nf-call-iptables=1']).catch(
+      () => undefined,
+    );
 
     for (const h of cgroupHierarchies()) {
       const cg = path.join(h, cgroupRoot);
@@ -175,7 +196,10 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
       }),
     );
     const proxyKubeconfig = o.controlPlane.certKubeconfig('system:kube-proxy');
-    writeFileSync(path.join(dir, 'kube-proxy.yaml'), kubeProxyConfig({ kubeconfig: proxyKubeconfig, hostname: name, clusterCidr: `198.18.${subnet}.0/24` }));
+    writeFileSync(
+      path.join(dir, 'kube-proxy.yaml'),
+      kubeProxyConfig({ kubeconfig: proxyKubeconfig, hostname: name, clusterCidr: `198.18.${subnet}.0/24` }),
+    );
     const kubeletKubeconfig = await o.controlPlane.nodeKubeconfig(name);
 
     // The holder: the node's mount and PID namespaces, with the kubelet's fixed paths made its own.
@@ -183,7 +207,10 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
       [path.join(dir, 'kubelet'), '/var/lib/kubelet'],
       [path.join(dir, 'var-log'), '/var/log'],
     ];
-    const script = [...binds.map(([from, to]) => `mkdir -p ${to} && mount --bind ${from} ${to}`), 'exec sleep infinity'].join(' && ');
+    const script = [
+      ...binds.map(([from, to]) => `mkdir -p ${to} && mount --bind ${from} ${to}`),
+      'exec sleep infinity',
+    ].join(' && ');
     const holder = spawnGroup(
       [
         // nsenter, not `ip netns exec`: that one mounts a fresh /sys, hiding the cgroup hierarchies.
@@ -208,7 +235,10 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     // The bind mounts are made before `sleep` runs: wait for it, so no daemon sees the host's paths.
     for (let i = 0; i < 200 && !readFileSync(`/proc/${init}/cmdline`, 'utf8').startsWith('sleep'); i++) await sleep(25);
 
-    const env = { PATH: `${path.dirname(o.parts.containerd)}:${process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`, HOME: dir };
+    const env = {
+      PATH: `${path.dirname(o.parts.containerd)}:${process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin'}`,
+      HOME: dir,
+    };
     const argv: Record<Daemon, string[]> = {
       containerd: [o.parts.containerd, '--config', path.join(dir, 'containerd/config.toml')],
       kubelet: [
@@ -220,14 +250,26 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
         `--cert-dir=${path.join(dir, 'pki')}`,
         '--v=1',
       ],
-      'kube-proxy': [binaryPath('kube-proxy', o.controlPlane.binDir), `--config=${path.join(dir, 'kube-proxy.yaml')}`, '--v=1'],
+      'kube-proxy': [
+        binaryPath('kube-proxy', o.controlPlane.binDir),
+        `--config=${path.join(dir, 'kube-proxy.yaml')}`,
+        '--v=1',
+      ],
     };
     const launch = (d: Daemon) => {
-      groups.set(d, spawnGroup(['nsenter', `--target=${init}`, '--mount', '--pid', '--net', '--', ...argv[d]], { env, cwd: dir, logFile: logFile(d) }));
+      groups.set(
+        d,
+        spawnGroup(['nsenter', `--target=${init}`, '--mount', '--pid', '--net', '--', ...argv[d]], {
+          env,
+          cwd: dir,
+          logFile: logFile(d),
+        }),
+      );
     };
     const waitForContainerd = async () => {
       for (let i = 0; i < 400; i++) {
-        if (!groups.get('containerd')?.alive()) throw new Error(`${name}: containerd exited:\n${tailLines(logFile('containerd'), 20).join('\n')}`);
+        if (!groups.get('containerd')?.alive())
+          throw new Error(`${name}: containerd exited:\n${tailLines(logFile('containerd'), 20).join('\n')}`);
         if (
           existsSync(containerdSocket(paths)) &&
           (await ctr(['version']).then(
@@ -238,10 +280,16 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
           return;
         await sleep(50);
       }
-      throw new Error(`${name}: containerd not answering within 20 s:\n${tailLines(logFile('containerd'), 20).join('\n')}`);
+      throw new Error(
+        `${name}: containerd not answering within 20 s:\n${tailLines(logFile('containerd'), 20).join('\n')}`,
+      );
     };
     const ctr = async (args: string[]): Promise<string> =>
-      (await run(o.parts.ctr, ['--address', containerdSocket(paths), '--namespace', 'k8s.io', ...args], { maxBuffer: 16 << 20 })).stdout;
+      (
+        await run(o.parts.ctr, ['--address', containerdSocket(paths), '--namespace', 'k8s.io', ...args], {
+          maxBuffer: 16 << 20,
+        })
+      ).stdout;
 
     const t0 = Date.now();
     const root = path.join(dir, 'containerd/root');
@@ -260,7 +308,9 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
       await saveSeed(root, seed);
       launch('containerd');
       await waitForContainerd();
-      log(`${name}: ${o.images.length} images imported (and kept as ${seed}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+      log(
+        `${name}: ${o.images.length} images imported (and kept as ${seed}) in ${((Date.now() - t0) / 1000).toFixed(1)} s`,
+      );
     }
     launch('kubelet');
     launch('kube-proxy');
@@ -280,7 +330,13 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
       },
       logTail: (d, lines = 30) => tailLines(logFile(d), lines),
       ctr,
-      enter: async (argv) => (await run('nsenter', [`--target=${init}`, '--mount', '--pid', '--net', '--', ...argv], { env, maxBuffer: 16 << 20 })).stdout,
+      enter: async (argv) =>
+        (
+          await run('nsenter', [`--target=${init}`, '--mount', '--pid', '--net', '--', ...argv], {
+            env,
+            maxBuffer: 16 << 20,
+          })
+        ).stdout,
       dir,
       stop,
     };

@@ -13,7 +13,14 @@ import path from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { childNames, ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { shardLeaseName, shardOf } from '../../src/sidecar/redis/decide/shards.ts';
-import { eventTable, isPodReady, loadPrinterColumns, podTable, redisRow, redisTable } from '../support/kubectl-tables.ts';
+import {
+  eventTable,
+  isPodReady,
+  loadPrinterColumns,
+  podTable,
+  redisRow,
+  redisTable,
+} from '../support/kubectl-tables.ts';
 import type { KubeObject, StoredObject } from '../support/kube-client/objects.ts';
 import { httpClient, type HttpKubeClient, type ResourceRef } from '../support/kube-client/index.ts';
 import { selectorMatcher } from '../support/kube-client/selectors.ts';
@@ -84,7 +91,8 @@ export async function startSystemCluster(options: SystemClusterOptions): Promise
       refs.set(plural, r);
     }
     const view = systemView(rc, client, refs, await shardCount(rc));
-    if (options.waitForSidecars !== false) await view.waitFor(async () => sidecarsUp(view), 120_000, 'every sidecar ready and every shard Lease held');
+    if (options.waitForSidecars !== false)
+      await view.waitFor(async () => sidecarsUp(view), 120_000, 'every sidecar ready and every shard Lease held');
     baselines.set(view, await takeBaseline(rc));
     return view;
   } catch (err) {
@@ -143,7 +151,12 @@ function containerLog(node: RealNode | undefined, pod: StoredObject, container?:
   return out;
 }
 
-function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, ResourceRef>, shards: number): SystemCluster {
+function systemView(
+  rc: RealCluster,
+  client: HttpKubeClient,
+  refs: Map<string, ResourceRef>,
+  shards: number,
+): SystemCluster {
   const columns = loadPrinterColumns();
   const faults = rc.faults;
   if (!faults) throw new Error('system cluster: started without its API fault proxy');
@@ -156,7 +169,9 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
   const namespaced = (resource: string, ns: string) => (ref(resource).namespaced ? ns : undefined);
   const nodeOf = (pod: StoredObject) => rc.nodes.find((n) => n.name === String(rec(pod['spec'])['nodeName'] ?? ''));
   const operatorPods = () =>
-    client.list(ref('pods'), { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS }).filter((p) => !p.metadata.deletionTimestamp);
+    client
+      .list(ref('pods'), { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS })
+      .filter((p) => !p.metadata.deletionTimestamp);
   const operatorPod = (name: string) => {
     const p = client.get(ref('pods'), OPERATOR_NAMESPACE, name);
     if (!p)
@@ -171,7 +186,10 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
   };
 
   /** The node and containerd id of a pod's container as its status reports them now. */
-  function container(pod: StoredObject, name: string): { node: RealNode; id: string; running: boolean; restarts: number } | undefined {
+  function container(
+    pod: StoredObject,
+    name: string,
+  ): { node: RealNode; id: string; running: boolean; restarts: number } | undefined {
     const node = nodeOf(pod);
     const st = arr(rec(pod['status'])['containerStatuses'])
       .map(rec)
@@ -194,11 +212,15 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
   function serviceAddresses(namespace: string, service: string): Array<Endpoint & { ready: boolean }> {
     if (!client.get(ref('services'), namespace, service)) return [];
     const out: Array<Endpoint & { ready: boolean }> = [];
-    for (const slice of client.list(ref('endpointslices'), { namespace, labelSelector: `kubernetes.io/service-name=${service}` })) {
+    for (const slice of client.list(ref('endpointslices'), {
+      namespace,
+      labelSelector: `kubernetes.io/service-name=${service}`,
+    })) {
       for (const ep of arr(slice['endpoints']).map(rec)) {
         const cond = rec(ep['conditions']);
         const pod = String(rec(ep['targetRef'])['name'] ?? '');
-        for (const ip of arr(ep['addresses'])) out.push({ pod, ip: String(ip), ready: cond['ready'] !== false && cond['terminating'] !== true });
+        for (const ip of arr(ep['addresses']))
+          out.push({ pod, ip: String(ip), ready: cond['ready'] !== false && cond['terminating'] !== true });
       }
     }
     return out;
@@ -209,18 +231,29 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
    * resourceVersions are etcd revisions here, so the cache has caught up once it holds that
    * version or a later one, or the object is gone.
    */
-  async function cacheCaughtUp(res: ResourceRef, ns: string | undefined, written: StoredObject, deleted = false): Promise<void> {
+  async function cacheCaughtUp(
+    res: ResourceRef,
+    ns: string | undefined,
+    written: StoredObject,
+    deleted = false,
+  ): Promise<void> {
     const want = Number(written.metadata.resourceVersion);
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline) {
       if (!client.informed(res)) return;
       const cached = client.get(res, ns, written.metadata.name);
-      if (deleted ? !cached || cached.metadata.deletionTimestamp !== undefined : cached && Number(cached.metadata.resourceVersion) >= want) return;
+      if (
+        deleted
+          ? !cached || cached.metadata.deletionTimestamp !== undefined
+          : cached && Number(cached.metadata.resourceVersion) >= want
+      )
+        return;
       await sleep(10);
     }
   }
 
-  const holderOf = (lease: string) => String(rec(client.get(ref('leases'), OPERATOR_NAMESPACE, lease)?.['spec'])['holderIdentity'] ?? '');
+  const holderOf = (lease: string) =>
+    String(rec(client.get(ref('leases'), OPERATOR_NAMESPACE, lease)?.['spec'])['holderIdentity'] ?? '');
 
   const view: SystemCluster = {
     controlPlane: rc.controlPlane,
@@ -254,7 +287,9 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
     get: (resource, name, namespace = 'default') => client.get(ref(resource), namespaced(resource, namespace), name),
     list: (resource, o = {}) => client.list(ref(resource), o),
     async delete(resource, name, namespace = 'default') {
-      const answer = await client.delete(ref(resource), namespaced(resource, namespace), name, { propagationPolicy: 'Background' });
+      const answer = await client.delete(ref(resource), namespaced(resource, namespace), name, {
+        propagationPolicy: 'Background',
+      });
       if (answer) await cacheCaughtUp(ref(resource), namespaced(resource, namespace), answer, true);
     },
     async deletePod(name, namespace = 'default') {
@@ -264,11 +299,20 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
       await rc.kubectl(['scale', resource, name, '-n', namespace, `--replicas=${replicas}`]);
     },
     async getScale(name, namespace = 'default') {
-      return rec(JSON.parse(await rc.kubectl(['get', '--raw', `/apis/redis.example.com/v1/namespaces/${namespace}/redises/${name}/scale`])));
+      return rec(
+        JSON.parse(
+          await rc.kubectl([
+            'get',
+            '--raw',
+            `/apis/redis.example.com/v1/namespaces/${namespace}/redises/${name}/scale`,
+          ]),
+        ),
+      );
     },
     watch(resource, options: WatchOptions, cb) {
       const selected = selectorMatcher(options.labelSelector, options.fieldSelector);
-      const matches = (o: StoredObject) => (!options.namespace || o.metadata.namespace === options.namespace) && selected(o);
+      const matches = (o: StoredObject) =>
+        (!options.namespace || o.metadata.namespace === options.namespace) && selected(o);
       return client.watch(ref(resource), (ev) => {
         if (matches(ev.object)) cb(ev);
       });
@@ -293,7 +337,10 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
         .map((p) => p.metadata.name),
     pods: (name, namespace = 'default') =>
       client
-        .list(ref('pods'), { namespace, labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator` })
+        .list(ref('pods'), {
+          namespace,
+          labelSelector: `app.kubernetes.io/instance=${name},app.kubernetes.io/managed-by=redis-operator`,
+        })
         // Backup Job pods carry the Redis's instance label too; they are not its pods.
         .filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === undefined)
         .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name)),
@@ -305,7 +352,8 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
         view.password(name, namespace),
         redisTls(name, client.get(ref('redises'), namespace, name), (s) => client.get(ref('secrets'), namespace, s)),
       ),
-    events: (filter = {}) => eventRecords(client.list(ref('events'), filter.namespace ? { namespace: filter.namespace } : {}), filter),
+    events: (filter = {}) =>
+      eventRecords(client.list(ref('events'), filter.namespace ? { namespace: filter.namespace } : {}), filter),
     leader(name, namespace = 'default') {
       const holder = holderOf(shardLeaseName(LEASE_NAME, shardOf(namespace, name, shards), shards));
       return holder || undefined;
@@ -366,7 +414,9 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
       return pod ? containerLog(nodeOf(pod), pod).join('\n') : '';
     },
     claimPath(namespace, claim) {
-      const volume = String(rec(client.get(ref('persistentvolumeclaims'), namespace, claim)?.['spec'])['volumeName'] ?? '');
+      const volume = String(
+        rec(client.get(ref('persistentvolumeclaims'), namespace, claim)?.['spec'])['volumeName'] ?? '',
+      );
       const pv = volume ? client.get(ref('persistentvolumes'), undefined, volume) : undefined;
       const p = rec(rec(pv?.['spec'])['hostPath'])['path'];
       return typeof p === 'string' ? p : undefined;
@@ -428,9 +478,13 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
       return cut;
     },
     describe(name, namespace = 'default') {
-      const redises = client.list(ref('redises'), { namespace }).filter((r) => name === undefined || r.metadata.name === name);
+      const redises = client
+        .list(ref('redises'), { namespace })
+        .filter((r) => name === undefined || r.metadata.name === name);
       const pods = name === undefined ? client.list(ref('pods'), { namespace }) : view.pods(name, namespace);
-      const events = client.list(ref('events'), { namespace }).filter((e) => name === undefined || rec(e['involvedObject'])['name'] === name);
+      const events = client
+        .list(ref('events'), { namespace })
+        .filter((e) => name === undefined || rec(e['involvedObject'])['name'] === name);
       events.sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion));
       return [
         `$ kubectl get redis -n ${namespace}`,
@@ -461,7 +515,9 @@ function systemView(rc: RealCluster, client: HttpKubeClient, refs: Map<string, R
           parts.push(
             `pod ${p.metadata.namespace}/${p.metadata.name} not ready: ${JSON.stringify(arr(rec(p['status'])['containerStatuses']).map((c) => rec(c)['state']))}`,
           );
-      parts.push(`\nshard Lease holders: ${view.leaseHolders().join(', ')}${frozen.size ? `; frozen sidecars: ${[...frozen].join(', ')}` : ''}`);
+      parts.push(
+        `\nshard Lease holders: ${view.leaseHolders().join(', ')}${frozen.size ? `; frozen sidecars: ${[...frozen].join(', ')}` : ''}`,
+      );
       for (const p of client.list(ref('pods'), { namespace: 'metacontroller' }))
         parts.push(
           `\n${p.metadata.name} last log lines:\n  ${containerLog(nodeOf(p), p)

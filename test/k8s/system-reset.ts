@@ -16,7 +16,9 @@ import { until } from '../support/until.ts';
 import { OPERATOR_NAMESPACE } from './operator.ts';
 import type { RealCluster } from './real-cluster.ts';
 
-/** Cluster-scoped kinds a scenario may create (persistent volumes go with their claims: the provisioner reclaims them). */
+/**
+ * Cluster-scoped kinds a scenario may create (persistent volumes go with their claims: the provisioner reclaims them).
+ */
 const CLUSTER_KINDS = 'namespaces,customresourcedefinitions,storageclasses,clusterroles,clusterrolebindings';
 /** Kinds a scenario may create in `default`; controllers first, so that none recreates what follows. */
 const DEFAULT_KINDS =
@@ -31,10 +33,19 @@ export interface Baseline {
   operatorGeneration: string;
 }
 
-const names = async (rc: RealCluster, args: string[]) => (await rc.kubectl(['get', ...args, '-o', 'name'])).split('\n').filter((l) => l.trim() !== '');
+const names = async (rc: RealCluster, args: string[]) =>
+  (await rc.kubectl(['get', ...args, '-o', 'name'])).split('\n').filter((l) => l.trim() !== '');
 
 const operatorGeneration = (rc: RealCluster) =>
-  rc.kubectl(['get', 'deployment', 'redis-operator', '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.generation}']);
+  rc.kubectl([
+    'get',
+    'deployment',
+    'redis-operator',
+    '-n',
+    OPERATOR_NAMESPACE,
+    '-o',
+    'jsonpath={.metadata.generation}',
+  ]);
 
 export async function takeBaseline(rc: RealCluster): Promise<Baseline> {
   return {
@@ -81,7 +92,12 @@ async function emptied(what: string, check: () => Promise<string[]>): Promise<st
 }
 
 /** Resets the cluster; resolves with how long each step took (`custom 1.2 s, objects 3.4 s, ...`). */
-export async function resetCluster(view: SystemCluster, rc: RealCluster, b: Baseline, frozen: ReadonlySet<string>): Promise<string> {
+export async function resetCluster(
+  view: SystemCluster,
+  rc: RealCluster,
+  b: Baseline,
+  frozen: ReadonlySet<string>,
+): Promise<string> {
   const steps: string[] = [];
   let t = Date.now();
   const step = (name: string, waitedOn = '') => {
@@ -98,13 +114,24 @@ export async function resetCluster(view: SystemCluster, rc: RealCluster, b: Base
   await rc.kubectl(['delete', CUSTOM.join(','), '--all', '-A', '--wait=false']);
   step(
     'custom resources',
-    await emptied('every Redis, RedisCluster and RedisBackup gone', async () => (await Promise.all(CUSTOM.map((k) => names(rc, [k, '-A'])))).flat()),
+    await emptied('every Redis, RedisCluster and RedisBackup gone', async () =>
+      (await Promise.all(CUSTOM.map((k) => names(rc, [k, '-A'])))).flat(),
+    ),
   );
   const cluster = (await names(rc, [CLUSTER_KINDS])).filter((n) => !b.cluster.has(n));
   if (cluster.length > 0) await rc.kubectl(['delete', '--wait=false', '--ignore-not-found', ...cluster]);
   // A second of grace: these pods' data goes with them, nothing is to be saved on the way out.
   const inDefault = (await names(rc, [DEFAULT_KINDS, '-n', 'default'])).filter((n) => !b.inDefault.has(n));
-  if (inDefault.length > 0) await rc.kubectl(['delete', '-n', 'default', '--wait=false', '--ignore-not-found', '--grace-period=1', ...inDefault]);
+  if (inDefault.length > 0)
+    await rc.kubectl([
+      'delete',
+      '-n',
+      'default',
+      '--wait=false',
+      '--ignore-not-found',
+      '--grace-period=1',
+      ...inDefault,
+    ]);
   step('objects', await emptied('nothing a scenario made left', () => leftovers(rc, b)));
   // One deletecollection: `kubectl delete events --all` deletes them one request each, and a
   // scenario leaves thousands (30 s on a loaded box).
@@ -112,7 +139,10 @@ export async function resetCluster(view: SystemCluster, rc: RealCluster, b: Base
   step('events');
   const sidecars = await emptied('every sidecar ready and every shard Lease held', async () => {
     const pods = view.sidecarNames();
-    const out = pods.length === 0 ? ['no operator pod'] : view.leaseHolders().flatMap((h, i) => (h === '' ? [`shard ${i} without holder`] : []));
+    const out =
+      pods.length === 0
+        ? ['no operator pod']
+        : view.leaseHolders().flatMap((h, i) => (h === '' ? [`shard ${i} without holder`] : []));
     for (const p of pods) if (!(await view.sidecarReady(p))) out.push(`${p} not ready`);
     return out;
   });

@@ -68,9 +68,15 @@ const spec = (o: StoredObject | undefined) => rec(o?.['spec']);
 const storageOf = (v: unknown) => rec(v)['storage'] as string | undefined;
 
 /** Sets it up and starts it; resolves to its stop(). */
-export async function startVolumeProvisioner(cp: ControlPlane, dir: string, log: (line: string) => void): Promise<() => Promise<void>> {
+export async function startVolumeProvisioner(
+  cp: ControlPlane,
+  dir: string,
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
   await cp.kubectl(['apply', '-f', '-'], setup);
-  const client = httpClient(cp.kubeconfigFor(`system:serviceaccount:kube-system:${ACCOUNT}`, await cp.tokenFor('kube-system', ACCOUNT)));
+  const client = httpClient(
+    cp.kubeconfigFor(`system:serviceaccount:kube-system:${ACCOUNT}`, await cp.tokenFor('kube-system', ACCOUNT)),
+  );
   const root = path.join(dir, 'volumes');
   const res: Record<'claims' | 'volumes' | 'classes', ResourceRef> = {
     claims: await client.resource('v1', 'persistentvolumeclaims'),
@@ -127,12 +133,24 @@ export async function startVolumeProvisioner(cp: ControlPlane, dir: string, log:
     if (!ours(pv) || want === undefined || have === undefined || want <= have) return;
     const pvHas = parseQuantity(storageOf(spec(pv)['capacity']));
     if (pvHas === undefined || pvHas < want)
-      await client.patch(res.volumes, undefined, volumeName, { spec: { capacity: { storage: requested } } }, { type: 'merge' });
+      await client.patch(
+        res.volumes,
+        undefined,
+        volumeName,
+        { spec: { capacity: { storage: requested } } },
+        { type: 'merge' },
+      );
     await client.patch(
       res.claims,
       claim.metadata.namespace,
       claim.metadata.name,
-      { status: { capacity: { storage: requested }, allocatedResources: { storage: requested }, allocatedResourceStatuses: null } },
+      {
+        status: {
+          capacity: { storage: requested },
+          allocatedResources: { storage: requested },
+          allocatedResourceStatuses: null,
+        },
+      },
       { type: 'merge', subresource: 'status' },
     );
     log(`volume provisioner: ${claim.metadata.namespace}/${claim.metadata.name} expanded to ${requested}`);
@@ -140,10 +158,13 @@ export async function startVolumeProvisioner(cp: ControlPlane, dir: string, log:
 
   async function reclaim(pv: StoredObject): Promise<void> {
     const dir = String(rec(spec(pv)['hostPath'])['path'] ?? '');
-    if (dir && path.resolve(dir).startsWith(`${path.resolve(root)}${path.sep}`)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
-    await client.delete(res.volumes, undefined, pv.metadata.name, { preconditions: { uid: pv.metadata.uid } }).catch((err: { code?: number }) => {
-      if (err.code !== 404 && err.code !== 409) throw err;
-    });
+    if (dir && path.resolve(dir).startsWith(`${path.resolve(root)}${path.sep}`))
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    await client
+      .delete(res.volumes, undefined, pv.metadata.name, { preconditions: { uid: pv.metadata.uid } })
+      .catch((err: { code?: number }) => {
+        if (err.code !== 404 && err.code !== 409) throw err;
+      });
   }
 
   async function pass(): Promise<void> {
@@ -151,10 +172,20 @@ export async function startVolumeProvisioner(cp: ControlPlane, dir: string, log:
       if (claim.metadata.deletionTimestamp) continue;
       const phase = rec(claim['status'])['phase'];
       if (phase === 'Bound') await expand(claim);
-      else if (phase === 'Pending' && !spec(claim)['volumeName'] && claim.metadata.annotations?.[ANN_PROVISIONER] === PROVISIONER) await provision(claim);
+      else if (
+        phase === 'Pending' &&
+        !spec(claim)['volumeName'] &&
+        claim.metadata.annotations?.[ANN_PROVISIONER] === PROVISIONER
+      )
+        await provision(claim);
     }
     for (const pv of client.list(res.volumes))
-      if (ours(pv) && !pv.metadata.deletionTimestamp && rec(pv['status'])['phase'] === 'Released' && spec(pv)['persistentVolumeReclaimPolicy'] === 'Delete')
+      if (
+        ours(pv) &&
+        !pv.metadata.deletionTimestamp &&
+        rec(pv['status'])['phase'] === 'Released' &&
+        spec(pv)['persistentVolumeReclaimPolicy'] === 'Delete'
+      )
         await reclaim(pv);
   }
 

@@ -99,7 +99,9 @@ describe('the real kube-apiserver accepts every manifest (strict field validatio
   const promCrds = prometheusOperatorCrds();
   // Kinds whose CRDs cannot be had here: left out with the reason, the rest still judged.
   const unserved: Record<string, string> = {
-    ...(missingSharedReason() === undefined ? {} : { CompositeController: missingSharedReason()!, DecoratorController: missingSharedReason()! }),
+    ...(missingSharedReason() === undefined
+      ? {}
+      : { CompositeController: missingSharedReason()!, DecoratorController: missingSharedReason()! }),
     ...('why' in promCrds ? { PodMonitor: promCrds.why, PrometheusRule: promCrds.why } : {}),
   };
   let server: DryRunServer;
@@ -141,7 +143,8 @@ describe('the real kube-apiserver accepts every manifest (strict field validatio
       (err: unknown) => (err instanceof KubeApiError ? String(err.status.message) : String(err)),
     );
     assert.match(await refusal(typo), /unknown field "spec\.persistance"/);
-    // The operator's namespace enforces the restricted Pod Security level: the server warns of a Deployment breaking it.
+    // The operator's namespace enforces the restricted Pod Security level: the server warns of a Deployment breaking
+    // it.
     const rooted = structuredClone(deployment);
     rooted['spec']['template']['spec']['containers'][0]['securityContext']['runAsNonRoot'] = false;
     assert.deepEqual(await server.refusals([rooted]), [
@@ -392,7 +395,8 @@ test('every child kind the hook returns is declared, with InPlace updates', () =
   const fixture: unknown = JSON.parse(readFileSync(join(ROOT, 'test/fixtures/sync-request.json'), 'utf8'));
   const parsed = parseHookRequest(fixture);
   assert.ok(parsed.ok);
-  // With every optional child asked for (the NetworkPolicy, the backup CronJob), so each kind the hook can return is seen.
+  // With every optional child asked for (the NetworkPolicy, the backup CronJob), so each kind the hook can return is
+  // seen.
   const everything = structuredClone(parsed.request);
   (everything.parent.spec as Obj)['networkPolicy'] = { allowFrom: { app: 'shop' } };
   (everything.parent.spec as Obj)['backup'] = { schedule: '0 */6 * * *', retention: 7, storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } };
@@ -465,8 +469,12 @@ test("manifests/examples/redis.yaml is the design's Redis, verbatim", () => {
 
 test('the manifest directories hold nothing but YAML the tests load, READMEs, and the Grafana dashboard', () => {
   const files = (dir: string): string[] =>
-    readdirSync(join(ROOT, dir), { recursive: true }).map(String).filter((f) => statSync(join(ROOT, dir, f)).isFile()).map((f) => join(dir, f));
-  const dashboard = join('manifests', 'components', 'monitoring', 'grafana-dashboard.json'); // test/monitoring/rules.test.ts loads it
+    readdirSync(join(ROOT, dir), { recursive: true })
+      .map(String)
+      .filter((f) => statSync(join(ROOT, dir, f)).isFile())
+      .map((f) => join(dir, f));
+  // test/monitoring/rules.test.ts loads it
+  const dashboard = join('manifests', 'components', 'monitoring', 'grafana-dashboard.json');
   const unexpected = [...files('manifests'), ...files('metacontroller')].filter((f) => !/\.ya?ml$/.test(f) && !f.endsWith('README.md') && f !== dashboard);
   assert.deepEqual(unexpected, []);
 });

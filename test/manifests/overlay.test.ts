@@ -44,7 +44,10 @@ const deploymentOf = (objects: Obj[]): Obj => objects.find((o) => o['kind'] === 
 const containers = (d: Obj): Obj[] => d['spec']['template']['spec']['containers'] as Obj[];
 const hookOf = (d: Obj): Obj => containers(d).find((c) => c['name'] === 'hook') as Obj;
 
-/** A container's env as the process sees it: downward API fields filled as the kubelet fills them for a pod in `namespace`. */
+/**
+ * A container's env as the process sees it: downward API fields filled as the kubelet fills them for a pod in
+ * `namespace`.
+ */
 function envOf(c: Obj, namespace: string): Record<string, string> {
   const fromField: Record<string, string> = { 'metadata.name': 'redis-operator-7d9f-abcde', 'metadata.namespace': namespace };
   return Object.fromEntries((c['env'] as Obj[]).map((e) => [e['name'], e['value'] ?? fromField[e['valueFrom']?.['fieldRef']?.['fieldPath']] ?? '']));

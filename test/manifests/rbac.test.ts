@@ -108,7 +108,8 @@ test('only the sidecar container has API credentials: no automatic token, a proj
   assert.deepEqual(c.sidecarMount, { mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true });
   assert.deepEqual(c.sources, ['token', 'ca.crt <- configMap kube-root-ca.crt/ca.crt', 'namespace <- metadata.namespace']);
   // The API server extends a 3607 s token (the admission plugin's) to a year; 600 is its minimum.
-  assert.ok(c.expirationSeconds !== undefined && c.expirationSeconds >= 600 && c.expirationSeconds <= 3600, String(c.expirationSeconds));
+  const seconds = c.expirationSeconds;
+  assert.ok(seconds !== undefined && seconds >= 600 && seconds <= 3600, String(seconds));
 });
 
 test('components/namespaced (real kubectl kustomize): RoleBindings where the overlay says, the cluster-wide binding gone, no start without WATCH_NAMESPACES', (t) => {

@@ -64,16 +64,32 @@ async function startNode(ip: string, env: Record<string, string>): Promise<void>
     .replace(/^bind .*$/m, `bind ${ip}`);
   writeFileSync(join(dir, 'redis.conf'), conf);
   const child = spawn('sh', ['-c', REDIS_START_SCRIPT.replace(`${CONFIG_MOUNT}/${CONFIG_KEY}`, '"$DIR/redis.conf"')], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD, OPERATOR_PASSWORD, ...env },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      DIR: dir,
+      POD_IP: ip,
+      REDIS_PASSWORD: PASSWORD,
+      OPERATOR_PASSWORD,
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'ignore'],
   });
   children.push(child);
   await until(`redis-server on ${ip}`, async () => (await op(ip, 'ping')) === 'PONG', 10_000, { everyMs: 50 });
 }
 
-/** The exporter container's env as the hook renders it, pointed at this test's addresses, with the Secret's value filled in. */
+/**
+ * The exporter container's env as the hook renders it, pointed at this test's addresses, with the Secret's value filled
+ * in.
+ */
 function exporterEnv(): Record<string, string> {
-  const containers = get(find(desiredFor(), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec', 'containers') as Json[];
+  const containers = get(
+    find(desiredFor(), 'StatefulSet', 'my-redis-master'),
+    'spec',
+    'template',
+    'spec',
+    'containers',
+  ) as Json[];
   const exporter = containers.find((c) => c['name'] === 'exporter')!;
   const env: Record<string, string> = {};
   for (const e of exporter['env'] as Json[]) {
@@ -92,8 +108,10 @@ async function fetchText(url: string): Promise<{ status: number; text: string }>
   return { status: r.status, text: await r.text() };
 }
 
-const sample = (text: string, name: string) => text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
-const connectionsTo = async (ip: string) => Number(/total_connections_received:(\d+)/.exec(await op(ip, 'info', 'stats'))?.[1]);
+const sample = (text: string, name: string) =>
+  text.split('\n').find((l) => l.startsWith(`${name} `) || l.startsWith(`${name}{`));
+const connectionsTo = async (ip: string) =>
+  Number(/total_connections_received:(\d+)/.exec(await op(ip, 'info', 'stats'))?.[1]);
 
 test(
   'the real exporter, as its own ACL user behind the proxy: metrics yes, keys, config and other Redis no',
@@ -107,7 +125,10 @@ test(
     assert.equal(await op(POD, 'set', 'secret-key', 'secret-value'), 'OK');
     assert.equal(await op(POD, 'acl', 'log', 'reset'), 'OK');
 
-    const exporter = spawn(exporterBin!, [], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...exporterEnv() }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const exporter = spawn(exporterBin!, [], {
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...exporterEnv() },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     children.push(exporter);
     let log = '';
     exporter.stderr!.on('data', (c: Buffer) => (log = (log + c.toString()).slice(-8192)));
@@ -118,7 +139,12 @@ test(
       proxy.closeAllConnections();
     });
     const front = `http://${POD}:${EXPORTER_PORT}`;
-    await until('the exporter answers through the proxy', async () => (await fetchText(`${front}/health`)).status === 200, 10_000, { everyMs: 100 });
+    await until(
+      'the exporter answers through the proxy',
+      async () => (await fetchText(`${front}/health`)).status === 200,
+      10_000,
+      { everyMs: 100 },
+    );
 
     await t.test('the scrape works: up, clients, memory, replication', async () => {
       const { status, text } = await fetchText(`${front}/metrics`);
@@ -140,29 +166,42 @@ test(
       assert.doesNotMatch(text, /secret-key|secret-value/, 'no key name or value in the metrics');
     });
 
-    await t.test('the only refusal the exporter meets is SLOWLOG GET (slow commands carry key values); no CONFIG attempt', async () => {
-      const entries = (await op(POD, 'acl', 'log')).split('\n');
-      const objects = new Set(entries.flatMap((l, i) => (entries[i - 1] === 'object' ? [l] : [])));
-      assert.deepEqual([...objects], ['slowlog|get']);
-    });
+    await t.test(
+      'the only refusal the exporter meets is SLOWLOG GET (slow commands carry key values); no CONFIG attempt',
+      async () => {
+        const entries = (await op(POD, 'acl', 'log')).split('\n');
+        const objects = new Set(entries.flatMap((l, i) => (entries[i - 1] === 'object' ? [l] : [])));
+        assert.deepEqual([...objects], ['slowlog|get']);
+      },
+    );
 
-    await t.test('/scrape of another Redis through the proxy is refused, and that Redis sees no connection', async () => {
-      const before = await connectionsTo(OTHER);
-      for (const path of [`/scrape?target=redis://${OTHER}:6379`, `/scrape?target=${OTHER}:6379&check-keys=*`, '/metrics?check-keys=*']) {
-        const r = await fetchText(`${front}${path}`);
-        assert.ok(r.status >= 400, `${path}: ${r.status}`);
-        assert.doesNotMatch(r.text, /redis_up|secret/);
-      }
-      // Our own two INFO calls count as one connection each.
-      assert.equal(await connectionsTo(OTHER), before + 1);
-    });
+    await t.test(
+      '/scrape of another Redis through the proxy is refused, and that Redis sees no connection',
+      async () => {
+        const before = await connectionsTo(OTHER);
+        for (const path of [
+          `/scrape?target=redis://${OTHER}:6379`,
+          `/scrape?target=${OTHER}:6379&check-keys=*`,
+          '/metrics?check-keys=*',
+        ]) {
+          const r = await fetchText(`${front}${path}`);
+          assert.ok(r.status >= 400, `${path}: ${r.status}`);
+          assert.doesNotMatch(r.text, /redis_up|secret/);
+        }
+        // Our own two INFO calls count as one connection each.
+        assert.equal(await connectionsTo(OTHER), before + 1);
+      },
+    );
 
-    await t.test('the exporter itself (1.45) does serve /scrape of any address: why it listens on the pod loopback only', async () => {
-      const before = await connectionsTo(OTHER);
-      const r = await fetchText(`http://${POD}:${EXPORTER_LOCAL_PORT}/scrape?target=redis://${OTHER}:6379`);
-      assert.equal(r.status, 200);
-      assert.ok((await connectionsTo(OTHER)) > before + 1, 'the exporter connected to the other Redis');
-    });
+    await t.test(
+      'the exporter itself (1.45) does serve /scrape of any address: why it listens on the pod loopback only',
+      async () => {
+        const before = await connectionsTo(OTHER);
+        const r = await fetchText(`http://${POD}:${EXPORTER_LOCAL_PORT}/scrape?target=redis://${OTHER}:6379`);
+        assert.equal(r.status, 200);
+        assert.ok((await connectionsTo(OTHER)) > before + 1, 'the exporter connected to the other Redis');
+      },
+    );
 
     await t.test("the exporter's user reads no key, no config, runs nothing that writes", async () => {
       const as = (...args: string[]) => cli(POD, 'redis-exporter', EXPORTER_PASSWORD, ...args);

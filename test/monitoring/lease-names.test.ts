@@ -35,17 +35,27 @@ function exists(name: string, shards: number): boolean {
   return name.startsWith(memberLeaseName(base, ''));
 }
 
-/** A text that sends on-call to Leases: it names the Lease that exists under the shipped SHARDS and under SHARDS=1, and only Leases that exist under one of them. */
+/**
+ * A text that sends on-call to Leases: it names the Lease that exists under the shipped SHARDS and under SHARDS=1, and
+ * only Leases that exist under one of them.
+ */
 function assertNamesExistingLeases(where: string, text: string): void {
   const shards = shippedShards();
   const names = leaseNamesIn(text);
   assert.ok(names.length > 0, `${where} names no Lease: ${text}`);
-  for (const n of names) assert.ok(exists(n, shards) || exists(n, 1), `${where}: ${n} is no Lease the sidecars keep (SHARDS ${shards} or 1)`);
+  for (const n of names)
+    assert.ok(
+      exists(n, shards) || exists(n, 1),
+      `${where}: ${n} is no Lease the sidecars keep (SHARDS ${shards} or 1)`,
+    );
   assert.ok(
     names.includes(shardLeaseName(DEFAULT_LEASE_NAME, 0, shards)),
     `${where} names ${shardLeaseName(DEFAULT_LEASE_NAME, 0, shards)} (SHARDS=${shards}): ${text}`,
   );
-  assert.ok(names.includes(shardLeaseName(DEFAULT_LEASE_NAME, 0, 1)), `${where} names ${shardLeaseName(DEFAULT_LEASE_NAME, 0, 1)} (SHARDS=1): ${text}`);
+  assert.ok(
+    names.includes(shardLeaseName(DEFAULT_LEASE_NAME, 0, 1)),
+    `${where} names ${shardLeaseName(DEFAULT_LEASE_NAME, 0, 1)} (SHARDS=1): ${text}`,
+  );
 }
 
 const LEASE_ALERTS = ['RedisOperatorNoLeader', 'RedisOperatorShardUnheld'];
@@ -58,12 +68,19 @@ function rules(yamlText: string): Json[] {
 test('the shipped SHARDS is above 1, so the single Lease redis-operator-sidecar does not exist as installed', () => {
   assert.ok(shippedShards() > 1);
   assert.equal(exists(DEFAULT_LEASE_NAME, shippedShards()), false);
-  assert.match(read('charts/redis-operator/values.yaml'), new RegExp(`\\n  shards: ${shippedShards()}\\n`), "the chart's default is the same");
+  assert.match(
+    read('charts/redis-operator/values.yaml'),
+    new RegExp(`\\n  shards: ${shippedShards()}\\n`),
+    "the chart's default is the same",
+  );
 });
 
 test("the operator's alert texts name Leases that exist, with the shipped SHARDS and with SHARDS=1", async (t) => {
   const sources: Array<[string, string]> = [
-    ['manifests/components/monitoring/operator-rules.yaml', read('manifests/components/monitoring/operator-rules.yaml')],
+    [
+      'manifests/components/monitoring/operator-rules.yaml',
+      read('manifests/components/monitoring/operator-rules.yaml'),
+    ],
     // The chart's template: its Helm actions are not YAML; the namespace one becomes a name here.
     [
       'charts/redis-operator/templates/monitoring-rules.yaml',
@@ -82,7 +99,10 @@ test("the operator's alert texts name Leases that exist, with the shipped SHARDS
       await t.test(`${file} ${alert}`, () => {
         const annotations = byName.get(alert);
         assert.ok(annotations, `${alert} is in ${file}`);
-        assertNamesExistingLeases(`${file} ${alert}`, `${String(annotations['summary'])} ${String(annotations['description'])}`);
+        assertNamesExistingLeases(
+          `${file} ${alert}`,
+          `${String(annotations['summary'])} ${String(annotations['description'])}`,
+        );
       });
     }
   }

@@ -57,7 +57,11 @@ export function liveRedis(): Json {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs: number): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
@@ -77,7 +81,9 @@ async function installComponent(lc: SystemCluster, dir: string): Promise<void> {
 
 /** Each dashboard panel's queries as Grafana would send them for "all" namespaces and Redis. */
 export function dashboardQueries(): Array<{ panel: string; exprs: string[] }> {
-  const dash = JSON.parse(readFileSync(path.join(REPO_ROOT, 'manifests/components/monitoring/grafana-dashboard.json'), 'utf8')) as Json;
+  const dash = JSON.parse(
+    readFileSync(path.join(REPO_ROOT, 'manifests/components/monitoring/grafana-dashboard.json'), 'utf8'),
+  ) as Json;
   return (dash['panels'] as Json[]).map((p) => ({
     panel: String(p['title']),
     exprs: (p['targets'] as Json[]).map((t) =>
@@ -87,7 +93,12 @@ export function dashboardQueries(): Array<{ panel: string; exprs: string[] }> {
 }
 
 /** One object through the real kubectl, or undefined while it does not exist. */
-async function getObject(lc: SystemCluster, resource: string, namespace: string, name: string): Promise<Json | undefined> {
+async function getObject(
+  lc: SystemCluster,
+  resource: string,
+  namespace: string,
+  name: string,
+): Promise<Json | undefined> {
   const out = await lc.kubectl(['get', resource, name, '-n', namespace, '--ignore-not-found', '-o', 'json']);
   return out.trim() ? (JSON.parse(out) as Json) : undefined;
 }
@@ -103,8 +114,16 @@ export async function runLiveScenario(lc: SystemCluster, log: (line: string) => 
     await lc.kubectl(['apply', '-f', '-'], JSON.stringify(liveRedis()));
     const ours = () => lc.pods(LIVE_NAME, LIVE_NS);
     const roles = () => ours().map((p) => p.metadata.labels?.['redis.example.com/role']);
-    await waitFor('three pods, one labelled master', () => roles().length === 3 && roles().filter((r) => r === 'master').length === 1, 120_000);
-    const pm = await waitFor('the PodMonitor the decorator attached', () => getObject(lc, 'podmonitors.monitoring.coreos.com', LIVE_NS, LIVE_NAME), 60_000);
+    await waitFor(
+      'three pods, one labelled master',
+      () => roles().length === 3 && roles().filter((r) => r === 'master').length === 1,
+      120_000,
+    );
+    const pm = await waitFor(
+      'the PodMonitor the decorator attached',
+      () => getObject(lc, 'podmonitors.monitoring.coreos.com', LIVE_NS, LIVE_NAME),
+      60_000,
+    );
     const redisRule = await waitFor(
       'the PrometheusRule the decorator attached',
       () => getObject(lc, 'prometheusrules.monitoring.coreos.com', LIVE_NS, LIVE_NAME),
@@ -118,7 +137,9 @@ export async function runLiveScenario(lc: SystemCluster, log: (line: string) => 
     timings['attached_ms'] = Date.now() - t0;
 
     const pmConfigs = podMonitorScrapeConfigs(pm as unknown as PodMonitor);
-    const operatorIps = lc.sidecarNames().map((n) => String((lc.get('pods', n, 'redis-operator')?.['status'] as Json | undefined)?.['podIP'] ?? ''));
+    const operatorIps = lc
+      .sidecarNames()
+      .map((n) => String((lc.get('pods', n, 'redis-operator')?.['status'] as Json | undefined)?.['podIP'] ?? ''));
     const promDir = path.join(dir, 'prometheus');
     mkdirSync(promDir, { recursive: true });
     const writeTargets = () => writeFileSd(promDir, pmConfigs, ours() as unknown as Pod[]);
@@ -131,8 +152,16 @@ export async function runLiveScenario(lc: SystemCluster, log: (line: string) => 
         global: { scrape_interval: '1s', scrape_timeout: '1s', evaluation_interval: '1s' },
         scrape_configs: [
           ...withFileSd(pmConfigs),
-          { job_name: 'redis-operator-sidecar', honor_labels: true, static_configs: [{ targets: operatorIps.map((ip) => `${ip}:9121`) }] },
-          { job_name: 'redis-operator-hook', honor_labels: true, static_configs: [{ targets: operatorIps.map((ip) => `${ip}:8080`) }] },
+          {
+            job_name: 'redis-operator-sidecar',
+            honor_labels: true,
+            static_configs: [{ targets: operatorIps.map((ip) => `${ip}:9121`) }],
+          },
+          {
+            job_name: 'redis-operator-hook',
+            honor_labels: true,
+            static_configs: [{ targets: operatorIps.map((ip) => `${ip}:8080`) }],
+          },
         ],
       },
       ruleFiles: ruleFiles([redisRule, operatorRule] as unknown as PrometheusRule[]),
@@ -152,7 +181,12 @@ export async function runLiveScenario(lc: SystemCluster, log: (line: string) => 
         async () => {
           const up = await p.query(`redis_up{namespace="${LIVE_NS}",redis="${LIVE_NAME}"} == 1`);
           const leader = await p.query('max(redis_operator_leader) == 1');
-          return up.resultType === 'vector' && up.samples.length === 3 && leader.resultType === 'vector' && leader.samples.length === 1;
+          return (
+            up.resultType === 'vector' &&
+            up.samples.length === 3 &&
+            leader.resultType === 'vector' &&
+            leader.samples.length === 1
+          );
         },
         60_000,
       );
@@ -164,23 +198,29 @@ export async function runLiveScenario(lc: SystemCluster, log: (line: string) => 
 
       const master = ours().find((x) => x.metadata.labels?.['redis.example.com/role'] === 'master')!.metadata.name;
       const restarts = () =>
-        (((ours().find((x) => x.metadata.name === master)?.['status'] as Json | undefined)?.['containerStatuses'] ?? []) as Json[]).find(
-          (c) => c['name'] === 'redis',
-        )?.['restartCount'] ?? 0;
+        (
+          ((ours().find((x) => x.metadata.name === master)?.['status'] as Json | undefined)?.['containerStatuses'] ??
+            []) as Json[]
+        ).find((c) => c['name'] === 'redis')?.['restartCount'] ?? 0;
       const before = restarts();
       const fault = Date.now();
       log(`SIGKILL ${master}'s redis-server`);
       await lc.killPodProcess(LIVE_NS, master, 'SIGKILL', 'redis');
       await waitFor(
         'another pod labelled master',
-        () => ours().some((x) => x.metadata.name !== master && x.metadata.labels?.['redis.example.com/role'] === 'master'),
+        () =>
+          ours().some((x) => x.metadata.name !== master && x.metadata.labels?.['redis.example.com/role'] === 'master'),
         30_000,
       );
       timings['failover_ms'] = Date.now() - fault;
       await waitFor(`${master} restarted`, () => restarts() > before, 30_000);
       log(`SIGKILL ${master}'s redis-server again: the next restart waits out the 10 s back-off`);
       await lc.killPodProcess(LIVE_NS, master, 'SIGKILL', 'redis');
-      await waitFor(`${EXPECTED_ALERTS.join(' and ')} firing`, () => EXPECTED_ALERTS.every((a) => fired.has(a)), 60_000).catch(() => undefined);
+      await waitFor(
+        `${EXPECTED_ALERTS.join(' and ')} firing`,
+        () => EXPECTED_ALERTS.every((a) => fired.has(a)),
+        60_000,
+      ).catch(() => undefined);
       for (const a of EXPECTED_ALERTS) if (fired.has(a)) timings[`${a}_fired_ms`] = fired.get(a)! - fault;
       const resolved = await waitFor('every alert resolved', async () => (await firing()).length === 0, 90_000).then(
         () => true,

@@ -54,6 +54,11 @@ test('every series docs/monitoring.md documents for the sidecar exists in its re
 
 test('the role and lag series are among them (what on-call reads per pod)', () => {
   const docs = documented();
-  for (const name of ['redis_operator_pod_role', 'redis_operator_replication_lag_bytes', 'redis_operator_pod_link_up', 'redis_operator_pod_up'])
+  for (const name of [
+    'redis_operator_pod_role',
+    'redis_operator_replication_lag_bytes',
+    'redis_operator_pod_link_up',
+    'redis_operator_pod_up',
+  ])
     assert.deepEqual(docs.get(name), ['namespace', 'pod', 'redis'], name);
 });

@@ -14,8 +14,15 @@ import { buildApp } from '../../src/server/app.ts';
 import { createSidecarMetrics } from '../../src/sidecar/metrics.ts';
 import { promtool } from './prometheus.ts';
 
-const SYNC_REQUEST = JSON.parse(readFileSync(new URL('../fixtures/sync-request.json', import.meta.url), 'utf8')) as unknown;
-const REDIS = { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: 'cache', namespace: 'shop', uid: 'u-1' }, spec: { replicas: 2 } };
+const SYNC_REQUEST = JSON.parse(
+  readFileSync(new URL('../fixtures/sync-request.json', import.meta.url), 'utf8'),
+) as unknown;
+const REDIS = {
+  apiVersion: 'redis.example.com/v1',
+  kind: 'Redis',
+  metadata: { name: 'cache', namespace: 'shop', uid: 'u-1' },
+  spec: { replicas: 2 },
+};
 
 interface Lint {
   code: number;
@@ -33,11 +40,15 @@ async function lint(text: string): Promise<Lint> {
   return { code: r.code, problems };
 }
 
-/** The hook service's /metrics text after requests to the probes, three hook routes (ok, invalid, bad) and a missing route. */
+/**
+ * The hook service's /metrics text after requests to the probes, three hook routes (ok, invalid, bad) and a missing
+ * route.
+ */
 async function hookMetricsText(defaultMetrics: boolean): Promise<string> {
   const app = buildApp({ logger: pino({ level: 'silent' }), defaultMetrics });
   try {
-    const post = (url: string, payload: unknown) => app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
+    const post = (url: string, payload: unknown) =>
+      app.inject({ method: 'POST', url, payload: payload as Record<string, unknown> });
     const answers = [
       await app.inject({ method: 'GET', url: '/healthz' }),
       await app.inject({ method: 'GET', url: '/readyz' }),
@@ -104,7 +115,10 @@ const familiesOf = (text: string) => [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)
 
 test("the hook service's metrics draw no problem from promtool check metrics", async () => {
   const text = await hookMetricsText(false);
-  assert.deepEqual(familiesOf(text), ['redis_operator_hook_requests_total counter', 'redis_operator_hook_duration_seconds histogram']);
+  assert.deepEqual(familiesOf(text), [
+    'redis_operator_hook_requests_total counter',
+    'redis_operator_hook_duration_seconds histogram',
+  ]);
   assert.match(text, /redis_operator_hook_duration_seconds_bucket\{le="0\.0005",route="monitoring\/sync"\}/);
   const r = await lint(text);
   assert.deepEqual(r.problems, []);
@@ -165,7 +179,11 @@ test('as served (with Node.js default metrics), both draw exactly the problems o
 test('the linter is awake: a badly named metric of ours would be reported by name', async () => {
   // So an empty problem list above means promtool read the text and found nothing, not that it read nothing.
   const registry = new Registry();
-  new Counter({ name: 'redis_operator_probe_failures', help: 'A counter without its _total suffix.', registers: [registry] }).inc();
+  new Counter({
+    name: 'redis_operator_probe_failures',
+    help: 'A counter without its _total suffix.',
+    registers: [registry],
+  }).inc();
   const r = await lint(await registry.metrics());
   assert.deepEqual(r.problems, ['redis_operator_probe_failures counter metrics should have "_total" suffix']);
   assert.notEqual(r.code, 0);

@@ -29,15 +29,24 @@ test('route: the allow-list', async (t) => {
     ['POST', '/metrics', { status: 405, reason: 'only GET and HEAD' }],
     ['PUT', '/health', { status: 405, reason: 'only GET and HEAD' }],
   ];
-  for (const [method, url, want] of cases) await t.test(`${method} ${url}`, () => assert.deepEqual(route(method, url), want));
+  for (const [method, url, want] of cases)
+    await t.test(`${method} ${url}`, () => assert.deepEqual(route(method, url), want));
 });
 
 test('route: any other request line is refused (property)', () => {
   fc.assert(
-    fc.property(fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'get'), fc.string({ maxLength: 40 }), (method, url) => {
-      const r = route(method, url);
-      if ('pass' in r) assert.ok((method === 'GET' || method === 'HEAD') && (url === '/metrics' || url === '/health'), `${method} ${url} passed`);
-    }),
+    fc.property(
+      fc.constantFrom('GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'get'),
+      fc.string({ maxLength: 40 }),
+      (method, url) => {
+        const r = route(method, url);
+        if ('pass' in r)
+          assert.ok(
+            (method === 'GET' || method === 'HEAD') && (url === '/metrics' || url === '/health'),
+            `${method} ${url} passed`,
+          );
+      },
+    ),
     { numRuns: 2000 },
   );
 });
@@ -46,7 +55,9 @@ test('route: any other request line is refused (property)', () => {
 async function fakeExporter(): Promise<{ port: number; seen: string[]; close(): Promise<void> }> {
   const seen: string[] = [];
   const server = http.createServer((req, res) => {
-    seen.push(`${req.method} ${req.url} ae=${req.headers['accept-encoding'] ?? ''} cookie=${req.headers['cookie'] ?? ''}`);
+    seen.push(
+      `${req.method} ${req.url} ae=${req.headers['accept-encoding'] ?? ''} cookie=${req.headers['cookie'] ?? ''}`,
+    );
     if (req.url === '/health') {
       res.end('ok');
       return;
@@ -55,7 +66,11 @@ async function fakeExporter(): Promise<{ port: number; seen: string[]; close(): 
     res.end('redis_up 1\n');
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { port: (server.address() as AddressInfo).port, seen, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    port: (server.address() as AddressInfo).port,
+    seen,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 async function get(

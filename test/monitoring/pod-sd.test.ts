@@ -25,14 +25,28 @@ const MONITOR: PodMonitor = {
       {
         port: 'metrics',
         path: '/metrics',
-        relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_label_redis_example_com_role'], targetLabel: 'role', action: 'replace' }],
+        relabelings: [
+          {
+            sourceLabels: ['__meta_kubernetes_pod_label_redis_example_com_role'],
+            targetLabel: 'role',
+            action: 'replace',
+          },
+        ],
         metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'go_.*', action: 'drop' }],
       },
     ],
   },
 };
 
-function pod(o: { name: string; namespace?: string; host: number; metricsPort: number; instance?: string; role?: string; phase?: string }): Pod {
+function pod(o: {
+  name: string;
+  namespace?: string;
+  host: number;
+  metricsPort: number;
+  instance?: string;
+  role?: string;
+  phase?: string;
+}): Pod {
   return {
     metadata: {
       name: o.name,
@@ -49,11 +63,20 @@ function pod(o: { name: string; namespace?: string; host: number; metricsPort: n
       nodeName: 'node-1',
       containers: [
         { name: 'redis', image: 'redis:7', ports: [{ name: 'redis', containerPort: 6379, protocol: 'TCP' }] },
-        { name: 'exporter', image: 'oliver006/redis_exporter:v1.45.0', ports: [{ name: 'metrics', containerPort: o.metricsPort }] },
+        {
+          name: 'exporter',
+          image: 'oliver006/redis_exporter:v1.45.0',
+          ports: [{ name: 'metrics', containerPort: o.metricsPort }],
+        },
       ],
       initContainers: [{ name: 'init' }],
     },
-    status: { phase: o.phase ?? 'Running', podIP: ip(o.host), hostIP: '10.0.0.1', conditions: [{ type: 'Ready', status: 'True' }] },
+    status: {
+      phase: o.phase ?? 'Running',
+      podIP: ip(o.host),
+      hostIP: '10.0.0.1',
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
   };
 }
 
@@ -129,7 +152,12 @@ test("a real Prometheus runs the operator's scrape config: selected pods scraped
     const key = `${d.discoveredLabels['__meta_kubernetes_namespace']}/${d.discoveredLabels['__meta_kubernetes_pod_name']}`;
     dropped[key] = (dropped[key] ?? 0) + 1;
   }
-  assert.deepEqual(dropped, { 'team-a/my-redis-0': 2, 'team-a/my-redis-1': 2, 'team-a/other-0': 3, 'team-a/my-redis-2': 3 });
+  assert.deepEqual(dropped, {
+    'team-a/my-redis-0': 2,
+    'team-a/my-redis-1': 2,
+    'team-a/other-0': 3,
+    'team-a/my-redis-2': 3,
+  });
 
   const series = await until(
     'redis_up from both pods',

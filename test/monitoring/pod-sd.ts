@@ -91,7 +91,10 @@ export function podTargetGroups(pods: Pod[]): TargetGroup[] {
     const ip = pod.status?.podIP;
     if (!ip) continue;
     const base = podLabels(pod);
-    const containers = [...pod.spec.containers.map((c) => ({ c, init: false })), ...(pod.spec.initContainers ?? []).map((c) => ({ c, init: true }))];
+    const containers = [
+      ...pod.spec.containers.map((c) => ({ c, init: false })),
+      ...(pod.spec.initContainers ?? []).map((c) => ({ c, init: true })),
+    ];
     for (const { c, init } of containers) {
       const statuses = (init ? pod.status?.initContainerStatuses : pod.status?.containerStatuses) ?? [];
       const container = {
@@ -143,7 +146,8 @@ export function withFileSd(configs: ScrapeConfig[]): ScrapeConfig[] {
     const out: ScrapeConfig = {};
     // Same key order, so a diff against the kubernetes_sd form shows only the SD entry.
     for (const [k, v] of Object.entries(c)) {
-      if (k === 'kubernetes_sd_configs') out['file_sd_configs'] = [{ files: [fileSdPath(String(c['job_name']))], refresh_interval: '1s' }];
+      if (k === 'kubernetes_sd_configs')
+        out['file_sd_configs'] = [{ files: [fileSdPath(String(c['job_name']))], refresh_interval: '1s' }];
       else out[k] = v;
     }
     return out;

@@ -54,14 +54,21 @@ test('the tools resolve, at the pinned versions', () => {
 });
 
 test('a non-loopback listen address is refused before anything starts', async () => {
-  await assert.rejects(startPrometheus({ config: {}, listen: '0.0.0.0:9090' }), /refusing listen address 0\.0\.0\.0:9090/);
+  await assert.rejects(
+    startPrometheus({ config: {}, listen: '0.0.0.0:9090' }),
+    /refusing listen address 0\.0\.0\.0:9090/,
+  );
   await assert.rejects(startPrometheus({ config: {}, listen: `${IP}:0` }), /refusing listen address/);
 });
 
 test('a real Prometheus scrapes a loopback server; the alert fires at 1, resolves at 0; reloads apply or are refused', async (t) => {
   const target = await metricsServer();
   t.after(() => new Promise<void>((r) => target.server.close(() => r())));
-  const prom: Prometheus = await startPrometheus({ config: config(target.port), ruleFiles: { 'demo.yml': RULES }, listen: IP });
+  const prom: Prometheus = await startPrometheus({
+    config: config(target.port),
+    ruleFiles: { 'demo.yml': RULES },
+    listen: IP,
+  });
   t.after(() => prom.stop());
   const dump = () => prom.logTail(20).join('\n');
 
@@ -72,10 +79,15 @@ test('a real Prometheus scrapes a loopback server; the alert fires at 1, resolve
   const rules = await promtool(['check', 'rules', path.join(prom.dir, 'rules/demo.yml')]);
   assert.equal(rules.code, 0, rules.stdout + rules.stderr);
 
-  const targets = await until('the demo target up', async () => (await prom.targets()).activeTargets.find((x) => x.health === 'up'), WAIT_MS, {
-    ...EVERY,
-    dump,
-  });
+  const targets = await until(
+    'the demo target up',
+    async () => (await prom.targets()).activeTargets.find((x) => x.health === 'up'),
+    WAIT_MS,
+    {
+      ...EVERY,
+      dump,
+    },
+  );
   assert.equal(targets.labels['job'], 'demo');
   await until(
     'demo_flag == 0 scraped',
@@ -110,9 +122,15 @@ test('a real Prometheus scrapes a loopback server; the alert fires at 1, resolve
   // A reload with a further rule file: both groups are loaded.
   await prom.reload(undefined, {
     'demo.yml': RULES,
-    'recorded.yml': 'groups:\n  - name: recorded\n    rules:\n      - record: demo:flag:x2\n        expr: demo_flag * 2\n',
+    'recorded.yml':
+      'groups:\n  - name: recorded\n    rules:\n      - record: demo:flag:x2\n        expr: demo_flag * 2\n',
   });
-  await until('the recorded group loaded', async () => (await prom.rules()).some((g) => g.name === 'recorded'), WAIT_MS, EVERY);
+  await until(
+    'the recorded group loaded',
+    async () => (await prom.rules()).some((g) => g.name === 'recorded'),
+    WAIT_MS,
+    EVERY,
+  );
   await until(
     'demo:flag:x2 evaluated',
     async () => {
@@ -132,7 +150,10 @@ test('promtool refuses a broken config and a broken rule file', async (t) => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'promtool-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   writeFileSync(path.join(dir, 'bad.yml'), 'global: {scrape_interval: nonsense}\n');
-  writeFileSync(path.join(dir, 'bad-rules.yml'), 'groups:\n  - name: bad\n    rules:\n      - alert: Broken\n        expr: sum(\n');
+  writeFileSync(
+    path.join(dir, 'bad-rules.yml'),
+    'groups:\n  - name: bad\n    rules:\n      - alert: Broken\n        expr: sum(\n',
+  );
   const config = await promtool(['check', 'config', path.join(dir, 'bad.yml')]);
   assert.equal(config.code, 1, config.stdout + config.stderr);
   assert.match(config.stderr, /nonsense/);

@@ -56,7 +56,15 @@ export interface ActiveAlert {
 export interface RuleGroup {
   name: string;
   file: string;
-  rules: Array<{ type: 'alerting' | 'recording'; name: string; query: string; health: string; state?: string; lastError?: string; alerts?: ActiveAlert[] }>;
+  rules: Array<{
+    type: 'alerting' | 'recording';
+    name: string;
+    query: string;
+    health: string;
+    state?: string;
+    lastError?: string;
+    alerts?: ActiveAlert[];
+  }>;
 }
 
 export interface Target {
@@ -92,11 +100,16 @@ function parseListen(listen: string): { host: string; port: number } {
   const m = /^(127\.\d{1,3}\.\d{1,3}\.\d{1,3})(?::(\d{1,5}))?$/.exec(listen);
   const port = m?.[2] === undefined ? 0 : Number(m[2]);
   if (!m || (m[2] !== undefined && (port < 1 || port > 65535)))
-    throw new Error(`refusing listen address ${listen}: only 127.x.y.z (a port Prometheus binds itself) or 127.x.y.z:<port> with a port > 0`);
+    throw new Error(
+      `refusing listen address ${listen}: only 127.x.y.z (a port Prometheus binds itself) or 127.x.y.z:<port> with a port > 0`,
+    );
   return { host: m[1]!, port };
 }
 
-/** The port in Prometheus's `msg="Listening on" address=host:port` line: the address it bound, so the real port after a :0. */
+/**
+ * The port in Prometheus's `msg="Listening on" address=host:port` line: the address it bound, so the real port after a
+ * :0.
+ */
 function listeningOn(log: string): number | undefined {
   const m = /msg="Listening on" address=\S*:(\d+)/.exec(log);
   return m ? Number(m[1]) : undefined;
@@ -112,7 +125,8 @@ function writeRuleFiles(dir: string, ruleFiles: Record<string, string>): void {
   const rules = path.join(dir, RULES_DIR);
   mkdirSync(rules, { recursive: true });
   for (const name of Object.keys(ruleFiles)) {
-    if (!/^[\w.-]+$/.test(name) || name.startsWith('.')) throw new Error(`bad rule file name ${JSON.stringify(name)}: a plain file name`);
+    if (!/^[\w.-]+$/.test(name) || name.startsWith('.'))
+      throw new Error(`bad rule file name ${JSON.stringify(name)}: a plain file name`);
   }
   for (const old of readdirSync(rules)) if (!(old in ruleFiles)) rmSync(path.join(rules, old), { force: true });
   for (const [name, text] of Object.entries(ruleFiles)) writeFileSync(path.join(rules, name), text);
@@ -154,7 +168,11 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
     `--web.console.libraries=${path.join(dir, 'console_libraries')}`,
     ...(existsSync(assets) ? [`--web.local-assets=${assets}`] : []),
   ];
-  const group = spawnGroup([tools.prometheus, ...args], { cwd: dir, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, logFile });
+  const group = spawnGroup([tools.prometheus, ...args], {
+    cwd: dir,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    logFile,
+  });
   // Set once: when Prometheus picks the port, from its log (below) before anything uses the URL.
   let url = `http://${host}:${port}`;
   const logTail = (lines = 30) => tailLines(logFile, lines);
@@ -165,7 +183,10 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
       group.signal('SIGTERM');
       // A timer of its own, cleared: a pending one would hold the test process open for its length.
       let timer: NodeJS.Timeout | undefined;
-      const done = await Promise.race([group.exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 10_000)))]);
+      const done = await Promise.race([
+        group.exited.then(() => true),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 10_000))),
+      ]);
       clearTimeout(timer);
       if (!done) {
         group.signal('SIGKILL');
@@ -179,7 +200,8 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
   try {
     const timeout = options.readyTimeoutMs ?? 60_000;
     const deadline = Date.now() + timeout;
-    if (port === 0) url = `http://${host}:${await reportedPort('prometheus', group, () => listeningOn(logFrom(logFile, logOffset)), logTail, timeout)}`;
+    if (port === 0)
+      url = `http://${host}:${await reportedPort('prometheus', group, () => listeningOn(logFrom(logFile, logOffset)), logTail, timeout)}`;
     for (;;) {
       if (!group.alive()) throw new Error(`prometheus exited before it was ready:\n${logTail().join('\n')}`);
       const ready = await fetch(`${url}/-/ready`, { signal: AbortSignal.timeout(2000) }).then(
@@ -187,7 +209,8 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
         () => false,
       );
       if (ready) break;
-      if (Date.now() > deadline) throw new Error(`prometheus on ${url} not ready within ${timeout} ms:\n${logTail().join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(`prometheus on ${url} not ready within ${timeout} ms:\n${logTail().join('\n')}`);
       await sleep(100);
     }
     log(`prometheus ${tools.versions.prometheus} ready on ${url} (${dir})`);
@@ -202,12 +225,18 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Prome
     dir,
     logFile,
     async query(expr) {
-      const data = await api<{ resultType: string; result: unknown }>(`${url}/api/v1/query?${new URLSearchParams({ query: expr }).toString()}`);
+      const data = await api<{ resultType: string; result: unknown }>(
+        `${url}/api/v1/query?${new URLSearchParams({ query: expr }).toString()}`,
+      );
       if (data.resultType === 'vector') {
         const result = data.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
-        return { resultType: 'vector', samples: result.map((r) => ({ labels: r.metric, value: sampleValue(r.value) })) };
+        return {
+          resultType: 'vector',
+          samples: result.map((r) => ({ labels: r.metric, value: sampleValue(r.value) })),
+        };
       }
-      if (data.resultType === 'scalar') return { resultType: 'scalar', value: sampleValue(data.result as [number, string]) };
+      if (data.resultType === 'scalar')
+        return { resultType: 'scalar', value: sampleValue(data.result as [number, string]) };
       throw new Error(`query ${expr}: a ${data.resultType} result (only instant vectors and scalars are parsed)`);
     },
     alerts: async () => (await api<{ alerts: ActiveAlert[] }>(`${url}/api/v1/alerts`)).alerts,

@@ -26,7 +26,9 @@ export const SAMPLE_NAME = 'cache';
 export const REDIS_RULE_FILE = `redis-${SAMPLE_NAMESPACE}-${SAMPLE_NAME}.rules.yaml`;
 export const OPERATOR_RULE_FILE = 'operator.rules.yaml';
 export const RULE_TESTS_DIR = fileURLToPath(new URL('./rules/', import.meta.url));
-export const OPERATOR_RULES_MANIFEST = fileURLToPath(new URL('../../manifests/components/monitoring/operator-rules.yaml', import.meta.url));
+export const OPERATOR_RULES_MANIFEST = fileURLToPath(
+  new URL('../../manifests/components/monitoring/operator-rules.yaml', import.meta.url),
+);
 const TEST_SUFFIX = '.test.yaml';
 
 type Json = Record<string, unknown>;
@@ -64,7 +66,10 @@ export function sampleRuleFile(): string {
 
 /** operator-rules.yaml's spec.groups as a rule file. */
 export function operatorRuleFile(): string {
-  const manifest = parse(readFileSync(OPERATOR_RULES_MANIFEST, 'utf8')) as { kind?: string; spec?: { groups?: unknown[] } };
+  const manifest = parse(readFileSync(OPERATOR_RULES_MANIFEST, 'utf8')) as {
+    kind?: string;
+    spec?: { groups?: unknown[] };
+  };
   if (manifest.kind !== 'PrometheusRule' || !Array.isArray(manifest.spec?.groups))
     throw new Error(`${OPERATOR_RULES_MANIFEST} is no PrometheusRule with spec.groups`);
   return stringify({ groups: manifest.spec.groups });

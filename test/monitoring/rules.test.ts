@@ -30,7 +30,9 @@ import {
   type RuleFixture,
 } from './rule-files.ts';
 
-const DASHBOARD = fileURLToPath(new URL('../../manifests/components/monitoring/grafana-dashboard.json', import.meta.url));
+const DASHBOARD = fileURLToPath(
+  new URL('../../manifests/components/monitoring/grafana-dashboard.json', import.meta.url),
+);
 const S3 = { s3: { bucket: 'backups', region: 'us-east-1' } };
 
 let dir: string;
@@ -54,11 +56,17 @@ async function checkRules(file: string, text: string): Promise<{ rules: number }
   return { rules: Number(found[1]) };
 }
 
-const ruleCount = (text: string) => (parse(text) as { groups: Array<{ rules: unknown[] }> }).groups.reduce((n, g) => n + g.rules.length, 0);
+const ruleCount = (text: string) =>
+  (parse(text) as { groups: Array<{ rules: unknown[] }> }).groups.reduce((n, g) => n + g.rules.length, 0);
 
 /** Every alert overridden at once: thresholds in each unit's other spelling, other durations and severities. */
 function everyAlertOverridden(): Array<Record<string, unknown>> {
-  const threshold: Partial<Record<string, string | number>> = { HighMemoryUsage: '75%', ReplicationLag: '30s', FrequentFailovers: 5, BackupTooOld: '1.5' };
+  const threshold: Partial<Record<string, string | number>> = {
+    HighMemoryUsage: '75%',
+    ReplicationLag: '30s',
+    FrequentFailovers: 5,
+    BackupTooOld: '1.5',
+  };
   return ALERT_NAMES.map((name, i) => ({
     name,
     ...(ALERT_DEFAULTS[name].unit !== 'none' ? { threshold: threshold[name] } : {}),
@@ -74,10 +82,19 @@ const VARIANTS: Array<{ name: string; namespace?: string; redis?: string; spec: 
   { name: 'replicas 0', spec: { ...sampleSpecInput(), replicas: 0 } },
   { name: 'hibernating (with backups: only BackupFailed is left)', spec: { ...sampleSpecInput(), hibernate: true } },
   { name: 'hibernating without backups (no rules at all)', spec: { hibernate: true } },
-  { name: 'backups suspended', spec: { ...sampleSpecInput(), backup: { schedule: '0 */6 * * *', suspend: true, storage: S3 } } },
-  { name: 'backups @daily', spec: { ...sampleSpecInput(), backup: { schedule: '@daily', storage: { pvc: { claimName: 'backups' } } } } },
+  {
+    name: 'backups suspended',
+    spec: { ...sampleSpecInput(), backup: { schedule: '0 */6 * * *', suspend: true, storage: S3 } },
+  },
+  {
+    name: 'backups @daily',
+    spec: { ...sampleSpecInput(), backup: { schedule: '@daily', storage: { pvc: { claimName: 'backups' } } } },
+  },
   { name: 'every alert overridden', spec: { ...sampleSpecInput(), monitoring: { alerts: everyAlertOverridden() } } },
-  { name: 'every alert disabled', spec: { ...sampleSpecInput(), monitoring: { alerts: ALERT_NAMES.map((name) => ({ name, enabled: false })) } } },
+  {
+    name: 'every alert disabled',
+    spec: { ...sampleSpecInput(), monitoring: { alerts: ALERT_NAMES.map((name) => ({ name, enabled: false })) } },
+  },
   {
     name: 'the longest names (a 63-character namespace, a 40-character Redis)',
     namespace: 'payments-europe-west-production-cluster-blue-green-canary-stage',
@@ -131,7 +148,8 @@ describe('every alert has exactly one unit-test file', () => {
   test('each test file loads the rule file its alert is in', () => {
     const redisAlerts = new Set(alertNames(sampleRuleFile()));
     for (const f of ruleTestFiles()) {
-      const ruleFiles = (parse(readFileSync(path.join(RULE_TESTS_DIR, f), 'utf8')) as { rule_files?: string[] }).rule_files;
+      const ruleFiles = (parse(readFileSync(path.join(RULE_TESTS_DIR, f), 'utf8')) as { rule_files?: string[] })
+        .rule_files;
       assert.deepEqual(ruleFiles, [redisAlerts.has(alertOfTestFile(f)) ? REDIS_RULE_FILE : OPERATOR_RULE_FILE], f);
     }
   });
@@ -158,7 +176,13 @@ describe('promtool test rules, one alert at a time', () => {
       stringify({
         rule_files: [REDIS_RULE_FILE],
         evaluation_interval: '1m',
-        tests: [{ interval: '1m', input_series: [], alert_rule_test: [{ eval_time: '5m', alertname: 'RedisNoMaster', exp_alerts: [] }] }],
+        tests: [
+          {
+            interval: '1m',
+            input_series: [],
+            alert_rule_test: [{ eval_time: '5m', alertname: 'RedisNoMaster', exp_alerts: [] }],
+          },
+        ],
       }),
     );
     const r = await runAlertTest(fixture, 'wrong.test.yaml');
@@ -183,7 +207,10 @@ function concrete(query: string, where: string): string {
 /** A template variable's query: label_values(<selector>, <label>) is its selector, anything else must be PromQL. */
 function templateExpr(query: string): string {
   const m = /^\s*label_values\((.+),\s*[a-zA-Z_][a-zA-Z0-9_]*\s*\)\s*$/s.exec(query);
-  assert.ok(m || !query.trim().startsWith('label_values('), `label_values without a selector cannot be parsed: ${query}`);
+  assert.ok(
+    m || !query.trim().startsWith('label_values('),
+    `label_values without a selector cannot be parsed: ${query}`,
+  );
   return m ? m[1]! : query;
 }
 
@@ -209,9 +236,18 @@ test('every query of the Grafana dashboard parses (as recording rules through pr
     // Grafana stores a query variable's query as a string or as {query, refId}.
     const q = typeof v.query === 'string' ? v.query : (v.query as { query?: string } | undefined)?.query;
     assert.ok(q, `template variable ${v.name} has no query`);
-    rules.push({ record: `dashboard:template:${v.name}`, expr: concrete(templateExpr(q), `template variable ${v.name}`) });
+    rules.push({
+      record: `dashboard:template:${v.name}`,
+      expr: concrete(templateExpr(q), `template variable ${v.name}`),
+    });
   }
-  assert.ok(targets > 0 && rules.length > targets, `the dashboard has panel targets (${targets}) and template queries (${rules.length - targets})`);
-  const { rules: found } = await checkRules('dashboard.rules.yaml', stringify({ groups: [{ name: 'dashboard', rules }] }));
+  assert.ok(
+    targets > 0 && rules.length > targets,
+    `the dashboard has panel targets (${targets}) and template queries (${rules.length - targets})`,
+  );
+  const { rules: found } = await checkRules(
+    'dashboard.rules.yaml',
+    stringify({ groups: [{ name: 'dashboard', rules }] }),
+  );
   assert.equal(found, rules.length);
 });

@@ -37,7 +37,13 @@ const SAMPLE: PodMonitor = {
         port: 'metrics',
         path: '/metrics',
         interval: '15s',
-        relabelings: [{ sourceLabels: ['__meta_kubernetes_pod_label_redis_example_com_role'], targetLabel: 'role', action: 'Replace' }],
+        relabelings: [
+          {
+            sourceLabels: ['__meta_kubernetes_pod_label_redis_example_com_role'],
+            targetLabel: 'role',
+            action: 'Replace',
+          },
+        ],
         metricRelabelings: [{ sourceLabels: ['__name__'], regex: 'go_.*', action: 'drop' }],
       },
     ],
@@ -57,7 +63,13 @@ const RULE: PrometheusRule = {
         query_offset: '1m',
         labels: { team: 'a' },
         rules: [
-          { alert: 'RedisDown', expr: 'redis_up{namespace="team-a"} == 0', for: '1m', labels: { severity: 'critical' }, annotations: { summary: 'down' } },
+          {
+            alert: 'RedisDown',
+            expr: 'redis_up{namespace="team-a"} == 0',
+            for: '1m',
+            labels: { severity: 'critical' },
+            annotations: { summary: 'down' },
+          },
           { alert: 'Always', expr: 1, for: '' },
           { record: 'redis:connected_clients:sum', expr: 'sum by (namespace) (redis_connected_clients)' },
         ],
@@ -80,12 +92,18 @@ test("a PodMonitor like the hook's: the scrape config prometheus-operator genera
       { action: 'drop', source_labels: ['__meta_kubernetes_pod_phase'], regex: '(Failed|Succeeded)' },
       {
         action: 'keep',
-        source_labels: ['__meta_kubernetes_pod_label_app_kubernetes_io_instance', '__meta_kubernetes_pod_labelpresent_app_kubernetes_io_instance'],
+        source_labels: [
+          '__meta_kubernetes_pod_label_app_kubernetes_io_instance',
+          '__meta_kubernetes_pod_labelpresent_app_kubernetes_io_instance',
+        ],
         regex: '(my-redis);true',
       },
       {
         action: 'keep',
-        source_labels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name', '__meta_kubernetes_pod_labelpresent_app_kubernetes_io_name'],
+        source_labels: [
+          '__meta_kubernetes_pod_label_app_kubernetes_io_name',
+          '__meta_kubernetes_pod_labelpresent_app_kubernetes_io_name',
+        ],
         regex: '(redis);true',
       },
       { action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: 'metrics' },
@@ -94,8 +112,18 @@ test("a PodMonitor like the hook's: the scrape config prometheus-operator genera
       { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
       { target_label: 'job', replacement: 'team-a/my-redis' },
       { target_label: 'endpoint', replacement: 'metrics' },
-      { source_labels: ['__meta_kubernetes_pod_label_redis_example_com_role'], target_label: 'role', action: 'replace' },
-      { source_labels: ['__address__', '__tmp_hash'], target_label: '__tmp_hash', regex: '(.+);', replacement: '$1', action: 'replace' },
+      {
+        source_labels: ['__meta_kubernetes_pod_label_redis_example_com_role'],
+        target_label: 'role',
+        action: 'replace',
+      },
+      {
+        source_labels: ['__address__', '__tmp_hash'],
+        target_label: '__tmp_hash',
+        regex: '(.+);',
+        replacement: '$1',
+        action: 'replace',
+      },
       { source_labels: ['__tmp_hash'], target_label: '__tmp_hash', modulus: 1, action: 'hashmod' },
       { source_labels: ['__tmp_hash', '__tmp_disable_sharding'], regex: '0;|.+;.+', action: 'keep' },
     ],
@@ -122,10 +150,17 @@ test('matchExpressions: In/NotIn keep/drop on value and presence, Exists/DoesNot
   assert.deepEqual(relabel.slice(2, 6), [
     {
       action: 'keep',
-      source_labels: ['__meta_kubernetes_pod_label_redis_example_com_role', '__meta_kubernetes_pod_labelpresent_redis_example_com_role'],
+      source_labels: [
+        '__meta_kubernetes_pod_label_redis_example_com_role',
+        '__meta_kubernetes_pod_labelpresent_redis_example_com_role',
+      ],
       regex: '(master|replica);true',
     },
-    { action: 'drop', source_labels: ['__meta_kubernetes_pod_label_tier', '__meta_kubernetes_pod_labelpresent_tier'], regex: '(cache);true' },
+    {
+      action: 'drop',
+      source_labels: ['__meta_kubernetes_pod_label_tier', '__meta_kubernetes_pod_labelpresent_tier'],
+      regex: '(cache);true',
+    },
     { action: 'keep', source_labels: ['__meta_kubernetes_pod_labelpresent_app'], regex: 'true' },
     { action: 'drop', source_labels: ['__meta_kubernetes_pod_labelpresent_legacy'], regex: 'true' },
   ]);
@@ -137,20 +172,27 @@ test('matchExpressions: In/NotIn keep/drop on value and presence, Exists/DoesNot
 test('namespaces: the own one by default, matchNames as given, none (all) for any; api_server access', () => {
   const sd = (spec: Partial<PodMonitor['spec']>, access?: Parameters<typeof podMonitorScrapeConfigs>[1]) =>
     (
-      podMonitorScrapeConfigs({ metadata: { name: 'x', namespace: 'own' }, spec: { selector: {}, podMetricsEndpoints: [{}], ...spec } }, access)[0]![
-        'kubernetes_sd_configs'
-      ] as unknown[]
+      podMonitorScrapeConfigs(
+        { metadata: { name: 'x', namespace: 'own' }, spec: { selector: {}, podMetricsEndpoints: [{}], ...spec } },
+        access,
+      )[0]!['kubernetes_sd_configs'] as unknown[]
     )[0];
   assert.deepEqual(sd({}), { role: 'pod', namespaces: { names: ['own'] } });
-  assert.deepEqual(sd({ namespaceSelector: { matchNames: ['a', 'b'] } }), { role: 'pod', namespaces: { names: ['a', 'b'] } });
-  assert.deepEqual(sd({ namespaceSelector: { any: true, matchNames: ['a'] } }), { role: 'pod' });
-  assert.deepEqual(sd({}, { apiServer: 'https://127.0.0.1:6443', bearerTokenFile: '/t', tlsConfig: { ca_file: '/ca' } }), {
+  assert.deepEqual(sd({ namespaceSelector: { matchNames: ['a', 'b'] } }), {
     role: 'pod',
-    namespaces: { names: ['own'] },
-    api_server: 'https://127.0.0.1:6443',
-    authorization: { type: 'Bearer', credentials_file: '/t' },
-    tls_config: { ca_file: '/ca' },
+    namespaces: { names: ['a', 'b'] },
   });
+  assert.deepEqual(sd({ namespaceSelector: { any: true, matchNames: ['a'] } }), { role: 'pod' });
+  assert.deepEqual(
+    sd({}, { apiServer: 'https://127.0.0.1:6443', bearerTokenFile: '/t', tlsConfig: { ca_file: '/ca' } }),
+    {
+      role: 'pod',
+      namespaces: { names: ['own'] },
+      api_server: 'https://127.0.0.1:6443',
+      authorization: { type: 'Bearer', credentials_file: '/t' },
+      tls_config: { ca_file: '/ca' },
+    },
+  );
 });
 
 test('jobLabel and podTargetLabels; honorLabels, scheme, one config per endpoint, PodMonitors in name order', () => {
@@ -180,14 +222,24 @@ test('jobLabel and podTargetLabels; honorLabels, scheme, one config per endpoint
     replacement: '${1}',
   });
   const job = at({ target_label: 'job', replacement: 'redis-operator/op' });
-  const jobLabel = at({ source_labels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name'], target_label: 'job', regex: '(.+)', replacement: '${1}' });
+  const jobLabel = at({
+    source_labels: ['__meta_kubernetes_pod_label_app_kubernetes_io_name'],
+    target_label: 'job',
+    regex: '(.+)',
+    replacement: '${1}',
+  });
   assert.ok(target > 0 && job > target && jobLabel === job + 1, JSON.stringify(relabel));
 
   const b = { ...SAMPLE, metadata: { name: 'b', namespace: 'team-a' } };
   const a = { ...SAMPLE, metadata: { name: 'a', namespace: 'team-b' } };
   assert.deepEqual(
     scrapeConfigs([a, pm, b]).map((c) => c['job_name']),
-    ['podMonitor/redis-operator/op/0', 'podMonitor/redis-operator/op/1', 'podMonitor/team-a/b/0', 'podMonitor/team-b/a/0'],
+    [
+      'podMonitor/redis-operator/op/0',
+      'podMonitor/redis-operator/op/1',
+      'podMonitor/team-a/b/0',
+      'podMonitor/team-b/a/0',
+    ],
   );
 });
 
@@ -211,18 +263,29 @@ test('every field the translation models is a field of the real v0.93.0 PodMonit
 test('what is not modelled is refused, never dropped', () => {
   const base = structuredClone(SAMPLE);
   assert.throws(
-    () => podMonitorScrapeConfigs({ ...base, spec: { ...base.spec, selectorMechanism: 'RoleSelector' } as PodMonitor['spec'] }),
+    () =>
+      podMonitorScrapeConfigs({
+        ...base,
+        spec: { ...base.spec, selectorMechanism: 'RoleSelector' } as PodMonitor['spec'],
+      }),
     /spec: selectorMechanism not modelled/,
   );
   assert.throws(
-    () => podMonitorScrapeConfigs({ ...base, spec: { ...base.spec, podMetricsEndpoints: [{ port: 'm', tlsConfig: {} } as never] } }),
+    () =>
+      podMonitorScrapeConfigs({
+        ...base,
+        spec: { ...base.spec, podMetricsEndpoints: [{ port: 'm', tlsConfig: {} } as never] },
+      }),
     /podMetricsEndpoints\[0\]: tlsConfig not modelled/,
   );
   assert.throws(
     () =>
       podMonitorScrapeConfigs({
         ...base,
-        spec: { ...base.spec, podMetricsEndpoints: [{ relabelings: [{ action: 'keep', sourceLabels: ['a'], bogus: 1 } as never] }] },
+        spec: {
+          ...base.spec,
+          podMetricsEndpoints: [{ relabelings: [{ action: 'keep', sourceLabels: ['a'], bogus: 1 } as never] }],
+        },
       }),
     /relabelings\[0\]: bogus not modelled/,
   );
@@ -238,7 +301,13 @@ test("a PrometheusRule: spec.groups sanitised for Prometheus 2.42, under the ope
         {
           name: 'redis.my-redis',
           rules: [
-            { alert: 'RedisDown', expr: 'redis_up{namespace="team-a"} == 0', for: '1m', labels: { severity: 'critical' }, annotations: { summary: 'down' } },
+            {
+              alert: 'RedisDown',
+              expr: 'redis_up{namespace="team-a"} == 0',
+              for: '1m',
+              labels: { severity: 'critical' },
+              annotations: { summary: 'down' },
+            },
             { alert: 'Always', expr: '1' },
             { record: 'redis:connected_clients:sum', expr: 'sum by (namespace) (redis_connected_clients)' },
           ],
@@ -256,7 +325,10 @@ test('promtool accepts the config built from the sample PodMonitor (file SD in p
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   mkdirSync(path.join(dir, 'rules'));
   for (const [name, text] of Object.entries(ruleFiles([RULE]))) writeFileSync(path.join(dir, 'rules', name), text);
-  const config = prometheusConfig({ podMonitors: [SAMPLE], access: { kubeconfigFile: path.join(dir, 'kubeconfig') } }) as { scrape_configs: ScrapeConfig[] };
+  const config = prometheusConfig({
+    podMonitors: [SAMPLE],
+    access: { kubeconfigFile: path.join(dir, 'kubeconfig') },
+  }) as { scrape_configs: ScrapeConfig[] };
   const file = path.join(dir, 'prometheus.yml');
   writeFileSync(file, stringify({ ...config, scrape_configs: withFileSd(config.scrape_configs) }));
   const r = await promtool(['check', 'config', file]);

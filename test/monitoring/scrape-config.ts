@@ -77,7 +77,13 @@ export type ApiAccess =
   | { kubeconfigFile: string }
   | {
       apiServer: string;
-      tlsConfig?: { ca_file?: string; cert_file?: string; key_file?: string; server_name?: string; insecure_skip_verify?: boolean };
+      tlsConfig?: {
+        ca_file?: string;
+        cert_file?: string;
+        key_file?: string;
+        server_name?: string;
+        insecure_skip_verify?: boolean;
+      };
       /** Sent as `authorization: {type: Bearer, credentials_file}` (the operator's non-deprecated form). */
       bearerTokenFile?: string;
     };
@@ -134,14 +140,22 @@ function selectorRelabelings(selector: LabelSelector, what: string): Array<Recor
   const out: Array<Record<string, unknown>> = [];
   // Sorted keys, as the operator emits them (its config must not change with map order).
   for (const k of Object.keys(selector.matchLabels ?? {}).sort()) {
-    out.push({ action: 'keep', source_labels: [podLabel(k), podLabelPresent(k)], regex: `(${selector.matchLabels![k]});true` });
+    out.push({
+      action: 'keep',
+      source_labels: [podLabel(k), podLabelPresent(k)],
+      regex: `(${selector.matchLabels![k]});true`,
+    });
   }
   for (const e of selector.matchExpressions ?? []) {
     const values = `(${(e.values ?? []).join('|')});true`;
-    if (e.operator === 'In') out.push({ action: 'keep', source_labels: [podLabel(e.key), podLabelPresent(e.key)], regex: values });
-    else if (e.operator === 'NotIn') out.push({ action: 'drop', source_labels: [podLabel(e.key), podLabelPresent(e.key)], regex: values });
-    else if (e.operator === 'Exists') out.push({ action: 'keep', source_labels: [podLabelPresent(e.key)], regex: 'true' });
-    else if (e.operator === 'DoesNotExist') out.push({ action: 'drop', source_labels: [podLabelPresent(e.key)], regex: 'true' });
+    if (e.operator === 'In')
+      out.push({ action: 'keep', source_labels: [podLabel(e.key), podLabelPresent(e.key)], regex: values });
+    else if (e.operator === 'NotIn')
+      out.push({ action: 'drop', source_labels: [podLabel(e.key), podLabelPresent(e.key)], regex: values });
+    else if (e.operator === 'Exists')
+      out.push({ action: 'keep', source_labels: [podLabelPresent(e.key)], regex: 'true' });
+    else if (e.operator === 'DoesNotExist')
+      out.push({ action: 'drop', source_labels: [podLabelPresent(e.key)], regex: 'true' });
     else throw new Error(`${what}: selector operator ${String(e.operator)} is not a label selector operator`);
   }
   return out;
@@ -172,7 +186,10 @@ export function podMonitorScrapeConfigs(pm: PodMonitor, access?: ApiAccess): Scr
   return (pm.spec.podMetricsEndpoints ?? []).map((ep, i) => {
     const epWhat = `${what} podMetricsEndpoints[${i}]`;
     refuseUnmodelled(epWhat, ep, MODELLED.endpoint);
-    const cfg: ScrapeConfig = { job_name: `podMonitor/${namespace}/${name}/${i}`, honor_labels: ep.honorLabels ?? false };
+    const cfg: ScrapeConfig = {
+      job_name: `podMonitor/${namespace}/${name}/${i}`,
+      honor_labels: ep.honorLabels ?? false,
+    };
     if (ep.honorTimestamps !== undefined) cfg['honor_timestamps'] = ep.honorTimestamps;
     cfg['kubernetes_sd_configs'] = [sdConfig(pm, namespace, access)];
     if (ep.interval) cfg['scrape_interval'] = ep.interval;
@@ -182,26 +199,51 @@ export function podMonitorScrapeConfigs(pm: PodMonitor, access?: ApiAccess): Scr
     // The CRD allows HTTP/HTTPS too; Prometheus only the lower case.
     if (ep.scheme) cfg['scheme'] = ep.scheme.toLowerCase();
 
-    const relabelings: Array<Record<string, unknown>> = [{ source_labels: ['job'], target_label: '__tmp_prometheus_job_name' }];
-    if (ep.filterRunning ?? true) relabelings.push({ action: 'drop', source_labels: ['__meta_kubernetes_pod_phase'], regex: '(Failed|Succeeded)' });
+    const relabelings: Array<Record<string, unknown>> = [
+      { source_labels: ['job'], target_label: '__tmp_prometheus_job_name' },
+    ];
+    if (ep.filterRunning ?? true)
+      relabelings.push({ action: 'drop', source_labels: ['__meta_kubernetes_pod_phase'], regex: '(Failed|Succeeded)' });
     relabelings.push(...selectorRelabelings(pm.spec.selector ?? {}, what));
-    if (ep.port) relabelings.push({ action: 'keep', source_labels: ['__meta_kubernetes_pod_container_port_name'], regex: ep.port });
+    if (ep.port)
+      relabelings.push({
+        action: 'keep',
+        source_labels: ['__meta_kubernetes_pod_container_port_name'],
+        regex: ep.port,
+      });
     relabelings.push(
       { source_labels: ['__meta_kubernetes_namespace'], target_label: 'namespace' },
       { source_labels: ['__meta_kubernetes_pod_container_name'], target_label: 'container' },
       { source_labels: ['__meta_kubernetes_pod_name'], target_label: 'pod' },
     );
     for (const l of pm.spec.podTargetLabels ?? []) {
-      relabelings.push({ source_labels: [podLabel(l)], target_label: sanitizeLabelName(l), regex: '(.+)', replacement: '${1}' });
+      relabelings.push({
+        source_labels: [podLabel(l)],
+        target_label: sanitizeLabelName(l),
+        regex: '(.+)',
+        replacement: '${1}',
+      });
     }
     // The default job stays when the jobLabel pod label is missing (regex (.+) does not match '').
     relabelings.push({ target_label: 'job', replacement: `${namespace}/${name}` });
-    if (pm.spec.jobLabel) relabelings.push({ source_labels: [podLabel(pm.spec.jobLabel)], target_label: 'job', regex: '(.+)', replacement: '${1}' });
+    if (pm.spec.jobLabel)
+      relabelings.push({
+        source_labels: [podLabel(pm.spec.jobLabel)],
+        target_label: 'job',
+        regex: '(.+)',
+        replacement: '${1}',
+      });
     if (ep.port) relabelings.push({ target_label: 'endpoint', replacement: ep.port });
     relabelings.push(...(ep.relabelings ?? []).map((rc, j) => relabel(rc, `${epWhat} relabelings[${j}]`)));
     // Sharding, one shard: $(SHARD) is 0 after the config-reloader's substitution; keeps every target.
     relabelings.push(
-      { source_labels: ['__address__', '__tmp_hash'], target_label: '__tmp_hash', regex: '(.+);', replacement: '$1', action: 'replace' },
+      {
+        source_labels: ['__address__', '__tmp_hash'],
+        target_label: '__tmp_hash',
+        regex: '(.+);',
+        replacement: '$1',
+        action: 'replace',
+      },
       { source_labels: ['__tmp_hash'], target_label: '__tmp_hash', modulus: 1, action: 'hashmod' },
       { source_labels: ['__tmp_hash', '__tmp_disable_sharding'], regex: '0;|.+;.+', action: 'keep' },
     );
@@ -215,11 +257,21 @@ export function podMonitorScrapeConfigs(pm: PodMonitor, access?: ApiAccess): Scr
 /** Every PodMonitor's scrape configs, in the operator's order (by `<namespace>/<name>`). */
 export function scrapeConfigs(podMonitors: PodMonitor[], access?: ApiAccess): ScrapeConfig[] {
   const key = (pm: PodMonitor) => `${pm.metadata.namespace ?? ''}/${pm.metadata.name}`;
-  return [...podMonitors].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)).flatMap((pm) => podMonitorScrapeConfigs(pm, access));
+  return [...podMonitors]
+    .sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0))
+    .flatMap((pm) => podMonitorScrapeConfigs(pm, access));
 }
 
-/** A whole prometheus.yml for startPrometheus(): `global` (default 1 s intervals), rule_files rules/*, the scrape configs. */
-export function prometheusConfig(options: { podMonitors: PodMonitor[]; access?: ApiAccess; global?: Record<string, unknown>; extra?: ScrapeConfig[] }): object {
+/**
+ * A whole prometheus.yml for startPrometheus(): `global` (default 1 s intervals), rule_files rules/*, the scrape
+ * configs.
+ */
+export function prometheusConfig(options: {
+  podMonitors: PodMonitor[];
+  access?: ApiAccess;
+  global?: Record<string, unknown>;
+  extra?: ScrapeConfig[];
+}): object {
   return {
     global: options.global ?? { scrape_interval: '1s', evaluation_interval: '1s' },
     rule_files: ['rules/*'],

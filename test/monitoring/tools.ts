@@ -17,7 +17,17 @@
 //   this prometheus and promtool); test/monitoring/pod-sd.ts stands in for it with file SD.
 // CLI: `node test/monitoring/tools.ts` fetches if needed and prints prometheus=<path> etc.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +55,10 @@ const TOOLS = [
 const FETCH_HINT = 'run `node test/monitoring/tools.ts` (or `npm run cluster:build`) to fetch them';
 
 export function monitoringCacheRoot(): string {
-  return process.env['MONITORING_CACHE_DIR'] ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-monitoring');
+  return (
+    process.env['MONITORING_CACHE_DIR'] ??
+    path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-monitoring')
+  );
 }
 
 function debianArch(): string {
@@ -55,7 +68,10 @@ function debianArch(): string {
 
 /** The cache directory for the pinned versions (whether fetched yet or not). */
 export function monitoringCacheDir(): string {
-  return path.join(monitoringCacheRoot(), `prometheus-${PROMETHEUS_VERSION}-redis-exporter-${EXPORTER_VERSION}-${debianArch()}`);
+  return path.join(
+    monitoringCacheRoot(),
+    `prometheus-${PROMETHEUS_VERSION}-redis-exporter-${EXPORTER_VERSION}-${debianArch()}`,
+  );
 }
 
 type ToolName = (typeof TOOLS)[number]['key'];
@@ -93,10 +109,18 @@ export function monitoringTools(): MonitoringTools {
   const order = [...TOOLS].sort((a, b) => Number(!process.env[a.env]) - Number(!process.env[b.env]));
   const paths = {} as Record<ToolName, string>;
   for (const t of order) paths[t.key] = monitoringTool(t.key);
-  if (memo && memo.prometheus === paths.prometheus && memo.promtool === paths.promtool && memo.redisExporter === paths.redisExporter) return memo;
+  if (
+    memo &&
+    memo.prometheus === paths.prometheus &&
+    memo.promtool === paths.promtool &&
+    memo.redisExporter === paths.redisExporter
+  )
+    return memo;
   let versions: MonitoringTools['versions'];
   try {
-    versions = JSON.parse(readFileSync(path.join(monitoringCacheDir(), 'versions.json'), 'utf8')) as MonitoringTools['versions'];
+    versions = JSON.parse(
+      readFileSync(path.join(monitoringCacheDir(), 'versions.json'), 'utf8'),
+    ) as MonitoringTools['versions'];
   } catch {
     versions = { prometheus: 'unknown', redisExporter: 'unknown' };
   }
@@ -107,9 +131,18 @@ export function monitoringTools(): MonitoringTools {
   return memo;
 }
 
-function run(cmd: string, args: string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; stderr: string; error?: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ code: number | null; stderr: string; error?: string }> {
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    const child = spawn(cmd, args, {
+      cwd,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
     let stderr = '';
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (c: string) => (stderr = (stderr + c).slice(-8192)));
@@ -142,7 +175,9 @@ function aptReason(stderr: string, error?: string): string {
  * Fetches the packages into the cache unless every binary already resolves; returns the tools.
  * Prints a line per step. Fails with the command to run when apt cannot deliver.
  */
-export async function ensureMonitoringTools(log: (line: string) => void = (l) => console.log(l)): Promise<MonitoringTools> {
+export async function ensureMonitoringTools(
+  log: (line: string) => void = (l) => console.log(l),
+): Promise<MonitoringTools> {
   try {
     return monitoringTools();
   } catch (err) {
@@ -150,7 +185,9 @@ export async function ensureMonitoringTools(log: (line: string) => void = (l) =>
   }
   for (const cmd of ['apt-get', 'dpkg-deb']) {
     if (spawnSync(cmd, ['--version'], { stdio: 'ignore' }).error) {
-      throw new Error(`fetching the monitoring tools needs ${cmd} (Debian/Ubuntu); or set PROMETHEUS_BIN, PROMTOOL_BIN and REDIS_EXPORTER_BIN`);
+      throw new Error(
+        `fetching the monitoring tools needs ${cmd} (Debian/Ubuntu); or set PROMETHEUS_BIN, PROMTOOL_BIN and REDIS_EXPORTER_BIN`,
+      );
     }
   }
   const dir = monitoringCacheDir();
@@ -179,12 +216,15 @@ export async function ensureMonitoringTools(log: (line: string) => void = (l) =>
       const want = pkg === PROMETHEUS_PACKAGE ? PROMETHEUS_VERSION : EXPORTER_VERSION;
       // Debian versions are <upstream>[+ds][-revision]: the upstream part must be the pinned one.
       if (!new RegExp(`^${want.replace(/\./g, '\\.')}[+~-]`).test(version)) {
-        throw new Error(`apt offers ${pkg} ${version}, not ${want} (Debian bookworm's); set PROMETHEUS_BIN, PROMTOOL_BIN and REDIS_EXPORTER_BIN instead`);
+        throw new Error(
+          `apt offers ${pkg} ${version}, not ${want} (Debian bookworm's); set PROMETHEUS_BIN, PROMTOOL_BIN and REDIS_EXPORTER_BIN instead`,
+        );
       }
       versions[pkg === PROMETHEUS_PACKAGE ? 'prometheus' : 'redisExporter'] = version;
       execFileSync('dpkg-deb', ['-x', path.join(debs, deb), partial], { stdio: ['ignore', 'ignore', 'pipe'] });
     }
-    for (const t of TOOLS) if (!existsSync(path.join(partial, t.file))) throw new Error(`the packages hold no ${t.file}`);
+    for (const t of TOOLS)
+      if (!existsSync(path.join(partial, t.file))) throw new Error(`the packages hold no ${t.file}`);
     writeFileSync(path.join(partial, 'versions.json'), `${JSON.stringify(versions)}\n`);
     rmSync(dir, { recursive: true, force: true });
     renameSync(partial, dir);

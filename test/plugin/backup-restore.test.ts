@@ -12,7 +12,11 @@ test('backup: refused without spec.backup.storage, naming it; storage alone is e
   const cases: Array<[string, Record<string, unknown> | undefined, boolean]> = [
     ['no spec at all', undefined, true],
     ['the example Redis: no spec.backup', { replicas: 2 }, true],
-    ['spec.backup without storage (as a stored object never is, but read as such)', { backup: { schedule: '@daily' } }, true],
+    [
+      'spec.backup without storage (as a stored object never is, but read as such)',
+      { backup: { schedule: '@daily' } },
+      true,
+    ],
     ['spec.backup.storage alone', { backup: { storage: S3 } }, false],
     ['with a schedule', { backup: { schedule: '@daily', storage: S3 } }, false],
   ];
@@ -25,8 +29,15 @@ test('backup: refused without spec.backup.storage, naming it; storage alone is e
 });
 
 test('restore --like: what carries over, what is left out and said', async (t) => {
-  const base = { version: '7.2', replicas: 1, backup: { schedule: '@daily', storage: S3 }, config: { 'maxmemory-policy': 'allkeys-lru' } };
-  const cases: Array<[string, Record<string, unknown>, string | undefined, Record<string, unknown> | string, RegExp[]]> = [
+  const base = {
+    version: '7.2',
+    replicas: 1,
+    backup: { schedule: '@daily', storage: S3 },
+    config: { 'maxmemory-policy': 'allkeys-lru' },
+  };
+  const cases: Array<
+    [string, Record<string, unknown>, string | undefined, Record<string, unknown> | string, RegExp[]]
+  > = [
     ['a plain Redis: everything carries over', base, undefined, base, []],
     [
       'its restore and hibernation are left out, and said',
@@ -64,7 +75,13 @@ test('restore --like: what carries over, what is left out and said', async (t) =
       { ...base, tls: { secretName: 'copy-tls' } },
       [/^spec\.tls\.secretName src-tls of src \(replaced by --tls-secret copy-tls\)$/],
     ],
-    ['--tls-secret without TLS on the other: the new Redis serves TLS', base, 'copy-tls', { ...base, tls: { secretName: 'copy-tls' } }, []],
+    [
+      '--tls-secret without TLS on the other: the new Redis serves TLS',
+      base,
+      'copy-tls',
+      { ...base, tls: { secretName: 'copy-tls' } },
+      [],
+    ],
     ['--tls-secret must be a Secret name', base, 'Copy TLS', '--tls-secret "Copy TLS": not a Secret name', []],
   ];
   for (const [what, source, tlsSecret, want, said] of cases)

@@ -25,12 +25,21 @@ const pod = (name: string, o: { role?: string; ready?: boolean; tls?: boolean; s
       ...(o.shard !== undefined ? { 'redis.example.com/shard': String(o.shard) } : {}),
     },
   },
-  spec: { containers: [{ name: 'sidecar' }, { name: 'redis', volumeMounts: [{ mountPath: '/data' }, ...(o.tls ? [{ mountPath: '/tls' }] : [])] }] },
+  spec: {
+    containers: [
+      { name: 'sidecar' },
+      { name: 'redis', volumeMounts: [{ mountPath: '/data' }, ...(o.tls ? [{ mountPath: '/tls' }] : [])] },
+    ],
+  },
   status: { conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True' }] },
 });
 
 test('chooseNode: the master by its role label, or the pod asked for', async (t) => {
-  const redis = [pod('r-master-0', { role: 'replica' }), pod('r-replica-0', { role: 'master', tls: true }), pod('r-replica-1', { role: 'replica' })];
+  const redis = [
+    pod('r-master-0', { role: 'replica' }),
+    pod('r-replica-0', { role: 'master', tls: true }),
+    pod('r-replica-1', { role: 'replica' }),
+  ];
   const cluster = [
     pod('c-shard-1-0', { role: 'master', shard: 1 }),
     pod('c-shard-0-0', { role: 'replica', shard: 0 }),
@@ -38,7 +47,12 @@ test('chooseNode: the master by its role label, or the pod asked for', async (t)
     pod('c-shard-2-0', { role: 'master', shard: 2 }),
   ];
   const rows: Array<[string, CliPod[], string | undefined, ReturnType<typeof chooseNode>]> = [
-    ['the pod labelled master, TLS from its mount', redis, undefined, { ok: true, node: { pod: 'r-replica-0', tls: true, cluster: false } }],
+    [
+      'the pod labelled master, TLS from its mount',
+      redis,
+      undefined,
+      { ok: true, node: { pod: 'r-replica-0', tls: true, cluster: false } },
+    ],
     ['--pod a replica', redis, 'r-replica-1', { ok: true, node: { pod: 'r-replica-1', tls: false, cluster: false } }],
     [
       '--pod not one of its pods',
@@ -46,7 +60,16 @@ test('chooseNode: the master by its role label, or the pod asked for', async (t)
       'other-0',
       { ok: false, exit: 1, reason: 'other-0 is not a pod of "r" (its pods: r-master-0, r-replica-0, r-replica-1)' },
     ],
-    ['no pods', [], undefined, { ok: false, exit: 3, reason: 'no pod of a Redis or RedisCluster "r" in namespace "apps" (no such name, or hibernated)' }],
+    [
+      'no pods',
+      [],
+      undefined,
+      {
+        ok: false,
+        exit: 3,
+        reason: 'no pod of a Redis or RedisCluster "r" in namespace "apps" (no such name, or hibernated)',
+      },
+    ],
     [
       'nobody labelled master',
       [pod('r-master-0'), pod('r-replica-0')],
@@ -54,7 +77,8 @@ test('chooseNode: the master by its role label, or the pod asked for', async (t)
       {
         ok: false,
         exit: 1,
-        reason: 'no pod of "r" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of r-master-0, r-replica-0)',
+        reason:
+          'no pod of "r" is labelled master yet (a bootstrap or failover under way): wait, or give --pod (one of r-master-0, r-replica-0)',
       },
     ],
     [
@@ -63,15 +87,25 @@ test('chooseNode: the master by its role label, or the pod asked for', async (t)
       undefined,
       { ok: false, exit: 1, reason: 'r-master-0 and r-replica-0 are both labelled master: give --pod' },
     ],
-    ['a cluster: the Ready master of the lowest shard, with -c', cluster, undefined, { ok: true, node: { pod: 'c-shard-1-0', tls: false, cluster: true } }],
+    [
+      'a cluster: the Ready master of the lowest shard, with -c',
+      cluster,
+      undefined,
+      { ok: true, node: { pod: 'c-shard-1-0', tls: false, cluster: true } },
+    ],
     [
       'a Redis and a RedisCluster of one name',
       [pod('r-master-0', { role: 'master' }), pod('r-shard-0-0', { role: 'master', shard: 0 })],
       undefined,
-      { ok: false, exit: 1, reason: 'both a Redis and a RedisCluster are named "r": give --pod (one of r-master-0, r-shard-0-0)' },
+      {
+        ok: false,
+        exit: 1,
+        reason: 'both a Redis and a RedisCluster are named "r": give --pod (one of r-master-0, r-shard-0-0)',
+      },
     ],
   ];
-  for (const [name, pods, wanted, want] of rows) await t.test(name, () => assert.deepEqual(chooseNode('r', 'apps', pods, wanted), want));
+  for (const [name, pods, wanted, want] of rows)
+    await t.test(name, () => assert.deepEqual(chooseNode('r', 'apps', pods, wanted), want));
   await t.test("the selector names the Redis' and the cluster's pods, never backup pods", () =>
     assert.equal(
       cliPodSelector('r'),
@@ -88,7 +122,9 @@ test("cliScript connects as the probes do, then hands redis-cli the caller's arg
         `${redisCli(tls).replace('REDISCLI_AUTH="$OPERATOR_PASSWORD" redis-cli', 'export REDISCLI_AUTH="$OPERATOR_PASSWORD"; exec redis-cli')} "$@"`,
       ),
     );
-  await t.test('a cluster node: -c', () => assert.match(cliScript({ tls: false, cluster: true }), /exec redis-cli -c --user redis-operator /));
+  await t.test('a cluster node: -c', () =>
+    assert.match(cliScript({ tls: false, cluster: true }), /exec redis-cli -c --user redis-operator /),
+  );
 });
 
 test("kubectlExecArgs: kubectl's flags are fixed, the caller's arguments are passed last and unchanged", async (t) => {
@@ -118,14 +154,20 @@ test("kubectlExecArgs: kubectl's flags are fixed, the caller's arguments are pas
       fc.property(fc.array(fc.string({ unit: 'grapheme' })), fc.boolean(), (args, tty) => {
         const argv = kubectlExecArgs(node, { namespace: 'apps', tty, args });
         assert.deepEqual(argv.slice(argv.length - args.length), args);
-        assert.deepEqual(argv.slice(0, argv.length - args.length), kubectlExecArgs(node, { namespace: 'apps', tty, args: [] }));
+        assert.deepEqual(
+          argv.slice(0, argv.length - args.length),
+          kubectlExecArgs(node, { namespace: 'apps', tty, args: [] }),
+        );
       }),
     ),
   );
 });
 
 /** Runs what kubectl exec runs in the pod (the argv after `--`), with the pod's env, as a subprocess of this test. */
-function inPod(server: RedisServer, argv: string[]): { pid: number; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
+function inPod(
+  server: RedisServer,
+  argv: string[],
+): { pid: number; done: Promise<{ code: number | null; stdout: string; stderr: string }> } {
   const child = spawn(argv[0]!, argv.slice(1), {
     env: { PATH: process.env['PATH'] ?? '', POD_IP: server.ip, OPERATOR_PASSWORD: TEST_OPERATOR_PASSWORD },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -134,7 +176,10 @@ function inPod(server: RedisServer, argv: string[]): { pid: number; done: Promis
   let stderr = '';
   child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  return { pid: child.pid!, done: new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))) };
+  return {
+    pid: child.pid!,
+    done: new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr }))),
+  };
 }
 
 const podArgv = (tls: boolean, args: string[]) => {
@@ -149,7 +194,11 @@ test(
     const ca = makeCa();
     const servers = {
       plaintext: await startRedis(t, { ip: addr(OCTET, 1), minReplicasToWrite: 0 }),
-      tls: await startRedis(t, { ip: addr(OCTET, 2), minReplicasToWrite: 0, tls: issue(ca, { ips: [addr(OCTET, 2)] }) }),
+      tls: await startRedis(t, {
+        ip: addr(OCTET, 2),
+        minReplicasToWrite: 0,
+        tls: issue(ca, { ips: [addr(OCTET, 2)] }),
+      }),
     };
     for (const [kind, server] of Object.entries(servers)) {
       const tls = kind === 'tls';
@@ -172,7 +221,22 @@ test(
           fc.asyncProperty(
             fc.oneof(
               fc.string({ unit: 'grapheme', maxLength: 20 }),
-              fc.constantFrom('', ' ', '"', "'", '\\', '$OPERATOR_PASSWORD', '$(id)', '`id`', '; echo x', 'a\nb', '*', '--tls', '-h', '"$@"'),
+              fc.constantFrom(
+                '',
+                ' ',
+                '"',
+                "'",
+                '\\',
+                '$OPERATOR_PASSWORD',
+                '$(id)',
+                '`id`',
+                '; echo x',
+                'a\nb',
+                '*',
+                '--tls',
+                '-h',
+                '"$@"',
+              ),
             ),
             fc.string({ unit: 'grapheme', minLength: 1, maxLength: 20 }),
             async (value, key) => {
@@ -187,22 +251,38 @@ test(
       );
     }
 
-    await t.test("ps while a command runs: redis-cli's argv has no password; the password is only in its environment", async () => {
-      const { pid, done } = inPod(servers.tls, podArgv(true, ['--cacert', path.join(servers.tls.tlsDir, 'ca.crt'), 'BLPOP', 'no-such-list', '2']));
-      const read = (what: string) => readFileSync(`/proc/${pid}/${what}`, 'utf8').split('\0');
-      // sh execs redis-cli: the same pid, once its argv is redis-cli's.
-      const argv = await until('the shell replaced by redis-cli', () => {
-        try {
-          const a = read('cmdline');
-          return a[0] === 'redis-cli' ? a : undefined;
-        } catch {
-          return undefined;
-        }
-      });
-      assert.deepEqual(argv.slice(0, 9), ['redis-cli', '--tls', '--cacert', '/tls/ca.crt', '--user', 'redis-operator', '-h', servers.tls.ip, '-p']);
-      assert.ok(!argv.join(' ').includes(TEST_OPERATOR_PASSWORD));
-      assert.ok(read('environ').includes(`REDISCLI_AUTH=${TEST_OPERATOR_PASSWORD}`));
-      assert.equal((await done).stdout, '\n', 'BLPOP timed out: it ran, authenticated');
-    });
+    await t.test(
+      "ps while a command runs: redis-cli's argv has no password; the password is only in its environment",
+      async () => {
+        const { pid, done } = inPod(
+          servers.tls,
+          podArgv(true, ['--cacert', path.join(servers.tls.tlsDir, 'ca.crt'), 'BLPOP', 'no-such-list', '2']),
+        );
+        const read = (what: string) => readFileSync(`/proc/${pid}/${what}`, 'utf8').split('\0');
+        // sh execs redis-cli: the same pid, once its argv is redis-cli's.
+        const argv = await until('the shell replaced by redis-cli', () => {
+          try {
+            const a = read('cmdline');
+            return a[0] === 'redis-cli' ? a : undefined;
+          } catch {
+            return undefined;
+          }
+        });
+        assert.deepEqual(argv.slice(0, 9), [
+          'redis-cli',
+          '--tls',
+          '--cacert',
+          '/tls/ca.crt',
+          '--user',
+          'redis-operator',
+          '-h',
+          servers.tls.ip,
+          '-p',
+        ]);
+        assert.ok(!argv.join(' ').includes(TEST_OPERATOR_PASSWORD));
+        assert.ok(read('environ').includes(`REDISCLI_AUTH=${TEST_OPERATOR_PASSWORD}`));
+        assert.equal((await done).stdout, '\n', 'BLPOP timed out: it ran, authenticated');
+      },
+    );
   },
 );

@@ -41,9 +41,16 @@ const pod = (s: number, o: number, labels: Record<string, string> = clusterPodSe
 });
 const backupPod = {
   ...pod(0, 0, clusterBackupSelectorLabels(NAME)),
-  metadata: { ...pod(0, 0).metadata, name: `${NAME}-shard-0-backup-2938-abcde`, labels: { ...clusterBackupSelectorLabels(NAME), [SHARD_LABEL]: '0' } },
+  metadata: {
+    ...pod(0, 0).metadata,
+    name: `${NAME}-shard-0-backup-2938-abcde`,
+    labels: { ...clusterBackupSelectorLabels(NAME), [SHARD_LABEL]: '0' },
+  },
 };
-const redisPod = { metadata: { name: `${NAME}-master-0`, labels: podSelectorLabels(NAME) }, status: { conditions: [] } };
+const redisPod = {
+  metadata: { name: `${NAME}-master-0`, labels: podSelectorLabels(NAME) },
+  status: { conditions: [] },
+};
 const cluster = {
   metadata: { name: NAME, namespace: 'apps' },
   status: {
@@ -51,14 +58,40 @@ const cluster = {
     summary: { masters: '2/2', replicas: '1/2' },
     slotsCovered: 16384,
     shardStatus: [
-      { index: 0, master: `${NAME}-shard-0-0`, replicas: [`${NAME}-shard-0-1`], slots: '0-8191', slotCount: 8192, health: 'Healthy' as const },
-      { index: 1, master: `${NAME}-shard-1-0`, replicas: [], slots: '8192-16383', slotCount: 8192, health: 'Degraded' as const },
+      {
+        index: 0,
+        master: `${NAME}-shard-0-0`,
+        replicas: [`${NAME}-shard-0-1`],
+        slots: '0-8191',
+        slotCount: 8192,
+        health: 'Healthy' as const,
+      },
+      {
+        index: 1,
+        master: `${NAME}-shard-1-0`,
+        replicas: [],
+        slots: '8192-16383',
+        slotCount: 8192,
+        health: 'Degraded' as const,
+      },
     ],
-    conditions: [{ type: 'Ready', status: 'False' as const, reason: 'ReplicasMissing', message: 'shard 1: 0 of 1 replicas Ready and linked' }],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'False' as const,
+        reason: 'ReplicasMissing',
+        message: 'shard 1: 0 of 1 replicas Ready and linked',
+      },
+    ],
   },
 };
 const events = [
-  { type: 'Normal', reason: 'MasterChanged', message: 'shard 1: shop-shard-1-0 is master', lastTimestamp: new Date('2026-12-06T08:00:00Z') },
+  {
+    type: 'Normal',
+    reason: 'MasterChanged',
+    message: 'shard 1: shop-shard-1-0 is master',
+    lastTimestamp: new Date('2026-12-06T08:00:00Z'),
+  },
   { type: 'Normal', reason: 'SlotsAssigned', message: 'x', lastTimestamp: new Date('2026-12-06T08:01:00Z') },
 ];
 const operator: LeaderLookup = {
@@ -124,16 +157,27 @@ test('clusterStatusLines', async (t) => {
     assert.equal(l[0], 'RedisCluster apps/shop  phase Running  masters 2/2  replicas 1/2  slots 16384/16384'),
   );
   await t.test('the leading sidecar and its log command', () => {
-    assert.ok(l.includes('  op-a leads it (Lease redis-operator/redis-operator-sidecar-shard-3, shard 3 of 4, renewed 1s ago)'), l.join('\n'));
+    assert.ok(
+      l.includes('  op-a leads it (Lease redis-operator/redis-operator-sidecar-shard-3, shard 3 of 4, renewed 1s ago)'),
+      l.join('\n'),
+    );
     assert.ok(l.includes('  its log: kubectl logs -n redis-operator op-a -c sidecar'));
   });
-  await t.test('a line per shard with its health', () => assert.ok(l.some((x) => /^ {2}1\s+shop-shard-1-0\s+-\s+8192-16383\s+Degraded$/.test(x))));
+  await t.test('a line per shard with its health', () =>
+    assert.ok(l.some((x) => /^ {2}1\s+shop-shard-1-0\s+-\s+8192-16383\s+Degraded$/.test(x))),
+  );
   await t.test('a line per pod, no backup pod', () => {
     assert.ok(
-      l.some((x) => /^ {2}shop-shard-1-1\s+1\s+replica\s+yes\s+down\s+-\s+2\.0 MiB \/ 64\.0 MiB\s+10\s+2026-12-06T09:00:00\.000Z$/.test(x)),
+      l.some((x) =>
+        /^ {2}shop-shard-1-1\s+1\s+replica\s+yes\s+down\s+-\s+2\.0 MiB \/ 64\.0 MiB\s+10\s+2026-12-06T09:00:00\.000Z$/.test(
+          x,
+        ),
+      ),
       l.join('\n'),
     );
     assert.ok(!l.some((x) => x.includes('backup') || x.includes('shop-master-0')));
   });
-  await t.test('colour says the same words', () => assert.equal(stripVTControlCharacters(clusterStatusLines(v, coloured).join('\n')), l.join('\n')));
+  await t.test('colour says the same words', () =>
+    assert.equal(stripVTControlCharacters(clusterStatusLines(v, coloured).join('\n')), l.join('\n')),
+  );
 });

@@ -25,14 +25,26 @@ test("operator(): the Leases with the API server's Date, no Deployment", async (
           kind: 'LeaseList',
           metadata: {},
           items: [
-            { metadata: { name: 'redis-operator-sidecar' }, spec: { holderIdentity: 'a', renewTime: '2026-03-01T11:59:59.000000Z', leaseDurationSeconds: 3 } },
+            {
+              metadata: { name: 'redis-operator-sidecar' },
+              spec: { holderIdentity: 'a', renewTime: '2026-03-01T11:59:59.000000Z', leaseDurationSeconds: 3 },
+            },
           ],
         }),
       );
       return;
     }
     res.statusCode = 404;
-    res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'not found' }));
+    res.end(
+      JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        reason: 'NotFound',
+        code: 404,
+        message: 'not found',
+      }),
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   t.after(() => server.close());
@@ -44,7 +56,15 @@ test("operator(): the Leases with the API server's Date, no Deployment", async (
     JSON.stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'c', cluster: { server: `http://127.0.0.1:${(server.address() as { port: number }).port}`, 'insecure-skip-tls-verify': true } }],
+      clusters: [
+        {
+          name: 'c',
+          cluster: {
+            server: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
+            'insecure-skip-tls-verify': true,
+          },
+        },
+      ],
       users: [{ name: 'u', user: { token: 't' } }],
       contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
       'current-context': 'x',

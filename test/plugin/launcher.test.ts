@@ -7,7 +7,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,7 +37,10 @@ writeFileSync(
   join(dir, 'pretend.cjs'),
   `const v = process.env.PRETEND_NODE;\nObject.defineProperty(process.versions, 'node', { value: v });\nObject.defineProperty(process, 'version', { value: 'v' + v });\n`,
 );
-writeFileSync(join(dir, 'path/node'), `#!/bin/sh\nexec '${process.execPath}' --require '${join(dir, 'pretend.cjs')}' "$@"\n`);
+writeFileSync(
+  join(dir, 'path/node'),
+  `#!/bin/sh\nexec '${process.execPath}' --require '${join(dir, 'pretend.cjs')}' "$@"\n`,
+);
 chmodSync(join(dir, 'path/node'), 0o755);
 
 function launch(version: string, pathDirs: string[]) {
@@ -45,7 +57,10 @@ test('a node older than 22.18 is refused in one line, before any TypeScript is l
       const r = launch(version, [join(dir, 'path')]);
       assert.equal(r.status, 1, r.stderr);
       assert.equal(r.stdout, '');
-      assert.equal(r.stderr, `error: kubectl redis needs Node.js 22.18 or newer (it runs TypeScript by type stripping); ${process.execPath} is v${version}\n`);
+      assert.equal(
+        r.stderr,
+        `error: kubectl redis needs Node.js 22.18 or newer (it runs TypeScript by type stripping); ${process.execPath} is v${version}\n`,
+      );
     });
   }
 });
@@ -66,7 +81,10 @@ test("the machine's own old node, as a user on Node 20 would meet it", (t) => {
   const [major = 0, minor = 0] = (version ?? '').split('.').map(Number);
   if (!existsSync('/usr/bin/node') || version === undefined || major > 22 || (major === 22 && minor >= 18))
     return t.skip(`/usr/bin/node is ${version ?? 'absent'}, not older than 22.18`);
-  const r = spawnSync(join(dir, 'plugin/bin/kubectl-redis'), ['status', 'x'], { env: { PATH: '/usr/bin:/bin', HOME: dir }, encoding: 'utf8' });
+  const r = spawnSync(join(dir, 'plugin/bin/kubectl-redis'), ['status', 'x'], {
+    env: { PATH: '/usr/bin:/bin', HOME: dir },
+    encoding: 'utf8',
+  });
   assert.equal(r.status, 1);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   assert.match(r.stderr, /needs Node\.js 22\.18 or newer/);

@@ -21,10 +21,16 @@ const deployment = (env: Record<string, string>) => ({
 });
 const lease = (name: string, holder: string | null, secondsAgo: number, duration = 3): LeaseLike => ({
   metadata: { name },
-  spec: { holderIdentity: holder, renewTime: new Date(NOW - secondsAgo * 1000).toISOString(), leaseDurationSeconds: duration },
+  spec: {
+    holderIdentity: holder,
+    renewTime: new Date(NOW - secondsAgo * 1000).toISOString(),
+    leaseDurationSeconds: duration,
+  },
 });
 const shardLeases = (holders: Array<string | null>, secondsAgo = 1) =>
-  holders.map((h, i) => lease(`redis-operator-sidecar-shard-${i}`, h, secondsAgo)).concat([lease('redis-operator-sidecar-member-op-a', 'op-a', 1)]);
+  holders
+    .map((h, i) => lease(`redis-operator-sidecar-shard-${i}`, h, secondsAgo))
+    .concat([lease('redis-operator-sidecar-member-op-a', 'op-a', 1)]);
 
 test('leaderOf', async (t) => {
   const shard = shardOf('apps', 'my-redis', 4);
@@ -61,15 +67,32 @@ test('leaderOf', async (t) => {
   });
 
   await t.test('SHARDS unset (the sidecar default, 1): the single Lease', () => {
-    const l = leaderOf('apps', 'my-redis', deployment({}), [lease('redis-operator-sidecar', 'op-a', 0)], 'redis-operator', NOW);
+    const l = leaderOf(
+      'apps',
+      'my-redis',
+      deployment({}),
+      [lease('redis-operator-sidecar', 'op-a', 0)],
+      'redis-operator',
+      NOW,
+    );
     assert.ok(l.ok);
     assert.equal(l.view.lease, 'redis-operator-sidecar');
     assert.equal(l.view.holder, 'op-a');
-    assert.match(leaderLines(l)[0]!, /^ {2}op-a leads it \(Lease redis-operator\/redis-operator-sidecar, renewed 0s ago\)$/);
+    assert.match(
+      leaderLines(l)[0]!,
+      /^ {2}op-a leads it \(Lease redis-operator\/redis-operator-sidecar, renewed 0s ago\)$/,
+    );
   });
 
   await t.test('LEASE_NAME changes the Lease names', () => {
-    const l = leaderOf('apps', 'my-redis', deployment({ SHARDS: '4', LEASE_NAME: 'ops' }), [lease(`ops-shard-${shard}`, 'op-c', 0)], 'redis-operator', NOW);
+    const l = leaderOf(
+      'apps',
+      'my-redis',
+      deployment({ SHARDS: '4', LEASE_NAME: 'ops' }),
+      [lease(`ops-shard-${shard}`, 'op-c', 0)],
+      'redis-operator',
+      NOW,
+    );
     assert.ok(l.ok);
     assert.equal(l.view.lease, `ops-shard-${shard}`);
     assert.equal(l.view.holder, 'op-c');
@@ -88,12 +111,18 @@ test('leaderOf', async (t) => {
     const l = leaderOf('apps', 'my-redis', deployment({ SHARDS: '4' }), stale, 'redis-operator', NOW);
     assert.ok(l.ok);
     assert.equal(l.view.state, 'expired');
-    assert.match(leaderLines(l)[0]!, new RegExp(`nobody leads it: ${holders[shard]} held .* stopped renewing it, renewed 40s ago`));
+    assert.match(
+      leaderLines(l)[0]!,
+      new RegExp(`nobody leads it: ${holders[shard]} held .* stopped renewing it, renewed 40s ago`),
+    );
   });
 
   await t.test('a released Lease (no holder), or none at all: unheld', () => {
     const released = shardLeases(holders.map((h, i) => (i === shard ? null : h)));
-    for (const leases of [released, released.filter((x) => x.metadata?.name !== `redis-operator-sidecar-shard-${shard}`)]) {
+    for (const leases of [
+      released,
+      released.filter((x) => x.metadata?.name !== `redis-operator-sidecar-shard-${shard}`),
+    ]) {
       const l = leaderOf('apps', 'my-redis', deployment({ SHARDS: '4' }), leases, 'redis-operator', NOW);
       assert.ok(l.ok);
       assert.equal(l.view.state, 'unheld');
@@ -107,7 +136,10 @@ test('leaderOf', async (t) => {
     assert.match(leaderLines(unreadable)[0]!, /unknown: the Leases in namespace "ops-ns" could not be read/);
     const none = leaderOf('apps', 'my-redis', null, [], 'ops-ns', NOW);
     assert.equal(none.ok, false);
-    assert.match(leaderLines(none)[0]!, /no Lease redis-operator-sidecar or redis-operator-sidecar-shard-N in namespace "ops-ns"/);
+    assert.match(
+      leaderLines(none)[0]!,
+      /no Lease redis-operator-sidecar or redis-operator-sidecar-shard-N in namespace "ops-ns"/,
+    );
   });
 });
 
@@ -116,13 +148,23 @@ test('-o leader: the holding pod alone, or an error saying why there is none', a
   const shard = shardOf('apps', 'my-redis', 4);
   const holders = ['op-a', 'op-b', 'op-a', 'op-b'];
   await t.test('held', () =>
-    assert.equal(leaderName(leaderOf('apps', 'my-redis', deployment({ SHARDS: '4' }), shardLeases(holders), 'redis-operator', NOW)), holders[shard]),
+    assert.equal(
+      leaderName(
+        leaderOf('apps', 'my-redis', deployment({ SHARDS: '4' }), shardLeases(holders), 'redis-operator', NOW),
+      ),
+      holders[shard],
+    ),
   );
   await t.test('expired', () =>
     assert.throws(
-      () => leaderName(leaderOf('apps', 'my-redis', deployment({ SHARDS: '4' }), shardLeases(holders, 60), 'redis-operator', NOW)),
+      () =>
+        leaderName(
+          leaderOf('apps', 'my-redis', deployment({ SHARDS: '4' }), shardLeases(holders, 60), 'redis-operator', NOW),
+        ),
       /no sidecar leads it now/,
     ),
   );
-  await t.test('unknown', () => assert.throws(() => leaderName(leaderOf('apps', 'my-redis', null, null, 'redis-operator', NOW)), /unknown/));
+  await t.test('unknown', () =>
+    assert.throws(() => leaderName(leaderOf('apps', 'my-redis', null, null, 'redis-operator', NOW)), /unknown/),
+  );
 });

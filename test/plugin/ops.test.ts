@@ -10,9 +10,12 @@ test('switchover request', async (t) => {
     ['a repeat gets a tag so it runs again', 'r-1', 'r-1', 'r-1@t'],
     ['a repeat of a tagged one too', undefined, 'any@x', 'any@t'],
   ];
-  for (const [name, to, current, want] of cases) await t.test(name, () => assert.equal(ops.switchoverRequest(to, current, 't'), want));
+  for (const [name, to, current, want] of cases)
+    await t.test(name, () => assert.equal(ops.switchoverRequest(to, current, 't'), want));
   await t.test('the documented annotation', () =>
-    assert.deepEqual(ops.switchoverPatch('r-1'), { metadata: { annotations: { 'redis.example.com/switchover': 'r-1' } } }),
+    assert.deepEqual(ops.switchoverPatch('r-1'), {
+      metadata: { annotations: { 'redis.example.com/switchover': 'r-1' } },
+    }),
   );
 });
 
@@ -25,7 +28,9 @@ test('switchover progress', async (t) => {
     ['refused with the reason', 'r-1: Refused: r-1 is not Ready', 'refused'],
   ];
   for (const [name, s, want] of cases)
-    await t.test(name, () => assert.equal(ops.switchoverProgress('r-1', s === undefined ? {} : { switchover: s }).state, want));
+    await t.test(name, () =>
+      assert.equal(ops.switchoverProgress('r-1', s === undefined ? {} : { switchover: s }).state, want),
+    );
   await t.test('the refusal keeps the reason', () =>
     assert.match(ops.switchoverProgress('r-1', { switchover: 'r-1: Refused: r-1 is not Ready' }).line, /not Ready/),
   );
@@ -39,8 +44,11 @@ test('hibernate and wake progress', async (t) => {
     ['waking', false, { phase: 'Pending', conditions: [cond('Ready', 'False')] }, 'waiting'],
     ['awake', false, { phase: 'Running', conditions: [cond('Ready', 'True')] }, 'done'],
   ];
-  for (const [name, on, status, want] of cases) await t.test(name, () => assert.equal(ops.hibernateProgress(on, status).state, want));
-  await t.test('a merge patch of spec.hibernate', () => assert.deepEqual(ops.hibernatePatch(true), { spec: { hibernate: true } }));
+  for (const [name, on, status, want] of cases)
+    await t.test(name, () => assert.equal(ops.hibernateProgress(on, status).state, want));
+  await t.test('a merge patch of spec.hibernate', () =>
+    assert.deepEqual(ops.hibernatePatch(true), { spec: { hibernate: true } }),
+  );
 });
 
 test('backup and restore objects', async (t) => {
@@ -53,10 +61,15 @@ test('backup and restore objects', async (t) => {
     }),
   );
   await t.test('a new Redis with spec.restore.backup', () =>
-    assert.deepEqual(ops.restoreObject('new', 'ns', { backup: 'b' }, { replicas: 1 }).spec, { replicas: 1, restore: { backup: 'b' } }),
+    assert.deepEqual(ops.restoreObject('new', 'ns', { backup: 'b' }, { replicas: 1 }).spec, {
+      replicas: 1,
+      restore: { backup: 'b' },
+    }),
   );
   await t.test('or spec.restore.location', () =>
-    assert.deepEqual(ops.restoreObject('new', 'ns', { location: 's3://b/k.rdb' }, {}).spec, { restore: { location: 's3://b/k.rdb' } }),
+    assert.deepEqual(ops.restoreObject('new', 'ns', { location: 's3://b/k.rdb' }, {}).spec, {
+      restore: { location: 's3://b/k.rdb' },
+    }),
   );
   const backups: Array<[string, object | undefined, ops.Progress['state']]> = [
     ['no status yet', undefined, 'waiting'],
@@ -64,20 +77,39 @@ test('backup and restore objects', async (t) => {
     ['completed', { phase: 'Completed', location: 's3://b/k.rdb', sizeBytes: 5, replicationOffset: 9 }, 'done'],
     ['failed', { phase: 'Failed', reason: 'JobFailed', message: 'no bucket' }, 'refused'],
   ];
-  for (const [name, s, want] of backups) await t.test(`backup ${name}`, () => assert.equal(ops.backupProgress(s).state, want));
+  for (const [name, s, want] of backups)
+    await t.test(`backup ${name}`, () => assert.equal(ops.backupProgress(s).state, want));
   await t.test('restore completed only when Running', () => {
     assert.equal(ops.restoreProgress({ phase: 'Pending', restore: { phase: 'Completed' } as never }).state, 'waiting');
     assert.equal(ops.restoreProgress({ phase: 'Running', restore: { phase: 'Completed' } as never }).state, 'done');
-    assert.equal(ops.restoreProgress({ phase: 'Pending', restore: { phase: 'Failed', message: 'x' } as never }).state, 'refused');
+    assert.equal(
+      ops.restoreProgress({ phase: 'Pending', restore: { phase: 'Failed', message: 'x' } as never }).state,
+      'refused',
+    );
   });
 });
 
 test('errors name the problem', async (t) => {
   const get = { verb: 'get', resource: 'redises', name: 'nope', namespace: 'apps' };
   const cases: Array<[string, ops.Failure, RegExp, number]> = [
-    ['404: no such Redis, named with its namespace', { code: 404, message: 'not found' }, /^no such Redis "nope" in namespace "apps"$/, 3],
-    ['403: RBAC, with verb and resource', { code: 403, message: 'forbidden' }, /^not allowed by RBAC: you cannot get redises in namespace "apps"/, 4],
-    ['connection refused: unreachable', { code: undefined, errno: 'ECONNREFUSED', message: 'fetch failed' }, /^the API server is unreachable/, 5],
+    [
+      '404: no such Redis, named with its namespace',
+      { code: 404, message: 'not found' },
+      /^no such Redis "nope" in namespace "apps"$/,
+      3,
+    ],
+    [
+      '403: RBAC, with verb and resource',
+      { code: 403, message: 'forbidden' },
+      /^not allowed by RBAC: you cannot get redises in namespace "apps"/,
+      4,
+    ],
+    [
+      'connection refused: unreachable',
+      { code: undefined, errno: 'ECONNREFUSED', message: 'fetch failed' },
+      /^the API server is unreachable/,
+      5,
+    ],
     ['anything else: the verb and the message', { code: 500, message: 'boom' }, /^get redises nope failed: boom$/, 1],
   ];
   for (const [name, f, re, exit] of cases)
@@ -122,7 +154,8 @@ test('operator running', async (t) => {
     ],
     ['Leases of others only: not checked, not refused', null, [lease('x', expired, 'someone-else')], true],
   ];
-  for (const [name, d, l, want] of cases) await t.test(name, () => assert.equal(ops.operatorRunning(d, l, now).running, want));
+  for (const [name, d, l, want] of cases)
+    await t.test(name, () => assert.equal(ops.operatorRunning(d, l, now).running, want));
   await t.test('the reason says the operator is not running', () =>
     assert.match(ops.operatorRunning({ status: {} }, null, now).reason, /the operator is not running/),
   );
@@ -136,13 +169,22 @@ test("the Lease check's clock is the API server's", async (t) => {
     ['an unparsable header: the local clock', 'soon', local],
   ];
   for (const [name, header, want] of cases) await t.test(name, () => assert.equal(ops.clusterNow(header, local), want));
-  await t.test('a user clock 10 s ahead of the cluster: a 3 s Lease renewed a second ago is live on the cluster clock, not on the local one', () => {
-    const leases = [
-      { metadata: { name: 'redis-operator-sidecar' }, spec: { holderIdentity: 'a', renewTime: '2026-12-03T09:59:59Z', leaseDurationSeconds: 3 } },
-    ];
-    assert.equal(ops.operatorRunning(null, leases, local).running, false);
-    assert.equal(ops.operatorRunning(null, leases, ops.clusterNow('Thu, 03 Dec 2026 10:00:00 GMT', local)).running, true);
-  });
+  await t.test(
+    'a user clock 10 s ahead of the cluster: a 3 s Lease renewed a second ago is live on the cluster clock, not on the local one',
+    () => {
+      const leases = [
+        {
+          metadata: { name: 'redis-operator-sidecar' },
+          spec: { holderIdentity: 'a', renewTime: '2026-12-03T09:59:59Z', leaseDurationSeconds: 3 },
+        },
+      ];
+      assert.equal(ops.operatorRunning(null, leases, local).running, false);
+      assert.equal(
+        ops.operatorRunning(null, leases, ops.clusterNow('Thu, 03 Dec 2026 10:00:00 GMT', local)).running,
+        true,
+      );
+    },
+  );
 });
 
 test('bootstrap-without: only pods the bootstrap waits for now, with the data-loss warning', async (t) => {
@@ -163,7 +205,12 @@ test('bootstrap-without: only pods the bootstrap waits for now, with the data-lo
   });
   const refused: Array<[string, ReturnType<typeof redis>, string[], RegExp]> = [
     ['no bootstrap waits', redis(), ['r-replica-1'], /no bootstrap of r waits/],
-    ['a pod not waited for', waiting, ['r-replica-0'], /does not wait for r-replica-0; it waits for r-replica-1, r-master-0/],
+    [
+      'a pod not waited for',
+      waiting,
+      ['r-replica-0'],
+      /does not wait for r-replica-0; it waits for r-replica-1, r-master-0/,
+    ],
     ['not a pod name of this Redis', waiting, ['x-replica-1'], /give pod names of r/],
     ['no pod given', waiting, [], /give pod names of r/],
   ];

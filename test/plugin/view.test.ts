@@ -5,8 +5,18 @@ import { stripVTControlCharacters } from 'node:util';
 import { bytes, coloured, eventLines, eventViews, plain, statusLines, statusView } from '../../src/plugin/view.ts';
 
 // The labels the StatefulSets' pod selector puts on every pod of my-redis (api/labels.ts podSelectorLabels).
-const SELECTOR = { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator' };
-const pod = (name: string, role: string | null, ready: boolean, link: string | null, extra: Record<string, string> = {}) => ({
+const SELECTOR = {
+  'app.kubernetes.io/name': 'redis',
+  'app.kubernetes.io/instance': 'my-redis',
+  'app.kubernetes.io/managed-by': 'redis-operator',
+};
+const pod = (
+  name: string,
+  role: string | null,
+  ready: boolean,
+  link: string | null,
+  extra: Record<string, string> = {},
+) => ({
   metadata: {
     name,
     labels: { ...SELECTOR, ...(role ? { 'redis.example.com/role': role } : {}) } as Record<string, string>,
@@ -29,28 +39,50 @@ const redis = {
 const backupPod = {
   metadata: {
     name: 'my-redis-backup-29384720-x7k2p',
-    labels: { 'app.kubernetes.io/name': 'redis-backup', 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator' },
+    labels: {
+      'app.kubernetes.io/name': 'redis-backup',
+      'app.kubernetes.io/instance': 'my-redis',
+      'app.kubernetes.io/managed-by': 'redis-operator',
+    },
   },
   status: { conditions: [{ type: 'Ready', status: 'False' }] },
 };
 const pods = [
   backupPod,
-  pod('my-redis-replica-0', 'replica', false, 'down', { 'redis.example.com/replication': 'offset=900 lag=1572864 at=2026-12-03T10:00:05.000Z' }),
+  pod('my-redis-replica-0', 'replica', false, 'down', {
+    'redis.example.com/replication': 'offset=900 lag=1572864 at=2026-12-03T10:00:05.000Z',
+  }),
   pod('my-redis-master-0', 'master', true, 'up', {
     'redis.example.com/role-changed-by': 'failover from my-redis-replica-0 at offset 42',
     'redis.example.com/replication': 'offset=2473764 lag=- at=2026-12-03T10:00:04.000Z',
   }),
 ];
 const events = [
-  { type: 'Normal', reason: 'Switchover', message: 'planned switchover from a to b', lastTimestamp: new Date('2026-12-03T10:00:02Z') },
+  {
+    type: 'Normal',
+    reason: 'Switchover',
+    message: 'planned switchover from a to b',
+    lastTimestamp: new Date('2026-12-03T10:00:02Z'),
+  },
   { type: 'Normal', reason: 'RolloutStep', message: 'deleted x', lastTimestamp: new Date('2026-12-03T10:00:03Z') },
-  { type: 'Normal', reason: 'FailoverCompleted', message: 'b is master', lastTimestamp: new Date('2026-12-03T10:00:01Z') },
+  {
+    type: 'Normal',
+    reason: 'FailoverCompleted',
+    message: 'b is master',
+    lastTimestamp: new Date('2026-12-03T10:00:01Z'),
+  },
 ];
 const backups = [
   {
     metadata: { name: 'b1' },
     spec: { redis: 'my-redis' },
-    status: { phase: 'Completed' as const, sizeBytes: 10, replicationOffset: 7, location: 's3://b/k.rdb', completionTime: '2026-12-03T09:00:00Z' },
+    status: {
+      phase: 'Completed' as const,
+      sizeBytes: 10,
+      replicationOffset: 7,
+      location: 's3://b/k.rdb',
+      completionTime: '2026-12-03T09:00:00Z',
+    },
   },
   { metadata: { name: 'other' }, spec: { redis: 'someone-else' }, status: { phase: 'Completed' as const } },
 ];
@@ -81,7 +113,10 @@ test('statusView', async (t) => {
         );
       },
     ],
-    ["the sidecar's role note on the master", () => assert.equal(v.pods[0]!.roleChangedBy, 'failover from my-redis-replica-0 at offset 42')],
+    [
+      "the sidecar's role note on the master",
+      () => assert.equal(v.pods[0]!.roleChangedBy, 'failover from my-redis-replica-0 at offset 42'),
+    ],
     [
       'failovers and switchovers only, oldest first',
       () =>
@@ -104,11 +139,21 @@ test('statusView', async (t) => {
         assert.deepEqual(v.pods[1]!.replication, { offset: 900, lagBytes: 1572864, at: '2026-12-03T10:00:05.000Z' });
         assert.deepEqual(v.pods[0]!.replication, { offset: 2473764, lagBytes: null, at: '2026-12-03T10:00:04.000Z' });
         assert.equal(statusView(redis, [pod('p', 'replica', true, 'up')], [], []).pods[0]!.replication, null);
-        assert.equal(statusView(redis, [pod('p', 'replica', true, 'up', { 'redis.example.com/replication': 'garbage' })], [], []).pods[0]!.replication, null);
+        assert.equal(
+          statusView(redis, [pod('p', 'replica', true, 'up', { 'redis.example.com/replication': 'garbage' })], [], [])
+            .pods[0]!.replication,
+          null,
+        );
       },
     ],
-    ['a pod without the role label is "none"', () => assert.equal(statusView(redis, [pod('p', null, false, null)], [], []).pods[0]!.role, 'none')],
-    ['a Redis without status is Unknown', () => assert.equal(statusView({ metadata: { name: 'x' } }, [], [], []).phase, 'Unknown')],
+    [
+      'a pod without the role label is "none"',
+      () => assert.equal(statusView(redis, [pod('p', null, false, null)], [], []).pods[0]!.role, 'none'),
+    ],
+    [
+      'a Redis without status is Unknown',
+      () => assert.equal(statusView({ metadata: { name: 'x' } }, [], [], []).phase, 'Unknown'),
+    ],
     ['-o json round-trips', () => assert.deepEqual(JSON.parse(JSON.stringify(v)).master, 'my-redis-master-0')],
   ];
   for (const [name, check] of cases) await t.test(name, check);
@@ -141,8 +186,12 @@ test('statusLines', async (t) => {
       'each pod shows its offset, lag and when they were read',
       statusLines(v, plain),
       (l) => {
-        assert.ok(l.some((x) => /my-redis-master-0\s+master\s+yes\s+up\s+2473764\s+-\s+2026-12-03T10:00:04.000Z/.test(x)));
-        assert.ok(l.some((x) => /my-redis-replica-0\s+replica\s+no\s+down\s+900\s+1\.5 MiB\s+2026-12-03T10:00:05.000Z/.test(x)));
+        assert.ok(
+          l.some((x) => /my-redis-master-0\s+master\s+yes\s+up\s+2473764\s+-\s+2026-12-03T10:00:04.000Z/.test(x)),
+        );
+        assert.ok(
+          l.some((x) => /my-redis-replica-0\s+replica\s+no\s+down\s+900\s+1\.5 MiB\s+2026-12-03T10:00:05.000Z/.test(x)),
+        );
       },
     ],
     [
@@ -185,8 +234,16 @@ test('statusLines', async (t) => {
         ]);
       },
     ],
-    ['rollout progress', statusLines(v, plain), (l) => assert.ok(l.some((x) => x.includes('1/2 updated; stale: my-redis-replica-0')))],
-    ['the backup with size and offset', statusLines(v, plain), (l) => assert.ok(l.some((x) => /b1\s+Completed\s+10 bytes\s+offset 7/.test(x)))],
+    [
+      'rollout progress',
+      statusLines(v, plain),
+      (l) => assert.ok(l.some((x) => x.includes('1/2 updated; stale: my-redis-replica-0'))),
+    ],
+    [
+      'the backup with size and offset',
+      statusLines(v, plain),
+      (l) => assert.ok(l.some((x) => /b1\s+Completed\s+10 bytes\s+offset 7/.test(x))),
+    ],
   ];
   for (const [name, lines, check] of cases) await t.test(name, () => check(lines));
 });

@@ -20,13 +20,19 @@ export const S3_MODULE = path.join(HERE, 'build');
 export const S3_SERVER_MODULE = 'github.com/versity/versitygw';
 export const S3_SERVER_COMMAND = `${S3_SERVER_MODULE}/cmd/versitygw`;
 export const S3_SERVER_NAME = 'versitygw';
-export const S3_SERVER_VERSION = requiredVersion(readFileSync(path.join(S3_MODULE, 'go.mod'), 'utf8'), S3_SERVER_MODULE);
+export const S3_SERVER_VERSION = requiredVersion(
+  readFileSync(path.join(S3_MODULE, 'go.mod'), 'utf8'),
+  S3_SERVER_MODULE,
+);
 
 /** Link flags: stripped, with the version stamped in as versitygw's Makefile does (`versitygw --version`). */
 export const S3_LDFLAGS = `-s -w -X=main.Version=${S3_SERVER_VERSION} -X=main.Build=module-proxy`;
 
 export function s3CacheRoot(): string {
-  return process.env['S3_CACHE_DIR'] ?? path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-s3');
+  return (
+    process.env['S3_CACHE_DIR'] ??
+    path.join(process.env['XDG_CACHE_HOME'] ?? path.join(os.homedir(), '.cache'), 'redis-operator-s3')
+  );
 }
 
 /** The directory holding the binary for the pinned version (whether built yet or not). */

@@ -39,7 +39,9 @@ async function main(): Promise<void> {
     await new Promise(() => undefined);
     return;
   }
-  console.log(`usage: node test/s3/cli.ts build|up [ip] [port]\n(${S3_SERVER_NAME} ${S3_SERVER_VERSION} for this checkout: ${s3ServerBinary()})`);
+  console.log(
+    `usage: node test/s3/cli.ts build|up [ip] [port]\n(${S3_SERVER_NAME} ${S3_SERVER_VERSION} for this checkout: ${s3ServerBinary()})`,
+  );
 }
 
 main().catch((err: unknown) => {

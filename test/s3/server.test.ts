@@ -21,7 +21,14 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { isS3ServerBuilt, s3ServerBinary, startS3Server, S3_SERVER_NAME, S3_SERVER_VERSION, type S3Server } from './server.ts';
+import {
+  isS3ServerBuilt,
+  s3ServerBinary,
+  startS3Server,
+  S3_SERVER_NAME,
+  S3_SERVER_VERSION,
+  type S3Server,
+} from './server.ts';
 
 const IP = '127.0.70.1';
 const BUCKET = 'redis-backups';
@@ -32,7 +39,10 @@ const BIG = randomBytes(4 * PART_SIZE + 123_457); // ~20 MB: four full parts and
 
 const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
 
-function client(s3: S3Server, credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey }): S3Client {
+function client(
+  s3: S3Server,
+  credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+): S3Client {
   return new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials, maxAttempts: 1 });
 }
 
@@ -78,7 +88,12 @@ test(`${S3_SERVER_NAME} on ${IP} serves the AWS SDK: bucket, multipart upload, l
   });
 
   await t.test('multipart-uploads ~20 MB with lib-storage Upload', async () => {
-    const upload = new Upload({ client: c, params: { Bucket: BUCKET, Key: BIG_KEY, Body: BIG }, partSize: PART_SIZE, queueSize: 2 });
+    const upload = new Upload({
+      client: c,
+      params: { Bucket: BUCKET, Key: BIG_KEY, Body: BIG },
+      partSize: PART_SIZE,
+      queueSize: 2,
+    });
     const parts = new Set<number>();
     upload.on('httpUploadProgress', (p) => {
       if (p.part !== undefined) parts.add(p.part);
@@ -93,8 +108,17 @@ test(`${S3_SERVER_NAME} on ${IP} serves the AWS SDK: bucket, multipart upload, l
   });
 
   await t.test('lists by prefix', async () => {
-    await c.send(new PutObjectCommand({ Bucket: BUCKET, Key: `${PREFIX}manifest.json`, Body: '{"parts":1}', ContentType: 'application/json' }));
-    await c.send(new PutObjectCommand({ Bucket: BUCKET, Key: 'cluster-b/shard-0/dump-0001.rdb', Body: 'other cluster' }));
+    await c.send(
+      new PutObjectCommand({
+        Bucket: BUCKET,
+        Key: `${PREFIX}manifest.json`,
+        Body: '{"parts":1}',
+        ContentType: 'application/json',
+      }),
+    );
+    await c.send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: 'cluster-b/shard-0/dump-0001.rdb', Body: 'other cluster' }),
+    );
     const listed = await c.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
     assert.deepEqual(
       listed.Contents?.map((o) => [o.Key, o.Size]),
@@ -118,23 +142,41 @@ test(`${S3_SERVER_NAME} on ${IP} serves the AWS SDK: bucket, multipart upload, l
     assert.ok(body, 'a body');
     assert.equal(body.length, BIG.length);
     assert.equal(sha256(body), sha256(BIG));
-    const range = await c.send(new GetObjectCommand({ Bucket: BUCKET, Key: BIG_KEY, Range: `bytes=${PART_SIZE - 10}-${PART_SIZE + 9}` }));
-    assert.deepEqual(Buffer.from((await range.Body?.transformToByteArray()) ?? []), BIG.subarray(PART_SIZE - 10, PART_SIZE + 10));
+    const range = await c.send(
+      new GetObjectCommand({ Bucket: BUCKET, Key: BIG_KEY, Range: `bytes=${PART_SIZE - 10}-${PART_SIZE + 9}` }),
+    );
+    assert.deepEqual(
+      Buffer.from((await range.Body?.transformToByteArray()) ?? []),
+      BIG.subarray(PART_SIZE - 10, PART_SIZE + 10),
+    );
   });
 
   await t.test('deletes objects and the bucket', async () => {
     await c.send(new DeleteObjectCommand({ Bucket: BUCKET, Key: BIG_KEY }));
-    assert.deepEqual(await s3Error(c.send(new HeadObjectCommand({ Bucket: BUCKET, Key: BIG_KEY }))), { name: 'NotFound', status: 404 });
-    assert.deepEqual(await s3Error(c.send(new GetObjectCommand({ Bucket: BUCKET, Key: BIG_KEY }))), { name: 'NoSuchKey', status: 404 });
+    assert.deepEqual(await s3Error(c.send(new HeadObjectCommand({ Bucket: BUCKET, Key: BIG_KEY }))), {
+      name: 'NotFound',
+      status: 404,
+    });
+    assert.deepEqual(await s3Error(c.send(new GetObjectCommand({ Bucket: BUCKET, Key: BIG_KEY }))), {
+      name: 'NoSuchKey',
+      status: 404,
+    });
     const left = await c.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: PREFIX }));
     assert.deepEqual(
       left.Contents?.map((o) => o.Key),
       [`${PREFIX}manifest.json`],
     );
-    assert.deepEqual(await s3Error(c.send(new DeleteBucketCommand({ Bucket: BUCKET }))), { name: 'BucketNotEmpty', status: 409 });
-    for (const Key of [`${PREFIX}manifest.json`, 'cluster-b/shard-0/dump-0001.rdb']) await c.send(new DeleteObjectCommand({ Bucket: BUCKET, Key }));
+    assert.deepEqual(await s3Error(c.send(new DeleteBucketCommand({ Bucket: BUCKET }))), {
+      name: 'BucketNotEmpty',
+      status: 409,
+    });
+    for (const Key of [`${PREFIX}manifest.json`, 'cluster-b/shard-0/dump-0001.rdb'])
+      await c.send(new DeleteObjectCommand({ Bucket: BUCKET, Key }));
     await c.send(new DeleteBucketCommand({ Bucket: BUCKET }));
-    assert.deepEqual(await s3Error(c.send(new HeadBucketCommand({ Bucket: BUCKET }))), { name: 'NotFound', status: 404 });
+    assert.deepEqual(await s3Error(c.send(new HeadBucketCommand({ Bucket: BUCKET }))), {
+      name: 'NotFound',
+      status: 404,
+    });
   });
 
   await t.test('refuses wrong credentials', async () => {
@@ -144,9 +186,18 @@ test(`${S3_SERVER_NAME} on ${IP} serves the AWS SDK: bucket, multipart upload, l
       wrongSecret.destroy();
       unknownKey.destroy();
     });
-    assert.deepEqual(await s3Error(wrongSecret.send(new ListBucketsCommand({}))), { name: 'SignatureDoesNotMatch', status: 403 });
-    assert.deepEqual(await s3Error(wrongSecret.send(new CreateBucketCommand({ Bucket: 'intruder' }))), { name: 'SignatureDoesNotMatch', status: 403 });
-    assert.deepEqual(await s3Error(unknownKey.send(new ListBucketsCommand({}))), { name: 'InvalidAccessKeyId', status: 403 });
+    assert.deepEqual(await s3Error(wrongSecret.send(new ListBucketsCommand({}))), {
+      name: 'SignatureDoesNotMatch',
+      status: 403,
+    });
+    assert.deepEqual(await s3Error(wrongSecret.send(new CreateBucketCommand({ Bucket: 'intruder' }))), {
+      name: 'SignatureDoesNotMatch',
+      status: 403,
+    });
+    assert.deepEqual(await s3Error(unknownKey.send(new ListBucketsCommand({}))), {
+      name: 'InvalidAccessKeyId',
+      status: 403,
+    });
     // Nothing was created by the refused calls.
     const { Buckets } = await c.send(new ListBucketsCommand({}));
     assert.deepEqual(Buckets ?? [], []);

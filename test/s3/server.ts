@@ -65,11 +65,14 @@ function healthy(ip: string, port: number, healthPath: string, timeoutMs: number
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Starts versitygw on options.ip and waits until it answers. Throws when the binary is not built (see buildS3Server). */
+/**
+ * Starts versitygw on options.ip and waits until it answers. Throws when the binary is not built (see buildS3Server).
+ */
 export async function startS3Server(options: S3ServerOptions): Promise<S3Server> {
   if (!/^198\.(18|19)\.\d{1,3}\.\d{1,3}$/.test(options.ip)) assertLoopback(options.ip);
   const bin = s3ServerBinary();
-  if (!isS3ServerBuilt()) throw new Error(`${S3_SERVER_NAME} ${S3_SERVER_VERSION} is not built (${bin}): run 'node test/s3/cli.ts build'`);
+  if (!isS3ServerBuilt())
+    throw new Error(`${S3_SERVER_NAME} ${S3_SERVER_VERSION} is not built (${bin}): run 'node test/s3/cli.ts build'`);
   const port = options.port ?? S3_DEFAULT_PORT;
   const root = mkdtempSync(path.join(os.tmpdir(), `s3-test-${options.ip}-`));
   const dataDir = options.dataDir ?? path.join(root, 'data');
@@ -102,7 +105,11 @@ export async function startS3Server(options: S3ServerOptions): Promise<S3Server>
     dataDir,
   ];
   // Credentials on the command line, not in ROOT_ACCESS_KEY* env vars: the test's own env is not passed on.
-  const group = spawnGroup(args, { cwd: root, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: root }, logFile });
+  const group = spawnGroup(args, {
+    cwd: root,
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: root },
+    logFile,
+  });
   const logTail = (lines = 30) => tailLines(logFile, lines);
 
   let stopping: Promise<void> | undefined;

@@ -6,7 +6,15 @@ import assert from 'node:assert/strict';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import * as hook from '../../src/hook/index.ts';
 import { buildApp, createLifecycle, type AppOptions } from '../../src/server/app.ts';
-import { capturingLogger, childId, FIXTURE_TEXT, observedChildIds, reportsInvalidSpec, silentLogger, syncRequest } from './helpers.ts';
+import {
+  capturingLogger,
+  childId,
+  FIXTURE_TEXT,
+  observedChildIds,
+  reportsInvalidSpec,
+  silentLogger,
+  syncRequest,
+} from './helpers.ts';
 
 const HOST = '127.0.61.1';
 
@@ -14,7 +22,11 @@ function app(options: Partial<AppOptions> = {}): FastifyInstance {
   return buildApp({ logger: silentLogger(), defaultMetrics: false, ...options });
 }
 
-function post(url: string, payload: unknown, headers: Record<string, string> = { 'content-type': 'application/json' }): InjectOptions {
+function post(
+  url: string,
+  payload: unknown,
+  headers: Record<string, string> = { 'content-type': 'application/json' },
+): InjectOptions {
   return { method: 'POST', url, headers, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) };
 }
 
@@ -40,7 +52,8 @@ test('POST /sync answers 200 with exactly what the hook returns', async (t) => {
   const answer: Record<string, unknown> = res.json();
   assert.ok(Array.isArray(answer['children']) && answer['children'].length > 0);
   assert.deepEqual(answer, expected('sync', body));
-  for (const key of Object.keys(answer)) assert.ok(['status', 'children', 'resyncAfterSeconds', 'finalized'].includes(key), key);
+  for (const key of Object.keys(answer))
+    assert.ok(['status', 'children', 'resyncAfterSeconds', 'finalized'].includes(key), key);
 });
 
 test('the curl fixture also works with a charset in the content type', async (t) => {
@@ -110,10 +123,34 @@ const malformed: Array<[string, InjectOptions, number, string, RegExp]> = [
   ['not JSON at all', post('/sync', 'hello'), 400, 'malformed_json', /not valid JSON: Unexpected token/],
   ['empty JSON body', post('/sync', ''), 400, 'malformed_json', /empty/],
   // A __proto__ key is dropped (never refused, never a prototype); the rest is judged as sent.
-  ['a __proto__ key', post('/sync', '{"parent":{"metadata":{}},"__proto__":{"x":1}}'), 400, 'not_a_hook_request', /parent\.metadata\.name/],
-  ['text/plain', post('/sync', FIXTURE_TEXT, { 'content-type': 'text/plain' }), 415, 'unsupported_media_type', /application\/json/],
-  ['form encoded', post('/finalize', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' }), 415, 'unsupported_media_type', /application\/json/],
-  ['yaml', post('/customize', 'parent: {}', { 'content-type': 'application/yaml' }), 415, 'unsupported_media_type', /application\/json/],
+  [
+    'a __proto__ key',
+    post('/sync', '{"parent":{"metadata":{}},"__proto__":{"x":1}}'),
+    400,
+    'not_a_hook_request',
+    /parent\.metadata\.name/,
+  ],
+  [
+    'text/plain',
+    post('/sync', FIXTURE_TEXT, { 'content-type': 'text/plain' }),
+    415,
+    'unsupported_media_type',
+    /application\/json/,
+  ],
+  [
+    'form encoded',
+    post('/finalize', 'a=b', { 'content-type': 'application/x-www-form-urlencoded' }),
+    415,
+    'unsupported_media_type',
+    /application\/json/,
+  ],
+  [
+    'yaml',
+    post('/customize', 'parent: {}', { 'content-type': 'application/yaml' }),
+    415,
+    'unsupported_media_type',
+    /application\/json/,
+  ],
   ['no content type', post('/sync', FIXTURE_TEXT, {}), 415, 'unsupported_media_type', /application\/json/],
   ['no body at all', { method: 'POST', url: '/sync' }, 400, 'not_a_hook_request', /request body must be a JSON object/],
   ['a JSON array', post('/sync', []), 400, 'not_a_hook_request', /request body must be a JSON object/],
@@ -143,7 +180,10 @@ test('a body over the limit is a 413 naming the limit', async (t) => {
   t.after(() => server.close());
   const res = await server.inject(post('/sync', FIXTURE_TEXT));
   assert.equal(res.statusCode, 413);
-  assert.deepEqual(res.json(), { error: 'body_too_large', message: 'request body is larger than 1024 bytes (BODY_LIMIT_BYTES)' });
+  assert.deepEqual(res.json(), {
+    error: 'body_too_large',
+    message: 'request body is larger than 1024 bytes (BODY_LIMIT_BYTES)',
+  });
 });
 
 const unknownRoutes: Array<[string, string]> = [
@@ -203,7 +243,12 @@ test('a hook answer without a children list is a 500, never a 200 (which would d
 });
 
 test('top-level keys Metacontroller v2 would reject never reach it', async (t) => {
-  const server = app({ hooks: { sync: () => ({ status: { phase: 'Running' }, children: [], debug: 'x' }) as unknown as ReturnType<typeof hook.sync> } });
+  const server = app({
+    hooks: {
+      sync: () =>
+        ({ status: { phase: 'Running' }, children: [], debug: 'x' }) as unknown as ReturnType<typeof hook.sync>,
+    },
+  });
   t.after(() => server.close());
   const res = await server.inject(post('/sync', syncRequest()));
   assert.equal(res.statusCode, 200);
@@ -256,13 +301,21 @@ test('close() turns readiness off, then lets an in-flight hook call finish with 
   });
   t.after(() => server.close());
   const address = await server.listen({ port: 0, host: HOST });
-  const inFlight = fetch(`${address}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: FIXTURE_TEXT });
+  const inFlight = fetch(`${address}/sync`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: FIXTURE_TEXT,
+  });
   await inHook;
   const closed = server.close();
   const res = await inFlight;
   assert.equal(sawDraining, true, 'readiness was off while the request was still in flight');
   assert.equal(res.status, 200);
-  assert.equal(res.headers.get('connection'), 'close', 'a draining server closes kept-alive connections after the answer');
+  assert.equal(
+    res.headers.get('connection'),
+    'close',
+    'a draining server closes kept-alive connections after the answer',
+  );
   assert.ok(Array.isArray(((await res.json()) as { children: unknown }).children));
   await closed;
 });

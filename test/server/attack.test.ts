@@ -32,7 +32,11 @@ type Path = Array<string | number>;
 const RUNS = Number(process.env['ATTACK_RUNS'] ?? 200);
 
 const KINDS = {
-  redis: { routes: { sync: '/sync', finalize: '/finalize', customize: '/customize' }, fixture: 'sync-request.json', validate: validateSpec },
+  redis: {
+    routes: { sync: '/sync', finalize: '/finalize', customize: '/customize' },
+    fixture: 'sync-request.json',
+    validate: validateSpec,
+  },
   cluster: {
     routes: { sync: '/rediscluster/sync', finalize: '/rediscluster/finalize', customize: '/rediscluster/customize' },
     fixture: 'rediscluster-sync-request.json',
@@ -63,22 +67,65 @@ const PROTO_ENTRIES = [
 
 function render(value: unknown): string {
   return JSON.stringify(value)
-    .replace(/"\\u0000deep:(\d+)\\u0000"/g, (_, n: string) => '{"a":'.repeat(Number(n)) + '"leaf"' + '}'.repeat(Number(n)))
+    .replace(
+      /"\\u0000deep:(\d+)\\u0000"/g,
+      (_, n: string) => '{"a":'.repeat(Number(n)) + '"leaf"' + '}'.repeat(Number(n)),
+    )
     .replace(/"\\u0000proto\\u0000":(\d+)/g, (_, i: string) => PROTO_ENTRIES[Number(i)] ?? '"x":1');
 }
 
-const CONTROL = ['\u0000', '\u0001', '\t', '\n', '\r', '\u001b[31m', '\u007f', '\u0085', '\u2028', '\u202e', '\ufeff', '\ud800', '%00', '$(id)', '`id`', '\\'];
+const CONTROL = [
+  '\u0000',
+  '\u0001',
+  '\t',
+  '\n',
+  '\r',
+  '\u001b[31m',
+  '\u007f',
+  '\u0085',
+  '\u2028',
+  '\u202e',
+  '\ufeff',
+  '\ud800',
+  '%00',
+  '$(id)',
+  '`id`',
+  '\\',
+];
 const hostileString = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 30 }),
   fc.string({ unit: 'grapheme', maxLength: 20 }),
-  fc.tuple(fc.string({ maxLength: 8 }), fc.constantFrom(...CONTROL), fc.string({ maxLength: 8 })).map(([a, c, b]) => a + c + b),
+  fc
+    .tuple(fc.string({ maxLength: 8 }), fc.constantFrom(...CONTROL), fc.string({ maxLength: 8 }))
+    .map(([a, c, b]) => a + c + b),
   fc.constantFrom(300, 5000, 100_000).map((n) => 'x'.repeat(n)),
-  fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '', ' ', '0', '-1', '1e3', '10Gi', '7.2'),
+  fc.constantFrom(
+    '__proto__',
+    'constructor',
+    'prototype',
+    'toString',
+    'hasOwnProperty',
+    'valueOf',
+    '',
+    ' ',
+    '0',
+    '-1',
+    '1e3',
+    '10Gi',
+    '7.2',
+  ),
 );
-const hostileNumber = fc.oneof(fc.double(), fc.integer(), fc.constantFrom(1e308, -1e308, 2 ** 53 + 2, -(2 ** 63), 2 ** 31, -1, 0, -0, 0.5, 1e-320));
+const hostileNumber = fc.oneof(
+  fc.double(),
+  fc.integer(),
+  fc.constantFrom(1e308, -1e308, 2 ** 53 + 2, -(2 ** 63), 2 ** 31, -1, 0, -0, 0.5, 1e-320),
+);
 const deep = fc.constantFrom(33, 3000, 12_000).map(DEEP);
 const protoObject = fc
-  .tuple(fc.nat(PROTO_ENTRIES.length - 1), fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }))
+  .tuple(
+    fc.nat(PROTO_ENTRIES.length - 1),
+    fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 2 }),
+  )
   .map(([i, rest]) => ({ [PROTO_MARK]: i, ...rest }));
 const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
@@ -96,18 +143,25 @@ const hostileKey = fc.oneof(
 
 /** Every path into a JSON value, parents before children (the fixtures are small and shallow). */
 function pathsOf(value: unknown, prefix: Path = []): Path[] {
-  const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : isRecord(value) ? Object.entries(value) : [];
+  const entries: Array<[string | number, unknown]> = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : isRecord(value)
+      ? Object.entries(value)
+      : [];
   return entries.flatMap(([key, child]) => [[...prefix, key], ...pathsOf(child, [...prefix, key])]);
 }
 
 const isObjectPath = (p: Path) => (p[0] === 'children' || p[0] === 'related') && p.length >= 3;
-/** Fields of an observed object the wire schema checks: a mutation there may make the body not a Metacontroller request. */
+/**
+ * Fields of an observed object the wire schema checks: a mutation there may make the body not a Metacontroller request.
+ */
 const isIdentity = (p: Path) =>
   p[0] === 'finalizing' ||
   p.length <= 2 ||
   (p[0] === 'parent' && (p[1] === 'metadata' || p[1] === 'spec' || p[1] === 'status') && p.length === 2) ||
   (p[0] === 'parent' && p[1] === 'metadata' && ['name', 'namespace', 'uid'].includes(String(p[2])) && p.length === 3) ||
-  (isObjectPath(p) && (p.length === 3 || ((p[3] === 'apiVersion' || p[3] === 'kind' || p[3] === 'metadata') && p.length === 4))) ||
+  (isObjectPath(p) &&
+    (p.length === 3 || ((p[3] === 'apiVersion' || p[3] === 'kind' || p[3] === 'metadata') && p.length === 4))) ||
   (isObjectPath(p) && p[3] === 'metadata' && (p[4] === 'name' || p[4] === 'namespace') && p.length === 5);
 
 interface Target {
@@ -130,7 +184,12 @@ function targets(kind: Kind): Target {
     ['parent', 'spec', 'nodeSelector'],
     ['parent', 'spec', 'podAnnotations'],
     ['parent', 'spec', 'affinity'],
-    ...paths.filter((p) => isObjectPath(p) && ((p[3] === 'metadata' && (p[4] === 'labels' || p[4] === 'annotations')) || p[3] === 'data') && p.length === 5),
+    ...paths.filter(
+      (p) =>
+        isObjectPath(p) &&
+        ((p[3] === 'metadata' && (p[4] === 'labels' || p[4] === 'annotations')) || p[3] === 'data') &&
+        p.length === 5,
+    ),
     ...paths.filter((p) => isObjectPath(p) && p.length === 3).map((p) => [...p, 'metadata', 'labels']),
   ];
   return { paths, hot, maps };
@@ -159,15 +218,36 @@ const hostileObject: fc.Arbitrary<Json> = fc
     name: fc.oneof(fc.constantFrom('my-redis-master-0', 'order-cache-shard-0-0', 'my-redis-auth', 'x'), hostileString),
     namespace: fc.constantFrom('default', 'default', 'elsewhere'),
     labels: fc.dictionary(hostileString, hostileValue, { maxKeys: 3 }),
-    body: fc.dictionary(fc.constantFrom('spec', 'status', 'data', 'stringData', 'x'), fc.oneof(hostileValue, deep), { maxKeys: 3 }),
+    body: fc.dictionary(fc.constantFrom('spec', 'status', 'data', 'stringData', 'x'), fc.oneof(hostileValue, deep), {
+      maxKeys: 3,
+    }),
   })
-  .map(({ kind: [apiVersion, kind], name, namespace, labels, body }) => ({ apiVersion, kind, metadata: { name, namespace, labels }, ...body }));
+  .map(({ kind: [apiVersion, kind], name, namespace, labels, body }) => ({
+    apiVersion,
+    kind,
+    metadata: { name, namespace, labels },
+    ...body,
+  }));
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ op: fc.constant('replace' as const), hot: fc.boolean(), index: fc.nat(), value: hostileValue }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('replace' as const),
+      hot: fc.boolean(),
+      index: fc.nat(),
+      value: hostileValue,
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('delete' as const), hot: fc.boolean(), index: fc.nat() }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('addKey' as const), index: fc.nat(), key: hostileKey, value: hostileValue }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('addObject' as const), related: fc.boolean(), object: hostileObject }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ op: fc.constant('addKey' as const), index: fc.nat(), key: hostileKey, value: hostileValue }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant('addObject' as const), related: fc.boolean(), object: hostileObject }),
+  },
 );
 
 /** Applies a mutation; returns whether it only touched content (never the wire schema's fields). */
@@ -182,7 +262,10 @@ function apply(body: Json, kind: Kind, m: Mutation): boolean {
     (map[group] ??= {})[`${object.metadata.namespace}/${object.metadata.name}`] = object;
     return true;
   }
-  const path = m.op === 'addKey' ? (t.maps[m.index % t.maps.length] ?? []) : ((m.hot ? t.hot : t.paths)[m.index % (m.hot ? t.hot : t.paths).length] ?? []);
+  const path =
+    m.op === 'addKey'
+      ? (t.maps[m.index % t.maps.length] ?? [])
+      : ((m.hot ? t.hot : t.paths)[m.index % (m.hot ? t.hot : t.paths).length] ?? []);
   let holder: unknown = body;
   const steps = m.op === 'addKey' ? path : path.slice(0, -1);
   for (const [i, key] of steps.entries()) {
@@ -249,7 +332,12 @@ function conditionsOf(answer: Json): Json[] {
 
 async function check(a: Attack & { text: string; contentOnly: boolean }): Promise<void> {
   const { routes, validate } = KINDS[a.kind];
-  const res = await server.inject({ method: 'POST', url: routes[a.route], headers: { 'content-type': 'application/json' }, payload: a.text });
+  const res = await server.inject({
+    method: 'POST',
+    url: routes[a.route],
+    headers: { 'content-type': 'application/json' },
+    payload: a.text,
+  });
   assert.ok(res.statusCode < 500, `a ${res.statusCode}: ${res.body.slice(0, 400)}`);
   assert.equal(({} as Json)['polluted'], undefined, 'Object.prototype was changed');
   const answer = JSON.parse(res.body) as Json;
@@ -277,12 +365,19 @@ async function check(a: Attack & { text: string; contentOnly: boolean }): Promis
   seen.invalid++;
   for (const c of conditionsOf(answer)) {
     if ((c['type'] === 'SpecValid' || c['type'] === 'Ready') && c['reason'] === 'InvalidSpec') {
-      assert.match(String(c['message']), FIELD, `${String(c['type'])} does not name the field: ${String(c['message'])}`);
+      assert.match(
+        String(c['message']),
+        FIELD,
+        `${String(c['type'])} does not name the field: ${String(c['message'])}`,
+      );
     }
   }
   const observed = observedChildIds(body);
   const returned = answer['children'] as unknown[];
-  assert.ok(returned.length >= observed.length, `invalid spec: ${returned.length} children returned, ${observed.length} observed`);
+  assert.ok(
+    returned.length >= observed.length,
+    `invalid spec: ${returned.length} children returned, ${observed.length} observed`,
+  );
   const ids = new Set(returned.map(childId));
   for (const id of observed) assert.ok(ids.has(id), `invalid spec: observed ${id} missing from the answer`);
   if (observed.length > 0) seen.kept++;
@@ -298,7 +393,8 @@ function build(a: Attack): Attack & { text: string; contentOnly: boolean } {
     ...a,
     text,
     contentOnly,
-    [fc.toStringMethod]: () => `POST ${KINDS[a.kind].routes[a.route]} finalizing=${a.finalizing} ${JSON.stringify(a.mutations).slice(0, 1500)}`,
+    [fc.toStringMethod]: () =>
+      `POST ${KINDS[a.kind].routes[a.route]} finalizing=${a.finalizing} ${JSON.stringify(a.mutations).slice(0, 1500)}`,
   } as Attack & { text: string; contentOnly: boolean };
 }
 

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { parseHookRequest, syncRedisCluster as syncCluster } from '../../src/hook/index.ts';
 import { buildApp } from '../../src/server/app.ts';
 import { objectMap } from '../hook/common/helpers.ts';
-import { articleSpec, redisCluster as cluster, healthyRedisClusterPods as healthyClusterPods, observedFor, type Json } from '../hook/rediscluster/helpers.ts';
+import {
+  articleSpec,
+  redisCluster as cluster,
+  healthyRedisClusterPods as healthyClusterPods,
+  observedFor,
+  type Json,
+} from '../hook/rediscluster/helpers.ts';
 import { readFileSync } from 'node:fs';
 import { CLUSTER_FIXTURE, clusterFixtureText } from '../fixtures/make-rediscluster-sync-request.ts';
 import { capturingLogger, silentLogger } from './helpers.ts';
@@ -22,7 +28,11 @@ function body(spec: unknown = articleSpec(), finalizing = false): Json {
   };
 }
 
-async function post(url: string, payload: unknown, options: Parameters<typeof buildApp>[0] = { logger: silentLogger(), defaultMetrics: false }) {
+async function post(
+  url: string,
+  payload: unknown,
+  options: Parameters<typeof buildApp>[0] = { logger: silentLogger(), defaultMetrics: false },
+) {
   const app = buildApp(options);
   try {
     const r = await app.inject({ method: 'POST', url, payload: payload as Json });
@@ -53,14 +63,29 @@ test("the README's curl fixture is current and answers the steady state of the a
   assert.equal(text, clusterFixtureText(), 'regenerate it with node test/fixtures/make-rediscluster-sync-request.ts');
   const app = buildApp({ logger: silentLogger(), defaultMetrics: false });
   try {
-    const r = await app.inject({ method: 'POST', url: '/rediscluster/sync', payload: text, headers: { 'content-type': 'application/json' } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/rediscluster/sync',
+      payload: text,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(r.statusCode, 200);
     const answer = r.json() as { status: Json; children: Array<{ kind: string; metadata: { name: string } }> };
     assert.deepEqual(
-      [answer.status['phase'], answer.status['shards'], answer.status['readyMasters'], answer.status['readyReplicas'], answer.status['slotsCovered']],
+      [
+        answer.status['phase'],
+        answer.status['shards'],
+        answer.status['readyMasters'],
+        answer.status['readyReplicas'],
+        answer.status['slotsCovered'],
+      ],
       ['Running', 3, 3, 6, 16384],
     );
-    assert.deepEqual(answer.status, (JSON.parse(text) as { parent: { status: Json } }).parent.status, 'steady state: the status it carries');
+    assert.deepEqual(
+      answer.status,
+      (JSON.parse(text) as { parent: { status: Json } }).parent.status,
+      'steady state: the status it carries',
+    );
     assert.deepEqual(
       answer.children.filter((c) => c.kind === 'StatefulSet').map((c) => c.metadata.name),
       ['order-cache-shard-0', 'order-cache-shard-1', 'order-cache-shard-2'],
@@ -101,12 +126,19 @@ test('POST /customize and /rediscluster/customize: no answer names the secrets r
   const spec = {
     ...articleSpec(),
     auth: { secretName: 'corp-auth' },
-    backup: { ...(articleSpec()['backup'] as Json), storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } } },
+    backup: {
+      ...(articleSpec()['backup'] as Json),
+      storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } },
+    },
   };
   const redisParent = {
     ...cluster(spec),
     kind: 'Redis',
-    spec: { ...spec, tls: { secretName: 'corp-tls' }, users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw' } }] },
+    spec: {
+      ...spec,
+      tls: { secretName: 'corp-tls' },
+      users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw' } }],
+    },
   };
   for (const [url, parent] of [
     ['/rediscluster/customize', cluster(spec)],

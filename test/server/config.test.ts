@@ -40,7 +40,11 @@ const accepted: Array<[string, Env, Partial<ServerConfig>]> = [
     { OPERATOR_IMAGE: 'registry.example.com:5000/ops/redis-operator:0.2.0' },
     { operatorImage: 'registry.example.com:5000/ops/redis-operator:0.2.0' },
   ],
-  ['operator image by digest', { OPERATOR_IMAGE: `redis-operator@sha256:${'a'.repeat(64)}` }, { operatorImage: `redis-operator@sha256:${'a'.repeat(64)}` }],
+  [
+    'operator image by digest',
+    { OPERATOR_IMAGE: `redis-operator@sha256:${'a'.repeat(64)}` },
+    { operatorImage: `redis-operator@sha256:${'a'.repeat(64)}` },
+  ],
   [
     'runbooks where a team publishes them',
     { RUNBOOK_BASE_URL: 'https://wiki.example.com/redis/monitoring' },
@@ -58,12 +62,28 @@ for (const [name, env, expected] of accepted) {
 }
 
 const refused: Array<[string, Env, RegExp]> = [
-  ['operator image with a space', { OPERATOR_IMAGE: 'redis operator' }, /^OPERATOR_IMAGE="redis operator" is invalid: must be an image reference/],
-  ['operator image in capitals', { OPERATOR_IMAGE: 'Redis-Operator:1' }, /^OPERATOR_IMAGE="Redis-Operator:1" is invalid/],
+  [
+    'operator image with a space',
+    { OPERATOR_IMAGE: 'redis operator' },
+    /^OPERATOR_IMAGE="redis operator" is invalid: must be an image reference/,
+  ],
+  [
+    'operator image in capitals',
+    { OPERATOR_IMAGE: 'Redis-Operator:1' },
+    /^OPERATOR_IMAGE="Redis-Operator:1" is invalid/,
+  ],
   ['port 65536', { PORT: '65536' }, /^PORT="65536" is invalid/],
   ['port 70000', { PORT: '70000' }, /^PORT="70000" is invalid: must be a whole number from 0 to 65535$/],
-  ['runbook base that is no URL', { RUNBOOK_BASE_URL: 'wiki/redis' }, /^RUNBOOK_BASE_URL="wiki\/redis" is invalid: must be an http\(s\) URL/],
-  ['runbook base with a fragment', { RUNBOOK_BASE_URL: 'https://x.example.com/a#b' }, /^RUNBOOK_BASE_URL="https:\/\/x.example.com\/a#b" is invalid/],
+  [
+    'runbook base that is no URL',
+    { RUNBOOK_BASE_URL: 'wiki/redis' },
+    /^RUNBOOK_BASE_URL="wiki\/redis" is invalid: must be an http\(s\) URL/,
+  ],
+  [
+    'runbook base with a fragment',
+    { RUNBOOK_BASE_URL: 'https://x.example.com/a#b' },
+    /^RUNBOOK_BASE_URL="https:\/\/x.example.com\/a#b" is invalid/,
+  ],
   ['negative port', { PORT: '-1' }, /^PORT="-1" is invalid/],
   ['port with letters', { PORT: '8080abc' }, /^PORT="8080abc" is invalid/],
   ['port in exponent form', { PORT: '8e3' }, /^PORT="8e3" is invalid/],
@@ -73,12 +93,24 @@ const refused: Array<[string, Env, RegExp]> = [
   ['host with a scheme', { HOST: 'http://0.0.0.0' }, /^HOST="http:\/\/0.0.0.0" is invalid: must be an IP address/],
   ['host with a port', { HOST: '0.0.0.0:8080' }, /^HOST="0.0.0.0:8080" is invalid/],
   ['host with a space', { HOST: 'my host' }, /^HOST="my host" is invalid/],
-  ['unknown log level', { LOG_LEVEL: 'verbose' }, /^LOG_LEVEL="verbose" is invalid: must be one of trace, debug, info, warn, error, fatal, silent$/],
+  [
+    'unknown log level',
+    { LOG_LEVEL: 'verbose' },
+    /^LOG_LEVEL="verbose" is invalid: must be one of trace, debug, info, warn, error, fatal, silent$/,
+  ],
   ['numeric log level', { LOG_LEVEL: '30' }, /^LOG_LEVEL="30" is invalid/],
-  ['body limit below 1 KiB', { BODY_LIMIT_BYTES: '1023' }, /^BODY_LIMIT_BYTES="1023" is invalid: must be a whole number from 1024 to 1073741824$/],
+  [
+    'body limit below 1 KiB',
+    { BODY_LIMIT_BYTES: '1023' },
+    /^BODY_LIMIT_BYTES="1023" is invalid: must be a whole number from 1024 to 1073741824$/,
+  ],
   ['body limit with a unit', { BODY_LIMIT_BYTES: '4Mi' }, /^BODY_LIMIT_BYTES="4Mi" is invalid/],
   ['body limit above 1 GiB', { BODY_LIMIT_BYTES: '1073741825' }, /^BODY_LIMIT_BYTES="1073741825" is invalid/],
-  ['a namespace that is no DNS label', { POD_NAMESPACE: 'Platform_Redis' }, /^POD_NAMESPACE="Platform_Redis" is invalid: must be a namespace name/],
+  [
+    'a namespace that is no DNS label',
+    { POD_NAMESPACE: 'Platform_Redis' },
+    /^POD_NAMESPACE="Platform_Redis" is invalid: must be a namespace name/,
+  ],
   ['a namespace longer than 63', { POD_NAMESPACE: 'a'.repeat(64) }, /^POD_NAMESPACE="a{64}" is invalid/],
 ];
 

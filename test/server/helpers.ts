@@ -18,7 +18,10 @@ export function silentLogger(): Logger {
 /** A logger whose JSON lines land, parsed, in `lines`. */
 export function capturingLogger(level = 'info'): { logger: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const logger = pino(
+    { level },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   return { logger, lines };
 }
 

@@ -36,7 +36,8 @@ function depthOf(value: unknown): number {
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [node, depth] = next;
     max = Math.max(max, depth);
-    if (typeof node === 'object' && node !== null) for (const child of Object.values(node)) stack.push([child, depth + 1]);
+    if (typeof node === 'object' && node !== null)
+      for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return max;
 }
@@ -45,7 +46,12 @@ const server = buildApp({ logger: silentLogger(), defaultMetrics: false });
 test.after(() => server.close());
 
 async function post(url: string, text: string) {
-  const res = await server.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: text });
+  const res = await server.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload: text,
+  });
   assert.equal(res.statusCode, 200, `${url} answered ${res.statusCode}: ${res.body.slice(0, 300)}`);
   return { answer: JSON.parse(res.body) as Json, text: res.body };
 }
@@ -62,7 +68,13 @@ function assertKeepsEveryChild(request: Body, answer: Json): void {
 
 const routes = [
   { name: 'Redis', sync: '/sync', finalize: '/finalize', customize: '/customize', request: redisRequest },
-  { name: 'RedisCluster', sync: '/rediscluster/sync', finalize: '/rediscluster/finalize', customize: '/rediscluster/customize', request: clusterRequest },
+  {
+    name: 'RedisCluster',
+    sync: '/rediscluster/sync',
+    finalize: '/rediscluster/finalize',
+    customize: '/rediscluster/customize',
+    request: clusterRequest,
+  },
 ] as const;
 
 for (const r of routes) {
@@ -98,20 +110,29 @@ for (const r of routes) {
       assert.doesNotMatch(messages((await post(r.sync, payload(body))).answer), /nests/);
     });
 
-    await t.test('a child whose last-applied configuration nests 10000 levels is echoed unchanged on an invalid spec', async () => {
-      const body = r.request();
-      body.parent.spec['replicas'] = 'two';
-      const [group, inner] = Object.entries(body.children).find(([g]) => g.startsWith('ConfigMap.')) ?? [];
-      const child = Object.values(inner ?? {})[0] as Json & { metadata: { name: string; annotations: Json } };
-      assert.ok(group !== undefined && child !== undefined);
-      const lastApplied = { apiVersion: child['apiVersion'], kind: child['kind'], metadata: { name: child.metadata.name }, data: { x: DEEP } };
-      child.metadata.annotations['metacontroller.k8s.io/last-applied-configuration'] = payload(lastApplied, 10000);
-      const { answer } = await post(r.sync, payload(body));
-      assert.ok(reportsInvalidSpec(answer));
-      assertKeepsEveryChild(body, answer);
-      const echoed = (answer['children'] as Json[]).find((c) => childId(c) === childId(child));
-      assert.equal(depthOf(echoed), 10000 + 2, 'the deep field came back whole'); // data, x, then the leaf below 10000 objects
-    });
+    await t.test(
+      'a child whose last-applied configuration nests 10000 levels is echoed unchanged on an invalid spec',
+      async () => {
+        const body = r.request();
+        body.parent.spec['replicas'] = 'two';
+        const [group, inner] = Object.entries(body.children).find(([g]) => g.startsWith('ConfigMap.')) ?? [];
+        const child = Object.values(inner ?? {})[0] as Json & { metadata: { name: string; annotations: Json } };
+        assert.ok(group !== undefined && child !== undefined);
+        const lastApplied = {
+          apiVersion: child['apiVersion'],
+          kind: child['kind'],
+          metadata: { name: child.metadata.name },
+          data: { x: DEEP },
+        };
+        child.metadata.annotations['metacontroller.k8s.io/last-applied-configuration'] = payload(lastApplied, 10000);
+        const { answer } = await post(r.sync, payload(body));
+        assert.ok(reportsInvalidSpec(answer));
+        assertKeepsEveryChild(body, answer);
+        const echoed = (answer['children'] as Json[]).find((c) => childId(c) === childId(child));
+        // data, x, then the leaf below 10000 objects
+        assert.equal(depthOf(echoed), 10000 + 2, 'the deep field came back whole');
+      },
+    );
 
     await t.test(
       '300000 levels of lists (30 times the API server limit: nothing here has a depth limit of its own) in spec, status and an echoed child',
@@ -164,15 +185,31 @@ for (const r of routes) {
         `"__proto__":${POLLUTE},"constructor":"c","prototype":"p"`,
       ],
       ['a Secret in related with data key __proto__', (b) => addSecret(b), `"__proto__":"eA==","constructor":"eA=="`],
-      ['a related pod annotation __proto__', (b) => metaMap(firstOf(b.related, 'Pod.v1'), 'annotations'), `"__proto__":${POLLUTE},"constructor":"x"`],
-      ['a related pod label __proto__', (b) => metaMap(firstOf(b.related, 'Pod.v1'), 'labels'), `"__proto__":"x","toString":"x"`],
+      [
+        'a related pod annotation __proto__',
+        (b) => metaMap(firstOf(b.related, 'Pod.v1'), 'annotations'),
+        `"__proto__":${POLLUTE},"constructor":"x"`,
+      ],
+      [
+        'a related pod label __proto__',
+        (b) => metaMap(firstOf(b.related, 'Pod.v1'), 'labels'),
+        `"__proto__":"x","toString":"x"`,
+      ],
       [
         'a child ConfigMap with data keys __proto__, constructor.prototype',
         (b) => dataOf(firstOf(b.children, 'ConfigMap.v1')),
         `"__proto__":"x","constructor":{"prototype":${POLLUTE}}`,
       ],
-      ['spec.nodeSelector with a __proto__ key', (b) => (b.parent.spec['nodeSelector'] ??= {}) as Json, `"__proto__":${POLLUTE}`],
-      ['spec.podAnnotations with a __proto__ key', (b) => (b.parent.spec['podAnnotations'] ??= {}) as Json, `"__proto__":${POLLUTE}`],
+      [
+        'spec.nodeSelector with a __proto__ key',
+        (b) => (b.parent.spec['nodeSelector'] ??= {}) as Json,
+        `"__proto__":${POLLUTE}`,
+      ],
+      [
+        'spec.podAnnotations with a __proto__ key',
+        (b) => (b.parent.spec['podAnnotations'] ??= {}) as Json,
+        `"__proto__":${POLLUTE}`,
+      ],
       [
         'spec.affinity with __proto__ and constructor.prototype',
         (b) => (b.parent.spec['affinity'] ??= {}) as Json,
@@ -194,22 +231,34 @@ for (const r of routes) {
       });
     }
 
-    await t.test("a child's last-applied configuration with __proto__ keys is echoed as applied on an invalid spec", async () => {
-      const body = r.request();
-      body.parent.spec['replicas'] = 'two';
-      const child = firstOf(body.children, 'ConfigMap.v1') as Json & { metadata: { annotations: Record<string, string> } };
-      const key = 'metacontroller.k8s.io/last-applied-configuration';
-      const applied = child.metadata.annotations[key] ?? '';
-      child.metadata.annotations[key] = applied.replace('"labels":{', '"labels":{"__proto__":{"polluted":"yes"},"constructor":"c",');
-      assert.notEqual(child.metadata.annotations[key], applied);
-      const { answer } = await post(r.sync, payload(body));
-      assertKeepsEveryChild(body, answer);
-      const echoed = (answer['children'] as Json[]).find((c) => childId(c) === childId(child)) as { metadata: { labels: Json } };
-      // An own key, as it was applied (so Metacontroller sees no change), never the prototype.
-      assert.deepEqual(Object.getOwnPropertyDescriptor(echoed.metadata.labels, '__proto__')?.value, { polluted: 'yes' });
-      assert.equal(echoed.metadata.labels['constructor'], 'c');
-      assert.equal(({} as Json)['polluted'], undefined);
-    });
+    await t.test(
+      "a child's last-applied configuration with __proto__ keys is echoed as applied on an invalid spec",
+      async () => {
+        const body = r.request();
+        body.parent.spec['replicas'] = 'two';
+        const child = firstOf(body.children, 'ConfigMap.v1') as Json & {
+          metadata: { annotations: Record<string, string> };
+        };
+        const key = 'metacontroller.k8s.io/last-applied-configuration';
+        const applied = child.metadata.annotations[key] ?? '';
+        child.metadata.annotations[key] = applied.replace(
+          '"labels":{',
+          '"labels":{"__proto__":{"polluted":"yes"},"constructor":"c",',
+        );
+        assert.notEqual(child.metadata.annotations[key], applied);
+        const { answer } = await post(r.sync, payload(body));
+        assertKeepsEveryChild(body, answer);
+        const echoed = (answer['children'] as Json[]).find((c) => childId(c) === childId(child)) as {
+          metadata: { labels: Json };
+        };
+        // An own key, as it was applied (so Metacontroller sees no change), never the prototype.
+        assert.deepEqual(Object.getOwnPropertyDescriptor(echoed.metadata.labels, '__proto__')?.value, {
+          polluted: 'yes',
+        });
+        assert.equal(echoed.metadata.labels['constructor'], 'c');
+        assert.equal(({} as Json)['polluted'], undefined);
+      },
+    );
   });
 }
 
@@ -232,6 +281,11 @@ function dataOf(object: Json): Json {
 
 function addSecret(body: Body): Json {
   const data: Json = { password: 'cHc=' };
-  (body.related['Secret.v1'] ??= {})['default/extra'] = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'extra', namespace: 'default' }, data };
+  (body.related['Secret.v1'] ??= {})['default/extra'] = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'extra', namespace: 'default' },
+    data,
+  };
   return data;
 }

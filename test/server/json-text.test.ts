@@ -8,9 +8,12 @@ import { HookResponse } from '../../src/hook/index.ts';
 
 test('property: the same text as JSON.stringify for any value it can write', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.jsonValue(), fc.anything({ withNullPrototype: true, withObjectString: false })), (value) => {
-      assert.equal(stackSafeJsonText(value), JSON.stringify(value));
-    }),
+    fc.property(
+      fc.oneof(fc.jsonValue(), fc.anything({ withNullPrototype: true, withObjectString: false })),
+      (value) => {
+        assert.equal(stackSafeJsonText(value), JSON.stringify(value));
+      },
+    ),
     { numRuns: 500 },
   );
 });
@@ -24,7 +27,8 @@ test('the cases JSON.stringify treats specially', async (t) => {
     ['a __proto__ own key is written as a key', JSON.parse('{"__proto__":{"a":1}}')],
     ['unicode', { ключ: '値 😀 \ud800' }],
   ];
-  for (const [name, value] of rows) await t.test(name, () => assert.equal(stackSafeJsonText(value), JSON.stringify(value)));
+  for (const [name, value] of rows)
+    await t.test(name, () => assert.equal(stackSafeJsonText(value), JSON.stringify(value)));
 });
 
 test('200000 levels of lists or objects, where JSON.stringify overflows the stack', () => {

@@ -15,7 +15,10 @@ const NODE = fileURLToPath(new URL('node_modules/.bin/node', REPO_ROOT));
 const MAIN = fileURLToPath(new URL('src/server/main.ts', REPO_ROOT));
 
 function start(env: Record<string, string>) {
-  const child = spawn(NODE, [MAIN], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(NODE, [MAIN], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -59,7 +62,11 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 
     const ready = await fetch(`${base}/readyz`);
     assert.equal(ready.status, 200);
-    const synced = await fetch(`${base}/sync`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: FIXTURE_TEXT });
+    const synced = await fetch(`${base}/sync`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: FIXTURE_TEXT,
+    });
     assert.equal(synced.status, 200);
     assert.ok(Array.isArray(((await synced.json()) as { children: unknown }).children));
 

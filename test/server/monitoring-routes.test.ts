@@ -7,7 +7,12 @@ import { pino } from 'pino';
 import { buildApp } from '../../src/server/app.ts';
 import { designSpec } from '../hook/common/helpers.ts';
 
-const object = (spec: unknown) => ({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: 'cache', namespace: 'shop', uid: 'u-1' }, spec });
+const object = (spec: unknown) => ({
+  apiVersion: 'redis.example.com/v1',
+  kind: 'Redis',
+  metadata: { name: 'cache', namespace: 'shop', uid: 'u-1' },
+  spec,
+});
 
 test('a decorator request gets the PodMonitor and the PrometheusRule, and only attachments', async (t) => {
   const app = buildApp({ logger: pino({ level: 'silent' }), defaultMetrics: false });
@@ -29,7 +34,11 @@ test('a decorator request gets the PodMonitor and the PrometheusRule, and only a
     json.attachments.map((a) => a.kind),
     ['PodMonitor', 'PrometheusRule'],
   );
-  const invalid = await app.inject({ method: 'POST', url: '/monitoring/sync', payload: { object: object({ replicas: 'many' }) } });
+  const invalid = await app.inject({
+    method: 'POST',
+    url: '/monitoring/sync',
+    payload: { object: object({ replicas: 'many' }) },
+  });
   assert.equal(invalid.statusCode, 200);
   assert.deepEqual(invalid.json(), { attachments: [] }, 'nothing observed, nothing echoed');
   const metrics = await app.inject({ method: 'GET', url: '/metrics' });
@@ -40,11 +49,20 @@ test('a decorator request gets the PodMonitor and the PrometheusRule, and only a
 test('a body that is no decorator request is a 400 naming the field', async (t) => {
   const app = buildApp({ logger: pino({ level: 'silent' }), defaultMetrics: false });
   t.after(() => app.close());
-  const res = await app.inject({ method: 'POST', url: '/monitoring/sync', payload: { object: { metadata: { name: 'cache' } } } });
+  const res = await app.inject({
+    method: 'POST',
+    url: '/monitoring/sync',
+    payload: { object: { metadata: { name: 'cache' } } },
+  });
   assert.equal(res.statusCode, 400);
   assert.equal(res.json().error, 'not_a_hook_request');
   assert.match(res.json().message, /object\.metadata\.namespace/);
-  const text = await app.inject({ method: 'POST', url: '/monitoring/sync', headers: { 'content-type': 'text/plain' }, payload: 'hello' });
+  const text = await app.inject({
+    method: 'POST',
+    url: '/monitoring/sync',
+    headers: { 'content-type': 'text/plain' },
+    payload: 'hello',
+  });
   assert.equal(text.statusCode, 415);
 });
 

@@ -21,7 +21,11 @@ const RUNS = { mutated: 1200, randomRequest: 600, randomJson: 400, garbage: 300 
 
 /** Every path into a JSON value, parents before children. */
 function pathsOf(value: Json, prefix: Path = []): Path[] {
-  const entries: Array<[string | number, Json]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : isRecord(value) ? Object.entries(value) : [];
+  const entries: Array<[string | number, Json]> = Array.isArray(value)
+    ? value.map((v, i) => [i, v])
+    : isRecord(value)
+      ? Object.entries(value)
+      : [];
   return entries.flatMap(([key, child]) => [[...prefix, key], ...pathsOf(child, [...prefix, key])]);
 }
 
@@ -29,7 +33,9 @@ const FIXTURE = syncRequest();
 const ALL_PATHS = pathsOf(FIXTURE);
 // Most of the fixture is children and related objects; aim half the mutations at what the hook
 // actually interprets: the parent's spec and metadata, and the finalizing flag.
-const HOT_PATHS = ALL_PATHS.filter((p) => (p[0] === 'parent' && (p[1] === 'spec' || p[1] === 'metadata')) || p[0] === 'finalizing' || p.length <= 2);
+const HOT_PATHS = ALL_PATHS.filter(
+  (p) => (p[0] === 'parent' && (p[1] === 'spec' || p[1] === 'metadata')) || p[0] === 'finalizing' || p.length <= 2,
+);
 
 interface Mutation {
   hot: boolean;
@@ -139,7 +145,8 @@ function sent(route: string, contentType: string, payload: string): Sent {
     route,
     contentType,
     payload,
-    [fc.toStringMethod]: () => `POST ${route} (${JSON.stringify(contentType)}, ${payload.length} bytes): ${payload.slice(0, 400)}`,
+    [fc.toStringMethod]: () =>
+      `POST ${route} (${JSON.stringify(contentType)}, ${payload.length} bytes): ${payload.slice(0, 400)}`,
   } as Sent;
 }
 
@@ -168,7 +175,11 @@ const kubeObject = fc.record(
   },
   { requiredKeys: ['apiVersion', 'kind', 'metadata'] },
 );
-const objectMap = fc.dictionary(fc.string({ maxLength: 20 }), fc.dictionary(fc.string({ maxLength: 20 }), kubeObject, { maxKeys: 3 }), { maxKeys: 3 });
+const objectMap = fc.dictionary(
+  fc.string({ maxLength: 20 }),
+  fc.dictionary(fc.string({ maxLength: 20 }), kubeObject, { maxKeys: 3 }),
+  { maxKeys: 3 },
+);
 
 /** Structurally plausible requests with random specs, children and flags. */
 const randomRequests: fc.Arbitrary<Sent> = fc
@@ -180,7 +191,10 @@ const randomRequests: fc.Arbitrary<Sent> = fc
             apiVersion: fc.constant('redis.example.com/v1'),
             kind: fc.constant('Redis'),
             metadata,
-            spec: fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant((FIXTURE['parent'] as Record<string, Json>)['spec'])),
+            spec: fc.oneof(
+              fc.jsonValue({ maxDepth: 3 }),
+              fc.constant((FIXTURE['parent'] as Record<string, Json>)['spec']),
+            ),
           },
           { requiredKeys: ['metadata'] },
         ),
@@ -249,7 +263,10 @@ async function check(sent: Sent): Promise<void> {
     invalidWithChildren++;
     assert.ok(reportsInvalidSpec(answer), 'an invalid spec is reported as InvalidSpec');
     const children = answer['children'] as unknown[];
-    assert.ok(children.length >= observed.length, `invalid spec: ${children.length} children returned, ${observed.length} observed`);
+    assert.ok(
+      children.length >= observed.length,
+      `invalid spec: ${children.length} children returned, ${observed.length} observed`,
+    );
     const returned = new Set(children.map(childId));
     for (const id of observed) assert.ok(returned.has(id), `invalid spec: observed ${id} missing from the answer`);
   }
@@ -272,7 +289,9 @@ test('random and mutated requests: always an allowed status with a JSON body; in
   const health = await server.inject({ method: 'GET', url: '/healthz' });
   assert.equal(health.statusCode, 200);
   // The generators reach every kind of answer that input alone can cause.
-  t.diagnostic(`answers by status: ${JSON.stringify(Object.fromEntries([...seen].sort()))}; invalid specs with observed children: ${invalidWithChildren}`);
+  t.diagnostic(
+    `answers by status: ${JSON.stringify(Object.fromEntries([...seen].sort()))}; invalid specs with observed children: ${invalidWithChildren}`,
+  );
   assert.ok(invalidWithChildren > 0, 'the invalid-spec property was exercised');
   for (const status of [200, 400, 413, 415]) assert.ok((seen.get(status) ?? 0) > 0, `no request produced ${status}`);
 });

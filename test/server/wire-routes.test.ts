@@ -13,7 +13,12 @@ function app(options: Partial<AppOptions> = {}): FastifyInstance {
 }
 
 async function post(server: FastifyInstance, url: string, body: unknown) {
-  return server.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+  return server.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(body),
+  });
 }
 
 function withParent(mutate: (parent: Record<string, unknown>) => void): Record<string, unknown> {
@@ -28,7 +33,10 @@ const refused: Array<[string, Record<string, unknown>]> = [
   ['finalizing 1', { ...syncRequest(), finalizing: 1 }],
   ['a numeric parent name', withParent((p) => ((p['metadata'] as Record<string, unknown>)['name'] = 5))],
   ['an empty uid', withParent((p) => ((p['metadata'] as Record<string, unknown>)['uid'] = ''))],
-  ['a child without kind', { ...syncRequest(), children: { 'Service.v1': { 'default/x': { apiVersion: 'v1', metadata: { name: 'x' } } } } }],
+  [
+    'a child without kind',
+    { ...syncRequest(), children: { 'Service.v1': { 'default/x': { apiVersion: 'v1', metadata: { name: 'x' } } } } },
+  ],
   ['children as a list', { ...syncRequest(), children: [] }],
 ];
 for (const [label, body] of refused) {
@@ -46,7 +54,10 @@ for (const [label, body] of refused) {
     for (const url of ['/sync', '/finalize']) {
       const res = await post(server, url, body);
       assert.equal(res.statusCode, 400);
-      assert.deepEqual(res.json(), { error: 'not_a_hook_request', message: `not a Metacontroller hook request: ${verdict.ok ? '' : verdict.message}` });
+      assert.deepEqual(res.json(), {
+        error: 'not_a_hook_request',
+        message: `not a Metacontroller hook request: ${verdict.ok ? '' : verdict.message}`,
+      });
     }
     assert.equal(calls, 0, 'the route schema refused it before the hook ran');
   });
@@ -57,7 +68,10 @@ test("customize: a body without a usable parent is refused with the checker's me
   t.after(() => server.close());
   const res = await post(server, '/customize', { controller: {}, parent: { metadata: { name: 'a' } } });
   assert.equal(res.statusCode, 400);
-  assert.equal(res.json().message, 'not a Metacontroller hook request: parent.metadata.namespace must be a non-empty string');
+  assert.equal(
+    res.json().message,
+    'not a Metacontroller hook request: parent.metadata.namespace must be a non-empty string',
+  );
 });
 
 test('an accepted body reaches the hook as sent (nothing coerced or stripped, defaults filled in)', async (t) => {
@@ -116,9 +130,16 @@ test('answers are serialized byte for byte as the hook built them (children keep
     if (!parsed.ok) continue;
     const res = await post(server, url, body);
     assert.equal(res.statusCode, 200);
-    assert.equal(res.body, JSON.stringify(parsed.request.finalizing ? hook.finalize(parsed.request) : hook.sync(parsed.request)));
+    assert.equal(
+      res.body,
+      JSON.stringify(parsed.request.finalizing ? hook.finalize(parsed.request) : hook.sync(parsed.request)),
+    );
   }
   const customize = hook.parseCustomizeRequest(syncRequest());
   assert.ok(customize.ok);
-  if (customize.ok) assert.equal((await post(server, '/customize', syncRequest())).body, JSON.stringify(hook.customize(customize.request)));
+  if (customize.ok)
+    assert.equal(
+      (await post(server, '/customize', syncRequest())).body,
+      JSON.stringify(hook.customize(customize.request)),
+    );
 });

@@ -70,13 +70,29 @@ test('LEASE_NAMESPACE alone is enough (no POD_NAMESPACE)', () => {
 const refusals: Array<[string, Record<string, string>, RegExp]> = [
   ['POD_NAME missing', { POD_NAMESPACE: 'a' }, /^POD_NAME is required/],
   ['no lease namespace', { POD_NAME: 'x' }, /^POD_NAMESPACE or LEASE_NAMESPACE is required/],
-  ['bad namespace in the list', { ...BASE, WATCH_NAMESPACES: 'ok,Not_OK' }, /^WATCH_NAMESPACES="ok,Not_OK" is invalid: "Not_OK" is not a namespace name/],
-  ['port out of range', { ...BASE, METRICS_PORT: '65536' }, /^METRICS_PORT="65536" is invalid: must be a whole number from 0 to 65535$/],
+  [
+    'bad namespace in the list',
+    { ...BASE, WATCH_NAMESPACES: 'ok,Not_OK' },
+    /^WATCH_NAMESPACES="ok,Not_OK" is invalid: "Not_OK" is not a namespace name/,
+  ],
+  [
+    'port out of range',
+    { ...BASE, METRICS_PORT: '65536' },
+    /^METRICS_PORT="65536" is invalid: must be a whole number from 0 to 65535$/,
+  ],
   ['port not a number', { ...BASE, METRICS_PORT: '9121abc' }, /^METRICS_PORT="9121abc" is invalid/],
-  ['host not an IP', { ...BASE, METRICS_HOST: 'localhost' }, /^METRICS_HOST="localhost" is invalid: must be an IP address$/],
+  [
+    'host not an IP',
+    { ...BASE, METRICS_HOST: 'localhost' },
+    /^METRICS_HOST="localhost" is invalid: must be an IP address$/,
+  ],
   ['log level', { ...BASE, LOG_LEVEL: 'verbose' }, /^LOG_LEVEL="verbose" is invalid: must be one of trace, debug/],
   ['lease name', { ...BASE, LEASE_NAME: 'Bad Name' }, /^LEASE_NAME="Bad Name" is invalid: must be a Lease name/],
-  ['timing below its floor', { ...BASE, TICK_INTERVAL_MS: '1' }, /^TICK_INTERVAL_MS="1" is invalid: must be a whole number from 10 to 60000$/],
+  [
+    'timing below its floor',
+    { ...BASE, TICK_INTERVAL_MS: '1' },
+    /^TICK_INTERVAL_MS="1" is invalid: must be a whole number from 10 to 60000$/,
+  ],
   [
     'renew deadline not below the lease',
     { ...BASE, LEASE_DURATION_SECONDS: '2', LEASE_RENEW_DEADLINE_MS: '2000' },

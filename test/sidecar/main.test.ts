@@ -35,7 +35,10 @@ interface Run {
 
 function run(env: Record<string, string>): Run {
   // Only what the sidecar needs: nothing from the test runner's own environment leaks in.
-  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], {
+    env: { PATH: process.env['PATH'] ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
@@ -80,7 +83,8 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   const lease = await until(
     'the lease held by the sidecar',
     () => {
-      const l = api.store.get('leases', OPERATOR_NAMESPACE, 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } } | undefined;
+      const l = api.store.get('leases', OPERATOR_NAMESPACE, 'redis-operator-sidecar') as
+        { spec?: { holderIdentity?: string } } | undefined;
       return l?.spec?.holderIdentity === 'sidecar-main' && l;
     },
     WAIT_MS,
@@ -100,7 +104,9 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   // Every stdout line is one JSON object (pino), none pretty-printed: stdout is not a TTY.
   for (const line of r.stdout().split('\n').filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), line);
   // It watches Redis resources and pods in all namespaces.
-  assert.ok(api.requests.some((q) => q.client === 'sidecar-main' && q.path === '/apis/redis.example.com/v1/redises' && q.watch));
+  assert.ok(
+    api.requests.some((q) => q.client === 'sidecar-main' && q.path === '/apis/redis.example.com/v1/redises' && q.watch),
+  );
   assert.ok(api.requests.some((q) => q.client === 'sidecar-main' && q.path === '/api/v1/pods' && q.watch));
 
   r.child.kill('SIGTERM');
@@ -109,7 +115,9 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   await until(
     'the lease handed back',
     () => {
-      const l = api.store.get('leases', OPERATOR_NAMESPACE, 'redis-operator-sidecar') as { spec?: { holderIdentity?: string } };
+      const l = api.store.get('leases', OPERATOR_NAMESPACE, 'redis-operator-sidecar') as {
+        spec?: { holderIdentity?: string };
+      };
       return (l.spec?.holderIdentity ?? '') === '';
     },
     WAIT_MS,
@@ -124,7 +132,13 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
 });
 
 test('main: a bad environment exits 1 and names every problem; so does an unreadable KUBECONFIG', async () => {
-  const bad = run({ POD_NAMESPACE: 'Bad_NS', METRICS_PORT: '70000', LEASE_RENEW_DEADLINE_MS: '5000', LOG_LEVEL: 'loud', WATCH_NAMESPACES: 'a,,b' });
+  const bad = run({
+    POD_NAMESPACE: 'Bad_NS',
+    METRICS_PORT: '70000',
+    LEASE_RENEW_DEADLINE_MS: '5000',
+    LOG_LEVEL: 'loud',
+    WATCH_NAMESPACES: 'a,,b',
+  });
   const { code } = await bad.exit;
   assert.equal(code, 1);
   const err = bad.stderr();
@@ -136,7 +150,13 @@ test('main: a bad environment exits 1 and names every problem; so does an unread
   assert.match(err, /renewDeadlineMs must be less than leaseDurationSeconds \* 1000/);
   assert.doesNotMatch(err, /WATCH_NAMESPACES/, 'empty items in the list are ignored');
 
-  const noConfig = run({ POD_NAME: 'x', POD_NAMESPACE: 'operator', KUBECONFIG: '/nonexistent/kubeconfig', METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' });
+  const noConfig = run({
+    POD_NAME: 'x',
+    POD_NAMESPACE: 'operator',
+    KUBECONFIG: '/nonexistent/kubeconfig',
+    METRICS_PORT: '0',
+    METRICS_HOST: '127.0.0.1',
+  });
   const second = await noConfig.exit;
   assert.equal(second.code, 1);
   assert.match(noConfig.stderr(), /cannot load the Kubernetes configuration/);

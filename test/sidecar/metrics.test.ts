@@ -13,7 +13,10 @@ test('observeStatus: one series per phase and per condition status, the current 
   m.observeStatus(
     'shop',
     'cache',
-    statusSeries({ phase: 'Pending', conditions: [{ type: 'MasterAvailable', status: 'False', reason: 'NoMaster', message: '' }] }),
+    statusSeries({
+      phase: 'Pending',
+      conditions: [{ type: 'MasterAvailable', status: 'False', reason: 'NoMaster', message: '' }],
+    }),
   );
   assert.deepEqual(await lines(m, 'redis_operator_redis_phase'), [
     'redis_operator_redis_phase{namespace="shop",redis="cache",phase="Pending"} 1',
@@ -27,7 +30,9 @@ test('observeStatus: one series per phase and per condition status, the current 
     'redis_operator_redis_condition{namespace="shop",redis="cache",type="MasterAvailable",status="False"} 1',
     'redis_operator_redis_condition{namespace="shop",redis="cache",type="MasterAvailable",status="Unknown"} 0',
   ]);
-  assert.deepEqual(await lines(m, 'redis_operator_failovers_total'), ['redis_operator_failovers_total{namespace="shop",redis="cache"} 0']);
+  assert.deepEqual(await lines(m, 'redis_operator_failovers_total'), [
+    'redis_operator_failovers_total{namespace="shop",redis="cache"} 0',
+  ]);
   assert.deepEqual(await lines(m, 'redis_operator_backup_last_success_timestamp_seconds'), []);
 
   m.observeStatus(
@@ -39,7 +44,11 @@ test('observeStatus: one series per phase and per condition status, the current 
       backup: { lastSuccessful: { location: 's3://b/k.rdb', time: '2026-12-01T10:00:00Z' } },
     }),
   );
-  assert.ok((await lines(m, 'redis_operator_redis_phase')).includes('redis_operator_redis_phase{namespace="shop",redis="cache",phase="Running"} 1'));
+  assert.ok(
+    (await lines(m, 'redis_operator_redis_phase')).includes(
+      'redis_operator_redis_phase{namespace="shop",redis="cache",phase="Running"} 1',
+    ),
+  );
   assert.ok(
     (await lines(m, 'redis_operator_redis_condition')).includes(
       'redis_operator_redis_condition{namespace="shop",redis="cache",type="MasterAvailable",status="True"} 1',
@@ -59,7 +68,10 @@ test('forgetStatus removes every status series of that Redis and no other', asyn
   const status = statusSeries({
     phase: 'Running',
     conditions: [{ type: 'Ready', status: 'True', reason: 'r', message: '' }],
-    backup: { lastSuccessful: { location: 'x', time: '2026-12-01T10:00:00Z' }, lastFailure: { time: '2026-12-01T11:00:00Z', job: 'j', message: 'm' } },
+    backup: {
+      lastSuccessful: { location: 'x', time: '2026-12-01T10:00:00Z' },
+      lastFailure: { time: '2026-12-01T11:00:00Z', job: 'j', message: 'm' },
+    },
   });
   m.observeStatus('shop', 'a', status);
   m.observeStatus('shop', 'b', status);

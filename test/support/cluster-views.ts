@@ -47,7 +47,11 @@ export function eventRecords(
         resourceVersion: Number(e.metadata.resourceVersion),
       };
     })
-    .filter((e) => (filter.name === undefined || e.name === filter.name) && (filter.reason === undefined || e.reason === filter.reason))
+    .filter(
+      (e) =>
+        (filter.name === undefined || e.name === filter.name) &&
+        (filter.reason === undefined || e.reason === filter.reason),
+    )
     .sort((a, b) => a.resourceVersion - b.resourceVersion)
     .map(({ name: _n, ...e }) => e);
 }
@@ -57,7 +61,12 @@ export function eventRecords(
  * check throws is retried (a real cluster answers with transient errors) and named in the
  * timeout message if it was the last answer.
  */
-export function pollUntil<T>(check: () => Polled<T> | Promise<Polled<T>>, timeoutMs: number, description: string, dump: () => string): Promise<T> {
+export function pollUntil<T>(
+  check: () => Polled<T> | Promise<Polled<T>>,
+  timeoutMs: number,
+  description: string,
+  dump: () => string,
+): Promise<T> {
   let lastError: unknown;
   const tolerant = async (): Promise<Polled<T>> => {
     try {
@@ -77,7 +86,11 @@ export function pollUntil<T>(check: () => Polled<T> | Promise<Polled<T>>, timeou
  * The password Redis `name` runs with, from its stored object and a Secret lookup, by the
  * operator's own rule (src/api/auth.ts); undefined while the Secret or its key is missing.
  */
-export function redisPassword(name: string, redis: unknown, secret: (secretName: string) => unknown): string | undefined {
+export function redisPassword(
+  name: string,
+  redis: unknown,
+  secret: (secretName: string) => unknown,
+): string | undefined {
   const auth = rec(rec(rec(redis)['spec'])['auth']);
   // The stored object is not validated: default the key as validation would.
   const given =
@@ -94,12 +107,18 @@ export function redisPassword(name: string, redis: unknown, secret: (secretName:
  * With spec.tls: how a client trusts Redis `name` (its TLS Secret's CA; names unchecked, since
  * checks dial pod IPs); undefined without TLS or while the Secret is missing.
  */
-export function redisTls(name: string, redis: unknown, secret: (secretName: string) => unknown): ConnectionOptions | undefined {
+export function redisTls(
+  name: string,
+  redis: unknown,
+  secret: (secretName: string) => unknown,
+): ConnectionOptions | undefined {
   const tls = rec(rec(redis)['spec'])['tls'];
   if (tls === undefined || tls === null) return undefined;
   const secretName = typeof rec(tls)['secretName'] === 'string' ? String(rec(tls)['secretName']) : `${name}-tls`;
   const ca = rec(rec(secret(secretName))['data'])['ca.crt'];
-  return typeof ca === 'string' ? { ca: Buffer.from(ca, 'base64').toString('utf8'), checkServerIdentity: () => undefined } : undefined;
+  return typeof ca === 'string'
+    ? { ca: Buffer.from(ca, 'base64').toString('utf8'), checkServerIdentity: () => undefined }
+    : undefined;
 }
 
 /** A client of one Redis node that fails fast (no retries, no offline queue): what a check wants. */

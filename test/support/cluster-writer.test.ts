@@ -28,7 +28,8 @@ async function formCluster(servers: RedisServer[], conns: Redis[]): Promise<void
     [5461, 10922],
     [10923, 16383],
   ];
-  for (let i = 0; i < 3; i++) await conns[i]!.call('CLUSTER', 'ADDSLOTSRANGE', String(ranges[i]![0]), String(ranges[i]![1]));
+  for (let i = 0; i < 3; i++)
+    await conns[i]!.call('CLUSTER', 'ADDSLOTSRANGE', String(ranges[i]![0]), String(ranges[i]![1]));
   const ids = await Promise.all(conns.slice(0, 3).map((c) => c.call('CLUSTER', 'MYID') as Promise<string>));
   await until('every node knows the masters', async () => {
     const views = await Promise.all(conns.map((c) => c.call('CLUSTER', 'NODES') as Promise<string>));
@@ -40,7 +41,9 @@ async function formCluster(servers: RedisServer[], conns: Redis[]): Promise<void
     async () => {
       const infos = await Promise.all(conns.map((c) => c.call('CLUSTER', 'INFO') as Promise<string>));
       const links = await Promise.all(conns.slice(3).map((c) => c.info('replication')));
-      return infos.every((i) => i.includes('cluster_state:ok')) && links.every((l) => l.includes('master_link_status:up'));
+      return (
+        infos.every((i) => i.includes('cluster_state:ok')) && links.every((l) => l.includes('master_link_status:up'))
+      );
     },
     20_000,
   );
@@ -59,7 +62,8 @@ async function migrate(from: Redis, to: Redis, toIp: string, slots: number[], al
       await from.call('MIGRATE', toIp, '6379', '', '0', '5000', 'AUTH', TEST_PASSWORD, 'KEYS', ...keys);
       await sleep(5); // let the writer hit the slot while it is half moved (ASK)
     }
-    for (const c of [to, from, ...all]) await c.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', toId).catch(() => undefined);
+    for (const c of [to, from, ...all])
+      await c.call('CLUSTER', 'SETSLOT', String(slot), 'NODE', toId).catch(() => undefined);
   }
 }
 
@@ -67,14 +71,27 @@ test(
   'ioredis Cluster writing SET + WAIT 1 and plain SET through a hand-made reshard and a master crash: every redirection followed, nothing acknowledged lost',
   { timeout: 120_000 },
   async (t) => {
-    const servers = await Promise.all(Array.from({ length: 6 }, (_, i) => startRedis(t, { ip: addr(N, i + 1), cluster: { nodeTimeoutMs: 1000 } })));
+    const servers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => startRedis(t, { ip: addr(N, i + 1), cluster: { nodeTimeoutMs: 1000 } })),
+    );
     const conns = servers.map(client);
     t.after(() => conns.forEach((c) => c.disconnect()));
     await formCluster(servers, conns);
     for (const key of ['foo', 'acked:17', '{user1000}.following', '', '{}x', 'plain:123456'])
-      assert.equal(keySlot(key), Number(await conns[0]!.call('CLUSTER', 'KEYSLOT', key)), `keySlot(${JSON.stringify(key)}) is the slot Redis computes`);
+      assert.equal(
+        keySlot(key),
+        Number(await conns[0]!.call('CLUSTER', 'KEYSLOT', key)),
+        `keySlot(${JSON.stringify(key)}) is the slot Redis computes`,
+      );
     const seeds = servers.map((s) => ({ host: s.ip, port: 6379 }));
-    const acked = new ClusterWriter({ seeds, password: TEST_PASSWORD, prefix: 'acked', waitReplicas: 1, waitTimeoutMs: 200, verifyReads: true }).start();
+    const acked = new ClusterWriter({
+      seeds,
+      password: TEST_PASSWORD,
+      prefix: 'acked',
+      waitReplicas: 1,
+      waitTimeoutMs: 200,
+      verifyReads: true,
+    }).start();
     const plain = new ClusterWriter({ seeds, password: TEST_PASSWORD, prefix: 'plain' }).start();
     t.after(() => Promise.all([acked.stop(), plain.stop()]));
     await until('writes flowing', () => acked.acked.length > 200 && plain.acked.length > 200, 20_000);
@@ -94,13 +111,19 @@ test(
     // its own then, so its writes are stored but never acknowledged (WAIT 1 answers 0 after 200 ms):
     // the other two shards' writes still are.
     await servers[2]!.kill();
-    await until('the replica of the crashed master is master', async () => ((await conns[5]!.info('replication')) as string).includes('role:master'), 20_000);
+    await until(
+      'the replica of the crashed master is master',
+      async () => ((await conns[5]!.info('replication')) as string).includes('role:master'),
+      20_000,
+    );
     const afterCrash = acked.acked.length;
-    await until('acknowledged writes after the failover', () => acked.acked.length > afterCrash + 200, 30_000).catch((err: unknown) => {
-      throw new Error(
-        `${String(err)}: acked ${acked.acked.length} unacked ${acked.unacked.length} transient ${acked.transient} status ${acked.cluster.status} errors ${acked.errors.slice(0, 3).join(' | ')} last ${acked.lastError}`,
-      );
-    });
+    await until('acknowledged writes after the failover', () => acked.acked.length > afterCrash + 200, 30_000).catch(
+      (err: unknown) => {
+        throw new Error(
+          `${String(err)}: acked ${acked.acked.length} unacked ${acked.unacked.length} transient ${acked.transient} status ${acked.cluster.status} errors ${acked.errors.slice(0, 3).join(' | ')} last ${acked.lastError}`,
+        );
+      },
+    );
     await Promise.all([acked.stop(), plain.stop()]);
 
     t.diagnostic(
@@ -110,7 +133,11 @@ test(
     assert.deepEqual(plain.errors, [], 'no application-visible error (plain writer)');
     assert.deepEqual(acked.readMismatches, []);
     const live = seeds.filter((_, i) => i !== 2);
-    assert.deepEqual(await missingFromCluster({ seeds: live, password: TEST_PASSWORD }, acked.acked), [], 'every acknowledged write reads back');
+    assert.deepEqual(
+      await missingFromCluster({ seeds: live, password: TEST_PASSWORD }, acked.acked),
+      [],
+      'every acknowledged write reads back',
+    );
     assert.deepEqual(
       await missingFromCluster({ seeds: live, password: TEST_PASSWORD }, plain.acked),
       [],

@@ -44,7 +44,8 @@ export const keySlot = createRequire(import.meta.url)('cluster-key-slot') as (ke
 /** A failed or failing-over node, or a cluster in transition: retried, counted apart from errors. */
 // ioredis' auto-pipelining groups commands by the node it maps their slots to; a slot map that
 // changes under a batch (a reshard's moves, a refresh) fails the whole group with the last one.
-const TRANSIENT_OR_REDIRECT = /^(MOVED|ASK) |^(TRYAGAIN|CLUSTERDOWN)|^All keys in the pipeline should belong to the same slots allocation group/;
+const TRANSIENT_OR_REDIRECT =
+  /^(MOVED|ASK) |^(TRYAGAIN|CLUSTERDOWN)|^All keys in the pipeline should belong to the same slots allocation group/;
 const TRANSIENT =
   /^(TRYAGAIN|CLUSTERDOWN|LOADING|MASTERDOWN)|Connection is closed|Command aborted due to connection close|Reached the max retries per request limit|Command timed out|no answer in \d+ ms|ECONNREFUSED|ECONNRESET|EHOSTUNREACH|ETIMEDOUT|Too many Cluster redirections|Failed to refresh slots cache|None of startup nodes is available/;
 
@@ -53,7 +54,9 @@ const TRANSIENT =
  * (auto-pipelining): for loading data only, since ioredis does not follow a MOVED that hits part
  * of such a batch (the batch fails; a loader retries it, see loadKeys).
  */
-export function clusterClient(o: Pick<ClusterWriterOptions, 'seeds' | 'password' | 'username'> & { bulk?: boolean }): Cluster {
+export function clusterClient(
+  o: Pick<ClusterWriterOptions, 'seeds' | 'password' | 'username'> & { bulk?: boolean },
+): Cluster {
   const cluster = new Cluster(o.seeds, {
     redisOptions: {
       password: o.password,
@@ -153,7 +156,11 @@ export class ClusterWriter {
       return 'acked';
     }
     // The pipeline goes to the node of the key's slot as ioredis knows it.
-    let results = await this.cluster.pipeline().set(key, value).call('WAIT', this.#o.waitReplicas, this.#o.waitTimeoutMs).exec();
+    let results = await this.cluster
+      .pipeline()
+      .set(key, value)
+      .call('WAIT', this.#o.waitReplicas, this.#o.waitTimeoutMs)
+      .exec();
     for (let hop = 0; hop < 16; hop++) {
       const [setErr] = results?.[0] ?? [new Error('no reply')];
       if (!setErr) {
@@ -196,7 +203,10 @@ export class ClusterWriter {
 }
 
 /** Keys of `written` whose value the cluster does not return now (read through a fresh client). */
-export async function missingFromCluster(o: Pick<ClusterWriterOptions, 'seeds' | 'password' | 'username'>, written: readonly Written[]): Promise<string[]> {
+export async function missingFromCluster(
+  o: Pick<ClusterWriterOptions, 'seeds' | 'password' | 'username'>,
+  written: readonly Written[],
+): Promise<string[]> {
   const cluster = clusterClient(o);
   const missing: string[] = [];
   try {
@@ -216,7 +226,11 @@ export async function missingFromCluster(o: Pick<ClusterWriterOptions, 'seeds' |
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** SETs every key through a bulk client, retrying a batch a redirection failed (after a slot refresh). */
-export async function loadKeys(client: Cluster, keys: ReadonlyArray<{ key: string; value: string }>, batch = 1000): Promise<void> {
+export async function loadKeys(
+  client: Cluster,
+  keys: ReadonlyArray<{ key: string; value: string }>,
+  batch = 1000,
+): Promise<void> {
   for (let i = 0; i < keys.length; i += batch) {
     const part = keys.slice(i, i + batch);
     for (let attempt = 0; ; attempt++) {

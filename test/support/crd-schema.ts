@@ -10,8 +10,14 @@ type Obj = Record<string, unknown>;
 export function closed(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(closed);
   if (typeof schema !== 'object' || schema === null) return schema;
-  const node = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, k === 'default' || k === 'enum' ? v : closed(v)])) as Obj;
-  if (node['properties'] !== undefined && node['additionalProperties'] === undefined && node['x-kubernetes-preserve-unknown-fields'] !== true) {
+  const node = Object.fromEntries(
+    Object.entries(schema).map(([k, v]) => [k, k === 'default' || k === 'enum' ? v : closed(v)]),
+  ) as Obj;
+  if (
+    node['properties'] !== undefined &&
+    node['additionalProperties'] === undefined &&
+    node['x-kubernetes-preserve-unknown-fields'] !== true
+  ) {
     node['additionalProperties'] = false;
   }
   return node;
@@ -29,7 +35,10 @@ function re2(pattern: string, flags: string): RegExp {
 export function kubernetesAjv(): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true, code: { regExp: re2 as never } });
   ajv.addFormat('date-time', { type: 'string', validate: (s: string) => !Number.isNaN(Date.parse(s)) });
-  ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+  });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isInteger(n) });
   // Kubernetes' "duration" is a Go duration (10s, 1m30s), not ISO 8601.
   ajv.addFormat('duration', /^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$/);

@@ -86,7 +86,10 @@ export function ensureBuilt(): void {
   }
   try {
     if (!stale()) return;
-    execFileSync(nodeBinary(), [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: REPO_ROOT, stdio: 'inherit' });
+    execFileSync(nodeBinary(), [path.join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+      cwd: REPO_ROOT,
+      stdio: 'inherit',
+    });
   } finally {
     rmSync(LOCK, { recursive: true, force: true });
   }

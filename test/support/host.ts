@@ -13,7 +13,9 @@ export function nodeBinary(): string {
   if (major >= 22) return process.execPath;
   const local = path.join(REPO_ROOT, 'node_modules/.bin/node');
   if (existsSync(local)) return local;
-  throw new Error(`the operator needs Node 22.18+ (type stripping); this is ${process.version} and node_modules/.bin/node is missing (npm ci)`);
+  throw new Error(
+    `the operator needs Node 22.18+ (type stripping); this is ${process.version} and node_modules/.bin/node is missing (npm ci)`,
+  );
 }
 
 /** The last `lines` non-empty lines of a file; none when it cannot be read. */

@@ -20,17 +20,28 @@ export interface PodCredentials {
 export function podCredentials(deployment: Obj): PodCredentials {
   const pod = deployment['spec']['template']['spec'] as Obj;
   const volumes = (pod['volumes'] ?? []) as Obj[];
-  const tokenVolumes = volumes.filter((v) => ((v['projected']?.['sources'] ?? []) as Obj[]).some((s) => s['serviceAccountToken']));
+  const tokenVolumes = volumes.filter((v) =>
+    ((v['projected']?.['sources'] ?? []) as Obj[]).some((s) => s['serviceAccountToken']),
+  );
   const names = new Set(tokenVolumes.map((v) => v['name'] as string));
-  const mounts = (c: Obj) => ((c['volumeMounts'] ?? []) as Obj[]).filter((m) => names.has(m['name']) || String(m['mountPath']).startsWith('/var/run/secrets'));
+  const mounts = (c: Obj) =>
+    ((c['volumeMounts'] ?? []) as Obj[]).filter(
+      (m) => names.has(m['name']) || String(m['mountPath']).startsWith('/var/run/secrets'),
+    );
   const containers = [...((pod['initContainers'] ?? []) as Obj[]), ...(pod['containers'] as Obj[])];
   const sidecar = (pod['containers'] as Obj[]).find((c) => c['name'] === 'sidecar');
   const m = sidecar ? mounts(sidecar)[0] : undefined;
   const sources = ((tokenVolumes[0]?.['projected']?.['sources'] ?? []) as Obj[]).flatMap((s): string[] => {
     if (s['serviceAccountToken'])
-      return [`${s['serviceAccountToken']['path']}${s['serviceAccountToken']['audience'] ? ` for ${s['serviceAccountToken']['audience']}` : ''}`];
-    if (s['configMap']) return (s['configMap']['items'] as Obj[]).map((i) => `${i['path']} <- configMap ${s['configMap']['name']}/${i['key']}`);
-    if (s['downwardAPI']) return (s['downwardAPI']['items'] as Obj[]).map((i) => `${i['path']} <- ${i['fieldRef']['fieldPath']}`);
+      return [
+        `${s['serviceAccountToken']['path']}${s['serviceAccountToken']['audience'] ? ` for ${s['serviceAccountToken']['audience']}` : ''}`,
+      ];
+    if (s['configMap'])
+      return (s['configMap']['items'] as Obj[]).map(
+        (i) => `${i['path']} <- configMap ${s['configMap']['name']}/${i['key']}`,
+      );
+    if (s['downwardAPI'])
+      return (s['downwardAPI']['items'] as Obj[]).map((i) => `${i['path']} <- ${i['fieldRef']['fieldPath']}`);
     return [JSON.stringify(s)];
   });
   return {
@@ -38,13 +49,16 @@ export function podCredentials(deployment: Obj): PodCredentials {
     mountedIn: containers.filter((c) => mounts(c).length > 0).map((c) => c['name'] as string),
     sidecarMount: m ? { mountPath: m['mountPath'], readOnly: m['readOnly'] } : undefined,
     sources,
-    expirationSeconds: ((tokenVolumes[0]?.['projected']?.['sources'] ?? []) as Obj[]).find((s) => s['serviceAccountToken'])?.['serviceAccountToken'][
-      'expirationSeconds'
-    ],
+    expirationSeconds: ((tokenVolumes[0]?.['projected']?.['sources'] ?? []) as Obj[]).find(
+      (s) => s['serviceAccountToken'],
+    )?.['serviceAccountToken']['expirationSeconds'],
   };
 }
 
-/** The overlay of manifests/components/namespaced's header for `namespaces`, on the manifests at `base`: file name -> text. */
+/**
+ * The overlay of manifests/components/namespaced's header for `namespaces`, on the manifests at `base`: file name ->
+ * text.
+ */
 export function namespacedOverlay(base: string, namespaces: readonly string[]): Record<string, string> {
   const kustomization = `resources:
   - ${base}

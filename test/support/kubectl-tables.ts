@@ -23,7 +23,9 @@ export interface PrinterColumn {
 }
 
 /** The CRD's additionalPrinterColumns (default: manifests/crd.yaml), as kubectl reads them. */
-export function loadPrinterColumns(crdPath: string | URL = new URL('../../manifests/crd.yaml', import.meta.url)): PrinterColumn[] {
+export function loadPrinterColumns(
+  crdPath: string | URL = new URL('../../manifests/crd.yaml', import.meta.url),
+): PrinterColumn[] {
   const crd = rec(parse(readFileSync(crdPath, 'utf8')));
   const version =
     arr(rec(crd['spec'])['versions'])
@@ -31,7 +33,12 @@ export function loadPrinterColumns(crdPath: string | URL = new URL('../../manife
       .find((v) => v['storage'] === true) ?? {};
   return arr(version['additionalPrinterColumns'])
     .map(rec)
-    .map((c) => ({ name: String(c['name']), type: String(c['type']), jsonPath: String(c['jsonPath']), priority: Number(c['priority'] ?? 0) }));
+    .map((c) => ({
+      name: String(c['name']),
+      type: String(c['type']),
+      jsonPath: String(c['jsonPath']),
+      priority: Number(c['priority'] ?? 0),
+    }));
 }
 
 /** `.status.masterStatus` -> the value (simple dotted paths: what our columns use). */
@@ -81,9 +88,16 @@ function cell(value: unknown, type: string, now: number): string {
 }
 
 /** One row per Redis, columns from the CRD (NAME, VERSION, MASTER, REPLICAS, PHASE, AGE). */
-export function redisTable(redises: readonly unknown[], all: readonly PrinterColumn[] = loadPrinterColumns(), now = Date.now()): string {
+export function redisTable(
+  redises: readonly unknown[],
+  all: readonly PrinterColumn[] = loadPrinterColumns(),
+  now = Date.now(),
+): string {
   const columns = all.filter((c) => (c.priority ?? 0) === 0);
-  const rows = redises.map((r) => [String(rec(rec(r)['metadata'])['name'] ?? ''), ...columns.map((c) => cell(jsonPathValue(r, c.jsonPath), c.type, now))]);
+  const rows = redises.map((r) => [
+    String(rec(rec(r)['metadata'])['name'] ?? ''),
+    ...columns.map((c) => cell(jsonPathValue(r, c.jsonPath), c.type, now)),
+  ]);
   return renderTable(['NAME', ...columns.map((c) => c.name)], rows);
 }
 
@@ -99,10 +113,16 @@ export const WAIT_ROW_FIELDS: readonly PrinterColumn[] = [
   { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas' },
   { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
 ];
-/** The row `kubectl get redis` prints for it, AGE left out, single-spaced (`my-redis 7.2 my-redis-master-0 2/2 Running`). */
+/**
+ * The row `kubectl get redis` prints for it, AGE left out, single-spaced (`my-redis 7.2 my-redis-master-0 2/2
+ * Running`).
+ */
 export function printedRow(redis: unknown, columns: readonly PrinterColumn[] = loadPrinterColumns()): string {
   const shown = columns.filter((c) => (c.priority ?? 0) === 0 && c.type !== 'date');
-  return [String(rec(rec(redis)['metadata'])['name'] ?? ''), ...shown.map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>')].join(' ');
+  return [
+    String(rec(rec(redis)['metadata'])['name'] ?? ''),
+    ...shown.map((c) => cell(jsonPathValue(redis, c.jsonPath), c.type, 0) || '<none>'),
+  ].join(' ');
 }
 
 export function redisRow(redis: unknown): string {

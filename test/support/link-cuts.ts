@@ -22,7 +22,9 @@ export function assertIptablesUsable(): void {
     execFileSync('iptables', ['-w', '-S', 'OUTPUT'], { stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (err) {
     const e = err as { stderr?: Buffer; message: string };
-    throw new Error(`iptables is not usable (root and the iptables package are required for partition tests): ${e.stderr?.toString() || e.message}`);
+    throw new Error(
+      `iptables is not usable (root and the iptables package are required for partition tests): ${e.stderr?.toString() || e.message}`,
+    );
   }
   iptablesChecked = true;
 }

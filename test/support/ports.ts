@@ -55,7 +55,9 @@ export function logEnd(file: string): number {
   }
 }
 
-/** `file` from byte `offset` on ('' when it cannot be read): one process's lines of a log several restarts append to. */
+/**
+ * `file` from byte `offset` on ('' when it cannot be read): one process's lines of a log several restarts append to.
+ */
 export function logFrom(file: string, offset: number): string {
   let fd: number;
   try {
@@ -110,7 +112,13 @@ export function listeningPorts(pid: number): number[] {
  * Waits until `read` finds the port `proc` listens on (in its log, or listeningPorts) and returns
  * it. Fails when the process exits first, or after `timeoutMs`, with `tail()` in the message.
  */
-export async function reportedPort(what: string, proc: Running, read: () => number | undefined, tail: () => string[], timeoutMs = 30_000): Promise<number> {
+export async function reportedPort(
+  what: string,
+  proc: Running,
+  read: () => number | undefined,
+  tail: () => string[],
+  timeoutMs = 30_000,
+): Promise<number> {
   return until(
     `${what} to say which port it listens on`,
     () => {
@@ -190,6 +198,8 @@ export async function startOnFreePorts<P extends Running>(o: FreePortsStart<P>):
     if (proc.alive()) return { proc, ports };
     const log = lines();
     if (attempt < ATTEMPTS && addressInUse(log.join('\n'))) continue;
-    throw new Error(`${o.what} exited at start on ${host}:${ports.join(', ')} (attempt ${attempt}):\n${log.slice(-30).join('\n')}`);
+    throw new Error(
+      `${o.what} exited at start on ${host}:${ports.join(', ')} (attempt ${attempt}):\n${log.slice(-30).join('\n')}`,
+    );
   }
 }

@@ -7,7 +7,13 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import * as client from '@kubernetes/client-node';
-import { RESOURCE_VERBS, SIDECAR_API_CALLS, type ApiCall, type ApiScope, type Verb } from '../../src/sidecar/adapters/kube/api-calls.ts';
+import {
+  RESOURCE_VERBS,
+  SIDECAR_API_CALLS,
+  type ApiCall,
+  type ApiScope,
+  type Verb,
+} from '../../src/sidecar/adapters/kube/api-calls.ts';
 
 type Obj = Record<string, any>;
 
@@ -23,7 +29,8 @@ const grantKey = (group: string, resource: string, verb: string) => `${group}/${
 /** "group/resource:verb" the table needs in one scope, sorted. */
 export function neededGrants(scope: ApiScope, calls: readonly ApiCall[] = SIDECAR_API_CALLS): string[] {
   const out = new Set<string>();
-  for (const c of calls.filter((c) => c.scope === scope)) for (const v of c.verbs) out.add(grantKey(c.group, c.resource, v));
+  for (const c of calls.filter((c) => c.scope === scope))
+    for (const v of c.verbs) out.add(grantKey(c.group, c.resource, v));
   return [...out].sort();
 }
 
@@ -34,7 +41,8 @@ export function roleGrants(role: Obj): string[] {
     if (rule['resourceNames'] !== undefined || rule['nonResourceURLs'] !== undefined)
       throw new Error(`${role['metadata']['name']}: unexpected ${JSON.stringify(rule)}`);
     for (const g of rule['apiGroups'] as string[])
-      for (const r of rule['resources'] as string[]) for (const v of rule['verbs'] as string[]) out.add(grantKey(g, r, v));
+      for (const r of rule['resources'] as string[])
+        for (const v of rule['verbs'] as string[]) out.add(grantKey(g, r, v));
   }
   return [...out].sort();
 }
@@ -50,7 +58,8 @@ export function clientApiMethods(): Set<string> {
   const out = new Set<string>();
   for (const [name, value] of Object.entries(client)) {
     if (!/Api$/.test(name) || name === GENERIC_CLIENT || typeof value !== 'function') continue;
-    for (const m of Object.getOwnPropertyNames((value as { prototype: object }).prototype)) if (m !== 'constructor') out.add(m);
+    for (const m of Object.getOwnPropertyNames((value as { prototype: object }).prototype))
+      if (m !== 'constructor') out.add(m);
   }
   return out;
 }
@@ -104,7 +113,10 @@ export interface InstallShape {
 
 const where = (ns: string | undefined) => (ns === undefined ? 'across all namespaces' : `in ${ns}`);
 
-/** Every check the table implies for an install: each call allowed where it lands, refused elsewhere, and every other verb refused. */
+/**
+ * Every check the table implies for an install: each call allowed where it lands, refused elsewhere, and every other
+ * verb refused.
+ */
 export function accessChecks(install: InstallShape, calls: readonly ApiCall[] = SIDECAR_API_CALLS): AccessCheck[] {
   const checks: AccessCheck[] = [];
   const asked = new Set<string>();
@@ -113,17 +125,24 @@ export function accessChecks(install: InstallShape, calls: readonly ApiCall[] = 
     const key = `${c.verb} ${c.group}/${c.resource} ${c.namespace ?? ''}`;
     if (asked.has(key)) return;
     asked.add(key);
-    checks.push({ ...c, why: `${c.allowed ? 'may' : 'may not'} ${c.verb} ${c.resource} ${where(c.namespace)}: ${why}` });
+    checks.push({
+      ...c,
+      why: `${c.allowed ? 'may' : 'may not'} ${c.verb} ${c.resource} ${where(c.namespace)}: ${why}`,
+    });
   };
   const watched = install.watched === 'all' ? [install.operatorNamespace, ...install.elsewhere] : install.watched;
-  const unwatched = install.watched === 'all' ? [] : [...install.elsewhere, install.operatorNamespace].filter((n) => !watched.includes(n));
+  const unwatched =
+    install.watched === 'all'
+      ? []
+      : [...install.elsewhere, install.operatorNamespace].filter((n) => !watched.includes(n));
   for (const call of calls) {
     for (const verb of call.verbs) {
       const base = { verb, group: call.group, resource: call.resource };
       if (call.scope === 'cluster') add({ ...base, allowed: true }, call.caller);
       if (call.scope === 'operator') {
         add({ ...base, namespace: install.operatorNamespace, allowed: true }, call.caller);
-        for (const ns of install.elsewhere) add({ ...base, namespace: ns, allowed: false }, 'Leases only in the operator namespace');
+        for (const ns of install.elsewhere)
+          add({ ...base, namespace: ns, allowed: false }, 'Leases only in the operator namespace');
         add({ ...base, allowed: false }, 'Leases only in the operator namespace');
       }
       if (call.scope === 'watched') {
@@ -131,7 +150,10 @@ export function accessChecks(install: InstallShape, calls: readonly ApiCall[] = 
         for (const ns of unwatched) add({ ...base, namespace: ns, allowed: false }, 'not a watched namespace');
         // WATCH_NAMESPACES empty: the informers list and watch every namespace at once.
         if (verb === 'list' || verb === 'watch')
-          add({ ...base, allowed: install.watched === 'all' }, install.watched === 'all' ? call.caller : 'a list namespace by namespace only');
+          add(
+            { ...base, allowed: install.watched === 'all' },
+            install.watched === 'all' ? call.caller : 'a list namespace by namespace only',
+          );
       }
     }
   }
@@ -145,8 +167,14 @@ export function accessChecks(install: InstallShape, calls: readonly ApiCall[] = 
   }
   for (const r of resources.values())
     for (const verb of RESOURCE_VERBS.filter((v) => !r.verbs.has(v))) {
-      const places = r.scope === 'cluster' ? [undefined] : r.scope === 'operator' ? [install.operatorNamespace] : [...watched, undefined];
-      for (const namespace of places) add({ verb, group: r.group, resource: r.resource, namespace, allowed: false }, 'no call needs it');
+      const places =
+        r.scope === 'cluster'
+          ? [undefined]
+          : r.scope === 'operator'
+            ? [install.operatorNamespace]
+            : [...watched, undefined];
+      for (const namespace of places)
+        add({ verb, group: r.group, resource: r.resource, namespace, allowed: false }, 'no call needs it');
     }
   return checks;
 }
@@ -202,12 +230,16 @@ export async function reviewAccess(
     };
   });
   // kubectl creates the List's items one by one and prints each object (pretty JSON, one after another).
-  const out = await kubectl(['create', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items }));
+  const out = await kubectl(
+    ['create', '-o', 'json', '-f', '-'],
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items }),
+  );
   const answered = out
     .trim()
     .split(/\n(?=\{)/)
     .map((text) => JSON.parse(text) as Obj);
-  if (answered.length !== checks.length) throw new Error(`asked ${checks.length} access reviews, got ${answered.length} answers`);
+  if (answered.length !== checks.length)
+    throw new Error(`asked ${checks.length} access reviews, got ${answered.length} answers`);
   answered.forEach((r, i) => {
     const asked = r['spec']['resourceAttributes'] as Obj;
     if (asked['verb'] !== checks[i]!.verb || (asked['namespace'] ?? undefined) !== checks[i]!.namespace)

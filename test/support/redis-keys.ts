@@ -42,7 +42,12 @@ export async function replyAs(client: Redis, auth: readonly string[], command: r
  * still applying a backlog of writes included (measured on 7.2.6: a frozen replica 200 writes
  * behind was counted).
  */
-export async function replicasCaughtUp(client: Redis, replicas: number, timeoutMs: number, what = 'the master'): Promise<void> {
+export async function replicasCaughtUp(
+  client: Redis,
+  replicas: number,
+  timeoutMs: number,
+  what = 'the master',
+): Promise<void> {
   const info = async () =>
     Object.fromEntries(
       String(await client.call('INFO', 'replication'))
@@ -58,7 +63,9 @@ export async function replicasCaughtUp(client: Redis, replicas: number, timeoutM
     const caught = lines.filter((l) => l['state'] === 'online' && Number(l['offset']) >= target).length;
     if (caught >= replicas) return;
     if (Date.now() > deadline)
-      throw new Error(`only ${caught} of ${replicas} replicas of ${what} caught up with offset ${target} within ${timeoutMs} ms (${JSON.stringify(lines)})`);
+      throw new Error(
+        `only ${caught} of ${replicas} replicas of ${what} caught up with offset ${target} within ${timeoutMs} ms (${JSON.stringify(lines)})`,
+      );
     await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -62,7 +62,12 @@ export interface RedisServerOptions {
 // ---- redis-server ---------------------------------------------------------------------------
 
 function configText(
-  o: Required<Omit<RedisServerOptions, 'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls' | 'cluster'>> & {
+  o: Required<
+    Omit<
+      RedisServerOptions,
+      'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls' | 'cluster'
+    >
+  > & {
     extra: Record<string, string>;
     cluster: RedisServerOptions['cluster'];
   },
@@ -107,9 +112,17 @@ function configText(
  * AUTH + PING over a raw socket: resolves true on PONG, false on anything else (refused,
  * LOADING...). With acceptOnly, any answer counts.
  */
-function pingOnce(ip: string, password: string, timeoutMs: number, acceptOnly = false, secure = false): Promise<boolean> {
+function pingOnce(
+  ip: string,
+  password: string,
+  timeoutMs: number,
+  acceptOnly = false,
+  secure = false,
+): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = secure ? tls.connect({ host: ip, port: REDIS_PORT, rejectUnauthorized: false }) : net.createConnection({ host: ip, port: REDIS_PORT });
+    const socket = secure
+      ? tls.connect({ host: ip, port: REDIS_PORT, rejectUnauthorized: false })
+      : net.createConnection({ host: ip, port: REDIS_PORT });
     let data = '';
     const done = (ok: boolean) => {
       socket.destroy();
@@ -181,7 +194,10 @@ export class RedisServer {
     return cert ? { ca: cert['ca.crt'], checkServerIdentity: () => undefined } : undefined;
   }
 
-  /** A renewed certificate in its files, as the kubelet updates a mounted Secret; the running server keeps serving the old one until it reloads. */
+  /**
+   * A renewed certificate in its files, as the kubelet updates a mounted Secret; the running server keeps serving the
+   * old one until it reloads.
+   */
   renewTls(cert: Issued): void {
     this.#options = { ...this.#options, tls: cert };
     writeTlsDir(this.tlsDir, cert);
@@ -247,7 +263,21 @@ export class RedisServer {
     const auth =
       op === null
         ? ['--requirepass', this.password, '--masterauth', this.password]
-        : ['--requirepass', this.password, '--user', OPERATOR_USER, 'on', `>${op}`, '~*', '&*', '+@all', '--masteruser', OPERATOR_USER, '--masterauth', op];
+        : [
+            '--requirepass',
+            this.password,
+            '--user',
+            OPERATOR_USER,
+            'on',
+            `>${op}`,
+            '~*',
+            '&*',
+            '+@all',
+            '--masteruser',
+            OPERATOR_USER,
+            '--masterauth',
+            op,
+          ];
     const secure = o.tls ? this.#tlsArgs(o.tls) : [];
     const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, ...auth, ...secure], {
       stdio: ['ignore', 'ignore', 'pipe'],
@@ -274,11 +304,14 @@ export class RedisServer {
     });
     const deadline = Date.now() + (o.startTimeoutMs ?? 10000);
     while (Date.now() < deadline) {
-      if (exitInfo !== null) throw new Error(`redis-server on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
+      if (exitInfo !== null)
+        throw new Error(`redis-server on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
       if (await pingOnce(this.#ip, this.password, 300, o.waitFor === 'accept', o.tls !== undefined)) return;
       await new Promise((r) => setTimeout(r, 20));
     }
-    throw new Error(`redis-server on ${this.#ip} did not answer PING within ${o.startTimeoutMs ?? 10000} ms:\n${this.logTail()}`);
+    throw new Error(
+      `redis-server on ${this.#ip} did not answer PING within ${o.startTimeoutMs ?? 10000} ms:\n${this.logTail()}`,
+    );
   }
 
   /** SIGKILL and wait for the exit: the process vanishes, its sockets are closed by the kernel. */
@@ -317,7 +350,9 @@ export class RedisServer {
    * Kill (if running) and start again on the same data directory, optionally on a new address
    * ("the pod was recreated with a new IP"). Like a pod, it comes back as a replica of nowhere.
    */
-  async restart(options: { ip?: string; waitFor?: 'pong' | 'accept'; password?: string; extra?: Record<string, string> } = {}): Promise<void> {
+  async restart(
+    options: { ip?: string; waitFor?: 'pong' | 'accept'; password?: string; extra?: Record<string, string> } = {},
+  ): Promise<void> {
     await this.kill();
     if (options.password !== undefined) this.password = options.password;
     if (options.waitFor) this.#options = { ...this.#options, waitFor: options.waitFor };

@@ -23,7 +23,8 @@ export interface Issued {
   fingerprint: string;
 }
 
-const openssl = (args: string[], cwd: string) => execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+const openssl = (args: string[], cwd: string) =>
+  execFileSync('openssl', args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 
 export function makeCa(name = 'redis-operator test CA'): CertificateAuthority {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'test-ca-'));
@@ -47,7 +48,12 @@ export function makeCa(name = 'redis-operator test CA'): CertificateAuthority {
     ],
     dir,
   );
-  return { dir, ca: readFileSync(path.join(dir, 'ca.crt'), 'utf8'), certFile: path.join(dir, 'ca.crt'), keyFile: path.join(dir, 'ca.key') };
+  return {
+    dir,
+    ca: readFileSync(path.join(dir, 'ca.crt'), 'utf8'),
+    certFile: path.join(dir, 'ca.crt'),
+    keyFile: path.join(dir, 'ca.key'),
+  };
 }
 
 let serial = 0;
@@ -55,7 +61,9 @@ let serial = 0;
 /** A server (and client) certificate for `dnsNames` and `ips`, signed by the CA. */
 export function issue(ca: CertificateAuthority, names: { dnsNames?: string[]; ips?: string[]; cn?: string }): Issued {
   const id = `c${process.pid}-${++serial}`;
-  const san = [...(names.dnsNames ?? []).map((d) => `DNS:${d}`), ...(names.ips ?? []).map((ip) => `IP:${ip}`)].join(',');
+  const san = [...(names.dnsNames ?? []).map((d) => `DNS:${d}`), ...(names.ips ?? []).map((ip) => `IP:${ip}`)].join(
+    ',',
+  );
   writeFileSync(path.join(ca.dir, `${id}.ext`), `subjectAltName=${san}\nextendedKeyUsage=serverAuth,clientAuth\n`);
   openssl(
     [
@@ -99,10 +107,16 @@ export function issue(ca: CertificateAuthority, names: { dnsNames?: string[]; ip
     .toString()
     .trim()
     .replace(/^.*=/, '');
-  return { 'tls.crt': crt, 'tls.key': readFileSync(path.join(ca.dir, `${id}.key`), 'utf8'), 'ca.crt': ca.ca, fingerprint };
+  return {
+    'tls.crt': crt,
+    'tls.key': readFileSync(path.join(ca.dir, `${id}.key`), 'utf8'),
+    'ca.crt': ca.ca,
+    fingerprint,
+  };
 }
 
 /** Writes an issued certificate as the files a mounted Secret would hold. */
 export function writeTlsDir(dir: string, cert: Issued): void {
-  for (const key of ['tls.crt', 'tls.key', 'ca.crt'] as const) writeFileSync(path.join(dir, key), cert[key], { mode: 0o600 });
+  for (const key of ['tls.crt', 'tls.key', 'ca.crt'] as const)
+    writeFileSync(path.join(dir, key), cert[key], { mode: 0o600 });
 }

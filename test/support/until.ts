@@ -20,13 +20,19 @@ export interface UntilOptions {
  * at least once; an error it throws is not retried but fails the wait at once (wrap the check
  * to tolerate errors, as pollUntil does).
  */
-export async function until<T>(what: string, check: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 10_000, options: UntilOptions = {}): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Polled<T> | Promise<Polled<T>>,
+  timeoutMs = 10_000,
+  options: UntilOptions = {},
+): Promise<T> {
   const { everyMs = 10, dump } = options;
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== null && value !== false) return value;
-    if (performance.now() > deadline) assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${dump ? `\n${dump()}` : ''}`);
+    if (performance.now() > deadline)
+      assert.fail(`timed out after ${timeoutMs} ms waiting for ${what}${dump ? `\n${dump()}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }

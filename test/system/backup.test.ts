@@ -107,14 +107,29 @@ test(
 
     // Scheduled: the CronJob runs every minute; its result reaches status.backup.
     const tScheduled = performance.now();
-    await c.waitFor(() => status()['backup']?.lastSuccessful?.location !== undefined, 150_000, 'a scheduled backup in status.backup.lastSuccessful');
+    await c.waitFor(
+      () => status()['backup']?.lastSuccessful?.location !== undefined,
+      150_000,
+      'a scheduled backup in status.backup.lastSuccessful',
+    );
     const scheduled = status()['backup'].lastSuccessful as Json;
     t.diagnostic(
       `first scheduled backup: ${scheduled['location']} (${scheduled['sizeBytes']} bytes, offset ${scheduled['replicationOffset']}) ${Math.round((performance.now() - tScheduled) / 1000)} s after Running`,
     );
-    assert.match(String(scheduled['location']), new RegExp(`^s3://${BUCKET}/redis~${NS}~${NAME}/\\d{8}T\\d{6}Z-\\d+\\.rdb$`));
-    assert.equal(((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy')?.['status'], 'True');
-    const listed = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }) }));
+    assert.match(
+      String(scheduled['location']),
+      new RegExp(`^s3://${BUCKET}/redis~${NS}~${NAME}/\\d{8}T\\d{6}Z-\\d+\\.rdb$`),
+    );
+    assert.equal(
+      ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy')?.['status'],
+      'True',
+    );
+    const listed = await client.send(
+      new ListObjectsV2Command({
+        Bucket: BUCKET,
+        Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }),
+      }),
+    );
     assert.ok(
       (listed.Contents ?? []).some((o) => `s3://${BUCKET}/${o.Key}` === scheduled['location']),
       'the object is in the bucket',
@@ -131,26 +146,47 @@ test(
     const healthy = () => ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'BackupHealthy') ?? {};
     await c.waitFor(() => healthy()['reason'] === 'BackupFailed', 30_000, 'BackupHealthy False, reason BackupFailed');
     assert.match(String(healthy()['message']), /refused the credentials/);
-    await c.waitFor(() => c.events({ name: NAME }).some((e) => e.reason === 'BackupFailed'), 30_000, 'a BackupFailed Event on the Redis');
+    await c.waitFor(
+      () => c.events({ name: NAME }).some((e) => e.reason === 'BackupFailed'),
+      30_000,
+      'a BackupFailed Event on the Redis',
+    );
     await c.apply(credentials(s3.accessKeyId, s3.secretAccessKey));
-    const after = await client.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }) }));
+    const after = await client.send(
+      new ListObjectsV2Command({
+        Bucket: BUCKET,
+        Prefix: backupFolder('', { kind: 'Redis', namespace: NS, name: NAME }),
+      }),
+    );
     assert.ok((after.Contents ?? []).length >= objectsBefore, 'a failed backup deletes nothing');
     assert.equal(status()['phase'], 'Running');
 
     // On demand: kubectl apply of a RedisBackup.
     await c.apply(redisBackup('before-delete'));
-    await c.waitFor(() => backupStatus('before-delete')['phase'] === 'Completed', 90_000, 'RedisBackup before-delete Completed');
+    await c.waitFor(
+      () => backupStatus('before-delete')['phase'] === 'Completed',
+      90_000,
+      'RedisBackup before-delete Completed',
+    );
     const taken = backupStatus('before-delete');
-    t.diagnostic(`on demand: ${taken['location']} offset ${taken['replicationOffset']} version ${taken['redisVersion']} from ${taken['source']}`);
+    t.diagnostic(
+      `on demand: ${taken['location']} offset ${taken['replicationOffset']} version ${taken['redisVersion']} from ${taken['source']}`,
+    );
     assert.equal(typeof taken['replicationOffset'], 'number');
-    assert.equal(taken['redisVersion'], '7.2.6', "the engine the pods run: the redis:7.2 image carries ../shared's 7.2.6");
+    assert.equal(
+      taken['redisVersion'],
+      '7.2.6',
+      "the engine the pods run: the redis:7.2 image carries ../shared's 7.2.6",
+    );
     assert.ok(Number(taken['sizeBytes']) > 0);
     assert.match(String(taken['source']), /\(replica\)$/, 'read from the replica, not the master');
     await c.waitFor(() => healthy()['status'] === 'True', 30_000, 'BackupHealthy True again after a success');
     writing = false;
     await writer;
     const covered = acked.filter((w) => w.offset <= Number(taken['replicationOffset']));
-    t.diagnostic(`${acked.length} writes acknowledged (${writeErrors} errors); ${covered.length} at or before the backup's offset`);
+    t.diagnostic(
+      `${acked.length} writes acknowledged (${writeErrors} errors); ${covered.length} at or before the backup's offset`,
+    );
     assert.equal(writeErrors, 0, 'the backups never disturbed the writes');
     assert.ok(covered.length > 0);
 
@@ -158,19 +194,32 @@ test(
     await c.delete('redises', NAME, NS);
     await c.waitFor(() => !c.get('redises', NAME, NS), 60_000, `${NAME} gone`);
     const selector = selectorString(podSelectorLabels(NAME));
-    const claims = () => c.list('persistentvolumeclaims', { namespace: NS }).filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === NAME);
+    const claims = () =>
+      c
+        .list('persistentvolumeclaims', { namespace: NS })
+        .filter((p) => p.metadata.labels?.['app.kubernetes.io/instance'] === NAME);
     assert.ok(claims().length > 0, 'whenDeleted: Retain kept the claims');
     // A new Redis from the backup under the same name: refused up front while the old claims exist.
     // It once bound them, the restore skipped the data it found, and only then said Failed.
     const tRestore = performance.now();
     await c.apply(redisSpec(s3.endpoint, { backup: 'before-delete' }));
     const ready = () => ((status()['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'Ready') ?? {};
-    await c.waitFor(() => ready()['reason'] === 'RestoreRefused', 30_000, 'Ready False RestoreRefused while the old claims exist');
+    await c.waitFor(
+      () => ready()['reason'] === 'RestoreRefused',
+      30_000,
+      'Ready False RestoreRefused while the old claims exist',
+    );
     t.diagnostic(`refused: ${String(status()['restore']?.message)}`);
     assert.equal(status()['restore']?.phase, 'Pending');
-    assert.ok(String(status()['restore']?.message).includes(`kubectl delete pvc -n ${NS} -l ${selector}`), 'it says what to do');
+    assert.ok(
+      String(status()['restore']?.message).includes(`kubectl delete pvc -n ${NS} -l ${selector}`),
+      'it says what to do',
+    );
     const uid = c.get('redises', NAME, NS)?.metadata.uid;
-    const ownedSets = () => c.list('statefulsets', { namespace: NS }).filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid));
+    const ownedSets = () =>
+      c
+        .list('statefulsets', { namespace: NS })
+        .filter((o) => (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid));
     assert.deepEqual(ownedSets(), [], 'no StatefulSet of the new Redis: no pod bound the old claims');
     // The README's recipe: delete the claims (kubectl waits for the old pods to let go of them).
     await c.kubectl(['delete', 'pvc', '-n', NS, '-l', selector]);
@@ -186,10 +235,18 @@ test(
       120_000,
       `${NAME} restored and Running`,
     );
-    t.diagnostic(`restore: pods held until the new ${NAME}-config carried the location: ${heldForConfig ? 'seen' : 'not seen (too brief to observe)'}`);
-    t.diagnostic(`restore: apply -> Running from ${status()['restore'].location} in ${Math.round(performance.now() - tRestore)} ms`);
+    t.diagnostic(
+      `restore: pods held until the new ${NAME}-config carried the location: ${heldForConfig ? 'seen' : 'not seen (too brief to observe)'}`,
+    );
+    t.diagnostic(
+      `restore: apply -> Running from ${status()['restore'].location} in ${Math.round(performance.now() - tRestore)} ms`,
+    );
     assert.equal(status()['restore'].location, taken['location']);
-    assert.equal(status()['restore'].decidedBy, c.masterEndpoint(NAME)!.pod, "Completed on the master restore container's own word");
+    assert.equal(
+      status()['restore'].decidedBy,
+      c.masterEndpoint(NAME)!.pod,
+      "Completed on the master restore container's own word",
+    );
     const master = c.masterEndpoint(NAME)!;
     const conn = c.redis(master.ip, NAME);
     conn.on('error', () => {});

@@ -55,8 +55,15 @@ export interface SystemCluster {
   getScale(name: string, namespace?: string): Promise<Record<string, unknown>>;
   watch(resource: string, options: WatchOptions, cb: (ev: WatchEventLike) => void): { stop(): void };
   /** Polls `check` until it returns a truthy value; on timeout throws with a dump of the cluster. */
-  waitFor<T>(check: () => T | undefined | null | false | Promise<T | undefined | null | false>, timeoutMs: number, description: string): Promise<T>;
-  /** `my-redis 7.2 Ready 2 Running`: version, master readiness, spec.replicas, phase (kubectl-tables.ts redisRow); undefined when the Redis is gone. */
+  waitFor<T>(
+    check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+    timeoutMs: number,
+    description: string,
+  ): Promise<T>;
+  /**
+   * `my-redis 7.2 Ready 2 Running`: version, master readiness, spec.replicas, phase (kubectl-tables.ts redisRow);
+   * undefined when the Redis is gone.
+   */
   redisRow(name: string, namespace?: string): string | undefined;
   /** The pod (and IP) the <name>-master Service routes to right now; undefined unless exactly one. */
   masterEndpoint(name: string, namespace?: string): Endpoint | undefined;
@@ -96,17 +103,26 @@ export interface SystemCluster {
   claimPath(namespace: string, claim: string): string | undefined;
   /** Containers of pods in `namespace` that still run (or are frozen) on any node. */
   containers(namespace: string): Promise<string[]>;
-  /** Drops every packet between two pod addresses (inside both pods' network namespaces) until restore() or the test's end. */
+  /**
+   * Drops every packet between two pod addresses (inside both pods' network namespaces) until restore() or the test's
+   * end.
+   */
   cutLink(t: TestContext | undefined, a: string, b: string): Promise<LinkCut>;
   describe(name?: string, namespace?: string): string;
   dump(): string;
-  /** Back as installed: everything a scenario made deleted, the operator as applied, every sidecar ready (test/k8s/system-reset.ts); resolves with each step's time. */
+  /**
+   * Back as installed: everything a scenario made deleted, the operator as applied, every sidecar ready
+   * (test/k8s/system-reset.ts); resolves with each step's time.
+   */
   reset(): Promise<string>;
   stop(): Promise<void>;
 }
 
 export interface SystemClusterOptions {
-  /** Third octet of this cluster's ranges: 198.18.N.0/24 (bridge, nodes, pods), 198.19.N.0/24 (Services). One per test file. */
+  /**
+   * Third octet of this cluster's ranges: 198.18.N.0/24 (bridge, nodes, pods), 198.19.N.0/24 (Services). One per test
+   * file.
+   */
   subnet: number;
   /** Real nodes (default 1: a node costs a containerd, a kubelet and a kube-proxy on two cores). */
   nodes?: number;

@@ -15,7 +15,8 @@ const NS = 'default';
 function ownedBy(c: Cluster, name: string): string[] {
   const out: string[] = [];
   for (const kind of ['statefulsets', 'services', 'configmaps', 'poddisruptionbudgets', 'pods', 'secrets']) {
-    for (const o of c.list(kind, { namespace: NS })) if (o.metadata.name.startsWith(`${name}-`)) out.push(`${kind}/${o.metadata.name}`);
+    for (const o of c.list(kind, { namespace: NS }))
+      if (o.metadata.name.startsWith(`${name}-`)) out.push(`${kind}/${o.metadata.name}`);
   }
   return out.sort();
 }
@@ -62,8 +63,15 @@ test(
     if (!c) return;
     // The design (Retain by default) and the same Redis with whenDeleted: Delete, side by side.
     await c.apply(exampleManifest());
-    await c.apply(exampleManifest().replace('name: my-redis', 'name: doomed').replace('size: "10Gi"', 'size: "10Gi"\n    whenDeleted: Delete'));
-    assert.equal((c.get('redises', 'doomed', NS)!['spec'] as { persistence: { whenDeleted: string } }).persistence.whenDeleted, 'Delete');
+    await c.apply(
+      exampleManifest()
+        .replace('name: my-redis', 'name: doomed')
+        .replace('size: "10Gi"', 'size: "10Gi"\n    whenDeleted: Delete'),
+    );
+    assert.equal(
+      (c.get('redises', 'doomed', NS)!['spec'] as { persistence: { whenDeleted: string } }).persistence.whenDeleted,
+      'Delete',
+    );
     assert.equal(
       (c.get('redises', 'my-redis', NS)!['spec'] as { persistence: { whenDeleted: string } }).persistence.whenDeleted,
       'Retain',
@@ -71,7 +79,10 @@ test(
     );
     await Promise.all([upWithData(c, 'my-redis'), upWithData(c, 'doomed')]);
     for (const name of ['my-redis', 'doomed']) {
-      assert.ok(c.get('redises', name, NS)!.metadata.finalizers?.includes(METACONTROLLER_FINALIZER), `${name} carries the finalizer`);
+      assert.ok(
+        c.get('redises', name, NS)!.metadata.finalizers?.includes(METACONTROLLER_FINALIZER),
+        `${name} carries the finalizer`,
+      );
       assert.equal(claims(c, name).length, 3, `${name} has three claims`);
     }
     const retainedDirs = claims(c, 'my-redis').map((p) => c.claimPath(NS, p.metadata.name)!);
@@ -87,7 +98,10 @@ test(
     await c.delete('redises', 'doomed', NS);
     // doomed (Delete) is held by the finalizer while its volumes go; my-redis (Retain) has nothing to
     // wait for, and a real Metacontroller releases it within milliseconds: held or already gone.
-    assert.ok(c.get('redises', 'doomed', NS)?.metadata.deletionTimestamp, 'doomed is being deleted, held by the finalizer');
+    assert.ok(
+      c.get('redises', 'doomed', NS)?.metadata.deletionTimestamp,
+      'doomed is being deleted, held by the finalizer',
+    );
     const retained = c.get('redises', 'my-redis', NS);
     assert.ok(!retained || retained.metadata.deletionTimestamp, 'my-redis is being deleted or already released');
     await c.waitFor(() => !c.get('redises', 'my-redis', NS), BOUND.rejoin, 'my-redis gone (finalizer released)');
@@ -100,14 +114,21 @@ test(
 
     // Everything else goes with them (garbage collection of owned objects); pods end their processes.
     await c.waitFor(
-      async () => ownedBy(c, 'my-redis').length === 0 && ownedBy(c, 'doomed').length === 0 && (await c.containers(NS)).length === 0,
+      async () =>
+        ownedBy(c, 'my-redis').length === 0 &&
+        ownedBy(c, 'doomed').length === 0 &&
+        (await c.containers(NS)).length === 0,
       BOUND.rejoin,
       "children, pods, Secrets gone, and every pod's containers gone from the node",
     );
 
     // Retain: the claims and their data stay, owned by nothing, ready for a Redis of the same name.
     const kept = claims(c, 'my-redis');
-    assert.deepEqual(kept.map((p) => p.metadata.name).sort(), ['data-my-redis-master-0', 'data-my-redis-replica-0', 'data-my-redis-replica-1']);
+    assert.deepEqual(kept.map((p) => p.metadata.name).sort(), [
+      'data-my-redis-master-0',
+      'data-my-redis-replica-0',
+      'data-my-redis-replica-1',
+    ]);
     assert.ok(
       kept.every((p) => (p.metadata.ownerReferences ?? []).length === 0 && !p.metadata.deletionTimestamp),
       'retained claims are owned by nothing and not deleting',
@@ -117,7 +138,11 @@ test(
       'retained volumes still hold their files',
     );
     // Delete: the claims and their directories are gone.
-    await c.waitFor(() => claims(c, 'doomed').length === 0 && deletedDirs.every((d) => !existsSync(d)), BOUND.rejoin, "doomed's claims and volumes gone");
+    await c.waitFor(
+      () => claims(c, 'doomed').length === 0 && deletedDirs.every((d) => !existsSync(d)),
+      BOUND.rejoin,
+      "doomed's claims and volumes gone",
+    );
 
     // The retained data comes back: the same Redis applied again starts from those volumes.
     await c.apply(exampleManifest());
@@ -131,6 +156,8 @@ test(
     assert.equal(await call(c, master.ip, 'GET', 'k49'), 'v49', 'data written before the delete is back');
     assert.equal(Number(await call(c, master.ip, 'DBSIZE')), 50);
     const reasons = c.events({ name: 'my-redis' }).map((e) => e.reason);
-    t.diagnostic(`re-created my-redis from the retained volumes: master ${master.pod}; events ${[...new Set(reasons)].join(', ')}`);
+    t.diagnostic(
+      `re-created my-redis from the retained volumes: master ${master.pod}; events ${[...new Set(reasons)].join(', ')}`,
+    );
   },
 );

@@ -19,7 +19,15 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { commandBlocks, PAGES, promisedColumns, shapeMismatches, transcriptSteps, VARIABLES, type Block } from '../docs/blocks.ts';
+import {
+  commandBlocks,
+  PAGES,
+  promisedColumns,
+  shapeMismatches,
+  transcriptSteps,
+  VARIABLES,
+  type Block,
+} from '../docs/blocks.ts';
 import { REDIS_ERROR, Shell, type ShellResult } from '../docs/shell.ts';
 import { BIN_DIR } from './plugin-run.ts';
 import { allLinked, applyDesign, boot, NAME, NS, RUNNING_ROW } from './support.ts';
@@ -38,7 +46,9 @@ function verdict(r: ShellResult, shows: string | undefined, columns: string[][])
   if (REDIS_ERROR.test(r.stdout) || REDIS_ERROR.test(r.stderr)) return `a Redis error reply\n${out}`;
   const missing = [
     ...(shows !== undefined ? shapeMismatches(shows, r.stdout) : []),
-    ...columns.filter((cols) => shapeMismatches(cols.join(' '), r.stdout).length > 0).map((cols) => `no line with the columns ${cols.join(' ')}`),
+    ...columns
+      .filter((cols) => shapeMismatches(cols.join(' '), r.stdout).length > 0)
+      .map((cols) => `no line with the columns ${cols.join(' ')}`),
   ];
   return missing.length > 0 ? `the output lacks what the page shows: ${missing.join('; ')}\n${out}` : undefined;
 }
@@ -69,11 +79,17 @@ async function runBlock(shell: Shell, b: Block): Promise<string | undefined> {
 }
 
 /** The design's Redis Running and linked; re-created from scratch when a block changed its spec or broke it. */
-async function designRedis(t: { diagnostic: (s: string) => void }, c: SystemCluster, generation: { value?: number }): Promise<void> {
+async function designRedis(
+  t: { diagnostic: (s: string) => void },
+  c: SystemCluster,
+  generation: { value?: number },
+): Promise<void> {
   const r = c.get('redises', NAME, NS);
   if (r && r.metadata.generation === generation.value && c.redisRow(NAME) === RUNNING_ROW && allLinked(c, 3)) return;
   if (r) {
-    t.diagnostic(`re-creating ${NAME}: a block changed it (generation ${generation.value} -> ${r.metadata.generation})`);
+    t.diagnostic(
+      `re-creating ${NAME}: a block changed it (generation ${generation.value} -> ${r.metadata.generation})`,
+    );
     await c.kubectl(['delete', 'redis', NAME, '-n', NS, '--wait=true', '--timeout=60s']);
     await c.waitFor(() => c.pods(NAME).length === 0, 60_000, `${NAME}'s pods gone`);
     await c.kubectl(['delete', 'pvc,redisbackup', '--all', '-n', NS, '--wait=true', '--timeout=60s']);
@@ -101,7 +117,8 @@ test('every command block of the docs runs on the real cluster', { timeout: 900_
     for (const section of sections) {
       if (only && !only.test(section)) continue;
       const mine = blocks.filter((b) => b.section === section);
-      for (const b of mine.filter((x) => x.illustrative !== undefined)) illustrative.push(`${page}:${b.line} (${section}): ${b.illustrative}`);
+      for (const b of mine.filter((x) => x.illustrative !== undefined))
+        illustrative.push(`${page}:${b.line} (${section}): ${b.illustrative}`);
       const run = mine.filter((x) => x.illustrative === undefined);
       if (run.length === 0) continue;
       await t.test(`${page}: ${section || '(top)'}`, async (st) => {

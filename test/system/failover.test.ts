@@ -52,7 +52,11 @@ describe('the master goes away', { timeout: 300_000, skip: missing() ?? false },
       await c.deletePod(old.pod);
       const promoted = await newMasterEndpoint(c, old.pod, 'a new master behind my-redis-master');
       const failoverMs = performance.now() - t0;
-      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
+      const firstWrite = await c.waitFor(
+        () => writer.ackedAfter(t0, promoted.pod),
+        BOUND.failover,
+        'an acknowledged write on the new master',
+      );
       t.diagnostic(
         `delete master pod -> ${promoted.pod} Ready behind the master Service: ${Math.round(failoverMs)} ms; first acknowledged write through it: ${Math.round(firstWrite.at - t0)} ms`,
       );
@@ -73,21 +77,39 @@ describe('the master goes away', { timeout: 300_000, skip: missing() ?? false },
       assert.equal(rejoined.metadata.labels?.[ROLE_LABEL], 'replica');
       const newIp = podIp(c, old.pod)!;
       assert.notEqual(newIp, old.ip, 'a recreated pod gets a new address');
-      assert.equal(c.get('persistentvolumeclaims', `data-${old.pod}`, NS)!.metadata.uid, claim.metadata.uid, 'the same volume (claim) is reused');
+      assert.equal(
+        c.get('persistentvolumeclaims', `data-${old.pod}`, NS)!.metadata.uid,
+        claim.metadata.uid,
+        'the same volume (claim) is reused',
+      );
       const info = await replication(c, newIp);
       assert.equal(info['master_host'], promoted.ip, 'it replicates from the new master');
       assert.equal(info['master_link_status'], 'up');
       // Its volume's data was loaded at start (before the sidecar pointed it anywhere).
-      assert.match(c.podLog(NS, old.pod), /DB loaded from|Done loading RDB/, 'the recreated pod loaded its data from the volume');
+      assert.match(
+        c.podLog(NS, old.pod),
+        /DB loaded from|Done loading RDB/,
+        'the recreated pod loaded its data from the volume',
+      );
 
-      await c.waitFor(() => writer.acked.length >= ackedBefore + 300, 15_000, '300 more acknowledged writes after the failover');
+      await c.waitFor(
+        () => writer.acked.length >= ackedBefore + 300,
+        15_000,
+        '300 more acknowledged writes after the failover',
+      );
       await writer.stop();
       await assertNothingLost(t, c, writer, 3);
 
       // Events on the Redis, and the status is back to Running with the new master.
       const reasons = c.events({ name: NAME }).map((e) => e.reason);
-      assert.ok(reasons.includes('FailoverStarted') || reasons.includes('Switchover'), `a failover or switchover event (${reasons.join(', ')})`);
-      assert.ok(reasons.includes('FailoverCompleted') || reasons.includes('Switchover'), `a completion event (${reasons.join(', ')})`);
+      assert.ok(
+        reasons.includes('FailoverStarted') || reasons.includes('Switchover'),
+        `a failover or switchover event (${reasons.join(', ')})`,
+      );
+      assert.ok(
+        reasons.includes('FailoverCompleted') || reasons.includes('Switchover'),
+        `a completion event (${reasons.join(', ')})`,
+      );
       await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
       const status = c.get('redises', NAME, NS)!['status'] as Record<string, unknown>;
       assert.equal(status['master'], promoted.pod);
@@ -118,18 +140,30 @@ describe('the master goes away', { timeout: 300_000, skip: missing() ?? false },
       const t0 = performance.now();
       assert.ok(await c.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
       const promoted = await newMasterEndpoint(c, old.pod, 'a new master behind my-redis-master');
-      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'an acknowledged write on the new master');
+      const firstWrite = await c.waitFor(
+        () => writer.ackedAfter(t0, promoted.pod),
+        BOUND.failover,
+        'an acknowledged write on the new master',
+      );
       t.diagnostic(
         `SIGKILL of ${old.pod} -> ${promoted.pod} Ready behind the master Service: ${Math.round(performance.now() - t0)} ms... first acknowledged write ${Math.round(firstWrite.at - t0)} ms`,
       );
 
       // The container restarted in the same pod (same IP, restartCount + 1) and follows the new master.
-      await c.waitFor(() => restartCount(c, old.pod) > restartsBefore && allLinked(c, 3), BOUND.rejoin, `${old.pod} restarted and Ready as a replica`);
+      await c.waitFor(
+        () => restartCount(c, old.pod) > restartsBefore && allLinked(c, 3),
+        BOUND.rejoin,
+        `${old.pod} restarted and Ready as a replica`,
+      );
       assert.equal(podIp(c, old.pod), old.ip, 'a container restart keeps the pod IP');
       assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica');
       assert.equal((await replication(c, old.ip))['master_host'], promoted.ip);
 
-      await c.waitFor(() => writer.acked.some((a) => a.at > firstWrite.at + 500), 10_000, 'writes keep being acknowledged');
+      await c.waitFor(
+        () => writer.acked.some((a) => a.at > firstWrite.at + 500),
+        10_000,
+        'writes keep being acknowledged',
+      );
       await writer.stop();
       await assertNothingLost(t, c, writer, 3);
       const events = c.events({ name: NAME }).slice(eventsBefore);
@@ -150,7 +184,9 @@ describe('the master goes away', { timeout: 300_000, skip: missing() ?? false },
 });
 
 function restartCount(c: Cluster, pod: string): number {
-  const statuses = ((c.get('pods', pod, NS)?.['status'] as Record<string, unknown> | undefined)?.['containerStatuses'] ?? []) as Array<{
+  const statuses = ((c.get('pods', pod, NS)?.['status'] as Record<string, unknown> | undefined)?.[
+    'containerStatuses'
+  ] ?? []) as Array<{
     name?: string;
     restartCount?: number;
   }>;

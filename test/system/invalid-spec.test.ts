@@ -29,7 +29,14 @@ function condition(c: Cluster, name: string, type: string): Condition | undefine
 /** uid and resourceVersion of every object the Redis owns (children, pods, claims). */
 function inventory(c: Cluster): Map<string, string> {
   const out = new Map<string, string>();
-  for (const kind of ['statefulsets', 'services', 'configmaps', 'poddisruptionbudgets', 'pods', 'persistentvolumeclaims']) {
+  for (const kind of [
+    'statefulsets',
+    'services',
+    'configmaps',
+    'poddisruptionbudgets',
+    'pods',
+    'persistentvolumeclaims',
+  ]) {
     for (const o of c.list(kind, { namespace: NS })) out.set(`${kind}/${o.metadata.name}`, o.metadata.uid!);
   }
   return out;
@@ -74,7 +81,9 @@ test(
     const acked0 = writer.acked.length;
     await sleep(4000);
     assert.deepEqual(writeSnapshot(c, NAME), w0, 'no child and no status writes while the spec is invalid');
-    t.diagnostic(`over 4 s with the invalid spec: 0 child writes, 0 status writes, ${writer.acked.length - acked0} writes acknowledged`);
+    t.diagnostic(
+      `over 4 s with the invalid spec: 0 child writes, 0 status writes, ${writer.acked.length - acked0} writes acknowledged`,
+    );
 
     // Nothing deleted or replaced, and the StatefulSets did not take the refused value.
     assert.deepEqual(inventory(c), before, 'every child, pod and claim is still there, same uid');
@@ -95,7 +104,10 @@ test(
       spec: { nodeSelector: { 'disk type': null } },
     } as never);
     await c.waitFor(
-      () => condition(c, NAME, 'SpecValid')?.status === 'True' && c.redisRow(NAME) === RUNNING_ROW && condition(c, NAME, 'Ready')?.status === 'True',
+      () =>
+        condition(c, NAME, 'SpecValid')?.status === 'True' &&
+        c.redisRow(NAME) === RUNNING_ROW &&
+        condition(c, NAME, 'Ready')?.status === 'True',
       BOUND.running,
       'the fixed spec: SpecValid, Ready, Running',
     );
@@ -103,7 +115,12 @@ test(
 
     // A name too long for its pods' labels: refused as a whole, nothing is created for it.
     const long = `r${'x'.repeat(44)}`;
-    await c.apply({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: long, namespace: NS }, spec: { replicas: 1 } });
+    await c.apply({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: long, namespace: NS },
+      spec: { replicas: 1 },
+    });
     const tooLong = await c.waitFor(
       () => {
         const ready = condition(c, long, 'Ready');
@@ -125,6 +142,10 @@ test(
 
     await writer.stop();
     assert.ok(allLinked(c, 3), 'all three pods Ready and linked at the end');
-    assert.deepEqual(inventory(c), before, 'at the end, still every child, pod and claim of the start, same uid (no rollout either)');
+    assert.deepEqual(
+      inventory(c),
+      before,
+      'at the end, still every child, pod and claim of the start, same uid (no rollout either)',
+    );
   },
 );

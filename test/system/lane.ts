@@ -35,7 +35,10 @@ function kindOf(o: SystemClusterOptions): string {
 }
 
 /** A cluster for one scenario: the lane's, reset, when it is of this kind; otherwise a new one. */
-export async function borrowCluster(options: SystemClusterOptions, log: (line: string) => void = () => undefined): Promise<SystemCluster> {
+export async function borrowCluster(
+  options: SystemClusterOptions,
+  log: (line: string) => void = () => undefined,
+): Promise<SystemCluster> {
   const l = lane();
   const kind = kindOf(options);
   const idle = l?.idle;
@@ -45,7 +48,9 @@ export async function borrowCluster(options: SystemClusterOptions, log: (line: s
       const t0 = performance.now();
       try {
         const steps = await idle.cluster.reset();
-        log(`the lane's cluster reset for this scenario in ${((performance.now() - t0) / 1000).toFixed(1)} s (${steps})`);
+        log(
+          `the lane's cluster reset for this scenario in ${((performance.now() - t0) / 1000).toFixed(1)} s (${steps})`,
+        );
         l.kinds.set(idle.cluster, kind);
         return idle.cluster;
       } catch (err) {
@@ -56,7 +61,9 @@ export async function borrowCluster(options: SystemClusterOptions, log: (line: s
   }
   const t0 = performance.now();
   const cluster = await startSystemCluster(options);
-  log(`real cluster up (${options.nodes ?? 1} node(s), the operator rolled out) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  log(
+    `real cluster up (${options.nodes ?? 1} node(s), the operator rolled out) in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   l?.kinds.set(cluster, kind);
   return cluster;
 }

@@ -56,7 +56,8 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 400_0
       const promoted = await c.waitFor(
         async () => {
           if (hold.hits === 0) return undefined;
-          for (const r of replicas) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
+          for (const r of replicas)
+            if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
           return undefined;
         },
         BOUND.failover,
@@ -76,13 +77,21 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 400_0
       const done = await newMasterEndpoint(c, old.pod, 'a new master behind the master Service');
       const doneMs = performance.now() - t0;
       assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted (no second promotion)`);
-      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
+      const firstWrite = await c.waitFor(
+        () => writer.ackedAfter(t0, done.pod),
+        BOUND.failover,
+        'an acknowledged write on the new master',
+      );
       t.diagnostic(
         `${standby} leads; ${done.pod} Ready behind the master Service at ${Math.round(doneMs)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`,
       );
 
       await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'three Ready, linked pods');
-      assert.equal(c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL], 'replica', `${old.pod} rejoined as a replica`);
+      assert.equal(
+        c.get('pods', old.pod, NS)!.metadata.labels?.[ROLE_LABEL],
+        'replica',
+        `${old.pod} rejoined as a replica`,
+      );
       assert.equal((await replication(c, podIp(c, old.pod)!))['master_host'], done.ip);
 
       // The killed instance restarts (as its container would) and stays a standby.
@@ -103,7 +112,9 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 400_0
       // The standby tells how it finished: the node the dead leader promoted is the master (depending
       // on whether the old pod was already gone, as an adoption when no pod was labelled master, or as
       // the completion of the failover).
-      const told = events.filter((e) => e.source === standby && e.message.includes(promoted.pod) && /FailoverCompleted|Bootstrap/.test(e.reason));
+      const told = events.filter(
+        (e) => e.source === standby && e.message.includes(promoted.pod) && /FailoverCompleted|Bootstrap/.test(e.reason),
+      );
       assert.ok(
         told.length > 0,
         `${standby} recorded that ${promoted.pod} is the master (${events
@@ -143,7 +154,8 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 400_0
       assert.ok(await c.killPodProcess(NS, old.pod, 'SIGKILL'));
       const promoted = await c.waitFor(
         async () => {
-          for (const r of others) if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
+          for (const r of others)
+            if ((await replication(c, r.ip).catch(() => ({}) as Record<string, string>))['role'] === 'master') return r;
           return undefined;
         },
         BOUND.failover,
@@ -153,12 +165,18 @@ describe('the sidecar leader dies in the middle of a failover', { timeout: 400_0
       assert.deepEqual(c.masterLabelled(NAME), [old.pod], 'the crashed master still carries the label');
       await c.killSidecar(leader);
       hold.remove();
-      t.diagnostic(`SIGKILL of ${old.pod}'s redis-server -> ${leader} promoted ${promoted.pod} and was SIGKILLed at ${Math.round(performance.now() - t0)} ms`);
+      t.diagnostic(
+        `SIGKILL of ${old.pod}'s redis-server -> ${leader} promoted ${promoted.pod} and was SIGKILLed at ${Math.round(performance.now() - t0)} ms`,
+      );
 
       const done = await newMasterEndpoint(c, old.pod, 'a new master behind the master Service');
       assert.equal(done.pod, promoted.pod, `${standby} adopted the node ${leader} promoted`);
       assert.equal(c.leader(NAME), standby);
-      const firstWrite = await c.waitFor(() => writer.ackedAfter(t0, done.pod), BOUND.failover, 'an acknowledged write on the new master');
+      const firstWrite = await c.waitFor(
+        () => writer.ackedAfter(t0, done.pod),
+        BOUND.failover,
+        'an acknowledged write on the new master',
+      );
       t.diagnostic(
         `${done.pod} Ready behind the master Service at ${Math.round(performance.now() - t0)} ms; first acknowledged write at ${Math.round(firstWrite.at - t0)} ms`,
       );

@@ -10,15 +10,23 @@ import { boot } from './support.ts';
 
 const SUBNET = 68;
 
-test('a crash-looping master fires exactly the alerts it should, they resolve, and the dashboard has data', { timeout: 600_000 }, async (t) => {
-  const crds = prometheusOperatorCrds();
-  if ('why' in crds) throw new Error(crds.why);
-  const lc = await boot(t, { subnet: SUBNET, extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules], onProgress: (line) => t.diagnostic(line) });
-  if (!lc) return;
-  const report = await runLiveScenario(lc, (line) => t.diagnostic(line));
-  t.diagnostic(`live alerts: ${JSON.stringify(report)}`);
-  assert.deepEqual(report.missing, [], 'every expected alert fired');
-  assert.deepEqual(report.unexpected, [], 'no other alert fired');
-  assert.ok(report.resolved, 'every alert resolved once the Redis recovered');
-  assert.deepEqual(report.emptyPanels, [], 'every dashboard panel shows live series');
-});
+test(
+  'a crash-looping master fires exactly the alerts it should, they resolve, and the dashboard has data',
+  { timeout: 600_000 },
+  async (t) => {
+    const crds = prometheusOperatorCrds();
+    if ('why' in crds) throw new Error(crds.why);
+    const lc = await boot(t, {
+      subnet: SUBNET,
+      extraCrds: [crds.paths.podMonitors, crds.paths.prometheusRules],
+      onProgress: (line) => t.diagnostic(line),
+    });
+    if (!lc) return;
+    const report = await runLiveScenario(lc, (line) => t.diagnostic(line));
+    t.diagnostic(`live alerts: ${JSON.stringify(report)}`);
+    assert.deepEqual(report.missing, [], 'every expected alert fired');
+    assert.deepEqual(report.unexpected, [], 'no other alert fired');
+    assert.ok(report.resolved, 'every alert resolved once the Redis recovered');
+    assert.deepEqual(report.emptyPanels, [], 'every dashboard panel shows live series');
+  },
+);

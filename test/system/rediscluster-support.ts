@@ -3,7 +3,12 @@
 // Redis user (its password from the <name>-operator Secret).
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
-import { CLUSTER_NODE_ANNOTATION, readClusterNodeRecord, readReshardRecord, RESHARD_ANNOTATION } from '../../src/api/rediscluster-names.ts';
+import {
+  CLUSTER_NODE_ANNOTATION,
+  readClusterNodeRecord,
+  readReshardRecord,
+  RESHARD_ANNOTATION,
+} from '../../src/api/rediscluster-names.ts';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
 import { isPodReady } from '../support/kubectl-tables.ts';
 import type { SystemCluster } from './cluster.ts';
@@ -19,8 +24,10 @@ export function secretValue(c: SystemCluster, secret: string): string {
 
 export const clusterOf = (c: SystemCluster, name: string) => c.get('redisclusters', name, NS) as Json | undefined;
 export const statusOf = (c: SystemCluster, name: string) => (clusterOf(c, name)?.['status'] ?? {}) as Json;
-export const condition = (c: SystemCluster, name: string, type: string) => ((statusOf(c, name)['conditions'] ?? []) as Json[]).find((x) => x['type'] === type);
-export const reshardOf = (c: SystemCluster, name: string) => readReshardRecord(clusterOf(c, name)?.['metadata']?.['annotations']?.[RESHARD_ANNOTATION]);
+export const condition = (c: SystemCluster, name: string, type: string) =>
+  ((statusOf(c, name)['conditions'] ?? []) as Json[]).find((x) => x['type'] === type);
+export const reshardOf = (c: SystemCluster, name: string) =>
+  readReshardRecord(clusterOf(c, name)?.['metadata']?.['annotations']?.[RESHARD_ANNOTATION]);
 
 /** What `kubectl get rediscluster` prints (NAME SHARDS MASTERS REPLICAS SLOTS PHASE). */
 export function row(c: SystemCluster, name: string): string {
@@ -28,8 +35,10 @@ export function row(c: SystemCluster, name: string): string {
   return [name, s['shards'], s['readyMasters'], s['readyReplicas'], s['slotsCovered'], s['phase']].join(' ');
 }
 
-export const livePods = (c: SystemCluster, name: string) => (c.pods(name) as Pod[]).filter((p) => !p.metadata.deletionTimestamp);
-export const seedsOf = (c: SystemCluster, name: string) => livePods(c, name).map((p) => ({ host: p.status!.podIP!, port: 6379 }));
+export const livePods = (c: SystemCluster, name: string) =>
+  (c.pods(name) as Pod[]).filter((p) => !p.metadata.deletionTimestamp);
+export const seedsOf = (c: SystemCluster, name: string) =>
+  livePods(c, name).map((p) => ({ host: p.status!.podIP!, port: 6379 }));
 export const shardPods = (c: SystemCluster, name: string, shard: number) =>
   livePods(c, name).filter((p) => p.metadata.name.startsWith(`${name}-shard-${shard}-`));
 export const labelledMaster = (c: SystemCluster, name: string, shard: number) =>
@@ -85,7 +94,10 @@ export async function openSlots(c: SystemCluster, name: string): Promise<string[
   return out;
 }
 
-/** used_memory summed over the masters, read from each node (what the autoscaler reads); a node that does not answer is asked again. */
+/**
+ * used_memory summed over the masters, read from each node (what the autoscaler reads); a node that does not answer is
+ * asked again.
+ */
 export async function mastersUsedMemory(c: SystemCluster, name: string): Promise<number> {
   let sum = 0;
   for (const p of livePods(c, name)) {

@@ -65,11 +65,16 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
     async (t) => {
       const t0 = performance.now();
       await c.apply(EXAMPLE);
-      await c.waitFor(() => row(c, NAME) === `${NAME} 3 3 6 16384 Running`, 120_000, `the row "${NAME} 3 3 6 16384 Running"`);
+      await c.waitFor(
+        () => row(c, NAME) === `${NAME} 3 3 6 16384 Running`,
+        120_000,
+        `the row "${NAME} 3 3 6 16384 Running"`,
+      );
       await c.waitFor(() => healthy(c, NAME, 3, 3), 60_000, 'nine Ready pods, a master per shard, every node linked');
       t.diagnostic(`apply -> "${row(c, NAME)}" and every node linked: ${Math.round(performance.now() - t0)} ms`);
       const pods = livePods(c, NAME).map((p) => p.metadata.name);
-      for (let s = 0; s < 3; s++) for (let o = 0; o < 3; o++) assert.ok(pods.includes(`${NAME}-shard-${s}-${o}`), `${NAME}-shard-${s}-${o}`);
+      for (let s = 0; s < 3; s++)
+        for (let o = 0; o < 3; o++) assert.ok(pods.includes(`${NAME}-shard-${s}-${o}`), `${NAME}-shard-${s}-${o}`);
       const shards = statusOf(c, NAME)['shardStatus'] as Json[];
       assert.deepEqual(
         shards.map((s) => s['slotCount']),
@@ -91,7 +96,11 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       assert.match(String(failover?.['message']), /no Sentinel/i);
       const autoscaling = condition(c, NAME, 'Autoscaling');
       assert.match(String(autoscaling?.['message']), /3/, 'the floor of 2 is taken as 3');
-      assert.match(String(autoscaling?.['message']), /memory limit|maxmemory/, 'no memory limit: nothing to measure against');
+      assert.match(
+        String(autoscaling?.['message']),
+        /memory limit|maxmemory/,
+        'no memory limit: nothing to measure against',
+      );
 
       password = secretValue(c, `${NAME}-auth`);
       seeds = seedsOf(c, NAME);
@@ -142,10 +151,15 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
         90_000,
         'every slot covered and the killed node back as a replica',
       );
-      assert.equal(livePods(c, NAME).find((p) => p.metadata.name === victim.metadata.name)?.metadata.labels?.[ROLE_LABEL], 'replica');
+      assert.equal(
+        livePods(c, NAME).find((p) => p.metadata.name === victim.metadata.name)?.metadata.labels?.[ROLE_LABEL],
+        'replica',
+      );
       // The status follows the pods one hook sync later.
       await c.waitFor(
-        () => (statusOf(c, NAME)['shardStatus'] as Json[] | undefined)?.find((s) => s['index'] === 1)?.['master'] === promoted,
+        () =>
+          (statusOf(c, NAME)['shardStatus'] as Json[] | undefined)?.find((s) => s['index'] === 1)?.['master'] ===
+          promoted,
         30_000,
         `status names the new master ${promoted}`,
       );
@@ -156,7 +170,11 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
         `SIGKILL ${victim.metadata.name} -> ${promoted} master in Redis at ${Math.round(await promotedInRedis)} ms, labelled at ${Math.round(labelledMs)} ms (cluster-node-timeout 5000); acked ${writer.acked.length}, not acknowledged ${writer.unacked.length}, transient ${writer.transient}`,
       );
       assert.deepEqual(writer.errors, [], 'no application-visible error');
-      assert.deepEqual(await missingFromCluster({ seeds, password }, writer.acked), [], 'every acknowledged write reads back');
+      assert.deepEqual(
+        await missingFromCluster({ seeds, password }, writer.acked),
+        [],
+        'every acknowledged write reads back',
+      );
       assert.deepEqual(await openSlots(c, NAME), []);
     },
   );
@@ -173,7 +191,13 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       await loadKeys(loader, bulk);
       loader.disconnect();
       const plain = new ClusterWriter({ seeds, password, prefix: 'plain', verifyReads: true }).start();
-      const acked = new ClusterWriter({ seeds, password, prefix: 'acked', waitReplicas: 1, waitTimeoutMs: 500 }).start();
+      const acked = new ClusterWriter({
+        seeds,
+        password,
+        prefix: 'acked',
+        waitReplicas: 1,
+        waitTimeoutMs: 500,
+      }).start();
       t.after(() => Promise.all([plain.stop(), acked.stop()]));
       await c.waitFor(() => plain.acked.length >= 200, 30_000, 'writes flowing');
 
@@ -190,7 +214,11 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       );
       await c.killSidecar(acting);
       t.diagnostic(`${acting} SIGKILLed with ${running.moved}/${running.total} slots moved`);
-      await c.waitFor(() => row(c, NAME) === `${NAME} 4 4 8 16384 Running` && healthy(c, NAME, 4, 3), 240_000, `the row "${NAME} 4 4 8 16384 Running"`);
+      await c.waitFor(
+        () => row(c, NAME) === `${NAME} 4 4 8 16384 Running` && healthy(c, NAME, 4, 3),
+        240_000,
+        `the row "${NAME} 4 4 8 16384 Running"`,
+      );
       const upMs = performance.now() - t0;
       assert.equal(reshardOf(c, NAME)?.state, 'Done');
       assert.deepEqual(
@@ -202,8 +230,16 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
 
       const t1 = performance.now();
       await c.scale(NAME, 3, NS, 'rediscluster');
-      await c.waitFor(() => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3), 240_000, `back to "${NAME} 3 3 6 16384 Running"`);
-      await c.waitFor(() => c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined, 60_000, 'the shard-3 StatefulSet removed once empty');
+      await c.waitFor(
+        () => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3),
+        240_000,
+        `back to "${NAME} 3 3 6 16384 Running"`,
+      );
+      await c.waitFor(
+        () => c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined,
+        60_000,
+        'the shard-3 StatefulSet removed once empty',
+      );
       const downMs = performance.now() - t1;
 
       // Turned back mid-way: 3 -> 4 running, the user scales to 3 again. Slots that reached the new
@@ -221,11 +257,18 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       const t2 = performance.now();
       await c.scale(NAME, 3, NS, 'rediscluster');
       await c.waitFor(
-        () => reshardOf(c, NAME)?.to === 3 && reshardOf(c, NAME)?.state === 'Done' && c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined,
+        () =>
+          reshardOf(c, NAME)?.to === 3 &&
+          reshardOf(c, NAME)?.state === 'Done' &&
+          c.get('statefulsets', `${NAME}-shard-3`, NS) === undefined,
         240_000,
         'turned back to 3 shards: Done, and shard 3 removed once empty',
       );
-      await c.waitFor(() => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3), 120_000, `"${NAME} 3 3 6 16384 Running" again`);
+      await c.waitFor(
+        () => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3),
+        120_000,
+        `"${NAME} 3 3 6 16384 Running" again`,
+      );
       const backMs = performance.now() - t2;
       await Promise.all([plain.stop(), acked.stop()]);
       t.diagnostic(
@@ -234,8 +277,15 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       assert.deepEqual(plain.errors, [], 'no client error other than redirections');
       assert.deepEqual(acked.errors, []);
       assert.deepEqual(plain.readMismatches, []);
-      assert.deepEqual(await missingFromCluster({ seeds: seedsOf(c, NAME), password }, [...plain.acked, ...acked.acked]), []);
-      assert.deepEqual(await missingFromCluster({ seeds: seedsOf(c, NAME), password }, bulk), [], 'every bulk key moved and back');
+      assert.deepEqual(
+        await missingFromCluster({ seeds: seedsOf(c, NAME), password }, [...plain.acked, ...acked.acked]),
+        [],
+      );
+      assert.deepEqual(
+        await missingFromCluster({ seeds: seedsOf(c, NAME), password }, bulk),
+        [],
+        'every bulk key moved and back',
+      );
       assert.deepEqual(await openSlots(c, NAME), []);
     },
   );
@@ -255,7 +305,13 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
           master: { replicas: 3 },
           replicas: 0,
           resources: { limits: { memory: '40Mi' } },
-          autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 4, targetMemoryUtilization: 60, stabilizationWindowSeconds: 10 },
+          autoscaling: {
+            enabled: true,
+            minReplicas: 3,
+            maxReplicas: 4,
+            targetMemoryUtilization: 60,
+            stabilizationWindowSeconds: 10,
+          },
           sentinel: { downAfterMilliseconds: 2000 },
         },
       });
@@ -271,7 +327,11 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       const loadUntil = async (bytes: number) => {
         while ((await mastersUsedMemory(c, SMALL)) < bytes) {
           const from = keys.length;
-          const batch = Array.from({ length: 512 }, (_, j) => ({ key: `fill:${from + j}`, value: `${from + j}:`.padEnd(1024, 'y'), at: 0 }));
+          const batch = Array.from({ length: 512 }, (_, j) => ({
+            key: `fill:${from + j}`,
+            value: `${from + j}:`.padEnd(1024, 'y'),
+            at: 0,
+          }));
           await loadKeys(client, batch);
           keys.push(...batch);
         }
@@ -295,7 +355,9 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       );
       assert.match(scaled[0]!.message, /memory \d+%.*target 60%/);
       await c.waitFor(() => row(c, SMALL) === `${SMALL} 4 4 0 16384 Running`, 180_000, `${SMALL} resharded to 4`);
-      t.diagnostic(`${keys.length} keys -> 4 shards Running ${Math.round((performance.now() - t0) / 1000)} s later; Event: ${scaled[0]!.message}`);
+      t.diagnostic(
+        `${keys.length} keys -> 4 shards Running ${Math.round((performance.now() - t0) / 1000)} s later; Event: ${scaled[0]!.message}`,
+      );
 
       // More data, to 10% above what three shards hold at 90% (86.4 MiB), still well within four.
       await loadUntil(1.1 * 3 * 32 * MIB * 0.9);
@@ -322,7 +384,11 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       assert.ok(c.get('statefulsets', `${SMALL}-shard-3`, NS), 'shard 3 kept');
       assert.equal(livePods(c, SMALL).length, 4, 'no pod removed');
       assert.equal(row(c, SMALL), `${SMALL} 4 4 0 16384 Running`);
-      assert.deepEqual(await missingFromCluster({ seeds: smallSeeds(), password: pw }, keys), [], 'every key still there');
+      assert.deepEqual(
+        await missingFromCluster({ seeds: smallSeeds(), password: pw }, keys),
+        [],
+        'every key still there',
+      );
     },
   );
 });

@@ -50,13 +50,21 @@ test(
     assert.equal(((await c.getScale(NAME, NS))['spec'] as { replicas: number }).replicas, 3);
     await c.waitFor(() => allLinked(c, 4), BOUND.rejoin, 'four Ready, linked pods');
     t.diagnostic(`scale to 3 -> my-redis-replica-2 Ready and linked: ${Math.round(performance.now() - t0)} ms`);
-    await c.waitFor(() => c.redisRow(NAME) === 'my-redis 7.2 Ready 3 Running', BOUND.running, 'my-redis 7.2 Ready 3 Running');
+    await c.waitFor(
+      () => c.redisRow(NAME) === 'my-redis 7.2 Ready 3 Running',
+      BOUND.running,
+      'my-redis 7.2 Ready 3 Running',
+    );
     const scale = await c.getScale(NAME, NS);
     assert.equal((scale['status'] as { replicas?: number }).replicas, 3, 'the scale subresource reports the replicas');
     const master = c.masterEndpoint(NAME)!;
     await settle(c, master.ip, 3);
     const soFar = writer.acked.map((a) => a.key);
-    assert.deepEqual(await missingKeys(c, podIp(c, 'my-redis-replica-2')!, soFar), [], 'the new replica has every acknowledged key');
+    assert.deepEqual(
+      await missingKeys(c, podIp(c, 'my-redis-replica-2')!, soFar),
+      [],
+      'the new replica has every acknowledged key',
+    );
 
     // Put the master on my-redis-replica-2 (the ordinal a scale-down to 1 removes): the other
     // nodes refuse promotion (replica-priority 0, as an admin could set), then the master pod is deleted.
@@ -65,20 +73,33 @@ test(
     // The sidecars probe every 100 ms (INFO + CONFIG GET): let them see the new priorities first.
     await sleep(600);
     await c.deletePod(master.pod);
-    await c.waitFor(() => c.masterEndpoint(NAME)?.pod === 'my-redis-replica-2', BOUND.failover, 'my-redis-replica-2 as the master');
+    await c.waitFor(
+      () => c.masterEndpoint(NAME)?.pod === 'my-redis-replica-2',
+      BOUND.failover,
+      'my-redis-replica-2 as the master',
+    );
     await c.waitFor(() => allLinked(c, 4), BOUND.rejoin, `${master.pod} back as a replica`);
     for (const p of others) await call(c, podIp(c, p)!, 'CONFIG', 'SET', 'replica-priority', '100');
-    await c.waitFor(() => writer.acked.length >= soFar.length + 200, 10_000, 'writes acknowledged by the master on replica-2');
+    await c.waitFor(
+      () => writer.acked.length >= soFar.length + 200,
+      10_000,
+      'writes acknowledged by the master on replica-2',
+    );
 
     // 3 -> 1: the hook holds the replica StatefulSet at 3 while the master lives on ordinal 2; the
     // sidecar switches over to a pod that stays; only then do replica-1 and replica-2 go.
     // Every write of the replica StatefulSet, with who was labelled master at that instant (the
     // store calls watchers synchronously inside the write).
     const sizes: Array<{ replicas: number; masters: string[] }> = [];
-    const stsWatch = c.watch('statefulsets', { namespace: NS, fieldSelector: 'metadata.name=my-redis-replica' }, (ev) => {
-      const replicas = (ev.object as { spec?: { replicas?: number } }).spec?.replicas;
-      if (typeof replicas === 'number' && sizes.at(-1)?.replicas !== replicas) sizes.push({ replicas, masters: c.masterLabelled(NAME) });
-    });
+    const stsWatch = c.watch(
+      'statefulsets',
+      { namespace: NS, fieldSelector: 'metadata.name=my-redis-replica' },
+      (ev) => {
+        const replicas = (ev.object as { spec?: { replicas?: number } }).spec?.replicas;
+        if (typeof replicas === 'number' && sizes.at(-1)?.replicas !== replicas)
+          sizes.push({ replicas, masters: c.masterLabelled(NAME) });
+      },
+    );
     t.after(() => stsWatch.stop());
     const deletedBefore = masters.deletedWhileMaster.length;
     t0 = performance.now();
@@ -113,15 +134,27 @@ test(
       !shrink.masters.includes('my-redis-replica-2'),
       `the replica StatefulSet shrank only once my-redis-replica-2 no longer carried the master label (masters then: ${shrink.masters.join(', ')})`,
     );
-    assert.deepEqual(masters.deletedWhileMaster.slice(deletedBefore), [], 'the scale-down removed no pod while it was labelled master');
+    assert.deepEqual(
+      masters.deletedWhileMaster.slice(deletedBefore),
+      [],
+      'the scale-down removed no pod while it was labelled master',
+    );
     assert.ok(
       c.events({ name: NAME, reason: 'Switchover' }).some((e) => e.message.includes('my-redis-replica-2')),
       'a Switchover event for the scale-down',
     );
-    await c.waitFor(() => c.redisRow(NAME) === 'my-redis 7.2 Ready 1 Running', BOUND.running, 'my-redis 7.2 Ready 1 Running');
+    await c.waitFor(
+      () => c.redisRow(NAME) === 'my-redis 7.2 Ready 1 Running',
+      BOUND.running,
+      'my-redis 7.2 Ready 1 Running',
+    );
 
     const ackedAtScale = writer.acked.length;
-    await c.waitFor(() => writer.acked.length >= ackedAtScale + 100, 10_000, 'writes acknowledged after the scale-down');
+    await c.waitFor(
+      () => writer.acked.length >= ackedAtScale + 100,
+      10_000,
+      'writes acknowledged after the scale-down',
+    );
     await writer.stop();
     await assertNothingLost(t, c, writer, 2);
     const survivor = podNames(c).find((p) => c.get('pods', p, NS)!.metadata.labels?.[ROLE_LABEL] === 'replica')!;

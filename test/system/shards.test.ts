@@ -44,11 +44,16 @@ function linked(c: SystemCluster, name: string): boolean {
   if (pods.length !== 2 || !pods.every(isPodReady)) return false;
   const roles = pods.map((p) => p.metadata.labels?.[ROLE_LABEL]).sort();
   const replica = pods.find((p) => p.metadata.labels?.[ROLE_LABEL] === 'replica');
-  return roles.join() === `${ROLE_MASTER},replica` && replica?.metadata.annotations?.['redis.example.com/link'] === 'up';
+  return (
+    roles.join() === `${ROLE_MASTER},replica` && replica?.metadata.annotations?.['redis.example.com/link'] === 'up'
+  );
 }
 
 const holderOf = (c: SystemCluster, shard: number) =>
-  (c.get('leases', shardLeaseName(LEASE_NAME, shard, SHARDS), OPERATOR_NAMESPACE)?.['spec'] as { holderIdentity?: string } | undefined)?.holderIdentity ?? '';
+  (
+    c.get('leases', shardLeaseName(LEASE_NAME, shard, SHARDS), OPERATOR_NAMESPACE)?.['spec'] as
+      { holderIdentity?: string } | undefined
+  )?.holderIdentity ?? '';
 
 describe('work shared across sidecar instances (SHARDS=4)', { timeout: 600_000, skip: missing() ?? false }, () => {
   let c: SystemCluster;
@@ -57,60 +62,95 @@ describe('work shared across sidecar instances (SHARDS=4)', { timeout: 600_000, 
   });
   after(() => c && giveBack(c));
 
-  test('a sidecar SIGKILLed while it holds shards: the survivor takes every shard and fails over each of its Redis', { timeout: 420_000 }, async (t) => {
-    const all = [...Array(SHARDS).keys()];
-    let sidecars = await c.waitFor(() => (c.sidecarNames().length === 2 ? c.sidecarNames() : undefined), 60_000, "the Deployment's two pods");
-    // Pod names are random, so one sidecar may own all four shards (1 time in 8): replace the
-    // other one until each owns some (a new pod, a new name, a new draw).
-    for (let draw = 0; new Set(all.map((i) => ownerOf(i, sidecars))).size < 2 && draw < 6; draw++) {
-      const idle = sidecars.find((s) => !all.some((i) => ownerOf(i, sidecars) === s))!;
-      t.diagnostic(`${idle} would own no shard: replacing its pod`);
-      await c.kubectl(['delete', 'pod', idle, '-n', OPERATOR_NAMESPACE, '--wait=false']);
-      const before = sidecars;
-      sidecars = await c.waitFor(
-        () => (c.sidecarNames().length === 2 && !c.sidecarNames().includes(idle) ? c.sidecarNames() : undefined),
+  test(
+    'a sidecar SIGKILLed while it holds shards: the survivor takes every shard and fails over each of its Redis',
+    { timeout: 420_000 },
+    async (t) => {
+      const all = [...Array(SHARDS).keys()];
+      let sidecars = await c.waitFor(
+        () => (c.sidecarNames().length === 2 ? c.sidecarNames() : undefined),
         60_000,
-        `a new pod in place of ${idle} (was ${before.join(', ')})`,
+        "the Deployment's two pods",
       );
-    }
-    const names = pickNames(sidecars);
-    const expected = all.map((i) => ownerOf(i, sidecars));
-    await c.waitFor(() => all.every((i) => holderOf(c, i) === expected[i]), 60_000, `the shard Leases held as both compute it (${expected.join(', ')})`);
-    const t0 = performance.now();
-    await c.apply([...names.keys()].map(redis));
-    for (const name of names.keys())
-      await c.waitFor(() => c.redisRow(name) === `${name} 7.2 Ready 1 Running` && linked(c, name), BOUND.allReady * 2, `${name} Running and linked`);
-    t.diagnostic(`four Redis Running and linked ${Math.round(performance.now() - t0)} ms after apply`);
-
-    const [victim, survivor] = sidecars as [string, string];
-    const lost = all.filter((i) => holderOf(c, i) === victim);
-    const orphans = [...names].filter(([, owner]) => owner === victim).map(([n]) => n);
-    assert.ok(lost.length > 0 && orphans.length === 2, `${victim} holds shards ${lost.join(',')} with ${orphans.join(', ')} in them`);
-    const kill = performance.now();
-    await c.killSidecar(victim);
-    await c.waitFor(() => all.every((i) => holderOf(c, i) === survivor), 30_000, `${survivor} holding every shard Lease`);
-    const takeoverMs = performance.now() - kill;
-    t.diagnostic(`${victim} SIGKILLed holding shards ${lost.join(',')}; ${survivor} holds all ${SHARDS} ${Math.round(takeoverMs)} ms later`);
-    // The lease is 3 s, renewals every 500 ms: the survivor waits out one lease duration, plus a poll.
-    assert.ok(takeoverMs >= 2000, `the survivor did not take a shard before its Lease could expire (${Math.round(takeoverMs)} ms)`);
-
-    // Each Redis of the dead instance is acted on again: its master pod deleted, the survivor fails it over.
-    for (const name of orphans) {
-      const old = c.masterEndpoint(name)!;
-      assert.ok(old, `${name} has a master behind its Service`);
-      const f0 = performance.now();
-      await c.deletePod(old.pod);
-      const next = await newMasterEndpoint(c, old.pod, `${name}: a new master behind the master Service (failed over by ${survivor})`, name);
-      t.diagnostic(`${name}: ${old.pod} deleted -> ${next.pod} master behind the Service in ${Math.round(performance.now() - f0)} ms`);
-      await c.waitFor(() => linked(c, name), BOUND.rejoin, `${name}: the recreated pod rejoined as a replica`);
-      const masters = c.pods(name).filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER);
-      assert.deepEqual(
-        masters.map((p) => p.metadata.name),
-        [next.pod],
-        `${name}: exactly one pod labelled master`,
+      // Pod names are random, so one sidecar may own all four shards (1 time in 8): replace the
+      // other one until each owns some (a new pod, a new name, a new draw).
+      for (let draw = 0; new Set(all.map((i) => ownerOf(i, sidecars))).size < 2 && draw < 6; draw++) {
+        const idle = sidecars.find((s) => !all.some((i) => ownerOf(i, sidecars) === s))!;
+        t.diagnostic(`${idle} would own no shard: replacing its pod`);
+        await c.kubectl(['delete', 'pod', idle, '-n', OPERATOR_NAMESPACE, '--wait=false']);
+        const before = sidecars;
+        sidecars = await c.waitFor(
+          () => (c.sidecarNames().length === 2 && !c.sidecarNames().includes(idle) ? c.sidecarNames() : undefined),
+          60_000,
+          `a new pod in place of ${idle} (was ${before.join(', ')})`,
+        );
+      }
+      const names = pickNames(sidecars);
+      const expected = all.map((i) => ownerOf(i, sidecars));
+      await c.waitFor(
+        () => all.every((i) => holderOf(c, i) === expected[i]),
+        60_000,
+        `the shard Leases held as both compute it (${expected.join(', ')})`,
       );
-    }
-    // The survivor's own Redis were never disturbed.
-    for (const [name, owner] of names) if (owner === survivor) assert.ok(linked(c, name), `${name} still linked`);
-  });
+      const t0 = performance.now();
+      await c.apply([...names.keys()].map(redis));
+      for (const name of names.keys())
+        await c.waitFor(
+          () => c.redisRow(name) === `${name} 7.2 Ready 1 Running` && linked(c, name),
+          BOUND.allReady * 2,
+          `${name} Running and linked`,
+        );
+      t.diagnostic(`four Redis Running and linked ${Math.round(performance.now() - t0)} ms after apply`);
+
+      const [victim, survivor] = sidecars as [string, string];
+      const lost = all.filter((i) => holderOf(c, i) === victim);
+      const orphans = [...names].filter(([, owner]) => owner === victim).map(([n]) => n);
+      assert.ok(
+        lost.length > 0 && orphans.length === 2,
+        `${victim} holds shards ${lost.join(',')} with ${orphans.join(', ')} in them`,
+      );
+      const kill = performance.now();
+      await c.killSidecar(victim);
+      await c.waitFor(
+        () => all.every((i) => holderOf(c, i) === survivor),
+        30_000,
+        `${survivor} holding every shard Lease`,
+      );
+      const takeoverMs = performance.now() - kill;
+      t.diagnostic(
+        `${victim} SIGKILLed holding shards ${lost.join(',')}; ${survivor} holds all ${SHARDS} ${Math.round(takeoverMs)} ms later`,
+      );
+      // The lease is 3 s, renewals every 500 ms: the survivor waits out one lease duration, plus a poll.
+      assert.ok(
+        takeoverMs >= 2000,
+        `the survivor did not take a shard before its Lease could expire (${Math.round(takeoverMs)} ms)`,
+      );
+
+      // Each Redis of the dead instance is acted on again: its master pod deleted, the survivor fails it over.
+      for (const name of orphans) {
+        const old = c.masterEndpoint(name)!;
+        assert.ok(old, `${name} has a master behind its Service`);
+        const f0 = performance.now();
+        await c.deletePod(old.pod);
+        const next = await newMasterEndpoint(
+          c,
+          old.pod,
+          `${name}: a new master behind the master Service (failed over by ${survivor})`,
+          name,
+        );
+        t.diagnostic(
+          `${name}: ${old.pod} deleted -> ${next.pod} master behind the Service in ${Math.round(performance.now() - f0)} ms`,
+        );
+        await c.waitFor(() => linked(c, name), BOUND.rejoin, `${name}: the recreated pod rejoined as a replica`);
+        const masters = c.pods(name).filter((p) => p.metadata.labels?.[ROLE_LABEL] === ROLE_MASTER);
+        assert.deepEqual(
+          masters.map((p) => p.metadata.name),
+          [next.pod],
+          `${name}: exactly one pod labelled master`,
+        );
+      }
+      // The survivor's own Redis were never disturbed.
+      for (const [name, owner] of names) if (owner === survivor) assert.ok(linked(c, name), `${name} still linked`);
+    },
+  );
 });

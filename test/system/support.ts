@@ -1,10 +1,9 @@
-// Shared pieces of the system tests (test/system/*.test.ts): boot the local cluster with the
-// design's Redis, an application that writes through the master Service with SET + WAIT 1 and
-// records every acknowledged key, a watch that sees every pod write and records any moment two
-// pods carried the master label, and checks on the data each node holds.
-// Invariants: only loopback and the cluster's own 198.18.N/198.19.N ranges are contacted; every cluster, writer and watch is torn down by the
-// test context, also when the test fails; bounds are waitFor deadlines (the figures measured are
-// reported with t.diagnostic, never asserted).
+// Shared pieces of the system tests (test/system/*.test.ts): boot the local cluster with the design's Redis, an
+// application that writes through the master Service with SET + WAIT 1 and records every acknowledged key, a watch that
+// sees every pod write and records any moment two pods carried the master label, and checks on the data each node
+// holds. Invariants: only loopback and the cluster's own 198.18.N/198.19.N ranges are contacted; every cluster, writer
+// and watch is torn down by the test context, also when the test fails; bounds are waitFor deadlines (the figures
+// measured are reported with t.diagnostic, never asserted).
 import type { TestContext } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { ROLE_LABEL, ROLE_MASTER } from '../../src/api/labels.ts';
@@ -56,7 +55,8 @@ export function writeSnapshot(c: Cluster, name: string, namespace = NS): Record<
   for (const kind of ['statefulsets', 'services', 'configmaps', 'poddisruptionbudgets']) {
     for (const o of c.list(kind, { namespace, labelSelector: `app.kubernetes.io/instance=${name}` })) {
       const gen = o.metadata.generation;
-      out[`${kind}/${o.metadata.name}`] = typeof gen === 'number' && gen > 0 ? `gen ${gen}` : `rv ${o.metadata.resourceVersion}`;
+      out[`${kind}/${o.metadata.name}`] =
+        typeof gen === 'number' && gen > 0 ? `gen ${gen}` : `rv ${o.metadata.resourceVersion}`;
     }
   }
   return out;
@@ -66,7 +66,10 @@ export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 
 export type Pod = StoredObject & { status?: { podIP?: string; phase?: string } };
 
-/** A real cluster (the lane's, reset, or a new one: lane.ts), given back after the test, pass or fail; undefined (the test skipped, saying why) where it cannot run here. */
+/**
+ * A real cluster (the lane's, reset, or a new one: lane.ts), given back after the test, pass or fail; undefined (the
+ * test skipped, saying why) where it cannot run here.
+ */
 export async function boot(t: TestContext, options: ClusterOptions): Promise<Cluster | undefined> {
   const why = missing(options.images);
   if (why) {
@@ -79,7 +82,10 @@ export async function boot(t: TestContext, options: ClusterOptions): Promise<Clu
 }
 
 /** Applies manifests/examples/redis.yaml verbatim and waits for the Running row and three Ready, linked pods. */
-export async function applyDesign(t: Pick<TestContext, 'diagnostic'>, c: Cluster): Promise<{ runningMs: number; readyMs: number }> {
+export async function applyDesign(
+  t: Pick<TestContext, 'diagnostic'>,
+  c: Cluster,
+): Promise<{ runningMs: number; readyMs: number }> {
   const t0 = performance.now();
   await c.apply(exampleManifest());
   await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, `the row "${RUNNING_ROW}"`);
@@ -87,13 +93,21 @@ export async function applyDesign(t: Pick<TestContext, 'diagnostic'>, c: Cluster
   await c.waitFor(() => allLinked(c, 3), BOUND.allReady, 'three Ready pods, one master, replicas linked');
   // What a user waits for: the Services route as labelled. On a real cluster the EndpointSlice
   // controller follows labels and readiness a moment after the pods change.
-  await c.waitFor(() => servicesRouted(c), BOUND.allReady, 'the master Service routing to the master, the replicas Service to every replica');
+  await c.waitFor(
+    () => servicesRouted(c),
+    BOUND.allReady,
+    'the master Service routing to the master, the replicas Service to every replica',
+  );
   const readyMs = performance.now() - t0;
-  t.diagnostic(`apply -> "${RUNNING_ROW}" ${Math.round(runningMs)} ms; -> all three pods Ready and linked ${Math.round(readyMs)} ms`);
+  t.diagnostic(
+    `apply -> "${RUNNING_ROW}" ${Math.round(runningMs)} ms; -> all three pods Ready and linked ${Math.round(readyMs)} ms`,
+  );
   return { runningMs, readyMs };
 }
 
-/** `count` pods, all Ready and not terminating, exactly one labelled master, every other labelled replica with link up. */
+/**
+ * `count` pods, all Ready and not terminating, exactly one labelled master, every other labelled replica with link up.
+ */
 export function allLinked(c: Cluster, count: number): boolean {
   const pods = c.pods(NAME).filter((p) => !p.metadata.deletionTimestamp);
   if (pods.length !== count || !pods.every(isPodReady)) return false;
@@ -118,7 +132,10 @@ export function servicesRouted(c: Cluster): boolean {
   return master.length === 1 && c.masterEndpoint(NAME)?.pod === master[0] && routed.join(' ') === replicas.join(' ');
 }
 
-/** Waits (BOUND.failover) for a pod other than `oldPod` behind Redis `name`'s master Service; resolves with its endpoint. */
+/**
+ * Waits (BOUND.failover) for a pod other than `oldPod` behind Redis `name`'s master Service; resolves with its
+ * endpoint.
+ */
 export function newMasterEndpoint(c: Cluster, oldPod: string, what: string, name = NAME) {
   return c.waitFor(
     () => {
@@ -227,7 +244,9 @@ export async function assertNothingLost(t: TestContext, c: Cluster, writer: Writ
       );
     }
   }
-  t.diagnostic(`${keys.length} acknowledged writes, all present on ${pods} pods; ${writer.failures} writes not acknowledged (not counted)`);
+  t.diagnostic(
+    `${keys.length} acknowledged writes, all present on ${pods} pods; ${writer.failures} writes not acknowledged (not counted)`,
+  );
 }
 
 /**

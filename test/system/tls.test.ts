@@ -14,7 +14,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { performance } from 'node:perf_hooks';
-import { PASSWORD_GRACE_ANNOTATION, SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
+import {
+  PASSWORD_GRACE_ANNOTATION,
+  SWITCHOVER_ANNOTATION,
+  SWITCHOVER_STATUS_ANNOTATION,
+} from '../../src/api/labels.ts';
 import { servedFingerprint } from '../../src/sidecar/adapters/redis/tls.ts';
 import { validateSpec } from '../../src/api/validate.ts';
 import { desiredCertificate } from '../../src/hook/redis/children/certificate.ts';
@@ -64,9 +68,18 @@ test(
     await c.apply(tlsSecret(first));
     await c.apply(exampleManifest().replace('spec:\n', `spec:\n  tls:\n    secretName: ${NAME}-tls\n`));
     await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, `the row "${RUNNING_ROW}"`);
-    await c.waitFor(() => allLinked(c, 3) && servicesRouted(c), BOUND.allReady, 'three Ready pods over TLS, replicas linked, Services routed');
+    await c.waitFor(
+      () => allLinked(c, 3) && servicesRouted(c),
+      BOUND.allReady,
+      'three Ready pods over TLS, replicas linked, Services routed',
+    );
     const servedBy = async (ip: string) =>
-      servedFingerprint({ host: ip, port: 6379 }, { ca: first['ca.crt'], checkServerIdentity: () => undefined }, undefined, 2000).catch(() => null);
+      servedFingerprint(
+        { host: ip, port: 6379 },
+        { ca: first['ca.crt'], checkServerIdentity: () => undefined },
+        undefined,
+        2000,
+      ).catch(() => null);
 
     await t.test('plaintext gets no answer on any pod', async () => {
       for (const name of podNames(c)) {
@@ -92,50 +105,60 @@ test(
       assert.equal((await cli('acl', 'whoami')).stdout, 'redis-operator\n');
     });
 
-    await t.test('a planned switchover and a crash of the master under SET + WAIT 1 over TLS: nothing acknowledged lost', async () => {
-      const masters = new MasterWatch(t, c);
-      const writer = new Writer(c, 'tls').start();
-      t.after(() => writer.stop());
-      await c.waitFor(() => writer.acked.length >= 300, 15_000, '300 acknowledged writes over TLS');
-      const before = c.masterEndpoint(NAME)!;
-      await c.apply({
-        apiVersion: 'redis.example.com/v1',
-        kind: 'Redis',
-        metadata: { name: NAME, namespace: NS, annotations: { [SWITCHOVER_ANNOTATION]: 'any' } },
-      });
-      await c.waitFor(
-        () => c.get('redises', NAME, NS)?.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION]?.startsWith('any: Done'),
-        BOUND.failover,
-        'the switchover Done',
-      );
-      const switched = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(NAME);
-          return ep && ep.pod !== before.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        'the master Service on the new master',
-      );
-      await c.waitFor(() => writer.ackedAfter(performance.now() - 1, switched.pod), BOUND.failover, 'writes on the switched-to master');
-      await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'linked after the switchover');
+    await t.test(
+      'a planned switchover and a crash of the master under SET + WAIT 1 over TLS: nothing acknowledged lost',
+      async () => {
+        const masters = new MasterWatch(t, c);
+        const writer = new Writer(c, 'tls').start();
+        t.after(() => writer.stop());
+        await c.waitFor(() => writer.acked.length >= 300, 15_000, '300 acknowledged writes over TLS');
+        const before = c.masterEndpoint(NAME)!;
+        await c.apply({
+          apiVersion: 'redis.example.com/v1',
+          kind: 'Redis',
+          metadata: { name: NAME, namespace: NS, annotations: { [SWITCHOVER_ANNOTATION]: 'any' } },
+        });
+        await c.waitFor(
+          () =>
+            c.get('redises', NAME, NS)?.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION]?.startsWith('any: Done'),
+          BOUND.failover,
+          'the switchover Done',
+        );
+        const switched = await c.waitFor(
+          () => {
+            const ep = c.masterEndpoint(NAME);
+            return ep && ep.pod !== before.pod ? ep : undefined;
+          },
+          BOUND.failover,
+          'the master Service on the new master',
+        );
+        await c.waitFor(
+          () => writer.ackedAfter(performance.now() - 1, switched.pod),
+          BOUND.failover,
+          'writes on the switched-to master',
+        );
+        await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'linked after the switchover');
 
-      const t0 = performance.now();
-      assert.ok(await c.killPodProcess(NS, switched.pod, 'SIGKILL'), `SIGKILL to ${switched.pod}'s redis-server`);
-      const promoted = await c.waitFor(
-        () => {
-          const ep = c.masterEndpoint(NAME);
-          return ep && ep.pod !== switched.pod ? ep : undefined;
-        },
-        BOUND.failover,
-        'a new master after the crash',
-      );
-      t.diagnostic(`crash over TLS -> ${promoted.pod} behind the master Service: ${Math.round(performance.now() - t0)} ms`);
-      await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'writes on the new master');
-      await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'the crashed node back as a linked replica');
-      await writer.stop();
-      await assertNothingLost(t, c, writer, 3);
-      assert.deepEqual(masters.violations, [], 'never two pods labelled master');
-    });
+        const t0 = performance.now();
+        assert.ok(await c.killPodProcess(NS, switched.pod, 'SIGKILL'), `SIGKILL to ${switched.pod}'s redis-server`);
+        const promoted = await c.waitFor(
+          () => {
+            const ep = c.masterEndpoint(NAME);
+            return ep && ep.pod !== switched.pod ? ep : undefined;
+          },
+          BOUND.failover,
+          'a new master after the crash',
+        );
+        t.diagnostic(
+          `crash over TLS -> ${promoted.pod} behind the master Service: ${Math.round(performance.now() - t0)} ms`,
+        );
+        await c.waitFor(() => writer.ackedAfter(t0, promoted.pod), BOUND.failover, 'writes on the new master');
+        await c.waitFor(() => allLinked(c, 3), BOUND.rejoin, 'the crashed node back as a linked replica');
+        await writer.stop();
+        await assertNothingLost(t, c, writer, 3);
+        assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+      },
+    );
 
     await t.test(
       'a password rotation under writes over TLS: both passwords for the grace period, then only the new one; no failed probe, no restart, nothing lost',
@@ -147,13 +170,17 @@ test(
           spec: { passwordGracePeriodSeconds: GRACE_SECONDS },
         });
         const pods = () => podNames(c).map((n) => ({ name: n, ip: podIp(c, n)! }));
-        const identity = () => Object.fromEntries(c.pods(NAME).map((p) => [p.metadata.name, { uid: p.metadata.uid, restarts: restarts(p) }]));
+        const identity = () =>
+          Object.fromEntries(
+            c.pods(NAME).map((p) => [p.metadata.name, { uid: p.metadata.uid, restarts: restarts(p) }]),
+          );
         const before = identity();
         const master = c.masterEndpoint(NAME)!.pod;
         // Every pod must stay Ready: a readiness probe that failed twice would show here within 2 s.
         const notReady: string[] = [];
         const timer = setInterval(() => {
-          for (const p of c.pods(NAME)) if (!isPodReady(p)) notReady.push(`${p.metadata.name} at ${new Date().toISOString()}`);
+          for (const p of c.pods(NAME))
+            if (!isPodReady(p)) notReady.push(`${p.metadata.name} at ${new Date().toISOString()}`);
         }, 100);
         t.after(() => clearInterval(timer));
         const writer = new Writer(c, 'rot').start();
@@ -161,14 +188,21 @@ test(
         await c.waitFor(() => writer.acked.length > 50, 20_000, 'writes acknowledged');
         const OLD = c.password(NAME)!;
         const NEW = 'a-new-password-from-the-platform-team';
-        await c.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-auth`, namespace: NS }, stringData: { password: NEW } });
+        await c.apply({
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: `${NAME}-auth`, namespace: NS },
+          stringData: { password: NEW },
+        });
         const changedAt = performance.now();
         await c.waitFor(
           async () => (await Promise.all(pods().map((p) => pingWith(p.ip, NEW, ca.ca)))).every((r) => r === 'PONG'),
           30_000,
           'the new password on every pod',
         );
-        t.diagnostic(`Secret changed -> the new password works on every pod: ${Math.round(performance.now() - changedAt)} ms`);
+        t.diagnostic(
+          `Secret changed -> the new password works on every pod: ${Math.round(performance.now() - changedAt)} ms`,
+        );
         assert.deepEqual(
           await Promise.all(pods().map((p) => pingWith(p.ip, OLD, ca.ca))),
           ['PONG', 'PONG', 'PONG'],
@@ -181,13 +215,17 @@ test(
         );
         await c.waitFor(
           async () =>
-            (await Promise.all(pods().map(async (p) => `${await pingWith(p.ip, OLD, ca.ca)}/${await pingWith(p.ip, NEW, ca.ca)}`))).every(
-              (r) => r === 'WRONGPASS/PONG',
-            ),
+            (
+              await Promise.all(
+                pods().map(async (p) => `${await pingWith(p.ip, OLD, ca.ca)}/${await pingWith(p.ip, NEW, ca.ca)}`),
+              )
+            ).every((r) => r === 'WRONGPASS/PONG'),
           GRACE_SECONDS * 1000 + 30_000,
           'only the new password on every pod after the grace period',
         );
-        t.diagnostic(`Secret changed -> the old password refused everywhere: ${Math.round(performance.now() - changedAt)} ms (grace ${GRACE_SECONDS} s)`);
+        t.diagnostic(
+          `Secret changed -> the old password refused everywhere: ${Math.round(performance.now() - changedAt)} ms (grace ${GRACE_SECONDS} s)`,
+        );
         await sleep(2500);
         clearInterval(timer);
         await writer.stop();
@@ -195,33 +233,43 @@ test(
         assert.deepEqual(identity(), before, 'no pod was replaced and no container restarted');
         assert.ok(allLinked(c, 3), 'every replica still linked');
         assert.equal(c.masterEndpoint(NAME)?.pod, master, 'the master never changed');
-        await c.waitFor(() => c.events({ reason: 'PasswordGraceEnded' }).length > 0, 10_000, 'the PasswordGraceEnded Event');
+        await c.waitFor(
+          () => c.events({ reason: 'PasswordGraceEnded' }).length > 0,
+          10_000,
+          'the PasswordGraceEnded Event',
+        );
         assert.equal(c.events({ reason: 'PasswordGraceStarted' }).length, 1);
         await assertNothingLost(t, c, writer, 3);
       },
     );
 
-    await t.test("spec.tls.certManager: the hook's Certificate is valid for cert-manager's real CRD (strict field validation)", async (st) => {
-      const crd = certificateCrd();
-      if ('why' in crd) return st.skip(crd.why);
-      const kubectl = c.kubectl;
-      await kubectl(['apply', '-f', crd.path]);
-      await kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/certificates.cert-manager.io']);
-      const spec = validateSpec(NAME, { tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } } });
-      assert.ok(spec.ok);
-      const certificate = desiredCertificate({
-        name: NAME,
-        namespace: NS,
-        uid: 'u',
-        spec: spec.spec,
-        operatorImage: 'redis-operator:0.1.0',
-        operatorNamespace: 'redis-operator',
-      })!;
-      const dryRun = (obj: unknown) => kubectl(['create', '--dry-run=server', '--validate=strict', '-o', 'name', '-f', '-'], JSON.stringify(obj));
-      assert.match(await dryRun(certificate), /certificate\.cert-manager\.io\/my-redis-tls/);
-      // The check can fail: a field cert-manager does not know is refused.
-      await assert.rejects(dryRun({ ...certificate, spec: { ...certificate.spec, bogus: true } }), /unknown field/);
-    });
+    await t.test(
+      "spec.tls.certManager: the hook's Certificate is valid for cert-manager's real CRD (strict field validation)",
+      async (st) => {
+        const crd = certificateCrd();
+        if ('why' in crd) return st.skip(crd.why);
+        const kubectl = c.kubectl;
+        await kubectl(['apply', '-f', crd.path]);
+        await kubectl(['wait', '--for=condition=Established', '--timeout=30s', 'crd/certificates.cert-manager.io']);
+        const spec = validateSpec(NAME, {
+          tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } },
+        });
+        assert.ok(spec.ok);
+        const certificate = desiredCertificate({
+          name: NAME,
+          namespace: NS,
+          uid: 'u',
+          spec: spec.spec,
+          operatorImage: 'redis-operator:0.1.0',
+          operatorNamespace: 'redis-operator',
+        })!;
+        const dryRun = (obj: unknown) =>
+          kubectl(['create', '--dry-run=server', '--validate=strict', '-o', 'name', '-f', '-'], JSON.stringify(obj));
+        assert.match(await dryRun(certificate), /certificate\.cert-manager\.io\/my-redis-tls/);
+        // The check can fail: a field cert-manager does not know is refused.
+        await assert.rejects(dryRun({ ...certificate, spec: { ...certificate.spec, bogus: true } }), /unknown field/);
+      },
+    );
 
     await t.test('a renewed certificate in the Secret is served by every pod, with no restart', async () => {
       const renewed = issue(ca, { ...NAMES, cn: 'renewed' });
@@ -236,14 +284,19 @@ test(
       const t0 = performance.now();
       await c.apply(tlsSecret(renewed));
       await c.waitFor(
-        async () => (await Promise.all(podNames(c).map((n) => servedBy(podIp(c, n)!)))).every((fp) => fp === renewed.fingerprint),
+        async () =>
+          (await Promise.all(podNames(c).map((n) => servedBy(podIp(c, n)!)))).every((fp) => fp === renewed.fingerprint),
         90_000,
         'every pod serving the renewed certificate',
       );
       t.diagnostic(`Secret renewed -> every pod serves the new certificate: ${Math.round(performance.now() - t0)} ms`);
       assert.deepEqual(identity(), before, 'no pod replaced, no container restarted');
       assert.ok(allLinked(c, 3), 'replication links stayed up');
-      await c.waitFor(() => c.events({ reason: 'TLSCertificateLoaded' }).length >= 3, 10_000, 'TLSCertificateLoaded per pod');
+      await c.waitFor(
+        () => c.events({ reason: 'TLSCertificateLoaded' }).length >= 3,
+        10_000,
+        'TLSCertificateLoaded per pod',
+      );
     });
   },
 );

@@ -12,10 +12,24 @@ import { performance } from 'node:perf_hooks';
 import { RESIZE_REFUSED_ANNOTATION } from '../../src/api/labels.ts';
 import { missing, type SystemCluster as Cluster } from './cluster.ts';
 import { borrowCluster, giveBack } from './lane.ts';
-import { allLinked, assertNothingLost, BOUND, NAME, NS, RUNNING_ROW, servicesRouted, sleep, Writer, exampleManifest } from './support.ts';
+import {
+  allLinked,
+  assertNothingLost,
+  BOUND,
+  NAME,
+  NS,
+  RUNNING_ROW,
+  servicesRouted,
+  sleep,
+  Writer,
+  exampleManifest,
+} from './support.ts';
 
 const SUBNET = 66;
-/** Size grown -> every claim and both StatefulSets at 2Gi: three sidecar passes 5 s apart, plus the garbage collector and Metacontroller. */
+/**
+ * Size grown -> every claim and both StatefulSets at 2Gi: three sidecar passes 5 s apart, plus the garbage collector
+ * and Metacontroller.
+ */
 const EXPANDED_WITHIN = 90_000;
 
 type Json = Record<string, any>;
@@ -28,7 +42,12 @@ function manifest(name: string, storageClassName?: string): string {
 }
 
 const grow = (c: Cluster, name: string, size: string) =>
-  c.apply({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace: NS }, spec: { persistence: { size } } });
+  c.apply({
+    apiVersion: 'redis.example.com/v1',
+    kind: 'Redis',
+    metadata: { name, namespace: NS },
+    spec: { persistence: { size } },
+  });
 
 function claims(c: Cluster, name: string): Json[] {
   return c
@@ -50,7 +69,10 @@ function sets(c: Cluster, name: string): Record<string, { uid: string; size: str
 }
 
 /** Each pod: uid, its controller's uid, and the restart count of each container. */
-function podState(c: Cluster, name: string): Record<string, { uid: string; owner: string | undefined; restarts: string }> {
+function podState(
+  c: Cluster,
+  name: string,
+): Record<string, { uid: string; owner: string | undefined; restarts: string }> {
   const out: Record<string, { uid: string; owner: string | undefined; restarts: string }> = {};
   for (const p of c.pods(name) as Json[]) {
     const statuses = (p['status']?.containerStatuses ?? []) as Json[];
@@ -75,7 +97,11 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
     { timeout: 240_000 },
     async (t) => {
       await c.apply(manifest(NAME));
-      await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW && allLinked(c, 3) && servicesRouted(c), BOUND.allReady, `${RUNNING_ROW}, three linked pods`);
+      await c.waitFor(
+        () => c.redisRow(NAME) === RUNNING_ROW && allLinked(c, 3) && servicesRouted(c),
+        BOUND.allReady,
+        `${RUNNING_ROW}, three linked pods`,
+      );
       assert.deepEqual(claims(c, NAME).map(requested), ['1Gi', '1Gi', '1Gi']);
       const setsBefore = sets(c, NAME);
       const podsBefore = podState(c, NAME);
@@ -92,9 +118,17 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       // kubectl patch redis my-redis --type merge -p '{"spec":{"persistence":{"size":"2Gi"}}}'
       const t0 = performance.now();
       await grow(c, NAME, '2Gi');
-      await c.waitFor(() => claims(c, NAME).every((p) => requested(p) === '2Gi'), EXPANDED_WITHIN, 'every claim requests 2Gi');
+      await c.waitFor(
+        () => claims(c, NAME).every((p) => requested(p) === '2Gi'),
+        EXPANDED_WITHIN,
+        'every claim requests 2Gi',
+      );
       const requestedMs = performance.now() - t0;
-      await c.waitFor(() => claims(c, NAME).every((p) => capacity(p) === '2Gi'), EXPANDED_WITHIN, 'every claim has 2Gi');
+      await c.waitFor(
+        () => claims(c, NAME).every((p) => capacity(p) === '2Gi'),
+        EXPANDED_WITHIN,
+        'every claim has 2Gi',
+      );
       const grownMs = performance.now() - t0;
       await c.waitFor(
         () => {
@@ -108,7 +142,8 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       const setsAfter = sets(c, NAME);
       // The recreated sets adopted the orphaned pods: same pods, same containers, new controller.
       await c.waitFor(
-        () => Object.entries(podState(c, NAME)).every(([n, p]) => p.owner === setsAfter[n.replace(/-[0-9]+$/, '')]?.uid),
+        () =>
+          Object.entries(podState(c, NAME)).every(([n, p]) => p.owner === setsAfter[n.replace(/-[0-9]+$/, '')]?.uid),
         BOUND.rejoin,
         'every pod adopted by its recreated StatefulSet',
       );
@@ -123,14 +158,22 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       assert.deepEqual(deleted, [], 'no pod deleted');
       assert.equal(c.redisRow(NAME), RUNNING_ROW);
       assert.ok(allLinked(c, 3));
-      const specValid = ((c.get('redises', NAME, NS)!['status'] as Json)['conditions'] as Json[]).find((x) => x['type'] === 'SpecValid');
+      const specValid = ((c.get('redises', NAME, NS)!['status'] as Json)['conditions'] as Json[]).find(
+        (x) => x['type'] === 'SpecValid',
+      );
       assert.equal(specValid?.['status'], 'True', `a grown size is no conflict: ${specValid?.['message']}`);
       const events = (reason: string) => c.events({ name: NAME, reason }).map((e) => e.message);
       // Events are sent beside the writes they tell of: let the last ones arrive before comparing.
-      await c.waitFor(() => events('VolumeExpansion').length >= 3 && events('StatefulSetRecreated').length >= 2, 10_000, 'the expansion Events');
+      await c.waitFor(
+        () => events('VolumeExpansion').length >= 3 && events('StatefulSetRecreated').length >= 2,
+        10_000,
+        'the expansion Events',
+      );
       assert.deepEqual(
         events('VolumeExpansion').sort(),
-        ['data-my-redis-master-0', 'data-my-redis-replica-0', 'data-my-redis-replica-1'].map((n) => `${n} requested 1Gi -> 2Gi`),
+        ['data-my-redis-master-0', 'data-my-redis-replica-0', 'data-my-redis-replica-1'].map(
+          (n) => `${n} requested 1Gi -> 2Gi`,
+        ),
       );
       assert.deepEqual(
         events('StatefulSetRecreated').map((m) => m.split(' ')[1]),
@@ -142,11 +185,20 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       await c.waitFor(() => allLinked(c, 4), BOUND.rejoin, 'four Ready, linked pods');
       const added = c.get('persistentvolumeclaims', 'data-my-redis-replica-2', NS) as Json;
       assert.equal(requested(added), '2Gi', 'the new claim requests 2Gi');
-      await c.waitFor(() => capacity(c.get('persistentvolumeclaims', 'data-my-redis-replica-2', NS) as Json) === '2Gi', BOUND.rejoin, 'the new volume has 2Gi');
-      await c.waitFor(() => c.redisRow(NAME) === 'my-redis 7.2 Ready 3 Running', BOUND.running, 'my-redis 7.2 Ready 3 Running');
+      await c.waitFor(
+        () => capacity(c.get('persistentvolumeclaims', 'data-my-redis-replica-2', NS) as Json) === '2Gi',
+        BOUND.rejoin,
+        'the new volume has 2Gi',
+      );
+      await c.waitFor(
+        () => c.redisRow(NAME) === 'my-redis 7.2 Ready 3 Running',
+        BOUND.running,
+        'my-redis 7.2 Ready 3 Running',
+      );
       await writer.stop();
       await assertNothingLost(t, c, writer, 4);
-      for (const [n, p] of Object.entries(podsBefore)) assert.equal(podState(c, NAME)[n]?.restarts, p.restarts, `${n} still not restarted`);
+      for (const [n, p] of Object.entries(podsBefore))
+        assert.equal(podState(c, NAME)[n]?.restarts, p.restarts, `${n} still not restarted`);
     },
   );
 
@@ -157,7 +209,11 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       const name = 'fixed';
       await c.apply(manifest(name, 'local-dir-fixed'));
       await c.waitFor(() => c.redisRow(name) === `${name} 7.2 Ready 2 Running`, BOUND.allReady, `${name} Running`);
-      await c.waitFor(() => claims(c, name).length === 3 && claims(c, name).every((p) => p['status']?.phase === 'Bound'), BOUND.allReady, 'three bound claims');
+      await c.waitFor(
+        () => claims(c, name).length === 3 && claims(c, name).every((p) => p['status']?.phase === 'Bound'),
+        BOUND.allReady,
+        'three bound claims',
+      );
       const setsBefore = sets(c, name);
       const podsBefore = podState(c, name);
 
@@ -165,13 +221,19 @@ describe('volume expansion', { skip, timeout: 420_000 }, () => {
       const refusals = () => c.events({ name, reason: 'VolumeExpansionRefused' });
       await c.waitFor(() => refusals().length >= 3, EXPANDED_WITHIN, 'a VolumeExpansionRefused Warning per claim');
       await c.waitFor(
-        () => claims(c, name).every((p) => String(p['metadata'].annotations?.[RESIZE_REFUSED_ANNOTATION] ?? '').includes('local-dir-fixed')),
+        () =>
+          claims(c, name).every((p) =>
+            String(p['metadata'].annotations?.[RESIZE_REFUSED_ANNOTATION] ?? '').includes('local-dir-fixed'),
+          ),
         BOUND.rejoin,
         'every claim annotated with the refusal',
       );
       for (const e of refusals()) {
         assert.equal(e.type, 'Warning');
-        assert.match(e.message, /cannot grow from 1Gi to 2Gi: StorageClass local-dir-fixed does not allow volume expansion \(allowVolumeExpansion is false\)/);
+        assert.match(
+          e.message,
+          /cannot grow from 1Gi to 2Gi: StorageClass local-dir-fixed does not allow volume expansion \(allowVolumeExpansion is false\)/,
+        );
       }
       // Two more passes of the sidecar: nothing changes and nothing is told twice.
       await sleep(11_000);

@@ -40,7 +40,12 @@ export function asDuration(seconds: number): string {
   return `${Math.max(0, Math.round(seconds))}s`;
 }
 
-export function render(a: ResolvedAlert, spec: Pick<RedisSpec, 'replicas' | 'backup'>, sel: string, who: string): Rendered[] {
+export function render(
+  a: ResolvedAlert,
+  spec: Pick<RedisSpec, 'replicas' | 'backup'>,
+  sel: string,
+  who: string,
+): Rendered[] {
   const t = a.threshold ?? 0;
   switch (a.name) {
     case 'HighMemoryUsage':
@@ -136,7 +141,14 @@ export function render(a: ResolvedAlert, spec: Pick<RedisSpec, 'replicas' | 'bac
   }
 }
 
-export function rule(name: AlertName, a: ResolvedAlert, r: Rendered, namespace: string, redis: string, runbook: string): AlertRule {
+export function rule(
+  name: AlertName,
+  a: ResolvedAlert,
+  r: Rendered,
+  namespace: string,
+  redis: string,
+  runbook: string,
+): AlertRule {
   const alert = `Redis${name}`;
   return {
     alert,

@@ -18,7 +18,14 @@ import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import type { IVolume } from 'kubernetes-models/v1/Volume';
 import type { IVolumeMount } from 'kubernetes-models/v1/VolumeMount';
 import { OPERATOR_USER, operatorSecretRef } from '../../api/auth.ts';
-import { BACKUP_CONTAINER, BACKUP_MOUNT, BACKUP_TRIGGER_LABEL, BACKUP_VOLUME, TERMINATION_LOG, backupSelectorLabels } from '../../api/backup.ts';
+import {
+  BACKUP_CONTAINER,
+  BACKUP_MOUNT,
+  BACKUP_TRIGGER_LABEL,
+  BACKUP_VOLUME,
+  TERMINATION_LOG,
+  backupSelectorLabels,
+} from '../../api/backup.ts';
 import { REDIS_PORT, TLS_MOUNT, TLS_VOLUME, childNames } from '../../api/labels.ts';
 import type { BackupSpec, BackupStorage, RedisSpec } from '../../api/schema.ts';
 import { TLS_CA_KEY, tlsSecretName } from '../../api/tls.ts';
@@ -28,10 +35,16 @@ import { restrictedContainer } from './pod-template.ts';
 export const OPERATOR_UID = 1000;
 const BACKUP_COMMAND = ['node', 'src/backup/main.ts'];
 
-const secretEnv = (name: string, secret: string, key: string): IEnvVar => ({ name, valueFrom: { secretKeyRef: { name: secret, key } } });
+const secretEnv = (name: string, secret: string, key: string): IEnvVar => ({
+  name,
+  valueFrom: { secretKeyRef: { name: secret, key } },
+});
 
 /** What the backup and restore containers need to reach the storage: env, and a volume for a claim. */
-export function storageAccess(storage: BackupStorage, readOnly: boolean): { env: IEnvVar[]; volumes: IVolume[]; mounts: IVolumeMount[] } {
+export function storageAccess(
+  storage: BackupStorage,
+  readOnly: boolean,
+): { env: IEnvVar[]; volumes: IVolume[]; mounts: IVolumeMount[] } {
   if (storage.pvc !== undefined) {
     return {
       env: [
@@ -52,7 +65,10 @@ export function storageAccess(storage: BackupStorage, readOnly: boolean): { env:
     if (s3.prefix !== '') env.push({ name: 'S3_PREFIX', value: s3.prefix });
     const creds = s3.credentialsSecret;
     if (creds !== undefined) {
-      env.push(secretEnv('AWS_ACCESS_KEY_ID', creds.name, creds.accessKeyIdKey), secretEnv('AWS_SECRET_ACCESS_KEY', creds.name, creds.secretAccessKeyKey));
+      env.push(
+        secretEnv('AWS_ACCESS_KEY_ID', creds.name, creds.accessKeyIdKey),
+        secretEnv('AWS_SECRET_ACCESS_KEY', creds.name, creds.secretAccessKeyKey),
+      );
     }
   }
   return { env, volumes: [], mounts: [] };
@@ -121,8 +137,12 @@ export function backupPodSpecFor(source: BackupSource, storage: BackupStorage, o
     secretEnv('REDIS_PASSWORD', operator.secretName, operator.key),
     ...(tls !== undefined ? [{ name: 'REDIS_TLS_CA_FILE', value: `${TLS_MOUNT}/${TLS_CA_KEY}` }] : []),
     ...access.env.filter((e) => e.name !== 'RESTORE_DIR'),
-    ...(source.backup?.retention !== undefined ? [{ name: 'RETENTION_DAYS', value: String(source.backup.retention) }] : []),
-    ...(source.backup?.retentionCount !== undefined ? [{ name: 'RETENTION_COUNT', value: String(source.backup.retentionCount) }] : []),
+    ...(source.backup?.retention !== undefined
+      ? [{ name: 'RETENTION_DAYS', value: String(source.backup.retention) }]
+      : []),
+    ...(source.backup?.retentionCount !== undefined
+      ? [{ name: 'RETENTION_COUNT', value: String(source.backup.retentionCount) }]
+      : []),
     { name: 'TERMINATION_LOG', value: TERMINATION_LOG },
   ];
   const container: IContainer = {
@@ -136,19 +156,29 @@ export function backupPodSpecFor(source: BackupSource, storage: BackupStorage, o
     terminationMessagePath: TERMINATION_LOG,
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
-  const mounts = [...(tls !== undefined ? [{ name: TLS_VOLUME, mountPath: TLS_MOUNT, readOnly: true }] : []), ...access.mounts];
+  const mounts = [
+    ...(tls !== undefined ? [{ name: TLS_VOLUME, mountPath: TLS_MOUNT, readOnly: true }] : []),
+    ...access.mounts,
+  ];
   // Left out when empty, as the API server stores it: an empty list here would differ from the
   // stored object on every sync, and Metacontroller would update the CronJob on every resync.
   if (mounts.length > 0) container.volumeMounts = mounts;
   const volumes: IVolume[] = [
-    ...(tls !== undefined ? [{ name: TLS_VOLUME, secret: { secretName: tls, items: [{ key: TLS_CA_KEY, path: TLS_CA_KEY }] } }] : []),
+    ...(tls !== undefined
+      ? [{ name: TLS_VOLUME, secret: { secretName: tls, items: [{ key: TLS_CA_KEY, path: TLS_CA_KEY }] } }]
+      : []),
     ...access.volumes,
   ];
   return {
     restartPolicy: 'Never',
     automountServiceAccountToken: false,
     enableServiceLinks: false,
-    securityContext: { runAsNonRoot: true, runAsUser: OPERATOR_UID, runAsGroup: OPERATOR_UID, seccompProfile: { type: 'RuntimeDefault' } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: OPERATOR_UID,
+      runAsGroup: OPERATOR_UID,
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
     ...(source.imagePullSecrets !== undefined && source.imagePullSecrets.length > 0
       ? ({ imagePullSecrets: source.imagePullSecrets } satisfies Partial<IPodSpec>)
       : {}),
@@ -158,8 +188,16 @@ export function backupPodSpecFor(source: BackupSource, storage: BackupStorage, o
 }
 
 /** The Job spec both ways share: retries for temporary failures, none for permanent ones. */
-export function backupJobSpec(redis: BackedUpRedis, storage: BackupStorage, operatorImage: string, trigger: string): IJobSpec {
-  return backupJobSpecFor({ ...backupSelectorLabels(redis.name), [BACKUP_TRIGGER_LABEL]: trigger }, backupPodSpec(redis, storage, operatorImage));
+export function backupJobSpec(
+  redis: BackedUpRedis,
+  storage: BackupStorage,
+  operatorImage: string,
+  trigger: string,
+): IJobSpec {
+  return backupJobSpecFor(
+    { ...backupSelectorLabels(redis.name), [BACKUP_TRIGGER_LABEL]: trigger },
+    backupPodSpec(redis, storage, operatorImage),
+  );
 }
 
 /** The Job around a backup pod whose template carries `labels`. */

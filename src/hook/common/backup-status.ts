@@ -18,7 +18,8 @@ import { array, at, compare, isRecord, str } from './util.ts';
 export interface BackupVerdict {
   status: BackupStatus;
   /** BackupHealthy, only when spec.backup is set. */
-  condition: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string; since: string | undefined } | undefined;
+  condition:
+    { status: 'True' | 'False' | 'Unknown'; reason: string; message: string; since: string | undefined } | undefined;
 }
 
 /** The backup's own result line, from a terminated backup container's message. */
@@ -54,7 +55,11 @@ export function jobCondition(job: KubeObject, type: string): Record<string, unkn
 export function podsOfJob(job: KubeObject, pods: readonly KubeObject[]): KubeObject[] {
   return pods
     .filter((p) => jobOfPod(p) === job.metadata.name)
-    .sort((a, b) => compare(str(b.metadata.creationTimestamp) ?? '', str(a.metadata.creationTimestamp) ?? '') || compare(a.metadata.name, b.metadata.name));
+    .sort(
+      (a, b) =>
+        compare(str(b.metadata.creationTimestamp) ?? '', str(a.metadata.creationTimestamp) ?? '') ||
+        compare(a.metadata.name, b.metadata.name),
+    );
 }
 
 /** The successful result a Job's pods left (the backup's own line), or undefined. */
@@ -65,7 +70,8 @@ export function jobResult(job: KubeObject, pods: readonly KubeObject[]): Record<
 }
 
 export function resultFields(result: Record<string, unknown>, time: string | undefined): BackupResult {
-  const num = (k: string) => (typeof result[k] === 'number' && Number.isSafeInteger(result[k]) ? (result[k] as number) : undefined);
+  const num = (k: string) =>
+    typeof result[k] === 'number' && Number.isSafeInteger(result[k]) ? (result[k] as number) : undefined;
   const finished = typeof result['finishedAt'] === 'string' ? result['finishedAt'] : time;
   const size = num('bytes');
   const offset = num('offset');
@@ -88,7 +94,8 @@ export function failureMessage(job: KubeObject, pods: readonly KubeObject[]): st
   return `${str(at(failed, 'reason')) ?? 'Failed'}: ${str(at(failed, 'message')) ?? 'the backup Job failed'}`;
 }
 
-const later = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : compare(a, b) >= 0 ? a : b);
+const later = (a: string | undefined, b: string | undefined) =>
+  a === undefined ? b : b === undefined ? a : compare(a, b) >= 0 ? a : b;
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
 /** storageProblem: why backup pods cannot start (the credentials Secret missing), when sync can see it. */
@@ -110,7 +117,8 @@ export function backupVerdict(
     if (complete !== undefined) {
       const result = jobResult(job, pods);
       const time = str(at(job, 'status', 'completionTime')) ?? str(at(complete, 'lastTransitionTime'));
-      if (result !== undefined && (success?.time === undefined || compare(time ?? '', success.time) > 0)) success = resultFields(result, time);
+      if (result !== undefined && (success?.time === undefined || compare(time ?? '', success.time) > 0))
+        success = resultFields(result, time);
       continue;
     }
     const failed = jobCondition(job, 'Failed');
@@ -120,7 +128,8 @@ export function backupVerdict(
       failure = { ...(time !== undefined ? { time } : {}), job: job.metadata.name, message: failureMessage(job, pods) };
   }
   // A failure older than the last success is history, not state.
-  if (failure !== undefined && success?.time !== undefined && compare(failure.time ?? '', success.time) <= 0) failure = undefined;
+  if (failure !== undefined && success?.time !== undefined && compare(failure.time ?? '', success.time) <= 0)
+    failure = undefined;
   const lastScheduleTime = str(at(cronJob, 'status', 'lastScheduleTime'));
   const status: BackupStatus = {
     ...(success !== undefined ? { lastSuccessful: success } : {}),
@@ -129,7 +138,10 @@ export function backupVerdict(
   };
   if (spec.backup === undefined) return Object.keys(status).length > 0 ? { status, condition: undefined } : undefined;
   if (storageProblem !== undefined)
-    return { status, condition: { status: 'False', reason: 'CredentialsSecretMissing', message: storageProblem, since: undefined } };
+    return {
+      status,
+      condition: { status: 'False', reason: 'CredentialsSecretMissing', message: storageProblem, since: undefined },
+    };
   return { status, condition: healthOf(spec, success, failure, newest) };
 }
 
@@ -143,7 +155,12 @@ function healthOf(
 ): Health {
   const backup = spec.backup!;
   if (failure !== undefined)
-    return { status: 'False', reason: 'BackupFailed', message: `the last backup (${failure.job}) failed: ${failure.message}`, since: failure.time };
+    return {
+      status: 'False',
+      reason: 'BackupFailed',
+      message: `the last backup (${failure.job}) failed: ${failure.message}`,
+      since: failure.time,
+    };
   const schedule = backup.schedule;
   if (schedule !== undefined && (backup.suspend || spec.hibernate))
     return {
@@ -161,7 +178,12 @@ function healthOf(
       message: `no backup has completed yet (${schedule !== undefined ? `schedule "${schedule}"` : 'no schedule: on-demand RedisBackups only'})`,
       since: undefined,
     };
-  if (interval !== undefined && success.time !== undefined && newest !== undefined && seconds(newest) - seconds(success.time) > 2 * interval) {
+  if (
+    interval !== undefined &&
+    success.time !== undefined &&
+    newest !== undefined &&
+    seconds(newest) - seconds(success.time) > 2 * interval
+  ) {
     return {
       status: 'False',
       reason: 'BackupStale',
@@ -169,5 +191,10 @@ function healthOf(
       since: newest,
     };
   }
-  return { status: 'True', reason: 'BackupSucceeded', message: `last backup ${success.location} at ${success.time ?? 'an unknown time'}`, since: success.time };
+  return {
+    status: 'True',
+    reason: 'BackupSucceeded',
+    message: `last backup ${success.location} at ${success.time ?? 'an unknown time'}`,
+    since: success.time,
+  };
 }

@@ -44,7 +44,14 @@ export type ChildMetadata = Required<Pick<KubernetesObjectMeta, 'name' | 'namesp
 export type Child<T extends { metadata?: KubernetesObjectMeta }> = T & { metadata: ChildMetadata };
 
 export type DesiredChild =
-  Child<IConfigMap> | Child<IService> | Child<IStatefulSet> | Child<IPodDisruptionBudget> | Child<INetworkPolicy> | Child<ICronJob> | Child<IJob> | Certificate;
+  | Child<IConfigMap>
+  | Child<IService>
+  | Child<IStatefulSet>
+  | Child<IPodDisruptionBudget>
+  | Child<INetworkPolicy>
+  | Child<ICronJob>
+  | Child<IJob>
+  | Certificate;
 
 /** The same properties as a type literal, which (unlike an interface) may meet an index signature. */
 type Literal<T> = { [K in keyof T]: T[K] };

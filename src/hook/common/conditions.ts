@@ -10,11 +10,14 @@ export function latest(times: ReadonlyArray<string | undefined>): string | undef
   return best;
 }
 
-export function previousConditions(previous: unknown): Map<string, { status: unknown; lastTransitionTime: string | undefined }> {
+export function previousConditions(
+  previous: unknown,
+): Map<string, { status: unknown; lastTransitionTime: string | undefined }> {
   const out = new Map<string, { status: unknown; lastTransitionTime: string | undefined }>();
   for (const c of array(at(previous, 'conditions'))) {
     const type = str(at(c, 'type'));
-    if (type !== undefined && !out.has(type)) out.set(type, { status: at(c, 'status'), lastTransitionTime: str(at(c, 'lastTransitionTime')) });
+    if (type !== undefined && !out.has(type))
+      out.set(type, { status: at(c, 'status'), lastTransitionTime: str(at(c, 'lastTransitionTime')) });
   }
   return out;
 }

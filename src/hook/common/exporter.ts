@@ -25,7 +25,14 @@
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import { EXPORTER_RULES, EXPORTER_USER, exporterSecretRef } from '../../api/auth.ts';
-import { EXPORTER_CONTAINER, EXPORTER_LOCAL_PORT, EXPORTER_PORT, METRICS_PORT_NAME, METRICS_PROXY_CONTAINER, REDIS_PORT } from '../../api/labels.ts';
+import {
+  EXPORTER_CONTAINER,
+  EXPORTER_LOCAL_PORT,
+  EXPORTER_PORT,
+  METRICS_PORT_NAME,
+  METRICS_PROXY_CONTAINER,
+  REDIS_PORT,
+} from '../../api/labels.ts';
 import type { MonitoringSpec } from '../../api/monitoring-schema.ts';
 import { sortedMap } from './util.ts';
 import { restrictedContainer } from './pod-template.ts';
@@ -52,27 +59,51 @@ export const EXPORTER_USER_CONFIG_LINE = '$eu';
  * these flags. Fixed, not part of the API: it does the same work whatever the Redis.
  */
 const PROXY_RESOURCES = { requests: { cpu: '5m', memory: '32Mi' }, limits: { memory: '96Mi' } };
-const PROXY_COMMAND = ['node', '--lite-mode', '--max-old-space-size=16', '--max-semi-space-size=1', 'dist/metrics-proxy/main.js'];
+const PROXY_COMMAND = [
+  'node',
+  '--lite-mode',
+  '--max-old-space-size=16',
+  '--max-semi-space-size=1',
+  'dist/metrics-proxy/main.js',
+];
 
 /** What the Redis container needs so that a node starts with the exporter's user (none when the exporter is off). */
 export function exporterRedisEnv(name: string, enabled: boolean): IEnvVar[] {
   if (!enabled) return [];
   const ref = exporterSecretRef(name);
-  return [{ name: EXPORTER_PASSWORD_ENV, valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.key, optional: true } } }];
+  return [
+    {
+      name: EXPORTER_PASSWORD_ENV,
+      valueFrom: { secretKeyRef: { name: ref.secretName, key: ref.key, optional: true } },
+    },
+  ];
 }
 
 /** The metrics containers of the pods of the Redis (or RedisCluster: its pods run the same) called `name`. */
-export function metricsContainers(name: string, exporter: MonitoringSpec['exporter'], tls: boolean, uid: number, operatorImage: string): IContainer[] {
+export function metricsContainers(
+  name: string,
+  exporter: MonitoringSpec['exporter'],
+  tls: boolean,
+  uid: number,
+  operatorImage: string,
+): IContainer[] {
   return [exporterContainer(name, exporter, tls, uid), metricsProxyContainer(operatorImage, uid)];
 }
 
-export function exporterContainer(name: string, exporter: MonitoringSpec['exporter'], tls: boolean, uid: number): IContainer {
+export function exporterContainer(
+  name: string,
+  exporter: MonitoringSpec['exporter'],
+  tls: boolean,
+  uid: number,
+): IContainer {
   const secret = exporterSecretRef(name);
   const { requests, limits } = exporter.resources;
   return {
     name: EXPORTER_CONTAINER,
     image: exporter.image,
-    ...(exporter.imagePullPolicy !== undefined ? ({ imagePullPolicy: exporter.imagePullPolicy } satisfies Partial<IContainer>) : {}),
+    ...(exporter.imagePullPolicy !== undefined
+      ? ({ imagePullPolicy: exporter.imagePullPolicy } satisfies Partial<IContainer>)
+      : {}),
     env: [
       { name: 'REDIS_ADDR', value: `${tls ? 'rediss' : 'redis'}://127.0.0.1:${REDIS_PORT}` },
       { name: 'REDIS_USER', value: EXPORTER_USER },
@@ -101,7 +132,10 @@ export function exporterContainer(name: string, exporter: MonitoringSpec['export
   };
 }
 
-/** The only listener on the metrics port (src/metrics-proxy): GET /metrics and /health, passed to the exporter on loopback. */
+/**
+ * The only listener on the metrics port (src/metrics-proxy): GET /metrics and /health, passed to the exporter on
+ * loopback.
+ */
 export function metricsProxyContainer(operatorImage: string, uid: number): IContainer {
   return {
     name: METRICS_PROXY_CONTAINER,
@@ -113,7 +147,13 @@ export function metricsProxyContainer(operatorImage: string, uid: number): ICont
     ],
     ports: [{ name: METRICS_PORT_NAME, containerPort: EXPORTER_PORT, protocol: 'TCP' }],
     resources: PROXY_RESOURCES,
-    livenessProbe: { tcpSocket: { port: METRICS_PORT_NAME }, periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
+    livenessProbe: {
+      tcpSocket: { port: METRICS_PORT_NAME },
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 6,
+    },
     securityContext: restrictedContainer(uid),
   };
 }

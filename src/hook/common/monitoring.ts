@@ -8,7 +8,14 @@
 //   Redis's own status already names the problem), so a typo never deletes a team's alerts.
 // - Monitoring or Prometheus turned off: no attachments (Metacontroller deletes them). Without
 //   the exporter there is no PodMonitor, and the rules keep only the alerts the sidecar feeds.
-import { COMPONENT_LABEL, INSTANCE_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, PART_OF_LABEL } from '../../api/labels.ts';
+import {
+  COMPONENT_LABEL,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  PART_OF_LABEL,
+} from '../../api/labels.ts';
 import { lastAppliedOf, objectsOf } from './observed.ts';
 import type { ParseResult } from './types.ts';
 import { wireChecker } from './wire-check.ts';
@@ -39,7 +46,9 @@ function observedAttachments(request: DecoratorRequest): KubeObject[] {
   const namespace = request.object.metadata.namespace;
   return objectsOf(request.attachments).filter(
     (o) =>
-      o.apiVersion === MONITORING_API_VERSION && (o.kind === 'PodMonitor' || o.kind === 'PrometheusRule') && (o.metadata.namespace ?? namespace) === namespace,
+      o.apiVersion === MONITORING_API_VERSION &&
+      (o.kind === 'PodMonitor' || o.kind === 'PrometheusRule') &&
+      (o.metadata.namespace ?? namespace) === namespace,
   );
 }
 
@@ -70,9 +79,11 @@ export function monitoringVerdict<S extends MonitoredSpec>(
   verdict: { ok: true; spec: S } | { ok: false },
   objects: MonitoringObjects<S>,
 ): MonitoringVerdict {
-  if (!verdict.ok) return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: true };
+  if (!verdict.ok)
+    return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: true };
   const spec = verdict.spec;
-  if (!spec.monitoring.enabled || !spec.monitoring.prometheus.enabled) return { response: { attachments: [] }, invalidSpec: false };
+  if (!spec.monitoring.enabled || !spec.monitoring.prometheus.enabled)
+    return { response: { attachments: [] }, invalidSpec: false };
   const attachments: KubeObject[] = [];
   if (spec.monitoring.exporter.enabled) attachments.push(objects.podMonitor(spec));
   attachments.push(objects.prometheusRule(spec));

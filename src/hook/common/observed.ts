@@ -28,14 +28,28 @@ export function inNamespace(object: KubeObject, namespace: string): boolean {
 
 /** What api/membership.ts reads of a related object, its namespace as inNamespace takes it. */
 export function memberMeta(object: KubeObject, namespace: string): MemberMeta {
-  return { namespace: inNamespace(object, namespace) ? namespace : object.metadata.namespace, labels: stringMap(object.metadata.labels) };
+  return {
+    namespace: inNamespace(object, namespace) ? namespace : object.metadata.namespace,
+    labels: stringMap(object.metadata.labels),
+  };
 }
 
-export function ofKind(objects: readonly KubeObject[], apiVersion: string, kind: string, namespace: string): KubeObject[] {
+export function ofKind(
+  objects: readonly KubeObject[],
+  apiVersion: string,
+  kind: string,
+  namespace: string,
+): KubeObject[] {
   return objects.filter((o) => o.apiVersion === apiVersion && o.kind === kind && inNamespace(o, namespace));
 }
 
-export function findObject(objects: readonly KubeObject[], apiVersion: string, kind: string, namespace: string, name: string): KubeObject | undefined {
+export function findObject(
+  objects: readonly KubeObject[],
+  apiVersion: string,
+  kind: string,
+  namespace: string,
+  name: string,
+): KubeObject | undefined {
   return ofKind(objects, apiVersion, kind, namespace).find((o) => o.metadata.name === name);
 }
 
@@ -84,7 +98,10 @@ export function lastAppliedOf(child: KubeObject): KubeObject {
         const namespace = meta['namespace'] ?? child.metadata.namespace;
         return {
           ...(parsed as KubeObject),
-          metadata: { ...(meta as unknown as KubeObject['metadata']), ...(namespace !== undefined ? { namespace: namespace as string } : {}) },
+          metadata: {
+            ...(meta as unknown as KubeObject['metadata']),
+            ...(namespace !== undefined ? { namespace: namespace as string } : {}),
+          },
         };
       }
     } catch {

@@ -4,7 +4,9 @@
 export interface HookOptions {
   /** The image of backup Jobs and restore init containers: the operator's own. */
   operatorImage: string;
-  /** Where the alerts' runbooks are (docs/monitoring.md as published); each alert's runbook_url is this plus #<alert>. */
+  /**
+   * Where the alerts' runbooks are (docs/monitoring.md as published); each alert's runbook_url is this plus #<alert>.
+   */
   runbookBaseUrl: string;
   /**
    * The namespace the operator is installed in (the hook's own, from the downward API): every

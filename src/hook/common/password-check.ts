@@ -21,7 +21,11 @@ export const CHECKED_PASSWORDS = [
 export const UNWRITABLE_PASSWORD_EXIT = 78;
 
 /** Where a password env var came from, for the message: no secret in it, only names. */
-export function passwordSourceEnv(env: (typeof CHECKED_PASSWORDS)[number]['env'], secretName: string, key: string): IEnvVar {
+export function passwordSourceEnv(
+  env: (typeof CHECKED_PASSWORDS)[number]['env'],
+  secretName: string,
+  key: string,
+): IEnvVar {
   const entry = CHECKED_PASSWORDS.find((p) => p.env === env);
   return { name: entry?.source ?? `${env}_SOURCE`, value: `Secret ${secretName}, key ${key}` };
 }

@@ -49,7 +49,11 @@ export function redisCli(tls: boolean): string {
 
 /** Alive iff redis-server answers at all: loading a big data set or running a long script is not death. */
 export function livenessScript(tls: boolean): string {
-  return [`out=$(${redisCli(tls)} ping 2>&1)`, 'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac', 'exit 1'].join('\n');
+  return [
+    `out=$(${redisCli(tls)} ping 2>&1)`,
+    'case "$out" in *PONG*|*LOADING*|*BUSY*|*MASTERDOWN*) exit 0 ;; esac',
+    'exit 1',
+  ].join('\n');
 }
 
 export function exec(script: string): Pick<IProbe, 'exec'> {
@@ -61,11 +65,32 @@ export function exec(script: string): Pick<IProbe, 'exec'> {
  * first answer (start-up cost is the data set load, and LOADING replies count as alive
  * afterwards, see livenessScript); readiness is the kind's own script.
  */
-export function redisProbes(tls: boolean, readinessScript: string): Pick<IContainer, 'startupProbe' | 'readinessProbe' | 'livenessProbe'> {
+export function redisProbes(
+  tls: boolean,
+  readinessScript: string,
+): Pick<IContainer, 'startupProbe' | 'readinessProbe' | 'livenessProbe'> {
   return {
-    startupProbe: { ...exec(livenessScript(tls)), periodSeconds: 1, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 300 },
-    readinessProbe: { ...exec(readinessScript), periodSeconds: 1, timeoutSeconds: 2, successThreshold: 1, failureThreshold: 2 },
-    livenessProbe: { ...exec(livenessScript(tls)), periodSeconds: 10, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 6 },
+    startupProbe: {
+      ...exec(livenessScript(tls)),
+      periodSeconds: 1,
+      timeoutSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 300,
+    },
+    readinessProbe: {
+      ...exec(readinessScript),
+      periodSeconds: 1,
+      timeoutSeconds: 2,
+      successThreshold: 1,
+      failureThreshold: 2,
+    },
+    livenessProbe: {
+      ...exec(livenessScript(tls)),
+      periodSeconds: 10,
+      timeoutSeconds: 5,
+      successThreshold: 1,
+      failureThreshold: 6,
+    },
   };
 }
 
@@ -113,7 +138,10 @@ export function redisVolumes(configMap: string, claimsData: boolean): IVolume[] 
   return volumes;
 }
 
-type PodSettings = Pick<RedisSpec, 'affinity' | 'nodeSelector' | 'tolerations' | 'priorityClassName' | 'imagePullSecrets'>;
+type PodSettings = Pick<
+  RedisSpec,
+  'affinity' | 'nodeSelector' | 'tolerations' | 'priorityClassName' | 'imagePullSecrets'
+>;
 
 /**
  * The pod spec of every kind's Redis pods: no service account token, no service links, a minute
@@ -146,8 +174,12 @@ export function redisPodSpec(
     ...(spec.nodeSelector !== undefined && Object.keys(spec.nodeSelector).length > 0
       ? ({ nodeSelector: sortedMap(spec.nodeSelector) } satisfies Partial<IPodSpec>)
       : {}),
-    ...(spec.tolerations !== undefined && spec.tolerations.length > 0 ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>) : {}),
-    ...(spec.priorityClassName !== undefined ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>) : {}),
+    ...(spec.tolerations !== undefined && spec.tolerations.length > 0
+      ? ({ tolerations: spec.tolerations } satisfies Partial<IPodSpec>)
+      : {}),
+    ...(spec.priorityClassName !== undefined
+      ? ({ priorityClassName: spec.priorityClassName } satisfies Partial<IPodSpec>)
+      : {}),
     ...(spec.imagePullSecrets !== undefined && spec.imagePullSecrets.length > 0
       ? ({ imagePullSecrets: spec.imagePullSecrets } satisfies Partial<IPodSpec>)
       : {}),

@@ -12,9 +12,15 @@ import { parseQuantity } from './quantity.ts';
 export const MAXMEMORY_SHARE = 0.8;
 
 /** RDB snapshots (save) and the AOF, as spec.persistence asks, for a Redis and a RedisCluster alike. */
-export function persistenceLines(persistence: Pick<PersistenceSpec, 'enableRdb' | 'rdbSchedule' | 'enableAof'>): string[] {
+export function persistenceLines(
+  persistence: Pick<PersistenceSpec, 'enableRdb' | 'rdbSchedule' | 'enableAof'>,
+): string[] {
   const saveSeconds = persistence.enableRdb ? rdbSaveSeconds(persistence.rdbSchedule) : undefined;
-  return [saveSeconds === undefined ? 'save ""' : `save ${saveSeconds} 1`, `appendonly ${persistence.enableAof ? 'yes' : 'no'}`, 'appendfsync everysec'];
+  return [
+    saveSeconds === undefined ? 'save ""' : `save ${saveSeconds} 1`,
+    `appendonly ${persistence.enableAof ? 'yes' : 'no'}`,
+    'appendfsync everysec',
+  ];
 }
 
 /**

@@ -24,6 +24,8 @@ export function retentionSettled(set: KubeObject, want: Policy): boolean {
 /** A copy of an observed StatefulSet whose volume policy says Retain on deletion. */
 export function withRetain(set: KubeObject): KubeObject {
   const spec = isRecord(set['spec']) ? set['spec'] : {};
-  const policy = isRecord(spec['persistentVolumeClaimRetentionPolicy']) ? spec['persistentVolumeClaimRetentionPolicy'] : {};
+  const policy = isRecord(spec['persistentVolumeClaimRetentionPolicy'])
+    ? spec['persistentVolumeClaimRetentionPolicy']
+    : {};
   return { ...set, spec: { ...spec, persistentVolumeClaimRetentionPolicy: { ...policy, whenDeleted: 'Retain' } } };
 }

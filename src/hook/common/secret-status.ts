@@ -6,7 +6,13 @@
 //   checked yet" (SecretsReady Unknown), never "missing".
 // - The report is only believed for status: status.secrets lists only Secrets the spec names, and
 //   a message names a Secret and a key, never a value (the report holds none).
-import { parseSecretReport, SECRETS_ANNOTATION, type ReportedSecret, type SecretRole, type SecretUse } from '../../api/secret-report.ts';
+import {
+  parseSecretReport,
+  SECRETS_ANNOTATION,
+  type ReportedSecret,
+  type SecretRole,
+  type SecretUse,
+} from '../../api/secret-report.ts';
 import { compare, isRecord } from './util.ts';
 
 /** A Secret that keeps pods from starting: Ready's reason while no master is ready. */
@@ -49,9 +55,23 @@ interface Finding {
 }
 
 function findings(namespace: string, use: SecretUse, entry: ReportedSecret): Finding[] {
-  if ('missing' in entry) return [{ use, reason: MISSING_REASON[use.role], message: `Secret ${use.name} not found${use.origin}; ${use.consequence}` }];
+  if ('missing' in entry)
+    return [
+      {
+        use,
+        reason: MISSING_REASON[use.role],
+        message: `Secret ${use.name} not found${use.origin}; ${use.consequence}`,
+      },
+    ];
   const absent = use.keys.filter((k) => !entry.keys.includes(k));
-  if (absent.length > 0) return [{ use, reason: MISSING_REASON[use.role], message: `Secret ${use.name} has no key ${absent.join(', ')}; ${use.consequence}` }];
+  if (absent.length > 0)
+    return [
+      {
+        use,
+        reason: MISSING_REASON[use.role],
+        message: `Secret ${use.name} has no key ${absent.join(', ')}; ${use.consequence}`,
+      },
+    ];
   if (!use.password) return [];
   return use.keys
     .filter((k) => entry.unwritable.includes(k))
@@ -64,7 +84,10 @@ function findings(namespace: string, use: SecretUse, entry: ReportedSecret): Fin
 
 /** The status's view of the Secrets `uses` names, from the parent's annotations (anything). */
 export function secretsView(namespace: string, uses: readonly SecretUse[], annotations: unknown): SecretsView {
-  const raw = isRecord(annotations) && Object.hasOwn(annotations, SECRETS_ANNOTATION) ? annotations[SECRETS_ANNOTATION] : undefined;
+  const raw =
+    isRecord(annotations) && Object.hasOwn(annotations, SECRETS_ANNOTATION)
+      ? annotations[SECRETS_ANNOTATION]
+      : undefined;
   const report = parseSecretReport(raw);
   if (report === undefined) {
     return {
@@ -93,7 +116,8 @@ export function secretsView(namespace: string, uses: readonly SecretUse[], annot
   const pods = found.find((f) => f.use.role === 'auth' || f.use.role === 'operator' || f.use.role === 'tls');
   const storage = found.find((f) => f.use.role === 's3');
   let condition: SecretsCondition;
-  if (found.length > 0) condition = { status: 'False', reason: found[0]!.reason, message: found.map((f) => f.message).join('; ') };
+  if (found.length > 0)
+    condition = { status: 'False', reason: found[0]!.reason, message: found.map((f) => f.message).join('; ') };
   else if (unchecked.length > 0)
     condition = {
       status: 'Unknown',

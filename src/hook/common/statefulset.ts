@@ -15,7 +15,10 @@ import { parseQuantity } from './quantity.ts';
 import { array, at, sortedMap, str, stringMap, type Json } from './util.ts';
 
 /** The fields the API server never lets change on a StatefulSet; the selector is always set. */
-export type Immutable = Pick<IStatefulSetSpec, 'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'>;
+export type Immutable = Pick<
+  IStatefulSetSpec,
+  'selector' | 'serviceName' | 'podManagementPolicy' | 'volumeClaimTemplates'
+>;
 export type LabelSelector = IStatefulSetSpec['selector'];
 
 /** Why the observed claim templates of `setName` cannot give what spec.persistence asks for (each names the field). */
@@ -28,7 +31,9 @@ export function claimConflicts(persistence: PersistenceSpec, setName: string, ob
     ];
   }
   if (!wanted && observedData !== undefined) {
-    return [`spec.persistence: RDB and AOF are off but StatefulSet ${setName} keeps its data volume claims (volumeClaimTemplates are immutable)`];
+    return [
+      `spec.persistence: RDB and AOF are off but StatefulSet ${setName} keeps its data volume claims (volumeClaimTemplates are immutable)`,
+    ];
   }
   if (observedData === undefined) return [];
   const conflicts: string[] = [];
@@ -99,8 +104,14 @@ export function echoedImmutable(observedSpec: Json, fallbackSelector: LabelSelec
   };
 }
 
-/** The data claim template when RDB or AOF is on; `labels` land on every claim, so the customize hook finds them for finalize. */
-export function dataClaimTemplates(persistence: PersistenceSpec, labels: Record<string, string>): IPersistentVolumeClaim[] {
+/**
+ * The data claim template when RDB or AOF is on; `labels` land on every claim, so the customize hook finds them for
+ * finalize.
+ */
+export function dataClaimTemplates(
+  persistence: PersistenceSpec,
+  labels: Record<string, string>,
+): IPersistentVolumeClaim[] {
   if (!persistence.enableRdb && !persistence.enableAof) return [];
   const { size, storageClassName } = persistence;
   return [
@@ -123,11 +134,16 @@ export function dataClaimTemplates(persistence: PersistenceSpec, labels: Record<
  * label of the selector in effect but the role, since an echoed selector must keep matching the
  * template or the API server refuses the update.
  */
-export function podTemplateLabels(labels: Record<string, string>, version: string, immutable: Immutable): Record<string, string> {
+export function podTemplateLabels(
+  labels: Record<string, string>,
+  version: string,
+  immutable: Immutable,
+): Record<string, string> {
   const out: Record<string, string> = { ...labels };
   const value = versionLabelValue(version);
   if (value !== undefined) out[VERSION_LABEL] = value;
-  for (const [key, v] of Object.entries(stringMap(at(immutable.selector, 'matchLabels')))) if (key !== ROLE_LABEL) out[key] = v;
+  for (const [key, v] of Object.entries(stringMap(at(immutable.selector, 'matchLabels'))))
+    if (key !== ROLE_LABEL) out[key] = v;
   return out;
 }
 
@@ -152,13 +168,20 @@ export function statefulSetSpec(t: SetTemplate): IStatefulSetSpec {
     replicas: t.replicas,
     selector: immutable.selector,
     ...('serviceName' in immutable ? ({ serviceName: immutable.serviceName } satisfies Partial<IStatefulSetSpec>) : {}),
-    ...('podManagementPolicy' in immutable ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>) : {}),
+    ...('podManagementPolicy' in immutable
+      ? ({ podManagementPolicy: immutable.podManagementPolicy } satisfies Partial<IStatefulSetSpec>)
+      : {}),
     updateStrategy: { type: 'OnDelete' },
     persistentVolumeClaimRetentionPolicy: { whenDeleted: t.whenDeleted, whenScaled: 'Retain' },
     template: {
-      metadata: { labels: t.labels, annotations: { ...sortedMap(t.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: t.confHash } },
+      metadata: {
+        labels: t.labels,
+        annotations: { ...sortedMap(t.podAnnotations ?? {}), [CONFIG_HASH_ANNOTATION]: t.confHash },
+      },
       spec: t.podSpec,
     },
-    ...('volumeClaimTemplates' in immutable ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>) : {}),
+    ...('volumeClaimTemplates' in immutable
+      ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>)
+      : {}),
   };
 }

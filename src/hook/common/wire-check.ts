@@ -41,7 +41,8 @@ export function wireChecker<T extends TSchema>(schema: T): WireChecker<T> {
       const first = compiled.Errors(value).First();
       // Check and Errors come from the same schema; a disagreement would be a TypeBox bug, and
       // the value is still refused.
-      if (first === undefined) return { pointer: '', field: 'request body', message: 'request body does not match the hook request schema' };
+      if (first === undefined)
+        return { pointer: '', field: 'request body', message: 'request body does not match the hook request schema' };
       const error = leaf(first);
       const field = fieldName(schema, error.path);
       return { pointer: error.path, field, message: `${field} ${expectation(error.schema)}` };
@@ -74,7 +75,8 @@ function expectation(schema: TSchema): string {
     return variant === undefined ? 'must be null' : `${expectation(variant)} or null`;
   }
   if (KindGuard.IsObject(schema)) return 'must be an object';
-  if (KindGuard.IsString(schema)) return (schema.minLength ?? 0) > 0 ? 'must be a non-empty string' : 'must be a string';
+  if (KindGuard.IsString(schema))
+    return (schema.minLength ?? 0) > 0 ? 'must be a non-empty string' : 'must be a string';
   if (KindGuard.IsBoolean(schema)) return 'must be a boolean';
   if (KindGuard.IsNumber(schema) || KindGuard.IsInteger(schema)) return 'must be a number';
   if (KindGuard.IsArray(schema)) return 'must be a list';
@@ -99,7 +101,8 @@ function step(schema: TSchema | undefined, key: string): { schema: TSchema | und
     }
     return unknown;
   }
-  if (KindGuard.IsObject(schema) && Object.hasOwn(schema.properties, key)) return { schema: schema.properties[key], mapKey: false };
+  if (KindGuard.IsObject(schema) && Object.hasOwn(schema.properties, key))
+    return { schema: schema.properties[key], mapKey: false };
   if (KindGuard.IsRecord(schema)) return { schema: Object.values(schema.patternProperties)[0], mapKey: true };
   if (KindGuard.IsArray(schema)) return { schema: schema.items, mapKey: true };
   return unknown;

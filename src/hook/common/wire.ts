@@ -63,14 +63,19 @@ const TYPE_MESSAGE = 'must be a string (every Kubernetes object has string apiVe
 export const ObjectMeta = Type.Object(
   {
     name: Type.String({ description: "The object's name: how the hook finds its own children." }),
-    namespace: Type.Optional(Type.String({ description: 'Absent on cluster-scoped objects; objects of another namespace are ignored.' })),
+    namespace: Type.Optional(
+      Type.String({ description: 'Absent on cluster-scoped objects; objects of another namespace are ignored.' }),
+    ),
     uid: MetaField('uid', 'Not read on children and related objects.'),
     generation: MetaField('generation', 'Compared with status.observedGeneration while finalizing.'),
     resourceVersion: MetaField('resourceVersion', 'Not read.'),
     creationTimestamp: MetaField('creationTimestamp', 'Not read.'),
     deletionTimestamp: MetaField('deletionTimestamp', 'Set while the object is being deleted.'),
     labels: MetaField('labels', 'Pods and PVCs: the pod selector labels; pods: the role label.'),
-    annotations: MetaField('annotations', "Pods: the link annotation; children: Metacontroller's last-applied configuration."),
+    annotations: MetaField(
+      'annotations',
+      "Pods: the link annotation; children: Metacontroller's last-applied configuration.",
+    ),
     finalizers: MetaField('finalizers', 'Not read.'),
     ownerReferences: MetaField('ownerReferences', 'PVCs: whether a StatefulSet still owns them.'),
   },
@@ -92,14 +97,19 @@ export const KubeObject = Open(
  */
 export const ObjectMap = MapOf(MapOf(KubeObject, { errorMessage: 'must be an object' }), {
   errorMessage: 'must be an object (a map of maps)',
-  description: 'Kind.group/version -> key -> object; one (possibly empty) entry per declared child or related resource.',
+  description:
+    'Kind.group/version -> key -> object; one (possibly empty) entry per declared child or related resource.',
 });
 
 export const ParentMeta = Type.Object(
   {
     ...ObjectMeta.properties,
     name: Type.String({ minLength: 1, errorMessage: NON_EMPTY }),
-    namespace: Type.String({ minLength: 1, errorMessage: NON_EMPTY, description: 'Redis is namespaced: its children live here.' }),
+    namespace: Type.String({
+      minLength: 1,
+      errorMessage: NON_EMPTY,
+      description: 'Redis is namespaced: its children live here.',
+    }),
     uid: Type.Optional(
       Type.String({
         minLength: 1,
@@ -114,12 +124,23 @@ export const ParentMeta = Type.Object(
 export const Parent = Type.Object(
   {
     apiVersion: Unchecked<string>('Not read.'),
-    kind: Unchecked<string>('Read by the monitoring decorator only: a RedisCluster gets the cluster objects, anything else the Redis ones.'),
+    kind: Unchecked<string>(
+      'Read by the monitoring decorator only: a RedisCluster gets the cluster objects, anything else the Redis ones.',
+    ),
     metadata: ParentMeta,
-    spec: Type.Optional(Type.Unknown({ description: 'Judged by validateSpec: an invalid spec is a 200 reporting InvalidSpec, never a refusal.' })),
-    status: Type.Optional(Type.Unknown({ description: 'The status last written, read defensively for condition times.' })),
+    spec: Type.Optional(
+      Type.Unknown({
+        description: 'Judged by validateSpec: an invalid spec is a 200 reporting InvalidSpec, never a refusal.',
+      }),
+    ),
+    status: Type.Optional(
+      Type.Unknown({ description: 'The status last written, read defensively for condition times.' }),
+    ),
   },
-  { errorMessage: 'must be an object (is this a Metacontroller hook request?)', description: 'The Redis being synced.' },
+  {
+    errorMessage: 'must be an object (is this a Metacontroller hook request?)',
+    description: 'The Redis being synced.',
+  },
 );
 
 const controller = Type.Optional(Type.Unknown({ description: 'The whole CompositeController; not read.' }));
@@ -163,8 +184,12 @@ export const HookResponse = Type.Object(
     children: Type.Array(AsBuilt<KubeObject>('A complete object: apiVersion, kind, metadata and the rest.'), {
       description: 'The complete desired set: every observed child missing here is deleted by Metacontroller.',
     }),
-    resyncAfterSeconds: Type.Optional(Type.Number({ description: 'Sync this parent again after this long (finalize polls with it).' })),
-    finalized: Type.Optional(Type.Boolean({ description: 'Only in finalize answers; true only when the request had finalizing: true.' })),
+    resyncAfterSeconds: Type.Optional(
+      Type.Number({ description: 'Sync this parent again after this long (finalize polls with it).' }),
+    ),
+    finalized: Type.Optional(
+      Type.Boolean({ description: 'Only in finalize answers; true only when the request had finalizing: true.' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -194,7 +219,9 @@ export const DecoratorRequestBody = Type.Object(
     object: Parent,
     attachments: Type.Optional(Nullable(ObjectMap)),
     related: Type.Optional(Nullable(ObjectMap)),
-    finalizing: Type.Optional(Type.Boolean({ description: 'Not sent: the monitoring DecoratorController has no finalize hook.' })),
+    finalizing: Type.Optional(
+      Type.Boolean({ description: 'Not sent: the monitoring DecoratorController has no finalize hook.' }),
+    ),
   },
   { errorMessage: 'must be a JSON object' },
 );
@@ -227,4 +254,10 @@ export type CustomizeResponse = Static<typeof CustomizeResponse>;
 export type DecoratorRequestBody = Static<typeof DecoratorRequestBody>;
 export type DecoratorResponse = Static<typeof DecoratorResponse>;
 /** A decorator request as the hook sees it: both maps present, finalizing decided. */
-export type DecoratorRequest = { controller?: unknown; object: Parent; attachments: ObjectMap; related: ObjectMap; finalizing: boolean };
+export type DecoratorRequest = {
+  controller?: unknown;
+  object: Parent;
+  attachments: ObjectMap;
+  related: ObjectMap;
+  finalizing: boolean;
+};

@@ -11,7 +11,9 @@ import { at, str } from '../common/util.ts';
 
 function restoreSource(spec: unknown, namespace: string): CustomizeResponse['relatedResources'] {
   const backup = str(at(spec, 'restore', 'backup'));
-  return backup !== undefined && backup !== '' ? [{ apiVersion: 'redis.example.com/v1', resource: REDISBACKUP_PLURAL, namespace, names: [backup] }] : [];
+  return backup !== undefined && backup !== ''
+    ? [{ apiVersion: 'redis.example.com/v1', resource: REDISBACKUP_PLURAL, namespace, names: [backup] }]
+    : [];
 }
 
 export function customize(request: CustomizeRequest): CustomizeResponse {
@@ -29,7 +31,12 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace, labelSelector: selector },
       // Backup Jobs (the CronJob's and on-demand RedisBackups') and their pods: status.backup
       // reads each result from the pod's termination message.
-      { apiVersion: 'batch/v1', resource: 'jobs', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
+      {
+        apiVersion: 'batch/v1',
+        resource: 'jobs',
+        namespace,
+        labelSelector: { matchLabels: backupSelectorLabels(name) },
+      },
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
       // spec.restore.backup: the RedisBackup's location and storage.
       ...restoreSource(request.parent.spec, namespace),

@@ -27,9 +27,13 @@ function names(objects: readonly KubeObject[]): string {
 function invalidFinalize(state: HookState, problems: readonly SpecProblem[]): HookResponse {
   const status = invalidStatus(state, problems);
   const sets = statefulSets(state);
-  const children = state.observed.map((o) => (sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o)));
+  const children = state.observed.map((o) =>
+    sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o),
+  );
   const unsettled = sets.filter((s) => !retentionSettled(s, 'Retain'));
-  return unsettled.length === 0 ? { status, children, finalized: true } : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
+  return unsettled.length === 0
+    ? { status, children, finalized: true }
+    : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
 }
 
 /** PVCs of this Redis that something will still delete (owned by a StatefulSet, or already deleting). */
@@ -59,10 +63,17 @@ export function finalizeResponse(state: HookState): HookResponse {
   if (plan.ctx.spec.persistence.whenDeleted === 'Retain') {
     const unsettled = sets.filter((s) => !retentionSettled(s, 'Retain'));
     if (unsettled.length > 0) {
-      return poll(`waiting for StatefulSet(s) ${names(unsettled)} to switch to whenDeleted: Retain before releasing the Redis`, plan.children);
+      return poll(
+        `waiting for StatefulSet(s) ${names(unsettled)} to switch to whenDeleted: Retain before releasing the Redis`,
+        plan.children,
+      );
     }
     return {
-      status: validStatus(state, plan, 'volumes are retained (persistence.whenDeleted: Retain); children are garbage collected'),
+      status: validStatus(
+        state,
+        plan,
+        'volumes are retained (persistence.whenDeleted: Retain); children are garbage collected',
+      ),
       children: plan.children,
       finalized: true,
     };
@@ -70,14 +81,19 @@ export function finalizeResponse(state: HookState): HookResponse {
 
   const unsettled = sets.filter((s) => !retentionSettled(s, 'Delete'));
   if (unsettled.length > 0) {
-    return poll(`waiting for StatefulSet(s) ${names(unsettled)} to apply whenDeleted: Delete before deleting them`, plan.children);
+    return poll(
+      `waiting for StatefulSet(s) ${names(unsettled)} to apply whenDeleted: Delete before deleting them`,
+      plan.children,
+    );
   }
   const keep = plan.children.filter((c) => c.kind !== 'StatefulSet');
   if (sets.length > 0) return poll(`deleting StatefulSet(s) ${names(sets)} and with them their volumes`, keep);
   const { pending, orphaned } = pvcsInFlight(state);
   if (pending.length > 0) return poll(`waiting for PersistentVolumeClaim(s) ${names(pending)} to be deleted`, keep);
   const left =
-    orphaned.length > 0 ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand` : '';
+    orphaned.length > 0
+      ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand`
+      : '';
   return {
     status: validStatus(state, plan, `volumes deleted (persistence.whenDeleted: Delete)${left}`),
     children: keep,

@@ -57,7 +57,9 @@ function earlierClaims(state: HookState): string[] {
 }
 
 function refusal(state: HookState, claims: readonly string[]): string {
-  const named = claims.slice(0, CLAIMS_NAMED).join(', ') + (claims.length > CLAIMS_NAMED ? ` and ${claims.length - CLAIMS_NAMED} more` : '');
+  const named =
+    claims.slice(0, CLAIMS_NAMED).join(', ') +
+    (claims.length > CLAIMS_NAMED ? ` and ${claims.length - CLAIMS_NAMED} more` : '');
   const selector = selectorString(podSelectorLabels(state.name));
   return (
     `PersistentVolumeClaim(s) ${named} of an earlier Redis named ${state.name} still exist (persistence.whenDeleted: Retain, the default, keeps them): ` +
@@ -71,7 +73,8 @@ function previousRestore(state: HookState): Partial<RestoreStatus> {
   return isRecord(r) ? (r as Partial<RestoreStatus>) : {};
 }
 
-type Resolution = { ok: true; location: string; storage: BackupStorage } | { ok: false; phase: 'Pending' | 'Failed'; message: string };
+type Resolution =
+  { ok: true; location: string; storage: BackupStorage } | { ok: false; phase: 'Pending' | 'Failed'; message: string };
 
 function resolve(state: HookState, spec: RedisSpec): Resolution {
   const restore = spec.restore!;
@@ -84,7 +87,12 @@ function resolve(state: HookState, spec: RedisSpec): Resolution {
   }
   const name = restore.backup!;
   const backup = findObject(state.related, 'redis.example.com/v1', REDISBACKUP_KIND, state.namespace, name);
-  if (backup === undefined) return { ok: false, phase: 'Pending', message: `RedisBackup ${name} not found in ${state.namespace}; waiting for it` };
+  if (backup === undefined)
+    return {
+      ok: false,
+      phase: 'Pending',
+      message: `RedisBackup ${name} not found in ${state.namespace}; waiting for it`,
+    };
   const phase = str(at(backup, 'status', 'phase')) ?? 'Pending';
   if (phase === 'Failed')
     return {
@@ -97,10 +105,19 @@ function resolve(state: HookState, spec: RedisSpec): Resolution {
     return { ok: false, phase: 'Pending', message: `RedisBackup ${name} is ${phase}; waiting for it to complete` };
   // Status is another object's, writable by whoever may write it: checked as spec.restore.location is.
   const parsed = parseLocation(location);
-  if (!parsed.ok) return { ok: false, phase: 'Failed', message: `RedisBackup ${name} status.location ${parsed.message}: it cannot be restored` };
+  if (!parsed.ok)
+    return {
+      ok: false,
+      phase: 'Failed',
+      message: `RedisBackup ${name} status.location ${parsed.message}: it cannot be restored`,
+    };
   const storage = restore.storage ?? readStorage(at(backup, 'status', 'storage')) ?? spec.backup?.storage;
   if (storage === undefined)
-    return { ok: false, phase: 'Failed', message: `RedisBackup ${name} records no storage; set spec.restore.storage to reach ${location}` };
+    return {
+      ok: false,
+      phase: 'Failed',
+      message: `RedisBackup ${name} records no storage; set spec.restore.storage to reach ${location}`,
+    };
   return { ok: true, location, storage };
 }
 
@@ -110,7 +127,8 @@ function restoreFailure(pods: readonly KubeObject[]): string | undefined {
     for (const s of array(at(pod, 'status', 'initContainerStatuses'))) {
       if (at(s, 'name') !== RESTORE_CONTAINER) continue;
       const done = at(s, 'state', 'terminated') ?? at(s, 'lastState', 'terminated');
-      if (at(done, 'exitCode') === 2) return `${pod.metadata.name}: ${str(at(done, 'message'))?.trim() || 'the restore failed permanently'}`;
+      if (at(done, 'exitCode') === 2)
+        return `${pod.metadata.name}: ${str(at(done, 'message'))?.trim() || 'the restore failed permanently'}`;
     }
   }
   return undefined;
@@ -146,16 +164,27 @@ function locationPublished(state: HookState, location: string): boolean {
   return at(config, 'data', RESTORE_LOCATION_KEY) === location;
 }
 
-export function planRestore(state: HookState, spec: RedisSpec, redisPods: readonly KubeObject[], setsObserved: boolean): RestorePlan | undefined {
+export function planRestore(
+  state: HookState,
+  spec: RedisSpec,
+  redisPods: readonly KubeObject[],
+  setsObserved: boolean,
+): RestorePlan | undefined {
   if (spec.restore === undefined) return undefined;
-  const source = spec.restore.backup !== undefined ? `${REDISBACKUP_KIND}/${spec.restore.backup}` : (spec.restore.location ?? '');
+  const source =
+    spec.restore.backup !== undefined ? `${REDISBACKUP_KIND}/${spec.restore.backup}` : (spec.restore.location ?? '');
   const before = previousRestore(state);
-  const decided = before.source === source && (before.phase === 'Completed' || before.phase === 'Failed') && before.decidedBy !== undefined;
+  const decided =
+    before.source === source &&
+    (before.phase === 'Completed' || before.phase === 'Failed') &&
+    before.decidedBy !== undefined;
   if (!setsObserved && !decided) {
     const claims = earlierClaims(state);
     if (claims.length > 0) {
       const carried =
-        before.source === source && before.location !== undefined && before.storage !== undefined ? { location: before.location, storage: before.storage } : {};
+        before.source === source && before.location !== undefined && before.storage !== undefined
+          ? { location: before.location, storage: before.storage }
+          : {};
       return {
         status: { source, ...carried, phase: 'Pending', message: refusal(state, claims) },
         resolved: undefined,
@@ -173,7 +202,12 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
   } else {
     const r = resolve(state, spec);
     if (!r.ok) {
-      return { status: { source, phase: r.phase, message: r.message }, resolved: undefined, hold: !setsObserved, pending: false };
+      return {
+        status: { source, phase: r.phase, message: r.message },
+        resolved: undefined,
+        hold: !setsObserved,
+        pending: false,
+      };
     }
     location = r.location;
     storage = r.storage;
@@ -181,14 +215,24 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
   const known = { source, location, storage };
   const resolved = { location, storage };
   if (decided)
-    return { status: { ...known, phase: before.phase!, message: before.message ?? '', decidedBy: before.decidedBy! }, resolved, hold: false, pending: false };
+    return {
+      status: { ...known, phase: before.phase!, message: before.message ?? '', decidedBy: before.decidedBy! },
+      resolved,
+      hold: false,
+      pending: false,
+    };
   const master = readyMaster(redisPods);
   if (master !== undefined) {
     const decidedBy = master.metadata.name;
     const started = startedFrom(master);
     return 'from' in started && started.from === location
       ? {
-          status: { ...known, phase: 'Completed', message: `the master ${decidedBy} started from ${location}`, decidedBy },
+          status: {
+            ...known,
+            phase: 'Completed',
+            message: `the master ${decidedBy} started from ${location}`,
+            decidedBy,
+          },
           resolved,
           hold: false,
           pending: false,
@@ -206,7 +250,8 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
         };
   }
   const failure = restoreFailure(redisPods);
-  if (failure !== undefined) return { status: { ...known, phase: 'Failed', message: failure }, resolved, hold: false, pending: true };
+  if (failure !== undefined)
+    return { status: { ...known, phase: 'Failed', message: failure }, resolved, hold: false, pending: true };
   if (!setsObserved && !locationPublished(state, location))
     return {
       status: {
@@ -218,5 +263,10 @@ export function planRestore(state: HookState, spec: RedisSpec, redisPods: readon
       hold: true,
       pending: true,
     };
-  return { status: { ...known, phase: 'Restoring', message: `every pod loads ${location} before Redis starts` }, resolved, hold: false, pending: true };
+  return {
+    status: { ...known, phase: 'Restoring', message: `every pod loads ${location} before Redis starts` },
+    resolved,
+    hold: false,
+    pending: true,
+  };
 }

@@ -5,7 +5,13 @@
 // the latest spec (observedGeneration), so a template change is never reported as done before the
 // controller has looked at it; a pod that is not Ready (updated or not) is named, because the
 // sidecar replaces no other pod until it is: that is where a stuck rollout stops.
-import { COMPONENT_LABEL, COMPONENT_MASTER_SET, COMPONENT_REPLICA_SET, REVISION_LABEL, childNames } from '../../api/labels.ts';
+import {
+  COMPONENT_LABEL,
+  COMPONENT_MASTER_SET,
+  COMPONENT_REPLICA_SET,
+  REVISION_LABEL,
+  childNames,
+} from '../../api/labels.ts';
 import { findObject } from '../common/observed.ts';
 import type { PodView } from './status.ts';
 import type { KubeObject } from '../common/types.ts';
@@ -73,7 +79,13 @@ export function rolloutView(
     };
   }
   if (stalePods.length === 0) {
-    return { updatedPods, stalePods, ok: true, reason: 'UpToDate', message: `${total} of ${total} pods run the current template` };
+    return {
+      updatedPods,
+      stalePods,
+      ok: true,
+      reason: 'UpToDate',
+      message: `${total} of ${total} pods run the current template`,
+    };
   }
   const head = `${updatedPods.length} of ${total} pods updated; stale: ${stalePods.join(', ')}`;
   const notReady = views.filter((v) => !v.terminating && !v.ready).map((v) => v.name);

@@ -12,7 +12,11 @@ export type ScaleVerdict = { ok: true; replicas: number } | { ok: false; replica
  * `running`: replicas the observed replica StatefulSet asks for, undefined when there is none yet
  * (a new Redis) or it is hibernated (0: waking up is never a scale-down).
  */
-export function guardScaleDown(wanted: number, running: number | undefined, annotations: Record<string, string> | undefined): ScaleVerdict {
+export function guardScaleDown(
+  wanted: number,
+  running: number | undefined,
+  annotations: Record<string, string> | undefined,
+): ScaleVerdict {
   if (running === undefined || running === 0 || wanted >= running) return { ok: true, replicas: wanted };
   // "More than half": removing more than running/2 pods, i.e. keeping fewer than half.
   if (wanted * 2 >= running) return { ok: true, replicas: wanted };

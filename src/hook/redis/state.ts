@@ -40,7 +40,8 @@ export interface HookState {
   verdict: { ok: true; spec: RedisSpec } | { ok: false; problems: SpecProblem[] };
 }
 
-const labelled = (labels: Record<string, string>) => (o: KubeObject) => Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
+const labelled = (labels: Record<string, string>) => (o: KubeObject) =>
+  Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
 
 export function readState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookState {
   const { name, namespace } = request.parent.metadata;
@@ -87,7 +88,10 @@ export interface ValidPlan extends ChildPlan {
   refusals: string[];
 }
 
-/** Replica pods the cluster is running now: what the observed replica StatefulSet asks for; undefined when there is none. */
+/**
+ * Replica pods the cluster is running now: what the observed replica StatefulSet asks for; undefined when there is
+ * none.
+ */
 function runningReplicas(state: HookState): number | undefined {
   const set = findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, childNames(state.name).replicaSet);
   if (set === undefined) return undefined;
@@ -112,11 +116,19 @@ export function planValid(state: HookState, spec: RedisSpec): ValidPlan {
   const held = scale.replicas === spec.replicas ? spec : { ...spec, replicas: scale.replicas };
   const ctx = contextOf(state, held);
   const names = childNames(state.name);
-  const setsObserved = [names.masterSet, names.replicaSet].some((n) => findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, n));
+  const setsObserved = [names.masterSet, names.replicaSet].some((n) =>
+    findObject(state.observed, 'apps/v1', 'StatefulSet', state.namespace, n),
+  );
   const restore = planRestore(state, spec, state.pods, setsObserved);
   // A refused restore changes nothing, as an invalid spec does: every observed child as observed.
-  if (restore?.refused) return { ctx, restore, children: state.observed.map(lastAppliedOf), conflicts: [], refusals: [] };
-  return { ctx, restore, ...desiredChildren(ctx, state.observed, state.pods, restore), refusals: scale.ok ? [] : [scale.message] };
+  if (restore?.refused)
+    return { ctx, restore, children: state.observed.map(lastAppliedOf), conflicts: [], refusals: [] };
+  return {
+    ctx,
+    restore,
+    ...desiredChildren(ctx, state.observed, state.pods, restore),
+    refusals: scale.ok ? [] : [scale.message],
+  };
 }
 
 export function validStatus(state: HookState, plan: ValidPlan, deleting?: string) {

@@ -4,7 +4,13 @@
 // (a lastTransitionTime is carried over while a condition's status is unchanged, otherwise
 // taken from pod Ready transition times, otherwise absent), never observedGeneration, and a
 // split brain (two pods labelled master) is reported, never resolved by picking one.
-import { BOOTSTRAP_WITHOUT_ANNOTATION, LINK_ANNOTATION, ROLE_LABEL, ROLE_MASTER, podSelectorLabels } from '../../api/labels.ts';
+import {
+  BOOTSTRAP_WITHOUT_ANNOTATION,
+  LINK_ANNOTATION,
+  ROLE_LABEL,
+  ROLE_MASTER,
+  podSelectorLabels,
+} from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
 import type { Condition, RedisStatus, RestoreStatus } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
@@ -15,7 +21,14 @@ import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '..
 import type { KubeObject } from '../common/types.ts';
 import { array, at, compare, isRecord, selectorString, str, stringMap } from '../common/util.ts';
 
-export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated'] as const;
+export const CONDITION_TYPES = [
+  'Ready',
+  'MasterAvailable',
+  'ReplicasInSync',
+  'SpecValid',
+  'Updated',
+  'Hibernated',
+] as const;
 
 /** refusals: spec wishes held back on purpose (the scale-down rule), reported like conflicts. */
 export type SpecState = { valid: true; conflicts: string[]; refusals?: string[] } | { valid: false; message: string };
@@ -131,7 +144,12 @@ function masterVerdict(masters: readonly PodView[], bootstrap: string | undefine
     };
   }
   if (masters.length === 0) {
-    return { ok: false, reason: 'NoMaster', message: `no pod is labelled ${ROLE_LABEL}=${ROLE_MASTER} yet (the sidecar labels the master)`, since: undefined };
+    return {
+      ok: false,
+      reason: 'NoMaster',
+      message: `no pod is labelled ${ROLE_LABEL}=${ROLE_MASTER} yet (the sidecar labels the master)`,
+      since: undefined,
+    };
   }
   if (masters.length > 1) {
     return {
@@ -145,7 +163,12 @@ function masterVerdict(masters: readonly PodView[], bootstrap: string | undefine
   const ready = master.ready && !master.terminating;
   return ready
     ? { ok: true, reason: 'MasterReady', message: `${master.name} is master and Ready`, since: master.readySince }
-    : { ok: false, reason: 'MasterNotReady', message: `${master.name} is labelled master but is not Ready`, since: master.readySince };
+    : {
+        ok: false,
+        reason: 'MasterNotReady',
+        message: `${master.name} is labelled master but is not Ready`,
+        since: master.readySince,
+      };
 }
 
 function replicasVerdict(replicas: readonly PodView[], states: Record<string, ReplicaState>, desired: number): Verdict {
@@ -162,7 +185,12 @@ function replicasVerdict(replicas: readonly PodView[], states: Record<string, Re
     };
   }
   if (replicas.length < desired) {
-    return { ok: false, reason: 'ReplicasMissing', message: `${replicas.length} of ${desired} replica pods exist`, since };
+    return {
+      ok: false,
+      reason: 'ReplicasMissing',
+      message: `${replicas.length} of ${desired} replica pods exist`,
+      since,
+    };
   }
   return { ok: true, reason: 'ReplicasInSync', message: `${ready}/${desired} replicas linked to the master`, since };
 }
@@ -181,12 +209,19 @@ export function computeStatus(input: StatusInput): RedisStatus {
   const hibernated = hibernationVerdict(input.hibernate === true, pods);
   let ready: Verdict;
   if (!input.spec.valid) ready = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
-  else if (input.hibernate === true) ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
-  else if (input.deleting !== undefined) ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
+  else if (input.hibernate === true)
+    ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
+  else if (input.deleting !== undefined)
+    ready = { ok: false, reason: 'Deleting', message: input.deleting, since: undefined };
   else if (input.restore !== undefined && (input.restore.phase === 'Pending' || input.restore.phase === 'Failed'))
     ready = {
       ok: false,
-      reason: input.restoreRefused === true ? 'RestoreRefused' : input.restore.phase === 'Pending' ? 'RestorePending' : 'RestoreFailed',
+      reason:
+        input.restoreRefused === true
+          ? 'RestoreRefused'
+          : input.restore.phase === 'Pending'
+            ? 'RestorePending'
+            : 'RestoreFailed',
       message: input.restore.message,
       since: undefined,
     };
@@ -204,11 +239,22 @@ export function computeStatus(input: StatusInput): RedisStatus {
   }
 
   let specValid: Verdict;
-  if (!input.spec.valid) specValid = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
+  if (!input.spec.valid)
+    specValid = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
   else if (input.spec.conflicts.length > 0) {
-    specValid = { ok: false, reason: 'ImmutableFieldChanged', message: input.spec.conflicts.join('; '), since: undefined };
+    specValid = {
+      ok: false,
+      reason: 'ImmutableFieldChanged',
+      message: input.spec.conflicts.join('; '),
+      since: undefined,
+    };
   } else if ((input.spec.refusals ?? []).length > 0) {
-    specValid = { ok: false, reason: 'ScaleDownRefused', message: (input.spec.refusals ?? []).join('; '), since: undefined };
+    specValid = {
+      ok: false,
+      reason: 'ScaleDownRefused',
+      message: (input.spec.refusals ?? []).join('; '),
+      since: undefined,
+    };
   } else specValid = { ok: true, reason: 'Valid', message: 'spec is valid', since: undefined };
 
   const previous = previousConditions(input.previous);
@@ -219,25 +265,36 @@ export function computeStatus(input: StatusInput): RedisStatus {
     SpecValid: specValid,
     Updated:
       input.rollout === undefined
-        ? { ok: false, reason: 'Unknown', message: 'the rollout state is not known while the spec is invalid', since: undefined }
+        ? {
+            ok: false,
+            reason: 'Unknown',
+            message: 'the rollout state is not known while the spec is invalid',
+            since: undefined,
+          }
         : { ok: input.rollout.ok, reason: input.rollout.reason, message: input.rollout.message, since: undefined },
     Hibernated: hibernated,
   };
-  const judged: Array<{ type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string; since: string | undefined }> = CONDITION_TYPES.map(
-    (type) => ({
-      type,
-      status: verdicts[type].ok ? 'True' : 'False',
-      reason: verdicts[type].reason,
-      message: verdicts[type].message,
-      since: verdicts[type].since,
-    }),
-  );
-  if (input.secretsCondition !== undefined) judged.push({ type: SECRETS_CONDITION, ...input.secretsCondition, since: undefined });
+  const judged: Array<{
+    type: string;
+    status: 'True' | 'False' | 'Unknown';
+    reason: string;
+    message: string;
+    since: string | undefined;
+  }> = CONDITION_TYPES.map((type) => ({
+    type,
+    status: verdicts[type].ok ? 'True' : 'False',
+    reason: verdicts[type].reason,
+    message: verdicts[type].message,
+    since: verdicts[type].since,
+  }));
+  if (input.secretsCondition !== undefined)
+    judged.push({ type: SECRETS_CONDITION, ...input.secretsCondition, since: undefined });
   if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
   const conditions: Condition[] = judged.map((verdict) => {
     const { type, status } = verdict;
     const before = previous.get(type);
-    const since = before !== undefined && before.status === status ? (before.lastTransitionTime ?? verdict.since) : verdict.since;
+    const since =
+      before !== undefined && before.status === status ? (before.lastTransitionTime ?? verdict.since) : verdict.since;
     return {
       type,
       status,
@@ -261,7 +318,9 @@ export function computeStatus(input: StatusInput): RedisStatus {
     replicas: replicas.length,
     summary: { replicas: `${readyReplicas}/${input.desiredReplicas}` },
     selector: selectorString(podSelectorLabels(input.name)),
-    ...(input.rollout !== undefined ? { rollout: { updatedPods: input.rollout.updatedPods, stalePods: input.rollout.stalePods } } : {}),
+    ...(input.rollout !== undefined
+      ? { rollout: { updatedPods: input.rollout.updatedPods, stalePods: input.rollout.stalePods } }
+      : {}),
     ...(input.switchover !== undefined ? { switchover: input.switchover } : {}),
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     ...(input.restore !== undefined ? { restore: input.restore } : {}),
@@ -280,5 +339,10 @@ function hibernationVerdict(hibernate: boolean, pods: readonly PodView[]): Verdi
       since: undefined,
     };
   }
-  return { ok: false, reason: 'Hibernating', message: `spec.hibernate is true; waiting for ${pods.map((p) => p.name).join(', ')} to stop`, since: undefined };
+  return {
+    ok: false,
+    reason: 'Hibernating',
+    message: `spec.hibernate is true; waiting for ${pods.map((p) => p.name).join(', ')} to stop`,
+    since: undefined,
+  };
 }

@@ -25,14 +25,23 @@ type Phase = NonNullable<RedisBackupStatus['phase']>;
 /** The sync answer of the RedisBackup controller: the same wire shape, with its own status. */
 export type RedisBackupResponse = Omit<HookResponse, 'status'> & { status: RedisBackupStatus };
 
-const status = (phase: Phase, reason: string, message: string, rest: Partial<RedisBackupStatus> = {}): RedisBackupStatus => ({
+const status = (
+  phase: Phase,
+  reason: string,
+  message: string,
+  rest: Partial<RedisBackupStatus> = {},
+): RedisBackupStatus => ({
   phase,
   reason,
   message,
   ...rest,
 });
 
-function fromJob(job: KubeObject, pods: readonly KubeObject[], recorded: Partial<RedisBackupStatus>): RedisBackupStatus {
+function fromJob(
+  job: KubeObject,
+  pods: readonly KubeObject[],
+  recorded: Partial<RedisBackupStatus>,
+): RedisBackupStatus {
   const started = str(at(job, 'status', 'startTime'));
   const base: Partial<RedisBackupStatus> = {
     job: job.metadata.name,
@@ -46,10 +55,15 @@ function fromJob(job: KubeObject, pods: readonly KubeObject[], recorded: Partial
     if (result === undefined) {
       // Final already (the pod may be gone); what it stored is not known, so nothing is claimed.
       if (recorded.location !== undefined) return { ...recorded, ...base, phase: 'Completed' } as RedisBackupStatus;
-      return status('Completed', 'ResultUnknown', 'the Job completed but its pod left no result (termination message)', {
-        ...base,
-        ...(ended ? { completionTime: ended } : {}),
-      });
+      return status(
+        'Completed',
+        'ResultUnknown',
+        'the Job completed but its pod left no result (termination message)',
+        {
+          ...base,
+          ...(ended ? { completionTime: ended } : {}),
+        },
+      );
     }
     const r = resultFields(result, ended);
     return status('Completed', 'BackupStored', `stored ${r.location}`, {
@@ -60,18 +74,26 @@ function fromJob(job: KubeObject, pods: readonly KubeObject[], recorded: Partial
       ...(r.replicationOffset !== undefined ? { replicationOffset: r.replicationOffset } : {}),
       ...(typeof result['replicationId'] === 'string' ? { replicationId: result['replicationId'] } : {}),
       ...(r.redisVersion !== undefined ? { redisVersion: r.redisVersion } : {}),
-      ...(typeof result['source'] === 'string' ? { source: `${result['source']} (${String(result['role'] ?? 'unknown role')})` } : {}),
+      ...(typeof result['source'] === 'string'
+        ? { source: `${result['source']} (${String(result['role'] ?? 'unknown role')})` }
+        : {}),
     });
   }
   const failed = jobCondition(job, 'Failed');
   if (failed !== undefined) {
     const ended = str(at(failed, 'lastTransitionTime'));
-    return status('Failed', 'BackupFailed', failureMessage(job, pods), { ...base, ...(ended !== undefined ? { completionTime: ended } : {}) });
+    return status('Failed', 'BackupFailed', failureMessage(job, pods), {
+      ...base,
+      ...(ended !== undefined ? { completionTime: ended } : {}),
+    });
   }
   return status('Running', 'JobRunning', `Job ${job.metadata.name} is taking the backup`, base);
 }
 
-export function syncRedisBackup(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisBackupResponse {
+export function syncRedisBackup(
+  request: HookRequest,
+  options: HookOptions = DEFAULT_HOOK_OPTIONS,
+): RedisBackupResponse {
   const { name, uid } = request.parent.metadata;
   const namespace = request.parent.metadata.namespace ?? '';
   const previous = (isRecord(request.parent.status) ? request.parent.status : {}) as Partial<RedisBackupStatus>;
@@ -83,20 +105,38 @@ export function syncRedisBackup(request: HookRequest, options: HookOptions = DEF
   const redisName = str(at(request.parent.spec, 'redis'));
   if (name.length > MAX_REDISBACKUP_NAME_LENGTH)
     return {
-      status: status('Failed', 'InvalidSpec', `metadata.name: must be at most ${MAX_REDISBACKUP_NAME_LENGTH} characters (its Job is <name>-backup)`),
+      status: status(
+        'Failed',
+        'InvalidSpec',
+        `metadata.name: must be at most ${MAX_REDISBACKUP_NAME_LENGTH} characters (its Job is <name>-backup)`,
+      ),
       children: echo,
     };
   if (redisName === undefined || redisName === '')
-    return { status: status('Failed', 'InvalidSpec', 'spec.redis: is required (the Redis to back up, in this namespace)'), children: echo };
+    return {
+      status: status('Failed', 'InvalidSpec', 'spec.redis: is required (the Redis to back up, in this namespace)'),
+      children: echo,
+    };
   if (job !== undefined) return { status: fromJob(job, pods, previous), children: echo };
-  if (previous.phase === 'Completed' || previous.phase === 'Failed') return { status: previous as RedisBackupStatus, children: echo };
+  if (previous.phase === 'Completed' || previous.phase === 'Failed')
+    return { status: previous as RedisBackupStatus, children: echo };
 
   const redis = findObject(objectsOf(request.related), API_VERSION, KIND, namespace, redisName);
   if (redis === undefined)
-    return { status: status('Pending', 'RedisNotFound', `Redis ${redisName} not found in ${namespace}; waiting for it`), children: echo };
+    return {
+      status: status('Pending', 'RedisNotFound', `Redis ${redisName} not found in ${namespace}; waiting for it`),
+      children: echo,
+    };
   const verdict = validateSpec(redisName, redis['spec']);
   if (!verdict.ok)
-    return { status: status('Pending', 'RedisSpecInvalid', `Redis ${redisName} has an invalid spec: ${formatProblems(verdict.problems)}`), children: echo };
+    return {
+      status: status(
+        'Pending',
+        'RedisSpecInvalid',
+        `Redis ${redisName} has an invalid spec: ${formatProblems(verdict.problems)}`,
+      ),
+      children: echo,
+    };
   const storage: BackupStorage | undefined = verdict.spec.backup?.storage;
   if (storage === undefined)
     return {
@@ -110,7 +150,11 @@ export function syncRedisBackup(request: HookRequest, options: HookOptions = DEF
   const phase = str(at(redis, 'status', 'phase'));
   if (phase !== 'Running')
     return {
-      status: status('Pending', 'RedisNotRunning', `Redis ${redisName} is ${phase ?? 'not yet reporting a phase'}; the backup waits until it is Running`),
+      status: status(
+        'Pending',
+        'RedisNotRunning',
+        `Redis ${redisName} is ${phase ?? 'not yet reporting a phase'}; the backup waits until it is Running`,
+      ),
       children: echo,
     };
 
@@ -133,7 +177,10 @@ export function syncRedisBackup(request: HookRequest, options: HookOptions = DEF
     metadata: { name: jobName, namespace, labels },
     spec: backupJobSpec(ctx, storage, options.operatorImage, name),
   };
-  return { status: status('Running', 'JobCreated', `Job ${jobName} backs up Redis ${redisName}`, { job: jobName, storage }), children: [desired] };
+  return {
+    status: status('Running', 'JobCreated', `Job ${jobName} backs up Redis ${redisName}`, { job: jobName, storage }),
+    children: [desired],
+  };
 }
 
 /** The Redis it backs up (status: is it Running; spec: where to store) and the Job's pods (their results). */
@@ -142,7 +189,9 @@ export function customizeRedisBackup(request: CustomizeRequest): CustomizeRespon
   const redis = str(at(request.parent.spec, 'redis'));
   return {
     relatedResources: [
-      ...(redis !== undefined && redis !== '' ? [{ apiVersion: API_VERSION, resource: PLURAL, namespace, names: [redis] }] : []),
+      ...(redis !== undefined && redis !== ''
+        ? [{ apiVersion: API_VERSION, resource: PLURAL, namespace, names: [redis] }]
+        : []),
       {
         apiVersion: 'v1',
         resource: 'pods',

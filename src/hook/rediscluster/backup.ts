@@ -47,9 +47,12 @@ export function redisClusterBackupVerdict(input: RedisClusterBackupInput): Backu
     return { shard, verdict: v as BackupVerdict };
   });
   const successes = per.map((p) => p.verdict.status.lastSuccessful);
-  const oldest = successes.every((s) => s !== undefined) ? successes.reduce((a, b) => (compare(a?.time ?? '', b?.time ?? '') <= 0 ? a : b)) : undefined;
+  const oldest = successes.every((s) => s !== undefined)
+    ? successes.reduce((a, b) => (compare(a?.time ?? '', b?.time ?? '') <= 0 ? a : b))
+    : undefined;
   const failures = per.map((p) => p.verdict.status.lastFailure).filter((f) => f !== undefined);
-  const newestFailure = failures.length > 0 ? failures.reduce((a, b) => (compare(a.time ?? '', b.time ?? '') >= 0 ? a : b)) : undefined;
+  const newestFailure =
+    failures.length > 0 ? failures.reduce((a, b) => (compare(a.time ?? '', b.time ?? '') >= 0 ? a : b)) : undefined;
   const schedules = per.map((p) => p.verdict.status.lastScheduleTime).filter((t) => t !== undefined);
   const lastScheduleTime = schedules.length > 0 ? schedules.reduce((a, b) => (compare(a, b) >= 0 ? a : b)) : undefined;
   const status: BackupStatus = {
@@ -62,7 +65,12 @@ export function redisClusterBackupVerdict(input: RedisClusterBackupInput): Backu
   if (bad.length > 0) {
     return {
       status,
-      condition: { status: 'False', reason: bad[0]!.c.reason, message: bad.map((x) => `shard ${x.shard}: ${x.c.message}`).join('; '), since: bad[0]!.c.since },
+      condition: {
+        status: 'False',
+        reason: bad[0]!.c.reason,
+        message: bad.map((x) => `shard ${x.shard}: ${x.c.message}`).join('; '),
+        since: bad[0]!.c.since,
+      },
     };
   }
   const none = conditions.filter((x) => x.c.status === 'Unknown');
@@ -78,7 +86,10 @@ export function redisClusterBackupVerdict(input: RedisClusterBackupInput): Backu
     };
   }
   if (conditions.every((x) => x.c.reason === 'Suspended')) return { status, condition: { ...conditions[0]!.c } };
-  const last = oldest !== undefined ? `; the oldest shard's last backup is ${oldest.location} at ${oldest.time ?? 'an unknown time'}` : '';
+  const last =
+    oldest !== undefined
+      ? `; the oldest shard's last backup is ${oldest.location} at ${oldest.time ?? 'an unknown time'}`
+      : '';
   return {
     status,
     condition: {

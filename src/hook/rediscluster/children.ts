@@ -30,7 +30,12 @@ import type { ShardPlan } from './shards.ts';
 import { desiredShardSet } from './statefulset.ts';
 
 const REDIS: IServicePort = { name: 'redis', port: REDIS_PORT, targetPort: REDIS_PORT, protocol: 'TCP' };
-const BUS: IServicePort = { name: CLUSTER_BUS_PORT_NAME, port: CLUSTER_BUS_PORT, targetPort: CLUSTER_BUS_PORT, protocol: 'TCP' };
+const BUS: IServicePort = {
+  name: CLUSTER_BUS_PORT_NAME,
+  port: CLUSTER_BUS_PORT,
+  targetPort: CLUSTER_BUS_PORT,
+  protocol: 'TCP',
+};
 
 export function desiredRedisClusterConfigMap(ctx: RedisClusterContext, conf: string): Child<IConfigMap> {
   return {
@@ -69,7 +74,14 @@ export function desiredRedisClusterServices(ctx: RedisClusterContext): Array<Chi
     services.push({
       apiVersion: 'v1',
       kind: 'Service',
-      metadata: { ...meta, annotations: { 'prometheus.io/path': '/metrics', 'prometheus.io/port': String(EXPORTER_PORT), 'prometheus.io/scrape': 'true' } },
+      metadata: {
+        ...meta,
+        annotations: {
+          'prometheus.io/path': '/metrics',
+          'prometheus.io/port': String(EXPORTER_PORT),
+          'prometheus.io/scrape': 'true',
+        },
+      },
       spec: {
         clusterIP: 'None',
         publishNotReadyAddresses: true,
@@ -92,15 +104,23 @@ export function desiredShardPdb(ctx: RedisClusterContext, shard: number): Child<
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: redisClusterChildMetadata(ctx, redisClusterChildNames(ctx.name).shardPdb(shard), 'pdb', shard),
-    spec: { maxUnavailable: 1, selector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) }, unhealthyPodEvictionPolicy: 'IfHealthyBudget' },
+    spec: {
+      maxUnavailable: 1,
+      selector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) },
+      unhealthyPodEvictionPolicy: 'IfHealthyBudget',
+    },
   };
 }
 
-/** Where a shard's backup reads: its pods by their stable DNS names, the higher ordinals (replicas at creation) first. */
+/**
+ * Where a shard's backup reads: its pods by their stable DNS names, the higher ordinals (replicas at creation) first.
+ */
 export function shardBackupHosts(ctx: RedisClusterContext, shard: number, pods: number): string {
   const names = redisClusterChildNames(ctx.name);
   const ordinals = [...Array.from({ length: Math.max(0, pods - 1) }, (_, k) => k + 1), 0];
-  return ordinals.map((k) => `${names.shardSet(shard)}-${k}.${names.headless}.${ctx.namespace}.svc:${REDIS_PORT}`).join(',');
+  return ordinals
+    .map((k) => `${names.shardSet(shard)}-${k}.${names.headless}.${ctx.namespace}.svc:${REDIS_PORT}`)
+    .join(',');
 }
 
 /**
@@ -108,10 +128,18 @@ export function shardBackupHosts(ctx: RedisClusterContext, shard: number, pods: 
  * pointed at the shard's pods, replicas before the master (the backup program reads a replica
  * whenever one answers), writing to the shard's own folder (BACKUP_SHARD: src/backup/naming.ts).
  */
-export function desiredShardCronJob(ctx: RedisClusterContext, shard: number, pods: number): Child<ICronJob> | undefined {
+export function desiredShardCronJob(
+  ctx: RedisClusterContext,
+  shard: number,
+  pods: number,
+): Child<ICronJob> | undefined {
   const backup = ctx.spec.backup;
   if (backup === undefined) return undefined;
-  const labels = { ...redisClusterBackupSelectorLabels(ctx.name), [SHARD_LABEL]: String(shard), [BACKUP_TRIGGER_LABEL]: SCHEDULED_TRIGGER };
+  const labels = {
+    ...redisClusterBackupSelectorLabels(ctx.name),
+    [SHARD_LABEL]: String(shard),
+    [BACKUP_TRIGGER_LABEL]: SCHEDULED_TRIGGER,
+  };
   const pod = backupPodSpecFor(
     {
       namespace: ctx.namespace,
@@ -148,7 +176,11 @@ export interface RedisClusterChildren {
   conflicts: string[];
 }
 
-export function desiredRedisClusterChildren(ctx: RedisClusterContext, sets: ReadonlyMap<number, KubeObject>, plan: ShardPlan): RedisClusterChildren {
+export function desiredRedisClusterChildren(
+  ctx: RedisClusterContext,
+  sets: ReadonlyMap<number, KubeObject>,
+  plan: ShardPlan,
+): RedisClusterChildren {
   const conf = renderRedisClusterConf(ctx.namespace, ctx.name, ctx.spec);
   // The whole file: a cluster's sidecar applies no directive at run time, so any change needs new pods.
   const hash = configHash(conf);

@@ -26,7 +26,9 @@ export function failoverVerdict(spec: RedisClusterSpec): Verdict {
   const forced =
     `sentinel.failoverTimeout ${s.failoverTimeout} ms: when a shard's master has failed and no replica has taken over after that long, ` +
     "the operator forces an election (CLUSTER FAILOVER FORCE on its best replica, which still needs the masters' votes)" +
-    (s.failoverTimeout < s.downAfterMilliseconds ? ` (shorter than downAfterMilliseconds: it counts only once the master is failed)` : '');
+    (s.failoverTimeout < s.downAfterMilliseconds
+      ? ` (shorter than downAfterMilliseconds: it counts only once the master is failed)`
+      : '');
   if (spec.replicas === 0) {
     return {
       status: 'False',
@@ -40,14 +42,21 @@ export function failoverVerdict(spec: RedisClusterSpec): Verdict {
 export function autoscalingVerdict(spec: RedisClusterSpec, memory: RedisClusterMemory, servingShards: number): Verdict {
   const a = spec.autoscaling;
   if (!a.enabled)
-    return { status: 'False', reason: 'Disabled', message: 'autoscaling.enabled is false: spec.master.replicas is set by hand (kubectl scale rediscluster)' };
+    return {
+      status: 'False',
+      reason: 'Disabled',
+      message: 'autoscaling.enabled is false: spec.master.replicas is set by hand (kubectl scale rediscluster)',
+    };
   const floor = Math.max(MIN_REDIS_CLUSTER_SHARDS, a.minReplicas);
   const ceiling = Math.max(floor, a.maxReplicas);
   const raised =
     a.minReplicas < MIN_REDIS_CLUSTER_SHARDS
       ? ` (autoscaling.minReplicas ${a.minReplicas} is taken as ${MIN_REDIS_CLUSTER_SHARDS}: with fewer masters a failed one cannot be replaced by vote)`
       : '';
-  const capped = a.maxReplicas < floor ? ` (autoscaling.maxReplicas ${a.maxReplicas} is below the floor, so the floor is also the most)` : '';
+  const capped =
+    a.maxReplicas < floor
+      ? ` (autoscaling.maxReplicas ${a.maxReplicas} is below the floor, so the floor is also the most)`
+      : '';
   const bounds = `between ${floor} and ${ceiling} shards${raised}${capped}, target ${a.targetMemoryUtilization}% of maxmemory`;
   if (memory.maxmemoryPerShard <= 0) {
     return {
@@ -56,7 +65,12 @@ export function autoscalingVerdict(spec: RedisClusterSpec, memory: RedisClusterM
       message: `cannot scale on memory: no maxmemory to measure against (set resources.limits.memory; maxmemory is derived from it); bounds ${bounds}`,
     };
   }
-  if (servingShards === 0) return { status: 'True', reason: 'WaitingForMetrics', message: `${bounds}; no master serving slots has reported its memory yet` };
+  if (servingShards === 0)
+    return {
+      status: 'True',
+      reason: 'WaitingForMetrics',
+      message: `${bounds}; no master serving slots has reported its memory yet`,
+    };
   const r = recommendShards(servingShards, memory, {
     minReplicas: a.minReplicas,
     maxReplicas: a.maxReplicas,
@@ -77,7 +91,8 @@ export function reshardVerdict(
   desired: number,
   slotsByShard: ReadonlyMap<number, number>,
 ): Verdict {
-  if (plan.refusal !== undefined) return { status: 'False', reason: 'InsufficientCapacity', message: plan.refusal.reason };
+  if (plan.refusal !== undefined)
+    return { status: 'False', reason: 'InsufficientCapacity', message: plan.refusal.reason };
   if (record?.state === 'Running') {
     return {
       status: 'False',
@@ -87,7 +102,12 @@ export function reshardVerdict(
   }
   const last = record?.state === 'Refused' ? `; the last reshard was refused: ${record.why || raw}` : '';
   const assigned = [...slotsByShard.values()].reduce((n, c) => n + c, 0);
-  if (assigned === 0) return { status: 'False', reason: 'NotFormed', message: `no slot is assigned yet: the sidecar forms the cluster${last}` };
+  if (assigned === 0)
+    return {
+      status: 'False',
+      reason: 'NotFormed',
+      message: `no slot is assigned yet: the sidecar forms the cluster${last}`,
+    };
   const leaving = plan.leaving.filter((l) => l.kept);
   if (leaving.length > 0) {
     return {
@@ -105,7 +125,11 @@ export function reshardVerdict(
     };
   }
   const done = record?.state === 'Done' ? `; last reshard ${record.from} -> ${record.to} done at ${record.at}` : '';
-  return { status: 'True', reason: 'Balanced', message: `${desired} shards hold the ${CLUSTER_SLOTS} slots${done}${last}` };
+  return {
+    status: 'True',
+    reason: 'Balanced',
+    message: `${desired} shards hold the ${CLUSTER_SLOTS} slots${done}${last}`,
+  };
 }
 
 /**
@@ -123,11 +147,21 @@ export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: rea
       continue;
     }
     const revision = str(at(set, 'status', 'updateRevision'));
-    for (const pod of views.filter((v) => v.shard === index)) if (revision === undefined || pod.revision !== revision) stale.push(pod.name);
+    for (const pod of views.filter((v) => v.shard === index))
+      if (revision === undefined || pod.revision !== revision) stale.push(pod.name);
   }
   if (pending.length > 0)
-    return { status: 'False', reason: 'TemplateChanging', message: `StatefulSet ${pending.join(', ')} has a spec its controller has not processed yet` };
-  if (stale.length === 0) return { status: 'True', reason: 'UpToDate', message: `${views.length} of ${views.length} pods run the current template` };
+    return {
+      status: 'False',
+      reason: 'TemplateChanging',
+      message: `StatefulSet ${pending.join(', ')} has a spec its controller has not processed yet`,
+    };
+  if (stale.length === 0)
+    return {
+      status: 'True',
+      reason: 'UpToDate',
+      message: `${views.length} of ${views.length} pods run the current template`,
+    };
   return {
     status: 'False',
     reason: 'StalePods',

@@ -29,7 +29,11 @@ export interface RedisClusterContext {
   operatorImage: string;
 }
 
-export function redisClusterChildLabels(ctx: RedisClusterContext, component: string, shard?: number): Record<string, string> {
+export function redisClusterChildLabels(
+  ctx: RedisClusterContext,
+  component: string,
+  shard?: number,
+): Record<string, string> {
   const labels: Record<string, string> = {};
   if (ctx.uid !== undefined) labels[CONTROLLER_UID_LABEL] = ctx.uid;
   labels[NAME_LABEL] = REDIS_CLUSTER_APP_NAME;
@@ -43,6 +47,11 @@ export function redisClusterChildLabels(ctx: RedisClusterContext, component: str
   return labels;
 }
 
-export function redisClusterChildMetadata(ctx: RedisClusterContext, name: string, component: string, shard?: number): ChildMetadata {
+export function redisClusterChildMetadata(
+  ctx: RedisClusterContext,
+  name: string,
+  component: string,
+  shard?: number,
+): ChildMetadata {
   return { name, namespace: ctx.namespace, labels: redisClusterChildLabels(ctx, component, shard) };
 }

@@ -46,9 +46,13 @@ export function redisClusterFinalizeResponse(state: RedisClusterState): RedisClu
   const sets = statefulSets(state);
   if (!state.verdict.ok) {
     const status = invalidRedisClusterStatus(state, formatProblems(state.verdict.problems));
-    const children = state.observed.map((o) => (sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o)));
+    const children = state.observed.map((o) =>
+      sets.includes(o) && policyOf(o) === 'Delete' ? withRetain(lastAppliedOf(o)) : lastAppliedOf(o),
+    );
     const unsettled = sets.filter((s) => !retentionSettled(s, 'Retain'));
-    return unsettled.length === 0 ? { status, children, finalized: true } : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
+    return unsettled.length === 0
+      ? { status, children, finalized: true }
+      : { status, children, resyncAfterSeconds: FINALIZE_POLL_SECONDS, finalized: false };
   }
   const plan = planRedisCluster(state, state.verdict.spec);
   const poll = (message: string, children: KubeObject[]): RedisClusterResponse => ({
@@ -61,19 +65,36 @@ export function redisClusterFinalizeResponse(state: RedisClusterState): RedisClu
   const unsettled = sets.filter((s) => !retentionSettled(s, policy));
   if (policy === 'Retain') {
     if (unsettled.length > 0)
-      return poll(`waiting for StatefulSet(s) ${names(unsettled)} to switch to whenDeleted: Retain before releasing the RedisCluster`, plan.children);
+      return poll(
+        `waiting for StatefulSet(s) ${names(unsettled)} to switch to whenDeleted: Retain before releasing the RedisCluster`,
+        plan.children,
+      );
     return {
-      status: validRedisClusterStatus(state, plan, 'volumes are retained (persistence.whenDeleted: Retain); children are garbage collected'),
+      status: validRedisClusterStatus(
+        state,
+        plan,
+        'volumes are retained (persistence.whenDeleted: Retain); children are garbage collected',
+      ),
       children: plan.children,
       finalized: true,
     };
   }
-  if (unsettled.length > 0) return poll(`waiting for StatefulSet(s) ${names(unsettled)} to apply whenDeleted: Delete before deleting them`, plan.children);
+  if (unsettled.length > 0)
+    return poll(
+      `waiting for StatefulSet(s) ${names(unsettled)} to apply whenDeleted: Delete before deleting them`,
+      plan.children,
+    );
   const keep = plan.children.filter((c) => c.kind !== 'StatefulSet');
   if (sets.length > 0) return poll(`deleting StatefulSet(s) ${names(sets)} and with them their volumes`, keep);
   const { pending, orphaned } = pvcsInFlight(state);
   if (pending.length > 0) return poll(`waiting for PersistentVolumeClaim(s) ${names(pending)} to be deleted`, keep);
   const left =
-    orphaned.length > 0 ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand` : '';
-  return { status: validRedisClusterStatus(state, plan, `volumes deleted (persistence.whenDeleted: Delete)${left}`), children: keep, finalized: true };
+    orphaned.length > 0
+      ? `; PersistentVolumeClaim(s) ${names(orphaned)} are owned by no StatefulSet and were left in place: delete them by hand`
+      : '';
+  return {
+    status: validRedisClusterStatus(state, plan, `volumes deleted (persistence.whenDeleted: Delete)${left}`),
+    children: keep,
+    finalized: true,
+  };
 }

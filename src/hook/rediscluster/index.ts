@@ -11,11 +11,17 @@ export { customizeRedisCluster } from './customize.ts';
 export { syncRedisClusterMonitoring } from './monitoring/objects.ts';
 export type { RedisClusterResponse } from './state.ts';
 
-export function syncRedisCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
+export function syncRedisCluster(
+  request: HookRequest,
+  options: HookOptions = DEFAULT_HOOK_OPTIONS,
+): RedisClusterResponse {
   return redisClusterFinalizeResponse(readRedisClusterState(request, options));
 }
 
 /** The same logic: finalize answers a request without finalizing: true as a sync. */
-export function finalizeRedisCluster(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterResponse {
+export function finalizeRedisCluster(
+  request: HookRequest,
+  options: HookOptions = DEFAULT_HOOK_OPTIONS,
+): RedisClusterResponse {
   return redisClusterFinalizeResponse(readRedisClusterState(request, options));
 }

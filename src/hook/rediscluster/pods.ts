@@ -4,7 +4,13 @@
 // its shard is its label, never guessed from the name; an unreadable record is `null`, which
 // every caller must take as "unknown" (it may hold slots and data), never as empty; views come
 // sorted by name.
-import { CLUSTER_NODE_ANNOTATION, redisClusterPodBelongsTo, readClusterNodeRecord, SHARD_LABEL, type ClusterNodeRecord } from '../../api/rediscluster-names.ts';
+import {
+  CLUSTER_NODE_ANNOTATION,
+  redisClusterPodBelongsTo,
+  readClusterNodeRecord,
+  SHARD_LABEL,
+  type ClusterNodeRecord,
+} from '../../api/rediscluster-names.ts';
 import { REVISION_LABEL } from '../../api/labels.ts';
 import { memberMeta } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
@@ -25,7 +31,11 @@ export interface RedisClusterPodView {
   record: ClusterNodeRecord | null;
 }
 
-export function redisClusterPodViews(pods: readonly KubeObject[], name: string, namespace: string): RedisClusterPodView[] {
+export function redisClusterPodViews(
+  pods: readonly KubeObject[],
+  name: string,
+  namespace: string,
+): RedisClusterPodView[] {
   const views: RedisClusterPodView[] = [];
   for (const pod of pods) {
     if (pod.kind !== 'Pod' || !redisClusterPodBelongsTo(memberMeta(pod, namespace), { namespace, name })) continue;

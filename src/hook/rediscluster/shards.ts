@@ -44,7 +44,11 @@ export interface ShardPlan {
 }
 
 /** Observed shard StatefulSets by index. */
-export function observedShardSets(observed: readonly KubeObject[], name: string, namespace: string): Map<number, KubeObject> {
+export function observedShardSets(
+  observed: readonly KubeObject[],
+  name: string,
+  namespace: string,
+): Map<number, KubeObject> {
   const out = new Map<number, KubeObject>();
   for (const set of ofKind(observed, 'apps/v1', 'StatefulSet', namespace)) {
     const index = shardIndexOf(name, set.metadata.name);
@@ -59,7 +63,10 @@ export function observedShardSets(observed: readonly KubeObject[], name: string,
  * started with until it is replaced (rollouts are not automated) and data may only move onto
  * what the remaining pods hold now.
  */
-export function redisClusterMemory(views: readonly RedisClusterPodView[], spec: Pick<RedisClusterSpec, 'resources'>): RedisClusterMemory {
+export function redisClusterMemory(
+  views: readonly RedisClusterPodView[],
+  spec: Pick<RedisClusterSpec, 'resources'>,
+): RedisClusterMemory {
   const seen = new Set<string>();
   let usedBytes = 0;
   const limits: number[] = [];
@@ -84,7 +91,8 @@ export function dataHeldBy(index: number, set: KubeObject, views: readonly Redis
     if (pod === undefined) return `pod ${set.metadata.name}-${ordinal} is missing (its volume may hold data)`;
     const held = holdsData(pod);
     if (held === 'unknown') return `pod ${pod.name} has no readable cluster-node record (it may hold data)`;
-    if (held === 'yes') return `pod ${pod.name} still holds ${pod.record!.slots.length > 0 ? 'slots' : `${pod.record!.keys} keys`}`;
+    if (held === 'yes')
+      return `pod ${pod.name} still holds ${pod.record!.slots.length > 0 ? 'slots' : `${pod.record!.keys} keys`}`;
   }
   // Pods beyond what the set asks for are on their way out, but still count while they say they hold data.
   const extra = pods.find((p) => (p.ordinal ?? 0) >= expected && holdsData(p) !== 'no');
@@ -103,7 +111,8 @@ export function planShards(
   const held = new Map(leavingSets.map(([i, set]) => [i, dataHeldBy(i, set, views)]));
   const stillHeld = [...held.values()].some((why) => why !== undefined);
   const capacity = stillHeld ? checkShardCount(desired, memory) : undefined;
-  const refusal = capacity !== undefined && !capacity.ok ? { needed: capacity.needed, reason: capacity.reason } : undefined;
+  const refusal =
+    capacity !== undefined && !capacity.ok ? { needed: capacity.needed, reason: capacity.reason } : undefined;
 
   const leaving: LeavingShard[] = leavingSets.map(([index, set]) => {
     if (refusal !== undefined) return { index, kept: true, why: `kept: ${refusal.reason}` };
@@ -111,10 +120,18 @@ export function planShards(
     if (why !== undefined) return { index, kept: true, why: `kept until its slots and keys have moved away: ${why}` };
     if (reshard === null || reshard.state !== 'Done' || reshard.to !== desired) {
       const record = reshard === null ? 'none yet' : `${reshard.from} -> ${reshard.to} ${reshard.state}`;
-      return { index, kept: true, why: `kept until the sidecar reports the reshard to ${desired} shards Done (its record: ${record})` };
+      return {
+        index,
+        kept: true,
+        why: `kept until the sidecar reports the reshard to ${desired} shards Done (its record: ${record})`,
+      };
     }
     if (!retentionSettled(set, spec.persistence.whenDeleted)) {
-      return { index, kept: true, why: `empty; kept until its StatefulSet has applied whenDeleted: ${spec.persistence.whenDeleted}` };
+      return {
+        index,
+        kept: true,
+        why: `empty; kept until its StatefulSet has applied whenDeleted: ${spec.persistence.whenDeleted}`,
+      };
     }
     return { index, kept: false, why: 'empty: removed' };
   });

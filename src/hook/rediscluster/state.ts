@@ -4,7 +4,12 @@
 // returns every observed child exactly as last applied (Metacontroller deletes whatever is not
 // returned; bad input must never delete or change a StatefulSet, a Service or a volume).
 import { redisClusterSecretUses } from '../../api/secret-report.ts';
-import { RESHARD_ANNOTATION, redisClusterBackupSelectorLabels, redisClusterPodBelongsTo, readReshardRecord } from '../../api/rediscluster-names.ts';
+import {
+  RESHARD_ANNOTATION,
+  redisClusterBackupSelectorLabels,
+  redisClusterPodBelongsTo,
+  readReshardRecord,
+} from '../../api/rediscluster-names.ts';
 import type { RedisClusterStatus } from '../../api/rediscluster-schema.ts';
 import { validateRedisClusterSpec, type RedisClusterSpecVerdict } from '../../api/rediscluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
@@ -40,9 +45,13 @@ export interface RedisClusterState {
   verdict: RedisClusterSpecVerdict;
 }
 
-const labelled = (labels: Record<string, string>) => (o: KubeObject) => Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
+const labelled = (labels: Record<string, string>) => (o: KubeObject) =>
+  Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
 
-export function readRedisClusterState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): RedisClusterState {
+export function readRedisClusterState(
+  request: HookRequest,
+  options: HookOptions = DEFAULT_HOOK_OPTIONS,
+): RedisClusterState {
   const { name, namespace } = request.parent.metadata;
   const ns = namespace ?? '';
   const related = objectsOf(request.related);
@@ -78,15 +87,34 @@ export interface RedisClusterPlan {
 }
 
 export function planRedisCluster(state: RedisClusterState, spec: RedisClusterContext['spec']): RedisClusterPlan {
-  const ctx: RedisClusterContext = { name: state.name, namespace: state.namespace, uid: state.uid, spec, operatorImage: state.options.operatorImage };
-  const shards = planShards(spec, state.sets, state.views, readReshardRecord(state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION]));
+  const ctx: RedisClusterContext = {
+    name: state.name,
+    namespace: state.namespace,
+    uid: state.uid,
+    spec,
+    operatorImage: state.options.operatorImage,
+  };
+  const shards = planShards(
+    spec,
+    state.sets,
+    state.views,
+    readReshardRecord(state.request.parent.metadata.annotations?.[RESHARD_ANNOTATION]),
+  );
   return { ctx, shards, ...desiredRedisClusterChildren(ctx, state.sets, shards) };
 }
 
-export function validRedisClusterStatus(state: RedisClusterState, plan: RedisClusterPlan, deleting?: string): RedisClusterStatus {
+export function validRedisClusterStatus(
+  state: RedisClusterState,
+  plan: RedisClusterPlan,
+  deleting?: string,
+): RedisClusterStatus {
   const { spec } = plan.ctx;
   // From the sidecar's report on the parent: the hook sees no Secret (common/secret-status.ts).
-  const secrets = secretsView(state.namespace, redisClusterSecretUses(state.name, spec), state.request.parent.metadata.annotations);
+  const secrets = secretsView(
+    state.namespace,
+    redisClusterSecretUses(state.name, spec),
+    state.request.parent.metadata.annotations,
+  );
   return computeRedisClusterStatus({
     name: state.name,
     spec: { valid: true, spec, plan: plan.shards, conflicts: plan.conflicts },
@@ -126,7 +154,10 @@ export function invalidRedisClusterStatus(state: RedisClusterState, message: str
 
 export function redisClusterSyncResponse(state: RedisClusterState): RedisClusterResponse {
   if (!state.verdict.ok) {
-    return { status: invalidRedisClusterStatus(state, formatProblems(state.verdict.problems)), children: state.observed.map(lastAppliedOf) };
+    return {
+      status: invalidRedisClusterStatus(state, formatProblems(state.verdict.problems)),
+      children: state.observed.map(lastAppliedOf),
+    };
   }
   const plan = planRedisCluster(state, state.verdict.spec);
   return { status: validRedisClusterStatus(state, plan), children: plan.children };

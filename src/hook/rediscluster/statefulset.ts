@@ -115,13 +115,28 @@ export function redisClusterReadinessScript(): string {
   ].join('\n');
 }
 
-/** Pods of one shard prefer separate nodes (a master and its replicas must not die together), and all pods of the cluster somewhat (losing a majority of masters at once stops every failover). */
+/**
+ * Pods of one shard prefer separate nodes (a master and its replicas must not die together), and all pods of the
+ * cluster somewhat (losing a majority of masters at once stops every failover).
+ */
 function defaultAffinity(ctx: RedisClusterContext, shard: number): IAffinity {
   return {
     podAntiAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [
-        { weight: 100, podAffinityTerm: { labelSelector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) }, topologyKey: 'kubernetes.io/hostname' } },
-        { weight: 50, podAffinityTerm: { labelSelector: { matchLabels: redisClusterPodSelectorLabels(ctx.name) }, topologyKey: 'kubernetes.io/hostname' } },
+        {
+          weight: 100,
+          podAffinityTerm: {
+            labelSelector: { matchLabels: shardPodSelectorLabels(ctx.name, shard) },
+            topologyKey: 'kubernetes.io/hostname',
+          },
+        },
+        {
+          weight: 50,
+          podAffinityTerm: {
+            labelSelector: { matchLabels: redisClusterPodSelectorLabels(ctx.name) },
+            topologyKey: 'kubernetes.io/hostname',
+          },
+        },
       ],
     },
   };
@@ -132,7 +147,9 @@ function redisContainer(ctx: RedisClusterContext): IContainer {
   return {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
-    ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
+    ...(spec.imagePullPolicy !== undefined
+      ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>)
+      : {}),
     command: REDIS_CLUSTER_COMMAND,
     // The redis image's own WORKDIR, said explicitly: the start script reads ./nodes.conf.
     workingDir: DATA_MOUNT,
@@ -158,7 +175,13 @@ export interface ShardSetPlan {
 }
 
 /** minPods: the shard's floor (its master's ordinal + 1), kept even when spec.replicas asks for fewer. */
-export function desiredShardSet(ctx: RedisClusterContext, shard: number, observed: KubeObject | undefined, confHash: string, minPods = 0): ShardSetPlan {
+export function desiredShardSet(
+  ctx: RedisClusterContext,
+  shard: number,
+  observed: KubeObject | undefined,
+  confHash: string,
+  minPods = 0,
+): ShardSetPlan {
   const { spec } = ctx;
   const names = redisClusterChildNames(ctx.name);
   const setName = names.shardSet(shard);
@@ -191,7 +214,12 @@ export function desiredShardSet(ctx: RedisClusterContext, shard: number, observe
     podSpec,
   });
   return {
-    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: redisClusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard), spec: stsSpec },
+    object: {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: redisClusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard),
+      spec: stsSpec,
+    },
     conflicts,
   };
 }

@@ -5,8 +5,19 @@
 // lastTransitionTime is carried over while a condition's status is unchanged, else taken from an
 // observed time, else absent); never observedGeneration; a slot counts as covered only when a
 // master that Kubernetes calls Ready and the cluster does not flag as failed says it serves it.
-import { CLUSTER_SLOTS, type RedisClusterSpec, type RedisClusterStatus, type ShardStatus } from '../../api/rediscluster-schema.ts';
-import { redisClusterPodSelectorLabels, formatSlotRanges, rangesOf, readReshardRecord, slotCount } from '../../api/rediscluster-names.ts';
+import {
+  CLUSTER_SLOTS,
+  type RedisClusterSpec,
+  type RedisClusterStatus,
+  type ShardStatus,
+} from '../../api/rediscluster-schema.ts';
+import {
+  redisClusterPodSelectorLabels,
+  formatSlotRanges,
+  rangesOf,
+  readReshardRecord,
+  slotCount,
+} from '../../api/rediscluster-names.ts';
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
@@ -28,7 +39,8 @@ export const REDIS_CLUSTER_CONDITION_TYPES = [
   'Autoscaling',
 ] as const;
 
-export type RedisClusterSpecState = { valid: true; spec: RedisClusterSpec; plan: ShardPlan; conflicts: string[] } | { valid: false; message: string };
+export type RedisClusterSpecState =
+  { valid: true; spec: RedisClusterSpec; plan: ShardPlan; conflicts: string[] } | { valid: false; message: string };
 
 export interface RedisClusterStatusInput {
   name: string;
@@ -62,10 +74,18 @@ function masterOf(pods: readonly RedisClusterPodView[]): RedisClusterPodView | u
   return pods.filter(isMaster).sort((a, b) => rank(a) - rank(b) || compare(a.name, b.name))[0];
 }
 
-function shardView(index: number, views: readonly RedisClusterPodView[], desired: number | undefined, replicasWanted: number | undefined): ShardView {
+function shardView(
+  index: number,
+  views: readonly RedisClusterPodView[],
+  desired: number | undefined,
+  replicasWanted: number | undefined,
+): ShardView {
   const pods = views.filter((v) => v.shard === index);
   const master = masterOf(pods);
-  const linked = master === undefined ? [] : pods.filter((p) => p.record?.role === 'replica' && p.record.linkUp && p.record.masterId === master.record!.id);
+  const linked =
+    master === undefined
+      ? []
+      : pods.filter((p) => p.record?.role === 'replica' && p.record.linkUp && p.record.masterId === master.record!.id);
   const slots = master?.record?.slots ?? [];
   const masterReady = master !== undefined && serving(master);
   const readyReplicas = linked.filter(serving).length;
@@ -89,17 +109,25 @@ function shardView(index: number, views: readonly RedisClusterPodView[], desired
   };
 }
 
-const verdict = (ok: boolean, reason: string, message: string, since?: string): Verdict => ({ status: ok ? 'True' : 'False', reason, message, since });
+const verdict = (ok: boolean, reason: string, message: string, since?: string): Verdict => ({
+  status: ok ? 'True' : 'False',
+  reason,
+  message,
+  since,
+});
 
 export function computeRedisClusterStatus(input: RedisClusterStatusInput): RedisClusterStatus {
   const { views } = input;
   const valid = input.spec.valid ? input.spec : undefined;
   const desired = valid?.spec.master.replicas;
-  const indices = [...new Set([...input.sets.keys(), ...Array.from({ length: desired ?? 0 }, (_, i) => i)])].sort((a, b) => a - b);
+  const indices = [...new Set([...input.sets.keys(), ...Array.from({ length: desired ?? 0 }, (_, i) => i)])].sort(
+    (a, b) => a - b,
+  );
   const shards = indices.map((i) => shardView(i, views, desired, valid?.spec.replicas));
 
   const covered = new Uint8Array(CLUSTER_SLOTS);
-  for (const p of views.filter((v) => isMaster(v) && serving(v))) for (const [a, b] of p.record!.slots) covered.fill(1, a, b + 1);
+  for (const p of views.filter((v) => isMaster(v) && serving(v)))
+    for (const [a, b] of p.record!.slots) covered.fill(1, a, b + 1);
   const slotsCovered = covered.reduce((n, c) => n + c, 0);
   const uncovered = rangesOf(Array.from(covered.keys()).filter((s) => covered[s] === 0));
   const readyMasters = shards.filter((s) => s.masterReady).length;
@@ -119,7 +147,9 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
           'SlotsUncovered',
           `${slotsCovered} of ${CLUSTER_SLOTS} slots are served by a ready master; not served: ${formatSlotRanges(uncovered.slice(0, 8))}${uncovered.length > 8 ? ', ...' : ''}`,
         );
-  const unhealthy = shards.filter((s) => s.status.health === 'NoMaster' || (s.status.health === 'Degraded' && desired !== undefined));
+  const unhealthy = shards.filter(
+    (s) => s.status.health === 'NoMaster' || (s.status.health === 'Degraded' && desired !== undefined),
+  );
   const shardsVerdict =
     shards.length === 0
       ? verdict(false, 'NoShards', 'no shard StatefulSet exists yet')
@@ -139,16 +169,23 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
 
   let specValid: Verdict;
   if (!input.spec.valid) specValid = verdict(false, 'InvalidSpec', input.spec.message);
-  else if (input.spec.conflicts.length > 0) specValid = verdict(false, 'ImmutableFieldChanged', input.spec.conflicts.join('; '));
-  else if (input.spec.plan.refusal !== undefined) specValid = verdict(false, 'InsufficientCapacity', input.spec.plan.refusal.reason);
+  else if (input.spec.conflicts.length > 0)
+    specValid = verdict(false, 'ImmutableFieldChanged', input.spec.conflicts.join('; '));
+  else if (input.spec.plan.refusal !== undefined)
+    specValid = verdict(false, 'InsufficientCapacity', input.spec.plan.refusal.reason);
   else specValid = verdict(true, 'Valid', 'spec is valid');
 
   let ready: Verdict;
   if (!input.spec.valid) ready = verdict(false, 'InvalidSpec', input.spec.message);
   else if (input.deleting !== undefined) ready = verdict(false, 'Deleting', input.deleting);
-  else if (readyMasters === 0 && input.secretProblem !== undefined) ready = verdict(false, input.secretProblem.reason, input.secretProblem.message);
+  else if (readyMasters === 0 && input.secretProblem !== undefined)
+    ready = verdict(false, input.secretProblem.reason, input.secretProblem.message);
   else if (slotsCovered === 0 && views.every((v) => (v.record?.slots.length ?? 0) === 0))
-    ready = verdict(false, 'NotFormed', `the cluster is not formed yet: no slot is assigned (${views.length} pods, ${readyMasters} ready masters)`);
+    ready = verdict(
+      false,
+      'NotFormed',
+      `the cluster is not formed yet: no slot is assigned (${views.length} pods, ${readyMasters} ready masters)`,
+    );
   else if (slotsCovered < CLUSTER_SLOTS) ready = slotsVerdict;
   else if (shardsVerdict.status !== 'True') ready = shardsVerdict;
   else
@@ -162,25 +199,40 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
   const slotsByShard = new Map(shards.map((s) => [s.status.index, s.status.slotCount]));
   /** Shards whose master serves slots: what memory use is measured over. */
   const holding = shards.filter((s) => s.status.slotCount > 0).length;
-  const unknown = (what: string): Verdict => ({ status: 'Unknown', reason: 'InvalidSpec', message: `${what} is not known while the spec is invalid` });
+  const unknown = (what: string): Verdict => ({
+    status: 'Unknown',
+    reason: 'InvalidSpec',
+    message: `${what} is not known while the spec is invalid`,
+  });
   const verdicts: Record<(typeof REDIS_CLUSTER_CONDITION_TYPES)[number], Verdict> = {
     Ready: ready,
     SlotsCovered: slotsVerdict,
     ShardsReady: shardsVerdict,
-    Resharded: valid ? reshardVerdict(record, input.reshard, valid.plan, valid.spec.master.replicas, slotsByShard) : unknown('the reshard state'),
+    Resharded: valid
+      ? reshardVerdict(record, input.reshard, valid.plan, valid.spec.master.replicas, slotsByShard)
+      : unknown('the reshard state'),
     SpecValid: specValid,
     Updated: valid ? updatedVerdict(input.sets, views) : unknown('the rollout state'),
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
   };
-  const judged: Array<Verdict & { type: string }> = REDIS_CLUSTER_CONDITION_TYPES.map((type) => ({ type, ...verdicts[type] }));
+  const judged: Array<Verdict & { type: string }> = REDIS_CLUSTER_CONDITION_TYPES.map((type) => ({
+    type,
+    ...verdicts[type],
+  }));
   if (input.secretsCondition !== undefined) judged.push({ type: SECRETS_CONDITION, ...input.secretsCondition });
   if (input.backup?.condition !== undefined) judged.push({ type: 'BackupHealthy', ...input.backup.condition });
   const previous = previousConditions(input.previous);
   const conditions: Condition[] = judged.map((v) => {
     const before = previous.get(v.type);
     const since = before !== undefined && before.status === v.status ? (before.lastTransitionTime ?? v.since) : v.since;
-    return { type: v.type, status: v.status, reason: v.reason, message: v.message, ...(since !== undefined ? { lastTransitionTime: since } : {}) };
+    return {
+      type: v.type,
+      status: v.status,
+      reason: v.reason,
+      message: v.message,
+      ...(since !== undefined ? { lastTransitionTime: since } : {}),
+    };
   });
 
   const memory = valid?.plan.memory;
@@ -189,7 +241,13 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
       ? Math.round((memory.usedBytes / (holding * memory.maxmemoryPerShard)) * 100)
       : undefined;
   return {
-    phase: !input.spec.valid ? 'Failed' : record?.state === 'Running' ? 'Resharding' : slotsCovered === CLUSTER_SLOTS ? 'Running' : 'Pending',
+    phase: !input.spec.valid
+      ? 'Failed'
+      : record?.state === 'Running'
+        ? 'Resharding'
+        : slotsCovered === CLUSTER_SLOTS
+          ? 'Running'
+          : 'Pending',
     shards: input.sets.size,
     readyMasters,
     readyReplicas,
@@ -197,7 +255,9 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
     summary: {
       // Without a valid spec the shards wanted are not known: the shards that exist stand in, and replicas go unsaid.
       masters: `${readyMasters}/${desired ?? input.sets.size}`,
-      ...(valid !== undefined ? { replicas: `${readyReplicas}/${valid.spec.master.replicas * valid.spec.replicas}` } : {}),
+      ...(valid !== undefined
+        ? { replicas: `${readyReplicas}/${valid.spec.master.replicas * valid.spec.replicas}` }
+        : {}),
     },
     shardStatus: shards.map((s) => s.status),
     ...(input.reshard !== undefined ? { resharding: input.reshard } : {}),

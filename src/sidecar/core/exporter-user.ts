@@ -14,7 +14,11 @@ export interface ExporterUserOptions {
   /** The exporter Secret's password, once read. */
   password(): string | undefined;
   /** ACL SETUSER `user` `args` on the node at `ip`. */
-  setUser(ip: string, user: string, args: readonly string[]): Promise<{ ok: true } | { ok: false; error: RedisFailure }>;
+  setUser(
+    ip: string,
+    user: string,
+    args: readonly string[],
+  ): Promise<{ ok: true } | { ok: false; error: RedisFailure }>;
 }
 
 export class ExporterUser {

@@ -88,7 +88,10 @@ export class SecretReporter {
     await Promise.all(
       needs.map(async (n) => {
         const s = await this.#o.getSecret!(ref.namespace, n.name);
-        fetched.set(n.name, s === null ? null : { resourceVersion: s.metadata?.resourceVersion ?? '', data: s.data ?? {} });
+        fetched.set(
+          n.name,
+          s === null ? null : { resourceVersion: s.metadata?.resourceVersion ?? '', data: s.data ?? {} },
+        );
       }),
     );
     const value = reportToWrite(needs, fetched, this.#current);

@@ -18,7 +18,10 @@ export interface ClusterMetrics {
   forget(namespace: string, rediscluster: string): void;
 }
 
-export function createClusterMetrics(registry: Registry, shared?: { failovers: Counter<'namespace' | 'redis'> }): ClusterMetrics {
+export function createClusterMetrics(
+  registry: Registry,
+  shared?: { failovers: Counter<'namespace' | 'redis'> },
+): ClusterMetrics {
   const registers = [registry];
   const labelNames = ['namespace', 'rediscluster'] as const;
   const slotsCovered = new Gauge({

@@ -20,7 +20,10 @@ export function designSpec(): Json {
   };
 }
 
-export function redis(spec: unknown = designSpec(), extra: { name?: string; status?: unknown; metadata?: Json } = {}): Json {
+export function redis(
+  spec: unknown = designSpec(),
+  extra: { name?: string; status?: unknown; metadata?: Json } = {},
+): Json {
   return {
     apiVersion: 'redis.example.com/v1',
     kind: 'Redis',
@@ -33,7 +36,11 @@ export function redis(spec: unknown = designSpec(), extra: { name?: string; stat
 export type KeyShape = 'v1' | 'v2';
 
 /** A children/related map as Metacontroller builds it. */
-export function objectMap(objects: readonly KubeObject[], shape: KeyShape = 'v2', emptyGroups: string[] = []): ObjectMap {
+export function objectMap(
+  objects: readonly KubeObject[],
+  shape: KeyShape = 'v2',
+  emptyGroups: string[] = [],
+): ObjectMap {
   const map: ObjectMap = {};
   for (const g of emptyGroups) map[g] = {};
   for (const o of objects) {
@@ -78,7 +85,13 @@ export function pod(o: PodOptions): KubeObject {
     status: {
       phase: o.phase ?? 'Running',
       ...(o.ip !== undefined ? { podIP: o.ip } : {}),
-      conditions: [{ type: 'Ready', status: o.ready === false ? 'False' : 'True', lastTransitionTime: o.readySince ?? '2025-01-15T10:00:31Z' }],
+      conditions: [
+        {
+          type: 'Ready',
+          status: o.ready === false ? 'False' : 'True',
+          lastTransitionTime: o.readySince ?? '2025-01-15T10:00:31Z',
+        },
+      ],
     },
   };
 }
@@ -119,7 +132,8 @@ export function desiredFor(spec: unknown = designSpec(), name?: string): KubeObj
 /** Paths of the empty lists in a value (the API server stores none of them). */
 export function emptyLists(value: unknown, at = ''): string[] {
   if (Array.isArray(value)) return value.length === 0 ? [at] : value.flatMap((v, i) => emptyLists(v, `${at}[${i}]`));
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => emptyLists(v, `${at}.${k}`));
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => emptyLists(v, `${at}.${k}`));
   return [];
 }
 
@@ -137,7 +151,8 @@ export function fixtureRequest(mutate?: (body: Json) => void): HookRequest {
 
 export function find(children: readonly KubeObject[], kind: string, name: string): KubeObject {
   const found = children.find((c) => c.kind === kind && c.metadata.name === name);
-  if (found === undefined) throw new Error(`no ${kind} ${name} among ${children.map((c) => `${c.kind}/${c.metadata.name}`).join(', ')}`);
+  if (found === undefined)
+    throw new Error(`no ${kind} ${name} among ${children.map((c) => `${c.kind}/${c.metadata.name}`).join(', ')}`);
   return found;
 }
 

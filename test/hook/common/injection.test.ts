@@ -31,8 +31,16 @@ const EXPORTER_PASSWORD = `${LEFT}-exporter-${RIGHT}`;
 let host = 0;
 const nextIp = () => `127.0.233.${++host}`;
 
-/** The hook's answer for `spec`: a Redis through the fixture request (an auth Secret holding `password` sent along), a RedisCluster fresh. */
-function hook(kind: Kind, spec: Json, password = 'fixture', name?: string): { children: KubeObject[]; status: Json; reply: string } {
+/**
+ * The hook's answer for `spec`: a Redis through the fixture request (an auth Secret holding `password` sent along), a
+ * RedisCluster fresh.
+ */
+function hook(
+  kind: Kind,
+  spec: Json,
+  password = 'fixture',
+  name?: string,
+): { children: KubeObject[]; status: Json; reply: string } {
   if (kind === 'RedisCluster') {
     const answer = redisClusterSync({ parent: redisCluster(spec, name !== undefined ? { name } : {}) });
     return { children: answer.children, status: answer.status as Json, reply: JSON.stringify(answer) };
@@ -63,7 +71,10 @@ const base = (kind: Kind): Json => (kind === 'Redis' ? designSpec() : articleSpe
 function assertRefused(kind: Kind, answer: ReturnType<typeof hook>, field: string): void {
   const valid = condition(answer.status, 'SpecValid');
   assert.equal(valid?.['reason'], 'InvalidSpec');
-  assert.ok(String(valid?.['message']).includes(`${field}: `), `names ${field}: ${String(valid?.['message']).slice(0, 300)}`);
+  assert.ok(
+    String(valid?.['message']).includes(`${field}: `),
+    `names ${field}: ${String(valid?.['message']).slice(0, 300)}`,
+  );
   if (kind === 'Redis') {
     // The existing mechanism: the observed children come back as last applied, start script included.
     const observed = Object.values(fixtureRequest().children['StatefulSet.apps/v1'] ?? {});
@@ -90,27 +101,45 @@ async function judge(kind: Kind, spec: Json, field: string, name?: string): Prom
 
 function redisCommand(children: readonly KubeObject[]): unknown {
   const set = children.find((c) => c.kind === 'StatefulSet' && c.metadata.name === 'my-redis-master');
-  return (get(set, 'spec', 'template', 'spec', 'containers') as Json[] | undefined)?.find((c) => c['name'] === 'redis')?.['command'];
+  return (get(set, 'spec', 'template', 'spec', 'containers') as Json[] | undefined)?.find(
+    (c) => c['name'] === 'redis',
+  )?.['command'];
 }
 
 /** What every started pod must show: no secret anywhere it printed. */
 function assertNoSecret(where: string, text: string, password: string): void {
-  for (const marker of [LEFT, RIGHT, OPERATOR_PASSWORD]) assert.ok(!text.includes(marker), `${where} shows part of a password`);
+  for (const marker of [LEFT, RIGHT, OPERATOR_PASSWORD])
+    assert.ok(!text.includes(marker), `${where} shows part of a password`);
   if (password.length >= 4) assert.ok(!text.includes(password), `${where} shows the password`);
 }
 
-async function assertAuthOn(pod: Pod, password: string, expectedUsers = ['default', 'redis-exporter', 'redis-operator']): Promise<void> {
+async function assertAuthOn(
+  pod: Pod,
+  password: string,
+  expectedUsers = ['default', 'redis-exporter', 'redis-operator'],
+): Promise<void> {
   assert.match(await redisCli(pod.ip, undefined, 'ping'), /NOAUTH/, 'no command without AUTH');
-  assert.match(await redisCli(pod.ip, undefined, 'auth', 'default', ''), /WRONGPASS/, '`default` refuses an empty password');
-  assert.match(await redisCli(pod.ip, undefined, 'auth', 'default', `${password}x`), /WRONGPASS/, '`default` refuses a wrong password');
+  assert.match(
+    await redisCli(pod.ip, undefined, 'auth', 'default', ''),
+    /WRONGPASS/,
+    '`default` refuses an empty password',
+  );
+  assert.match(
+    await redisCli(pod.ip, undefined, 'auth', 'default', `${password}x`),
+    /WRONGPASS/,
+    '`default` refuses a wrong password',
+  );
   assert.match(await redisCli(pod.ip, password, 'ping'), /PONG/, 'the right password works');
-  const users = (await redisCli(pod.ip, OPERATOR_PASSWORD, '--user', 'redis-operator', 'acl', 'list')).trim().split('\n');
+  const users = (await redisCli(pod.ip, OPERATOR_PASSWORD, '--user', 'redis-operator', 'acl', 'list'))
+    .trim()
+    .split('\n');
   assert.deepEqual(
     users.map((u) => u.split(' ')[1]),
     expectedUsers,
     'only the users the start script (and the sidecar) make',
   );
-  for (const u of users) assert.ok(!/\bnopass\b/.test(u) && /#[0-9a-f]{64}/.test(u), `a user without a password: ${u.split(' ')[1]}`);
+  for (const u of users)
+    assert.ok(!/\bnopass\b/.test(u) && /#[0-9a-f]{64}/.test(u), `a user without a password: ${u.split(' ')[1]}`);
 }
 
 /** Runs `spec` of `kind` with `password` to its end; returns how it ended. */
@@ -119,7 +148,11 @@ async function runThrough(kind: Kind, spec: Json, password: string, name?: strin
   assertNoSecret("the hook's reply", answer.reply, password);
   assertNoSecret("the hook's reply", answer.reply, Buffer.from(password).toString('base64'));
   assert.ok(!refused(answer), JSON.stringify(condition(answer.status, 'SpecValid')));
-  const pod = await startPod(answer.children, nextIp(), { REDIS_PASSWORD: password, OPERATOR_PASSWORD, EXPORTER_PASSWORD });
+  const pod = await startPod(answer.children, nextIp(), {
+    REDIS_PASSWORD: password,
+    OPERATOR_PASSWORD,
+    EXPORTER_PASSWORD,
+  });
   try {
     if (pod.outcome === 'serving') await assertAuthOn(pod, password);
   } finally {
@@ -143,7 +176,11 @@ const HOSTILE_CONFIG: Array<[string, Record<string, string>, string]> = [
   ['a new line with a user', { hz: '10\nuser default on nopass' }, 'spec.config.hz'],
   ['a NUL that glues the password line on', { hz: '10\u0000' }, 'spec.config.hz'],
   ['a carriage return', { hz: '10\ruser default on nopass' }, 'spec.config.hz'],
-  ['a quote that opens an argument', { 'maxmemory-policy': 'noeviction" user x on nopass "' }, 'spec.config.maxmemory-policy'],
+  [
+    'a quote that opens an argument',
+    { 'maxmemory-policy': 'noeviction" user x on nopass "' },
+    'spec.config.maxmemory-policy',
+  ],
   ['an escape in quotes', { 'notify-keyspace-events': '"\\x0auser"' }, 'spec.config.notify-keyspace-events'],
   ['a key with a new line', { 'hz\nuser default on nopass': '10' }, 'spec.config.hz<U+000A>user default on nopass'],
   ['an upper-case key', { 'MAXMEMORY-POLICY': 'allkeys-lru' }, 'spec.config.MAXMEMORY-POLICY'],
@@ -168,14 +205,18 @@ const HOSTILE_USERS: Array<[string, Json, string]> = [
 
 test('hostile spec.config keys and values: refused naming the field (or else Redis must keep authentication on), for a Redis and a RedisCluster', async (t) => {
   for (const kind of KINDS)
-    for (const [name, config, field] of HOSTILE_CONFIG) await t.test(`${kind}: ${name}`, () => judge(kind, { ...base(kind), config }, field));
+    for (const [name, config, field] of HOSTILE_CONFIG)
+      await t.test(`${kind}: ${name}`, () => judge(kind, { ...base(kind), config }, field));
 });
 
 test('hostile images, Secret references and users: refused naming the field (or else Redis must keep authentication on)', async (t) => {
   for (const kind of KINDS)
-    for (const [name, fields, field] of HOSTILE_FIELDS) await t.test(`${kind}: ${name}`, () => judge(kind, { ...base(kind), ...fields }, field));
+    for (const [name, fields, field] of HOSTILE_FIELDS)
+      await t.test(`${kind}: ${name}`, () => judge(kind, { ...base(kind), ...fields }, field));
   for (const [name, user, field] of HOSTILE_USERS)
-    await t.test(`Redis: ${name}`, () => judge('Redis', { ...designSpec(), users: [{ ...user, passwordSecret: { name: 'app-secret' } }] }, field));
+    await t.test(`Redis: ${name}`, () =>
+      judge('Redis', { ...designSpec(), users: [{ ...user, passwordSecret: { name: 'app-secret' } }] }, field),
+    );
 });
 
 // The API server admits DNS subdomains only, but the hook answers whatever it is asked.
@@ -187,7 +228,9 @@ const HOSTILE_NAMES: Array<[string, string]> = [
 ];
 
 test('hostile names: refused naming metadata.name (or else Redis must keep authentication on)', async (t) => {
-  for (const kind of KINDS) for (const [label, name] of HOSTILE_NAMES) await t.test(`${kind}: ${label}`, () => judge(kind, base(kind), 'metadata.name', name));
+  for (const kind of KINDS)
+    for (const [label, name] of HOSTILE_NAMES)
+      await t.test(`${kind}: ${label}`, () => judge(kind, base(kind), 'metadata.name', name));
 });
 
 test('accepted config: Redis starts from the generated ConfigMap and script with authentication on, nothing secret printed', async (t) => {
@@ -202,14 +245,21 @@ test('accepted config: Redis starts from the generated ConfigMap and script with
   for (const kind of KINDS) {
     await t.test(kind, async () => {
       const extra = kind === 'RedisCluster' ? { 'cluster-allow-reads-when-down': 'yes' } : {};
-      assert.equal(await runThrough(kind, { ...base(kind), config: { ...config, ...extra } }, `${LEFT}-config-${RIGHT}`), 'serving');
+      assert.equal(
+        await runThrough(kind, { ...base(kind), config: { ...config, ...extra } }, `${LEFT}-config-${RIGHT}`),
+        'serving',
+      );
     });
   }
 });
 
 test('a value Redis itself refuses: the container stops before serving, and Redis prints no secret', async () => {
   assert.equal(
-    await runThrough('Redis', { ...designSpec(), config: { hz: 'fast', 'maxmemory-policy': 'noeviction' } }, `${LEFT}-bad-value-${RIGHT}`),
+    await runThrough(
+      'Redis',
+      { ...designSpec(), config: { hz: 'fast', 'maxmemory-policy': 'noeviction' } },
+      `${LEFT}-bad-value-${RIGHT}`,
+    ),
     'exited',
   );
 });
@@ -217,9 +267,17 @@ test('a value Redis itself refuses: the container stops before serving, and Redi
 test("an accepted user's rules, applied as the sidecar applies them, leave no way in without its password", async () => {
   const password = `${LEFT}-users-${RIGHT}`;
   const rules = 'allkeys allchannels +@all resetkeys ~app:* %R~other:*';
-  const answer = hook('Redis', { ...designSpec(), users: [{ name: 'app', rules, passwordSecret: { name: 'app-secret' } }] }, password);
+  const answer = hook(
+    'Redis',
+    { ...designSpec(), users: [{ name: 'app', rules, passwordSecret: { name: 'app-secret' } }] },
+    password,
+  );
   assert.notEqual(condition(answer.status, 'SpecValid')?.['status'], 'False');
-  const pod = await startPod(answer.children, nextIp(), { REDIS_PASSWORD: password, OPERATOR_PASSWORD, EXPORTER_PASSWORD });
+  const pod = await startPod(answer.children, nextIp(), {
+    REDIS_PASSWORD: password,
+    OPERATOR_PASSWORD,
+    EXPORTER_PASSWORD,
+  });
   try {
     assert.equal(pod.outcome, 'serving');
     const appPassword = `${LEFT}-app-${RIGHT}`;
@@ -281,7 +339,9 @@ test('passwords: a writable one works as written; any other stops the container 
         const output = await pod.stop();
         assert.equal(pod.outcome, 'exited');
         assert.equal(pod.exitCode, UNWRITABLE_PASSWORD_EXIT);
-        const source = ((podParts(answer.children).container['env'] as Json[]).find((e) => e['name'] === `${env}_SOURCE`) ?? {})['value'];
+        const source = ((podParts(answer.children).container['env'] as Json[]).find(
+          (e) => e['name'] === `${env}_SOURCE`,
+        ) ?? {})['value'];
         assert.match(String(source), /^Secret [a-z0-9-]+, key password$/);
         assert.ok(output.includes(`${env} (from ${String(source)}) cannot be given to Redis`), output);
         assertNoSecret('the script', output, secrets.REDIS_PASSWORD);
@@ -292,7 +352,9 @@ test('passwords: a writable one works as written; any other stops the container 
 
 test('any password (fast-check): served with exactly that password iff writable, never printed', async () => {
   // An environment string ends at a NUL, so no pod can be given one: left out.
-  const core = fc.oneof(fc.string({ unit: 'binary-ascii', maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 6 })).filter((s) => !s.includes('\u0000'));
+  const core = fc
+    .oneof(fc.string({ unit: 'binary-ascii', maxLength: 8 }), fc.string({ unit: 'binary', maxLength: 6 }))
+    .filter((s) => !s.includes('\u0000'));
   await fc.assert(
     fc.asyncProperty(core, fc.constantFrom(...KINDS), async (c, kind) => {
       const password = `${LEFT}${c}${RIGHT}`;

@@ -33,7 +33,8 @@ export function podParts(children: readonly KubeObject[]): { conf: string; conta
   const set = children.find((c) => c.kind === 'StatefulSet');
   const containers = get(set, 'spec', 'template', 'spec', 'containers') as Json[] | undefined;
   const container = containers?.find((c) => c['name'] === 'redis');
-  if (!configMap || !container) throw new Error(`no ConfigMap with ${CONFIG_KEY} or no redis container among the children`);
+  if (!configMap || !container)
+    throw new Error(`no ConfigMap with ${CONFIG_KEY} or no redis container among the children`);
   return { conf: get(configMap, 'data', CONFIG_KEY) as string, container };
 }
 
@@ -59,12 +60,19 @@ function podEnv(container: Json, ip: string, secrets: Secrets): Record<string, s
 /** redis-cli against the pod, with `password` (REDISCLI_AUTH) or none. */
 export function redisCli(ip: string, password: string | undefined, ...args: string[]): Promise<string> {
   return new Promise((resolve) => {
-    const env = { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...(password !== undefined ? { REDISCLI_AUTH: password } : {}) };
-    execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { env, timeout: 5000 }, (_e, stdout, stderr) => resolve(`${stdout}${stderr}`));
+    const env = {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      ...(password !== undefined ? { REDISCLI_AUTH: password } : {}),
+    };
+    execFile('redis-cli', ['-h', ip, '-p', '6379', ...args], { env, timeout: 5000 }, (_e, stdout, stderr) =>
+      resolve(`${stdout}${stderr}`),
+    );
   });
 }
 
-/** Starts the container with `secrets`; resolves once redis-server serves the operator's user, or the container exited. */
+/**
+ * Starts the container with `secrets`; resolves once redis-server serves the operator's user, or the container exited.
+ */
 export async function startPod(children: readonly KubeObject[], ip: string, secrets: Secrets): Promise<Pod> {
   const { conf, container } = podParts(children);
   const dir = mkdtempSync(join(tmpdir(), 'redis-pod-'));

@@ -33,7 +33,14 @@ const redisContainer = (set: KubeObject, ...path: string[]) => get(pod(set, 'con
 
 test('both kinds run their pods with the same security contexts and scheduling fields', () => {
   const { redis, shard } = pods();
-  for (const field of ['securityContext', 'nodeSelector', 'tolerations', 'priorityClassName', 'imagePullSecrets', 'automountServiceAccountToken']) {
+  for (const field of [
+    'securityContext',
+    'nodeSelector',
+    'tolerations',
+    'priorityClassName',
+    'imagePullSecrets',
+    'automountServiceAccountToken',
+  ]) {
     assert.deepEqual(pod(shard, field), pod(redis, field), field);
   }
   assert.deepEqual(redisContainer(shard, 'securityContext'), redisContainer(redis, 'securityContext'));

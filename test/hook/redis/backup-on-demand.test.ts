@@ -10,10 +10,23 @@ import { validateRedisClusterSpec } from '../../../src/api/rediscluster-validate
 import { validateSpec } from '../../../src/api/validate.ts';
 import { parseHookRequest, sync, syncRedisBackup, type KubeObject } from '../../../src/hook/index.ts';
 import { redisRuleGroups } from '../../../src/hook/redis/monitoring/rules.ts';
-import { condition, designSpec, get, healthyPods, NS, objectMap, redis, request, type Json } from '../common/helpers.ts';
+import {
+  condition,
+  designSpec,
+  get,
+  healthyPods,
+  NS,
+  objectMap,
+  redis,
+  request,
+  type Json,
+} from '../common/helpers.ts';
 
 const STORAGE = { s3: { bucket: 'redis-backups', region: 'us-east-1', prefix: '' } };
-const onDemand = (extra: Json = {}): Json => ({ ...designSpec(), backup: { storage: STORAGE, retentionCount: 5, ...extra } });
+const onDemand = (extra: Json = {}): Json => ({
+  ...designSpec(),
+  backup: { storage: STORAGE, retentionCount: 5, ...extra },
+});
 
 test('storage alone is a valid spec.backup: no CronJob, the rest of the Redis as usual', () => {
   const verdict = validateSpec('my-redis', onDemand());
@@ -40,14 +53,21 @@ test('a schedule removed: its CronJob goes (it is not returned)', () => {
 test("a RedisBackup of it runs, with the spec's retention", () => {
   const parsed = parseHookRequest({
     controller: { kind: 'CompositeController' },
-    parent: { apiVersion: 'redis.example.com/v1', kind: 'RedisBackup', metadata: { name: 'b1', namespace: NS, uid: 'u' }, spec: { redis: 'my-redis' } },
+    parent: {
+      apiVersion: 'redis.example.com/v1',
+      kind: 'RedisBackup',
+      metadata: { name: 'b1', namespace: NS, uid: 'u' },
+      spec: { redis: 'my-redis' },
+    },
     children: {},
     related: objectMap([redis(onDemand(), { status: { phase: 'Running' } }) as unknown as KubeObject]),
   });
   assert.ok(parsed.ok);
   const r = syncRedisBackup(parsed.request);
   assert.equal(r.status.reason, 'JobCreated', r.status.message);
-  const env = (get(r.children[0], 'spec', 'template', 'spec', 'containers', 0, 'env') as Array<{ name: string; value?: string }>).map((e) => [e.name, e.value]);
+  const env = (
+    get(r.children[0], 'spec', 'template', 'spec', 'containers', 0, 'env') as Array<{ name: string; value?: string }>
+  ).map((e) => [e.name, e.value]);
   assert.deepEqual(
     env.filter(([n]) => n === 'RETENTION_COUNT'),
     [['RETENTION_COUNT', '5']],
@@ -59,29 +79,52 @@ test('BackupHealthy without a schedule: from successes and failures only, never 
     apiVersion: 'batch/v1',
     kind: 'Job',
     metadata: { name, namespace: NS, labels: { ...backupSelectorLabels('my-redis'), [BACKUP_TRIGGER_LABEL]: name } },
-    status: { startTime: time, ...(type === 'Complete' ? { completionTime: time } : {}), conditions: [{ type, status: 'True', lastTransitionTime: time }] },
+    status: {
+      startTime: time,
+      ...(type === 'Complete' ? { completionTime: time } : {}),
+      conditions: [{ type, status: 'True', lastTransitionTime: time }],
+    },
   });
   const pod = (jobName: string, result: Json): KubeObject => ({
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `${jobName}-x`, namespace: NS, labels: { ...backupSelectorLabels('my-redis'), 'batch.kubernetes.io/job-name': jobName } },
-    status: { containerStatuses: [{ name: 'backup', state: { terminated: { exitCode: result['ok'] ? 0 : 2, message: JSON.stringify(result) } } }] },
+    metadata: {
+      name: `${jobName}-x`,
+      namespace: NS,
+      labels: { ...backupSelectorLabels('my-redis'), 'batch.kubernetes.io/job-name': jobName },
+    },
+    status: {
+      containerStatuses: [
+        { name: 'backup', state: { terminated: { exitCode: result['ok'] ? 0 : 2, message: JSON.stringify(result) } } },
+      ],
+    },
   });
   const health = (spec: Json, related: KubeObject[], previous?: Json) =>
-    condition(sync(request({ parent: redis(spec, previous ? { status: previous } : {}), related: [...healthyPods(), ...related] })).status, 'BackupHealthy');
+    condition(
+      sync(
+        request({ parent: redis(spec, previous ? { status: previous } : {}), related: [...healthyPods(), ...related] }),
+      ).status,
+      'BackupHealthy',
+    );
   await t.test('none yet: Unknown, saying there is no schedule', () => {
     const c = health(onDemand(), []);
     assert.equal(c?.['status'], 'Unknown');
     assert.match(String(c?.['message']), /no schedule: on-demand RedisBackups only/);
   });
   const location = 's3://redis-backups/redis~default~my-redis/20250101T000000Z-42.rdb';
-  await t.test('a success long ago, then a newer failed run elsewhere in time: True until a failure, never BackupStale', () => {
-    const old = { backup: { lastSuccessful: { location, time: '2024-01-01T00:00:00Z' } } };
-    const later = [job('b2', 'Complete', '2025-06-01T00:00:00Z'), pod('b2', { ok: true, location, finishedAt: '2025-06-01T00:00:00Z' })];
-    assert.equal(health(onDemand(), later, old)?.['reason'], 'BackupSucceeded');
-    const failed = [job('b3', 'Failed', '2025-07-01T00:00:00Z'), pod('b3', { ok: false, error: 'no such bucket' })];
-    assert.equal(health(onDemand(), [...later, ...failed], old)?.['reason'], 'BackupFailed');
-  });
+  await t.test(
+    'a success long ago, then a newer failed run elsewhere in time: True until a failure, never BackupStale',
+    () => {
+      const old = { backup: { lastSuccessful: { location, time: '2024-01-01T00:00:00Z' } } };
+      const later = [
+        job('b2', 'Complete', '2025-06-01T00:00:00Z'),
+        pod('b2', { ok: true, location, finishedAt: '2025-06-01T00:00:00Z' }),
+      ];
+      assert.equal(health(onDemand(), later, old)?.['reason'], 'BackupSucceeded');
+      const failed = [job('b3', 'Failed', '2025-07-01T00:00:00Z'), pod('b3', { ok: false, error: 'no such bucket' })];
+      assert.equal(health(onDemand(), [...later, ...failed], old)?.['reason'], 'BackupFailed');
+    },
+  );
   await t.test('suspend means nothing without a schedule: not reported as Suspended', () => {
     assert.equal(health(onDemand({ suspend: true }), [])?.['reason'], 'NoBackupYet');
   });

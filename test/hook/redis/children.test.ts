@@ -8,11 +8,25 @@ import { CONTROLLER_UID_LABEL, ROLE_LABEL, podSelectorLabels } from '../../../sr
 import { CONFIG_HASH_ANNOTATION } from '../../../src/hook/common/pod-template.ts';
 import { sync, type KubeObject } from '../../../src/hook/index.ts';
 import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
-import { UID, designSpec, desiredFor, find, get, healthyPods, pod, redis, request, type Json } from '../common/helpers.ts';
+import {
+  UID,
+  designSpec,
+  desiredFor,
+  find,
+  get,
+  healthyPods,
+  pod,
+  redis,
+  request,
+  type Json,
+} from '../common/helpers.ts';
 
 const variants: Array<[string, Json]> = [
   ['the design', designSpec()],
-  ['no persistence, no replicas', { ...designSpec(), replicas: 0, persistence: { enableRdb: false, enableAof: false } }],
+  [
+    'no persistence, no replicas',
+    { ...designSpec(), replicas: 0, persistence: { enableRdb: false, enableAof: false } },
+  ],
   [
     'everything set',
     {
@@ -21,7 +35,14 @@ const variants: Array<[string, Json]> = [
       imagePullPolicy: 'IfNotPresent',
       imagePullSecrets: [{ name: 'regcred' }],
       replicas: 3,
-      persistence: { enableRdb: true, rdbSchedule: '@hourly', enableAof: false, size: '20Gi', storageClassName: 'fast', whenDeleted: 'Delete' },
+      persistence: {
+        enableRdb: true,
+        rdbSchedule: '@hourly',
+        enableAof: false,
+        size: '20Gi',
+        storageClassName: 'fast',
+        whenDeleted: 'Delete',
+      },
       resources: { limits: { memory: '1Gi' } },
       auth: { secretName: 'redis-pass', key: 'pw' },
       failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 10 },
@@ -30,7 +51,9 @@ const variants: Array<[string, Json]> = [
       tolerations: [{ key: 'dedicated', operator: 'Equal', value: 'redis', effect: 'NoSchedule' }],
       affinity: {
         nodeAffinity: {
-          requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }] },
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: 'disk', operator: 'In', values: ['ssd'] }] }],
+          },
         },
       },
       priorityClassName: 'high',
@@ -62,7 +85,8 @@ for (const [label, spec] of variants) {
       const labels = child.metadata.labels ?? {};
       assert.equal(labels[CONTROLLER_UID_LABEL], UID, child.metadata.name);
       assert.equal(child.metadata.namespace, 'default');
-      for (const key of ['name', 'instance', 'component', 'managed-by', 'part-of']) assert.ok(labels[`app.kubernetes.io/${key}`], key);
+      for (const key of ['name', 'instance', 'component', 'managed-by', 'part-of'])
+        assert.ok(labels[`app.kubernetes.io/${key}`], key);
       assert.equal(child.metadata.ownerReferences, undefined);
       assert.equal(JSON.stringify(child).includes('"ownerReferences"'), false);
     }
@@ -88,7 +112,10 @@ test('StatefulSets: sizes, headless service, parallel pods, retention policy, cl
     assert.equal(get(set, 'spec', 'serviceName'), 'my-redis-headless');
     assert.equal(get(set, 'spec', 'podManagementPolicy'), 'Parallel');
     assert.deepEqual(get(set, 'spec', 'updateStrategy'), { type: 'OnDelete' });
-    assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), { whenDeleted: 'Retain', whenScaled: 'Retain' });
+    assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), {
+      whenDeleted: 'Retain',
+      whenScaled: 'Retain',
+    });
     assert.equal(get(set, 'spec', 'volumeClaimTemplates', 0, 'spec', 'resources', 'requests', 'storage'), '10Gi');
     // PVCs carry the pod selector labels so customize can select them.
     const claimLabels = get(set, 'spec', 'volumeClaimTemplates', 0, 'metadata', 'labels') as Record<string, string>;
@@ -140,11 +167,26 @@ test('pods run non-root as the redis user with the restricted security profile',
 
 test('env, command and probes follow the shared contract; the password never appears in the ConfigMap', () => {
   const children = desiredFor();
-  const container = get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'template', 'spec', 'containers', 0) as Json;
+  const container = get(
+    find(children, 'StatefulSet', 'my-redis-replica'),
+    'spec',
+    'template',
+    'spec',
+    'containers',
+    0,
+  ) as Json;
   const env = container['env'] as Json[];
   assert.deepEqual(
     env.map((e) => e['name']),
-    ['POD_IP', 'POD_NAME', 'REDIS_PASSWORD', 'OPERATOR_PASSWORD', 'EXPORTER_PASSWORD', 'REDIS_PASSWORD_SOURCE', 'OPERATOR_PASSWORD_SOURCE'],
+    [
+      'POD_IP',
+      'POD_NAME',
+      'REDIS_PASSWORD',
+      'OPERATOR_PASSWORD',
+      'EXPORTER_PASSWORD',
+      'REDIS_PASSWORD_SOURCE',
+      'OPERATOR_PASSWORD_SOURCE',
+    ],
   );
   // Where each password came from, for the start script's refusal of one it cannot write: names only.
   assert.deepEqual(env.slice(5), [
@@ -154,32 +196,70 @@ test('env, command and probes follow the shared contract; the password never app
   assert.equal(get(env[0], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   assert.equal(get(env[1], 'valueFrom', 'fieldRef', 'fieldPath'), 'metadata.name');
   assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-auth', key: 'password' });
-  assert.deepEqual(get(env[3], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-operator', key: 'password' }, "the operator's own user");
-  assert.deepEqual(get(env[4], 'valueFrom', 'secretKeyRef'), { name: 'my-redis-exporter', key: 'password', optional: true }, "the exporter's own user");
+  assert.deepEqual(
+    get(env[3], 'valueFrom', 'secretKeyRef'),
+    { name: 'my-redis-operator', key: 'password' },
+    "the operator's own user",
+  );
+  assert.deepEqual(
+    get(env[4], 'valueFrom', 'secretKeyRef'),
+    { name: 'my-redis-exporter', key: 'password', optional: true },
+    "the exporter's own user",
+  );
   const command = (container['command'] as string[]).join(' ');
   assert.match(command, /exec redis-server \/etc\/redis\/redis\.conf - <<EOF/, 'config lines on stdin, after the file');
   assert.doesNotMatch(command, /--requirepass|--masterauth/, 'never a password option on the command line');
   const readiness = (get(container, 'readinessProbe', 'exec', 'command') as string[]).join(' ');
-  assert.match(readiness, /REDISCLI_AUTH="\$OPERATOR_PASSWORD" redis-cli --user redis-operator -h "\$POD_IP"/, 'probes never use the password clients rotate');
+  assert.match(
+    readiness,
+    /REDISCLI_AUTH="\$OPERATOR_PASSWORD" redis-cli --user redis-operator -h "\$POD_IP"/,
+    'probes never use the password clients rotate',
+  );
   assert.match(readiness, /role:master/);
   assert.match(readiness, /master_link_status:up/);
-  assert.ok((get(container, 'livenessProbe', 'failureThreshold') as number) * (get(container, 'livenessProbe', 'periodSeconds') as number) >= 60);
-  assert.ok((get(container, 'startupProbe', 'failureThreshold') as number) * (get(container, 'startupProbe', 'periodSeconds') as number) >= 300);
+  assert.ok(
+    (get(container, 'livenessProbe', 'failureThreshold') as number) *
+      (get(container, 'livenessProbe', 'periodSeconds') as number) >=
+      60,
+  );
+  assert.ok(
+    (get(container, 'startupProbe', 'failureThreshold') as number) *
+      (get(container, 'startupProbe', 'periodSeconds') as number) >=
+      300,
+  );
   assert.equal(JSON.stringify(find(children, 'ConfigMap', 'my-redis-config')).includes('requirepass'), false);
 });
 
 test('spec.auth names the Secret and key the pods read', () => {
   const children = desiredFor({ ...designSpec(), auth: { secretName: 'corp-redis', key: 'token' } });
-  const env = get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec', 'containers', 0, 'env') as Json[];
+  const env = get(
+    find(children, 'StatefulSet', 'my-redis-master'),
+    'spec',
+    'template',
+    'spec',
+    'containers',
+    0,
+    'env',
+  ) as Json[];
   assert.deepEqual(get(env[2], 'valueFrom', 'secretKeyRef'), { name: 'corp-redis', key: 'token' });
 });
 
 test('scheduling fields and annotations are copied from the spec; the default affinity spreads pods over nodes', () => {
   const defaults = get(find(desiredFor(), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec') as Json;
-  assert.deepEqual(get(defaults, 'affinity', 'podAntiAffinity', 'preferredDuringSchedulingIgnoredDuringExecution', 0, 'podAffinityTerm'), {
-    labelSelector: { matchLabels: podSelectorLabels('my-redis') },
-    topologyKey: 'kubernetes.io/hostname',
-  });
+  assert.deepEqual(
+    get(
+      defaults,
+      'affinity',
+      'podAntiAffinity',
+      'preferredDuringSchedulingIgnoredDuringExecution',
+      0,
+      'podAffinityTerm',
+    ),
+    {
+      labelSelector: { matchLabels: podSelectorLabels('my-redis') },
+      topologyKey: 'kubernetes.io/hostname',
+    },
+  );
   const spec = (variants[2] as [string, Json])[1];
   const set = find(desiredFor(spec), 'StatefulSet', 'my-redis-replica');
   const pod = get(set, 'spec', 'template', 'spec') as Json;
@@ -193,12 +273,22 @@ test('scheduling fields and annotations are copied from the spec; the default af
   assert.deepEqual(get(pod, 'containers', 0, 'resources'), { limits: { memory: '1Gi' } });
   assert.equal(get(set, 'spec', 'template', 'metadata', 'annotations', 'prometheus.io/scrape'), 'true');
   assert.equal(get(set, 'spec', 'volumeClaimTemplates', 0, 'spec', 'storageClassName'), 'fast');
-  assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), { whenDeleted: 'Delete', whenScaled: 'Retain' });
+  assert.deepEqual(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy'), {
+    whenDeleted: 'Delete',
+    whenScaled: 'Retain',
+  });
 });
 
 test('the config hash annotation changes exactly when the static part of redis.conf changes', () => {
   const hashOf = (spec: Json) =>
-    get(find(desiredFor(spec), 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'metadata', 'annotations', CONFIG_HASH_ANNOTATION);
+    get(
+      find(desiredFor(spec), 'StatefulSet', 'my-redis-master'),
+      'spec',
+      'template',
+      'metadata',
+      'annotations',
+      CONFIG_HASH_ANNOTATION,
+    );
   const base = hashOf(designSpec());
   assert.match(String(base), /^[0-9a-f]{16}$/);
   assert.equal(hashOf(designSpec()), base);
@@ -206,7 +296,8 @@ test('the config hash annotation changes exactly when the static part of redis.c
   // Dynamic directives reach running nodes through the sidecar: the ConfigMap changes, the pods do not.
   const dynamic = { ...designSpec(), config: { 'maxmemory-policy': 'allkeys-lru', timeout: '60' } };
   assert.equal(hashOf(dynamic), base);
-  const file = (spec: Json) => String(get(find(desiredFor(spec), 'ConfigMap', 'my-redis-config'), 'data', 'redis.conf'));
+  const file = (spec: Json) =>
+    String(get(find(desiredFor(spec), 'ConfigMap', 'my-redis-config'), 'data', 'redis.conf'));
   assert.notEqual(file(dynamic), file(designSpec()));
   assert.match(file(dynamic), /\nmaxmemory-policy allkeys-lru\ntimeout 60\n/);
   assert.notEqual(hashOf({ ...designSpec(), resources: { limits: { memory: '1Gi' } } }), base);
@@ -221,10 +312,18 @@ test('Services: headless over all pods, master and replicas by the role label th
   assert.equal(get(headless, 'spec', 'clusterIP'), 'None');
   assert.equal(get(headless, 'spec', 'publishNotReadyAddresses'), true);
   assert.deepEqual(get(headless, 'spec', 'selector'), pods);
-  assert.deepEqual(get(find(children, 'Service', 'my-redis-master'), 'spec', 'selector'), { ...pods, [ROLE_LABEL]: 'master' });
-  assert.deepEqual(get(find(children, 'Service', 'my-redis-replicas'), 'spec', 'selector'), { ...pods, [ROLE_LABEL]: 'replica' });
+  assert.deepEqual(get(find(children, 'Service', 'my-redis-master'), 'spec', 'selector'), {
+    ...pods,
+    [ROLE_LABEL]: 'master',
+  });
+  assert.deepEqual(get(find(children, 'Service', 'my-redis-replicas'), 'spec', 'selector'), {
+    ...pods,
+    [ROLE_LABEL]: 'replica',
+  });
   for (const name of ['my-redis-headless', 'my-redis-master', 'my-redis-replicas']) {
-    assert.deepEqual(get(find(children, 'Service', name), 'spec', 'ports'), [{ name: 'redis', port: 6379, targetPort: 6379, protocol: 'TCP' }]);
+    assert.deepEqual(get(find(children, 'Service', name), 'spec', 'ports'), [
+      { name: 'redis', port: 6379, targetPort: 6379, protocol: 'TCP' },
+    ]);
   }
 });
 
@@ -279,11 +378,18 @@ test('scaling down never removes the pod that is master: the replica set is held
       pods: [pod({ name: 'my-redis-replica-4', role: 'master', ip: '10.0.0.9', instance: 'other' })],
       want: 1,
     },
-    { name: 'scale up is never held back', replicas: 3, pods: [pod({ name: 'my-redis-replica-0', role: 'master', ip: '10.0.0.2' })], want: 3 },
+    {
+      name: 'scale up is never held back',
+      replicas: 3,
+      pods: [pod({ name: 'my-redis-replica-0', role: 'master', ip: '10.0.0.2' })],
+      want: 3,
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
-      const children = sync(request({ parent: redis({ ...designSpec(), replicas: c.replicas }), related: c.pods })).children;
+      const children = sync(
+        request({ parent: redis({ ...designSpec(), replicas: c.replicas }), related: c.pods }),
+      ).children;
       assert.equal(get(find(children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), c.want, c.name);
       assert.equal(get(find(children, 'StatefulSet', 'my-redis-master'), 'spec', 'replicas'), 1, c.name);
     });
@@ -291,10 +397,18 @@ test('scaling down never removes the pod that is master: the replica set is held
 });
 
 test('empty scheduling maps and lists are left out, as the API server stores them (no diff on every sync)', () => {
-  const set = find(desiredFor({ ...designSpec(), nodeSelector: {}, tolerations: [], imagePullSecrets: [] }), 'StatefulSet', 'my-redis-master');
+  const set = find(
+    desiredFor({ ...designSpec(), nodeSelector: {}, tolerations: [], imagePullSecrets: [] }),
+    'StatefulSet',
+    'my-redis-master',
+  );
   const podSpec = get(set, 'spec', 'template', 'spec') as Json;
   for (const key of ['nodeSelector', 'tolerations', 'imagePullSecrets']) assert.equal(key in podSpec, false, key);
-  const withValues = find(desiredFor({ ...designSpec(), nodeSelector: { zone: 'a' } }), 'StatefulSet', 'my-redis-master');
+  const withValues = find(
+    desiredFor({ ...designSpec(), nodeSelector: { zone: 'a' } }),
+    'StatefulSet',
+    'my-redis-master',
+  );
   assert.deepEqual(get(withValues, 'spec', 'template', 'spec', 'nodeSelector'), { zone: 'a' });
 });
 
@@ -313,23 +427,46 @@ test('spec.tls: the Secret mounted read-only for the group only, probes over TLS
       { name: 'tls', mountPath: '/tls', readOnly: true },
     );
     for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
-      assert.match((get(c, probe, 'exec', 'command') as string[]).join(' '), /redis-cli --tls --cacert \/tls\/ca\.crt --user redis-operator/, probe);
+      assert.match(
+        (get(c, probe, 'exec', 'command') as string[]).join(' '),
+        /redis-cli --tls --cacert \/tls\/ca\.crt --user redis-operator/,
+        probe,
+      );
     }
   }
-  assert.match(String(get(find(own, 'ConfigMap', 'my-redis-config'), 'data', 'redis.conf')), /^port 0\ntls-port 6379\n/m);
+  assert.match(
+    String(get(find(own, 'ConfigMap', 'my-redis-config'), 'data', 'redis.conf')),
+    /^port 0\ntls-port 6379\n/m,
+  );
   assert.equal(
     own.find((c) => c.kind === 'Certificate'),
     undefined,
     'a Secret of the user: no Certificate',
   );
 
-  const managed = desiredFor({ ...designSpec(), tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } } });
+  const managed = desiredFor({
+    ...designSpec(),
+    tls: { certManager: { issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' } } },
+  });
   const cert = find(managed, 'Certificate', 'my-redis-tls');
   assert.equal(cert.apiVersion, 'cert-manager.io/v1');
-  assert.deepEqual(get(cert, 'spec', 'issuerRef'), { name: 'corp-ca', kind: 'ClusterIssuer', group: 'cert-manager.io' });
+  assert.deepEqual(get(cert, 'spec', 'issuerRef'), {
+    name: 'corp-ca',
+    kind: 'ClusterIssuer',
+    group: 'cert-manager.io',
+  });
   assert.equal(get(cert, 'spec', 'secretName'), 'my-redis-tls', 'the default Secret name, which the pods mount');
-  assert.ok((get(cert, 'spec', 'dnsNames') as string[]).includes('*.my-redis-headless.default.svc'), 'the name the sidecar checks');
-  const managedVolumes = get(find(managed, 'StatefulSet', 'my-redis-master'), 'spec', 'template', 'spec', 'volumes') as Json[];
+  assert.ok(
+    (get(cert, 'spec', 'dnsNames') as string[]).includes('*.my-redis-headless.default.svc'),
+    'the name the sidecar checks',
+  );
+  const managedVolumes = get(
+    find(managed, 'StatefulSet', 'my-redis-master'),
+    'spec',
+    'template',
+    'spec',
+    'volumes',
+  ) as Json[];
   assert.equal(
     get(
       managedVolumes.find((v) => v['name'] === 'tls'),
@@ -346,84 +483,114 @@ test('spec.tls: the Secret mounted read-only for the group only, probes over TLS
   );
 });
 
-describe('the real kube-apiserver accepts the children (dry-run create, strict field validation)', { skip: dryRunMissing() ?? false }, () => {
-  let server: DryRunServer;
-  before(async () => (server = await startDryRunServer()));
-  after(() => server?.close());
+describe(
+  'the real kube-apiserver accepts the children (dry-run create, strict field validation)',
+  { skip: dryRunMissing() ?? false },
+  () => {
+    let server: DryRunServer;
+    before(async () => (server = await startDryRunServer()));
+    after(() => server?.close());
 
-  for (const [label, spec] of variants) test(`children for ${label}`, async () => assert.deepEqual(await server.refusals(desiredFor(spec)), []));
+    for (const [label, spec] of variants)
+      test(`children for ${label}`, async () => assert.deepEqual(await server.refusals(desiredFor(spec)), []));
 
-  test('children with every optional child: a NetworkPolicy and the backup CronJob', async () => {
-    const spec = {
-      ...designSpec(),
-      networkPolicy: {
-        allowFrom: { app: 'shop' },
-        monitoringFrom: [
-          {
-            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
-            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
-          },
-          { podSelector: { matchLabels: { app: 'prom' } } },
-        ],
+    test('children with every optional child: a NetworkPolicy and the backup CronJob', async () => {
+      const spec = {
+        ...designSpec(),
+        networkPolicy: {
+          allowFrom: { app: 'shop' },
+          monitoringFrom: [
+            {
+              namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+              podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+            },
+            { podSelector: { matchLabels: { app: 'prom' } } },
+          ],
+        },
+        backup: { schedule: '0 */6 * * *', storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } },
+      };
+      const children = desiredFor(spec);
+      assert.equal(
+        (get(find(children, 'NetworkPolicy', 'my-redis-ingress'), 'spec', 'ingress') as unknown[]).length,
+        2,
+        'with the metrics rule',
+      );
+      assert.ok(children.some((c) => c.kind === 'NetworkPolicy') && children.some((c) => c.kind === 'CronJob'));
+      assert.deepEqual(await server.refusals(children), []);
+    });
+
+    test('children for a longest allowed name', async () => {
+      const name = 'r'.repeat(40);
+      assert.deepEqual(await server.refusals(sync(request({ parent: redis(designSpec(), { name }) })).children), []);
+    });
+
+    // Metacontroller's apply merges the hook's answer into the observed object and writes it when
+    // they differ: a value the server stores otherwise than sent would be written on every sync.
+    test('the server stores each child as the hook returned it: nothing dropped or rewritten', async (t) => {
+      for (const [label, spec] of variants) {
+        await t.test(label, async () => {
+          for (const child of desiredFor(spec))
+            assert.deepEqual(
+              rewrites(child, (await server.dryRun(child)).object),
+              [],
+              `${child.kind}/${child.metadata.name}`,
+            );
+        });
+      }
+    });
+
+    test(
+      'a quantity the user writes in another form than the canonical one reaches the children canonical',
+      {
+        todo: 'the hook passes spec.resources through verbatim; the server stores "0.5Gi" as "512Mi", "0.5" as "500m", a number as a string',
       },
-      backup: { schedule: '0 */6 * * *', storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } },
-    };
-    const children = desiredFor(spec);
-    assert.equal((get(find(children, 'NetworkPolicy', 'my-redis-ingress'), 'spec', 'ingress') as unknown[]).length, 2, 'with the metrics rule');
-    assert.ok(children.some((c) => c.kind === 'NetworkPolicy') && children.some((c) => c.kind === 'CronJob'));
-    assert.deepEqual(await server.refusals(children), []);
-  });
-
-  test('children for a longest allowed name', async () => {
-    const name = 'r'.repeat(40);
-    assert.deepEqual(await server.refusals(sync(request({ parent: redis(designSpec(), { name }) })).children), []);
-  });
-
-  // Metacontroller's apply merges the hook's answer into the observed object and writes it when
-  // they differ: a value the server stores otherwise than sent would be written on every sync.
-  test('the server stores each child as the hook returned it: nothing dropped or rewritten', async (t) => {
-    for (const [label, spec] of variants) {
-      await t.test(label, async () => {
-        for (const child of desiredFor(spec))
-          assert.deepEqual(rewrites(child, (await server.dryRun(child)).object), [], `${child.kind}/${child.metadata.name}`);
-      });
-    }
-  });
-
-  test(
-    'a quantity the user writes in another form than the canonical one reaches the children canonical',
-    { todo: 'the hook passes spec.resources through verbatim; the server stores "0.5Gi" as "512Mi", "0.5" as "500m", a number as a string' },
-    async () => {
-      const spec = { ...designSpec(), resources: { requests: { memory: '0.5Gi', cpu: '0.1' }, limits: { memory: 1073741824, cpu: '0.5' } } };
-      const set = find(desiredFor(spec), 'StatefulSet', 'my-redis-master');
-      assert.deepEqual(rewrites(set, (await server.dryRun(set)).object), []);
-    },
-  );
-
-  // The server refuses a container whose request exceeds its limit: the hook refuses the spec
-  // first, naming the field, so no child write can fail on it; at the limit, the server agrees.
-  test('requests above the limits: the spec refused naming the field; at the limit, the children accepted', async () => {
-    const over = { ...designSpec(), resources: { requests: { memory: '1Gi', cpu: '1' }, limits: { memory: '256Mi', cpu: '500m' } } };
-    const verdict = validateSpec('my-redis', over);
-    assert.equal(verdict.ok, false);
-    assert.deepEqual(verdict.ok ? [] : verdict.problems.map((p) => p.field), ['spec.resources.requests.cpu', 'spec.resources.requests.memory']);
-    const at = { ...designSpec(), resources: { requests: { memory: '256Mi', cpu: '0.5' }, limits: { memory: '256Mi', cpu: '500m' } } };
-    assert.equal(validateSpec('my-redis', at).ok, true);
-    assert.deepEqual(await server.refusals(desiredFor(at)), []);
-  });
-
-  // Strict field validation is on, and a refusal names the object and quotes the server.
-  test('the check bites: an unknown field, a template the selector misses', async () => {
-    const set = structuredClone(find(desiredFor(), 'StatefulSet', 'my-redis-master'));
-    (get(set, 'spec', 'template', 'spec', 'containers', 0) as Json)['imagePullPolicyy'] = 'Always';
-    const wrong = structuredClone(find(desiredFor(), 'StatefulSet', 'my-redis-replica'));
-    (get(wrong, 'spec', 'template', 'metadata', 'labels') as Json)['app.kubernetes.io/name'] = 'other';
-    const [unknown, selector, ...rest] = await server.refusals([set, wrong]);
-    assert.match(String(unknown), /^StatefulSet\/my-redis-master: .*unknown field "spec\.template\.spec\.containers\[0\]\.imagePullPolicyy"/);
-    assert.match(
-      String(selector),
-      /^StatefulSet\/my-redis-replica: .*spec\.template\.metadata\.labels: Invalid value: .*`selector` does not match template `labels`/,
+      async () => {
+        const spec = {
+          ...designSpec(),
+          resources: { requests: { memory: '0.5Gi', cpu: '0.1' }, limits: { memory: 1073741824, cpu: '0.5' } },
+        };
+        const set = find(desiredFor(spec), 'StatefulSet', 'my-redis-master');
+        assert.deepEqual(rewrites(set, (await server.dryRun(set)).object), []);
+      },
     );
-    assert.deepEqual(rest, []);
-  });
-});
+
+    // The server refuses a container whose request exceeds its limit: the hook refuses the spec
+    // first, naming the field, so no child write can fail on it; at the limit, the server agrees.
+    test('requests above the limits: the spec refused naming the field; at the limit, the children accepted', async () => {
+      const over = {
+        ...designSpec(),
+        resources: { requests: { memory: '1Gi', cpu: '1' }, limits: { memory: '256Mi', cpu: '500m' } },
+      };
+      const verdict = validateSpec('my-redis', over);
+      assert.equal(verdict.ok, false);
+      assert.deepEqual(verdict.ok ? [] : verdict.problems.map((p) => p.field), [
+        'spec.resources.requests.cpu',
+        'spec.resources.requests.memory',
+      ]);
+      const at = {
+        ...designSpec(),
+        resources: { requests: { memory: '256Mi', cpu: '0.5' }, limits: { memory: '256Mi', cpu: '500m' } },
+      };
+      assert.equal(validateSpec('my-redis', at).ok, true);
+      assert.deepEqual(await server.refusals(desiredFor(at)), []);
+    });
+
+    // Strict field validation is on, and a refusal names the object and quotes the server.
+    test('the check bites: an unknown field, a template the selector misses', async () => {
+      const set = structuredClone(find(desiredFor(), 'StatefulSet', 'my-redis-master'));
+      (get(set, 'spec', 'template', 'spec', 'containers', 0) as Json)['imagePullPolicyy'] = 'Always';
+      const wrong = structuredClone(find(desiredFor(), 'StatefulSet', 'my-redis-replica'));
+      (get(wrong, 'spec', 'template', 'metadata', 'labels') as Json)['app.kubernetes.io/name'] = 'other';
+      const [unknown, selector, ...rest] = await server.refusals([set, wrong]);
+      assert.match(
+        String(unknown),
+        /^StatefulSet\/my-redis-master: .*unknown field "spec\.template\.spec\.containers\[0\]\.imagePullPolicyy"/,
+      );
+      assert.match(
+        String(selector),
+        /^StatefulSet\/my-redis-replica: .*spec\.template\.metadata\.labels: Invalid value: .*`selector` does not match template `labels`/,
+      );
+      assert.deepEqual(rest, []);
+    });
+  },
+);

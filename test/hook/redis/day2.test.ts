@@ -11,8 +11,10 @@ import { condition, find, fixtureRequest, get, type Json } from '../common/helpe
 type Mutate = (body: Json) => void;
 const parentOf = (body: Json) => body['parent'] as Json;
 const specOf = (body: Json) => parentOf(body)['spec'] as Json;
-const observedSet = (body: Json, name: string) => (body['children'] as Record<string, Record<string, Json>>)['StatefulSet.apps/v1']![`default/${name}`]!;
-const podOf = (body: Json, name: string) => (body['related'] as Record<string, Record<string, Json>>)['Pod.v1']![`default/${name}`]!;
+const observedSet = (body: Json, name: string) =>
+  (body['children'] as Record<string, Record<string, Json>>)['StatefulSet.apps/v1']![`default/${name}`]!;
+const podOf = (body: Json, name: string) =>
+  (body['related'] as Record<string, Record<string, Json>>)['Pod.v1']![`default/${name}`]!;
 const labelsOf = (o: Json) => (o['metadata'] as Json)['labels'] as Record<string, string>;
 
 /** The replica StatefulSet's controller has moved to a new template revision. */
@@ -30,7 +32,13 @@ test('both StatefulSets use OnDelete: a template change restarts no pod by itsel
 
 test('status shows the rollout: updated and stale pods, and the Updated condition says what it waits for', async (t) => {
   const cases: Array<{ name: string; mutate: Mutate; stale: string[]; reason: string; message: RegExp }> = [
-    { name: 'steady state', mutate: () => {}, stale: [], reason: 'UpToDate', message: /3 of 3 pods run the current template/ },
+    {
+      name: 'steady state',
+      mutate: () => {},
+      stale: [],
+      reason: 'UpToDate',
+      message: /3 of 3 pods run the current template/,
+    },
     {
       name: 'new replica template, every pod Ready',
       mutate: newReplicaRevision,
@@ -62,7 +70,10 @@ test('status shows the rollout: updated and stale pods, and the Updated conditio
     },
     {
       name: 'a StatefulSet being recreated (volume expansion) leaves its pods neither updated nor stale in the condition',
-      mutate: (b) => void delete (b['children'] as Record<string, Record<string, Json>>)['StatefulSet.apps/v1']!['default/my-redis-replica'],
+      mutate: (b) =>
+        void delete (b['children'] as Record<string, Record<string, Json>>)['StatefulSet.apps/v1']![
+          'default/my-redis-replica'
+        ],
       stale: [],
       reason: 'TemplateChanging',
       message: /StatefulSet my-redis-replica has a spec its controller has not processed yet, or is being recreated/,
@@ -93,7 +104,10 @@ test('hibernation scales both StatefulSets to zero, keeps every claim template, 
   assert.equal(status['phase'], 'Hibernated');
   await t.test('while pods still run: Hibernating, naming them', () => {
     assert.equal(condition(status, 'Hibernated')?.['reason'], 'Hibernating');
-    assert.match(String(condition(status, 'Hibernated')?.['message']), /waiting for my-redis-master-0, my-redis-replica-0, my-redis-replica-1 to stop/);
+    assert.match(
+      String(condition(status, 'Hibernated')?.['message']),
+      /waiting for my-redis-master-0, my-redis-replica-0, my-redis-replica-1 to stop/,
+    );
     assert.equal(condition(status, 'Ready')?.['reason'], 'Hibernated');
   });
   await t.test('once every pod is gone: Hibernated=True', () => {
@@ -105,13 +119,23 @@ test('hibernation scales both StatefulSets to zero, keeps every claim template, 
     ).status as Json;
     assert.equal(condition(gone, 'Hibernated')?.['status'], 'True');
     assert.equal(gone['phase'], 'Hibernated');
-    assert.equal(condition(gone, 'ReplicasInSync')?.['status'], 'True', 'no replica is missing: none is wanted while hibernated');
+    assert.equal(
+      condition(gone, 'ReplicasInSync')?.['status'],
+      'True',
+      'no replica is missing: none is wanted while hibernated',
+    );
   });
   await t.test('waking up asks for the pods again', () => {
     const awake = sync(
       fixtureRequest((b) => {
-        observedSet(b, 'my-redis-replica')['spec'] = { ...(observedSet(b, 'my-redis-replica')['spec'] as Json), replicas: 0 };
-        observedSet(b, 'my-redis-master')['spec'] = { ...(observedSet(b, 'my-redis-master')['spec'] as Json), replicas: 0 };
+        observedSet(b, 'my-redis-replica')['spec'] = {
+          ...(observedSet(b, 'my-redis-replica')['spec'] as Json),
+          replicas: 0,
+        };
+        observedSet(b, 'my-redis-master')['spec'] = {
+          ...(observedSet(b, 'my-redis-master')['spec'] as Json),
+          replicas: 0,
+        };
         (b['related'] as Json)['Pod.v1'] = {};
       }),
     );
@@ -134,27 +158,41 @@ test('the scale-down rule: more than half in one step is refused unless the anno
     { wanted: 1, running: 0, ok: true },
   ];
   for (const c of cases) {
-    await t.test(`${String(c.running)} -> ${c.wanted}${c.confirm !== undefined ? ` confirmed ${c.confirm}` : ''}: ${c.ok ? 'allowed' : 'refused'}`, () => {
-      const verdict = guardScaleDown(c.wanted, c.running, c.confirm !== undefined ? { [CONFIRM_SCALE_DOWN_ANNOTATION]: c.confirm } : undefined);
-      assert.equal(verdict.ok, c.ok);
-      assert.equal(verdict.replicas, c.ok ? c.wanted : c.running);
-      if (!verdict.ok) assert.match(verdict.message, new RegExp(`spec.replicas: scaling down from ${c.running} to ${c.wanted}`));
-    });
+    await t.test(
+      `${String(c.running)} -> ${c.wanted}${c.confirm !== undefined ? ` confirmed ${c.confirm}` : ''}: ${c.ok ? 'allowed' : 'refused'}`,
+      () => {
+        const verdict = guardScaleDown(
+          c.wanted,
+          c.running,
+          c.confirm !== undefined ? { [CONFIRM_SCALE_DOWN_ANNOTATION]: c.confirm } : undefined,
+        );
+        assert.equal(verdict.ok, c.ok);
+        assert.equal(verdict.replicas, c.ok ? c.wanted : c.running);
+        if (!verdict.ok)
+          assert.match(verdict.message, new RegExp(`spec.replicas: scaling down from ${c.running} to ${c.wanted}`));
+      },
+    );
   }
 
-  await t.test('through sync: the replica StatefulSet is held where the hook last applied it, and SpecValid says why', () => {
-    const refused = sync(
-      fixtureRequest((b) => {
-        specOf(b)['replicas'] = 0;
-        // Someone else scaled the set to 3: the baseline is what the hook applied (2), not the drift.
-        const set = observedSet(b, 'my-redis-replica');
-        set['spec'] = { ...(set['spec'] as Json), replicas: 3 };
-      }),
-    );
-    assert.equal(get(find(refused.children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), 2);
-    assert.equal(condition(refused.status, 'SpecValid')?.['reason'], 'ScaleDownRefused');
-    assert.match(String(condition(refused.status, 'SpecValid')?.['message']), new RegExp(`${CONFIRM_SCALE_DOWN_ANNOTATION}=0`));
-  });
+  await t.test(
+    'through sync: the replica StatefulSet is held where the hook last applied it, and SpecValid says why',
+    () => {
+      const refused = sync(
+        fixtureRequest((b) => {
+          specOf(b)['replicas'] = 0;
+          // Someone else scaled the set to 3: the baseline is what the hook applied (2), not the drift.
+          const set = observedSet(b, 'my-redis-replica');
+          set['spec'] = { ...(set['spec'] as Json), replicas: 3 };
+        }),
+      );
+      assert.equal(get(find(refused.children, 'StatefulSet', 'my-redis-replica'), 'spec', 'replicas'), 2);
+      assert.equal(condition(refused.status, 'SpecValid')?.['reason'], 'ScaleDownRefused');
+      assert.match(
+        String(condition(refused.status, 'SpecValid')?.['message']),
+        new RegExp(`${CONFIRM_SCALE_DOWN_ANNOTATION}=0`),
+      );
+    },
+  );
   await t.test('a drift of the StatefulSet (someone scaled it to 7) is repaired, not taken for a scale-down', () => {
     const repaired = sync(
       fixtureRequest((b) => {
@@ -181,7 +219,9 @@ test('the scale-down rule: more than half in one step is refused unless the anno
 test("the sidecar's switchover record is shown in status", () => {
   const status = sync(
     fixtureRequest((b) => {
-      (parentOf(b)['metadata'] as Json)['annotations'] = { [SWITCHOVER_STATUS_ANNOTATION]: 'any: Done: my-redis-replica-0 is master' };
+      (parentOf(b)['metadata'] as Json)['annotations'] = {
+        [SWITCHOVER_STATUS_ANNOTATION]: 'any: Done: my-redis-replica-0 is master',
+      };
     }),
   ).status as Json;
   assert.equal(status['switchover'], 'any: Done: my-redis-replica-0 is master');
@@ -207,7 +247,11 @@ test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and 
   });
   await t.test('asked for: 6379 from the three peers, the metrics port closed (no monitoringFrom)', () => {
     const policy = policyFor({ allowFrom: { 'app.kubernetes.io/name': 'shop' } });
-    const pods = { 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator', 'app.kubernetes.io/name': 'redis' };
+    const pods = {
+      'app.kubernetes.io/instance': 'my-redis',
+      'app.kubernetes.io/managed-by': 'redis-operator',
+      'app.kubernetes.io/name': 'redis',
+    };
     assert.deepEqual(get(policy, 'spec', 'podSelector', 'matchLabels'), pods);
     assert.deepEqual(get(policy, 'spec', 'policyTypes'), ['Ingress']);
     assert.deepEqual(get(policy, 'spec', 'ingress'), [
@@ -230,7 +274,12 @@ test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and 
   };
   const cases: Array<[string, Json[], Json | undefined, Json[] | undefined]> = [
     ['namespace and pods: both must match', [prometheus], undefined, [prometheus]],
-    ['pods of the Redis namespace', [{ podSelector: { matchLabels: { app: 'prom' } } }], undefined, [{ podSelector: { matchLabels: { app: 'prom' } } }]],
+    [
+      'pods of the Redis namespace',
+      [{ podSelector: { matchLabels: { app: 'prom' } } }],
+      undefined,
+      [{ podSelector: { matchLabels: { app: 'prom' } } }],
+    ],
     [
       'every pod of some namespaces, and a second peer',
       [{ namespaceSelector: { matchLabels: { team: 'obs' } } }, prometheus],
@@ -238,13 +287,25 @@ test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and 
       [{ namespaceSelector: { matchLabels: { team: 'obs' } } }, prometheus],
     ],
     ['empty list: closed', [], undefined, undefined],
-    ['without the exporter there is no metrics port to open', [prometheus], { exporter: { enabled: false } }, undefined],
+    [
+      'without the exporter there is no metrics port to open',
+      [prometheus],
+      { exporter: { enabled: false } },
+      undefined,
+    ],
   ];
   for (const [label, monitoringFrom, monitoring, from] of cases) {
     await t.test(`monitoringFrom: ${label}`, () => {
-      const ingress = get(policyFor({ allowFrom: { app: 'shop' }, monitoringFrom }, monitoring), 'spec', 'ingress') as Json[];
+      const ingress = get(
+        policyFor({ allowFrom: { app: 'shop' }, monitoringFrom }, monitoring),
+        'spec',
+        'ingress',
+      ) as Json[];
       assert.deepEqual(ingress[0]!['ports'], [{ protocol: 'TCP', port: 6379 }]);
-      assert.deepEqual(ingress.slice(1), from === undefined ? [] : [{ from, ports: [{ protocol: 'TCP', port: 9121 }] }]);
+      assert.deepEqual(
+        ingress.slice(1),
+        from === undefined ? [] : [{ from, ports: [{ protocol: 'TCP', port: 9121 }] }],
+      );
     });
   }
   for (const [label, monitoringFrom, field] of [
@@ -258,19 +319,37 @@ test('spec.networkPolicy adds a NetworkPolicy: the Redis pods, the operator and 
       [prometheus, { podSelector: { matchLabels: { app: 'no spaces' } } }],
       'spec.networkPolicy.monitoringFrom[1].podSelector.matchLabels.app',
     ],
-    ['an empty peer (it would mean everyone)', [{}], 'spec.networkPolicy.monitoringFrom.0: must NOT have fewer than 1 properties'],
+    [
+      'an empty peer (it would mean everyone)',
+      [{}],
+      'spec.networkPolicy.monitoringFrom.0: must NOT have fewer than 1 properties',
+    ],
   ] as const) {
     await t.test(`refused, naming the field, nothing changed: ${label}`, () => {
       const response = sync(
-        fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { app: 'shop' }, monitoringFrom: monitoringFrom as unknown as Json[] })),
+        fixtureRequest(
+          (b) =>
+            void (specOf(b)['networkPolicy'] = {
+              allowFrom: { app: 'shop' },
+              monitoringFrom: monitoringFrom as unknown as Json[],
+            }),
+        ),
       );
       assert.equal(condition(response.status, 'SpecValid')?.['reason'], 'InvalidSpec');
-      assert.ok(String(condition(response.status, 'SpecValid')?.['message']).includes(field), String(condition(response.status, 'SpecValid')?.['message']));
+      assert.ok(
+        String(condition(response.status, 'SpecValid')?.['message']).includes(field),
+        String(condition(response.status, 'SpecValid')?.['message']),
+      );
     });
   }
   await t.test('a bad label is refused naming the field, and nothing is changed', () => {
-    const response = sync(fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'bad key!': 'x' } })));
+    const response = sync(
+      fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { 'bad key!': 'x' } })),
+    );
     assert.equal(condition(response.status, 'SpecValid')?.['reason'], 'InvalidSpec');
-    assert.match(String(condition(response.status, 'SpecValid')?.['message']), /spec\.networkPolicy\.allowFrom\.bad key!/);
+    assert.match(
+      String(condition(response.status, 'SpecValid')?.['message']),
+      /spec\.networkPolicy\.allowFrom\.bad key!/,
+    );
   });
 });

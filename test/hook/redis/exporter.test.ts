@@ -12,7 +12,8 @@ import { DEFAULT_HOOK_OPTIONS } from '../../../src/hook/common/options.ts';
 const containers = (children: KubeObject[], set = 'my-redis-master') =>
   get(find(children, 'StatefulSet', set), 'spec', 'template', 'spec', 'containers') as Json[];
 const exporterOf = (children: KubeObject[]) => containers(children).find((c) => c['name'] === 'exporter');
-const envOf = (c: Json) => Object.fromEntries((c['env'] as Json[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+const envOf = (c: Json) =>
+  Object.fromEntries((c['env'] as Json[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
 
 test('by default every pod runs the exporter and its proxy beside Redis; only the proxy serves the metrics port', () => {
   const children = desiredFor();
@@ -50,13 +51,23 @@ test("the exporter logs in as its own read-only user, never the operator's, and 
     REDIS_EXPORTER_DISABLE_EXPORTING_KEY_VALUES: 'true',
     REDIS_EXPORTER_CONFIG_COMMAND: '-',
   });
-  assert.doesNotMatch(JSON.stringify(env), /redis-operator|my-redis-operator/, "no trace of the operator's user or Secret");
+  assert.doesNotMatch(
+    JSON.stringify(env),
+    /redis-operator|my-redis-operator/,
+    "no trace of the operator's user or Secret",
+  );
 });
 
 test('the metrics proxy: the operator image, the metrics port, fixed small resources, restricted', () => {
   const p = containers(desiredFor()).find((c) => c['name'] === 'metrics-proxy')!;
   assert.equal(p['image'], DEFAULT_HOOK_OPTIONS.operatorImage);
-  assert.deepEqual(p['command'], ['node', '--lite-mode', '--max-old-space-size=16', '--max-semi-space-size=1', 'dist/metrics-proxy/main.js']);
+  assert.deepEqual(p['command'], [
+    'node',
+    '--lite-mode',
+    '--max-old-space-size=16',
+    '--max-semi-space-size=1',
+    'dist/metrics-proxy/main.js',
+  ]);
   assert.deepEqual(envOf(p), { LISTEN_PORT: '9121', UPSTREAM_PORT: '9122' });
   assert.deepEqual(p['ports'], [{ name: 'metrics', containerPort: 9121, protocol: 'TCP' }]);
   assert.deepEqual(p['resources'], { requests: { cpu: '5m', memory: '32Mi' }, limits: { memory: '96Mi' } });
@@ -76,10 +87,15 @@ test('the metrics proxy: the operator image, the metrics port, fixed small resou
 test("Redis starts with the exporter's user when the exporter is on (its Secret optional: Redis never waits for it)", async (t) => {
   const redisEnv = (children: KubeObject[]) => envOf(containers(children).find((c) => c['name'] === 'redis')!);
   await t.test('on', () => {
-    assert.deepEqual(redisEnv(desiredFor())['EXPORTER_PASSWORD'], { secretKeyRef: { name: 'my-redis-exporter', key: 'password', optional: true } });
+    assert.deepEqual(redisEnv(desiredFor())['EXPORTER_PASSWORD'], {
+      secretKeyRef: { name: 'my-redis-exporter', key: 'password', optional: true },
+    });
   });
   await t.test('off', () => {
-    assert.equal(redisEnv(desiredFor({ ...designSpec(), monitoring: { exporter: { enabled: false } } }))['EXPORTER_PASSWORD'], undefined);
+    assert.equal(
+      redisEnv(desiredFor({ ...designSpec(), monitoring: { exporter: { enabled: false } } }))['EXPORTER_PASSWORD'],
+      undefined,
+    );
   });
 });
 
@@ -94,7 +110,13 @@ test('image, pull policy and resources come from spec.monitoring.exporter', () =
   const c = exporterOf(
     desiredFor({
       ...designSpec(),
-      monitoring: { exporter: { image: 'registry.example.com/redis_exporter:v1.62.0', imagePullPolicy: 'Always', resources: { limits: { cpu: '50m' } } } },
+      monitoring: {
+        exporter: {
+          image: 'registry.example.com/redis_exporter:v1.62.0',
+          imagePullPolicy: 'Always',
+          resources: { limits: { cpu: '50m' } },
+        },
+      },
     }),
   )!;
   assert.equal(c['image'], 'registry.example.com/redis_exporter:v1.62.0');
@@ -106,7 +128,11 @@ test('image, pull policy and resources come from spec.monitoring.exporter', () =
 test('the metrics Service is headless over every pod, ready or not, with scrape annotations', () => {
   const children = desiredFor();
   const svc = find(children, 'Service', 'my-redis-metrics');
-  assert.deepEqual(svc.metadata.annotations, { 'prometheus.io/path': '/metrics', 'prometheus.io/port': '9121', 'prometheus.io/scrape': 'true' });
+  assert.deepEqual(svc.metadata.annotations, {
+    'prometheus.io/path': '/metrics',
+    'prometheus.io/port': '9121',
+    'prometheus.io/scrape': 'true',
+  });
   assert.deepEqual(get(svc, 'spec'), {
     clusterIP: 'None',
     publishNotReadyAddresses: true,

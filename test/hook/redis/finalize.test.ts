@@ -28,12 +28,18 @@ function finalizeRequest(setup: Setup) {
     if (setup.invalid) spec['replicas'] = -1;
     const sets = get(body, 'children', 'StatefulSet.apps/v1') as Record<string, Json>;
     for (const set of Object.values(sets)) {
-      if (setup.observedPolicy) (set['spec'] as Json)['persistentVolumeClaimRetentionPolicy'] = { whenDeleted: setup.observedPolicy, whenScaled: 'Retain' };
+      if (setup.observedPolicy)
+        (set['spec'] as Json)['persistentVolumeClaimRetentionPolicy'] = {
+          whenDeleted: setup.observedPolicy,
+          whenScaled: 'Retain',
+        };
       if (setup.lagging) (set['metadata'] as Json)['generation'] = 2;
     }
     if (setup.noStatefulSets) (body['children'] as Json)['StatefulSet.apps/v1'] = {};
     if (setup.pvcs) {
-      (body['related'] as Json)['PersistentVolumeClaim.v1'] = Object.fromEntries(setup.pvcs.map((p) => [`default/${String(get(p, 'metadata', 'name'))}`, p]));
+      (body['related'] as Json)['PersistentVolumeClaim.v1'] = Object.fromEntries(
+        setup.pvcs.map((p) => [`default/${String(get(p, 'metadata', 'name'))}`, p]),
+      );
     }
   });
 }
@@ -50,7 +56,13 @@ function pvc(name: string, opts: { owner?: string; deleting?: boolean; instance?
         'app.kubernetes.io/instance': opts.instance ?? 'my-redis',
         'app.kubernetes.io/managed-by': 'redis-operator',
       },
-      ...(opts.owner ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: opts.owner, uid: 'x', controller: false }] } : {}),
+      ...(opts.owner
+        ? {
+            ownerReferences: [
+              { apiVersion: 'apps/v1', kind: 'StatefulSet', name: opts.owner, uid: 'x', controller: false },
+            ],
+          }
+        : {}),
       ...(opts.deleting ? { deletionTimestamp: '2025-01-16T00:00:05Z' } : {}),
     },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
@@ -70,7 +82,9 @@ const ALL = [
 ];
 const NO_SETS = ALL.filter((k) => !k.startsWith('StatefulSet/'));
 const policies = (r: HookResponse) =>
-  r.children.filter((c) => c.kind === 'StatefulSet').map((c) => get(c, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'));
+  r.children
+    .filter((c) => c.kind === 'StatefulSet')
+    .map((c) => get(c, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'));
 
 interface Case {
   name: string;
@@ -82,7 +96,14 @@ interface Case {
 }
 
 const cases: Case[] = [
-  { name: 'Retain, settled: released at once, volumes stay', setup: {}, finalized: true, children: ALL, policy: 'Retain', message: /retained/ },
+  {
+    name: 'Retain, settled: released at once, volumes stay',
+    setup: {},
+    finalized: true,
+    children: ALL,
+    policy: 'Retain',
+    message: /retained/,
+  },
   {
     name: 'Retain, but the StatefulSets still say Delete: switch them first',
     setup: { observedPolicy: 'Delete' },
@@ -91,7 +112,13 @@ const cases: Case[] = [
     policy: 'Retain',
     message: /switch to whenDeleted: Retain/,
   },
-  { name: 'Retain, StatefulSet controller has not caught up', setup: { lagging: true }, finalized: false, children: ALL, policy: 'Retain' },
+  {
+    name: 'Retain, StatefulSet controller has not caught up',
+    setup: { lagging: true },
+    finalized: false,
+    children: ALL,
+    policy: 'Retain',
+  },
   {
     name: 'Delete, StatefulSets still say Retain: apply Delete first',
     setup: { whenDeleted: 'Delete' },
@@ -116,7 +143,11 @@ const cases: Case[] = [
   },
   {
     name: 'Delete, StatefulSets gone, PVCs still owned by them',
-    setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [pvc('data-my-redis-master-0', { owner: 'my-redis-master' })] },
+    setup: {
+      whenDeleted: 'Delete',
+      noStatefulSets: true,
+      pvcs: [pvc('data-my-redis-master-0', { owner: 'my-redis-master' })],
+    },
     finalized: false,
     children: NO_SETS,
     message: /data-my-redis-master-0/,
@@ -143,7 +174,11 @@ const cases: Case[] = [
   },
   {
     name: 'Delete, PVCs of another Redis are not ours to wait for',
-    setup: { whenDeleted: 'Delete', noStatefulSets: true, pvcs: [pvc('data-other-master-0', { owner: 'other-master', instance: 'other' })] },
+    setup: {
+      whenDeleted: 'Delete',
+      noStatefulSets: true,
+      pvcs: [pvc('data-other-master-0', { owner: 'other-master', instance: 'other' })],
+    },
     finalized: true,
     children: NO_SETS,
   },
@@ -160,7 +195,8 @@ for (const c of cases) {
     const ready = condition(response.status, 'Ready');
     assert.equal(get(ready, 'reason'), 'Deleting');
     if (c.message) assert.match(String(get(ready, 'message')), c.message);
-    for (const key of Object.keys(response)) assert.ok(['status', 'children', 'resyncAfterSeconds', 'finalized'].includes(key), key);
+    for (const key of Object.keys(response))
+      assert.ok(['status', 'children', 'resyncAfterSeconds', 'finalized'].includes(key), key);
   });
 }
 
@@ -176,7 +212,11 @@ test('finalize with an invalid spec falls back to Retain: observed children kept
     const original = lastAppliedOf(found);
     if (child.kind === 'StatefulSet') {
       assert.equal(get(child, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Retain');
-      assert.equal(get(found, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Delete', 'the request is not modified');
+      assert.equal(
+        get(found, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'),
+        'Delete',
+        'the request is not modified',
+      );
       assert.deepEqual(
         { ...child, spec: { ...(child['spec'] as Json), persistentVolumeClaimRetentionPolicy: undefined } },
         { ...original, spec: { ...(original['spec'] as Json), persistentVolumeClaimRetentionPolicy: undefined } },

@@ -5,7 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateSpec } from '../../../src/api/validate.ts';
-import { parseDecoratorRequest, syncMonitoring, type DecoratorRequest, type KubeObject } from '../../../src/hook/index.ts';
+import {
+  parseDecoratorRequest,
+  syncMonitoring,
+  type DecoratorRequest,
+  type KubeObject,
+} from '../../../src/hook/index.ts';
 import { redisRuleGroups } from '../../../src/hook/redis/monitoring/rules.ts';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/hook/common/observed.ts';
 import { designSpec, get, NS, objectMap, type Json } from '../common/helpers.ts';
@@ -16,12 +21,21 @@ function spec(extra: Json = {}) {
   return v.spec;
 }
 
-const alertsOf = (extra: Json = {}) => redisRuleGroups(NS, 'my-redis', spec(extra), 'docs/monitoring.md').flatMap((g) => g.rules.map((r) => r.alert));
+const alertsOf = (extra: Json = {}) =>
+  redisRuleGroups(NS, 'my-redis', spec(extra), 'docs/monitoring.md').flatMap((g) => g.rules.map((r) => r.alert));
 
 function decoratorRequest(redisSpec: unknown, attachments: KubeObject[] = []): DecoratorRequest {
   const parsed = parseDecoratorRequest({
-    object: { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name: 'my-redis', namespace: NS, uid: 'u-1' }, spec: redisSpec },
-    attachments: objectMap(attachments, 'v2', ['PodMonitor.monitoring.coreos.com/v1', 'PrometheusRule.monitoring.coreos.com/v1']),
+    object: {
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name: 'my-redis', namespace: NS, uid: 'u-1' },
+      spec: redisSpec,
+    },
+    attachments: objectMap(attachments, 'v2', [
+      'PodMonitor.monitoring.coreos.com/v1',
+      'PrometheusRule.monitoring.coreos.com/v1',
+    ]),
   });
   assert.ok(parsed.ok, JSON.stringify(parsed));
   return parsed.request;
@@ -84,13 +98,24 @@ test("the article's thresholds land in the expressions; durations in `for`", () 
 
 test('alerts appear only where their series can exist', async (t) => {
   const cases: Array<[string, Json, { has: string[]; lacks: string[] }]> = [
-    ['disabled by name', { monitoring: { alerts: [{ name: 'NoMaster', enabled: false }] } }, { has: ['RedisInstanceDown'], lacks: ['RedisNoMaster'] }],
+    [
+      'disabled by name',
+      { monitoring: { alerts: [{ name: 'NoMaster', enabled: false }] } },
+      { has: ['RedisInstanceDown'], lacks: ['RedisNoMaster'] },
+    ],
     [
       'no exporter: only what the sidecar feeds',
       { monitoring: { exporter: { enabled: false } } },
-      { has: ['RedisNotRunning', 'RedisFrequentFailovers'], lacks: ['RedisHighMemoryUsage', 'RedisInstanceDown', 'RedisNoMaster', 'RedisReplicasNotInSync'] },
+      {
+        has: ['RedisNotRunning', 'RedisFrequentFailovers'],
+        lacks: ['RedisHighMemoryUsage', 'RedisInstanceDown', 'RedisNoMaster', 'RedisReplicasNotInSync'],
+      },
     ],
-    ['no replicas', { replicas: 0 }, { has: ['RedisNoMaster'], lacks: ['RedisReplicationLag', 'RedisReplicasNotInSync'] }],
+    [
+      'no replicas',
+      { replicas: 0 },
+      { has: ['RedisNoMaster'], lacks: ['RedisReplicationLag', 'RedisReplicasNotInSync'] },
+    ],
     [
       'hibernating: no pods by design',
       { hibernate: true },
@@ -103,7 +128,9 @@ test('alerts appear only where their series can exist', async (t) => {
     ],
     [
       'backups suspended: failures still count, age does not',
-      { backup: { schedule: '0 */6 * * *', suspend: true, storage: { s3: { bucket: 'backups', region: 'us-east-1' } } } },
+      {
+        backup: { schedule: '0 */6 * * *', suspend: true, storage: { s3: { bucket: 'backups', region: 'us-east-1' } } },
+      },
       { has: ['RedisBackupFailed'], lacks: ['RedisBackupTooOld'] },
     ],
   ];
@@ -117,17 +144,25 @@ test('alerts appear only where their series can exist', async (t) => {
 });
 
 test('BackupTooOld: twice the longest gap of the schedule, and a Redis that never got one', () => {
-  const rules = redisRuleGroups(NS, 'my-redis', spec({ backup: { schedule: '0 */6 * * *', storage: { pvc: { claimName: 'b' } } } }), 'x')[0]!.rules.filter(
-    (r) => r.alert === 'RedisBackupTooOld',
-  );
+  const rules = redisRuleGroups(
+    NS,
+    'my-redis',
+    spec({ backup: { schedule: '0 */6 * * *', storage: { pvc: { claimName: 'b' } } } }),
+    'x',
+  )[0]!.rules.filter((r) => r.alert === 'RedisBackupTooOld');
   assert.equal(rules.length, 2);
-  assert.match(rules[0]!.expr, /^time\(\) - max\(redis_operator_backup_last_success_timestamp_seconds\{.*\}\) > 43200$/);
+  assert.match(
+    rules[0]!.expr,
+    /^time\(\) - max\(redis_operator_backup_last_success_timestamp_seconds\{.*\}\) > 43200$/,
+  );
   assert.match(rules[1]!.expr, /^absent\(redis_operator_backup_last_success_timestamp_seconds\{.*\}\) and on\(\) /);
   assert.equal(rules[1]!.for, '43200s');
 });
 
 test('decorator: a PodMonitor for the exporters and a PrometheusRule, and nothing else (no status, labels or annotations)', () => {
-  const { response, invalidSpec } = syncMonitoring(decoratorRequest({ ...designSpec(), monitoring: { prometheus: { labels: { prometheus: 'main' } } } }));
+  const { response, invalidSpec } = syncMonitoring(
+    decoratorRequest({ ...designSpec(), monitoring: { prometheus: { labels: { prometheus: 'main' } } } }),
+  );
   assert.equal(invalidSpec, false);
   assert.deepEqual(Object.keys(response), ['attachments']);
   assert.deepEqual(
@@ -138,12 +173,24 @@ test('decorator: a PodMonitor for the exporters and a PrometheusRule, and nothin
   assert.equal(pm.metadata.labels?.['prometheus'], 'main', "for a Prometheus's podMonitorSelector");
   assert.equal(rule.metadata.labels?.['prometheus'], 'main', "for a Prometheus's ruleSelector");
   assert.deepEqual(get(pm, 'spec', 'selector'), {
-    matchLabels: { 'app.kubernetes.io/instance': 'my-redis', 'app.kubernetes.io/managed-by': 'redis-operator', 'app.kubernetes.io/name': 'redis' },
+    matchLabels: {
+      'app.kubernetes.io/instance': 'my-redis',
+      'app.kubernetes.io/managed-by': 'redis-operator',
+      'app.kubernetes.io/name': 'redis',
+    },
   });
   assert.deepEqual(get(pm, 'spec', 'namespaceSelector'), { matchNames: [NS] });
   assert.deepEqual(get(pm, 'spec', 'podMetricsEndpoints', 0, 'relabelings'), [
-    { sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_instance'], targetLabel: 'redis', action: 'replace' },
-    { sourceLabels: ['__meta_kubernetes_pod_label_redis_example_com_role'], targetLabel: 'pod_role', action: 'replace' },
+    {
+      sourceLabels: ['__meta_kubernetes_pod_label_app_kubernetes_io_instance'],
+      targetLabel: 'redis',
+      action: 'replace',
+    },
+    {
+      sourceLabels: ['__meta_kubernetes_pod_label_redis_example_com_role'],
+      targetLabel: 'pod_role',
+      action: 'replace',
+    },
   ]);
   assert.equal(get(pm, 'spec', 'podMetricsEndpoints', 0, 'port'), 'metrics');
   assert.ok((get(rule, 'spec', 'groups', 0, 'rules') as unknown[]).length > 5);
@@ -155,7 +202,8 @@ test('decorator: turned off, nothing is attached (Metacontroller deletes what wa
       assert.deepEqual(syncMonitoring(decoratorRequest({ ...designSpec(), monitoring })).response.attachments, []),
     );
   }
-  const noExporter = syncMonitoring(decoratorRequest({ ...designSpec(), monitoring: { exporter: { enabled: false } } })).response.attachments;
+  const noExporter = syncMonitoring(decoratorRequest({ ...designSpec(), monitoring: { exporter: { enabled: false } } }))
+    .response.attachments;
   assert.deepEqual(
     noExporter.map((a) => a.kind),
     ['PrometheusRule'],
@@ -167,7 +215,12 @@ test('decorator: an invalid spec echoes every attachment as last applied, so no 
   const applied = syncMonitoring(decoratorRequest(designSpec())).response.attachments;
   const observed = applied.map((a) => ({
     ...a,
-    metadata: { ...a.metadata, uid: `uid-${a.kind}`, resourceVersion: '7', annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(a) } },
+    metadata: {
+      ...a.metadata,
+      uid: `uid-${a.kind}`,
+      resourceVersion: '7',
+      annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(a) },
+    },
   }));
   const { response, invalidSpec } = syncMonitoring(decoratorRequest({ ...designSpec(), replicas: 'two' }, observed));
   assert.equal(invalidSpec, true);
@@ -175,7 +228,10 @@ test('decorator: an invalid spec echoes every attachment as last applied, so no 
 });
 
 test('decorator: the same request gives the same answer, byte for byte', () => {
-  const request = decoratorRequest({ ...designSpec(), backup: { schedule: '@daily', storage: { pvc: { claimName: 'b' } } } });
+  const request = decoratorRequest({
+    ...designSpec(),
+    backup: { schedule: '@daily', storage: { pvc: { claimName: 'b' } } },
+  });
   assert.equal(JSON.stringify(syncMonitoring(request)), JSON.stringify(syncMonitoring(structuredClone(request))));
 });
 
@@ -186,7 +242,10 @@ test('parseDecoratorRequest names what is wrong with a body', async (t) => {
     ['an object without a namespace', { object: { metadata: { name: 'r' } } }, /namespace/],
     [
       'attachments not a map of maps',
-      { object: { metadata: { name: 'r', namespace: 'n' } }, attachments: { 'PodMonitor.monitoring.coreos.com/v1': 3 } },
+      {
+        object: { metadata: { name: 'r', namespace: 'n' } },
+        attachments: { 'PodMonitor.monitoring.coreos.com/v1': 3 },
+      },
       /must be an object/,
     ],
   ];

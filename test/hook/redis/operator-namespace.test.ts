@@ -12,7 +12,8 @@ const specOf = (body: Json) => (body['parent'] as Json)['spec'] as Json;
 
 /** The namespace the NetworkPolicy lets the operator's pods in from. */
 function operatorPeerNamespace(networkPolicy: Json, operatorNamespace?: string): unknown {
-  const options = operatorNamespace === undefined ? DEFAULT_HOOK_OPTIONS : { ...DEFAULT_HOOK_OPTIONS, operatorNamespace };
+  const options =
+    operatorNamespace === undefined ? DEFAULT_HOOK_OPTIONS : { ...DEFAULT_HOOK_OPTIONS, operatorNamespace };
   const response = sync(
     fixtureRequest((b) => void (specOf(b)['networkPolicy'] = networkPolicy)),
     options,
@@ -26,8 +27,18 @@ function operatorPeerNamespace(networkPolicy: Json, operatorNamespace?: string):
 test('spec.networkPolicy.operatorNamespace: unset, the namespace the hook runs in; set, the one the Redis names', async (t) => {
   const cases: Array<[string, Json, string | undefined, string]> = [
     ['unset, operator installed in platform-redis', { allowFrom: { app: 'shop' } }, 'platform-redis', 'platform-redis'],
-    ['unset, the hook told nothing: where manifests/ installs it', { allowFrom: { app: 'shop' } }, undefined, 'redis-operator'],
-    ['set: the Redis wins over the hook', { allowFrom: { app: 'shop' }, operatorNamespace: 'sidecars' }, 'platform-redis', 'sidecars'],
+    [
+      'unset, the hook told nothing: where manifests/ installs it',
+      { allowFrom: { app: 'shop' } },
+      undefined,
+      'redis-operator',
+    ],
+    [
+      'set: the Redis wins over the hook',
+      { allowFrom: { app: 'shop' }, operatorNamespace: 'sidecars' },
+      'platform-redis',
+      'sidecars',
+    ],
   ];
   for (const [label, policy, hookNamespace, expected] of cases) {
     await t.test(label, () => assert.equal(operatorPeerNamespace(policy, hookNamespace), expected));
@@ -36,7 +47,9 @@ test('spec.networkPolicy.operatorNamespace: unset, the namespace the hook runs i
 
 test('an invalid operatorNamespace is still refused, naming the field', () => {
   const response = sync(
-    fixtureRequest((b) => void (specOf(b)['networkPolicy'] = { allowFrom: { app: 'shop' }, operatorNamespace: 'Not_A_Namespace' })),
+    fixtureRequest(
+      (b) => void (specOf(b)['networkPolicy'] = { allowFrom: { app: 'shop' }, operatorNamespace: 'Not_A_Namespace' }),
+    ),
     { ...DEFAULT_HOOK_OPTIONS, operatorNamespace: 'platform-redis' },
   );
   assert.equal(condition(response.status, 'SpecValid')?.['status'], 'False');
@@ -48,5 +61,8 @@ test("POD_NAMESPACE (the downward API's metadata.namespace) reaches the hook's o
   assert.ok(loaded.ok, JSON.stringify(loaded));
   const { operatorImage, runbookBaseUrl, operatorNamespace } = loaded.config;
   assert.equal(operatorPeerNamespace({ allowFrom: { app: 'shop' } }, operatorNamespace), 'platform-redis');
-  assert.deepEqual({ operatorImage, runbookBaseUrl, operatorNamespace }, { ...DEFAULT_HOOK_OPTIONS, operatorNamespace: 'platform-redis' });
+  assert.deepEqual(
+    { operatorImage, runbookBaseUrl, operatorNamespace },
+    { ...DEFAULT_HOOK_OPTIONS, operatorNamespace: 'platform-redis' },
+  );
 });

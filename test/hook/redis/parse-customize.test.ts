@@ -15,17 +15,44 @@ const rejected: Array<[string, unknown, RegExp]> = [
   ['no parent', { children: {} }, /^parent must be an object/],
   ['parent without metadata', { parent: { spec: {} } }, /parent\.metadata must be an object/],
   ['parent without name', { parent: { metadata: { namespace: 'default' } } }, /parent\.metadata\.name/],
-  ['parent with empty namespace', { parent: { metadata: { name: 'a', namespace: '' } } }, /parent\.metadata\.namespace/],
+  [
+    'parent with empty namespace',
+    { parent: { metadata: { name: 'a', namespace: '' } } },
+    /parent\.metadata\.namespace/,
+  ],
   ['numeric uid', { parent: { metadata: { name: 'a', namespace: 'b', uid: 5 } } }, /uid/],
-  ['empty uid (children could not match controller-uid)', { parent: { metadata: { name: 'a', namespace: 'b', uid: '' } } }, /uid/],
+  [
+    'empty uid (children could not match controller-uid)',
+    { parent: { metadata: { name: 'a', namespace: 'b', uid: '' } } },
+    /uid/,
+  ],
   ['children is a list', { parent: redis(), children: [] }, /^children must be an object/],
-  ['children group is null', { parent: redis(), children: { 'Service.v1': null } }, /children\["Service\.v1"\] must be an object/],
-  ['child is a string', { parent: redis(), children: { 'Service.v1': { a: 'x' } } }, /children\["Service\.v1"\]\["a"\] must be an object/],
-  ['child without kind', { parent: redis(), children: { 'Service.v1': { a: { apiVersion: 'v1', metadata: { name: 'a' } } } } }, /apiVersion and kind/],
-  ['child without name', { parent: redis(), children: { 'Service.v1': { a: { apiVersion: 'v1', kind: 'Service', metadata: {} } } } }, /metadata\.name/],
+  [
+    'children group is null',
+    { parent: redis(), children: { 'Service.v1': null } },
+    /children\["Service\.v1"\] must be an object/,
+  ],
+  [
+    'child is a string',
+    { parent: redis(), children: { 'Service.v1': { a: 'x' } } },
+    /children\["Service\.v1"\]\["a"\] must be an object/,
+  ],
+  [
+    'child without kind',
+    { parent: redis(), children: { 'Service.v1': { a: { apiVersion: 'v1', metadata: { name: 'a' } } } } },
+    /apiVersion and kind/,
+  ],
+  [
+    'child without name',
+    { parent: redis(), children: { 'Service.v1': { a: { apiVersion: 'v1', kind: 'Service', metadata: {} } } } },
+    /metadata\.name/,
+  ],
   [
     'related child with numeric namespace',
-    { parent: redis(), related: { 'Pod.v1': { a: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', namespace: 1 } } } } },
+    {
+      parent: redis(),
+      related: { 'Pod.v1': { a: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'a', namespace: 1 } } } },
+    },
     /^related.*namespace/,
   ],
   ['finalizing is a string', { parent: redis(), finalizing: 'yes' }, /finalizing must be a boolean/],
@@ -42,7 +69,16 @@ const accepted: Array<[string, Json]> = [
   ['a minimal request', { parent: { metadata: { name: 'a', namespace: 'b' } } }],
   ['null children and related', { parent: redis(), children: null, related: null }],
   ['any spec at all (validated later)', { parent: { ...redis(), spec: 'nonsense' } }],
-  ['a full request', { controller: {}, parent: redis(designSpec()), children: { 'ConfigMap.v1': { 'default/x': child } }, related: {}, finalizing: true }],
+  [
+    'a full request',
+    {
+      controller: {},
+      parent: redis(designSpec()),
+      children: { 'ConfigMap.v1': { 'default/x': child } },
+      related: {},
+      finalizing: true,
+    },
+  ],
 ];
 for (const [label, body] of accepted) {
   test(`parseHookRequest accepts ${label}`, () => {
@@ -102,7 +138,13 @@ test('customize (Redis and RedisCluster) asks for no Secret, whichever Secrets t
     { ...designSpec(), users: [{ name: 'app', rules: '+@read', passwordSecret: { name: 'app-pw', key: 'password' } }] },
     { ...designSpec(), tls: { secretName: 'corp-tls' } },
     { ...designSpec(), tls: { certManager: { issuerRef: { name: 'ca' } } } },
-    { ...designSpec(), backup: { schedule: '0 * * * *', storage: { s3: { bucket: 'b', region: 'r', credentialsSecret: { name: 's3-creds' } } } } },
+    {
+      ...designSpec(),
+      backup: {
+        schedule: '0 * * * *',
+        storage: { s3: { bucket: 'b', region: 'r', credentialsSecret: { name: 's3-creds' } } },
+      },
+    },
     undefined,
     'junk',
   ];

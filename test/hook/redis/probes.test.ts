@@ -11,7 +11,12 @@ import { join } from 'node:path';
 import { validateSpec } from '../../../src/api/validate.ts';
 import { CONFIG_KEY, CONFIG_MOUNT } from '../../../src/api/labels.ts';
 import { livenessScript } from '../../../src/hook/common/pod-template.ts';
-import { LIVENESS_SCRIPT, READINESS_SCRIPT, readinessScript, REDIS_START_SCRIPT } from '../../../src/hook/redis/children/statefulset.ts';
+import {
+  LIVENESS_SCRIPT,
+  READINESS_SCRIPT,
+  readinessScript,
+  REDIS_START_SCRIPT,
+} from '../../../src/hook/redis/children/statefulset.ts';
 import { issue, makeCa, writeTlsDir } from '../../support/tls-certs.ts';
 import { renderRedisConf } from '../../../src/hook/redis/redis-conf.ts';
 import { until } from '../../support/until.ts';
@@ -34,10 +39,15 @@ function confFor(overrides: Json = {}): string {
 
 function run(file: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, timeout: 10_000 }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, out: `${stdout}${stderr}` });
-    });
+    execFile(
+      file,
+      args,
+      { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env }, timeout: 10_000 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, out: `${stdout}${stderr}` });
+      },
+    );
   });
 }
 
@@ -54,19 +64,34 @@ function probe(script: string, ip: string, operatorPassword = OPERATOR_PASSWORD)
   return run('sh', ['-c', script], { POD_IP: ip, REDIS_PASSWORD: PASSWORD, OPERATOR_PASSWORD: operatorPassword });
 }
 
-/** Starts redis-server with the pod's own command (REDIS_START_SCRIPT), the pod IP as bind address and a temp data dir. */
-async function startNode(ip: string, conf: string, password = PASSWORD, operatorPassword = OPERATOR_PASSWORD): Promise<ChildProcess> {
+/**
+ * Starts redis-server with the pod's own command (REDIS_START_SCRIPT), the pod IP as bind address and a temp data dir.
+ */
+async function startNode(
+  ip: string,
+  conf: string,
+  password = PASSWORD,
+  operatorPassword = OPERATOR_PASSWORD,
+): Promise<ChildProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'redis-hook-probe-'));
   dirs.push(dir);
   // `dir` is applied (chdir) while the file is read, so /data must be swapped for the temp dir here;
   // `bind` for the pod IP (the command's stdin `-` must stay its last argument).
   writeFileSync(join(dir, 'redis.conf'), conf.replace(/^dir .*$/m, `dir ${dir}`).replace(/^bind .*$/m, `bind ${ip}`));
   const child = spawn('sh', ['-c', REDIS_START_SCRIPT.replace(`${CONFIG_MOUNT}/${CONFIG_KEY}`, '"$DIR/redis.conf"')], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: password, OPERATOR_PASSWORD: operatorPassword },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      DIR: dir,
+      POD_IP: ip,
+      REDIS_PASSWORD: password,
+      OPERATOR_PASSWORD: operatorPassword,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   processes.push(child);
-  await until(`redis-server on ${ip}`, async () => (await cliAs(password, ip, 'ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
+  await until(`redis-server on ${ip}`, async () => (await cliAs(password, ip, 'ping')).out.includes('PONG'), 10_000, {
+    everyMs: 50,
+  });
   return child;
 }
 
@@ -108,9 +133,18 @@ test('a started node is a fenced, read-only replica of nowhere and is not Ready 
 
   assert.notEqual((await probe(READINESS_SCRIPT, replicaIp)).code, 0);
   await cli(replicaIp, 'replicaof', masterIp, '6379');
-  await until('replica link up', async () => (await probe(READINESS_SCRIPT, replicaIp)).code === 0, 10_000, { everyMs: 50 });
-  await until('writes accepted with one replica linked', async () => (await cli(masterIp, 'set', 'k', 'v')).out.includes('OK'), 10_000, { everyMs: 50 });
-  await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v', 10_000, { everyMs: 50 });
+  await until('replica link up', async () => (await probe(READINESS_SCRIPT, replicaIp)).code === 0, 10_000, {
+    everyMs: 50,
+  });
+  await until(
+    'writes accepted with one replica linked',
+    async () => (await cli(masterIp, 'set', 'k', 'v')).out.includes('OK'),
+    10_000,
+    { everyMs: 50 },
+  );
+  await until('write replicated', async () => (await cli(replicaIp, 'get', 'k')).out.trim() === 'v', 10_000, {
+    everyMs: 50,
+  });
 });
 
 test('the passwords reach redis-server on stdin: never on its command line, and any characters survive', async () => {
@@ -125,7 +159,10 @@ test('the passwords reach redis-server on stdin: never on its command line, and 
   // The operator's own user: its password as given, and the replication link authenticates as it.
   assert.match((await cliAs(oddOperator, '127.0.62.40', '--user', 'redis-operator', 'ping')).out, /PONG/);
   const link = (await cliAs(odd, '127.0.62.40', 'config', 'get', 'master*')).out.trim().split('\n');
-  assert.deepEqual(Object.fromEntries([0, 2].map((i) => [link[i], link[i + 1]])), { masterauth: oddOperator, masteruser: 'redis-operator' });
+  assert.deepEqual(Object.fromEntries([0, 2].map((i) => [link[i], link[i + 1]])), {
+    masterauth: oddOperator,
+    masteruser: 'redis-operator',
+  });
   assert.equal((await probe(LIVENESS_SCRIPT, '127.0.62.40', oddOperator)).code, 0, 'the probes log in as the operator');
 });
 
@@ -137,9 +174,17 @@ test("the probes never use the clients' password: changing it on a running node 
   // What a rotation does at the end of its grace period: only the new password is left.
   assert.match((await cliAs(PASSWORD, ip, 'acl', 'setuser', 'default', 'resetpass', '>new-client-password')).out, /OK/);
   assert.match((await cliAs(PASSWORD, ip, 'ping')).out, /WRONGPASS/, 'the old password is refused');
-  assert.equal((await probe(READINESS_SCRIPT, ip)).code, 0, 'readiness still passes (its env still holds the old client password)');
+  assert.equal(
+    (await probe(READINESS_SCRIPT, ip)).code,
+    0,
+    'readiness still passes (its env still holds the old client password)',
+  );
   assert.equal((await probe(LIVENESS_SCRIPT, ip)).code, 0, 'liveness still passes');
-  assert.notEqual((await probe(READINESS_SCRIPT, ip, 'wrong-password')).code, 0, 'a probe that cannot authenticate is not Ready');
+  assert.notEqual(
+    (await probe(READINESS_SCRIPT, ip, 'wrong-password')).code,
+    0,
+    'a probe that cannot authenticate is not Ready',
+  );
 });
 
 test('spec.tls: the rendered redis.conf serves TLS only; the probes speak TLS and verify the chain', async () => {
@@ -162,13 +207,23 @@ test('spec.tls: the rendered redis.conf serves TLS only; the probes speak TLS an
       .replace(/^bind .*$/m, `bind ${ip}`),
   );
   const child = spawn('sh', ['-c', REDIS_START_SCRIPT.replace(`${CONFIG_MOUNT}/${CONFIG_KEY}`, '"$DIR/redis.conf"')], {
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', DIR: dir, POD_IP: ip, REDIS_PASSWORD: PASSWORD, OPERATOR_PASSWORD },
+    env: {
+      PATH: process.env['PATH'] ?? '/usr/bin:/bin',
+      DIR: dir,
+      POD_IP: ip,
+      REDIS_PASSWORD: PASSWORD,
+      OPERATOR_PASSWORD,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   processes.push(child);
   const tlsCli = (...args: string[]) =>
-    run('redis-cli', ['--tls', '--cacert', `${tlsDir}/ca.crt`, '-h', ip, '-p', '6379', ...args], { REDISCLI_AUTH: PASSWORD });
-  await until('redis-server with TLS', async () => (await tlsCli('ping')).out.includes('PONG'), 10_000, { everyMs: 50 });
+    run('redis-cli', ['--tls', '--cacert', `${tlsDir}/ca.crt`, '-h', ip, '-p', '6379', ...args], {
+      REDISCLI_AUTH: PASSWORD,
+    });
+  await until('redis-server with TLS', async () => (await tlsCli('ping')).out.includes('PONG'), 10_000, {
+    everyMs: 50,
+  });
   assert.doesNotMatch((await cli(ip, 'ping')).out, /PONG/, 'plaintext gets no answer');
   assert.equal((await probe(local(livenessScript(true)), ip)).code, 0, 'liveness over TLS');
   assert.notEqual((await probe(local(readinessScript(true)), ip)).code, 0, 'not Ready before the sidecar acts');
@@ -177,7 +232,11 @@ test('spec.tls: the rendered redis.conf serves TLS only; the probes speak TLS an
   // A CA that did not sign the node's certificate: the probe does not trust it.
   const other = makeCa('another CA');
   dirs.push(other.dir);
-  assert.notEqual((await probe(livenessScript(true).replaceAll('/tls/ca.crt', other.certFile), ip)).code, 0, 'an untrusted chain fails the probe');
+  assert.notEqual(
+    (await probe(livenessScript(true).replaceAll('/tls/ca.crt', other.certFile), ip)).code,
+    0,
+    'an untrusted chain fails the probe',
+  );
 });
 
 test('liveness fails when nothing answers', async () => {

@@ -7,7 +7,14 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { validateSpec } from '../../../src/api/validate.ts';
-import { finalize, parseHookRequest, sync, type HookRequest, type HookResponse, type KubeObject } from '../../../src/hook/index.ts';
+import {
+  finalize,
+  parseHookRequest,
+  sync,
+  type HookRequest,
+  type HookResponse,
+  type KubeObject,
+} from '../../../src/hook/index.ts';
 import { dryRunMissing, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { loadFixture, objectMap, pod, type Json } from '../common/helpers.ts';
 
@@ -31,13 +38,25 @@ const validishSpec = fc.record(
       },
       { requiredKeys: [] },
     ),
-    resources: fc.record({ limits: fc.record({ memory: fc.constantFrom('512Mi', '1G', 1048576, 'lots') }, { requiredKeys: [] }) }, { requiredKeys: [] }),
-    auth: fc.record({ secretName: fc.constantFrom('corp', ''), key: fc.constantFrom('pw', 'password') }, { requiredKeys: [] }),
-    failover: fc.record(
-      { minReplicasToWrite: fc.integer({ min: 0, max: 16 }), minReplicasMaxLagSeconds: fc.integer({ min: 0, max: 61 }) },
+    resources: fc.record(
+      { limits: fc.record({ memory: fc.constantFrom('512Mi', '1G', 1048576, 'lots') }, { requiredKeys: [] }) },
       { requiredKeys: [] },
     ),
-    config: fc.dictionary(fc.constantFrom('maxmemory-policy', 'hz', 'requirepass', 'Bad', 'tcp-keepalive'), fc.constantFrom('1', 'allkeys-lru', 'a\nb')),
+    auth: fc.record(
+      { secretName: fc.constantFrom('corp', ''), key: fc.constantFrom('pw', 'password') },
+      { requiredKeys: [] },
+    ),
+    failover: fc.record(
+      {
+        minReplicasToWrite: fc.integer({ min: 0, max: 16 }),
+        minReplicasMaxLagSeconds: fc.integer({ min: 0, max: 61 }),
+      },
+      { requiredKeys: [] },
+    ),
+    config: fc.dictionary(
+      fc.constantFrom('maxmemory-policy', 'hz', 'requirepass', 'Bad', 'tcp-keepalive'),
+      fc.constantFrom('1', 'allkeys-lru', 'a\nb'),
+    ),
     nodeSelector: fc.dictionary(fc.constantFrom('disk', 'zone', 'example.com/pool'), fc.constantFrom('ssd', 'a', '')),
     tolerations: fc.constantFrom([], [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]),
     priorityClassName: fc.constantFrom('high'),
@@ -64,13 +83,25 @@ const validSpec = fc.record(
       },
       { requiredKeys: [] },
     ),
-    resources: fc.record({ limits: fc.record({ memory: fc.constantFrom('512Mi', '1G', 1048576) }, { requiredKeys: [] }) }, { requiredKeys: [] }),
-    auth: fc.record({ secretName: fc.constant('corp'), key: fc.constantFrom('pw', 'password') }, { requiredKeys: ['secretName'] }),
-    failover: fc.record(
-      { minReplicasToWrite: fc.integer({ min: 0, max: 15 }), minReplicasMaxLagSeconds: fc.integer({ min: 1, max: 60 }) },
+    resources: fc.record(
+      { limits: fc.record({ memory: fc.constantFrom('512Mi', '1G', 1048576) }, { requiredKeys: [] }) },
       { requiredKeys: [] },
     ),
-    config: fc.dictionary(fc.constantFrom('maxmemory-policy', 'hz', 'tcp-keepalive'), fc.constantFrom('1', 'allkeys-lru')),
+    auth: fc.record(
+      { secretName: fc.constant('corp'), key: fc.constantFrom('pw', 'password') },
+      { requiredKeys: ['secretName'] },
+    ),
+    failover: fc.record(
+      {
+        minReplicasToWrite: fc.integer({ min: 0, max: 15 }),
+        minReplicasMaxLagSeconds: fc.integer({ min: 1, max: 60 }),
+      },
+      { requiredKeys: [] },
+    ),
+    config: fc.dictionary(
+      fc.constantFrom('maxmemory-policy', 'hz', 'tcp-keepalive'),
+      fc.constantFrom('1', 'allkeys-lru'),
+    ),
     nodeSelector: fc.dictionary(fc.constantFrom('disk', 'zone', 'example.com/pool'), fc.constantFrom('ssd', 'a', '')),
     tolerations: fc.constantFrom([], [{ key: 'dedicated', operator: 'Exists', effect: 'NoSchedule' }]),
     priorityClassName: fc.constantFrom('high'),
@@ -82,7 +113,13 @@ const validSpec = fc.record(
 const specArb = fc.oneof({ weight: 6, arbitrary: validishSpec }, { weight: 1, arbitrary: fc.anything() });
 
 const podArb = fc.record({
-  name: fc.constantFrom('my-redis-master-0', 'my-redis-replica-0', 'my-redis-replica-1', 'my-redis-replica-2', 'other-master-0'),
+  name: fc.constantFrom(
+    'my-redis-master-0',
+    'my-redis-replica-0',
+    'my-redis-replica-1',
+    'my-redis-replica-2',
+    'other-master-0',
+  ),
   role: fc.constantFrom('master', 'replica', undefined) as fc.Arbitrary<'master' | 'replica' | undefined>,
   ready: fc.boolean(),
   link: fc.constantFrom('up', 'down', undefined) as fc.Arbitrary<'up' | 'down' | undefined>,
@@ -93,7 +130,9 @@ const podArb = fc.record({
   terminating: fc.boolean(),
 });
 
-const observedChildren: KubeObject[] = Object.values(fixture['children'] as Record<string, Record<string, KubeObject>>).flatMap((i) => Object.values(i));
+const observedChildren: KubeObject[] = Object.values(
+  fixture['children'] as Record<string, Record<string, KubeObject>>,
+).flatMap((i) => Object.values(i));
 
 /** Observed StatefulSets with damaged specs: the hook must read them defensively. */
 const damagedSet = fc.record({
@@ -166,7 +205,8 @@ function build(g: Generated): unknown {
 function checkResponse(req: HookRequest, response: HookResponse, hook: 'sync' | 'finalize'): void {
   for (const key of Object.keys(response)) assert.ok(RESPONSE_KEYS.has(key), `unexpected key ${key}`);
   if (response.finalized === true) assert.equal(req.finalizing, true, 'finalized outside finalizing');
-  if (!req.finalizing) assert.equal('finalized' in response, false, `${hook} without finalizing must not say finalized`);
+  if (!req.finalizing)
+    assert.equal('finalized' in response, false, `${hook} without finalizing must not say finalized`);
   assert.ok(Array.isArray(response.children));
   assert.equal('observedGeneration' in response.status, false);
   assert.deepEqual(
@@ -186,7 +226,8 @@ function checkResponse(req: HookRequest, response: HookResponse, hook: 'sync' | 
     assert.equal(response.status.phase, 'Failed');
   } else {
     for (const child of response.children) {
-      if (req.parent.metadata.uid !== undefined) assert.equal(child.metadata.labels?.['controller-uid'], req.parent.metadata.uid);
+      if (req.parent.metadata.uid !== undefined)
+        assert.equal(child.metadata.labels?.['controller-uid'], req.parent.metadata.uid);
     }
   }
   // Serializable and stable.
@@ -214,41 +255,55 @@ test('property: generated requests never make sync or finalize throw, and the co
 
 // Every generated child goes to the server: the runs repeat the same objects so often that, judged
 // once each (a verdict is kept by the object's JSON), 200 runs cost a few hundred dry runs.
-describe('the real kube-apiserver accepts the children (dry-run create, strict field validation)', { skip: dryRunMissing() ?? false }, () => {
-  let server: DryRunServer;
-  before(async () => (server = await startDryRunServer()));
-  after(() => server?.close());
+describe(
+  'the real kube-apiserver accepts the children (dry-run create, strict field validation)',
+  { skip: dryRunMissing() ?? false },
+  () => {
+    let server: DryRunServer;
+    before(async () => (server = await startDryRunServer()));
+    after(() => server?.close());
 
-  test('property: for a valid spec with nothing damaged, every child is accepted', async (t) => {
-    const verdicts = new Map<string, string[]>();
-    let children = 0;
-    await fc.assert(
-      fc.asyncProperty(validSpec, fc.subarray(observedChildren), async (spec, observed) => {
-        const parsed = parseHookRequest(
-          build({ spec, status: undefined, uid: 'u-1', children: observed, damage: undefined, pods: [], withSecret: false, shape: 'v2', finalizing: false }),
-        );
-        assert.ok(parsed.ok);
-        assert.ok(validateSpec('my-redis', spec).ok, 'validSpec made a spec the hook refuses');
-        if (!parsed.ok) return;
-        const keyed = sync(parsed.request).children.map((child) => [JSON.stringify(child), child] as const);
-        children += keyed.length;
-        const fresh = [...new Map(keyed.filter(([key]) => !verdicts.has(key))).entries()];
-        const refused = await server.refusals(fresh.map(([, child]) => child));
-        for (const [key, child] of fresh)
-          verdicts.set(
-            key,
-            refused.filter((r) => r.startsWith(`${child.kind}/${child.metadata.name}: `)),
+    test('property: for a valid spec with nothing damaged, every child is accepted', async (t) => {
+      const verdicts = new Map<string, string[]>();
+      let children = 0;
+      await fc.assert(
+        fc.asyncProperty(validSpec, fc.subarray(observedChildren), async (spec, observed) => {
+          const parsed = parseHookRequest(
+            build({
+              spec,
+              status: undefined,
+              uid: 'u-1',
+              children: observed,
+              damage: undefined,
+              pods: [],
+              withSecret: false,
+              shape: 'v2',
+              finalizing: false,
+            }),
           );
-        assert.deepEqual(
-          keyed.flatMap(([key]) => verdicts.get(key) ?? []),
-          [],
-        );
-      }),
-      { numRuns: 200 },
-    );
-    t.diagnostic(`${children} children, ${verdicts.size} distinct, each judged once`);
-  });
-});
+          assert.ok(parsed.ok);
+          assert.ok(validateSpec('my-redis', spec).ok, 'validSpec made a spec the hook refuses');
+          if (!parsed.ok) return;
+          const keyed = sync(parsed.request).children.map((child) => [JSON.stringify(child), child] as const);
+          children += keyed.length;
+          const fresh = [...new Map(keyed.filter(([key]) => !verdicts.has(key))).entries()];
+          const refused = await server.refusals(fresh.map(([, child]) => child));
+          for (const [key, child] of fresh)
+            verdicts.set(
+              key,
+              refused.filter((r) => r.startsWith(`${child.kind}/${child.metadata.name}: `)),
+            );
+          assert.deepEqual(
+            keyed.flatMap(([key]) => verdicts.get(key) ?? []),
+            [],
+          );
+        }),
+        { numRuns: 200 },
+      );
+      t.diagnostic(`${children} children, ${verdicts.size} distinct, each judged once`);
+    });
+  },
+);
 
 test('property: any JSON value is either refused by parseHookRequest or handled without a throw', () => {
   const mutatedFixture = fc.record({
@@ -303,7 +358,9 @@ test('property: any order of the children and related maps gives the same respon
   if (!parsed.ok) return;
   const expected = JSON.stringify(sync(parsed.request));
   const entries = (map: Record<string, Record<string, KubeObject>>) =>
-    Object.entries(map).flatMap(([group, inner]) => Object.entries(inner).map(([key, object]) => ({ group, key, object })));
+    Object.entries(map).flatMap(([group, inner]) =>
+      Object.entries(inner).map(([key, object]) => ({ group, key, object })),
+    );
   const rebuild = (list: Array<{ group: string; key: string; object: KubeObject }>) => {
     const out: Record<string, Record<string, KubeObject>> = {};
     for (const { group, key, object } of list) (out[group] ??= {})[key] = object;
@@ -312,10 +369,14 @@ test('property: any order of the children and related maps gives the same respon
   const children = entries(parsed.request.children);
   const related = entries(parsed.request.related);
   fc.assert(
-    fc.property(fc.shuffledSubarray(children, { minLength: children.length }), fc.shuffledSubarray(related, { minLength: related.length }), (c, r) => {
-      const shuffled = { ...parsed.request, children: rebuild(c), related: rebuild(r) };
-      assert.equal(JSON.stringify(sync(shuffled)), expected);
-    }),
+    fc.property(
+      fc.shuffledSubarray(children, { minLength: children.length }),
+      fc.shuffledSubarray(related, { minLength: related.length }),
+      (c, r) => {
+        const shuffled = { ...parsed.request, children: rebuild(c), related: rebuild(r) };
+        assert.equal(JSON.stringify(sync(shuffled)), expected);
+      },
+    ),
     { numRuns: 100 },
   );
 });

@@ -45,7 +45,11 @@ test('the design renders the fencing contract', async (t) => {
 
 const fencing: Array<[string, Json, string[] | undefined]> = [
   ['2 replicas, default', { replicas: 2 }, ['min-replicas-to-write 1', 'min-replicas-max-lag 5']],
-  ['1 replica asked for 3', { replicas: 1, failover: { minReplicasToWrite: 3 } }, ['min-replicas-to-write 1', 'min-replicas-max-lag 5']],
+  [
+    '1 replica asked for 3',
+    { replicas: 1, failover: { minReplicasToWrite: 3 } },
+    ['min-replicas-to-write 1', 'min-replicas-max-lag 5'],
+  ],
   [
     '3 replicas asked for 2, lag 9',
     { replicas: 3, failover: { minReplicasToWrite: 2, minReplicasMaxLagSeconds: 9 } },
@@ -123,13 +127,19 @@ test('the password is never in the file', async (t) => {
 });
 
 test('staticRedisConf: the file without the dynamic user directives; the full file keeps them for new pods', () => {
-  const spec = specOf({ config: { 'maxmemory-policy': 'allkeys-lru', timeout: '60', 'io-threads': '4', 'hash-max-ziplist-entries': '256' } });
+  const spec = specOf({
+    config: { 'maxmemory-policy': 'allkeys-lru', timeout: '60', 'io-threads': '4', 'hash-max-ziplist-entries': '256' },
+  });
   const full = renderRedisConf('default', 'my-redis', spec).split('\n');
   const stat = staticRedisConf('default', 'my-redis', spec).split('\n');
-  for (const line of ['maxmemory-policy allkeys-lru', 'timeout 60', 'hash-max-ziplist-entries 256', 'io-threads 4']) assert.ok(full.includes(line), line);
+  for (const line of ['maxmemory-policy allkeys-lru', 'timeout 60', 'hash-max-ziplist-entries 256', 'io-threads 4'])
+    assert.ok(full.includes(line), line);
   assert.deepEqual(stat.slice(stat.indexOf('# from spec.config') + 1).filter(Boolean), ['io-threads 4']);
   // Only dynamic directives: the same file as no spec.config at all.
-  assert.equal(staticRedisConf('default', 'my-redis', specOf({ config: { timeout: '60' } })), renderRedisConf('default', 'my-redis', specOf({})));
+  assert.equal(
+    staticRedisConf('default', 'my-redis', specOf({ config: { timeout: '60' } })),
+    renderRedisConf('default', 'my-redis', specOf({})),
+  );
 });
 
 const hashOf = (config: Record<string, string> | undefined) =>
@@ -142,10 +152,22 @@ test('config hash: dynamic directives never change it, static ones (or unknown o
     ['maxmemory-policy changed', { 'maxmemory-policy': 'allkeys-lru', timeout: '0' }, false],
     ['timeout changed', { 'maxmemory-policy': 'noeviction', timeout: '300' }, false],
     ['a dynamic directive removed', { timeout: '0' }, false],
-    ['a dynamic alias added', { 'maxmemory-policy': 'noeviction', timeout: '0', 'hash-max-ziplist-entries': '256' }, false],
+    [
+      'a dynamic alias added',
+      { 'maxmemory-policy': 'noeviction', timeout: '0', 'hash-max-ziplist-entries': '256' },
+      false,
+    ],
     ['io-threads added (static)', { 'maxmemory-policy': 'noeviction', timeout: '0', 'io-threads': '4' }, true],
-    ['a static directive (not in the table)', { 'maxmemory-policy': 'noeviction', timeout: '0', databases: '32' }, true],
-    ['maxclients (left out of the table: static)', { 'maxmemory-policy': 'noeviction', timeout: '0', maxclients: '100' }, true],
+    [
+      'a static directive (not in the table)',
+      { 'maxmemory-policy': 'noeviction', timeout: '0', databases: '32' },
+      true,
+    ],
+    [
+      'maxclients (left out of the table: static)',
+      { 'maxmemory-policy': 'noeviction', timeout: '0', maxclients: '100' },
+      true,
+    ],
   ];
   for (const [name, config, changes] of cases) {
     await t.test(name, () => (changes ? assert.notEqual : assert.equal)(hashOf(config), base));

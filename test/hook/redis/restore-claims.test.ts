@@ -16,19 +16,28 @@ const AFTER = '2025-01-15T12:00:03Z';
 const LOCATION = 's3://redis-backups/redis~default~old/20250115T120000Z-42.rdb';
 const STORAGE = { s3: { bucket: 'redis-backups', region: 'us-east-1', prefix: '' } };
 const SPEC: Json = { ...designSpec(), restore: { location: LOCATION, storage: STORAGE } };
-const SELECTOR = 'app.kubernetes.io/instance=my-redis,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis';
+const SELECTOR =
+  'app.kubernetes.io/instance=my-redis,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis';
 
-const parent = (spec: Json = SPEC, status?: unknown) => redis(spec, { metadata: { creationTimestamp: CREATED }, ...(status !== undefined ? { status } : {}) });
+const parent = (spec: Json = SPEC, status?: unknown) =>
+  redis(spec, { metadata: { creationTimestamp: CREATED }, ...(status !== undefined ? { status } : {}) });
 
 function claim(name: string, created: string | undefined, instance = 'my-redis'): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace: NS, labels: podSelectorLabels(instance), ...(created !== undefined ? { creationTimestamp: created } : {}) },
+    metadata: {
+      name,
+      namespace: NS,
+      labels: podSelectorLabels(instance),
+      ...(created !== undefined ? { creationTimestamp: created } : {}),
+    },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } },
   };
 }
-const OLD_CLAIMS = ['data-my-redis-master-0', 'data-my-redis-replica-0', 'data-my-redis-replica-1'].map((n) => claim(n, BEFORE));
+const OLD_CLAIMS = ['data-my-redis-master-0', 'data-my-redis-replica-0', 'data-my-redis-replica-1'].map((n) =>
+  claim(n, BEFORE),
+);
 
 const kinds = (children: readonly KubeObject[]) => children.map((c) => `${c.kind}/${c.metadata.name}`);
 
@@ -48,7 +57,11 @@ test('claims of an earlier Redis of this name: refused up front, no child create
   assert.equal(ready?.['status'], 'False');
   assert.equal(ready?.['reason'], 'RestoreRefused');
   assert.equal(ready?.['message'], message);
-  assert.equal(condition(r.status, 'SpecValid')?.['status'], 'True', 'the spec is valid: it is the cluster that is in the way');
+  assert.equal(
+    condition(r.status, 'SpecValid')?.['status'],
+    'True',
+    'the spec is valid: it is the cluster that is in the way',
+  );
 });
 
 test('the refusal changes no observed child, and lifts once the claims are gone', async (t) => {
@@ -57,7 +70,8 @@ test('the refusal changes no observed child, and lifts once the claims are gone'
   assert.ok(first.children.length > 0);
   await t.test('observed children are echoed as they are, none added', () => {
     const r = sync(request({ parent: parent(SPEC, first.status), children: first.children, related: OLD_CLAIMS }));
-    const byId = (children: readonly KubeObject[]) => [...children].sort((a, b) => kinds([a])[0]!.localeCompare(kinds([b])[0]!));
+    const byId = (children: readonly KubeObject[]) =>
+      [...children].sort((a, b) => kinds([a])[0]!.localeCompare(kinds([b])[0]!));
     assert.deepEqual(kinds(byId(r.children)), kinds(byId(first.children)));
     assert.deepEqual(byId(r.children), byId(first.children));
     assert.equal(condition(r.status, 'Ready')?.['reason'], 'RestoreRefused');
@@ -78,16 +92,34 @@ test('which claims refuse: only an earlier Redis of this name, and only before t
   assert.ok(withSets.children.some((c) => c.kind === 'StatefulSet'));
   const cases: Array<[string, Json, KubeObject[], readonly KubeObject[], boolean]> = [
     ['claims made before this Redis', SPEC, [], OLD_CLAIMS, true],
-    ['a claim with no creation time: not known to be ours', SPEC, [], [claim('data-my-redis-master-0', undefined)], true],
-    ["this Redis's own claims (made after it), its StatefulSets not observed", SPEC, [], [claim('data-my-redis-master-0', AFTER)], false],
+    [
+      'a claim with no creation time: not known to be ours',
+      SPEC,
+      [],
+      [claim('data-my-redis-master-0', undefined)],
+      true,
+    ],
+    [
+      "this Redis's own claims (made after it), its StatefulSets not observed",
+      SPEC,
+      [],
+      [claim('data-my-redis-master-0', AFTER)],
+      false,
+    ],
     ['claims of another Redis', SPEC, [], [claim('data-other-master-0', BEFORE, 'other')], false],
     ['the StatefulSets observed: never refused afterwards', SPEC, withSets.children, OLD_CLAIMS, false],
     ['no spec.restore: a Redis created again takes its data back, by design', designSpec(), [], OLD_CLAIMS, false],
   ];
   for (const [what, spec, children, claims, refused] of cases)
     await t.test(what, () => {
-      const r = sync(request({ parent: parent(spec, children.length > 0 ? withSets.status : undefined), children, related: claims }));
-      assert.equal(condition(r.status, 'Ready')?.['reason'] === 'RestoreRefused', refused, String(condition(r.status, 'Ready')?.['message']));
+      const r = sync(
+        request({ parent: parent(spec, children.length > 0 ? withSets.status : undefined), children, related: claims }),
+      );
+      assert.equal(
+        condition(r.status, 'Ready')?.['reason'] === 'RestoreRefused',
+        refused,
+        String(condition(r.status, 'Ready')?.['message']),
+      );
       if (refused) assert.deepEqual(r.children, []);
     });
   await t.test('a parent without a creation time: every claim is taken as an earlier one', () => {

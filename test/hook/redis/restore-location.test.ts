@@ -37,7 +37,10 @@ test('a RedisBackup whose status.location leads elsewhere is Failed, naming it; 
       assert.match(message, why);
       assert.equal(r.children.filter((c) => c.kind === 'StatefulSet').length, 0, 'no pod is made to restore it');
       for (const c of r.children)
-        assert.ok(!JSON.stringify(c).includes(JSON.stringify(location).slice(1, -1)), `${c.kind} ${c.metadata.name} does not carry it`);
+        assert.ok(
+          !JSON.stringify(c).includes(JSON.stringify(location).slice(1, -1)),
+          `${c.kind} ${c.metadata.name} does not carry it`,
+        );
     });
   }
   for (const location of [

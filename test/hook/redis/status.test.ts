@@ -5,7 +5,15 @@ import { sync, type KubeObject } from '../../../src/hook/index.ts';
 import { formatSecretReport, SECRETS_ANNOTATION, type ReportedSecret } from '../../../src/api/secret-report.ts';
 import { condition, designSpec, get, healthyPods, pod, redis, request, type Json } from '../common/helpers.ts';
 
-const CONDITION_ORDER = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated', 'SecretsReady'];
+const CONDITION_ORDER = [
+  'Ready',
+  'MasterAvailable',
+  'ReplicasInSync',
+  'SpecValid',
+  'Updated',
+  'Hibernated',
+  'SecretsReady',
+];
 
 interface Case {
   name: string;
@@ -108,7 +116,11 @@ const cases: Case[] = [
     expect: {
       phase: 'Pending',
       masterStatus: 'None',
-      replicaStatus: { 'my-redis-master-0': 'NotReady', 'my-redis-replica-0': 'NotReady', 'my-redis-replica-1': 'NotReady' },
+      replicaStatus: {
+        'my-redis-master-0': 'NotReady',
+        'my-redis-replica-0': 'NotReady',
+        'my-redis-replica-1': 'NotReady',
+      },
       readyReplicas: 0,
       replicas: 3,
       ready: ['False', 'NoMaster'],
@@ -226,8 +238,13 @@ for (const c of cases) {
     assert.deepEqual(Object.keys(status.replicaStatus ?? {}), Object.keys(c.expect.replicaStatus).sort());
     assert.equal(status.readyReplicas, c.expect.readyReplicas);
     assert.equal(status.replicas, c.expect.replicas);
-    assert.deepEqual(status.summary, { replicas: `${c.expect.readyReplicas}/${String((c.spec ?? designSpec())['replicas'])}` });
-    assert.equal(status.selector, 'app.kubernetes.io/instance=my-redis,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis');
+    assert.deepEqual(status.summary, {
+      replicas: `${c.expect.readyReplicas}/${String((c.spec ?? designSpec())['replicas'])}`,
+    });
+    assert.equal(
+      status.selector,
+      'app.kubernetes.io/instance=my-redis,app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis',
+    );
     assert.deepEqual(
       status.conditions?.map((x) => x.type),
       CONDITION_ORDER,
@@ -237,7 +254,8 @@ for (const c of cases) {
     assert.deepEqual(pick('MasterAvailable'), c.expect.masterAvailable);
     assert.deepEqual(pick('ReplicasInSync'), c.expect.inSync);
     assert.deepEqual(pick('SpecValid'), ['True', 'Valid']);
-    for (const part of c.expect.readyMessage ?? []) assert.ok(String(get(condition(status, 'Ready'), 'message')).includes(part), part);
+    for (const part of c.expect.readyMessage ?? [])
+      assert.ok(String(get(condition(status, 'Ready'), 'message')).includes(part), part);
     assert.equal('observedGeneration' in status, false);
   });
 }
@@ -259,7 +277,9 @@ test('status.summary.replicas, the REPLICAS column: replicas Ready and linked, o
     ['hibernating: none wanted', { ...designSpec(), hibernate: true }, [], '0/0'],
   ];
   for (const [name, spec, pods, want] of cases)
-    await t.test(name, () => assert.equal(sync(request({ parent: redis(spec), related: pods })).status.summary?.replicas, want));
+    await t.test(name, () =>
+      assert.equal(sync(request({ parent: redis(spec), related: pods })).status.summary?.replicas, want),
+    );
 });
 
 test('status never carries observedGeneration, even when the previous status had it', () => {
@@ -281,12 +301,20 @@ test('lastTransitionTime: carried over while the status is unchanged, from pod d
   assert.equal(get(condition(first, 'SpecValid'), 'lastTransitionTime'), undefined);
 
   // Unchanged status: the previous time wins even though the pods say otherwise.
-  const previous = { conditions: [{ type: 'Ready', status: 'True', reason: 'AllReady', message: '', lastTransitionTime: '2024-12-01T00:00:00Z' }] };
+  const previous = {
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'AllReady', message: '', lastTransitionTime: '2024-12-01T00:00:00Z' },
+    ],
+  };
   const second = sync(request({ parent: redis(designSpec(), { status: previous }), related: pods })).status;
   assert.equal(get(condition(second, 'Ready'), 'lastTransitionTime'), '2024-12-01T00:00:00Z');
 
   // Changed status: a previous False does not carry over.
-  const flipped = { conditions: [{ type: 'Ready', status: 'False', reason: 'NoMaster', message: '', lastTransitionTime: '2024-12-01T00:00:00Z' }] };
+  const flipped = {
+    conditions: [
+      { type: 'Ready', status: 'False', reason: 'NoMaster', message: '', lastTransitionTime: '2024-12-01T00:00:00Z' },
+    ],
+  };
   const third = sync(request({ parent: redis(designSpec(), { status: flipped }), related: pods })).status;
   assert.equal(get(condition(third, 'Ready'), 'lastTransitionTime'), '2025-01-15T10:00:40Z');
 
@@ -307,7 +335,12 @@ test('a garbage previous status is ignored, not trusted', async (t) => {
 /** A Redis whose parent carries the sidecar's report (the hook is never sent a Secret). */
 const reported = (entries: ReportedSecret[], spec: Json = designSpec()) =>
   redis(spec, { metadata: { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } } });
-const found = (name: string, keys = ['password'], rv = '1', unwritable: string[] = []): ReportedSecret => ({ name, resourceVersion: rv, keys, unwritable });
+const found = (name: string, keys = ['password'], rv = '1', unwritable: string[] = []): ReportedSecret => ({
+  name,
+  resourceVersion: rv,
+  keys,
+  unwritable,
+});
 const PASSWORDS = [found('my-redis-auth'), found('my-redis-operator')];
 
 test('a missing auth Secret, as the sidecar reports it, explains why no master comes up', () => {
@@ -316,7 +349,10 @@ test('a missing auth Secret, as the sidecar reports it, explains why no master c
   const missing = ready(reported([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator')]));
   assert.equal(get(missing, 'reason'), 'AuthSecretMissing');
   assert.match(String(get(missing, 'message')), /my-redis-auth not found/);
-  assert.match(String(get(ready(reported([found('my-redis-auth', []), found('my-redis-operator')])), 'message')), /has no key password/);
+  assert.match(
+    String(get(ready(reported([found('my-redis-auth', []), found('my-redis-operator')])), 'message')),
+    /has no key password/,
+  );
   // Before any report, nothing is claimed.
   assert.equal(get(ready(redis()), 'reason'), 'NoMaster');
 });
@@ -324,7 +360,12 @@ test('a missing auth Secret, as the sidecar reports it, explains why no master c
 test("the sidecar's bootstrap record explains why no master comes up yet (BootstrapWaiting); ignored once a master is labelled, or when not a record", async (t) => {
   const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
   const annotated = (value: string, related = notReady) =>
-    sync(request({ parent: redis(designSpec(), { metadata: { annotations: { 'redis.example.com/bootstrap-status': value } } }), related })).status;
+    sync(
+      request({
+        parent: redis(designSpec(), { metadata: { annotations: { 'redis.example.com/bootstrap-status': value } } }),
+        related,
+      }),
+    ).status;
   await t.test('waiting', () => {
     const status = annotated('Waiting: my-redis-replica-1 (volume bound, pod Pending)');
     for (const type of ['Ready', 'MasterAvailable']) {
@@ -336,7 +377,13 @@ test("the sidecar's bootstrap record explains why no master comes up yet (Bootst
     }
   });
   await t.test('a master is labelled: the record is moot', () => {
-    assert.equal(get(condition(annotated('Waiting: my-redis-replica-1 (loading its data set)', healthyPods()), 'MasterAvailable'), 'reason'), 'MasterReady');
+    assert.equal(
+      get(
+        condition(annotated('Waiting: my-redis-replica-1 (loading its data set)', healthyPods()), 'MasterAvailable'),
+        'reason',
+      ),
+      'MasterReady',
+    );
   });
   for (const value of ['Waiting: x\u0000y', 'waiting: x', `Waiting: ${'x'.repeat(3000)}`, 'Waiting: ']) {
     await t.test(`not a record: ${JSON.stringify(value.slice(0, 20))}`, () => {
@@ -348,30 +395,55 @@ test("the sidecar's bootstrap record explains why no master comes up yet (Bootst
 test('spec.tls: a missing or incomplete TLS Secret explains why no master comes up (TLSSecretMissing), naming it', () => {
   const notReady = [pod({ name: 'my-redis-master-0', ready: false, phase: 'Pending' })];
   const withTls = (entries: ReportedSecret[]) => {
-    const c = condition(sync(request({ parent: reported(entries, { ...designSpec(), tls: { secretName: 'corp-tls' } }), related: notReady })).status, 'Ready');
+    const c = condition(
+      sync(
+        request({ parent: reported(entries, { ...designSpec(), tls: { secretName: 'corp-tls' } }), related: notReady }),
+      ).status,
+      'Ready',
+    );
     return `${String(get(c, 'reason'))}: ${String(get(c, 'message'))}`;
   };
   assert.match(
     withTls([...PASSWORDS, { name: 'corp-tls', missing: true }]),
     /^TLSSecretMissing: Secret corp-tls not found \(spec\.tls\.secretName\); pods cannot start without their certificate/,
   );
-  assert.match(withTls([...PASSWORDS, found('corp-tls', ['tls.crt'])]), /^TLSSecretMissing: Secret corp-tls has no key tls\.key, ca\.crt/);
+  assert.match(
+    withTls([...PASSWORDS, found('corp-tls', ['tls.crt'])]),
+    /^TLSSecretMissing: Secret corp-tls has no key tls\.key, ca\.crt/,
+  );
   assert.match(withTls([...PASSWORDS, found('corp-tls', ['tls.crt', 'tls.key', 'ca.crt'])]), /^NoMaster/);
   assert.match(
-    withTls([{ name: 'my-redis-auth', missing: true }, found('my-redis-operator'), { name: 'corp-tls', missing: true }]),
+    withTls([
+      { name: 'my-redis-auth', missing: true },
+      found('my-redis-operator'),
+      { name: 'corp-tls', missing: true },
+    ]),
     /^AuthSecretMissing/,
     'the passwords are told first',
   );
 });
 
 test("status.secrets: the reported Secrets' resourceVersions, sorted by name, only those the spec names; absent before a report and with an invalid spec", () => {
-  const entries = [found('my-redis-operator', ['password'], '41'), found('my-redis-auth', ['password'], '7'), found('not-named', ['password'], '9')];
+  const entries = [
+    found('my-redis-operator', ['password'], '41'),
+    found('my-redis-auth', ['password'], '7'),
+    found('not-named', ['password'], '9'),
+  ];
   const expected = [
     { name: 'my-redis-auth', resourceVersion: '7' },
     { name: 'my-redis-operator', resourceVersion: '41' },
   ];
-  assert.deepEqual(get(sync(request({ parent: reported(entries), related: healthyPods() })).status, 'secrets'), expected);
-  assert.equal(get(sync(request({ parent: reported(entries, { ...designSpec(), replicas: -1 }), related: healthyPods() })).status, 'secrets'), undefined);
+  assert.deepEqual(
+    get(sync(request({ parent: reported(entries), related: healthyPods() })).status, 'secrets'),
+    expected,
+  );
+  assert.equal(
+    get(
+      sync(request({ parent: reported(entries, { ...designSpec(), replicas: -1 }), related: healthyPods() })).status,
+      'secrets',
+    ),
+    undefined,
+  );
   assert.equal(get(sync(request({ related: healthyPods() })).status, 'secrets'), undefined);
   const none = sync(
     request({

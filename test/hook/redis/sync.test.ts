@@ -3,9 +3,28 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LAST_APPLIED_ANNOTATION, lastAppliedOf } from '../../../src/hook/common/observed.ts';
-import { finalize, parseHookRequest, sync, type HookRequest, type KubeObject, type ObjectMap } from '../../../src/hook/index.ts';
+import {
+  finalize,
+  parseHookRequest,
+  sync,
+  type HookRequest,
+  type KubeObject,
+  type ObjectMap,
+} from '../../../src/hook/index.ts';
 import { dryRunMissing, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
-import { condition, designSpec, find, fixtureRequest, get, healthyPods, loadFixture, objectMap, redis, request, type Json } from '../common/helpers.ts';
+import {
+  condition,
+  designSpec,
+  find,
+  fixtureRequest,
+  get,
+  healthyPods,
+  loadFixture,
+  objectMap,
+  redis,
+  request,
+  type Json,
+} from '../common/helpers.ts';
 
 function reversedMap(map: ObjectMap): ObjectMap {
   const out: ObjectMap = {};
@@ -21,7 +40,8 @@ function toV1Keys(map: ObjectMap): ObjectMap {
   const out: ObjectMap = {};
   for (const [group, inner] of Object.entries(map)) {
     out[group] = {};
-    for (const object of Object.values(inner)) (out[group] as Record<string, KubeObject>)[object.metadata.name] = object;
+    for (const object of Object.values(inner))
+      (out[group] as Record<string, KubeObject>)[object.metadata.name] = object;
   }
   return out;
 }
@@ -36,7 +56,9 @@ test('the fixture is in steady state: its status comes back unchanged and the ch
   assert.deepEqual(response.status, req.parent.status);
   for (const child of response.children) {
     const observed = find(allObserved(req), child.kind, child.metadata.name);
-    const lastApplied = JSON.parse(String(observed.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration'])) as unknown;
+    const lastApplied = JSON.parse(
+      String(observed.metadata.annotations?.['metacontroller.k8s.io/last-applied-configuration']),
+    ) as unknown;
     assert.deepEqual(
       // The claim templates are echoed as observed (with server defaults); everything else must equal what was applied.
       { ...child, spec: { ...(child['spec'] as Json), volumeClaimTemplates: undefined } },
@@ -63,9 +85,13 @@ test('map order and hook version (v1 bare names, v2 namespace/name) do not chang
   const variants: Array<[string, HookRequest]> = [
     ['reversed', { ...req, children: reversedMap(req.children), related: reversedMap(req.related) }],
     ['v1 keys', { ...req, children: toV1Keys(req.children), related: toV1Keys(req.related) }],
-    ['v1 keys reversed', { ...req, children: reversedMap(toV1Keys(req.children)), related: reversedMap(toV1Keys(req.related)) }],
+    [
+      'v1 keys reversed',
+      { ...req, children: reversedMap(toV1Keys(req.children)), related: reversedMap(toV1Keys(req.related)) },
+    ],
   ];
-  for (const [label, variant] of variants) await t.test(label, () => assert.equal(JSON.stringify(sync(variant)), expected, label));
+  for (const [label, variant] of variants)
+    await t.test(label, () => assert.equal(JSON.stringify(sync(variant)), expected, label));
 });
 
 test('a shuffled invalid-spec request returns the same echo in the same order', () => {
@@ -126,11 +152,24 @@ const conflicts: Array<[string, Json, (set: Json) => void, RegExp]> = [
   ],
   [
     'storage class changed',
-    { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10Gi', storageClassName: 'fast' } },
+    {
+      persistence: {
+        enableRdb: true,
+        rdbSchedule: '*/15 * * * *',
+        enableAof: true,
+        size: '10Gi',
+        storageClassName: 'fast',
+      },
+    },
     () => {},
     /spec\.persistence\.storageClassName: fast requested/,
   ],
-  ['persistence switched off', { persistence: { enableRdb: false, enableAof: false } }, () => {}, /spec\.persistence: RDB and AOF are off/],
+  [
+    'persistence switched off',
+    { persistence: { enableRdb: false, enableAof: false } },
+    () => {},
+    /spec\.persistence: RDB and AOF are off/,
+  ],
   [
     'persistence switched on',
     {},
@@ -146,9 +185,14 @@ for (const [label, spec, mutate, message] of conflicts) {
     const response = sync(req);
     for (const name of ['my-redis-master', 'my-redis-replica']) {
       const child = find(response.children, 'StatefulSet', name);
-      assert.deepEqual(get(child, 'spec', 'volumeClaimTemplates'), get(find(allObserved(req), 'StatefulSet', name), 'spec', 'volumeClaimTemplates'));
+      assert.deepEqual(
+        get(child, 'spec', 'volumeClaimTemplates'),
+        get(find(allObserved(req), 'StatefulSet', name), 'spec', 'volumeClaimTemplates'),
+      );
       const claims = (get(child, 'spec', 'volumeClaimTemplates') ?? []) as Json[];
-      const dataVolume = (get(child, 'spec', 'template', 'spec', 'volumes') as Json[]).find((v) => v['name'] === 'data');
+      const dataVolume = (get(child, 'spec', 'template', 'spec', 'volumes') as Json[]).find(
+        (v) => v['name'] === 'data',
+      );
       assert.equal(dataVolume !== undefined, claims.length === 0, 'emptyDir data volume iff no claim template');
     }
     const specValid = condition(response.status, 'SpecValid');
@@ -162,17 +206,26 @@ for (const [label, spec, mutate, message] of conflicts) {
 }
 
 test('a grown size is no conflict (the sidecar grows the claims, then replaces the StatefulSets): templates echoed, SpecValid', () => {
-  const req = withObservedSet(() => {}, { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '20Gi' } });
+  const req = withObservedSet(() => {}, {
+    persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '20Gi' },
+  });
   const response = sync(req);
   for (const name of ['my-redis-master', 'my-redis-replica']) {
     const child = find(response.children, 'StatefulSet', name);
-    assert.deepEqual(get(child, 'spec', 'volumeClaimTemplates'), get(find(allObserved(req), 'StatefulSet', name), 'spec', 'volumeClaimTemplates'));
+    assert.deepEqual(
+      get(child, 'spec', 'volumeClaimTemplates'),
+      get(find(allObserved(req), 'StatefulSet', name), 'spec', 'volumeClaimTemplates'),
+    );
   }
   assert.equal(get(condition(response.status, 'SpecValid'), 'status'), 'True');
 });
 
 test('the same size written differently (10Gi vs 10240Mi) is no conflict', () => {
-  const response = sync(withObservedSet(() => {}, { persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10240Mi' } }));
+  const response = sync(
+    withObservedSet(() => {}, {
+      persistence: { enableRdb: true, rdbSchedule: '*/15 * * * *', enableAof: true, size: '10240Mi' },
+    }),
+  );
   assert.equal(get(condition(response.status, 'SpecValid'), 'status'), 'True');
 });
 
@@ -186,10 +239,26 @@ const invalid: Array<[string, (spec: Json) => unknown, string, string?]> = [
   ['too many replicas', (s) => ({ ...s, replicas: 99 }), 'spec.replicas'],
   ['replicas as a string', (s) => ({ ...s, replicas: '2' }), 'spec.replicas'],
   ['two masters', (s) => ({ ...s, master: { replicas: 2 } }), 'spec.master.replicas'],
-  ['size not a quantity', (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), size: 'ten gigs' } }), 'spec.persistence.size'],
-  ['unsupported cron', (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), rdbSchedule: '5 4 * * *' } }), 'spec.persistence.rdbSchedule'],
-  ['unknown whenDeleted', (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), whenDeleted: 'Maybe' } }), 'spec.persistence.whenDeleted'],
-  ['memory limit not a quantity', (s) => ({ ...s, resources: { limits: { memory: 'lots' } } }), 'spec.resources.limits.memory'],
+  [
+    'size not a quantity',
+    (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), size: 'ten gigs' } }),
+    'spec.persistence.size',
+  ],
+  [
+    'unsupported cron',
+    (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), rdbSchedule: '5 4 * * *' } }),
+    'spec.persistence.rdbSchedule',
+  ],
+  [
+    'unknown whenDeleted',
+    (s) => ({ ...s, persistence: { ...(s['persistence'] as Json), whenDeleted: 'Maybe' } }),
+    'spec.persistence.whenDeleted',
+  ],
+  [
+    'memory limit not a quantity',
+    (s) => ({ ...s, resources: { limits: { memory: 'lots' } } }),
+    'spec.resources.limits.memory',
+  ],
   ['reserved config key', (s) => ({ ...s, config: { requirepass: 'hunter2' } }), 'spec.config.requirepass'],
   ['config key with spaces', (s) => ({ ...s, config: { 'Bad Key': 'x' } }), 'spec.config.Bad Key'],
   [
@@ -198,7 +267,11 @@ const invalid: Array<[string, (spec: Json) => unknown, string, string?]> = [
     'spec.config.maxmemory-policy',
   ],
   ['auth without a secret name', (s) => ({ ...s, auth: {} }), 'spec.auth.secretName'],
-  ['failover window too short', (s) => ({ ...s, failover: { downAfterMilliseconds: 5 } }), 'spec.failover.downAfterMilliseconds'],
+  [
+    'failover window too short',
+    (s) => ({ ...s, failover: { downAfterMilliseconds: 5 } }),
+    'spec.failover.downAfterMilliseconds',
+  ],
   ['tolerations not a list', (s) => ({ ...s, tolerations: 'all' }), 'spec.tolerations'],
   ['name too long', (s) => s, 'metadata.name', 'r'.repeat(41)],
 ];
@@ -214,7 +287,12 @@ for (const [label, mutate, field, name] of invalid) {
         if (name !== undefined) (parent['metadata'] as Json)['name'] = name;
       });
       // One child of a kind we never produce must survive too.
-      const stray: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'my-redis-legacy', namespace: 'default' }, data: {} };
+      const stray: KubeObject = {
+        apiVersion: 'v1',
+        kind: 'ConfigMap',
+        metadata: { name: 'my-redis-legacy', namespace: 'default' },
+        data: {},
+      };
       req.children['ConfigMap.v1'] = { ...req.children['ConfigMap.v1'], 'default/my-redis-legacy': stray };
       if (shape === 'v1') req.children = toV1Keys(req.children);
       const observed = allObserved(req);
@@ -222,15 +300,24 @@ for (const [label, mutate, field, name] of invalid) {
       assert.equal(response.children.length, observed.length);
       // Each observed child comes back as it was last applied: no change for Metacontroller to make.
       for (const object of observed) {
-        const echoed = response.children.find((c) => c.kind === object.kind && c.metadata.name === object.metadata.name);
-        assert.deepEqual(echoed, lastAppliedOf(object), `${object.kind}/${object.metadata.name} returned as last applied`);
+        const echoed = response.children.find(
+          (c) => c.kind === object.kind && c.metadata.name === object.metadata.name,
+        );
+        assert.deepEqual(
+          echoed,
+          lastAppliedOf(object),
+          `${object.kind}/${object.metadata.name} returned as last applied`,
+        );
       }
       assert.equal(response.status.phase, 'Failed');
       for (const type of ['Ready', 'SpecValid']) {
         const c = condition(response.status, type);
         assert.equal(get(c, 'status'), 'False');
         assert.equal(get(c, 'reason'), 'InvalidSpec');
-        assert.ok(String(get(c, 'message')).includes(`${field}:`), `${type} message names ${field}: ${String(get(c, 'message'))}`);
+        assert.ok(
+          String(get(c, 'message')).includes(`${field}:`),
+          `${type} message names ${field}: ${String(get(c, 'message'))}`,
+        );
       }
       assert.deepEqual(Object.keys(response), ['status', 'children']);
       // Still deterministic and clock-free: the pods' facts are reported.
@@ -278,12 +365,18 @@ test('sync called with finalizing: true behaves as finalize; finalize called wit
 test('without a uid the children carry no controller-uid label rather than a wrong one', () => {
   const parent = redis();
   delete (parent['metadata'] as Json)['uid'];
-  for (const child of sync(request({ parent })).children) assert.equal(child.metadata.labels?.['controller-uid'], undefined);
+  for (const child of sync(request({ parent })).children)
+    assert.equal(child.metadata.labels?.['controller-uid'], undefined);
 });
 
 test('children maps with empty groups (as Metacontroller sends them) are fine', () => {
   const req = request({});
-  req.children = objectMap([], 'v2', ['StatefulSet.apps/v1', 'Service.v1', 'ConfigMap.v1', 'PodDisruptionBudget.policy/v1']);
+  req.children = objectMap([], 'v2', [
+    'StatefulSet.apps/v1',
+    'Service.v1',
+    'ConfigMap.v1',
+    'PodDisruptionBudget.policy/v1',
+  ]);
   assert.equal(sync(req).children.length, 8, 'the design: ConfigMap, four Services, two StatefulSets, the PDB');
 });
 
@@ -296,9 +389,14 @@ test('an invalid spec echoes what was last applied, so the last-applied annotati
   assert.ok(withAnnotation.length > 0, "the fixture carries Metacontroller's last-applied annotations");
   const response = sync(req);
   for (const child of response.children) {
-    assert.equal(child.metadata.annotations?.[LAST_APPLIED_ANNOTATION], undefined, `${child.kind}/${child.metadata.name} carries no last-applied annotation`);
+    assert.equal(
+      child.metadata.annotations?.[LAST_APPLIED_ANNOTATION],
+      undefined,
+      `${child.kind}/${child.metadata.name} carries no last-applied annotation`,
+    );
     assert.equal('status' in child, false, `${child.kind}/${child.metadata.name} carries no status`);
-    for (const key of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields']) assert.equal(key in child.metadata, false, key);
+    for (const key of ['resourceVersion', 'uid', 'creationTimestamp', 'managedFields'])
+      assert.equal(key in child.metadata, false, key);
   }
   for (const object of withAnnotation) {
     const echoed = response.children.find((c) => c.kind === object.kind && c.metadata.name === object.metadata.name);
@@ -311,7 +409,10 @@ test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed 
   const cases: Array<{ name: string; annotation: string | undefined }> = [
     { name: 'no annotation', annotation: undefined },
     { name: 'not JSON', annotation: '{oops' },
-    { name: 'another object', annotation: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }) },
+    {
+      name: 'another object',
+      annotation: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other' } }),
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
@@ -323,7 +424,10 @@ test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed 
           uid: 'u',
           resourceVersion: '9',
           labels: { a: 'b' },
-          annotations: { keep: 'me', ...(c.annotation !== undefined ? { [LAST_APPLIED_ANNOTATION]: c.annotation } : {}) },
+          annotations: {
+            keep: 'me',
+            ...(c.annotation !== undefined ? { [LAST_APPLIED_ANNOTATION]: c.annotation } : {}),
+          },
         },
       };
       assert.deepEqual(
@@ -340,33 +444,41 @@ test('lastAppliedOf: a corrupt or foreign annotation falls back to the observed 
   }
 });
 
-describe('the real kube-apiserver accepts the objects (dry-run create, strict field validation)', { skip: dryRunMissing() ?? false }, () => {
-  let server: DryRunServer;
-  // `default`'s ServiceAccount, without which the fixture's pods are refused (no controller makes it here).
-  before(async () => (server = await startDryRunServer({ namespaces: ['default'] })));
-  after(() => server?.close());
+describe(
+  'the real kube-apiserver accepts the objects (dry-run create, strict field validation)',
+  { skip: dryRunMissing() ?? false },
+  () => {
+    let server: DryRunServer;
+    // `default`'s ServiceAccount, without which the fixture's pods are refused (no controller makes it here).
+    before(async () => (server = await startDryRunServer({ namespaces: ['default'] })));
+    after(() => server?.close());
 
-  /** A stored object as a create would send it: its Service addresses come from the fixture cluster's 10.96.0.0/12, not this server's range. */
-  const asCreated = (object: KubeObject): KubeObject => {
-    const spec = object['spec'] as Json | undefined;
-    if (object.kind !== 'Service' || spec?.['clusterIP'] === 'None') return object;
-    const { clusterIP: _ip, clusterIPs: _ips, ...rest } = spec ?? {};
-    return { ...object, spec: rest };
-  };
+    /**
+     * A stored object as a create would send it: its Service addresses come from the fixture cluster's
+     * 10.96.0.0/12, not
+     * this server's range.
+     */
+    const asCreated = (object: KubeObject): KubeObject => {
+      const spec = object['spec'] as Json | undefined;
+      if (object.kind !== 'Service' || spec?.['clusterIP'] === 'None') return object;
+      const { clusterIP: _ip, clusterIPs: _ips, ...rest } = spec ?? {};
+      return { ...object, spec: rest };
+    };
 
-  test('every object in the fixture, and every child returned for it', async () => {
-    const req = fixtureRequest();
-    const stored = [...allObserved(req), ...Object.values(req.related).flatMap((i) => Object.values(i))];
-    assert.deepEqual(await server.refusals([...stored.map(asCreated), ...sync(req).children]), []);
-  });
-
-  test('the children echoing an older selector, serviceName and podManagementPolicy (the template still matches)', async () => {
-    assert.deepEqual(await server.refusals(sync(echoedSelector()).children), []);
-  });
-
-  for (const [label, spec, mutate] of conflicts) {
-    test(`the children for an immutable change: ${label}`, async () => {
-      assert.deepEqual(await server.refusals(sync(withObservedSet(mutate, spec)).children), []);
+    test('every object in the fixture, and every child returned for it', async () => {
+      const req = fixtureRequest();
+      const stored = [...allObserved(req), ...Object.values(req.related).flatMap((i) => Object.values(i))];
+      assert.deepEqual(await server.refusals([...stored.map(asCreated), ...sync(req).children]), []);
     });
-  }
-});
+
+    test('the children echoing an older selector, serviceName and podManagementPolicy (the template still matches)', async () => {
+      assert.deepEqual(await server.refusals(sync(echoedSelector()).children), []);
+    });
+
+    for (const [label, spec, mutate] of conflicts) {
+      test(`the children for an immutable change: ${label}`, async () => {
+        assert.deepEqual(await server.refusals(sync(withObservedSet(mutate, spec)).children), []);
+      });
+    }
+  },
+);

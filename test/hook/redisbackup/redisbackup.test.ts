@@ -5,16 +5,26 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { BACKUP_TRIGGER_LABEL } from '../../../src/api/backup.ts';
-import { customizeRedisBackup, DEFAULT_HOOK_OPTIONS, parseHookRequest, syncRedisBackup, type KubeObject } from '../../../src/hook/index.ts';
+import {
+  customizeRedisBackup,
+  DEFAULT_HOOK_OPTIONS,
+  parseHookRequest,
+  syncRedisBackup,
+  type KubeObject,
+} from '../../../src/hook/index.ts';
 import { buildApp } from '../../../src/server/app.ts';
 import { designSpec, get, NS, objectMap, redis, type Json } from '../common/helpers.ts';
 
 const BACKUP_UID = '0b7d2a1c-5e4f-4a3b-9c8d-7e6f5a4b3c2d';
 const STORAGE = { s3: { bucket: 'redis-backups', region: 'us-east-1', prefix: '' } };
-const runningRedis = (spec: Json = { ...designSpec(), backup: { schedule: '@daily', storage: STORAGE } }, phase = 'Running') =>
-  redis(spec, { status: { phase } }) as unknown as KubeObject;
+const runningRedis = (
+  spec: Json = { ...designSpec(), backup: { schedule: '@daily', storage: STORAGE } },
+  phase = 'Running',
+) => redis(spec, { status: { phase } }) as unknown as KubeObject;
 
-function backupRequest(opts: { name?: string; spec?: Json; status?: Json; children?: KubeObject[]; related?: KubeObject[] } = {}) {
+function backupRequest(
+  opts: { name?: string; spec?: Json; status?: Json; children?: KubeObject[]; related?: KubeObject[] } = {},
+) {
   const parsed = parseHookRequest({
     controller: { kind: 'CompositeController' },
     parent: {
@@ -46,12 +56,18 @@ test('it waits, with the reason, until the Redis exists, has storage and is Runn
     });
   }
   await t.test('a name too long for its Job', () => {
-    assert.equal(syncRedisBackup(backupRequest({ name: 'x'.repeat(57), related: [runningRedis()] })).status.reason, 'InvalidSpec');
+    assert.equal(
+      syncRedisBackup(backupRequest({ name: 'x'.repeat(57), related: [runningRedis()] })).status.reason,
+      'InvalidSpec',
+    );
   });
 });
 
 test('a Running Redis: one Job <name>-backup, labelled for the Redis and owned through controller-uid, storage recorded', () => {
-  const r = syncRedisBackup(backupRequest({ related: [runningRedis()] }), { ...DEFAULT_HOOK_OPTIONS, operatorImage: 'registry.example.com/redis-operator:9' });
+  const r = syncRedisBackup(backupRequest({ related: [runningRedis()] }), {
+    ...DEFAULT_HOOK_OPTIONS,
+    operatorImage: 'registry.example.com/redis-operator:9',
+  });
   assert.equal(r.children.length, 1);
   const job = r.children[0]!;
   assert.equal(job.metadata.name, 'nightly-backup');
@@ -76,8 +92,16 @@ function finished(state: 'Complete' | 'Failed', message: string): { job: KubeObj
   const pod: KubeObject = {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: 'nightly-backup-abcde', namespace: NS, labels: { 'batch.kubernetes.io/job-name': 'nightly-backup' } },
-    status: { containerStatuses: [{ name: 'backup', state: { terminated: { exitCode: state === 'Complete' ? 0 : 2, message } } }] },
+    metadata: {
+      name: 'nightly-backup-abcde',
+      namespace: NS,
+      labels: { 'batch.kubernetes.io/job-name': 'nightly-backup' },
+    },
+    status: {
+      containerStatuses: [
+        { name: 'backup', state: { terminated: { exitCode: state === 'Complete' ? 0 : 2, message } } },
+      ],
+    },
   };
   return { job, pod };
 }
@@ -112,14 +136,20 @@ test('the result: location, size, offset, id and version from the pod; a failure
   await t.test('failed', () => {
     const bad = finished(
       'Failed',
-      JSON.stringify({ ok: false, permanent: true, error: 'bucket redis-backups does not exist (spec.backup.storage.s3.bucket)' }),
+      JSON.stringify({
+        ok: false,
+        permanent: true,
+        error: 'bucket redis-backups does not exist (spec.backup.storage.s3.bucket)',
+      }),
     );
     const r = syncRedisBackup(backupRequest({ children: [bad.job], related: [bad.pod] }));
     assert.equal(r.status.phase, 'Failed');
     assert.match(String(r.status.message), /does not exist/);
   });
   await t.test('final status and the Job deleted: nothing is made again', () => {
-    const r = syncRedisBackup(backupRequest({ status: { phase: 'Completed', location: 's3://x/y.rdb' }, related: [runningRedis()] }));
+    const r = syncRedisBackup(
+      backupRequest({ status: { phase: 'Completed', location: 's3://x/y.rdb' }, related: [runningRedis()] }),
+    );
     assert.deepEqual(r.children, []);
     assert.equal(r.status.location, 's3://x/y.rdb');
   });
@@ -128,11 +158,21 @@ test('the result: location, size, offset, id and version from the pod; a failure
 test('customize asks for the Redis by name and the Job pods by the job-name label', () => {
   const rules = customizeRedisBackup({
     controller: {},
-    parent: { apiVersion: 'redis.example.com/v1', kind: 'RedisBackup', metadata: { name: 'nightly', namespace: NS }, spec: { redis: 'my-redis' } },
+    parent: {
+      apiVersion: 'redis.example.com/v1',
+      kind: 'RedisBackup',
+      metadata: { name: 'nightly', namespace: NS },
+      spec: { redis: 'my-redis' },
+    },
   } as never);
   assert.deepEqual(rules.relatedResources, [
     { apiVersion: 'redis.example.com/v1', resource: 'redises', namespace: NS, names: ['my-redis'] },
-    { apiVersion: 'v1', resource: 'pods', namespace: NS, labelSelector: { matchLabels: { 'batch.kubernetes.io/job-name': 'nightly-backup' } } },
+    {
+      apiVersion: 'v1',
+      resource: 'pods',
+      namespace: NS,
+      labelSelector: { matchLabels: { 'batch.kubernetes.io/job-name': 'nightly-backup' } },
+    },
   ]);
 });
 
@@ -159,7 +199,11 @@ test('the service routes /redisbackup/sync and /redisbackup/customize to these h
   const json = res.json() as { status: Json; children: KubeObject[] };
   assert.equal(json.status['phase'], 'Running');
   assert.equal(get(json.children[0], 'spec', 'template', 'spec', 'containers', 0, 'image'), 'redis-operator:7');
-  const custom = await app.inject({ method: 'POST', url: '/redisbackup/customize', payload: { controller: {}, parent: body.parent } });
+  const custom = await app.inject({
+    method: 'POST',
+    url: '/redisbackup/customize',
+    payload: { controller: {}, parent: body.parent },
+  });
   assert.equal(custom.statusCode, 200);
   const metrics = await app.inject({ method: 'GET', url: '/metrics' });
   assert.match(metrics.body, /route="redisbackup\/sync",outcome="ok"} 1/);

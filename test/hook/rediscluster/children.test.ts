@@ -11,12 +11,24 @@ import { REDIS_FEED_SCRIPT } from '../../../src/hook/common/redis-start.ts';
 import { PASSWORD_CHECK_SCRIPT } from '../../../src/hook/common/password-check.ts';
 import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { emptyLists, find, get } from '../common/helpers.ts';
-import { articleSpec, redisCluster, limitedSpec, named, NAME, NS, observedFor, sync, UID, type Json } from './helpers.ts';
+import {
+  articleSpec,
+  redisCluster,
+  limitedSpec,
+  named,
+  NAME,
+  NS,
+  observedFor,
+  sync,
+  UID,
+  type Json,
+} from './helpers.ts';
 
 const children = (spec: unknown = articleSpec()) => sync({ parent: redisCluster(spec) }).children;
 const conf = (spec: unknown) => String(get(find(children(spec), 'ConfigMap', `${NAME}-config`), 'data', 'redis.conf'));
 const shardSet = (spec: unknown, i = 0) => find(children(spec), 'StatefulSet', `${NAME}-shard-${i}`);
-const container = (set: unknown, name: string) => (get(set, 'spec', 'template', 'spec', 'containers') as Json[]).find((c) => c['name'] === name);
+const container = (set: unknown, name: string) =>
+  (get(set, 'spec', 'template', 'spec', 'containers') as Json[]).find((c) => c['name'] === name);
 
 test("the article's RedisCluster: ConfigMap, Services, then per shard its StatefulSet, PDB and backup CronJob", () => {
   assert.deepEqual(named(children()), [
@@ -24,7 +36,11 @@ test("the article's RedisCluster: ConfigMap, Services, then per shard its Statef
     `Service/${NAME}-headless`,
     `Service/${NAME}`,
     `Service/${NAME}-metrics`,
-    ...[0, 1, 2].flatMap((i) => [`StatefulSet/${NAME}-shard-${i}`, `PodDisruptionBudget/${NAME}-shard-${i}`, `CronJob/${NAME}-shard-${i}-backup`]),
+    ...[0, 1, 2].flatMap((i) => [
+      `StatefulSet/${NAME}-shard-${i}`,
+      `PodDisruptionBudget/${NAME}-shard-${i}`,
+      `CronJob/${NAME}-shard-${i}-backup`,
+    ]),
   ]);
 });
 
@@ -45,18 +61,28 @@ test('every child carries the controller-uid and the cluster labels, never name=
   }
 });
 
-describe('the real kube-apiserver accepts every child (dry-run create, strict field validation)', { skip: dryRunMissing() ?? false }, () => {
-  let server: DryRunServer;
-  before(async () => (server = await startDryRunServer({ namespaces: [NS] })));
-  after(() => server?.close());
-  for (const [label, spec] of SPECS) test(label, async () => assert.deepEqual(await server.refusals(children(spec)), []));
-  // Metacontroller writes a child again on every sync when the server stores it otherwise than sent.
-  test('each child is stored as the hook returned it: nothing dropped or rewritten', async () => {
-    for (const [, spec] of SPECS) {
-      for (const child of children(spec)) assert.deepEqual(rewrites(child, (await server.dryRun(child)).object), [], `${child.kind}/${child.metadata.name}`);
-    }
-  });
-});
+describe(
+  'the real kube-apiserver accepts every child (dry-run create, strict field validation)',
+  { skip: dryRunMissing() ?? false },
+  () => {
+    let server: DryRunServer;
+    before(async () => (server = await startDryRunServer({ namespaces: [NS] })));
+    after(() => server?.close());
+    for (const [label, spec] of SPECS)
+      test(label, async () => assert.deepEqual(await server.refusals(children(spec)), []));
+    // Metacontroller writes a child again on every sync when the server stores it otherwise than sent.
+    test('each child is stored as the hook returned it: nothing dropped or rewritten', async () => {
+      for (const [, spec] of SPECS) {
+        for (const child of children(spec))
+          assert.deepEqual(
+            rewrites(child, (await server.dryRun(child)).object),
+            [],
+            `${child.kind}/${child.metadata.name}`,
+          );
+      }
+    });
+  },
+);
 
 test('the same request twice gives byte-identical answers', () => {
   assert.equal(JSON.stringify(sync({ parent: redisCluster() })), JSON.stringify(sync({ parent: redisCluster() })));
@@ -80,9 +106,19 @@ test('redis.conf: cluster mode as the operator runs it, from the spec', async (t
       ],
       ['replicaof', 'requirepass', 'masterauth', 'maxmemory'],
     ],
-    ['downAfterMilliseconds is the node timeout', limitedSpec({ sentinel: { downAfterMilliseconds: 1500 } }), ['cluster-node-timeout 1500'], []],
+    [
+      'downAfterMilliseconds is the node timeout',
+      limitedSpec({ sentinel: { downAfterMilliseconds: 1500 } }),
+      ['cluster-node-timeout 1500'],
+      [],
+    ],
     ['maxmemory from the memory limit', limitedSpec(), [`maxmemory ${Math.floor(1024 ** 3 * 0.8)}`], []],
-    ['AOF on, RDB off', limitedSpec({ persistence: { enableRdb: false, enableAof: true } }), ['save ""', 'appendonly yes', 'appendfsync everysec'], []],
+    [
+      'AOF on, RDB off',
+      limitedSpec({ persistence: { enableRdb: false, enableAof: true } }),
+      ['save ""', 'appendonly yes', 'appendfsync everysec'],
+      [],
+    ],
     [
       'user directives last, sorted',
       limitedSpec({ config: { 'maxmemory-policy': 'allkeys-lru', hz: '20' } }),
@@ -94,7 +130,8 @@ test('redis.conf: cluster mode as the operator runs it, from the spec', async (t
     await t.test(name, () => {
       const lines = conf(spec).split('\n');
       for (const line of present) assert.ok(lines.includes(line), `${name}: missing "${line}" in\n${lines.join('\n')}`);
-      for (const word of absent) assert.ok(!lines.some((l) => l.startsWith(word)), `${name}: "${word}" must not be in redis.conf`);
+      for (const word of absent)
+        assert.ok(!lines.some((l) => l.startsWith(word)), `${name}: "${word}" must not be in redis.conf`);
     });
   }
   assert.deepEqual(
@@ -115,8 +152,16 @@ test('a shard StatefulSet: 1 + replicas pods in parallel, OnDelete, its shard la
   assert.equal(get(set, 'spec', 'selector', 'matchLabels', SHARD_LABEL), '1');
   assert.equal(get(set, 'spec', 'template', 'metadata', 'labels', SHARD_LABEL), '1');
   assert.equal(get(set, 'spec', 'template', 'metadata', 'labels', 'app.kubernetes.io/name'), 'redis-cluster');
-  assert.equal(get(set, 'spec', 'template', 'metadata', 'labels', 'redis.example.com/role'), undefined, 'the role is the sidecar’s');
-  assert.equal(get(shardSet(limitedSpec({ replicas: 0 })), 'spec', 'replicas'), 1, 'replicas: 0 is a shard of its master alone');
+  assert.equal(
+    get(set, 'spec', 'template', 'metadata', 'labels', 'redis.example.com/role'),
+    undefined,
+    'the role is the sidecar’s',
+  );
+  assert.equal(
+    get(shardSet(limitedSpec({ replicas: 0 })), 'spec', 'replicas'),
+    1,
+    'replicas: 0 is a shard of its master alone',
+  );
 });
 
 test('the redis container: both ports, passwords from the Secrets on stdin, the node announces its pod IP', () => {
@@ -126,7 +171,10 @@ test('the redis container: both ports, passwords from the Secrets on stdin, the 
     { name: 'cluster-bus', containerPort: 16379, protocol: 'TCP' },
   ]);
   assert.deepEqual(redis['command'], ['sh', '-c', REDIS_CLUSTER_START_SCRIPT]);
-  assert.ok(REDIS_CLUSTER_START_SCRIPT.includes(REDIS_FEED_SCRIPT.slice(0, -4)), "the Redis pod's feed of redis-server, one line more");
+  assert.ok(
+    REDIS_CLUSTER_START_SCRIPT.includes(REDIS_FEED_SCRIPT.slice(0, -4)),
+    "the Redis pod's feed of redis-server, one line more",
+  );
   assert.equal(redis['workingDir'], '/data', 'it runs in the data directory, where nodes.conf is');
   assert.ok(
     REDIS_CLUSTER_START_SCRIPT.startsWith(`${PASSWORD_CHECK_SCRIPT}\n${RESTART_HOLD_SCRIPT}\n`),
@@ -135,8 +183,15 @@ test('the redis container: both ports, passwords from the Secrets on stdin, the 
   assert.match(REDIS_CLUSTER_START_SCRIPT, /\ncluster-announce-ip "\$POD_IP"\nEOF$/);
   const env = Object.fromEntries((redis['env'] as Json[]).map((e) => [e['name'], e]));
   assert.deepEqual(get(env['REDIS_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-auth`, key: 'password' });
-  assert.deepEqual(get(env['OPERATOR_PASSWORD'], 'valueFrom', 'secretKeyRef'), { name: `${NAME}-operator`, key: 'password' });
-  assert.equal(get(env['REDIS_PASSWORD_SOURCE'], 'value'), `Secret ${NAME}-auth, key password`, 'where it came from, named by the start script if unwritable');
+  assert.deepEqual(get(env['OPERATOR_PASSWORD'], 'valueFrom', 'secretKeyRef'), {
+    name: `${NAME}-operator`,
+    key: 'password',
+  });
+  assert.equal(
+    get(env['REDIS_PASSWORD_SOURCE'], 'value'),
+    `Secret ${NAME}-auth, key password`,
+    'where it came from, named by the start script if unwritable',
+  );
   assert.equal(get(env['OPERATOR_PASSWORD_SOURCE'], 'value'), `Secret ${NAME}-operator, key password`);
   assert.deepEqual(get(env['POD_IP'], 'valueFrom', 'fieldRef', 'fieldPath'), 'status.podIP');
   // The article's cluster: node timeout 5000 + failoverTimeout 10000 + 2 s.
@@ -199,7 +254,9 @@ test('affinity: by default the pods of a shard prefer separate nodes (and the cl
   assert.equal(get(terms[1], 'podAffinityTerm', 'labelSelector', 'matchLabels', SHARD_LABEL), undefined);
   const mine = {
     nodeAffinity: {
-      requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['redis'] }] }] },
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [{ matchExpressions: [{ key: 'pool', operator: 'In', values: ['redis'] }] }],
+      },
     },
   };
   assert.deepEqual(get(shardSet({ ...articleSpec(), affinity: mine }), 'spec', 'template', 'spec', 'affinity'), mine);
@@ -214,14 +271,25 @@ test('the exporter runs beside redis while monitoring and its exporter are on, w
   for (const [name, spec, on] of cases) {
     await t.test(name, () => {
       assert.equal(container(shardSet(spec), 'exporter') !== undefined, on);
-      assert.equal(container(shardSet(spec), 'metrics-proxy') !== undefined, on, 'the proxy alone serves the metrics port');
+      assert.equal(
+        container(shardSet(spec), 'metrics-proxy') !== undefined,
+        on,
+        'the proxy alone serves the metrics port',
+      );
       assert.equal(named(children(spec)).includes(`Service/${NAME}-metrics`), on);
       const env = (container(shardSet(spec), 'redis')!['env'] as Json[]).map((e) => e['name']);
       assert.equal(env.includes('EXPORTER_PASSWORD'), on, "redis starts with the exporter's user");
       if (on) {
         const exporterEnv = container(shardSet(spec), 'exporter')!['env'] as Json[];
-        assert.equal(exporterEnv.find((e) => e['name'] === 'REDIS_USER')?.['value'], 'redis-exporter', "never the operator's user");
-        assert.equal(exporterEnv.find((e) => e['name'] === 'REDIS_EXPORTER_WEB_LISTEN_ADDRESS')?.['value'], '127.0.0.1:9122');
+        assert.equal(
+          exporterEnv.find((e) => e['name'] === 'REDIS_USER')?.['value'],
+          'redis-exporter',
+          "never the operator's user",
+        );
+        assert.equal(
+          exporterEnv.find((e) => e['name'] === 'REDIS_EXPORTER_WEB_LISTEN_ADDRESS')?.['value'],
+          '127.0.0.1:9122',
+        );
       }
     });
   }
@@ -271,9 +339,18 @@ test("a backup CronJob per shard: the article's schedule and retention, the shar
   assert.equal(get(cron, 'spec', 'schedule'), '0 */6 * * *');
   assert.equal(get(cron, 'spec', 'concurrencyPolicy'), 'Forbid');
   const pod = get(cron, 'spec', 'jobTemplate', 'spec', 'template') as Json;
-  assert.equal(get(pod, 'metadata', 'labels', 'app.kubernetes.io/name'), 'redis-cluster-backup', 'never the pod selector of a Redis or of the cluster');
+  assert.equal(
+    get(pod, 'metadata', 'labels', 'app.kubernetes.io/name'),
+    'redis-cluster-backup',
+    'never the pod selector of a Redis or of the cluster',
+  );
   assert.equal(get(pod, 'metadata', 'labels', SHARD_LABEL), '1');
-  const env = Object.fromEntries(((get(pod, 'spec', 'containers') as Json[])[0]!['env'] as Json[]).map((e) => [e['name'], e['value'] ?? e['valueFrom']]));
+  const env = Object.fromEntries(
+    ((get(pod, 'spec', 'containers') as Json[])[0]!['env'] as Json[]).map((e) => [
+      e['name'],
+      e['value'] ?? e['valueFrom'],
+    ]),
+  );
   assert.equal(env['BACKUP_SHARD'], '1');
   assert.equal(env['REDIS_NAME'], NAME);
   assert.equal(env['RETENTION_DAYS'], '7');
@@ -286,7 +363,9 @@ test("a backup CronJob per shard: the article's schedule and retention, the shar
 
 test('scaling shards up returns a StatefulSet, PDB and CronJob for each new index', () => {
   const spec = { ...articleSpec(), master: { replicas: 5 } };
-  const sets = named(sync({ parent: redisCluster(spec), children: observedFor() }).children).filter((n) => n.startsWith('StatefulSet/'));
+  const sets = named(sync({ parent: redisCluster(spec), children: observedFor() }).children).filter((n) =>
+    n.startsWith('StatefulSet/'),
+  );
   assert.deepEqual(
     sets,
     [0, 1, 2, 3, 4].map((i) => `StatefulSet/${NAME}-shard-${i}`),
@@ -300,11 +379,22 @@ test('observed immutable fields are echoed; a spec they cannot honour is a confl
   const answer = sync({ parent: redisCluster(limitedSpec({ persistence: { size: '2Gi' } })), children: observed });
   const echoed = find(answer.children, 'StatefulSet', set.metadata.name);
   assert.equal(get(echoed, 'spec', 'selector', 'matchLabels', 'extra'), 'kept');
-  assert.equal(get(echoed, 'spec', 'template', 'metadata', 'labels', 'extra'), 'kept', 'the template still matches the echoed selector');
-  assert.equal(get(echoed, 'spec', 'volumeClaimTemplates', 0, 'spec', 'resources', 'requests', 'storage'), '1Gi', 'claim templates are never rebuilt');
+  assert.equal(
+    get(echoed, 'spec', 'template', 'metadata', 'labels', 'extra'),
+    'kept',
+    'the template still matches the echoed selector',
+  );
+  assert.equal(
+    get(echoed, 'spec', 'volumeClaimTemplates', 0, 'spec', 'resources', 'requests', 'storage'),
+    '1Gi',
+    'claim templates are never rebuilt',
+  );
   const shrink = sync({ parent: redisCluster(limitedSpec({ persistence: { size: '512Mi' } })), children: observed });
   const specValid = (shrink.status.conditions ?? []).find((c) => c.type === 'SpecValid');
   assert.equal(specValid?.status, 'False');
   assert.equal(specValid?.reason, 'ImmutableFieldChanged');
-  assert.match(specValid?.message ?? '', /^spec\.persistence\.size: 512Mi requested but StatefulSet order-cache-shard-0/);
+  assert.match(
+    specValid?.message ?? '',
+    /^spec\.persistence\.size: 512Mi requested but StatefulSet order-cache-shard-0/,
+  );
 });

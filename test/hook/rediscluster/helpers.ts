@@ -1,10 +1,21 @@
 // Builders for RedisCluster hook requests in tests: the design article's RedisCluster, cluster
 // pods with the node record the sidecar writes, and shard StatefulSets as the API server would
 // return them after the hook's last sync (with Metacontroller's last-applied annotation).
-import { CLUSTER_NODE_ANNOTATION, clusterNodeRecord, shardPodSelectorLabels, type ClusterNodeRecord } from '../../../src/api/rediscluster-names.ts';
+import {
+  CLUSTER_NODE_ANNOTATION,
+  clusterNodeRecord,
+  shardPodSelectorLabels,
+  type ClusterNodeRecord,
+} from '../../../src/api/rediscluster-names.ts';
 import { COMPONENT_LABEL, REVISION_LABEL, ROLE_LABEL } from '../../../src/api/labels.ts';
 import { LAST_APPLIED_ANNOTATION } from '../../../src/hook/common/observed.ts';
-import { parseHookRequest, syncRedisCluster, type HookRequest, type KubeObject, type RedisClusterResponse } from '../../../src/hook/index.ts';
+import {
+  parseHookRequest,
+  syncRedisCluster,
+  type HookRequest,
+  type KubeObject,
+  type RedisClusterResponse,
+} from '../../../src/hook/index.ts';
 import { NS, objectMap, UID, type Json, type KeyShape } from '../common/helpers.ts';
 
 export { NS, UID, type Json };
@@ -19,7 +30,11 @@ export function articleSpec(): Json {
     replicas: 2,
     autoscaling: { enabled: true, minReplicas: 2, maxReplicas: 5, targetMemoryUtilization: 70 },
     sentinel: { enabled: true, replicas: 3, downAfterMilliseconds: 5000, failoverTimeout: 10000 },
-    backup: { schedule: '0 */6 * * *', retention: 7, storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } } },
+    backup: {
+      schedule: '0 */6 * * *',
+      retention: 7,
+      storage: { s3: { bucket: 'redis-backups', region: 'us-east-1' } },
+    },
     monitoring: {
       enabled: true,
       alerts: [
@@ -30,7 +45,10 @@ export function articleSpec(): Json {
   };
 }
 
-/** The article's spec with a memory limit (maxmemory 80% of 1 GiB) and no backup: capacity and autoscaling can be measured. */
+/**
+ * The article's spec with a memory limit (maxmemory 80% of 1 GiB) and no backup: capacity and autoscaling can be
+ * measured.
+ */
 export function limitedSpec(overrides: Json = {}): Json {
   const { backup: _backup, ...rest } = articleSpec();
   return { ...rest, resources: { limits: { memory: '1Gi' } }, ...overrides };
@@ -38,11 +56,20 @@ export function limitedSpec(overrides: Json = {}): Json {
 
 export const MAXMEMORY = Math.floor(1024 ** 3 * 0.8);
 
-export function redisCluster(spec: unknown = articleSpec(), extra: { name?: string; status?: unknown; annotations?: Record<string, string> } = {}): Json {
+export function redisCluster(
+  spec: unknown = articleSpec(),
+  extra: { name?: string; status?: unknown; annotations?: Record<string, string> } = {},
+): Json {
   return {
     apiVersion: 'redis.example.com/v1',
     kind: 'RedisCluster',
-    metadata: { name: extra.name ?? NAME, namespace: NS, uid: UID, generation: 1, ...(extra.annotations ? { annotations: extra.annotations } : {}) },
+    metadata: {
+      name: extra.name ?? NAME,
+      namespace: NS,
+      uid: UID,
+      generation: 1,
+      ...(extra.annotations ? { annotations: extra.annotations } : {}),
+    },
     spec,
     ...(extra.status !== undefined ? { status: extra.status } : {}),
   };
@@ -88,7 +115,11 @@ export function record(shard: number, ordinal: number, r: Partial<ClusterNodeRec
 export function redisClusterPod(o: RedisClusterPodOptions): KubeObject {
   const annotations: Record<string, string> = {};
   const r =
-    o.record === undefined ? record(o.shard, o.ordinal) : o.record === null || typeof o.record === 'string' ? o.record : record(o.shard, o.ordinal, o.record);
+    o.record === undefined
+      ? record(o.shard, o.ordinal)
+      : o.record === null || typeof o.record === 'string'
+        ? o.record
+        : record(o.shard, o.ordinal, o.record);
   if (typeof r === 'string') annotations[CLUSTER_NODE_ANNOTATION] = r;
   else if (r !== null) annotations[CLUSTER_NODE_ANNOTATION] = clusterNodeRecord(r);
   const labels: Record<string, string> = {
@@ -100,7 +131,13 @@ export function redisClusterPod(o: RedisClusterPodOptions): KubeObject {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: o.name ?? podName(o.shard, o.ordinal), namespace: NS, labels, annotations, ...(o.terminating ? { deletionTimestamp: AT } : {}) },
+    metadata: {
+      name: o.name ?? podName(o.shard, o.ordinal),
+      namespace: NS,
+      labels,
+      annotations,
+      ...(o.terminating ? { deletionTimestamp: AT } : {}),
+    },
     spec: { containers: [{ name: 'redis', image: 'redis:7.0' }] },
     status: {
       phase: 'Running',
@@ -123,7 +160,13 @@ export function healthyRedisClusterPods(shards = 3, replicas = 2, usedMemory = 1
   const pods: KubeObject[] = [];
   for (let s = 0; s < shards; s++) {
     for (let o = 0; o <= replicas; o++)
-      pods.push(redisClusterPod({ shard: s, ordinal: o, record: o === 0 ? { slots: evenSlots(s, shards), usedMemory, keys: 100 } : { usedMemory } }));
+      pods.push(
+        redisClusterPod({
+          shard: s,
+          ordinal: o,
+          record: o === 0 ? { slots: evenSlots(s, shards), usedMemory, keys: 100 } : { usedMemory },
+        }),
+      );
   }
   return pods;
 }
@@ -161,7 +204,11 @@ export function applied(children: readonly KubeObject[]): KubeObject[] {
       },
     };
     if (c.kind === 'StatefulSet')
-      observed['status'] = { observedGeneration: 1, updateRevision: `${c.metadata.name}-rev1`, replicas: (c['spec'] as Json)['replicas'] };
+      observed['status'] = {
+        observedGeneration: 1,
+        updateRevision: `${c.metadata.name}-rev1`,
+        replicas: (c['spec'] as Json)['replicas'],
+      };
     return observed;
   });
 }

@@ -18,8 +18,16 @@ import { articleSpec, NAME, NS, type Json } from './helpers.ts';
 
 function decorate(spec: unknown, attachments: KubeObject[] = []) {
   const parsed = parseDecoratorRequest({
-    object: { apiVersion: 'redis.example.com/v1', kind: 'RedisCluster', metadata: { name: NAME, namespace: NS, uid: 'u-1' }, spec },
-    attachments: objectMap(attachments, 'v2', ['PodMonitor.monitoring.coreos.com/v1', 'PrometheusRule.monitoring.coreos.com/v1']),
+    object: {
+      apiVersion: 'redis.example.com/v1',
+      kind: 'RedisCluster',
+      metadata: { name: NAME, namespace: NS, uid: 'u-1' },
+      spec,
+    },
+    attachments: objectMap(attachments, 'v2', [
+      'PodMonitor.monitoring.coreos.com/v1',
+      'PrometheusRule.monitoring.coreos.com/v1',
+    ]),
   });
   assert.ok(parsed.ok, JSON.stringify(parsed));
   return syncMonitoring(parsed.request);
@@ -71,16 +79,23 @@ test("the article's RedisCluster: a PodMonitor over its pods with the shard as a
   const byAlert = (name: string) => rules.find((r) => r['alert'] === name)!;
   assert.match(String(byAlert('RedisHighMemoryUsage')['expr']), / > 80$/);
   assert.equal(byAlert('RedisHighMemoryUsage')['for'], '5m');
-  assert.match(String(byAlert('RedisReplicationLag')['expr']), /redis_master_last_io_seconds_ago\{namespace="default",redis="order-cache"\} > 10$/);
+  assert.match(
+    String(byAlert('RedisReplicationLag')['expr']),
+    /redis_master_last_io_seconds_ago\{namespace="default",redis="order-cache"\} > 10$/,
+  );
   assert.match(String(byAlert('RedisNoMaster')['expr']), /count by \(shard\)/);
   assert.match(String(byAlert('RedisReplicasNotInSync')['expr']), /redis_connected_slaves\{.*pod_role="master"\} < 2$/);
   assert.match(String(byAlert('RedisNotRunning')['expr']), /phase=~"Running\|Resharding"/);
-  for (const r of rules) assert.deepEqual(Object.keys(r['labels'] as Json).slice(0, 3), ['namespace', 'redis', 'severity']);
+  for (const r of rules)
+    assert.deepEqual(Object.keys(r['labels'] as Json).slice(0, 3), ['namespace', 'redis', 'severity']);
 });
 
 test('monitoring or Prometheus off: no attachments; the exporter off: the rules only (no PodMonitor, no exporter alerts)', () => {
   assert.deepEqual(decorate({ ...articleSpec(), monitoring: { enabled: false } }).response.attachments, []);
-  assert.deepEqual(decorate({ ...articleSpec(), monitoring: { prometheus: { enabled: false } } }).response.attachments, []);
+  assert.deepEqual(
+    decorate({ ...articleSpec(), monitoring: { prometheus: { enabled: false } } }).response.attachments,
+    [],
+  );
   const noExporter = decorate({ ...articleSpec(), monitoring: { exporter: { enabled: false } } });
   assert.deepEqual(
     noExporter.response.attachments.map((a) => a.kind),
@@ -90,8 +105,16 @@ test('monitoring or Prometheus off: no attachments; the exporter off: the rules 
 });
 
 test('an invalid spec echoes every attachment as last applied', () => {
-  const last = { apiVersion: 'monitoring.coreos.com/v1', kind: 'PrometheusRule', metadata: { name: NAME, namespace: NS }, spec: { groups: [] } };
-  const observed = { ...last, metadata: { ...last.metadata, annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(last) } } } as KubeObject;
+  const last = {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PrometheusRule',
+    metadata: { name: NAME, namespace: NS },
+    spec: { groups: [] },
+  };
+  const observed = {
+    ...last,
+    metadata: { ...last.metadata, annotations: { [LAST_APPLIED_ANNOTATION]: JSON.stringify(last) } },
+  } as KubeObject;
   const answer = decorate({ ...articleSpec(), master: { replicas: 2 } }, [observed]);
   assert.equal(answer.invalidSpec, true);
   assert.deepEqual(answer.response.attachments, [last]);

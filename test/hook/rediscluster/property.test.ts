@@ -9,7 +9,17 @@ import fc from 'fast-check';
 import { clusterNodeRecord } from '../../../src/api/rediscluster-names.ts';
 import { validateRedisClusterSpec } from '../../../src/api/rediscluster-validate.ts';
 import { finalizeRedisCluster, syncRedisCluster, type KubeObject } from '../../../src/hook/index.ts';
-import { applied, articleSpec, redisCluster, redisClusterPod, limitedSpec, NAME, nodeId, request, type Json } from './helpers.ts';
+import {
+  applied,
+  articleSpec,
+  redisCluster,
+  redisClusterPod,
+  limitedSpec,
+  NAME,
+  nodeId,
+  request,
+  type Json,
+} from './helpers.ts';
 
 const specArb: fc.Arbitrary<unknown> = fc.oneof(
   {
@@ -66,20 +76,35 @@ const podArb = fc
 
 /** Shard StatefulSets 0..n-1 as a sync of `shards` shards would have left them. */
 function observedSets(shards: number): KubeObject[] {
-  return applied(syncRedisCluster(request({ parent: redisCluster(limitedSpec({ master: { replicas: Math.max(3, shards) } })) })).children);
+  return applied(
+    syncRedisCluster(request({ parent: redisCluster(limitedSpec({ master: { replicas: Math.max(3, shards) } })) }))
+      .children,
+  );
 }
 
-function podsFrom(list: Array<{ shard: number; ordinal: number; ready: boolean; terminating: boolean; record: string | null }>): KubeObject[] {
+function podsFrom(
+  list: Array<{ shard: number; ordinal: number; ready: boolean; terminating: boolean; record: string | null }>,
+): KubeObject[] {
   const byName = new Map<string, KubeObject>();
   for (const p of list) {
-    const pod = redisClusterPod({ shard: p.shard, ordinal: p.ordinal, ready: p.ready, terminating: p.terminating, record: null });
-    if (p.record !== null) (pod.metadata.annotations as Record<string, string>)['redis.example.com/cluster-node'] = p.record;
+    const pod = redisClusterPod({
+      shard: p.shard,
+      ordinal: p.ordinal,
+      ready: p.ready,
+      terminating: p.terminating,
+      record: null,
+    });
+    if (p.record !== null)
+      (pod.metadata.annotations as Record<string, string>)['redis.example.com/cluster-node'] = p.record;
     byName.set(pod.metadata.name, pod);
   }
   return [...byName.values()];
 }
 
-/** May shard `i` hold data, by the same reading the hook must make (a record with slots or keys, no readable record, a pod missing)? */
+/**
+ * May shard `i` hold data, by the same reading the hook must make (a record with slots or keys, no readable record, a
+ * pod missing)?
+ */
 function mayHoldData(i: number, set: KubeObject, pods: readonly KubeObject[]): boolean {
   const want = Number((set['spec'] as Json)['replicas']);
   for (let o = 0; o < want; o++) {
@@ -91,33 +116,47 @@ function mayHoldData(i: number, set: KubeObject, pods: readonly KubeObject[]): b
   return pods.some((p) => {
     const m = new RegExp(`^${NAME}-shard-${i}-(\\d+)$`).exec(p.metadata.name);
     const text = p.metadata.annotations?.['redis.example.com/cluster-node'] ?? '';
-    return m !== null && Number(m[1]) >= want && !(/^id=[0-9a-f]{40} /.test(text) && / slots=- /.test(text) && / keys=0 /.test(text));
+    return (
+      m !== null &&
+      Number(m[1]) >= want &&
+      !(/^id=[0-9a-f]{40} /.test(text) && / slots=- /.test(text) && / keys=0 /.test(text))
+    );
   });
 }
 
 test('any request: no throw, same bytes twice, finalized only while finalizing, an invalid spec keeps every child, a shard that may hold data is never dropped', () => {
   fc.assert(
-    fc.property(specArb, fc.integer({ min: 3, max: 6 }), fc.array(podArb, { maxLength: 14 }), fc.boolean(), (spec, observedShards, podList, finalizing) => {
-      const children = observedSets(observedShards);
-      const pods = podsFrom(podList);
-      const req = () => request({ parent: { ...redisCluster(), spec }, children, related: pods, finalizing });
-      const hook = finalizing ? finalizeRedisCluster : syncRedisCluster;
-      const a = hook(req());
-      assert.equal(JSON.stringify(hook(req())), JSON.stringify(a));
-      if (!finalizing) assert.equal(a.finalized, undefined);
-      const verdict = validateRedisClusterSpec(NAME, spec);
-      const returned = new Set(a.children.map((c) => `${c.kind}/${c.metadata.name}`));
-      if (!verdict.ok) {
-        assert.equal(a.children.length, children.length);
-        assert.equal(a.status.phase, 'Failed');
-        return;
-      }
-      if (finalizing) return;
-      for (const set of children.filter((c) => c.kind === 'StatefulSet')) {
-        const i = Number(/-shard-(\d+)$/.exec(set.metadata.name)![1]);
-        if (mayHoldData(i, set, pods)) assert.ok(returned.has(`StatefulSet/${set.metadata.name}`), `${set.metadata.name} may hold data and was dropped`);
-      }
-    }),
+    fc.property(
+      specArb,
+      fc.integer({ min: 3, max: 6 }),
+      fc.array(podArb, { maxLength: 14 }),
+      fc.boolean(),
+      (spec, observedShards, podList, finalizing) => {
+        const children = observedSets(observedShards);
+        const pods = podsFrom(podList);
+        const req = () => request({ parent: { ...redisCluster(), spec }, children, related: pods, finalizing });
+        const hook = finalizing ? finalizeRedisCluster : syncRedisCluster;
+        const a = hook(req());
+        assert.equal(JSON.stringify(hook(req())), JSON.stringify(a));
+        if (!finalizing) assert.equal(a.finalized, undefined);
+        const verdict = validateRedisClusterSpec(NAME, spec);
+        const returned = new Set(a.children.map((c) => `${c.kind}/${c.metadata.name}`));
+        if (!verdict.ok) {
+          assert.equal(a.children.length, children.length);
+          assert.equal(a.status.phase, 'Failed');
+          return;
+        }
+        if (finalizing) return;
+        for (const set of children.filter((c) => c.kind === 'StatefulSet')) {
+          const i = Number(/-shard-(\d+)$/.exec(set.metadata.name)![1]);
+          if (mayHoldData(i, set, pods))
+            assert.ok(
+              returned.has(`StatefulSet/${set.metadata.name}`),
+              `${set.metadata.name} may hold data and was dropped`,
+            );
+        }
+      },
+    ),
     { numRuns: 150 },
   );
 });

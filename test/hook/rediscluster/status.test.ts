@@ -24,14 +24,23 @@ import {
 } from './helpers.ts';
 import { syncRedisCluster } from '../../../src/hook/index.ts';
 
-const status = (pods: readonly KubeObject[], spec: unknown = limitedSpec(), annotations?: Record<string, string>, previous?: unknown) =>
+const status = (
+  pods: readonly KubeObject[],
+  spec: unknown = limitedSpec(),
+  annotations?: Record<string, string>,
+  previous?: unknown,
+) =>
   sync({
-    parent: redisCluster(spec, { ...(annotations ? { annotations } : {}), ...(previous !== undefined ? { status: previous } : {}) }),
+    parent: redisCluster(spec, {
+      ...(annotations ? { annotations } : {}),
+      ...(previous !== undefined ? { status: previous } : {}),
+    }),
     children: observedFor(spec),
     related: pods,
   }).status;
 
-const replacePod = (pods: KubeObject[], replacement: KubeObject) => pods.map((p) => (p.metadata.name === replacement.metadata.name ? replacement : p));
+const replacePod = (pods: KubeObject[], replacement: KubeObject) =>
+  pods.map((p) => (p.metadata.name === replacement.metadata.name ? replacement : p));
 
 test('a healthy cluster: Running, every slot covered, every shard Healthy with its master, replicas and slot ranges', () => {
   const s = status(healthyRedisClusterPods());
@@ -49,17 +58,45 @@ test('a healthy cluster: Running, every slot covered, every shard Healthy with i
     slotCount: 5461,
     health: 'Healthy',
   });
-  assert.equal(s.selector, `app.kubernetes.io/instance=${NAME},app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis-cluster`);
-  for (const type of ['Ready', 'SlotsCovered', 'ShardsReady', 'Resharded', 'SpecValid', 'Updated', 'FailoverConfigured', 'Autoscaling'])
+  assert.equal(
+    s.selector,
+    `app.kubernetes.io/instance=${NAME},app.kubernetes.io/managed-by=redis-operator,app.kubernetes.io/name=redis-cluster`,
+  );
+  for (const type of [
+    'Ready',
+    'SlotsCovered',
+    'ShardsReady',
+    'Resharded',
+    'SpecValid',
+    'Updated',
+    'FailoverConfigured',
+    'Autoscaling',
+  ])
     assert.equal(condition(s, type)?.['status'], 'True', `${type}: ${JSON.stringify(condition(s, type))}`);
   assert.deepEqual(
     s.conditions?.map((c) => c.type),
-    ['Ready', 'SlotsCovered', 'ShardsReady', 'Resharded', 'SpecValid', 'Updated', 'FailoverConfigured', 'Autoscaling', 'SecretsReady'],
+    [
+      'Ready',
+      'SlotsCovered',
+      'ShardsReady',
+      'Resharded',
+      'SpecValid',
+      'Updated',
+      'FailoverConfigured',
+      'Autoscaling',
+      'SecretsReady',
+    ],
   );
 });
 
 test('health of one shard, and what it does to coverage and the phase', async (t) => {
-  const cases: Array<[string, (pods: KubeObject[]) => KubeObject[], { health: string; master?: string; covered: number; phase: string; ready: string }]> = [
+  const cases: Array<
+    [
+      string,
+      (pods: KubeObject[]) => KubeObject[],
+      { health: string; master?: string; covered: number; phase: string; ready: string },
+    ]
+  > = [
     [
       'its master is not Ready: NoMaster, its slots uncovered',
       (p) => replacePod(p, redisClusterPod({ shard: 1, ordinal: 0, ready: false, record: { slots: evenSlots(1, 3) } })),
@@ -67,17 +104,27 @@ test('health of one shard, and what it does to coverage and the phase', async (t
     ],
     [
       'its master is flagged failed by the cluster',
-      (p) => replacePod(p, redisClusterPod({ shard: 1, ordinal: 0, record: { slots: evenSlots(1, 3), linkUp: false } })),
+      (p) =>
+        replacePod(p, redisClusterPod({ shard: 1, ordinal: 0, record: { slots: evenSlots(1, 3), linkUp: false } })),
       { health: 'NoMaster', covered: 16384 - 5461, phase: 'Pending', ready: 'SlotsUncovered' },
     ],
     [
       'after a failover: pod 2 is master, pod 0 its replica',
       (p) =>
         replacePod(
-          replacePod(p, redisClusterPod({ shard: 1, ordinal: 2, record: { role: 'master', slots: evenSlots(1, 3), masterId: null } })),
+          replacePod(
+            p,
+            redisClusterPod({
+              shard: 1,
+              ordinal: 2,
+              record: { role: 'master', slots: evenSlots(1, 3), masterId: null },
+            }),
+          ),
           redisClusterPod({ shard: 1, ordinal: 0, record: { role: 'replica', masterId: nodeIdOf(1, 2) } }),
         ).map((x) =>
-          x.metadata.name === podName(1, 1) ? redisClusterPod({ shard: 1, ordinal: 1, record: { role: 'replica', masterId: nodeIdOf(1, 2) } }) : x,
+          x.metadata.name === podName(1, 1)
+            ? redisClusterPod({ shard: 1, ordinal: 1, record: { role: 'replica', masterId: nodeIdOf(1, 2) } })
+            : x,
         ),
       { health: 'Healthy', master: podName(1, 2), covered: 16384, phase: 'Running', ready: 'AllReady' },
     ],
@@ -96,7 +143,8 @@ test('health of one shard, and what it does to coverage and the phase', async (t
       assert.equal(s.slotsCovered, want.covered);
       assert.equal(s.phase, want.phase);
       assert.equal(condition(s, 'Ready')?.['reason'], want.ready);
-      if (want.covered < 16384) assert.match(String(condition(s, 'SlotsCovered')?.['message']), /not served: 5461-10921$/);
+      if (want.covered < 16384)
+        assert.match(String(condition(s, 'SlotsCovered')?.['message']), /not served: 5461-10921$/);
     });
   }
 });
@@ -106,7 +154,9 @@ function nodeIdOf(shard: number, ordinal: number): string {
 }
 
 test('before the sidecar forms the cluster: Pending, NotFormed, every shard Joining or without master', () => {
-  const pods = [0, 1, 2].flatMap((s) => [0, 1, 2].map((o) => redisClusterPod({ shard: s, ordinal: o, ready: false, record: o === 0 ? {} : null })));
+  const pods = [0, 1, 2].flatMap((s) =>
+    [0, 1, 2].map((o) => redisClusterPod({ shard: s, ordinal: o, ready: false, record: o === 0 ? {} : null })),
+  );
   const s = status(pods);
   assert.equal(s.phase, 'Pending');
   assert.equal(s.slotsCovered, 0);
@@ -121,9 +171,21 @@ test('before the sidecar forms the cluster: Pending, NotFormed, every shard Join
 
 test('the reshard record: Running is phase Resharding; Done and Refused are reported in Resharded', async (t) => {
   const cases: Array<[string, string, string, string, RegExp]> = [
-    ['running', `3->4 Running moved=1200/4096 at=${AT}`, 'Resharding', 'False', /resharding 3 -> 4 shards: 1200 of 4096 slots moved/],
+    [
+      'running',
+      `3->4 Running moved=1200/4096 at=${AT}`,
+      'Resharding',
+      'False',
+      /resharding 3 -> 4 shards: 1200 of 4096 slots moved/,
+    ],
     ['done', `3->4 Done moved=4096/4096 at=${AT}`, 'Running', 'True', /last reshard 3 -> 4 done/],
-    ['refused', `3->2 Refused moved=0/0 at=${AT}: below the floor`, 'Running', 'True', /the last reshard was refused: below the floor/],
+    [
+      'refused',
+      `3->2 Refused moved=0/0 at=${AT}: below the floor`,
+      'Running',
+      'True',
+      /the last reshard was refused: below the floor/,
+    ],
   ];
   for (const [name, value, phase, resharded, message] of cases) {
     await t.test(name, () => {
@@ -161,11 +223,19 @@ test('FailoverConfigured and Autoscaling say how the article’s blocks were app
   // Nodes started without a memory limit report maxmemory 0.
   const noMaxmemory = healthyRedisClusterPods().map((p) => {
     const annotations = p.metadata.annotations as Record<string, string>;
-    for (const k of Object.keys(annotations)) annotations[k] = annotations[k]!.replace(/ mem=(\d+)\/\d+ /, ' mem=$1/0 ');
+    for (const k of Object.keys(annotations))
+      annotations[k] = annotations[k]!.replace(/ mem=(\d+)\/\d+ /, ' mem=$1/0 ');
     return p;
   });
   const cases: Array<[string, Json, KubeObject[], string, string, RegExp]> = [
-    ['the article (no memory limit)', articleSpec(), noMaxmemory, 'Autoscaling', 'NoMemoryLimit', /set resources\.limits\.memory/],
+    [
+      'the article (no memory limit)',
+      articleSpec(),
+      noMaxmemory,
+      'Autoscaling',
+      'NoMemoryLimit',
+      /set resources\.limits\.memory/,
+    ],
     [
       'autoscaling off',
       limitedSpec({ autoscaling: { enabled: false } }),
@@ -182,7 +252,14 @@ test('FailoverConfigured and Autoscaling say how the article’s blocks were app
       'ClusterElection',
       /downAfterMilliseconds 5000 -> cluster-node-timeout 5000 ms.*failoverTimeout 10000 ms.*no Sentinel runs/,
     ],
-    ['no replicas', limitedSpec({ replicas: 0 }), healthyRedisClusterPods(), 'FailoverConfigured', 'NoReplicas', /^spec\.replicas is 0/],
+    [
+      'no replicas',
+      limitedSpec({ replicas: 0 }),
+      healthyRedisClusterPods(),
+      'FailoverConfigured',
+      'NoReplicas',
+      /^spec\.replicas is 0/,
+    ],
   ];
   for (const [name, spec, pods, type, reason, message] of cases) {
     await t.test(name, () => {
@@ -194,16 +271,30 @@ test('FailoverConfigured and Autoscaling say how the article’s blocks were app
 });
 
 test('Updated names the pods on an older template and says how to replace them (no automated rollout)', () => {
-  const pods = replacePod(healthyRedisClusterPods(), redisClusterPod({ shard: 2, ordinal: 1, revision: 'old', record: {} }));
+  const pods = replacePod(
+    healthyRedisClusterPods(),
+    redisClusterPod({ shard: 2, ordinal: 1, revision: 'old', record: {} }),
+  );
   const c = condition(status(pods), 'Updated');
   assert.equal(c?.['status'], 'False');
   assert.equal(c?.['reason'], 'StalePods');
-  assert.match(String(c?.['message']), /^8 of 9 pods run the current template; stale: order-cache-shard-2-1\. Rollouts of a RedisCluster are not automated/);
+  assert.match(
+    String(c?.['message']),
+    /^8 of 9 pods run the current template; stale: order-cache-shard-2-1\. Rollouts of a RedisCluster are not automated/,
+  );
 });
 
 test('a condition keeps its lastTransitionTime while its status holds, and takes an observed one when it changes', () => {
   const previous = {
-    conditions: [{ type: 'SpecValid', status: 'True', reason: 'Valid', message: 'spec is valid', lastTransitionTime: '2026-01-01T00:00:00Z' }],
+    conditions: [
+      {
+        type: 'SpecValid',
+        status: 'True',
+        reason: 'Valid',
+        message: 'spec is valid',
+        lastTransitionTime: '2026-01-01T00:00:00Z',
+      },
+    ],
   };
   const s = status(healthyRedisClusterPods(), limitedSpec(), undefined, previous);
   assert.equal(condition(s, 'SpecValid')?.['lastTransitionTime'], '2026-01-01T00:00:00Z');
@@ -219,7 +310,12 @@ test('the status does not depend on the order of the maps Metacontroller sends',
   const children = observedFor(limitedSpec());
   const pods = healthyRedisClusterPods();
   const forward = syncRedisCluster(request({ parent: redisCluster(limitedSpec()), children, related: pods }));
-  const req = request({ parent: redisCluster(limitedSpec()), children: [...children].reverse(), related: [...pods].reverse(), shape: 'v1' });
+  const req = request({
+    parent: redisCluster(limitedSpec()),
+    children: [...children].reverse(),
+    related: [...pods].reverse(),
+    shape: 'v1',
+  });
   req.related = objectMap([...pods].reverse(), 'v1');
   assert.equal(JSON.stringify(syncRedisCluster(req)), JSON.stringify(forward));
 });
@@ -227,7 +323,10 @@ test('the status does not depend on the order of the maps Metacontroller sends',
 test('pods of another cluster, another namespace or the Redis kind are not counted', () => {
   const strangers = [
     redisClusterPod({ shard: 0, ordinal: 5, name: 'other-shard-0-0' }),
-    { ...redisClusterPod({ shard: 0, ordinal: 6 }), metadata: { ...redisClusterPod({ shard: 0, ordinal: 6 }).metadata, namespace: 'elsewhere' } },
+    {
+      ...redisClusterPod({ shard: 0, ordinal: 6 }),
+      metadata: { ...redisClusterPod({ shard: 0, ordinal: 6 }).metadata, namespace: 'elsewhere' },
+    },
   ];
   (strangers[0]!.metadata.labels as Json)['app.kubernetes.io/instance'] = 'other';
   const s = status([...healthyRedisClusterPods(), ...strangers]);

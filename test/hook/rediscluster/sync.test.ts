@@ -5,7 +5,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SHARD_LABEL } from '../../../src/api/rediscluster-names.ts';
-import { customizeRedisCluster, finalizeRedisCluster, parseCustomizeRequest, syncRedisCluster, type KubeObject } from '../../../src/hook/index.ts';
+import {
+  customizeRedisCluster,
+  finalizeRedisCluster,
+  parseCustomizeRequest,
+  syncRedisCluster,
+  type KubeObject,
+} from '../../../src/hook/index.ts';
 import { lastAppliedOf } from '../../../src/hook/common/observed.ts';
 import { formatSecretReport, SECRETS_ANNOTATION, type ReportedSecret } from '../../../src/api/secret-report.ts';
 import { condition, get } from '../common/helpers.ts';
@@ -39,7 +45,8 @@ test('an invalid spec: every observed child comes back exactly as last applied, 
   for (const [name, spec, message] of cases) {
     await t.test(name, () => {
       const answer = sync({ parent: redisCluster(spec), children: observed, related: healthyRedisClusterPods() });
-      const byName = (list: KubeObject[]) => [...list].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
+      const byName = (list: KubeObject[]) =>
+        [...list].sort((a, b) => `${a.kind}/${a.metadata.name}`.localeCompare(`${b.kind}/${b.metadata.name}`));
       assert.deepEqual(byName(answer.children), byName(observed.map(lastAppliedOf)));
       assert.equal(answer.status.phase, 'Failed');
       for (const type of ['Ready', 'SpecValid']) {
@@ -95,14 +102,37 @@ test('finalize: Retain releases once every shard StatefulSet says Retain and its
         'app.kubernetes.io/managed-by': 'redis-operator',
         [SHARD_LABEL]: '0',
       },
-      ...(owned ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: `${NAME}-shard-0`, uid: 'u-set' }] } : {}),
+      ...(owned
+        ? { ownerReferences: [{ apiVersion: 'apps/v1', kind: 'StatefulSet', name: `${NAME}-shard-0`, uid: 'u-set' }] }
+        : {}),
     },
   });
   const cases: Array<[string, unknown, KubeObject[], KubeObject[], boolean, RegExp]> = [
-    ['Retain, not yet seen', retain, withPolicy(observedFor(retain), 'Retain', false), [], false, /switch to whenDeleted: Retain/],
+    [
+      'Retain, not yet seen',
+      retain,
+      withPolicy(observedFor(retain), 'Retain', false),
+      [],
+      false,
+      /switch to whenDeleted: Retain/,
+    ],
     ['Retain, seen', retain, withPolicy(observedFor(retain), 'Retain', true), [], true, /volumes are retained/],
-    ['Delete, not yet seen', del, withPolicy(observedFor(del), 'Delete', false), [], false, /to apply whenDeleted: Delete/],
-    ['Delete, seen: the sets go', del, withPolicy(observedFor(del), 'Delete', true), [], false, /deleting StatefulSet\(s\) order-cache-shard-0/],
+    [
+      'Delete, not yet seen',
+      del,
+      withPolicy(observedFor(del), 'Delete', false),
+      [],
+      false,
+      /to apply whenDeleted: Delete/,
+    ],
+    [
+      'Delete, seen: the sets go',
+      del,
+      withPolicy(observedFor(del), 'Delete', true),
+      [],
+      false,
+      /deleting StatefulSet\(s\) order-cache-shard-0/,
+    ],
     [
       'Delete, sets gone, a claim still owned',
       del,
@@ -111,7 +141,14 @@ test('finalize: Retain releases once every shard StatefulSet says Retain and its
       false,
       /waiting for PersistentVolumeClaim/,
     ],
-    ['Delete, sets and claims gone', del, observedFor(del).filter((c) => c.kind !== 'StatefulSet'), [], true, /volumes deleted/],
+    [
+      'Delete, sets and claims gone',
+      del,
+      observedFor(del).filter((c) => c.kind !== 'StatefulSet'),
+      [],
+      true,
+      /volumes deleted/,
+    ],
   ];
   for (const [name, spec, children, related, finalized, message] of cases) {
     await t.test(name, () => {
@@ -120,7 +157,8 @@ test('finalize: Retain releases once every shard StatefulSet says Retain and its
       assert.equal(answer.resyncAfterSeconds, finalized ? undefined : 5);
       const ready = condition(answer.status, 'Ready');
       assert.match(String(ready?.['message']), message);
-      if (name === 'Delete, seen: the sets go') assert.ok(!named(answer.children).some((n) => n.startsWith('StatefulSet/')));
+      if (name === 'Delete, seen: the sets go')
+        assert.ok(!named(answer.children).some((n) => n.startsWith('StatefulSet/')));
     });
   }
 });
@@ -128,7 +166,9 @@ test('finalize: Retain releases once every shard StatefulSet says Retain and its
 test('finalize with an invalid spec never deletes volumes: StatefulSets saying Delete are switched to Retain first', () => {
   const del = limitedSpec({ persistence: { whenDeleted: 'Delete' } });
   const observed = withPolicy(observedFor(del), 'Delete', true);
-  const answer = finalizeRedisCluster(request({ parent: redisCluster({ ...del, master: { replicas: 1 } }), children: observed, finalizing: true }));
+  const answer = finalizeRedisCluster(
+    request({ parent: redisCluster({ ...del, master: { replicas: 1 } }), children: observed, finalizing: true }),
+  );
   assert.equal(answer.finalized, false);
   for (const set of answer.children.filter((c) => c.kind === 'StatefulSet'))
     assert.equal(get(set, 'spec', 'persistentVolumeClaimRetentionPolicy', 'whenDeleted'), 'Retain');
@@ -139,13 +179,20 @@ test('customize: the cluster’s pods (so a record change resyncs), claims and b
   const parsed = parseCustomizeRequest({
     parent: redisCluster({
       ...articleSpec(),
-      backup: { ...(articleSpec()['backup'] as Json), storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } } },
+      backup: {
+        ...(articleSpec()['backup'] as Json),
+        storage: { s3: { bucket: 'b-1', region: 'r', credentialsSecret: { name: 's3' } } },
+      },
     }),
   });
   assert.ok(parsed.ok);
   const rules = customizeRedisCluster(parsed.request).relatedResources;
   assert.deepEqual(
-    rules.map((r) => [r.resource, r.namespace, r.labelSelector?.matchLabels?.['app.kubernetes.io/name'] ?? r.names?.join(',')]),
+    rules.map((r) => [
+      r.resource,
+      r.namespace,
+      r.labelSelector?.matchLabels?.['app.kubernetes.io/name'] ?? r.names?.join(','),
+    ]),
     [
       ['pods', NS, 'redis-cluster'],
       ['persistentvolumeclaims', NS, 'redis-cluster'],
@@ -159,8 +206,14 @@ test('customize: the cluster’s pods (so a record change resyncs), claims and b
 });
 
 test('status.secrets: the versions the sidecar reports; AuthSecretMissing while no master is ready for want of one', () => {
-  const found = (name: string, rv: string): ReportedSecret => ({ name, resourceVersion: rv, keys: ['password'], unwritable: [] });
-  const reported = (entries: ReportedSecret[]) => redisCluster(articleSpec(), { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } });
+  const found = (name: string, rv: string): ReportedSecret => ({
+    name,
+    resourceVersion: rv,
+    keys: ['password'],
+    unwritable: [],
+  });
+  const reported = (entries: ReportedSecret[]) =>
+    redisCluster(articleSpec(), { annotations: { [SECRETS_ANNOTATION]: formatSecretReport(entries) } });
   // The article's RedisCluster runs the exporter, so its Secret is named too.
   const ok = sync({
     parent: reported([found(`${NAME}-operator`, '7'), found(`${NAME}-auth`, '5'), found(`${NAME}-exporter`, '6')]),
@@ -181,8 +234,16 @@ test('status.secrets: the versions the sidecar reports; AuthSecretMissing while 
   assert.equal(condition(waiting.status, 'Ready')?.['reason'], 'AuthSecretMissing');
   assert.match(String(condition(waiting.status, 'Ready')?.['message']), /Secret order-cache-operator not found/);
   // Secrets sent in related anyway (an older customize answer Metacontroller still holds) are ignored.
-  const secret: KubeObject = { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${NAME}-auth`, namespace: NS, resourceVersion: '5' }, data: {} };
-  const stale = sync({ children: observedFor(), related: [redisClusterPod({ shard: 0, ordinal: 0, ready: false, record: null }), secret] });
+  const secret: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: `${NAME}-auth`, namespace: NS, resourceVersion: '5' },
+    data: {},
+  };
+  const stale = sync({
+    children: observedFor(),
+    related: [redisClusterPod({ shard: 0, ordinal: 0, ready: false, record: null }), secret],
+  });
   assert.equal(stale.status.secrets, undefined);
   assert.equal(condition(stale.status, 'SecretsReady')?.['reason'], 'SecretsNotChecked');
 });
@@ -201,12 +262,21 @@ test('backups: one verdict per shard joined: healthy only when every shard has a
         apiVersion: 'batch/v1',
         kind: 'Job',
         metadata: { name, namespace: NS, labels },
-        status: { startTime: time, completionTime: time, conditions: [{ type: ok ? 'Complete' : 'Failed', status: 'True', lastTransitionTime: time }] },
+        status: {
+          startTime: time,
+          completionTime: time,
+          conditions: [{ type: ok ? 'Complete' : 'Failed', status: 'True', lastTransitionTime: time }],
+        },
       },
       {
         apiVersion: 'v1',
         kind: 'Pod',
-        metadata: { name: `${name}-abcde`, namespace: NS, labels: { ...labels, 'batch.kubernetes.io/job-name': name }, creationTimestamp: time },
+        metadata: {
+          name: `${name}-abcde`,
+          namespace: NS,
+          labels: { ...labels, 'batch.kubernetes.io/job-name': name },
+          creationTimestamp: time,
+        },
         status: {
           containerStatuses: [
             {
@@ -214,7 +284,9 @@ test('backups: one verdict per shard joined: healthy only when every shard has a
               state: {
                 terminated: {
                   exitCode: ok ? 0 : 2,
-                  message: JSON.stringify(ok ? { ok: true, location, finishedAt: time } : { ok: false, error: 'bucket gone' }),
+                  message: JSON.stringify(
+                    ok ? { ok: true, location, finishedAt: time } : { ok: false, error: 'bucket gone' },
+                  ),
                 },
               },
             },
@@ -237,7 +309,11 @@ test('backups: one verdict per shard joined: healthy only when every shard has a
   assert.equal(missing.status.backup?.lastSuccessful, undefined, 'no complete backup of the cluster');
   const failed = sync({
     children: observedFor(),
-    related: [...healthyRedisClusterPods(), ...all, ...job(1, `${NAME}-shard-1-backup-2`, false, '2026-12-01T12:00:00Z')],
+    related: [
+      ...healthyRedisClusterPods(),
+      ...all,
+      ...job(1, `${NAME}-shard-1-backup-2`, false, '2026-12-01T12:00:00Z'),
+    ],
   });
   assert.equal(condition(failed.status, 'BackupHealthy')?.['reason'], 'BackupFailed');
   assert.match(String(condition(failed.status, 'BackupHealthy')?.['message']), /^shard 1: .*bucket gone/);

@@ -8,7 +8,19 @@
 // - Nothing here kills by name: a step that times out is killed by the pid it was spawned with.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { accessSync, closeSync, constants, createReadStream, ftruncateSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  accessSync,
+  closeSync,
+  constants,
+  createReadStream,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 
@@ -106,10 +118,20 @@ export interface StepOptions {
  * Runs one command to completion; resolves with its stdout. `label` names it in the progress
  * lines and in the error, which ends with the last 30 lines of its output.
  */
-export function step(label: string, cmd: string, args: readonly string[], log: Log, options: StepOptions = {}): Promise<string> {
+export function step(
+  label: string,
+  cmd: string,
+  args: readonly string[],
+  log: Log,
+  options: StepOptions = {},
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
-    const child = spawn(cmd, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let tail: string[] = [];
     const keep = (chunk: string) => {
@@ -121,7 +143,8 @@ export function step(label: string, cmd: string, args: readonly string[], log: L
     });
     child.stderr.setEncoding('utf8').on('data', keep);
     const ticker = setInterval(
-      () => log(`images: ${label}: ${seconds(started)} s${tail.length ? `: ${tail[tail.length - 1]!.slice(0, 120)}` : ''}`),
+      () =>
+        log(`images: ${label}: ${seconds(started)} s${tail.length ? `: ${tail[tail.length - 1]!.slice(0, 120)}` : ''}`),
       PROGRESS_MS,
     );
     const killer = options.timeoutMs ? setTimeout(() => child.kill('SIGKILL'), options.timeoutMs) : undefined;
@@ -136,12 +159,18 @@ export function step(label: string, cmd: string, args: readonly string[], log: L
     child.once('close', (code, signal) => {
       done();
       if (code === 0) resolve(stdout);
-      else reject(new Error(`${label}: ${cmd} exited with ${signal ?? code} after ${seconds(started)} s:\n${tail.join('\n')}`));
+      else
+        reject(
+          new Error(`${label}: ${cmd} exited with ${signal ?? code} after ${seconds(started)} s:\n${tail.join('\n')}`),
+        );
     });
   });
 }
 
-/** Docker's normalization of an image name, as containerd and the kubelet apply it: `redis:7.2` -> `docker.io/library/redis:7.2`. */
+/**
+ * Docker's normalization of an image name, as containerd and the kubelet apply it: `redis:7.2` ->
+ * `docker.io/library/redis:7.2`.
+ */
 export function normalizeRef(ref: string): string {
   const slash = ref.indexOf('/');
   if (slash < 0) return `docker.io/library/${ref}`;
@@ -213,15 +242,19 @@ function replaceTail(archive: string, members: ReadonlyArray<readonly [string, s
  * writes only the destination's name.
  */
 export function nameArchive(archive: string, refs: readonly string[]): void {
-  const read = (member: string) => JSON.parse(execFileSync('tar', ['-xOf', archive, member], { encoding: 'utf8' })) as unknown;
+  const read = (member: string) =>
+    JSON.parse(execFileSync('tar', ['-xOf', archive, member], { encoding: 'utf8' })) as unknown;
   const manifest = read('manifest.json') as Array<{ RepoTags?: string[] }>;
   if (manifest.length !== 1) throw new Error(`${archive} holds ${manifest.length} images, not one`);
   const tags = refs.map(normalizeRef);
   manifest[0]!.RepoTags = tags;
   // The top layer's ID, which every name of the legacy file points at.
-  const top = Object.values(read('repositories') as Record<string, Record<string, string>>).flatMap((t) => Object.values(t))[0] ?? '';
+  const top =
+    Object.values(read('repositories') as Record<string, Record<string, string>>).flatMap((t) => Object.values(t))[0] ??
+    '';
   const repositories: Record<string, Record<string, string>> = {};
-  for (const ref of tags) (repositories[ref.slice(0, ref.lastIndexOf(':'))] ??= {})[ref.slice(ref.lastIndexOf(':') + 1)] = top;
+  for (const ref of tags)
+    (repositories[ref.slice(0, ref.lastIndexOf(':'))] ??= {})[ref.slice(ref.lastIndexOf(':') + 1)] = top;
   replaceTail(archive, [
     ['manifest.json', JSON.stringify(manifest)],
     ['repositories', JSON.stringify(repositories)],
@@ -245,7 +278,14 @@ export class Buildah {
 
   constructor(cacheDir: string) {
     this.dir = cacheDir;
-    this.storage = ['--root', path.join(cacheDir, 'storage'), '--runroot', path.join(cacheDir, 'runroot'), '--storage-driver', 'overlay'];
+    this.storage = [
+      '--root',
+      path.join(cacheDir, 'storage'),
+      '--runroot',
+      path.join(cacheDir, 'runroot'),
+      '--storage-driver',
+      'overlay',
+    ];
   }
 
   run(label: string, args: readonly string[], log: Log, options: StepOptions = {}): Promise<string> {
@@ -293,7 +333,11 @@ export class Buildah {
 
   /** The ID of the image a name points at, or undefined (a local look-up, never a pull). */
   imageId(ref: string): string | undefined {
-    const r = spawnSync('buildah', [...this.storage, 'inspect', '--type', 'image', '--format', '{{.FromImageID}}', ref], { encoding: 'utf8' });
+    const r = spawnSync(
+      'buildah',
+      [...this.storage, 'inspect', '--type', 'image', '--format', '{{.FromImageID}}', ref],
+      { encoding: 'utf8' },
+    );
     return r.status === 0 ? r.stdout.trim() : undefined;
   }
 
@@ -314,7 +358,9 @@ export class Buildah {
     const log: Log = () => {};
     await this.run(`${name}: from`, ['from', '--quiet', '--name', name, `docker-archive:${archive}`], log);
     try {
-      return await this.run(`${name}: run`, ['run', ...(user ? ['--user', user] : []), name, '--', ...argv], log, { timeoutMs: 120_000 });
+      return await this.run(`${name}: run`, ['run', ...(user ? ['--user', user] : []), name, '--', ...argv], log, {
+        timeoutMs: 120_000,
+      });
     } finally {
       spawnSync('buildah', [...this.storage, 'rm', name], { stdio: 'ignore' });
     }

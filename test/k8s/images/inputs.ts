@@ -29,7 +29,8 @@ function sourceEntries(file: string): Array<{ uris: string[]; suites: string[] }
     return text
       .split(/\n\s*\n/)
       .map((para) => {
-        const field = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'mi').exec(para)?.[1]?.trim().split(/\s+/) ?? [];
+        const field = (name: string) =>
+          new RegExp(`^${name}:\\s*(.*)$`, 'mi').exec(para)?.[1]?.trim().split(/\s+/) ?? [];
         if (!field('Types').includes('deb') || field('Enabled')[0] === 'no') return { uris: [], suites: [] };
         return { uris: field('URIs'), suites: field('Suites') };
       })
@@ -45,12 +46,14 @@ function sourceEntries(file: string): Array<{ uris: string[]; suites: string[] }
 /** The host's Debian archive for bookworm, as mmdebstrap mirror lines (main only). */
 export function debianMirrors(): string[] {
   const dir = '/etc/apt/sources.list.d';
-  const files = ['/etc/apt/sources.list', ...(existsSync(dir) ? readdirSync(dir).map((f) => path.join(dir, f)) : [])].filter(
-    (f) => existsSync(f) && /(\.list|\.sources|sources\.list)$/.test(f),
-  );
+  const files = [
+    '/etc/apt/sources.list',
+    ...(existsSync(dir) ? readdirSync(dir).map((f) => path.join(dir, f)) : []),
+  ].filter((f) => existsSync(f) && /(\.list|\.sources|sources\.list)$/.test(f));
   const lines = new Set<string>();
   for (const f of files) {
-    for (const e of sourceEntries(f)) for (const u of e.uris) for (const s of e.suites) if (SUITES.has(s)) lines.add(`deb ${u} ${s} main`);
+    for (const e of sourceEntries(f))
+      for (const u of e.uris) for (const s of e.suites) if (SUITES.has(s)) lines.add(`deb ${u} ${s} main`);
   }
   return lines.size > 0 ? [...lines].sort() : FALLBACK_MIRRORS;
 }
@@ -96,9 +99,14 @@ export async function makeRootfs(label: string, spec: RootfsSpec, output: string
   await step(`${label}: mmdebstrap`, 'mmdebstrap', mmdebstrapArgs(spec, output), log, { timeoutMs: 1_200_000 });
 }
 
-/** The upstream version of a package installed in a root filesystem tarball (Debian's `1:7.0.15-1~deb12u1` -> 7.0.15). */
+/**
+ * The upstream version of a package installed in a root filesystem tarball (Debian's `1:7.0.15-1~deb12u1` -> 7.0.15).
+ */
 export function packageVersion(rootfsTar: string, pkg: string): string | undefined {
-  const status = execFileSync('tar', ['-xOf', rootfsTar, './var/lib/dpkg/status'], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  const status = execFileSync('tar', ['-xOf', rootfsTar, './var/lib/dpkg/status'], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
+  });
   const para = status.split('\n\n').find((p) => p.startsWith(`Package: ${pkg}\n`));
   const version = /^Version: (?:\d+:)?([^-+~\s]+)/m.exec(para ?? '')?.[1];
   return version;
@@ -111,10 +119,16 @@ export function pauseSource(kubeVersion: string): string {
   const modCache = process.env['GOMODCACHE'] ?? path.join(gopath, 'pkg', 'mod');
   const direct = path.join(modCache, 'k8s.io', `kubernetes@${kubeVersion}`, rel);
   if (existsSync(direct)) return direct;
-  const r = spawnSync('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${kubeVersion}`], { encoding: 'utf8', cwd: os.tmpdir(), timeout: 600_000 });
+  const r = spawnSync('go', ['mod', 'download', '-json', `k8s.io/kubernetes@${kubeVersion}`], {
+    encoding: 'utf8',
+    cwd: os.tmpdir(),
+    timeout: 600_000,
+  });
   const dir = r.status === 0 ? (JSON.parse(r.stdout) as { Dir?: string }).Dir : undefined;
   if (!dir || !existsSync(path.join(dir, rel)))
-    throw new Error(`no pause.c: go mod download k8s.io/kubernetes@${kubeVersion} failed: ${r.error?.message ?? r.stderr}`);
+    throw new Error(
+      `no pause.c: go mod download k8s.io/kubernetes@${kubeVersion} failed: ${r.error?.message ?? r.stderr}`,
+    );
   return path.join(dir, rel);
 }
 
@@ -131,10 +145,16 @@ export async function npmTarball(pkg: string, version: string, dir: string, log:
   rmSync(partial, { recursive: true, force: true });
   mkdirSync(partial, { recursive: true });
   try {
-    const out = await step(`npm pack ${pkg}@${version}`, 'npm', ['pack', '--silent', '--pack-destination', partial, `${pkg}@${version}`], log, {
-      cwd: partial,
-      timeoutMs: 600_000,
-    });
+    const out = await step(
+      `npm pack ${pkg}@${version}`,
+      'npm',
+      ['pack', '--silent', '--pack-destination', partial, `${pkg}@${version}`],
+      log,
+      {
+        cwd: partial,
+        timeoutMs: 600_000,
+      },
+    );
     const name = out.trim().split('\n').pop() ?? '';
     renameSync(path.join(partial, name), file);
   } finally {
@@ -143,7 +163,10 @@ export async function npmTarball(pkg: string, version: string, dir: string, log:
   return file;
 }
 
-/** .dockerignore as a predicate "is this path left out of the context" (Docker's rules: a pattern matches a path or any parent of it, `!` re-includes, the last match wins). */
+/**
+ * .dockerignore as a predicate "is this path left out of the context" (Docker's rules: a pattern matches a path or any
+ * parent of it, `!` re-includes, the last match wins).
+ */
 export function dockerignore(text: string): (p: string) => boolean {
   const rules = text
     .split('\n')
@@ -174,7 +197,10 @@ export function dockerignore(text: string): (p: string) => boolean {
   };
 }
 
-/** The files of the Dockerfile's build context: git's (tracked and untracked, not git-ignored), less what .dockerignore leaves out. */
+/**
+ * The files of the Dockerfile's build context: git's (tracked and untracked, not git-ignored), less what .dockerignore
+ * leaves out.
+ */
 export function contextFiles(repo: string): string[] {
   const listed = execFileSync('git', ['-C', repo, 'ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     encoding: 'utf8',
@@ -182,7 +208,9 @@ export function contextFiles(repo: string): string[] {
   });
   const ignoreFile = path.join(repo, '.dockerignore');
   const ignored = dockerignore(existsSync(ignoreFile) ? readFileSync(ignoreFile, 'utf8') : '');
-  return [...new Set(listed.split('\0').filter(Boolean))].filter((f) => !ignored(f) && existsSync(path.join(repo, f))).sort();
+  return [...new Set(listed.split('\0').filter(Boolean))]
+    .filter((f) => !ignored(f) && existsSync(path.join(repo, f)))
+    .sort();
 }
 
 /** A hash of the context's files: path, executable bit and bytes (a symlink by its target). */

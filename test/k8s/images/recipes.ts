@@ -17,7 +17,16 @@ import { DEFAULT_EXPORTER_IMAGE } from '../../../src/api/monitoring-schema.ts';
 import { ensureMonitoringTools, monitoringTool } from '../../monitoring/tools.ts';
 import { KUBE_VERSION } from '../build.ts';
 import { sha256File, step, which, type Log } from './buildah.ts';
-import { contextHash, gccVersion, makeRootfs, mmdebstrapArgs, npmTarball, packageVersion, pauseSource, type RootfsSpec } from './inputs.ts';
+import {
+  contextHash,
+  gccVersion,
+  makeRootfs,
+  mmdebstrapArgs,
+  npmTarball,
+  packageVersion,
+  pauseSource,
+  type RootfsSpec,
+} from './inputs.ts';
 
 export const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(HERE, '..', '..', '..');
@@ -34,7 +43,10 @@ export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10.2';
 const PAUSE_CFLAGS = ['-Os', '-Wall', '-Werror', '-static', `-DVERSION=v${PAUSE_IMAGE.split(':')[1]}-0`];
 /** Debian bookworm's redis-server (the archive keeps one upstream version per release). */
 export const DEBIAN_REDIS_VERSION = '7.0.15';
-/** npm for the Node base: the registry does not say which npm a Node release bundles, so it is pinned (Node 24 ships npm 11). */
+/**
+ * npm for the Node base: the registry does not say which npm a Node release bundles, so it is pinned (Node 24 ships npm
+ * 11).
+ */
 export const NPM_VERSION = '11.19.1';
 export const METACONTROLLER_IMAGE = 'metacontroller:v4.17.2-local';
 
@@ -91,7 +103,9 @@ const BASE_ROOTFS: RootfsSpec = { include: ['ca-certificates', 'libssl3', 'procp
 // whose `adduser --system` then keeps it; /data is the image's working directory.
 const DEBIAN_REDIS_ROOTFS: RootfsSpec = {
   include: [...BASE_ROOTFS.include, 'redis-server'],
-  essentialHooks: ['echo "redis:x:999:999::/home/redis:/usr/sbin/nologin" >> "$1/etc/passwd" && echo "redis:x:999:" >> "$1/etc/group"'],
+  essentialHooks: [
+    'echo "redis:x:999:999::/home/redis:/usr/sbin/nologin" >> "$1/etc/passwd" && echo "redis:x:999:" >> "$1/etc/group"',
+  ],
   customizeHooks: ['mkdir -p "$1/data" && chown 999:999 "$1/data"'],
 };
 
@@ -113,7 +127,9 @@ const VALKEY_ENGINE: Engine = {
   binaries: ['valkey-server', 'valkey-cli'],
   links: {
     ...Object.fromEntries(['valkey-check-aof', 'valkey-check-rdb', 'valkey-sentinel'].map((l) => [l, 'valkey-server'])),
-    ...Object.fromEntries(['redis-server', 'redis-check-aof', 'redis-check-rdb', 'redis-sentinel'].map((l) => [l, 'valkey-server'])),
+    ...Object.fromEntries(
+      ['redis-server', 'redis-check-aof', 'redis-check-rdb', 'redis-sentinel'].map((l) => [l, 'valkey-server']),
+    ),
     'redis-cli': 'valkey-cli',
   },
 };
@@ -145,12 +161,15 @@ function metacontrollerBin(): string {
 function nodeVersion(): string {
   const installed = path.join(REPO, 'node_modules', 'node', 'package.json');
   if (existsSync(installed)) return (JSON.parse(readFileSync(installed, 'utf8')) as { version: string }).version;
-  const wanted = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['node'];
+  const wanted = (
+    JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }
+  ).devDependencies['node'];
   return wanted?.replace(/^[^\d]*/, '') ?? '24';
 }
 
 const HOST_CA = '/etc/ssl/certs/ca-certificates.crt';
-const operatorVersion = () => (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+const operatorVersion = () =>
+  (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 
 export const RECIPES: readonly Recipe[] = [
   {
@@ -166,9 +185,18 @@ export const RECIPES: readonly Recipe[] = [
     refs: [PAUSE_IMAGE],
     containerfile: containerfile('pause'),
     missing: () => needs('gcc'),
-    inputs: async () => ({ source: await sha256File(pauseSource(KUBE_VERSION)), cflags: PAUSE_CFLAGS, gcc: gccVersion() }),
+    inputs: async () => ({
+      source: await sha256File(pauseSource(KUBE_VERSION)),
+      cflags: PAUSE_CFLAGS,
+      gcc: gccVersion(),
+    }),
     prepare: async (dir, env) => {
-      await step('pause: gcc', 'gcc', [...PAUSE_CFLAGS, '-o', path.join(dir, 'pause'), pauseSource(KUBE_VERSION)], env.log);
+      await step(
+        'pause: gcc',
+        'gcc',
+        [...PAUSE_CFLAGS, '-o', path.join(dir, 'pause'), pauseSource(KUBE_VERSION)],
+        env.log,
+      );
     },
   },
   {
@@ -182,11 +210,23 @@ export const RECIPES: readonly Recipe[] = [
       await rootfsRecipe('redis-7.0', DEBIAN_REDIS_ROOTFS).prepare(dir, env);
       const got = packageVersion(path.join(dir, 'rootfs.tar'), 'redis-server');
       if (got !== DEBIAN_REDIS_VERSION)
-        throw new Error(`the Debian archive offers redis-server ${got}, not ${DEBIAN_REDIS_VERSION}: update DEBIAN_REDIS_VERSION`);
+        throw new Error(
+          `the Debian archive offers redis-server ${got}, not ${DEBIAN_REDIS_VERSION}: update DEBIAN_REDIS_VERSION`,
+        );
     },
   },
-  { name: 'redis-7.2', refs: ['redis:7.2', 'redis:7.2.6'], containerfile: containerfile('redis'), ...engineRecipe(REDIS_ENGINE) },
-  { name: 'valkey-8.0', refs: ['valkey/valkey:8.0', 'valkey/valkey:8.0.1'], containerfile: containerfile('valkey'), ...engineRecipe(VALKEY_ENGINE) },
+  {
+    name: 'redis-7.2',
+    refs: ['redis:7.2', 'redis:7.2.6'],
+    containerfile: containerfile('redis'),
+    ...engineRecipe(REDIS_ENGINE),
+  },
+  {
+    name: 'valkey-8.0',
+    refs: ['valkey/valkey:8.0', 'valkey/valkey:8.0.1'],
+    containerfile: containerfile('valkey'),
+    ...engineRecipe(VALKEY_ENGINE),
+  },
   {
     name: 'exporter',
     refs: [DEFAULT_EXPORTER_IMAGE],
@@ -242,7 +282,11 @@ export const RECIPES: readonly Recipe[] = [
     // --layers: a source change reruns only the stages after `COPY . .`, not both npm ci.
     flags: ['--layers', '--network=host'],
     missing: () => needs('git'),
-    inputs: () => Promise.resolve({ context: contextHash(REPO), dockerignore: readFileSync(path.join(REPO, '.dockerignore'), 'utf8') }),
+    inputs: () =>
+      Promise.resolve({
+        context: contextHash(REPO),
+        dockerignore: readFileSync(path.join(REPO, '.dockerignore'), 'utf8'),
+      }),
   },
   {
     name: 'metacontroller',

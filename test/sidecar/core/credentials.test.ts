@@ -110,7 +110,9 @@ test('a generated Secret is made by the leader only, with the kind-given owner',
     const w = setup({ owner, kind: 'RedisCluster' });
     assert.deepEqual(await w.s.password(GENERATED), { value: 'generated-pw', problem: null });
     assert.deepEqual(w.created, [{ name: 'cache-operator', owner }]);
-    assert.ok(w.lines.some((l) => l['msg'] === 'created a generated secret (random password, owned by the RedisCluster)'));
+    assert.ok(
+      w.lines.some((l) => l['msg'] === 'created a generated secret (random password, owned by the RedisCluster)'),
+    );
   });
   await t.test('standby', async () => {
     const w = setup();

@@ -40,7 +40,9 @@ function recorder(fail: Set<string> = new Set()) {
     calls.push(`${what} ${pod}`);
     await new Promise((r) => setTimeout(r, 5));
     inFlight--;
-    return fail.has(pod) ? ({ ok: false, error: { kind: 'timeout', message: 'no answer' }, latencyMs: 5 } as const) : ({ ok: true, latencyMs: 5 } as const);
+    return fail.has(pod)
+      ? ({ ok: false, error: { kind: 'timeout', message: 'no answer' }, latencyMs: 5 } as const)
+      : ({ ok: true, latencyMs: 5 } as const);
   };
   const pods = new Map([
     ['10.0.0.1', 'r-replica-0'],
@@ -59,16 +61,30 @@ function recorder(fail: Set<string> = new Set()) {
   return { io, calls, maxInFlight: () => maxInFlight };
 }
 
-const ctx = (extra: Partial<Parameters<typeof applyRedisSteps>[2]> = {}) => ({ canAct: () => true, now: () => 0, ...extra });
+const ctx = (extra: Partial<Parameters<typeof applyRedisSteps>[2]> = {}) => ({
+  canAct: () => true,
+  now: () => 0,
+  ...extra,
+});
 
 test('steps run in plan order; consecutive re-pointings run together; Redis writes are reported', async () => {
   const r = recorder();
   const applied = await applyRedisSteps(
-    planOf([promote, repoint('r-replica-1', '10.0.0.2'), repoint('r-master-0', '10.0.0.3'), label('r-replica-0', true)]),
+    planOf([
+      promote,
+      repoint('r-replica-1', '10.0.0.2'),
+      repoint('r-master-0', '10.0.0.3'),
+      label('r-replica-0', true),
+    ]),
     r.io,
     ctx(),
   );
-  assert.deepEqual(r.calls, ['promote r-replica-0', 'replicaof r-replica-1', 'replicaof r-master-0', 'label r-replica-0']);
+  assert.deepEqual(r.calls, [
+    'promote r-replica-0',
+    'replicaof r-replica-1',
+    'replicaof r-master-0',
+    'label r-replica-0',
+  ]);
   assert.equal(r.maxInFlight(), 2, 'the two re-pointings were in flight together');
   assert.deepEqual([...applied.wrote].sort(), ['r-master-0', 'r-replica-0', 'r-replica-1']);
   assert.equal(applied.changed, true);
@@ -89,7 +105,11 @@ test('a failed critical step ends the round; a failed non-critical one does not'
   });
   await t.test('not critical', async () => {
     const r = recorder(new Set(['r-replica-1']));
-    const applied = await applyRedisSteps(planOf([repoint('r-replica-1', '10.0.0.2'), label('r-replica-0', false)]), r.io, ctx());
+    const applied = await applyRedisSteps(
+      planOf([repoint('r-replica-1', '10.0.0.2'), label('r-replica-0', false)]),
+      r.io,
+      ctx(),
+    );
     assert.deepEqual(r.calls, ['replicaof r-replica-1', 'label r-replica-0']);
     assert.equal(applied.stopped, null);
     assert.deepEqual(
@@ -119,7 +139,11 @@ test('losing the lead stops before the next write, also after the beforeStep hoo
 test('a step that keeps failing is deferred during its back-off, then tried again; its success ends the episode', async () => {
   const fail = new Set(['r-replica-0']);
   const r = recorder(fail);
-  const policy = new FailurePolicy(redisStepKey, { initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 });
+  const policy = new FailurePolicy(redisStepKey, {
+    initialBackoffMs: 100,
+    maxTemporaryBackoffMs: 1000,
+    permanentBackoffMs: 30_000,
+  });
   let now = 0;
   const seen: string[] = [];
   const run = () =>
@@ -129,7 +153,10 @@ test('a step that keeps failing is deferred during its back-off, then tried agai
       ctx({
         policy,
         now: () => now,
-        reporter: { step: (o) => seen.push(`${o.result}${o.verdict ? `/${o.verdict.kind}` : ''}${o.recovery ? '/recovered' : ''}`) },
+        reporter: {
+          step: (o) =>
+            seen.push(`${o.result}${o.verdict ? `/${o.verdict.kind}` : ''}${o.recovery ? '/recovered' : ''}`),
+        },
       }),
     );
   await run(); // first failure: started, retried at the next round
@@ -141,6 +168,10 @@ test('a step that keeps failing is deferred during its back-off, then tried agai
   fail.clear();
   await run();
   assert.deepEqual(seen, ['failed/started', 'failed/continues', 'deferred', 'ok/recovered']);
-  assert.deepEqual(r.calls, ['label r-replica-0', 'label r-replica-0', 'label r-replica-0'], 'the deferred round made no call');
+  assert.deepEqual(
+    r.calls,
+    ['label r-replica-0', 'label r-replica-0', 'label r-replica-0'],
+    'the deferred round made no call',
+  );
   assert.deepEqual(policy.open, []);
 });

@@ -3,7 +3,12 @@
 // Pure: time is passed in.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { classifyKubeFailure, classifyRedisFailure, FailurePolicy, type FailurePolicyConfig } from '../../../src/sidecar/core/failure-policy.ts';
+import {
+  classifyKubeFailure,
+  classifyRedisFailure,
+  FailurePolicy,
+  type FailurePolicyConfig,
+} from '../../../src/sidecar/core/failure-policy.ts';
 import { redisStepKey } from '../../../src/sidecar/redis/manager/steps.ts';
 import type { Step } from '../../../src/sidecar/redis/decide/index.ts';
 import type { RedisFailure } from '../../../src/sidecar/adapters/redis/index.ts';
@@ -34,7 +39,8 @@ test('Redis failures: permanent only when Redis refused the command itself', asy
     ['unknown parameter', { kind: 'other', message: 'ERR Unsupported CONFIG parameter: foo' }, 'permanent'],
     ['wrong arity', { kind: 'other', message: "ERR wrong number of arguments for 'config|set' command" }, 'permanent'],
   ];
-  for (const [name, failure, want] of cases) await t.test(name, () => assert.equal(classifyRedisFailure(failure), want));
+  for (const [name, failure, want] of cases)
+    await t.test(name, () => assert.equal(classifyRedisFailure(failure), want));
 });
 
 test('API failures: no answer, conflicts, throttling and server errors are temporary; other refusals permanent', async (t) => {
@@ -49,7 +55,8 @@ test('API failures: no answer, conflicts, throttling and server errors are tempo
     [403, 'permanent'],
     [422, 'permanent'],
   ];
-  for (const [code, want] of cases) await t.test(String(code ?? 'no answer'), () => assert.equal(classifyKubeFailure(code), want));
+  for (const [code, want] of cases)
+    await t.test(String(code ?? 'no answer'), () => assert.equal(classifyKubeFailure(code), want));
 });
 
 test('a temporary failure is retried at the next round once, then backs off doubling up to the cap', () => {
@@ -95,7 +102,10 @@ test('an episode ends once: when its step succeeds, or when the plan no longer h
   f.failed(promote, temporary, 0);
   f.failed(promote, temporary, 50);
   const r = f.succeeded(promote, 250);
-  assert.deepEqual({ failures: r?.episode.failures, afterMs: r?.afterMs, how: r?.how }, { failures: 2, afterMs: 250, how: 'succeeded' });
+  assert.deepEqual(
+    { failures: r?.episode.failures, afterMs: r?.afterMs, how: r?.how },
+    { failures: 2, afterMs: 250, how: 'succeeded' },
+  );
   assert.equal(f.succeeded(promote, 300), null, 'nothing to recover from any more');
   assert.equal(f.failed(promote, temporary, 400).kind, 'started', 'a new failure is a new episode');
 

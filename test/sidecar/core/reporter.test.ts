@@ -55,7 +55,12 @@ test('StepFailed goes out once per episode, at the kind-chosen failure; the fail
       const a = { name: 'a' };
       for (let i = 0; i < 5; i++) r.fail(a);
       assert.equal(r.msgs('step failed').length, 1, 'one line for the episode');
-      assert.deepEqual(r.msgs('step failed')[0], { ...r.msgs('step failed')[0], step: 'a', key: 'a', err: 'no answer' });
+      assert.deepEqual(r.msgs('step failed')[0], {
+        ...r.msgs('step failed')[0],
+        step: 'a',
+        key: 'a',
+        err: 'no answer',
+      });
       assert.deepEqual(r.events, [{ type: 'Warning', reason: 'StepFailed', message: 'a failing' }]);
       assert.equal(r.counted.length, 5, 'every failure is counted');
     });

@@ -35,7 +35,8 @@ async function freshSet(t: TestContext, first: number, fault: { code: number; ti
   return { cluster, a, rule };
 }
 
-const logLines = (logs: string[], msg: string) => logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === msg);
+const logLines = (logs: string[], msg: string) =>
+  logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === msg);
 
 /** Waits until `count()` has not changed for `quietMs`. */
 async function quiet(count: () => number, quietMs: number): Promise<number> {
@@ -62,7 +63,11 @@ async function quiet(count: () => number, quietMs: number): Promise<number> {
 async function assertToldOnce(cluster: Cluster, logs: string[]): Promise<string[]> {
   const keys = logLines(logs, 'step failed').map((l) => String(l['key']));
   assert.deepEqual(keys, [...new Set(keys)], 'no step told twice');
-  const told = await cluster.eventsWhen('cache', `${keys.length} StepFailed Events`, (e) => e.filter((x) => x.reason === 'StepFailed').length >= keys.length);
+  const told = await cluster.eventsWhen(
+    'cache',
+    `${keys.length} StepFailed Events`,
+    (e) => e.filter((x) => x.reason === 'StepFailed').length >= keys.length,
+  );
   const events = told.filter((e) => e.reason === 'StepFailed');
   assert.equal(events.length, keys.length, events.map((e) => e.message).join(' | '));
   for (const e of events) assert.equal(e.type, 'Warning');
@@ -79,7 +84,9 @@ test('permanent refusals (403) of pod label patches: each step tried once, told 
     keys.some((k) => k.includes('"redis.example.com/role":"master"')),
     `the master label among them: ${keys.join(', ')}`,
   );
-  const told403 = await cluster.eventsWhen('cache', 'the StepFailed Event', (events) => events.some((e) => e.reason === 'StepFailed'));
+  const told403 = await cluster.eventsWhen('cache', 'the StepFailed Event', (events) =>
+    events.some((e) => e.reason === 'StepFailed'),
+  );
   assert.match(told403.find((e) => e.reason === 'StepFailed')!.message, /failed \(permanent\): 403/);
   // Without the policy every round (every 100 ms) would try again: ~20 more refusals here.
   await sleep(2000);
@@ -92,11 +99,15 @@ test('temporary refusals (500) of pod label patches: told once per step, retried
   await until('the master label landed', () => cluster.masters('cache').length === 1 && cluster.masters('cache'));
   assert.equal(rule.hits, 4, 'the fault refused exactly four patches');
   const keys = await assertToldOnce(cluster, a.logs);
-  const told500 = await cluster.eventsWhen('cache', 'the StepFailed Event', (events) => events.some((e) => e.reason === 'StepFailed'));
+  const told500 = await cluster.eventsWhen('cache', 'the StepFailed Event', (events) =>
+    events.some((e) => e.reason === 'StepFailed'),
+  );
   assert.match(told500.find((e) => e.reason === 'StepFailed')!.message, /failed \(temporary\): 500/);
   const master = keys.find((k) => k.includes('"redis.example.com/role":"master"'));
   assert.ok(master, `the master label failed at least once: ${keys.join(', ')}`);
-  await until('the recovery line', () => logLines(a.logs, 'a failing step succeeded again').find((l) => l['key'] === master));
+  await until('the recovery line', () =>
+    logLines(a.logs, 'a failing step succeeded again').find((l) => l['key'] === master),
+  );
   const recovered = logLines(a.logs, 'a failing step succeeded again').find((l) => l['key'] === master)!;
   assert.equal(recovered['pod'], 'cache-master-0');
   assert.equal(recovered['name'], 'cache', 'the line names the Redis');

@@ -4,7 +4,13 @@
 // told every outcome. Time is a fake clock the steps advance.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applySteps, oneByOne, type Attempted, type StepKind, type StepOutcome } from '../../../src/sidecar/core/executor.ts';
+import {
+  applySteps,
+  oneByOne,
+  type Attempted,
+  type StepKind,
+  type StepOutcome,
+} from '../../../src/sidecar/core/executor.ts';
 import { FailurePolicy } from '../../../src/sidecar/core/failure-policy.ts';
 
 interface S {
@@ -32,7 +38,8 @@ function world(concurrent = false) {
       now += s.ms ?? 0;
       inFlight--;
       if (s.ends === 'stopped') return 'stopped';
-      if (s.ends === 'failed') return { step: s, result: 'failed', line: s.name, failure: { class: 'temporary', detail: 'no answer' } };
+      if (s.ends === 'failed')
+        return { step: s, result: 'failed', line: s.name, failure: { class: 'temporary', detail: 'no answer' } };
       return { step: s, result: 'ok', line: s.name };
     },
   };
@@ -44,9 +51,24 @@ const step = (name: string, critical: boolean, ends: S['ends'] = 'ok', ms = 0): 
 test('what ends a round', async (t) => {
   const cases: Array<{ name: string; steps: S[]; calls: string[]; stopped: string | null }> = [
     { name: 'all work', steps: [step('a', true), step('b', false)], calls: ['a', 'b'], stopped: null },
-    { name: 'a failed critical step', steps: [step('a', true, 'failed'), step('b', false)], calls: ['a'], stopped: 'critical' },
-    { name: 'a failed non-critical step', steps: [step('a', false, 'failed'), step('b', true)], calls: ['a', 'b'], stopped: null },
-    { name: 'an attempt that stopped half-way', steps: [step('a', false, 'stopped'), step('b', false)], calls: ['a'], stopped: 'not-leader' },
+    {
+      name: 'a failed critical step',
+      steps: [step('a', true, 'failed'), step('b', false)],
+      calls: ['a'],
+      stopped: 'critical',
+    },
+    {
+      name: 'a failed non-critical step',
+      steps: [step('a', false, 'failed'), step('b', true)],
+      calls: ['a', 'b'],
+      stopped: null,
+    },
+    {
+      name: 'an attempt that stopped half-way',
+      steps: [step('a', false, 'stopped'), step('b', false)],
+      calls: ['a'],
+      stopped: 'not-leader',
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, async () => {
@@ -60,7 +82,11 @@ test('what ends a round', async (t) => {
 
 test('a step passed over is neither attempted nor reported; a deferred non-critical one lets the round go on', async () => {
   const w = world();
-  const policy = new FailurePolicy<S>((s) => s.name, { initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 });
+  const policy = new FailurePolicy<S>((s) => s.name, {
+    initialBackoffMs: 100,
+    maxTemporaryBackoffMs: 1000,
+    permanentBackoffMs: 30_000,
+  });
   const b = step('b', false);
   policy.failed(b, { class: 'permanent', detail: 'refused' }, 0);
   const told: string[] = [];
@@ -95,7 +121,10 @@ test('with concurrency, that many steps are in flight at once; a batch runs its 
   });
   await t.test('one batch', async () => {
     const w = world(true);
-    await applySteps([[step('a', false), step('b', false), step('c', false)]], w.kind, { canAct: () => true, now: w.now });
+    await applySteps([[step('a', false), step('b', false), step('c', false)]], w.kind, {
+      canAct: () => true,
+      now: w.now,
+    });
     assert.equal(w.maxInFlight(), 3);
   });
 });

@@ -30,7 +30,11 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
     'role labels and node records on every pod',
     () => {
       const r = env.records(NAME);
-      return [...r.values()].every((x) => x.role && x.record && (x.record.role === 'master' || x.record.linkUp)) && r.size === 6 && r;
+      return (
+        [...r.values()].every((x) => x.role && x.record && (x.record.role === 'master' || x.record.linkUp)) &&
+        r.size === 6 &&
+        r
+      );
     },
     15_000,
     { everyMs: 50 },
@@ -63,8 +67,16 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
   assert.equal(reasons.filter((r) => r === 'ReplicaAttached').length, 3, reasons.join(','));
 
   // Every node has the exporter's read-only user, with the password of the Secret the leader made.
-  const secret = await until('the generated exporter Secret', () => env.store.get('secrets', NS, `${NAME}-exporter`), 15_000, { everyMs: 50 });
-  const exporterPassword = Buffer.from(String((secret as { data?: Record<string, string> }).data?.['password']), 'base64').toString();
+  const secret = await until(
+    'the generated exporter Secret',
+    () => env.store.get('secrets', NS, `${NAME}-exporter`),
+    15_000,
+    { everyMs: 50 },
+  );
+  const exporterPassword = Buffer.from(
+    String((secret as { data?: Record<string, string> }).data?.['password']),
+    'base64',
+  ).toString();
   const asExporter = (ip: string, ...args: string[]) =>
     new Promise<string>((resolve) =>
       execFile(
@@ -76,16 +88,23 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
     );
   await until(
     'the exporter user on every node',
-    async () => (await Promise.all(ips.map((ip) => asExporter(ip, 'cluster', 'info')))).every((r) => r.includes('cluster_state:ok')),
+    async () =>
+      (await Promise.all(ips.map((ip) => asExporter(ip, 'cluster', 'info')))).every((r) =>
+        r.includes('cluster_state:ok'),
+      ),
     15_000,
     {
       everyMs: 100,
     },
   );
-  for (const ip of ips) assert.match(await asExporter(ip, 'get', 'k'), /NOPERM/, `${ip}: the exporter's user reads no key`);
+  for (const ip of ips)
+    assert.match(await asExporter(ip, 'get', 'k'), /NOPERM/, `${ip}: the exporter's user reads no key`);
 
   // The Redis replication manager's pod informer (name=redis) does not list a single cluster pod.
-  const redisKube = new KubeClient(await env.api.kubeConfig('redis-manager'), { identity: 'redis-manager', namespaces: [NS] });
+  const redisKube = new KubeClient(await env.api.kubeConfig('redis-manager'), {
+    identity: 'redis-manager',
+    namespaces: [NS],
+  });
   const redisPods = redisKube.podInformer();
   await redisPods.start();
   t.after(() => redisPods.stop());

@@ -21,7 +21,12 @@ import { SlotWriter } from './writer.ts';
 const OCTET = 34;
 const SPEC = { master: { replicas: 3 }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } };
 
-async function formed(t: TestContext, name: string, base: number, extra: (shard: number, ordinal: number) => Record<string, string> = () => ({})) {
+async function formed(
+  t: TestContext,
+  name: string,
+  base: number,
+  extra: (shard: number, ordinal: number) => Record<string, string> = () => ({}),
+) {
   const env = await ClusterEnv.start(t);
   await env.createSecrets(name);
   await env.createCluster(name, SPEC);
@@ -30,7 +35,9 @@ async function formed(t: TestContext, name: string, base: number, extra: (shard:
   await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
   const ips = [0, 1, 2].flatMap((s) => [ip(s, 0), ip(s, 1)]);
   await until('the cluster formed', () => allCovered(ips, 6), 30_000, { everyMs: 100, dump: () => env.dump(name) });
-  await until('every replica linked', () => [...env.records(name).values()].every((r) => r.record?.linkUp), 15_000, { everyMs: 50 });
+  await until('every replica linked', () => [...env.records(name).values()].every((r) => r.record?.linkUp), 15_000, {
+    everyMs: 50,
+  });
   return { env, ip, ips };
 }
 
@@ -39,7 +46,8 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
   const { env, ip, ips } = await formed(t, name, 1);
   const writer = new SlotWriter(ips);
   t.after(() => writer.close());
-  for (let i = 0; i < 3000; i++) if (await writer.write(`k:${i}`, `v${i}`)) writer.acked.push({ key: `k:${i}`, value: `v${i}` });
+  for (let i = 0; i < 3000; i++)
+    if (await writer.write(`k:${i}`, `v${i}`)) writer.acked.push({ key: `k:${i}`, value: `v${i}` });
   assert.equal(writer.acked.length, 3000);
 
   const deadId = myself(await nodesOf(ip(0, 0)))!.id;
@@ -62,14 +70,25 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
     failoversLine,
     async () => {
       for (const i of env.instances)
-        if ((await i.registry.getSingleMetricAsString('redis_operator_failovers_total')).split('\n').includes(failoversLine)) return true;
+        if (
+          (await i.registry.getSingleMetricAsString('redis_operator_failovers_total'))
+            .split('\n')
+            .includes(failoversLine)
+        )
+          return true;
       return false;
     },
     10_000,
     { everyMs: 50, dump: () => env.dump(name) },
   );
   // And the phase its NotRunning alert reads, from the status the hook writes (here by hand).
-  await env.store.patch(CLUSTER_PLURAL, NS, name, { status: { phase: 'Resharding' } }, { type: 'merge', subresource: 'status' });
+  await env.store.patch(
+    CLUSTER_PLURAL,
+    NS,
+    name,
+    { status: { phase: 'Resharding' } },
+    { type: 'merge', subresource: 'status' },
+  );
   await until(
     'redis_operator_redis_phase of the RedisCluster',
     async () =>
@@ -94,7 +113,11 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
       const views = await Promise.all(live.map(nodesOf));
       const me = myself(views[0]!);
       const master = myself(views[1]!);
-      return me?.role === 'replica' && me.masterId === master?.id && views.every((v) => v?.length === 6 && !v.some((n) => n.id === deadId));
+      return (
+        me?.role === 'replica' &&
+        me.masterId === master?.id &&
+        views.every((v) => v?.length === 6 && !v.some((n) => n.id === deadId))
+      );
     },
     30_000,
     { everyMs: 100, dump: () => env.dump(name) },
@@ -115,10 +138,15 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
   // A hung master: the cluster fails it over; resumed, it is a replica of the new master.
   const hung = env.servers.get(podName(name, 2, 0))!;
   hung.stop();
-  await until('shard 2 pod 1 labelled master', () => env.records(name).get(podName(name, 2, 1))?.role === 'master', 20_000, {
-    everyMs: 20,
-    dump: () => env.dump(name),
-  });
+  await until(
+    'shard 2 pod 1 labelled master',
+    () => env.records(name).get(podName(name, 2, 1))?.role === 'master',
+    20_000,
+    {
+      everyMs: 20,
+      dump: () => env.dump(name),
+    },
+  );
   hung.cont();
   await until(
     "the resumed master is a replica of shard 2's new master, labelled so",
@@ -138,14 +166,22 @@ test('a master killed: the cluster promotes its replica; the pod recreated empty
 
 test('a shard whose replica does not fail over by itself: the sidecar forces the election after failoverTimeout', async (t) => {
   const name = 'carts';
-  // Shard 1's replica never starts an election of its own (as a replica cut off from the other masters' votes would not).
-  const { env, ips } = await formed(t, name, 21, (s, o): Record<string, string> => (s === 1 && o === 1 ? { 'cluster-replica-no-failover': 'yes' } : {}));
+  // Shard 1's replica never starts an election of its own (as a replica cut off from the other masters' votes would
+  // not).
+  const { env, ips } = await formed(t, name, 21, (s, o): Record<string, string> =>
+    s === 1 && o === 1 ? { 'cluster-replica-no-failover': 'yes' } : {},
+  );
   const killedAt = performance.now();
   await env.servers.get(podName(name, 1, 0))!.kill();
-  await until('shard 1 pod 1 promoted by a forced election', () => env.records(name).get(podName(name, 1, 1))?.role === 'master', 30_000, {
-    everyMs: 50,
-    dump: () => env.dump(name),
-  });
+  await until(
+    'shard 1 pod 1 promoted by a forced election',
+    () => env.records(name).get(podName(name, 1, 1))?.role === 'master',
+    30_000,
+    {
+      everyMs: 50,
+      dump: () => env.dump(name),
+    },
+  );
   const ms = performance.now() - killedAt;
   assert.ok(ms >= 3000, `not before failoverTimeout (${Math.round(ms)} ms)`);
   const forced = (await env.eventsWith(name, { FailoverForced: 1 })).filter((e) => e.reason === 'FailoverForced');
@@ -162,17 +198,23 @@ test('a shard whose replica does not fail over by itself: the sidecar forces the
     { everyMs: 100 },
   );
   const metrics = await env.instances[0]!.registry.metrics();
-  assert.match(metrics, /redis_operator_cluster_forced_failovers_total\{namespace="cluster-test",rediscluster="carts"\} 1/);
+  assert.match(
+    metrics,
+    /redis_operator_cluster_forced_failovers_total\{namespace="cluster-test",rediscluster="carts"\} 1/,
+  );
   t.diagnostic(`killed -> forced promotion labelled: ${Math.round(ms)} ms (failoverTimeout 3000 ms)`);
 });
 
 test('a master restarted empty before the cluster noticed: its replica, still holding the data, takes over at once', async (t) => {
   const name = 'orders';
   // Redis' default full-sync delay (5 s) on shard 0's master: the window in which the replica still has its data.
-  const { env, ip, ips } = await formed(t, name, 41, (s, o): Record<string, string> => (s === 0 && o === 0 ? { 'repl-diskless-sync-delay': '5' } : {}));
+  const { env, ip, ips } = await formed(t, name, 41, (s, o): Record<string, string> =>
+    s === 0 && o === 0 ? { 'repl-diskless-sync-delay': '5' } : {},
+  );
   const writer = new SlotWriter(ips);
   t.after(() => writer.close());
-  for (let i = 0; i < 2000; i++) if (await writer.write(`e:${i}`, `v${i}`)) writer.acked.push({ key: `e:${i}`, value: `v${i}` });
+  for (let i = 0; i < 2000; i++)
+    if (await writer.write(`e:${i}`, `v${i}`)) writer.acked.push({ key: `e:${i}`, value: `v${i}` });
   assert.equal(writer.acked.length, 2000);
   // The container is killed and restarted at once (no data on disk, nodes.conf kept): an empty master with its slots.
   await env.servers.get(podName(name, 0, 0))!.restart();

@@ -125,16 +125,21 @@ export class ClusterEnv {
     await Promise.all(
       this.store.list('pods', { namespace: NS }).map(async (p) => {
         if (p.metadata.finalizers?.length)
-          await this.store.patch('pods', NS, p.metadata.name, { metadata: { finalizers: null } }, { type: 'merge' }).catch(unlessGone);
+          await this.store
+            .patch('pods', NS, p.metadata.name, { metadata: { finalizers: null } }, { type: 'merge' })
+            .catch(unlessGone);
         if (this.pod(p.metadata.name)) await this.store.delete('pods', NS, p.metadata.name).catch(unlessGone);
       }),
     );
     await Promise.all(
       [CLUSTER_PLURAL, 'secrets', 'events'].flatMap((resource) =>
-        this.store.list(resource, { namespace: NS }).map((o) => this.store.delete(resource, NS, o.metadata.name).catch(unlessGone)),
+        this.store
+          .list(resource, { namespace: NS })
+          .map((o) => this.store.delete(resource, NS, o.metadata.name).catch(unlessGone)),
       ),
     );
-    if (this.store.get('leases', LEASE_NS, LEASE_NAME)) await this.store.delete('leases', LEASE_NS, LEASE_NAME).catch(unlessGone);
+    if (this.store.get('leases', LEASE_NS, LEASE_NAME))
+      await this.store.delete('leases', LEASE_NS, LEASE_NAME).catch(unlessGone);
     const refused = this.requests().filter((r) => r.status === 401 || r.status === 403);
     if (refused.length)
       throw new Error(
@@ -143,7 +148,12 @@ export class ClusterEnv {
   }
 
   createCluster(name: string, spec: Record<string, unknown>): Promise<StoredObject> {
-    return this.store.create(CLUSTER_PLURAL, { apiVersion: `${GROUP}/${VERSION}`, kind: CLUSTER_KIND, metadata: { name, namespace: NS }, spec });
+    return this.store.create(CLUSTER_PLURAL, {
+      apiVersion: `${GROUP}/${VERSION}`,
+      kind: CLUSTER_KIND,
+      metadata: { name, namespace: NS },
+      spec,
+    });
   }
 
   /** The operator user's Secret and the clients' one, with the passwords the test servers start with. */
@@ -171,7 +181,11 @@ export class ClusterEnv {
     return (await this.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: podName(name, shard, ordinal), namespace: NS, labels: { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) } },
+      metadata: {
+        name: podName(name, shard, ordinal),
+        namespace: NS,
+        labels: { ...clusterPodSelectorLabels(name), [SHARD_LABEL]: String(shard) },
+      },
       spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
       status: runningStatus(ip, true),
     })) as Pod;
@@ -189,7 +203,8 @@ export class ClusterEnv {
   async terminatePod(pod: string): Promise<() => Promise<void>> {
     await this.store.patch('pods', NS, pod, { metadata: { finalizers: [TERMINATING_FINALIZER] } }, { type: 'merge' });
     await this.store.delete('pods', NS, pod);
-    return () => this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' }).then(() => undefined);
+    return () =>
+      this.store.patch('pods', NS, pod, { metadata: { finalizers: null } }, { type: 'merge' }).then(() => undefined);
   }
 
   /**
@@ -205,7 +220,11 @@ export class ClusterEnv {
     extra: Record<string, string> = {},
   ): Promise<string[]> {
     await this.createSecrets(name);
-    await this.createCluster(name, { master: { replicas: shards }, replicas: 1, sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 } });
+    await this.createCluster(name, {
+      master: { replicas: shards },
+      replicas: 1,
+      sentinel: { downAfterMilliseconds: 1000, failoverTimeout: 3000 },
+    });
     const ips: string[] = [];
     for (let s = 0; s < shards; s++) {
       for (let o = 0; o < 2; o++) {
@@ -245,7 +264,10 @@ export class ClusterEnv {
     return new Map(
       this.pods(name).map((p) => [
         p.metadata.name,
-        { role: p.metadata.labels?.[ROLE_LABEL], record: readClusterNodeRecord(p.metadata.annotations?.[CLUSTER_NODE_ANNOTATION]) },
+        {
+          role: p.metadata.labels?.[ROLE_LABEL],
+          record: readClusterNodeRecord(p.metadata.annotations?.[CLUSTER_NODE_ANNOTATION]),
+        },
       ]),
     );
   }
@@ -259,10 +281,17 @@ export class ClusterEnv {
    * The Events once each reason in `want` shows at least `count` times: the sidecar writes Events
    * on their own, so the watch cache may show them a moment after what a test waited for.
    */
-  async eventsWith(name: string, want: Record<string, number>, timeoutMs = 10_000): Promise<Array<{ reason: string; message: string; type: string }>> {
+  async eventsWith(
+    name: string,
+    want: Record<string, number>,
+    timeoutMs = 10_000,
+  ): Promise<Array<{ reason: string; message: string; type: string }>> {
     const enough = () => {
       const events = this.events(name);
-      return Object.entries(want).every(([reason, count]) => events.filter((e) => e.reason === reason).length >= count) && events;
+      return (
+        Object.entries(want).every(([reason, count]) => events.filter((e) => e.reason === reason).length >= count) &&
+        events
+      );
     };
     return until(`Events ${JSON.stringify(want)} on ${name}`, enough, timeoutMs, {
       everyMs: 50,
@@ -273,7 +302,12 @@ export class ClusterEnv {
   events(name: string): Array<{ reason: string; message: string; type: string }> {
     return (
       this.store.list('events', { namespace: NS }) as Array<
-        StoredObject & { involvedObject?: { name?: string; kind?: string }; reason?: string; message?: string; type?: string }
+        StoredObject & {
+          involvedObject?: { name?: string; kind?: string };
+          reason?: string;
+          message?: string;
+          type?: string;
+        }
       >
     )
       .filter((e) => e.involvedObject?.name === name && e.involvedObject.kind === CLUSTER_KIND)
@@ -340,7 +374,15 @@ export class ClusterEnv {
       await m.stop();
       this.instances.splice(this.instances.indexOf(instance), 1);
     };
-    const instance: Instance = { id: o.id, manager: m, elector, registry, logs, stop: () => finish(true), crash: () => finish(false) };
+    const instance: Instance = {
+      id: o.id,
+      manager: m,
+      elector,
+      registry,
+      logs,
+      stop: () => finish(true),
+      crash: () => finish(false),
+    };
     this.instances.push(instance);
     elector.start();
     await m.start();

@@ -41,7 +41,10 @@ export function myself(view: NodeLine[] | null): NodeLine | undefined {
 /** Every node answers cluster_state:ok with all 16384 slots ok and the same node count. */
 export async function allCovered(ips: readonly string[], nodes: number): Promise<boolean> {
   const infos = await Promise.all(ips.map(clusterInfo));
-  return infos.every((i) => i['cluster_state'] === 'ok' && i['cluster_slots_ok'] === '16384' && i['cluster_known_nodes'] === String(nodes));
+  return infos.every(
+    (i) =>
+      i['cluster_state'] === 'ok' && i['cluster_slots_ok'] === '16384' && i['cluster_known_nodes'] === String(nodes),
+  );
 }
 
 /** Slots some node shows migrating or importing, as `<ip> <slot> <state>`. */

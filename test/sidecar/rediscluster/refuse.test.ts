@@ -53,13 +53,27 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
   await new Promise((r) => setTimeout(r, 2000));
   assert.deepEqual(await slotCountsOf(masters), before);
   assert.deepEqual(await openSlots(ips), []);
-  assert.equal(env.events(NAME).filter((e) => e.reason === 'ReshardRefused').length, 1, 'refused once, not once per round');
+  assert.equal(
+    env.events(NAME).filter((e) => e.reason === 'ReshardRefused').length,
+    1,
+    'refused once, not once per round',
+  );
 
   // Autoscaling on (no stabilization window, target 50%): the masters at ~80% ask for 4 * 80 / 50 -> capped at 5.
-  await env.patchSpec(NAME, { autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 5, targetMemoryUtilization: 50, stabilizationWindowSeconds: 0 } });
+  await env.patchSpec(NAME, {
+    autoscaling: {
+      enabled: true,
+      minReplicas: 3,
+      maxReplicas: 5,
+      targetMemoryUtilization: 50,
+      stabilizationWindowSeconds: 0,
+    },
+  });
   await until(
     'spec.master.replicas written to 5 through the scale subresource',
-    () => (env.store.get(CLUSTER_PLURAL, NS, NAME) as { spec?: { master?: { replicas?: number } } } | undefined)?.spec?.master?.replicas === 5,
+    () =>
+      (env.store.get(CLUSTER_PLURAL, NS, NAME) as { spec?: { master?: { replicas?: number } } } | undefined)?.spec
+        ?.master?.replicas === 5,
     15_000,
     { everyMs: 100, dump: () => env.dump(NAME) },
   );
@@ -72,6 +86,9 @@ test('a scale-down the data does not fit in is refused and moves nothing; autosc
     return found.length > 0 && found;
   });
   assert.equal(up.length, 1);
-  assert.match(up[0]!.message, /3 -> 5 shards: memory \d+% of maxmemory over 3 shards, target 50%: 5 shards \(capped at maxReplicas 5\)/);
+  assert.match(
+    up[0]!.message,
+    /3 -> 5 shards: memory \d+% of maxmemory over 3 shards, target 50%: 5 shards \(capped at maxReplicas 5\)/,
+  );
   assert.deepEqual(await writer.missing(keys), []);
 });

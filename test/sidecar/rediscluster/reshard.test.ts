@@ -77,7 +77,10 @@ test('reshard 3 -> 4 -> 3 under a writer: every acknowledged key readable, no cl
   // reset while they shut down, so they do not gossip their way back.
   const release: Array<() => Promise<void>> = [];
   for (const o of [0, 1]) release.push(await env.terminatePod(podName(NAME, 3, o)));
-  await until('the staying nodes know only each other', () => allCovered(staying, 6), 30_000, { everyMs: 100, dump: () => env.dump(NAME) });
+  await until('the staying nodes know only each other', () => allCovered(staying, 6), 30_000, {
+    everyMs: 100,
+    dump: () => env.dump(NAME),
+  });
   await until(
     'the leaving nodes reset (each knows only itself)',
     async () => {

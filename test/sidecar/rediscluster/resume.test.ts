@@ -53,7 +53,10 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
 
   await env.patchSpec(name, { master: { replicas: 4 } });
   for (let o = 0; o < 2; o++) await env.startNode(t, name, 3, o, ip(3, o));
-  await until('instance a crashed mid-slot', () => crashed !== null, 60_000, { everyMs: 50, dump: () => env.dump(name) });
+  await until('instance a crashed mid-slot', () => crashed !== null, 60_000, {
+    everyMs: 50,
+    dump: () => env.dump(name),
+  });
   await crashed;
   const all = [...ips, ip(3, 0), ip(3, 1)];
   const open = await openSlots(alsoKillTarget ? all.filter((x) => x !== ip(3, 0)) : all);
@@ -65,7 +68,12 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
   if (alsoKillTarget) {
     // The cluster promotes the target's replica; then the kubelet restarts the killed container
     // (same pod, address and volume) and it rejoins as a replica of the promoted one.
-    await until('shard 3 pod 1 promoted by the cluster', async () => myself(await nodesOf(ip(3, 1)))?.role === 'master', 20_000, { everyMs: 50 });
+    await until(
+      'shard 3 pod 1 promoted by the cluster',
+      async () => myself(await nodesOf(ip(3, 1)))?.role === 'master',
+      20_000,
+      { everyMs: 50 },
+    );
     await env.servers.get(podName(name, 3, 0))!.restart();
   }
   const b = await env.startInstance({ id: 'sidecar-b', sourceIp: addr(OCTET, 101) });
@@ -86,7 +94,10 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
   assert.deepEqual(
     writer.errors.filter(
       (e) =>
-        !alsoKillTarget || !/CLUSTERDOWN|Connection is closed|Command aborted due to connection close|ECONNREFUSED|timed out|too many redirections/.test(e),
+        !alsoKillTarget ||
+        !/CLUSTERDOWN|Connection is closed|Command aborted due to connection close|ECONNREFUSED|timed out|too many redirections/.test(
+          e,
+        ),
     ),
     [],
     'no client error but the target dying',
@@ -109,6 +120,9 @@ test('the acting sidecar crashes mid-slot: another instance finishes the move an
 
 test('the sidecar and the target master die mid-slot: the move is finished towards the replica that replaced it', async (t) => {
   const { finished, env } = await interrupted(t, 'journal', 21, true);
-  assert.match(finished.map((e) => e.message).join('\n'), /which (is gone|restarted after it was replaced): finished towards journal-shard-3-1/);
+  assert.match(
+    finished.map((e) => e.message).join('\n'),
+    /which (is gone|restarted after it was replaced): finished towards journal-shard-3-1/,
+  );
   assert.equal(env.records('journal').get(podName('journal', 3, 1))?.role, 'master');
 });

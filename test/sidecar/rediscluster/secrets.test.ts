@@ -35,7 +35,11 @@ test('the acting sidecar reports the RedisCluster’s Secrets; the hook reads th
       storage: { s3: { bucket: 'redis-backups', region: 'us-east-1', credentialsSecret: { name: 's3-creds' } } },
     },
   });
-  const sidecar = await env.startInstance({ id: 'sidecar-a', sourceIp: addr(39, 100), timing: { secretRefreshMs: 300 } });
+  const sidecar = await env.startInstance({
+    id: 'sidecar-a',
+    sourceIp: addr(39, 100),
+    timing: { secretRefreshMs: 300 },
+  });
   const stored = () => env.store.get(CLUSTER_PLURAL, NS, NAME);
   const rv = (name: string) => String(env.store.get('secrets', NS, name)?.metadata.resourceVersion);
   const hook = () => {
@@ -51,9 +55,19 @@ test('the acting sidecar reports the RedisCluster’s Secrets; the hook reads th
       // Monitoring is on by default: the exporter's Secret is named too.
       { name: `${NAME}-exporter`, resourceVersion: rv(`${NAME}-exporter`), keys: ['password'], unwritable: [] },
       { name: `${NAME}-operator`, resourceVersion: rv(`${NAME}-operator`), keys: ['password'], unwritable: [] },
-      { name: 's3-creds', resourceVersion: rv('s3-creds'), keys: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'], unwritable: [] },
+      {
+        name: 's3-creds',
+        resourceVersion: rv('s3-creds'),
+        keys: ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY'],
+        unwritable: [],
+      },
     ]);
-  await until('the report on the RedisCluster', () => stored()?.metadata.annotations?.[SECRETS_ANNOTATION] === expected(), 15_000, { everyMs: 50 });
+  await until(
+    'the report on the RedisCluster',
+    () => stored()?.metadata.annotations?.[SECRETS_ANNOTATION] === expected(),
+    15_000,
+    { everyMs: 50 },
+  );
   assert.equal(hook().ready?.status, 'True');
   assert.deepEqual(
     hook().status.secrets?.map((s) => s.name),
@@ -61,8 +75,13 @@ test('the acting sidecar reports the RedisCluster’s Secrets; the hook reads th
   );
 
   await env.store.patch('secrets', NS, `${NAME}-auth`, { data: { password: '' } }, { type: 'merge' });
-  await until('the empty password reported', () => hook().ready?.reason === 'PasswordUnwritable', 15_000, { everyMs: 50 });
-  assert.equal(hook().ready?.message, `Secret ${NS}/${NAME}-auth key password is empty or holds a control character; Redis cannot be given it safely`);
+  await until('the empty password reported', () => hook().ready?.reason === 'PasswordUnwritable', 15_000, {
+    everyMs: 50,
+  });
+  assert.equal(
+    hook().ready?.message,
+    `Secret ${NS}/${NAME}-auth key password is empty or holds a control character; Redis cannot be given it safely`,
+  );
   await env.eventsWith(NAME, { PasswordUnwritable: 1 });
 
   const values = [TEST_PASSWORD, TEST_OPERATOR_PASSWORD, S3_SECRET_KEY];

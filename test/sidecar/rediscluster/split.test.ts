@@ -27,7 +27,12 @@ test('a shard served by two masters is told and merged back: the slot moves live
   const ips = await env.startShards(t, NAME, 3, ip);
   const a = await env.startInstance({ id: 'sidecar-a', sourceIp: addr(OCTET, 100) });
   await until('the cluster formed', () => allCovered(ips, 6), 30_000, { everyMs: 100, dump: () => env.dump(NAME) });
-  await until('shard 2 pod 1 replicates pod 0', async () => myself(await nodesOf(ip(2, 1)))?.role === 'replica', 20_000, { everyMs: 100 });
+  await until(
+    'shard 2 pod 1 replicates pod 0',
+    async () => myself(await nodesOf(ip(2, 1)))?.role === 'replica',
+    20_000,
+    { everyMs: 100 },
+  );
   const writer = new SlotWriter(ips);
   t.after(() => writer.close());
   const tag = tagInShard2();
@@ -56,13 +61,27 @@ test('a shard served by two masters is told and merged back: the slot moves live
   for (;;) {
     const keys = (await redisCommand(m, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100')) as string[];
     if (keys.length === 0) break;
-    await redisCommand(m, 'MIGRATE', r, '6379', '', '0', '5000', 'AUTH', env.servers.get(podName(NAME, 2, 0))!.password, 'KEYS', ...keys);
+    await redisCommand(
+      m,
+      'MIGRATE',
+      r,
+      '6379',
+      '',
+      '0',
+      '5000',
+      'AUTH',
+      env.servers.get(podName(NAME, 2, 0))!.password,
+      'KEYS',
+      ...keys,
+    );
   }
   for (const x of [r, m]) await redisCommand(x, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', rId);
   await until(
     'every node sees the slot on pod 1',
     async () => {
-      for (const x of ips) if (!(await nodesOf(x))?.find((n) => n.id === rId)?.slots.some(([lo, hi]) => slot >= lo && slot <= hi)) return false;
+      for (const x of ips)
+        if (!(await nodesOf(x))?.find((n) => n.id === rId)?.slots.some(([lo, hi]) => slot >= lo && slot <= hi))
+          return false;
       return true;
     },
     20_000,
@@ -77,7 +96,9 @@ test('a shard served by two masters is told and merged back: the slot moves live
     async () => {
       const rView = myself(await nodesOf(r));
       const counts = await slotCountsOf([m, r]);
-      return rView?.role === 'replica' && rView.masterId === mId && counts.get(m) === 5461 && (counts.get(r) ?? 0) === 0;
+      return (
+        rView?.role === 'replica' && rView.masterId === mId && counts.get(m) === 5461 && (counts.get(r) ?? 0) === 0
+      );
     },
     60_000,
     { everyMs: 200, dump: () => env.dump(NAME) },
@@ -85,9 +106,18 @@ test('a shard served by two masters is told and merged back: the slot moves live
   await writer.stop();
   const split = (await env.eventsWith(NAME, { ShardSplit: 1 })).filter((e) => e.reason === 'ShardSplit');
   assert.equal(split.length >= 1, true, JSON.stringify(env.events(NAME).map((e) => e.reason)));
-  assert.match(split[0]!.message, new RegExp(`shard 2 is served by two masters, ${podName(NAME, 2, 0)} .* and ${podName(NAME, 2, 1)} .*: .*slots move to`));
+  assert.match(
+    split[0]!.message,
+    new RegExp(
+      `shard 2 is served by two masters, ${podName(NAME, 2, 0)} .* and ${podName(NAME, 2, 1)} .*: .*slots move to`,
+    ),
+  );
   assert.equal(split[0]!.type, 'Warning');
-  assert.equal(env.events(NAME).filter((e) => e.reason === 'SlotMoveFinished').length, 0, 'the merge tells itself once, not per slot');
+  assert.equal(
+    env.events(NAME).filter((e) => e.reason === 'SlotMoveFinished').length,
+    0,
+    'the merge tells itself once, not per slot',
+  );
   assert.deepEqual(await openSlots(ips), [], 'no slot left open');
   assert.ok(await allCovered(ips, 6), 'every slot served');
   assert.deepEqual(writer.errors, [], 'no client error: the slot moved live');

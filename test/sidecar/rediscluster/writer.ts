@@ -15,7 +15,10 @@ export class SlotWriter {
   readonly acked: Array<{ key: string; value: string }> = [];
   readonly errors: string[] = [];
   redirections = 0;
-  /** A node that did not answer (gone, reset): the slot's owner is asked of a seed instead, as a client refreshes its map. */
+  /**
+   * A node that did not answer (gone, reset): the slot's owner is asked of a seed instead, as a client refreshes its
+   * map.
+   */
   refreshes = 0;
   unacked = 0;
   readonly #conns = new Map<string, Redis>();
@@ -48,7 +51,10 @@ export class SlotWriter {
   }
 
   /** Runs `cmd` for `key` where the cluster says its slot lives; returns the reply. */
-  async #routed(key: string, cmd: (c: Redis, asking: boolean) => Promise<unknown>): Promise<{ reply: unknown; ip: string }> {
+  async #routed(
+    key: string,
+    cmd: (c: Redis, asking: boolean) => Promise<unknown>,
+  ): Promise<{ reply: unknown; ip: string }> {
     const slot = keySlot(key);
     let ip = this.#owner.get(slot) ?? this.#seeds[slot % this.#seeds.length]!;
     let asking = false;
@@ -60,7 +66,12 @@ export class SlotWriter {
         const m = /^(MOVED|ASK) \d+ ([\d.]+):\d+/.exec(message);
         const seed = this.#seeds[hop % this.#seeds.length]!;
         // ioredis says "Command aborted due to connection close" for a command in flight when the node dies.
-        if (!m && /ECONNREFUSED|Connection is closed|Command aborted due to connection close|CLUSTERDOWN Hash slot not served/.test(message)) {
+        if (
+          !m &&
+          /ECONNREFUSED|Connection is closed|Command aborted due to connection close|CLUSTERDOWN Hash slot not served/.test(
+            message,
+          )
+        ) {
           // As a cluster client does: that node is gone (or not in the cluster any more); ask a seed.
           this.refreshes++;
           this.#conns.get(ip)?.disconnect();
@@ -135,7 +146,9 @@ export class SlotWriter {
     const out: string[] = [];
     for (let i = 0; i < written.length; i += 200) {
       const batch = written.slice(i, i + 200);
-      const values = await Promise.all(batch.map((w) => this.read(w.key).catch((err: Error) => `error ${err.message}`)));
+      const values = await Promise.all(
+        batch.map((w) => this.read(w.key).catch((err: Error) => `error ${err.message}`)),
+      );
       batch.forEach((w, k) => {
         if (values[k] !== w.value) out.push(`${w.key}=${String(values[k])}`);
       });
@@ -150,11 +163,19 @@ export class SlotWriter {
 }
 
 /** Writes n keys `<prefix>:<i>` quickly (pipelined per owner, no WAIT): data for the slots to carry. */
-export async function fill(writer: SlotWriter, prefix: string, n: number, valueBytes = 16): Promise<Array<{ key: string; value: string }>> {
+export async function fill(
+  writer: SlotWriter,
+  prefix: string,
+  n: number,
+  valueBytes = 16,
+): Promise<Array<{ key: string; value: string }>> {
   const out: Array<{ key: string; value: string }> = [];
   const pad = 'x'.repeat(Math.max(0, valueBytes - 8));
   for (let i = 0; i < n; i += 500) {
-    const batch = Array.from({ length: Math.min(500, n - i) }, (_, k) => ({ key: `${prefix}:${i + k}`, value: `${i + k}${pad}` }));
+    const batch = Array.from({ length: Math.min(500, n - i) }, (_, k) => ({
+      key: `${prefix}:${i + k}`,
+      value: `${i + k}${pad}`,
+    }));
     await Promise.all(batch.map((w) => writer.write(w.key, w.value)));
     out.push(...batch);
   }

@@ -66,7 +66,12 @@ export class ResourceCache {
     }
     for (const [key, obj] of fresh) {
       const old = this.objects.get(key);
-      if (old !== undefined && old.metadata.resourceVersion === obj.metadata.resourceVersion && old.metadata.uid === obj.metadata.uid) continue;
+      if (
+        old !== undefined &&
+        old.metadata.resourceVersion === obj.metadata.resourceVersion &&
+        old.metadata.uid === obj.metadata.uid
+      )
+        continue;
       if (old !== undefined && old.metadata.uid !== obj.metadata.uid) {
         // Deleted and re-created while the watch was down: tell listeners both halves.
         this.objects.delete(key);

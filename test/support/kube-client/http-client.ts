@@ -55,7 +55,8 @@ export function httpClient(kubeconfig: string | KubeConfig, options: HttpClientO
 
   const cacheOf = (res: ResourceRef) => {
     const entry = informers.get(qualifiedResource(res));
-    if (entry === undefined || !entry.synced) throw new Error(`kube-client: ${qualifiedResource(res)} is not informed (await inform() first)`);
+    if (entry === undefined || !entry.synced)
+      throw new Error(`kube-client: ${qualifiedResource(res)} is not informed (await inform() first)`);
     return entry.informer.cache;
   };
   const dry = (o: { dryRun?: boolean }) => (o.dryRun ? { dryRun: 'All' } : {});
@@ -66,7 +67,8 @@ export function httpClient(kubeconfig: string | KubeConfig, options: HttpClientO
   };
   const subresourceOf = (res: ResourceRef, o: WriteOptions): string | undefined => {
     if (o.subresource === undefined) return undefined;
-    if (o.subresource === 'status' && res.statusSubresource === false) throw new Error(`kube-client: ${qualifiedResource(res)} has no status subresource`);
+    if (o.subresource === 'status' && res.statusSubresource === false)
+      throw new Error(`kube-client: ${qualifiedResource(res)} has no status subresource`);
     return o.subresource;
   };
   const typed = (res: ResourceRef, obj: unknown): StoredObject => {
@@ -129,7 +131,16 @@ export function httpClient(kubeconfig: string | KubeConfig, options: HttpClientO
     },
     async patch(res, namespace, name, patch, o: PatchOptions) {
       const path = resourcePath(res, namespace, name, subresourceOf(res, o));
-      return typed(res, await transport.request({ method: 'PATCH', path, query: dry(o), body: patch, contentType: PATCH_CONTENT_TYPES[o.type] }));
+      return typed(
+        res,
+        await transport.request({
+          method: 'PATCH',
+          path,
+          query: dry(o),
+          body: patch,
+          contentType: PATCH_CONTENT_TYPES[o.type],
+        }),
+      );
     },
     async delete(res, namespace, name, o: DeleteOptions = {}) {
       const body: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'v1' };
@@ -137,7 +148,11 @@ export function httpClient(kubeconfig: string | KubeConfig, options: HttpClientO
       if (o.preconditions) body['preconditions'] = o.preconditions;
       if (o.gracePeriodSeconds !== undefined) body['gracePeriodSeconds'] = o.gracePeriodSeconds;
       if (o.dryRun) body['dryRun'] = ['All'];
-      const answer = (await transport.request({ method: 'DELETE', path: resourcePath(res, namespace, name), body })) as KubeObject;
+      const answer = (await transport.request({
+        method: 'DELETE',
+        path: resourcePath(res, namespace, name),
+        body,
+      })) as KubeObject;
       return answer.kind === 'Status' ? undefined : typed(res, answer);
     },
 

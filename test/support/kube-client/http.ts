@@ -42,7 +42,11 @@ export interface RequestSpec {
 export function apiError(code: number, body: unknown, text: string): KubeApiError {
   if (typeof body === 'object' && body !== null && (body as Record<string, unknown>)['kind'] === 'Status') {
     const s = body as Status;
-    return new KubeApiError({ ...s, code: typeof s.code === 'number' && s.code > 0 ? s.code : code, metadata: s.metadata ?? {} });
+    return new KubeApiError({
+      ...s,
+      code: typeof s.code === 'number' && s.code > 0 ? s.code : code,
+      metadata: s.metadata ?? {},
+    });
   }
   const reason = REASONS[code] ?? (code >= 500 ? 'InternalError' : 'Unknown');
   return failure(code, reason, text.trim() !== '' ? text.trim().slice(0, 500) : (STATUS_CODES[code] ?? `HTTP ${code}`));
@@ -75,7 +79,9 @@ export class Transport {
       method: spec.method,
       headers: {
         Accept: 'application/json',
-        ...(payload ? { 'Content-Type': spec.contentType ?? 'application/json', 'Content-Length': String(payload.length) } : {}),
+        ...(payload
+          ? { 'Content-Type': spec.contentType ?? 'application/json', 'Content-Length': String(payload.length) }
+          : {}),
       },
       signal: AbortSignal.timeout(this.timeoutMs),
     };
@@ -88,12 +94,19 @@ export class Transport {
       body = undefined;
     }
     if (status < 200 || status > 299) throw apiError(status, body, text);
-    if (body === undefined) throw new Error(`kube-client: ${spec.method} ${url.pathname}: answer ${status} is not JSON: ${text.slice(0, 200)}`);
+    if (body === undefined)
+      throw new Error(
+        `kube-client: ${spec.method} ${url.pathname}: answer ${status} is not JSON: ${text.slice(0, 200)}`,
+      );
     return body;
   }
 }
 
-function send(url: URL, options: https.RequestOptions, payload: Buffer | undefined): Promise<{ status: number; text: string }> {
+function send(
+  url: URL,
+  options: https.RequestOptions,
+  payload: Buffer | undefined,
+): Promise<{ status: number; text: string }> {
   const mod = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, options, (res) => {

@@ -169,7 +169,8 @@ export class Informer {
         if (ended) return;
         ended = true;
         this.abort = undefined;
-        const code = (err as { statusCode?: number; code?: number } | null)?.statusCode ?? (err as { code?: number } | null)?.code;
+        const code =
+          (err as { statusCode?: number; code?: number } | null)?.statusCode ?? (err as { code?: number } | null)?.code;
         if (expired || code === 410) resolve('expired');
         else if (this.stopped || err === null || err === undefined || (err as Error).name === 'TimeoutError') {
           if (failure !== undefined) {
@@ -184,10 +185,17 @@ export class Informer {
       this.counts.watches += 1;
       // client-go's watch timeout: 5 to 10 minutes, so that not every watch ends at once.
       const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
-      this.watcher.watch(resourcePath(this.res), { resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds }, onEvent, done).then((controller) => {
-        if (ended || this.stopped) controller.abort();
-        else this.abort = controller;
-      }, done);
+      this.watcher
+        .watch(
+          resourcePath(this.res),
+          { resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds },
+          onEvent,
+          done,
+        )
+        .then((controller) => {
+          if (ended || this.stopped) controller.abort();
+          else this.abort = controller;
+        }, done);
     });
   }
 }

@@ -46,7 +46,12 @@ const cm = (name: string, labels: Record<string, string> = {}, data: Record<stri
   data,
 });
 
-const redis = (name: string, replicas = 2) => ({ apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace: INF }, spec: { replicas } });
+const redis = (name: string, replicas = 2) => ({
+  apiVersion: 'redis.example.com/v1',
+  kind: 'Redis',
+  metadata: { name, namespace: INF },
+  spec: { replicas },
+});
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -65,7 +70,9 @@ describe('kube-client on a real kube-apiserver', () => {
     /** The cache has caught up with the API. */
     const cached = (name: string, rv: string | undefined) =>
       until(`${name}@${rv} in the cache`, () =>
-        rv === undefined ? client.get(configmaps, NS, name) === undefined : client.get(configmaps, NS, name)?.metadata.resourceVersion === rv,
+        rv === undefined
+          ? client.get(configmaps, NS, name) === undefined
+          : client.get(configmaps, NS, name)?.metadata.resourceVersion === rv,
       );
 
     before(async () => {
@@ -94,9 +101,15 @@ describe('kube-client on a real kube-apiserver', () => {
       assert.throws(() => client.list(secrets), /not informed/);
       await client.create(configmaps, cm('sel-a', { tier: 'x' }));
       await client.create(configmaps, cm('sel-b', { tier: 'y' }));
-      const other = await client.create(configmaps, { ...cm('sel-a', { tier: 'x' }), metadata: { name: 'sel-a', namespace: 'other', labels: { tier: 'x' } } });
+      const other = await client.create(configmaps, {
+        ...cm('sel-a', { tier: 'x' }),
+        metadata: { name: 'sel-a', namespace: 'other', labels: { tier: 'x' } },
+      });
       await cached('sel-b', (await client.read(configmaps, NS, 'sel-b'))!.metadata.resourceVersion);
-      await until('the other namespace', () => client.get(configmaps, 'other', 'sel-a')?.metadata.uid === other.metadata.uid);
+      await until(
+        'the other namespace',
+        () => client.get(configmaps, 'other', 'sel-a')?.metadata.uid === other.metadata.uid,
+      );
       const names = (o: Parameters<KubeClient['list']>[1]) =>
         client
           .list(configmaps, o)
@@ -126,7 +139,13 @@ describe('kube-client on a real kube-apiserver', () => {
       assert.deepEqual(updated['data'], { a: '2' });
       const merged = await client.patch(configmaps, NS, 'w', { data: { b: '3' } }, { type: 'merge' });
       assert.deepEqual(merged['data'], { a: '2', b: '3' });
-      const strategic = await client.patch(configmaps, NS, 'w', { metadata: { labels: { l: 'v' } } }, { type: 'strategic' });
+      const strategic = await client.patch(
+        configmaps,
+        NS,
+        'w',
+        { metadata: { labels: { l: 'v' } } },
+        { type: 'strategic' },
+      );
       assert.deepEqual(strategic.metadata.labels, { l: 'v' });
       const json = await client.patch(configmaps, NS, 'w', [{ op: 'remove', path: '/data/a' }], { type: 'json' });
       assert.deepEqual(json['data'], { b: '3' });
@@ -143,14 +162,29 @@ describe('kube-client on a real kube-apiserver', () => {
       });
       assert.deepEqual(svc['status'], { loadBalancer: {} }, 'the status sent with a create is dropped');
       const withStatus = await client.update(services, { ...svc, status: ingress }, { subresource: 'status' });
-      const ips = (o: StoredObject) => (o['status'] as { loadBalancer: { ingress?: Array<{ ip: string }> } }).loadBalancer.ingress?.map((i) => i.ip);
+      const ips = (o: StoredObject) =>
+        (o['status'] as { loadBalancer: { ingress?: Array<{ ip: string }> } }).loadBalancer.ingress?.map((i) => i.ip);
       assert.deepEqual(ips(withStatus), ['127.0.0.9']);
-      const specOnly = await client.update(services, { ...withStatus, spec: { ...(withStatus['spec'] as object), ports: [{ port: 2 }] }, status: {} });
+      const specOnly = await client.update(services, {
+        ...withStatus,
+        spec: { ...(withStatus['spec'] as object), ports: [{ port: 2 }] },
+        status: {},
+      });
       assert.deepEqual(specOnly['status'], withStatus['status'], 'a main-resource PUT keeps the stored status');
-      const patchedStatus = await client.patch(services, NS, 'svc', { status: { loadBalancer: { ingress: null } } }, { type: 'merge', subresource: 'status' });
+      const patchedStatus = await client.patch(
+        services,
+        NS,
+        'svc',
+        { status: { loadBalancer: { ingress: null } } },
+        { type: 'merge', subresource: 'status' },
+      );
       assert.deepEqual(patchedStatus['status'], { loadBalancer: {} });
 
-      await client.delete(configmaps, NS, 'w', { propagationPolicy: 'Background', preconditions: { uid: created.metadata.uid }, gracePeriodSeconds: 0 });
+      await client.delete(configmaps, NS, 'w', {
+        propagationPolicy: 'Background',
+        preconditions: { uid: created.metadata.uid },
+        gracePeriodSeconds: 0,
+      });
       await cached('w', undefined);
       assert.equal(await client.read(configmaps, NS, 'w'), undefined);
       const deletedSvc = await client.delete(services, NS, 'svc');
@@ -164,16 +198,32 @@ describe('kube-client on a real kube-apiserver', () => {
       const redises = await client.resource('redis.example.com/v1', 'redises');
       const cases: Array<[string, () => Promise<unknown>, number, string]> = [
         ['create of an existing name', () => client.create(configmaps, cm('f')), 409, 'AlreadyExists'],
-        ['update from a stale resourceVersion', () => client.update(configmaps, { ...base, data: { a: 'lost' } }), 409, 'Conflict'],
-        ['delete with a uid precondition that does not hold', () => client.delete(configmaps, NS, 'f', { preconditions: { uid: 'not-it' } }), 409, 'Conflict'],
+        [
+          'update from a stale resourceVersion',
+          () => client.update(configmaps, { ...base, data: { a: 'lost' } }),
+          409,
+          'Conflict',
+        ],
+        [
+          'delete with a uid precondition that does not hold',
+          () => client.delete(configmaps, NS, 'f', { preconditions: { uid: 'not-it' } }),
+          409,
+          'Conflict',
+        ],
         [
           'delete with a stale resourceVersion precondition',
-          () => client.delete(configmaps, NS, 'f', { preconditions: { resourceVersion: base.metadata.resourceVersion } }),
+          () =>
+            client.delete(configmaps, NS, 'f', { preconditions: { resourceVersion: base.metadata.resourceVersion } }),
           409,
           'Conflict',
         ],
         ['update of a missing object', () => client.update(configmaps, cm('missing')), 404, 'NotFound'],
-        ['patch of a missing object', () => client.patch(configmaps, NS, 'missing', { data: {} }, { type: 'merge' }), 404, 'NotFound'],
+        [
+          'patch of a missing object',
+          () => client.patch(configmaps, NS, 'missing', { data: {} }, { type: 'merge' }),
+          404,
+          'NotFound',
+        ],
         ['delete of a missing object', () => client.delete(configmaps, NS, 'missing'), 404, 'NotFound'],
         ['an invalid name', () => client.create(configmaps, cm('Not_Valid')), 422, 'Invalid'],
         [
@@ -191,7 +241,11 @@ describe('kube-client on a real kube-apiserver', () => {
       }
       const invalid = await rejects(client.create(configmaps, cm('Not_Valid')), 422, 'Invalid');
       assert.equal(invalid.status.details?.causes?.[0]?.field, 'metadata.name', 'causes survive the trip');
-      assert.deepEqual((await client.read(configmaps, NS, 'f'))!['data'], { a: 'newer' }, 'nothing failed changed anything');
+      assert.deepEqual(
+        (await client.read(configmaps, NS, 'f'))!['data'],
+        { a: 'newer' },
+        'nothing failed changed anything',
+      );
     });
 
     test('watch: the cached objects first as ADDED, then ADDED/MODIFIED/DELETED of every write', async () => {
@@ -199,7 +253,8 @@ describe('kube-client on a real kube-apiserver', () => {
       await until('pre in the cache', () => client.get(configmaps, NS, 'pre'));
       const seen: string[] = [];
       const handle = client.watch(configmaps, (ev: CacheEvent) => {
-        if (ev.object.metadata.name.startsWith('pre') || ev.object.metadata.name.startsWith('ev')) seen.push(`${ev.type} ${ev.object.metadata.name}`);
+        if (ev.object.metadata.name.startsWith('pre') || ev.object.metadata.name.startsWith('ev'))
+          seen.push(`${ev.type} ${ev.object.metadata.name}`);
       });
       assert.deepEqual(seen, ['ADDED pre'], 'the replay is synchronous');
       const ev = await client.create(configmaps, cm('ev'));
@@ -244,7 +299,11 @@ describe('kube-client on a real kube-apiserver', () => {
         const lists = api.requests.filter((r) => r.client === 'paged' && !r.watch && r.path === REDISES);
         assert.equal(lists.length, Math.ceil(total / 3), `${total} objects in pages of at most 3`);
         assert.ok(
-          lists.every((r, i) => new URLSearchParams(r.query).get('limit') === '3' && new URLSearchParams(r.query).has('continue') === i > 0),
+          lists.every(
+            (r, i) =>
+              new URLSearchParams(r.query).get('limit') === '3' &&
+              new URLSearchParams(r.query).has('continue') === i > 0,
+          ),
           'every page asked for 3, each after the first with the continue token',
         );
       } finally {
@@ -252,7 +311,13 @@ describe('kube-client on a real kube-apiserver', () => {
       }
       const { client } = await informerClient('informer');
       try {
-        const fault = api.faults.add({ client: 'informer', path: REDISES, watch: false, times: 1, action: { kind: 'status', code: 403, reason: 'Forbidden' } });
+        const fault = api.faults.add({
+          client: 'informer',
+          path: REDISES,
+          watch: false,
+          times: 1,
+          action: { kind: 'status', code: 403, reason: 'Forbidden' },
+        });
         await rejects(client.inform(redises), 403, 'Forbidden');
         assert.equal(fault.hits, 1);
         assert.equal(client.informed(redises), false);
@@ -275,7 +340,11 @@ describe('kube-client on a real kube-apiserver', () => {
           assert.ok(api.closeWatches() >= 1, 'a watch stream was open');
           const started = Date.now();
           await api.store.create('redises', redis(`after-close-${round}`));
-          await until('the object written while the watch was closed', () => client.get(redises, INF, `after-close-${round}`), 5000);
+          await until(
+            'the object written while the watch was closed',
+            () => client.get(redises, INF, `after-close-${round}`),
+            5000,
+          );
           assert.ok(Date.now() - started < 5000);
           const now = client.informerCounts(redises)!;
           assert.equal(now.lists, before.lists, 'resumed from its resourceVersion, no relist');
@@ -295,11 +364,17 @@ describe('kube-client on a real kube-apiserver', () => {
         const seen: string[] = [];
         await watching(client, redises);
         client.watch(redises, (ev: CacheEvent) => {
-          if (ev.object.metadata.namespace === INF && !ev.object.metadata.name.startsWith('sentinel')) seen.push(`${ev.type} ${ev.object.metadata.name}`);
+          if (ev.object.metadata.namespace === INF && !ev.object.metadata.name.startsWith('sentinel'))
+            seen.push(`${ev.type} ${ev.object.metadata.name}`);
         });
         seen.length = 0;
         // Break the watch and keep it broken while history moves on.
-        const broken = api.faults.add({ client: 'relist', path: REDISES, watch: true, action: { kind: 'status', code: 500 } });
+        const broken = api.faults.add({
+          client: 'relist',
+          path: REDISES,
+          watch: true,
+          action: { kind: 'status', code: 500 },
+        });
         api.closeWatches();
         await until('a failed re-watch', () => broken.hits >= 2);
         await api.store.delete('redises', INF, 'goes');
@@ -311,21 +386,43 @@ describe('kube-client on a real kube-apiserver', () => {
         // server for one older than its Redis watch cache, which answers as it does for a compacted
         // version (a 200 stream, one ERROR event carrying 410 Expired), not with an HTTP 410.
         const lists = client.informerCounts(redises)!.lists;
-        const rewind = api.faults.add({ client: 'relist', path: REDISES, watch: true, times: 1, action: { kind: 'rewind' } });
+        const rewind = api.faults.add({
+          client: 'relist',
+          path: REDISES,
+          watch: true,
+          times: 1,
+          action: { kind: 'rewind' },
+        });
         broken.remove();
         await until('the relist', () => client.informerCounts(redises)!.lists === lists + 1);
         assert.equal(rewind.hits, 1);
-        assert.equal(api.requests.find((r) => r.client === 'relist' && r.fault === 'rewind')?.status, 200, 'the 410 came inside the watch stream');
-        await until('the cache to converge', () => names(client, redises, ['stays', 'goes', 'changes', 'new']).join() === 'changes,new,stays');
+        assert.equal(
+          api.requests.find((r) => r.client === 'relist' && r.fault === 'rewind')?.status,
+          200,
+          'the 410 came inside the watch stream',
+        );
+        await until(
+          'the cache to converge',
+          () => names(client, redises, ['stays', 'goes', 'changes', 'new']).join() === 'changes,new,stays',
+        );
         assert.equal((client.get(redises, INF, 'changes')!['spec'] as { replicas: number }).replicas, 3);
         assert.deepEqual(seen.sort(), ['ADDED new', 'DELETED goes', 'MODIFIED changes']);
         // And it watches again afterwards.
         await api.store.create('redises', redis('later'));
         await until('a write after the relist', () => client.get(redises, INF, 'later'));
         // A 410 as the watch's HTTP status (a proxy's or an older server's answer) relists too.
-        const gone = api.faults.add({ client: 'relist', path: REDISES, watch: true, times: 1, action: { kind: 'status', code: 410, reason: 'Expired' } });
+        const gone = api.faults.add({
+          client: 'relist',
+          path: REDISES,
+          watch: true,
+          times: 1,
+          action: { kind: 'status', code: 410, reason: 'Expired' },
+        });
         api.closeWatches();
-        await until('a relist after HTTP 410', () => gone.hits === 1 && client.informerCounts(redises)!.lists === lists + 2);
+        await until(
+          'a relist after HTTP 410',
+          () => gone.hits === 1 && client.informerCounts(redises)!.lists === lists + 2,
+        );
         await api.store.create('redises', redis('last'));
         await until('a write after the second relist', () => client.get(redises, INF, 'last'));
       } finally {

@@ -68,7 +68,14 @@ export interface Status {
   status: 'Failure' | 'Success';
   message?: string;
   reason?: string;
-  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: StatusCause[]; retryAfterSeconds?: number };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    uid?: string;
+    causes?: StatusCause[];
+    retryAfterSeconds?: number;
+  };
   code: number;
 }
 

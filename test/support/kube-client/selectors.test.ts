@@ -4,7 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SelectorError, selectorMatcher } from './selectors.ts';
 
-const pod = { metadata: { name: 'p-0', namespace: 'ns', labels: { app: 'redis', 'redis.example.com/role': 'master' } }, spec: { nodeName: 'n1' } };
+const pod = {
+  metadata: { name: 'p-0', namespace: 'ns', labels: { app: 'redis', 'redis.example.com/role': 'master' } },
+  spec: { nodeName: 'n1' },
+};
 
 test('label and field selectors: table', async (t) => {
   const cases: Array<[string, string, string, boolean]> = [
@@ -26,7 +29,8 @@ test('label and field selectors: table', async (t) => {
     ['a field path !=', '', 'metadata.namespace!=default', true],
     ['labels and fields together', 'app=redis', 'metadata.name=p-1', false],
   ];
-  for (const [name, labels, fields, want] of cases) await t.test(name, () => assert.equal(selectorMatcher(labels, fields)(pod), want));
+  for (const [name, labels, fields, want] of cases)
+    await t.test(name, () => assert.equal(selectorMatcher(labels, fields)(pod), want));
 });
 
 test('what it refuses: set-based forms by name, and what does not parse', async (t) => {

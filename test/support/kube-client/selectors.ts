@@ -16,7 +16,8 @@ function parse(selector: string, what: string): Requirement[] {
   for (const raw of selector.split(',')) {
     const term = raw.trim();
     if (term === '') continue;
-    if (/\s(in|notin)\s*\(/.test(term)) throw new SelectorError(`${what} ${JSON.stringify(selector)}: set-based requirements are not supported here`);
+    if (/\s(in|notin)\s*\(/.test(term))
+      throw new SelectorError(`${what} ${JSON.stringify(selector)}: set-based requirements are not supported here`);
     const m = /^(!?)([^=!]+?)\s*(?:(==|=|!=)\s*(.*))?$/.exec(term);
     const key = m?.[2]?.trim() ?? '';
     if (!m || !KEY.test(key) || (m[1] === '!' && m[3] !== undefined))
@@ -37,8 +38,12 @@ const holds = (r: Requirement, v: unknown): boolean =>
         : v === undefined || String(v) !== r.value;
 
 /** A predicate for objects: their labels match `labelSelector` and their fields `fieldSelector` (both optional). */
-export function selectorMatcher(labelSelector = '', fieldSelector = ''): (obj: { metadata?: { labels?: Record<string, string> } }) => boolean {
+export function selectorMatcher(
+  labelSelector = '',
+  fieldSelector = '',
+): (obj: { metadata?: { labels?: Record<string, string> } }) => boolean {
   const labels = parse(labelSelector, 'label selector');
   const fields = parse(fieldSelector, 'field selector');
-  return (obj) => labels.every((r) => holds(r, obj.metadata?.labels?.[r.key])) && fields.every((r) => holds(r, getPath(obj, r.key)));
+  return (obj) =>
+    labels.every((r) => holds(r, obj.metadata?.labels?.[r.key])) && fields.every((r) => holds(r, getPath(obj, r.key)));
 }

@@ -80,9 +80,20 @@ export interface KubeClient {
   create(res: ResourceRef, obj: KubeObject, options?: WriteOptions): Promise<StoredObject>;
   /** PUT; a set metadata.resourceVersion that is stale is a 409 Conflict. */
   update(res: ResourceRef, obj: KubeObject, options?: WriteOptions): Promise<StoredObject>;
-  patch(res: ResourceRef, namespace: string | undefined, name: string, patch: unknown, options: PatchOptions): Promise<StoredObject>;
+  patch(
+    res: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<StoredObject>;
   /** Resolves with the object the API answered with, or undefined when it answered a Status. */
-  delete(res: ResourceRef, namespace: string | undefined, name: string, options?: DeleteOptions): Promise<StoredObject | undefined>;
+  delete(
+    res: ResourceRef,
+    namespace: string | undefined,
+    name: string,
+    options?: DeleteOptions,
+  ): Promise<StoredObject | undefined>;
 
   /** Stops every informer and watch; pending writes still settle. */
   close(): Promise<void>;
@@ -99,5 +110,7 @@ export function qualifiedResource(res: ResourceRef): string {
 
 export function splitApiVersion(apiVersion: string): { group: string; version: string } {
   const i = apiVersion.indexOf('/');
-  return i < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
+  return i < 0
+    ? { group: '', version: apiVersion }
+    : { group: apiVersion.slice(0, i), version: apiVersion.slice(i + 1) };
 }

@@ -2,7 +2,12 @@
 // the one a RedisBackup's Job runs too. Invariants: never two backups of one Redis at once, and
 // suspended while the Redis hibernates.
 import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
-import { BACKUP_TRIGGER_LABEL, SCHEDULED_TRIGGER, backupCronJobName, backupSelectorLabels } from '../../../api/backup.ts';
+import {
+  BACKUP_TRIGGER_LABEL,
+  SCHEDULED_TRIGGER,
+  backupCronJobName,
+  backupSelectorLabels,
+} from '../../../api/backup.ts';
 import { backupJobSpec } from '../../common/backup-job.ts';
 import type { Child } from '../../common/child.ts';
 import type { HookContext } from '../context.ts';

@@ -1,8 +1,7 @@
-// The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services
-// (headless, master, replicas, and metrics with the exporter on), StatefulSets (master, replica; not yet while a restore waits for
-// its backup), PodDisruptionBudget, and the NetworkPolicy, the cert-manager Certificate and the
-// backup CronJob when the spec asks for them. Each is built with
-// Kubernetes' type for its kind (common/child.ts) and handed on as the wire's KubeObject.
+// The complete desired child set for a valid spec, in a fixed order: ConfigMap, Services (headless, master, replicas,
+// and metrics with the exporter on), StatefulSets (master, replica; not yet while a restore waits for its backup),
+// PodDisruptionBudget, and the NetworkPolicy, the cert-manager Certificate and the backup CronJob when the spec asks
+// for them. Each is built with Kubernetes' type for its kind (common/child.ts) and handed on as the wire's KubeObject.
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../../api/labels.ts';
 import { podBelongsTo } from '../../../api/membership.ts';
 import type { HookContext } from '../context.ts';
@@ -51,13 +50,25 @@ export function replicaFloor(ctx: HookContext, pods: readonly KubeObject[]): num
   return floor;
 }
 
-export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[], pods: readonly KubeObject[] = [], restore?: RestorePlan): ChildPlan {
+export function desiredChildren(
+  ctx: HookContext,
+  observed: readonly KubeObject[],
+  pods: readonly KubeObject[] = [],
+  restore?: RestorePlan,
+): ChildPlan {
   const names = childNames(ctx.name);
   const init = restore?.resolved !== undefined ? restoreInit(ctx, restore.resolved.storage, REDIS_UID) : undefined;
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
   // Dynamic directives reach running nodes through the sidecar (CONFIG SET): only the rest rolls pods.
   const hash = configHash(staticRedisConf(ctx.namespace, ctx.name, ctx.spec));
-  const master = desiredStatefulSet(ctx, 'master', findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet), hash, 0, init);
+  const master = desiredStatefulSet(
+    ctx,
+    'master',
+    findObject(observed, 'apps/v1', 'StatefulSet', ctx.namespace, names.masterSet),
+    hash,
+    0,
+    init,
+  );
   const replica = desiredStatefulSet(
     ctx,
     'replica',
@@ -69,7 +80,8 @@ export function desiredChildren(ctx: HookContext, observed: readonly KubeObject[
   const policy = desiredNetworkPolicy(ctx);
   const certificate = desiredCertificate(ctx);
   // No backup runs before a restore is complete: it would store a Redis that is still empty.
-  const cron = restore === undefined || restore.status.phase === 'Completed' ? desiredCronJob(ctx, ctx.operatorImage) : undefined;
+  const cron =
+    restore === undefined || restore.status.phase === 'Completed' ? desiredCronJob(ctx, ctx.operatorImage) : undefined;
   const metrics = desiredMetricsService(ctx);
   const children: DesiredChild[] = [
     desiredConfigMap(ctx, conf, restore?.pending ? restore.resolved?.location : undefined),

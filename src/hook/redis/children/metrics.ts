@@ -15,7 +15,9 @@ export function exporterEnabled(ctx: HookContext): boolean {
 
 /** The exporter and its proxy, or none when the exporter is off. */
 export function exporterContainers(ctx: HookContext, uid: number): IContainer[] {
-  return exporterEnabled(ctx) ? metricsContainers(ctx.name, ctx.spec.monitoring.exporter, ctx.spec.tls !== undefined, uid, ctx.operatorImage) : [];
+  return exporterEnabled(ctx)
+    ? metricsContainers(ctx.name, ctx.spec.monitoring.exporter, ctx.spec.tls !== undefined, uid, ctx.operatorImage)
+    : [];
 }
 
 /**
@@ -29,7 +31,14 @@ export function desiredMetricsService(ctx: HookContext): Child<IService> | undef
   return {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { ...meta, annotations: { 'prometheus.io/path': '/metrics', 'prometheus.io/port': String(EXPORTER_PORT), 'prometheus.io/scrape': 'true' } },
+    metadata: {
+      ...meta,
+      annotations: {
+        'prometheus.io/path': '/metrics',
+        'prometheus.io/port': String(EXPORTER_PORT),
+        'prometheus.io/scrape': 'true',
+      },
+    },
     spec: {
       clusterIP: 'None',
       publishNotReadyAddresses: true,

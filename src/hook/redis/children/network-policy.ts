@@ -26,8 +26,12 @@ const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 
 function monitoringPeer(peer: NonNullable<RedisSpec['networkPolicy']>['monitoringFrom'][number]): INetworkPolicyPeer {
   return {
-    ...(peer.namespaceSelector !== undefined ? { namespaceSelector: { matchLabels: sortedMap(peer.namespaceSelector.matchLabels) } } : {}),
-    ...(peer.podSelector !== undefined ? { podSelector: { matchLabels: sortedMap(peer.podSelector.matchLabels) } } : {}),
+    ...(peer.namespaceSelector !== undefined
+      ? { namespaceSelector: { matchLabels: sortedMap(peer.namespaceSelector.matchLabels) } }
+      : {}),
+    ...(peer.podSelector !== undefined
+      ? { podSelector: { matchLabels: sortedMap(peer.podSelector.matchLabels) } }
+      : {}),
   };
 }
 
@@ -47,7 +51,9 @@ export function desiredNetworkPolicy(ctx: HookContext): Child<INetworkPolicy> | 
           from: [
             { podSelector: pods },
             {
-              namespaceSelector: { matchLabels: { [NAMESPACE_NAME_LABEL]: policy.operatorNamespace ?? ctx.operatorNamespace } },
+              namespaceSelector: {
+                matchLabels: { [NAMESPACE_NAME_LABEL]: policy.operatorNamespace ?? ctx.operatorNamespace },
+              },
               podSelector: { matchLabels: { ...OPERATOR_POD_LABELS } },
             },
             { podSelector: { matchLabels: sortedMap(policy.allowFrom) } },
@@ -55,7 +61,12 @@ export function desiredNetworkPolicy(ctx: HookContext): Child<INetworkPolicy> | 
           ports: [{ protocol: 'TCP', port: REDIS_PORT }],
         },
         ...(exporterEnabled(ctx) && policy.monitoringFrom.length > 0
-          ? [{ from: policy.monitoringFrom.map(monitoringPeer), ports: [{ protocol: 'TCP' as const, port: EXPORTER_PORT }] }]
+          ? [
+              {
+                from: policy.monitoringFrom.map(monitoringPeer),
+                ports: [{ protocol: 'TCP' as const, port: EXPORTER_PORT }],
+              },
+            ]
           : []),
       ],
     },

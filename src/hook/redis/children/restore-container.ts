@@ -18,7 +18,14 @@ import { storageAccess } from '../../common/backup-job.ts';
 import { restrictedContainer } from '../../common/pod-template.ts';
 
 /** What the restore needs from the storage: how to reach it, never which bucket key (the location says). */
-const RESTORE_ENV = new Set(['BACKUP_STORAGE', 'RESTORE_DIR', 'S3_REGION', 'S3_ENDPOINT', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']);
+const RESTORE_ENV = new Set([
+  'BACKUP_STORAGE',
+  'RESTORE_DIR',
+  'S3_REGION',
+  'S3_ENDPOINT',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+]);
 
 export interface RestoreInit {
   initContainers: IContainer[];
@@ -34,7 +41,12 @@ export function restoreInit(ctx: HookContext, storage: BackupStorage, uid: numbe
         image: ctx.operatorImage,
         command: ['node', 'src/backup/restore-main.ts'],
         env: [
-          { name: 'RESTORE_LOCATION', valueFrom: { configMapKeyRef: { name: childNames(ctx.name).config, key: RESTORE_LOCATION_KEY, optional: true } } },
+          {
+            name: 'RESTORE_LOCATION',
+            valueFrom: {
+              configMapKeyRef: { name: childNames(ctx.name).config, key: RESTORE_LOCATION_KEY, optional: true },
+            },
+          },
           { name: 'APPENDONLY', value: ctx.spec.persistence.enableAof ? 'yes' : 'no' },
           { name: 'DATA_DIR', value: DATA_MOUNT },
           { name: 'TERMINATION_LOG', value: TERMINATION_LOG },

@@ -5,7 +5,14 @@
 import type { IService } from 'kubernetes-models/v1/Service';
 import type { IServicePort } from 'kubernetes-models/v1/ServicePort';
 import type { IServiceSpec } from 'kubernetes-models/v1/ServiceSpec';
-import { REDIS_PORT, ROLE_LABEL, ROLE_MASTER, ROLE_REPLICA, childNames, podSelectorLabels } from '../../../api/labels.ts';
+import {
+  REDIS_PORT,
+  ROLE_LABEL,
+  ROLE_MASTER,
+  ROLE_REPLICA,
+  childNames,
+  podSelectorLabels,
+} from '../../../api/labels.ts';
 import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
 import type { Child } from '../../common/child.ts';

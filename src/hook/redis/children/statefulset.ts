@@ -96,7 +96,9 @@ function container(ctx: HookContext): IContainer {
   return {
     name: REDIS_CONTAINER,
     image: spec.image ?? `redis:${spec.version}`,
-    ...(spec.imagePullPolicy !== undefined ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>) : {}),
+    ...(spec.imagePullPolicy !== undefined
+      ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>)
+      : {}),
     command: REDIS_COMMAND,
     ports: [{ name: 'redis', containerPort: REDIS_PORT, protocol: 'TCP' }],
     env: redisEnv(ctx.name, authSecretRef(ctx.name, spec), exporterEnabled(ctx)),
@@ -135,7 +137,8 @@ export function desiredStatefulSet(
   const tlsSecret = tlsSecretName(ctx.name, spec);
   // The key is readable by the pod's group only (fsGroup: the redis user). The kubelet replaces
   // the files when the Secret is renewed; the sidecar then has every node load them.
-  if (tlsSecret !== undefined) volumes.push({ name: TLS_VOLUME, secret: { secretName: tlsSecret, defaultMode: 0o440 } });
+  if (tlsSecret !== undefined)
+    volumes.push({ name: TLS_VOLUME, secret: { secretName: tlsSecret, defaultMode: 0o440 } });
   if (restore !== undefined) volumes.push(...restore.volumes);
   const containers = [container(ctx), ...exporterContainers(ctx, REDIS_UID)];
   const podSpec = redisPodSpec(spec, () => defaultAffinity(ctx), containers, volumes, restore?.initContainers);
@@ -152,7 +155,12 @@ export function desiredStatefulSet(
   });
 
   return {
-    object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: childMetadata(ctx, setName, component), spec: stsSpec },
+    object: {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      metadata: childMetadata(ctx, setName, component),
+      spec: stsSpec,
+    },
     conflicts,
   };
 }

@@ -8,11 +8,24 @@
 // - Labels are the Redis's own app labels plus spec.monitoring.prometheus.labels, so a
 //   Prometheus's podMonitorSelector/ruleSelector can pick them up. Metadata is name, namespace,
 //   labels; ownerReferences are Metacontroller's.
-import { APP_NAME, INSTANCE_LABEL, METRICS_PORT_NAME, ROLE_LABEL, childNames, podSelectorLabels } from '../../../api/labels.ts';
+import {
+  APP_NAME,
+  INSTANCE_LABEL,
+  METRICS_PORT_NAME,
+  ROLE_LABEL,
+  childNames,
+  podSelectorLabels,
+} from '../../../api/labels.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import { validateSpec } from '../../../api/validate.ts';
 import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from '../../common/alert-rules.ts';
-import { MONITORING_API_VERSION, monitoringLabels, monitoringVerdict, podLabelMeta, type MonitoringVerdict } from '../../common/monitoring.ts';
+import {
+  MONITORING_API_VERSION,
+  monitoringLabels,
+  monitoringVerdict,
+  podLabelMeta,
+  type MonitoringVerdict,
+} from '../../common/monitoring.ts';
 import type { HookOptions } from '../../common/options.ts';
 import type { KubeObject } from '../../common/types.ts';
 import type { DecoratorRequest } from '../../common/wire.ts';

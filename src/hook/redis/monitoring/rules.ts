@@ -28,11 +28,18 @@ function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
     case 'BackupFailed':
       return spec.backup !== undefined;
     case 'BackupTooOld':
-      return spec.backup?.schedule !== undefined && !spec.backup.suspend && running && longestIntervalSeconds(spec.backup.schedule) !== undefined;
+      return (
+        spec.backup?.schedule !== undefined &&
+        !spec.backup.suspend &&
+        running &&
+        longestIntervalSeconds(spec.backup.schedule) !== undefined
+      );
   }
 }
 
-/** The rule groups of Redis `namespace/name` with validated `spec`; `runbook` is the base of each alert's runbook URL. */
+/**
+ * The rule groups of Redis `namespace/name` with validated `spec`; `runbook` is the base of each alert's runbook URL.
+ */
 export function redisRuleGroups(namespace: string, name: string, spec: RedisSpec, runbook: string): RuleGroup[] {
   const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
   const who = `${namespace}/${name}`;

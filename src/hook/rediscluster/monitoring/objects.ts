@@ -7,7 +7,13 @@ import { REDIS_CLUSTER_APP_NAME, SHARD_LABEL, redisClusterPodSelectorLabels } fr
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { validateRedisClusterSpec } from '../../../api/rediscluster-validate.ts';
 import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from '../../common/alert-rules.ts';
-import { MONITORING_API_VERSION, monitoringLabels, monitoringVerdict, podLabelMeta, type MonitoringVerdict } from '../../common/monitoring.ts';
+import {
+  MONITORING_API_VERSION,
+  monitoringLabels,
+  monitoringVerdict,
+  podLabelMeta,
+  type MonitoringVerdict,
+} from '../../common/monitoring.ts';
 import type { HookOptions } from '../../common/options.ts';
 import type { KubeObject } from '../../common/types.ts';
 import type { DecoratorRequest } from '../../common/wire.ts';
@@ -43,7 +49,12 @@ export function desiredRedisClusterPodMonitor(namespace: string, name: string, s
   };
 }
 
-export function desiredRedisClusterPrometheusRule(namespace: string, name: string, spec: RedisClusterSpec, runbook: string): KubeObject {
+export function desiredRedisClusterPrometheusRule(
+  namespace: string,
+  name: string,
+  spec: RedisClusterSpec,
+  runbook: string,
+): KubeObject {
   return {
     apiVersion: MONITORING_API_VERSION,
     kind: 'PrometheusRule',

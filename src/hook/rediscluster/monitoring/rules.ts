@@ -10,7 +10,15 @@
 import { longestIntervalSeconds } from '../../../api/cron.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
-import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL, render, rule, type AlertRule, type Rendered, type RuleGroup } from '../../common/alert-rules.ts';
+import {
+  POD_ROLE_TARGET_LABEL,
+  REDIS_TARGET_LABEL,
+  render,
+  rule,
+  type AlertRule,
+  type Rendered,
+  type RuleGroup,
+} from '../../common/alert-rules.ts';
 
 /** Target label the cluster's PodMonitor adds to every exporter series: the pod's shard. */
 export const SHARD_TARGET_LABEL = 'shard';
@@ -32,7 +40,9 @@ function applies(alert: ResolvedAlert, spec: RedisClusterSpec): boolean {
     case 'BackupFailed':
       return spec.backup !== undefined;
     case 'BackupTooOld':
-      return spec.backup !== undefined && !spec.backup.suspend && longestIntervalSeconds(spec.backup.schedule) !== undefined;
+      return (
+        spec.backup !== undefined && !spec.backup.suspend && longestIntervalSeconds(spec.backup.schedule) !== undefined
+      );
   }
 }
 
@@ -78,8 +88,16 @@ function renderRedisCluster(a: ResolvedAlert, spec: RedisClusterSpec, sel: strin
   }
 }
 
-/** The rule groups of RedisCluster `namespace/name` with a validated spec; `runbook` is the base of each alert's runbook URL. */
-export function redisClusterRuleGroups(namespace: string, name: string, spec: RedisClusterSpec, runbook: string): RuleGroup[] {
+/**
+ * The rule groups of RedisCluster `namespace/name` with a validated spec; `runbook` is the base of each alert's runbook
+ * URL.
+ */
+export function redisClusterRuleGroups(
+  namespace: string,
+  name: string,
+  spec: RedisClusterSpec,
+  runbook: string,
+): RuleGroup[] {
   const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
   const who = `${namespace}/${name}`;
   const rules: AlertRule[] = [];

@@ -12,7 +12,16 @@
 // without a ServiceAccount token (automountServiceAccountToken: false), so only the sidecar is here.
 
 /** The verbs RBAC knows for a resource (the sidecar uses a few). */
-export const RESOURCE_VERBS = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] as const;
+export const RESOURCE_VERBS = [
+  'get',
+  'list',
+  'watch',
+  'create',
+  'update',
+  'patch',
+  'delete',
+  'deletecollection',
+] as const;
 export type Verb = (typeof RESOURCE_VERBS)[number];
 
 /**
@@ -25,7 +34,9 @@ export type Verb = (typeof RESOURCE_VERBS)[number];
 export type ApiScope = 'watched' | 'operator' | 'cluster';
 
 export interface ApiCall {
-  /** The client-node method the adapter calls (CoreV1Api, AppsV1Api, StorageV1Api, CoordinationV1Api, CustomObjectsApi). */
+  /**
+   * The client-node method the adapter calls (CoreV1Api, AppsV1Api, StorageV1Api, CoordinationV1Api, CustomObjectsApi).
+   */
   method: string;
   /** The API group ('' for core). */
   group: string;
@@ -48,7 +59,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'redises',
     verbs: ['list', 'watch'],
     scope: 'watched',
-    caller: 'adapters/kube/informers.ts redisInformer (and listRedis), WATCH_NAMESPACES empty: every Redis, then watched',
+    caller:
+      'adapters/kube/informers.ts redisInformer (and listRedis), WATCH_NAMESPACES empty: every Redis, then watched',
   },
   {
     method: 'listNamespacedCustomObject',
@@ -64,7 +76,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'redises',
     verbs: ['patch'],
     scope: 'watched',
-    caller: 'adapters/kube/redis-object.ts patchRedisAnnotations: the switchover-status annotation (metadata only, uid precondition)',
+    caller:
+      'adapters/kube/redis-object.ts patchRedisAnnotations: the switchover-status annotation (metadata only, uid precondition)',
   },
   {
     method: 'listClusterCustomObject',
@@ -88,7 +101,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'redisclusters',
     verbs: ['patch'],
     scope: 'watched',
-    caller: 'adapters/kube/redis-object.ts patchRedisAnnotations (client.ts patchClusterAnnotations): the reshard record annotation',
+    caller:
+      'adapters/kube/redis-object.ts patchRedisAnnotations (client.ts patchClusterAnnotations): the reshard record annotation',
   },
   {
     method: 'patchNamespacedCustomObjectScale',
@@ -121,7 +135,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'pods',
     verbs: ['patch'],
     scope: 'watched',
-    caller: 'adapters/kube/pods.ts patchPodMetadata: the role label, link and replication annotations (uid precondition)',
+    caller:
+      'adapters/kube/pods.ts patchPodMetadata: the role label, link and replication annotations (uid precondition)',
   },
   {
     method: 'deleteNamespacedPod',
@@ -129,7 +144,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'pods',
     verbs: ['delete'],
     scope: 'watched',
-    caller: 'adapters/kube/pods.ts deletePod: a rollout replaces one pod at a time (OnDelete StatefulSets, uid precondition)',
+    caller:
+      'adapters/kube/pods.ts deletePod: a rollout replaces one pod at a time (OnDelete StatefulSets, uid precondition)',
   },
   // ---- Secrets: by name only, never listed or watched
   {
@@ -146,7 +162,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'secrets',
     verbs: ['create'],
     scope: 'watched',
-    caller: "adapters/kube/secrets.ts createAuthSecret: the generated Secrets (<name>-auth without spec.auth, the operator user's), owned by the Redis",
+    caller:
+      "adapters/kube/secrets.ts createAuthSecret: the generated Secrets (<name>-auth without spec.auth, the operator user's), owned by the Redis",
   },
   // ---- Events
   {
@@ -172,7 +189,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'persistentvolumeclaims',
     verbs: ['patch'],
     scope: 'watched',
-    caller: 'adapters/kube/volumes.ts patchClaim: the storage request, the resize-refused annotation (uid precondition)',
+    caller:
+      'adapters/kube/volumes.ts patchClaim: the storage request, the resize-refused annotation (uid precondition)',
   },
   {
     method: 'listStorageClass',
@@ -213,7 +231,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'statefulsets',
     verbs: ['delete'],
     scope: 'watched',
-    caller: 'adapters/kube/volumes.ts deleteStatefulSetOrphan: propagationPolicy Orphan, uid precondition; Metacontroller recreates it',
+    caller:
+      'adapters/kube/volumes.ts deleteStatefulSetOrphan: propagationPolicy Orphan, uid precondition; Metacontroller recreates it',
   },
   // ---- leader election, in the operator's namespace
   {
@@ -222,7 +241,8 @@ export const SIDECAR_API_CALLS: readonly ApiCall[] = [
     resource: 'leases',
     verbs: ['list', 'watch'],
     scope: 'operator',
-    caller: "adapters/kube/informers.ts leaseInformer: with SHARDS > 1, which instances are alive and when each shard's Lease changed",
+    caller:
+      "adapters/kube/informers.ts leaseInformer: with SHARDS > 1, which instances are alive and when each shard's Lease changed",
   },
   {
     method: 'readNamespacedLease',

@@ -47,16 +47,38 @@ import { deletePod, patchPodMetadata, type PodMetadataChanges } from './pods.ts'
 import { patchRedisAnnotations } from './redis-object.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, type CoreCalls, type RedisRef } from './request.ts';
 import type { AuthSecretRef } from '../../../api/auth.ts';
-import { createAuthSecret, ensureAuthSecret, getSecret, readSecretValue, readSecretValues, type GeneratedSecret, type SecretOwner } from './secrets.ts';
+import {
+  createAuthSecret,
+  ensureAuthSecret,
+  getSecret,
+  readSecretValue,
+  readSecretValues,
+  type GeneratedSecret,
+  type SecretOwner,
+} from './secrets.ts';
 import { REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../api/rediscluster-names.ts';
 import { GROUP, VERSION } from '../../../api/labels.ts';
 import { mergePatchOptions } from './request.ts';
-import { deleteStatefulSetOrphan, getStatefulSet, listRedisClaims, listStorageClasses, patchClaim, type ClaimChanges, type VolumeCalls } from './volumes.ts';
+import {
+  deleteStatefulSetOrphan,
+  getStatefulSet,
+  listRedisClaims,
+  listStorageClasses,
+  patchClaim,
+  type ClaimChanges,
+  type VolumeCalls,
+} from './volumes.ts';
 
 export { loadKubeConfig, type KubeConfigSource } from './config.ts';
 export { isConflict, isNotFound, isReplaced, kubeFailure, type KubeFailure } from './errors.ts';
 export { REPORTING_CONTROLLER } from './events.ts';
-export { CLUSTER_POD_SELECTOR, POD_SELECTOR, type MultiInformer, type RedisClusterObject, type WatchVerb } from './informers.ts';
+export {
+  CLUSTER_POD_SELECTOR,
+  POD_SELECTOR,
+  type MultiInformer,
+  type RedisClusterObject,
+  type WatchVerb,
+} from './informers.ts';
 export { KubeLeaseClient, LeaseConflictError, type LeaseClient } from './leases.ts';
 export type { PodMetadataChanges } from './pods.ts';
 export { DEFAULT_REQUEST_TIMEOUT_MS, mergePatchOptions, timeoutOptions, type RedisRef } from './request.ts';
@@ -137,14 +159,32 @@ export class KubeClient {
    * Merge-patches annotations of a RedisCluster (null removes), guarded by its uid (the reshard
    * record) and, when given, by its resourceVersion (409 if it changed since).
    */
-  patchClusterAnnotations(cluster: RedisRef, annotations: Record<string, string | null>, resourceVersion?: string): Promise<void> {
-    return patchRedisAnnotations(this.custom, this.calls.timeoutMs, cluster, annotations, CLUSTER_PLURAL, resourceVersion);
+  patchClusterAnnotations(
+    cluster: RedisRef,
+    annotations: Record<string, string | null>,
+    resourceVersion?: string,
+  ): Promise<void> {
+    return patchRedisAnnotations(
+      this.custom,
+      this.calls.timeoutMs,
+      cluster,
+      annotations,
+      CLUSTER_PLURAL,
+      resourceVersion,
+    );
   }
 
   /** Sets a RedisCluster's shard count through its scale subresource, as an HPA does. */
   async scaleCluster(cluster: RedisRef, shards: number): Promise<void> {
     await this.custom.patchNamespacedCustomObjectScale(
-      { group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, namespace: cluster.namespace, name: cluster.name, body: { spec: { replicas: shards } } },
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: CLUSTER_PLURAL,
+        namespace: cluster.namespace,
+        name: cluster.name,
+        body: { spec: { replicas: shards } },
+      },
       mergePatchOptions(this.calls.timeoutMs),
     );
   }
@@ -169,8 +209,17 @@ export class KubeClient {
     return patchPodMetadata(this.calls, namespace, name, changes);
   }
 
-  /** Records an Event on the Redis (or on another of our kinds). Best effort: returns false (and logs) instead of throwing. */
-  emitEvent(redis: RedisRef, type: 'Normal' | 'Warning', reason: string, message: string, kind?: string): Promise<boolean> {
+  /**
+   * Records an Event on the Redis (or on another of our kinds). Best effort: returns false (and logs) instead of
+   * throwing.
+   */
+  emitEvent(
+    redis: RedisRef,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    message: string,
+    kind?: string,
+  ): Promise<boolean> {
     return emitEvent(this.calls, this.identity, redis, type, reason, message, kind);
   }
 
@@ -195,7 +244,11 @@ export class KubeClient {
   }
 
   /** Reads a generated Secret (the auth one by default), creating it when absent (idempotent; safe to race). */
-  ensureAuthSecret(redis: RedisRef & { uid: string }, ref?: AuthSecretRef, owner?: SecretOwner): Promise<GeneratedSecret> {
+  ensureAuthSecret(
+    redis: RedisRef & { uid: string },
+    ref?: AuthSecretRef,
+    owner?: SecretOwner,
+  ): Promise<GeneratedSecret> {
     return ensureAuthSecret(this.calls, redis, ref, owner);
   }
 

@@ -38,7 +38,9 @@ export function loadKubeConfig(source: KubeConfigSource = {}): KubeConfig {
     return kc;
   }
   if (!env['KUBERNETES_SERVICE_HOST'] || !env['KUBERNETES_SERVICE_PORT']) {
-    throw new Error('no Kubernetes configuration: KUBECONFIG is not set and KUBERNETES_SERVICE_HOST/PORT are absent (not running in a pod)');
+    throw new Error(
+      'no Kubernetes configuration: KUBECONFIG is not set and KUBERNETES_SERVICE_HOST/PORT are absent (not running in a pod)',
+    );
   }
   kc.loadFromCluster(source.inClusterRoot);
   return kc;

@@ -54,7 +54,9 @@ export function reuseDispatchers(kc: KubeConfig): KubeConfig {
     // client-node's own choice (no TLS material, a proxy) unless it is the plain Agent it would build.
     const o = optionsOf.call(kc, cluster, agentOptions);
     const dispatcher =
-      o.type === 'agent' && o.connect ? new Agent({ connect: o.connect, connections: MAX_API_CONNECTIONS }) : original.call(kc, cluster, agentOptions);
+      o.type === 'agent' && o.connect
+        ? new Agent({ connect: o.connect, connections: MAX_API_CONNECTIONS })
+        : original.call(kc, cluster, agentOptions);
     cache.set(key, dispatcher);
     if (cache.size > MAX_DISPATCHERS) cache.delete(cache.keys().next().value!);
     return dispatcher;

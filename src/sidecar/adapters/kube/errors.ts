@@ -24,7 +24,11 @@ export function kubeFailure(err: unknown): KubeFailure {
       }
     }
     const status = typeof body === 'object' && body !== null ? (body as { reason?: string; message?: string }) : {};
-    return { code: err.code, reason: status.reason, message: status.message ?? (typeof body === 'string' ? body : `HTTP ${err.code}`) };
+    return {
+      code: err.code,
+      reason: status.reason,
+      message: status.message ?? (typeof body === 'string' ? body : `HTTP ${err.code}`),
+    };
   }
   const e = err as { name?: string; message?: string };
   const timeout = e?.name === 'TimeoutError' || e?.name === 'AbortError';

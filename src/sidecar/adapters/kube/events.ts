@@ -27,7 +27,12 @@ export async function emitEvent(
   kind: string = KIND,
 ): Promise<boolean> {
   const now = new Date();
-  const involvedObject: Record<string, string> = { apiVersion: API_VERSION, kind, name: redis.name, namespace: redis.namespace };
+  const involvedObject: Record<string, string> = {
+    apiVersion: API_VERSION,
+    kind,
+    name: redis.name,
+    namespace: redis.namespace,
+  };
   if (redis.uid) involvedObject['uid'] = redis.uid;
   try {
     await calls.core.createNamespacedEvent(
@@ -54,7 +59,10 @@ export async function emitEvent(
     return true;
   } catch (err) {
     const f = kubeFailure(err);
-    calls.logger.warn({ namespace: redis.namespace, name: redis.name, reason, code: f.code, err: f.message }, 'could not record event');
+    calls.logger.warn(
+      { namespace: redis.namespace, name: redis.name, reason, code: f.code, err: f.message },
+      'could not record event',
+    );
     return false;
   }
 }

@@ -28,7 +28,10 @@ import {
   type V1StatefulSet,
 } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { REDIS_CLUSTER_APP_NAME as CLUSTER_APP_NAME, REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL } from '../../../api/rediscluster-names.ts';
+import {
+  REDIS_CLUSTER_APP_NAME as CLUSTER_APP_NAME,
+  REDIS_CLUSTER_PLURAL as CLUSTER_PLURAL,
+} from '../../../api/rediscluster-names.ts';
 import type { RedisClusterSpec, RedisClusterStatus } from '../../../api/rediscluster-schema.ts';
 import { APP_NAME, GROUP, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL, PLURAL, VERSION } from '../../../api/labels.ts';
 import type { RedisObject } from '../../../api/schema.ts';
@@ -52,7 +55,13 @@ export const NOT_SERVED_RETRY_MS = 30_000;
 export interface RedisClusterObject {
   apiVersion?: string;
   kind?: string;
-  metadata: { name?: string; namespace?: string; uid?: string; annotations?: Record<string, string>; resourceVersion?: string };
+  metadata: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    annotations?: Record<string, string>;
+    resourceVersion?: string;
+  };
   spec?: Partial<RedisClusterSpec> | Record<string, unknown>;
   status?: RedisClusterStatus;
 }
@@ -89,7 +98,12 @@ export interface WatchScope {
   logger: Logger;
 }
 
-function multiInformer<T extends KubernetesObject>(kc: KubeConfig, specs: InformerSpec<T>[], restartDelayMs: number, logger: Logger): MultiInformer<T> {
+function multiInformer<T extends KubernetesObject>(
+  kc: KubeConfig,
+  specs: InformerSpec<T>[],
+  restartDelayMs: number,
+  logger: Logger,
+): MultiInformer<T> {
   // ListWatch rather than makeInformer: only it takes a delayFn, and its default waits up to
   // 30 s after a clean close (see reconnect.ts).
   const informers: Array<Informer<T> & ObjectCache<T>> = specs.map(
@@ -104,7 +118,10 @@ function multiInformer<T extends KubernetesObject>(kc: KubeConfig, specs: Inform
   informers.forEach((inf, i) => {
     inf.on('error', (err: unknown) => {
       const f = kubeFailure(err);
-      logger.warn({ path: specs[i]!.path, code: f.code, reason: f.reason, err: f.message }, 'informer failed; restarting');
+      logger.warn(
+        { path: specs[i]!.path, code: f.code, reason: f.reason, err: f.message },
+        'informer failed; restarting',
+      );
       for (const cb of errorCbs) cb(err);
       if (stopped) return;
       const delay = f.code === 404 ? Math.max(restartDelayMs, NOT_SERVED_RETRY_MS) : restartDelayMs;
@@ -150,7 +167,10 @@ export async function listRedis(scope: WatchScope): Promise<RedisObject[]> {
     return list.items;
   }
   const lists = await Promise.all(
-    scope.namespaces.map((namespace) => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t) as Promise<{ items: RedisObject[] }>),
+    scope.namespaces.map(
+      (namespace) =>
+        scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t) as Promise<{ items: RedisObject[] }>,
+    ),
   );
   return lists.flatMap((l) => l.items);
 }
@@ -162,7 +182,12 @@ export function redisInformer(scope: WatchScope): MultiInformer<RedisObject & Ku
   type R = RedisObject & KubernetesObject;
   const specs: InformerSpec<R>[] =
     scope.namespaces.length === 0
-      ? [{ path: `/apis/${GROUP}/${VERSION}/${PLURAL}`, list: () => scope.custom.listClusterCustomObject(crd, t()) as Promise<{ items: R[] }> }]
+      ? [
+          {
+            path: `/apis/${GROUP}/${VERSION}/${PLURAL}`,
+            list: () => scope.custom.listClusterCustomObject(crd, t()) as Promise<{ items: R[] }>,
+          },
+        ]
       : scope.namespaces.map((namespace) => ({
           path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${PLURAL}`,
           list: () => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t()) as Promise<{ items: R[] }>,
@@ -175,7 +200,13 @@ export function podInformer(scope: WatchScope, labelSelector = POD_SELECTOR): Mu
   const t = () => timeoutOptions(scope.timeoutMs);
   const specs: InformerSpec<V1Pod>[] =
     scope.namespaces.length === 0
-      ? [{ path: '/api/v1/pods', labelSelector, list: () => scope.core.listPodForAllNamespaces({ labelSelector }, t()) }]
+      ? [
+          {
+            path: '/api/v1/pods',
+            labelSelector,
+            list: () => scope.core.listPodForAllNamespaces({ labelSelector }, t()),
+          },
+        ]
       : scope.namespaces.map((namespace) => ({
           path: `/api/v1/namespaces/${namespace}/pods`,
           labelSelector,
@@ -196,7 +227,12 @@ export function redisClusterInformer(scope: WatchScope): MultiInformer<RedisClus
   type R = RedisClusterObject & KubernetesObject;
   const specs: InformerSpec<R>[] =
     scope.namespaces.length === 0
-      ? [{ path: `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`, list: () => scope.custom.listClusterCustomObject(crd, t()) as Promise<{ items: R[] }> }]
+      ? [
+          {
+            path: `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
+            list: () => scope.custom.listClusterCustomObject(crd, t()) as Promise<{ items: R[] }>,
+          },
+        ]
       : scope.namespaces.map((namespace) => ({
           path: `/apis/${GROUP}/${VERSION}/namespaces/${namespace}/${CLUSTER_PLURAL}`,
           list: () => scope.custom.listNamespacedCustomObject({ ...crd, namespace }, t()) as Promise<{ items: R[] }>,
@@ -213,7 +249,13 @@ export function statefulSetInformer(scope: WatchScope): MultiInformer<V1Stateful
   const labelSelector = SET_SELECTOR;
   const specs: InformerSpec<V1StatefulSet>[] =
     scope.namespaces.length === 0
-      ? [{ path: '/apis/apps/v1/statefulsets', labelSelector, list: () => scope.apps.listStatefulSetForAllNamespaces({ labelSelector }, t()) }]
+      ? [
+          {
+            path: '/apis/apps/v1/statefulsets',
+            labelSelector,
+            list: () => scope.apps.listStatefulSetForAllNamespaces({ labelSelector }, t()),
+          },
+        ]
       : scope.namespaces.map((namespace) => ({
           path: `/apis/apps/v1/namespaces/${namespace}/statefulsets`,
           labelSelector,

@@ -29,7 +29,10 @@ import {
 } from './lease-decision.ts';
 
 export interface LeadershipInfo {
-  /** Why this instance became leader: LeaseAbsent (created it), Released, Expired (takeover) or HeldBySelf (restart with the same identity). */
+  /**
+   * Why this instance became leader: LeaseAbsent (created it), Released, Expired (takeover) or HeldBySelf (restart with
+   * the same identity).
+   */
   reason: Exclude<Decision, { action: 'wait' }>['reason'];
   leaseTransitions: number;
 }
@@ -136,7 +139,10 @@ export class LeaderElector {
       this.logger.info('released the lease');
     } catch (err) {
       // Someone may already have taken it (409).
-      this.logger.warn({ err: err instanceof LeaseConflictError ? 'conflict' : kubeFailure(err).message }, 'could not release the lease');
+      this.logger.warn(
+        { err: err instanceof LeaseConflictError ? 'conflict' : kubeFailure(err).message },
+        'could not release the lease',
+      );
     }
   }
 
@@ -146,7 +152,9 @@ export class LeaderElector {
       if (this.stopped) break;
       if (!again) {
         // Standbys poll with a little jitter so several of them do not race in lockstep.
-        const period = this.leading ? this.settings.retryPeriodMs : this.settings.retryPeriodMs * (1 + Math.random() * 0.2);
+        const period = this.leading
+          ? this.settings.retryPeriodMs
+          : this.settings.retryPeriodMs * (1 + Math.random() * 0.2);
         await this.sleep(period);
       }
     }
@@ -177,19 +185,31 @@ export class LeaderElector {
     this.noteLeader(lease?.holderIdentity ?? '');
     if (this.stopped) return false;
 
-    const decision = decide({ lease, identity: this.identity, now: this.now(), observation: this.observation, settings: this.settings });
+    const decision = decide({
+      lease,
+      identity: this.identity,
+      now: this.now(),
+      observation: this.observation,
+      settings: this.settings,
+    });
     if (decision.action === 'wait') {
       this.noteRecovery();
       if (this.leading) this.stopLeading(`LeaseLost: held by ${decision.holder}`);
       return false;
     }
     try {
-      const written = decision.action === 'create' ? await this.client.create(decision.spec) : await this.client.replace(decision.spec, lease!.resourceVersion);
+      const written =
+        decision.action === 'create'
+          ? await this.client.create(decision.spec)
+          : await this.client.replace(decision.spec, lease!.resourceVersion);
       this.noteRecovery();
       this.lease = written;
       this.observation = { resourceVersion: written.resourceVersion, seenAt: this.now() };
       this.noteLeader(this.identity);
-      this.renewed(decision.spec.renewTime, { reason: decision.reason, leaseTransitions: decision.spec.leaseTransitions });
+      this.renewed(decision.spec.renewTime, {
+        reason: decision.reason,
+        leaseTransitions: decision.spec.leaseTransitions,
+      });
       return false;
     } catch (err) {
       if (err instanceof LeaseConflictError) {

@@ -22,7 +22,10 @@
 // repaired by the new leader from what the pods report.
 
 export interface LeaderSettings {
-  /** Written into the Lease: how long others must wait after the last renewal before taking over. Whole seconds (the API field is an integer). */
+  /**
+   * Written into the Lease: how long others must wait after the last renewal before taking over. Whole seconds (the API
+   * field is an integer).
+   */
   leaseDurationSeconds: number;
   /** The leader stops acting when its last successful renewal is older than this (ms). Must be < leaseDuration. */
   renewDeadlineMs: number;
@@ -42,12 +45,17 @@ export const DEFAULT_LEADER_SETTINGS: LeaderSettings = {
 /** Problems with a settings combination (empty when usable): the safety invariant depends on them. */
 export function settingsProblems(s: LeaderSettings): string[] {
   const problems: string[] = [];
-  if (!Number.isInteger(s.leaseDurationSeconds) || s.leaseDurationSeconds < 1) problems.push('leaseDurationSeconds must be a whole number >= 1');
+  if (!Number.isInteger(s.leaseDurationSeconds) || s.leaseDurationSeconds < 1)
+    problems.push('leaseDurationSeconds must be a whole number >= 1');
   if (!(s.retryPeriodMs > 0)) problems.push('retryPeriodMs must be > 0');
-  if (!(s.renewDeadlineMs > s.retryPeriodMs)) problems.push('renewDeadlineMs must be greater than retryPeriodMs (at least one retry before giving up)');
+  if (!(s.renewDeadlineMs > s.retryPeriodMs))
+    problems.push('renewDeadlineMs must be greater than retryPeriodMs (at least one retry before giving up)');
   if (!(s.renewDeadlineMs < s.leaseDurationSeconds * 1000))
-    problems.push('renewDeadlineMs must be less than leaseDurationSeconds * 1000 (the leader must stop before others may take over)');
-  if (!(s.requestTimeoutMs > 0 && s.requestTimeoutMs <= s.renewDeadlineMs)) problems.push('requestTimeoutMs must be > 0 and <= renewDeadlineMs');
+    problems.push(
+      'renewDeadlineMs must be less than leaseDurationSeconds * 1000 (the leader must stop before others may take over)',
+    );
+  if (!(s.requestTimeoutMs > 0 && s.requestTimeoutMs <= s.renewDeadlineMs))
+    problems.push('requestTimeoutMs must be > 0 and <= renewDeadlineMs');
   return problems;
 }
 
@@ -98,7 +106,11 @@ export function parseTime(v: string | Date | null | undefined): number | undefin
 }
 
 /** Keeps the first sighting of a version; a new version (any write) restarts the clock. */
-export function observe(prev: Observation | undefined, lease: LeaseState | null, seenAt: number): Observation | undefined {
+export function observe(
+  prev: Observation | undefined,
+  lease: LeaseState | null,
+  seenAt: number,
+): Observation | undefined {
   if (!lease) return undefined;
   if (prev && prev.resourceVersion === lease.resourceVersion) return prev;
   return { resourceVersion: lease.resourceVersion, seenAt };
@@ -115,8 +127,16 @@ export function earliest(own: Observation | undefined, other: Observation | unde
 }
 
 /** ms until the holder's lease is expired for us (<= 0: expired). */
-export function expiresInMs(lease: LeaseState, now: number, observation: Observation | undefined, settings: LeaderSettings): number {
-  const durationMs = (lease.leaseDurationSeconds && lease.leaseDurationSeconds > 0 ? lease.leaseDurationSeconds : settings.leaseDurationSeconds) * 1000;
+export function expiresInMs(
+  lease: LeaseState,
+  now: number,
+  observation: Observation | undefined,
+  settings: LeaderSettings,
+): number {
+  const durationMs =
+    (lease.leaseDurationSeconds && lease.leaseDurationSeconds > 0
+      ? lease.leaseDurationSeconds
+      : settings.leaseDurationSeconds) * 1000;
   const seenAt = observation && observation.resourceVersion === lease.resourceVersion ? observation.seenAt : now;
   const byObservation = seenAt + durationMs - now;
   const renew = parseTime(lease.renewTime);
@@ -151,7 +171,13 @@ export function decide({ lease, identity, now, observation, settings }: Decision
 
 /** The spec a leader writes when it steps down: no holder, so the next poll of anyone takes over. */
 export function releaseSpec(lease: LeaseState, now: number): LeaseSpecPlan & { holderIdentity: '' } {
-  return { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.leaseTransitions ?? 0 };
+  return {
+    holderIdentity: '',
+    leaseDurationSeconds: 1,
+    acquireTime: now,
+    renewTime: now,
+    leaseTransitions: lease.leaseTransitions ?? 0,
+  };
 }
 
 /** Whether a leader whose last successful renewal started at lastRenewAt may still act at now. */

@@ -69,7 +69,12 @@ export class KubeLeaseClient implements LeaseClient {
 
   async get(): Promise<LeaseState | null> {
     try {
-      return leaseState(await this.api.readNamespacedLease({ namespace: this.namespace, name: this.name }, timeoutOptions(this.timeoutMs)));
+      return leaseState(
+        await this.api.readNamespacedLease(
+          { namespace: this.namespace, name: this.name },
+          timeoutOptions(this.timeoutMs),
+        ),
+      );
     } catch (err) {
       if (isNotFound(err)) return null;
       throw err;
@@ -79,7 +84,10 @@ export class KubeLeaseClient implements LeaseClient {
   async create(spec: LeaseSpecPlan): Promise<LeaseState> {
     try {
       return leaseState(
-        await this.api.createNamespacedLease({ namespace: this.namespace, body: leaseBody(this.namespace, this.name, spec) }, timeoutOptions(this.timeoutMs)),
+        await this.api.createNamespacedLease(
+          { namespace: this.namespace, body: leaseBody(this.namespace, this.name, spec) },
+          timeoutOptions(this.timeoutMs),
+        ),
       );
     } catch (err) {
       if (isConflict(err)) throw new LeaseConflictError(kubeFailure(err).message);
@@ -90,7 +98,12 @@ export class KubeLeaseClient implements LeaseClient {
   async replace(spec: LeaseSpecPlan, resourceVersion: string): Promise<LeaseState> {
     try {
       const body = leaseBody(this.namespace, this.name, spec, resourceVersion);
-      return leaseState(await this.api.replaceNamespacedLease({ namespace: this.namespace, name: this.name, body }, timeoutOptions(this.timeoutMs)));
+      return leaseState(
+        await this.api.replaceNamespacedLease(
+          { namespace: this.namespace, name: this.name, body },
+          timeoutOptions(this.timeoutMs),
+        ),
+      );
     } catch (err) {
       if (isConflict(err)) throw new LeaseConflictError(kubeFailure(err).message);
       throw err;

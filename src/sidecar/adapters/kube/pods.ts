@@ -20,7 +20,12 @@ export interface PodMetadataChanges {
  * recreated under the same name since the caller looked, so a
  * master label meant for one incarnation never lands on the next (empty) one.
  */
-export async function patchPodMetadata(calls: CoreCalls, namespace: string, name: string, changes: PodMetadataChanges): Promise<V1Pod> {
+export async function patchPodMetadata(
+  calls: CoreCalls,
+  namespace: string,
+  name: string,
+  changes: PodMetadataChanges,
+): Promise<V1Pod> {
   const metadata: Record<string, unknown> = {};
   if (changes.uid) metadata['uid'] = changes.uid;
   if (changes.labels && Object.keys(changes.labels).length > 0) metadata['labels'] = changes.labels;
@@ -34,5 +39,8 @@ export async function patchPodMetadata(calls: CoreCalls, namespace: string, name
  * grace period applies: Redis gets SIGTERM and saves, as on any pod deletion.
  */
 export async function deletePod(calls: CoreCalls, namespace: string, name: string, uid: string): Promise<void> {
-  await calls.core.deleteNamespacedPod({ namespace, name, body: { preconditions: { uid } } }, timeoutOptions(calls.timeoutMs));
+  await calls.core.deleteNamespacedPod(
+    { namespace, name, body: { preconditions: { uid } } },
+    timeoutOptions(calls.timeoutMs),
+  );
 }

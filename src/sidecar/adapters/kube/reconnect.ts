@@ -16,7 +16,11 @@ export function reconnectWaitMs(lastWatchStartedAt: number, now: number, minInte
   return Math.max(0, Math.min(minIntervalMs, lastWatchStartedAt + minIntervalMs - now));
 }
 
-export function reconnectPacer(options: { minIntervalMs: number; now?: () => number; sleep?: (ms: number) => Promise<void> }): ReconnectPacer {
+export function reconnectPacer(options: {
+  minIntervalMs: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+}): ReconnectPacer {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   // ListWatch calls delayFn only from its second watch on, right before starting the next one;

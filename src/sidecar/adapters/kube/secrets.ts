@@ -9,7 +9,15 @@
 import { randomBytes } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { generatedAuthSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
-import { API_VERSION, APP_NAME, INSTANCE_LABEL, KIND, MANAGED_BY, MANAGED_BY_LABEL, NAME_LABEL } from '../../../api/labels.ts';
+import {
+  API_VERSION,
+  APP_NAME,
+  INSTANCE_LABEL,
+  KIND,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+} from '../../../api/labels.ts';
 import { isConflict, isNotFound } from './errors.ts';
 import { timeoutOptions, type CoreCalls, type RedisRef } from './request.ts';
 
@@ -22,7 +30,10 @@ export interface SecretOwner {
   labels: Record<string, string>;
 }
 
-const redisOwner = (name: string): SecretOwner => ({ kind: KIND, labels: { [NAME_LABEL]: APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY } });
+const redisOwner = (name: string): SecretOwner => ({
+  kind: KIND,
+  labels: { [NAME_LABEL]: APP_NAME, [INSTANCE_LABEL]: name, [MANAGED_BY_LABEL]: MANAGED_BY },
+});
 
 export function secretValue(secret: V1Secret | null, key: string): string | null {
   const b64 = secret?.data?.[key];
@@ -41,13 +52,23 @@ export async function getSecret(calls: CoreCalls, namespace: string, name: strin
 }
 
 /** The decoded value of one key of a Secret; null when the Secret or the key is missing. */
-export async function readSecretValue(calls: CoreCalls, namespace: string, name: string, key: string): Promise<string | null> {
+export async function readSecretValue(
+  calls: CoreCalls,
+  namespace: string,
+  name: string,
+  key: string,
+): Promise<string | null> {
   const secret = await getSecret(calls, namespace, name);
   return secretValue(secret, key);
 }
 
 /** The decoded values of the keys a Secret has, in one read; null when the Secret is missing. */
-export async function readSecretValues(calls: CoreCalls, namespace: string, name: string, keys: readonly string[]): Promise<Record<string, string> | null> {
+export async function readSecretValues(
+  calls: CoreCalls,
+  namespace: string,
+  name: string,
+  keys: readonly string[],
+): Promise<Record<string, string> | null> {
   const secret = await getSecret(calls, namespace, name);
   if (secret === null) return null;
   const out: Record<string, string> = {};
@@ -77,14 +98,19 @@ export async function createAuthSecret(
       namespace: redis.namespace,
       labels: owner.labels,
       // No blockOwnerDeletion: setting it needs update rights on redises/finalizers, which the sidecar does not have.
-      ownerReferences: [{ apiVersion: API_VERSION, kind: owner.kind, name: redis.name, uid: redis.uid, controller: true }],
+      ownerReferences: [
+        { apiVersion: API_VERSION, kind: owner.kind, name: redis.name, uid: redis.uid, controller: true },
+      ],
     },
     type: 'Opaque',
     data: { [key]: Buffer.from(password, 'utf8').toString('base64') },
   };
   try {
     await calls.core.createNamespacedSecret({ namespace: redis.namespace, body }, timeoutOptions(calls.timeoutMs));
-    calls.logger.info({ namespace: redis.namespace, name: redis.name, secret: name }, 'created the generated auth secret');
+    calls.logger.info(
+      { namespace: redis.namespace, name: redis.name, secret: name },
+      'created the generated auth secret',
+    );
     return { password, created: true };
   } catch (err) {
     if (!isConflict(err)) throw err;

@@ -17,7 +17,15 @@
 //   Lease, so the survivors take over at their next round instead of after expiry.
 import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import { foldSightings, liveMembers, memberLeaseName, ownerOf, shardLeaseName, shardOf, type MemberSighting } from '../../redis/decide/shards.ts';
+import {
+  foldSightings,
+  liveMembers,
+  memberLeaseName,
+  ownerOf,
+  shardLeaseName,
+  shardOf,
+  type MemberSighting,
+} from '../../redis/decide/shards.ts';
 import type { MultiInformer } from './informers.ts';
 import type { LeaseClient } from './leases.ts';
 import { LeaderElector } from './leader.ts';
@@ -64,7 +72,10 @@ export class ShardLeadership implements ShardedLeader {
     this.#now = options.now ?? Date.now;
     this.#log = options.logger.child({ module: 'shards', identity: options.identity });
     const common = { identity: options.identity, settings: options.settings, logger: options.logger, now: this.#now };
-    this.#member = new LeaderElector({ ...common, client: options.leaseClient(memberLeaseName(options.leaseName, options.identity)) });
+    this.#member = new LeaderElector({
+      ...common,
+      client: options.leaseClient(memberLeaseName(options.leaseName, options.identity)),
+    });
     for (let i = 0; i < options.shards; i++) {
       const name = shardLeaseName(options.leaseName, i, options.shards);
       this.#electors.push(
@@ -138,7 +149,9 @@ export class ShardLeadership implements ShardedLeader {
     }));
     this.#leases = foldSightings(this.#leases, all, now);
     // The membership Leases' sightings, keyed by the member they name.
-    this.#members = new Map([...this.#leases].filter(([name]) => name.startsWith(prefix)).map(([name, s]) => [name.slice(prefix.length), s]));
+    this.#members = new Map(
+      [...this.#leases].filter(([name]) => name.startsWith(prefix)).map(([name, s]) => [name.slice(prefix.length), s]),
+    );
     const live = this.members();
     const owners = this.#electors.map((_, i) => ownerOf(i, live));
     const moved = owners.flatMap((o, i) => (o !== this.#owners[i] ? [i] : []));
@@ -146,7 +159,10 @@ export class ShardLeadership implements ShardedLeader {
     const first = this.#owners.length === 0;
     this.#owners = owners;
     const mine = owners.flatMap((o, i) => (o === this.#o.identity ? [i] : []));
-    this.#log.info({ members: live, mine, moved: first ? undefined : moved }, first ? 'shards assigned' : 'shards reassigned');
+    this.#log.info(
+      { members: live, mine, moved: first ? undefined : moved },
+      first ? 'shards assigned' : 'shards reassigned',
+    );
     for (const i of moved) this.#electors[i]!.poke();
   }
 }

@@ -7,7 +7,13 @@
 // - Writes to a claim or a StatefulSet carry its uid as a precondition, so a write meant for one
 //   incarnation never lands on a successor created under the same name.
 // - A StatefulSet is only ever deleted with propagationPolicy Orphan: its pods (and claims) stay.
-import type { AppsV1Api, StorageV1Api, V1PersistentVolumeClaim, V1StatefulSet, V1StorageClass } from '@kubernetes/client-node';
+import type {
+  AppsV1Api,
+  StorageV1Api,
+  V1PersistentVolumeClaim,
+  V1StatefulSet,
+  V1StorageClass,
+} from '@kubernetes/client-node';
 import { podSelectorLabels } from '../../../api/labels.ts';
 import { isNotFound } from './errors.ts';
 import { mergePatchOptions, timeoutOptions, type CoreCalls } from './request.ts';
@@ -35,8 +41,15 @@ export function claimSelector(redisName: string): string {
 }
 
 /** The PersistentVolumeClaims of the Redis `name` in `namespace` (one list call). */
-export async function listRedisClaims(calls: VolumeCalls, namespace: string, name: string): Promise<V1PersistentVolumeClaim[]> {
-  const list = await calls.core.listNamespacedPersistentVolumeClaim({ namespace, labelSelector: claimSelector(name) }, timeoutOptions(calls.timeoutMs));
+export async function listRedisClaims(
+  calls: VolumeCalls,
+  namespace: string,
+  name: string,
+): Promise<V1PersistentVolumeClaim[]> {
+  const list = await calls.core.listNamespacedPersistentVolumeClaim(
+    { namespace, labelSelector: claimSelector(name) },
+    timeoutOptions(calls.timeoutMs),
+  );
   return list.items;
 }
 
@@ -47,7 +60,12 @@ export async function listStorageClasses(calls: VolumeCalls): Promise<V1StorageC
 }
 
 /** One JSON merge patch of a claim: its storage request and/or annotations, guarded by its uid. */
-export async function patchClaim(calls: VolumeCalls, namespace: string, name: string, changes: ClaimChanges): Promise<V1PersistentVolumeClaim> {
+export async function patchClaim(
+  calls: VolumeCalls,
+  namespace: string,
+  name: string,
+  changes: ClaimChanges,
+): Promise<V1PersistentVolumeClaim> {
   const metadata: Record<string, unknown> = {};
   if (changes.uid) metadata['uid'] = changes.uid;
   if (changes.annotations && Object.keys(changes.annotations).length > 0) metadata['annotations'] = changes.annotations;
@@ -57,7 +75,11 @@ export async function patchClaim(calls: VolumeCalls, namespace: string, name: st
 }
 
 /** The StatefulSet, or null when it does not exist. */
-export async function getStatefulSet(calls: VolumeCalls, namespace: string, name: string): Promise<V1StatefulSet | null> {
+export async function getStatefulSet(
+  calls: VolumeCalls,
+  namespace: string,
+  name: string,
+): Promise<V1StatefulSet | null> {
   try {
     return await calls.apps.readNamespacedStatefulSet({ namespace, name }, timeoutOptions(calls.timeoutMs));
   } catch (err) {
@@ -72,7 +94,12 @@ export async function getStatefulSet(calls: VolumeCalls, namespace: string, name
  * successor under the same name is never deleted (409 Conflict instead). Metacontroller then
  * recreates it from the hook's desired object and it adopts the orphans.
  */
-export async function deleteStatefulSetOrphan(calls: VolumeCalls, namespace: string, name: string, uid: string): Promise<void> {
+export async function deleteStatefulSetOrphan(
+  calls: VolumeCalls,
+  namespace: string,
+  name: string,
+  uid: string,
+): Promise<void> {
   await calls.apps.deleteNamespacedStatefulSet(
     { namespace, name, body: { propagationPolicy: 'Orphan', preconditions: { uid } } },
     timeoutOptions(calls.timeoutMs),

@@ -38,7 +38,14 @@ export type SwitchoverResult =
   | { ok: false; method: SwitchoverMethod; ms: number; phase: string; error: RedisFailure };
 
 export type RoleResult =
-  | { ok: true; role: 'master' | 'replica'; masterHost: string | null; masterPort: number | null; offset: number; latencyMs: number }
+  | {
+      ok: true;
+      role: 'master' | 'replica';
+      masterHost: string | null;
+      masterPort: number | null;
+      offset: number;
+      latencyMs: number;
+    }
   | { ok: false; error: RedisFailure; latencyMs: number };
 
 /** The `passwords` field of an ACL GETUSER reply (RESP2: a flat field/value list), or null for no user. */
@@ -90,7 +97,14 @@ export class RedisAdapter {
       const reply = (await this.pool.run(endpoint, (c) => c.call('ROLE'))) as unknown[];
       const latencyMs = performance.now() - started;
       if (reply[0] === 'master') {
-        return { ok: true, role: 'master', masterHost: null, masterPort: null, offset: Number(reply[1]) || 0, latencyMs };
+        return {
+          ok: true,
+          role: 'master',
+          masterHost: null,
+          masterPort: null,
+          offset: Number(reply[1]) || 0,
+          latencyMs,
+        };
       }
       return {
         ok: true,
@@ -122,7 +136,11 @@ export class RedisAdapter {
    * Application users on one node (ACLs do not replicate): ACL SETUSER of each, then ACL DELUSER of
    * the removed ones, in one MULTI so a node never holds half the change.
    */
-  async applyUsers(endpoint: Endpoint, users: ReadonlyArray<{ name: string; args: readonly string[] }>, removed: readonly string[]): Promise<ActionResult> {
+  async applyUsers(
+    endpoint: Endpoint,
+    users: ReadonlyArray<{ name: string; args: readonly string[] }>,
+    removed: readonly string[],
+  ): Promise<ActionResult> {
     if (users.length === 0 && removed.length === 0) return { ok: true, latencyMs: 0 };
     return this.#action(endpoint, async (c) => {
       const tx = c.multi();
@@ -159,7 +177,12 @@ export class RedisAdapter {
    * replication link at it: one MULTI. Passwords the user already has are kept: the probes of
    * the running container still log in with the one its env was started with.
    */
-  async adoptOperator(endpoint: Endpoint, user: string, rules: readonly string[], password: string): Promise<ActionResult> {
+  async adoptOperator(
+    endpoint: Endpoint,
+    user: string,
+    rules: readonly string[],
+    password: string,
+  ): Promise<ActionResult> {
     return this.#action(endpoint, async (c) => {
       const tx = c.multi();
       tx.call('ACL', 'SETUSER', user, 'on', `#${passwordHash(password)}`, ...rules);
@@ -176,7 +199,9 @@ export class RedisAdapter {
   }
 
   /** The fingerprint of the certificate the node serves to a new TLS connection now. */
-  async servedCertificate(endpoint: Endpoint): Promise<{ ok: true; fingerprint: string } | { ok: false; error: RedisFailure }> {
+  async servedCertificate(
+    endpoint: Endpoint,
+  ): Promise<{ ok: true; fingerprint: string } | { ok: false; error: RedisFailure }> {
     const options = this.pool.tls;
     if (!options) return { ok: false, error: classifyError(new Error('TLS is off')) };
     try {
@@ -223,7 +248,9 @@ export class RedisAdapter {
   async switchover(from: Endpoint, to: Endpoint, options: SwitchoverOptions = {}): Promise<SwitchoverResult> {
     const method = options.method ?? 'pause-and-promote';
     const timeoutMs = options.timeoutMs ?? 2000;
-    return method === 'failover-command' ? this.#failoverCommand(from, to, timeoutMs) : this.#pauseAndPromote(from, to, timeoutMs);
+    return method === 'failover-command'
+      ? this.#failoverCommand(from, to, timeoutMs)
+      : this.#pauseAndPromote(from, to, timeoutMs);
   }
 
   /** Closes connections to addresses not in `keep` (pods that went away or changed IP). */
@@ -258,12 +285,26 @@ export class RedisAdapter {
     const method = 'pause-and-promote' as const;
     const started = performance.now();
     const elapsed = () => performance.now() - started;
-    const fail = (phase: string, err: unknown): SwitchoverResult => ({ ok: false, method, ms: elapsed(), phase, error: classifyError(err) });
+    const fail = (phase: string, err: unknown): SwitchoverResult => ({
+      ok: false,
+      method,
+      ms: elapsed(),
+      phase,
+      error: classifyError(err),
+    });
     let paused = false;
     try {
       const before = await this.#replication(to);
-      if (before.role !== 'replica' || before.masterHost !== from.host || before.masterPort !== from.port || before.masterLinkStatus !== 'up') {
-        return fail('check', new Error(`target ${to.host}:${to.port} is not a linked replica of ${from.host}:${from.port}`));
+      if (
+        before.role !== 'replica' ||
+        before.masterHost !== from.host ||
+        before.masterPort !== from.port ||
+        before.masterLinkStatus !== 'up'
+      ) {
+        return fail(
+          'check',
+          new Error(`target ${to.host}:${to.port} is not a linked replica of ${from.host}:${from.port}`),
+        );
       }
       // The pause bounds itself server-side, so a crash of ours cannot leave writes paused.
       await this.pool.run(from, (c) => c.call('CLIENT', 'PAUSE', String(timeoutMs), 'WRITE'));
@@ -272,8 +313,14 @@ export class RedisAdapter {
       // WAIT makes the master ask for an ACK now instead of at the replica's next 1 s report.
       for (;;) {
         const left = timeoutMs - elapsed();
-        if (left <= 0) return await this.#unpauseAnd(from, fail('catch-up', new Error(`replica did not reach offset ${target} in ${timeoutMs} ms`)));
-        await this.pool.run(from, (c) => c.call('WAIT', '1', String(Math.max(1, Math.min(20, Math.floor(left)))))).catch(() => 0);
+        if (left <= 0)
+          return await this.#unpauseAnd(
+            from,
+            fail('catch-up', new Error(`replica did not reach offset ${target} in ${timeoutMs} ms`)),
+          );
+        await this.pool
+          .run(from, (c) => c.call('WAIT', '1', String(Math.max(1, Math.min(20, Math.floor(left))))))
+          .catch(() => 0);
         const r = await this.#replication(to);
         if (r.masterReplOffset >= target) break;
         await sleep(5);
@@ -306,14 +353,24 @@ export class RedisAdapter {
     const method = 'failover-command' as const;
     const started = performance.now();
     const elapsed = () => performance.now() - started;
-    const fail = (phase: string, err: unknown): SwitchoverResult => ({ ok: false, method, ms: elapsed(), phase, error: classifyError(err) });
+    const fail = (phase: string, err: unknown): SwitchoverResult => ({
+      ok: false,
+      method,
+      ms: elapsed(),
+      phase,
+      error: classifyError(err),
+    });
     try {
       // FAILOVER TO refuses a replica its master does not list as online yet, which after a
       // diskless sync lasts until the replica's first ACK (up to a second): WAIT asks for it now.
       for (;;) {
         const r = await this.#replication(from);
         if (r.replicas.some((l) => l.ip === to.host && l.port === to.port && l.state === 'online')) break;
-        if (elapsed() > timeoutMs) return fail('check', new Error(`${from.host}:${from.port} does not list ${to.host}:${to.port} as an online replica`));
+        if (elapsed() > timeoutMs)
+          return fail(
+            'check',
+            new Error(`${from.host}:${from.port} does not list ${to.host}:${to.port} as an online replica`),
+          );
         await this.pool.run(from, (c) => c.call('WAIT', '1', '20')).catch(() => 0);
         await sleep(5);
       }
@@ -321,7 +378,9 @@ export class RedisAdapter {
       return fail('check', err);
     }
     try {
-      await this.pool.run(from, (c) => c.call('FAILOVER', 'TO', to.host, String(to.port), 'TIMEOUT', String(timeoutMs)));
+      await this.pool.run(from, (c) =>
+        c.call('FAILOVER', 'TO', to.host, String(to.port), 'TIMEOUT', String(timeoutMs)),
+      );
     } catch (err) {
       return fail('start', err);
     }
@@ -330,7 +389,8 @@ export class RedisAdapter {
         const r = await this.#replication(from);
         if (r.role === 'replica' && r.failoverState === 'no-failover') {
           const t = await this.#replication(to);
-          if (t.role === 'master') return { ok: true, method, ms: elapsed(), offset: t.masterReplOffset, demoted: true };
+          if (t.role === 'master')
+            return { ok: true, method, ms: elapsed(), offset: t.masterReplOffset, demoted: true };
         }
         if (r.role === 'master' && r.failoverState === 'no-failover' && elapsed() > 50) {
           return fail('timeout', new Error('FAILOVER ended with the old master still master (timed out or aborted)'));

@@ -60,7 +60,11 @@ class LocalAddressConnector extends AbstractConnector {
           return;
         }
         try {
-          const socket = net.createConnection({ host: host ?? '127.0.0.1', port: port ?? REDIS_PORT, ...(localAddress ? { localAddress } : {}) });
+          const socket = net.createConnection({
+            host: host ?? '127.0.0.1',
+            port: port ?? REDIS_PORT,
+            ...(localAddress ? { localAddress } : {}),
+          });
           // ioredis waits for 'secureConnect' when options.tls is set, which a TLS socket over ours emits.
           const stream = secure ? tls.connect({ ...secure, socket }) : socket;
           this.stream = stream;

@@ -41,7 +41,9 @@ export function classifyError(err: unknown): RedisFailure {
   if (code && TLS_REFUSAL.test(code)) return { kind: 'auth', message: `TLS: ${message}` };
   for (const [re, kind] of BY_PREFIX) if (re.test(message)) return { kind, message };
   if (/Command timed out|connect ETIMEDOUT|timed out/i.test(message)) return { kind: 'timeout', message };
-  if (/Connection is closed|Stream isn't writeable|Command aborted due to connection close|socket hang up/i.test(message)) {
+  if (
+    /Connection is closed|Stream isn't writeable|Command aborted due to connection close|socket hang up/i.test(message)
+  ) {
     return { kind: 'closed', message };
   }
   if (/ECONNREFUSED/.test(message)) return { kind: 'refused', message };

@@ -36,7 +36,12 @@ export class ClusterAdapter {
     const slowMs = options.slowCommandTimeoutMs ?? 10_000;
     this.#username = options.username;
     this.#fast = new RedisPool({ ...options, password: undefined });
-    this.#slow = new RedisPool({ ...options, password: undefined, onLost: undefined, timeouts: { ...options.timeouts, commandTimeoutMs: slowMs } });
+    this.#slow = new RedisPool({
+      ...options,
+      password: undefined,
+      onLost: undefined,
+      timeouts: { ...options.timeouts, commandTimeoutMs: slowMs },
+    });
   }
 
   get password(): string | undefined {
@@ -66,7 +71,11 @@ export class ClusterAdapter {
   async probe(ip: string): Promise<ProbeOutcome> {
     try {
       const [nodes, info, cluster] = await this.#fast.run(endpointOf(ip), (c) =>
-        Promise.all([c.call('CLUSTER', 'NODES'), c.call('INFO', 'replication', 'memory', 'keyspace'), c.call('CLUSTER', 'INFO')]),
+        Promise.all([
+          c.call('CLUSTER', 'NODES'),
+          c.call('INFO', 'replication', 'memory', 'keyspace'),
+          c.call('CLUSTER', 'INFO'),
+        ]),
       );
       return { ok: true, nodes: parseClusterNodes(String(nodes)), info: parseNodeInfo(String(info), String(cluster)) };
     } catch (err) {
@@ -85,7 +94,9 @@ export class ClusterAdapter {
   }
 
   addSlotsRange(ip: string, ranges: ReadonlyArray<readonly [number, number]>): Promise<Result> {
-    return this.#run(ip, (c) => c.call('CLUSTER', 'ADDSLOTSRANGE', ...ranges.flatMap(([a, b]) => [String(a), String(b)])));
+    return this.#run(ip, (c) =>
+      c.call('CLUSTER', 'ADDSLOTSRANGE', ...ranges.flatMap(([a, b]) => [String(a), String(b)])),
+    );
   }
 
   /** Only works on a node that knows no other node and has epoch 0: a failure is no harm. */
@@ -125,9 +136,30 @@ export class ClusterAdapter {
    * MIGRATE host port "" 0 timeout [REPLACE] AUTH2 user pw KEYS ... from `ip` to `targetIp`.
    * "NOKEY" (every key already gone) is a success.
    */
-  async migrate(ip: string, targetIp: string, keys: readonly Buffer[], timeoutMs: number, replace: boolean): Promise<Result> {
-    const auth = this.#username !== undefined ? ['AUTH2', this.#username, this.#password ?? ''] : this.#password !== undefined ? ['AUTH', this.#password] : [];
-    const args = [targetIp, String(REDIS_PORT), '', '0', String(timeoutMs), ...(replace ? ['REPLACE'] : []), ...auth, 'KEYS', ...keys];
+  async migrate(
+    ip: string,
+    targetIp: string,
+    keys: readonly Buffer[],
+    timeoutMs: number,
+    replace: boolean,
+  ): Promise<Result> {
+    const auth =
+      this.#username !== undefined
+        ? ['AUTH2', this.#username, this.#password ?? '']
+        : this.#password !== undefined
+          ? ['AUTH', this.#password]
+          : [];
+    const args = [
+      targetIp,
+      String(REDIS_PORT),
+      '',
+      '0',
+      String(timeoutMs),
+      ...(replace ? ['REPLACE'] : []),
+      ...auth,
+      'KEYS',
+      ...keys,
+    ];
     try {
       const value = await this.#slow.run(endpointOf(ip), (c) => c.call('MIGRATE', ...args));
       return { ok: true, value: String(value) };

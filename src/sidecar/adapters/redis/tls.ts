@@ -23,7 +23,9 @@ export function tlsOptionsFor(ca: string, name: string, namespace: string): Conn
       for (const dns of candidates) if (tls.checkServerIdentity(dns, cert) === undefined) return undefined;
       // Node's own code for a name mismatch, so the refusal is classified like its own (errors.ts).
       return Object.assign(
-        new Error(`certificate of ${host} names neither it nor *.${headless}.${namespace}.svc: ${cert.subjectaltname ?? 'no subjectAltName'}`),
+        new Error(
+          `certificate of ${host} names neither it nor *.${headless}.${namespace}.svc: ${cert.subjectaltname ?? 'no subjectAltName'}`,
+        ),
         {
           code: 'ERR_TLS_CERT_ALTNAME_INVALID',
         },
@@ -42,11 +44,23 @@ export function pemFingerprint(pem: string): string | null {
 }
 
 /** The fingerprint of the certificate the node serves to a new connection now. */
-export function servedFingerprint(endpoint: Endpoint, options: ConnectionOptions, localAddress: string | undefined, timeoutMs: number): Promise<string> {
+export function servedFingerprint(
+  endpoint: Endpoint,
+  options: ConnectionOptions,
+  localAddress: string | undefined,
+  timeoutMs: number,
+): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.createConnection({ host: endpoint.host, port: endpoint.port, ...(localAddress ? { localAddress } : {}) });
+    const socket = net.createConnection({
+      host: endpoint.host,
+      port: endpoint.port,
+      ...(localAddress ? { localAddress } : {}),
+    });
     const secure = tls.connect({ ...options, socket });
-    const timer = setTimeout(() => done(new Error(`TLS handshake with ${endpoint.host}:${endpoint.port} timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => done(new Error(`TLS handshake with ${endpoint.host}:${endpoint.port} timed out after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const done = (err: Error | null, fingerprint?: string) => {
       clearTimeout(timer);
       secure.destroy();

@@ -81,14 +81,16 @@ export interface RedisFacts {
  * loading: the node is loading its data set; busy: a script blocks it; readonly/noreplicas: a
  * write was refused (replica, or fenced by min-replicas-to-write).
  */
-export type RedisErrorKind = 'timeout' | 'refused' | 'unreachable' | 'closed' | 'auth' | 'loading' | 'busy' | 'readonly' | 'noreplicas' | 'other';
+export type RedisErrorKind =
+  'timeout' | 'refused' | 'unreachable' | 'closed' | 'auth' | 'loading' | 'busy' | 'readonly' | 'noreplicas' | 'other';
 
 export interface RedisFailure {
   kind: RedisErrorKind;
   message: string;
 }
 
-export type ProbeResult = { ok: true; facts: RedisFacts; latencyMs: number } | { ok: false; error: RedisFailure; latencyMs: number };
+export type ProbeResult =
+  { ok: true; facts: RedisFacts; latencyMs: number } | { ok: false; error: RedisFailure; latencyMs: number };
 
 export type ActionResult = { ok: true; latencyMs: number } | { ok: false; error: RedisFailure; latencyMs: number };
 

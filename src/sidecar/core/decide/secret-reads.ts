@@ -32,6 +32,7 @@ export function decideSecretRead(s: SecretReadState): SecretReadDecision {
   const retried = s.now - s.attemptAt > SECRET_RETRY_MS;
   if (!retried) return { read: false, reason: 'read less than a second ago' };
   if (s.refused) return { read: true, reason: 'a node refused the password' };
-  if (s.now - s.loadedAt > s.everyMs) return { read: true, reason: s.loadedAt === -Infinity ? 'a value is missing (or never read)' : 'polled' };
+  if (s.now - s.loadedAt > s.everyMs)
+    return { read: true, reason: s.loadedAt === -Infinity ? 'a value is missing (or never read)' : 'polled' };
   return { read: false, reason: 'read less than the polling interval ago' };
 }

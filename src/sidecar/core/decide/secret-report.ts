@@ -8,7 +8,12 @@
 // - Looks happen every `everyMs` while everything is found, every REPORT_RETRY_MS while a Secret
 //   or key is missing or a read failed (a Secret created by the user shows within seconds), and
 //   at once when the spec names other Secrets.
-import { formatSecretReport, passwordWritable, type ReportedSecret, type SecretNeed } from '../../../api/secret-report.ts';
+import {
+  formatSecretReport,
+  passwordWritable,
+  type ReportedSecret,
+  type SecretNeed,
+} from '../../../api/secret-report.ts';
 
 /** A missing Secret, or a failed look, is looked at again after this long. */
 export const REPORT_RETRY_MS = 2000;
@@ -17,18 +22,27 @@ export const REPORT_RETRY_MS = 2000;
 export type FetchedSecret = { resourceVersion: string; data: Readonly<Record<string, string>> } | null;
 
 /** The report for `needs` from what was read (a Secret not in `fetched` counts as missing). */
-export function buildSecretReport(needs: readonly SecretNeed[], fetched: ReadonlyMap<string, FetchedSecret>): ReportedSecret[] {
+export function buildSecretReport(
+  needs: readonly SecretNeed[],
+  fetched: ReadonlyMap<string, FetchedSecret>,
+): ReportedSecret[] {
   return needs.map((need) => {
     const secret = fetched.get(need.name) ?? null;
     if (secret === null) return { name: need.name, missing: true };
     const keys = need.keys.filter((k) => Object.hasOwn(secret.data, k));
-    const unwritable = need.passwordKeys.filter((k) => keys.includes(k) && !passwordWritable(Buffer.from(secret.data[k]!, 'base64').toString('utf8')));
+    const unwritable = need.passwordKeys.filter(
+      (k) => keys.includes(k) && !passwordWritable(Buffer.from(secret.data[k]!, 'base64').toString('utf8')),
+    );
     return { name: need.name, resourceVersion: secret.resourceVersion, keys, unwritable };
   });
 }
 
 /** The annotation value to write, or null when the object already carries it. */
-export function reportToWrite(needs: readonly SecretNeed[], fetched: ReadonlyMap<string, FetchedSecret>, current: string | undefined): string | null {
+export function reportToWrite(
+  needs: readonly SecretNeed[],
+  fetched: ReadonlyMap<string, FetchedSecret>,
+  current: string | undefined,
+): string | null {
   const value = formatSecretReport(buildSecretReport(needs, fetched));
   return value === current ? null : value;
 }

@@ -8,7 +8,16 @@ import type { RedisStatus } from '../../../api/schema.ts';
 
 /** A Redis's phases, and a RedisCluster's (Resharding: Running while slots move). */
 export const PHASES = ['Pending', 'Running', 'Failed', 'Hibernated', 'Resharding'] as const;
-export const CONDITION_TYPES = ['Ready', 'MasterAvailable', 'ReplicasInSync', 'SpecValid', 'Updated', 'Hibernated', 'SecretsReady', 'BackupHealthy'] as const;
+export const CONDITION_TYPES = [
+  'Ready',
+  'MasterAvailable',
+  'ReplicasInSync',
+  'SpecValid',
+  'Updated',
+  'Hibernated',
+  'SecretsReady',
+  'BackupHealthy',
+] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 
 export type Phase = (typeof PHASES)[number];

@@ -15,10 +15,14 @@ export interface BackupEvent {
   message: string;
 }
 
-const rec = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const rec = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
-export function backupEvents(memory: BackupMemory | null, status: unknown): { memory: BackupMemory; events: BackupEvent[] } {
+export function backupEvents(
+  memory: BackupMemory | null,
+  status: unknown,
+): { memory: BackupMemory; events: BackupEvent[] } {
   const backup = rec(rec(status)['backup']);
   const success = rec(backup['lastSuccessful']);
   const failure = rec(backup['lastFailure']);
@@ -34,7 +38,11 @@ export function backupEvents(memory: BackupMemory | null, status: unknown): { me
     events.push({ type: 'Normal', reason: 'BackupCompleted', message: `stored ${now.success}${size}${offset}` });
   }
   if (now.failure !== null && now.failure !== memory.failure) {
-    events.push({ type: 'Warning', reason: 'BackupFailed', message: `${String(failure['job'])}: ${text(failure['message']) ?? 'the backup failed'}` });
+    events.push({
+      type: 'Warning',
+      reason: 'BackupFailed',
+      message: `${String(failure['job'])}: ${text(failure['message']) ?? 'the backup failed'}`,
+    });
   }
   return { memory: now, events };
 }

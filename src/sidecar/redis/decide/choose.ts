@@ -23,7 +23,8 @@ import { masterIpOf } from './failure.ts';
 import { bootstrapWaits, describeHolders } from './bootstrap-wait.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
-export type Choice = { ok: true; pod: PodObservation; facts: RedisFacts; reason: string } | { ok: false; reason: string };
+export type Choice =
+  { ok: true; pod: PodObservation; facts: RedisFacts; reason: string } | { ok: false; reason: string };
 
 interface Candidate {
   pod: PodObservation;
@@ -65,7 +66,8 @@ export function historyOf(input: DecideInput, master: PodObservation): string | 
   for (const pod of input.pods) {
     if (pod === master) continue;
     const f = currentFacts(pod, input.now, input.config);
-    if (f && f.replication.role === 'replica' && f.replication.masterHost === ip && !isEmpty(f)) followers.push(f.replication.masterReplid);
+    if (f && f.replication.role === 'replica' && f.replication.masterHost === ip && !isEmpty(f))
+      followers.push(f.replication.masterReplid);
   }
   return majority(followers);
 }
@@ -82,10 +84,15 @@ export interface Missing {
  * missing pod that could hold data: any with persistence (its volume survives), a Running one
  * with an IP otherwise.
  */
-export function missingContenders(input: DecideInput, exclude: PodObservation | null, online: string[] | null): Missing[] {
+export function missingContenders(
+  input: DecideInput,
+  exclude: PodObservation | null,
+  online: string[] | null,
+): Missing[] {
   const { spec } = input;
   const readable = (p: PodObservation) => usable(input, p) !== null;
-  const alive = (p: PodObservation | undefined) => p !== undefined && !p.deleting && p.phase === 'Running' && p.ip !== null;
+  const alive = (p: PodObservation | undefined) =>
+    p !== undefined && !p.deleting && p.phase === 'Running' && p.ip !== null;
   const out: Missing[] = [];
   if (online) {
     for (const ip of online) {
@@ -111,7 +118,11 @@ const names = (m: Missing[]) => m.map((x) => x.name).join(', ');
 
 function compareFailover(a: Candidate, b: Candidate, history: string | null, labelled: PodObservation): number {
   const promoted = (c: Candidate) =>
-    c.facts.replication.role === 'master' && c.pod !== labelled && (history === null || c.facts.replication.masterReplid2 === history) ? 0 : 1;
+    c.facts.replication.role === 'master' &&
+    c.pod !== labelled &&
+    (history === null || c.facts.replication.masterReplid2 === history)
+      ? 0
+      : 1;
   return (
     promoted(a) - promoted(b) ||
     a.facts.replicaPriority - b.facts.replicaPriority ||
@@ -137,7 +148,12 @@ export interface PromotionOptions {
  * Whom to promote when the labelled master `master` failed or lost its role. With
  * includeMaster, the master itself (restarted, answering as a replica) competes too.
  */
-export function choosePromotion(input: DecideInput, master: PodObservation, includeMaster: boolean, options: PromotionOptions = {}): Choice {
+export function choosePromotion(
+  input: DecideInput,
+  master: PodObservation,
+  includeMaster: boolean,
+  options: PromotionOptions = {},
+): Choice {
   const { now, config } = input;
   const history = historyOf(input, master);
   const masterSilentMs = silentForMs(master, now) ?? 0;
@@ -174,7 +190,9 @@ export function choosePromotion(input: DecideInput, master: PodObservation, incl
     if (r.role === 'replica' && r.masterLinkStatus === 'down' && pod !== master) {
       const downMs = (r.masterLinkDownSinceSeconds ?? facts.uptimeSeconds) * 1000;
       if (downMs > masterSilentMs + config.maxReplicaLinkDownMs) {
-        excluded.push(`${pod.name}: its link has been down ${Math.round(downMs / 1000)} s, since long before the master fell silent`);
+        excluded.push(
+          `${pod.name}: its link has been down ${Math.round(downMs / 1000)} s, since long before the master fell silent`,
+        );
         continue;
       }
     }
@@ -224,7 +242,8 @@ export function choosePromotion(input: DecideInput, master: PodObservation, incl
   const rest = eligible.slice(1).map(describe);
   const note = missing.length > 0 ? `; gave up waiting for ${names(missing)} after ${Math.round(waitedMs)} ms` : '';
   const skipped = excluded.length > 0 ? `; excluded ${excluded.join('; ')}` : '';
-  const already = best.facts.replication.role === 'master' && best.pod !== master ? ' (already promoted by an earlier leader)' : '';
+  const already =
+    best.facts.replication.role === 'master' && best.pod !== master ? ' (already promoted by an earlier leader)' : '';
   return {
     ok: true,
     pod: best.pod,
@@ -268,7 +287,9 @@ export function chooseBootstrap(input: DecideInput): Choice {
   if (masters.length > 0) {
     const superseded = new Set(masters.map((m) => m.facts.replication.masterReplid2));
     masters.sort(
-      (a, b) => (superseded.has(a.facts.replication.masterReplid) ? 1 : 0) - (superseded.has(b.facts.replication.masterReplid) ? 1 : 0) || compareByData(a, b),
+      (a, b) =>
+        (superseded.has(a.facts.replication.masterReplid) ? 1 : 0) -
+          (superseded.has(b.facts.replication.masterReplid) ? 1 : 0) || compareByData(a, b),
     );
     const best = masters[0]!;
     const others = masters.slice(1).map((m) => m.pod.name);
@@ -289,7 +310,8 @@ export function chooseBootstrap(input: DecideInput): Choice {
         `${candidates.length > 0 ? 'the answering pods lack' : 'and no pod answers yet'} (the annotation ${BOOTSTRAP_WITHOUT_ANNOTATION} gives up on named pods)`,
     };
   }
-  if (candidates.length === 0) return { ok: false, reason: `no pod answers${excluded.length ? ` (${excluded.join('; ')})` : ''}` };
+  if (candidates.length === 0)
+    return { ok: false, reason: `no pod answers${excluded.length ? ` (${excluded.join('; ')})` : ''}` };
 
   // A fresh set (every answering node empty) waits up to maxPartialWaitMs for pods not up yet that
   // cannot hold data: it then starts from <name>-master-0 as its names say, not from whichever
@@ -298,16 +320,27 @@ export function chooseBootstrap(input: DecideInput): Choice {
   const notYet = expectedPodNames(input.name, input.spec.replicas).filter((n) => !readable.has(n));
   const waitedMs = input.now - Math.min(...candidates.map((c) => c.pod.redis?.firstOkAt ?? input.now));
   if (candidates.every((c) => isEmpty(c.facts)) && notYet.length > 0 && waitedMs < input.config.maxPartialWaitMs) {
-    return { ok: false, reason: `no master yet and ${notYet.join(', ')} not up yet: waiting (up to ${input.config.maxPartialWaitMs} ms) for the whole set` };
+    return {
+      ok: false,
+      reason: `no master yet and ${notYet.join(', ')} not up yet: waiting (up to ${input.config.maxPartialWaitMs} ms) for the whole set`,
+    };
   }
 
   candidates.sort(compareByData);
   const best = candidates[0]!;
-  const released = waits.released.length > 0 ? `; gave up on ${describeHolders(waits.released)} as ${BOOTSTRAP_WITHOUT_ANNOTATION} asks` : '';
+  const released =
+    waits.released.length > 0
+      ? `; gave up on ${describeHolders(waits.released)} as ${BOOTSTRAP_WITHOUT_ANNOTATION} asks`
+      : '';
   const skipped = excluded.length > 0 ? `; excluded ${excluded.join('; ')}` : '';
   if (candidates.every((c) => isEmpty(c.facts))) {
     const preferred = candidates.find((c) => c.pod.name === `${input.name}-master-0`) ?? best;
-    return { ok: true, pod: preferred.pod, facts: preferred.facts, reason: `fresh set (every node empty): starting from ${preferred.pod.name}${released}` };
+    return {
+      ok: true,
+      pod: preferred.pod,
+      facts: preferred.facts,
+      reason: `fresh set (every node empty): starting from ${preferred.pod.name}${released}`,
+    };
   }
   return {
     ok: true,

@@ -29,7 +29,8 @@ export function cutOffEvidence(input: DecideInput, master: PodObservation, facts
   if (followers.length < facts.minReplicasToWrite + 1) return [];
   for (const { pod, facts: f } of followers) {
     const fr = f.replication;
-    if (fr.masterReplid !== r.masterReplid || (fr.slaveReplOffset ?? 0) <= 0 || fr.masterSyncInProgress || f.loading) return [];
+    if (fr.masterReplid !== r.masterReplid || (fr.slaveReplOffset ?? 0) <= 0 || fr.masterSyncInProgress || f.loading)
+      return [];
     const since = pod.redis?.witnessDownSince ?? null;
     if (since === null || now - since < config.downAfterMs) return [];
     if (!reportsMasterDown(f, config, offsetStalledMs(pod.redis))) return [];

@@ -83,7 +83,10 @@ export function crashEvidence(input: DecideInput, master: PodObservation): strin
   const linked = all.filter((f) => f.facts.replication.masterLinkStatus !== 'down');
   if (followers.length === 0) return [];
   if (master.redisContainerGone === true && linked.length === 0) {
-    return [`the API says its redis container is not running`, `every replica following it (${followers.join(', ')}) reports the link down`];
+    return [
+      `the API says its redis container is not running`,
+      `every replica following it (${followers.join(', ')}) reports the link down`,
+    ];
   }
   if (t.refusedSince === null || now - t.refusedSince < config.crashConfirmMs || linked.length > 0) return [];
   return [
@@ -110,11 +113,19 @@ export function finishedElsewhere(input: DecideInput, master: PodObservation): s
   const rest = others.filter((o) => o !== promoted && o.facts);
   const following = rest.every((o) => {
     const r = o.facts!.replication;
-    return r.role === 'replica' && r.masterHost === promoted.pod.ip && r.masterPort === REDIS_PORT && r.masterLinkStatus === 'up';
+    return (
+      r.role === 'replica' &&
+      r.masterHost === promoted.pod.ip &&
+      r.masterPort === REDIS_PORT &&
+      r.masterLinkStatus === 'up'
+    );
   });
   if (!following) return [];
-  const who = rest.length > 0 ? `, and ${rest.map((o) => o.pod.name).join(', ')} follow${rest.length === 1 ? 's' : ''} it` : '';
-  return [`its port refuses connections while ${promoted.pod.name} answers as master${who} (an earlier failover to finish)`];
+  const who =
+    rest.length > 0 ? `, and ${rest.map((o) => o.pod.name).join(', ')} follow${rest.length === 1 ? 's' : ''} it` : '';
+  return [
+    `its port refuses connections while ${promoted.pod.name} answers as master${who} (an earlier failover to finish)`,
+  ];
 }
 
 export function assessMaster(input: DecideInput, master: PodObservation): MasterHealth {
@@ -139,7 +150,10 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
   }
   const error = master.redis?.lastError;
   if (error && !isSilence(error.kind) && master.redis?.ip === master.ip) {
-    return { state: 'unreadable', reason: `${master.name} answers with an error (${error.kind}: ${error.message}); it is alive, not failing over` };
+    return {
+      state: 'unreadable',
+      reason: `${master.name} answers with an error (${error.kind}: ${error.message}); it is alive, not failing over`,
+    };
   }
   const silentMs = silentForMs(master, now);
   if (silentMs === null) return { state: 'suspect', silentMs, reason: `${master.name} has not been probed yet` };
@@ -153,7 +167,11 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
     };
   }
   if (silentMs < config.downAfterMs) {
-    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${Math.round(silentMs)} ms, below downAfterMilliseconds ${config.downAfterMs}` };
+    return {
+      state: 'suspect',
+      silentMs,
+      reason: `${master.name} silent for ${Math.round(silentMs)} ms, below downAfterMilliseconds ${config.downAfterMs}`,
+    };
   }
   const api = apiEvidence(master);
   const going = master.deleting || (master.phase !== null && master.phase !== 'Running') || master.ip === null;
@@ -189,7 +207,16 @@ export function assessMaster(input: DecideInput, master: PodObservation): Master
       w.total.length === 0
         ? 'no answering replica follows it to testify and the API shows the pod Running and Ready'
         : `only ${w.down.length} of ${w.total.length} replicas following it confirm it is down so far`;
-    return { state: 'suspect', silentMs, reason: `${master.name} silent for ${Math.round(silentMs)} ms but ${why}: waiting` };
+    return {
+      state: 'suspect',
+      silentMs,
+      reason: `${master.name} silent for ${Math.round(silentMs)} ms but ${why}: waiting`,
+    };
   }
-  return { state: 'failed', silentMs, evidence, reason: `${master.name} failed: silent for ${Math.round(silentMs)} ms and ${evidence.join('; ')}` };
+  return {
+    state: 'failed',
+    silentMs,
+    evidence,
+    reason: `${master.name} failed: silent for ${Math.round(silentMs)} ms and ${evidence.join('; ')}`,
+  };
 }

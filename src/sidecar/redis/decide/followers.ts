@@ -12,7 +12,10 @@ export function masterIpOf(master: PodObservation): string | null {
 }
 
 /** Answering replicas that follow the master's IP, with their current facts. */
-export function followersOf(input: DecideInput, master: PodObservation): Array<{ pod: PodObservation; facts: RedisFacts }> {
+export function followersOf(
+  input: DecideInput,
+  master: PodObservation,
+): Array<{ pod: PodObservation; facts: RedisFacts }> {
   const ip = masterIpOf(master);
   const out: Array<{ pod: PodObservation; facts: RedisFacts }> = [];
   if (!ip) return out;
@@ -20,7 +23,8 @@ export function followersOf(input: DecideInput, master: PodObservation): Array<{
     if (pod === master) continue;
     const facts = currentFacts(pod, input.now, input.config);
     const r = facts?.replication;
-    if (facts && r && r.role === 'replica' && r.masterHost === ip && r.masterPort === REDIS_PORT) out.push({ pod, facts });
+    if (facts && r && r.role === 'replica' && r.masterHost === ip && r.masterPort === REDIS_PORT)
+      out.push({ pod, facts });
   }
   return out;
 }

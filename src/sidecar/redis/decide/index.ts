@@ -31,6 +31,17 @@ export type { RolloutDecision } from './rollout.ts';
 export { CAUGHT_UP_BYTES, bestTarget, checkTarget, decideRequest, parseRequest } from './switchover.ts';
 export type { RequestDecision, SwitchoverRequest, TargetCheck, TargetChoice } from './switchover.ts';
 export { DEFAULT_DECIDE_CONFIG } from './types.ts';
-export type { ClaimFact, DecideConfig, DecideInput, MasterDecision, PodObservation, PodPatch, RoundPlan, RedisTrack, SpecView, Step } from './types.ts';
+export type {
+  ClaimFact,
+  DecideConfig,
+  DecideInput,
+  MasterDecision,
+  PodObservation,
+  PodPatch,
+  RoundPlan,
+  RedisTrack,
+  SpecView,
+  Step,
+} from './types.ts';
 export { decideReplicationReports, REPORT_EVERY_MS, REPORT_MIN_BYTES } from './replication-report.ts';
 export type { ReplicationReport } from './replication-report.ts';

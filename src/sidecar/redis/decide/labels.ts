@@ -4,7 +4,14 @@
 // the master label away comes before the one that gives it (plan.ts keeps this order and the
 // manager must stop if one of them fails); a pod we cannot read keeps its role label, except that
 // it loses the master label when another pod is chosen.
-import { LINK_ANNOTATION, REDIS_PORT, ROLE_LABEL, ROLE_MASTER, ROLE_REPLICA, ROLE_SINCE_ANNOTATION } from '../../../api/labels.ts';
+import {
+  LINK_ANNOTATION,
+  REDIS_PORT,
+  ROLE_LABEL,
+  ROLE_MASTER,
+  ROLE_REPLICA,
+  ROLE_SINCE_ANNOTATION,
+} from '../../../api/labels.ts';
 import { currentFacts, silentForMs } from './observe.ts';
 import type { DecideInput, PodPatch, Step } from './types.ts';
 
@@ -34,7 +41,11 @@ export function planLabels(input: DecideInput, ctx: LabelContext): Step[] {
       role = ctx.master ? ROLE_REPLICA : null;
       const r = facts.replication;
       const linked =
-        ctx.masterIp !== null && r.role === 'replica' && r.masterHost === ctx.masterIp && r.masterPort === REDIS_PORT && r.masterLinkStatus === 'up';
+        ctx.masterIp !== null &&
+        r.role === 'replica' &&
+        r.masterHost === ctx.masterIp &&
+        r.masterPort === REDIS_PORT &&
+        r.masterLinkStatus === 'up';
       link = linked ? 'up' : 'down';
       why = linked ? `${pod.name} replicates from the master` : `${pod.name} is not (yet) linked to the master`;
     } else {
@@ -58,7 +69,10 @@ export function planLabels(input: DecideInput, ctx: LabelContext): Step[] {
     const patch: PodPatch = { metadata: {} };
     if (Object.keys(labels).length > 0) patch.metadata.labels = labels;
     if (Object.keys(annotations).length > 0) patch.metadata.annotations = annotations;
-    const changes = [...Object.entries(labels).map(([k, v]) => `${k}=${v}`), ...Object.entries(annotations).map(([k, v]) => `${k}=${v}`)].join(', ');
+    const changes = [
+      ...Object.entries(labels).map(([k, v]) => `${k}=${v}`),
+      ...Object.entries(annotations).map(([k, v]) => `${k}=${v}`),
+    ].join(', ');
     if (pod.roleLabel === ROLE_MASTER && role === ROLE_REPLICA) {
       unmaster.push({ kind: 'label', pod: pod.name, patch, critical: true, reason: `${why}: ${changes}` });
     } else if (role === ROLE_MASTER && pod.roleLabel !== ROLE_MASTER) {

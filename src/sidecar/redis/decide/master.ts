@@ -23,7 +23,11 @@ function pickLabelled(input: DecideInput, labelled: PodObservation[]): PodObserv
     const fb = currentFacts(b, input.now, input.config);
     const sa = fa && superseded.has(fa.replication.masterReplid) ? 1 : 0;
     const sb = fb && superseded.has(fb.replication.masterReplid) ? 1 : 0;
-    return sa - sb || (fb?.replication.masterReplOffset ?? -1) - (fa?.replication.masterReplOffset ?? -1) || compareCodeUnits(a.name, b.name);
+    return (
+      sa - sb ||
+      (fb?.replication.masterReplOffset ?? -1) - (fa?.replication.masterReplOffset ?? -1) ||
+      compareCodeUnits(a.name, b.name)
+    );
   })[0]!;
 }
 
@@ -40,13 +44,20 @@ export function decideMaster(input: DecideInput): MasterAssessment {
     if (!choice.ok) return { decision: { kind: 'wait', master: null, reason: choice.reason }, health: null };
     const adopt = choice.facts.replication.role === 'master';
     return {
-      decision: { kind: 'promote', cause: adopt ? 'adopt' : 'bootstrap', master: choice.pod.name, previous: null, reason: choice.reason },
+      decision: {
+        kind: 'promote',
+        cause: adopt ? 'adopt' : 'bootstrap',
+        master: choice.pod.name,
+        previous: null,
+        reason: choice.reason,
+      },
       health: null,
     };
   }
 
   const master = labelled.length === 1 ? labelled[0]! : pickLabelled(input, labelled);
-  const extra = labelled.length > 1 ? ` (${labelled.length} pods carried the master label; keeping ${master.name})` : '';
+  const extra =
+    labelled.length > 1 ? ` (${labelled.length} pods carried the master label; keeping ${master.name})` : '';
   const health = assessMaster(input, master);
   switch (health.state) {
     case 'healthy': {
@@ -57,7 +68,10 @@ export function decideMaster(input: DecideInput): MasterAssessment {
           : null;
       if (leaving) {
         const target = choosePromotion(input, master, false, { stayingOnly: true });
-        const linked = target.ok && target.facts.replication.role === 'replica' && target.facts.replication.masterLinkStatus === 'up';
+        const linked =
+          target.ok &&
+          target.facts.replication.role === 'replica' &&
+          target.facts.replication.masterLinkStatus === 'up';
         if (target.ok && linked) {
           return {
             decision: {
@@ -78,7 +92,8 @@ export function decideMaster(input: DecideInput): MasterAssessment {
           health,
         };
       }
-      const asked = input.switchoverTo === undefined ? undefined : input.pods.find((p) => p.name === input.switchoverTo);
+      const asked =
+        input.switchoverTo === undefined ? undefined : input.pods.find((p) => p.name === input.switchoverTo);
       if (asked && labelled.length === 1) {
         const check = checkTarget(input, master, asked);
         if (check.ok) {
@@ -101,7 +116,11 @@ export function decideMaster(input: DecideInput): MasterAssessment {
     case 'lost-role':
     case 'failed': {
       const choice = choosePromotion(input, master, health.state === 'lost-role');
-      if (!choice.ok) return { decision: { kind: 'wait', master: master.name, reason: `${health.reason}; ${choice.reason}` }, health };
+      if (!choice.ok)
+        return {
+          decision: { kind: 'wait', master: master.name, reason: `${health.reason}; ${choice.reason}` },
+          health,
+        };
       const adopt = choice.pod !== master && choice.facts.replication.role === 'master';
       return {
         decision: {

@@ -22,7 +22,12 @@ export function reportsMasterDown(
   if (r.role !== 'replica') return false;
   if (r.masterLinkStatus === 'down') {
     // A full sync in progress with fresh transfer I/O means the master is alive and sending.
-    if (r.masterSyncInProgress && r.masterSyncLastIoSecondsAgo !== null && r.masterSyncLastIoSecondsAgo < config.silentAfterSeconds) return false;
+    if (
+      r.masterSyncInProgress &&
+      r.masterSyncLastIoSecondsAgo !== null &&
+      r.masterSyncLastIoSecondsAgo < config.silentAfterSeconds
+    )
+      return false;
     return true;
   }
   if (stalledMs !== null && stalledMs >= config.offsetStallMs) return true;
@@ -116,11 +121,23 @@ export function track(
 /** The pod's Redis answered recently at the pod's current IP. */
 export function isAnswering(pod: PodObservation, now: number, config: Pick<DecideConfig, 'staleAfterMs'>): boolean {
   const t = pod.redis;
-  return t !== null && pod.ip !== null && t.ip === pod.ip && t.lastError === null && t.facts !== null && t.okAt !== null && now - t.okAt <= config.staleAfterMs;
+  return (
+    t !== null &&
+    pod.ip !== null &&
+    t.ip === pod.ip &&
+    t.lastError === null &&
+    t.facts !== null &&
+    t.okAt !== null &&
+    now - t.okAt <= config.staleAfterMs
+  );
 }
 
 /** Facts if answering now, else null. */
-export function currentFacts(pod: PodObservation, now: number, config: Pick<DecideConfig, 'staleAfterMs'>): RedisFacts | null {
+export function currentFacts(
+  pod: PodObservation,
+  now: number,
+  config: Pick<DecideConfig, 'staleAfterMs'>,
+): RedisFacts | null {
   return isAnswering(pod, now, config) ? pod.redis!.facts : null;
 }
 

@@ -83,6 +83,8 @@ export function parseGrace(value: string | undefined): Map<string, number> {
 
 export function formatGrace(grace: ReadonlyMap<string, number>): string | null {
   if (grace.size === 0) return null;
-  const entries = [...grace].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([u, t]) => [u, new Date(t).toISOString()]);
+  const entries = [...grace]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([u, t]) => [u, new Date(t).toISOString()]);
   return JSON.stringify(Object.fromEntries(entries));
 }

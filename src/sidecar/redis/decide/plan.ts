@@ -41,9 +41,19 @@ export function planRound(input: DecideInput): RoundPlan {
 
   if (decision.kind === 'promote') {
     if (facts?.replication.role !== 'master') {
-      steps.push({ kind: 'promote', pod: masterPod.name, endpoint: endpointOf(masterIp), critical: true, reason: decision.reason });
+      steps.push({
+        kind: 'promote',
+        pod: masterPod.name,
+        endpoint: endpointOf(masterIp),
+        critical: true,
+        reason: decision.reason,
+      });
     }
-    promotion = { cause: decision.cause, previous: decision.previous, offset: facts?.replication.masterReplOffset ?? 0 };
+    promotion = {
+      cause: decision.cause,
+      previous: decision.previous,
+      offset: facts?.replication.masterReplOffset ?? 0,
+    };
   } else if (decision.kind === 'switchover') {
     const from = input.pods.find((p) => p.name === decision.from);
     if (from?.ip) {

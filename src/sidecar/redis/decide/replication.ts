@@ -56,7 +56,10 @@ export function planReplication(input: DecideInput, master: PodObservation, mast
  * that pod returns and syncs (then the value is raised again). The old master, if merely cut
  * off, is fenced by its own setting, which is never lowered while we cannot reach it.
  */
-export function desiredFencing(input: DecideInput, master: PodObservation): { count: number; maxLag: number; reason: string } {
+export function desiredFencing(
+  input: DecideInput,
+  master: PodObservation,
+): { count: number; maxLag: number; reason: string } {
   const { now, config, spec } = input;
   let able = 0;
   for (const pod of input.pods) {

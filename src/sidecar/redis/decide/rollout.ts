@@ -40,10 +40,15 @@ export function decideRollout(input: DecideInput, masterName: string): RolloutDe
   const master = input.pods.find((p) => p.name === masterName);
   if (!master) return { kind: 'wait', blockedOn: masterName, reason: `the master ${masterName} is not visible` };
   const stale = input.pods.filter((p) => p.updated === false);
-  if (stale.length === 0 && input.pods.every((p) => p.updated === true)) return { kind: 'idle', reason: 'every pod runs the current template' };
+  if (stale.length === 0 && input.pods.every((p) => p.updated === true))
+    return { kind: 'idle', reason: 'every pod runs the current template' };
   const unknown = input.pods.filter((p) => p.updated === undefined || p.updated === null);
   if (unknown.length > 0) {
-    return { kind: 'wait', blockedOn: null, reason: `the template revision of ${unknown.map((p) => p.name).join(', ')} is not known yet` };
+    return {
+      kind: 'wait',
+      blockedOn: null,
+      reason: `the template revision of ${unknown.map((p) => p.name).join(', ')} is not known yet`,
+    };
   }
   const leaving = input.pods.find((p) => p.deleting);
   if (leaving) return { kind: 'wait', blockedOn: leaving.name, reason: `${leaving.name} is being replaced` };
@@ -54,7 +59,11 @@ export function decideRollout(input: DecideInput, masterName: string): RolloutDe
   const staleReplicas = stale.filter((p) => p !== master).sort(deletionOrder);
   const idle = staleReplicas.find((p) => !p.ready);
   if (idle) {
-    return { kind: 'delete', pod: idle.name, reason: `${idle.name} runs an old template and is not Ready: replaced first, it serves nothing` };
+    return {
+      kind: 'delete',
+      pod: idle.name,
+      reason: `${idle.name} runs an old template and is not Ready: replaced first, it serves nothing`,
+    };
   }
   const progress = `${input.pods.length - stale.length} of ${input.pods.length} pods updated`;
   const next = staleReplicas[0];
@@ -64,12 +73,17 @@ export function decideRollout(input: DecideInput, masterName: string): RolloutDe
       const why = notServing(input, master, pod);
       if (why !== null) return { kind: 'wait', blockedOn: pod.name, reason: `${progress}; ${next.name} waits: ${why}` };
     }
-    return { kind: 'delete', pod: next.name, reason: `${progress}; ${next.name} runs an old template and every other pod is linked and caught up` };
+    return {
+      kind: 'delete',
+      pod: next.name,
+      reason: `${progress}; ${next.name} runs an old template and every other pod is linked and caught up`,
+    };
   }
   // Only the master is stale.
   for (const pod of input.pods) {
     const why = notServing(input, master, pod);
-    if (why !== null) return { kind: 'wait', blockedOn: pod.name, reason: `${progress}; the master moves last: ${why}` };
+    if (why !== null)
+      return { kind: 'wait', blockedOn: pod.name, reason: `${progress}; the master moves last: ${why}` };
   }
   const target = bestTarget(input, master, (p) => p.updated === true);
   if (!target.ok) {
@@ -79,5 +93,9 @@ export function decideRollout(input: DecideInput, masterName: string): RolloutDe
       reason: `${progress}; the master ${master.name} runs an old template and cannot be moved: ${target.reason}${input.spec.replicas === 0 ? ' (spec.replicas is 0: scale to 1 for the rollout, or delete the pod to restart it in place)' : ''}`,
     };
   }
-  return { kind: 'switchover', target: target.pod.name, reason: `${progress}; the master ${master.name} runs an old template: ${target.reason}` };
+  return {
+    kind: 'switchover',
+    target: target.pod.name,
+    reason: `${progress}; the master ${master.name} runs an old template: ${target.reason}`,
+  };
 }

@@ -23,7 +23,10 @@ export interface ConfigChange {
 }
 
 /** The directives of `desired` whose value on the node differs, by name. */
-export function runtimeConfigChanges(desired: Readonly<Record<string, string>>, reported: Readonly<Record<string, string>>): ConfigChange[] {
+export function runtimeConfigChanges(
+  desired: Readonly<Record<string, string>>,
+  reported: Readonly<Record<string, string>>,
+): ConfigChange[] {
   const changes: ConfigChange[] = [];
   for (const name of Object.keys(desired).sort(compareCodeUnits)) {
     const have = reported[name];

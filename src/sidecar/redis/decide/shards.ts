@@ -49,7 +49,11 @@ export function foldSightings(
   for (const l of listed) {
     const p = prev.get(l.identity);
     const changed = !p || p.resourceVersion !== l.resourceVersion;
-    next.set(l.identity, { resourceVersion: l.resourceVersion, holder: l.holder, changedAt: changed ? now : p.changedAt });
+    next.set(l.identity, {
+      resourceVersion: l.resourceVersion,
+      holder: l.holder,
+      changedAt: changed ? now : p.changedAt,
+    });
   }
   return next;
 }
@@ -59,9 +63,15 @@ export function foldSightings(
  * seen for the first time counts as changed now, so a restarted instance waits out one lease
  * duration before it counts a silent member as dead.
  */
-export function liveMembers(sightings: ReadonlyMap<string, MemberSighting>, now: number, leaseDurationMs: number, self?: string): string[] {
+export function liveMembers(
+  sightings: ReadonlyMap<string, MemberSighting>,
+  now: number,
+  leaseDurationMs: number,
+  self?: string,
+): string[] {
   const out = new Set<string>();
-  for (const [identity, s] of sightings) if (s.holder === identity && now - s.changedAt < leaseDurationMs) out.add(identity);
+  for (const [identity, s] of sightings)
+    if (s.holder === identity && now - s.changedAt < leaseDurationMs) out.add(identity);
   if (self) out.add(self);
   return [...out].sort();
 }

@@ -5,5 +5,12 @@ import type { RedisErrorKind } from '../../adapters/redis/types.ts';
 
 /** The node did not answer at all (as opposed to answering with a refusal such as auth or loading). */
 export function isSilence(kind: RedisErrorKind): boolean {
-  return kind === 'timeout' || kind === 'refused' || kind === 'unreachable' || kind === 'closed' || kind === 'busy' || kind === 'other';
+  return (
+    kind === 'timeout' ||
+    kind === 'refused' ||
+    kind === 'unreachable' ||
+    kind === 'closed' ||
+    kind === 'busy' ||
+    kind === 'other'
+  );
 }

@@ -19,7 +19,12 @@ export interface TlsReloadDecision {
   reason: string;
 }
 
-export function decideTlsReload(wanted: string | null, nodes: readonly ServedCertificate[], now: number, retryMs: number): TlsReloadDecision {
+export function decideTlsReload(
+  wanted: string | null,
+  nodes: readonly ServedCertificate[],
+  now: number,
+  retryMs: number,
+): TlsReloadDecision {
   if (wanted === null) return { reload: [], current: [], reason: 'no certificate in the Secret to compare with' };
   const current = nodes.filter((n) => n.fingerprint === wanted).map((n) => n.pod);
   const stale = nodes.filter((n) => n.fingerprint !== null && n.fingerprint !== wanted);

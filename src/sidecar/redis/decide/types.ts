@@ -79,7 +79,14 @@ export interface RedisTrack {
    */
   refusedSince: number | null;
   /** The latest facts in which this node was a master (its history, offset, replica lines). */
-  lastMasterFacts: { at: number; replid: string; replid2: string; offset: number; keys: number; onlineReplicaIps: string[] } | null;
+  lastMasterFacts: {
+    at: number;
+    replid: string;
+    replid2: string;
+    offset: number;
+    keys: number;
+    onlineReplicaIps: string[];
+  } | null;
   /** Replica: since when it has continuously reported its link to `witnessOf` down or silent. */
   witnessDownSince: number | null;
   /** host:port the witness streak is about (a re-point resets it). */
@@ -178,7 +185,13 @@ export type MasterDecision =
    * Make `master` the master: bootstrap (no master yet), failover (the previous one failed), or
    * adopt (an earlier leader promoted it but did not finish: no Redis command needed).
    */
-  | { kind: 'promote'; cause: 'bootstrap' | 'failover' | 'adopt'; master: string; previous: string | null; reason: string }
+  | {
+      kind: 'promote';
+      cause: 'bootstrap' | 'failover' | 'adopt';
+      master: string;
+      previous: string | null;
+      reason: string;
+    }
   /** Planned move of a healthy master that is going away (pod deleting, or removed by a scale-down). */
   | { kind: 'switchover'; from: string; master: string; reason: string };
 
@@ -189,9 +202,31 @@ export interface PodPatch {
 
 export type Step =
   | { kind: 'promote'; pod: string; endpoint: Endpoint; critical: true; reason: string }
-  | { kind: 'switchover'; pod: string; endpoint: Endpoint; from: { pod: string; endpoint: Endpoint }; critical: true; reason: string }
-  | { kind: 'replicaof'; pod: string; endpoint: Endpoint; master: Endpoint; demote: boolean; critical: false; reason: string }
-  | { kind: 'config'; pod: string; endpoint: Endpoint; settings: Record<string, string | number>; critical: false; reason: string }
+  | {
+      kind: 'switchover';
+      pod: string;
+      endpoint: Endpoint;
+      from: { pod: string; endpoint: Endpoint };
+      critical: true;
+      reason: string;
+    }
+  | {
+      kind: 'replicaof';
+      pod: string;
+      endpoint: Endpoint;
+      master: Endpoint;
+      demote: boolean;
+      critical: false;
+      reason: string;
+    }
+  | {
+      kind: 'config';
+      pod: string;
+      endpoint: Endpoint;
+      settings: Record<string, string | number>;
+      critical: false;
+      reason: string;
+    }
   | { kind: 'label'; pod: string; patch: PodPatch; critical: boolean; reason: string };
 
 export interface RoundPlan {

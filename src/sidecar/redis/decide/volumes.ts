@@ -84,10 +84,15 @@ export function setOfClaim(redisName: string, claim: string): string | undefined
 }
 
 /** Why a claim's class cannot grow it, or undefined when it can. */
-export function expansionRefusal(claim: ClaimView, classes: ReadonlyMap<string, boolean>, size: string): string | undefined {
+export function expansionRefusal(
+  claim: ClaimView,
+  classes: ReadonlyMap<string, boolean>,
+  size: string,
+): string | undefined {
   const cls = claim.storageClassName;
   const grow = `${claim.name} cannot grow from ${claim.requested ?? '?'} to ${size}`;
-  if (cls === undefined || cls === '') return `${grow}: it has no StorageClass, so nothing can expand it (allowVolumeExpansion is false)`;
+  if (cls === undefined || cls === '')
+    return `${grow}: it has no StorageClass, so nothing can expand it (allowVolumeExpansion is false)`;
   const allowed = classes.get(cls);
   if (allowed === undefined) return `${grow}: its StorageClass ${cls} does not exist, so allowVolumeExpansion is false`;
   if (!allowed) return `${grow}: StorageClass ${cls} does not allow volume expansion (allowVolumeExpansion is false)`;
@@ -95,7 +100,9 @@ export function expansionRefusal(claim: ClaimView, classes: ReadonlyMap<string, 
 }
 
 function waitingReason(claim: ClaimView, size: string): string {
-  const conditions = claim.conditions.filter((c) => c === 'Resizing' || c === 'FileSystemResizePending' || c.endsWith('ResizeError'));
+  const conditions = claim.conditions.filter(
+    (c) => c === 'Resizing' || c === 'FileSystemResizePending' || c.endsWith('ResizeError'),
+  );
   const note = conditions.length > 0 ? ` (${conditions.join(', ')})` : '';
   return `${claim.name}: requests ${size}, has ${claim.capacity ?? 'no capacity yet'}${note}`;
 }
@@ -106,7 +113,9 @@ export function planVolumes(input: VolumeInput): VolumePlan {
   const want = parseQuantity(input.desiredSize);
   if (want === undefined) return NOTHING;
   const size = input.desiredSize;
-  const claims = input.claims.filter((c) => !c.deleting && setOfClaim(input.name, c.name) !== undefined).sort((a, b) => compareCodeUnits(a.name, b.name));
+  const claims = input.claims
+    .filter((c) => !c.deleting && setOfClaim(input.name, c.name) !== undefined)
+    .sort((a, b) => compareCodeUnits(a.name, b.name));
 
   const actions: VolumeAction[] = [];
   const waiting: string[] = [];
@@ -120,7 +129,12 @@ export function planVolumes(input: VolumeInput): VolumePlan {
       const capacity = parseQuantity(claim.capacity);
       if (capacity === undefined || capacity < want) waiting.push(waitingReason(claim, size));
       if (claim.refusedAnnotation !== undefined) {
-        actions.push({ kind: 'clear-refusal', claim: claim.name, uid: claim.uid, reason: `${claim.name} requests ${claim.requested ?? size} now` });
+        actions.push({
+          kind: 'clear-refusal',
+          claim: claim.name,
+          uid: claim.uid,
+          reason: `${claim.name} requests ${claim.requested ?? size} now`,
+        });
       }
       continue;
     }
@@ -128,7 +142,13 @@ export function planVolumes(input: VolumeInput): VolumePlan {
     const refusal = expansionRefusal(claim, input.storageClasses, size);
     if (refusal !== undefined) {
       refused = true;
-      actions.push({ kind: 'refuse', claim: claim.name, uid: claim.uid, reason: refusal, told: claim.refusedAnnotation === refusal });
+      actions.push({
+        kind: 'refuse',
+        claim: claim.name,
+        uid: claim.uid,
+        reason: refusal,
+        told: claim.refusedAnnotation === refusal,
+      });
       continue;
     }
     if (claim.phase !== 'Bound') {

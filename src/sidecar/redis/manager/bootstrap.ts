@@ -56,7 +56,8 @@ export function claimFact(c: V1PersistentVolumeClaim): ClaimFact {
 /** The hook shows a record of up to 2000 characters: longer lists end with `and N more`. */
 export function statusRecord(holders: readonly Holder[]): string {
   let shown = holders.length;
-  const text = (n: number) => `Waiting: ${describeHolders(holders.slice(0, n))}${n < holders.length ? `, and ${holders.length - n} more` : ''}`;
+  const text = (n: number) =>
+    `Waiting: ${describeHolders(holders.slice(0, n))}${n < holders.length ? `, and ${holders.length - n} more` : ''}`;
   while (shown > 1 && text(shown).length > 1900) shown--;
   return text(shown);
 }
@@ -114,7 +115,8 @@ export class BootstrapWatch {
       // Unknown again: the decision counts every volume as bound (waits longer, never loses data).
       this.#claims = undefined;
       const message = err instanceof Error ? err.message : String(err);
-      if (this.#listError !== message) this.#o.log.warn({ err: message }, 'could not list the claims: the bootstrap counts every volume as bound');
+      if (this.#listError !== message)
+        this.#o.log.warn({ err: message }, 'could not list the claims: the bootstrap counts every volume as bound');
       this.#listError = message;
     }
     return this.#claims;
@@ -166,7 +168,10 @@ export class BootstrapWatch {
       const key = `${decision.master}/${describeHolders(waits.released)}`;
       if (this.#gaveUpTold !== key) {
         this.#gaveUpTold = key;
-        this.#o.log.warn({ master: decision.master, gaveUp: waits.released }, 'bootstrap gave up on pods, as bootstrap-without asks');
+        this.#o.log.warn(
+          { master: decision.master, gaveUp: waits.released },
+          'bootstrap gave up on pods, as bootstrap-without asks',
+        );
         this.#o.event({
           type: 'Warning',
           reason: 'BootstrapGaveUp',
@@ -196,7 +201,10 @@ export class BootstrapWatch {
   #write(annotations: Record<string, string | null>, done?: () => void): void {
     const patch = this.#o.kube.patchRedisAnnotations;
     const key = JSON.stringify(annotations);
-    const seen: Record<string, string | undefined> = { [BOOTSTRAP_WITHOUT_ANNOTATION]: this.#without, [BOOTSTRAP_STATUS_ANNOTATION]: this.#status };
+    const seen: Record<string, string | undefined> = {
+      [BOOTSTRAP_WITHOUT_ANNOTATION]: this.#without,
+      [BOOTSTRAP_STATUS_ANNOTATION]: this.#status,
+    };
     if (Object.entries(annotations).every(([k, v]) => (v ?? undefined) === seen[k])) return;
     if (!patch || this.#busy || this.#written === key) return;
     this.#busy = true;
@@ -206,7 +214,10 @@ export class BootstrapWatch {
       .then(() => done?.())
       .catch((err: unknown) => {
         this.#written = undefined;
-        this.#o.log.debug({ err: err instanceof Error ? err.message : String(err) }, 'could not write the bootstrap annotations');
+        this.#o.log.debug(
+          { err: err instanceof Error ? err.message : String(err) },
+          'could not write the bootstrap annotations',
+        );
       })
       .finally(() => {
         this.#busy = false;

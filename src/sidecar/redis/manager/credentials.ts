@@ -18,7 +18,14 @@
 //   exporter is on or not, so turning it on never waits for a Secret; nothing else depends on it.
 // - Only the leader creates a generated Secret, adopts a node or sends an Event.
 import type { Logger } from 'pino';
-import { OPERATOR_RULES, OPERATOR_USER, authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
+import {
+  OPERATOR_RULES,
+  OPERATOR_USER,
+  authSecretRef,
+  exporterSecretRef,
+  operatorSecretRef,
+  type AuthSecretRef,
+} from '../../../api/auth.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import { REDIS_PORT } from '../../../api/labels.ts';
 import type { GeneratedSecret, RedisRef } from '../../adapters/kube/client.ts';
@@ -89,10 +96,13 @@ export class RedisCredentials {
       generatedNote: '(it is created by the leader)',
       // The instance that acts re-reads on schedule (a rotation is its to apply); the others only
       // need the password to probe, and a refusal re-reads anyway.
-      everyMs: () => (options.isLeader() ? options.secretRefreshMs : options.secretRefreshMs * STANDBY_REFRESH_FACTOR) * (1 + this.#spread),
+      everyMs: () =>
+        (options.isLeader() ? options.secretRefreshMs : options.secretRefreshMs * STANDBY_REFRESH_FACTOR) *
+        (1 + this.#spread),
       read: () => this.#read(),
       onOperatorPassword: (password, previous) => {
-        if (previous !== undefined) options.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
+        if (previous !== undefined)
+          options.log.warn("the operator's Secret changed: nodes with the previous password are adopted again");
         this.adapter.setPassword(password);
       },
     });
@@ -149,7 +159,10 @@ export class RedisCredentials {
       // configuration problem a human must see (the decision only says the node does not answer).
       if (this.#refusals.get(uid) !== result.error.message) {
         this.#refusals.set(uid, result.error.message);
-        this.#o.log.warn({ host: endpoint.host, err: result.error.message }, 'a node refused the operator (or its certificate was refused)');
+        this.#o.log.warn(
+          { host: endpoint.host, err: result.error.message },
+          'a node refused the operator (or its certificate was refused)',
+        );
       }
     } else if (result.ok) {
       this.#unadopted.delete(uid);
@@ -189,7 +202,12 @@ export class RedisCredentials {
         .map(async (v) => {
           const legacy = this.#unadopted.get(v.uid)!;
           if (!this.#o.isLeader()) return;
-          const r = await legacy.adapter.adoptOperator({ host: v.ip!, port: REDIS_PORT }, OPERATOR_USER, OPERATOR_RULES, password);
+          const r = await legacy.adapter.adoptOperator(
+            { host: v.ip!, port: REDIS_PORT },
+            OPERATOR_USER,
+            OPERATOR_RULES,
+            password,
+          );
           if (!r.ok) {
             this.#o.log.warn({ pod: v.name, err: r.error.message }, "could not give a node the operator's user");
             return;
@@ -243,11 +261,20 @@ export class RedisCredentials {
   }
 
   /** The TLS Secret's CA and certificate, in one read. */
-  async #tls(secretName: string): Promise<{ ca: string | null; certificate: string | null; problem: SecretProblem | null }> {
+  async #tls(
+    secretName: string,
+  ): Promise<{ ca: string | null; certificate: string | null; problem: SecretProblem | null }> {
     const { ref, kube } = this.#o;
     const values = await kube.readSecretValues(ref.namespace, secretName, [TLS_CA_KEY, TLS_CERT_KEY]);
     const ca = values?.[TLS_CA_KEY] ?? null;
-    const problem = ca === null ? { text: `secret ${secretName} (key ${TLS_CA_KEY}) not found`, userOwned: true, reason: 'AuthSecretMissing' as const } : null;
+    const problem =
+      ca === null
+        ? {
+            text: `secret ${secretName} (key ${TLS_CA_KEY}) not found`,
+            userOwned: true,
+            reason: 'AuthSecretMissing' as const,
+          }
+        : null;
     return { ca, certificate: values?.[TLS_CERT_KEY] ?? null, problem };
   }
 

@@ -27,7 +27,14 @@ import {
   readSwitchoverRecord,
   switchoverRecord,
 } from '../../../api/labels.ts';
-import { decideRequest, decideRollout, parseRequest, type DecideInput, type MasterDecision, type SwitchoverRequest } from '../decide/index.ts';
+import {
+  decideRequest,
+  decideRollout,
+  parseRequest,
+  type DecideInput,
+  type MasterDecision,
+  type SwitchoverRequest,
+} from '../decide/index.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import type { EventToSend } from './events.ts';
@@ -103,7 +110,9 @@ export class Day2 {
     this.#annotations = { ...(annotations ?? {}) };
     // What a volume pass depends on: a change means check now, not after the settled interval.
     const volumesOf = (x: RedisSpec | null) =>
-      x ? `${x.persistence.size}|${x.persistence.storageClassName ?? ''}|${x.persistence.enableRdb || x.persistence.enableAof}` : '';
+      x
+        ? `${x.persistence.size}|${x.persistence.storageClassName ?? ''}|${x.persistence.enableRdb || x.persistence.enableAof}`
+        : '';
     if (volumesOf(this.#spec) !== volumesOf(spec)) {
       this.#volumesAt = -Infinity;
       this.#volumesSettled = false;
@@ -170,10 +179,15 @@ export class Day2 {
       } else return null;
     }
     const request = parseRequest(this.#annotations[SWITCHOVER_ANNOTATION]);
-    const handled = request !== null && request.raw === this.#handled ? this.#handled : handledRequest(this.#annotations[SWITCHOVER_STATUS_ANNOTATION]);
+    const handled =
+      request !== null && request.raw === this.#handled
+        ? this.#handled
+        : handledRequest(this.#annotations[SWITCHOVER_STATUS_ANNOTATION]);
     const asked = decideRequest(input, decision.master, request, handled);
-    if (asked.kind === 'done' && request) await this.#record(request, 'Done', asked.message, 'Normal', 'SwitchoverDone');
-    else if (asked.kind === 'refuse' && request) await this.#record(request, 'Refused', asked.message, 'Warning', 'SwitchoverRefused');
+    if (asked.kind === 'done' && request)
+      await this.#record(request, 'Done', asked.message, 'Normal', 'SwitchoverDone');
+    else if (asked.kind === 'refuse' && request)
+      await this.#record(request, 'Refused', asked.message, 'Warning', 'SwitchoverRefused');
     else if (asked.kind === 'switchover' && request) {
       this.#inFlight = { request, target: asked.target, since: now };
       this.#o.log.info({ request: request.raw, target: asked.target, reason: asked.reason }, 'switchover requested');
@@ -189,7 +203,13 @@ export class Day2 {
     const o = applied.outcomes.find((x) => x.step.kind === 'switchover' && x.step.pod === f.target);
     if (o && o.result === 'failed') {
       this.#inFlight = null;
-      await this.#record(f.request, 'Refused', `the switchover to ${f.target} failed: ${o.line}`, 'Warning', 'SwitchoverRefused');
+      await this.#record(
+        f.request,
+        'Refused',
+        `the switchover to ${f.target} failed: ${o.line}`,
+        'Warning',
+        'SwitchoverRefused',
+      );
     }
   }
 
@@ -230,20 +250,36 @@ export class Day2 {
     try {
       await this.#o.kube.deletePod(this.#o.ref.namespace, view.name, view.uid);
       this.#o.log.info({ pod: view.name, reason: d.reason }, 'rollout: pod deleted');
-      this.#o.event({ type: 'Normal', reason: 'RolloutStep', message: `deleted ${view.name} to replace it with the current template: ${d.reason}` });
+      this.#o.event({
+        type: 'Normal',
+        reason: 'RolloutStep',
+        message: `deleted ${view.name} to replace it with the current template: ${d.reason}`,
+      });
     } catch (err) {
       this.#deleted = null;
-      this.#o.log.warn({ pod: view.name, err: err instanceof Error ? err.message : String(err) }, 'rollout: deleting a pod failed');
+      this.#o.log.warn(
+        { pod: view.name, err: err instanceof Error ? err.message : String(err) },
+        'rollout: deleting a pod failed',
+      );
     }
     return null;
   }
 
-  /** In the background, one pass of each kind at a time: a node slow to take ACL SETUSER must not hold up the round (it may be a failover's). */
-  #background(what: string, pass: { reconcile(input: DecideInput): Promise<void> } | null | undefined, input: DecideInput): void {
+  /**
+   * In the background, one pass of each kind at a time: a node slow to take ACL SETUSER must not hold up the round (it
+   * may be a failover's).
+   */
+  #background(
+    what: string,
+    pass: { reconcile(input: DecideInput): Promise<void> } | null | undefined,
+    input: DecideInput,
+  ): void {
     if (!pass || this.#running.has(what)) return;
     const p = pass
       .reconcile(input)
-      .catch((err: unknown) => this.#o.log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`))
+      .catch((err: unknown) =>
+        this.#o.log.warn({ err: err instanceof Error ? err.message : String(err) }, `${what} failed`),
+      )
       .finally(() => {
         this.#running.delete(what);
       });
@@ -291,7 +327,10 @@ export class Day2 {
     try {
       await this.#o.kube.patchRedisAnnotations?.(this.#o.ref, { [SWITCHOVER_STATUS_ANNOTATION]: record });
     } catch (err) {
-      this.#o.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'recording the switchover outcome on the Redis failed');
+      this.#o.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'recording the switchover outcome on the Redis failed',
+      );
     }
   }
 }

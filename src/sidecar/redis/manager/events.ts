@@ -61,20 +61,27 @@ export function blockedAfterMs(config: BlockConfig): number {
  * the sidecar lost it), no replica can take over, or it answers only with errors. Plain
  * suspicion, partial views at bootstrap and "not probed yet" are not worth an Event.
  */
-export function blockedFailover(decision: MasterDecision, health: MasterHealth | null, config: BlockConfig): { key: string; message: string } | null {
+export function blockedFailover(
+  decision: MasterDecision,
+  health: MasterHealth | null,
+  config: BlockConfig,
+): { key: string; message: string } | null {
   if (decision.kind !== 'wait' || decision.master === null || health === null) return null;
   const threshold = blockedAfterMs(config);
   if (health.state === 'suspect' && health.silentMs !== null && health.silentMs >= threshold) {
     const cause = /still hears? it/.test(health.reason) ? 'replicas-hear-master' : 'no-agreeing-evidence';
     return { key: `${decision.master}/${cause}`, message: decision.reason };
   }
-  if (health.state === 'failed' && health.silentMs >= threshold) return { key: `${decision.master}/no-candidate`, message: decision.reason };
+  if (health.state === 'failed' && health.silentMs >= threshold)
+    return { key: `${decision.master}/no-candidate`, message: decision.reason };
   if (health.state === 'unreadable') return { key: `${decision.master}/unreadable`, message: decision.reason };
   return null;
 }
 
 /** Is this promote decision a failover (rather than a bootstrap of a set with no master)? */
-export function isFailover(decision: MasterDecision): decision is Extract<MasterDecision, { kind: 'promote' }> & { previous: string } {
+export function isFailover(
+  decision: MasterDecision,
+): decision is Extract<MasterDecision, { kind: 'promote' }> & { previous: string } {
   return decision.kind === 'promote' && decision.previous !== null && decision.previous !== decision.master;
 }
 
@@ -112,7 +119,11 @@ export class EventMemory {
   }
 
   /** A failover the leader starts acting on: FailoverStarted once per (previous, master). */
-  startFailover(decision: Extract<MasterDecision, { kind: 'promote' }> & { previous: string }, now: number, failingSince: number | null): EventToSend | null {
+  startFailover(
+    decision: Extract<MasterDecision, { kind: 'promote' }> & { previous: string },
+    now: number,
+    failingSince: number | null,
+  ): EventToSend | null {
     const f = this.failover;
     if (f && f.previous === decision.previous && f.master === decision.master) return null;
     this.failover = {
@@ -132,7 +143,10 @@ export class EventMemory {
   }
 
   /** The master label landed on `master`: FailoverCompleted for the episode it ends, if any. */
-  completeFailover(master: string, now: number): { event: EventToSend; durationMs: number; episode: FailoverEpisode } | null {
+  completeFailover(
+    master: string,
+    now: number,
+  ): { event: EventToSend; durationMs: number; episode: FailoverEpisode } | null {
     const f = this.failover;
     if (!f || f.master !== master) return null;
     this.failover = null;

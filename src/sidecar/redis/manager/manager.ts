@@ -22,7 +22,9 @@ type RedisItem = RedisObject & KubernetesObject;
 
 export interface RedisManagerOptions {
   /** statefulSetInformer is optional: without it, rollouts never start (every revision is unknown). */
-  kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> & Partial<Pick<KubeClient, 'statefulSetInformer'>> & KubeWriter;
+  kube: Pick<KubeClient, 'redisInformer' | 'podInformer'> &
+    Partial<Pick<KubeClient, 'statefulSetInformer'>> &
+    KubeWriter;
   /** One Lease for every Redis, or one per shard. */
   leader: LeaderView | ShardedLeader;
   logger: Logger;

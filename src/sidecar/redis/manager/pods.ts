@@ -22,7 +22,13 @@ import { desiredRuntimeConfig } from '../../../api/config-directives.ts';
 import { podBelongsTo } from '../../../api/membership.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import type { ManagerTiming } from '../../config.ts';
-import { DEFAULT_DECIDE_CONFIG, type DecideConfig, type PodObservation, type RedisTrack, type SpecView } from '../decide/index.ts';
+import {
+  DEFAULT_DECIDE_CONFIG,
+  type DecideConfig,
+  type PodObservation,
+  type RedisTrack,
+  type SpecView,
+} from '../decide/index.ts';
 import type { Overlay, PodPatchResult } from '../../core/pod-labels.ts';
 import type { LabelResult, LabelStep } from './steps.ts';
 

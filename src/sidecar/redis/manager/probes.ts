@@ -1,6 +1,6 @@
-// Probe scheduling for one Redis: one loop per pod (by UID), each probing its pod's Redis every
-// intervalMs (read again each round: the acting instance probes faster than a standby) and folding the answer into the pod's track (decide/observe.ts).
-// Invariants:
+// Probe scheduling for one Redis: one loop per pod (by UID), each probing its pod's Redis every intervalMs (read again
+// each round: the acting instance probes faster than a standby) and folding the answer into the pod's track
+// (decide/observe.ts). Invariants:
 // - One loop and one track per pod UID: a pod recreated under the same name starts afresh, and a
 //   pod that is gone has its loop stopped and its track dropped.
 // - A probe that started before the one already folded is discarded (it would put stale facts
@@ -157,7 +157,11 @@ export class ProbeScheduler {
     const prev = this.#tracks.get(uid);
     const next = track(prev, ip, result, this.#o.now(), this.#o.config());
     this.#tracks.set(uid, next);
-    const changed = !prev || prev.ip !== ip || (prev.lastError === null) !== (next.lastError === null) || digest(prev.facts) !== digest(next.facts);
+    const changed =
+      !prev ||
+      prev.ip !== ip ||
+      (prev.lastError === null) !== (next.lastError === null) ||
+      digest(prev.facts) !== digest(next.facts);
     if (changed) this.#o.changed();
   }
 }

@@ -7,7 +7,12 @@
 // pass (nothing depends on these figures); what this instance wrote (the core pod-label
 // writer's overlay) counts until the informer shows a later one.
 import type { Logger } from 'pino';
-import { REPLICATION_ANNOTATION, readReplicationRecord, replicationRecord, type ReplicationRecord } from '../../../api/labels.ts';
+import {
+  REPLICATION_ANNOTATION,
+  readReplicationRecord,
+  replicationRecord,
+  type ReplicationRecord,
+} from '../../../api/labels.ts';
 import { decideReplicationReports, type DecideInput } from '../decide/index.ts';
 import { PodLabelWriter, type PodPatcher } from '../../core/pod-labels.ts';
 import type { PodView } from './pods.ts';

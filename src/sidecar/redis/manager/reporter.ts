@@ -42,11 +42,16 @@ export class RedisReporter {
       emit: (e) => this.event(e as EventToSend),
       fields: (step, key) => ({ step: step.kind, pod: step.pod, key }),
       failedFields: (o) => ({ detail: o.line, class: o.failure?.class, reason: o.step.reason }),
-      messages: { failed: 'step failed', recovered: 'a failing step succeeded again', dropped: 'a failing step is no longer planned' },
+      messages: {
+        failed: 'step failed',
+        recovered: 'a failing step succeeded again',
+        dropped: 'a failing step is no longer planned',
+      },
       stepFailedAt: 1,
       stepFailedMessage: ({ step, failure }) =>
         `${step.kind} on ${step.pod} failed (${failure?.class}): ${failure?.detail}; retrying with back-off (wanted because: ${step.reason})`,
-      count: (o) => metrics.steps.inc({ namespace: ref.namespace, redis: ref.name, kind: o.step.kind, outcome: o.result }),
+      count: (o) =>
+        metrics.steps.inc({ namespace: ref.namespace, redis: ref.name, kind: o.step.kind, outcome: o.result }),
       succeeded: (o, p) => this.#succeeded(o, p),
     });
   }
@@ -62,7 +67,11 @@ export class RedisReporter {
     const problems = memory.specProblems;
     if (problems === null || memory.specProblemsTold === problems || !this.#o.isLeader()) return;
     memory.specProblemsTold = problems;
-    this.event({ type: 'Warning', reason: 'InvalidSpec', message: `the replication manager leaves this Redis alone until the spec is fixed: ${problems}` });
+    this.event({
+      type: 'Warning',
+      reason: 'InvalidSpec',
+      message: `the replication manager leaves this Redis alone until the spec is fixed: ${problems}`,
+    });
   }
 
   /** One line per change of decision (not per round). */
@@ -98,12 +107,18 @@ export class RedisReporter {
   /** The round's one log line of what its steps did. */
   applied(p: RoundPlan, applied: RedisApplied): void {
     const { log } = this.#o;
-    const lines = applied.outcomes.map((o) => (o.result === 'ok' ? o.line : o.result === 'failed' ? `FAILED ${o.line}` : `DEFERRED ${o.line}`));
+    const lines = applied.outcomes.map((o) =>
+      o.result === 'ok' ? o.line : o.result === 'failed' ? `FAILED ${o.line}` : `DEFERRED ${o.line}`,
+    );
     const last = applied.outcomes[applied.outcomes.length - 1];
     if (applied.stopped === 'critical' && last?.verdict?.kind === 'started') {
-      log.warn({ step: last.step.kind, pod: last.step.pod }, 'a critical step failed: stopping this round, planning again from fresh probes');
+      log.warn(
+        { step: last.step.kind, pod: last.step.pod },
+        'a critical step failed: stopping this round, planning again from fresh probes',
+      );
     }
-    if (lines.length > 0) log.info({ decision: p.decision.kind, master: p.master?.pod ?? null, steps: lines }, 'applied');
+    if (lines.length > 0)
+      log.info({ decision: p.decision.kind, master: p.master?.pod ?? null, steps: lines }, 'applied');
   }
 
   #succeeded(o: RedisStepOutcome, p: RoundPlan): void {
@@ -114,7 +129,9 @@ export class RedisReporter {
         type: 'Normal',
         reason: 'Switchover',
         message: `planned switchover from ${step.from.pod} to ${step.pod} in ${Math.round(r.ms)} ms, no write lost (offset ${r.offset})${
-          r.demoted ? '' : `; ${step.from.pod} did not take REPLICAOF (going away?): it stays paused and is demoted if it comes back`
+          r.demoted
+            ? ''
+            : `; ${step.from.pod} did not take REPLICAOF (going away?): it stays paused and is demoted if it comes back`
         }: ${step.reason}`,
       });
     } else if (step.kind === 'replicaof' && p.master) {
@@ -163,7 +180,8 @@ export class RedisReporter {
       m.podRole.set(labels, r.role === 'master' ? 1 : 0);
       const linked = r.role === 'replica' && r.masterHost === masterIp && r.masterLinkStatus === 'up';
       m.podLinkUp.set(labels, (r.role === 'master' && pod.name === p.master?.pod) || linked ? 1 : 0);
-      if (linked && masterOffset !== null && r.slaveReplOffset !== null) m.replicationLag.set(labels, Math.max(0, masterOffset - r.slaveReplOffset));
+      if (linked && masterOffset !== null && r.slaveReplOffset !== null)
+        m.replicationLag.set(labels, Math.max(0, masterOffset - r.slaveReplOffset));
       else m.replicationLag.remove(labels);
     }
   }

@@ -32,8 +32,13 @@ export const IDLE_AFTER_MS = 5000;
  * Whether a Redis is at rest: nothing stirred it for IDLE_AFTER_MS and every pod's latest probe
  * answered (a pod that fails, or was never probed, keeps it at the fast rate).
  */
-export function atRest(now: number, stirredAt: number, tracks: Iterable<RedisTrack>): { idle: boolean; reason: string } {
+export function atRest(
+  now: number,
+  stirredAt: number,
+  tracks: Iterable<RedisTrack>,
+): { idle: boolean; reason: string } {
   if (now - stirredAt < IDLE_AFTER_MS) return { idle: false, reason: `stirred ${Math.round(now - stirredAt)} ms ago` };
-  for (const t of tracks) if (t.lastError !== null || t.failingSince !== null) return { idle: false, reason: `a probe of ${t.ip} fails` };
+  for (const t of tracks)
+    if (t.lastError !== null || t.failingSince !== null) return { idle: false, reason: `a probe of ${t.ip} fails` };
   return { idle: true, reason: `nothing changed for ${Math.round(now - stirredAt)} ms` };
 }

@@ -10,13 +10,26 @@
 //   is another step, never waiting out the back-off of the one before.
 import type { RoundPlan, Step } from '../decide/index.ts';
 import type { ActionResult, Endpoint, SwitchoverResult } from '../../adapters/redis/index.ts';
-import { applySteps, type AppliedSteps, type Attempted, type OutcomeReporter, type StepKind, type StepOutcome } from '../../core/executor.ts';
-import { classifyKubeFailure, classifyRedisFailure, type FailurePolicy, type StepFailure } from '../../core/failure-policy.ts';
+import {
+  applySteps,
+  type AppliedSteps,
+  type Attempted,
+  type OutcomeReporter,
+  type StepKind,
+  type StepOutcome,
+} from '../../core/executor.ts';
+import {
+  classifyKubeFailure,
+  classifyRedisFailure,
+  type FailurePolicy,
+  type StepFailure,
+} from '../../core/failure-policy.ts';
 
 export type LabelStep = Extract<Step, { kind: 'label' }>;
 
 /** What a label patch did. `gone`: the pod no longer exists under that uid (404 or replaced). */
-export type LabelResult = { ok: true; gone?: boolean } | { ok: false; gone?: boolean; code?: number | undefined; message: string };
+export type LabelResult =
+  { ok: true; gone?: boolean } | { ok: false; gone?: boolean; code?: number | undefined; message: string };
 
 /** The writes steps make (RedisAdapter and a pod label writer provide them). */
 export interface StepIO {
@@ -81,7 +94,12 @@ function fromRedis(r: ActionResult): StepFailure | undefined {
 }
 
 function done(step: Step, what: string, failure: StepFailure | undefined): Result {
-  return { step, result: failure ? 'failed' : 'ok', line: `${what}${failure ? `: ${failure.detail}` : ''}`, ...(failure ? { failure } : {}) };
+  return {
+    step,
+    result: failure ? 'failed' : 'ok',
+    line: `${what}${failure ? `: ${failure.detail}` : ''}`,
+    ...(failure ? { failure } : {}),
+  };
 }
 
 async function attempt(step: Step, io: StepIO, wrote: Set<string>): Promise<Result> {
@@ -94,8 +112,13 @@ async function attempt(step: Step, io: StepIO, wrote: Set<string>): Promise<Resu
       wrote.add(step.pod);
       wrote.add(step.from.pod);
       const r = await io.switchover(step.from.endpoint, step.endpoint);
-      const failure = r.ok ? undefined : { class: classifyRedisFailure(r.error), detail: `${r.phase}: ${r.error.message}` };
-      return { ...done(step, `switchover ${step.from.pod} -> ${step.pod} (${Math.round(r.ms)} ms)`, failure), switchover: r };
+      const failure = r.ok
+        ? undefined
+        : { class: classifyRedisFailure(r.error), detail: `${r.phase}: ${r.error.message}` };
+      return {
+        ...done(step, `switchover ${step.from.pod} -> ${step.pod} (${Math.round(r.ms)} ms)`, failure),
+        switchover: r,
+      };
     }
     case 'replicaof': {
       wrote.add(step.pod);
@@ -113,7 +136,8 @@ async function attempt(step: Step, io: StepIO, wrote: Set<string>): Promise<Resu
     case 'label': {
       const r = await io.label(step);
       const what = `label ${step.pod} ${JSON.stringify(step.patch.metadata)}`;
-      if (r.ok) return { step, result: 'ok', line: `${what}${r.gone ? ' (pod gone)' : ''}`, ...(r.gone ? { gone: true } : {}) };
+      if (r.ok)
+        return { step, result: 'ok', line: `${what}${r.gone ? ' (pod gone)' : ''}`, ...(r.gone ? { gone: true } : {}) };
       // A pod gone or replaced is replanned from the next pod list: retry as soon as that changes.
       const failure: StepFailure = { class: r.gone ? 'temporary' : classifyKubeFailure(r.code), detail: r.message };
       return { step, result: 'failed', line: `${what}: ${r.message}`, failure, ...(r.gone ? { gone: true } : {}) };

@@ -38,7 +38,8 @@ export class TlsReloader {
     const wanted = this.#o.certificate();
     const now = this.#o.now();
     if (wanted === null || !this.#o.isLeader()) return;
-    if (now - this.#checkedAt < (this.#stale ? Math.min(this.#o.retryMs, this.#o.checkEveryMs) : this.#o.checkEveryMs)) return;
+    if (now - this.#checkedAt < (this.#stale ? Math.min(this.#o.retryMs, this.#o.checkEveryMs) : this.#o.checkEveryMs))
+      return;
     this.#checkedAt = now;
     const nodes: Array<ServedCertificate & { ip: string }> = [];
     for (const pod of input.pods) {
@@ -46,7 +47,12 @@ export class TlsReloader {
       if (!facts || pod.deleting || pod.ip === null) continue;
       const served = await this.#o.served(endpointOf(pod.ip));
       const last = this.#reloadedAt.get(pod.name);
-      nodes.push({ pod: pod.name, ip: pod.ip, fingerprint: served.ok ? served.fingerprint : null, reloadedAt: last?.wanted === wanted ? last.at : undefined });
+      nodes.push({
+        pod: pod.name,
+        ip: pod.ip,
+        fingerprint: served.ok ? served.fingerprint : null,
+        reloadedAt: last?.wanted === wanted ? last.at : undefined,
+      });
     }
     const d = decideTlsReload(wanted, nodes, now, this.#o.retryMs);
     this.#stale = nodes.some((n) => n.fingerprint !== null && n.fingerprint !== wanted);
@@ -66,7 +72,8 @@ export class TlsReloader {
       const r = await this.#o.reload(endpointOf(node.ip));
       this.#reloadedAt.set(pod, { at: now, wanted });
       if (r.ok) this.#o.log.info({ pod, reason: d.reason }, 'asked the node to load its TLS files again');
-      // A half-updated pair (certificate and key replaced one after the other) is refused by Redis, which keeps the old one: asked again later.
+      // A half-updated pair (certificate and key replaced one after the other) is refused by Redis, which keeps the old
+      // one: asked again later.
       else this.#o.log.warn({ pod, err: r.error.message }, 'the node did not load its TLS files (retried)');
     }
   }

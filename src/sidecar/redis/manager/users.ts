@@ -90,13 +90,19 @@ export class UsersApplier {
     if (!this.#o.isLeader()) return;
     const wantedNames = this.#users.map((u) => u.name);
     const removed = this.#managed.filter((n) => !wantedNames.includes(n));
-    if (wantedNames.some((n) => !this.#managed.includes(n)) && !(await this.#recordManaged([...new Set([...this.#managed, ...wantedNames])].sort()))) return;
+    if (
+      wantedNames.some((n) => !this.#managed.includes(n)) &&
+      !(await this.#recordManaged([...new Set([...this.#managed, ...wantedNames])].sort()))
+    )
+      return;
     const wanted = await this.#wanted();
     const wall = this.#o.wallNow?.() ?? Date.now();
 
     const nodes = input.pods.flatMap((pod) => {
       const facts = currentFacts(pod, input.now, input.config);
-      return facts && !facts.loading && !pod.deleting && pod.ip !== null ? [{ pod: pod.name, ip: pod.ip, runId: facts.runId }] : [];
+      return facts && !facts.loading && !pod.deleting && pod.ip !== null
+        ? [{ pod: pod.name, ip: pod.ip, runId: facts.runId }]
+        : [];
     });
     const pending = input.pods.length - nodes.length;
     const key = fingerprint({ nodes, wanted, removed, grace: [...this.#grace].map(([u, t]) => [u, t > wall]) });
@@ -116,7 +122,9 @@ export class UsersApplier {
       const d = decidePasswords({
         user: w.name,
         current: w.hash,
-        nodes: nodes.filter((n) => seen.has(n.pod)).map((n) => ({ pod: n.pod, hashes: seen.get(n.pod)!.get(w.name) ?? null })),
+        nodes: nodes
+          .filter((n) => seen.has(n.pod))
+          .map((n) => ({ pod: n.pod, hashes: seen.get(n.pod)!.get(w.name) ?? null })),
         graceUntil: this.#grace.get(w.name),
         now: wall,
         graceMs: this.#graceMs,
@@ -132,7 +140,10 @@ export class UsersApplier {
       const apps: UserChange[] = [];
       for (const w of wanted) {
         const d = decisions.get(w.name)!;
-        const change = { name: w.name, args: w.rules === null ? setPasswordsArgs(d.hashes) : setUserArgs(w.rules, d.hashes) };
+        const change = {
+          name: w.name,
+          args: w.rules === null ? setPasswordsArgs(d.hashes) : setUserArgs(w.rules, d.hashes),
+        };
         if (w.rules !== null) apps.push(change);
         if (d.pods.includes(n.pod)) changes.push(change);
       }
@@ -171,7 +182,9 @@ export class UsersApplier {
     if (over.length > 0) await this.#endGrace(over);
   }
 
-  /** The users to have on every node: `default` (once its password is known) and each listed user whose Secret exists. */
+  /**
+   * The users to have on every node: `default` (once its password is known) and each listed user whose Secret exists.
+   */
   async #wanted(): Promise<Wanted[]> {
     const out: Wanted[] = [];
     const client = this.#o.clientPassword();
@@ -202,7 +215,8 @@ export class UsersApplier {
   async #startGrace(user: string, d: PasswordsDecision): Promise<boolean> {
     const until = d.startGrace!;
     const grace = new Map(this.#grace).set(user, until);
-    if (!(await this.#patch({ [PASSWORD_GRACE_ANNOTATION]: formatGrace(grace) }, 'recording a password grace period'))) return false;
+    if (!(await this.#patch({ [PASSWORD_GRACE_ANNOTATION]: formatGrace(grace) }, 'recording a password grace period')))
+      return false;
     this.#grace = grace;
     this.#o.log.info({ user, until: new Date(until).toISOString() }, 'password changed: grace period started');
     this.#o.event({
@@ -216,7 +230,8 @@ export class UsersApplier {
   async #endGrace(users: string[]): Promise<void> {
     const grace = new Map(this.#grace);
     for (const u of users) grace.delete(u);
-    if (!(await this.#patch({ [PASSWORD_GRACE_ANNOTATION]: formatGrace(grace) }, 'clearing a password grace period'))) return;
+    if (!(await this.#patch({ [PASSWORD_GRACE_ANNOTATION]: formatGrace(grace) }, 'clearing a password grace period')))
+      return;
     this.#grace = grace;
     this.#o.log.info({ users }, 'password grace period over: only the new password works');
     this.#o.event({
@@ -227,7 +242,13 @@ export class UsersApplier {
   }
 
   async #recordManaged(names: string[]): Promise<boolean> {
-    if (!(await this.#patch({ [MANAGED_USERS_ANNOTATION]: names.length > 0 ? names.join(',') : null }, 'recording the managed users'))) return false;
+    if (
+      !(await this.#patch(
+        { [MANAGED_USERS_ANNOTATION]: names.length > 0 ? names.join(',') : null },
+        'recording the managed users',
+      ))
+    )
+      return false;
     this.#managed = names;
     return true;
   }

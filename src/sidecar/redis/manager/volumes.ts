@@ -18,7 +18,14 @@ import type { Logger } from 'pino';
 import { childNames, DATA_VOLUME, RESIZE_REFUSED_ANNOTATION } from '../../../api/labels.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import { planVolumes, type ClaimView, type SetView, type VolumeAction, type VolumeInput } from '../decide/volumes.ts';
-import { isConflict, isNotFound, isReplaced, kubeFailure, type ClaimChanges, type RedisRef } from '../../adapters/kube/client.ts';
+import {
+  isConflict,
+  isNotFound,
+  isReplaced,
+  kubeFailure,
+  type ClaimChanges,
+  type RedisRef,
+} from '../../adapters/kube/client.ts';
 
 /** How often the worker runs a pass (after a round with nothing else to do). */
 export const VOLUME_CHECK_INTERVAL_MS = 5000;
@@ -50,9 +57,9 @@ export interface VolumeKube {
 /** Whether a client offers the volume calls (test doubles of the worker's KubeWriter may not). */
 export function hasVolumeCalls(kube: object): kube is VolumeKube {
   const k = kube as Partial<Record<keyof VolumeKube, unknown>>;
-  return (['listRedisClaims', 'listStorageClasses', 'patchClaim', 'getStatefulSet', 'deleteStatefulSetOrphan'] as const).every(
-    (m) => typeof k[m] === 'function',
-  );
+  return (
+    ['listRedisClaims', 'listStorageClasses', 'patchClaim', 'getStatefulSet', 'deleteStatefulSetOrphan'] as const
+  ).every((m) => typeof k[m] === 'function');
 }
 
 export interface VolumeExpanderOptions {
@@ -125,7 +132,8 @@ export class VolumeExpander {
     if (!input) return true;
     const plan = planVolumes(input);
     const waiting = plan.waiting.join('; ');
-    if (waiting !== this.#waiting && waiting !== '') this.#o.log.info({ waiting: plan.waiting }, 'volume expansion: waiting for volumes to grow');
+    if (waiting !== this.#waiting && waiting !== '')
+      this.#o.log.info({ waiting: plan.waiting }, 'volume expansion: waiting for volumes to grow');
     this.#waiting = waiting;
     for (const action of plan.actions) {
       if (!this.#o.isLeader()) return true;
@@ -169,8 +177,15 @@ export class VolumeExpander {
       switch (action.kind) {
         case 'expand-claim':
           await kube.patchClaim(namespace, action.claim, { storage: action.size, uid: action.uid });
-          log.info({ claim: action.claim, from: action.from, to: action.size, reason: action.reason }, 'volume expansion: claim storage request raised');
-          this.#o.event({ type: 'Normal', reason: 'VolumeExpansion', message: `${action.claim} requested ${action.from} -> ${action.size}` });
+          log.info(
+            { claim: action.claim, from: action.from, to: action.size, reason: action.reason },
+            'volume expansion: claim storage request raised',
+          );
+          this.#o.event({
+            type: 'Normal',
+            reason: 'VolumeExpansion',
+            message: `${action.claim} requested ${action.from} -> ${action.size}`,
+          });
           break;
         case 'refuse': {
           // The claim already carries this reason: told by an earlier pass, or an earlier leader.
@@ -182,16 +197,28 @@ export class VolumeExpander {
             this.#o.event({ type: 'Warning', reason: 'VolumeExpansionRefused', message: action.reason });
           }
           if (!this.#o.isLeader()) return;
-          await kube.patchClaim(namespace, action.claim, { annotations: { [RESIZE_REFUSED_ANNOTATION]: action.reason }, uid: action.uid });
+          await kube.patchClaim(namespace, action.claim, {
+            annotations: { [RESIZE_REFUSED_ANNOTATION]: action.reason },
+            uid: action.uid,
+          });
           break;
         }
         case 'clear-refusal':
-          await kube.patchClaim(namespace, action.claim, { annotations: { [RESIZE_REFUSED_ANNOTATION]: null }, uid: action.uid });
-          log.info({ claim: action.claim, reason: action.reason }, 'volume expansion: resize-refused annotation removed');
+          await kube.patchClaim(namespace, action.claim, {
+            annotations: { [RESIZE_REFUSED_ANNOTATION]: null },
+            uid: action.uid,
+          });
+          log.info(
+            { claim: action.claim, reason: action.reason },
+            'volume expansion: resize-refused annotation removed',
+          );
           break;
         case 'recreate-statefulset':
           await kube.deleteStatefulSetOrphan(namespace, action.name, action.uid);
-          log.info({ statefulset: action.name, size: action.size, reason: action.reason }, 'volume expansion: StatefulSet deleted with its pods orphaned');
+          log.info(
+            { statefulset: action.name, size: action.size, reason: action.reason },
+            'volume expansion: StatefulSet deleted with its pods orphaned',
+          );
           this.#o.event({
             type: 'Normal',
             reason: 'StatefulSetRecreated',

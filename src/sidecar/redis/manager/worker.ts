@@ -24,7 +24,15 @@ import { redisSecretUses, secretNeeds } from '../../../api/secret-report.ts';
 import type { RedisObject } from '../../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../../api/validate.ts';
 import { DEFAULT_DECIDE_CONFIG, currentFacts, decideMaster, planRound } from '../decide/index.ts';
-import type { DecideConfig, DecideInput, RoundPlan, PodObservation, RedisTrack, SpecView, Step } from '../decide/index.ts';
+import type {
+  DecideConfig,
+  DecideInput,
+  RoundPlan,
+  PodObservation,
+  RedisTrack,
+  SpecView,
+  Step,
+} from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import { RedisAdapter } from '../../adapters/redis/index.ts';
 import { ExporterUser } from '../../core/exporter-user.ts';
@@ -136,7 +144,10 @@ export class RedisWorker {
           username,
           password,
           localAddress: options.redisLocalAddress,
-          timeouts: { connectTimeoutMs: options.timing.redisConnectTimeoutMs, commandTimeoutMs: options.timing.redisCommandTimeoutMs },
+          timeouts: {
+            connectTimeoutMs: options.timing.redisConnectTimeoutMs,
+            commandTimeoutMs: options.timing.redisCommandTimeoutMs,
+          },
           connectionName: 'redis-operator-sidecar',
           // The node closed our connection (its process died, most likely): look now.
           onLost: () => this.#lost(),
@@ -168,7 +179,8 @@ export class RedisWorker {
       log: this.#log,
       isLeader: () => options.leader.isLeader(),
       password: () => this.#auth.exporterPassword,
-      setUser: (ip, user, args) => this.#auth.adapter.applyUsers({ host: ip, port: REDIS_PORT }, [{ name: user, args }], []),
+      setUser: (ip, user, args) =>
+        this.#auth.adapter.applyUsers({ host: ip, port: REDIS_PORT }, [{ name: user, args }], []),
     });
     // A KubeWriter without these calls (test fakes) reports nothing.
     const kube = options.kube as KubeWriter & Partial<Pick<KubeClient, 'getSecret' | 'patchRedisAnnotations'>>;
@@ -178,7 +190,9 @@ export class RedisWorker {
       isLeader: () => options.leader.isLeader(),
       now: this.#now,
       getSecret: kube.getSecret?.bind(kube),
-      patch: kube.patchRedisAnnotations ? (annotations) => kube.patchRedisAnnotations!(this.ref, annotations) : undefined,
+      patch: kube.patchRedisAnnotations
+        ? (annotations) => kube.patchRedisAnnotations!(this.ref, annotations)
+        : undefined,
       everyMs: options.timing.secretRefreshMs,
     });
     this.#boot = new BootstrapWatch({
@@ -237,7 +251,9 @@ export class RedisWorker {
     this.wake();
   }
 
-  /** Something changed (a pod event, leadership, a probe that shows a change): plan again now, probe at the fast rate. */
+  /**
+   * Something changed (a pod event, leadership, a probe that shows a change): plan again now, probe at the fast rate.
+   */
   wake(): void {
     this.#pace.stir();
     this.#worker.wake();
@@ -335,7 +351,9 @@ export class RedisWorker {
     this.#report.dropped(this.failures.retain(p.steps, now));
     const adopted = await this.#auth.adopt(views);
     if (p.steps.length === 0 && adopted.size === 0) {
-      const answering = views.flatMap((v, i) => (v.ip !== null && currentFacts(pods[i]!, now, input.config) ? [{ uid: v.uid, ip: v.ip }] : []));
+      const answering = views.flatMap((v, i) =>
+        v.ip !== null && currentFacts(pods[i]!, now, input.config) ? [{ uid: v.uid, ip: v.ip }] : [],
+      );
       await this.#exporterUser.reconcile(this.#exporterOn, answering);
       // A steady round: a day-2 operation may ask for a planned switchover.
       const target = await this.#day2.steady(input, p.decision, views);

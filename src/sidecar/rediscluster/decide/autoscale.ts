@@ -7,7 +7,11 @@
 //   them (one high sample is not enough; a sustained rise scales within a tenth of the window).
 // - Nothing before this worker has sampled for the window it needs: a new leader does not act on
 //   a history it did not see. The bounds and the capacity floor are recommendShards' (api).
-import { recommendShards, type RedisClusterMemory as ClusterMemory, type Recommendation } from '../../../api/rediscluster-capacity.ts';
+import {
+  recommendShards,
+  type RedisClusterMemory as ClusterMemory,
+  type Recommendation,
+} from '../../../api/rediscluster-capacity.ts';
 import type { RedisClusterAutoscalingSpec as ClusterAutoscalingSpec } from '../../../api/rediscluster-schema.ts';
 
 export interface Sample {
@@ -80,6 +84,9 @@ export function decideAutoscale(input: AutoscaleInput): AutoscaleDecision {
       reason: `${recommendation.reason}; every recommendation over ${spec.stabilizationWindowSeconds} s asked for at most ${down}`,
     };
   }
-  const held = recommendation.shards !== current ? ` (held: the window's other samples ask for ${recommendation.shards < current ? down : up})` : '';
+  const held =
+    recommendation.shards !== current
+      ? ` (held: the window's other samples ask for ${recommendation.shards < current ? down : up})`
+      : '';
   return { recommendation, history, scaleTo: null, reason: `${recommendation.reason}${held}` };
 }

@@ -16,7 +16,16 @@ function slotOk(n: number): boolean {
 export function parseNodeLine(line: string): NodeLine | null {
   const parts = line.trim().split(/\s+/);
   if (parts.length < 8) return null;
-  const [id, address, flagText, master, , , epoch, link] = parts as [string, string, string, string, string, string, string, string];
+  const [id, address, flagText, master, , , epoch, link] = parts as [
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+    string,
+  ];
   if (!ID.test(id)) return null;
   // ip:port@cport[,hostname]; ':0@0' (or ':6379@...') when the address is unknown.
   const hostPart = address.split(',')[0]!.split('@')[0]!;

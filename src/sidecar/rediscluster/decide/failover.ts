@@ -38,8 +38,14 @@ export interface FailoverDecision extends Decided {
 const hasData = (n: ClusterNode) => (n.info?.offset ?? 0) > 0 || (n.info?.keys ?? 0) > 0;
 
 /** The replica of `failed` to promote, or why none. Exported for the decision tables. */
-export function chooseReplica(t: Topology, failed: ClusterNode, lastKeys: ReadonlyMap<string, number>): { node: ClusterNode | null; reason: string } {
-  const replicas = [...t.nodes.values()].filter((n) => n.pod && !n.pod.deleting && n.info?.role === 'replica' && n.masterId === failed.id);
+export function chooseReplica(
+  t: Topology,
+  failed: ClusterNode,
+  lastKeys: ReadonlyMap<string, number>,
+): { node: ClusterNode | null; reason: string } {
+  const replicas = [...t.nodes.values()].filter(
+    (n) => n.pod && !n.pod.deleting && n.info?.role === 'replica' && n.masterId === failed.id,
+  );
   if (replicas.length === 0) return { node: null, reason: `no replica of ${label(failed)} answers` };
   const usable = replicas.filter((n) => !n.info!.syncing);
   if (usable.length === 0) return { node: null, reason: `every replica of ${label(failed)} is in a full sync` };
@@ -53,10 +59,18 @@ export function chooseReplica(t: Topology, failed: ClusterNode, lastKeys: Readon
   const pool = withData.length > 0 ? withData : usable;
   pool.sort((a, b) => b.info!.offset - a.info!.offset || (a.pod!.name < b.pod!.name ? -1 : 1));
   const best = pool[0]!;
-  return { node: best, reason: `${best.pod!.name} has the highest replication offset (${best.info!.offset}) of ${replicas.length} replica(s)` };
+  return {
+    node: best,
+    reason: `${best.pod!.name} has the highest replication offset (${best.info!.offset}) of ${replicas.length} replica(s)`,
+  };
 }
 
-export function decideForcedFailovers(t: Topology, failoverTimeoutMs: number, memory: FailoverMemory, now: number): FailoverDecision {
+export function decideForcedFailovers(
+  t: Topology,
+  failoverTimeoutMs: number,
+  memory: FailoverMemory,
+  now: number,
+): FailoverDecision {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const failingSince = new Map<string, number>();
@@ -124,7 +138,15 @@ function returnedEmpty(t: Topology, memory: FailoverMemory, now: number, failove
     const forced = memory.forcedAt.get(m.id);
     if (forced !== undefined && now - forced < failoverTimeoutMs) continue;
     const holders = [...t.nodes.values()]
-      .filter((r) => r.pod && !r.pod.deleting && r.info?.role === 'replica' && r.masterId === m.id && r.info.keys > 0 && (!r.info.linkUp || r.info.syncing))
+      .filter(
+        (r) =>
+          r.pod &&
+          !r.pod.deleting &&
+          r.info?.role === 'replica' &&
+          r.masterId === m.id &&
+          r.info.keys > 0 &&
+          (!r.info.linkUp || r.info.syncing),
+      )
       .sort((a, b) => b.info!.offset - a.info!.offset || b.info!.keys - a.info!.keys);
     const best = holders[0];
     if (!best) continue;

@@ -26,7 +26,12 @@ function forgetters(t: Topology, gone: string, except: ReadonlySet<string> = new
   return pods.sort();
 }
 
-export function decideForgets(t: Topology, spec: ClusterSpecView, failingSince: ReadonlyMap<string, number>, now: number): Decided {
+export function decideForgets(
+  t: Topology,
+  spec: ClusterSpecView,
+  failingSince: ReadonlyMap<string, number>,
+  now: number,
+): Decided {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const counts = slotCounts(t);
@@ -51,11 +56,22 @@ export function decideForgets(t: Topology, spec: ClusterSpecView, failingSince: 
           reason: `${label(ghost)} failed serving ${serving} slots and no pod replicates it: its data is lost; it is forgotten and its slots get a new, empty master`,
           warn: true,
         });
-        steps.push({ kind: 'forget', pods, id: ghost.id, reason: `${label(ghost)} is lost with its ${serving} slots (no replica, every pod answered)` });
+        steps.push({
+          kind: 'forget',
+          pods,
+          id: ghost.id,
+          reason: `${label(ghost)} is lost with its ${serving} slots (no replica, every pod answered)`,
+        });
         continue;
       }
       const pods = forgetters(t, ghost.id);
-      if (pods.length > 0) steps.push({ kind: 'forget', pods, id: ghost.id, reason: `${label(ghost)} failed and is no pod's node any more` });
+      if (pods.length > 0)
+        steps.push({
+          kind: 'forget',
+          pods,
+          id: ghost.id,
+          reason: `${label(ghost)} failed and is no pod's node any more`,
+        });
     }
   }
   steps.push(...letLeavingGo(t, spec, counts));
@@ -71,7 +87,9 @@ export function decideForgets(t: Topology, spec: ClusterSpecView, failingSince: 
 function letLeavingGo(t: Topology, spec: ClusterSpecView, counts: Map<string, number>): ClusterStep[] {
   if (t.openSlots.length > 0) return [];
   const going: ClusterNode[] = [];
-  const shards = new Set([...t.nodes.values()].flatMap((n) => (n.shard !== null && n.shard >= spec.shards ? [n.shard] : [])));
+  const shards = new Set(
+    [...t.nodes.values()].flatMap((n) => (n.shard !== null && n.shard >= spec.shards ? [n.shard] : [])),
+  );
   for (const shard of shards) {
     const nodes = nodesOfShard(t, shard);
     if (nodes.some((n) => (counts.get(n.id) ?? 0) > 0)) continue;
@@ -99,6 +117,10 @@ function letLeavingGo(t: Topology, spec: ClusterSpecView, counts: Map<string, nu
   const resets: ClusterStep[] = going
     .filter((n) => n.pod && (t.views.get(n.id)?.size ?? 0) > 1)
     .sort((a, b) => Number(a.role === 'master') - Number(b.role === 'master') || (a.pod!.name < b.pod!.name ? -1 : 1))
-    .map((n) => ({ kind: 'reset' as const, pod: n.pod!.name, reason: `${label(n)} left with shard ${n.shard}: reset so it does not gossip its way back` }));
+    .map((n) => ({
+      kind: 'reset' as const,
+      pod: n.pod!.name,
+      reason: `${label(n)} left with shard ${n.shard}: reset so it does not gossip its way back`,
+    }));
   return [...forgets, ...resets];
 }

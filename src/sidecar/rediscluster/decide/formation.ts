@@ -37,7 +37,11 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
     const masters = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i));
     const missing = masters.flatMap((m, i) => (m.node && m.node.pod ? [] : [`shard ${i}: ${m.reason}`]));
     if (missing.length > 0) {
-      holds.push({ key: 'assign/bring-up', reason: `bring-up waits for every shard's master (${missing.join('; ')})`, warn: false });
+      holds.push({
+        key: 'assign/bring-up',
+        reason: `bring-up waits for every shard's master (${missing.join('; ')})`,
+        warn: false,
+      });
       return { steps, holds };
     }
     masters.forEach((m, i) => {
@@ -59,10 +63,16 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
   const counts = slotCounts(t);
   const masters = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i).node).filter(healthyMaster);
   if (masters.length === 0) {
-    holds.push({ key: 'assign/none', reason: `${unassigned.length} slots are not served and no shard master answers`, warn: true });
+    holds.push({
+      key: 'assign/none',
+      reason: `${unassigned.length} slots are not served and no shard master answers`,
+      warn: true,
+    });
     return { steps, holds };
   }
-  const fewest = [...masters].sort((a, b) => (counts.get(a.id) ?? 0) - (counts.get(b.id) ?? 0) || a.id.localeCompare(b.id))[0]!;
+  const fewest = [...masters].sort(
+    (a, b) => (counts.get(a.id) ?? 0) - (counts.get(b.id) ?? 0) || a.id.localeCompare(b.id),
+  )[0]!;
   const byNode = new Map<string, number[]>();
   const homes = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i).node);
   for (const s of unassigned) {
@@ -93,7 +103,10 @@ export function seedOf(t: Topology, spec: ClusterSpecView): string | null {
   return candidates[0]?.id ?? null;
 }
 
-/** CLUSTER MEET from the seed to every pod of a staying shard that the seed does not know (or knows at an old address), or that does not know it. */
+/**
+ * CLUSTER MEET from the seed to every pod of a staying shard that the seed does not know (or knows at an old address),
+ * or that does not know it.
+ */
 export function meetNodes(t: Topology, spec: ClusterSpecView): Decided {
   const steps: ClusterStep[] = [];
   const seed = seedOf(t, spec);
@@ -129,11 +142,19 @@ export function attachReplicas(t: Topology, spec: ClusterSpecView): Decided {
       const node = t.nodes.get(id)!;
       if (node.role === 'replica' && node.masterId === master?.id) continue;
       if (!master) {
-        holds.push({ key: `replicate/${pod.name}`, reason: `${pod.name} waits for a master of shard ${shard}: ${m.reason}`, warn: false });
+        holds.push({
+          key: `replicate/${pod.name}`,
+          reason: `${pod.name} waits for a master of shard ${shard}: ${m.reason}`,
+          warn: false,
+        });
         continue;
       }
       if (!healthyMaster(master)) {
-        holds.push({ key: `replicate/${pod.name}`, reason: `${pod.name} waits: shard ${shard}'s master ${label(master)} is failing or silent`, warn: false });
+        holds.push({
+          key: `replicate/${pod.name}`,
+          reason: `${pod.name} waits: shard ${shard}'s master ${label(master)} is failing or silent`,
+          warn: false,
+        });
         continue;
       }
       if ((counts.get(id) ?? 0) > 0) continue; // it serves slots: a failover or a reshard's business, not ours
@@ -146,7 +167,11 @@ export function attachReplicas(t: Topology, spec: ClusterSpecView): Decided {
         continue;
       }
       if (!knows(t, id, master.id)) {
-        holds.push({ key: `replicate/${pod.name}`, reason: `${pod.name} does not know ${label(master)} yet (gossip)`, warn: false });
+        holds.push({
+          key: `replicate/${pod.name}`,
+          reason: `${pod.name} does not know ${label(master)} yet (gossip)`,
+          warn: false,
+        });
         continue;
       }
       steps.push({

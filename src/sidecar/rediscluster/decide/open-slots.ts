@@ -32,7 +32,11 @@ export function resolveOpenSlots(t: Topology): Decided {
       const source = t.nodes.get(m.node)!;
       const target = t.nodes.get(m.to);
       if (!healthyMaster(source)) {
-        holds.push({ key: `open/${slot}`, reason: `slot ${slot} is migrating from a node that does not answer as a master`, warn: false });
+        holds.push({
+          key: `open/${slot}`,
+          reason: `slot ${slot} is migrating from a node that does not answer as a master`,
+          warn: false,
+        });
         continue;
       }
       if (!serves(source, slot)) {
@@ -74,7 +78,10 @@ export function resolveOpenSlots(t: Topology): Decided {
       const shard = target?.shard ?? null;
       const heir = current?.node ?? null;
       if (healthyMaster(heir) && heir.id !== source.id) {
-        const was = replacedBy && target?.pod ? `${target.pod.name}, which restarted after it was replaced` : `${m.to.slice(0, 8)}, which is gone`;
+        const was =
+          replacedBy && target?.pod
+            ? `${target.pod.name}, which restarted after it was replaced`
+            : `${m.to.slice(0, 8)}, which is gone`;
         steps.push({
           kind: 'move',
           slot,
@@ -95,7 +102,11 @@ export function resolveOpenSlots(t: Topology): Decided {
         });
         // Importers that took some keys give them back (next round: they are then only importing).
         for (const i of others)
-          holds.push({ key: `open/${slot}/${i.node}`, reason: `slot ${slot}: ${podOf(i.node)} imported part of it; drained next round`, warn: false });
+          holds.push({
+            key: `open/${slot}/${i.node}`,
+            reason: `slot ${slot}: ${podOf(i.node)} imported part of it; drained next round`,
+            warn: false,
+          });
         continue;
       }
       holds.push({
@@ -110,7 +121,12 @@ export function resolveOpenSlots(t: Topology): Decided {
       if (!healthyMaster(importer)) continue;
       const ownerNode = owner === null ? undefined : t.nodes.get(owner);
       if (owner === importer.id) {
-        steps.push({ kind: 'stable', slot, pods: [importer.pod!.name], reason: `slot ${slot}: ${importer.pod!.name} owns it and was still marked importing` });
+        steps.push({
+          kind: 'stable',
+          slot,
+          pods: [importer.pod!.name],
+          reason: `slot ${slot}: ${importer.pod!.name} owns it and was still marked importing`,
+        });
       } else if (healthyMaster(ownerNode)) {
         steps.push({
           kind: 'move',
@@ -121,7 +137,11 @@ export function resolveOpenSlots(t: Topology): Decided {
           reason: `slot ${slot} was left importing on ${importer.pod!.name} with no node migrating it: its keys go back to the owner ${ownerNode.pod!.name}`,
         });
       } else {
-        holds.push({ key: `open/${slot}`, reason: `slot ${slot} is importing on ${importer.pod!.name} but its owner does not answer`, warn: false });
+        holds.push({
+          key: `open/${slot}`,
+          reason: `slot ${slot} is importing on ${importer.pod!.name} but its owner does not answer`,
+          warn: false,
+        });
       }
     }
   }

@@ -73,8 +73,11 @@ export function planReshard(t: Topology, spec: ClusterSpecView): ReshardDecision
     if (!healthyMaster(master)) return wait(`shard ${shard} has no master to receive slots yet (${m.reason})`);
     if (!master.info?.clusterOk) return wait(`${label(master)} does not serve queries yet (cluster_state is not ok)`);
     const unaware = servers.filter((s) => !knows(t, s.id, master.id) || !knows(t, master.id, s.id));
-    if (unaware.length > 0) return wait(`${label(master)} and ${unaware.map(label).join(', ')} do not know each other yet`);
-    const linked = nodesOfShard(t, shard).filter((n) => n.role === 'replica' && n.masterId === master.id && n.info?.linkUp).length;
+    if (unaware.length > 0)
+      return wait(`${label(master)} and ${unaware.map(label).join(', ')} do not know each other yet`);
+    const linked = nodesOfShard(t, shard).filter(
+      (n) => n.role === 'replica' && n.masterId === master.id && n.info?.linkUp,
+    ).length;
     const needed = Math.min(spec.replicasPerShard, 1);
     if (linked < needed) return wait(`shard ${shard}'s master ${label(master)} has no linked replica yet`);
     receivers.set(shard, master.pod!.name);

@@ -27,7 +27,8 @@ export function shardMaster(t: Topology, shard: number): ShardMaster {
   const serving = nodes
     .filter((n) => (counts.get(n.id) ?? 0) > 0)
     .sort((a, b) => (counts.get(b.id) ?? 0) - (counts.get(a.id) ?? 0) || b.configEpoch - a.configEpoch);
-  if (serving.length > 0) return { node: serving[0]!, serving: true, reason: `${label(serving[0]!)} serves the shard's slots` };
+  if (serving.length > 0)
+    return { node: serving[0]!, serving: true, reason: `${label(serving[0]!)} serves the shard's slots` };
 
   const pods = t.pods.filter((p) => p.shard === shard && !p.deleting);
   const answered = pods.filter((p) => p.probe?.ok);
@@ -41,10 +42,18 @@ export function shardMaster(t: Topology, shard: number): ShardMaster {
   if (zeroNode && zeroNode.replicas >= candidates[0]!.replicas)
     return { node: zeroNode.n, serving: false, reason: `${label(zeroNode.n)} (ordinal 0) leads the shard` };
   if (candidates.length > 0 && (candidates[0]!.replicas > 0 || (answered.length === pods.length && !zeroNode))) {
-    return { node: candidates[0]!.n, serving: false, reason: `${label(candidates[0]!.n)} leads the shard (pod 0 cannot)` };
+    return {
+      node: candidates[0]!.n,
+      serving: false,
+      reason: `${label(candidates[0]!.n)} leads the shard (pod 0 cannot)`,
+    };
   }
   if (zero && !zero.probe?.ok) return { node: null, serving: false, reason: `waiting for ${zero.name} to answer` };
-  return { node: null, serving: false, reason: pods.length === 0 ? `shard ${shard} has no pod yet` : `no pod of shard ${shard} answers as a master` };
+  return {
+    node: null,
+    serving: false,
+    reason: pods.length === 0 ? `shard ${shard} has no pod yet` : `no pod of shard ${shard} answers as a master`,
+  };
 }
 
 export function label(n: ClusterNode): string {

@@ -22,12 +22,15 @@ export function mergeSplitShards(t: Topology): Decided {
   const counts = slotCounts(t);
   // Every round runs this: only a shard with two nodes serving slots is looked at further.
   const serving = new Map<number, number>();
-  for (const n of t.nodes.values()) if (n.shard !== null && (counts.get(n.id) ?? 0) > 0) serving.set(n.shard, (serving.get(n.shard) ?? 0) + 1);
+  for (const n of t.nodes.values())
+    if (n.shard !== null && (counts.get(n.id) ?? 0) > 0) serving.set(n.shard, (serving.get(n.shard) ?? 0) + 1);
   const split = [...serving].flatMap(([shard, nodes]) => (nodes > 1 ? [shard] : []));
   for (const shard of split.sort((a, b) => a - b)) {
     const master = shardMaster(t, shard).node;
     if (!master?.pod) continue;
-    const others = nodesOfShard(t, shard).filter((n) => n.id !== master.id && (counts.get(n.id) ?? 0) > 0 && healthyMaster(n));
+    const others = nodesOfShard(t, shard).filter(
+      (n) => n.id !== master.id && (counts.get(n.id) ?? 0) > 0 && healthyMaster(n),
+    );
     for (const other of others) {
       const key = `split/${shard}/${other.id}`;
       // No slot counts in the reason: it is told again whenever it changes, and the counts do every round.
@@ -35,9 +38,14 @@ export function mergeSplitShards(t: Topology): Decided {
       const wait = (why: string) => holds.push({ key, reason: `${what}: ${why}`, warn: true });
       if (t.openSlots.length > 0) wait('merged once no slot is open');
       else if (!healthyMaster(master)) wait(`merged once ${label(master)} answers as a healthy master`);
-      else if (!knows(t, master.id, other.id) || !knows(t, other.id, master.id)) wait('merged once they know each other');
+      else if (!knows(t, master.id, other.id) || !knows(t, other.id, master.id))
+        wait('merged once they know each other');
       else {
-        holds.push({ key, reason: `${what}: ${label(other)}'s slots move to ${label(master)}, then it becomes its replica`, warn: true });
+        holds.push({
+          key,
+          reason: `${what}: ${label(other)}'s slots move to ${label(master)}, then it becomes its replica`,
+          warn: true,
+        });
         for (let slot = 0; slot < t.owner.length && steps.length < MERGE_MOVES_PER_ROUND; slot++) {
           if (t.owner[slot] !== other.id) continue;
           steps.push({

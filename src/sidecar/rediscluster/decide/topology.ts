@@ -43,7 +43,10 @@ function majority(values: number[]): number | null {
  * Merges the pods' answers. `remembered` maps node ids to the shard they were last seen in (a
  * node whose pod is gone keeps its shard there, so its slots can be traced to the right shard).
  */
-export function buildTopology(pods: readonly PodObservation[], remembered: ReadonlyMap<string, number> = new Map()): Topology {
+export function buildTopology(
+  pods: readonly PodObservation[],
+  remembered: ReadonlyMap<string, number> = new Map(),
+): Topology {
   const byId = new Map<string, PodObservation>();
   const views = new Map<string, Map<string, NodeLine>>();
   for (const pod of pods) {
@@ -66,7 +69,9 @@ export function buildTopology(pods: readonly PodObservation[], remembered: Reado
   for (const [id, seen] of sightings) {
     const pod = byId.get(id) ?? null;
     const own = seen.find((s) => s.viewer === id)?.line;
-    const base = own ?? [...seen].sort((a, b) => b.line.configEpoch - a.line.configEpoch || (a.viewer < b.viewer ? -1 : 1))[0]!.line;
+    const base =
+      own ??
+      [...seen].sort((a, b) => b.line.configEpoch - a.line.configEpoch || (a.viewer < b.viewer ? -1 : 1))[0]!.line;
     const others = seen.filter((s) => s.viewer !== id);
     nodes.set(id, {
       id,

@@ -50,7 +50,8 @@ export interface NodeInfo {
   clusterOk: boolean;
 }
 
-export type ProbeOutcome = { ok: true; nodes: NodeLine[]; info: NodeInfo } | { ok: false; kind: string; message: string };
+export type ProbeOutcome =
+  { ok: true; nodes: NodeLine[]; info: NodeInfo } | { ok: false; kind: string; message: string };
 
 /** One pod of the RedisCluster and, when it has an address, what its node answered this round. */
 export interface PodObservation {

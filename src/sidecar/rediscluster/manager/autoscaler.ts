@@ -60,7 +60,11 @@ export class Autoscaler {
       this.#told = null;
       const up = d.scaleTo > current;
       this.#o.log.info({ from: current, to: d.scaleTo, reason: d.reason }, 'autoscaling the shard count');
-      this.#o.event({ type: 'Normal', reason: up ? 'AutoscaleUp' : 'AutoscaleDown', message: `${current} -> ${d.scaleTo} shards: ${d.reason}` });
+      this.#o.event({
+        type: 'Normal',
+        reason: up ? 'AutoscaleUp' : 'AutoscaleDown',
+        message: `${current} -> ${d.scaleTo} shards: ${d.reason}`,
+      });
     } catch (err) {
       const f = kubeFailure(err);
       this.#o.log.warn({ code: f.code, err: f.message }, 'could not write the shard count (redisclusters/scale)');

@@ -13,7 +13,10 @@
 //   counts as missing, told with the Secret and key, never the value.
 import type { Logger } from 'pino';
 import { authSecretRef, exporterSecretRef, operatorSecretRef, type AuthSecretRef } from '../../../api/auth.ts';
-import { REDIS_CLUSTER_KIND as CLUSTER_KIND, redisClusterPodSelectorLabels as clusterPodSelectorLabels } from '../../../api/rediscluster-names.ts';
+import {
+  REDIS_CLUSTER_KIND as CLUSTER_KIND,
+  redisClusterPodSelectorLabels as clusterPodSelectorLabels,
+} from '../../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import { passwordContext, SecretPasswords } from '../../core/credentials.ts';
@@ -49,7 +52,8 @@ export class RedisClusterCredentials {
       everyMs: () => options.pollMs,
       read: () => this.#read(),
       onOperatorPassword: (password, previous) => {
-        if (previous !== undefined) options.log.warn("the operator's Secret of the RedisCluster changed: using the new password");
+        if (previous !== undefined)
+          options.log.warn("the operator's Secret of the RedisCluster changed: using the new password");
         options.onPassword(password);
       },
     });

@@ -40,7 +40,8 @@ export interface MoveSpec {
   targetReplicas: number;
 }
 
-export type MoveOutcome = { ok: true; keys: number } | { ok: false; keys: number; phase: string; error: string; kind: string };
+export type MoveOutcome =
+  { ok: true; keys: number } | { ok: false; keys: number; phase: string; error: string; kind: string };
 
 export interface MoveHooks {
   afterBatch?(slot: number, keys: number): void | Promise<void>;
@@ -73,12 +74,14 @@ export async function moveSlot(redis: ClusterAdapter, m: MoveSpec, hooks: MoveHo
   }
   let moved = 0;
   for (;;) {
-    if (hooks.stopped()) return { ok: false, keys: moved, phase: 'stopped', error: 'the worker stopped', kind: 'stopped' };
+    if (hooks.stopped())
+      return { ok: false, keys: moved, phase: 'stopped', error: 'the worker stopped', kind: 'stopped' };
     const batch = await redis.getKeysInSlot(from.ip, slot, BATCH_KEYS);
     if (!batch.ok) return fail(moved, 'getkeysinslot', batch);
     if (batch.value.length === 0) break;
     let r = await redis.migrate(from.ip, to.ip, batch.value, MIGRATE_TIMEOUT_MS, false);
-    if (!r.ok && /BUSYKEY/.test(r.error.message)) r = await redis.migrate(from.ip, to.ip, batch.value, MIGRATE_TIMEOUT_MS, true);
+    if (!r.ok && /BUSYKEY/.test(r.error.message))
+      r = await redis.migrate(from.ip, to.ip, batch.value, MIGRATE_TIMEOUT_MS, true);
     if (!r.ok) return fail(moved, 'migrate', r);
     moved += batch.value.length;
     // The keys just left the source (and its replicas): have them on the target's replicas before

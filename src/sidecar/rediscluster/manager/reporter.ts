@@ -45,7 +45,11 @@ export class RedisClusterReporter {
       this.#holds.set(h.key, h.reason);
       if (h.warn) {
         this.#o.log.warn({ hold: h.key, reason: h.reason }, 'cluster needs attention');
-        this.#o.event({ type: 'Warning', reason: HOLD_REASONS[h.key.split('/')[0]!] ?? 'ClusterAttention', message: h.reason });
+        this.#o.event({
+          type: 'Warning',
+          reason: HOLD_REASONS[h.key.split('/')[0]!] ?? 'ClusterAttention',
+          message: h.reason,
+        });
       } else this.#o.log.info({ hold: h.key, reason: h.reason }, 'waiting');
     }
     for (const key of [...this.#holds.keys()]) {
@@ -69,7 +73,11 @@ export class RedisClusterReporter {
       if (before !== undefined && before !== pod) {
         this.#o.log.warn({ shard, from: before, to: pod }, 'shard master changed');
         this.#o.masterChanged?.();
-        this.#o.event({ type: 'Normal', reason: 'MasterChanged', message: `shard ${shard}: ${pod} is master now (was ${before})` });
+        this.#o.event({
+          type: 'Normal',
+          reason: 'MasterChanged',
+          message: `shard ${shard}: ${pod} is master now (was ${before})`,
+        });
       }
     }
     this.#masters = new Map([...this.#masters, ...now]);
@@ -91,7 +99,11 @@ function stepEvent(step: ClusterStep): EventToSend | null {
     case 'failover':
       return { type: 'Warning', reason: 'FailoverForced', message: step.reason };
     case 'forget':
-      return { type: 'Normal', reason: 'NodeForgotten', message: `${step.reason}: forgotten by ${step.pods.length} node(s)` };
+      return {
+        type: 'Normal',
+        reason: 'NodeForgotten',
+        message: `${step.reason}: forgotten by ${step.pods.length} node(s)`,
+      };
     case 'reset':
       return { type: 'Normal', reason: 'NodeReleased', message: step.reason };
     case 'move':

@@ -15,7 +15,12 @@
 // - Balanced with no record Done for that count: Done is written (once, no Event), so that a
 //   scale-down whose shards never received slots still lets their StatefulSets go.
 import type { Logger } from 'pino';
-import { RESHARD_ANNOTATION, readReshardRecord, reshardRecord, type ReshardRecord } from '../../../api/rediscluster-names.ts';
+import {
+  RESHARD_ANNOTATION,
+  readReshardRecord,
+  reshardRecord,
+  type ReshardRecord,
+} from '../../../api/rediscluster-names.ts';
 import { kubeFailure, type RedisRef } from '../../adapters/kube/client.ts';
 import type { ReshardDecision } from '../decide/reshard.ts';
 import type { ClusterKube, EventToSend } from './types.ts';
@@ -89,12 +94,23 @@ export class ReshardRecorder {
         e.why = d.reason;
         this.#o.log.info({ from: e.from, to: e.to, reason: d.reason }, 'reshard waiting');
         await this.#write('Running', `waiting: ${d.reason}`);
-      } else if (!e && current?.state === 'Running' && current.to === d.to && current.why !== `waiting: ${d.reason}` && this.#waiting !== d.reason) {
+      } else if (
+        !e &&
+        current?.state === 'Running' &&
+        current.to === d.to &&
+        current.why !== `waiting: ${d.reason}` &&
+        this.#waiting !== d.reason
+      ) {
         // A reshard another instance started, waiting here before this one moved anything: said
         // too (CI once saw one wait here for two minutes with no word in the log or the record).
         this.#waiting = d.reason;
-        this.#o.log.info({ from: current.from, to: d.to, reason: d.reason }, 'reshard another instance started is waiting');
-        await this.#patch(reshardRecord({ ...current, at: new Date(this.#o.wallNow()).toISOString(), why: `waiting: ${d.reason}` }));
+        this.#o.log.info(
+          { from: current.from, to: d.to, reason: d.reason },
+          'reshard another instance started is waiting',
+        );
+        await this.#patch(
+          reshardRecord({ ...current, at: new Date(this.#o.wallNow()).toISOString(), why: `waiting: ${d.reason}` }),
+        );
       }
       return false;
     }
@@ -121,8 +137,17 @@ export class ReshardRecorder {
         this.#episode = null;
         return false;
       }
-      if (!resumed) this.#o.event({ type: 'Normal', reason: 'ReshardStarted', message: `resharding ${d.from} -> ${d.to} shards: ${d.reason}` });
-      else this.#o.log.info({ from: current.from, to: d.to, left: d.moves.length }, 'resuming a reshard another instance started');
+      if (!resumed)
+        this.#o.event({
+          type: 'Normal',
+          reason: 'ReshardStarted',
+          message: `resharding ${d.from} -> ${d.to} shards: ${d.reason}`,
+        });
+      else
+        this.#o.log.info(
+          { from: current.from, to: d.to, left: d.moves.length },
+          'resuming a reshard another instance started',
+        );
       return true;
     }
     if (d.kind === 'balanced') {
@@ -131,7 +156,15 @@ export class ReshardRecorder {
       this.#episode = e;
       if (!e && current?.state !== 'Running') {
         if ((current?.state !== 'Done' || current.to !== d.to) && this.#doneTo !== d.to) {
-          const record: ReshardRecord = { from: d.from, to: d.to, state: 'Done', moved: 0, total: 0, at: new Date(this.#o.wallNow()).toISOString(), why: '' };
+          const record: ReshardRecord = {
+            from: d.from,
+            to: d.to,
+            state: 'Done',
+            moved: 0,
+            total: 0,
+            at: new Date(this.#o.wallNow()).toISOString(),
+            why: '',
+          };
           if (await this.#patch(reshardRecord(record))) this.#doneTo = d.to;
         }
         return false;
@@ -179,7 +212,11 @@ export class ReshardRecorder {
       };
       if (await this.#patch(reshardRecord(record))) {
         this.#refused = key;
-        this.#o.event({ type: 'Warning', reason: 'ReshardRefused', message: `${d.from} -> ${d.to} shards refused, nothing moved: ${d.reason}` });
+        this.#o.event({
+          type: 'Warning',
+          reason: 'ReshardRefused',
+          message: `${d.from} -> ${d.to} shards refused, nothing moved: ${d.reason}`,
+        });
       }
     }
     return false;
@@ -195,7 +232,15 @@ export class ReshardRecorder {
 
   async #write(state: ReshardRecord['state'], why: string, resourceVersion?: string): Promise<boolean> {
     const e = this.#episode!;
-    const record: ReshardRecord = { from: e.from, to: e.to, state, moved: e.moved, total: e.total, at: new Date(this.#o.wallNow()).toISOString(), why };
+    const record: ReshardRecord = {
+      from: e.from,
+      to: e.to,
+      state,
+      moved: e.moved,
+      total: e.total,
+      at: new Date(this.#o.wallNow()).toISOString(),
+      why,
+    };
     if (!(await this.#patch(reshardRecord(record), resourceVersion))) return false;
     e.writtenAt = this.#o.now();
     return true;

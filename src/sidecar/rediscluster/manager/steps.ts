@@ -97,7 +97,14 @@ export function moveSpecOf(t: Topology, step: Extract<ClusterStep, { kind: 'move
   const toNode = t.nodes.get(to.id)!;
   const fromNode = t.nodes.get(from.id)!;
   const others = [...t.byId.entries()]
-    .filter(([id, p]) => id !== from.id && id !== to.id && p.ip && t.nodes.get(id)?.role === 'master' && (t.nodes.get(id)?.slots.length ?? 0) > 0)
+    .filter(
+      ([id, p]) =>
+        id !== from.id &&
+        id !== to.id &&
+        p.ip &&
+        t.nodes.get(id)?.role === 'master' &&
+        (t.nodes.get(id)?.slots.length ?? 0) > 0,
+    )
     .map(([, p]) => p.ip!);
   return {
     slot: step.slot,
@@ -108,7 +115,8 @@ export function moveSpecOf(t: Topology, step: Extract<ClusterStep, { kind: 'move
     fromMigratingTo: fromNode.migrating.get(step.slot) ?? null,
     toServes: toNode.slots.some(([a, b]) => step.slot >= a && step.slot <= b),
     others,
-    targetReplicas: [...t.nodes.values()].filter((n) => n.role === 'replica' && n.masterId === to.id && n.info?.linkUp).length,
+    targetReplicas: [...t.nodes.values()].filter((n) => n.role === 'replica' && n.masterId === to.id && n.info?.linkUp)
+      .length,
   };
 }
 
@@ -154,7 +162,9 @@ async function run(
       return res.ok ? { ok: true } : bad(res, `CLUSTER ${step.kind.toUpperCase()}`);
     }
     case 'forget': {
-      const results = await Promise.all(step.pods.map(async (pod) => ({ pod, res: target(pod) ? await r.forget(target(pod)!.ip, step.id) : null })));
+      const results = await Promise.all(
+        step.pods.map(async (pod) => ({ pod, res: target(pod) ? await r.forget(target(pod)!.ip, step.id) : null })),
+      );
       // "Unknown node": that one forgot it already (or never knew it).
       const failed = results.filter((x) => x.res && !x.res.ok && !/unknown node/i.test(x.res.error.message));
       if (failed.length === 0) return { ok: true };
@@ -177,7 +187,13 @@ async function run(
     }
     case 'move': {
       const spec = moveSpecOf(t, step);
-      if (!spec) return { ok: false, detail: `slot ${step.slot}: ${step.from} or ${step.to} has no address`, kind: 'other', message: 'no address' };
+      if (!spec)
+        return {
+          ok: false,
+          detail: `slot ${step.slot}: ${step.from} or ${step.to} has no address`,
+          kind: 'other',
+          message: 'no address',
+        };
       const out = await moveSlot(r, spec, { stopped: () => !ctx.canAct(), afterBatch: ctx.afterBatch });
       if (out.ok) return { ok: true, keys: out.keys };
       return {
@@ -196,7 +212,12 @@ async function attempt(ctx: RedisClusterExecutorContext, step: ClusterStep): Pro
   const out = await run(ctx, step);
   if (out.ok) return { step, result: 'ok', line: step.kind, ...(out.keys === undefined ? {} : { keys: out.keys }) };
   if (out.kind === 'stopped') return 'stopped';
-  return { step, result: 'failed', line: `${step.kind}: ${out.detail}`, failure: { class: classifyRedisFailure(out), detail: out.detail } };
+  return {
+    step,
+    result: 'failed',
+    line: `${step.kind}: ${out.detail}`,
+    failure: { class: classifyRedisFailure(out), detail: out.detail },
+  };
 }
 
 /** The shared step reporter, told as this kind tells. */
@@ -215,7 +236,11 @@ function reporter(ctx: RedisClusterExecutorContext): StepReporter<ClusterStep, R
     succeeded: ({ step, keys }) => {
       if (step.kind === 'move') ctx.onMoved?.(step.slot, keys ?? 0);
       if (step.kind === 'failover') ctx.onForcedFailover?.();
-      if (step.kind !== 'move') ctx.log.info({ step: step.kind, pod: 'pod' in step ? step.pod : undefined, reason: step.reason }, 'cluster step applied');
+      if (step.kind !== 'move')
+        ctx.log.info(
+          { step: step.kind, pod: 'pod' in step ? step.pod : undefined, reason: step.reason },
+          'cluster step applied',
+        );
     },
   });
 }

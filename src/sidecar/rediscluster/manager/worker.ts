@@ -136,7 +136,10 @@ export class RedisClusterWorker {
     this.#redis = new ClusterAdapter({
       username: 'redis-operator',
       localAddress: options.redisLocalAddress,
-      timeouts: { connectTimeoutMs: options.timing.redisConnectTimeoutMs, commandTimeoutMs: options.timing.redisCommandTimeoutMs },
+      timeouts: {
+        connectTimeoutMs: options.timing.redisConnectTimeoutMs,
+        commandTimeoutMs: options.timing.redisCommandTimeoutMs,
+      },
       connectionName: 'redis-operator-sidecar',
       onLost: () => this.wake(),
     });
@@ -169,7 +172,10 @@ export class RedisClusterWorker {
     const event = (e: EventToSend) => this.#worker.event(e);
     const common = { ref: this.ref, kube: options.kube, log: this.#log, event, now: this.#now };
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
-    this.#news = new RedisClusterReporter({ ...common, masterChanged: () => options.metrics.failover(options.namespace, options.name) });
+    this.#news = new RedisClusterReporter({
+      ...common,
+      masterChanged: () => options.metrics.failover(options.namespace, options.name),
+    });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
     this.#exporterUser = new ExporterUser({
@@ -243,7 +249,11 @@ export class RedisClusterWorker {
     const look = this.#secrets.tick();
     if (look) this.#worker.track(look);
     if (!(await this.#auth.ensure())) return 'unsettled';
-    const view: ClusterSpecView = { shards: spec.master.replicas, replicasPerShard: spec.replicas, failoverTimeoutMs: spec.sentinel.failoverTimeout };
+    const view: ClusterSpecView = {
+      shards: spec.master.replicas,
+      replicasPerShard: spec.replicas,
+      failoverTimeoutMs: spec.sentinel.failoverTimeout,
+    };
 
     const pods: PodObservation[] = [];
     for (const pod of this.#o.pods()) {
@@ -312,7 +322,9 @@ export class RedisClusterWorker {
       beforeStep: this.#o.hooks?.beforeStep
         ? (s: Parameters<NonNullable<RedisClusterHooks['beforeStep']>>[1]) => this.#o.hooks!.beforeStep!(this.ref, s)
         : undefined,
-      afterBatch: this.#o.hooks?.afterBatch ? (slot: number, keys: number) => this.#o.hooks!.afterBatch!(this.ref, slot, keys) : undefined,
+      afterBatch: this.#o.hooks?.afterBatch
+        ? (slot: number, keys: number) => this.#o.hooks!.afterBatch!(this.ref, slot, keys)
+        : undefined,
       onMoved: () => this.#o.metrics.slotsMoved.inc({ namespace: this.namespace, rediscluster: this.name }),
       onForcedFailover: () => {
         this.#o.metrics.forcedFailovers.inc({ namespace: this.namespace, rediscluster: this.name });
@@ -327,7 +339,8 @@ export class RedisClusterWorker {
       if (n.pod) this.#remembered.set(n.id, n.pod.shard);
       if (n.info) this.#lastKeys.set(n.id, n.info.keys);
     }
-    for (const p of t.pods) if (p.record && !this.#lastKeys.has(p.record.id)) this.#lastKeys.set(p.record.id, p.record.keys);
+    for (const p of t.pods)
+      if (p.record && !this.#lastKeys.has(p.record.id)) this.#lastKeys.set(p.record.id, p.record.keys);
     for (const id of [...this.#remembered.keys()]) if (!t.nodes.has(id)) this.#remembered.delete(id);
     for (const id of [...this.#lastKeys.keys()]) if (!t.nodes.has(id)) this.#lastKeys.delete(id);
     this.#failingSince = plan.failingSince;

@@ -12,15 +12,35 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import type { V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer, type StoredObject } from '../../../k8s/api-server.ts';
-import { isReplaced, KubeClient, kubeFailure, loadKubeConfig, POD_SELECTOR } from '../../../../src/sidecar/adapters/kube/client.ts';
+import {
+  isReplaced,
+  KubeClient,
+  kubeFailure,
+  loadKubeConfig,
+  POD_SELECTOR,
+} from '../../../../src/sidecar/adapters/kube/client.ts';
 import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../../src/api/labels.ts';
 import { until as untilPolled, type Polled } from '../../../support/until.ts';
 
 /** Polls often: these tests watch elections and informers that change within milliseconds. */
-const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) =>
+  untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 /** Every namespace a test writes to: the real API server refuses objects in a namespace that does not exist. */
-const NAMESPACES = ['cfg-ns', 'list-a', 'list-b', 'list-c', 'inf-a', 'inf-b', 'elsewhere', 'rinf-a', 'patch', 'replaced', 'events', 'auth'];
+const NAMESPACES = [
+  'cfg-ns',
+  'list-a',
+  'list-b',
+  'list-c',
+  'inf-a',
+  'inf-b',
+  'elsewhere',
+  'rinf-a',
+  'patch',
+  'replaced',
+  'events',
+  'auth',
+];
 
 function redis(namespace: string, name: string) {
   return { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2 } };
@@ -30,7 +50,11 @@ function redisPod(namespace: string, redisName: string, ordinal: number, extraLa
   return {
     apiVersion: 'v1',
     kind: 'Pod',
-    metadata: { name: `${redisName}-replica-${ordinal}`, namespace, labels: { ...podSelectorLabels(redisName), ...extraLabels } },
+    metadata: {
+      name: `${redisName}-replica-${ordinal}`,
+      namespace,
+      labels: { ...podSelectorLabels(redisName), ...extraLabels },
+    },
     spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
   };
 }
@@ -41,7 +65,11 @@ describe('KubeClient', () => {
 
   before(async () => {
     api = await startApiServer({ namespaces: NAMESPACES });
-    client = new KubeClient(await api.kubeConfig('sidecar-a'), { identity: 'sidecar-a', requestTimeoutMs: 500, informerRestartDelayMs: 50 });
+    client = new KubeClient(await api.kubeConfig('sidecar-a'), {
+      identity: 'sidecar-a',
+      requestTimeoutMs: 500,
+      informerRestartDelayMs: 50,
+    });
   });
   after(async () => {
     const refused = api.requests.filter((r) => r.status === 403).map((r) => `${r.client} ${r.method} ${r.path}`);
@@ -52,7 +80,12 @@ describe('KubeClient', () => {
   test('loadKubeConfig: injected options, a KUBECONFIG file, and a clear error when neither nor in-cluster', async () => {
     const injected = await api.kubeConfig('from-options');
     const fromOptions = loadKubeConfig({
-      options: { clusters: injected.clusters, users: injected.users, contexts: injected.contexts, currentContext: injected.currentContext },
+      options: {
+        clusters: injected.clusters,
+        users: injected.users,
+        contexts: injected.contexts,
+        currentContext: injected.currentContext,
+      },
     });
     assert.equal(fromOptions.getCurrentCluster()?.server, injected.getCurrentCluster()?.server);
 
@@ -67,7 +100,9 @@ describe('KubeClient', () => {
         stringify({
           apiVersion: 'v1',
           kind: 'Config',
-          clusters: [{ name: 'test', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData } }],
+          clusters: [
+            { name: 'test', cluster: { server: cluster.server, 'certificate-authority-data': cluster.caData } },
+          ],
           users: [{ name: 'u', user: { token: own.getCurrentUser()!.token } }],
           contexts: [{ name: 'c', context: { cluster: 'test', user: 'u', namespace: 'cfg-ns' } }],
           'current-context': 'c',
@@ -100,12 +135,19 @@ describe('KubeClient', () => {
         all.some((r) => r.metadata.name === name),
         name,
       );
-    const some = await new KubeClient(await api.kubeConfig('lister'), { identity: 'x', namespaces: ['list-a', 'list-c'] }).listRedis();
+    const some = await new KubeClient(await api.kubeConfig('lister'), {
+      identity: 'x',
+      namespaces: ['list-a', 'list-c'],
+    }).listRedis();
     assert.deepEqual(some.map((r) => r.metadata.name).sort(), ['one', 'three']);
   });
 
   test('pod informer: only managed pods, only watched namespaces, and it restarts after a failure', async () => {
-    const scoped = new KubeClient(await api.kubeConfig('scoped'), { identity: 'x', namespaces: ['inf-a', 'inf-b'], informerRestartDelayMs: 50 });
+    const scoped = new KubeClient(await api.kubeConfig('scoped'), {
+      identity: 'x',
+      namespaces: ['inf-a', 'inf-b'],
+      informerRestartDelayMs: 50,
+    });
     const pods = scoped.podInformer();
     const seen: string[] = [];
     pods.on('add', (p: V1Pod) => seen.push(`add ${p.metadata?.namespace}/${p.metadata?.name}`));
@@ -115,15 +157,30 @@ describe('KubeClient', () => {
     pods.onError((e) => errors.push(e));
     await api.store.create('pods', redisPod('inf-a', 'r', 0));
     // A failing first list: the informer reports it and starts again by itself.
-    api.faults.add({ client: 'scoped', path: '/api/v1/namespaces/inf-b/pods', method: 'GET', times: 1, action: { kind: 'status', code: 500 } });
+    api.faults.add({
+      client: 'scoped',
+      path: '/api/v1/namespaces/inf-b/pods',
+      method: 'GET',
+      times: 1,
+      action: { kind: 'status', code: 500 },
+    });
     await pods.start().catch(() => undefined);
     await until('the first pod', () => seen.includes('add inf-a/r-replica-0'));
     await api.store.create('pods', redisPod('inf-b', 'r', 1));
-    await api.store.create('pods', { ...redisPod('inf-a', 'unmanaged', 0), metadata: { name: 'unmanaged', namespace: 'inf-a', labels: { app: 'x' } } });
+    await api.store.create('pods', {
+      ...redisPod('inf-a', 'unmanaged', 0),
+      metadata: { name: 'unmanaged', namespace: 'inf-a', labels: { app: 'x' } },
+    });
     await api.store.create('pods', redisPod('elsewhere', 'r', 2));
     await until('the pod in the namespace whose list failed', () => seen.includes('add inf-b/r-replica-1'));
     assert.equal(errors.length, 1);
-    await api.store.patch('pods', 'inf-a', 'r-replica-0', { metadata: { labels: { [ROLE_LABEL]: 'replica' } } }, { type: 'merge' });
+    await api.store.patch(
+      'pods',
+      'inf-a',
+      'r-replica-0',
+      { metadata: { labels: { [ROLE_LABEL]: 'replica' } } },
+      { type: 'merge' },
+    );
     await until('the update', () => seen.includes('update r-replica-0 replica'));
     await api.store.delete('pods', 'inf-b', 'r-replica-1');
     await until('the delete', () => seen.includes('delete r-replica-1'));
@@ -133,7 +190,11 @@ describe('KubeClient', () => {
     );
     assert.equal(pods.get('r-replica-0', 'inf-a')?.metadata?.labels?.[ROLE_LABEL], 'replica');
     assert.ok(!seen.some((s) => s.includes('unmanaged') || s.includes('elsewhere')));
-    assert.ok(api.requests.filter((r) => r.client === 'scoped' && r.watch).every((r) => decodeURIComponent(r.query).includes(POD_SELECTOR)));
+    assert.ok(
+      api.requests
+        .filter((r) => r.client === 'scoped' && r.watch)
+        .every((r) => decodeURIComponent(r.query).includes(POD_SELECTOR)),
+    );
     await pods.stop();
   });
 
@@ -156,7 +217,10 @@ describe('KubeClient', () => {
   test('patchPodMetadata: one merge patch (right content type) sets and removes keys, leaves others alone', async () => {
     await api.store.create('pods', redisPod('patch', 'r', 0, { keep: 'me' }));
     const before = api.requests.length;
-    const patched = await client.patchPodMetadata('patch', 'r-replica-0', { labels: { [ROLE_LABEL]: 'master' }, annotations: { [LINK_ANNOTATION]: 'up' } });
+    const patched = await client.patchPodMetadata('patch', 'r-replica-0', {
+      labels: { [ROLE_LABEL]: 'master' },
+      annotations: { [LINK_ANNOTATION]: 'up' },
+    });
     assert.equal(patched.metadata?.labels?.[ROLE_LABEL], 'master');
     assert.equal(patched.metadata?.labels?.['keep'], 'me');
     assert.equal(patched.metadata?.annotations?.[LINK_ANNOTATION], 'up');
@@ -177,14 +241,20 @@ describe('KubeClient', () => {
     // Never scheduled, so the API server deletes it at once (no grace period for a kubelet).
     await api.store.delete('pods', 'replaced', 'r-replica-0');
     await api.store.create('pods', redisPod('replaced', 'r', 0));
-    const err = await client.patchPodMetadata('replaced', 'r-replica-0', { labels: { [ROLE_LABEL]: 'master' }, uid: first.metadata.uid }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await client
+      .patchPodMetadata('replaced', 'r-replica-0', { labels: { [ROLE_LABEL]: 'master' }, uid: first.metadata.uid })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(err, 'the patch was refused');
     assert.equal(kubeFailure(err).code, 422);
     assert.equal(isReplaced(err), true);
-    assert.equal(api.store.read('pods', 'replaced', 'r-replica-0').metadata.labels?.[ROLE_LABEL], undefined, 'the new incarnation did not get the label');
+    assert.equal(
+      api.store.read('pods', 'replaced', 'r-replica-0').metadata.labels?.[ROLE_LABEL],
+      undefined,
+      'the new incarnation did not get the label',
+    );
     assert.equal(isReplaced(new Error('socket hang up')), false);
   });
 
@@ -199,8 +269,17 @@ describe('KubeClient', () => {
       ),
       true,
     );
-    const event = await until('the Event', () => (api.store.list('events', { namespace: 'events' }) as Array<StoredObject & Record<string, any>>)[0]);
-    assert.deepEqual(event['involvedObject'], { apiVersion: 'redis.example.com/v1', kind: 'Redis', name: 'ev', namespace: 'events', uid: r.metadata.uid });
+    const event = await until(
+      'the Event',
+      () => (api.store.list('events', { namespace: 'events' }) as Array<StoredObject & Record<string, any>>)[0],
+    );
+    assert.deepEqual(event['involvedObject'], {
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      name: 'ev',
+      namespace: 'events',
+      uid: r.metadata.uid,
+    });
     assert.equal(event['reason'], 'FailoverCompleted');
     assert.equal(event['type'], 'Normal');
     assert.equal(event['reportingComponent'], 'redis-operator');
@@ -227,7 +306,11 @@ describe('KubeClient', () => {
     assert.deepEqual(await client.ensureAuthSecret(ref), { password: x.password, created: false });
     assert.equal(await client.readSecretValue('auth', 'secured-auth', 'nope'), null);
     assert.equal(await client.getSecret('auth', 'missing'), null);
-    assert.deepEqual(await client.readSecretValues('auth', 'secured-auth', ['password', 'nope']), { password: x.password }, 'the keys it has, one read');
+    assert.deepEqual(
+      await client.readSecretValues('auth', 'secured-auth', ['password', 'nope']),
+      { password: x.password },
+      'the keys it has, one read',
+    );
     assert.equal(await client.readSecretValues('auth', 'missing', ['password']), null);
   });
 

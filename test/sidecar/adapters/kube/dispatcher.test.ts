@@ -30,8 +30,18 @@ test('reused: the same TLS material gets the same dispatcher; a rotated CA or cl
   const rotatedKey = create(cluster, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k2') });
   assert.notEqual(rotatedCa, a);
   assert.notEqual(rotatedKey, a);
-  assert.notEqual(create({ ...cluster, server: 'https://127.0.0.2:6443' }, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k') }), a);
+  assert.notEqual(
+    create(
+      { ...cluster, server: 'https://127.0.0.2:6443' },
+      { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k') },
+    ),
+    a,
+  );
   const extra = [create(cluster, { ca: Buffer.from('ca-3') }), create(cluster, { ca: Buffer.from('ca-4') })];
-  assert.notEqual(create(cluster, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k') }), a, 'the oldest was dropped after four others');
+  assert.notEqual(
+    create(cluster, { ca: Buffer.from('ca-1'), cert: Buffer.from('c'), key: Buffer.from('k') }),
+    a,
+    'the oldest was dropped after four others',
+  );
   await Promise.all([a, rotatedCa, rotatedKey, ...extra].map(async (d) => d?.close?.()));
 });

@@ -85,23 +85,36 @@ test(
         if (v === undefined) delete process.env[k];
         else process.env[k] = v;
     });
-    const kc = loadKubeConfig({ env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port }, inClusterRoot: root });
+    const kc = loadKubeConfig({
+      env: { KUBERNETES_SERVICE_HOST: server.hostname, KUBERNETES_SERVICE_PORT: server.port },
+      inClusterRoot: root,
+    });
     assert.equal(kc.getContextObject(kc.getCurrentContext())?.namespace, 'default', 'the namespace file');
     assert.equal(kc.getCurrentCluster()?.caFile, path.join(dir, 'ca.crt'));
     const kube = new KubeClient(kc, { identity: 'in-cluster-test' });
     const auth = kube.kc.makeApiClient(AuthenticationV1Api);
     const whoAmI = async () => {
-      const review = await auth.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+      const review = await auth.createSelfSubjectReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+      });
       const info = review.status?.userInfo;
       return `${info?.username} pod=${info?.extra?.['authentication.kubernetes.io/pod-name']?.join(',')}`;
     };
     assert.equal(await whoAmI(), 'system:serviceaccount:default:rotation pod=incarnation-1');
 
     project('token', await tokenFor('incarnation-2'));
-    assert.equal(await whoAmI(), 'system:serviceaccount:default:rotation pod=incarnation-1', 'the token read a moment ago is still the one sent');
+    assert.equal(
+      await whoAmI(),
+      'system:serviceaccount:default:rotation pod=incarnation-1',
+      'the token read a moment ago is still the one sent',
+    );
     mock.timers.enable({ apis: ['Date'], now: Date.now() });
     t.after(() => mock.timers.reset());
     mock.timers.tick(61_000);
-    assert.equal(await whoAmI(), 'system:serviceaccount:default:rotation pod=incarnation-2', 'a minute on, the rotated token');
+    assert.equal(
+      await whoAmI(),
+      'system:serviceaccount:default:rotation pod=incarnation-2',
+      'a minute on, the rotated token',
+    );
   },
 );

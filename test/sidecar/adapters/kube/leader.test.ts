@@ -18,7 +18,12 @@ import { until as untilPolled, type Polled } from '../../../support/until.ts';
 /** The Lease role (manifests/rbac.yaml) is granted in the operator's namespace only. */
 const NS = OPERATOR_NAMESPACE;
 // Short but consistent with the invariant (renewDeadline < leaseDuration), so tests run in seconds.
-const FAST: LeaderSettings = { leaseDurationSeconds: 1, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 250 };
+const FAST: LeaderSettings = {
+  leaseDurationSeconds: 1,
+  renewDeadlineMs: 600,
+  retryPeriodMs: 100,
+  requestTimeoutMs: 250,
+};
 
 interface Happening {
   id: string;
@@ -31,7 +36,8 @@ interface Happening {
 }
 
 /** Polls often: these tests watch elections and informers that change within milliseconds. */
-const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 10_000) =>
+  untilPolled(what, check, timeoutMs, { everyMs: 5 });
 
 function micro(ms: number): string {
   return new Date(ms).toISOString().replace('Z', '000Z');
@@ -69,7 +75,14 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
       settings,
       ...(eligible ? { eligible } : {}),
       onStartedLeading: (info) =>
-        log.push({ id, what: 'start', at: Date.now(), reason: info.reason, info, othersLeading: electors.some((o) => o !== e && o.isLeader()) }),
+        log.push({
+          id,
+          what: 'start',
+          at: Date.now(),
+          reason: info.reason,
+          info,
+          othersLeading: electors.some((o) => o !== e && o.isLeader()),
+        }),
       onStoppedLeading: (reason) => log.push({ id, what: 'stop', at: Date.now(), reason }),
     });
     electors.push(e);
@@ -135,7 +148,11 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     owner = 'sidecar-b';
     await until('b leads', () => b.isLeader());
     assert.equal(stops('sidecar-a')[0]?.reason.startsWith('HandedOff'), true);
-    assert.equal(starts('sidecar-b')[0]?.reason, 'Released', 'taken over from the released Lease, not after its expiry');
+    assert.equal(
+      starts('sidecar-b')[0]?.reason,
+      'Released',
+      'taken over from the released Lease, not after its expiry',
+    );
     assertNoOverlap();
   });
 
@@ -148,11 +165,18 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     const leader = leaders()[0]!;
     // Let several renewal rounds pass: leadership must stay put.
     const rounds = requests().filter((r) => r.method === 'PUT').length;
-    await until('five more renewals', () => requests().filter((r) => r.method === 'PUT' && r.status === 200).length >= rounds + 5);
+    await until(
+      'five more renewals',
+      () => requests().filter((r) => r.method === 'PUT' && r.status === 200).length >= rounds + 5,
+    );
     assert.equal(starts().length, 1);
     assert.equal(stops().length, 0);
     assert.ok(leader.isLeader());
-    const lease = api.store.read('leases', NS, LEASE)['spec'] as { holderIdentity: string; leaseTransitions: number; leaseDurationSeconds: number };
+    const lease = api.store.read('leases', NS, LEASE)['spec'] as {
+      holderIdentity: string;
+      leaseTransitions: number;
+      leaseDurationSeconds: number;
+    };
     assert.equal(lease.holderIdentity, leader.identity);
     assert.equal(lease.leaseTransitions, 0);
     assert.equal(lease.leaseDurationSeconds, 1);
@@ -203,7 +227,10 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     fault.remove();
     await until('a sees b', () => a.currentLeader === 'sidecar-b');
     const seen = requests().length;
-    await until('a few more rounds', () => requests().filter((r) => r.client === 'sidecar-a').length > 3 && requests().length > seen + 10);
+    await until(
+      'a few more rounds',
+      () => requests().filter((r) => r.client === 'sidecar-a').length > 3 && requests().length > seen + 10,
+    );
     assert.equal(starts('sidecar-a').length, 1, 'a did not lead again');
     assert.ok(b.isLeader());
     assertNoOverlap();
@@ -223,7 +250,12 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     );
     const intrudedAt = Date.now();
     await api.store.mutate('leases', NS, LEASE, (l) => {
-      l['spec'] = { ...(l['spec'] as object), holderIdentity: 'intruder', renewTime: micro(intrudedAt), acquireTime: micro(intrudedAt) };
+      l['spec'] = {
+        ...(l['spec'] as object),
+        holderIdentity: 'intruder',
+        renewTime: micro(intrudedAt),
+        acquireTime: micro(intrudedAt),
+      };
     });
     await until('a stops', () => stops('sidecar-a').length === 1);
     const stop = stops('sidecar-a')[0]!;
@@ -244,10 +276,17 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
     a.start();
     await until('a leads', () => a.isLeader());
     // b's first read says "no lease", so b tries to create it.
-    api.faults.add({ client: 'sidecar-b', method: 'GET', times: 1, action: { kind: 'status', code: 404, reason: 'NotFound' } });
+    api.faults.add({
+      client: 'sidecar-b',
+      method: 'GET',
+      times: 1,
+      action: { kind: 'status', code: 404, reason: 'NotFound' },
+    });
     const b = elector('sidecar-b');
     b.start();
-    await until('b tried to create', () => requests().some((r) => r.client === 'sidecar-b' && r.method === 'POST' && r.status !== undefined));
+    await until('b tried to create', () =>
+      requests().some((r) => r.client === 'sidecar-b' && r.method === 'POST' && r.status !== undefined),
+    );
     await until('b has seen a as leader', () => b.currentLeader === 'sidecar-a');
     assert.equal(requests().find((r) => r.client === 'sidecar-b' && r.method === 'POST')?.status, 409);
     assert.equal(starts('sidecar-b').length, 0);
@@ -260,7 +299,13 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: { name: LEASE, namespace: NS },
-      spec: { holderIdentity: 'crashed', leaseDurationSeconds: 1, acquireTime: micro(writtenAt - 5000), renewTime: micro(writtenAt), leaseTransitions: 7 },
+      spec: {
+        holderIdentity: 'crashed',
+        leaseDurationSeconds: 1,
+        acquireTime: micro(writtenAt - 5000),
+        renewTime: micro(writtenAt),
+        leaseTransitions: 7,
+      },
     });
     const a = elector('sidecar-a');
     a.start();
@@ -278,7 +323,12 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
 
   test('stop() stops acting, then releases the lease so the standby takes over without waiting for expiry', async () => {
     // A long lease: without the release the standby would wait 30 s.
-    const slow: LeaderSettings = { leaseDurationSeconds: 30, renewDeadlineMs: 20_000, retryPeriodMs: 100, requestTimeoutMs: 250 };
+    const slow: LeaderSettings = {
+      leaseDurationSeconds: 30,
+      renewDeadlineMs: 20_000,
+      retryPeriodMs: 100,
+      requestTimeoutMs: 250,
+    };
     const a = elector('sidecar-a', slow);
     a.start();
     await until('a leads', () => a.isLeader());
@@ -296,7 +346,11 @@ describe('LeaderElector on a coordination.k8s.io Lease', () => {
   test('invalid settings are refused at construction', () => {
     assert.throws(() => elector('x', { ...FAST, renewDeadlineMs: 1000 }), /renewDeadlineMs must be less than/);
     assert.throws(
-      () => new LeaderElector({ client: new KubeClient(kubeConfig('x'), { identity: 'x' }).leaseClient(NS, LEASE, 100), identity: '' }),
+      () =>
+        new LeaderElector({
+          client: new KubeClient(kubeConfig('x'), { identity: 'x' }).leaseClient(NS, LEASE, 100),
+          identity: '',
+        }),
       /identity/,
     );
   });

@@ -15,7 +15,12 @@ import {
   type LeaseState,
 } from '../../../../src/sidecar/adapters/kube/lease-decision.ts';
 
-const S: LeaderSettings = { leaseDurationSeconds: 3, renewDeadlineMs: 2000, retryPeriodMs: 500, requestTimeoutMs: 1000 };
+const S: LeaderSettings = {
+  leaseDurationSeconds: 3,
+  renewDeadlineMs: 2000,
+  retryPeriodMs: 500,
+  requestTimeoutMs: 1000,
+};
 const T0 = Date.parse('2025-01-01T00:00:00.000Z');
 const micro = (ms: number) => new Date(ms).toISOString().replace('Z', '000Z');
 
@@ -32,15 +37,36 @@ function lease(over: Partial<LeaseState> = {}): LeaseState {
 }
 
 test('decide: table', async (t) => {
-  type Row = [string, LeaseState | null, number, { resourceVersion: string; seenAt: number } | undefined, string, string];
+  type Row = [
+    string,
+    LeaseState | null,
+    number,
+    { resourceVersion: string; seenAt: number } | undefined,
+    string,
+    string,
+  ];
   const rows: Row[] = [
     ['no lease: create it', null, T0, undefined, 'create', 'LeaseAbsent'],
     ['held by self: renew', lease({ holderIdentity: 'me' }), T0 + 100, undefined, 'renew', 'HeldBySelf'],
     ['released (empty holder): acquire at once', lease({ holderIdentity: '' }), T0, undefined, 'acquire', 'Released'],
     ['released (no holder field): acquire', lease({ holderIdentity: null }), T0, undefined, 'acquire', 'Released'],
     ['other holder, fresh: wait', lease(), T0 + 1000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
-    ['other holder, exactly at expiry: wait', lease(), T0 + 3000, { resourceVersion: '10', seenAt: T0 }, 'wait', 'HeldByOther'],
-    ['other holder, expired on both clocks: take over', lease(), T0 + 3001, { resourceVersion: '10', seenAt: T0 }, 'acquire', 'Expired'],
+    [
+      'other holder, exactly at expiry: wait',
+      lease(),
+      T0 + 3000,
+      { resourceVersion: '10', seenAt: T0 },
+      'wait',
+      'HeldByOther',
+    ],
+    [
+      'other holder, expired on both clocks: take over',
+      lease(),
+      T0 + 3001,
+      { resourceVersion: '10', seenAt: T0 },
+      'acquire',
+      'Expired',
+    ],
     [
       'renewTime old but first seen just now (holder clock behind ours): wait',
       lease(),
@@ -65,7 +91,14 @@ test('decide: table', async (t) => {
       'wait',
       'HeldByOther',
     ],
-    ['no renewTime: only our observation counts', lease({ renewTime: null }), T0 + 3500, { resourceVersion: '10', seenAt: T0 }, 'acquire', 'Expired'],
+    [
+      'no renewTime: only our observation counts',
+      lease({ renewTime: null }),
+      T0 + 3500,
+      { resourceVersion: '10', seenAt: T0 },
+      'acquire',
+      'Expired',
+    ],
     [
       "the holder's leaseDurationSeconds counts, not ours",
       lease({ leaseDurationSeconds: 10 }),
@@ -100,12 +133,30 @@ test('decide: what is written', () => {
   assert.equal(renewed.spec.renewTime, T0 + 500);
   assert.equal(renewed.spec.leaseTransitions, 4, 'a renewal is not a transition');
 
-  const taken = decide({ lease: lease(), identity: 'me', now: T0 + 4000, observation: { resourceVersion: '10', seenAt: T0 }, settings: S });
+  const taken = decide({
+    lease: lease(),
+    identity: 'me',
+    now: T0 + 4000,
+    observation: { resourceVersion: '10', seenAt: T0 },
+    settings: S,
+  });
   assert.ok(taken.action === 'acquire');
   assert.equal(taken.previousHolder, 'other');
-  assert.deepEqual(taken.spec, { holderIdentity: 'me', leaseDurationSeconds: 3, acquireTime: T0 + 4000, renewTime: T0 + 4000, leaseTransitions: 5 });
+  assert.deepEqual(taken.spec, {
+    holderIdentity: 'me',
+    leaseDurationSeconds: 3,
+    acquireTime: T0 + 4000,
+    renewTime: T0 + 4000,
+    leaseTransitions: 5,
+  });
 
-  const waiting = decide({ lease: lease(), identity: 'me', now: T0 + 1000, observation: { resourceVersion: '10', seenAt: T0 }, settings: S });
+  const waiting = decide({
+    lease: lease(),
+    identity: 'me',
+    now: T0 + 1000,
+    observation: { resourceVersion: '10', seenAt: T0 },
+    settings: S,
+  });
   assert.ok(waiting.action === 'wait');
   assert.equal(waiting.holder, 'other');
   assert.equal(waiting.expiresInMs, 2000);
@@ -126,11 +177,26 @@ test('earliest: a sighting from the Lease informer counts only for the same vers
   assert.equal(earliest(own, { resourceVersion: '7', seenAt: T0 + 1000 }), own, 'a later sighting changes nothing');
   assert.equal(earliest(own, { resourceVersion: '6', seenAt: T0 }), own, 'another version says nothing about this one');
   assert.equal(earliest(own, undefined), own);
-  assert.equal(earliest(undefined, { resourceVersion: '7', seenAt: T0 }), undefined, 'no read of our own: nothing to judge');
-  // An elector that became eligible at T0+900 for a Lease unchanged since T0 may take it at T0+3000.
-  const lease: LeaseState = { resourceVersion: '7', holderIdentity: 'dead', leaseDurationSeconds: 3, renewTime: micro(T0) };
   assert.equal(
-    decide({ lease, identity: 'me', now: T0 + 3001, observation: earliest(own, { resourceVersion: '7', seenAt: T0 }), settings: S }).action,
+    earliest(undefined, { resourceVersion: '7', seenAt: T0 }),
+    undefined,
+    'no read of our own: nothing to judge',
+  );
+  // An elector that became eligible at T0+900 for a Lease unchanged since T0 may take it at T0+3000.
+  const lease: LeaseState = {
+    resourceVersion: '7',
+    holderIdentity: 'dead',
+    leaseDurationSeconds: 3,
+    renewTime: micro(T0),
+  };
+  assert.equal(
+    decide({
+      lease,
+      identity: 'me',
+      now: T0 + 3001,
+      observation: earliest(own, { resourceVersion: '7', seenAt: T0 }),
+      settings: S,
+    }).action,
     'acquire',
   );
   assert.equal(decide({ lease, identity: 'me', now: T0 + 3001, observation: own, settings: S }).action, 'wait');
@@ -138,7 +204,10 @@ test('earliest: a sighting from the Lease informer counts only for the same vers
 
 test('expiry needs both clocks: the later expiry wins', () => {
   assert.equal(expiresInMs(lease(), T0 + 1000, { resourceVersion: '10', seenAt: T0 + 500 }, S), 2500);
-  assert.equal(expiresInMs(lease({ renewTime: micro(T0 + 800) }), T0 + 1000, { resourceVersion: '10', seenAt: T0 }, S), 2800);
+  assert.equal(
+    expiresInMs(lease({ renewTime: micro(T0 + 800) }), T0 + 1000, { resourceVersion: '10', seenAt: T0 }, S),
+    2800,
+  );
   assert.equal(expiresInMs(lease(), T0 + 1000, undefined, S), 3000, 'never seen before: counts from now');
 });
 
@@ -151,12 +220,20 @@ test('the safety invariant holds for the defaults: the leader stops before anyon
   const l = lease({ renewTime: micro(renewAt) });
   let firstTakeover = renewAt;
   while (
-    decide({ lease: l, identity: 'me', now: firstTakeover, observation: { resourceVersion: '10', seenAt: renewAt }, settings: DEFAULT_LEADER_SETTINGS })
-      .action === 'wait'
+    decide({
+      lease: l,
+      identity: 'me',
+      now: firstTakeover,
+      observation: { resourceVersion: '10', seenAt: renewAt },
+      settings: DEFAULT_LEADER_SETTINGS,
+    }).action === 'wait'
   )
     firstTakeover++;
   assert.ok(lastActing < firstTakeover);
-  assert.equal(firstTakeover - lastActing, DEFAULT_LEADER_SETTINGS.leaseDurationSeconds * 1000 - DEFAULT_LEADER_SETTINGS.renewDeadlineMs + 2);
+  assert.equal(
+    firstTakeover - lastActing,
+    DEFAULT_LEADER_SETTINGS.leaseDurationSeconds * 1000 - DEFAULT_LEADER_SETTINGS.renewDeadlineMs + 2,
+  );
 });
 
 test('settings that would break the invariant are refused', async (t) => {
@@ -168,7 +245,9 @@ test('settings that would break the invariant are refused', async (t) => {
     [{ retryPeriodMs: 0 }, /retryPeriodMs must be > 0/],
   ];
   for (const [over, pattern] of rows)
-    await t.test(JSON.stringify(over), () => assert.match(settingsProblems({ ...S, ...over }).join('; '), pattern, JSON.stringify(over)));
+    await t.test(JSON.stringify(over), () =>
+      assert.match(settingsProblems({ ...S, ...over }).join('; '), pattern, JSON.stringify(over)),
+    );
 });
 
 test('mayAct, releaseSpec and parseTime', () => {

@@ -21,8 +21,14 @@ import { until as untilPolled, type Polled } from '../../../support/until.ts';
 const NS = OPERATOR_NAMESPACE;
 const IDS = ['sidecar-a', 'sidecar-b', 'sidecar-c'];
 const SHARDS = 4;
-const FAST: LeaderSettings = { leaseDurationSeconds: 1, renewDeadlineMs: 600, retryPeriodMs: 100, requestTimeoutMs: 250 };
-const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 15_000) => untilPolled(what, check, timeoutMs, { everyMs: 5 });
+const FAST: LeaderSettings = {
+  leaseDurationSeconds: 1,
+  renewDeadlineMs: 600,
+  retryPeriodMs: 100,
+  requestTimeoutMs: 250,
+};
+const until = <T>(what: string, check: () => Polled<T>, timeoutMs = 15_000) =>
+  untilPolled(what, check, timeoutMs, { everyMs: 5 });
 const shards = Array.from({ length: SHARDS }, (_, i) => i);
 
 describe('ShardLeadership: one Lease per shard, shared out among the live instances', () => {
@@ -39,7 +45,11 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
 
   function instance(id: string): ShardLeadership {
     // Each identity is its own ServiceAccount, so a fault rule can cut one instance off the API.
-    const kube = new KubeClient(configs.get(id)!, { identity: id, requestTimeoutMs: FAST.requestTimeoutMs, informerRestartDelayMs: 100 });
+    const kube = new KubeClient(configs.get(id)!, {
+      identity: id,
+      requestTimeoutMs: FAST.requestTimeoutMs,
+      informerRestartDelayMs: 100,
+    });
     const s = new ShardLeadership({
       identity: id,
       shards: SHARDS,
@@ -92,7 +102,8 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
 
   afterEach(async () => {
     clearInterval(sampler);
-    // The cut-off instance's requests hang until their timeout: lift the fault first, so it stops as it would once healed.
+    // The cut-off instance's requests hang until their timeout: lift the fault first, so it stops as it would once
+    // healed.
     api.faults.clear();
     await Promise.allSettled(instances.map((s) => s.stop()));
   });
@@ -143,7 +154,9 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
     assert.ok(a.held().length > 0, 'a holds shards before stopping');
     await a.stop();
     await until('b holds every shard', () => b.held().length === SHARDS);
-    const lease = await until('the membership Lease in the cache', () => api.store.get('leases', NS, `${BASE}-member-sidecar-a`));
+    const lease = await until('the membership Lease in the cache', () =>
+      api.store.get('leases', NS, `${BASE}-member-sidecar-a`),
+    );
     assert.equal(
       (lease['spec'] as { holderIdentity?: string }).holderIdentity ?? '',
       '',
@@ -165,7 +178,9 @@ describe('ShardLeadership: one Lease per shard, shared out among the live instan
     const ids = ['sidecar-a', 'sidecar-b', 'sidecar-c'];
     const expected = shards.map((i) => ownerOf(i, ids));
     const idOf = (s: ShardLeadership) => (s === a ? 'sidecar-a' : s === b ? 'sidecar-b' : 'sidecar-c');
-    await until('every shard held by its owner among three', () => holders([a, b, c]).every((h, i) => h.length === 1 && idOf(h[0]!) === expected[i]));
+    await until('every shard held by its owner among three', () =>
+      holders([a, b, c]).every((h, i) => h.length === 1 && idOf(h[0]!) === expected[i]),
+    );
     const moved = shards.filter((i) => expected[i] === 'sidecar-c');
     const handedOff = changes
       .slice(before)

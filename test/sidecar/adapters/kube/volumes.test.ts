@@ -22,7 +22,11 @@ function claim(namespace: string, redis: string, name: string, storage = '1Gi') 
   return {
     apiVersion: 'v1',
     kind: 'PersistentVolumeClaim',
-    metadata: { name, namespace, labels: { ...podSelectorLabels(redis), 'app.kubernetes.io/component': 'replica-set' } },
+    metadata: {
+      name,
+      namespace,
+      labels: { ...podSelectorLabels(redis), 'app.kubernetes.io/component': 'replica-set' },
+    },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage } }, storageClassName: 'grow' },
     // Bound, as the volume controller would leave it: the API server only lets a bound claim grow.
     status: { phase: 'Bound', capacity: { storage } },
@@ -39,7 +43,12 @@ function statefulSet(namespace: string, name: string, size = '1Gi') {
       selector: { matchLabels: { app: name } },
       serviceName: 'h',
       template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } },
-      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } } }],
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+        },
+      ],
     },
   };
 }
@@ -124,15 +133,26 @@ describe('KubeClient volume calls', () => {
     await api.store.delete('persistentvolumeclaims', 'vol-p', 'data-r-master-0');
     // The API server keeps a deleted claim until the pvc-protection controller (not running here)
     // sees no pod using it and drops its finalizer: the test does that, so the name is free again.
-    assert.deepEqual(api.store.read('persistentvolumeclaims', 'vol-p', 'data-r-master-0').metadata.finalizers, ['kubernetes.io/pvc-protection']);
-    await api.store.patch('persistentvolumeclaims', 'vol-p', 'data-r-master-0', { metadata: { finalizers: null } }, { type: 'merge' });
+    assert.deepEqual(api.store.read('persistentvolumeclaims', 'vol-p', 'data-r-master-0').metadata.finalizers, [
+      'kubernetes.io/pvc-protection',
+    ]);
+    await api.store.patch(
+      'persistentvolumeclaims',
+      'vol-p',
+      'data-r-master-0',
+      { metadata: { finalizers: null } },
+      { type: 'merge' },
+    );
     await api.store.create('persistentvolumeclaims', claim('vol-p', 'r', 'data-r-master-0'));
     const err = await client.patchClaim('vol-p', 'data-r-master-0', { storage: '3Gi', uid: created.metadata.uid }).then(
       () => undefined,
       (e: unknown) => e,
     );
     assert.equal(isReplaced(err), true, 'a successor under the same name is not patched');
-    assert.equal((api.store.read('persistentvolumeclaims', 'vol-p', 'data-r-master-0')['spec'] as any).resources.requests.storage, '1Gi');
+    assert.equal(
+      (api.store.read('persistentvolumeclaims', 'vol-p', 'data-r-master-0')['spec'] as any).resources.requests.storage,
+      '1Gi',
+    );
   });
 
   test('getStatefulSet: the object, or null when it does not exist', async () => {
@@ -144,7 +164,13 @@ describe('KubeClient volume calls', () => {
 
   test('deleteStatefulSetOrphan: the set is deleted with its dependents orphaned, its pods stay; a wrong uid deletes nothing', async () => {
     const set = await api.store.create('statefulsets', statefulSet('vol-d', 'r-replica'));
-    const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: 'r-replica', uid: set.metadata.uid, controller: true };
+    const owner = {
+      apiVersion: 'apps/v1',
+      kind: 'StatefulSet',
+      name: 'r-replica',
+      uid: set.metadata.uid,
+      controller: true,
+    };
     await api.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -157,7 +183,11 @@ describe('KubeClient volume calls', () => {
       (e: unknown) => e,
     );
     assert.equal(isConflict(err), true, 'the uid precondition failed: 409');
-    assert.equal(api.store.read('statefulsets', 'vol-d', 'r-replica').metadata.deletionTimestamp, undefined, 'still there, not being deleted');
+    assert.equal(
+      api.store.read('statefulsets', 'vol-d', 'r-replica').metadata.deletionTimestamp,
+      undefined,
+      'still there, not being deleted',
+    );
 
     await client.deleteStatefulSetOrphan('vol-d', 'r-replica', set.metadata.uid);
     // The API server marks the set deleted and hands it to the garbage collector with the

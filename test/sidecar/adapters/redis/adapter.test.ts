@@ -6,7 +6,14 @@ import { Redis } from 'ioredis';
 import { desiredRuntimeConfig } from '../../../../src/api/config-directives.ts';
 import { RedisAdapter } from '../../../../src/sidecar/adapters/redis/index.ts';
 import type { Endpoint } from '../../../../src/sidecar/adapters/redis/index.ts';
-import { addr, cutLink, startRedis, sweepRules, TEST_PASSWORD, type RedisServer } from '../../../support/redis-server.ts';
+import {
+  addr,
+  cutLink,
+  startRedis,
+  sweepRules,
+  TEST_PASSWORD,
+  type RedisServer,
+} from '../../../support/redis-server.ts';
 
 const N = 11;
 const SIDECAR_IP = addr(N, 250);
@@ -35,9 +42,16 @@ async function linked(a: RedisAdapter, replica: Endpoint): Promise<void> {
 }
 
 /** A master and `n` linked replicas, fencing off so writes work with any replica count. */
-async function replicated(t: Parameters<typeof startRedis>[0], a: RedisAdapter, first: number, n: number): Promise<RedisServer[]> {
+async function replicated(
+  t: Parameters<typeof startRedis>[0],
+  a: RedisAdapter,
+  first: number,
+  n: number,
+): Promise<RedisServer[]> {
   const extra = { 'repl-diskless-sync-delay': '0' };
-  const servers = await Promise.all(Array.from({ length: n + 1 }, (_, i) => startRedis(t, { ip: addr(N, first + i), minReplicasToWrite: 0, extra })));
+  const servers = await Promise.all(
+    Array.from({ length: n + 1 }, (_, i) => startRedis(t, { ip: addr(N, first + i), minReplicasToWrite: 0, extra })),
+  );
   const [master, ...replicas] = servers as [RedisServer, ...RedisServer[]];
   assert.equal((await a.replicaOf(master.endpoint, null)).ok, true);
   for (const r of replicas) assert.equal((await a.replicaOf(r.endpoint, master.endpoint)).ok, true);
@@ -106,7 +120,13 @@ test('a node loading a big RDB answers the probe with loading=true', async (t) =
   const s = await startRedis(t, { ip: addr(N, 3), minReplicasToWrite: 0 });
   const a = adapter(t);
   assert.ok((await a.replicaOf(s.endpoint, null)).ok);
-  const admin = new Redis({ host: s.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  const admin = new Redis({
+    host: s.ip,
+    port: 6379,
+    password: TEST_PASSWORD,
+    lazyConnect: true,
+    enableReadyCheck: false,
+  });
   admin.on('error', () => {});
   t.after(() => admin.disconnect());
   await admin.connect();
@@ -136,10 +156,21 @@ test('what a node restarted from RDB or AOF reports (documented in types.ts)', a
   const a = adapter(t);
   const [rdb, replica] = await replicated(t, a, 51, 1);
   assert.ok(rdb && replica);
-  const aof = await startRedis(t, { ip: addr(N, 53), minReplicasToWrite: 0, appendonly: true, extra: { 'repl-diskless-sync-delay': '0' } });
+  const aof = await startRedis(t, {
+    ip: addr(N, 53),
+    minReplicasToWrite: 0,
+    appendonly: true,
+    extra: { 'repl-diskless-sync-delay': '0' },
+  });
   assert.ok((await a.replicaOf(aof.endpoint, rdb.endpoint)).ok);
   await linked(a, aof.endpoint);
-  const admin = new Redis({ host: rdb.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  const admin = new Redis({
+    host: rdb.ip,
+    port: 6379,
+    password: TEST_PASSWORD,
+    lazyConnect: true,
+    enableReadyCheck: false,
+  });
   admin.on('error', () => {});
   t.after(() => admin.disconnect());
   await admin.connect();
@@ -151,7 +182,13 @@ test('what a node restarted from RDB or AOF reports (documented in types.ts)', a
   assert.ok(before.ok);
   // One snapshot taken on the master, one on a replica: both must restore the same history.
   for (const s of [rdb, replica]) {
-    const c = new Redis({ host: s.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+    const c = new Redis({
+      host: s.ip,
+      port: 6379,
+      password: TEST_PASSWORD,
+      lazyConnect: true,
+      enableReadyCheck: false,
+    });
     c.on('error', () => {});
     await c.connect();
     await c.call('SAVE');
@@ -195,7 +232,13 @@ test('pool: one connection per address, reused; retain() closes vanished address
   assert.notEqual(await id(s1.endpoint), first, 'reconnected after retain dropped it');
 
   // Rotation: the server's password changes, then ours.
-  const admin = new Redis({ host: s1.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  const admin = new Redis({
+    host: s1.ip,
+    port: 6379,
+    password: TEST_PASSWORD,
+    lazyConnect: true,
+    enableReadyCheck: false,
+  });
   admin.on('error', () => {});
   t.after(() => admin.disconnect());
   await admin.connect();
@@ -306,15 +349,26 @@ for (const method of ['pause-and-promote', 'failover-command'] as const) {
     await waitFor('writes on the new master', async () => w.acked.length > before + 50);
     await w.stop();
     const roleOld = await a.role(m.endpoint);
-    assert.ok(roleOld.ok && roleOld.role === 'replica' && roleOld.masterHost === r1.ip, 'old master follows the new one');
-    const check = new Redis({ host: r1.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+    assert.ok(
+      roleOld.ok && roleOld.role === 'replica' && roleOld.masterHost === r1.ip,
+      'old master follows the new one',
+    );
+    const check = new Redis({
+      host: r1.ip,
+      port: 6379,
+      password: TEST_PASSWORD,
+      lazyConnect: true,
+      enableReadyCheck: false,
+    });
     check.on('error', () => {});
     t.after(() => check.disconnect());
     await check.connect();
     const values = await check.mget(...w.acked);
     const missing = w.acked.filter((_, i) => values[i] !== '1');
     assert.deepEqual(missing, []);
-    t.diagnostic(`${method}: switchover took ${result.ms.toFixed(0)} ms; ${w.acked.length} acknowledged writes all present`);
+    t.diagnostic(
+      `${method}: switchover took ${result.ms.toFixed(0)} ms; ${w.acked.length} acknowledged writes all present`,
+    );
   });
 }
 
@@ -323,7 +377,13 @@ test('switchover (pause-and-promote) whose old master refuses REPLICAOF (going a
   const [m, r1] = await replicated(t, a, 30, 1);
   assert.ok(m && r1);
   // Stands in for a master whose pod is being deleted: it answers everything but the demotion.
-  const admin = new Redis({ host: m.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, enableReadyCheck: false });
+  const admin = new Redis({
+    host: m.ip,
+    port: 6379,
+    password: TEST_PASSWORD,
+    lazyConnect: true,
+    enableReadyCheck: false,
+  });
   admin.on('error', () => {});
   t.after(() => admin.disconnect());
   await admin.connect();

@@ -4,7 +4,15 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
 import { Redis } from 'ioredis';
-import { addr, cutLink, RedisServer, startRedis, sweepRules, TEST_OPERATOR_PASSWORD, TEST_PASSWORD } from '../../../support/redis-server.ts';
+import {
+  addr,
+  cutLink,
+  RedisServer,
+  startRedis,
+  sweepRules,
+  TEST_OPERATOR_PASSWORD,
+  TEST_PASSWORD,
+} from '../../../support/redis-server.ts';
 
 const N = 10;
 
@@ -63,7 +71,15 @@ test('a server starts on its own loopback address as a replica of nowhere, confi
   assert.match(info, /role:slave/);
   assert.match(info, /master_host:127\.0\.0\.1/);
   assert.match(info, /master_port:1\r?\n/);
-  const cfg = (await c.call('CONFIG', 'GET', 'repl-ping-replica-period', 'replica-read-only', 'min-replicas-to-write', 'masterauth', 'masteruser')) as string[];
+  const cfg = (await c.call(
+    'CONFIG',
+    'GET',
+    'repl-ping-replica-period',
+    'replica-read-only',
+    'min-replicas-to-write',
+    'masterauth',
+    'masteruser',
+  )) as string[];
   const map = Object.fromEntries(cfg.flatMap((v, i) => (i % 2 === 0 ? [[v, cfg[i + 1]]] : [])));
   assert.deepEqual(map, {
     'repl-ping-replica-period': '1',
@@ -147,7 +163,10 @@ test('cleanup kills even a stopped server and removes its directory; a failed st
   assert.equal(alive(pid), false);
   assert.throws(() => execFileSync('ls', [server.root], { stdio: 'ignore' }));
 
-  await assert.rejects(RedisServer.start({ ip: addr(N, 5), extra: { 'no-such-directive': 'x' } }), /died at start[\s\S]*no-such-directive/);
+  await assert.rejects(
+    RedisServer.start({ ip: addr(N, 5), extra: { 'no-such-directive': 'x' } }),
+    /died at start[\s\S]*no-such-directive/,
+  );
 });
 
 test('cutLink drops traffic between exactly two addresses, both ways, and restore() undoes it', async (t) => {

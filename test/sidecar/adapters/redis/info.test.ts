@@ -125,7 +125,13 @@ test('parseReplication: table of real INFO texts', async (t) => {
     {
       name: 'replica whose master was just killed',
       text: REPLICA_LINK_DOWN,
-      expect: { role: 'replica', masterLinkStatus: 'down', masterLinkDownSinceSeconds: 1, masterReplOffset: 171, slavePriority: 100 },
+      expect: {
+        role: 'replica',
+        masterLinkStatus: 'down',
+        masterLinkDownSinceSeconds: 1,
+        masterReplOffset: 171,
+        slavePriority: 100,
+      },
     },
   ];
   for (const c of cases) {
@@ -139,9 +145,24 @@ test('parseReplication: table of real INFO texts', async (t) => {
 test('parseFacts combines INFO and CONFIG GET; missing config falls back', () => {
   const f = parseFacts(
     MASTER,
-    parseConfigReply(['replica-priority', '0', 'min-replicas-to-write', '1', 'min-replicas-max-lag', '5', 'maxmemory-policy', 'allkeys-lru', 'timeout', '0']),
+    parseConfigReply([
+      'replica-priority',
+      '0',
+      'min-replicas-to-write',
+      '1',
+      'min-replicas-max-lag',
+      '5',
+      'maxmemory-policy',
+      'allkeys-lru',
+      'timeout',
+      '0',
+    ]),
   );
-  assert.deepEqual(f.runtimeConfig, { 'maxmemory-policy': 'allkeys-lru', timeout: '0' }, 'only the runtime-managed directives, only those reported');
+  assert.deepEqual(
+    f.runtimeConfig,
+    { 'maxmemory-policy': 'allkeys-lru', timeout: '0' },
+    'only the runtime-managed directives, only those reported',
+  );
   assert.equal(f.replicaPriority, 0);
   assert.equal(f.minReplicasToWrite, 1);
   assert.equal(f.minReplicasMaxLag, 5);
@@ -159,7 +180,13 @@ test('parseFacts combines INFO and CONFIG GET; missing config falls back', () =>
 
 test('small parsers tolerate junk', () => {
   assert.equal(parseReplicaLine('garbage'), null);
-  assert.deepEqual(parseReplicaLine('ip=1.2.3.4,port=6379'), { ip: '1.2.3.4', port: 6379, state: 'unknown', offset: 0, lag: 0 });
+  assert.deepEqual(parseReplicaLine('ip=1.2.3.4,port=6379'), {
+    ip: '1.2.3.4',
+    port: 6379,
+    state: 'unknown',
+    offset: 0,
+    lag: 0,
+  });
   assert.equal(parseKeyCount(parseInfoFields('db0:keys=x\r\n')), 0);
   assert.deepEqual([...parseConfigReply('nope')], []);
   assert.deepEqual([...parseConfigReply(['a', '1', 'dangling'])], [['a', '1']]);

@@ -13,7 +13,10 @@ const ca = makeCa();
 /** What Node hands checkServerIdentity: the subject and subjectAltName of the peer certificate. */
 function peer(pem: string): PeerCertificate {
   const x = new X509Certificate(pem);
-  return { subject: { CN: x.subject.replace(/^CN=/, '') }, subjectaltname: x.subjectAltName ?? '' } as unknown as PeerCertificate;
+  return {
+    subject: { CN: x.subject.replace(/^CN=/, '') },
+    subjectaltname: x.subjectAltName ?? '',
+  } as unknown as PeerCertificate;
 }
 
 test('a certificate is accepted when it names the Redis or the address, refused otherwise', async (t) => {

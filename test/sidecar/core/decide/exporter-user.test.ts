@@ -44,7 +44,11 @@ test('the arguments add a password and set exactly the read-only rules: no key, 
   const args = exporterUserArgs('ab12');
   assert.deepEqual(args.slice(0, 2), ['on', '#ab12']);
   assert.ok(!args.includes('resetpass') && !args.includes('reset'), 'passwords the node has are kept');
-  assert.deepEqual(args.slice(2, 6), ['resetkeys', 'resetchannels', 'clearselectors', '-@all'], 'everything taken away first');
+  assert.deepEqual(
+    args.slice(2, 6),
+    ['resetkeys', 'resetchannels', 'clearselectors', '-@all'],
+    'everything taken away first',
+  );
   assert.ok(
     args.every((x) => !/^[~%&]|allkeys|allchannels|allcommands|\+@|config/i.test(x)),
     args.join(' '),

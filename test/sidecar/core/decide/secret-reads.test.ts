@@ -11,7 +11,11 @@ test('whether the Secrets are read again', async (t) => {
     ['read less than the interval ago: not again', {}, false],
     ['the interval passed: polled', { now: 60_001 }, true],
     ['never read: read', { loadedAt: -Infinity, attemptAt: -Infinity }, true],
-    ['a value missing (never complete): read again a second after the last attempt', { loadedAt: -Infinity, attemptAt: 53_900 }, true],
+    [
+      'a value missing (never complete): read again a second after the last attempt',
+      { loadedAt: -Infinity, attemptAt: 53_900 },
+      true,
+    ],
     ['a value missing, an attempt just now: wait a second', { loadedAt: -Infinity, attemptAt: 54_500 }, false],
     ['a failed read (loadedAt is old): retried a second later', { loadedAt: 30_000, attemptAt: 53_000 }, true],
     ['a node refused the password: read', { refused: true }, true],

@@ -3,7 +3,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseSecretReport, passwordWritable, redisSecretUses, secretNeeds } from '../../../../src/api/secret-report.ts';
+import {
+  parseSecretReport,
+  passwordWritable,
+  redisSecretUses,
+  secretNeeds,
+} from '../../../../src/api/secret-report.ts';
 import { validateSpec } from '../../../../src/api/validate.ts';
 import {
   decideReportLook,
@@ -31,7 +36,11 @@ test('the needs: every Secret the spec names, merged by name, password keys mark
           { name: 'a', rules: '+ping', passwordSecret: { name: 'app', key: 'a' } },
           { name: 'b', rules: '+ping', passwordSecret: { name: 'app', key: 'b' } },
         ],
-        backup: { schedule: '0 * * * *', retention: 7, storage: { s3: { bucket: 'redis-backups', region: 'r', credentialsSecret: { name: 'app' } } } },
+        backup: {
+          schedule: '0 * * * *',
+          retention: 7,
+          storage: { s3: { bucket: 'redis-backups', region: 'r', credentialsSecret: { name: 'app' } } },
+        },
       }),
     ),
   );
@@ -61,7 +70,10 @@ test('the report: versions and the named keys present, unwritable passwords, mis
     ],
     [
       'a password with a newline, a TLS Secret without its key',
-      { auth: { resourceVersion: '7', data: { password: b64('p\nw') } }, tls: { resourceVersion: '9', data: { 'tls.crt': 'YQ==' } } },
+      {
+        auth: { resourceVersion: '7', data: { password: b64('p\nw') } },
+        tls: { resourceVersion: '9', data: { 'tls.crt': 'YQ==' } },
+      },
       '[{"name":"auth","resourceVersion":"7","keys":["password"],"unwritable":["password"]},{"name":"tls","resourceVersion":"9","keys":["tls.crt"],"unwritable":[]}]',
     ],
     [
@@ -95,7 +107,15 @@ test('property: the report depends on a password only through whether it is writ
 });
 
 test('when the leader looks again', async (t) => {
-  const base: ReportLookState = { leader: true, needs: 'n', lookedNeeds: 'n', lookedAt: 0, complete: true, everyMs: 10_000, now: 5000 };
+  const base: ReportLookState = {
+    leader: true,
+    needs: 'n',
+    lookedNeeds: 'n',
+    lookedAt: 0,
+    complete: true,
+    everyMs: 10_000,
+    now: 5000,
+  };
   const table: Array<[string, Partial<ReportLookState>, boolean]> = [
     ['looked recently, all found', {}, false],
     ['the interval passed', { now: 10_000 }, true],
@@ -105,5 +125,6 @@ test('when the leader looks again', async (t) => {
     ['not the leader: never', { leader: false, now: 1e9, needs: 'm' }, false],
     ['no valid spec: never', { needs: undefined, now: 1e9 }, false],
   ];
-  for (const [name, change, look] of table) await t.test(name, () => assert.equal(decideReportLook({ ...base, ...change }).look, look));
+  for (const [name, change, look] of table)
+    await t.test(name, () => assert.equal(decideReportLook({ ...base, ...change }).look, look));
 });

@@ -41,11 +41,19 @@ test('nothing known yet, or written by hand: unknown values are left out, never 
         ],
       },
     ],
-    ['times that do not parse', { backup: { lastSuccessful: { location: 'x', time: 'yesterday' }, lastFailure: { job: 'j', message: 'm' } } }],
+    [
+      'times that do not parse',
+      { backup: { lastSuccessful: { location: 'x', time: 'yesterday' }, lastFailure: { job: 'j', message: 'm' } } },
+    ],
   ];
   for (const [name, status] of cases) {
     await t.test(name, () =>
-      assert.deepEqual(statusSeries(status as RedisStatus), { phase: undefined, conditions: [], lastBackupSuccess: undefined, lastBackupFailure: undefined }),
+      assert.deepEqual(statusSeries(status as RedisStatus), {
+        phase: undefined,
+        conditions: [],
+        lastBackupSuccess: undefined,
+        lastBackupFailure: undefined,
+      }),
     );
   }
 });

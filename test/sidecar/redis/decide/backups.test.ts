@@ -6,7 +6,10 @@ import { backupEvents } from '../../../../src/sidecar/redis/decide/backups.ts';
 
 const ok = (location: string) => ({ backup: { lastSuccessful: { location, sizeBytes: 10, replicationOffset: 42 } } });
 const failed = (job: string, time: string) => ({
-  backup: { lastSuccessful: { location: 's3://b/1.rdb' }, lastFailure: { job, time, message: 's3://b refused the credentials (InvalidAccessKeyId)' } },
+  backup: {
+    lastSuccessful: { location: 's3://b/1.rdb' },
+    lastFailure: { job, time, message: 's3://b refused the credentials (InvalidAccessKeyId)' },
+  },
 });
 
 test('the first status seen is remembered, not told (a new leader does not repeat old news)', () => {
@@ -17,7 +20,12 @@ test('the first status seen is remembered, not told (a new leader does not repea
 
 test('news become one Event each, then nothing more for the same news', async (t) => {
   const cases: Array<[string, unknown, unknown, string[]]> = [
-    ['a new success', ok('s3://b/1.rdb'), ok('s3://b/2.rdb'), ['Normal BackupCompleted stored s3://b/2.rdb, 10 bytes at offset 42']],
+    [
+      'a new success',
+      ok('s3://b/1.rdb'),
+      ok('s3://b/2.rdb'),
+      ['Normal BackupCompleted stored s3://b/2.rdb, 10 bytes at offset 42'],
+    ],
     ['the same success', ok('s3://b/1.rdb'), ok('s3://b/1.rdb'), []],
     [
       'a new failure',

@@ -9,7 +9,8 @@ import type { ClaimFact, PodObservation, SpecView } from '../../../../src/sideca
 import { facts, H1, input, pod, type FactsSpec, type PodSpec } from './fixtures.ts';
 
 const node = (name: string, f: FactsSpec = {}, s: Partial<PodSpec> = {}) => pod({ name, facts: facts(f), ...s });
-const bound = (...pods: string[]): ClaimFact[] => pods.map((p) => ({ name: `data-cache-${p}`, phase: 'Bound', deleting: false }));
+const bound = (...pods: string[]): ClaimFact[] =>
+  pods.map((p) => ({ name: `data-cache-${p}`, phase: 'Bound', deleting: false }));
 /** Answering for an hour: far beyond any timer the old code had. */
 const old = { firstOkAgo: 3_600_000 };
 
@@ -46,7 +47,11 @@ test('bootstrap waits: table', async (t) => {
     },
     {
       name: 'a pod answering INFO with loading:1 is waited for',
-      pods: [node('master-0', { offset: 500 }, old), node('replica-0', { offset: 800 }, old), node('replica-1', { offset: 9000, loading: true }, old)],
+      pods: [
+        node('master-0', { offset: 500 }, old),
+        node('replica-0', { offset: 800 }, old),
+        node('replica-1', { offset: 9000, loading: true }, old),
+      ],
       spec: persistent,
       claims: threeBound,
       waits: ['cache-replica-1 (loading its data set)'],
@@ -54,7 +59,11 @@ test('bootstrap waits: table', async (t) => {
     },
     {
       name: 'ephemeral storage: a loading pod is waited for too',
-      pods: [node('master-0', { offset: 500 }, old), node('replica-0', { offset: 800 }, old), node('replica-1', {}, { error: 'loading' })],
+      pods: [
+        node('master-0', { offset: 500 }, old),
+        node('replica-0', { offset: 800 }, old),
+        node('replica-1', {}, { error: 'loading' }),
+      ],
       waits: ['cache-replica-1 (loading its data set)'],
       want: null,
     },
@@ -92,7 +101,11 @@ test('bootstrap waits: table', async (t) => {
     },
     {
       name: 'a bound claim whose pod is being replaced',
-      pods: [node('master-0', { offset: 500 }, old), node('replica-0', { offset: 800 }, old), node('replica-1', { offset: 900 }, { deleting: true })],
+      pods: [
+        node('master-0', { offset: 500 }, old),
+        node('replica-0', { offset: 800 }, old),
+        node('replica-1', { offset: 900 }, { deleting: true }),
+      ],
       spec: persistent,
       claims: threeBound,
       waits: ['cache-replica-1 (volume bound, pod being replaced)'],
@@ -141,14 +154,22 @@ test('bootstrap waits: table', async (t) => {
     },
     {
       name: 'ephemeral storage: pods not running hold nothing, the most data among the running wins',
-      pods: [node('master-0', { offset: 500 }), node('replica-0', { offset: 800 }), pod({ name: 'replica-1', ip: null, phase: 'Pending', never: true })],
+      pods: [
+        node('master-0', { offset: 500 }),
+        node('replica-0', { offset: 800 }),
+        pod({ name: 'replica-1', ip: null, phase: 'Pending', never: true }),
+      ],
       claims: [],
       waits: [],
       want: 'cache-replica-0',
     },
     {
       name: 'ephemeral storage: a running pod that does not answer may hold data in memory',
-      pods: [node('master-0', { offset: 500 }), node('replica-0', { offset: 800 }), node('replica-1', { offset: 900 }, { error: 'timeout', okAgo: 60_000 })],
+      pods: [
+        node('master-0', { offset: 500 }),
+        node('replica-0', { offset: 800 }),
+        node('replica-1', { offset: 900 }, { error: 'timeout', okAgo: 60_000 }),
+      ],
       claims: [],
       waits: ['cache-replica-1 (running, not answering)'],
       want: null,
@@ -210,7 +231,8 @@ test('bootstrap waits: table', async (t) => {
       without: ['cache-replica-1'],
       waits: [],
       want: 'cache-master-0',
-      reason: /cache-master-0 .* has the most data.*gave up on cache-replica-1 \(volume bound, no pod yet\) as redis\.example\.com\/bootstrap-without asks/,
+      reason:
+        /cache-master-0 .* has the most data.*gave up on cache-replica-1 \(volume bound, no pod yet\) as redis\.example\.com\/bootstrap-without asks/,
     },
     {
       name: 'the way out names an answering pod: it stays a candidate (nothing to give up)',
@@ -223,7 +245,10 @@ test('bootstrap waits: table', async (t) => {
     },
     {
       name: 'an earlier leader promoted a node and crashed before labelling: adopted without waiting',
-      pods: [node('master-0', { role: 'master', replid: H1, offset: 500 }), node('replica-0', { of: '10.0.0.1', offset: 500 })],
+      pods: [
+        node('master-0', { role: 'master', replid: H1, offset: 500 }),
+        node('replica-0', { of: '10.0.0.1', offset: 500 }),
+      ],
       spec: persistent,
       claims: threeBound,
       waits: ['cache-replica-1 (volume bound, no pod yet)'],
@@ -256,12 +281,15 @@ test('bootstrap-without: only names of this Redis pods are kept (an allow-list)'
     ['cache-sentinel-0,cache-replica-1', ['cache-replica-1'], 1],
   ];
   for (const [value, pods, invalid] of cases) {
-    await t.test(JSON.stringify(value), () => assert.deepEqual(parseBootstrapWithout(value, 'cache'), { pods, invalid }));
+    await t.test(JSON.stringify(value), () =>
+      assert.deepEqual(parseBootstrapWithout(value, 'cache'), { pods, invalid }),
+    );
   }
   await t.test('any string: every kept entry is a pod name of this Redis', () => {
     fc.assert(
       fc.property(fc.string(), (value) => {
-        for (const p of parseBootstrapWithout(value, 'cache').pods) assert.match(p, /^cache-(master|replica)-(0|[1-9][0-9]*)$/);
+        for (const p of parseBootstrapWithout(value, 'cache').pods)
+          assert.match(p, /^cache-(master|replica)-(0|[1-9][0-9]*)$/);
       }),
     );
   });

@@ -20,13 +20,32 @@ const rep = (n: number, f: FactsSpec = {}, s: Partial<PodSpec> = {}) =>
   pod({
     name: `replica-${n}`,
     label: 'replica',
-    facts: facts({ of: ip(1), link: 'down', linkDownSince: 1, offset: 1000, replid: H1, runId: `${n}`.repeat(40), ...f }),
+    facts: facts({
+      of: ip(1),
+      link: 'down',
+      linkDownSince: 1,
+      offset: 1000,
+      replid: H1,
+      runId: `${n}`.repeat(40),
+      ...f,
+    }),
     ...s,
   });
 
 test('choosePromotion: table', async (t) => {
-  const cases: Array<{ name: string; pods: PodObservation[]; includeMaster?: boolean; want: string | null; reason?: RegExp; spec?: Partial<SpecView> }> = [
-    { name: 'highest offset wins', pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000 })], want: 'cache-replica-1' },
+  const cases: Array<{
+    name: string;
+    pods: PodObservation[];
+    includeMaster?: boolean;
+    want: string | null;
+    reason?: RegExp;
+    spec?: Partial<SpecView>;
+  }> = [
+    {
+      name: 'highest offset wins',
+      pods: [deadMaster(), rep(0, { offset: 900 }), rep(1, { offset: 1000 })],
+      want: 'cache-replica-1',
+    },
     {
       name: 'lower replica-priority beats offset (Sentinel order)',
       pods: [deadMaster(), rep(0, { offset: 900, priority: 10 }), rep(1, { offset: 1000 })],
@@ -52,7 +71,11 @@ test('choosePromotion: table', async (t) => {
     },
     {
       name: 'already promoted by an earlier leader beats a higher priority elsewhere',
-      pods: [deadMaster(), rep(0, { offset: 1000, priority: 1 }), rep(1, { role: 'master', replid: H2, replid2: H1, offset: 1000 })],
+      pods: [
+        deadMaster(),
+        rep(0, { offset: 1000, priority: 1 }),
+        rep(1, { role: 'master', replid: H2, replid2: H1, offset: 1000 }),
+      ],
       want: 'cache-replica-1',
     },
     {
@@ -85,7 +108,11 @@ test('choosePromotion: table', async (t) => {
     },
     {
       name: 'partial view: after maxPartialWaitMs, proceed and say so',
-      pods: [deadMaster({ okAgo: 40_000 }), rep(0, { offset: 900, linkDownSince: 39 }), rep(1, {}, { error: 'timeout', okAgo: 40_000 })],
+      pods: [
+        deadMaster({ okAgo: 40_000 }),
+        rep(0, { offset: 900, linkDownSince: 39 }),
+        rep(1, {}, { error: 'timeout', okAgo: 40_000 }),
+      ],
       want: 'cache-replica-0',
       reason: /gave up waiting for cache-replica-1/,
     },
@@ -100,14 +127,22 @@ test('choosePromotion: table', async (t) => {
     },
     {
       name: 'partial view: an online replica whose pod we cannot see at all',
-      pods: [deadMaster({ facts: facts({ role: 'master', offset: 1000, replid: H1, replicas: online(ip(11), ip(55)) }) }), rep(0, { offset: 900 })],
+      pods: [
+        deadMaster({ facts: facts({ role: 'master', offset: 1000, replid: H1, replicas: online(ip(11), ip(55)) }) }),
+        rep(0, { offset: 900 }),
+      ],
       want: null,
       reason: /10\.0\.0\.55 that matches no pod/,
     },
     {
       name: 'restarted master competes: it wins a tie (no label move)',
       pods: [
-        deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H1, offset: 1000 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }),
+        deadMaster({
+          error: undefined,
+          okAgo: 0,
+          facts: facts({ replid: H1, offset: 1000 }),
+          lastMaster: { replid: H1, offset: 1000, online: [ip(11)] },
+        }),
         rep(0, { offset: 1000 }),
       ],
       includeMaster: true,
@@ -116,7 +151,12 @@ test('choosePromotion: table', async (t) => {
     {
       name: 'restarted master with older RDB data loses to the replica',
       pods: [
-        deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H1, offset: 700 }), lastMaster: { replid: H1, offset: 1000, online: [ip(11)] } }),
+        deadMaster({
+          error: undefined,
+          okAgo: 0,
+          facts: facts({ replid: H1, offset: 700 }),
+          lastMaster: { replid: H1, offset: 1000, online: [ip(11)] },
+        }),
         rep(0, { offset: 1000 }),
       ],
       includeMaster: true,
@@ -139,7 +179,12 @@ test('choosePromotion: table', async (t) => {
     {
       name: 'replicas=0: the restarted master (AOF: new id) is the only data, re-promoted',
       pods: [
-        deadMaster({ error: undefined, okAgo: 0, facts: facts({ replid: H3, offset: 0, keys: 50 }), lastMaster: { replid: H1, offset: 1000, online: [] } }),
+        deadMaster({
+          error: undefined,
+          okAgo: 0,
+          facts: facts({ replid: H3, offset: 0, keys: 50 }),
+          lastMaster: { replid: H1, offset: 1000, online: [] },
+        }),
       ],
       includeMaster: true,
       spec: { replicas: 0, persistence: true },
@@ -155,7 +200,12 @@ test('choosePromotion: table', async (t) => {
       ],
       want: 'cache-replica-0',
     },
-    { name: 'nobody answers', pods: [deadMaster(), rep(0, {}, { error: 'refused', okAgo: 60_000 })], want: null, reason: /no candidate/ },
+    {
+      name: 'nobody answers',
+      pods: [deadMaster(), rep(0, {}, { error: 'refused', okAgo: 60_000 })],
+      want: null,
+      reason: /no candidate/,
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
@@ -172,11 +222,26 @@ test('choosePromotion: table', async (t) => {
 const node = (name: string, f: FactsSpec = {}, s: Partial<PodSpec> = {}) => pod({ name, facts: facts(f), ...s });
 
 test('chooseBootstrap: table', async (t) => {
-  const cases: Array<{ name: string; pods: PodObservation[]; want: string | null; reason?: RegExp; spec?: Partial<SpecView> }> = [
-    { name: 'fresh set: master-0', pods: [node('replica-1'), node('master-0'), node('replica-0')], want: 'cache-master-0', reason: /fresh set/ },
+  const cases: Array<{
+    name: string;
+    pods: PodObservation[];
+    want: string | null;
+    reason?: RegExp;
+    spec?: Partial<SpecView>;
+  }> = [
+    {
+      name: 'fresh set: master-0',
+      pods: [node('replica-1'), node('master-0'), node('replica-0')],
+      want: 'cache-master-0',
+      reason: /fresh set/,
+    },
     {
       name: 'fresh set but master-0 is up and unreadable: it may hold the data, wait',
-      pods: [node('master-0', {}, { error: 'timeout', okAgo: 5000, firstOkAgo: 5000 }), node('replica-0'), node('replica-1')],
+      pods: [
+        node('master-0', {}, { error: 'timeout', okAgo: 5000, firstOkAgo: 5000 }),
+        node('replica-0'),
+        node('replica-1'),
+      ],
       want: null,
       reason: /bootstrap waits for cache-master-0 \(running, not answering\)/,
     },
@@ -199,14 +264,20 @@ test('chooseBootstrap: table', async (t) => {
     },
     {
       name: 'persistence, claims not listed yet: a pod not created yet may bring a volume with data: wait',
-      pods: [node('master-0', { offset: 500, replid: H1 }, { firstOkAgo: 1000 }), node('replica-0', { offset: 800, replid: H1 }, { firstOkAgo: 1000 })],
+      pods: [
+        node('master-0', { offset: 500, replid: H1 }, { firstOkAgo: 1000 }),
+        node('replica-0', { offset: 800, replid: H1 }, { firstOkAgo: 1000 }),
+      ],
       spec: { persistence: true },
       want: null,
       reason: /bootstrap waits for cache-replica-1 \(volume bound, no pod yet\)/,
     },
     {
       name: 'persistence: long past maxPartialWaitMs, still waiting (no timer at bootstrap)',
-      pods: [node('master-0', { offset: 500 }, { firstOkAgo: 3_600_000 }), node('replica-0', { offset: 800 }, { firstOkAgo: 3_600_000 })],
+      pods: [
+        node('master-0', { offset: 500 }, { firstOkAgo: 3_600_000 }),
+        node('replica-0', { offset: 800 }, { firstOkAgo: 3_600_000 }),
+      ],
       spec: { persistence: true },
       want: null,
       reason: /bootstrap waits for cache-replica-1/,
@@ -220,7 +291,11 @@ test('chooseBootstrap: table', async (t) => {
     },
     {
       name: 'full restart from AOF (offset 0, new ids): most keys',
-      pods: [node('master-0', { keys: 10, replid: H1 }), node('replica-0', { keys: 30, replid: H2 }), node('replica-1', { keys: 20, replid: H3 })],
+      pods: [
+        node('master-0', { keys: 10, replid: H1 }),
+        node('replica-0', { keys: 30, replid: H2 }),
+        node('replica-1', { keys: 20, replid: H3 }),
+      ],
       want: 'cache-replica-0',
     },
     {
@@ -240,7 +315,10 @@ test('chooseBootstrap: table', async (t) => {
     },
     {
       name: 'adopt: of two masters, the one that superseded the other',
-      pods: [node('master-0', { role: 'master', replid: H1, offset: 5000 }), node('replica-0', { role: 'master', replid: H2, replid2: H1, offset: 1000 })],
+      pods: [
+        node('master-0', { role: 'master', replid: H1, offset: 5000 }),
+        node('replica-0', { role: 'master', replid: H2, replid2: H1, offset: 1000 }),
+      ],
       want: 'cache-replica-0',
       reason: /cache-master-0 will be demoted/,
     },
@@ -249,7 +327,12 @@ test('chooseBootstrap: table', async (t) => {
       pods: [node('master-0', { priority: 0 }), node('replica-0'), node('replica-1')],
       want: 'cache-replica-0',
     },
-    { name: 'nobody answers', pods: [node('master-0', {}, { error: 'refused', okAgo: 9000 })], want: null, reason: /no pod answers/ },
+    {
+      name: 'nobody answers',
+      pods: [node('master-0', {}, { error: 'refused', okAgo: 9000 })],
+      want: null,
+      reason: /no pod answers/,
+    },
     {
       name: 'a loading node is missing, not a candidate',
       pods: [node('master-0', { offset: 100, loading: true }), node('replica-0', {}), node('replica-1', {})],

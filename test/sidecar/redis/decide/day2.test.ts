@@ -9,10 +9,21 @@ import type { PodObservation } from '../../../../src/sidecar/redis/decide/types.
 import { facts, H2, input, ip, online, pod, type FactsSpec, type PodSpec } from './fixtures.ts';
 
 const master = (updated: boolean | null = true, s: Partial<PodSpec> = {}, f: FactsSpec = {}): PodObservation => ({
-  ...pod({ name: 'master-0', label: 'master', link: 'up', facts: facts({ role: 'master', offset: 5000, replicas: online(ip(11), ip(12)), ...f }), ...s }),
+  ...pod({
+    name: 'master-0',
+    label: 'master',
+    link: 'up',
+    facts: facts({ role: 'master', offset: 5000, replicas: online(ip(11), ip(12)), ...f }),
+    ...s,
+  }),
   updated,
 });
-const replica = (n: number, updated: boolean | null = true, f: FactsSpec = {}, s: Partial<PodSpec> = {}): PodObservation => ({
+const replica = (
+  n: number,
+  updated: boolean | null = true,
+  f: FactsSpec = {},
+  s: Partial<PodSpec> = {},
+): PodObservation => ({
   ...pod({ name: `replica-${n}`, label: 'replica', link: 'up', facts: facts({ of: ip(1), offset: 5000, ...f }), ...s }),
   updated,
 });
@@ -20,8 +31,16 @@ const replica = (n: number, updated: boolean | null = true, f: FactsSpec = {}, s
 test('decideRollout: one pod at a time, replicas first, the master last and never while master', async (t) => {
   const cases: Array<{ name: string; pods: PodObservation[]; replicas?: number; want: string; reason?: RegExp }> = [
     { name: 'every pod current: idle', pods: [master(), replica(0), replica(1)], want: 'idle' },
-    { name: 'all stale: the highest replica goes first', pods: [master(false), replica(0, false), replica(1, false)], want: 'delete cache-replica-1' },
-    { name: 'then the next replica', pods: [master(false), replica(0, false), replica(1, true)], want: 'delete cache-replica-0' },
+    {
+      name: 'all stale: the highest replica goes first',
+      pods: [master(false), replica(0, false), replica(1, false)],
+      want: 'delete cache-replica-1',
+    },
+    {
+      name: 'then the next replica',
+      pods: [master(false), replica(0, false), replica(1, true)],
+      want: 'delete cache-replica-0',
+    },
     {
       name: 'only the master stale: switchover to the most advanced updated replica',
       pods: [master(false), replica(0, true, { offset: 4990 }), replica(1, true, { offset: 5000 })],
@@ -48,9 +67,17 @@ test('decideRollout: one pod at a time, replicas first, the master last and neve
       want: 'wait cache-replica-1',
       reason: /bytes behind the master/,
     },
-    { name: 'a pod being deleted: wait', pods: [master(false), replica(0, false), replica(1, true, {}, { deleting: true })], want: 'wait cache-replica-1' },
+    {
+      name: 'a pod being deleted: wait',
+      pods: [master(false), replica(0, false), replica(1, true, {}, { deleting: true })],
+      want: 'wait cache-replica-1',
+    },
     { name: 'a pod missing: wait for it', pods: [master(false), replica(0, false)], want: 'wait cache-replica-1' },
-    { name: 'a revision not known yet: wait', pods: [master(null), replica(0, false), replica(1, false)], want: 'wait -' },
+    {
+      name: 'a revision not known yet: wait',
+      pods: [master(null), replica(0, false), replica(1, false)],
+      want: 'wait -',
+    },
     {
       name: 'a stale replica that is not Ready goes first, whatever else',
       pods: [master(false), replica(0, false, { link: 'down' }, { ready: false }), replica(1, false)],
@@ -66,7 +93,10 @@ test('decideRollout: one pod at a time, replicas first, the master last and neve
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
-      const d = decideRollout(input(c.pods, { replicas: c.replicas ?? 2 }), c.pods.find((p) => p.roleLabel === 'master')!.name);
+      const d = decideRollout(
+        input(c.pods, { replicas: c.replicas ?? 2 }),
+        c.pods.find((p) => p.roleLabel === 'master')!.name,
+      );
       const brief =
         d.kind === 'delete'
           ? `delete ${d.pod}`
@@ -131,7 +161,12 @@ test('decideRequest: a switchover on demand is checked, done once, or refused wi
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
-      const d = decideRequest(input(c.pods ?? healthy), c.master === undefined ? 'cache-master-0' : c.master, parseRequest(c.value), c.handled ?? null);
+      const d = decideRequest(
+        input(c.pods ?? healthy),
+        c.master === undefined ? 'cache-master-0' : c.master,
+        parseRequest(c.value),
+        c.handled ?? null,
+      );
       const brief = d.kind === 'switchover' ? `switchover ${d.target}` : d.kind;
       assert.equal(brief, c.want, JSON.stringify(d));
       if (c.message && (d.kind === 'refuse' || d.kind === 'done')) assert.match(d.message, c.message);
@@ -145,7 +180,10 @@ test('decideMaster honours switchoverTo only from a healthy master to a fit targ
     assert.deepEqual([d.kind, d.master], ['switchover', 'cache-replica-0']);
   });
   await t.test('unfit (link down): the master is kept', () => {
-    const d = decideMaster({ ...input([master(), replica(0, true, { link: 'down' }), replica(1)]), switchoverTo: 'cache-replica-0' }).decision;
+    const d = decideMaster({
+      ...input([master(), replica(0, true, { link: 'down' }), replica(1)]),
+      switchoverTo: 'cache-replica-0',
+    }).decision;
     assert.deepEqual([d.kind, d.master], ['keep', 'cache-master-0']);
   });
 });

@@ -58,7 +58,13 @@ export function facts(s: FactsSpec = {}): RedisFacts {
       masterHost: replica ? of : null,
       masterPort: replica ? (s.port ?? (of === '127.0.0.1' ? 1 : 6379)) : null,
       masterLinkStatus: replica ? (s.link ?? (of === '127.0.0.1' ? 'down' : 'up')) : null,
-      masterLastIoSecondsAgo: replica ? (s.lastIo === undefined ? (s.link === 'down' || of === '127.0.0.1' ? null : 0) : s.lastIo) : null,
+      masterLastIoSecondsAgo: replica
+        ? s.lastIo === undefined
+          ? s.link === 'down' || of === '127.0.0.1'
+            ? null
+            : 0
+          : s.lastIo
+        : null,
       masterLinkDownSinceSeconds: replica ? (s.linkDownSince ?? null) : null,
       masterSyncInProgress: s.sync ?? false,
       masterSyncLastIoSecondsAgo: s.syncLastIo ?? null,
@@ -82,7 +88,8 @@ export function facts(s: FactsSpec = {}): RedisFacts {
   };
 }
 
-export const online = (...ips: string[]): ReplicaLine[] => ips.map((i) => ({ ip: i, port: 6379, state: 'online', offset: 0, lag: 0 }));
+export const online = (...ips: string[]): ReplicaLine[] =>
+  ips.map((i) => ({ ip: i, port: 6379, state: 'online', offset: 0, lag: 0 }));
 
 export interface PodSpec {
   name: string;
@@ -116,7 +123,8 @@ export interface PodSpec {
 export function pod(s: PodSpec): PodObservation {
   const name = s.name.startsWith(`${NAME}-`) ? s.name : `${NAME}-${s.name}`;
   const component = s.component !== undefined ? s.component : name.includes('-master-') ? 'master-set' : 'replica-set';
-  const podIp = s.ip === undefined ? ip(Number(/-(\d+)$/.exec(name)?.[1] ?? '0') + (name.includes('-master-') ? 1 : 11)) : s.ip;
+  const podIp =
+    s.ip === undefined ? ip(Number(/-(\d+)$/.exec(name)?.[1] ?? '0') + (name.includes('-master-') ? 1 : 11)) : s.ip;
   let redis: RedisTrack | null = null;
   if (!s.never) {
     const f = s.facts ?? facts();
@@ -134,7 +142,14 @@ export function pod(s: PodSpec): PodObservation {
       failingSince: failing ? NOW - (s.failingFor ?? okAgo) : null,
       refusedSince: s.error === 'refused' ? NOW - (s.refusedFor ?? s.failingFor ?? okAgo) : null,
       lastMasterFacts: s.lastMaster
-        ? { at: NOW - okAgo, replid: s.lastMaster.replid, replid2: ZERO, offset: s.lastMaster.offset, keys: 10, onlineReplicaIps: s.lastMaster.online }
+        ? {
+            at: NOW - okAgo,
+            replid: s.lastMaster.replid,
+            replid2: ZERO,
+            offset: s.lastMaster.offset,
+            keys: 10,
+            onlineReplicaIps: s.lastMaster.online,
+          }
         : r.role === 'master'
           ? {
               at: NOW - okAgo,
@@ -163,10 +178,22 @@ export function pod(s: PodSpec): PodObservation {
   };
 }
 
-export function input(pods: PodObservation[], spec: Partial<SpecView> = {}, config: Partial<DecideConfig> = {}, now = NOW): DecideInput {
+export function input(
+  pods: PodObservation[],
+  spec: Partial<SpecView> = {},
+  config: Partial<DecideConfig> = {},
+  now = NOW,
+): DecideInput {
   return {
     name: NAME,
-    spec: { replicas: 2, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5, persistence: false, runtimeConfig: {}, ...spec },
+    spec: {
+      replicas: 2,
+      minReplicasToWrite: 1,
+      minReplicasMaxLagSeconds: 5,
+      persistence: false,
+      runtimeConfig: {},
+      ...spec,
+    },
     pods,
     now,
     config: { ...DEFAULT_DECIDE_CONFIG, ...config },

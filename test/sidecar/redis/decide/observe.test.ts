@@ -1,13 +1,24 @@
 // Pure: folding probes into tracks. No Redis, no address contacted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isAnswering, silentForMs, track, reportsMasterDown, isBeyondScale, expectedPodNames } from '../../../../src/sidecar/redis/decide/observe.ts';
+import {
+  isAnswering,
+  silentForMs,
+  track,
+  reportsMasterDown,
+  isBeyondScale,
+  expectedPodNames,
+} from '../../../../src/sidecar/redis/decide/observe.ts';
 import type { ProbeResult } from '../../../../src/sidecar/adapters/redis/types.ts';
 import { facts, H1, H2, ip, NOW, online, pod } from './fixtures.ts';
 
 const cfg = { silentAfterSeconds: 2, offsetStallMs: 1000 };
 const ok = (f = facts()): ProbeResult => ({ ok: true, facts: f, latencyMs: 1 });
-const fail = (kind: 'timeout' | 'refused' = 'timeout'): ProbeResult => ({ ok: false, error: { kind, message: kind }, latencyMs: 500 });
+const fail = (kind: 'timeout' | 'refused' = 'timeout'): ProbeResult => ({
+  ok: false,
+  error: { kind, message: kind },
+  latencyMs: 500,
+});
 
 test('track: answering, failing streaks, and a new IP starting afresh', () => {
   let t = track(null, ip(1), ok(facts({ role: 'master', offset: 5, replid: H1, replicas: online(ip(11)) })), 100, cfg);
@@ -52,14 +63,17 @@ test('reportsMasterDown: link down, silence, and a full sync that is still flowi
     ['full sync stalled', { of: ip(1), link: 'down', sync: true, syncLastIo: 5 }, true],
     ['a master is never a witness', { role: 'master' }, false],
   ];
-  for (const [name, spec, want] of cases) await t.test(name, () => assert.equal(reportsMasterDown(facts(spec), cfg), want, name));
+  for (const [name, spec, want] of cases)
+    await t.test(name, () => assert.equal(reportsMasterDown(facts(spec), cfg), want, name));
   const stalls: Array<[string, number | null, boolean]> = [
     ['link up, fresh I/O by the seconds, but the offset still for a second: a missed ping', 1000, true],
     ['the offset still for less than a second (pings come every second)', 999, false],
     ['stall not known', null, false],
   ];
   for (const [name, stalled, want] of stalls)
-    await t.test(name, () => assert.equal(reportsMasterDown(facts({ of: ip(1), lastIo: 1 }), cfg, stalled), want, name));
+    await t.test(name, () =>
+      assert.equal(reportsMasterDown(facts({ of: ip(1), lastIo: 1 }), cfg, stalled), want, name),
+    );
 });
 
 test('track: the offset stall counts from the first probe that saw the offset, on the same link only', () => {
@@ -86,7 +100,10 @@ test('track: the offset stall counts from the first probe that saw the offset, o
 test('isAnswering / silentForMs', () => {
   assert.equal(isAnswering(pod({ name: 'replica-0' }), NOW, { staleAfterMs: 1500 }), true);
   assert.equal(isAnswering(pod({ name: 'replica-0', okAgo: 2000 }), NOW, { staleAfterMs: 1500 }), false, 'stale');
-  assert.equal(isAnswering(pod({ name: 'replica-0', error: 'timeout', okAgo: 300 }), NOW, { staleAfterMs: 1500 }), false);
+  assert.equal(
+    isAnswering(pod({ name: 'replica-0', error: 'timeout', okAgo: 300 }), NOW, { staleAfterMs: 1500 }),
+    false,
+  );
   assert.equal(isAnswering(pod({ name: 'replica-0', never: true }), NOW, { staleAfterMs: 1500 }), false);
   const moved = pod({ name: 'replica-0' });
   moved.ip = ip(99);

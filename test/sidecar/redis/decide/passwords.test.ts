@@ -2,7 +2,13 @@
 // when a grace period starts and when it is over, and the record on the Redis. Table-driven.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decidePasswords, formatGrace, parseGrace, type NodePasswords, type PasswordsInput } from '../../../../src/sidecar/redis/decide/passwords.ts';
+import {
+  decidePasswords,
+  formatGrace,
+  parseGrace,
+  type NodePasswords,
+  type PasswordsInput,
+} from '../../../../src/sidecar/redis/decide/passwords.ts';
 
 const OLD = 'a'.repeat(64);
 const NEW = 'b'.repeat(64);
@@ -10,12 +16,28 @@ const OLDER = 'c'.repeat(64);
 const NOW = Date.parse('2026-12-01T04:00:00Z');
 const GRACE = 600_000;
 
-const nodes = (...hashes: Array<string[] | null>): NodePasswords[] => hashes.map((h, i) => ({ pod: `pod-${i}`, hashes: h === null ? null : [...h].sort() }));
+const nodes = (...hashes: Array<string[] | null>): NodePasswords[] =>
+  hashes.map((h, i) => ({ pod: `pod-${i}`, hashes: h === null ? null : [...h].sort() }));
 const run = (over: Partial<PasswordsInput>) =>
-  decidePasswords({ user: 'default', current: NEW, nodes: [], graceUntil: undefined, now: NOW, graceMs: GRACE, ...over });
+  decidePasswords({
+    user: 'default',
+    current: NEW,
+    nodes: [],
+    graceUntil: undefined,
+    now: NOW,
+    graceMs: GRACE,
+    ...over,
+  });
 
 test('which passwords each node keeps, and when a grace period starts or ends', async (t) => {
-  const table: Array<{ name: string; input: Partial<PasswordsInput>; hashes: string[]; startGrace: number | undefined; graceOver: boolean; pods: string[] }> = [
+  const table: Array<{
+    name: string;
+    input: Partial<PasswordsInput>;
+    hashes: string[];
+    startGrace: number | undefined;
+    graceOver: boolean;
+    pods: string[];
+  }> = [
     {
       name: 'nothing changed: every node has only the current password',
       input: { nodes: nodes([NEW], [NEW]) },

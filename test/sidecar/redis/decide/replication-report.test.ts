@@ -3,14 +3,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readReplicationRecord, replicationRecord, type ReplicationRecord } from '../../../../src/api/labels.ts';
-import { decideReplicationReports, REPORT_EVERY_MS, REPORT_MIN_BYTES } from '../../../../src/sidecar/redis/decide/replication-report.ts';
+import {
+  decideReplicationReports,
+  REPORT_EVERY_MS,
+  REPORT_MIN_BYTES,
+} from '../../../../src/sidecar/redis/decide/replication-report.ts';
 import { facts, input, ip, pod } from './fixtures.ts';
 
 const WALL = Date.parse('2026-12-03T12:00:00.000Z');
 const MASTER = 'cache-master-0';
 const master = (offset: number, lines = [{ ip: ip(11), port: 6379, state: 'online', offset: offset - 100, lag: 0 }]) =>
   pod({ name: 'master-0', label: 'master', facts: facts({ role: 'master', offset, replicas: lines }) });
-const replica = (offset: number, extra = {}) => pod({ name: 'replica-0', label: 'replica', facts: facts({ of: ip(1), offset }), ...extra });
+const replica = (offset: number, extra = {}) =>
+  pod({ name: 'replica-0', label: 'replica', facts: facts({ of: ip(1), offset }), ...extra });
 const record = (offset: number, agoMs: number, lagBytes: number | null = 0): ReplicationRecord => ({
   offset,
   lagBytes,
@@ -18,7 +23,9 @@ const record = (offset: number, agoMs: number, lagBytes: number | null = 0): Rep
 });
 
 test('which pods get a replication record now', async (t) => {
-  const table: Array<[string, ReturnType<typeof pod>[], Record<string, ReplicationRecord>, Array<[string, number, number | null]>]> = [
+  const table: Array<
+    [string, ReturnType<typeof pod>[], Record<string, ReplicationRecord>, Array<[string, number, number | null]>]
+  > = [
     [
       "no record yet: the master (no lag) and the replica (lag by the master's view: its offset minus the acknowledged one)",
       [master(5000), replica(4950)],
@@ -57,7 +64,11 @@ test('which pods get a replication record now', async (t) => {
     ],
     [
       'a pod that does not answer or is loading: not reported',
-      [master(5000), replica(4950, { okAgo: 60_000 }), pod({ name: 'replica-1', facts: facts({ of: ip(1), loading: true }) })],
+      [
+        master(5000),
+        replica(4950, { okAgo: 60_000 }),
+        pod({ name: 'replica-1', facts: facts({ of: ip(1), loading: true }) }),
+      ],
       { [MASTER]: record(5000, 0) },
       [],
     ],
@@ -78,6 +89,12 @@ test('which pods get a replication record now', async (t) => {
 test('the record round-trips through its annotation text; anything else reads as none', async (t) => {
   for (const r of [record(0, 0, null), record(123456789, 0, 42)])
     await t.test(replicationRecord(r), () => assert.deepEqual(readReplicationRecord(replicationRecord(r)), r));
-  for (const bad of [undefined, '', 'offset=1', 'offset=x lag=1 at=2026-12-03T12:00:00Z', 'offset=1 lag=1 at=yesterday'])
+  for (const bad of [
+    undefined,
+    '',
+    'offset=1',
+    'offset=x lag=1 at=2026-12-03T12:00:00Z',
+    'offset=1 lag=1 at=yesterday',
+  ])
     await t.test(`not a record: ${String(bad)}`, () => assert.equal(readReplicationRecord(bad), null));
 });

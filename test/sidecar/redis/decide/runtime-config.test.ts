@@ -21,7 +21,13 @@ const master = (rc: Record<string, string> = DEFAULTS, s: Partial<PodSpec> = {},
     ...s,
   });
 const replica = (n: number, rc: Record<string, string> = DEFAULTS, s: Partial<PodSpec> = {}, f: FactsSpec = {}) =>
-  pod({ name: `replica-${n}`, label: 'replica', link: 'up', facts: facts({ of: ip(1), offset: 1000, runtimeConfig: rc, ...f }), ...s });
+  pod({
+    name: `replica-${n}`,
+    label: 'replica',
+    link: 'up',
+    facts: facts({ of: ip(1), offset: 1000, runtimeConfig: rc, ...f }),
+    ...s,
+  });
 
 const configSteps = (steps: Step[]) => steps.filter((s): s is Extract<Step, { kind: 'config' }> => s.kind === 'config');
 const brief = (steps: Step[]) =>
@@ -41,11 +47,26 @@ test('runtimeConfigChanges: table', async (t) => {
       { 'maxmemory-policy': 'ALLKEYS-LRU', 'repl-backlog-size': '1mb' },
       [],
     ],
-    ['differs', { 'maxmemory-policy': 'allkeys-lru', timeout: '0' }, { 'maxmemory-policy': 'noeviction', timeout: '0' }, ['maxmemory-policy']],
+    [
+      'differs',
+      { 'maxmemory-policy': 'allkeys-lru', timeout: '0' },
+      { 'maxmemory-policy': 'noeviction', timeout: '0' },
+      ['maxmemory-policy'],
+    ],
     ['several, sorted by name', { timeout: '60', hz: '20' }, { timeout: '0', hz: '10' }, ['hz', 'timeout']],
-    ['not reported by the node (older Redis, CONFIG GET refused): left alone', { 'maxmemory-policy': 'allkeys-lru' }, {}, []],
+    [
+      'not reported by the node (older Redis, CONFIG GET refused): left alone',
+      { 'maxmemory-policy': 'allkeys-lru' },
+      {},
+      [],
+    ],
     ['nothing desired: nothing', {}, { 'maxmemory-policy': 'noeviction' }, []],
-    ['empty value differs from a set one', { 'notify-keyspace-events': '' }, { 'notify-keyspace-events': 'AKE' }, ['notify-keyspace-events']],
+    [
+      'empty value differs from a set one',
+      { 'notify-keyspace-events': '' },
+      { 'notify-keyspace-events': 'AKE' },
+      ['notify-keyspace-events'],
+    ],
   ];
   for (const [name, desired, reported, want] of cases) {
     await t.test(name, () =>
@@ -63,7 +84,11 @@ test('planRuntimeConfig: which nodes get a step', async (t) => {
     {
       name: 'spec changed: master and replicas alike, only the differing directive',
       pods: [master(), replica(0), replica(1)],
-      want: ['cache-master-0 maxmemory-policy=allkeys-lru', 'cache-replica-0 maxmemory-policy=allkeys-lru', 'cache-replica-1 maxmemory-policy=allkeys-lru'],
+      want: [
+        'cache-master-0 maxmemory-policy=allkeys-lru',
+        'cache-replica-0 maxmemory-policy=allkeys-lru',
+        'cache-replica-1 maxmemory-policy=allkeys-lru',
+      ],
     },
     {
       name: 'a new pod started from an older redis.conf',
@@ -71,12 +96,27 @@ test('planRuntimeConfig: which nodes get a step', async (t) => {
       want: ['cache-replica-1 maxmemory-policy=allkeys-lru'],
     },
     { name: 'deleting: left alone', pods: [master(LRU), replica(0, DEFAULTS, { deleting: true })], want: [] },
-    { name: 'loading: left alone until loaded', pods: [master(LRU), replica(0, DEFAULTS, {}, { loading: true })], want: [] },
-    { name: 'not answering now: left alone', pods: [master(LRU), replica(0, DEFAULTS, { error: 'timeout', okAgo: 3000 })], want: [] },
+    {
+      name: 'loading: left alone until loaded',
+      pods: [master(LRU), replica(0, DEFAULTS, {}, { loading: true })],
+      want: [],
+    },
+    {
+      name: 'not answering now: left alone',
+      pods: [master(LRU), replica(0, DEFAULTS, { error: 'timeout', okAgo: 3000 })],
+      want: [],
+    },
     { name: 'no IP: left alone', pods: [master(LRU), replica(0, DEFAULTS, { ip: null })], want: [] },
-    { name: 'a node reporting none of them (CONFIG GET refused): left alone', pods: [master(LRU), replica(0, {})], want: [] },
+    {
+      name: 'a node reporting none of them (CONFIG GET refused): left alone',
+      pods: [master(LRU), replica(0, {})],
+      want: [],
+    },
   ];
-  for (const c of cases) await t.test(c.name, () => assert.deepEqual(brief(planRuntimeConfig(input(c.pods, { runtimeConfig: LRU }))), c.want));
+  for (const c of cases)
+    await t.test(c.name, () =>
+      assert.deepEqual(brief(planRuntimeConfig(input(c.pods, { runtimeConfig: LRU }))), c.want),
+    );
 
   await t.test('removed from spec.config: back to the default', () => {
     assert.deepEqual(brief(planRuntimeConfig(input([master(LRU), replica(0, LRU)], { runtimeConfig: DEFAULTS }))), [
@@ -85,12 +125,23 @@ test('planRuntimeConfig: which nodes get a step', async (t) => {
     ]);
   });
   await t.test('the value sent is the normal form; the reason names each directive, from and to', () => {
-    const want = desiredRuntimeConfig({ 'maxmemory-policy': 'ALLKEYS-LRU', 'notify-keyspace-events': 'KEA', timeout: '60' });
+    const want = desiredRuntimeConfig({
+      'maxmemory-policy': 'ALLKEYS-LRU',
+      'notify-keyspace-events': 'KEA',
+      timeout: '60',
+    });
     const [step] = configSteps(planRuntimeConfig(input([master()], { runtimeConfig: want })));
-    assert.deepEqual(step?.settings, { 'maxmemory-policy': 'allkeys-lru', 'notify-keyspace-events': 'AKE', timeout: '60' });
+    assert.deepEqual(step?.settings, {
+      'maxmemory-policy': 'allkeys-lru',
+      'notify-keyspace-events': 'AKE',
+      timeout: '60',
+    });
     assert.equal(step?.critical, false);
     assert.equal(step?.endpoint.host, ip(1));
-    assert.match(step?.reason ?? '', /^cache-master-0: maxmemory-policy noeviction -> allkeys-lru, notify-keyspace-events "" -> AKE, timeout 0 -> 60 /);
+    assert.match(
+      step?.reason ?? '',
+      /^cache-master-0: maxmemory-policy noeviction -> allkeys-lru, notify-keyspace-events "" -> AKE, timeout 0 -> 60 /,
+    );
     assert.match(step?.reason ?? '', /no restart/);
   });
   await t.test('an empty spec view manages nothing', () => {
@@ -109,7 +160,9 @@ test('planRound(): runtime config after re-pointing and fencing, before the labe
   const M = master(DEFAULTS, {}, { minReplicas: 0 });
   const fresh = pod({ name: 'replica-1', facts: facts({ runtimeConfig: DEFAULTS }) });
   const p = planRound(input([M, replica(0, LRU), fresh], { runtimeConfig: LRU }));
-  const kinds = p.steps.map((s) => `${s.kind} ${s.pod}${s.kind === 'config' ? ` ${Object.keys(s.settings).join(',')}` : ''}`);
+  const kinds = p.steps.map(
+    (s) => `${s.kind} ${s.pod}${s.kind === 'config' ? ` ${Object.keys(s.settings).join(',')}` : ''}`,
+  );
   assert.deepEqual(kinds, [
     'replicaof cache-replica-1',
     'config cache-master-0 min-replicas-to-write,min-replicas-max-lag',
@@ -122,7 +175,9 @@ test('planRound(): runtime config after re-pointing and fencing, before the labe
 test('planRound(): no master (wait): no runtime config step', () => {
   // The labelled master stopped answering a moment ago (suspect, not failed yet): the replica
   // answers with the old config but nothing moves in Redis until there is a master again.
-  const waiting = planRound(input([master(DEFAULTS, { error: 'timeout', okAgo: 600 }), replica(0)], { runtimeConfig: LRU }));
+  const waiting = planRound(
+    input([master(DEFAULTS, { error: 'timeout', okAgo: 600 }), replica(0)], { runtimeConfig: LRU }),
+  );
   assert.equal(waiting.decision.kind, 'wait');
   assert.deepEqual(configSteps(waiting.steps), []);
 });

@@ -2,7 +2,14 @@
 // no API server, no address contacted.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expansionRefusal, planVolumes, setOfClaim, type ClaimView, type SetView, type VolumeInput } from '../../../../src/sidecar/redis/decide/volumes.ts';
+import {
+  expansionRefusal,
+  planVolumes,
+  setOfClaim,
+  type ClaimView,
+  type SetView,
+  type VolumeInput,
+} from '../../../../src/sidecar/redis/decide/volumes.ts';
 
 const claim = (name: string, requested: string, o: Partial<ClaimView> = {}): ClaimView => ({
   name,
@@ -26,14 +33,25 @@ const set = (name: string, templateSize: string | undefined, o: Partial<SetView>
   deleting: false,
   ...o,
 });
-const sets = (master: string | undefined, replica: string | undefined = master) => [set('r-master', master), set('r-replica', replica)];
+const sets = (master: string | undefined, replica: string | undefined = master) => [
+  set('r-master', master),
+  set('r-replica', replica),
+];
 const CLASSES = new Map([
   ['grow', true],
   ['fixed', false],
 ]);
 
 function input(o: Partial<VolumeInput>): VolumeInput {
-  return { name: 'r', persistence: true, desiredSize: '2Gi', claims: [], storageClasses: CLASSES, sets: sets('1Gi'), ...o };
+  return {
+    name: 'r',
+    persistence: true,
+    desiredSize: '2Gi',
+    claims: [],
+    storageClasses: CLASSES,
+    sets: sets('1Gi'),
+    ...o,
+  };
 }
 
 /** An action in one line: `kind object [size]`. */
@@ -50,7 +68,11 @@ const brief = (i: VolumeInput) =>
 
 test('planVolumes: table', async (t) => {
   const cases: Array<{ name: string; input: VolumeInput; want: string[] }> = [
-    { name: 'persistence off: nothing, whatever the sizes', input: input({ persistence: false, claims: [M0('1Gi')] }), want: [] },
+    {
+      name: 'persistence off: nothing, whatever the sizes',
+      input: input({ persistence: false, claims: [M0('1Gi')] }),
+      want: [],
+    },
     {
       name: 'sizes already match: nothing',
       input: input({ desiredSize: '1Gi', claims: [M0('1Gi'), R0('1Gi'), R1('1Gi')] }),
@@ -88,7 +110,10 @@ test('planVolumes: table', async (t) => {
     },
     {
       name: 'a set being deleted: the other one waits',
-      input: input({ claims: [M0('2Gi'), R0('2Gi')], sets: [set('r-master', '1Gi', { deleting: true }), set('r-replica', '1Gi')] }),
+      input: input({
+        claims: [M0('2Gi'), R0('2Gi')],
+        sets: [set('r-master', '1Gi', { deleting: true }), set('r-replica', '1Gi')],
+      }),
       want: [],
     },
     {
@@ -126,12 +151,27 @@ test('planVolumes: table', async (t) => {
     },
     {
       name: 'the annotation names an older size: refused again, not told',
-      input: input({ desiredSize: '3Gi', claims: [M0('1Gi', { storageClassName: 'fixed', refusedAnnotation: 'cannot grow from 1Gi to 2Gi' })] }),
+      input: input({
+        desiredSize: '3Gi',
+        claims: [M0('1Gi', { storageClassName: 'fixed', refusedAnnotation: 'cannot grow from 1Gi to 2Gi' })],
+      }),
       want: ['refuse data-r-master-0'],
     },
-    { name: 'no class: refused', input: input({ claims: [M0('1Gi', { storageClassName: undefined })] }), want: ['refuse data-r-master-0'] },
-    { name: 'empty class: refused', input: input({ claims: [M0('1Gi', { storageClassName: '' })] }), want: ['refuse data-r-master-0'] },
-    { name: 'unknown class: refused', input: input({ claims: [M0('1Gi', { storageClassName: 'gone' })] }), want: ['refuse data-r-master-0'] },
+    {
+      name: 'no class: refused',
+      input: input({ claims: [M0('1Gi', { storageClassName: undefined })] }),
+      want: ['refuse data-r-master-0'],
+    },
+    {
+      name: 'empty class: refused',
+      input: input({ claims: [M0('1Gi', { storageClassName: '' })] }),
+      want: ['refuse data-r-master-0'],
+    },
+    {
+      name: 'unknown class: refused',
+      input: input({ claims: [M0('1Gi', { storageClassName: 'gone' })] }),
+      want: ['refuse data-r-master-0'],
+    },
     {
       name: 'a claim that reached the size loses its refusal annotation',
       input: input({ claims: [M0('2Gi', { refusedAnnotation: 'old' }), R0('2Gi')], sets: sets('2Gi') }),
@@ -149,7 +189,10 @@ test('planVolumes: table', async (t) => {
     },
     {
       name: "claims that are not the sets' (another Redis' name prefix, other templates) are ignored",
-      input: input({ claims: [claim('data-r-master-x', '1Gi'), claim('cache-r-master-0', '1Gi'), claim('data-rr-master-0', '1Gi')], sets: sets('2Gi') }),
+      input: input({
+        claims: [claim('data-r-master-x', '1Gi'), claim('cache-r-master-0', '1Gi'), claim('data-rr-master-0', '1Gi')],
+        sets: sets('2Gi'),
+      }),
       want: [],
     },
     {
@@ -157,7 +200,11 @@ test('planVolumes: table', async (t) => {
       input: input({ claims: [M0('2Gi'), R0('2Gi'), claim('data-r-replica-5', '1Gi')], sets: sets('2Gi') }),
       want: ['expand data-r-replica-5 1Gi->2Gi'],
     },
-    { name: 'an unreadable desired size: nothing', input: input({ desiredSize: 'two gigs', claims: [M0('1Gi')] }), want: [] },
+    {
+      name: 'an unreadable desired size: nothing',
+      input: input({ desiredSize: 'two gigs', claims: [M0('1Gi')] }),
+      want: [],
+    },
   ];
   for (const c of cases) await t.test(c.name, () => assert.deepEqual(brief(c.input), c.want));
 });
@@ -166,7 +213,10 @@ test('planVolumes: the reasons say what and why', () => {
   const plan = planVolumes(input({ claims: [M0('1Gi'), R0('1Gi', { storageClassName: 'fixed' })] }));
   const [expand, refuse] = plan.actions;
   assert.equal(expand?.kind, 'expand-claim');
-  assert.match(expand!.reason, /data-r-master-0 requests 1Gi, spec\.persistence\.size is 2Gi, and StorageClass grow allows volume expansion/);
+  assert.match(
+    expand!.reason,
+    /data-r-master-0 requests 1Gi, spec\.persistence\.size is 2Gi, and StorageClass grow allows volume expansion/,
+  );
   assert.equal(refuse?.kind, 'refuse');
   assert.equal(
     refuse!.reason,
@@ -175,23 +225,46 @@ test('planVolumes: the reasons say what and why', () => {
 
   const recreate = planVolumes(input({ claims: [M0('2Gi'), R0('2Gi')] })).actions[0];
   assert.equal(recreate?.kind, 'recreate-statefulset');
-  assert.deepEqual({ name: recreate.name, uid: recreate.uid, size: recreate.size }, { name: 'r-master', uid: 'uid-r-master', size: '2Gi' });
-  assert.match(recreate.reason, /r-master creates claims of 1Gi and every claim of it requests 2Gi.*pods orphaned, kept running/);
+  assert.deepEqual(
+    { name: recreate.name, uid: recreate.uid, size: recreate.size },
+    { name: 'r-master', uid: 'uid-r-master', size: '2Gi' },
+  );
+  assert.match(
+    recreate.reason,
+    /r-master creates claims of 1Gi and every claim of it requests 2Gi.*pods orphaned, kept running/,
+  );
 });
 
 test('planVolumes: claims still growing are reported as waiting, with their resize conditions', () => {
   const plan = planVolumes(
-    input({ claims: [M0('2Gi', { capacity: '1Gi', conditions: ['FileSystemResizePending'] }), R0('2Gi', { capacity: undefined })], sets: sets('2Gi') }),
+    input({
+      claims: [
+        M0('2Gi', { capacity: '1Gi', conditions: ['FileSystemResizePending'] }),
+        R0('2Gi', { capacity: undefined }),
+      ],
+      sets: sets('2Gi'),
+    }),
   );
   assert.deepEqual(plan.actions, []);
-  assert.deepEqual(plan.waiting, ['data-r-master-0: requests 2Gi, has 1Gi (FileSystemResizePending)', 'data-r-replica-0: requests 2Gi, has no capacity yet']);
+  assert.deepEqual(plan.waiting, [
+    'data-r-master-0: requests 2Gi, has 1Gi (FileSystemResizePending)',
+    'data-r-replica-0: requests 2Gi, has no capacity yet',
+  ]);
 });
 
 test('expansionRefusal names the StorageClass and allowVolumeExpansion', async (t) => {
   const cases: Array<[string, Partial<ClaimView>, RegExp | undefined]> = [
     ['allowed', { storageClassName: 'grow' }, undefined],
-    ['not allowed', { storageClassName: 'fixed' }, /StorageClass fixed does not allow volume expansion \(allowVolumeExpansion is false\)/],
-    ['unknown class', { storageClassName: 'gone' }, /StorageClass gone does not exist, so allowVolumeExpansion is false/],
+    [
+      'not allowed',
+      { storageClassName: 'fixed' },
+      /StorageClass fixed does not allow volume expansion \(allowVolumeExpansion is false\)/,
+    ],
+    [
+      'unknown class',
+      { storageClassName: 'gone' },
+      /StorageClass gone does not exist, so allowVolumeExpansion is false/,
+    ],
     ['no class', { storageClassName: undefined }, /has no StorageClass.*allowVolumeExpansion is false/],
   ];
   for (const [name, o, want] of cases)

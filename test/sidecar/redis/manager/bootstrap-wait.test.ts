@@ -8,7 +8,11 @@
 // manager runs with maxPartialWaitMs 0, so a bootstrap that still had a timer would choose at once.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { BOOTSTRAP_STATUS_ANNOTATION, BOOTSTRAP_WITHOUT_ANNOTATION, podSelectorLabels } from '../../../../src/api/labels.ts';
+import {
+  BOOTSTRAP_STATUS_ANNOTATION,
+  BOOTSTRAP_WITHOUT_ANNOTATION,
+  podSelectorLabels,
+} from '../../../../src/api/labels.ts';
 import type { Step } from '../../../../src/sidecar/redis/decide/index.ts';
 import type { RedisHooks } from '../../../../src/sidecar/redis/manager/index.ts';
 import { addr, startRedis, type RedisServer } from '../../../support/redis-server.ts';
@@ -19,7 +23,11 @@ Cluster.shareApiServer();
 // Events served every 1 KiB read while loading: a node slowed by key-load-delay (20 ms a key, 60 s
 // for 3000 keys) still answers INFO within a probe's timeout, and stays LOADING until CONFIG SET.
 // Uncompressed, so every key is 2 KiB on disk too.
-const extra = { 'repl-diskless-sync-delay': '0', 'loading-process-events-interval-bytes': '1024', rdbcompression: 'no' };
+const extra = {
+  'repl-diskless-sync-delay': '0',
+  'loading-process-events-interval-bytes': '1024',
+  rdbcompression: 'no',
+};
 const NAMES = ['master-0', 'replica-0', 'replica-1'];
 
 /**
@@ -94,8 +102,11 @@ async function fullRestartWithReplica1Late(t: TestContext, cluster: Cluster, bas
 function waitingFor(cluster: Cluster, what: string): Promise<unknown> {
   return until(`the bootstrap waiting for ${what}`, () => {
     const chosen = cluster.masters('cache');
-    if (chosen.length > 0) assert.fail(`${chosen.join(', ')} was made master while the bootstrap should wait for ${what}`);
-    return cluster.events('cache').some((x) => x.reason === 'BootstrapWaiting' && x.message.startsWith(`Bootstrap waiting for pods ${what}:`));
+    if (chosen.length > 0)
+      assert.fail(`${chosen.join(', ')} was made master while the bootstrap should wait for ${what}`);
+    return cluster
+      .events('cache')
+      .some((x) => x.reason === 'BootstrapWaiting' && x.message.startsWith(`Bootstrap waiting for pods ${what}:`));
   });
 }
 
@@ -105,7 +116,12 @@ test('full restart: the pod with the most data is waited for while its volume is
   const { servers, early, late } = await fullRestartWithReplica1Late(t, cluster, 0);
   const masters = cluster.watchMasters('cache');
   const { steps, hooks } = recordSteps();
-  const b: Instance = await cluster.startInstance({ id: 'sidecar-b', sourceIp: addr(N, 251), hooks, timing: { maxPartialWaitMs: 0 } });
+  const b: Instance = await cluster.startInstance({
+    id: 'sidecar-b',
+    sourceIp: addr(N, 251),
+    hooks,
+    timing: { maxPartialWaitMs: 0 },
+  });
 
   // 1. Its volume is bound and its pod Pending: waited for, and said so.
   await waitingFor(cluster, 'cache-replica-1 (volume bound, pod Pending)');
@@ -137,7 +153,8 @@ test('full restart: the pod with the most data is waited for while its volume is
   const promote = steps.find((s) => s.kind === 'promote');
   assert.equal(promote?.pod, 'cache-replica-1', promote?.reason);
   assert.match(promote.reason, /cache-replica-1 .* has the most data/);
-  for (const ip of [servers[0]!.ip, servers[1]!.ip, late1.ip]) assert.deepEqual(await missingKeys(ip, [...early, ...late]), [], `${ip} has every key`);
+  for (const ip of [servers[0]!.ip, servers[1]!.ip, late1.ip])
+    assert.deepEqual(await missingKeys(ip, [...early, ...late]), [], `${ip} has every key`);
   await until('the wait record removed', () => annotations(cluster)[BOOTSTRAP_STATUS_ANNOTATION] === undefined);
   assert.deepEqual(masters.violations, []);
 });
@@ -151,8 +168,15 @@ test('bootstrap-without: a pod gone for good is given up on only when named, wit
   await waitingFor(cluster, 'cache-replica-1 (volume bound, pod Pending)');
   const waiting = cluster
     .events('cache')
-    .find((e) => e.reason === 'BootstrapWaiting' && e.message.startsWith('Bootstrap waiting for pods cache-replica-1 (volume bound'));
-  assert.match(waiting?.message ?? '', /kubectl annotate redis cache redis\.example\.com\/bootstrap-without=cache-replica-1 \(writes only it held are lost\)/);
+    .find(
+      (e) =>
+        e.reason === 'BootstrapWaiting' &&
+        e.message.startsWith('Bootstrap waiting for pods cache-replica-1 (volume bound'),
+    );
+  assert.match(
+    waiting?.message ?? '',
+    /kubectl annotate redis cache redis\.example\.com\/bootstrap-without=cache-replica-1 \(writes only it held are lost\)/,
+  );
 
   // Naming another pod (and an entry that is no pod name of this Redis) releases nothing.
   await cluster.store.patch(
@@ -162,11 +186,23 @@ test('bootstrap-without: a pod gone for good is given up on only when named, wit
     { metadata: { annotations: { [BOOTSTRAP_WITHOUT_ANNOTATION]: 'cache-replica-0,other-replica-1' } } },
     { type: 'merge' },
   );
-  await cluster.eventsWhen('cache', 'the invalid entry told', (e) => e.some((x) => x.reason === 'BootstrapWithoutInvalid' && /^1 entry of/.test(x.message)));
+  await cluster.eventsWhen('cache', 'the invalid entry told', (e) =>
+    e.some((x) => x.reason === 'BootstrapWithoutInvalid' && /^1 entry of/.test(x.message)),
+  );
   assert.deepEqual(cluster.masters('cache'), []);
-  assert.equal(JSON.stringify(cluster.events('cache')).includes('other-replica-1'), false, 'an invalid entry is never echoed');
+  assert.equal(
+    JSON.stringify(cluster.events('cache')).includes('other-replica-1'),
+    false,
+    'an invalid entry is never echoed',
+  );
 
-  await cluster.store.patch('redises', NS, 'cache', { metadata: { annotations: { [BOOTSTRAP_WITHOUT_ANNOTATION]: 'cache-replica-1' } } }, { type: 'merge' });
+  await cluster.store.patch(
+    'redises',
+    NS,
+    'cache',
+    { metadata: { annotations: { [BOOTSTRAP_WITHOUT_ANNOTATION]: 'cache-replica-1' } } },
+    { type: 'merge' },
+  );
   const events = await cluster.eventsWhen('cache', 'given up and removed', (e) =>
     ['BootstrapGaveUp', 'Bootstrap', 'BootstrapWithoutRemoved'].every((r) => e.some((x) => x.reason === r)),
   );
@@ -183,7 +219,8 @@ test('bootstrap-without: a pod gone for good is given up on only when named, wit
     const a = annotations(cluster);
     return a[BOOTSTRAP_WITHOUT_ANNOTATION] === undefined && a[BOOTSTRAP_STATUS_ANNOTATION] === undefined;
   });
-  for (const s of servers.slice(0, 2)) assert.deepEqual(await missingKeys(s.ip, early), [], `${s.ip} has every early key`);
+  for (const s of servers.slice(0, 2))
+    assert.deepEqual(await missingKeys(s.ip, early), [], `${s.ip} has every early key`);
 });
 
 test('wake from hibernation, the operator running throughout: quiet while asleep, then the pod with the most data, back last, becomes master', async (t) => {

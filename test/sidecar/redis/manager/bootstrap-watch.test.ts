@@ -17,7 +17,9 @@ function rig(leader = true) {
   const lists: number[] = [];
   const patches: Array<Record<string, string | null>> = [];
   const pending: Array<Promise<unknown>> = [];
-  const claims: V1PersistentVolumeClaim[] = [{ metadata: { name: 'data-cache-replica-1' }, status: { phase: 'Bound' } }];
+  const claims: V1PersistentVolumeClaim[] = [
+    { metadata: { name: 'data-cache-replica-1' }, status: { phase: 'Bound' } },
+  ];
   const api = { down: false };
   const watch = new BootstrapWatch({
     ref: { namespace: 'ns', name: 'cache', uid: 'u' },
@@ -49,7 +51,10 @@ function rig(leader = true) {
 const wait: MasterDecision = { kind: 'wait', master: null, reason: 'r' };
 const node = (name: string) => pod({ name, facts: facts({ offset: 100 }) });
 /** master-0 and replica-0 answer; replica-1's pod is Pending with a Bound claim (or `r1` instead). */
-function world(claimsBound: boolean, r1 = pod({ name: 'replica-1', ip: null, phase: 'Pending', never: true })): DecideInput {
+function world(
+  claimsBound: boolean,
+  r1 = pod({ name: 'replica-1', ip: null, phase: 'Pending', never: true }),
+): DecideInput {
   return {
     ...input([node('master-0'), node('replica-0'), r1], { persistence: true }),
     claims: claimsBound ? [{ name: 'data-cache-replica-1', phase: 'Bound', deleting: false }] : [],
@@ -97,7 +102,9 @@ test('BootstrapWaiting: one Event and one status record per change of what is wa
     r.events[0]!.message,
     /^Bootstrap waiting for pods cache-replica-1 \(volume bound, pod Pending\): .*bootstrap-without=cache-replica-1 \(writes only it held are lost\)$/,
   );
-  assert.deepEqual(r.patches, [{ 'redis.example.com/bootstrap-status': 'Waiting: cache-replica-1 (volume bound, pod Pending)' }]);
+  assert.deepEqual(r.patches, [
+    { 'redis.example.com/bootstrap-status': 'Waiting: cache-replica-1 (volume bound, pod Pending)' },
+  ]);
   // The informer shows the record: nothing more to write.
   r.watch.update({ 'redis.example.com/bootstrap-status': 'Waiting: cache-replica-1 (volume bound, pod Pending)' });
   r.watch.report(world(true), wait);
@@ -128,7 +135,13 @@ test('bootstrap-without: gave up told once, the annotation removed once a master
   r.watch.update({ 'redis.example.com/bootstrap-without': 'cache-replica-1,evil\u0007name' });
   assert.deepEqual(r.watch.without, ['cache-replica-1']);
   const i = { ...world(true), bootstrapWithout: r.watch.without };
-  const promote: MasterDecision = { kind: 'promote', cause: 'bootstrap', master: 'cache-replica-0', previous: null, reason: 'r' };
+  const promote: MasterDecision = {
+    kind: 'promote',
+    cause: 'bootstrap',
+    master: 'cache-replica-0',
+    previous: null,
+    reason: 'r',
+  };
   r.watch.report(i, promote);
   r.watch.report(i, promote);
   await r.settle();
@@ -138,15 +151,24 @@ test('bootstrap-without: gave up told once, the annotation removed once a master
   );
   assert.match(r.events[0]!.message, /^1 entry of redis\.example\.com\/bootstrap-without ignored/);
   assert.equal(r.events[0]!.message.includes('evil'), false);
-  assert.match(r.events[1]!.message, /bootstrap chose cache-replica-0 without cache-replica-1 \(volume bound, pod Pending\)/);
+  assert.match(
+    r.events[1]!.message,
+    /bootstrap chose cache-replica-0 without cache-replica-1 \(volume bound, pod Pending\)/,
+  );
 
   // The master label landed: the annotation goes, told once.
-  const labelled = { ...i, pods: i.pods.map((p) => (p.name === 'cache-replica-0' ? { ...p, roleLabel: 'master' } : p)) };
+  const labelled = {
+    ...i,
+    pods: i.pods.map((p) => (p.name === 'cache-replica-0' ? { ...p, roleLabel: 'master' } : p)),
+  };
   const keep: MasterDecision = { kind: 'keep', master: 'cache-replica-0', reason: 'r' };
   r.watch.report(labelled, keep);
   r.watch.report(labelled, keep);
   await r.settle();
-  assert.deepEqual(r.patches.at(-1), { 'redis.example.com/bootstrap-without': null, 'redis.example.com/bootstrap-status': null });
+  assert.deepEqual(r.patches.at(-1), {
+    'redis.example.com/bootstrap-without': null,
+    'redis.example.com/bootstrap-status': null,
+  });
   assert.equal(r.patches.filter((p) => 'redis.example.com/bootstrap-without' in p).length, 1);
   assert.equal(r.events.at(-1)?.reason, 'BootstrapWithoutRemoved');
   // Someone sets it again while a master exists: removed again (it would arm a later restart).
@@ -157,7 +179,10 @@ test('bootstrap-without: gave up told once, the annotation removed once a master
 });
 
 test('the status record stays within what the hook shows (2000 characters): a long list ends with "and N more"', () => {
-  const many = Array.from({ length: 80 }, (_, i) => ({ pod: `a-long-redis-name-replica-${i}`, why: 'volume bound, pod Pending' }));
+  const many = Array.from({ length: 80 }, (_, i) => ({
+    pod: `a-long-redis-name-replica-${i}`,
+    why: 'volume bound, pod Pending',
+  }));
   const record = statusRecord(many);
   assert.ok(record.length <= 1900, `${record.length}`);
   assert.match(record, /^Waiting: a-long-redis-name-replica-0 \(volume bound, pod Pending\), .*, and \d+ more$/);

@@ -57,7 +57,10 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
   assert.equal(owner?.uid, redis.metadata.uid);
   assert.equal(owner?.kind, 'Redis');
   assert.equal(owner?.controller, true);
-  const password = Buffer.from((secret as unknown as { data: { password: string } }).data.password, 'base64').toString();
+  const password = Buffer.from(
+    (secret as unknown as { data: { password: string } }).data.password,
+    'base64',
+  ).toString();
   assert.match(password, /^[0-9a-f]{64}$/);
 
   // The pods start with it (the hook's template reads it from the Secret).
@@ -69,7 +72,11 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
 
   await until('labels and links', () => {
     const r = cluster.roles('cache');
-    return r['cache-master-0'] === 'master/up' && r['cache-replica-0'] === 'replica/up' && r['cache-replica-1'] === 'replica/up';
+    return (
+      r['cache-master-0'] === 'master/up' &&
+      r['cache-replica-0'] === 'replica/up' &&
+      r['cache-replica-1'] === 'replica/up'
+    );
   });
   for (const s of servers.slice(1)) {
     const c = redisClient(s.ip, password);
@@ -79,22 +86,33 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
     assert.match(info, new RegExp(`master_host:${servers[0]!.ip.replace(/\./g, '\\.')}\\r\\n`));
     assert.match(info, /master_link_status:up/);
   }
-  assert.match(cluster.pod('cache-master-0')!.metadata.annotations?.[ROLE_SINCE_ANNOTATION] ?? '', /^bootstrap at offset \d+$/);
+  assert.match(
+    cluster.pod('cache-master-0')!.metadata.annotations?.[ROLE_SINCE_ANNOTATION] ?? '',
+    /^bootstrap at offset \d+$/,
+  );
 
   const events = await until('events', () => {
     const e = cluster.events('cache');
-    return e.some((x) => x.reason === 'Bootstrap') && e.filter((x) => x.reason === 'ReplicaRepointed').length === 2 && e;
+    return (
+      e.some((x) => x.reason === 'Bootstrap') && e.filter((x) => x.reason === 'ReplicaRepointed').length === 2 && e
+    );
   });
   const boot = events.filter((e) => e.reason === 'Bootstrap');
   assert.equal(boot.length, 1);
-  assert.match(boot[0]!.message, /^cache-master-0 is the master: fresh set \(every node empty\): starting from cache-master-0/);
+  assert.match(
+    boot[0]!.message,
+    /^cache-master-0 is the master: fresh set \(every node empty\): starting from cache-master-0/,
+  );
   assert.equal(boot[0]!.instance, 'sidecar-a');
   assert.deepEqual(
     events
       .filter((e) => e.reason === 'ReplicaRepointed')
       .map((e) => e.message)
       .sort(),
-    [`cache-replica-0 now replicates from cache-master-0 (${servers[0]!.ip})`, `cache-replica-1 now replicates from cache-master-0 (${servers[0]!.ip})`],
+    [
+      `cache-replica-0 now replicates from cache-master-0 (${servers[0]!.ip})`,
+      `cache-replica-1 now replicates from cache-master-0 (${servers[0]!.ip})`,
+    ],
   );
 
   // Data written to the master reaches both replicas.
@@ -127,15 +145,25 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
   for (const pod of ['cache-master-0', 'cache-replica-0', 'cache-replica-1']) {
     assert.match(text, new RegExp(`redis_operator_pod_up\\{namespace="${NS}",redis="cache",pod="${pod}"\\} 1`));
     assert.match(text, new RegExp(`redis_operator_pod_link_up\\{namespace="${NS}",redis="cache",pod="${pod}"\\} 1`));
-    assert.match(text, new RegExp(`redis_operator_pod_role\\{namespace="${NS}",redis="cache",pod="${pod}"\\} ${pod.includes('master') ? 1 : 0}`));
+    assert.match(
+      text,
+      new RegExp(
+        `redis_operator_pod_role\\{namespace="${NS}",redis="cache",pod="${pod}"\\} ${pod.includes('master') ? 1 : 0}`,
+      ),
+    );
   }
-  assert.match(text, /redis_operator_replication_lag_bytes\{namespace="redis-test",redis="cache",pod="cache-replica-0"\} \d+/);
+  assert.match(
+    text,
+    /redis_operator_replication_lag_bytes\{namespace="redis-test",redis="cache",pod="cache-replica-0"\} \d+/,
+  );
   assert.match(text, /redis_operator_leader 1/);
   assert.match(text, /redis_operator_spec_valid\{namespace="redis-test",redis="cache"\} 1/);
   assert.deepEqual(masters.violations, []);
   assert.equal(masters.maxSeen, 1);
   // Every log line about the Redis names it.
-  const lines = a.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'applied' || l['msg'] === 'decision');
+  const lines = a.logs
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l['msg'] === 'applied' || l['msg'] === 'decision');
   assert.ok(lines.length > 0);
   for (const l of lines) assert.deepEqual([l['namespace'], l['name']], [NS, 'cache']);
 });
@@ -158,7 +186,9 @@ test('re-point: a replica following an address where nothing listens, a replica 
   // 1. Someone (or a stale config) points replica-0 at an address where nothing listens.
   const before = steps.length;
   assert.equal(await redisCall(servers[1]!.ip, 'REPLICAOF', addr(N, 99), '6379'), 'OK');
-  const fixed = await until('replica-0 re-pointed at the master', () => steps.slice(before).find((s) => s.kind === 'replicaof' && s.pod === 'cache-replica-0'));
+  const fixed = await until('replica-0 re-pointed at the master', () =>
+    steps.slice(before).find((s) => s.kind === 'replicaof' && s.pod === 'cache-replica-0'),
+  );
   assert.match(fixed.reason, /replicates from 127\.0\.20\.99:6379, not the master's address/);
   await until('replica-0 linked to the master again', async () => {
     const r = await replicationOf(servers[1]!.ip);
@@ -192,7 +222,8 @@ test('re-point: a replica following an address where nothing listens, a replica 
     return true;
   });
   await until('links up', () => linkedAll(cluster));
-  for (const ip of [addr(N, 21), servers[1]!.ip, addr(N, 23)]) assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
+  for (const ip of [addr(N, 21), servers[1]!.ip, addr(N, 23)])
+    assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
   await cluster.eventsWhen('cache', `a replica told re-pointed away from ${oldIp}`, (e) =>
     e.some((x) => x.reason === 'ReplicaRepointed' && !x.message.includes(oldIp)),
   );
@@ -238,7 +269,8 @@ test("the master's pod recreated at a new address while the operator was away: n
   assert.deepEqual(repoints.map((s) => s.pod).sort(), ['cache-replica-0', 'cache-replica-1']);
   for (const s of repoints) assert.match(s.reason, new RegExp(`replicates from ${oldIp.replace(/\./g, '\\.')}:6379`));
   assert.equal(cluster.masterIp('cache'), addr(N, 34));
-  for (const ip of [addr(N, 34), servers[1]!.ip, servers[2]!.ip]) assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
+  for (const ip of [addr(N, 34), servers[1]!.ip, servers[2]!.ip])
+    assert.deepEqual(await missingKeys(ip, keys), [], `${ip} has every key`);
   assert.deepEqual(masters.violations, []);
 });
 
@@ -275,11 +307,16 @@ test('full restart from RDB: the node with the most data becomes master, nobody 
   assert.equal(promote?.pod, 'cache-replica-1', promote?.reason);
   assert.match(promote.reason, /most data/);
   assert.deepEqual(cluster.masters('cache'), ['cache-replica-1']);
-  const boot = (await cluster.eventsWhen('cache', 'the bootstrap told', (e) => e.some((x) => x.reason === 'Bootstrap'))).filter(
-    (e) => e.reason === 'Bootstrap',
+  const boot = (
+    await cluster.eventsWhen('cache', 'the bootstrap told', (e) => e.some((x) => x.reason === 'Bootstrap'))
+  ).filter((e) => e.reason === 'Bootstrap');
+  assert.match(
+    boot.at(-1)?.message ?? '',
+    /^cache-replica-1 is the master: no master: cache-replica-1 .* has the most data/,
   );
-  assert.match(boot.at(-1)?.message ?? '', /^cache-replica-1 is the master: no master: cache-replica-1 .* has the most data/);
   for (const s of servers) assert.deepEqual(await missingKeys(s.ip, [...early, ...late]), [], `${s.ip} has every key`);
   assert.deepEqual(masters.violations, []);
-  t.diagnostic(`after a full restart from RDB: ${await redisCall(servers[0]!.ip, 'DBSIZE')} keys on master-0, which now follows replica-1`);
+  t.diagnostic(
+    `after a full restart from RDB: ${await redisCall(servers[0]!.ip, 'DBSIZE')} keys on master-0, which now follows replica-1`,
+  );
 });

@@ -12,11 +12,20 @@ import type { MasterDecision, PodObservation } from '../../../../src/sidecar/red
 import { Day2, handledRequest } from '../../../../src/sidecar/redis/manager/day2.ts';
 import type { EventToSend } from '../../../../src/sidecar/redis/manager/events.ts';
 import type { PodView } from '../../../../src/sidecar/redis/manager/pods.ts';
-import { VOLUME_CHECK_INTERVAL_MS, VOLUME_SETTLED_INTERVAL_MS, type VolumeExpander } from '../../../../src/sidecar/redis/manager/volumes.ts';
+import {
+  VOLUME_CHECK_INTERVAL_MS,
+  VOLUME_SETTLED_INTERVAL_MS,
+  type VolumeExpander,
+} from '../../../../src/sidecar/redis/manager/volumes.ts';
 import { facts, input, ip, online, pod } from '../decide/fixtures.ts';
 
 const master = (updated: boolean): PodObservation => ({
-  ...pod({ name: 'master-0', label: 'master', link: 'up', facts: facts({ role: 'master', offset: 100, replicas: online(ip(11), ip(12)) }) }),
+  ...pod({
+    name: 'master-0',
+    label: 'master',
+    link: 'up',
+    facts: facts({ role: 'master', offset: 100, replicas: online(ip(11), ip(12)) }),
+  }),
   updated,
 });
 const replica = (n: number, updated: boolean): PodObservation => ({
@@ -79,7 +88,10 @@ test('a rollout deletes one pod, then waits until the informer shows it going be
   await h.day2.steady(input(going), keep, [views[0]!, views[1]!, view(pods[2]!, true)]);
   assert.deepEqual(h.deleted, ['cache-replica-1']);
   const after = [master(false), replica(0, false), replica(1, true)];
-  await h.day2.steady(input(after), keep, [...after.slice(0, 2).map((p) => view(p)), { ...view(after[2]!), uid: 'uid-new' }]);
+  await h.day2.steady(input(after), keep, [
+    ...after.slice(0, 2).map((p) => view(p)),
+    { ...view(after[2]!), uid: 'uid-new' },
+  ]);
   assert.deepEqual(h.deleted, ['cache-replica-1', 'cache-replica-0']);
   assert.equal(h.events.filter((e) => e.reason === 'RolloutStep').length, 2);
 });
@@ -125,7 +137,10 @@ test('a switchover request is handed to the worker, then recorded once as Done w
     null,
   );
   assert.equal(h.patched.length, 1);
-  assert.match(String(h.patched[0]![SWITCHOVER_STATUS_ANNOTATION]), /^cache-replica-0: Done: cache-replica-0 is master$/);
+  assert.match(
+    String(h.patched[0]![SWITCHOVER_STATUS_ANNOTATION]),
+    /^cache-replica-0: Done: cache-replica-0 is master$/,
+  );
   // Seen again before the informer shows the record: still nothing.
   assert.equal(
     await h.day2.steady(
@@ -174,7 +189,12 @@ test("a pod's revision counts only once both StatefulSets show the same template
     spec: {
       selector: {},
       serviceName: 'x',
-      template: { metadata: { labels: { 'app.kubernetes.io/component': component }, annotations: { 'redis.example.com/config-hash': hash } } },
+      template: {
+        metadata: {
+          labels: { 'app.kubernetes.io/component': component },
+          annotations: { 'redis.example.com/config-hash': hash },
+        },
+      },
     },
     status: { replicas: 1, observedGeneration: observed, updateRevision: rev },
   });
@@ -208,7 +228,12 @@ test("a pod's revision counts only once both StatefulSets show the same template
       pod: podOf('master-set', 'm1'),
       want: null,
     },
-    { name: 'a set missing (being recreated)', sets: [set('cache-master', 'master-set', 'm2', 'h2')], pod: podOf('master-set', 'm2'), want: null },
+    {
+      name: 'a set missing (being recreated)',
+      sets: [set('cache-master', 'master-set', 'm2', 'h2')],
+      pod: podOf('master-set', 'm2'),
+      want: null,
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, () => {

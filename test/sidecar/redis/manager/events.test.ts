@@ -3,14 +3,20 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { MasterDecision, MasterHealth } from '../../../../src/sidecar/redis/decide/index.ts';
-import { blockedAfterMs, blockedFailover, EventMemory, isFailover } from '../../../../src/sidecar/redis/manager/index.ts';
+import {
+  blockedAfterMs,
+  blockedFailover,
+  EventMemory,
+  isFailover,
+} from '../../../../src/sidecar/redis/manager/index.ts';
 
 const config = { downAfterMs: 1000, silentAfterSeconds: 2, witnessConfirmMs: 300 };
 const wait = (reason = 'x'): MasterDecision => ({ kind: 'wait', master: 'r-master-0', reason });
 const hear = (silentMs: number): MasterHealth => ({
   state: 'suspect',
   silentMs,
-  reason: 'r-master-0 has not answered the sidecar for 4000 ms, but r-replica-0 still hears it: the sidecar lost contact',
+  reason:
+    'r-master-0 has not answered the sidecar for 4000 ms, but r-replica-0 still hears it: the sidecar lost contact',
 });
 
 test("blockedAfterMs: the later of downAfter and the replicas' confirmation, plus a second", () => {
@@ -27,7 +33,12 @@ const cases: Array<[string, MasterDecision, MasterHealth | null, string | null]>
     { state: 'suspect', silentMs: 5000, reason: 'no answering replica follows it' },
     'r-master-0/no-agreeing-evidence',
   ],
-  ['failed but nobody can take over', wait(), { state: 'failed', silentMs: 4000, evidence: ['e'], reason: 'r' }, 'r-master-0/no-candidate'],
+  [
+    'failed but nobody can take over',
+    wait(),
+    { state: 'failed', silentMs: 4000, evidence: ['e'], reason: 'r' },
+    'r-master-0/no-candidate',
+  ],
   ['failed, still choosing', wait(), { state: 'failed', silentMs: 1200, evidence: ['e'], reason: 'r' }, null],
   ['alive but unreadable', wait(), { state: 'unreadable', reason: 'auth' }, 'r-master-0/unreadable'],
   ['not probed yet', wait(), { state: 'suspect', silentMs: null, reason: 'r' }, null],
@@ -59,7 +70,13 @@ test('FailoverBlocked once per episode; re-armed when the decision leaves wait',
 
 test('a failover episode: started once, completed once with its duration from the first unanswered probe', () => {
   const m = new EventMemory();
-  const d: MasterDecision = { kind: 'promote', cause: 'failover', master: 'r-replica-0', previous: 'r-master-0', reason: 'r-master-0 failed' };
+  const d: MasterDecision = {
+    kind: 'promote',
+    cause: 'failover',
+    master: 'r-replica-0',
+    previous: 'r-master-0',
+    reason: 'r-master-0 failed',
+  };
   assert.ok(isFailover(d));
   if (!isFailover(d)) return;
   assert.equal(m.startFailover(d, 2000, 900)?.reason, 'FailoverStarted');
@@ -67,9 +84,18 @@ test('a failover episode: started once, completed once with its duration from th
   assert.equal(m.completeFailover('r-replica-1', 2200), null, 'a label on another pod ends nothing');
   const done = m.completeFailover('r-replica-0', 2150);
   assert.equal(done?.durationMs, 1250);
-  assert.match(done!.event.message, /^failover from r-master-0 to r-replica-0 completed in 1250 ms \(.*150 ms after the decision\)$/);
+  assert.match(
+    done!.event.message,
+    /^failover from r-master-0 to r-replica-0 completed in 1250 ms \(.*150 ms after the decision\)$/,
+  );
   assert.equal(m.completeFailover('r-replica-0', 2300), null);
-  const adopt: MasterDecision = { kind: 'promote', cause: 'adopt', master: 'r-replica-0', previous: 'r-master-0', reason: 'already promoted' };
+  const adopt: MasterDecision = {
+    kind: 'promote',
+    cause: 'adopt',
+    master: 'r-replica-0',
+    previous: 'r-master-0',
+    reason: 'already promoted',
+  };
   if (!isFailover(adopt)) return assert.fail('adopt from a previous master is a failover');
   assert.match(m.startFailover(adopt, 5000, null)!.message, /finishing a promotion an earlier leader started/);
   assert.equal(m.completeFailover('r-replica-0', 5040)?.durationMs, 40, 'no failing time known: from the decision');
@@ -83,7 +109,10 @@ test('isFailover: bootstrap and re-promoting the same pod are not failovers', ()
 
 test('ReplicaRepointed once per pod and master address', () => {
   const m = new EventMemory();
-  assert.equal(m.repoint('r-replica-0', 'r-master-0', '10.0.0.1', false)?.message, 'r-replica-0 now replicates from r-master-0 (10.0.0.1)');
+  assert.equal(
+    m.repoint('r-replica-0', 'r-master-0', '10.0.0.1', false)?.message,
+    'r-replica-0 now replicates from r-master-0 (10.0.0.1)',
+  );
   assert.equal(m.repoint('r-replica-0', 'r-master-0', '10.0.0.1', false), null);
   assert.match(m.repoint('r-replica-0', 'r-master-0', '10.0.0.9', true)!.message, /claimed to be master; demoted/);
   m.forgetPod('r-replica-0');

@@ -11,7 +11,8 @@ const N = 153;
 Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
-const passwordOf = (secret: unknown) => Buffer.from(String((secret as { data?: Record<string, string> }).data?.['password']), 'base64').toString();
+const passwordOf = (secret: unknown) =>
+  Buffer.from(String((secret as { data?: Record<string, string> }).data?.['password']), 'base64').toString();
 
 test("nodes without the exporter's user get it from the leader, with the generated Secret's password and read-only rules", async (t) => {
   const cluster = await Cluster.start();
@@ -58,7 +59,9 @@ test('with the exporter off the Secret is still made (turning it on waits for no
   await until('the generated exporter Secret', () => cluster.store.get('secrets', NS, 'cache-exporter'));
   await until(
     'a linked pair',
-    async () => Object.values(cluster.roles('cache')).filter((r) => r.endsWith('/up')).length === 2 && cluster.masters('cache').length === 1,
+    async () =>
+      Object.values(cluster.roles('cache')).filter((r) => r.endsWith('/up')).length === 2 &&
+      cluster.masters('cache').length === 1,
   );
   for (const s of servers) {
     const c = redisClient(s.ip);

@@ -4,7 +4,14 @@
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
-import { addr, cutLink, startRedis, sweepRules, type LinkCut, type RedisServer } from '../../../support/redis-server.ts';
+import {
+  addr,
+  cutLink,
+  startRedis,
+  sweepRules,
+  type LinkCut,
+  type RedisServer,
+} from '../../../support/redis-server.ts';
 import { Cluster, missingKeys, redisClient, replicationOf, settle, until, Writer, NS } from './harness.ts';
 
 const N = 21;
@@ -48,7 +55,10 @@ async function keyCount(ip: string): Promise<number> {
  * with an error, as while loading, is not sampled). A node wiped for a moment and re-synced
  * later would pass a check made only at the end; this one sees the dip.
  */
-function watchLowest(t: TestContext, nodes: Array<[string, RedisServer]>): { lowest: Map<string, number>; stop(): void } {
+function watchLowest(
+  t: TestContext,
+  nodes: Array<[string, RedisServer]>,
+): { lowest: Map<string, number>; stop(): void } {
   const lowest = new Map<string, number>();
   const timer = setInterval(() => {
     for (const [name, s] of nodes) {
@@ -112,7 +122,10 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   watch.stop();
   for (const [name] of survivors) {
     const low = watch.lowest.get(name);
-    assert.ok(low !== undefined && low >= atRestart.get(name)!, `${name} kept its data (min ${low} >= ${atRestart.get(name)} keys)`);
+    assert.ok(
+      low !== undefined && low >= atRestart.get(name)!,
+      `${name} kept its data (min ${low} >= ${atRestart.get(name)} keys)`,
+    );
   }
   assert.deepEqual(cluster.masters('cache'), [newName], 'the returning old master is not labelled master');
 
@@ -122,13 +135,19 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   for (const [name, s] of byPod) {
     const missing = await missingKeys(s.ip, keys);
     if (missing.length > 0) {
-      for (const [n2, s2] of byPod) t.diagnostic(`${n2}: ${JSON.stringify(await replicationOf(s2.ip))} dbsize ${await keyCount(s2.ip)}`);
+      for (const [n2, s2] of byPod)
+        t.diagnostic(`${n2}: ${JSON.stringify(await replicationOf(s2.ip))} dbsize ${await keyCount(s2.ip)}`);
       for (const l of a.logs) {
         const j = JSON.parse(l) as { msg: string; steps?: string[]; reason?: string };
-        if (j.msg === 'applied' || j.msg === 'decision') t.diagnostic(`${j.msg} ${j.reason ?? ''} ${(j.steps ?? []).join('; ')}`);
+        if (j.msg === 'applied' || j.msg === 'decision')
+          t.diagnostic(`${j.msg} ${j.reason ?? ''} ${(j.steps ?? []).join('; ')}`);
       }
     }
-    assert.deepEqual(missing.slice(0, 5), [], `${name} holds every acknowledged write (${keys.length}): ${missing.length} missing`);
+    assert.deepEqual(
+      missing.slice(0, 5),
+      [],
+      `${name} holds every acknowledged write (${keys.length}): ${missing.length} missing`,
+    );
   }
 
   const events = await cluster.eventsWhen(
@@ -144,13 +163,22 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   assert.equal(completed.length, 1);
   assert.match(
     started[0]!.message,
-    new RegExp(`^failing over from ${oldName} to ${newName}: ${oldName} crashed: its port has refused connections for \\d+ ms`),
+    new RegExp(
+      `^failing over from ${oldName} to ${newName}: ${oldName} crashed: its port has refused connections for \\d+ ms`,
+    ),
   );
   assert.match(completed[0]!.message, new RegExp(`^failover from ${oldName} to ${newName} completed in \\d+ ms`));
-  assert.ok(events.some((e) => e.reason === 'ReplicaRepointed' && e.message.startsWith(`${oldName} now replicates from ${newName}`)));
+  assert.ok(
+    events.some(
+      (e) => e.reason === 'ReplicaRepointed' && e.message.startsWith(`${oldName} now replicates from ${newName}`),
+    ),
+  );
   const text = await a.metrics.registry.metrics();
   assert.match(text, new RegExp(`redis_operator_failovers_total\\{namespace="${NS}",redis="cache"\\} 1`));
-  assert.match(text, /redis_operator_last_failover_duration_seconds\{namespace="redis-test",redis="cache"\} (0\.\d+|[12]\.\d+)/);
+  assert.match(
+    text,
+    /redis_operator_last_failover_duration_seconds\{namespace="redis-test",redis="cache"\} (0\.\d+|[12]\.\d+)/,
+  );
   assert.deepEqual(masters.violations, []);
 });
 
@@ -165,12 +193,17 @@ test("a crash is seen when the master closes our connection, not at the probe lo
   // b's loops probed every pod when they started: it has seen the healthy set once.
   await until(
     'sidecar-b has probed every pod',
-    () => ['master-0', 'replica-0', 'replica-1'].every((n) => b.manager.worker(NS, 'cache')?.trackOf(`cache-${n}`)?.facts),
+    () =>
+      ['master-0', 'replica-0', 'replica-1'].every((n) => b.manager.worker(NS, 'cache')?.trackOf(`cache-${n}`)?.facts),
     15_000,
   );
   const oldName = cluster.masters('cache')[0]!;
   await byPod.get(oldName)!.kill();
-  const newName = await masterOtherThan(cluster, oldName, 'the master label on another pod, long before any loop turns again');
+  const newName = await masterOtherThan(
+    cluster,
+    oldName,
+    'the master label on another pod, long before any loop turns again',
+  );
   assert.notEqual(newName, oldName);
   // Decided on evidence gathered when the connection closed: the refused port (the crash path)
   // or, when a loaded box made the replicas' testimony land first, their links down.
@@ -215,10 +248,19 @@ test('SIGKILL of the master twice, the second time with one replica lagging (its
     newIp = cluster.pod(newName)!.status!.podIP!;
     const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
     const started = (
-      await cluster.eventsWhen('cache', `failover ${round + 1} told`, (e) => e.filter((x) => x.reason === 'FailoverStarted').length > round)
+      await cluster.eventsWhen(
+        'cache',
+        `failover ${round + 1} told`,
+        (e) => e.filter((x) => x.reason === 'FailoverStarted').length > round,
+      )
     ).filter((e) => e.reason === 'FailoverStarted');
     assert.match(started.at(-1)?.message ?? '', new RegExp(`^failing over from ${oldName} to ${newName}:`));
-    if (expected) assert.equal(newName, expected, `the replica holding every acknowledged write is promoted: ${started.at(-1)?.message}`);
+    if (expected)
+      assert.equal(
+        newName,
+        expected,
+        `the replica holding every acknowledged write is promoted: ${started.at(-1)?.message}`,
+      );
     t.diagnostic(`round ${round}: kill -> first acknowledged write on ${newName} ${Math.round(first.at - t0)} ms`);
     cut?.restore();
     // The old master's container restarts: same pod and IP, empty (no persistence).
@@ -228,8 +270,13 @@ test('SIGKILL of the master twice, the second time with one replica lagging (its
   await writer.stop();
   await settle(newIp, 2);
   const keys = writer.acked.map((x) => x.key);
-  for (const [name, s] of byPod) assert.deepEqual(await missingKeys(s.ip, keys), [], `${name} holds every acknowledged write (${keys.length})`);
-  const started = await cluster.eventsWhen('cache', 'two FailoverStarted Events', (events) => events.filter((e) => e.reason === 'FailoverStarted').length >= 2);
+  for (const [name, s] of byPod)
+    assert.deepEqual(await missingKeys(s.ip, keys), [], `${name} holds every acknowledged write (${keys.length})`);
+  const started = await cluster.eventsWhen(
+    'cache',
+    'two FailoverStarted Events',
+    (events) => events.filter((e) => e.reason === 'FailoverStarted').length >= 2,
+  );
   assert.equal(started.filter((e) => e.reason === 'FailoverStarted').length, 2);
   assert.deepEqual(masters.violations, []);
 });
@@ -251,9 +298,9 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   const newIp = cluster.pod(newName)!.status!.podIP!;
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, newIp), 10_000);
   t.diagnostic(`SIGSTOP -> first acknowledged write via the published master: ${Math.round(first.at - t0)} ms`);
-  const started = (await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))).find(
-    (e) => e.reason === 'FailoverStarted',
-  );
+  const started = (
+    await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))
+  ).find((e) => e.reason === 'FailoverStarted');
   assert.match(started?.message ?? '', /report the link down, no I\/O for >= 2 s or no byte for >= 1000 ms/);
 
   // It wakes up believing it is master: demoted to a replica of the new master.
@@ -267,7 +314,8 @@ test('SIGSTOP of the master: replicas testify, failover; when it resumes it is d
   await writer.stop();
   await settle(newIp, 2);
   const keys = writer.acked.map((x) => x.key);
-  for (const [name, s] of byPod) assert.deepEqual(await missingKeys(s.ip, keys), [], `${name} holds every acknowledged write (${keys.length})`);
+  for (const [name, s] of byPod)
+    assert.deepEqual(await missingKeys(s.ip, keys), [], `${name} holds every acknowledged write (${keys.length})`);
   await cluster.eventsWhen('cache', 'the demotion told', (e) =>
     e.some((x) => x.reason === 'ReplicaRepointed' && x.message.startsWith(`${oldName} claimed to be master; demoted`)),
   );
@@ -300,10 +348,14 @@ test('the master restarts empty so fast the sidecar barely saw it silent: a repl
   watch.stop();
   for (const [name] of survivors) {
     const low = watch.lowest.get(name);
-    assert.ok(low !== undefined && low >= counts.get(name)!, `${name} was never wiped (min ${low} >= ${counts.get(name)} keys)`);
+    assert.ok(
+      low !== undefined && low >= counts.get(name)!,
+      `${name} was never wiped (min ${low} >= ${counts.get(name)} keys)`,
+    );
   }
   const keys = writer.acked.map((x) => x.key);
-  for (const [name, s] of byPod) assert.deepEqual((await missingKeys(s.ip, keys)).length, 0, `${name} holds every acknowledged write`);
+  for (const [name, s] of byPod)
+    assert.deepEqual((await missingKeys(s.ip, keys)).length, 0, `${name} holds every acknowledged write`);
   assert.deepEqual(cluster.masters('cache'), [newName]);
   assert.deepEqual(masters.violations, []);
 });

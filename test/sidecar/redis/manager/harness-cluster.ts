@@ -16,7 +16,13 @@
 import { Writable } from 'node:stream';
 import { after } from 'node:test';
 import { pino, type Logger } from 'pino';
-import { COMPONENT_LABEL, LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL, ROLE_MASTER } from '../../../../src/api/labels.ts';
+import {
+  COMPONENT_LABEL,
+  LINK_ANNOTATION,
+  podSelectorLabels,
+  ROLE_LABEL,
+  ROLE_MASTER,
+} from '../../../../src/api/labels.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../../src/sidecar/config.ts';
 import { KubeClient } from '../../../../src/sidecar/adapters/kube/client.ts';
 import { LeaderElector } from '../../../../src/sidecar/adapters/kube/leader.ts';
@@ -36,9 +42,16 @@ export const LEASE_NS = OPERATOR_NAMESPACE;
 export const LEASE_NAME = 'redis-operator-sidecar';
 
 /** Fast but consistent with the election invariant (renewDeadline < leaseDuration). */
-export const TEST_LEADER: LeaderSettings = { leaseDurationSeconds: 2, renewDeadlineMs: 1200, retryPeriodMs: 200, requestTimeoutMs: 500 };
+export const TEST_LEADER: LeaderSettings = {
+  leaseDurationSeconds: 2,
+  renewDeadlineMs: 1200,
+  retryPeriodMs: 200,
+  requestTimeoutMs: 500,
+};
 
-export type Pod = StoredObject & { status?: { podIP?: string; phase?: string; conditions?: Array<{ type: string; status: string }> } };
+export type Pod = StoredObject & {
+  status?: { podIP?: string; phase?: string; conditions?: Array<{ type: string; status: string }> };
+};
 
 /** A manager instance as main.ts wires it, with its logs kept in memory. */
 export interface Instance {
@@ -65,11 +78,22 @@ export interface InstanceOptions {
   failurePolicy?: FailurePolicyConfig;
 }
 
-/** The API server the Clusters of this test file borrow once shareApiServer() was called (null: each starts its own). */
+/**
+ * The API server the Clusters of this test file borrow once shareApiServer() was called (null: each starts its own).
+ */
 let shared: { api: Promise<ApiServer> | null } | null = null;
 
 /** What a test may have made, deleted before the next borrower (kube-* namespaces are left alone). */
-const MADE_BY_TESTS = ['redises', 'pods', 'secrets', 'events', 'configmaps', 'statefulsets', 'persistentvolumeclaims', 'leases'];
+const MADE_BY_TESTS = [
+  'redises',
+  'pods',
+  'secrets',
+  'events',
+  'configmaps',
+  'statefulsets',
+  'persistentvolumeclaims',
+  'leases',
+];
 
 /** Back to what a fresh server holds for the tests: their objects gone (finalizers dropped first), no fault rule. */
 async function reset(api: ApiServer): Promise<void> {
@@ -78,7 +102,8 @@ async function reset(api: ApiServer): Promise<void> {
     const objects = api.store.list(resource).filter((o) => !o.metadata.namespace?.startsWith('kube-'));
     await Promise.all(
       objects.map(async ({ metadata: { namespace, name, finalizers } }) => {
-        if (finalizers?.length) await api.store.patch(resource, namespace, name, { metadata: { finalizers: null } }, { type: 'merge' });
+        if (finalizers?.length)
+          await api.store.patch(resource, namespace, name, { metadata: { finalizers: null } }, { type: 'merge' });
         if (api.store.get(resource, namespace, name)) await api.store.delete(resource, namespace, name);
       }),
     );
@@ -158,13 +183,20 @@ export class Cluster {
     const refused = this.refused();
     if (!this.#borrowed) await this.api.close();
     if (refused.length > 0)
-      throw new Error(`the API server refused calls of the sidecar's: ${refused.map((r) => `${r.status} ${r.method} ${r.path} (${r.client})`).join('; ')}`);
+      throw new Error(
+        `the API server refused calls of the sidecar's: ${refused.map((r) => `${r.status} ${r.method} ${r.path} (${r.client})`).join('; ')}`,
+      );
   }
 
   /** The Redis resource (spec defaults apply in the manager's validation). */
   async createRedis(name: string, spec: Record<string, unknown> = {}, namespace = NS): Promise<StoredObject> {
     await this.api.namespace(namespace);
-    return this.store.create('redises', { apiVersion: 'redis.example.com/v1', kind: 'Redis', metadata: { name, namespace }, spec: { replicas: 2, ...spec } });
+    return this.store.create('redises', {
+      apiVersion: 'redis.example.com/v1',
+      kind: 'Redis',
+      metadata: { name, namespace },
+      spec: { replicas: 2, ...spec },
+    });
   }
 
   /**
@@ -172,7 +204,12 @@ export class Cluster {
    * test servers start with (as if an earlier leader had); operatorPassword null leaves the second
    * one to the leader.
    */
-  async createAuthSecret(redis: string, password = TEST_PASSWORD, namespace = NS, operatorPassword: string | null = TEST_OPERATOR_PASSWORD): Promise<void> {
+  async createAuthSecret(
+    redis: string,
+    password = TEST_PASSWORD,
+    namespace = NS,
+    operatorPassword: string | null = TEST_OPERATOR_PASSWORD,
+  ): Promise<void> {
     await this.api.namespace(namespace);
     const secrets: Array<[string, string | null]> = [
       [`${redis}-auth`, password],
@@ -180,18 +217,30 @@ export class Cluster {
     ];
     for (const [name, value] of secrets) {
       if (value === null) continue;
-      await this.store.create('secrets', { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', stringData: { password: value } });
+      await this.store.create('secrets', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name, namespace },
+        type: 'Opaque',
+        stringData: { password: value },
+      });
     }
   }
 
-  /** A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready. */
+  /**
+   * A pod of Redis `redis` named `<redis>-<suffix>` (master-0, replica-N) at the server's address, Running and Ready.
+   */
   async addPod(redis: string, suffix: string, ip: string | null, namespace = NS): Promise<Pod> {
     const component = suffix.startsWith('master') ? 'master-set' : 'replica-set';
     await this.api.namespace(namespace);
     return (await this.store.create('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
-      metadata: { name: `${redis}-${suffix}`, namespace, labels: { ...podSelectorLabels(redis), [COMPONENT_LABEL]: component } },
+      metadata: {
+        name: `${redis}-${suffix}`,
+        namespace,
+        labels: { ...podSelectorLabels(redis), [COMPONENT_LABEL]: component },
+      },
       spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] },
       status: ip ? runningStatus(ip, true) : { phase: 'Pending' },
     })) as Pod;
@@ -201,7 +250,14 @@ export class Cluster {
   async addPods(redis: string, at: Array<string | { ip: string }>, namespace = NS): Promise<Pod[]> {
     const pods: Pod[] = [];
     for (const [i, x] of at.entries())
-      pods.push(await this.addPod(redis, i === 0 ? 'master-0' : `replica-${i - 1}`, typeof x === 'string' ? x : x.ip, namespace));
+      pods.push(
+        await this.addPod(
+          redis,
+          i === 0 ? 'master-0' : `replica-${i - 1}`,
+          typeof x === 'string' ? x : x.ip,
+          namespace,
+        ),
+      );
     return pods;
   }
 
@@ -246,21 +302,31 @@ export class Cluster {
 
   /** Names of the pods of `redis` labelled master right now (what the master Service selects). */
   masters(redis: string, namespace = NS): string[] {
-    return (this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}` }) as Pod[]).map(
-      (p) => p.metadata.name,
-    );
+    return (
+      this.store.list('pods', {
+        namespace,
+        labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}`,
+      }) as Pod[]
+    ).map((p) => p.metadata.name);
   }
 
   /** The published master address: podIP of the (single) pod labelled master. */
   masterIp(redis: string, namespace = NS): string | null {
-    const pods = this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}` }) as Pod[];
+    const pods = this.store.list('pods', {
+      namespace,
+      labelSelector: `app.kubernetes.io/instance=${redis},${ROLE_LABEL}=${ROLE_MASTER}`,
+    }) as Pod[];
     return pods.length === 1 ? (pods[0]!.status?.podIP ?? null) : null;
   }
 
   roles(redis: string, namespace = NS): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const p of this.store.list('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis}` }) as Pod[]) {
-      out[p.metadata.name] = `${p.metadata.labels?.[ROLE_LABEL] ?? '-'}/${p.metadata.annotations?.[LINK_ANNOTATION] ?? '-'}`;
+    for (const p of this.store.list('pods', {
+      namespace,
+      labelSelector: `app.kubernetes.io/instance=${redis}`,
+    }) as Pod[]) {
+      out[p.metadata.name] =
+        `${p.metadata.labels?.[ROLE_LABEL] ?? '-'}/${p.metadata.annotations?.[LINK_ANNOTATION] ?? '-'}`;
     }
     return out;
   }
@@ -270,7 +336,13 @@ export class Cluster {
    * waiting for them (best effort), and the tests' watch shows each a moment after the API server
    * stored it: one may land after what it tells of (a label moved, a write acknowledged).
    */
-  eventsWhen(redis: string, what: string, ready: (events: RedisEvent[]) => boolean, timeoutMs = 10_000, namespace = NS): Promise<RedisEvent[]> {
+  eventsWhen(
+    redis: string,
+    what: string,
+    ready: (events: RedisEvent[]) => boolean,
+    timeoutMs = 10_000,
+    namespace = NS,
+  ): Promise<RedisEvent[]> {
     return until(
       what,
       () => {
@@ -285,12 +357,23 @@ export class Cluster {
   events(redis: string, namespace = NS): RedisEvent[] {
     return (
       this.store.list('events', { namespace }) as Array<
-        StoredObject & { involvedObject?: { name?: string }; reason?: string; message?: string; type?: string; reportingInstance?: string }
+        StoredObject & {
+          involvedObject?: { name?: string };
+          reason?: string;
+          message?: string;
+          type?: string;
+          reportingInstance?: string;
+        }
       >
     )
       .filter((e) => e.involvedObject?.name === redis)
       .sort((a, b) => Number(a.metadata.resourceVersion) - Number(b.metadata.resourceVersion))
-      .map((e) => ({ reason: e.reason ?? '', message: e.message ?? '', type: e.type ?? '', instance: e.reportingInstance ?? '' }));
+      .map((e) => ({
+        reason: e.reason ?? '',
+        message: e.message ?? '',
+        type: e.type ?? '',
+        instance: e.reportingInstance ?? '',
+      }));
   }
 
   /** PATCH requests on pods since index `from` of the request log. */
@@ -305,15 +388,19 @@ export class Cluster {
   watchMasters(redis: string, namespace = NS): { violations: string[]; maxSeen: number; stop(): void } {
     const roles = new Map<string, string | undefined>();
     const out = { violations: [] as string[], maxSeen: 0, stop: () => handle.stop() };
-    const handle: WatchHandle = this.store.watch('pods', { namespace, labelSelector: `app.kubernetes.io/instance=${redis}` }, (ev) => {
-      const p = ev.object as Pod;
-      if (!p.metadata?.name) return;
-      if (ev.type === 'DELETED') roles.delete(p.metadata.name);
-      else roles.set(p.metadata.name, p.metadata.labels?.[ROLE_LABEL]);
-      const masters = [...roles].filter(([, r]) => r === ROLE_MASTER).map(([n]) => n);
-      out.maxSeen = Math.max(out.maxSeen, masters.length);
-      if (masters.length > 1) out.violations.push(`rv ${p.metadata.resourceVersion}: ${masters.join(', ')}`);
-    });
+    const handle: WatchHandle = this.store.watch(
+      'pods',
+      { namespace, labelSelector: `app.kubernetes.io/instance=${redis}` },
+      (ev) => {
+        const p = ev.object as Pod;
+        if (!p.metadata?.name) return;
+        if (ev.type === 'DELETED') roles.delete(p.metadata.name);
+        else roles.set(p.metadata.name, p.metadata.labels?.[ROLE_LABEL]);
+        const masters = [...roles].filter(([, r]) => r === ROLE_MASTER).map(([n]) => n);
+        out.maxSeen = Math.max(out.maxSeen, masters.length);
+        if (masters.length > 1) out.violations.push(`rv ${p.metadata.resourceVersion}: ${masters.join(', ')}`);
+      },
+    );
     this.#cleanups.push(() => handle.stop());
     return out;
   }

@@ -23,7 +23,11 @@ export class Writer extends AckedWriter {
 
   constructor(cluster: Cluster, redis: string, options: { prefix?: string; waitTimeoutMs?: number } = {}) {
     const master: { ip: string | null } = { ip: null };
-    super({ target: () => (master.ip ? { ip: master.ip, via: master.ip } : null), connect: (ip) => redisClient(ip), ...options });
+    super({
+      target: () => (master.ip ? { ip: master.ip, via: master.ip } : null),
+      connect: (ip) => redisClient(ip),
+      ...options,
+    });
     this.#master = master;
     this.cluster = cluster;
     this.redis = redis;
@@ -35,7 +39,11 @@ export class Writer extends AckedWriter {
 
   override start(): this {
     this.#refresh();
-    this.#watch = this.cluster.store.watch('pods', { namespace: NS, labelSelector: `app.kubernetes.io/instance=${this.redis}` }, () => this.#refresh());
+    this.#watch = this.cluster.store.watch(
+      'pods',
+      { namespace: NS, labelSelector: `app.kubernetes.io/instance=${this.redis}` },
+      () => this.#refresh(),
+    );
     return super.start();
   }
 

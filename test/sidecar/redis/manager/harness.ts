@@ -15,12 +15,27 @@
 import type { RedisServer } from '../../../support/redis-server.ts';
 import { until as untilPolled, type Polled } from '../../../support/until.ts';
 
-export { Cluster, LEASE_NAME, LEASE_NS, NS, runningStatus, TEST_LEADER, type Instance, type InstanceOptions, type Pod } from './harness-cluster.ts';
+export {
+  Cluster,
+  LEASE_NAME,
+  LEASE_NS,
+  NS,
+  runningStatus,
+  TEST_LEADER,
+  type Instance,
+  type InstanceOptions,
+  type Pod,
+} from './harness-cluster.ts';
 export { authWorks, missingKeys, redisCall, redisClient, replicationOf, settle } from './harness-redis.ts';
 export { Writer } from './harness-writer.ts';
 
 /** The tests' one `until` (test/support/until.ts), polling every 20 ms unless told otherwise. */
-export function until<T>(what: string, check: () => Polled<T> | Promise<Polled<T>>, timeoutMs = 15_000, everyMs = 20): Promise<T> {
+export function until<T>(
+  what: string,
+  check: () => Polled<T> | Promise<Polled<T>>,
+  timeoutMs = 15_000,
+  everyMs = 20,
+): Promise<T> {
   return untilPolled(what, check, timeoutMs, { everyMs });
 }
 

@@ -48,13 +48,21 @@ test('a Redis whose pods hang does not stall another one: its failover goes on a
     },
     10_000,
   );
-  const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, cluster.pod(newName)!.status!.podIP!), 10_000);
+  const first = await until(
+    'an acknowledged write on the new master',
+    () => writer.ackedAfter(t0, cluster.pod(newName)!.status!.podIP!),
+    10_000,
+  );
   t.diagnostic(`good: kill -> first acknowledged write ${Math.round(first.at - t0)} ms while broken's probes hang`);
   // broken is still waiting (nothing answers), and nothing was written about it.
   const broken = a.manager.worker(NS, 'broken')!;
   assert.equal(broken.lastPlan?.decision.kind, 'wait');
   // Its probes time out (connect 500 ms): the good Redis may have failed over before the first one did.
-  await until('broken-master-0 probed (a timeout)', () => broken.trackOf('broken-master-0')?.lastError?.kind === 'timeout', 5_000);
+  await until(
+    'broken-master-0 probed (a timeout)',
+    () => broken.trackOf('broken-master-0')?.lastError?.kind === 'timeout',
+    5_000,
+  );
   assert.deepEqual(cluster.masters('broken'), []);
   await writer.stop();
 });
@@ -66,7 +74,10 @@ test('an invalid spec is left alone (one InvalidSpec event), and a Redis outside
   // The CRD's schema refuses an out-of-range field outright (no such Redis is ever stored), so the
   // invalid spec here is one it accepts and only the sidecar's validation (src/api/validate.ts)
   // refuses: node labels no pod could ever be scheduled by (an unqualified key, a bad value).
-  await cluster.createRedis('bad', { replicas: 0, nodeSelector: { 'not a label key': 'x', zone: 'not a label value!' } });
+  await cluster.createRedis('bad', {
+    replicas: 0,
+    nodeSelector: { 'not a label key': 'x', zone: 'not a label value!' },
+  });
   const badServer = await startRedis(t, { ip: addr(N, 11), extra });
   await cluster.addPod('bad', 'master-0', badServer.ip);
   await cluster.createAuthSecret('elsewhere', undefined, 'other');

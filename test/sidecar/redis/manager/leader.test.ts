@@ -13,7 +13,11 @@ const N = 24;
 Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
 
-async function twoInstances(t: TestContext, first: number, hooksA: Parameters<Cluster['startInstance']>[0]['hooks'] = {}) {
+async function twoInstances(
+  t: TestContext,
+  first: number,
+  hooksA: Parameters<Cluster['startInstance']>[0]['hooks'] = {},
+) {
   const cluster = await Cluster.start();
   t.after(() => cluster.close());
   await cluster.createAuthSecret('cache');
@@ -37,7 +41,13 @@ function writesBy(cluster: Cluster, id: string) {
   return cluster.api.requests.filter((r) => r.client === id && r.method !== 'GET' && !r.path.includes('/leases'));
 }
 
-async function crashMidFailover(t: TestContext, cluster: Cluster, a: Instance, b: Instance, byIp: Map<string, Awaited<ReturnType<typeof startRedis>>>) {
+async function crashMidFailover(
+  t: TestContext,
+  cluster: Cluster,
+  a: Instance,
+  b: Instance,
+  byIp: Map<string, Awaited<ReturnType<typeof startRedis>>>,
+) {
   const writer = new Writer(cluster, 'cache');
   writer.start();
   t.after(() => writer.stop());
@@ -94,7 +104,8 @@ test('the leader dies right after promoting (before any label moved): the standb
   const events = await cluster.eventsWhen(
     'cache',
     "both instances' FailoverStarted and the completion told",
-    (e) => e.filter((x) => x.reason === 'FailoverStarted').length >= 2 && e.some((x) => x.reason === 'FailoverCompleted'),
+    (e) =>
+      e.filter((x) => x.reason === 'FailoverStarted').length >= 2 && e.some((x) => x.reason === 'FailoverCompleted'),
   );
   const started = events.filter((e) => e.reason === 'FailoverStarted');
   assert.deepEqual(
@@ -135,7 +146,12 @@ test('the leader dies right after promoting (before any label moved): the standb
 
 test('the leader promotes and re-points but its label patches fail, then it dies: the standby completes; never two masters', async (t) => {
   const { cluster, masters, a, b, byIp } = await twoInstances(t, 11);
-  const fault = cluster.api.faults.add({ client: 'sidecar-a', method: 'PATCH', path: /\/pods\//, action: { kind: 'status', code: 500 } });
+  const fault = cluster.api.faults.add({
+    client: 'sidecar-a',
+    method: 'PATCH',
+    path: /\/pods\//,
+    action: { kind: 'status', code: 500 },
+  });
   const { writer, oldIp, t0 } = await crashMidFailover(t, cluster, a, b, byIp);
   const promotedIp = await until(
     'A promoted a replica',
@@ -163,7 +179,9 @@ test('the leader promotes and re-points but its label patches fail, then it dies
   );
   assert.equal(cluster.pod(newName)!.status!.podIP, promotedIp, 'B kept the node A promoted');
   const first = await until('an acknowledged write on the new master', () => writer.ackedAfter(t0, promotedIp), 10_000);
-  t.diagnostic(`A crashed ${Math.round(crashedAt - t0)} ms after the kill; first acknowledged write ${Math.round(first.at - t0)} ms after it`);
+  t.diagnostic(
+    `A crashed ${Math.round(crashedAt - t0)} ms after the kill; first acknowledged write ${Math.round(first.at - t0)} ms after it`,
+  );
   assert.equal(cluster.pod('cache-master-0')!.metadata.labels?.[ROLE_LABEL], 'replica');
   await writer.stop();
   await settle(promotedIp, 1);
@@ -176,7 +194,9 @@ test('the leader promotes and re-points but its label patches fail, then it dies
       [],
     );
   assert.deepEqual(masters.violations, []);
-  const events = await cluster.eventsWhen('cache', 'the completion told', (e) => e.some((x) => x.reason === 'FailoverCompleted'));
+  const events = await cluster.eventsWhen('cache', 'the completion told', (e) =>
+    e.some((x) => x.reason === 'FailoverCompleted'),
+  );
   assert.deepEqual(
     events.filter((e) => e.reason === 'FailoverCompleted').map((e) => e.instance),
     ['sidecar-b'],

@@ -39,7 +39,13 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
   await until('writes', () => writer.acked.length > 200);
   // A finalizer keeps the deleting pod visible, as graceful termination would for a while (no
   // kubelet runs here: an unscheduled pod is removed at once).
-  await cluster.store.patch('pods', NS, 'cache-master-0', { metadata: { finalizers: ['test.example.com/hold'] } }, { type: 'merge' });
+  await cluster.store.patch(
+    'pods',
+    NS,
+    'cache-master-0',
+    { metadata: { finalizers: ['test.example.com/hold'] } },
+    { type: 'merge' },
+  );
   await cluster.store.delete('pods', NS, 'cache-master-0');
   const newName = await until('the label moved', () => {
     const m = cluster.masters('cache');
@@ -47,8 +53,13 @@ test('the master pod is being deleted: planned switchover to a linked replica, l
   });
   const newIp = cluster.pod(newName)!.status!.podIP!;
   await until('writes on the new master', () => writer.ackedAfter(0, newIp));
-  const ev = (await cluster.eventsWhen('cache', 'the switchover told', (e) => e.some((x) => x.reason === 'Switchover'))).find((e) => e.reason === 'Switchover');
-  assert.match(ev?.message ?? '', new RegExp(`^planned switchover from cache-master-0 to ${newName} in \\d+ ms, no write lost`));
+  const ev = (
+    await cluster.eventsWhen('cache', 'the switchover told', (e) => e.some((x) => x.reason === 'Switchover'))
+  ).find((e) => e.reason === 'Switchover');
+  assert.match(
+    ev?.message ?? '',
+    new RegExp(`^planned switchover from cache-master-0 to ${newName} in \\d+ ms, no write lost`),
+  );
   assert.deepEqual(
     cluster.events('cache').filter((e) => e.reason === 'FailoverStarted'),
     [],
@@ -86,12 +97,23 @@ test('password rotation under writes: the new password works at once, the old on
   await until('writes', () => writer.acked.length > 100);
   const from = cluster.api.requests.length;
   const NEW = 'rotated-password-1b2c';
-  await cluster.store.patch('secrets', NS, 'cache-auth', { data: { password: Buffer.from(NEW).toString('base64') } }, { type: 'merge' });
+  await cluster.store.patch(
+    'secrets',
+    NS,
+    'cache-auth',
+    { data: { password: Buffer.from(NEW).toString('base64') } },
+    { type: 'merge' },
+  );
   await until('every node takes the new password', async () => {
     for (const s of servers) if (!(await authWorks(s.ip, NEW))) return false;
     return true;
   });
-  for (const s of servers) assert.equal(await authWorks(s.ip, TEST_PASSWORD), true, `${s.ip} still takes the old password during the grace period`);
+  for (const s of servers)
+    assert.equal(
+      await authWorks(s.ip, TEST_PASSWORD),
+      true,
+      `${s.ip} still takes the old password during the grace period`,
+    );
   // A replica restarted during the grace period starts with the new password only (its env): it
   // gets the old one back, so a client of that pod is not cut off early either.
   const masterIp = cluster.masterIp('cache')!;
@@ -103,15 +125,18 @@ test('password rotation under writes: the new password works at once, the old on
     for (const s of servers) if ((await authWorks(s.ip, TEST_PASSWORD)) || !(await authWorks(s.ip, NEW))) return false;
     return true;
   });
-  await until('the grace period told', () => ['PasswordGraceStarted', 'PasswordGraceEnded'].every((r) => cluster.events('cache').some((e) => e.reason === r)));
+  await until('the grace period told', () =>
+    ['PasswordGraceStarted', 'PasswordGraceEnded'].every((r) => cluster.events('cache').some((e) => e.reason === r)),
+  );
   await writer.stop();
   assert.ok(acked > 100, 'writes with the old password went on during the grace period');
   // The links and the master never noticed: probes, the sidecar and replication use the
   // operator's own user; nobody failed over and no node looked silent.
   await until('linked', () => linkedAll(cluster));
   assert.equal(cluster.masterIp('cache'), masterIp);
-  const restartedPod = cluster.store.list('pods', { namespace: NS }).find((p) => (p as { status?: { podIP?: string } }).status?.podIP === restarted.ip)!
-    .metadata.name;
+  const restartedPod = cluster.store
+    .list('pods', { namespace: NS })
+    .find((p) => (p as { status?: { podIP?: string } }).status?.podIP === restarted.ip)!.metadata.name;
   assert.deepEqual(
     cluster.podPatches(from).filter((p) => !p.path.endsWith(`/${restartedPod}`)),
     [],
@@ -130,12 +155,17 @@ test("nodes started by an earlier version (no operator's user): probed as defaul
   t.after(() => cluster.close());
   await cluster.createAuthSecret('cache', TEST_PASSWORD, NS, null);
   await cluster.createRedis('cache');
-  const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 41 + i), extra, operatorPassword: null })));
+  const servers = await Promise.all(
+    [0, 1, 2].map((i) => startRedis(t, { ip: addr(N, 41 + i), extra, operatorPassword: null })),
+  );
   await cluster.addPods('cache', servers);
   await cluster.startInstance({ id: 'sidecar-a', sourceIp: addr(N, 250) });
   await until('a linked set', () => linkedAll(cluster));
   const secret = await until('the generated operator secret', () => cluster.store.get('secrets', NS, 'cache-operator'));
-  const operatorPassword = Buffer.from(String((secret as { data?: Record<string, string> }).data?.['password']), 'base64').toString();
+  const operatorPassword = Buffer.from(
+    String((secret as { data?: Record<string, string> }).data?.['password']),
+    'base64',
+  ).toString();
   await until('every node adopted', async () => {
     for (const s of servers) {
       const c = redisClient(s.ip);
@@ -151,14 +181,25 @@ test("nodes started by an earlier version (no operator's user): probed as defaul
     }
     return true;
   });
-  for (const s of servers) assert.equal(await authWorks(s.ip, operatorPassword, 'redis-operator'), true, `${s.ip}: the operator's user logs in`);
-  await until('told once per node', () => cluster.events('cache').filter((e) => e.reason === 'OperatorUserAdded').length === 3);
+  for (const s of servers)
+    assert.equal(
+      await authWorks(s.ip, operatorPassword, 'redis-operator'),
+      true,
+      `${s.ip}: the operator's user logs in`,
+    );
+  await until(
+    'told once per node',
+    () => cluster.events('cache').filter((e) => e.reason === 'OperatorUserAdded').length === 3,
+  );
   assert.ok(linkedAll(cluster));
 });
 
 test('the Redis resource is deleted: its worker stops and its per-pod metrics go away', async (t) => {
   const { cluster, a } = await threeNodes(t, 31);
-  assert.match(await a.metrics.registry.metrics(), /redis_operator_pod_up\{namespace="redis-test",redis="cache",pod="cache-master-0"\} 1/);
+  assert.match(
+    await a.metrics.registry.metrics(),
+    /redis_operator_pod_up\{namespace="redis-test",redis="cache",pod="cache-master-0"\} 1/,
+  );
   await cluster.store.delete('redises', NS, 'cache');
   await until('the worker is gone', () => a.manager.worker(NS, 'cache') === undefined);
   await until('metrics forgotten', async () => !/redis="cache"/.test(await a.metrics.registry.metrics()));

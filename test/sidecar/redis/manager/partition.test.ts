@@ -1,7 +1,7 @@
-// Loopback octet: 127.0.23.x (the real manager under network partitions made with iptables: the
-// sidecar alone cut off from the master; the master cut off from its replicas, moved; cut off from
-// its only replica, kept; the master cut off from everyone). The sidecar's Redis connections come from 127.0.23.250 so one rule can cut
-// only its link; the writer connects from 127.0.0.1 and is never cut.
+// Loopback octet: 127.0.23.x (the real manager under network partitions made with iptables: the sidecar alone cut off
+// from the master; the master cut off from its replicas, moved; cut off from its only replica, kept; the master cut off
+// from everyone). The sidecar's Redis connections come from 127.0.23.250 so one rule can cut only its link; the writer
+// connects from 127.0.0.1 and is never cut.
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
@@ -19,7 +19,9 @@ async function threeNodes(t: TestContext, first: number, maxLag = 5) {
   t.after(() => cluster.close());
   await cluster.createAuthSecret('cache');
   await cluster.createRedis('cache', { failover: { minReplicasMaxLagSeconds: maxLag } });
-  const servers = await Promise.all([0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), minReplicasMaxLag: maxLag, extra })));
+  const servers = await Promise.all(
+    [0, 1, 2].map((i) => startRedis(t, { ip: addr(N, first + i), minReplicasMaxLag: maxLag, extra })),
+  );
   await cluster.addPods('cache', servers);
   const masters = cluster.watchMasters('cache');
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: SIDECAR });
@@ -58,7 +60,10 @@ test('only the sidecar loses the master (the replicas still hear it): no failove
   assert.equal(worker.lastPlan?.decision.kind, 'wait');
   // The sidecar cannot tell the pod's link state: the annotation says what it last knew, and the
   // metrics say it cannot reach it.
-  assert.match(await a.metrics.registry.metrics(), /redis_operator_pod_up\{namespace="redis-test",redis="cache",pod="cache-master-0"\} 0/);
+  assert.match(
+    await a.metrics.registry.metrics(),
+    /redis_operator_pod_up\{namespace="redis-test",redis="cache",pod="cache-master-0"\} 0/,
+  );
   cut.restore();
   await until('back to keep', () => worker.lastPlan?.decision.kind === 'keep');
   await writer.stop();
@@ -78,7 +83,8 @@ test('the master cut off from its replicas (the sidecar still reaches it): fence
   // be at offset 0 (the master sends what it buffered after the replica loaded the snapshot), and
   // such a replica is rightly no witness (cut-off.ts), so on a loaded machine the move never came.
   await until('both replicas hold the writes', async () => {
-    for (const r of servers.slice(1)) if (Number((await replicationOf(r.ip))['slave_repl_offset'] ?? 0) <= 0) return false;
+    for (const r of servers.slice(1))
+      if (Number((await replicationOf(r.ip))['slave_repl_offset'] ?? 0) <= 0) return false;
     return true;
   });
   const old = servers[0]!;
@@ -100,18 +106,22 @@ test('the master cut off from its replicas (the sidecar still reaches it): fence
     const r = await replicationOf(old.ip);
     return r['role'] === 'slave' && r['master_host'] === newIp;
   });
-  const started = (await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))).filter(
-    (e) => e.reason === 'FailoverStarted',
-  );
+  const started = (
+    await cluster.eventsWhen('cache', 'the failover told', (e) => e.some((x) => x.reason === 'FailoverStarted'))
+  ).filter((e) => e.reason === 'FailoverStarted');
   assert.equal(started.length, 1, 'one failover');
   assert.match(started[0]!.message, /replicas have lost it/);
   for (const c of cuts) c.restore();
-  await until('the old master following again', async () => (await replicationOf(old.ip))['master_link_status'] === 'up');
+  await until(
+    'the old master following again',
+    async () => (await replicationOf(old.ip))['master_link_status'] === 'up',
+  );
   await until('all linked again', () => linkedAll(cluster));
   await writer.stop();
   await settle(newIp, 2);
   const keys = writer.acked.map((x) => x.key);
-  for (const s of servers) assert.deepEqual(await missingKeys(s.ip, keys), [], `${s.ip} holds every acknowledged write`);
+  for (const s of servers)
+    assert.deepEqual(await missingKeys(s.ip, keys), [], `${s.ip} holds every acknowledged write`);
   assert.deepEqual(masters.violations, []);
 });
 
@@ -121,13 +131,23 @@ test('the master cut off from its only replica: no move (the replica alone could
   t.after(() => cluster.close());
   await cluster.createAuthSecret('cache');
   await cluster.createRedis('cache', { replicas: 1, failover: { minReplicasMaxLagSeconds: 1 } });
-  const servers = await Promise.all([0, 1].map((i) => startRedis(t, { ip: addr(N, 31 + i), minReplicasMaxLag: 1, extra })));
+  const servers = await Promise.all(
+    [0, 1].map((i) => startRedis(t, { ip: addr(N, 31 + i), minReplicasMaxLag: 1, extra })),
+  );
   await cluster.addPods('cache', servers);
   const a = await cluster.startInstance({ id: 'sidecar-a', sourceIp: SIDECAR });
-  await until('a linked pair', () => Object.values(cluster.roles('cache')).filter((v) => v.endsWith('/up')).length === 2);
+  await until(
+    'a linked pair',
+    () => Object.values(cluster.roles('cache')).filter((v) => v.endsWith('/up')).length === 2,
+  );
   const master = servers[0]!;
   cutLink(t, master.ip, servers[1]!.ip);
-  await until('NOREPLICAS', async () => (await redisCall(master.ip, 'SET', `x${performance.now()}`, '1')) === 'NOREPLICAS', 10_000, 100);
+  await until(
+    'NOREPLICAS',
+    async () => (await redisCall(master.ip, 'SET', `x${performance.now()}`, '1')) === 'NOREPLICAS',
+    10_000,
+    100,
+  );
   // Past every hold: the replica's testimony (about 2 s) plus downAfterMilliseconds.
   await sleep(4000);
   assert.deepEqual(cluster.masters('cache'), ['cache-master-0']);
@@ -136,7 +156,10 @@ test('the master cut off from its only replica: no move (the replica alone could
     [],
   );
   assert.equal(a.manager.worker('redis-test', 'cache')!.lastPlan?.decision.kind, 'keep');
-  assert.equal(await redisCall(master.ip, 'CONFIG', 'GET', 'min-replicas-to-write'), JSON.stringify(['min-replicas-to-write', '1']));
+  assert.equal(
+    await redisCall(master.ip, 'CONFIG', 'GET', 'min-replicas-to-write'),
+    JSON.stringify(['min-replicas-to-write', '1']),
+  );
 });
 
 test('the master cut off from everyone but its clients: fenced, failover, no acknowledged write lost; healed, it is demoted', async (t) => {
@@ -162,7 +185,11 @@ test('the master cut off from everyone but its clients: fenced, failover, no ack
   // Meanwhile the old master, still reachable by clients, refuses writes: Redis re-counts its
   // good replicas once a second, so a write may slip in until then (it is never acknowledged by
   // WAIT, so no client was told it is safe); bound how long that lasts.
-  await until('the isolated old master refusing writes', async () => (await redisCall(old.ip, 'SET', 'split', '1')) === 'NOREPLICAS', 3_000);
+  await until(
+    'the isolated old master refusing writes',
+    async () => (await redisCall(old.ip, 'SET', 'split', '1')) === 'NOREPLICAS',
+    3_000,
+  );
   for (const c of cuts) c.restore();
   await until('the old master demoted and following', async () => {
     const r = await replicationOf(old.ip);
@@ -172,6 +199,7 @@ test('the master cut off from everyone but its clients: fenced, failover, no ack
   await writer.stop();
   await settle(newIp, 2);
   const keys = writer.acked.map((x) => x.key);
-  for (const s of servers) assert.deepEqual(await missingKeys(s.ip, keys), [], `${s.ip} holds every acknowledged write`);
+  for (const s of servers)
+    assert.deepEqual(await missingKeys(s.ip, keys), [], `${s.ip} holds every acknowledged write`);
   assert.deepEqual(masters.violations, []);
 });

@@ -8,12 +8,29 @@ import { LINK_ANNOTATION, podSelectorLabels, ROLE_LABEL } from '../../../../src/
 import { validateSpec } from '../../../../src/api/validate.ts';
 import { DEFAULT_TIMING } from '../../../../src/sidecar/config.ts';
 import type { RedisTrack } from '../../../../src/sidecar/redis/decide/index.ts';
-import { belongsTo, decideConfig, newerVersion, observation, overlayApplies, podView, specView } from '../../../../src/sidecar/redis/manager/index.ts';
+import {
+  belongsTo,
+  decideConfig,
+  newerVersion,
+  observation,
+  overlayApplies,
+  podView,
+  specView,
+} from '../../../../src/sidecar/redis/manager/index.ts';
 import { podChangeKey } from '../../../../src/sidecar/redis/manager/pods.ts';
 import { authSecretRef } from '../../../../src/api/auth.ts';
 
 function pod(
-  over: { name?: string; ns?: string; labels?: Record<string, string>; ip?: string; ready?: boolean; deleting?: boolean; rv?: string; phase?: string } = {},
+  over: {
+    name?: string;
+    ns?: string;
+    labels?: Record<string, string>;
+    ip?: string;
+    ready?: boolean;
+    deleting?: boolean;
+    rv?: string;
+    phase?: string;
+  } = {},
 ): V1Pod {
   return {
     metadata: {
@@ -21,7 +38,11 @@ function pod(
       namespace: over.ns ?? 'apps',
       uid: 'u-1',
       resourceVersion: over.rv ?? '10',
-      labels: over.labels ?? { ...podSelectorLabels('cache'), 'app.kubernetes.io/component': 'replica-set', [ROLE_LABEL]: 'replica' },
+      labels: over.labels ?? {
+        ...podSelectorLabels('cache'),
+        'app.kubernetes.io/component': 'replica-set',
+        [ROLE_LABEL]: 'replica',
+      },
       annotations: { [LINK_ANNOTATION]: 'up' },
       ...(over.deleting ? { deletionTimestamp: new Date(0) } : {}),
     },
@@ -38,9 +59,14 @@ test("belongsTo: all of the pod selector labels, in the Redis' namespace", async
     ['its pod', pod(), true],
     ['another namespace', pod({ ns: 'other' }), false],
     ['another Redis', pod({ labels: podSelectorLabels('cache2') }), false],
-    ['missing managed-by', pod({ labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': 'cache' } }), false],
+    [
+      'missing managed-by',
+      pod({ labels: { 'app.kubernetes.io/name': 'redis', 'app.kubernetes.io/instance': 'cache' } }),
+      false,
+    ],
   ];
-  for (const [name, p, want] of table) await t.test(name, () => assert.equal(belongsTo(p, 'apps', 'cache'), want, name));
+  for (const [name, p, want] of table)
+    await t.test(name, () => assert.equal(belongsTo(p, 'apps', 'cache'), want, name));
 });
 
 test('podView: phase, Ready, deleting, IP, component', () => {
@@ -49,14 +75,20 @@ test('podView: phase, Ready, deleting, IP, component', () => {
     [v.uid, v.name, v.ip, v.phase, v.ready, v.deleting, v.component],
     ['u-1', 'cache-replica-1', '10.1.2.3', 'Running', true, false, 'replica-set'],
   );
-  const w = podView(pod({ ip: '', ready: false, deleting: true, phase: 'Pending', labels: podSelectorLabels('cache') }))!;
+  const w = podView(
+    pod({ ip: '', ready: false, deleting: true, phase: 'Pending', labels: podSelectorLabels('cache') }),
+  )!;
   assert.deepEqual([w.ip, w.ready, w.deleting, w.phase, w.component], [null, false, true, 'Pending', null]);
   assert.equal(podView({ metadata: { name: 'x' } }), null, 'no uid: not a stored pod');
 });
 
 test('label overlays: ours wins only while the informer copy is older', () => {
   const v = podView(pod({ rv: '10' }))!;
-  const overlay = { resourceVersion: '12', labels: { [ROLE_LABEL]: 'master' }, annotations: { [LINK_ANNOTATION]: 'up' } };
+  const overlay = {
+    resourceVersion: '12',
+    labels: { [ROLE_LABEL]: 'master' },
+    annotations: { [LINK_ANNOTATION]: 'up' },
+  };
   assert.equal(overlayApplies(v, overlay), true);
   assert.equal(observation(v, null, overlay).roleLabel, 'master');
   const caught = podView(pod({ rv: '12' }))!;
@@ -98,19 +130,35 @@ test('specView, decideConfig and authSecretRef from a validated spec', () => {
   const c = decideConfig(verdict.spec, DEFAULT_TIMING);
   assert.equal(c.downAfterMs, 1500);
   assert.equal(c.witnessConfirmMs, DEFAULT_TIMING.witnessConfirmMs);
-  assert.deepEqual(authSecretRef('cache', verdict.spec), { secretName: 'cache-auth', key: 'password', generated: true });
+  assert.deepEqual(authSecretRef('cache', verdict.spec), {
+    secretName: 'cache-auth',
+    key: 'password',
+    generated: true,
+  });
   const withAuth = validateSpec('cache', { auth: { secretName: 'mine' } });
   assert.ok(withAuth.ok);
-  if (withAuth.ok) assert.deepEqual(authSecretRef('cache', withAuth.spec), { secretName: 'mine', key: 'password', generated: false });
+  if (withAuth.ok)
+    assert.deepEqual(authSecretRef('cache', withAuth.spec), { secretName: 'mine', key: 'password', generated: false });
 });
 
 test('podChangeKey: the sidecar replication report and bookkeeping change nothing a decision reads; anything else does', async (t) => {
   const base = (): V1Pod => ({
-    metadata: { uid: 'u1', name: 'p', namespace: 'ns', resourceVersion: '1', labels: { a: '1' }, annotations: { 'redis.example.com/link': 'up' } },
+    metadata: {
+      uid: 'u1',
+      name: 'p',
+      namespace: 'ns',
+      resourceVersion: '1',
+      labels: { a: '1' },
+      annotations: { 'redis.example.com/link': 'up' },
+    },
     status: { phase: 'Running', podIP: '10.0.0.1' },
   });
   const cases: Array<[string, (p: V1Pod) => void, boolean]> = [
-    ['a new resourceVersion and managedFields', (p) => Object.assign(p.metadata!, { resourceVersion: '2', managedFields: [{ manager: 'x' }] }), true],
+    [
+      'a new resourceVersion and managedFields',
+      (p) => Object.assign(p.metadata!, { resourceVersion: '2', managedFields: [{ manager: 'x' }] }),
+      true,
+    ],
     [
       'the replication annotation written or rewritten',
       (p) => (p.metadata!.annotations!['redis.example.com/replication'] = 'offset=1 lag=0 at=2026-12-03T00:00:00Z'),

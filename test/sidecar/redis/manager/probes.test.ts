@@ -46,7 +46,9 @@ function scheduler(answer: (ip: string) => Promise<ProbeResult>, intervalMs = 10
 test('each pod is probed every intervalMs in its own loop; a hung pod delays only its own', async (t) => {
   mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
   t.after(() => mock.timers.reset());
-  const { s, probed } = scheduler((ip) => (ip === '10.0.0.9' ? new Promise((r) => setTimeout(() => r(refused), 450)) : Promise.resolve(refused)));
+  const { s, probed } = scheduler((ip) =>
+    ip === '10.0.0.9' ? new Promise((r) => setTimeout(() => r(refused), 450)) : Promise.resolve(refused),
+  );
   s.sync([view('a', 'u1', '10.0.0.1'), view('hung', 'u9', '10.0.0.9')]);
   for (let ms = 0; ms < 500; ms += 10) {
     await settle();
@@ -91,7 +93,9 @@ test('an answer to a probe that started before the one already folded is discard
   const { s } = scheduler(() => {
     calls++;
     if (calls === 1) return new Promise((r) => setTimeout(() => r(answer('late')), 300));
-    return calls === 2 ? Promise.resolve(answer('fresh')) : new Promise<ProbeResult>((r) => setTimeout(() => r(answer('much later')), 10_000));
+    return calls === 2
+      ? Promise.resolve(answer('fresh'))
+      : new Promise<ProbeResult>((r) => setTimeout(() => r(answer('much later')), 10_000));
   });
   s.sync([view('a', 'u1', '10.0.0.1')]);
   mock.timers.tick(100);

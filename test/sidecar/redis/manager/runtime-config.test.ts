@@ -48,7 +48,9 @@ test('dynamic config: applied to every node without a restart, to a restarted no
   await until('a linked set', linked);
   assert.equal(await everyNode(servers, 'maxmemory-policy', 'noeviction'), true);
   const before = await Promise.all(servers.map((s) => runId(s.ip)));
-  const configLines = () => a.logs.filter((l) => l.includes('"msg":"applied"') && l.includes('config cache-') && l.includes('maxmemory-policy')).length;
+  const configLines = () =>
+    a.logs.filter((l) => l.includes('"msg":"applied"') && l.includes('config cache-') && l.includes('maxmemory-policy'))
+      .length;
 
   // 1. spec.config changes: every node takes it at runtime, none restarts.
   await setConfig(cluster, { 'maxmemory-policy': 'ALLKEYS-LRU', timeout: '300' });
@@ -68,14 +70,21 @@ test('dynamic config: applied to every node without a restart, to a restarted no
   await servers[2]!.restart();
   const restarted = await runId(servers[2]!.ip);
   assert.notEqual(restarted, before[2]);
-  await until('the restarted node on allkeys-lru', async () => (await configOf(servers[2]!.ip, 'maxmemory-policy')) === 'allkeys-lru');
+  await until(
+    'the restarted node on allkeys-lru',
+    async () => (await configOf(servers[2]!.ip, 'maxmemory-policy')) === 'allkeys-lru',
+  );
   await until('a linked set again', linked);
 
   // 3. Removed from spec.config: back to Redis' default, still without a restart.
   await setConfig(cluster, null);
   await until('every node back on noeviction', () => everyNode(servers, 'maxmemory-policy', 'noeviction'));
   await until('every node back on timeout 0', () => everyNode(servers, 'timeout', '0'));
-  assert.deepEqual(await Promise.all(servers.map((s) => runId(s.ip))), [before[0], before[1], restarted], 'same run_id: no restart');
+  assert.deepEqual(
+    await Promise.all(servers.map((s) => runId(s.ip))),
+    [before[0], before[1], restarted],
+    'same run_id: no restart',
+  );
 
   // 4. A value Redis refuses: one StepFailed per node (told once), the nodes keep their value and
   // keep running, the rest of the round goes on (the set stays linked).

@@ -19,7 +19,8 @@ const NAMES = { dnsNames: ['*.cache-headless.redis-test.svc', '*.cache-headless.
 
 async function tlsSecret(cluster: Cluster, cert: Issued): Promise<void> {
   const data = { 'tls.crt': cert['tls.crt'], 'tls.key': cert['tls.key'], 'ca.crt': cert['ca.crt'] };
-  if (cluster.store.get('secrets', NS, 'cache-tls')) await cluster.store.patch('secrets', NS, 'cache-tls', { stringData: data }, { type: 'merge' });
+  if (cluster.store.get('secrets', NS, 'cache-tls'))
+    await cluster.store.patch('secrets', NS, 'cache-tls', { stringData: data }, { type: 'merge' });
   else
     await cluster.store.create('secrets', {
       apiVersion: 'v1',
@@ -106,12 +107,21 @@ test('spec.tls: the set comes up over TLS, plaintext is refused, a renewed certi
     pids,
     'no node restarted',
   );
-  await until('told per node', () => cluster.events('cache').filter((e) => e.reason === 'TLSCertificateLoaded').length === 3);
+  await until(
+    'told per node',
+    () => cluster.events('cache').filter((e) => e.reason === 'TLSCertificateLoaded').length === 3,
+  );
   assert.ok(linkedAll(cluster), 'links stayed up');
 
   // A password rotation over TLS works as without it: the new password on every node, the old one
   // kept for the grace period, the links untouched.
-  await cluster.store.patch('secrets', NS, 'cache-auth', { stringData: { password: 'rotated-over-tls' } }, { type: 'merge' });
+  await cluster.store.patch(
+    'secrets',
+    NS,
+    'cache-auth',
+    { stringData: { password: 'rotated-over-tls' } },
+    { type: 'merge' },
+  );
   const pings = (password: string) =>
     Promise.all(
       servers.map(async (s) => {
@@ -126,7 +136,9 @@ test('spec.tls: the set comes up over TLS, plaintext is refused, a renewed certi
         }
       }),
     );
-  await until('the new password on every node over TLS', async () => (await pings('rotated-over-tls')).every((r) => r === 'PONG'));
+  await until('the new password on every node over TLS', async () =>
+    (await pings('rotated-over-tls')).every((r) => r === 'PONG'),
+  );
   assert.deepEqual(await pings(TEST_PASSWORD), ['PONG', 'PONG', 'PONG'], 'the old one during the grace period');
   assert.ok(linkedAll(cluster), 'links untouched by the rotation');
   assert.deepEqual(masters.violations, []);

@@ -44,7 +44,12 @@ function statefulSet(ns: string, name: string, size: string) {
       selector: { matchLabels: { set: name } },
       serviceName: 'r-headless',
       template: { metadata: { labels: { set: name } }, spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } },
-      volumeClaimTemplates: [{ metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } } }],
+      volumeClaimTemplates: [
+        {
+          metadata: { name: 'data' },
+          spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: size } } },
+        },
+      ],
     },
   };
 }
@@ -96,7 +101,13 @@ describe('VolumeExpander', () => {
       await api.store.create('persistentvolumeclaims', claim(ns, n, '1Gi', storageClass));
     for (const [i, name] of ['r-master', 'r-replica'].entries()) {
       const set = await api.store.create('statefulsets', statefulSet(ns, name, '1Gi'));
-      const owner = { apiVersion: 'apps/v1', kind: 'StatefulSet', name: set.metadata.name, uid: set.metadata.uid, controller: true };
+      const owner = {
+        apiVersion: 'apps/v1',
+        kind: 'StatefulSet',
+        name: set.metadata.name,
+        uid: set.metadata.uid,
+        controller: true,
+      };
       await api.store.create('pods', {
         apiVersion: 'v1',
         kind: 'Pod',
@@ -123,16 +134,27 @@ describe('VolumeExpander', () => {
       const refs = pod.metadata.ownerReferences ?? [];
       const kept = refs.filter((r) => r.uid !== set.metadata.uid);
       if (kept.length !== refs.length)
-        await api.store.patch('pods', ns, pod.metadata.name, { metadata: { ownerReferences: kept.length > 0 ? kept : null } }, { type: 'merge' });
+        await api.store.patch(
+          'pods',
+          ns,
+          pod.metadata.name,
+          { metadata: { ownerReferences: kept.length > 0 ? kept : null } },
+          { type: 'merge' },
+        );
     }
     await api.store.patch('statefulsets', ns, name, { metadata: { finalizers: null } }, { type: 'merge' });
   }
 
   const requested = (ns: string) =>
-    api.store.list('persistentvolumeclaims', { namespace: ns }).map((c) => `${c.metadata.name}=${(c['spec'] as Json).resources.requests.storage}`);
+    api.store
+      .list('persistentvolumeclaims', { namespace: ns })
+      .map((c) => `${c.metadata.name}=${(c['spec'] as Json).resources.requests.storage}`);
   /** The sidecar wrote every claim through its own client: the test's watch cache shows it a moment later. */
   const grown = (ns: string) =>
-    until('every claim requesting 2Gi in the watch cache', () => requested(ns).every((r) => r.endsWith('=2Gi')) && requested(ns).length === 3);
+    until(
+      'every claim requesting 2Gi in the watch cache',
+      () => requested(ns).every((r) => r.endsWith('=2Gi')) && requested(ns).length === 3,
+    );
   const writes = (from: number) => api.requests.slice(from).filter((r) => r.method !== 'GET');
 
   test('a pass says whether it found work: nothing at the spec size (the worker then checks rarely), work when it grew', async () => {
@@ -153,7 +175,9 @@ describe('VolumeExpander', () => {
     await grown(ns);
     assert.deepEqual(
       events.map((e) => `${e.type} ${e.reason} ${e.message}`),
-      ['data-r-master-0', 'data-r-replica-0', 'data-r-replica-1'].map((c) => `Normal VolumeExpansion ${c} requested 1Gi -> 2Gi`),
+      ['data-r-master-0', 'data-r-replica-0', 'data-r-replica-1'].map(
+        (c) => `Normal VolumeExpansion ${c} requested 1Gi -> 2Gi`,
+      ),
     );
     assert.ok(api.store.get('statefulsets', ns, 'r-master'), 'no set replaced before its claims requested the size');
 
@@ -204,15 +228,22 @@ describe('VolumeExpander', () => {
     await x.reconcile(spec('2Gi'));
     await x.reconcile(spec('2Gi'));
     assert.deepEqual(requested(ns), ['data-r-master-0=1Gi', 'data-r-replica-0=1Gi', 'data-r-replica-1=1Gi']);
-    assert.ok(api.store.get('statefulsets', ns, 'r-master') && api.store.get('statefulsets', ns, 'r-replica'), 'no set replaced');
+    assert.ok(
+      api.store.get('statefulsets', ns, 'r-master') && api.store.get('statefulsets', ns, 'r-replica'),
+      'no set replaced',
+    );
     assert.deepEqual(
       events.map((e) => `${e.type} ${e.reason}`),
       Array(3).fill('Warning VolumeExpansionRefused'),
       'one Warning per claim, not one per pass',
     );
-    const reason = 'data-r-master-0 cannot grow from 1Gi to 2Gi: StorageClass fixed does not allow volume expansion (allowVolumeExpansion is false)';
+    const reason =
+      'data-r-master-0 cannot grow from 1Gi to 2Gi: StorageClass fixed does not allow volume expansion (allowVolumeExpansion is false)';
     assert.equal(events[0]!.message, reason);
-    assert.equal(api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION], reason);
+    assert.equal(
+      api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION],
+      reason,
+    );
 
     // A new sidecar (no memory) reads the annotation: nothing told twice.
     const fresh = expander(ns);
@@ -224,22 +255,34 @@ describe('VolumeExpander', () => {
     await x.reconcile(spec('2Gi'));
     await grown(ns);
     await x.reconcile(spec('2Gi'));
-    assert.equal(api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION], undefined);
+    assert.equal(
+      api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION],
+      undefined,
+    );
   });
 
   test('a refusal whose annotation write failed: written on the next pass, the Warning not repeated', async () => {
     const ns = 'fixed-retry';
     await setUp(ns, 'frozen');
     const { x, events } = expander(ns);
-    const fault = api.faults.add({ path: `/api/v1/namespaces/${ns}/persistentvolumeclaims/`, method: 'PATCH', action: { kind: 'status', code: 500 } });
+    const fault = api.faults.add({
+      path: `/api/v1/namespaces/${ns}/persistentvolumeclaims/`,
+      method: 'PATCH',
+      action: { kind: 'status', code: 500 },
+    });
     await x.reconcile(spec('2Gi'));
     fault.remove();
     assert.equal(events.length, 3);
-    assert.equal(api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION], undefined);
+    assert.equal(
+      api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION],
+      undefined,
+    );
     await x.reconcile(spec('2Gi'));
     assert.equal(events.length, 3, 'no second Warning');
     assert.match(
-      api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[RESIZE_REFUSED_ANNOTATION] ?? '',
+      api.store.read('persistentvolumeclaims', ns, 'data-r-master-0').metadata.annotations?.[
+        RESIZE_REFUSED_ANNOTATION
+      ] ?? '',
       /StorageClass frozen does not allow/,
     );
   });
@@ -261,7 +304,11 @@ describe('VolumeExpander', () => {
     const ns = 'faulty';
     await setUp(ns);
     const { x } = expander(ns);
-    const fault = api.faults.add({ path: `/api/v1/namespaces/${ns}/persistentvolumeclaims`, method: 'GET', action: { kind: 'status', code: 500 } });
+    const fault = api.faults.add({
+      path: `/api/v1/namespaces/${ns}/persistentvolumeclaims`,
+      method: 'GET',
+      action: { kind: 'status', code: 500 },
+    });
     const [a, b] = [x.reconcile(spec('2Gi')), x.reconcile(spec('2Gi'))];
     assert.equal(a, b);
     await a;

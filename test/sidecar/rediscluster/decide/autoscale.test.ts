@@ -6,12 +6,28 @@ import assert from 'node:assert/strict';
 import { decideAutoscale, type Sample } from '../../../../src/sidecar/rediscluster/decide/autoscale.ts';
 
 const MIB = 1024 * 1024;
-const SPEC = { enabled: true, minReplicas: 3, maxReplicas: 6, targetMemoryUtilization: 70, stabilizationWindowSeconds: 300 };
+const SPEC = {
+  enabled: true,
+  minReplicas: 3,
+  maxReplicas: 6,
+  targetMemoryUtilization: 70,
+  stabilizationWindowSeconds: 300,
+};
 /** Memory of `shards` masters of 100 MiB at `percent` % used overall. */
-const memory = (current: number, percent: number) => ({ usedBytes: (current * 100 * MIB * percent) / 100, maxmemoryPerShard: 100 * MIB });
+const memory = (current: number, percent: number) => ({
+  usedBytes: (current * 100 * MIB * percent) / 100,
+  maxmemoryPerShard: 100 * MIB,
+});
 
 /** Feeds one sample every 10 s from `from` for `seconds`, at the utilization `at(t)` gives; returns every decision. */
-function run(current: number, from: number, seconds: number, at: (t: number) => number, history: Sample[] = [], since = from) {
+function run(
+  current: number,
+  from: number,
+  seconds: number,
+  at: (t: number) => number,
+  history: Sample[] = [],
+  since = from,
+) {
   const out: Array<{ t: number; scaleTo: number | null; reason: string }> = [];
   let h = history;
   for (let t = from; t <= from + seconds * 1000; t += 10_000) {
@@ -57,7 +73,14 @@ test('autoscaling window', async (t) => {
     assert.ok(run(4, 0, 400, () => 74).every((x) => x.scaleTo === null || x.scaleTo >= 4));
   });
   await t.test('no maxmemory: nothing measured, nothing decided', () => {
-    const d = decideAutoscale({ current: 3, memory: { usedBytes: 5 * MIB, maxmemoryPerShard: 0 }, spec: SPEC, history: [], since: 0, now: 1000 });
+    const d = decideAutoscale({
+      current: 3,
+      memory: { usedBytes: 5 * MIB, maxmemoryPerShard: 0 },
+      spec: SPEC,
+      history: [],
+      since: 0,
+      now: 1000,
+    });
     assert.equal(d.scaleTo, null);
     assert.equal(d.recommendation.utilization, null);
   });

@@ -23,7 +23,15 @@ const replica = (name: string, ordinal: number, over: Partial<NodeSpec>): NodeSp
 });
 
 test('forced failover: when and on which replica', async (t) => {
-  const cases: Array<{ name: string; replicas: NodeSpec[]; since: number; forced?: number; lastKeys?: number; pod: string | null; hold?: RegExp }> = [
+  const cases: Array<{
+    name: string;
+    replicas: NodeSpec[];
+    since: number;
+    forced?: number;
+    lastKeys?: number;
+    pod: string | null;
+    hold?: RegExp;
+  }> = [
     {
       name: 'failed 3 s ago: the cluster has until failoverTimeout',
       replicas: [replica('q1', 1, { offset: 500, keys: 5 })],
@@ -31,7 +39,12 @@ test('forced failover: when and on which replica', async (t) => {
       pod: null,
       hold: /waiting for the cluster's own failover of shard 0/,
     },
-    { name: 'failed 10 s ago, one replica: forced on it', replicas: [replica('q1', 1, { offset: 500, keys: 5 })], since: 90_000, pod: 'c-shard-0-1' },
+    {
+      name: 'failed 10 s ago, one replica: forced on it',
+      replicas: [replica('q1', 1, { offset: 500, keys: 5 })],
+      since: 90_000,
+      pod: 'c-shard-0-1',
+    },
     {
       name: 'two replicas: the highest offset wins, not the lowest ordinal',
       replicas: [replica('q1', 1, { offset: 400, keys: 5 }), replica('q2', 2, { offset: 900, keys: 5 })],
@@ -102,46 +115,49 @@ test('forced failover: when and on which replica', async (t) => {
       assert.equal(d.failingSince.get(failed.id), c.since, 'the first sighting is kept');
     });
   }
-  await t.test("the failed master's own pod is LOADING (a full restart, its pod up last): no forced election while it loads", () => {
-    const record = {
-      id: failed.id,
-      role: 'master' as const,
-      slots: THREE[0]!,
-      masterId: null,
-      linkUp: true,
-      usedMemory: 0,
-      maxMemory: 0,
-      keys: 900,
-      at: '2026-01-01T00:00:00Z',
-    };
-    const own = (probe: PodObservation['probe']): PodObservation => ({
-      name: 'c-shard-0-0',
-      uid: 'uid-m0',
-      shard: 0,
-      ordinal: 0,
-      ip: '10.0.0.1',
-      deleting: false,
-      record,
-      roleLabel: null,
-      probe,
-    });
-    const decide = (probe: PodObservation['probe']) =>
-      decideForcedFailovers(
-        buildTopology(world([failed, ...others, replica('q1', 1, { offset: 500, keys: 5 })], 'c', [own(probe)])),
-        TIMEOUT,
-        { failingSince: new Map([[failed.id, 0]]), forcedAt: new Map(), lastKeys: new Map() },
-        100_000,
+  await t.test(
+    "the failed master's own pod is LOADING (a full restart, its pod up last): no forced election while it loads",
+    () => {
+      const record = {
+        id: failed.id,
+        role: 'master' as const,
+        slots: THREE[0]!,
+        masterId: null,
+        linkUp: true,
+        usedMemory: 0,
+        maxMemory: 0,
+        keys: 900,
+        at: '2026-01-01T00:00:00Z',
+      };
+      const own = (probe: PodObservation['probe']): PodObservation => ({
+        name: 'c-shard-0-0',
+        uid: 'uid-m0',
+        shard: 0,
+        ordinal: 0,
+        ip: '10.0.0.1',
+        deleting: false,
+        record,
+        roleLabel: null,
+        probe,
+      });
+      const decide = (probe: PodObservation['probe']) =>
+        decideForcedFailovers(
+          buildTopology(world([failed, ...others, replica('q1', 1, { offset: 500, keys: 5 })], 'c', [own(probe)])),
+          TIMEOUT,
+          { failingSince: new Map([[failed.id, 0]]), forcedAt: new Map(), lastKeys: new Map() },
+          100_000,
+        );
+      const loading = decide({ ok: false, kind: 'loading', message: 'LOADING Redis is loading the dataset in memory' });
+      assert.deepEqual(loading.steps, []);
+      assert.match(loading.holds.map((h) => h.reason).join('\n'), /its pod c-shard-0-0 is loading its data set/);
+      // Gone (refused) rather than loading: the forced election goes ahead as before.
+      const gone = decide({ ok: false, kind: 'refused', message: 'ECONNREFUSED' });
+      assert.deepEqual(
+        gone.steps.map((s) => (s.kind === 'failover' ? s.pod : s.kind)),
+        ['c-shard-0-1'],
       );
-    const loading = decide({ ok: false, kind: 'loading', message: 'LOADING Redis is loading the dataset in memory' });
-    assert.deepEqual(loading.steps, []);
-    assert.match(loading.holds.map((h) => h.reason).join('\n'), /its pod c-shard-0-0 is loading its data set/);
-    // Gone (refused) rather than loading: the forced election goes ahead as before.
-    const gone = decide({ ok: false, kind: 'refused', message: 'ECONNREFUSED' });
-    assert.deepEqual(
-      gone.steps.map((s) => (s.kind === 'failover' ? s.pod : s.kind)),
-      ['c-shard-0-1'],
-    );
-  });
+    },
+  );
   await t.test('a master only we cannot reach (not flagged by the cluster) is never forced', () => {
     const silent: NodeSpec = { ...failed, fail: false, pod: [0, 0], silent: true };
     const d = decideForcedFailovers(
@@ -157,13 +173,21 @@ test('forced failover: when and on which replica', async (t) => {
 test('a master that came back empty while its replica holds the data: replaced at once by that replica', async (t) => {
   const back: NodeSpec = { id: id('m0'), pod: [0, 0], ip: '10.0.0.1', slots: THREE[0], epoch: 1, keys: 0, offset: 0 };
   const cases: Array<{ name: string; replica: Partial<NodeSpec>; pod: string | null }> = [
-    { name: 'replica not linked, 900 keys: forced on it', replica: { keys: 900, offset: 5000, linkUp: false }, pod: 'c-shard-0-1' },
+    {
+      name: 'replica not linked, 900 keys: forced on it',
+      replica: { keys: 900, offset: 5000, linkUp: false },
+      pod: 'c-shard-0-1',
+    },
     {
       name: 'replica already syncing (its old data still there): forced on it',
       replica: { keys: 900, offset: 5000, linkUp: false, syncing: true },
       pod: 'c-shard-0-1',
     },
-    { name: 'replica linked and in sync (a FLUSHALL on the master on its way): nothing', replica: { keys: 900, offset: 5000, linkUp: true }, pod: null },
+    {
+      name: 'replica linked and in sync (a FLUSHALL on the master on its way): nothing',
+      replica: { keys: 900, offset: 5000, linkUp: true },
+      pod: null,
+    },
     { name: 'replica empty too: nothing to save', replica: { keys: 0, offset: 0, linkUp: false }, pod: null },
   ];
   for (const c of cases) {
@@ -203,7 +227,10 @@ test('a master lost with no replica anywhere: forgotten after failoverTimeout, i
   await t.test('after: forgotten everywhere, with a Warning', () => {
     const p = round(80_000);
     const forget = p.steps.find((s) => s.kind === 'forget');
-    assert.ok(forget && forget.kind === 'forget' && forget.id === failed.id && forget.pods.length === 6, JSON.stringify(p.steps));
+    assert.ok(
+      forget && forget.kind === 'forget' && forget.id === failed.id && forget.pods.length === 6,
+      JSON.stringify(p.steps),
+    );
     assert.ok(p.holds.some((h) => h.warn && /data is lost/.test(h.reason)));
   });
   await t.test('once forgotten, its slots nobody serves go to the empty master of shard 0', () => {

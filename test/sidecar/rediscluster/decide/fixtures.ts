@@ -82,7 +82,9 @@ export function world(nodes: NodeSpec[], name = 'c', extraPods: PodObservation[]
     .filter((n) => n.pod)
     .map((n): PodObservation => {
       const [shard, ordinal] = n.pod!;
-      const view = nodes.filter((o) => o.id === n.id || !(n.unknown ?? []).includes(o.id)).map((o) => line(o, o.id === n.id));
+      const view = nodes
+        .filter((o) => o.id === n.id || !(n.unknown ?? []).includes(o.id))
+        .map((o) => line(o, o.id === n.id));
       return {
         name: `${name}-shard-${shard}-${ordinal}`,
         uid: `uid-${n.id.slice(0, 6)}`,
@@ -92,7 +94,9 @@ export function world(nodes: NodeSpec[], name = 'c', extraPods: PodObservation[]
         deleting: n.deleting ?? false,
         record: null,
         roleLabel: null,
-        probe: n.silent ? { ok: false, kind: 'refused', message: 'ECONNREFUSED' } : { ok: true, nodes: view, info: info(n) },
+        probe: n.silent
+          ? { ok: false, kind: 'refused', message: 'ECONNREFUSED' }
+          : { ok: true, nodes: view, info: info(n) },
       };
     });
   return [...pods, ...extraPods];

@@ -2,7 +2,12 @@
 // 4 -> 3, an uneven assignment, and one already balanced the way redis-cli splits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bringUpRange, bringUpShardOf, evenCounts, planMoves } from '../../../../src/sidecar/rediscluster/decide/layout.ts';
+import {
+  bringUpRange,
+  bringUpShardOf,
+  evenCounts,
+  planMoves,
+} from '../../../../src/sidecar/rediscluster/decide/layout.ts';
 
 function owners(ranges: Array<[number, number, number]>): number[] {
   const out = new Array<number>(16384).fill(-1);
@@ -99,7 +104,11 @@ test('slot plans: the fewest moves to even shares, donors giving their highest s
       check: (m) => {
         assert.ok(m.every((x) => x.to === 3));
         assert.equal(Math.min(...m.filter((x) => x.from === 0).map((x) => x.slot)), 4096, 'shard 0 keeps 0-4095');
-        assert.equal(Math.min(...m.filter((x) => x.from === 1).map((x) => x.slot)), 5462 + 4096, 'shard 1 keeps the low end of its range');
+        assert.equal(
+          Math.min(...m.filter((x) => x.from === 1).map((x) => x.slot)),
+          5462 + 4096,
+          'shard 1 keeps the low end of its range',
+        );
       },
     },
     {
@@ -139,7 +148,8 @@ test('slot plans: the fewest moves to even shares, donors giving their highest s
       assert.equal(moves.length, c.moves);
       assert.equal(new Set(moves.map((m) => m.slot)).size, moves.length, 'each slot moves at most once');
       const counts = after(c.owner, moves);
-      for (const [shard, n] of Object.entries(c.counts)) assert.equal(counts.get(Number(shard)) ?? 0, n, `shard ${shard}`);
+      for (const [shard, n] of Object.entries(c.counts))
+        assert.equal(counts.get(Number(shard)) ?? 0, n, `shard ${shard}`);
       c.check?.(moves);
     });
   }

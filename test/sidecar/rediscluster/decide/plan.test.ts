@@ -36,7 +36,9 @@ const brief = (s: ClusterStep) => {
 /** Six fresh nodes, each knowing only itself. */
 function fresh(answering: (shard: number, ordinal: number) => boolean = () => true): NodeSpec[] {
   const nodes: NodeSpec[] = [];
-  for (let s = 0; s < 3; s++) for (let o = 0; o < 2; o++) nodes.push({ id: id(`${s}${o}`), pod: [s, o], ip: `10.0.${s}.${o + 1}`, silent: !answering(s, o) });
+  for (let s = 0; s < 3; s++)
+    for (let o = 0; o < 2; o++)
+      nodes.push({ id: id(`${s}${o}`), pod: [s, o], ip: `10.0.${s}.${o + 1}`, silent: !answering(s, o) });
   return nodes.map((n) => ({ ...n, unknown: nodes.filter((x) => x.id !== n.id).map((x) => x.id) }));
 }
 
@@ -59,7 +61,12 @@ test('bring-up', async (t) => {
     {
       name: "shard 1's pod 0 does not answer yet: no slot is given to anyone, the others still meet",
       nodes: fresh((s, o) => !(s === 1 && o === 0)),
-      steps: ['meet c-shard-0-0 -> c-shard-0-1', 'meet c-shard-0-0 -> c-shard-1-1', 'meet c-shard-0-0 -> c-shard-2-0', 'meet c-shard-0-0 -> c-shard-2-1'],
+      steps: [
+        'meet c-shard-0-0 -> c-shard-0-1',
+        'meet c-shard-0-0 -> c-shard-1-1',
+        'meet c-shard-0-0 -> c-shard-2-0',
+        'meet c-shard-0-0 -> c-shard-2-1',
+      ],
       holds: /not every pod answers/,
     },
     {
@@ -98,7 +105,15 @@ test('bring-up', async (t) => {
 test('a recreated pod is re-attached to its shard and the dead node forgotten', async (t) => {
   // Shard 0's master m0 died; r0 (pod 1) was promoted and serves shard 0's slots; pod 0 came back empty with a new id.
   const ghost: NodeSpec = { id: id('m0'), ip: '10.0.0.1', fail: true, epoch: 1 };
-  const promoted: NodeSpec = { id: id('r0'), pod: [0, 1], ip: '10.0.0.2', slots: THREE[0], epoch: 4, offset: 100, keys: 10 };
+  const promoted: NodeSpec = {
+    id: id('r0'),
+    pod: [0, 1],
+    ip: '10.0.0.2',
+    slots: THREE[0],
+    epoch: 4,
+    offset: 100,
+    keys: 10,
+  };
   const rest = healthy(3, THREE).filter((n) => n.id !== id('m0') && n.id !== id('r0'));
   const newbie = (knownByAll: boolean): NodeSpec => ({
     id: id('n0'),
@@ -106,17 +121,24 @@ test('a recreated pod is re-attached to its shard and the dead node forgotten', 
     ip: '10.0.0.9',
     unknown: knownByAll ? [] : [ghost.id, promoted.id, ...rest.map((n) => n.id)],
   });
-  const hide = (nodes: NodeSpec[], from: string) => nodes.map((n) => (n.id === from ? n : { ...n, unknown: [...(n.unknown ?? []), id('n0')] }));
+  const hide = (nodes: NodeSpec[], from: string) =>
+    nodes.map((n) => (n.id === from ? n : { ...n, unknown: [...(n.unknown ?? []), id('n0')] }));
   const cases: Array<{ name: string; nodes: NodeSpec[]; steps: string[] }> = [
     {
       name: 'the new node knows nobody: it is met (the dead one is forgotten on the nodes that know it)',
       nodes: hide([ghost, promoted, ...rest, newbie(false)], id('n0')),
-      steps: ['meet c-shard-0-1 -> c-shard-0-0', 'forget m0 on c-shard-0-1,c-shard-1-0,c-shard-1-1,c-shard-2-0,c-shard-2-1'],
+      steps: [
+        'meet c-shard-0-1 -> c-shard-0-0',
+        'forget m0 on c-shard-0-1,c-shard-1-0,c-shard-1-1,c-shard-2-0,c-shard-2-1',
+      ],
     },
     {
       name: 'met: it replicates the promoted master; the dead node is forgotten everywhere',
       nodes: [ghost, promoted, ...rest, newbie(true)],
-      steps: ['replicate c-shard-0-0 -> r0', 'forget m0 on c-shard-0-0,c-shard-0-1,c-shard-1-0,c-shard-1-1,c-shard-2-0,c-shard-2-1'],
+      steps: [
+        'replicate c-shard-0-0 -> r0',
+        'forget m0 on c-shard-0-0,c-shard-0-1,c-shard-1-0,c-shard-1-1,c-shard-2-0,c-shard-2-1',
+      ],
     },
     {
       name: 'a pod still silent: nothing is forgotten (it might be the dead node coming back)',
@@ -131,7 +153,15 @@ test('a recreated pod is re-attached to its shard and the dead node forgotten', 
   }
   await t.test('before the failover: the new pod 0 waits, its empty node never becomes the source of a sync', () => {
     const master = { ...ghost, slots: THREE[0] };
-    const replica: NodeSpec = { id: id('r0'), pod: [0, 1], ip: '10.0.0.2', role: 'replica', master: ghost.id, offset: 100, keys: 10 };
+    const replica: NodeSpec = {
+      id: id('r0'),
+      pod: [0, 1],
+      ip: '10.0.0.2',
+      role: 'replica',
+      master: ghost.id,
+      offset: 100,
+      keys: 10,
+    };
     const p = round(world([master, replica, ...rest, newbie(true)]));
     assert.deepEqual(p.steps.map(brief), []);
     assert.match(p.holds.map((h) => h.reason).join('\n'), /c-shard-0-0 waits: shard 0's master .* failing or silent/);
@@ -140,7 +170,8 @@ test('a recreated pod is re-attached to its shard and the dead node forgotten', 
 
 test('slots left open by an interrupted move are finished or rolled back', async (t) => {
   const base = healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]);
-  const set = (nodes: NodeSpec[], which: string, patch: Partial<NodeSpec>) => nodes.map((n) => (n.id === id(which) ? { ...n, ...patch } : n));
+  const set = (nodes: NodeSpec[], which: string, patch: Partial<NodeSpec>) =>
+    nodes.map((n) => (n.id === id(which) ? { ...n, ...patch } : n));
   const cases: Array<{ name: string; nodes: NodeSpec[]; steps: string[] }> = [
     {
       name: 'migrating 100 from m0 to m3, m3 importing it: finished towards m3',
@@ -196,29 +227,39 @@ test('slots left open by an interrupted move are finished or rolled back', async
   const died = [
     ...set(base, 'm0', { migrating: [[100, id('m3')]] }).filter((n) => n.id !== id('m3') && n.id !== id('r3')),
     { id: id('m3'), ip: '10.0.3.1', fail: true, epoch: 4 },
-    { id: id('r3'), pod: [3, 1] as [number, number], ip: '10.0.3.2', slots: [[12288, 16383]] as Array<[number, number]>, epoch: 9, offset: 100 },
+    {
+      id: id('r3'),
+      pod: [3, 1] as [number, number],
+      ip: '10.0.3.2',
+      slots: [[12288, 16383]] as Array<[number, number]>,
+      epoch: 9,
+      offset: 100,
+    },
   ];
   await t.test('migrating to m3, which died; its replica took over shard 3 (remembered): finished towards it', () => {
     const p = round(world(died), { spec: { ...SPEC3, shards: 4 }, remembered: new Map([[id('m3'), 3]]) });
     assert.deepEqual(p.steps.map(brief).slice(0, 1), ['move 100 c-shard-0-0 -> c-shard-3-1']);
   });
-  await t.test("the same seen by a new instance, from m3's silent pod and its record: finished towards r3, m3 not forgotten yet", () => {
-    const pods = world([...died, { id: id('x3'), pod: [3, 0], ip: '10.0.3.1', silent: true }]);
-    const pod = pods.find((p) => p.name === 'c-shard-3-0')!;
-    pod.record = {
-      id: id('m3'),
-      role: 'master',
-      slots: [],
-      masterId: null,
-      linkUp: false,
-      usedMemory: 0,
-      maxMemory: 0,
-      keys: 0,
-      at: '2026-01-01T00:00:00.000Z',
-    };
-    const p = round(pods, { spec: { ...SPEC3, shards: 4 } });
-    assert.deepEqual(p.steps.map(brief), ['move 100 c-shard-0-0 -> c-shard-3-1']);
-  });
+  await t.test(
+    "the same seen by a new instance, from m3's silent pod and its record: finished towards r3, m3 not forgotten yet",
+    () => {
+      const pods = world([...died, { id: id('x3'), pod: [3, 0], ip: '10.0.3.1', silent: true }]);
+      const pod = pods.find((p) => p.name === 'c-shard-3-0')!;
+      pod.record = {
+        id: id('m3'),
+        role: 'master',
+        slots: [],
+        masterId: null,
+        linkUp: false,
+        usedMemory: 0,
+        maxMemory: 0,
+        keys: 0,
+        at: '2026-01-01T00:00:00.000Z',
+      };
+      const p = round(pods, { spec: { ...SPEC3, shards: 4 } });
+      assert.deepEqual(p.steps.map(brief), ['move 100 c-shard-0-0 -> c-shard-3-1']);
+    },
+  );
 });
 
 test('reshard decisions', async (t) => {
@@ -227,7 +268,14 @@ test('reshard decisions', async (t) => {
     { id: id('m3'), pod: [3, 0] as [number, number], ip: '10.0.3.1' },
     { id: id('r3'), pod: [3, 1] as [number, number], ip: '10.0.3.2', role: 'replica' as const, master: id('m3') },
   ];
-  const cases: Array<{ name: string; nodes: NodeSpec[]; shards: number; kind: string; detail?: RegExp; moves?: number }> = [
+  const cases: Array<{
+    name: string;
+    nodes: NodeSpec[];
+    shards: number;
+    kind: string;
+    detail?: RegExp;
+    moves?: number;
+  }> = [
     { name: '3 -> 4 with shard 3 ready: 4096 moves to its master', nodes: up, shards: 4, kind: 'move', moves: 4096 },
     {
       name: "3 -> 4 while shard 3's master does not serve queries yet: wait",
@@ -267,14 +315,18 @@ test('reshard decisions', async (t) => {
     },
     {
       name: 'a master silent: wait',
-      nodes: healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]).map((n) => (n.id === id('m1') ? { ...n, silent: true } : n)),
+      nodes: healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]).map((n) =>
+        n.id === id('m1') ? { ...n, silent: true } : n,
+      ),
       shards: 3,
       kind: 'wait',
       detail: /slot 4096 is not served by a healthy master/,
     },
     {
       name: "only the leaving shard's replica silent: the reshard goes on (a receiving shard would wait for its replica)",
-      nodes: healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]).map((n) => (n.id === id('r3') ? { ...n, silent: true } : n)),
+      nodes: healthy(4, [[[0, 4095]], [[4096, 8191]], [[8192, 12287]], [[12288, 16383]]]).map((n) =>
+        n.id === id('r3') ? { ...n, silent: true } : n,
+      ),
       shards: 3,
       kind: 'move',
       moves: 4096,

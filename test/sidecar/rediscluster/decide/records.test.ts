@@ -20,13 +20,44 @@ test('role label and node record: written on change, figures at most once a minu
   assert.deepEqual(written.slots, [[0, 5461]]);
   assert.equal(written.linkUp, true);
 
-  const withRecord = (usedMemory: number, keys: number, role = 'master') => ({ ...master, roleLabel: role, record: { ...written, usedMemory, keys } });
-  const cases: Array<{ name: string; pod: ReturnType<typeof withRecord>; now: number; role?: string; rewrite: boolean }> = [
+  const withRecord = (usedMemory: number, keys: number, role = 'master') => ({
+    ...master,
+    roleLabel: role,
+    record: { ...written, usedMemory, keys },
+  });
+  const cases: Array<{
+    name: string;
+    pod: ReturnType<typeof withRecord>;
+    now: number;
+    role?: string;
+    rewrite: boolean;
+  }> = [
     { name: 'as written: nothing', pod: withRecord(1_000_000, 10), now: T0 + 120_000, rewrite: false },
-    { name: 'memory moved 3% two minutes later: nothing', pod: withRecord(970_000, 10), now: T0 + 120_000, rewrite: false },
-    { name: 'keys moved 50% ten seconds later: not yet', pod: withRecord(1_000_000, 20), now: T0 + 10_000, rewrite: false },
-    { name: 'keys moved 50% a minute later: rewritten', pod: withRecord(1_000_000, 20), now: T0 + 60_000, rewrite: true },
-    { name: 'the label says replica: only the label is set', pod: withRecord(1_000_000, 10, 'replica'), now: T0 + 1000, role: 'master', rewrite: false },
+    {
+      name: 'memory moved 3% two minutes later: nothing',
+      pod: withRecord(970_000, 10),
+      now: T0 + 120_000,
+      rewrite: false,
+    },
+    {
+      name: 'keys moved 50% ten seconds later: not yet',
+      pod: withRecord(1_000_000, 20),
+      now: T0 + 10_000,
+      rewrite: false,
+    },
+    {
+      name: 'keys moved 50% a minute later: rewritten',
+      pod: withRecord(1_000_000, 20),
+      now: T0 + 60_000,
+      rewrite: true,
+    },
+    {
+      name: 'the label says replica: only the label is set',
+      pod: withRecord(1_000_000, 10, 'replica'),
+      now: T0 + 1000,
+      role: 'master',
+      rewrite: false,
+    },
   ];
   for (const c of cases) {
     await t.test(c.name, () => {
@@ -37,34 +68,49 @@ test('role label and node record: written on change, figures at most once a minu
   }
   await t.test('slots changed: rewritten at once', () => {
     const moved = world(healthy(3, [[[0, 5000]], [[5001, 10922]], [[10923, 16383]]]));
-    const w = decideRecord(buildTopology(moved), { ...moved.find((p) => p.name === 'c-shard-0-0')!, roleLabel: 'master', record: written }, T0 + 1000);
+    const w = decideRecord(
+      buildTopology(moved),
+      { ...moved.find((p) => p.name === 'c-shard-0-0')!, roleLabel: 'master', record: written },
+      T0 + 1000,
+    );
     assert.deepEqual(readClusterNodeRecord(w?.record)?.slots, [[0, 5000]]);
   });
   await t.test("a pod whose node does not answer: the cluster's view of it, link down, last figures kept", () => {
     const silent = world(healthy(3, THREE).map((n) => (n.id === id('m0') ? { ...n, silent: true, fail: true } : n)));
-    const pod = { ...silent.find((p) => p.name === 'c-shard-0-0')!, roleLabel: 'master', record: { ...written, keys: 77 } };
+    const pod = {
+      ...silent.find((p) => p.name === 'c-shard-0-0')!,
+      roleLabel: 'master',
+      record: { ...written, keys: 77 },
+    };
     const w = decideRecord(buildTopology(silent), pod, T0 + 1000);
     const r = readClusterNodeRecord(w?.record)!;
     assert.equal(r.linkUp, false);
     assert.equal(r.keys, 77);
     assert.equal(r.role, 'master');
   });
-  await t.test('a failed master whose slots its replica took over: labelled replica while it is down, one master label per shard', () => {
-    const nodes = healthy(3, THREE).map((n) =>
-      n.id === id('m0') ? { ...n, silent: true, fail: true, slots: [] } : n.id === id('r0') ? { ...n, role: 'master' as const, slots: THREE[0]!, epoch: 9 } : n,
-    );
-    const after = world(nodes);
-    const topology = buildTopology(after);
-    const dead = { ...after.find((p) => p.name === 'c-shard-0-0')!, roleLabel: 'master', record: written };
-    const w = decideRecord(topology, dead, T0 + 1000)!;
-    assert.equal(w.role, 'replica');
-    const r = readClusterNodeRecord(w.record)!;
-    assert.equal(r.role, 'replica');
-    assert.deepEqual(r.slots, []);
-    assert.equal(r.linkUp, false);
-    const promoted = { ...after.find((p) => p.name === 'c-shard-0-1')!, roleLabel: 'replica' };
-    assert.equal(decideRecord(topology, promoted, T0 + 1000)?.role, 'master');
-  });
+  await t.test(
+    'a failed master whose slots its replica took over: labelled replica while it is down, one master label per shard',
+    () => {
+      const nodes = healthy(3, THREE).map((n) =>
+        n.id === id('m0')
+          ? { ...n, silent: true, fail: true, slots: [] }
+          : n.id === id('r0')
+            ? { ...n, role: 'master' as const, slots: THREE[0]!, epoch: 9 }
+            : n,
+      );
+      const after = world(nodes);
+      const topology = buildTopology(after);
+      const dead = { ...after.find((p) => p.name === 'c-shard-0-0')!, roleLabel: 'master', record: written };
+      const w = decideRecord(topology, dead, T0 + 1000)!;
+      assert.equal(w.role, 'replica');
+      const r = readClusterNodeRecord(w.record)!;
+      assert.equal(r.role, 'replica');
+      assert.deepEqual(r.slots, []);
+      assert.equal(r.linkUp, false);
+      const promoted = { ...after.find((p) => p.name === 'c-shard-0-1')!, roleLabel: 'replica' };
+      assert.equal(decideRecord(topology, promoted, T0 + 1000)?.role, 'master');
+    },
+  );
 });
 
 test('parsing what Redis 7.0 answers', () => {
@@ -95,7 +141,16 @@ test('parsing what Redis 7.0 answers', () => {
     '# Replication\r\nrole:slave\r\nmaster_link_status:up\r\nmaster_sync_in_progress:0\r\nslave_repl_offset:4242\r\n# Memory\r\nused_memory:2048\r\nmaxmemory:1048576\r\n# Keyspace\r\ndb0:keys=12,expires=0,avg_ttl=0\r\n',
     'cluster_state:ok\r\ncluster_slots_assigned:16384\r\n',
   );
-  assert.deepEqual(info, { role: 'replica', linkUp: true, syncing: false, offset: 4242, usedMemory: 2048, maxMemory: 1048576, keys: 12, clusterOk: true });
+  assert.deepEqual(info, {
+    role: 'replica',
+    linkUp: true,
+    syncing: false,
+    offset: 4242,
+    usedMemory: 2048,
+    maxMemory: 1048576,
+    keys: 12,
+    clusterOk: true,
+  });
   assert.equal(
     clusterNodeRecord(
       readClusterNodeRecord(

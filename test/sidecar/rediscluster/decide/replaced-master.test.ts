@@ -11,7 +11,8 @@ import { healthy, id, SPEC3, world, type NodeSpec } from './fixtures.ts';
 
 const NO_MEMORY = { failingSince: new Map(), forcedAt: new Map(), lastKeys: new Map() };
 const SPEC4 = { ...SPEC3, shards: 4 };
-const round = (pods: PodObservation[]) => planRound({ pods, spec: SPEC4, remembered: new Map(), failover: NO_MEMORY, now: 100_000 });
+const round = (pods: PodObservation[]) =>
+  planRound({ pods, spec: SPEC4, remembered: new Map(), failover: NO_MEMORY, now: 100_000 });
 const moves = (steps: ClusterStep[]) => steps.flatMap((s) => (s.kind === 'move' ? [s] : []));
 
 /** Four shards; shard 3's master m3 restarted after its replica r3 was promoted (epoch 9 over m3's 4). */
@@ -25,18 +26,27 @@ function restarted(m3: Partial<NodeSpec>, r3: Partial<NodeSpec> = {}): NodeSpec[
 }
 
 test('a slot left migrating to a master that restarted after its replica replaced it', async (t) => {
-  const open = (nodes: NodeSpec[]) => nodes.map((n) => (n.id === id('m0') ? { ...n, migrating: [[100, id('m3')]] as Array<[number, string]> } : n));
-  await t.test('is finished towards the replica that replaced it, not towards the node that answers as a master', () => {
-    const p = round(world(open(restarted({ importing: [[100, id('m0')]] }))));
-    const m = moves(p.steps);
-    assert.deepEqual(
-      m.map((s) => `${s.slot} ${s.from} -> ${s.to}`),
-      ['100 c-shard-0-0 -> c-shard-3-1'],
-    );
-    assert.match(m[0]!.reason, /left migrating to c-shard-3-0, which restarted after it was replaced: finished towards c-shard-3-1/);
-  });
+  const open = (nodes: NodeSpec[]) =>
+    nodes.map((n) => (n.id === id('m0') ? { ...n, migrating: [[100, id('m3')]] as Array<[number, string]> } : n));
+  await t.test(
+    'is finished towards the replica that replaced it, not towards the node that answers as a master',
+    () => {
+      const p = round(world(open(restarted({ importing: [[100, id('m0')]] }))));
+      const m = moves(p.steps);
+      assert.deepEqual(
+        m.map((s) => `${s.slot} ${s.from} -> ${s.to}`),
+        ['100 c-shard-0-0 -> c-shard-3-1'],
+      );
+      assert.match(
+        m[0]!.reason,
+        /left migrating to c-shard-3-0, which restarted after it was replaced: finished towards c-shard-3-1/,
+      );
+    },
+  );
   await t.test('while that master still serves its shard (nobody replaced it): finished towards it', () => {
-    const nodes = open(restarted({ importing: [[100, id('m0')]], epoch: 10 }, { role: 'replica', master: id('m3'), slots: [] }));
+    const nodes = open(
+      restarted({ importing: [[100, id('m0')]], epoch: 10 }, { role: 'replica', master: id('m3'), slots: [] }),
+    );
     assert.deepEqual(
       moves(round(world(nodes)).steps).map((s) => `${s.slot} ${s.from} -> ${s.to}`),
       ['100 c-shard-0-0 -> c-shard-3-0'],
@@ -48,7 +58,8 @@ test('a shard served by two masters is merged into the one serving most of its s
   // m3 was given slot 12288 after r3 replaced it: its epoch (10) beats r3's (9) for that slot.
   const split = (m3: Partial<NodeSpec> = {}, r3: Partial<NodeSpec> = {}) =>
     restarted({ slots: [[12288, 12288]], epoch: 10, keys: 5, ...m3 }, { slots: [[12289, 16383]], ...r3 });
-  const merges = (steps: ClusterStep[]) => moves(steps).map((s) => `${s.slot} ${s.from} -> ${s.to}${s.quiet ? ' quiet' : ''}`);
+  const merges = (steps: ClusterStep[]) =>
+    moves(steps).map((s) => `${s.slot} ${s.from} -> ${s.to}${s.quiet ? ' quiet' : ''}`);
   const holds = (nodes: NodeSpec[]) => round(world(nodes)).holds.filter((h) => h.key.startsWith('split/'));
   await t.test('its slot moves live to that master, quietly: one Warning tells the whole', () => {
     const p = round(world(split()));
@@ -71,10 +82,20 @@ test('a shard served by two masters is merged into the one serving most of its s
   const waits: Array<{ name: string; nodes: NodeSpec[]; why: RegExp }> = [
     {
       name: 'a slot open elsewhere',
-      nodes: split().map((n) => (n.id === id('m0') ? { ...n, migrating: [[100, id('m1')]] } : n.id === id('m1') ? { ...n, importing: [[100, id('m0')]] } : n)),
+      nodes: split().map((n) =>
+        n.id === id('m0')
+          ? { ...n, migrating: [[100, id('m1')]] }
+          : n.id === id('m1')
+            ? { ...n, importing: [[100, id('m0')]] }
+            : n,
+      ),
       why: /merged once no slot is open/,
     },
-    { name: 'the two do not know each other yet', nodes: split({ unknown: [id('r3')] }), why: /merged once they know each other/ },
+    {
+      name: 'the two do not know each other yet',
+      nodes: split({ unknown: [id('r3')] }),
+      why: /merged once they know each other/,
+    },
   ];
   for (const c of waits) {
     await t.test(`${c.name}: told, nothing merged yet`, () => {

@@ -17,7 +17,8 @@ function recorder(o: { conflictOn?: string } = {}) {
     ref: { namespace: 'default', name: 'c' },
     kube: {
       patchClusterAnnotations: async (_ref, annotations, resourceVersion) => {
-        if (o.conflictOn !== undefined && resourceVersion === o.conflictOn) throw Object.assign(new Error('Conflict'), { code: 409 });
+        if (o.conflictOn !== undefined && resourceVersion === o.conflictOn)
+          throw Object.assign(new Error('Conflict'), { code: 409 });
         patches.push(annotations[RESHARD_ANNOTATION]!);
         preconditions.push(resourceVersion);
       },
@@ -152,14 +153,25 @@ test('balanced with no Done record for the count: Done written once, quietly (th
 
 test("an instance that finds another's Running record and must wait says why, once per reason, keeping the progress", async () => {
   const x = recorder();
-  const running = { from: 3, to: 4, state: 'Running' as const, moved: 700, total: 4096, at: '2026-01-01T00:00:00.000Z', why: '' };
+  const running = {
+    from: 3,
+    to: 4,
+    state: 'Running' as const,
+    moved: 700,
+    total: 4096,
+    at: '2026-01-01T00:00:00.000Z',
+    why: '',
+  };
   x.r.observe(reshardRecord(running), '50');
   const wait = (reason: string) => ({ kind: 'wait' as const, from: 4, to: 4, reason });
   assert.equal(await x.r.decided(wait("shard 3's master c-shard-3-1 has no linked replica yet")), false);
   await x.r.decided(wait("shard 3's master c-shard-3-1 has no linked replica yet"));
   assert.equal(x.patches.length, 1, 'once per reason, even before the informer shows the write');
   const written = readReshardRecord(x.patches[0]);
-  assert.deepEqual({ ...written, at: undefined }, { ...running, at: undefined, why: "waiting: shard 3's master c-shard-3-1 has no linked replica yet" });
+  assert.deepEqual(
+    { ...written, at: undefined },
+    { ...running, at: undefined, why: "waiting: shard 3's master c-shard-3-1 has no linked replica yet" },
+  );
   await x.r.decided(wait('1 slot(s) are open'));
   assert.equal(readReshardRecord(x.patches[1])?.why, 'waiting: 1 slot(s) are open');
   x.r.observe(reshardRecord({ ...running, to: 5 }));

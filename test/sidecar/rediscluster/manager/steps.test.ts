@@ -10,23 +10,45 @@ import { FailurePolicy } from '../../../../src/sidecar/core/failure-policy.ts';
 import type { Topology } from '../../../../src/sidecar/rediscluster/decide/topology.ts';
 import type { ClusterStep } from '../../../../src/sidecar/rediscluster/decide/types.ts';
 import type { EventToSend } from '../../../../src/sidecar/rediscluster/manager/types.ts';
-import { applyRedisClusterSteps, redisClusterStepKey, type RedisClusterExecutorContext } from '../../../../src/sidecar/rediscluster/manager/steps.ts';
+import {
+  applyRedisClusterSteps,
+  redisClusterStepKey,
+  type RedisClusterExecutorContext,
+} from '../../../../src/sidecar/rediscluster/manager/steps.ts';
 
 const PODS = ['c-0', 'c-1', 'c-2'];
-const topology = { byId: new Map(PODS.map((name, i) => [`id${i}`, { name, ip: `10.0.0.${i}` }])), nodes: new Map() } as unknown as Topology;
+const topology = {
+  byId: new Map(PODS.map((name, i) => [`id${i}`, { name, ip: `10.0.0.${i}` }])),
+  nodes: new Map(),
+} as unknown as Topology;
 
-const meet = (pod: string): ClusterStep => ({ kind: 'meet', pod, ip: '10.0.0.9', target: 'c-9', reason: `meet ${pod}` });
+const meet = (pod: string): ClusterStep => ({
+  kind: 'meet',
+  pod,
+  ip: '10.0.0.9',
+  target: 'c-9',
+  reason: `meet ${pod}`,
+});
 const replicate = (pod: string): ClusterStep => ({ kind: 'replicate', pod, masterId: 'id0', reason: `attach ${pod}` });
 const failover = (pod: string): ClusterStep => ({ kind: 'failover', pod, failedId: 'id0', reason: `force ${pod}` });
 /** A move whose ends have no address in the topology: it fails before any Redis call. */
-const move = (slot: number): ClusterStep => ({ kind: 'move', slot, from: 'gone-a', to: 'gone-b', cold: false, reason: `move ${slot}` });
+const move = (slot: number): ClusterStep => ({
+  kind: 'move',
+  slot,
+  from: 'gone-a',
+  to: 'gone-b',
+  cold: false,
+  reason: `move ${slot}`,
+});
 
 function setup(failing: Set<string>) {
   const calls: string[] = [];
   const answer = async (what: string, ip: string) => {
     const pod = PODS[Number(ip.split('.')[3])]!;
     calls.push(`${what} ${pod}`);
-    return failing.has(pod) ? { ok: false as const, error: { kind: 'timeout' as const, message: 'no answer' } } : { ok: true as const, value: 'OK' };
+    return failing.has(pod)
+      ? { ok: false as const, error: { kind: 'timeout' as const, message: 'no answer' } }
+      : { ok: true as const, value: 'OK' };
   };
   const redis = {
     meet: (ip: string) => answer('meet', ip),
@@ -38,7 +60,11 @@ function setup(failing: Set<string>) {
   const lines: Array<Record<string, unknown>> = [];
   const counted = { moved: 0, forced: 0 };
   let now = 0;
-  const policy = new FailurePolicy(redisClusterStepKey, { initialBackoffMs: 100, maxTemporaryBackoffMs: 1000, permanentBackoffMs: 30_000 });
+  const policy = new FailurePolicy(redisClusterStepKey, {
+    initialBackoffMs: 100,
+    maxTemporaryBackoffMs: 1000,
+    permanentBackoffMs: 30_000,
+  });
   const ctx: RedisClusterExecutorContext = {
     redis,
     topology,
@@ -93,7 +119,13 @@ test('StepFailed goes out at the third failure in a row, once; the step backs of
     await applyRedisClusterSteps(w.ctx, [replicate('c-1')]);
   }
   assert.equal(w.calls.length, 12, 'each round after the back-off ran out');
-  assert.deepEqual(w.events, [{ type: 'Warning', reason: 'StepFailed', message: 'attach c-1: failing (CLUSTER REPLICATE: no answer); retried with back-off' }]);
+  assert.deepEqual(w.events, [
+    {
+      type: 'Warning',
+      reason: 'StepFailed',
+      message: 'attach c-1: failing (CLUSTER REPLICATE: no answer); retried with back-off',
+    },
+  ]);
   assert.equal(w.lines.filter((l) => l['msg'] === 'cluster step failed').length, 1, 'one line per episode');
 });
 
