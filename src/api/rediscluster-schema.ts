@@ -9,18 +9,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { BackupStatus, ScheduledBackupSpec } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
-import {
-  Condition,
-  ConfigSpec,
-  ImageFields,
-  PersistenceSpec,
-  RESERVED_CONFIG_KEYS,
-  ResourceRequirements,
-  Toleration,
-  VERSION_PATTERN,
-  VERSION_VALIDATIONS,
-} from './schema.ts';
+import { ConfigSpec, ImageFields, RESERVED_CONFIG_KEYS, VERSION_PATTERN, VERSION_VALIDATIONS } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
+import { Condition } from './status-schema.ts';
+import { PersistenceSpec, ResourceRequirements, Toleration } from './workload-schema.ts';
 import { StringEnum, StringMap } from './typebox-helpers.ts';
 
 /** Redis Cluster's hash slots. */

@@ -3,22 +3,30 @@
 // Invariants: every property has a description (kubectl explain), defaults live here and only
 // here, and the emitted JSON is a structural schema a real API server accepts: no $ref, no
 // anyOf of consts, no patternProperties (maps are `additionalProperties`), enums as `enum`.
+// The spec's self-contained parts live in siblings (security, backup, monitoring, workload) and
+// the status in status-schema.ts; they are re-exported here so callers import one module.
 import { Type, type Static } from '@sinclair/typebox';
 import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
-import { BackupSpec, BackupStatus, RestoreSpec, RestoreStatus } from './backup-schema.ts';
-import { Quantity, QUANTITY_PATTERN, StringEnum, StringMap } from './typebox-helpers.ts';
+import { BackupSpec, RestoreSpec } from './backup-schema.ts';
+import { StringEnum, StringMap } from './typebox-helpers.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { allowedDirectives, allowListValidation, type ConfigKind } from './config-allow.ts';
 import { CONFIG_VALUE_PATTERN, NO_CONTROL_OR_SPACE_PATTERN } from './text.ts';
+import { FailoverSpec, PersistenceSpec, ResourceRequirements, Toleration } from './workload-schema.ts';
+import type { RedisStatus } from './status-schema.ts';
 
 export { BackupResult, BackupSpec, BackupStatus, BackupStorage, RestoreSpec, RestoreStatus } from './backup-schema.ts';
 export { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
 export { AlertSpec, MonitoringSpec } from './monitoring-schema.ts';
 export { QUANTITY_PATTERN } from './typebox-helpers.ts';
-
-/** Cron forms we can express as Redis `save <seconds> 1` rules; anything else is refused up front. */
-export const RDB_SCHEDULE_PATTERN =
-  '^(\\*/([1-9]|[1-5][0-9]) \\* \\* \\* \\*|0 \\*/([1-9]|1[0-9]|2[0-3]) \\* \\* \\*|0 \\* \\* \\* \\*|0 0 \\* \\* \\*|@hourly|@daily)$';
+export {
+  FailoverSpec,
+  PersistenceSpec,
+  RDB_SCHEDULE_PATTERN,
+  ResourceRequirements,
+  Toleration,
+} from './workload-schema.ts';
+export { Condition, RedisStatus } from './status-schema.ts';
 
 /** The form of a version (major.minor[.patch][-suffix]); which ones are supported is SUPPORTED_VERSION_RULE's. */
 export const VERSION_PATTERN = '^[0-9]+\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z]([0-9A-Za-z.]*[0-9A-Za-z])?)?$';
@@ -84,118 +92,6 @@ export const RESERVED_CONFIG_KEYS = [
   'unixsocket',
   'tls-port',
 ] as const;
-
-export const ResourceRequirements = Type.Object(
-  {
-    requests: Type.Optional(
-      StringMap(Quantity, 'Minimum resources per Redis container, for example memory: 256Mi, cpu: 100m.'),
-    ),
-    limits: Type.Optional(
-      StringMap(
-        Quantity,
-        'Maximum resources per Redis container. Set a memory limit: Redis maxmemory is derived from it.',
-      ),
-    ),
-  },
-  { description: 'CPU and memory for each Redis container (master and replicas alike).', default: {} },
-);
-
-export const Toleration = Type.Object(
-  {
-    key: Type.Optional(Type.String({ description: 'Taint key the toleration applies to; empty matches all keys.' })),
-    operator: Type.Optional(
-      StringEnum(['Exists', 'Equal'] as const, { description: 'Exists or Equal (default Equal).' }),
-    ),
-    value: Type.Optional(Type.String({ description: 'Taint value the toleration matches (with operator Equal).' })),
-    effect: Type.Optional(
-      StringEnum(['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const, {
-        description: 'Taint effect to match; empty matches all effects.',
-      }),
-    ),
-    tolerationSeconds: Type.Optional(
-      Type.Integer({ description: 'For NoExecute: how long the pod stays bound after the taint appears.' }),
-    ),
-  },
-  { description: 'A Kubernetes toleration, copied onto every Redis pod.' },
-);
-
-export const PersistenceSpec = Type.Object(
-  {
-    enableRdb: Type.Boolean({ default: true, description: 'Write RDB snapshots to the data volume on rdbSchedule.' }),
-    rdbSchedule: Type.String({
-      default: '*/15 * * * *',
-      pattern: RDB_SCHEDULE_PATTERN,
-      description:
-        'When to snapshot, as cron: "*/N * * * *" (every N minutes), "0 */N * * *" (every N hours), "0 * * * *" / @hourly, "0 0 * * *" / @daily. Becomes a Redis `save <seconds> 1` rule: a snapshot at that interval when anything changed.',
-    }),
-    enableAof: Type.Boolean({
-      default: false,
-      description:
-        'Append-only file with appendfsync everysec: at most about one second of writes lost on a crash of every pod at once.',
-    }),
-    size: Type.String({
-      default: '1Gi',
-      pattern: QUANTITY_PATTERN,
-      description: "Size of each pod's data volume. Can grow (when the storage class allows expansion), never shrink.",
-    }),
-    storageClassName: Type.Optional(
-      Type.String({
-        description: 'Storage class of the data volumes; the cluster default when unset. Cannot change after creation.',
-      }),
-    ),
-    whenDeleted: StringEnum(['Retain', 'Delete'] as const, {
-      default: 'Retain',
-      description:
-        'What happens to the data volumes when the Redis is deleted: Retain keeps them (the default: deleting a resource should not delete data), Delete removes them.',
-    }),
-  },
-  {
-    default: {},
-    description:
-      'Durability. Data volumes (PersistentVolumeClaims) are created when RDB or AOF is enabled; otherwise data lives in an emptyDir and Redis is a cache.',
-    'x-kubernetes-validations': [
-      {
-        rule: 'has(self.storageClassName) == has(oldSelf.storageClassName) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName)',
-        message: 'persistence.storageClassName cannot change after creation',
-      },
-      {
-        rule: 'quantity(self.size).compareTo(quantity(oldSelf.size)) >= 0',
-        message: 'persistence.size cannot shrink',
-      },
-      {
-        rule: '(self.enableRdb || self.enableAof) == (oldSelf.enableRdb || oldSelf.enableAof)',
-        message:
-          "persistence cannot be switched on or off after creation (turning both enableRdb and enableAof off, or one on from none): the StatefulSets' volume claims are immutable",
-      },
-    ],
-  },
-);
-
-export const FailoverSpec = Type.Object(
-  {
-    downAfterMilliseconds: Type.Integer({
-      default: 1000,
-      minimum: 200,
-      maximum: 60000,
-      description:
-        'How long the master must fail to answer before a failover, and then only if the replicas or the Kubernetes API agree that it is down.',
-    }),
-    minReplicasToWrite: Type.Integer({
-      default: 1,
-      minimum: 0,
-      maximum: 15,
-      description:
-        'Fencing: the master refuses writes unless this many replicas acknowledge within minReplicasMaxLagSeconds (capped at spec.replicas). 0 turns fencing off.',
-    }),
-    minReplicasMaxLagSeconds: Type.Integer({
-      default: 5,
-      minimum: 1,
-      maximum: 60,
-      description: 'Seconds of replica silence after which the master stops counting it for minReplicasToWrite.',
-    }),
-  },
-  { default: {}, description: 'Failure detection and write fencing.' },
-);
 
 /** The version's CEL rules, the same on a Redis and a RedisCluster. */
 export const VERSION_VALIDATIONS = [
@@ -335,122 +231,7 @@ export const RedisSpec = Type.Object(
   },
 );
 
-export const Condition = Type.Object(
-  {
-    type: Type.String({
-      description:
-        'Condition type: Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated or BackupHealthy (with spec.backup).',
-    }),
-    status: StringEnum(['True', 'False', 'Unknown'] as const, { description: 'True, False or Unknown.' }),
-    reason: Type.String({ description: 'One CamelCase word saying why.' }),
-    message: Type.String({ description: 'What a human needs to know.' }),
-    lastTransitionTime: Type.Optional(
-      Type.String({
-        description:
-          'When the condition last changed, taken from what was observed (never a clock read in the hook); may be absent.',
-      }),
-    ),
-  },
-  { description: 'A standard Kubernetes condition.' },
-);
-
-export const RedisStatus = Type.Object(
-  {
-    phase: Type.Optional(
-      StringEnum(['Pending', 'Running', 'Failed', 'Hibernated'] as const, {
-        description:
-          'Running while exactly one master pod is Ready (replica health is in the ReplicasInSync condition); Pending otherwise; Failed when the spec is invalid (see the SpecValid condition); Hibernated while spec.hibernate is true (the Hibernated condition says whether every pod has stopped).',
-      }),
-    ),
-    masterStatus: Type.Optional(
-      Type.String({ description: 'Ready, NotReady or None (no pod is labelled master yet).' }),
-    ),
-    master: Type.Optional(Type.String({ description: 'Name of the pod that is master now (it moves on failover).' })),
-    masterIP: Type.Optional(Type.String({ description: 'Pod IP of the master.' })),
-    replicaStatus: Type.Optional(
-      StringMap(Type.String(), 'Per replica pod: Ready, Syncing (link to the master down) or NotReady.'),
-    ),
-    readyReplicas: Type.Optional(Type.Integer({ description: 'Replica pods that are Ready (linked to the master).' })),
-    replicas: Type.Optional(Type.Integer({ description: 'Replica pods that exist (for the scale subresource).' })),
-    summary: Type.Optional(
-      Type.Object(
-        {
-          replicas: Type.String({
-            description:
-              'Replica pods Ready and linked to the master, of those wanted (spec.replicas; 0 while hibernating), as "2/3": the REPLICAS column.',
-          }),
-        },
-        {
-          description:
-            'Figures written for `kubectl get redis` to print (a printer column reads one field, so ready/desired is one string).',
-        },
-      ),
-    ),
-    selector: Type.Optional(
-      Type.String({ description: 'Label selector of the pods (for the scale subresource and HPAs).' }),
-    ),
-    rollout: Type.Optional(
-      Type.Object(
-        {
-          updatedPods: Type.Array(Type.String({ description: 'A pod name.' }), {
-            description: "Pods running the current pod template (their StatefulSet's update revision).",
-          }),
-          stalePods: Type.Array(Type.String({ description: 'A pod name.' }), {
-            description:
-              'Pods still running an older template; the sidecar replaces them one at a time, the master last.',
-          }),
-        },
-        {
-          description:
-            'Progress of a rolling update (version, image, resources or a static config directive changed). The Updated condition says what it waits for.',
-        },
-      ),
-    ),
-    switchover: Type.Optional(
-      Type.String({
-        description:
-          'Outcome of the last on-demand switchover request, as the sidecar recorded it (annotation redis.example.com/switchover-status).',
-      }),
-    ),
-    backup: Type.Optional(BackupStatus),
-    restore: Type.Optional(RestoreStatus),
-    secrets: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ description: 'The Secret name.' }),
-            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the sidecar last read it." }),
-          },
-          { description: 'One Secret this Redis uses.' },
-        ),
-        {
-          description:
-            'The Secrets this Redis uses that exist (passwords, application users, TLS, S3 credentials), sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
-          'x-kubernetes-list-type': 'map',
-          'x-kubernetes-list-map-keys': ['name'],
-        },
-      ),
-    ),
-    conditions: Type.Optional(
-      Type.Array(Condition, {
-        description:
-          'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['type'],
-      }),
-    ),
-    observedGeneration: Type.Optional(
-      Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' }),
-    ),
-  },
-  { description: 'What the operator observed. Computed from the children and pods only.' },
-);
-
 export type RedisSpec = Static<typeof RedisSpec>;
-export type RedisStatus = Static<typeof RedisStatus>;
-export type Condition = Static<typeof Condition>;
-export type PersistenceSpec = Static<typeof PersistenceSpec>;
-export type FailoverSpec = Static<typeof FailoverSpec>;
 
 export interface ObjectMeta {
   name: string;
