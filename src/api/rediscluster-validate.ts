@@ -7,19 +7,16 @@ import { MAX_REDIS_CLUSTER_NAME_LENGTH } from './rediscluster-names.ts';
 import { nestingProblem } from './depth.ts';
 import { RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './rediscluster-schema.ts';
 import { SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE } from './schema.ts';
+import { compileSpecSchema, printableFields, schemaProblems, type SpecProblem } from './validate.ts';
 import {
   backupProblems,
-  compileSpecSchema,
   configProblems,
   directiveProblems,
   monitoringProblems,
   nameProblems,
   nodeSelectorProblems,
   podTemplateProblems,
-  printableFields,
-  schemaProblems,
-  type SpecProblem,
-} from './validate.ts';
+} from './validate-fields.ts';
 
 const validateRedisClusterSchema = compileSpecSchema<RedisClusterSpecT>(RedisClusterSpec);
 
