@@ -1,5 +1,5 @@
 // The Redis side of the replication manager: probe a node, re-point it, promote it, set its
-// fencing, switch the master over on purpose. Owns all Redis I/O; decides nothing.
+// fencing, switch the master over on purpose (switchover.ts). Owns all Redis I/O; decides nothing.
 // Invariants: no method throws for a Redis or network failure: each returns a result carrying a
 // classified error (see errors.ts) and the time it took; every call is bounded by the pool's
 // connect + command timeouts (switchover by its own deadline).
@@ -9,10 +9,11 @@ import type { Redis } from 'ioredis';
 import { DYNAMIC_DIRECTIVES } from '../../../api/config-directives.ts';
 import { passwordHash } from '../../../api/users.ts';
 import { classifyError } from './errors.ts';
-import { parseConfigReply, parseFacts, parseInfoFields, parseReplication } from './info.ts';
+import { parseConfigReply, parseFacts } from './info.ts';
 import { RedisPool, type PoolOptions } from './pool.ts';
+import { switchover, type SwitchoverOptions, type SwitchoverResult } from './switchover.ts';
 import { servedFingerprint } from './tls.ts';
-import type { ActionResult, Endpoint, ProbeResult, RedisFailure, ReplicationInfo } from './types.ts';
+import type { ActionResult, Endpoint, ProbeResult, RedisFailure } from './types.ts';
 
 /** The settings the manager keeps right on a master (fencing). */
 export const MANAGED_CONFIG = ['replica-priority', 'min-replicas-to-write', 'min-replicas-max-lag'] as const;
@@ -23,19 +24,6 @@ export const MANAGED_CONFIG = ['replica-priority', 'min-replicas-to-write', 'min
  * there the command is refused and the probe goes on without any of them (see probe()).
  */
 export const PROBED_CONFIG: readonly string[] = [...MANAGED_CONFIG, ...DYNAMIC_DIRECTIVES.map((d) => d.name)];
-
-export type SwitchoverMethod = 'failover-command' | 'pause-and-promote';
-
-export interface SwitchoverOptions {
-  /** Whole-operation deadline; writes on the old master are paused at most this long. Default 2000. */
-  timeoutMs?: number;
-  method?: SwitchoverMethod;
-}
-
-/** demoted false: the target is master, but the old master missed REPLICAOF (it may be going away). */
-export type SwitchoverResult =
-  | { ok: true; method: SwitchoverMethod; ms: number; offset: number; demoted: boolean }
-  | { ok: false; method: SwitchoverMethod; ms: number; phase: string; error: RedisFailure };
 
 export type RoleResult =
   | {
@@ -55,8 +43,6 @@ function passwordsOf(reply: unknown): string[] | null {
   const value: unknown = i >= 0 ? reply[i + 1] : [];
   return Array.isArray(value) ? value.map(String).sort() : [];
 }
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export class RedisAdapter {
   readonly pool: RedisPool;
@@ -246,11 +232,7 @@ export class RedisAdapter {
    * On failure writes are unpaused (or FAILOVER ABORTed) and `from` stays master when possible.
    */
   async switchover(from: Endpoint, to: Endpoint, options: SwitchoverOptions = {}): Promise<SwitchoverResult> {
-    const method = options.method ?? 'pause-and-promote';
-    const timeoutMs = options.timeoutMs ?? 2000;
-    return method === 'failover-command'
-      ? this.#failoverCommand(from, to, timeoutMs)
-      : this.#pauseAndPromote(from, to, timeoutMs);
+    return switchover(this.pool, from, to, options);
   }
 
   /** Closes connections to addresses not in `keep` (pods that went away or changed IP). */
@@ -273,136 +255,6 @@ export class RedisAdapter {
       return { ok: true, latencyMs: performance.now() - started };
     } catch (err) {
       return { ok: false, error: classifyError(err), latencyMs: performance.now() - started };
-    }
-  }
-
-  async #replication(endpoint: Endpoint): Promise<ReplicationInfo> {
-    const text = await this.pool.run(endpoint, (c) => c.call('INFO', 'replication'));
-    return parseReplication(parseInfoFields(String(text)));
-  }
-
-  async #pauseAndPromote(from: Endpoint, to: Endpoint, timeoutMs: number): Promise<SwitchoverResult> {
-    const method = 'pause-and-promote' as const;
-    const started = performance.now();
-    const elapsed = () => performance.now() - started;
-    const fail = (phase: string, err: unknown): SwitchoverResult => ({
-      ok: false,
-      method,
-      ms: elapsed(),
-      phase,
-      error: classifyError(err),
-    });
-    let paused = false;
-    try {
-      const before = await this.#replication(to);
-      if (
-        before.role !== 'replica' ||
-        before.masterHost !== from.host ||
-        before.masterPort !== from.port ||
-        before.masterLinkStatus !== 'up'
-      ) {
-        return fail(
-          'check',
-          new Error(`target ${to.host}:${to.port} is not a linked replica of ${from.host}:${from.port}`),
-        );
-      }
-      // The pause bounds itself server-side, so a crash of ours cannot leave writes paused.
-      await this.pool.run(from, (c) => c.call('CLIENT', 'PAUSE', String(timeoutMs), 'WRITE'));
-      paused = true;
-      const target = (await this.#replication(from)).masterReplOffset;
-      // WAIT makes the master ask for an ACK now instead of at the replica's next 1 s report.
-      for (;;) {
-        const left = timeoutMs - elapsed();
-        if (left <= 0)
-          return await this.#unpauseAnd(
-            from,
-            fail('catch-up', new Error(`replica did not reach offset ${target} in ${timeoutMs} ms`)),
-          );
-        await this.pool
-          .run(from, (c) => c.call('WAIT', '1', String(Math.max(1, Math.min(20, Math.floor(left))))))
-          .catch(() => 0);
-        const r = await this.#replication(to);
-        if (r.masterReplOffset >= target) break;
-        await sleep(5);
-      }
-      await this.pool.run(to, (c) => c.call('REPLICAOF', 'NO', 'ONE'));
-      // The target is master now, with everything the old one acknowledged (it reached the paused
-      // offset). Failing to demote the old master does not undo that: it is often going away (its
-      // pod is being deleted and Redis is shutting down). Then it stays paused (the pause runs out
-      // on its own, after the labels have moved) and the next rounds demote it if it is still up.
-      const demoted = await this.pool
-        .run(from, (c) => c.call('REPLICAOF', to.host, String(to.port)))
-        .then(
-          () => true,
-          () => false,
-        );
-      if (demoted) await this.pool.run(from, (c) => c.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
-      return { ok: true, method, ms: elapsed(), offset: target, demoted };
-    } catch (err) {
-      const result = fail(paused ? 'promote' : 'pause', err);
-      return paused ? this.#unpauseAnd(from, result) : result;
-    }
-  }
-
-  async #unpauseAnd(from: Endpoint, result: SwitchoverResult): Promise<SwitchoverResult> {
-    await this.pool.run(from, (c) => c.call('CLIENT', 'UNPAUSE')).catch(() => undefined);
-    return result;
-  }
-
-  async #failoverCommand(from: Endpoint, to: Endpoint, timeoutMs: number): Promise<SwitchoverResult> {
-    const method = 'failover-command' as const;
-    const started = performance.now();
-    const elapsed = () => performance.now() - started;
-    const fail = (phase: string, err: unknown): SwitchoverResult => ({
-      ok: false,
-      method,
-      ms: elapsed(),
-      phase,
-      error: classifyError(err),
-    });
-    try {
-      // FAILOVER TO refuses a replica its master does not list as online yet, which after a
-      // diskless sync lasts until the replica's first ACK (up to a second): WAIT asks for it now.
-      for (;;) {
-        const r = await this.#replication(from);
-        if (r.replicas.some((l) => l.ip === to.host && l.port === to.port && l.state === 'online')) break;
-        if (elapsed() > timeoutMs)
-          return fail(
-            'check',
-            new Error(`${from.host}:${from.port} does not list ${to.host}:${to.port} as an online replica`),
-          );
-        await this.pool.run(from, (c) => c.call('WAIT', '1', '20')).catch(() => 0);
-        await sleep(5);
-      }
-    } catch (err) {
-      return fail('check', err);
-    }
-    try {
-      await this.pool.run(from, (c) =>
-        c.call('FAILOVER', 'TO', to.host, String(to.port), 'TIMEOUT', String(timeoutMs)),
-      );
-    } catch (err) {
-      return fail('start', err);
-    }
-    for (;;) {
-      try {
-        const r = await this.#replication(from);
-        if (r.role === 'replica' && r.failoverState === 'no-failover') {
-          const t = await this.#replication(to);
-          if (t.role === 'master')
-            return { ok: true, method, ms: elapsed(), offset: t.masterReplOffset, demoted: true };
-        }
-        if (r.role === 'master' && r.failoverState === 'no-failover' && elapsed() > 50) {
-          return fail('timeout', new Error('FAILOVER ended with the old master still master (timed out or aborted)'));
-        }
-      } catch {
-        // the old master is mid-switch; poll again until the deadline
-      }
-      if (elapsed() > timeoutMs + 1000) {
-        await this.pool.run(from, (c) => c.call('FAILOVER', 'ABORT')).catch(() => undefined);
-        return fail('timeout', new Error(`FAILOVER not finished after ${Math.round(elapsed())} ms`));
-      }
-      await sleep(10);
     }
   }
 }

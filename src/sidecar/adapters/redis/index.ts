@@ -1,6 +1,7 @@
 // The Redis adapter's public surface: the manager imports from here only.
 export { RedisAdapter, MANAGED_CONFIG } from './adapter.ts';
-export type { RoleResult, SwitchoverMethod, SwitchoverOptions, SwitchoverResult } from './adapter.ts';
+export type { RoleResult } from './adapter.ts';
+export type { SwitchoverMethod, SwitchoverOptions, SwitchoverResult } from './switchover.ts';
 export { RedisPool, endpointKey } from './pool.ts';
 export type { PoolOptions } from './pool.ts';
 export { DEFAULT_TIMEOUTS } from './client.ts';

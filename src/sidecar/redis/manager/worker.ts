@@ -1,8 +1,8 @@
 // One Redis resource's worker: its round (observe, plan, apply) on the core loop (core/worker.ts),
 // over the parts that do the work: probes (probes.ts), the credentials (credentials.ts), the steps
-// (steps.ts) and the failure policy (core/failure-policy.ts). Nothing here is shared with another
-// Redis' worker, so a broken or slow Redis (pods that hang, a Secret that is missing) never
-// stalls another.
+// (steps.ts) and the failure policy (core/failure-policy.ts); worker-parts.ts builds the parts.
+// Nothing here is shared with another Redis' worker, so a broken or slow Redis (pods that hang, a
+// Secret that is missing) never stalls another.
 // Invariants:
 // - Only the leader writes: leader.isLeader() is checked right before every Redis write, every
 //   label patch, every Secret creation and every Event. Standbys probe and plan (so a new leader
@@ -34,23 +34,22 @@ import type {
   Step,
 } from '../decide/index.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
-import { RedisAdapter } from '../../adapters/redis/index.ts';
-import { ExporterUser } from '../../core/exporter-user.ts';
+import type { ExporterUser } from '../../core/exporter-user.ts';
 import { EventMemory, isFailover } from './events.ts';
 import { applyRedisSteps, redisStepKey, type StepIO } from './steps.ts';
 import { Worker } from '../../core/worker.ts';
-import type { KubeWriter, RedisWorkerOptions } from './types.ts';
+import type { RedisWorkerOptions } from './types.ts';
 import { FailurePolicy } from '../../core/failure-policy.ts';
-import { RedisCredentials } from './credentials.ts';
+import type { RedisCredentials } from './credentials.ts';
 import { RedisPodSet } from './pod-set.ts';
 import { decideConfig, observation, specView, type PodView } from './pods.ts';
 import { ProbeScheduler } from './probes.ts';
 import { RedisPace } from './pace.ts';
 import { RedisReporter } from './reporter.ts';
-import { createDay2, type Day2 } from './day2-wiring.ts';
-import { SecretReporter } from '../../core/secret-report.ts';
-import type { KubeClient } from '../../adapters/kube/client.ts';
-import { BootstrapWatch, type BootstrapKube } from './bootstrap.ts';
+import type { Day2 } from './day2-wiring.ts';
+import type { SecretReporter } from '../../core/secret-report.ts';
+import type { BootstrapWatch } from './bootstrap.ts';
+import { createWorkerParts } from './worker-parts.ts';
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -132,78 +131,22 @@ export class RedisWorker {
       emit: (e) => this.#worker.event(e),
       now: this.#now,
     });
-    this.#auth = new RedisCredentials({
+    const parts = createWorkerParts({
       ref: this.ref,
-      kube: options.kube,
-      isLeader: () => options.leader.isLeader(),
       log: this.#log,
+      options,
       memory: this.memory,
-      event: (e) => this.#worker.event(e),
-      newAdapter: (username, password) =>
-        new RedisAdapter({
-          username,
-          password,
-          localAddress: options.redisLocalAddress,
-          timeouts: {
-            connectTimeoutMs: options.timing.redisConnectTimeoutMs,
-            commandTimeoutMs: options.timing.redisCommandTimeoutMs,
-          },
-          connectionName: 'redis-operator-sidecar',
-          // The node closed our connection (its process died, most likely): look now.
-          onLost: () => this.#lost(),
-        }),
-      secretRefreshMs: options.timing.secretRefreshMs,
       now: this.#now,
-    });
-    this.#day2 = createDay2({
-      ref: this.ref,
-      log: this.#log,
-      kube: options.kube,
-      statefulSets: options.statefulSets ?? (() => []),
-      isLeader: () => options.leader.isLeader(),
       event: (e) => this.#worker.event(e),
-      now: this.#now,
-      timing: options.timing,
-      applyUsers: (endpoint, users, removed) => this.#auth.adapter.applyUsers(endpoint, users, removed),
-      aclPasswords: (endpoint, users) => this.#auth.adapter.aclPasswords(endpoint, users),
-      clientPassword: () => this.#auth.clientPassword,
+      track: (p) => this.#worker.track(p),
+      lost: () => this.#lost(),
       atRest: () => this.#pace.idle(),
-      tls: {
-        certificate: () => this.#auth.certificate,
-        served: (endpoint) => this.#auth.adapter.servedCertificate(endpoint),
-        reload: (endpoint) => this.#auth.adapter.reloadTls(endpoint),
-      },
-      track: (p) => this.#worker.track(p),
     });
-    this.#exporterUser = new ExporterUser({
-      log: this.#log,
-      isLeader: () => options.leader.isLeader(),
-      password: () => this.#auth.exporterPassword,
-      setUser: (ip, user, args) =>
-        this.#auth.adapter.applyUsers({ host: ip, port: REDIS_PORT }, [{ name: user, args }], []),
-    });
-    // A KubeWriter without these calls (test fakes) reports nothing.
-    const kube = options.kube as KubeWriter & Partial<Pick<KubeClient, 'getSecret' | 'patchRedisAnnotations'>>;
-    this.#secrets = new SecretReporter({
-      ref: this.ref,
-      log: this.#log,
-      isLeader: () => options.leader.isLeader(),
-      now: this.#now,
-      getSecret: kube.getSecret?.bind(kube),
-      patch: kube.patchRedisAnnotations
-        ? (annotations) => kube.patchRedisAnnotations!(this.ref, annotations)
-        : undefined,
-      everyMs: options.timing.secretRefreshMs,
-    });
-    this.#boot = new BootstrapWatch({
-      ref: this.ref,
-      log: this.#log,
-      kube: options.kube as KubeWriter & BootstrapKube,
-      isLeader: () => options.leader.isLeader(),
-      event: (e) => this.#worker.event(e),
-      now: this.#now,
-      track: (p) => this.#worker.track(p),
-    });
+    this.#auth = parts.auth;
+    this.#day2 = parts.day2;
+    this.#exporterUser = parts.exporterUser;
+    this.#secrets = parts.secrets;
+    this.#boot = parts.boot;
     this.#probes = new ProbeScheduler({
       probe: (uid, ip) => this.#auth.probe(uid, { host: ip, port: REDIS_PORT }, () => this.#worker.running),
       active: () => this.#worker.running && this.#auth.known,
