@@ -2,7 +2,7 @@
 // Invariants: every series is per RedisCluster (namespace, rediscluster) and removed when the
 // RedisCluster goes; counters start at 0 so increase() sees the first event. A shard's master
 // changing also counts in the sidecar's redis_operator_failovers_total{redis=<cluster name>}, the
-// series the FrequentFailovers alert of a RedisCluster reads (hook/monitoring/cluster-rules.ts).
+// series the FrequentFailovers alert of a RedisCluster reads (hook/rediscluster/monitoring/rules.ts).
 import { Counter, Gauge, type Registry } from 'prom-client';
 
 type Labels = 'namespace' | 'rediscluster';

@@ -1,7 +1,7 @@
 // Every Kubernetes API call the sidecar makes, one row per client-node method and resource: the
 // audit the operator's RBAC is cut from (manifests/rbac.yaml, the chart's templates/rbac.yaml).
 // Nothing at run time reads this table; the tests do, in both directions:
-// - test/manifests/rbac-audit.test.ts: every client-node API method called anywhere in
+// - test/manifests/rbac.test.ts: every client-node API method called anywhere in
 //   src/sidecar has a row, every row's method is still called, and the roles grant exactly the
 //   verbs of the rows (a grant without a call, or a call without a grant, fails);
 // - test/k8s/rbac.test.ts: on the real kube-apiserver, as the operator's ServiceAccount, every row

@@ -3,7 +3,7 @@
 // StatefulSets. What to do with them is decide/volumes.ts's answer; this only calls.
 // Invariants:
 // - Claims are found by the pod selector labels of the Redis, which the StatefulSets' claim
-//   templates copy onto every claim (hook/children/statefulset.ts), in the Redis' namespace only.
+//   templates copy onto every claim (hook/redis/children/statefulset.ts), in the Redis' namespace only.
 // - Writes to a claim or a StatefulSet carry its uid as a precondition, so a write meant for one
 //   incarnation never lands on a successor created under the same name.
 // - A StatefulSet is only ever deleted with propagationPolicy Orphan: its pods (and claims) stay.

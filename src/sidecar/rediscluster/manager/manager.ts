@@ -31,7 +31,7 @@ export interface RedisClusterManagerOptions {
   /**
    * The sidecar's status series and failover counter, shared with Redis: a RedisCluster's are
    * labelled redis=<its name>, what its alerts read (NotRunning, FrequentFailovers, BackupFailed,
-   * BackupTooOld in hook/monitoring/cluster-rules.ts).
+   * BackupTooOld in hook/rediscluster/monitoring/rules.ts).
    */
   status?: Pick<SidecarMetrics, 'observeStatus' | 'forgetStatus' | 'failovers'> | undefined;
   timing: ManagerTiming;
