@@ -67,7 +67,9 @@ describe('KubeClient', () => {
     api = await startApiServer({ namespaces: NAMESPACES });
     client = new KubeClient(await api.kubeConfig('sidecar-a'), {
       identity: 'sidecar-a',
-      requestTimeoutMs: 500,
+      // Bounds every call (the hung-server test waits it out once); 500 ms failed a plain patch on a
+      // loaded 2-core machine.
+      requestTimeoutMs: 2000,
       informerRestartDelayMs: 50,
     });
   });
