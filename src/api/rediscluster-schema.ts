@@ -12,8 +12,8 @@ import { MonitoringSpec } from './monitoring-schema.ts';
 import { ConfigSpec, ImageFields, RESERVED_CONFIG_KEYS, VERSION_PATTERN, VERSION_VALIDATIONS } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
 import { Condition } from './status-schema.ts';
-import { PersistenceSpec, ResourceRequirements, Toleration } from './workload-schema.ts';
-import { StringEnum, StringMap } from './typebox-helpers.ts';
+import { PersistenceSpec, PodPlacementFields, ResourceRequirements } from './workload-schema.ts';
+import { StringEnum } from './typebox-helpers.ts';
 
 /** Redis Cluster's hash slots. */
 export const CLUSTER_SLOTS = 16384;
@@ -163,18 +163,11 @@ export const RedisClusterSpec = Type.Object(
     }),
     monitoring: MonitoringSpec,
     config: ConfigSpec('RedisCluster'),
-    nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
-    tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
-    affinity: Type.Optional(
-      Type.Unsafe<Record<string, unknown>>({
-        type: 'object',
-        'x-kubernetes-preserve-unknown-fields': true,
-        description:
-          'A Kubernetes Affinity for the Redis pods. When unset, the pods of one shard prefer separate nodes, so a master and its replicas do not share one.',
-      }),
-    ),
-    priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
-    podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods.')),
+    ...PodPlacementFields({
+      affinity:
+        'A Kubernetes Affinity for the Redis pods. When unset, the pods of one shard prefer separate nodes, so a master and its replicas do not share one.',
+      podAnnotations: 'Extra annotations on the Redis pods.',
+    }),
   },
   {
     description:
