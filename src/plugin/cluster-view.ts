@@ -21,7 +21,7 @@ import {
   good,
   paintedTable,
   retainedEventLines,
-  selects,
+  selectedPods,
   type ConditionView,
   type EventView,
   type Paint,
@@ -100,10 +100,7 @@ export function clusterStatusView(
     slotsCovered: s.slotsCovered ?? null,
     shards: s.shardStatus ?? [],
     conditions: conditionViews(s.conditions),
-    pods: pods
-      .filter((p) => selects(clusterPodSelectorLabels(cluster.metadata.name), p))
-      .map(podView)
-      .sort((a, b) => a.name.localeCompare(b.name)),
+    pods: selectedPods(pods, clusterPodSelectorLabels(cluster.metadata.name), podView),
     resharding: s.resharding ?? null,
     failovers: eventViews(events)
       .filter((e) => (CLUSTER_MASTER_CHANGE_REASONS as readonly string[]).includes(e.reason))

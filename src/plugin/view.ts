@@ -135,6 +135,18 @@ export function eventViews(events: EventLike[]): EventView[] {
     .sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
 }
 
+/** The pods the selector picks, each as `view` shows it, sorted by name. */
+export function selectedPods<P extends PodLike, V extends { name: string }>(
+  pods: P[],
+  selector: Record<string, string>,
+  view: (p: P) => V,
+): V[] {
+  return pods
+    .filter((p) => selects(selector, p))
+    .map(view)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
 /** A status's conditions as shown: lastTransitionTime left out. */
 export function conditionViews(conditions: ConditionView[] | undefined): ConditionView[] {
   return (conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
@@ -156,10 +168,7 @@ export function statusView(
     master: s.master ?? null,
     replicas: s.summary?.replicas ?? null,
     conditions: conditionViews(s.conditions),
-    pods: pods
-      .filter((p) => selects(podSelectorLabels(redis.metadata.name), p))
-      .map(podView)
-      .sort((a, b) => a.name.localeCompare(b.name)),
+    pods: selectedPods(pods, podSelectorLabels(redis.metadata.name), podView),
     switchover: s.switchover ?? null,
     failovers: failovers.slice(-5),
     backups: backups
