@@ -11,9 +11,9 @@ import { BackupStatus, ScheduledBackupSpec } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { ConfigSpec, ImageFields, RESERVED_CONFIG_KEYS, VERSION_PATTERN, VERSION_VALIDATIONS } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
-import { Condition } from './status-schema.ts';
-import { PersistenceSpec, ResourceRequirements, Toleration } from './workload-schema.ts';
-import { StringEnum, StringMap } from './typebox-helpers.ts';
+import { ConditionsStatus, ObservedGeneration, SecretsStatus } from './status-schema.ts';
+import { PersistenceSpec, PodPlacementFields, ResourceRequirements } from './workload-schema.ts';
+import { StringEnum } from './typebox-helpers.ts';
 
 /** Redis Cluster's hash slots. */
 export const CLUSTER_SLOTS = 16384;
@@ -163,18 +163,11 @@ export const RedisClusterSpec = Type.Object(
     }),
     monitoring: MonitoringSpec,
     config: ConfigSpec('RedisCluster'),
-    nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
-    tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
-    affinity: Type.Optional(
-      Type.Unsafe<Record<string, unknown>>({
-        type: 'object',
-        'x-kubernetes-preserve-unknown-fields': true,
-        description:
-          'A Kubernetes Affinity for the Redis pods. When unset, the pods of one shard prefer separate nodes, so a master and its replicas do not share one.',
-      }),
-    ),
-    priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
-    podAnnotations: Type.Optional(StringMap(Type.String(), 'Extra annotations on the Redis pods.')),
+    ...PodPlacementFields({
+      affinity:
+        'A Kubernetes Affinity for the Redis pods. When unset, the pods of one shard prefer separate nodes, so a master and its replicas do not share one.',
+      podAnnotations: 'Extra annotations on the Redis pods.',
+    }),
   },
   {
     description:
@@ -255,35 +248,15 @@ export const RedisClusterStatus = Type.Object(
       }),
     ),
     selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource).' })),
-    secrets: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ description: 'The Secret name.' }),
-            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the sidecar last read it." }),
-          },
-          { description: 'One Secret this RedisCluster uses.' },
-        ),
-        {
-          description:
-            'The Secrets this RedisCluster uses that exist, sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
-          'x-kubernetes-list-type': 'map',
-          'x-kubernetes-list-map-keys': ['name'],
-        },
-      ),
+    secrets: SecretsStatus(
+      'RedisCluster',
+      'The Secrets this RedisCluster uses that exist, sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
     ),
     backup: Type.Optional(BackupStatus),
-    conditions: Type.Optional(
-      Type.Array(Condition, {
-        description:
-          'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (pods on an older template: rollouts are not automated in this version), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['type'],
-      }),
+    conditions: ConditionsStatus(
+      'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (pods on an older template: rollouts are not automated in this version), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
     ),
-    observedGeneration: Type.Optional(
-      Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' }),
-    ),
+    observedGeneration: ObservedGeneration,
   },
   { description: 'What the operator observed. Computed from the children and pods only.' },
 );

@@ -8,11 +8,11 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
 import { BackupSpec, RestoreSpec } from './backup-schema.ts';
-import { StringEnum, StringMap } from './typebox-helpers.ts';
+import { StringEnum } from './typebox-helpers.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { allowedDirectives, allowListValidation, type ConfigKind } from './config-allow.ts';
 import { CONFIG_VALUE_PATTERN, NO_CONTROL_OR_SPACE_PATTERN } from './text.ts';
-import { FailoverSpec, PersistenceSpec, ResourceRequirements, Toleration } from './workload-schema.ts';
+import { FailoverSpec, PersistenceSpec, PodPlacementFields, ResourceRequirements } from './workload-schema.ts';
 import type { RedisStatus } from './status-schema.ts';
 
 export { BackupResult, BackupSpec, BackupStatus, BackupStorage, RestoreSpec, RestoreStatus } from './backup-schema.ts';
@@ -188,20 +188,10 @@ export const RedisSpec = Type.Object(
     tls: Type.Optional(TlsSpec),
     failover: FailoverSpec,
     config: ConfigSpec('Redis'),
-    nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
-    tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
-    affinity: Type.Optional(
-      Type.Unsafe<Record<string, unknown>>({
-        type: 'object',
-        'x-kubernetes-preserve-unknown-fields': true,
-        description:
-          'A Kubernetes Affinity for the Redis pods. When unset, pods prefer separate nodes (pod anti-affinity).',
-      }),
-    ),
-    priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
-    podAnnotations: Type.Optional(
-      StringMap(Type.String(), 'Extra annotations on the Redis pods (for example for a metrics scraper).'),
-    ),
+    ...PodPlacementFields({
+      affinity: 'A Kubernetes Affinity for the Redis pods. When unset, pods prefer separate nodes (pod anti-affinity).',
+      podAnnotations: 'Extra annotations on the Redis pods (for example for a metrics scraper).',
+    }),
     users: Type.Optional(UsersSpec),
     passwordGracePeriodSeconds: PasswordGracePeriodSeconds,
     networkPolicy: Type.Optional(NetworkPolicySpec),

@@ -1,7 +1,8 @@
 // The status of a Redis: what the hook and the sidecar observed, and the standard conditions.
 // Part of the one schema source (crd.ts emits it as the status subresource's schema;
-// rediscluster-schema.ts reuses Condition); the same invariants hold (every property described,
-// structural output: see schema.ts), and nothing in it is a default: status is only ever observed.
+// rediscluster-schema.ts reuses its secrets, conditions and observedGeneration pieces); the same
+// invariants hold (every property described, structural output: see schema.ts), and nothing in it
+// is a default: status is only ever observed.
 import { Type, type Static } from '@sinclair/typebox';
 import { BackupStatus, RestoreStatus } from './backup-schema.ts';
 import { StringEnum, StringMap } from './typebox-helpers.ts';
@@ -23,6 +24,44 @@ export const Condition = Type.Object(
     ),
   },
   { description: 'A standard Kubernetes condition.' },
+);
+
+// status.secrets, status.conditions and status.observedGeneration are the same in both kinds' status
+// but for the kind's name and the descriptions; separate pieces, since the kinds order them apart.
+
+/** status.secrets: the Secrets the kind uses, as the sidecar reports them. */
+export function SecretsStatus(kind: 'Redis' | 'RedisCluster', description: string) {
+  return Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          name: Type.String({ description: 'The Secret name.' }),
+          resourceVersion: Type.String({ description: "The Secret's resourceVersion as the sidecar last read it." }),
+        },
+        { description: `One Secret this ${kind} uses.` },
+      ),
+      {
+        description,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      },
+    ),
+  );
+}
+
+/** status.conditions: a map list keyed by type; the description names the kind's condition types. */
+export function ConditionsStatus(description: string) {
+  return Type.Optional(
+    Type.Array(Condition, {
+      description,
+      'x-kubernetes-list-type': 'map',
+      'x-kubernetes-list-map-keys': ['type'],
+    }),
+  );
+}
+
+export const ObservedGeneration = Type.Optional(
+  Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' }),
 );
 
 export const RedisStatus = Type.Object(
@@ -85,34 +124,14 @@ export const RedisStatus = Type.Object(
     ),
     backup: Type.Optional(BackupStatus),
     restore: Type.Optional(RestoreStatus),
-    secrets: Type.Optional(
-      Type.Array(
-        Type.Object(
-          {
-            name: Type.String({ description: 'The Secret name.' }),
-            resourceVersion: Type.String({ description: "The Secret's resourceVersion as the sidecar last read it." }),
-          },
-          { description: 'One Secret this Redis uses.' },
-        ),
-        {
-          description:
-            'The Secrets this Redis uses that exist (passwords, application users, TLS, S3 credentials), sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
-          'x-kubernetes-list-type': 'map',
-          'x-kubernetes-list-map-keys': ['name'],
-        },
-      ),
+    secrets: SecretsStatus(
+      'Redis',
+      'The Secrets this Redis uses that exist (passwords, application users, TLS, S3 credentials), sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
     ),
-    conditions: Type.Optional(
-      Type.Array(Condition, {
-        description:
-          'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
-        'x-kubernetes-list-type': 'map',
-        'x-kubernetes-list-map-keys': ['type'],
-      }),
+    conditions: ConditionsStatus(
+      'Ready, MasterAvailable, ReplicasInSync, SpecValid, Updated, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
     ),
-    observedGeneration: Type.Optional(
-      Type.Integer({ description: 'The generation of the spec last handled (written by Metacontroller).' }),
-    ),
+    observedGeneration: ObservedGeneration,
   },
   { description: 'What the operator observed. Computed from the children and pods only.' },
 );

@@ -20,10 +20,10 @@ export interface SpecProblem {
 
 const NAME_PART = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-export const LABEL_VALUE = /^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
+const LABEL_VALUE = /^(|[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$/;
 
 /** Kubernetes' qualified-name rule for label and annotation keys: `[prefix/]name`. */
-export function qualifiedNameProblem(key: string): string | undefined {
+function qualifiedNameProblem(key: string): string | undefined {
   const slash = key.indexOf('/');
   const prefix = slash >= 0 ? key.slice(0, slash) : undefined;
   const name = slash >= 0 ? key.slice(slash + 1) : key;
@@ -34,8 +34,28 @@ export function qualifiedNameProblem(key: string): string | undefined {
   return undefined;
 }
 
-export function sortedEntries(map: Record<string, string> | undefined): Array<[string, string]> {
+function sortedEntries(map: Record<string, string> | undefined): Array<[string, string]> {
   return Object.entries(map ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/**
+ * A map of label keys to label values (selectors, extra labels): each bad key or value named as
+ * `<prefix>.<key>`, in key order.
+ */
+export function labelMapProblems(prefix: string, labels: Record<string, string> | undefined): SpecProblem[] {
+  const problems: SpecProblem[] = [];
+  for (const [key, value] of sortedEntries(labels)) {
+    const field = `${prefix}.${key}`;
+    const keyProblem = qualifiedNameProblem(key);
+    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
+    if (!LABEL_VALUE.test(value))
+      problems.push({
+        field,
+        message:
+          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
+      });
+  }
+  return problems;
 }
 
 const CONFIG_VALUE = new RegExp(CONFIG_VALUE_PATTERN);
@@ -79,17 +99,8 @@ export function monitoringFromProblems(
   const problems: SpecProblem[] = [];
   for (const [index, peer] of (peers ?? []).entries()) {
     for (const selector of ['namespaceSelector', 'podSelector'] as const) {
-      for (const [key, value] of sortedEntries(peer[selector]?.matchLabels)) {
-        const field = `spec.networkPolicy.monitoringFrom[${index}].${selector}.matchLabels.${key}`;
-        const keyProblem = qualifiedNameProblem(key);
-        if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
-        if (!LABEL_VALUE.test(value))
-          problems.push({
-            field,
-            message:
-              'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
-          });
-      }
+      const prefix = `spec.networkPolicy.monitoringFrom[${index}].${selector}.matchLabels`;
+      problems.push(...labelMapProblems(prefix, peer[selector]?.matchLabels));
     }
   }
   return problems;
@@ -118,35 +129,15 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
  * value here, so catch it in the spec where the user can see which field is wrong.
  */
 export function nodeSelectorProblems(nodeSelector: Record<string, string> | undefined): SpecProblem[] {
-  const problems: SpecProblem[] = [];
-  for (const [key, value] of sortedEntries(nodeSelector)) {
-    const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) problems.push({ field: `spec.nodeSelector.${key}`, message: `key ${keyProblem}` });
-    if (!LABEL_VALUE.test(value))
-      problems.push({
-        field: `spec.nodeSelector.${key}`,
-        message:
-          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
-      });
-  }
-  return problems;
+  return labelMapProblems('spec.nodeSelector', nodeSelector);
 }
 
 /** spec.monitoring: the alert overrides read in their units, and the Prometheus labels are labels. */
 export function monitoringProblems(monitoring: RedisSpecT['monitoring']): SpecProblem[] {
-  const problems: SpecProblem[] = [...alertProblems(monitoring.alerts)];
-  for (const [key, value] of sortedEntries(monitoring.prometheus.labels)) {
-    const field = `spec.monitoring.prometheus.labels.${key}`;
-    const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
-    if (!LABEL_VALUE.test(value))
-      problems.push({
-        field,
-        message:
-          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
-      });
-  }
-  return problems;
+  return [
+    ...alertProblems(monitoring.alerts),
+    ...labelMapProblems('spec.monitoring.prometheus.labels', monitoring.prometheus.labels),
+  ];
 }
 
 /**

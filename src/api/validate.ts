@@ -12,14 +12,12 @@ import {
   backupProblems,
   configProblems,
   directiveProblems,
-  LABEL_VALUE,
+  labelMapProblems,
   monitoringFromProblems,
   monitoringProblems,
   nameProblems,
   nodeSelectorProblems,
   podTemplateProblems,
-  qualifiedNameProblem,
-  sortedEntries,
   type SpecProblem,
 } from './validate-fields.ts';
 import {
@@ -140,17 +138,7 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
       if (problem) problems.push({ field: `${field}.rules`, message: problem });
     }
   }
-  for (const [key, value] of sortedEntries(spec.networkPolicy?.allowFrom)) {
-    const field = `spec.networkPolicy.allowFrom.${key}`;
-    const keyProblem = qualifiedNameProblem(key);
-    if (keyProblem) problems.push({ field, message: `key ${keyProblem}` });
-    if (!LABEL_VALUE.test(value))
-      problems.push({
-        field,
-        message:
-          'value must be a valid label value (at most 63 characters: alphanumerics, -, _ and . between alphanumerics)',
-      });
-  }
+  problems.push(...labelMapProblems('spec.networkPolicy.allowFrom', spec.networkPolicy?.allowFrom));
   problems.push(...monitoringFromProblems(spec.networkPolicy?.monitoringFrom));
   const operatorNamespace = spec.networkPolicy?.operatorNamespace;
   if (operatorNamespace !== undefined && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(operatorNamespace)) {

@@ -1,7 +1,7 @@
-// The workload parts of the Redis API: the pods' resources and tolerations, the data volumes and
+// The workload parts of the Redis API: the pods' resources and placement, the data volumes and
 // how often Redis writes to them (spec.persistence), and failure detection with write fencing
 // (spec.failover). Part of the one schema source: schema.ts composes them into RedisSpec and
-// rediscluster-schema.ts reuses resources, tolerations and persistence; the same invariants hold
+// rediscluster-schema.ts reuses resources, placement and persistence; the same invariants hold
 // (every property described, defaults here and only here, structural output: see schema.ts).
 import { Type, type Static } from '@sinclair/typebox';
 import { Quantity, QUANTITY_PATTERN, StringEnum, StringMap } from './typebox-helpers.ts';
@@ -43,6 +43,27 @@ export const Toleration = Type.Object(
   },
   { description: 'A Kubernetes toleration, copied onto every Redis pod.' },
 );
+
+/**
+ * Where the Redis pods run and what they carry: the spec fields both kinds share, in the order the
+ * CRD lists them. Only the affinity's default and the annotations' example differ, so those two
+ * descriptions are the caller's.
+ */
+export function PodPlacementFields(descriptions: { affinity: string; podAnnotations: string }) {
+  return {
+    nodeSelector: Type.Optional(StringMap(Type.String(), 'Node labels the Redis pods must be scheduled on.')),
+    tolerations: Type.Optional(Type.Array(Toleration, { description: 'Tolerations for the Redis pods.' })),
+    affinity: Type.Optional(
+      Type.Unsafe<Record<string, unknown>>({
+        type: 'object',
+        'x-kubernetes-preserve-unknown-fields': true,
+        description: descriptions.affinity,
+      }),
+    ),
+    priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of the Redis pods.' })),
+    podAnnotations: Type.Optional(StringMap(Type.String(), descriptions.podAnnotations)),
+  };
+}
 
 export const PersistenceSpec = Type.Object(
   {

@@ -13,7 +13,19 @@ import {
 } from '../api/rediscluster-names.ts';
 import type { RedisClusterStatus } from '../api/rediscluster-schema.ts';
 import { leaderLines, type LeaderLookup } from './leader.ts';
-import { bytes, eventViews, good, selects, table, type EventView, type Paint } from './view.ts';
+import {
+  bytes,
+  conditionLines,
+  conditionViews,
+  eventViews,
+  good,
+  paintedTable,
+  retainedEventLines,
+  selectedPods,
+  type ConditionView,
+  type EventView,
+  type Paint,
+} from './view.ts';
 
 /** The reasons the cluster sidecar gives a shard's change of master (src/sidecar/rediscluster/manager). */
 export const CLUSTER_MASTER_CHANGE_REASONS = ['MasterChanged', 'FailoverForced'] as const;
@@ -49,7 +61,7 @@ export interface ClusterStatusView {
   replicas: string | null;
   slotsCovered: number | null;
   shards: RedisClusterStatus['shardStatus'];
-  conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+  conditions: ConditionView[];
   pods: ClusterPodView[];
   resharding: string | null;
   failovers: EventView[];
@@ -87,16 +99,8 @@ export function clusterStatusView(
     replicas: s.summary?.replicas ?? null,
     slotsCovered: s.slotsCovered ?? null,
     shards: s.shardStatus ?? [],
-    conditions: (s.conditions ?? []).map((c) => ({
-      type: c.type,
-      status: c.status,
-      reason: c.reason,
-      message: c.message,
-    })),
-    pods: pods
-      .filter((p) => selects(clusterPodSelectorLabels(cluster.metadata.name), p))
-      .map(podView)
-      .sort((a, b) => a.name.localeCompare(b.name)),
+    conditions: conditionViews(s.conditions),
+    pods: selectedPods(pods, clusterPodSelectorLabels(cluster.metadata.name), podView),
     resharding: s.resharding ?? null,
     failovers: eventViews(events)
       .filter((e) => (CLUSTER_MASTER_CHANGE_REASONS as readonly string[]).includes(e.reason))
@@ -111,19 +115,12 @@ export function clusterStatusLines(v: ClusterStatusView, paint: Paint): string[]
     `${paint('bold', `RedisCluster ${v.namespace}/${v.name}`)}  phase ${good(paint, ok, v.phase)}  masters ${v.masters ?? '-'}  replicas ${v.replicas ?? '-'}  slots ${v.slotsCovered ?? '-'}/16384`,
   ];
   if (v.operator) out.push('', paint('bold', 'Operator'), ...leaderLines(v.operator));
-  out.push('', paint('bold', 'Conditions'));
-  for (const c of v.conditions)
-    out.push(
-      `  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`,
-    );
+  out.push(...conditionLines(v.conditions, paint));
   out.push('', paint('bold', 'Shards'));
   const shardRows = [['SHARD', 'MASTER', 'REPLICAS LINKED', 'SLOTS', 'HEALTH']].concat(
     (v.shards ?? []).map((s) => [String(s.index), s.master ?? '-', s.replicas.join(',') || '-', s.slots, s.health]),
   );
-  table(shardRows).forEach((line, i) => {
-    const s = v.shards?.[i - 1];
-    out.push(`  ${i === 0 ? paint('dim', line) : s && s.health !== 'Healthy' ? paint('yellow', line) : line}`);
-  });
+  out.push(...paintedTable(shardRows, v.shards ?? [], (s) => s.health !== 'Healthy', paint));
   out.push('', paint('bold', 'Pods'));
   const rows = [['NAME', 'SHARD', 'ROLE', 'READY', 'LINK', 'SLOTS', 'MEMORY', 'KEYS', 'READ AT']].concat(
     v.pods.map((p) => [
@@ -138,14 +135,9 @@ export function clusterStatusLines(v: ClusterStatusView, paint: Paint): string[]
       p.at ?? '-',
     ]),
   );
-  table(rows).forEach((line, i) => {
-    const p = v.pods[i - 1];
-    out.push(`  ${i === 0 ? paint('dim', line) : p && (!p.ready || p.link !== 'up') ? paint('yellow', line) : line}`);
-  });
+  out.push(...paintedTable(rows, v.pods, (p) => !p.ready || p.link !== 'up', paint));
   if (v.resharding) out.push('', `${paint('bold', 'Last reshard')}  ${v.resharding}`);
   out.push('', paint('bold', 'Failovers'));
-  if (v.failovers.length === 0) out.push('  none in the retained events');
-  for (const e of v.failovers)
-    out.push(`  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
+  out.push(...retainedEventLines(v.failovers, paint));
   return out;
 }

@@ -43,6 +43,12 @@ export interface BackupView {
   location: string | null;
   completionTime: string | null;
 }
+export interface ConditionView {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
 export interface StatusView {
   name: string;
   namespace: string;
@@ -50,7 +56,7 @@ export interface StatusView {
   master: string | null;
   /** Replica pods Ready and linked, of spec.replicas (status.summary.replicas, what `kubectl get redis` shows). */
   replicas: string | null;
-  conditions: Array<{ type: string; status: string; reason: string; message: string }>;
+  conditions: ConditionView[];
   pods: PodView[];
   switchover: string | null;
   failovers: EventView[];
@@ -129,6 +135,23 @@ export function eventViews(events: EventLike[]): EventView[] {
     .sort((a, b) => (a.time < b.time ? -1 : a.time > b.time ? 1 : 0));
 }
 
+/** The pods the selector picks, each as `view` shows it, sorted by name. */
+export function selectedPods<P extends PodLike, V extends { name: string }>(
+  pods: P[],
+  selector: Record<string, string>,
+  view: (p: P) => V,
+): V[] {
+  return pods
+    .filter((p) => selects(selector, p))
+    .map(view)
+    .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** A status's conditions as shown: lastTransitionTime left out. */
+export function conditionViews(conditions: ConditionView[] | undefined): ConditionView[] {
+  return (conditions ?? []).map((c) => ({ type: c.type, status: c.status, reason: c.reason, message: c.message }));
+}
+
 export function statusView(
   redis: { metadata: { name: string; namespace?: string }; status?: RedisStatus },
   pods: PodLike[],
@@ -144,16 +167,8 @@ export function statusView(
     phase: s.phase ?? 'Unknown',
     master: s.master ?? null,
     replicas: s.summary?.replicas ?? null,
-    conditions: (s.conditions ?? []).map((c) => ({
-      type: c.type,
-      status: c.status,
-      reason: c.reason,
-      message: c.message,
-    })),
-    pods: pods
-      .filter((p) => selects(podSelectorLabels(redis.metadata.name), p))
-      .map(podView)
-      .sort((a, b) => a.name.localeCompare(b.name)),
+    conditions: conditionViews(s.conditions),
+    pods: selectedPods(pods, podSelectorLabels(redis.metadata.name), podView),
     switchover: s.switchover ?? null,
     failovers: failovers.slice(-5),
     backups: backups
@@ -191,19 +206,43 @@ export function table(rows: string[][]): string[] {
   );
 }
 
+/** The Conditions section: each status green when True, red otherwise. */
+export function conditionLines(conditions: ConditionView[], paint: Paint): string[] {
+  return [
+    '',
+    paint('bold', 'Conditions'),
+    ...conditions.map(
+      (c) =>
+        `  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`,
+    ),
+  ];
+}
+
+/**
+ * A table indented by two: the header dimmed, the rows whose item `warn` picks in yellow. Widths are
+ * computed on plain text, so colour never shifts the columns.
+ */
+export function paintedTable<T>(rows: string[][], items: T[], warn: (item: T) => boolean, paint: Paint): string[] {
+  return table(rows).map((line, i) => {
+    const item = items[i - 1];
+    return `  ${i === 0 ? paint('dim', line) : item !== undefined && warn(item) ? paint('yellow', line) : line}`;
+  });
+}
+
+/** Failovers (or other events) one a line, a Warning's reason in yellow. */
+export function retainedEventLines(events: EventView[], paint: Paint): string[] {
+  if (events.length === 0) return ['  none in the retained events'];
+  return events.map((e) => `  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
+}
+
 export function statusLines(v: StatusView, paint: Paint): string[] {
   const phaseOk = v.phase === 'Running' || v.phase === 'Hibernated';
   const out = [
     `${paint('bold', `Redis ${v.namespace}/${v.name}`)}  phase ${good(paint, phaseOk, v.phase)}  master ${v.master ?? '-'}  replicas ${v.replicas ?? '-'}`,
   ];
   if (v.operator) out.push('', paint('bold', 'Operator'), ...leaderLines(v.operator));
-  out.push('', paint('bold', 'Conditions'));
-  for (const c of v.conditions)
-    out.push(
-      `  ${good(paint, c.status === 'True', c.status.padEnd(5))} ${c.type} ${paint('dim', `${c.reason}: ${c.message}`)}`,
-    );
+  out.push(...conditionLines(v.conditions, paint));
   out.push('', paint('bold', 'Pods'));
-  // Widths are computed on plain text, so colour never shifts the columns.
   const rows = [['NAME', 'ROLE', 'READY', 'LINK', 'OFFSET', 'LAG', 'READ AT', 'ROLE CHANGED BY']].concat(
     v.pods.map((p) => {
       const r = p.replication;
@@ -220,10 +259,7 @@ export function statusLines(v: StatusView, paint: Paint): string[] {
       ];
     }),
   );
-  table(rows).forEach((line, i) => {
-    const p = v.pods[i - 1];
-    out.push(`  ${i === 0 ? paint('dim', line) : p && (!p.ready || p.link !== 'up') ? paint('yellow', line) : line}`);
-  });
+  out.push(...paintedTable(rows, v.pods, (p) => !p.ready || p.link !== 'up', paint));
   if (v.rollout && v.rollout.stalePods.length > 0)
     out.push(
       '',
@@ -231,9 +267,7 @@ export function statusLines(v: StatusView, paint: Paint): string[] {
     );
   out.push('', `${paint('bold', 'Last switchover request')}  ${v.switchover ?? 'none'}`);
   out.push('', paint('bold', 'Failovers and switchovers'));
-  if (v.failovers.length === 0) out.push('  none in the retained events');
-  for (const e of v.failovers)
-    out.push(`  ${e.time}  ${e.type === 'Warning' ? paint('yellow', e.reason) : e.reason}  ${e.message}`);
+  out.push(...retainedEventLines(v.failovers, paint));
   out.push('', paint('bold', 'Backups'));
   const last = v.lastScheduledBackup?.lastSuccessful;
   if (last) out.push(`  scheduled: last ${last.time ?? '?'} ${last.location} ${last.sizeBytes ?? '?'} bytes`);

@@ -14,6 +14,8 @@ import { CONDITION_STATUSES, CONDITION_TYPES, PHASES, type StatusSeries } from '
 
 type RedisLabels = 'namespace' | 'redis';
 type PodLabels = 'namespace' | 'redis' | 'pod';
+const REDIS_LABELS: readonly RedisLabels[] = ['namespace', 'redis'];
+const POD_LABELS: readonly PodLabels[] = ['namespace', 'redis', 'pod'];
 
 export interface SidecarMetrics {
   registry: Registry;
@@ -39,97 +41,93 @@ export interface SidecarMetrics {
   forgetRedis(namespace: string, redis: string): void;
 }
 
+/**
+ * Defines series on one registry (never the global default): a series differs from the next only
+ * in name, help and label names. /metrics lists them in the order defined.
+ */
+export function metricDefiner(registry: Registry) {
+  const registers = [registry];
+  return {
+    gauge: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Gauge<L>({ name, help, labelNames, registers }),
+    counter: <L extends string = string>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers }),
+  };
+}
+
 export function createSidecarMetrics(options: { defaultMetrics?: boolean } = {}): SidecarMetrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry });
-  const registers = [registry];
-  const failovers = new Counter({
-    name: 'redis_operator_failovers_total',
-    help: 'Completed failovers (a new master promoted after the previous one failed), per Redis.',
-    labelNames: ['namespace', 'redis'] as const,
-    registers,
-  });
-  const lastFailoverDuration = new Gauge({
-    name: 'redis_operator_last_failover_duration_seconds',
-    help: "Duration of the last failover: from the old master's first unanswered probe to the master label on the new one.",
-    labelNames: ['namespace', 'redis'] as const,
-    registers,
-  });
-  const podUp = new Gauge({
-    name: 'redis_operator_pod_up',
-    help: "1 when the pod's Redis answers the sidecar's probes, 0 otherwise.",
-    labelNames: ['namespace', 'redis', 'pod'] as const,
-    registers,
-  });
-  const podRole = new Gauge({
-    name: 'redis_operator_pod_role',
-    help: "1 when the pod's Redis reports role master, 0 when replica (as last answered). More than one 1 per Redis is a split brain.",
-    labelNames: ['namespace', 'redis', 'pod'] as const,
-    registers,
-  });
-  const podLinkUp = new Gauge({
-    name: 'redis_operator_pod_link_up',
-    help: '1 for the master and for replicas whose link to the current master is up, 0 otherwise.',
-    labelNames: ['namespace', 'redis', 'pod'] as const,
-    registers,
-  });
-  const replicationLag = new Gauge({
-    name: 'redis_operator_replication_lag_bytes',
-    help: "Replication offset of the master minus the replica's, as last probed (replicas linked to the current master only).",
-    labelNames: ['namespace', 'redis', 'pod'] as const,
-    registers,
-  });
-  const leader = new Gauge({
-    name: 'redis_operator_leader',
-    help: '1 while this instance holds the leader Lease (or a shard Lease) and may act.',
-    registers,
-  });
-  const shards = new Gauge({
-    name: 'redis_operator_shards',
-    help: 'How many shards the Redis objects are divided into (SHARDS; 1: one leader Lease for all).',
-    registers,
-  });
-  const shardsHeld = new Gauge({
-    name: 'redis_operator_shards_held',
-    help: 'Shard Leases this instance holds and may act on.',
-    registers,
-  });
-  const steps = new Counter({
-    name: 'redis_operator_steps_total',
-    help: 'Steps the leader applied (promote, switchover, replicaof, config, label), by outcome (ok, failed).',
-    labelNames: ['namespace', 'redis', 'kind', 'outcome'] as const,
-    registers,
-  });
-  const specValid = new Gauge({
-    name: 'redis_operator_spec_valid',
-    help: '1 when the Redis spec is valid and managed, 0 when it is refused (nothing is done to it).',
-    labelNames: ['namespace', 'redis'] as const,
-    registers,
-  });
-  const phase = new Gauge({
-    name: 'redis_operator_redis_phase',
-    help: '1 for the current status.phase of the Redis or RedisCluster (Pending, Running, Failed, Hibernated, Resharding), 0 for the others.',
-    labelNames: ['namespace', 'redis', 'phase'] as const,
-    registers,
-  });
-  const condition = new Gauge({
-    name: 'redis_operator_redis_condition',
-    help: 'Status conditions of the Redis: 1 for the status (True, False, Unknown) each condition type has now, 0 for the others.',
-    labelNames: ['namespace', 'redis', 'type', 'status'] as const,
-    registers,
-  });
-  const backupSuccess = new Gauge({
-    name: 'redis_operator_backup_last_success_timestamp_seconds',
-    help: 'When the last successful backup of the Redis finished (status.backup.lastSuccessful.time), in Unix seconds.',
-    labelNames: ['namespace', 'redis'] as const,
-    registers,
-  });
-  const backupFailure = new Gauge({
-    name: 'redis_operator_backup_last_failure_timestamp_seconds',
-    help: 'When the last failed backup run ended, present only while it is newer than the last success (status.backup.lastFailure), in Unix seconds.',
-    labelNames: ['namespace', 'redis'] as const,
-    registers,
-  });
+  const { gauge, counter } = metricDefiner(registry);
+  const failovers = counter(
+    'redis_operator_failovers_total',
+    'Completed failovers (a new master promoted after the previous one failed), per Redis.',
+    REDIS_LABELS,
+  );
+  const lastFailoverDuration = gauge(
+    'redis_operator_last_failover_duration_seconds',
+    "Duration of the last failover: from the old master's first unanswered probe to the master label on the new one.",
+    REDIS_LABELS,
+  );
+  const podUp = gauge(
+    'redis_operator_pod_up',
+    "1 when the pod's Redis answers the sidecar's probes, 0 otherwise.",
+    POD_LABELS,
+  );
+  const podRole = gauge(
+    'redis_operator_pod_role',
+    "1 when the pod's Redis reports role master, 0 when replica (as last answered). More than one 1 per Redis is a split brain.",
+    POD_LABELS,
+  );
+  const podLinkUp = gauge(
+    'redis_operator_pod_link_up',
+    '1 for the master and for replicas whose link to the current master is up, 0 otherwise.',
+    POD_LABELS,
+  );
+  const replicationLag = gauge(
+    'redis_operator_replication_lag_bytes',
+    "Replication offset of the master minus the replica's, as last probed (replicas linked to the current master only).",
+    POD_LABELS,
+  );
+  const leader = gauge(
+    'redis_operator_leader',
+    '1 while this instance holds the leader Lease (or a shard Lease) and may act.',
+  );
+  const shards = gauge(
+    'redis_operator_shards',
+    'How many shards the Redis objects are divided into (SHARDS; 1: one leader Lease for all).',
+  );
+  const shardsHeld = gauge('redis_operator_shards_held', 'Shard Leases this instance holds and may act on.');
+  const steps = counter(
+    'redis_operator_steps_total',
+    'Steps the leader applied (promote, switchover, replicaof, config, label), by outcome (ok, failed).',
+    ['namespace', 'redis', 'kind', 'outcome'] as const,
+  );
+  const specValid = gauge(
+    'redis_operator_spec_valid',
+    '1 when the Redis spec is valid and managed, 0 when it is refused (nothing is done to it).',
+    REDIS_LABELS,
+  );
+  const phase = gauge(
+    'redis_operator_redis_phase',
+    '1 for the current status.phase of the Redis or RedisCluster (Pending, Running, Failed, Hibernated, Resharding), 0 for the others.',
+    ['namespace', 'redis', 'phase'] as const,
+  );
+  const condition = gauge(
+    'redis_operator_redis_condition',
+    'Status conditions of the Redis: 1 for the status (True, False, Unknown) each condition type has now, 0 for the others.',
+    ['namespace', 'redis', 'type', 'status'] as const,
+  );
+  const backupSuccess = gauge(
+    'redis_operator_backup_last_success_timestamp_seconds',
+    'When the last successful backup of the Redis finished (status.backup.lastSuccessful.time), in Unix seconds.',
+    REDIS_LABELS,
+  );
+  const backupFailure = gauge(
+    'redis_operator_backup_last_failure_timestamp_seconds',
+    'When the last failed backup run ended, present only while it is newer than the last success (status.backup.lastFailure), in Unix seconds.',
+    REDIS_LABELS,
+  );
   const forgetStatus = (namespace: string, redis: string) => {
     for (const p of PHASES) phase.remove({ namespace, redis, phase: p });
     for (const type of CONDITION_TYPES)

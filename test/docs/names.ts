@@ -217,5 +217,7 @@ export function documentedGrants(readme: string): Map<string, string[]> {
 export function operatorMetrics(): string[] {
   const text =
     read('src/server/metrics.ts') + read('src/sidecar/metrics.ts') + read('src/sidecar/rediscluster/metrics.ts');
-  return [...new Set([...text.matchAll(/name: '(redis_operator_\w+)'/g)].map((m) => m[1]!))].sort();
+  // Defined as `new Gauge({ name: '…' })` (the hook's) or through metricDefiner, `gauge('…', …)`.
+  const defined = /(?:name: |(?:gauge|counter)\(\s*)'(redis_operator_\w+)'/g;
+  return [...new Set([...text.matchAll(defined)].map((m) => m[1]!))].sort();
 }

@@ -3,7 +3,8 @@
 // RedisCluster goes; counters start at 0 so increase() sees the first event. A shard's master
 // changing also counts in the sidecar's redis_operator_failovers_total{redis=<cluster name>}, the
 // series the FrequentFailovers alert of a RedisCluster reads (hook/rediscluster/monitoring/rules.ts).
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Counter, Gauge, Registry } from 'prom-client';
+import { metricDefiner } from '../metrics.ts';
 
 type Labels = 'namespace' | 'rediscluster';
 
@@ -22,32 +23,28 @@ export function createClusterMetrics(
   registry: Registry,
   shared?: { failovers: Counter<'namespace' | 'redis'> },
 ): ClusterMetrics {
-  const registers = [registry];
+  const { gauge, counter } = metricDefiner(registry);
   const labelNames = ['namespace', 'rediscluster'] as const;
-  const slotsCovered = new Gauge({
-    name: 'redis_operator_cluster_slots_covered',
-    help: 'Hash slots (of 16384) served by a master that answers and is not failing, as the acting sidecar last saw them.',
+  const slotsCovered = gauge(
+    'redis_operator_cluster_slots_covered',
+    'Hash slots (of 16384) served by a master that answers and is not failing, as the acting sidecar last saw them.',
     labelNames,
-    registers,
-  });
-  const slotsMoved = new Counter({
-    name: 'redis_operator_cluster_reshard_slots_moved_total',
-    help: 'Hash slots moved between shards by resharding.',
+  );
+  const slotsMoved = counter(
+    'redis_operator_cluster_reshard_slots_moved_total',
+    'Hash slots moved between shards by resharding.',
     labelNames,
-    registers,
-  });
-  const forcedFailovers = new Counter({
-    name: 'redis_operator_cluster_forced_failovers_total',
-    help: "Elections forced (CLUSTER FAILOVER FORCE) because the cluster's own failover did not happen within failoverTimeout.",
+  );
+  const forcedFailovers = counter(
+    'redis_operator_cluster_forced_failovers_total',
+    "Elections forced (CLUSTER FAILOVER FORCE) because the cluster's own failover did not happen within failoverTimeout.",
     labelNames,
-    registers,
-  });
-  const nodes = new Gauge({
-    name: 'redis_operator_cluster_nodes',
-    help: 'Pods of the RedisCluster by what their node answered: up (answered), down (did not), pending (no address yet).',
-    labelNames: ['namespace', 'rediscluster', 'state'] as const,
-    registers,
-  });
+  );
+  const nodes = gauge(
+    'redis_operator_cluster_nodes',
+    'Pods of the RedisCluster by what their node answered: up (answered), down (did not), pending (no address yet).',
+    ['namespace', 'rediscluster', 'state'] as const,
+  );
   return {
     slotsCovered,
     slotsMoved,

@@ -39,6 +39,20 @@ export async function switchover(
     : pauseAndPromote(pool, from, to, timeoutMs);
 }
 
+/** One switchover's clock, started now, and its failure result naming the phase that failed. */
+function attempt(method: SwitchoverMethod) {
+  const started = performance.now();
+  const elapsed = () => performance.now() - started;
+  const fail = (phase: string, err: unknown): SwitchoverResult => ({
+    ok: false,
+    method,
+    ms: elapsed(),
+    phase,
+    error: classifyError(err),
+  });
+  return { elapsed, fail };
+}
+
 async function replication(pool: RedisPool, endpoint: Endpoint): Promise<ReplicationInfo> {
   const text = await pool.run(endpoint, (c) => c.call('INFO', 'replication'));
   return parseReplication(parseInfoFields(String(text)));
@@ -51,15 +65,7 @@ async function pauseAndPromote(
   timeoutMs: number,
 ): Promise<SwitchoverResult> {
   const method = 'pause-and-promote' as const;
-  const started = performance.now();
-  const elapsed = () => performance.now() - started;
-  const fail = (phase: string, err: unknown): SwitchoverResult => ({
-    ok: false,
-    method,
-    ms: elapsed(),
-    phase,
-    error: classifyError(err),
-  });
+  const { elapsed, fail } = attempt(method);
   let paused = false;
   try {
     const before = await replication(pool, to);
@@ -125,15 +131,7 @@ async function failoverCommand(
   timeoutMs: number,
 ): Promise<SwitchoverResult> {
   const method = 'failover-command' as const;
-  const started = performance.now();
-  const elapsed = () => performance.now() - started;
-  const fail = (phase: string, err: unknown): SwitchoverResult => ({
-    ok: false,
-    method,
-    ms: elapsed(),
-    phase,
-    error: classifyError(err),
-  });
+  const { elapsed, fail } = attempt(method);
   try {
     // FAILOVER TO refuses a replica its master does not list as online yet, which after a
     // diskless sync lasts until the replica's first ACK (up to a second): WAIT asks for it now.
