@@ -14,7 +14,7 @@ import type { RedisClusterStatus } from '../../api/rediscluster-schema.ts';
 import { validateRedisClusterSpec, type RedisClusterSpecVerdict } from '../../api/rediscluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
-import { lastAppliedOf, memberMeta, objectsOf, ofKind } from '../common/observed.ts';
+import { labelled, lastAppliedOf, memberMeta, ofKind, parentObjectsOf } from '../common/observed.ts';
 import { INVALID_SPEC_SECRETS, secretsView } from '../common/secret-status.ts';
 import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
 import { redisClusterBackupVerdict } from './backup.ts';
@@ -45,27 +45,17 @@ export interface RedisClusterState {
   verdict: RedisClusterSpecVerdict;
 }
 
-const labelled = (labels: Record<string, string>) => (o: KubeObject) =>
-  Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
-
 export function readRedisClusterState(
   request: HookRequest,
   options: HookOptions = DEFAULT_HOOK_OPTIONS,
 ): RedisClusterState {
-  const { name, namespace } = request.parent.metadata;
-  const ns = namespace ?? '';
-  const related = objectsOf(request.related);
-  const observed = objectsOf(request.children);
-  const uid = request.parent.metadata.uid;
+  const parent = parentObjectsOf(request);
+  const { name, namespace: ns, related, observed } = parent;
   const pods = ofKind(related, 'v1', 'Pod', ns);
   const backup = labelled(redisClusterBackupSelectorLabels(name));
   return {
     request,
-    name,
-    namespace: ns,
-    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
-    observed,
-    related,
+    ...parent,
     views: redisClusterPodViews(
       pods.filter((p) => redisClusterPodBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
       name,
