@@ -36,6 +36,46 @@ export interface Rendered {
 }
 
 /** Seconds as a Prometheus duration (whole seconds; the rule files take no fractions). */
+/** What decides whether an alert's series can exist, whatever the kind. */
+export interface AlertScope {
+  exporter: boolean;
+  /** Pods are meant to run (a hibernating Redis has none by design). */
+  running: boolean;
+  replicas: number;
+  backup: { schedule?: string | undefined; suspend: boolean } | undefined;
+}
+
+/**
+ * Whether `alert` is rendered: exporter alerts only with the exporter on, availability alerts only
+ * while running, replica alerts only with replicas, backup alerts only with a backup
+ * (BackupTooOld only with a schedule it understands, not while suspended).
+ */
+export function alertApplies(alert: ResolvedAlert, scope: AlertScope): boolean {
+  const { exporter, running, backup } = scope;
+  switch (alert.name) {
+    case 'HighMemoryUsage':
+    case 'InstanceDown':
+    case 'NoMaster':
+    case 'MultipleMasters':
+      return exporter && running;
+    case 'ReplicationLag':
+    case 'ReplicasNotInSync':
+      return exporter && running && scope.replicas > 0;
+    case 'NotRunning':
+    case 'FrequentFailovers':
+      return running;
+    case 'BackupFailed':
+      return backup !== undefined;
+    case 'BackupTooOld':
+      return (
+        backup?.schedule !== undefined &&
+        !backup.suspend &&
+        running &&
+        longestIntervalSeconds(backup.schedule) !== undefined
+      );
+  }
+}
+
 export function asDuration(seconds: number): string {
   return `${Math.max(0, Math.round(seconds))}s`;
 }

@@ -5,36 +5,20 @@
 // - An alert is rendered only where its series can exist: exporter alerts only with the exporter
 //   on, availability alerts not while hibernating (no pods by design), replica alerts only with
 //   replicas, backup alerts only with spec.backup (BackupTooOld not while suspended).
-import { longestIntervalSeconds } from '../../../api/cron.ts';
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
-import { REDIS_TARGET_LABEL, render, rule, type AlertRule, type RuleGroup } from '../../common/alert-rules.ts';
+import {
+  REDIS_TARGET_LABEL,
+  alertApplies,
+  render,
+  rule,
+  type AlertRule,
+  type RuleGroup,
+} from '../../common/alert-rules.ts';
 
 function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
   const exporter = spec.monitoring.exporter.enabled;
-  const running = !spec.hibernate;
-  switch (alert.name) {
-    case 'HighMemoryUsage':
-    case 'InstanceDown':
-    case 'NoMaster':
-    case 'MultipleMasters':
-      return exporter && running;
-    case 'ReplicationLag':
-    case 'ReplicasNotInSync':
-      return exporter && running && spec.replicas > 0;
-    case 'NotRunning':
-    case 'FrequentFailovers':
-      return running;
-    case 'BackupFailed':
-      return spec.backup !== undefined;
-    case 'BackupTooOld':
-      return (
-        spec.backup?.schedule !== undefined &&
-        !spec.backup.suspend &&
-        running &&
-        longestIntervalSeconds(spec.backup.schedule) !== undefined
-      );
-  }
+  return alertApplies(alert, { exporter, running: !spec.hibernate, replicas: spec.replicas, backup: spec.backup });
 }
 
 /**
