@@ -7,13 +7,7 @@ import type { HookResponse } from '../common/types.ts';
 import { invalidStatus, planValid, validStatus, type HookState } from './state.ts';
 
 export function finalizeResponse(state: HookState): HookResponse {
-  const parent: TeardownParent = {
-    namespace: state.namespace,
-    observed: state.observed,
-    related: state.related,
-    kind: 'Redis',
-    owns: (meta) => podBelongsTo(meta, state),
-  };
+  const parent: TeardownParent = { ...state, kind: 'Redis', owns: (meta) => podBelongsTo(meta, state) };
   if (!state.verdict.ok) return invalidTeardown(parent, invalidStatus(state, state.verdict.problems));
   const plan = planValid(state, state.verdict.spec);
   return validTeardown(parent, plan.ctx.spec.persistence.whenDeleted, plan.children, (message) =>

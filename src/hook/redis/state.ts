@@ -13,7 +13,15 @@ import { desiredChildren, type ChildPlan } from './children/index.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
 import type { HookContext } from './context.ts';
 import { planRestore, type RestorePlan } from './restore.ts';
-import { findObject, labelled, lastAppliedOf, memberMeta, ofKind, parentObjectsOf } from '../common/observed.ts';
+import {
+  findObject,
+  labelled,
+  lastAppliedOf,
+  memberMeta,
+  ofKind,
+  parentObjectsOf,
+  type ParentObjects,
+} from '../common/observed.ts';
 import { INVALID_SPEC_SECRETS, secretsView, type SecretsView } from '../common/secret-status.ts';
 import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
@@ -23,15 +31,9 @@ import { at, int } from '../common/util.ts';
 
 export type { SecretProblem } from '../common/secret-status.ts';
 
-export interface HookState {
+/** The request as read (the parent's identity and maps are ParentObjects). */
+export interface HookState extends ParentObjects {
   request: HookRequest;
-  name: string;
-  namespace: string;
-  uid: string | undefined;
-  /** Observed children, canonical order. */
-  observed: KubeObject[];
-  /** Related objects, canonical order. */
-  related: KubeObject[];
   /** Pods of this Redis (podBelongsTo); backup Job pods are in backupPods. */
   pods: KubeObject[];
   backupPods: KubeObject[];

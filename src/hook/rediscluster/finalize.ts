@@ -16,9 +16,7 @@ import {
 export function redisClusterFinalizeResponse(state: RedisClusterState): RedisClusterResponse {
   if (!state.request.finalizing) return redisClusterSyncResponse(state);
   const parent: TeardownParent = {
-    namespace: state.namespace,
-    observed: state.observed,
-    related: state.related,
+    ...state,
     kind: 'RedisCluster',
     owns: (meta) => redisClusterPodBelongsTo(meta, state),
   };
