@@ -198,3 +198,24 @@ export function rule(
     annotations: { summary: r.summary, description: r.description, runbook_url: `${runbook}#${alert.toLowerCase()}` },
   };
 }
+
+/**
+ * The one rule group of `namespace/name` (empty when no alert applies): every alert of `alerts`
+ * rendered by `renderAlert` over the selector of this parent's series (namespace and redis label).
+ */
+export function ruleGroups(
+  groupName: string,
+  namespace: string,
+  name: string,
+  runbook: string,
+  alerts: readonly ResolvedAlert[],
+  renderAlert: (alert: ResolvedAlert, sel: string, who: string) => Rendered[],
+): RuleGroup[] {
+  const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
+  const who = `${namespace}/${name}`;
+  const rules: AlertRule[] = [];
+  for (const a of alerts) {
+    for (const r of renderAlert(a, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
+  }
+  return rules.length > 0 ? [{ name: groupName, rules }] : [];
+}

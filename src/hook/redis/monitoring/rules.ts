@@ -7,14 +7,7 @@
 //   replicas, backup alerts only with spec.backup (BackupTooOld not while suspended).
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
-import {
-  REDIS_TARGET_LABEL,
-  alertApplies,
-  render,
-  rule,
-  type AlertRule,
-  type RuleGroup,
-} from '../../common/alert-rules.ts';
+import { alertApplies, render, ruleGroups, type RuleGroup } from '../../common/alert-rules.ts';
 
 function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
   const exporter = spec.monitoring.exporter.enabled;
@@ -25,12 +18,8 @@ function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
  * The rule groups of Redis `namespace/name` with validated `spec`; `runbook` is the base of each alert's runbook URL.
  */
 export function redisRuleGroups(namespace: string, name: string, spec: RedisSpec, runbook: string): RuleGroup[] {
-  const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
-  const who = `${namespace}/${name}`;
-  const rules: AlertRule[] = [];
-  for (const a of resolveAlerts(spec.monitoring.alerts)) {
-    if (!applies(a, spec)) continue;
-    for (const r of render(a, spec, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
-  }
-  return rules.length > 0 ? [{ name: `redis-operator.${namespace}.${name}`, rules }] : [];
+  const alerts = resolveAlerts(spec.monitoring.alerts).filter((a) => applies(a, spec));
+  return ruleGroups(`redis-operator.${namespace}.${name}`, namespace, name, runbook, alerts, (a, sel, who) =>
+    render(a, spec, sel, who),
+  );
 }

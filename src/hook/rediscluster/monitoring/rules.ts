@@ -11,11 +11,9 @@ import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
 import {
   POD_ROLE_TARGET_LABEL,
-  REDIS_TARGET_LABEL,
   alertApplies,
   render,
-  rule,
-  type AlertRule,
+  ruleGroups,
   type Rendered,
   type RuleGroup,
 } from '../../common/alert-rules.ts';
@@ -81,12 +79,13 @@ export function redisClusterRuleGroups(
   spec: RedisClusterSpec,
   runbook: string,
 ): RuleGroup[] {
-  const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
-  const who = `${namespace}/${name}`;
-  const rules: AlertRule[] = [];
-  for (const a of resolveAlerts(spec.monitoring.alerts)) {
-    if (!applies(a, spec)) continue;
-    for (const r of renderRedisCluster(a, spec, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
-  }
-  return rules.length > 0 ? [{ name: `redis-operator.rediscluster.${namespace}.${name}`, rules }] : [];
+  const alerts = resolveAlerts(spec.monitoring.alerts).filter((a) => applies(a, spec));
+  return ruleGroups(
+    `redis-operator.rediscluster.${namespace}.${name}`,
+    namespace,
+    name,
+    runbook,
+    alerts,
+    (a, sel, who) => renderRedisCluster(a, spec, sel, who),
+  );
 }
