@@ -36,6 +36,46 @@ export interface Rendered {
 }
 
 /** Seconds as a Prometheus duration (whole seconds; the rule files take no fractions). */
+/** What decides whether an alert's series can exist, whatever the kind. */
+export interface AlertScope {
+  exporter: boolean;
+  /** Pods are meant to run (a hibernating Redis has none by design). */
+  running: boolean;
+  replicas: number;
+  backup: { schedule?: string | undefined; suspend: boolean } | undefined;
+}
+
+/**
+ * Whether `alert` is rendered: exporter alerts only with the exporter on, availability alerts only
+ * while running, replica alerts only with replicas, backup alerts only with a backup
+ * (BackupTooOld only with a schedule it understands, not while suspended).
+ */
+export function alertApplies(alert: ResolvedAlert, scope: AlertScope): boolean {
+  const { exporter, running, backup } = scope;
+  switch (alert.name) {
+    case 'HighMemoryUsage':
+    case 'InstanceDown':
+    case 'NoMaster':
+    case 'MultipleMasters':
+      return exporter && running;
+    case 'ReplicationLag':
+    case 'ReplicasNotInSync':
+      return exporter && running && scope.replicas > 0;
+    case 'NotRunning':
+    case 'FrequentFailovers':
+      return running;
+    case 'BackupFailed':
+      return backup !== undefined;
+    case 'BackupTooOld':
+      return (
+        backup?.schedule !== undefined &&
+        !backup.suspend &&
+        running &&
+        longestIntervalSeconds(backup.schedule) !== undefined
+      );
+  }
+}
+
 export function asDuration(seconds: number): string {
   return `${Math.max(0, Math.round(seconds))}s`;
 }
@@ -157,4 +197,25 @@ export function rule(
     labels: { namespace, redis, severity: a.severity, ...r.labels },
     annotations: { summary: r.summary, description: r.description, runbook_url: `${runbook}#${alert.toLowerCase()}` },
   };
+}
+
+/**
+ * The one rule group of `namespace/name` (empty when no alert applies): every alert of `alerts`
+ * rendered by `renderAlert` over the selector of this parent's series (namespace and redis label).
+ */
+export function ruleGroups(
+  groupName: string,
+  namespace: string,
+  name: string,
+  runbook: string,
+  alerts: readonly ResolvedAlert[],
+  renderAlert: (alert: ResolvedAlert, sel: string, who: string) => Rendered[],
+): RuleGroup[] {
+  const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
+  const who = `${namespace}/${name}`;
+  const rules: AlertRule[] = [];
+  for (const a of alerts) {
+    for (const r of renderAlert(a, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
+  }
+  return rules.length > 0 ? [{ name: groupName, rules }] : [];
 }

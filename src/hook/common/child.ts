@@ -15,6 +15,16 @@ import type { INetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/Netw
 import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import type { IConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IService } from 'kubernetes-models/v1/Service';
+import {
+  COMPONENT_LABEL,
+  CONTROLLER_UID_LABEL,
+  INSTANCE_LABEL,
+  MANAGED_BY,
+  MANAGED_BY_LABEL,
+  NAME_LABEL,
+  PART_OF_LABEL,
+  VERSION_LABEL,
+} from '../../api/labels.ts';
 import type { KubeObject } from './types.ts';
 
 /**
@@ -74,4 +84,31 @@ const LABEL_VALUE = /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/;
 export function versionLabelValue(version: string): string | undefined {
   const cut = version.slice(0, 63).replace(/[^A-Za-z0-9]+$/, '');
   return LABEL_VALUE.test(cut) ? cut : undefined;
+}
+
+/** What every kind's child labels are made of: the parent's identity and its spec.version. */
+export interface LabelledParent {
+  name: string;
+  /** The parent's uid: children are selected by `controller-uid`. */
+  uid: string | undefined;
+  spec: { version: string };
+}
+
+/**
+ * The labels every kind's children carry, in this order: `controller-uid` (Metacontroller's
+ * generated selector; a child without it fails the whole sync), the app.kubernetes.io labels with
+ * `appName` as name and part-of, and the version label when spec.version makes one. Never the
+ * role label (the sidecar alone writes it).
+ */
+export function childLabelsOf(appName: string, parent: LabelledParent, component: string): Record<string, string> {
+  const labels: Record<string, string> = {};
+  if (parent.uid !== undefined) labels[CONTROLLER_UID_LABEL] = parent.uid;
+  labels[NAME_LABEL] = appName;
+  labels[INSTANCE_LABEL] = parent.name;
+  labels[COMPONENT_LABEL] = component;
+  labels[MANAGED_BY_LABEL] = MANAGED_BY;
+  labels[PART_OF_LABEL] = appName;
+  const version = versionLabelValue(parent.spec.version);
+  if (version !== undefined) labels[VERSION_LABEL] = version;
+  return labels;
 }

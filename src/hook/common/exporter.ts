@@ -1,6 +1,5 @@
 // The metrics containers beside Redis in every pod of a Redis or a RedisCluster, when
-// spec.monitoring (and its exporter) is on (a Redis's <name>-metrics Service in front of them is
-// redis/children/metrics.ts). Invariants:
+// spec.monitoring (and its exporter) is on, and the metrics Service in front of them. Invariants:
 // - redis_exporter logs in as its own ACL user (EXPORTER_USER: read-only diagnostics, no key, no
 //   channel; api/auth.ts), never the operator's: whoever reaches its port or its env gets nothing
 //   that can write, replicate or read data. Its password is the generated <name>-exporter Secret
@@ -23,6 +22,7 @@
 // - The exporter is configured through the environment only, as the official image takes it: no
 //   command, so the image's own entrypoint runs whatever its path inside the image.
 import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IService } from 'kubernetes-models/v1/Service';
 import type { IEnvVar } from 'kubernetes-models/v1/EnvVar';
 import { EXPORTER_RULES, EXPORTER_USER, exporterSecretRef } from '../../api/auth.ts';
 import {
@@ -34,6 +34,7 @@ import {
   REDIS_PORT,
 } from '../../api/labels.ts';
 import type { MonitoringSpec } from '../../api/monitoring-schema.ts';
+import type { Child, ChildMetadata } from './child.ts';
 import { sortedMap } from './util.ts';
 import { restrictedContainer } from './pod-template.ts';
 
@@ -155,5 +156,32 @@ export function metricsProxyContainer(operatorImage: string, uid: number): ICont
       failureThreshold: 6,
     },
     securityContext: restrictedContainer(uid),
+  };
+}
+
+/**
+ * The metrics Service of a kind, over the pods `selector` picks. Headless, so a scraper sees every
+ * pod (not one behind a ClusterIP) and no extra address is allocated. Not-ready pods are published
+ * too: a replica that cannot sync is when its metrics matter most. The prometheus.io annotations
+ * serve a Prometheus without the Operator.
+ */
+export function metricsService(meta: ChildMetadata, selector: Record<string, string>): Child<IService> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      ...meta,
+      annotations: {
+        'prometheus.io/path': '/metrics',
+        'prometheus.io/port': String(EXPORTER_PORT),
+        'prometheus.io/scrape': 'true',
+      },
+    },
+    spec: {
+      clusterIP: 'None',
+      publishNotReadyAddresses: true,
+      selector,
+      ports: [{ name: METRICS_PORT_NAME, port: EXPORTER_PORT, targetPort: METRICS_PORT_NAME, protocol: 'TCP' }],
+    },
   };
 }

@@ -13,9 +13,12 @@ import {
   INSTANCE_LABEL,
   MANAGED_BY,
   MANAGED_BY_LABEL,
+  METRICS_PORT_NAME,
   NAME_LABEL,
   PART_OF_LABEL,
+  ROLE_LABEL,
 } from '../../api/labels.ts';
+import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from './alert-rules.ts';
 import { lastAppliedOf, objectsOf } from './observed.ts';
 import type { ParseResult } from './types.ts';
 import { wireChecker } from './wire-check.ts';
@@ -112,4 +115,60 @@ export function monitoringLabels(
     [MANAGED_BY_LABEL]: MANAGED_BY,
     [PART_OF_LABEL]: appName,
   });
+}
+
+/** Where a kind's PodMonitor or PrometheusRule goes: its object name, namespace and labels. */
+export interface AttachmentMeta {
+  name: string;
+  namespace: string;
+  labels: Record<string, string>;
+}
+
+/**
+ * A kind's PodMonitor: the pods `selector` picks in its own namespace only, with the instance and
+ * role pod labels (and `targetLabels`, pod label to target label, after them) as target labels.
+ */
+export function podMonitorObject(
+  meta: AttachmentMeta,
+  selector: Record<string, string>,
+  interval: string | undefined,
+  targetLabels: readonly (readonly [podLabel: string, targetLabel: string])[] = [],
+): KubeObject {
+  const relabel = ([podLabel, targetLabel]: readonly [string, string]) => ({
+    sourceLabels: [podLabelMeta(podLabel)],
+    targetLabel,
+    action: 'replace',
+  });
+  const pairs: (readonly [string, string])[] = [
+    [INSTANCE_LABEL, REDIS_TARGET_LABEL],
+    [ROLE_LABEL, POD_ROLE_TARGET_LABEL],
+    ...targetLabels,
+  ];
+  return {
+    apiVersion: MONITORING_API_VERSION,
+    kind: 'PodMonitor',
+    metadata: { name: meta.name, namespace: meta.namespace, labels: meta.labels },
+    spec: {
+      selector: { matchLabels: selector },
+      namespaceSelector: { matchNames: [meta.namespace] },
+      podMetricsEndpoints: [
+        {
+          port: METRICS_PORT_NAME,
+          path: '/metrics',
+          ...(interval !== undefined ? { interval } : {}),
+          relabelings: pairs.map(relabel),
+        },
+      ],
+    },
+  };
+}
+
+/** A kind's PrometheusRule holding its alert `groups`. */
+export function prometheusRuleObject(meta: AttachmentMeta, groups: unknown[]): KubeObject {
+  return {
+    apiVersion: MONITORING_API_VERSION,
+    kind: 'PrometheusRule',
+    metadata: { name: meta.name, namespace: meta.namespace, labels: meta.labels },
+    spec: { groups },
+  };
 }

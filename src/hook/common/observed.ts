@@ -2,7 +2,7 @@
 // (hook v1 keys are bare names, v2 keys are namespace/name), results come back in a canonical
 // order whatever the map order was, and objects from another namespace are ignored.
 import type { MemberMeta } from '../../api/membership.ts';
-import type { KubeObject, ObjectMap } from './types.ts';
+import type { HookRequest, KubeObject, ObjectMap } from './types.ts';
 import { compare, isRecord, stringMap } from './util.ts';
 
 /** apiVersion/kind/namespace/name: a total order over distinct objects. */
@@ -116,4 +116,31 @@ export function lastAppliedOf(child: KubeObject): KubeObject {
   if (Object.keys(annotations).length > 0) metadata['annotations'] = annotations;
   else delete metadata['annotations'];
   return { ...rest, metadata: metadata as unknown as KubeObject['metadata'] } as KubeObject;
+}
+
+/** A filter: the objects carrying every one of `labels`. */
+export const labelled = (labels: Record<string, string>) => (o: KubeObject) =>
+  Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
+
+/** What every kind's state reads first from a sync request: the parent's identity and the maps, in canonical order. */
+export interface ParentObjects {
+  name: string;
+  /** The parent's namespace ('' when the request has none). */
+  namespace: string;
+  /** The parent's uid, undefined when missing or empty: children are selected by `controller-uid`. */
+  uid: string | undefined;
+  /** Observed children, canonical order. */
+  observed: KubeObject[];
+  related: KubeObject[];
+}
+
+export function parentObjectsOf(request: HookRequest): ParentObjects {
+  const { name, namespace, uid } = request.parent.metadata;
+  return {
+    name,
+    namespace: namespace ?? '',
+    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
+    observed: objectsOf(request.children),
+    related: objectsOf(request.related),
+  };
 }

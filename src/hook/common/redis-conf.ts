@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { PersistenceSpec, RedisSpec } from '../../api/schema.ts';
 import { parseQuantity } from './quantity.ts';
+import { compare } from './util.ts';
 
 /**
  * Share of the container memory limit given to the data set; the rest covers fork/COW, buffers
@@ -43,6 +44,23 @@ export function maxmemoryBytes(spec: Pick<RedisSpec, 'resources'>): number | und
   if (limit === undefined || limit <= 0) return undefined;
   const bytes = Math.floor(limit * MAXMEMORY_SHARE);
   return bytes >= 1 ? bytes : undefined;
+}
+
+/**
+ * The text of a kind's redis.conf: its own `lines`, then what every kind ends with (maxmemory from
+ * the memory limit, then spec.config's directives sorted by name), one directive a line.
+ */
+export function confText(
+  lines: readonly string[],
+  spec: Pick<RedisSpec, 'resources'> & { config?: Record<string, string> | undefined },
+): string {
+  const all = [...lines];
+  const maxmemory = maxmemoryBytes(spec);
+  if (maxmemory !== undefined) all.push(`maxmemory ${maxmemory}`);
+  const extra = Object.keys(spec.config ?? {}).sort(compare);
+  if (extra.length > 0) all.push('# from spec.config');
+  for (const key of extra) all.push(`${key} ${spec.config?.[key] ?? ''}`);
+  return `${all.join('\n')}\n`;
 }
 
 /**

@@ -3,16 +3,18 @@
 // observed StatefulSet are echoed exactly: the API server rejects any change to them on every
 // sync, and observed claim templates carry server defaults that would otherwise diff forever.
 // When the spec asks for something they cannot give, it is reported as a conflict instead.
+import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec';
 import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { DATA_VOLUME, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
 import type { PersistenceSpec } from '../../api/schema.ts';
-import { versionLabelValue } from './child.ts';
+import { versionLabelValue, type Child, type ChildMetadata } from './child.ts';
 import { CONFIG_HASH_ANNOTATION } from './pod-template.ts';
 import { parseQuantity } from './quantity.ts';
-import { array, at, sortedMap, str, stringMap, type Json } from './util.ts';
+import type { KubeObject } from './types.ts';
+import { array, at, isRecord, sortedMap, str, stringMap, type Json } from './util.ts';
 
 /** The fields the API server never lets change on a StatefulSet; the selector is always set. */
 export type Immutable = Pick<
@@ -184,4 +186,46 @@ export function statefulSetSpec(t: SetTemplate): IStatefulSetSpec {
       ? ({ volumeClaimTemplates: immutable.volumeClaimTemplates } satisfies Partial<IStatefulSetSpec>)
       : {}),
   };
+}
+
+/** One StatefulSet a kind wants, before what the observed one allows is known. */
+export interface SetRequest {
+  setName: string;
+  metadata: ChildMetadata;
+  observed: KubeObject | undefined;
+  serviceName: string;
+  selectorLabels: Record<string, string>;
+  /** The labels of the data claim templates and of the pod template (before version and selector). */
+  podLabels: Record<string, string>;
+  persistence: PersistenceSpec;
+  version: string;
+  podAnnotations: Record<string, string> | undefined;
+  replicas: number;
+  confHash: string;
+  /** The pod spec, given whether the pods have the data claim (immutablePart decides). */
+  podSpec: (claimsData: boolean) => IPodSpec;
+}
+
+/** A kind's StatefulSet: the immutable part kept as observed (with why it differs), the rest as wanted. */
+export function statefulSetPlan(r: SetRequest): { object: Child<IStatefulSet>; conflicts: string[] } {
+  const observedSpec = isRecord(r.observed?.['spec']) ? (r.observed['spec'] as Json) : undefined;
+  const { immutable, conflicts, claimsData } = immutablePart(
+    observedSpec,
+    r.selectorLabels,
+    r.serviceName,
+    () => dataClaimTemplates(r.persistence, r.podLabels),
+    r.persistence,
+    r.setName,
+  );
+  const spec = statefulSetSpec({
+    replicas: r.replicas,
+    immutable,
+    // whenScaled Retain: a pod removed by lowering the replicas leaves its volume.
+    whenDeleted: r.persistence.whenDeleted,
+    labels: podTemplateLabels(r.podLabels, r.version, immutable),
+    podAnnotations: r.podAnnotations,
+    confHash: r.confHash,
+    podSpec: r.podSpec(claimsData),
+  });
+  return { object: { apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: r.metadata, spec }, conflicts };
 }

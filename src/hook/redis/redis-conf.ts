@@ -13,8 +13,7 @@ import { DATA_MOUNT, PLACEHOLDER_MASTER, REDIS_PORT } from '../../api/labels.ts'
 import { TLS_FILE_DIRECTIVES } from '../../api/tls.ts';
 import { printable } from '../../api/text.ts';
 import type { RedisSpec } from '../../api/schema.ts';
-import { maxmemoryBytes, persistenceLines } from '../common/redis-conf.ts';
-import { compare } from '../common/util.ts';
+import { confText, persistenceLines } from '../common/redis-conf.ts';
 
 /** Write fencing actually applied: min(minReplicasToWrite, replicas), 0 when off. */
 export function fencingReplicas(spec: RedisSpec): number {
@@ -54,12 +53,7 @@ export function renderRedisConf(namespace: string, name: string, spec: RedisSpec
   if (fencing > 0) {
     lines.push(`min-replicas-to-write ${fencing}`, `min-replicas-max-lag ${spec.failover.minReplicasMaxLagSeconds}`);
   }
-  const maxmemory = maxmemoryBytes(spec);
-  if (maxmemory !== undefined) lines.push(`maxmemory ${maxmemory}`);
-  const extra = Object.keys(spec.config ?? {}).sort(compare);
-  if (extra.length > 0) lines.push('# from spec.config');
-  for (const key of extra) lines.push(`${key} ${spec.config?.[key] ?? ''}`);
-  return `${lines.join('\n')}\n`;
+  return confText(lines, spec);
 }
 
 /**

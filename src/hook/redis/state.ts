@@ -13,7 +13,15 @@ import { desiredChildren, type ChildPlan } from './children/index.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
 import type { HookContext } from './context.ts';
 import { planRestore, type RestorePlan } from './restore.ts';
-import { findObject, lastAppliedOf, memberMeta, objectsOf, ofKind } from '../common/observed.ts';
+import {
+  findObject,
+  labelled,
+  lastAppliedOf,
+  memberMeta,
+  ofKind,
+  parentObjectsOf,
+  type ParentObjects,
+} from '../common/observed.ts';
 import { INVALID_SPEC_SECRETS, secretsView, type SecretsView } from '../common/secret-status.ts';
 import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
@@ -23,15 +31,9 @@ import { at, int } from '../common/util.ts';
 
 export type { SecretProblem } from '../common/secret-status.ts';
 
-export interface HookState {
+/** The request as read (the parent's identity and maps are ParentObjects). */
+export interface HookState extends ParentObjects {
   request: HookRequest;
-  name: string;
-  namespace: string;
-  uid: string | undefined;
-  /** Observed children, canonical order. */
-  observed: KubeObject[];
-  /** Related objects, canonical order. */
-  related: KubeObject[];
   /** Pods of this Redis (podBelongsTo); backup Job pods are in backupPods. */
   pods: KubeObject[];
   backupPods: KubeObject[];
@@ -40,23 +42,14 @@ export interface HookState {
   verdict: { ok: true; spec: RedisSpec } | { ok: false; problems: SpecProblem[] };
 }
 
-const labelled = (labels: Record<string, string>) => (o: KubeObject) =>
-  Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
-
 export function readState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookState {
-  const { name, namespace } = request.parent.metadata;
-  const ns = namespace ?? '';
-  const related = objectsOf(request.related);
-  const uid = request.parent.metadata.uid;
+  const parent = parentObjectsOf(request);
+  const { name, namespace: ns, related } = parent;
   const allPods = ofKind(related, 'v1', 'Pod', ns);
   const backupLabels = labelled(backupSelectorLabels(name));
   return {
     request,
-    name,
-    namespace: ns,
-    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
-    observed: objectsOf(request.children),
-    related,
+    ...parent,
     pods: allPods.filter((p) => podBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
     backupPods: allPods.filter(backupLabels),
     backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backupLabels),

@@ -19,9 +19,10 @@ import {
   SHARD_LABEL,
   shardPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
-import { CONFIG_KEY, EXPORTER_PORT, METRICS_PORT_NAME, REDIS_PORT } from '../../api/labels.ts';
+import { CONFIG_KEY, REDIS_PORT } from '../../api/labels.ts';
 import { backupJobSpecFor, backupPodSpecFor } from '../common/backup-job.ts';
 import { asKubeObject, type Child, type DesiredChild } from '../common/child.ts';
+import { metricsService } from '../common/exporter.ts';
 import { configHash } from '../common/redis-conf.ts';
 import type { KubeObject } from '../common/types.ts';
 import { renderRedisClusterConf } from './conf.ts';
@@ -70,25 +71,7 @@ export function desiredRedisClusterServices(ctx: RedisClusterContext): Array<Chi
     },
   ];
   if (ctx.spec.monitoring.enabled && ctx.spec.monitoring.exporter.enabled) {
-    const meta = redisClusterChildMetadata(ctx, names.metricsService, 'metrics');
-    services.push({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: {
-        ...meta,
-        annotations: {
-          'prometheus.io/path': '/metrics',
-          'prometheus.io/port': String(EXPORTER_PORT),
-          'prometheus.io/scrape': 'true',
-        },
-      },
-      spec: {
-        clusterIP: 'None',
-        publishNotReadyAddresses: true,
-        selector: pods,
-        ports: [{ name: METRICS_PORT_NAME, port: EXPORTER_PORT, targetPort: METRICS_PORT_NAME, protocol: 'TCP' }],
-      },
-    });
+    services.push(metricsService(redisClusterChildMetadata(ctx, names.metricsService, 'metrics'), pods));
   }
   return services;
 }

@@ -14,8 +14,7 @@ import { CLUSTER_BUS_PORT, NODES_CONF } from '../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import { DATA_MOUNT, REDIS_PORT } from '../../api/labels.ts';
 import { printable } from '../../api/text.ts';
-import { maxmemoryBytes, persistenceLines } from '../common/redis-conf.ts';
-import { compare } from '../common/util.ts';
+import { confText, persistenceLines } from '../common/redis-conf.ts';
 
 export function renderRedisClusterConf(namespace: string, name: string, spec: RedisClusterSpec): string {
   const lines: string[] = [
@@ -41,10 +40,5 @@ export function renderRedisClusterConf(namespace: string, name: string, spec: Re
     'repl-diskless-sync-delay 1',
   ];
   lines.push(...persistenceLines(spec.persistence));
-  const maxmemory = maxmemoryBytes(spec);
-  if (maxmemory !== undefined) lines.push(`maxmemory ${maxmemory}`);
-  const extra = Object.keys(spec.config ?? {}).sort(compare);
-  if (extra.length > 0) lines.push('# from spec.config');
-  for (const key of extra) lines.push(`${key} ${spec.config?.[key] ?? ''}`);
-  return `${lines.join('\n')}\n`;
+  return confText(lines, spec);
 }

@@ -6,17 +6,7 @@
 // Metacontroller's; the role label is never produced here.
 import { REDIS_CLUSTER_APP_NAME, SHARD_LABEL } from '../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
-import {
-  COMPONENT_LABEL,
-  CONTROLLER_UID_LABEL,
-  INSTANCE_LABEL,
-  MANAGED_BY,
-  MANAGED_BY_LABEL,
-  NAME_LABEL,
-  PART_OF_LABEL,
-  VERSION_LABEL,
-} from '../../api/labels.ts';
-import { versionLabelValue, type ChildMetadata } from '../common/child.ts';
+import { childLabelsOf, type ChildMetadata } from '../common/child.ts';
 
 export interface RedisClusterContext {
   name: string;
@@ -34,15 +24,7 @@ export function redisClusterChildLabels(
   component: string,
   shard?: number,
 ): Record<string, string> {
-  const labels: Record<string, string> = {};
-  if (ctx.uid !== undefined) labels[CONTROLLER_UID_LABEL] = ctx.uid;
-  labels[NAME_LABEL] = REDIS_CLUSTER_APP_NAME;
-  labels[INSTANCE_LABEL] = ctx.name;
-  labels[COMPONENT_LABEL] = component;
-  labels[MANAGED_BY_LABEL] = MANAGED_BY;
-  labels[PART_OF_LABEL] = REDIS_CLUSTER_APP_NAME;
-  const version = versionLabelValue(ctx.spec.version);
-  if (version !== undefined) labels[VERSION_LABEL] = version;
+  const labels = childLabelsOf(REDIS_CLUSTER_APP_NAME, ctx, component);
   if (shard !== undefined) labels[SHARD_LABEL] = String(shard);
   return labels;
 }

@@ -14,7 +14,14 @@ import type { RedisClusterStatus } from '../../api/rediscluster-schema.ts';
 import { validateRedisClusterSpec, type RedisClusterSpecVerdict } from '../../api/rediscluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
-import { lastAppliedOf, memberMeta, objectsOf, ofKind } from '../common/observed.ts';
+import {
+  labelled,
+  lastAppliedOf,
+  memberMeta,
+  ofKind,
+  parentObjectsOf,
+  type ParentObjects,
+} from '../common/observed.ts';
 import { INVALID_SPEC_SECRETS, secretsView } from '../common/secret-status.ts';
 import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
 import { redisClusterBackupVerdict } from './backup.ts';
@@ -27,14 +34,9 @@ import { computeRedisClusterStatus } from './status.ts';
 /** The sync answer for a RedisCluster: the wire's shape with its own status. */
 export type RedisClusterResponse = Omit<HookResponse, 'status'> & { status: RedisClusterStatus };
 
-export interface RedisClusterState {
+/** The request as read (the parent's identity and maps are ParentObjects). */
+export interface RedisClusterState extends ParentObjects {
   request: HookRequest;
-  name: string;
-  namespace: string;
-  uid: string | undefined;
-  /** Observed children, canonical order. */
-  observed: KubeObject[];
-  related: KubeObject[];
   /** The cluster's pods (by its pod selector labels), sorted, with their node records. */
   views: RedisClusterPodView[];
   /** Observed shard StatefulSets by index. */
@@ -45,27 +47,17 @@ export interface RedisClusterState {
   verdict: RedisClusterSpecVerdict;
 }
 
-const labelled = (labels: Record<string, string>) => (o: KubeObject) =>
-  Object.entries(labels).every(([k, v]) => o.metadata.labels?.[k] === v);
-
 export function readRedisClusterState(
   request: HookRequest,
   options: HookOptions = DEFAULT_HOOK_OPTIONS,
 ): RedisClusterState {
-  const { name, namespace } = request.parent.metadata;
-  const ns = namespace ?? '';
-  const related = objectsOf(request.related);
-  const observed = objectsOf(request.children);
-  const uid = request.parent.metadata.uid;
+  const parent = parentObjectsOf(request);
+  const { name, namespace: ns, related, observed } = parent;
   const pods = ofKind(related, 'v1', 'Pod', ns);
   const backup = labelled(redisClusterBackupSelectorLabels(name));
   return {
     request,
-    name,
-    namespace: ns,
-    uid: typeof uid === 'string' && uid !== '' ? uid : undefined,
-    observed,
-    related,
+    ...parent,
     views: redisClusterPodViews(
       pods.filter((p) => redisClusterPodBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
       name,

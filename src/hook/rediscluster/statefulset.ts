@@ -41,9 +41,8 @@ import {
   restrictedContainer,
 } from '../common/pod-template.ts';
 import { REDIS_FEED_SCRIPT } from '../common/redis-start.ts';
-import { dataClaimTemplates, immutablePart, podTemplateLabels, statefulSetSpec } from '../common/statefulset.ts';
+import { statefulSetPlan } from '../common/statefulset.ts';
 import type { KubeObject } from '../common/types.ts';
-import { isRecord, type Json } from '../common/util.ts';
 import { redisClusterChildMetadata, type RedisClusterContext } from './context.ts';
 
 /**
@@ -186,40 +185,29 @@ export function desiredShardSet(
   const names = redisClusterChildNames(ctx.name);
   const setName = names.shardSet(shard);
   const selectorLabels = shardPodSelectorLabels(ctx.name, shard);
-  const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
-  const { immutable, conflicts, claimsData } = immutablePart(
-    observedSpec,
-    selectorLabels,
-    names.headless,
-    () => dataClaimTemplates(spec.persistence, { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD }),
-    spec.persistence,
-    setName,
-  );
-
-  const volumes = redisVolumes(names.config, claimsData);
+  const podLabels = { ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD };
   const exporter =
     spec.monitoring.enabled && spec.monitoring.exporter.enabled
       ? metricsContainers(ctx.name, spec.monitoring.exporter, false, REDIS_UID, ctx.operatorImage)
       : [];
-  const podSpec = redisPodSpec(spec, () => defaultAffinity(ctx, shard), [redisContainer(ctx), ...exporter], volumes);
-
-  const stsSpec = statefulSetSpec({
-    replicas: Math.max(minPods, 1 + spec.replicas),
-    immutable,
-    // whenScaled Retain: a pod removed by lowering spec.replicas leaves its volume, as on Redis.
-    whenDeleted: spec.persistence.whenDeleted,
-    labels: podTemplateLabels({ ...selectorLabels, [COMPONENT_LABEL]: COMPONENT_SHARD }, spec.version, immutable),
+  return statefulSetPlan({
+    setName,
+    metadata: redisClusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard),
+    observed,
+    serviceName: names.headless,
+    selectorLabels,
+    podLabels,
+    persistence: spec.persistence,
+    version: spec.version,
     podAnnotations: spec.podAnnotations,
+    replicas: Math.max(minPods, 1 + spec.replicas),
     confHash,
-    podSpec,
+    podSpec: (claimsData) =>
+      redisPodSpec(
+        spec,
+        () => defaultAffinity(ctx, shard),
+        [redisContainer(ctx), ...exporter],
+        redisVolumes(names.config, claimsData),
+      ),
   });
-  return {
-    object: {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: redisClusterChildMetadata(ctx, setName, COMPONENT_SHARD, shard),
-      spec: stsSpec,
-    },
-    conflicts,
-  };
 }

@@ -15,6 +15,7 @@
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';
 import type { IAffinity } from 'kubernetes-models/v1/Affinity';
 import type { IContainer } from 'kubernetes-models/v1/Container';
+import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { authSecretRef } from '../../../api/auth.ts';
 import {
   COMPONENT_LABEL,
@@ -42,9 +43,8 @@ import {
   restrictedContainer,
 } from '../../common/pod-template.ts';
 import { REDIS_FEED_SCRIPT } from '../../common/redis-start.ts';
-import { dataClaimTemplates, immutablePart, podTemplateLabels, statefulSetSpec } from '../../common/statefulset.ts';
+import { statefulSetPlan } from '../../common/statefulset.ts';
 import type { KubeObject } from '../../common/types.ts';
-import { isRecord, type Json } from '../../common/util.ts';
 import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
 import { exporterContainers, exporterEnabled } from './metrics.ts';
@@ -123,17 +123,26 @@ export function desiredStatefulSet(
   const component = which === 'master' ? COMPONENT_MASTER_SET : COMPONENT_REPLICA_SET;
   const selectorLabels = { ...podSelectorLabels(ctx.name), [COMPONENT_LABEL]: component };
 
-  const observedSpec = isRecord(observed?.['spec']) ? (observed['spec'] as Json) : undefined;
-  const { immutable, conflicts, claimsData } = immutablePart(
-    observedSpec,
-    selectorLabels,
-    names.headless,
-    () => dataClaimTemplates(spec.persistence, selectorLabels),
-    spec.persistence,
+  return statefulSetPlan({
     setName,
-  );
+    metadata: childMetadata(ctx, setName, component),
+    observed,
+    serviceName: names.headless,
+    selectorLabels,
+    podLabels: selectorLabels,
+    persistence: spec.persistence,
+    version: spec.version,
+    podAnnotations: spec.podAnnotations,
+    // Hibernation stops every pod and keeps the claims (whenScaled: Retain).
+    replicas: spec.hibernate ? 0 : Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
+    confHash,
+    podSpec: (claimsData) => podSpecOf(ctx, claimsData, restore),
+  });
+}
 
-  const volumes = redisVolumes(names.config, claimsData);
+function podSpecOf(ctx: HookContext, claimsData: boolean, restore: RestoreInit | undefined): IPodSpec {
+  const spec = ctx.spec;
+  const volumes = redisVolumes(childNames(ctx.name).config, claimsData);
   const tlsSecret = tlsSecretName(ctx.name, spec);
   // The key is readable by the pod's group only (fsGroup: the redis user). The kubelet replaces
   // the files when the Secret is renewed; the sidecar then has every node load them.
@@ -141,26 +150,5 @@ export function desiredStatefulSet(
     volumes.push({ name: TLS_VOLUME, secret: { secretName: tlsSecret, defaultMode: 0o440 } });
   if (restore !== undefined) volumes.push(...restore.volumes);
   const containers = [container(ctx), ...exporterContainers(ctx, REDIS_UID)];
-  const podSpec = redisPodSpec(spec, () => defaultAffinity(ctx), containers, volumes, restore?.initContainers);
-
-  const stsSpec = statefulSetSpec({
-    // Hibernation stops every pod and keeps the claims (whenScaled: Retain).
-    replicas: spec.hibernate ? 0 : Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
-    immutable,
-    whenDeleted: spec.persistence.whenDeleted,
-    labels: podTemplateLabels(selectorLabels, spec.version, immutable),
-    podAnnotations: spec.podAnnotations,
-    confHash,
-    podSpec,
-  });
-
-  return {
-    object: {
-      apiVersion: 'apps/v1',
-      kind: 'StatefulSet',
-      metadata: childMetadata(ctx, setName, component),
-      spec: stsSpec,
-    },
-    conflicts,
-  };
+  return redisPodSpec(spec, () => defaultAffinity(ctx), containers, volumes, restore?.initContainers);
 }

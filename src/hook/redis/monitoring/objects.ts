@@ -8,22 +8,15 @@
 // - Labels are the Redis's own app labels plus spec.monitoring.prometheus.labels, so a
 //   Prometheus's podMonitorSelector/ruleSelector can pick them up. Metadata is name, namespace,
 //   labels; ownerReferences are Metacontroller's.
-import {
-  APP_NAME,
-  INSTANCE_LABEL,
-  METRICS_PORT_NAME,
-  ROLE_LABEL,
-  childNames,
-  podSelectorLabels,
-} from '../../../api/labels.ts';
+import { APP_NAME, childNames, podSelectorLabels } from '../../../api/labels.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import { validateSpec } from '../../../api/validate.ts';
-import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from '../../common/alert-rules.ts';
 import {
-  MONITORING_API_VERSION,
   monitoringLabels,
   monitoringVerdict,
-  podLabelMeta,
+  podMonitorObject,
+  prometheusRuleObject,
+  type AttachmentMeta,
   type MonitoringVerdict,
 } from '../../common/monitoring.ts';
 import type { HookOptions } from '../../common/options.ts';
@@ -31,41 +24,30 @@ import type { KubeObject } from '../../common/types.ts';
 import type { DecoratorRequest } from '../../common/wire.ts';
 import { redisRuleGroups } from './rules.ts';
 
-function labelsOf(name: string, spec: RedisSpec, component: string): Record<string, string> {
-  return monitoringLabels(APP_NAME, name, spec.monitoring.prometheus.labels, component);
+function metaOf(
+  objectName: string,
+  namespace: string,
+  name: string,
+  spec: RedisSpec,
+  component: string,
+): AttachmentMeta {
+  const labels = monitoringLabels(APP_NAME, name, spec.monitoring.prometheus.labels, component);
+  return { name: objectName, namespace, labels };
 }
 
 export function desiredPodMonitor(namespace: string, name: string, spec: RedisSpec): KubeObject {
-  const interval = spec.monitoring.prometheus.scrapeInterval;
-  return {
-    apiVersion: MONITORING_API_VERSION,
-    kind: 'PodMonitor',
-    metadata: { name: childNames(name).podMonitor, namespace, labels: labelsOf(name, spec, 'pod-monitor') },
-    spec: {
-      selector: { matchLabels: podSelectorLabels(name) },
-      namespaceSelector: { matchNames: [namespace] },
-      podMetricsEndpoints: [
-        {
-          port: METRICS_PORT_NAME,
-          path: '/metrics',
-          ...(interval !== undefined ? { interval } : {}),
-          relabelings: [
-            { sourceLabels: [podLabelMeta(INSTANCE_LABEL)], targetLabel: REDIS_TARGET_LABEL, action: 'replace' },
-            { sourceLabels: [podLabelMeta(ROLE_LABEL)], targetLabel: POD_ROLE_TARGET_LABEL, action: 'replace' },
-          ],
-        },
-      ],
-    },
-  };
+  return podMonitorObject(
+    metaOf(childNames(name).podMonitor, namespace, name, spec, 'pod-monitor'),
+    podSelectorLabels(name),
+    spec.monitoring.prometheus.scrapeInterval,
+  );
 }
 
 export function desiredPrometheusRule(namespace: string, name: string, spec: RedisSpec, runbook: string): KubeObject {
-  return {
-    apiVersion: MONITORING_API_VERSION,
-    kind: 'PrometheusRule',
-    metadata: { name: childNames(name).prometheusRule, namespace, labels: labelsOf(name, spec, 'alerts') },
-    spec: { groups: redisRuleGroups(namespace, name, spec, runbook) },
-  };
+  return prometheusRuleObject(
+    metaOf(childNames(name).prometheusRule, namespace, name, spec, 'alerts'),
+    redisRuleGroups(namespace, name, spec, runbook),
+  );
 }
 
 /** The monitoring decorator's answer for a Redis. */

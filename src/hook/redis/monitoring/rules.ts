@@ -5,48 +5,21 @@
 // - An alert is rendered only where its series can exist: exporter alerts only with the exporter
 //   on, availability alerts not while hibernating (no pods by design), replica alerts only with
 //   replicas, backup alerts only with spec.backup (BackupTooOld not while suspended).
-import { longestIntervalSeconds } from '../../../api/cron.ts';
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
-import { REDIS_TARGET_LABEL, render, rule, type AlertRule, type RuleGroup } from '../../common/alert-rules.ts';
+import { alertApplies, render, ruleGroups, type RuleGroup } from '../../common/alert-rules.ts';
 
 function applies(alert: ResolvedAlert, spec: RedisSpec): boolean {
   const exporter = spec.monitoring.exporter.enabled;
-  const running = !spec.hibernate;
-  switch (alert.name) {
-    case 'HighMemoryUsage':
-    case 'InstanceDown':
-    case 'NoMaster':
-    case 'MultipleMasters':
-      return exporter && running;
-    case 'ReplicationLag':
-    case 'ReplicasNotInSync':
-      return exporter && running && spec.replicas > 0;
-    case 'NotRunning':
-    case 'FrequentFailovers':
-      return running;
-    case 'BackupFailed':
-      return spec.backup !== undefined;
-    case 'BackupTooOld':
-      return (
-        spec.backup?.schedule !== undefined &&
-        !spec.backup.suspend &&
-        running &&
-        longestIntervalSeconds(spec.backup.schedule) !== undefined
-      );
-  }
+  return alertApplies(alert, { exporter, running: !spec.hibernate, replicas: spec.replicas, backup: spec.backup });
 }
 
 /**
  * The rule groups of Redis `namespace/name` with validated `spec`; `runbook` is the base of each alert's runbook URL.
  */
 export function redisRuleGroups(namespace: string, name: string, spec: RedisSpec, runbook: string): RuleGroup[] {
-  const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
-  const who = `${namespace}/${name}`;
-  const rules: AlertRule[] = [];
-  for (const a of resolveAlerts(spec.monitoring.alerts)) {
-    if (!applies(a, spec)) continue;
-    for (const r of render(a, spec, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
-  }
-  return rules.length > 0 ? [{ name: `redis-operator.${namespace}.${name}`, rules }] : [];
+  const alerts = resolveAlerts(spec.monitoring.alerts).filter((a) => applies(a, spec));
+  return ruleGroups(`redis-operator.${namespace}.${name}`, namespace, name, runbook, alerts, (a, sel, who) =>
+    render(a, spec, sel, who),
+  );
 }

@@ -2,16 +2,15 @@
 // its exporters and a PrometheusRule with its alerts (monitoring.coreos.com/v1). Pure. Invariants
 // as for a Redis (redis/monitoring/objects.ts), and the PodMonitor turns the shard label into a
 // target label too (the per-shard alerts group by it).
-import { INSTANCE_LABEL, METRICS_PORT_NAME, ROLE_LABEL } from '../../../api/labels.ts';
 import { REDIS_CLUSTER_APP_NAME, SHARD_LABEL, redisClusterPodSelectorLabels } from '../../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { validateRedisClusterSpec } from '../../../api/rediscluster-validate.ts';
-import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from '../../common/alert-rules.ts';
 import {
-  MONITORING_API_VERSION,
   monitoringLabels,
   monitoringVerdict,
-  podLabelMeta,
+  podMonitorObject,
+  prometheusRuleObject,
+  type AttachmentMeta,
   type MonitoringVerdict,
 } from '../../common/monitoring.ts';
 import type { HookOptions } from '../../common/options.ts';
@@ -19,34 +18,20 @@ import type { KubeObject } from '../../common/types.ts';
 import type { DecoratorRequest } from '../../common/wire.ts';
 import { redisClusterRuleGroups, SHARD_TARGET_LABEL } from './rules.ts';
 
-function redisClusterLabelsOf(name: string, spec: RedisClusterSpec, component: string): Record<string, string> {
-  return monitoringLabels(REDIS_CLUSTER_APP_NAME, name, spec.monitoring.prometheus.labels, component);
+/** Both attachments are named as the RedisCluster itself. */
+function metaOf(namespace: string, name: string, spec: RedisClusterSpec, component: string): AttachmentMeta {
+  const labels = monitoringLabels(REDIS_CLUSTER_APP_NAME, name, spec.monitoring.prometheus.labels, component);
+  return { name, namespace, labels };
 }
 
 /** A RedisCluster's PodMonitor: its pods only, with the shard as a target label (the per-shard alerts group by it). */
 export function desiredRedisClusterPodMonitor(namespace: string, name: string, spec: RedisClusterSpec): KubeObject {
-  const interval = spec.monitoring.prometheus.scrapeInterval;
-  return {
-    apiVersion: MONITORING_API_VERSION,
-    kind: 'PodMonitor',
-    metadata: { name, namespace, labels: redisClusterLabelsOf(name, spec, 'pod-monitor') },
-    spec: {
-      selector: { matchLabels: redisClusterPodSelectorLabels(name) },
-      namespaceSelector: { matchNames: [namespace] },
-      podMetricsEndpoints: [
-        {
-          port: METRICS_PORT_NAME,
-          path: '/metrics',
-          ...(interval !== undefined ? { interval } : {}),
-          relabelings: [
-            { sourceLabels: [podLabelMeta(INSTANCE_LABEL)], targetLabel: REDIS_TARGET_LABEL, action: 'replace' },
-            { sourceLabels: [podLabelMeta(ROLE_LABEL)], targetLabel: POD_ROLE_TARGET_LABEL, action: 'replace' },
-            { sourceLabels: [podLabelMeta(SHARD_LABEL)], targetLabel: SHARD_TARGET_LABEL, action: 'replace' },
-          ],
-        },
-      ],
-    },
-  };
+  return podMonitorObject(
+    metaOf(namespace, name, spec, 'pod-monitor'),
+    redisClusterPodSelectorLabels(name),
+    spec.monitoring.prometheus.scrapeInterval,
+    [[SHARD_LABEL, SHARD_TARGET_LABEL]],
+  );
 }
 
 export function desiredRedisClusterPrometheusRule(
@@ -55,12 +40,10 @@ export function desiredRedisClusterPrometheusRule(
   spec: RedisClusterSpec,
   runbook: string,
 ): KubeObject {
-  return {
-    apiVersion: MONITORING_API_VERSION,
-    kind: 'PrometheusRule',
-    metadata: { name, namespace, labels: redisClusterLabelsOf(name, spec, 'alerts') },
-    spec: { groups: redisClusterRuleGroups(namespace, name, spec, runbook) },
-  };
+  return prometheusRuleObject(
+    metaOf(namespace, name, spec, 'alerts'),
+    redisClusterRuleGroups(namespace, name, spec, runbook),
+  );
 }
 
 /** The monitoring decorator's answer for a RedisCluster: its spec, its pods, per-shard master alerts. */

@@ -7,15 +7,13 @@
 // The series: the exporter's, relabelled by the PodMonitor with namespace, pod, redis, pod_role
 // (the role label the sidecar writes) and shard (the shard label); and the sidecar's, under the
 // same names and labels as for a Redis (redis=<cluster name>).
-import { longestIntervalSeconds } from '../../../api/cron.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
 import { resolveAlerts, type ResolvedAlert } from '../../../api/monitoring.ts';
 import {
   POD_ROLE_TARGET_LABEL,
-  REDIS_TARGET_LABEL,
+  alertApplies,
   render,
-  rule,
-  type AlertRule,
+  ruleGroups,
   type Rendered,
   type RuleGroup,
 } from '../../common/alert-rules.ts';
@@ -23,27 +21,10 @@ import {
 /** Target label the cluster's PodMonitor adds to every exporter series: the pod's shard. */
 export const SHARD_TARGET_LABEL = 'shard';
 
+/** As on a Redis, without hibernation: a RedisCluster's pods always run. */
 function applies(alert: ResolvedAlert, spec: RedisClusterSpec): boolean {
   const exporter = spec.monitoring.exporter.enabled;
-  switch (alert.name) {
-    case 'HighMemoryUsage':
-    case 'InstanceDown':
-    case 'NoMaster':
-    case 'MultipleMasters':
-      return exporter;
-    case 'ReplicationLag':
-    case 'ReplicasNotInSync':
-      return exporter && spec.replicas > 0;
-    case 'NotRunning':
-    case 'FrequentFailovers':
-      return true;
-    case 'BackupFailed':
-      return spec.backup !== undefined;
-    case 'BackupTooOld':
-      return (
-        spec.backup !== undefined && !spec.backup.suspend && longestIntervalSeconds(spec.backup.schedule) !== undefined
-      );
-  }
+  return alertApplies(alert, { exporter, running: true, replicas: spec.replicas, backup: spec.backup });
 }
 
 /** The master alerts, per shard; every other alert reads as on a Redis. */
@@ -98,12 +79,13 @@ export function redisClusterRuleGroups(
   spec: RedisClusterSpec,
   runbook: string,
 ): RuleGroup[] {
-  const sel = `namespace="${namespace}",${REDIS_TARGET_LABEL}="${name}"`;
-  const who = `${namespace}/${name}`;
-  const rules: AlertRule[] = [];
-  for (const a of resolveAlerts(spec.monitoring.alerts)) {
-    if (!applies(a, spec)) continue;
-    for (const r of renderRedisCluster(a, spec, sel, who)) rules.push(rule(a.name, a, r, namespace, name, runbook));
-  }
-  return rules.length > 0 ? [{ name: `redis-operator.rediscluster.${namespace}.${name}`, rules }] : [];
+  const alerts = resolveAlerts(spec.monitoring.alerts).filter((a) => applies(a, spec));
+  return ruleGroups(
+    `redis-operator.rediscluster.${namespace}.${name}`,
+    namespace,
+    name,
+    runbook,
+    alerts,
+    (a, sel, who) => renderRedisCluster(a, spec, sel, who),
+  );
 }
