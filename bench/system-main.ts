@@ -11,13 +11,21 @@ export const note = (msg: string) => process.stdout.write(`# ${msg}\n`);
 /** Run after the benchmark, last added first, before the cluster stops. */
 export const cleanups: Array<() => unknown> = [];
 
-export function benchOnSystemCluster(subnet: number, run: (c: SystemCluster) => Promise<string[]>): void {
+/**
+ * `images`: the image recipes (test/k8s/images.ts) the bench's pods run beyond the default install's, as a
+ * system test names them: a recipe not asked for is not on the node, and its pods wait in ImagePullBackOff.
+ */
+export function benchOnSystemCluster(
+  subnet: number,
+  run: (c: SystemCluster) => Promise<string[]>,
+  options: { images?: string[] } = {},
+): void {
   const main = async () => {
     const started = performance.now();
-    const why = missing();
+    const why = missing(options.images);
     if (why) throw new Error(`a real cluster cannot run here: ${why}`);
     note(`cluster: a real cluster here (1 node), subnet ${subnet}`);
-    const c = await startSystemCluster({ subnet });
+    const c = await startSystemCluster({ subnet, ...(options.images ? { images: options.images } : {}) });
     let stopping: Promise<void> | undefined;
     const teardown = () =>
       (stopping ??= (async () => {
