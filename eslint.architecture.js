@@ -157,7 +157,6 @@ export const KIND_RULES = [
     message: 'src/sidecar/rediscluster does not import src/sidecar/redis: shared pieces live in core/.',
   },
 ];
-export const KIND_SEVERITY = 'error';
 
 const within = (path, root) => path === root || path.startsWith(`${root}/`);
 const filesAt = (scope, k) => [`${scope}/${'*/'.repeat(k)}*.ts`];
@@ -248,14 +247,14 @@ export const architecture = [
       'no-restricted-properties': ['error', ...IMPURE_PROPERTIES],
     },
   },
-  // A second rule (typescript-eslint's twin of no-restricted-imports) so that this one can carry
-  // its own severity.
+  // A second rule (typescript-eslint's twin of no-restricted-imports): a later block's options for
+  // the same rule replace an earlier one's, so the kinds' rule on the same files needs a rule of its own.
   ...KIND_RULES.flatMap((rule) =>
     Array.from({ length: MAX_DEPTH + 1 }, (_, k) => ({
       files: filesAt(rule.root, k),
       rules: {
         '@typescript-eslint/no-restricted-imports': [
-          KIND_SEVERITY,
+          'error',
           { patterns: [{ regex: crossing(rule.root, k, rule), message: rule.message }] },
         ],
       },

@@ -25,7 +25,6 @@ interface Architecture {
   PURE: Array<{ root: string; typeImports: boolean }>;
   RULES: ImportRule[];
   MAX_DEPTH: number;
-  KIND_SEVERITY: 'warn' | 'error';
 }
 // A JavaScript module outside tsconfig.json, so imported by URL and typed here.
 const arch = (await import(pathToFileURL(join(root, 'eslint.architecture.js')).href)) as Architecture;
@@ -59,8 +58,7 @@ async function reports(path: string, text: string): Promise<string[]> {
 const IMPORTS = 'no-restricted-imports';
 const KINDS = '@typescript-eslint/no-restricted-imports';
 const SYNTAX = 'no-restricted-syntax';
-// The sidecar's kinds rule is a warning until their shared pieces live in core/.
-const KIND_REPORT = `${KINDS}:1${arch.KIND_SEVERITY === 'warn' ? ' (warn)' : ''}`;
+const KIND_REPORT = `${KINDS}:1`;
 const GLOBALS = 'no-restricted-globals';
 const PROPERTIES = 'no-restricted-properties';
 

@@ -11,18 +11,12 @@
 // - A deferred step (backing off, not attempted) is not told: its episode already was.
 import type { Logger } from 'pino';
 import type { StepOutcome } from './executor.ts';
+import type { EventToSend } from './events.ts';
 import type { Recovery } from './failure-policy.ts';
-
-/** An Event as the worker sends it on the resource. */
-export interface ReportedEvent {
-  type: 'Normal' | 'Warning';
-  reason: string;
-  message: string;
-}
 
 export interface StepReporterOptions<S, X extends object, C> {
   log: Logger;
-  emit(e: ReportedEvent): void;
+  emit(e: EventToSend): void;
   /** The fields that name a step (and its episode key) in every line about it. */
   fields(step: S, key: string | undefined): Record<string, unknown>;
   /** Fields of the line that tells a failure, besides fields(). */

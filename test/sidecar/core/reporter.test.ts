@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { StepOutcome } from '../../../src/sidecar/core/executor.ts';
 import { FailurePolicy, type StepFailure } from '../../../src/sidecar/core/failure-policy.ts';
-import { StepReporter, type ReportedEvent } from '../../../src/sidecar/core/reporter.ts';
+import type { EventToSend } from '../../../src/sidecar/core/events.ts';
+import { StepReporter } from '../../../src/sidecar/core/reporter.ts';
 
 interface S {
   name: string;
@@ -15,7 +16,7 @@ interface S {
 function setup(stepFailedAt: number, dropped: string | undefined) {
   const lines: Array<Record<string, unknown>> = [];
   const log = pino({ level: 'info' }, { write: (l: string) => lines.push(JSON.parse(l) as Record<string, unknown>) });
-  const events: ReportedEvent[] = [];
+  const events: EventToSend[] = [];
   const counted: string[] = [];
   const succeeded: string[] = [];
   const reporter = new StepReporter<S, object, string>({
