@@ -6,8 +6,13 @@
 // requires them: an answer without the list fails serialization and becomes a 500, never a 200
 // that would delete every attachment.
 import type { FastifyPluginCallback } from 'fastify';
-import { decoratorRequestOf, DecoratorRequestBody, DecoratorResponse } from '../hook/index.ts';
-import { syncMonitoring, type HookOptions } from '../hook/index.ts';
+import {
+  decoratorRequestOf,
+  DecoratorRequestBody,
+  DecoratorResponse,
+  syncMonitoring,
+  type HookOptions,
+} from '../hook/index.ts';
 import { hookScope, identify, schemaFor, type Served } from './hook-scope.ts';
 import type { HookMetrics } from './metrics.ts';
 import type { WireTypes } from './wire-types.ts';
