@@ -382,7 +382,18 @@ function systemView(
     async killSidecar(name) {
       const c = container(operatorPod(name), 'sidecar');
       if (!c?.running) throw new Error(`killSidecar: ${name}'s sidecar container is not running`);
-      await c.node.ctr(['tasks', 'pause', c.id]);
+      // runc gives up freezing ("unable to freeze") when a process does not stop in time, as on a
+      // loaded machine, and may leave the cgroup half frozen: thaw it and try again, a few times.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await c.node.ctr(['tasks', 'pause', c.id]);
+          break;
+        } catch (err) {
+          await c.node.ctr(['tasks', 'resume', c.id]).catch(() => undefined);
+          if (attempt >= 3 || !String((err as { stderr?: unknown }).stderr ?? err).includes('unable to freeze'))
+            throw err;
+        }
+      }
       frozen.add(name);
     },
     async restartSidecar(name) {
