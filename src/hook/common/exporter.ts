@@ -122,8 +122,9 @@ export function exporterContainer(
       ...(requests !== undefined ? { requests: sortedMap(requests) } : {}),
       ...(limits !== undefined ? { limits: sortedMap(limits) } : {}),
     },
+    // By number: a probe's port name is looked up in its own container's ports, and the name is the proxy's.
     livenessProbe: {
-      httpGet: { path: '/health', port: METRICS_PORT_NAME, scheme: 'HTTP' },
+      httpGet: { path: '/health', port: EXPORTER_PORT, scheme: 'HTTP' },
       periodSeconds: 10,
       timeoutSeconds: 5,
       successThreshold: 1,

@@ -32,8 +32,8 @@ test('by default every pod runs the exporter and its proxy beside Redis; only th
   assert.equal(c['startupProbe'], undefined);
   assert.deepEqual(
     get(c, 'livenessProbe', 'httpGet'),
-    { path: '/health', port: 'metrics', scheme: 'HTTP' },
-    'through the proxy (the kubelet cannot reach loopback)',
+    { path: '/health', port: 9121, scheme: 'HTTP' },
+    "through the proxy (the kubelet cannot reach loopback), by number: the port's name belongs to the proxy's container",
   );
   assert.deepEqual(c['resources'], { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } });
   assert.equal(get(c, 'securityContext', 'readOnlyRootFilesystem'), true);
