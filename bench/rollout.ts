@@ -9,7 +9,8 @@
 // 1. baseline: steady traffic, no rollout; the longest gap between two acknowledged writes over
 //    a window as long as the rollout, right before it (the same-run yardstick docs/benchmarks.md
 //    asks for: what the writer, the machine and the control plane cost with nothing happening);
-// 2. rollout: spec.version 7.2 -> 7.4 (a pod-template change; the StatefulSets are OnDelete, the
+// 2. rollout: spec.image redis:7.2 -> redis:7.2.6, the same engine under its full tag (a pod-template
+//    change with an image the nodes have; no 7.4 is built here; the StatefulSets are OnDelete, the
 //    sidecar replaces replicas one at a time, switches over, replaces the old master last), timed
 //    until every original pod has a new uid, all are Ready and linked and Updated=True;
 // 3. ten switchovers on demand (`redis.example.com/switchover=any@N`), each timed from the patch
@@ -195,9 +196,9 @@ async function run(c: SystemCluster): Promise<string[]> {
   const replaced = watchReplacements(c);
   const firstMaster = c.masterEndpoint(NAME)!.pod;
   const deletedBefore = masters.deletedWhileMaster.length;
-  log(`rollout 7.2 -> 7.4, master ${firstMaster}`);
+  log(`rollout redis:7.2 -> redis:7.2.6, master ${firstMaster}`);
   const t0 = performance.now();
-  await patchRedis(c, { spec: { version: '7.4' } });
+  await patchRedis(c, { spec: { image: 'redis:7.2.6' } });
   await c.waitFor(
     () => {
       const now = uids(c);
