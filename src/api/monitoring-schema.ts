@@ -130,7 +130,7 @@ export const MonitoringSpec = Type.Object(
         'Overrides of the alerts the PrometheusRule holds, as the design article writes them: [{name: HighMemoryUsage, threshold: 80, duration: 5m}, {name: ReplicationLag, threshold: 10s}]. Alerts not listed keep their defaults.',
     }),
   },
-  { default: {}, description: 'Metrics and alerts (issue 12). On by default: every pod runs the exporter.' },
+  { default: {}, description: 'Metrics and alerts (docs/monitoring.md). On by default: every pod runs the exporter.' },
 );
 
 export type MonitoringSpec = Static<typeof MonitoringSpec>;
