@@ -6,6 +6,7 @@
 import { backupSelectorLabels } from '../../api/backup.ts';
 import { podSelectorLabels } from '../../api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../../api/redisbackup-schema.ts';
+import { rivalRule } from '../common/name-conflict.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
 import { at, str } from '../common/util.ts';
 
@@ -40,6 +41,8 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
       // spec.restore.backup: the RedisBackup's location and storage.
       ...restoreSource(request.parent.spec, namespace),
+      // RedisClusters whose children could take this Redis's names: the older of the two keeps them.
+      ...rivalRule('Redis', name, namespace),
     ],
   };
 }
