@@ -39,10 +39,10 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
         labelSelector: { matchLabels: backupSelectorLabels(name) },
       },
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
-      // spec.restore.backup: the RedisBackup's location and storage.
-      ...restoreSource(request.parent.spec, namespace),
       // RedisClusters whose children could take this Redis's names: the older of the two keeps them.
       ...rivalRule('Redis', name, namespace),
+      // spec.restore.backup: the RedisBackup's location and storage.
+      ...restoreSource(request.parent.spec, namespace),
     ],
   };
 }
