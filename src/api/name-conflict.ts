@@ -136,7 +136,7 @@ export function nameConflictOf(self: ParentFacts, others: readonly ParentFacts[]
   };
 }
 
-/** The hook's message when it refused this parent its names (its Ready condition says NameConflict); read defensively. */
+/** The hook's message when it refused this parent its names (Ready says NameConflict); read defensively. */
 export function nameRefusalOf(status: unknown): string | undefined {
   const conditions: unknown =
     typeof status === 'object' && status !== null ? Reflect.get(status, 'conditions') : undefined;

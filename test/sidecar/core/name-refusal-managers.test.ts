@@ -64,7 +64,7 @@ const parent = (kind: string, name: string, at: string, uid: string, status?: un
     metadata: { name, namespace: 'ns', uid, creationTimestamp: at },
     spec: {},
     ...(status !== undefined ? { status } : {}),
-  }) as KubernetesObject;
+  }) as unknown as KubernetesObject;
 
 const refused = {
   phase: 'Failed',
@@ -79,9 +79,9 @@ function managers() {
   const logger = pino({ level: 'silent' });
   const leader = { isLeader: () => false };
   const timing = DEFAULT_TIMING;
-  let r: RedisManager | undefined;
-  let c: RedisClusterManager | undefined;
-  r = new RedisManager({
+  // Each manager reaches the other through this holder, as main.ts wires them.
+  const both: { r?: RedisManager; c?: RedisClusterManager } = {};
+  const r = new RedisManager({
     kube: fakeKube(
       {
         redisInformer: () => redises,
@@ -94,19 +94,21 @@ function managers() {
     logger,
     metrics,
     timing,
-    rivals: (ns) => c?.parentsIn(ns) ?? [],
-    onRemoved: (ns) => c?.recheckRefused(ns),
+    rivals: (ns) => both.c?.parentsIn(ns) ?? [],
+    onRemoved: (ns) => both.c?.recheckRefused(ns),
   });
-  c = new RedisClusterManager({
+  const c = new RedisClusterManager({
     kube: fakeKube({ redisClusterInformer: () => clusters, clusterPodInformer: () => new FakeInformer() }, calls),
     leader,
     logger,
     registry: metrics.registry,
     status: metrics,
     timing,
-    rivals: (ns) => r?.parentsIn(ns) ?? [],
-    onRemoved: (ns) => r?.recheckRefused(ns),
+    rivals: (ns) => both.r?.parentsIn(ns) ?? [],
+    onRemoved: (ns) => both.r?.recheckRefused(ns),
   });
+  both.r = r;
+  both.c = c;
   return { redises, clusters, calls, metrics, r, c };
 }
 
