@@ -49,6 +49,7 @@ const EXPECTED: Record<string, { s: number; order?: 1 | 2; group?: string }> = {
   'test/system/failover.test.ts': { s: 20, order: 2 },
   'test/system/full-restart.test.ts': { s: 24, order: 2 },
   'test/system/invalid-spec.test.ts': { s: 22, order: 2 },
+  'test/system/names.test.ts': { s: 20, order: 2 },
   'test/system/leader-crash.test.ts': { s: 48, order: 2 },
   'test/system/plugin-ops.test.ts': { s: 100, order: 2 },
   'test/system/plugin.test.ts': { s: 60, order: 2 },

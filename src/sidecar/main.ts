@@ -109,6 +109,9 @@ manager = new RedisManager({
   metrics,
   timing: config.timing,
   redisLocalAddress: config.redisLocalAddress,
+  // Each kind weighs its parents against the other's: the older of two whose children would share names keeps them.
+  rivals: (namespace) => clusters?.parentsIn(namespace) ?? [],
+  onRemoved: (namespace) => clusters?.recheckRefused(namespace),
 });
 clusters = new RedisClusterManager({
   kube,
@@ -118,6 +121,8 @@ clusters = new RedisClusterManager({
   status: metrics,
   timing: config.timing,
   redisLocalAddress: config.redisLocalAddress,
+  rivals: (namespace) => manager?.parentsIn(namespace) ?? [],
+  onRemoved: (namespace) => manager?.recheckRefused(namespace),
 });
 
 let stopping = false;

@@ -116,7 +116,7 @@ test('POST /rediscluster/customize: the related rules for the cluster, without S
   assert.equal(r.status, 200);
   assert.deepEqual(
     (r.json['relatedResources'] as Json[]).map((x) => x['resource']),
-    ['pods', 'persistentvolumeclaims', 'jobs', 'pods'],
+    ['pods', 'persistentvolumeclaims', 'jobs', 'pods', 'redises'],
   );
 });
 

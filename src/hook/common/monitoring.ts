@@ -6,6 +6,8 @@
 //   a decorator answer without `status` leaves it as it is.
 // - An invalid spec changes nothing: every observed attachment comes back as last applied (the
 //   Redis's own status already names the problem), so a typo never deletes a team's alerts.
+// - A parent its sync hook refused for its names (Ready: NameConflict, api/name-conflict.ts)
+//   changes nothing either: its PodMonitor and PrometheusRule would take the older parent's names.
 // - Monitoring or Prometheus turned off: no attachments (Metacontroller deletes them). Without
 //   the exporter there is no PodMonitor, and the rules keep only the alerts the sidecar feeds.
 import {
@@ -18,6 +20,7 @@ import {
   PART_OF_LABEL,
   ROLE_LABEL,
 } from '../../api/labels.ts';
+import { refusedForName } from '../../api/name-conflict.ts';
 import { POD_ROLE_TARGET_LABEL, REDIS_TARGET_LABEL } from './alert-rules.ts';
 import { lastAppliedOf, objectsOf } from './observed.ts';
 import type { ParseResult } from './types.ts';
@@ -82,8 +85,8 @@ export function monitoringVerdict<S extends MonitoredSpec>(
   verdict: { ok: true; spec: S } | { ok: false },
   objects: MonitoringObjects<S>,
 ): MonitoringVerdict {
-  if (!verdict.ok)
-    return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: true };
+  if (!verdict.ok || refusedForName(request.object.status))
+    return { response: { attachments: observedAttachments(request).map(lastAppliedOf) }, invalidSpec: !verdict.ok };
   const spec = verdict.spec;
   if (!spec.monitoring.enabled || !spec.monitoring.prometheus.enabled)
     return { response: { attachments: [] }, invalidSpec: false };

@@ -69,7 +69,10 @@ export const ObjectMeta = Type.Object(
     uid: MetaField('uid', 'Not read on children and related objects.'),
     generation: MetaField('generation', 'Compared with status.observedGeneration while finalizing.'),
     resourceVersion: MetaField('resourceVersion', 'Not read.'),
-    creationTimestamp: MetaField('creationTimestamp', 'Not read.'),
+    creationTimestamp: MetaField(
+      'creationTimestamp',
+      'Parents and related parents of the other kind: the older of two whose children would share names keeps them.',
+    ),
     deletionTimestamp: MetaField('deletionTimestamp', 'Set while the object is being deleted.'),
     labels: MetaField('labels', 'Pods and PVCs: the pod selector labels; pods: the role label.'),
     annotations: MetaField(

@@ -6,6 +6,7 @@
 import { backupSelectorLabels } from '../../api/backup.ts';
 import { podSelectorLabels } from '../../api/labels.ts';
 import { REDISBACKUP_PLURAL } from '../../api/redisbackup-schema.ts';
+import { rivalRule } from '../common/name-conflict.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
 import { at, str } from '../common/util.ts';
 
@@ -38,6 +39,8 @@ export function customize(request: CustomizeRequest): CustomizeResponse {
         labelSelector: { matchLabels: backupSelectorLabels(name) },
       },
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: { matchLabels: backupSelectorLabels(name) } },
+      // RedisClusters whose children could take this Redis's names: the older of the two keeps them.
+      ...rivalRule('Redis', name, namespace),
       // spec.restore.backup: the RedisBackup's location and storage.
       ...restoreSource(request.parent.spec, namespace),
     ],

@@ -4,10 +4,12 @@
 import { podBelongsTo } from '../../api/membership.ts';
 import { invalidTeardown, validTeardown, type TeardownParent } from '../common/finalize.ts';
 import type { HookResponse } from '../common/types.ts';
-import { invalidStatus, planValid, validStatus, type HookState } from './state.ts';
+import { invalidStatus, nameConflictStatus, planValid, validStatus, type HookState } from './state.ts';
 
 export function finalizeResponse(state: HookState): HookResponse {
   const parent: TeardownParent = { ...state, kind: 'Redis', owns: (meta) => podBelongsTo(meta, state) };
+  // Refused its names: nothing of its own to tear down but what it had before, kept as for an invalid spec.
+  if (state.nameConflict !== undefined) return invalidTeardown(parent, nameConflictStatus(state, state.nameConflict));
   if (!state.verdict.ok) return invalidTeardown(parent, invalidStatus(state, state.verdict.problems));
   const plan = planValid(state, state.verdict.spec);
   return validTeardown(parent, plan.ctx.spec.persistence.whenDeleted, plan.children, (message) =>

@@ -1,13 +1,15 @@
 // What sync and finalize share: the request read once into sorted lists, the spec verdict, and
-// the two response shapes for a valid and an invalid spec. Invariant: an invalid spec returns
-// every observed child exactly as observed (Metacontroller deletes whatever is not returned,
-// and bad input must never delete anything).
+// the two response shapes for a valid and an invalid spec. Invariant: an invalid spec, or a Redis
+// refused its names (an older RedisCluster's children would share them: common/name-conflict.ts),
+// returns every observed child exactly as last applied (Metacontroller deletes whatever is not
+// returned, and bad input must never delete anything).
 import { redisSecretUses } from '../../api/secret-report.ts';
 import { BOOTSTRAP_STATUS_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../../api/validate.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import { backupCronJobName, backupSelectorLabels } from '../../api/backup.ts';
 import { podBelongsTo } from '../../api/membership.ts';
+import { NAME_CONFLICT_REASON, type NameConflict } from '../../api/name-conflict.ts';
 import { backupVerdict } from '../common/backup-status.ts';
 import { desiredChildren, type ChildPlan } from './children/index.ts';
 import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
@@ -22,10 +24,11 @@ import {
   parentObjectsOf,
   type ParentObjects,
 } from '../common/observed.ts';
+import { nameConflictIn } from '../common/name-conflict.ts';
 import { INVALID_SPEC_SECRETS, secretsView, type SecretsView } from '../common/secret-status.ts';
 import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
-import { computeStatus, podViews } from './status.ts';
+import { computeStatus, podViews, type SpecState } from './status.ts';
 import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
 import { at, int } from '../common/util.ts';
 
@@ -40,6 +43,8 @@ export interface HookState extends ParentObjects {
   backupJobs: KubeObject[];
   options: HookOptions;
   verdict: { ok: true; spec: RedisSpec } | { ok: false; problems: SpecProblem[] };
+  /** An older RedisCluster keeps the names this Redis's children would have: it makes none. */
+  nameConflict: NameConflict | undefined;
 }
 
 export function readState(request: HookRequest, options: HookOptions = DEFAULT_HOOK_OPTIONS): HookState {
@@ -55,6 +60,7 @@ export function readState(request: HookRequest, options: HookOptions = DEFAULT_H
     backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backupLabels),
     options,
     verdict: validateSpec(name, request.parent.spec),
+    nameConflict: nameConflictIn('Redis', request.parent, related),
   };
 }
 
@@ -155,18 +161,29 @@ function backupOf(state: HookState, spec: RedisSpec, missing: string | undefined
 }
 
 export function invalidStatus(state: HookState, problems: readonly SpecProblem[]) {
+  return notActedStatus(state, { valid: false, message: formatProblems(problems) });
+}
+
+/** The status of a Redis refused its names: as for an invalid spec, with Ready and SpecValid saying NameConflict. */
+export function nameConflictStatus(state: HookState, conflict: NameConflict) {
+  return notActedStatus(state, { valid: false, message: conflict.message, reason: NAME_CONFLICT_REASON });
+}
+
+function notActedStatus(state: HookState, spec: SpecState) {
   return computeStatus({
     name: state.name,
     namespace: state.namespace,
     pods: state.pods,
     desiredReplicas: runningReplicas(state) ?? 0,
     previous: state.request.parent.status,
-    spec: { valid: false, message: formatProblems(problems) },
+    spec,
     secretsCondition: INVALID_SPEC_SECRETS,
   });
 }
 
 export function syncResponse(state: HookState): HookResponse {
+  if (state.nameConflict !== undefined)
+    return { status: nameConflictStatus(state, state.nameConflict), children: state.observed.map(lastAppliedOf) };
   if (!state.verdict.ok) {
     return { status: invalidStatus(state, state.verdict.problems), children: state.observed.map(lastAppliedOf) };
   }

@@ -31,7 +31,9 @@ export const CONDITION_TYPES = [
 ] as const;
 
 /** refusals: spec wishes held back on purpose (the scale-down rule), reported like conflicts. */
-export type SpecState = { valid: true; conflicts: string[]; refusals?: string[] } | { valid: false; message: string };
+/** reason: why Ready and SpecValid are False when the spec is not acted on (default InvalidSpec; NameConflict). */
+export type SpecState =
+  { valid: true; conflicts: string[]; refusals?: string[] } | { valid: false; message: string; reason?: string };
 
 export interface StatusInput {
   name: string;
@@ -208,7 +210,8 @@ export function computeStatus(input: StatusInput): RedisStatus {
 
   const hibernated = hibernationVerdict(input.hibernate === true, pods);
   let ready: Verdict;
-  if (!input.spec.valid) ready = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
+  if (!input.spec.valid)
+    ready = { ok: false, reason: input.spec.reason ?? 'InvalidSpec', message: input.spec.message, since: undefined };
   else if (input.hibernate === true)
     ready = { ok: false, reason: 'Hibernated', message: hibernated.message, since: undefined };
   else if (input.deleting !== undefined)
@@ -240,7 +243,12 @@ export function computeStatus(input: StatusInput): RedisStatus {
 
   let specValid: Verdict;
   if (!input.spec.valid)
-    specValid = { ok: false, reason: 'InvalidSpec', message: input.spec.message, since: undefined };
+    specValid = {
+      ok: false,
+      reason: input.spec.reason ?? 'InvalidSpec',
+      message: input.spec.message,
+      since: undefined,
+    };
   else if (input.spec.conflicts.length > 0) {
     specValid = {
       ok: false,

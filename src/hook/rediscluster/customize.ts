@@ -3,7 +3,12 @@
 // on a bad spec; every label-selector rule names the parent's namespace (hooks v2 would otherwise
 // list, and watch, every namespace); never asks for Secrets (their values would reach the hook in
 // plain HTTP on every sync: the sidecar reports what status needs, common/secret-status.ts).
-import { redisClusterBackupSelectorLabels, redisClusterPodSelectorLabels } from '../../api/rediscluster-names.ts';
+import {
+  REDIS_CLUSTER_KIND,
+  redisClusterBackupSelectorLabels,
+  redisClusterPodSelectorLabels,
+} from '../../api/rediscluster-names.ts';
+import { rivalRule } from '../common/name-conflict.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
 
 export function customizeRedisCluster(request: CustomizeRequest): CustomizeResponse {
@@ -21,6 +26,8 @@ export function customizeRedisCluster(request: CustomizeRequest): CustomizeRespo
       // The shards' backup Jobs and their pods: status.backup reads each result from the pod.
       { apiVersion: 'batch/v1', resource: 'jobs', namespace, labelSelector: backups },
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: backups },
+      // Redises whose children could take this RedisCluster's names: the older of the two keeps them.
+      ...rivalRule(REDIS_CLUSTER_KIND, name, namespace),
     ],
   };
 }

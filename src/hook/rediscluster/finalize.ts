@@ -7,6 +7,7 @@ import { invalidTeardown, validTeardown, type TeardownParent } from '../common/f
 import {
   redisClusterSyncResponse,
   invalidRedisClusterStatus,
+  nameConflictRedisClusterStatus,
   planRedisCluster,
   validRedisClusterStatus,
   type RedisClusterState,
@@ -20,6 +21,9 @@ export function redisClusterFinalizeResponse(state: RedisClusterState): RedisClu
     kind: 'RedisCluster',
     owns: (meta) => redisClusterPodBelongsTo(meta, state),
   };
+  // Refused its names: nothing of its own to tear down but what it had before, kept as for an invalid spec.
+  if (state.nameConflict !== undefined)
+    return invalidTeardown(parent, nameConflictRedisClusterStatus(state, state.nameConflict));
   if (!state.verdict.ok) {
     return invalidTeardown(parent, invalidRedisClusterStatus(state, formatProblems(state.verdict.problems)));
   }

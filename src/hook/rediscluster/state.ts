@@ -1,10 +1,14 @@
 // What the RedisCluster sync and finalize share: the request read once (observed children and
 // related objects in canonical order, the cluster's pods and backup Jobs, the spec verdict), the
-// plan for a valid spec, and the two response shapes. Invariant, as for Redis: an invalid spec
-// returns every observed child exactly as last applied (Metacontroller deletes whatever is not
-// returned; bad input must never delete or change a StatefulSet, a Service or a volume).
+// plan for a valid spec, and the two response shapes. Invariant, as for Redis: an invalid spec, or
+// a RedisCluster refused its names (an older Redis's children would share them:
+// common/name-conflict.ts), returns every observed child exactly as last applied (Metacontroller
+// deletes whatever is not returned; bad input must never delete or change a StatefulSet, a
+// Service or a volume).
+import { NAME_CONFLICT_REASON, type NameConflict } from '../../api/name-conflict.ts';
 import { redisClusterSecretUses } from '../../api/secret-report.ts';
 import {
+  REDIS_CLUSTER_KIND,
   RESHARD_ANNOTATION,
   redisClusterBackupSelectorLabels,
   redisClusterPodBelongsTo,
@@ -22,6 +26,7 @@ import {
   parentObjectsOf,
   type ParentObjects,
 } from '../common/observed.ts';
+import { nameConflictIn } from '../common/name-conflict.ts';
 import { INVALID_SPEC_SECRETS, secretsView } from '../common/secret-status.ts';
 import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
 import { redisClusterBackupVerdict } from './backup.ts';
@@ -45,6 +50,8 @@ export interface RedisClusterState extends ParentObjects {
   backupPods: KubeObject[];
   options: HookOptions;
   verdict: RedisClusterSpecVerdict;
+  /** An older Redis keeps the names this RedisCluster's children would have: it makes none. */
+  nameConflict: NameConflict | undefined;
 }
 
 export function readRedisClusterState(
@@ -68,6 +75,7 @@ export function readRedisClusterState(
     backupPods: pods.filter(backup),
     options,
     verdict: validateRedisClusterSpec(name, request.parent.spec),
+    nameConflict: nameConflictIn(REDIS_CLUSTER_KIND, request.parent, related),
   };
 }
 
@@ -131,10 +139,19 @@ export function validRedisClusterStatus(
   });
 }
 
-export function invalidRedisClusterStatus(state: RedisClusterState, message: string): RedisClusterStatus {
+/** The status of a RedisCluster refused its names: as for an invalid spec, Ready and SpecValid saying NameConflict. */
+export function nameConflictRedisClusterStatus(state: RedisClusterState, conflict: NameConflict): RedisClusterStatus {
+  return invalidRedisClusterStatus(state, conflict.message, NAME_CONFLICT_REASON);
+}
+
+export function invalidRedisClusterStatus(
+  state: RedisClusterState,
+  message: string,
+  reason?: string,
+): RedisClusterStatus {
   return computeRedisClusterStatus({
     name: state.name,
-    spec: { valid: false, message },
+    spec: { valid: false, message, ...(reason !== undefined ? { reason } : {}) },
     views: state.views,
     sets: state.sets,
     previous: state.request.parent.status,
@@ -145,6 +162,12 @@ export function invalidRedisClusterStatus(state: RedisClusterState, message: str
 }
 
 export function redisClusterSyncResponse(state: RedisClusterState): RedisClusterResponse {
+  if (state.nameConflict !== undefined) {
+    return {
+      status: nameConflictRedisClusterStatus(state, state.nameConflict),
+      children: state.observed.map(lastAppliedOf),
+    };
+  }
   if (!state.verdict.ok) {
     return {
       status: invalidRedisClusterStatus(state, formatProblems(state.verdict.problems)),

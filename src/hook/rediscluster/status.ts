@@ -40,7 +40,9 @@ export const REDIS_CLUSTER_CONDITION_TYPES = [
 ] as const;
 
 export type RedisClusterSpecState =
-  { valid: true; spec: RedisClusterSpec; plan: ShardPlan; conflicts: string[] } | { valid: false; message: string };
+  | { valid: true; spec: RedisClusterSpec; plan: ShardPlan; conflicts: string[] }
+  /** reason: why Ready and SpecValid are False (default InvalidSpec; NameConflict). */
+  | { valid: false; message: string; reason?: string };
 
 export interface RedisClusterStatusInput {
   name: string;
@@ -168,7 +170,7 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
         : verdict(true, 'ShardsReady', `${shards.length} shards, each with a ready master and its replicas linked`);
 
   let specValid: Verdict;
-  if (!input.spec.valid) specValid = verdict(false, 'InvalidSpec', input.spec.message);
+  if (!input.spec.valid) specValid = verdict(false, input.spec.reason ?? 'InvalidSpec', input.spec.message);
   else if (input.spec.conflicts.length > 0)
     specValid = verdict(false, 'ImmutableFieldChanged', input.spec.conflicts.join('; '));
   else if (input.spec.plan.refusal !== undefined)
@@ -176,7 +178,7 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
   else specValid = verdict(true, 'Valid', 'spec is valid');
 
   let ready: Verdict;
-  if (!input.spec.valid) ready = verdict(false, 'InvalidSpec', input.spec.message);
+  if (!input.spec.valid) ready = verdict(false, input.spec.reason ?? 'InvalidSpec', input.spec.message);
   else if (input.deleting !== undefined) ready = verdict(false, 'Deleting', input.deleting);
   else if (readyMasters === 0 && input.secretProblem !== undefined)
     ready = verdict(false, input.secretProblem.reason, input.secretProblem.message);

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backupSelectorLabels } from '../../../src/api/backup.ts';
 import { podSelectorLabels } from '../../../src/api/labels.ts';
+import { rivalNames } from '../../../src/api/name-conflict.ts';
 import { customize, customizeRedisCluster, parseCustomizeRequest, parseHookRequest } from '../../../src/hook/index.ts';
 import { designSpec, redis, type Json } from '../common/helpers.ts';
 
@@ -113,6 +114,13 @@ test("customize asks for the pods and PVCs by the pod selector labels, each in t
     { apiVersion: 'v1', resource: 'persistentvolumeclaims', namespace: 'default', labelSelector: selector },
     { apiVersion: 'batch/v1', resource: 'jobs', namespace: 'default', labelSelector: backups },
     { apiVersion: 'v1', resource: 'pods', namespace: 'default', labelSelector: backups },
+    // RedisClusters that could take its children's names (common/name-conflict.ts).
+    {
+      apiVersion: 'redis.example.com/v1',
+      resource: 'redisclusters',
+      namespace: 'default',
+      names: rivalNames('Redis', 'my-redis'),
+    },
   ]);
 });
 
@@ -123,8 +131,8 @@ test('customize asks for the RedisBackup spec.restore names, in the parent names
     namespace: 'default',
     names: ['nightly'],
   });
-  assert.equal(rules({ ...designSpec(), restore: { backup: 5 } }).length, 4);
-  assert.equal(rules({ ...designSpec(), restore: { location: 's3://b/k.rdb' } }).length, 4);
+  assert.equal(rules({ ...designSpec(), restore: { backup: 5 } }).length, 5);
+  assert.equal(rules({ ...designSpec(), restore: { location: 's3://b/k.rdb' } }).length, 5);
   for (const rule of rules(designSpec())) assert.equal('names' in rule && 'labelSelector' in rule, false);
 });
 

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SHARD_LABEL } from '../../../src/api/rediscluster-names.ts';
+import { rivalNames } from '../../../src/api/name-conflict.ts';
 import {
   customizeRedisCluster,
   finalizeRedisCluster,
@@ -198,11 +199,13 @@ test('customize: the cluster’s pods (so a record change resyncs), claims and b
       ['persistentvolumeclaims', NS, 'redis-cluster'],
       ['jobs', NS, 'redis-cluster-backup'],
       ['pods', NS, 'redis-cluster-backup'],
+      // Redises that could take its children's names (common/name-conflict.ts).
+      ['redises', NS, rivalNames('RedisCluster', NAME).join(',')],
     ],
   );
   const bad = parseCustomizeRequest({ parent: redisCluster('not a spec') });
   assert.ok(bad.ok);
-  assert.equal(customizeRedisCluster(bad.request).relatedResources.length, 4, 'a bad spec still gets an answer');
+  assert.equal(customizeRedisCluster(bad.request).relatedResources.length, 5, 'a bad spec still gets an answer');
 });
 
 test('status.secrets: the versions the sidecar reports; AuthSecretMissing while no master is ready for want of one', () => {

@@ -4,7 +4,9 @@
 // Invariants: a worker exists exactly while its Redis exists (a Redis recreated under the same
 // name, with a new UID, gets a fresh worker); only the leader acts (the workers check
 // leader.isLeader() before every write; leadership changes only wake them). With a sharded
-// leadership, "the leader" is per Redis: the holder of its shard's Lease.
+// leadership, "the leader" is per Redis: the holder of its shard's Lease. A Redis refused its
+// names (an older RedisCluster makes children with the same ones: core/name-refusal.ts) gets no
+// worker and no status series.
 import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { INSTANCE_LABEL } from '../../../api/labels.ts';
@@ -15,6 +17,8 @@ import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
 import { statusSeries } from '../../core/decide/status-series.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import type { FailurePolicyConfig } from '../../core/failure-policy.ts';
+import { NameRefusals, parentFacts } from '../../core/name-refusal.ts';
+import type { ParentFacts } from '../../../api/name-conflict.ts';
 import { RedisWorker, type KubeWriter, type LeaderView, type RedisHooks } from './worker.ts';
 import { podChangeKey } from './pods.ts';
 
@@ -34,6 +38,10 @@ export interface RedisManagerOptions {
   hooks?: RedisHooks | undefined;
   /** Back-off of failing steps (default DEFAULT_FAILURE_POLICY). */
   failurePolicy?: FailurePolicyConfig | undefined;
+  /** The RedisClusters of a namespace (their manager's informer): an older one of a colliding name refuses a Redis. */
+  rivals?: ((namespace: string) => ParentFacts[]) | undefined;
+  /** A Redis went away: a RedisCluster it refused may be managed now (RedisClusterManager.recheckRefused). */
+  onRemoved?: ((namespace: string) => void) | undefined;
 }
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -58,9 +66,33 @@ export class RedisManager {
   #synced = false;
   #stopping = false;
 
+  readonly #names: NameRefusals;
+
   constructor(options: RedisManagerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ module: 'manager' });
+    this.#names = new NameRefusals({
+      kind: 'Redis',
+      kube: options.kube,
+      logger: options.logger,
+      rivals: options.rivals,
+    });
+  }
+
+  /** The Redises of a namespace as the informer has them: what the RedisCluster manager weighs its own against. */
+  parentsIn(namespace: string): ParentFacts[] {
+    return (this.#redises?.list(namespace) ?? []).map((r) => parentFacts('Redis', r.metadata ?? {}));
+  }
+
+  /** Refused its names (core/name-refusal.ts): no worker runs for it. */
+  refused(namespace: string, name: string): boolean {
+    return this.#names.isRefused({ namespace, name });
+  }
+
+  /** A RedisCluster went away: the Redises of its namespace refused their names are judged again. */
+  recheckRefused(namespace: string): void {
+    for (const r of this.#redises?.list(namespace) ?? [])
+      if (r.metadata?.name && this.refused(namespace, r.metadata.name)) this.#upsert(r);
   }
 
   /** True once both informers have listed (their caches are usable) and until stop(). */
@@ -119,6 +151,7 @@ export class RedisManager {
   leadershipChanged(leading: boolean, shard?: number): void {
     const l = this.#o.leader;
     const held = sharded(l) ? l.held().length : leading ? 1 : 0;
+    this.#names.leadershipChanged();
     this.#o.metrics.leader.set(held > 0 ? 1 : 0);
     this.#o.metrics.shardsHeld.set(held);
     for (const w of this.#workers.values()) {
@@ -172,8 +205,18 @@ export class RedisManager {
     const name = r.metadata?.name;
     if (!ns || !name) return;
     const k = key(ns, name);
-    this.#o.metrics.observeStatus(ns, name, statusSeries(r.status));
+    const l = this.#o.leader;
+    const shard = sharded(l) ? l.shardOf(ns, name) : 0;
+    const leader = sharded(l) ? { isLeader: () => l.isLeaderOf(shard) } : l;
     const existing = this.#workers.get(k);
+    if (this.#names.check({ namespace: ns, name, uid: r.metadata.uid }, r.metadata, r.status, leader)) {
+      if (existing) {
+        this.#workers.delete(k);
+        void existing.worker.stop();
+      }
+      return;
+    }
+    this.#o.metrics.observeStatus(ns, name, statusSeries(r.status));
     if (existing && existing.uid !== r.metadata.uid) {
       // Same name, new object: the old worker's memory (tracks, events) is about something else.
       this.#workers.delete(k);
@@ -182,13 +225,11 @@ export class RedisManager {
       existing.worker.update(r);
       return;
     }
-    const l = this.#o.leader;
-    const shard = sharded(l) ? l.shardOf(ns, name) : 0;
     const worker = new RedisWorker({
       namespace: ns,
       name,
       kube: this.#o.kube,
-      leader: sharded(l) ? { isLeader: () => l.isLeaderOf(shard) } : l,
+      leader,
       logger: this.#o.logger,
       metrics: this.#o.metrics,
       timing: this.#o.timing,
@@ -209,6 +250,8 @@ export class RedisManager {
     const name = r.metadata?.name;
     if (!ns || !name) return;
     const k = key(ns, name);
+    this.#names.forget({ namespace: ns, name, uid: r.metadata.uid });
+    this.#o.onRemoved?.(ns);
     const existing = this.#workers.get(k);
     if (!existing || (r.metadata.uid && existing.uid !== r.metadata.uid)) return;
     this.#workers.delete(k);

@@ -3,8 +3,9 @@
 // runs one RedisClusterWorker per RedisCluster. RedisClusters are divided among sidecar instances by
 // the same shard Leases as Redis (shardOf(namespace, name)); only the holder of one acts on it.
 // Invariants: watched, never polled (informers only); a worker exists exactly while its
-// RedisCluster does (a new uid under the same name gets a fresh worker); events are routed to
-// the worker they concern and never wait on it.
+// RedisCluster does (a new uid under the same name gets a fresh worker), unless it is refused its
+// names (an older Redis makes children with the same ones: core/name-refusal.ts), when it has no
+// worker and no status series; events are routed to the worker they concern and never wait on it.
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -15,6 +16,9 @@ import type { ManagerTiming } from '../../config.ts';
 import { isNotFound, type MultiInformer, type RedisClusterObject } from '../../adapters/kube/client.ts';
 import type { ShardedLeader } from '../../adapters/kube/shard-leadership.ts';
 import type { FailurePolicyConfig } from '../../core/failure-policy.ts';
+import { NameRefusals, parentFacts } from '../../core/name-refusal.ts';
+import { REDIS_CLUSTER_KIND } from '../../../api/rediscluster-names.ts';
+import type { ParentFacts } from '../../../api/name-conflict.ts';
 import type { SidecarMetrics } from '../../metrics.ts';
 import { createClusterMetrics, type ClusterMetrics } from '../metrics.ts';
 import type { RedisClusterHooks, ClusterKube, LeaderView } from './types.ts';
@@ -38,6 +42,10 @@ export interface RedisClusterManagerOptions {
   redisLocalAddress?: string | undefined;
   hooks?: RedisClusterHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
+  /** The Redises of a namespace (their manager's informer): an older one of a colliding name refuses a RedisCluster. */
+  rivals?: ((namespace: string) => ParentFacts[]) | undefined;
+  /** A RedisCluster went away: a Redis it refused may be managed now (RedisManager.recheckRefused). */
+  onRemoved?: ((namespace: string) => void) | undefined;
 }
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -53,10 +61,34 @@ export class RedisClusterManager {
   #synced = false;
   #stopping = false;
 
+  readonly #names: NameRefusals;
+
   constructor(options: RedisClusterManagerOptions) {
     this.#o = options;
     this.#log = options.logger.child({ module: 'cluster-manager' });
     this.#metrics = createClusterMetrics(options.registry, options.status);
+    this.#names = new NameRefusals({
+      kind: REDIS_CLUSTER_KIND,
+      kube: options.kube,
+      logger: options.logger,
+      rivals: options.rivals,
+    });
+  }
+
+  /** The RedisClusters of a namespace as the informer has them: what the Redis manager weighs its own against. */
+  parentsIn(namespace: string): ParentFacts[] {
+    return (this.#clusters?.list(namespace) ?? []).map((c) => parentFacts(REDIS_CLUSTER_KIND, c.metadata ?? {}));
+  }
+
+  /** Refused its names (core/name-refusal.ts): no worker runs for it. */
+  refused(namespace: string, name: string): boolean {
+    return this.#names.isRefused({ namespace, name });
+  }
+
+  /** A Redis went away: the RedisClusters of its namespace refused their names are judged again. */
+  recheckRefused(namespace: string): void {
+    for (const c of this.#clusters?.list(namespace) ?? [])
+      if (c.metadata?.name && this.refused(namespace, c.metadata.name)) this.#upsert(c);
   }
 
   get ready(): boolean {
@@ -96,6 +128,7 @@ export class RedisClusterManager {
 
   /** Leadership changed (of one shard, or of the single Lease): the workers concerned plan now. */
   leadershipChanged(_leading: boolean, shard?: number): void {
+    this.#names.leadershipChanged();
     for (const w of this.#workers.values()) if (shard === undefined || w.shard === shard) w.worker.wake();
   }
 
@@ -113,9 +146,19 @@ export class RedisClusterManager {
     const name = c.metadata?.name;
     if (!ns || !name) return;
     const k = key(ns, name);
+    const l = this.#o.leader;
+    const shard = sharded(l) ? l.shardOf(ns, name) : 0;
+    const leader = sharded(l) ? { isLeader: () => l.isLeaderOf(shard) } : l;
+    const existing = this.#workers.get(k);
+    if (this.#names.check({ namespace: ns, name, uid: c.metadata?.uid }, c.metadata ?? {}, c.status, leader)) {
+      if (existing) {
+        this.#workers.delete(k);
+        void existing.worker.stop();
+      }
+      return;
+    }
     // Its status has the shape of a Redis's where the series look (phase, conditions, backup).
     this.#o.status?.observeStatus(ns, name, statusSeries(c.status as RedisStatus | undefined));
-    const existing = this.#workers.get(k);
     if (existing && existing.uid === c.metadata?.uid) {
       existing.worker.update(c);
       return;
@@ -124,13 +167,11 @@ export class RedisClusterManager {
       this.#workers.delete(k);
       void existing.worker.stop();
     }
-    const l = this.#o.leader;
-    const shard = sharded(l) ? l.shardOf(ns, name) : 0;
     const worker = new RedisClusterWorker({
       namespace: ns,
       name,
       kube: this.#o.kube,
-      leader: sharded(l) ? { isLeader: () => l.isLeaderOf(shard) } : l,
+      leader,
       logger: this.#o.logger,
       metrics: this.#metrics,
       timing: this.#o.timing,
@@ -150,6 +191,8 @@ export class RedisClusterManager {
     const name = c.metadata?.name;
     if (!ns || !name) return;
     const k = key(ns, name);
+    this.#names.forget({ namespace: ns, name, uid: c.metadata?.uid });
+    this.#o.onRemoved?.(ns);
     const existing = this.#workers.get(k);
     if (!existing || (c.metadata?.uid && existing.uid !== c.metadata.uid)) return;
     this.#workers.delete(k);
