@@ -56,6 +56,13 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** Rounds that wrote, run one after another at once before a rest. */
 const MAX_AGAIN = 3;
 
+/**
+ * After a pod closed our connection, every pod is probed at once and again at these delays: on a
+ * loaded machine a replica may read the same close only after our first look, and its link still up
+ * vetoes the crash path until it is probed again (at the loops' next turn without these).
+ */
+export const LOST_PROBES_AT_MS = [0, 100, 300, 1000] as const;
+
 export type { KubeWriter, LeaderView, RedisHooks, RedisWorkerOptions } from './types.ts';
 
 export class RedisWorker {
@@ -75,6 +82,7 @@ export class RedisWorker {
   readonly #pace: RedisPace;
   readonly #pods: RedisPodSet;
   #lostProbe: Promise<void> | null = null;
+  readonly #sleep: (ms: number) => Promise<void>;
   readonly #auth: RedisCredentials;
   readonly #probes: ProbeScheduler;
   readonly #report: RedisReporter;
@@ -94,6 +102,7 @@ export class RedisWorker {
     this.#log = options.logger.child({ namespace: options.namespace, name: options.name });
     this.#now = options.now ?? (() => performance.now());
     const sleep = options.sleep ?? defaultSleep;
+    this.#sleep = sleep;
     this.#worker = new Worker<boolean>({
       ref: this.ref,
       log: this.#log,
@@ -204,13 +213,24 @@ export class RedisWorker {
 
   /**
    * A pod closed our connection: probe every pod of this Redis now, not at the loops' next turn
-   * (up to a probe interval later, the largest share of a crash failover's time). The replicas saw
-   * the same close, so their link is down by the time they answer. One such pass at a time.
+   * (up to a probe interval later, the largest share of a crash failover's time), and a few times
+   * more within a second (LOST_PROBES_AT_MS): the replicas saw the same close, and one that reads
+   * it late must still be heard. A probe that shows a change wakes the round. One such sequence at
+   * a time.
    */
   #lost(): void {
     this.wake();
     if (this.#lostProbe || !this.#worker.running) return;
-    const p = this.#probes.probeNow(this.#pods.uids).finally(() => {
+    const passes = async () => {
+      let at = 0;
+      for (const delay of LOST_PROBES_AT_MS) {
+        if (delay > at) await this.#sleep(delay - at);
+        at = delay;
+        if (!this.#worker.running) return;
+        await this.#probes.probeNow(this.#pods.uids);
+      }
+    };
+    const p = passes().finally(() => {
       this.#lostProbe = null;
     });
     this.#lostProbe = p;

@@ -182,11 +182,13 @@ test('SIGKILL of the master: failover, labels moved, no acknowledged write lost;
   assert.deepEqual(masters.violations, []);
 });
 
-test("a crash is seen when the master closes our connection, not at the probe loops' next turn: with loops 30 s apart the failover comes within 10 s", async (t) => {
+test("a crash is seen when the master closes our connection, not at the probe loops' next turn: with loops 10 minutes apart the failover comes within a minute", async (t) => {
   const { cluster, a, byPod } = await threeNodes(t, 7);
-  // Hand over to an instance whose loops and rounds come 30 s apart: only a pod closing its
-  // connection (onLost) can make it look before then. The set is linked and labelled already.
-  const slow = { probeIntervalMs: 30_000, idleProbeIntervalMs: 30_000, tickIntervalMs: 30_000 };
+  // Hand over to an instance whose loops and rounds come 10 minutes apart: only a pod closing its
+  // connection (onLost) can make it look before then. The set is linked and labelled already. The
+  // bound is loose on purpose (a loaded machine once took over 10 s): what it tells apart is the
+  // closed connection from a loop's turn, not how fast the decision is (bench:failover measures that).
+  const slow = { probeIntervalMs: 600_000, idleProbeIntervalMs: 600_000, tickIntervalMs: 600_000 };
   const b = await cluster.startInstance({ id: 'sidecar-b', sourceIp: addr(N, 251), timing: slow });
   await a.stop();
   await until('sidecar-b leads', () => b.elector.isLeader(), 15_000);
@@ -203,7 +205,12 @@ test("a crash is seen when the master closes our connection, not at the probe lo
     cluster,
     oldName,
     'the master label on another pod, long before any loop turns again',
-  );
+    60_000,
+  ).catch((e: unknown) => {
+    // What sidecar-b decided meanwhile is the whole story of a miss: say it in the failure.
+    const decisions = b.logs.filter((l) => /"decision":/.test(l)).slice(-8);
+    throw new Error(`${String(e)}\nsidecar-b's last decisions:\n${decisions.join('\n')}`, { cause: e });
+  });
   assert.notEqual(newName, oldName);
   // Decided on evidence gathered when the connection closed: the refused port (the crash path)
   // or, when a loaded box made the replicas' testimony land first, their links down.
