@@ -199,6 +199,7 @@ export async function moveSlots(
     draining = full.map((f) => moves.find((m) => m.slot === f.slot)!).filter((m) => !out.has(m.slot));
   }
 
+  if (hooks.stopped()) return stopped(out, live(), keys);
   const cold = live().filter((m) => m.cold);
   await setSlots(from.ip, cold, (m) => ({ slot: m.slot, state: 'STABLE' }), 'stable');
   const warm = live().filter((m) => !m.cold);
