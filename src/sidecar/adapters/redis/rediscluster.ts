@@ -8,10 +8,10 @@
 //   never cut off as a "hung node" and a hung node never stalls a probe for seconds.
 // - MIGRATE authenticates to the target as the operator's user (AUTH2): the password clients use
 //   may rotate under a running reshard.
-// - The *Many methods send their commands together on one connection (Redis runs them in one pass,
-//   one nodes.conf write for many SETSLOTs) and answer each on its own, in order; a reply that
-//   breaks the connection (a timeout) drops it, as a single command's does.
-import { Command, type Redis } from 'ioredis';
+// - The *Many methods write their commands at once, one pipeline on one connection (Redis runs
+//   them in one pass: one nodes.conf write for many SETSLOTs) and answer each on its own, in
+//   order; a reply that breaks the connection (a timeout) drops it, as a single command's does.
+import { Command, type ChainableCommander, type Pipeline, type Redis } from 'ioredis';
 import { CLUSTER_BUS_PORT } from '../../../api/rediscluster-names.ts';
 import { REDIS_PORT } from '../../../api/labels.ts';
 import { breaksConnection, classifyError } from './errors.ts';
@@ -160,28 +160,24 @@ export class ClusterAdapter {
     }
   }
 
-  /** CLUSTER SETSLOT for several slots on one node, sent together: an answer each, in order. */
+  /** CLUSTER SETSLOT for several slots on one node, in one pipeline: an answer each, in order. */
   setSlots(ip: string, entries: readonly SlotState[]): Promise<Result[]> {
-    return this.#many(this.#fast, ip, entries.length, (c) =>
-      entries.map(async (e) =>
-        String(await c.call('CLUSTER', 'SETSLOT', String(e.slot), e.state, ...(e.state === 'STABLE' ? [] : [e.id]))),
-      ),
-    );
+    return this.#many(this.#fast, ip, entries.length, (p) => {
+      for (const e of entries)
+        p.call('CLUSTER', 'SETSLOT', String(e.slot), e.state, ...(e.state === 'STABLE' ? [] : [e.id]));
+    }).then((rs) => rs.map((r) => (r.ok ? { ok: true, value: String(r.value) } : r)));
   }
 
-  /** GETKEYSINSLOT for several slots on one node, sent together (keys as bytes, see getKeysInSlot). */
+  /** GETKEYSINSLOT for several slots on one node, in one pipeline (keys as bytes, see getKeysInSlot). */
   getKeysInSlots(ip: string, slots: readonly number[], count: number): Promise<Result<Buffer[]>[]> {
-    return this.#many(this.#fast, ip, slots.length, (c) =>
-      slots.map((slot) => {
-        const command = new Command('cluster', ['GETKEYSINSLOT', String(slot), String(count)], { replyEncoding: null });
-        void c.sendCommand(command);
-        return command.promise as Promise<Buffer[]>;
-      }),
-    );
+    return this.#many(this.#fast, ip, slots.length, (p) => {
+      for (const slot of slots)
+        p.sendCommand(new Command('cluster', ['GETKEYSINSLOT', String(slot), String(count)], { replyEncoding: null }));
+    }) as Promise<Result<Buffer[]>[]>;
   }
 
   /**
-   * One MIGRATE per key list (Redis refuses keys of two slots in one: CROSSSLOT), sent together
+   * One MIGRATE per key list (Redis refuses keys of two slots in one: CROSSSLOT), in one pipeline
    * from `ip` to `targetIp`; see migrate().
    */
   migrateMany(
@@ -191,11 +187,9 @@ export class ClusterAdapter {
     timeoutMs: number,
     replace: boolean,
   ): Promise<Result[]> {
-    return this.#many(this.#slow, ip, batches.length, (c) =>
-      batches.map(async (keys) =>
-        String(await c.call('MIGRATE', ...this.#migrateArgs(targetIp, keys, timeoutMs, replace))),
-      ),
-    );
+    return this.#many(this.#slow, ip, batches.length, (p) => {
+      for (const keys of batches) p.call('MIGRATE', ...this.#migrateArgs(targetIp, keys, timeoutMs, replace));
+    }).then((rs) => rs.map((r) => (r.ok ? { ok: true, value: String(r.value) } : r)));
   }
 
   /**
@@ -243,19 +237,33 @@ export class ClusterAdapter {
     ];
   }
 
-  /** Commands sent together on one connection of `pool`; each answer on its own. */
-  async #many<T>(pool: RedisPool, ip: string, n: number, fn: (c: Redis) => Array<Promise<T>>): Promise<Result<T>[]> {
+  /**
+   * Commands written at once (one pipeline: Redis reads them in one go and runs them in one pass)
+   * on the connection of `pool`; each answer on its own.
+   */
+  async #many(
+    pool: RedisPool,
+    ip: string,
+    n: number,
+    add: (p: ChainableCommander & Pick<Pipeline, 'sendCommand'>) => void,
+  ): Promise<Result<unknown>[]> {
     if (n === 0) return [];
-    let settled: PromiseSettledResult<T>[];
+    let replies: Array<[Error | null, unknown]>;
     try {
-      settled = await pool.run(endpointOf(ip), (c) => Promise.allSettled(fn(c)));
+      replies = await pool.run(endpointOf(ip), async (c) => {
+        // A Pipeline is both: ChainableCommander is the type pipeline() is declared with.
+        const p = c.pipeline() as ChainableCommander & Pick<Pipeline, 'sendCommand'>;
+        add(p);
+        return (await p.exec()) ?? [];
+      });
     } catch (err) {
       const error = classifyError(err);
       return Array.from({ length: n }, () => ({ ok: false, error }));
     }
-    const out = settled.map((s): Result<T> =>
-      s.status === 'fulfilled' ? { ok: true, value: s.value } : { ok: false, error: classifyError(s.reason) },
-    );
+    const out = Array.from({ length: n }, (_, i): Result<unknown> => {
+      const [err, value] = replies[i] ?? [new Error('no reply'), null];
+      return err ? { ok: false, error: classifyError(err) } : { ok: true, value };
+    });
     if (out.some((r) => !r.ok && breaksConnection(r.error.kind))) pool.drop(endpointOf(ip));
     return out;
   }
