@@ -171,6 +171,28 @@ async function movingSeconds(c: SystemCluster, to: number): Promise<number> {
   return Number(done[1]);
 }
 
+/** The acting sidecar's "slot group moved" lines summed: groups, keys and ms by phase. */
+function groupTimes(c: SystemCluster): string {
+  const acting = c.leader(NAME, NS);
+  if (!acting) return 'no acting sidecar';
+  const sum: Record<string, number> = {};
+  let groups = 0;
+  for (const line of c.sidecarLog(acting, 5000)) {
+    if (!line.includes('slot group moved')) continue;
+    try {
+      const o = JSON.parse(line) as { keys?: number; ms?: Record<string, number> };
+      groups++;
+      sum['keys'] = (sum['keys'] ?? 0) + (o.keys ?? 0);
+      for (const [k, v] of Object.entries(o.ms ?? {})) sum[k] = (sum[k] ?? 0) + v;
+    } catch {
+      // not a JSON line
+    }
+  }
+  return `${groups} on ${acting}: ${Object.entries(sum)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ')} (ms summed over groups running side by side)`;
+}
+
 interface Kill {
   shard: number;
   promotedMs: number;
@@ -274,6 +296,7 @@ async function run(c: SystemCluster): Promise<string[]> {
   const r0 = performance.now();
   const upMs = await reshard(c, 4);
   const upMovingS = await movingSeconds(c, 4);
+  note(`3 -> 4 slot groups: ${groupTimes(c)}`);
   log(`3 -> 4 in ${s1(upMs)} s (slots moving ${upMovingS.toFixed(1)} s); scale 4 -> 3`);
   const downMs = await reshard(c, 3);
   log(`4 -> 3 in ${s1(downMs)} s; 3 -> 4 again, turned back to 3 while it runs`);

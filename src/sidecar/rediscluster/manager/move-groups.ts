@@ -6,9 +6,10 @@
 //   and those that do are moved by one moveSlots() run. A move whose attempt comes later (a
 //   before-step hook that waited) runs in a group of its own: grouping changes how fast, never
 //   what is done.
-// - Steps other than moves keep their place and run alone; moves in a row keep the order of
-//   their first pair, the groups of different pairs taking turns (the concurrent groups then
-//   keep several sources and targets busy).
+// - Steps other than moves keep their place and run alone; in a run of moves the groups of
+//   different sources take turns (the concurrent groups keep several sources busy), a source's
+//   groups in the order of their first move.
+import type { Logger } from 'pino';
 import type { ClusterStep } from '../decide/types.ts';
 import type { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { moveSlots, type MoveHooks, type MoveOutcome, type MoveSpec } from './mover.ts';
@@ -32,7 +33,14 @@ export function stepBatches(steps: readonly ClusterStep[], groupSlots = GROUP_SL
       else chunks.push([m]);
       pairs.set(key, chunks);
     }
-    const lists = [...pairs.values()];
+    // Sources take turns (their MIGRATEs run side by side); a source's targets follow each other,
+    // since a target that closes slots after another one did bumps its epoch: a nodes.conf fsync.
+    const bySource = new Map<string, Move[][]>();
+    for (const chunks of pairs.values()) {
+      const from = chunks[0]![0]!.from;
+      bySource.set(from, [...(bySource.get(from) ?? []), ...chunks]);
+    }
+    const lists = [...bySource.values()];
     for (let i = 0; lists.some((l) => i < l.length); i++) for (const l of lists) if (i < l.length) out.push(l[i]!);
     run = [];
   };
@@ -56,12 +64,14 @@ interface Pending {
 export class MoveGroups {
   readonly #redis: ClusterAdapter;
   readonly #hooks: MoveHooks;
+  readonly #log: Logger | undefined;
   readonly #batchOf = new Map<ClusterStep, number>();
   readonly #pending = new Map<number, Pending>();
 
-  constructor(redis: ClusterAdapter, batches: readonly ClusterStep[][], hooks: MoveHooks) {
+  constructor(redis: ClusterAdapter, batches: readonly ClusterStep[][], hooks: MoveHooks, log?: Logger) {
     this.#redis = redis;
     this.#hooks = hooks;
+    this.#log = log;
     batches.forEach((b, i) => {
       for (const s of b) this.#batchOf.set(s, i);
     });
@@ -89,8 +99,17 @@ export class MoveGroups {
 
   async #run(group: Pending): Promise<void> {
     let outcomes: Map<number, MoveOutcome>;
+    // Each group's time by phase: where a slow reshard spends it, on the node that did it.
+    const ms: Record<string, number> = {};
+    const spent = (phase: string, t: number) => (ms[phase] = Math.round((ms[phase] ?? 0) + t));
     try {
-      outcomes = await moveSlots(this.#redis, group.specs, this.#hooks);
+      outcomes = await moveSlots(this.#redis, group.specs, { ...this.#hooks, spent });
+      const first = group.specs[0]!;
+      const keys = [...outcomes.values()].reduce((n, o) => n + o.keys, 0);
+      this.#log?.debug(
+        { from: first.from.ip, to: first.to.ip, slots: group.specs.length, keys, ms },
+        'slot group moved',
+      );
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       outcomes = new Map(

@@ -67,6 +67,8 @@ export interface MoveHooks {
   stopped(): boolean;
   now?(): number;
   sleep?(ms: number): Promise<void>;
+  /** Where the time went: ms spent in each phase (open, keys, migrate, replicas, close), as they end. */
+  spent?(phase: 'open' | 'keys' | 'migrate' | 'replicas' | 'close', ms: number): void;
 }
 
 /** IMPORTING on a node that already owns the slot: the move is further along than we thought. */
@@ -120,6 +122,13 @@ export async function moveSlots(
   if (!g) return out;
   const { from, to } = g;
   const keys = new Map<number, number>(moves.map((m) => [m.slot, 0]));
+  const clock = hooks.now ?? (() => performance.now());
+  let mark = clock();
+  const spent = (phase: Parameters<NonNullable<MoveHooks['spent']>>[0]) => {
+    const t = clock();
+    hooks.spent?.(phase, t - mark);
+    mark = t;
+  };
   const live = () => moves.filter((m) => !out.has(m.slot));
   /** Sends one SETSLOT per slot to `ip` together; a slot whose answer is an error (but `ok`) fails. */
   const setSlots = async (ip: string, list: readonly SlotMove[], state: (m: SlotMove) => SlotState, phase: string) => {
@@ -144,6 +153,7 @@ export async function moveSlots(
     'migrating',
   );
 
+  spent('open');
   const perBatch = batchKeys(g.keyBytes);
   const wait = new ReplicaWait(redis, to.ip, g.targetReplicas, hooks);
   let draining = live();
@@ -154,6 +164,7 @@ export async function moveSlots(
       draining.map((m) => m.slot),
       perBatch,
     );
+    spent('keys');
     const full: Array<{ slot: number; keys: Buffer[] }> = [];
     found.forEach((r, i) => {
       const slot = draining[i]!.slot;
@@ -193,7 +204,9 @@ export async function moveSlots(
       });
       // The keys just left the source (and its replicas): have them on the target's replicas
       // before the next batch, so a target that dies now loses no more than what was in flight.
+      spent('migrate');
       await wait.caughtUp();
+      spent('replicas');
       for (const b of batch) if (!out.has(b.slot)) await hooks.afterBatch?.(b.slot, b.keys.length);
     }
     draining = full.map((f) => moves.find((m) => m.slot === f.slot)!).filter((m) => !out.has(m.slot));
@@ -215,6 +228,7 @@ export async function moveSlots(
   // The others learn it by gossip anyway; telling them spares clients a MOVED through a stale node.
   const told = live().filter((m) => !m.cold);
   await Promise.all(g.others.map((ip) => redis.setSlots(ip, told.map(node))));
+  spent('close');
   for (const m of live()) out.set(m.slot, { ok: true, keys: keys.get(m.slot)! });
   return out;
 }

@@ -264,7 +264,12 @@ export async function applyRedisClusterSteps(
 ): Promise<RedisClusterApplied> {
   let moveFailed = false;
   const batches = stepBatches(steps);
-  const moves = new MoveGroups(ctx.redis, batches, { stopped: () => !ctx.canAct(), afterBatch: ctx.afterBatch });
+  const moves = new MoveGroups(
+    ctx.redis,
+    batches,
+    { stopped: () => !ctx.canAct(), afterBatch: ctx.afterBatch },
+    ctx.log,
+  );
   const kind: StepKind<ClusterStep, RedisClusterStepResult> = {
     critical: (s) => CRITICAL[s.kind],
     attempt: async (s) => {

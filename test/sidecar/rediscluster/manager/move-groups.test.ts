@@ -1,6 +1,6 @@
 // Which moves go together (src/sidecar/rediscluster/manager/move-groups.ts): runs of moves grouped
-// by their two ends (and coldness), at most a group's worth each, the pairs taking turns; any other
-// step keeps its place, alone.
+// by their two ends (and coldness), at most a group's worth each, the sources taking turns; any
+// other step keeps its place, alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClusterStep } from '../../../../src/sidecar/rediscluster/decide/types.ts';
@@ -19,7 +19,7 @@ const meet: ClusterStep = { kind: 'meet', pod: 'c-0', ip: '10.0.0.9', target: 'c
 const shape = (batches: ClusterStep[][]) =>
   batches.map((b) => b.map((s) => (s.kind === 'move' ? `${s.from}>${s.to}:${s.slot}${s.cold ? 'c' : ''}` : s.kind)));
 
-test('moves grouped by their ends, a group at most groupSlots, the pairs taking turns; other steps alone, in place', async (t) => {
+test('moves grouped by their ends, a group at most groupSlots, the sources taking turns; other steps alone, in place', async (t) => {
   const cases: Array<{ name: string; steps: ClusterStep[]; want: string[][] }> = [
     {
       name: 'three sources to one target (a scale-up)',
@@ -35,6 +35,11 @@ test('moves grouped by their ends, a group at most groupSlots, the pairs taking 
       name: 'one source to three targets (a scale-down)',
       steps: [move(1, 'd', 'a'), move(2, 'd', 'b'), move(3, 'd', 'a'), move(4, 'd', 'c')],
       want: [['d>a:1', 'd>a:3'], ['d>b:2'], ['d>c:4']],
+    },
+    {
+      name: "a source's targets one after another (fewer epoch bumps), sources taking turns",
+      steps: [move(1, 'd', 'a'), move(2, 'd', 'b'), move(3, 'd', 'a'), move(4, 'd', 'a'), move(5, 'e', 'a')],
+      want: [['d>a:1', 'd>a:3'], ['e>a:5'], ['d>a:4'], ['d>b:2']],
     },
     {
       name: 'a cold move never shares a group with a warm one',
