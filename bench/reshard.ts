@@ -171,26 +171,25 @@ async function movingSeconds(c: SystemCluster, to: number): Promise<number> {
   return Number(done[1]);
 }
 
-/** The acting sidecar's "slot group moved" lines summed: groups, keys and ms by phase. */
+/** The sidecars' "slot group moved" lines summed: groups, keys and ms by phase. */
 function groupTimes(c: SystemCluster): string {
-  const acting = c.leader(NAME, NS);
-  if (!acting) return 'no acting sidecar';
   const sum: Record<string, number> = {};
   let groups = 0;
-  for (const line of c.sidecarLog(acting, 5000)) {
-    if (!line.includes('slot group moved')) continue;
-    try {
-      const o = JSON.parse(line) as { keys?: number; ms?: Record<string, number> };
-      groups++;
-      sum['keys'] = (sum['keys'] ?? 0) + (o.keys ?? 0);
-      for (const [k, v] of Object.entries(o.ms ?? {})) sum[k] = (sum[k] ?? 0) + v;
-    } catch {
-      // not a JSON line
+  for (const sidecar of c.sidecarNames())
+    for (const line of c.sidecarLog(sidecar, 20_000)) {
+      if (!line.includes('slot group moved')) continue;
+      try {
+        // The container log's own prefix (time, stream) comes before pino's JSON.
+        const o = JSON.parse(line.slice(line.indexOf('{'))) as { keys?: number; ms?: Record<string, number> };
+        groups++;
+        sum['keys'] = (sum['keys'] ?? 0) + (o.keys ?? 0);
+        for (const [k, v] of Object.entries(o.ms ?? {})) sum[k] = (sum[k] ?? 0) + v;
+      } catch {
+        // not a JSON line
+      }
     }
-  }
-  return `${groups} on ${acting}: ${Object.entries(sum)
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ')} (ms summed over groups running side by side)`;
+  const parts = Object.entries(sum).map(([k, v]) => `${k} ${v}`);
+  return `${groups}: ${parts.join(', ')} (ms summed over groups running side by side)`;
 }
 
 interface Kill {
