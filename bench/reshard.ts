@@ -50,6 +50,7 @@ import {
   shardPods,
 } from '../test/system/rediscluster-support.ts';
 import { NS, sleep } from '../test/system/support.ts';
+import { groupTimes, movingSeconds } from './reshard-timing.ts';
 
 const SUBNET = 87;
 const NAME = 'bench-shards';
@@ -151,45 +152,6 @@ async function reshard(c: SystemCluster, to: number): Promise<number> {
       'the shard-3 StatefulSet removed',
     );
   return performance.now() - t0;
-}
-
-/**
- * How long the slots of the reshard to `to` shards were moving: from the first move to Done, as
- * the sidecar that did it measured (its ReshardDone Event: "(12.3 s on this instance)"). The
- * scale's own time also counts the new pods starting and joining.
- */
-async function movingSeconds(c: SystemCluster, to: number): Promise<number> {
-  const done = await c.waitFor(
-    () =>
-      c
-        .events({ namespace: NS, name: NAME, reason: 'ReshardDone' })
-        .map((e) => new RegExp(`-> ${to} shards: .*\\(([\\d.]+) s on this instance\\)`).exec(e.message))
-        .findLast((m) => m !== null),
-    60_000,
-    `the ReshardDone Event of the reshard to ${to} shards`,
-  );
-  return Number(done[1]);
-}
-
-/** The sidecars' "slot group moved" lines summed: groups, keys and ms by phase. */
-function groupTimes(c: SystemCluster): string {
-  const sum: Record<string, number> = {};
-  let groups = 0;
-  for (const sidecar of c.sidecarNames())
-    for (const line of c.sidecarLog(sidecar, 20_000)) {
-      if (!line.includes('slot group moved')) continue;
-      try {
-        // The container log's own prefix (time, stream) comes before pino's JSON.
-        const o = JSON.parse(line.slice(line.indexOf('{'))) as { keys?: number; ms?: Record<string, number> };
-        groups++;
-        sum['keys'] = (sum['keys'] ?? 0) + (o.keys ?? 0);
-        for (const [k, v] of Object.entries(o.ms ?? {})) sum[k] = (sum[k] ?? 0) + v;
-      } catch {
-        // not a JSON line
-      }
-    }
-  const parts = Object.entries(sum).map(([k, v]) => `${k} ${v}`);
-  return `${groups}: ${parts.join(', ')} (ms summed over groups running side by side)`;
 }
 
 interface Kill {
@@ -294,7 +256,7 @@ async function run(c: SystemCluster): Promise<string[]> {
   log('scale 3 -> 4');
   const r0 = performance.now();
   const upMs = await reshard(c, 4);
-  const upMovingS = await movingSeconds(c, 4);
+  const upMovingS = await movingSeconds(c, NS, NAME, 4);
   note(`3 -> 4 slot groups: ${groupTimes(c)}`);
   log(`3 -> 4 in ${s1(upMs)} s (slots moving ${upMovingS.toFixed(1)} s); scale 4 -> 3`);
   const downMs = await reshard(c, 3);
