@@ -4,7 +4,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClusterStep } from '../../../../src/sidecar/rediscluster/decide/types.ts';
-import { stepBatches } from '../../../../src/sidecar/rediscluster/manager/move-groups.ts';
+import type { ClusterAdapter } from '../../../../src/sidecar/adapters/redis/rediscluster.ts';
+import { MoveGroups, stepBatches } from '../../../../src/sidecar/rediscluster/manager/move-groups.ts';
+import type { MoveSpec } from '../../../../src/sidecar/rediscluster/manager/mover.ts';
 
 const move = (slot: number, from: string, to: string, cold = false): ClusterStep => ({
   kind: 'move',
@@ -67,4 +69,48 @@ test('every step is in exactly one batch', () => {
     steps,
   );
   assert.ok(batches.every((b) => b.length <= 64));
+});
+
+test("a batch's moves attempted in one turn of the event loop run as one group; a late one runs alone", async () => {
+  const calls: string[] = [];
+  const fake = {
+    setSlots: async (ip: string, e: Array<{ slot: number; state: string }>) => {
+      // As the adapter: nothing to send, no round trip.
+      if (e.length === 0) return [];
+      calls.push(`${ip} ${e.map((x) => `${x.state}:${x.slot}`).join(',')}`);
+      return e.map(() => ({ ok: true, value: 'OK' }));
+    },
+    getKeysInSlots: async (_ip: string, slots: number[]) => slots.map(() => ({ ok: true, value: [] })),
+  } as unknown as ClusterAdapter;
+  const steps = [move(1, 'a', 'b'), move(2, 'a', 'b'), move(3, 'a', 'b')];
+  const spec = (slot: number): MoveSpec => ({
+    slot,
+    from: { ip: 'A', id: 'a' },
+    to: { ip: 'B', id: 'b' },
+    cold: false,
+    toImportingFrom: null,
+    fromMigratingTo: null,
+    toServes: false,
+    others: [],
+    targetReplicas: [],
+    keyBytes: 0,
+  });
+  const groups = new MoveGroups(fake, stepBatches(steps), { stopped: () => false });
+  const together = await Promise.all([groups.move(steps[0]!, spec(1)), groups.move(steps[1]!, spec(2))]);
+  const late = await groups.move(steps[2]!, spec(3));
+  assert.deepEqual(together, [
+    { ok: true, keys: 0 },
+    { ok: true, keys: 0 },
+  ]);
+  assert.deepEqual(late, { ok: true, keys: 0 });
+  assert.deepEqual(calls, [
+    'B IMPORTING:1,IMPORTING:2',
+    'A MIGRATING:1,MIGRATING:2',
+    'B NODE:1,NODE:2',
+    'A NODE:1,NODE:2',
+    'B IMPORTING:3',
+    'A MIGRATING:3',
+    'B NODE:3',
+    'A NODE:3',
+  ]);
 });
