@@ -32,7 +32,7 @@ export function groupTimes(c: SystemCluster): string {
         // The container log's own prefix (time, stream) comes before pino's JSON.
         const o = JSON.parse(line.slice(line.indexOf('{'))) as { keys?: number; ms?: Record<string, number> };
         groups++;
-        sum['keys'] = (sum['keys'] ?? 0) + (o.keys ?? 0);
+        sum['keys moved'] = (sum['keys moved'] ?? 0) + (o.keys ?? 0);
         for (const [k, v] of Object.entries(o.ms ?? {})) sum[k] = (sum[k] ?? 0) + v;
       } catch {
         // not a JSON line
