@@ -10,10 +10,11 @@
 //    acknowledged writes (what the writers, the machine and the control plane cost at rest), and
 //    the load rate of the data set through the client (the same machine's copy speed);
 // 2. `kubectl scale rediscluster --replicas=4`, timed until the reshard record says Done and the
-//    row 4 shards Running, every pod Ready and linked; then `--replicas=3`, until 3 shards and the
-//    fourth StatefulSet gone; then 3 -> 4 again, turned back to 3 while slots are moving (the
-//    first version of this bench did that by accident and lost 1,663 keys: the hook removed the
-//    new shard on records that still said empty);
+//    row 4 shards Running, every pod Ready and linked (and the slots' moving alone, from the
+//    sidecar's ReshardDone Event: reshard_rate_vs_load is that rate over the load rate); then
+//    `--replicas=3`, until 3 shards and the fourth StatefulSet gone; then 3 -> 4 again, turned
+//    back to 3 while slots are moving (the first version of this bench did that by accident and
+//    lost 1,663 keys: the hook removed the new shard on records that still said empty);
 // 3. every loaded key read back and compared, and every acknowledged write: the keys lost;
 // 4. KILLS (3) master kills, one per shard: SIGKILL of the redis-server, timed until the cluster's
 //    own election made a replica master (INFO), until its pod is labelled master, and until the
@@ -49,6 +50,7 @@ import {
   shardPods,
 } from '../test/system/rediscluster-support.ts';
 import { NS, sleep } from '../test/system/support.ts';
+import { groupTimes, movingSeconds } from './reshard-timing.ts';
 
 const SUBNET = 87;
 const NAME = 'bench-shards';
@@ -254,7 +256,9 @@ async function run(c: SystemCluster): Promise<string[]> {
   log('scale 3 -> 4');
   const r0 = performance.now();
   const upMs = await reshard(c, 4);
-  log(`3 -> 4 in ${s1(upMs)} s; scale 4 -> 3`);
+  const upMovingS = await movingSeconds(c, NS, NAME, 4);
+  note(`3 -> 4 slot groups: ${groupTimes(c)}`);
+  log(`3 -> 4 in ${s1(upMs)} s (slots moving ${upMovingS.toFixed(1)} s); scale 4 -> 3`);
   const downMs = await reshard(c, 3);
   log(`4 -> 3 in ${s1(downMs)} s; 3 -> 4 again, turned back to 3 while it runs`);
   await c.scale(NAME, 4, NS, 'rediscluster');
@@ -295,11 +299,15 @@ async function run(c: SystemCluster): Promise<string[]> {
     `failovers: ${kills.map((k) => `shard ${k.shard} ${ms(k.promotedMs)}/${ms(k.labelledMs)}/${ms(k.storedMs)}/${ms(k.backMs)}`).join(', ')} (promoted in Redis / labelled / its slots written / acknowledged, ms)`,
   );
   const moved = BENCH_MB / 4;
+  const movingRate = moved / upMovingS;
   return [
     `keys_loaded=${KEYS}`,
     `load_mib_per_s=${loadRate.toFixed(0)}`,
     `reshard_up_mib_per_s=${(moved / (upMs / 1000)).toFixed(1)}`,
     `reshard_up_vs_load=${(moved / (upMs / 1000) / loadRate).toFixed(2)}`,
+    `reshard_up_moving_s=${upMovingS.toFixed(1)}`,
+    `reshard_rate_mib_per_s=${movingRate.toFixed(1)}`,
+    `reshard_rate_vs_load=${(movingRate / loadRate).toFixed(2)}`,
     `baseline_write_gap_ms_max=${ms(baselineGap)}`,
     `reshard_write_gap_ms_max=${ms(reshardGap)}`,
     `reshard_slots_left_open=${open.length}`,

@@ -115,7 +115,11 @@ async function interrupted(t: TestContext, name: string, base: number, alsoKillT
 
 test('the acting sidecar crashes mid-slot: another instance finishes the move and the reshard, nothing lost', async (t) => {
   const { finished } = await interrupted(t, 'ledger', 1, false);
-  assert.match(finished[0]!.message, /left migrating to ledger-shard-3-0: finished/);
+  // Slots move in groups: others may have been left half-closed too (and finished their own way).
+  assert.ok(
+    finished.some((e) => /left migrating to ledger-shard-3-0: finished/.test(e.message)),
+    finished.map((e) => e.message).join('\n'),
+  );
 });
 
 test('the sidecar and the target master die mid-slot: the move is finished towards the replica that replaced it', async (t) => {

@@ -4,14 +4,17 @@
 // - No method throws for a Redis or network failure: each returns a result carrying the
 //   classified error (redis/errors.ts), as the Redis adapter does.
 // - Two pools, one password: probes and short commands with the sidecar's command timeout, and
-//   a slow pool for what may legitimately take long (MIGRATE of a batch, WAIT), so a big batch is
+//   a slow pool for what may legitimately take long (MIGRATE of a batch), so a big batch is
 //   never cut off as a "hung node" and a hung node never stalls a probe for seconds.
 // - MIGRATE authenticates to the target as the operator's user (AUTH2): the password clients use
 //   may rotate under a running reshard.
-import { Command, type Redis } from 'ioredis';
+// - The *Many methods write their commands at once, one pipeline on one connection (Redis runs
+//   them in one pass: one nodes.conf write for many SETSLOTs) and answer each on its own, in
+//   order; a reply that breaks the connection (a timeout) drops it, as a single command's does.
+import { Command, type ChainableCommander, type Pipeline, type Redis } from 'ioredis';
 import { CLUSTER_BUS_PORT } from '../../../api/rediscluster-names.ts';
 import { REDIS_PORT } from '../../../api/labels.ts';
-import { classifyError } from './errors.ts';
+import { breaksConnection, classifyError } from './errors.ts';
 import { RedisPool, type PoolOptions } from './pool.ts';
 import type { Endpoint, RedisFailure } from './types.ts';
 import { parseClusterNodes, parseNodeInfo } from '../../rediscluster/decide/cluster-nodes.ts';
@@ -20,11 +23,15 @@ import type { ProbeOutcome } from '../../rediscluster/decide/types.ts';
 export type Result<T = string> = { ok: true; value: T } | { ok: false; error: RedisFailure };
 
 export interface ClusterAdapterOptions extends Omit<PoolOptions, 'password'> {
-  /** Bound on MIGRATE and WAIT (default 10 s). */
+  /** Bound on MIGRATE (default 10 s). */
   slowCommandTimeoutMs?: number;
 }
 
 export const endpointOf = (ip: string): Endpoint => ({ host: ip, port: REDIS_PORT });
+
+/** One slot's CLUSTER SETSLOT: STABLE takes no node id. */
+export type SlotState =
+  { slot: number; state: 'IMPORTING' | 'MIGRATING' | 'NODE'; id: string } | { slot: number; state: 'STABLE' };
 
 export class ClusterAdapter {
   readonly #fast: RedisPool;
@@ -143,39 +150,58 @@ export class ClusterAdapter {
     timeoutMs: number,
     replace: boolean,
   ): Promise<Result> {
-    const auth =
-      this.#username !== undefined
-        ? ['AUTH2', this.#username, this.#password ?? '']
-        : this.#password !== undefined
-          ? ['AUTH', this.#password]
-          : [];
-    const args = [
-      targetIp,
-      String(REDIS_PORT),
-      '',
-      '0',
-      String(timeoutMs),
-      ...(replace ? ['REPLACE'] : []),
-      ...auth,
-      'KEYS',
-      ...keys,
-    ];
     try {
-      const value = await this.#slow.run(endpointOf(ip), (c) => c.call('MIGRATE', ...args));
+      const value = await this.#slow.run(endpointOf(ip), (c) =>
+        c.call('MIGRATE', ...this.#migrateArgs(targetIp, keys, timeoutMs, replace)),
+      );
       return { ok: true, value: String(value) };
     } catch (err) {
       return { ok: false, error: classifyError(err) };
     }
   }
 
-  /** WAIT n timeout on the node: how many replicas acknowledged everything it has. */
-  async wait(ip: string, replicas: number, timeoutMs: number): Promise<Result<number>> {
-    try {
-      const n = await this.#slow.run(endpointOf(ip), (c) => c.call('WAIT', String(replicas), String(timeoutMs)));
-      return { ok: true, value: Number(n) };
-    } catch (err) {
-      return { ok: false, error: classifyError(err) };
-    }
+  /** CLUSTER SETSLOT for several slots on one node, in one pipeline: an answer each, in order. */
+  setSlots(ip: string, entries: readonly SlotState[]): Promise<Result[]> {
+    return this.#many(this.#fast, ip, entries.length, (p) => {
+      for (const e of entries)
+        p.call('CLUSTER', 'SETSLOT', String(e.slot), e.state, ...(e.state === 'STABLE' ? [] : [e.id]));
+    }).then((rs) => rs.map((r) => (r.ok ? { ok: true, value: String(r.value) } : r)));
+  }
+
+  /** GETKEYSINSLOT for several slots on one node, in one pipeline (keys as bytes, see getKeysInSlot). */
+  getKeysInSlots(ip: string, slots: readonly number[], count: number): Promise<Result<Buffer[]>[]> {
+    return this.#many(this.#fast, ip, slots.length, (p) => {
+      for (const slot of slots)
+        p.sendCommand(new Command('cluster', ['GETKEYSINSLOT', String(slot), String(count)], { replyEncoding: null }));
+    }) as Promise<Result<Buffer[]>[]>;
+  }
+
+  /**
+   * One MIGRATE per key list (Redis refuses keys of two slots in one: CROSSSLOT), in one pipeline
+   * from `ip` to `targetIp`; see migrate().
+   */
+  migrateMany(
+    ip: string,
+    targetIp: string,
+    batches: ReadonlyArray<readonly Buffer[]>,
+    timeoutMs: number,
+    replace: boolean,
+  ): Promise<Result[]> {
+    return this.#many(this.#slow, ip, batches.length, (p) => {
+      for (const keys of batches) p.call('MIGRATE', ...this.#migrateArgs(targetIp, keys, timeoutMs, replace));
+    }).then((rs) => rs.map((r) => (r.ok ? { ok: true, value: String(r.value) } : r)));
+  }
+
+  /**
+   * Where the node is in its replication stream: a master's master_repl_offset, a replica's
+   * slave_repl_offset (what it has processed from its master).
+   */
+  async replicationOffset(ip: string): Promise<Result<number>> {
+    const r = await this.#run(ip, (c) => c.call('INFO', 'replication'));
+    if (!r.ok) return r;
+    const m = /^slave_repl_offset:(\d+)/m.exec(r.value) ?? /^master_repl_offset:(\d+)/m.exec(r.value);
+    if (!m) return { ok: false, error: { kind: 'other', message: 'INFO replication names no offset' } };
+    return { ok: true, value: Number(m[1]) };
   }
 
   forget(ip: string, id: string): Promise<Result> {
@@ -188,6 +214,58 @@ export class ClusterAdapter {
 
   reset(ip: string, hard: boolean): Promise<Result> {
     return this.#run(ip, (c) => c.call('CLUSTER', 'RESET', hard ? 'HARD' : 'SOFT'));
+  }
+
+  /** MIGRATE's arguments: host port "" 0 timeout [REPLACE] AUTH2 user pw KEYS ... */
+  #migrateArgs(targetIp: string, keys: readonly Buffer[], timeoutMs: number, replace: boolean): Array<string | Buffer> {
+    const auth =
+      this.#username !== undefined
+        ? ['AUTH2', this.#username, this.#password ?? '']
+        : this.#password !== undefined
+          ? ['AUTH', this.#password]
+          : [];
+    return [
+      targetIp,
+      String(REDIS_PORT),
+      '',
+      '0',
+      String(timeoutMs),
+      ...(replace ? ['REPLACE'] : []),
+      ...auth,
+      'KEYS',
+      ...keys,
+    ];
+  }
+
+  /**
+   * Commands written at once (one pipeline: Redis reads them in one go and runs them in one pass)
+   * on the connection of `pool`; each answer on its own.
+   */
+  async #many(
+    pool: RedisPool,
+    ip: string,
+    n: number,
+    add: (p: ChainableCommander & Pick<Pipeline, 'sendCommand'>) => void,
+  ): Promise<Result<unknown>[]> {
+    if (n === 0) return [];
+    let replies: Array<[Error | null, unknown]>;
+    try {
+      replies = await pool.run(endpointOf(ip), async (c) => {
+        // A Pipeline is both: ChainableCommander is the type pipeline() is declared with.
+        const p = c.pipeline() as ChainableCommander & Pick<Pipeline, 'sendCommand'>;
+        add(p);
+        return (await p.exec()) ?? [];
+      });
+    } catch (err) {
+      const error = classifyError(err);
+      return Array.from({ length: n }, () => ({ ok: false, error }));
+    }
+    const out = Array.from({ length: n }, (_, i): Result<unknown> => {
+      const [err, value] = replies[i] ?? [new Error('no reply'), null];
+      return err ? { ok: false, error: classifyError(err) } : { ok: true, value };
+    });
+    if (out.some((r) => !r.ok && breaksConnection(r.error.kind))) pool.drop(endpointOf(ip));
+    return out;
   }
 
   /** One command on the fast pool; its reply as text. */

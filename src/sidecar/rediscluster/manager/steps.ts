@@ -8,16 +8,19 @@
 //   (the next round sees what worked); a slot move that fails or is stopped leaves its slot open,
 //   which the next round finishes (decide/open-slots.ts). One failed move is enough for a round:
 //   the moves after it are passed over.
+// - Moves go in groups (move-groups.ts): same two ends, their commands sent to each node together;
+//   each move is still a step of its own (its back-off, its outcome, its Event).
 // - FORGET goes to every listed node in parallel: the 60 s ban must cover them all at once.
 // - A step's StepFailed Warning goes out at its third failure in a row; its first is logged.
 import type { Logger } from 'pino';
 import type { Topology } from '../decide/topology.ts';
 import type { ClusterStep } from '../decide/types.ts';
 import type { ClusterAdapter, Result } from '../../adapters/redis/rediscluster.ts';
-import { applySteps, oneByOne, type AppliedSteps, type Attempted, type StepKind } from '../../core/executor.ts';
+import { applySteps, type AppliedSteps, type Attempted, type StepKind } from '../../core/executor.ts';
 import { classifyRedisFailure, type FailurePolicy } from '../../core/failure-policy.ts';
 import { StepReporter } from '../../core/reporter.ts';
-import { moveSlot, type MoveSpec } from './mover.ts';
+import { MoveGroups, stepBatches } from './move-groups.ts';
+import type { MoveSpec } from './mover.ts';
 import type { EventToSend } from './types.ts';
 
 export interface RedisClusterExecutorContext {
@@ -89,7 +92,7 @@ function ipOf(t: Topology, pod: string): { ip: string; id: string } | null {
   return null;
 }
 
-/** What moveSlot needs about a move, from the round's topology. */
+/** What moveSlots needs about a move, from the round's topology. */
 export function moveSpecOf(t: Topology, step: Extract<ClusterStep, { kind: 'move' }>): MoveSpec | null {
   const from = ipOf(t, step.from);
   const to = ipOf(t, step.to);
@@ -106,6 +109,8 @@ export function moveSpecOf(t: Topology, step: Extract<ClusterStep, { kind: 'move
         (t.nodes.get(id)?.slots.length ?? 0) > 0,
     )
     .map(([, p]) => p.ip!);
+  const replicas = [...t.nodes.values()].filter((n) => n.role === 'replica' && n.masterId === to.id && n.info?.linkUp);
+  const info = fromNode.info;
   return {
     slot: step.slot,
     from,
@@ -115,14 +120,15 @@ export function moveSpecOf(t: Topology, step: Extract<ClusterStep, { kind: 'move
     fromMigratingTo: fromNode.migrating.get(step.slot) ?? null,
     toServes: toNode.slots.some(([a, b]) => step.slot >= a && step.slot <= b),
     others,
-    targetReplicas: [...t.nodes.values()].filter((n) => n.role === 'replica' && n.masterId === to.id && n.info?.linkUp)
-      .length,
+    targetReplicas: replicas.flatMap((n) => (n.pod?.ip ? [n.pod.ip] : [])),
+    keyBytes: info && info.keys > 0 ? info.usedMemory / info.keys : 0,
   };
 }
 
 async function run(
   ctx: RedisClusterExecutorContext,
   step: ClusterStep,
+  moves: MoveGroups,
 ): Promise<{ ok: true; keys?: number } | { ok: false; detail: string; kind: string; message: string }> {
   const t = ctx.topology;
   const r = ctx.redis;
@@ -194,7 +200,7 @@ async function run(
           kind: 'other',
           message: 'no address',
         };
-      const out = await moveSlot(r, spec, { stopped: () => !ctx.canAct(), afterBatch: ctx.afterBatch });
+      const out = await moves.move(step, spec);
       if (out.ok) return { ok: true, keys: out.keys };
       return {
         ok: false,
@@ -208,8 +214,8 @@ async function run(
 
 type Attempt = Attempted<ClusterStep, RedisClusterStepResult> | 'stopped';
 
-async function attempt(ctx: RedisClusterExecutorContext, step: ClusterStep): Promise<Attempt> {
-  const out = await run(ctx, step);
+async function attempt(ctx: RedisClusterExecutorContext, step: ClusterStep, moves: MoveGroups): Promise<Attempt> {
+  const out = await run(ctx, step, moves);
   if (out.ok) return { step, result: 'ok', line: step.kind, ...(out.keys === undefined ? {} : { keys: out.keys }) };
   if (out.kind === 'stopped') return 'stopped';
   return {
@@ -247,8 +253,8 @@ function reporter(ctx: RedisClusterExecutorContext): StepReporter<ClusterStep, R
 
 /**
  * Runs the steps in order; `budgetMs` bounds how long (moves are many: the rest waits a round).
- * With `concurrency` > 1 (slot moves only: each is about its own slot) that many run at once, so
- * the round trips of one slot's protocol overlap another's.
+ * Moves go in groups (stepBatches); with `concurrency` > 1 (slot moves only: each group is about
+ * its own slots) that many groups run at once, keeping several sources and targets busy.
  */
 export async function applyRedisClusterSteps(
   ctx: RedisClusterExecutorContext,
@@ -257,17 +263,24 @@ export async function applyRedisClusterSteps(
   concurrency = 1,
 ): Promise<RedisClusterApplied> {
   let moveFailed = false;
+  const batches = stepBatches(steps);
+  const moves = new MoveGroups(
+    ctx.redis,
+    batches,
+    { stopped: () => !ctx.canAct(), afterBatch: ctx.afterBatch },
+    ctx.log,
+  );
   const kind: StepKind<ClusterStep, RedisClusterStepResult> = {
     critical: (s) => CRITICAL[s.kind],
     attempt: async (s) => {
-      const a = await attempt(ctx, s);
+      const a = await attempt(ctx, s, moves);
       if (a !== 'stopped' && a.result === 'failed' && s.kind === 'move') moveFailed = true;
       return a;
     },
     describe: (s) => redisClusterStepKey(s),
   };
   const told = reporter(ctx);
-  const applied = await applySteps(oneByOne(steps), kind, {
+  const applied = await applySteps(batches, kind, {
     canAct: () => ctx.canAct(),
     now: () => ctx.now(),
     policy: ctx.policy,

@@ -32,10 +32,10 @@ const meet = (pod: string): ClusterStep => ({
 const replicate = (pod: string): ClusterStep => ({ kind: 'replicate', pod, masterId: 'id0', reason: `attach ${pod}` });
 const failover = (pod: string): ClusterStep => ({ kind: 'failover', pod, failedId: 'id0', reason: `force ${pod}` });
 /** A move whose ends have no address in the topology: it fails before any Redis call. */
-const move = (slot: number): ClusterStep => ({
+const move = (slot: number, from = 'gone-a'): ClusterStep => ({
   kind: 'move',
   slot,
-  from: 'gone-a',
+  from,
   to: 'gone-b',
   cold: false,
   reason: `move ${slot}`,
@@ -100,15 +100,25 @@ test('no RedisCluster step is critical: a failure never stops the round', async 
   );
 });
 
-test('one failed move passes over the moves after it, not the other steps', async () => {
+test('one failed move passes over the moves of later groups, not the other steps', async () => {
   const w = setup(new Set());
-  const applied = await applyRedisClusterSteps(w.ctx, [move(1), move(2), replicate('c-1')]);
-  assert.equal(applied.failed, 1, 'the second move was not attempted');
+  const applied = await applyRedisClusterSteps(w.ctx, [move(1), move(2, 'gone-c'), replicate('c-1')]);
+  assert.equal(applied.failed, 1, 'the second move (another source: another group) was not attempted');
   assert.deepEqual(
     applied.outcomes.map((o) => `${o.step.kind}:${o.result}`),
     ['move:failed', 'replicate:ok'],
   );
   assert.equal(w.counted.moved, 0);
+});
+
+test('the moves of one group are attempted together: each has its own outcome', async () => {
+  const w = setup(new Set());
+  const applied = await applyRedisClusterSteps(w.ctx, [move(1), move(2), move(3, 'gone-c')]);
+  assert.deepEqual(
+    applied.outcomes.map((o) => `${o.step.kind === 'move' ? o.step.slot : ''}:${o.result}`),
+    ['1:failed', '2:failed'],
+    'slots 1 and 2 (same ends) went together; slot 3 was passed over',
+  );
 });
 
 test('StepFailed goes out at the third failure in a row, once; the step backs off in between', async () => {
