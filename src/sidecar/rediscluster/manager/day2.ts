@@ -21,7 +21,11 @@ import { decideClusterRollout, type RolloutPod } from '../decide/rollout.ts';
 import { shardMaster } from '../decide/shard-master.ts';
 import { decideClusterRequest } from '../decide/switchover.ts';
 import { healthyMaster, type Topology } from '../decide/topology.ts';
-import type { ClusterSpecView } from '../decide/types.ts';
+import type { RoundPlan } from '../decide/plan.ts';
+import type { ClusterSpecView, PodObservation } from '../decide/types.ts';
+import type { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
+import type { ManagerTiming } from '../../config.ts';
+import type { ClusterKube } from './types.ts';
 
 /** A planned switchover that has not made its target the master within this is given up. */
 export const SWITCHOVER_TIMEOUT_MS = 10_000;
@@ -76,6 +80,27 @@ export class ClusterDay2 {
     });
   }
 
+  /** Wired from the worker's parts: its Kubernetes client, timing and Redis adapter. */
+  static of(
+    common: Pick<ClusterDay2Options, 'ref' | 'log' | 'isLeader' | 'event' | 'now'>,
+    worker: { kube: ClusterKube; timing: ManagerTiming; statefulSets?: (() => V1StatefulSet[]) | undefined },
+    redis: Pick<ClusterAdapter, 'failover'>,
+  ): ClusterDay2 {
+    const { kube } = worker;
+    const ref = common.ref;
+    return new ClusterDay2({
+      ...common,
+      stallAfterMs: worker.timing.rolloutStallMs,
+      statefulSets: worker.statefulSets ?? (() => []),
+      deletePod: kube.deletePod ? (pod, uid) => kube.deletePod!(ref.namespace, pod, uid) : undefined,
+      patchAnnotations: (annotations) => kube.patchClusterAnnotations(ref, annotations),
+      failover: async (ip) => {
+        const r = await redis.failover(ip, null);
+        return r.ok ? null : r.error.message;
+      },
+    });
+  }
+
   update(annotations: Record<string, string> | undefined): void {
     this.#annotations = { ...(annotations ?? {}) };
   }
@@ -110,6 +135,23 @@ export class ClusterDay2 {
       });
     }
     return out;
+  }
+
+  /** The worker's round reached its end with nothing else to do (busy says why it is not quiet). */
+  round(
+    plan: RoundPlan,
+    pods: readonly PodObservation[],
+    v1: readonly V1Pod[],
+    spec: ClusterSpecView,
+  ): Promise<boolean> {
+    const d = plan.reshard;
+    const busy =
+      plan.holds[0]?.reason ??
+      (d.kind === 'wait' ? `the reshard waits: ${d.reason}` : null) ??
+      (plan.topology.allAnswered ? null : 'not every node answers');
+    const shards = new Map(pods.map((p) => [p.name, p.shard]));
+    const kube = this.kubeView(v1, (p) => shards.get(p.metadata?.name ?? '') ?? null);
+    return this.quiet(plan.topology, spec, kube, busy);
   }
 
   /**

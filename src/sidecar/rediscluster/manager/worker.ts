@@ -188,18 +188,7 @@ export class RedisClusterWorker {
       password: () => this.#auth.exporterPassword,
       setUser: (ip, user, args) => this.#redis.setUser(ip, user, args),
     });
-    this.#day2 = new ClusterDay2({
-      ...common,
-      isLeader: () => options.leader.isLeader(),
-      stallAfterMs: timing.rolloutStallMs,
-      statefulSets: options.statefulSets ?? (() => []),
-      deletePod: kube.deletePod ? (pod, uid) => kube.deletePod!(this.namespace, pod, uid) : undefined,
-      patchAnnotations: (annotations) => kube.patchClusterAnnotations(this.ref, annotations),
-      failover: async (ip) => {
-        const r = await this.#redis.failover(ip, null);
-        return r.ok ? null : r.error.message;
-      },
-    });
+    this.#day2 = ClusterDay2.of({ ...common, isLeader: () => options.leader.isLeader() }, options, this.#redis);
     options.metrics.started(options.namespace, options.name);
   }
 
@@ -321,24 +310,12 @@ export class RedisClusterWorker {
       await this.#reshard.progress(applied.done.length);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
-    if (await this.#day2Round(plan, pods, view)) return 'unsettled';
+    if (await this.#day2.round(plan, pods, this.#o.pods(), view)) return 'unsettled';
     // Quiet (nothing moves: balanced, or a count refused): memory use may ask for another count.
     if ((d.kind === 'balanced' || d.kind === 'refuse') && plan.topology.allAnswered && spec.autoscaling.enabled) {
       await this.#autoscaler.sample(spec.autoscaling, spec.master.replicas, clusterMemory(plan.topology));
     } else if (!spec.autoscaling.enabled) this.#autoscaler.reset();
     return plan.holds.length > 0 || !plan.topology.allAnswered || d.kind !== 'balanced' ? 'unsettled' : 'rest';
-  }
-
-  /** A switchover asked for, or a rollout step, on a round with nothing else to do (day2.ts). */
-  #day2Round(plan: RoundPlan, pods: readonly PodObservation[], view: ClusterSpecView): Promise<boolean> {
-    const d = plan.reshard;
-    const busy =
-      plan.holds[0]?.reason ??
-      (d.kind === 'wait' ? `the reshard waits: ${d.reason}` : null) ??
-      (plan.topology.allAnswered ? null : 'not every node answers');
-    const shards = new Map(pods.map((p) => [p.name, p.shard]));
-    const kube = this.#day2.kubeView(this.#o.pods(), (p) => shards.get(p.metadata?.name ?? '') ?? null);
-    return this.#day2.quiet(plan.topology, view, kube, busy);
   }
 
   #ctx(plan: RoundPlan) {
