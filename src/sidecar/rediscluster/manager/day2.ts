@@ -105,6 +105,11 @@ export class ClusterDay2 {
     this.#annotations = { ...(annotations ?? {}) };
   }
 
+  /** A planned switchover is in flight: the master change the reporter sees next is that one. */
+  get switching(): boolean {
+    return this.#inFlight !== null;
+  }
+
   reset(): void {
     this.#inFlight = null;
     this.#stepper.reset();

@@ -178,7 +178,10 @@ export class RedisClusterWorker {
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
     this.#news = new RedisClusterReporter({
       ...common,
-      masterChanged: () => options.metrics.failover(options.namespace, options.name),
+      // A planned switchover (day2.ts) is no failover: it must not count towards FrequentFailovers.
+      masterChanged: () => {
+        if (!this.#day2.switching) options.metrics.failover(options.namespace, options.name);
+      },
     });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
