@@ -12,7 +12,7 @@
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { REVISION_LABEL, SWITCHOVER_ANNOTATION } from '../../../api/labels.ts';
-import { redisClusterChildNames } from '../../../api/rediscluster-names.ts';
+import { redisClusterChildNames, SHARD_LABEL } from '../../../api/rediscluster-names.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
 import { parseRequest, type SwitchoverRequest } from '../../core/decide/switchover.ts';
 import type { EventToSend } from '../../core/events.ts';
@@ -51,6 +51,18 @@ interface InFlight {
   from: string;
   since: number;
 }
+
+/** Values keyed by the shard label (pod labels, affinity selectors): what the shards' templates differ in. */
+function withoutShard(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutShard);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, k === SHARD_LABEL ? '*' : withoutShard(v)]),
+  );
+}
+
+/** A shard set's pod template with the shard left out: equal for every shard once the hook's change reached all. */
+export const shardTemplateKey = (set: V1StatefulSet): string => JSON.stringify(withoutShard(set.spec?.template ?? {}));
 
 const isReady = (pod: V1Pod) => pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
@@ -117,7 +129,10 @@ export class ClusterDay2 {
 
   /**
    * Each pod's readiness and whether it runs its shard StatefulSet's current template (null while
-   * the set is missing or its controller has not processed its spec).
+   * the set is missing or its controller has not processed its spec, and for every pod while the
+   * shards' templates differ: the hook changes them all in one sync, and until the informer shows
+   * every one, the pods of the sets seen first would look like the only stale ones, and a master
+   * could be moved before the replicas of the other shards).
    */
   kubeView(pods: readonly V1Pod[], shardOf: (pod: V1Pod) => number | null): Map<string, RolloutPod> {
     const names = redisClusterChildNames(this.#o.ref.name);
@@ -128,11 +143,16 @@ export class ClusterDay2 {
         .map((s) => [s.metadata?.name, s]),
     );
     const out = new Map<string, RolloutPod>();
+    const shards = new Set(pods.map(shardOf).filter((s) => s !== null));
+    const keys = new Set(
+      [...shards].map((s) => sets.get(names.shardSet(s))).map((s) => (s ? shardTemplateKey(s) : '')),
+    );
+    const agreed = keys.size === 1 && !keys.has('');
     for (const pod of pods) {
       const shard = shardOf(pod);
       const set = shard === null ? undefined : sets.get(names.shardSet(shard));
       const settled = set?.status?.observedGeneration === set?.metadata?.generation;
-      const revision = set && settled ? set.status?.updateRevision : undefined;
+      const revision = set && settled && agreed ? set.status?.updateRevision : undefined;
       const own = pod.metadata?.labels?.[REVISION_LABEL];
       out.set(pod.metadata?.name ?? '', {
         ready: isReady(pod),

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import pino from 'pino';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import { SWITCHOVER_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION } from '../../../../src/api/labels.ts';
+import { SHARD_LABEL } from '../../../../src/api/rediscluster-names.ts';
 import type { RolloutPod } from '../../../../src/sidecar/rediscluster/decide/rollout.ts';
 import { buildTopology } from '../../../../src/sidecar/rediscluster/decide/topology.ts';
 import { ClusterDay2, SWITCHOVER_TIMEOUT_MS } from '../../../../src/sidecar/rediscluster/manager/day2.ts';
@@ -118,36 +119,79 @@ test('rollout steps: one deletion, then nothing while the informer still shows t
   assert.deepEqual(h.calls, ['event RolloutCompleted']);
 });
 
-test("kubeView: a pod is updated when its label matches its shard StatefulSet's settled update revision", () => {
-  const set = (shard: number, revision: string, generation = 2, observed = 2): V1StatefulSet => ({
-    metadata: { name: `c-shard-${shard}`, namespace: 'ns', generation },
-    status: { updateRevision: revision, observedGeneration: observed, replicas: 3 },
+test("kubeView: a pod's revision is known once every shard StatefulSet shows the same template, settled", async (t) => {
+  const template = (shard: number, cpu = '10m') => ({
+    metadata: { labels: { [SHARD_LABEL]: String(shard) } },
+    spec: {
+      containers: [{ name: 'redis', resources: { requests: { cpu } } }],
+      affinity: {
+        podAntiAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              podAffinityTerm: {
+                topologyKey: 'kubernetes.io/hostname',
+                labelSelector: { matchLabels: { [SHARD_LABEL]: String(shard) } },
+              },
+            },
+          ],
+        },
+      },
+    },
+  });
+  const set = (shard: number, revision: string, o: { cpu?: string; observed?: number } = {}): V1StatefulSet => ({
+    metadata: { name: `c-shard-${shard}`, namespace: 'ns', generation: 2 },
+    spec: { selector: {}, serviceName: 'c', template: template(shard, o.cpu) },
+    status: { updateRevision: revision, observedGeneration: o.observed ?? 2, replicas: 3 },
   });
   const pod = (name: string, revision: string, ready = true): V1Pod => ({
     metadata: { name, labels: { 'controller-revision-hash': revision } },
     status: { conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
   });
-  const day2 = new ClusterDay2({
-    ref: { namespace: 'ns', name: 'c' },
-    log: pino({ level: 'silent' }),
-    isLeader: () => true,
-    event: () => undefined,
-    now: () => 0,
-    stallAfterMs: 1,
-    statefulSets: () => [set(0, 'r2'), set(1, 'r2', 3, 2)],
-    failover: () => Promise.resolve(null),
-  });
-  const pods = [
-    pod('c-shard-0-0', 'r2'),
-    pod('c-shard-0-1', 'r1', false),
-    pod('c-shard-1-0', 'r2'),
-    pod('c-shard-2-0', 'r2'),
-  ];
-  const view = day2.kubeView(pods, (p) => Number(/shard-(\d+)/.exec(p.metadata!.name!)![1]));
-  assert.deepEqual(Object.fromEntries(view), {
-    'c-shard-0-0': { ready: true, updated: true },
-    'c-shard-0-1': { ready: false, updated: false },
+  const pods = [pod('c-shard-0-0', 'r2'), pod('c-shard-0-1', 'r1', false), pod('c-shard-1-0', 'r2')];
+  const view = (sets: V1StatefulSet[]) =>
+    Object.fromEntries(
+      new ClusterDay2({
+        ref: { namespace: 'ns', name: 'c' },
+        log: pino({ level: 'silent' }),
+        isLeader: () => true,
+        event: () => undefined,
+        now: () => 0,
+        stallAfterMs: 1,
+        statefulSets: () => sets,
+        failover: () => Promise.resolve(null),
+      }).kubeView(pods, (p) => Number(/shard-(\d+)/.exec(p.metadata!.name!)![1])),
+    );
+  const unknown = {
+    'c-shard-0-0': { ready: true, updated: null },
+    'c-shard-0-1': { ready: false, updated: null },
     'c-shard-1-0': { ready: true, updated: null },
-    'c-shard-2-0': { ready: true, updated: null },
-  });
+  };
+  const cases: Array<[string, V1StatefulSet[], object]> = [
+    [
+      "every set the same template but for its shard, settled: compared with each set's revision",
+      [set(0, 'r2'), set(1, 'r2')],
+      {
+        'c-shard-0-0': { ready: true, updated: true },
+        'c-shard-0-1': { ready: false, updated: false },
+        'c-shard-1-0': { ready: true, updated: true },
+      },
+    ],
+    [
+      'the informer shows one set changed, not the other yet: nothing known',
+      [set(0, 'r2', { cpu: '20m' }), set(1, 'r2')],
+      unknown,
+    ],
+    [
+      'a set its controller has not processed',
+      [set(0, 'r2'), set(1, 'r2', { observed: 1 })],
+      {
+        ...unknown,
+        'c-shard-0-0': { ready: true, updated: true },
+        'c-shard-0-1': { ready: false, updated: false },
+      },
+    ],
+    ['a set missing', [set(0, 'r2')], unknown],
+  ];
+  for (const [name, sets, want] of cases) await t.test(name, () => assert.deepEqual(view(sets), want));
 });
