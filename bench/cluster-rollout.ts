@@ -32,15 +32,20 @@ export async function clusterRolloutFigures(
   const pause = longestGap(plain.acked, r.from, r.to);
   const lost = (await missingFromCluster({ seeds: seedsOf(c, name), password }, [...plain.acked, ...acked.acked]))
     .length;
-  const errors = plain.errors.length + acked.errors.length;
+  // A WAIT blocked on a master that a switchover makes a replica is answered UNBLOCKED: that write
+  // is not acknowledged (the application retries it); counted apart from errors.
+  const all = [...plain.errors, ...acked.errors];
+  const unblocked = all.filter((e) => e.startsWith('UNBLOCKED')).length;
+  const errors = all.length - unblocked;
   note(
     `rollout: ${r.deletions.map((d) => d.pod).join(', ')} deleted in that order (masters before: ${r.mastersBefore.join(', ')}); plain ${plain.acked.length} writes, acked ${acked.acked.length}, not acknowledged ${acked.unacked.length}; longest acked gap ${Math.round(longestGap(acked.acked, r.from, r.to))} ms`,
   );
-  if (errors > 0) note(`rollout client errors: ${[...plain.errors, ...acked.errors].slice(0, 5).join(' | ')}`);
+  if (all.length > 0) note(`rollout client errors: ${all.slice(0, 5).join(' | ')}`);
   return [
     `cluster_rollout_s=${(r.ms / 1000).toFixed(1)}`,
     `cluster_rollout_keys_lost=${lost}`,
     `cluster_rollout_client_errors=${errors}`,
+    `cluster_rollout_wait_unblocked=${unblocked}`,
     `cluster_rollout_pause_ms_max=${Math.round(pause)}`,
   ];
 }
