@@ -6,7 +6,7 @@
 //    deleted while labelled master), the Updated condition tells the rollout and ends True, Events
 //    say each step; nothing acknowledged is lost; the longest write pause is reported;
 // 2. a switchover by annotation (`shard-1`): the record says Done, shard 1's master moved to one of
-//    its replicas; repeated as is, nothing happens; a target that is no pod is refused with why;
+//    its replicas; a target that is no pod of it is refused with why, and nothing moves;
 // 3. a switchover by `kubectl redis switchover rediscluster/NAME --shard 2`, waiting for Done.
 // Figures are reported with t.diagnostic. Network: subnet 89.
 import { after, before, describe, test } from 'node:test';
@@ -145,7 +145,7 @@ describe('RedisCluster day-2: rollout and switchover', { skip, timeout: 1_200_00
     },
   );
 
-  test("a switchover by annotation moves one shard's master; a repeat does nothing; no such pod is refused", async () => {
+  test("a switchover by annotation moves one shard's master; a pod not of this RedisCluster is refused", async () => {
     const before = labelledMaster(c, NAME, 1)!.metadata.name;
     await annotate(c, 'shard-1');
     const done = await c.waitFor(
