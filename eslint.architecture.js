@@ -35,7 +35,8 @@ export const LAYERS = {
 };
 
 export const HOOK_KINDS = ['redis', 'rediscluster', 'redisbackup'];
-export const DECIDE = ['src/sidecar/core/decide', 'src/sidecar/redis/decide', 'src/sidecar/rediscluster/decide'];
+const CORE_DECIDE = 'src/sidecar/core/decide';
+export const DECIDE = [CORE_DECIDE, 'src/sidecar/redis/decide', 'src/sidecar/rediscluster/decide'];
 /** The pure folders. `typeImports`: whether `import type` of an I/O module is allowed there. */
 export const PURE = [
   { root: 'src/api', typeImports: false },
@@ -129,12 +130,16 @@ export const RULES = [
     allowed: ['src/api', 'src/hook/common'],
     message: 'src/hook/common imports only from src/api and itself: the kinds build on it.',
   },
-  ...DECIDE.map((root) => ({
-    root,
-    allowed: ['src/api', root],
-    allowTypeImports: true,
-    message: `${root} takes values only from src/api and itself: manager/, adapters/, core/ do I/O.`,
-  })),
+  // A kind's decisions may also build on the shared pure core (core/decide), never on another kind's.
+  ...DECIDE.map((root) => {
+    const from = root === CORE_DECIDE ? ['src/api', root] : ['src/api', CORE_DECIDE, root];
+    return {
+      root,
+      allowed: from,
+      allowTypeImports: true,
+      message: `${root} takes values only from ${from.join(', ')}: manager/, adapters/, the rest of core/ do I/O.`,
+    };
+  }),
 ];
 
 // The sidecar's kinds share through core/ and adapters/, never directly; core/ serves both kinds

@@ -23,6 +23,8 @@
 //    after the restart hold of downAfterMilliseconds + failoverTimeout + 2 s). The floor is
 //    cluster-node-timeout (downAfterMilliseconds, 5000 as in the article): the cluster's own
 //    failure detection, printed as cluster_node_timeout_ms.
+// 5. a rollout of a pod-template change by the sidecar under traffic (bench/cluster-rollout.ts):
+//    cluster_rollout_pause_ms_max, the longest write pause while it ran.
 // Prints `name=value` lines on stdout (notes on `# ` lines), the issue's five figures last;
 // progress goes to stderr. The cluster is stopped on every exit path, SIGINT/SIGTERM included.
 import { performance } from 'node:perf_hooks';
@@ -38,6 +40,7 @@ import {
 import { median } from '../test/sidecar/redis/manager/harness.ts';
 import type { SystemCluster } from '../test/system/cluster.ts';
 import { benchOnSystemCluster, cleanups, log, note } from './system-main.ts';
+import { clusterRolloutFigures } from './cluster-rollout.ts';
 import {
   healthy,
   isRedisMaster,
@@ -298,6 +301,7 @@ async function run(c: SystemCluster): Promise<string[]> {
   note(
     `failovers: ${kills.map((k) => `shard ${k.shard} ${ms(k.promotedMs)}/${ms(k.labelledMs)}/${ms(k.storedMs)}/${ms(k.backMs)}`).join(', ')} (promoted in Redis / labelled / its slots written / acknowledged, ms)`,
   );
+  const rollout = await clusterRolloutFigures(c, NAME, password, { shards: 3, perShard: 2 }, BOUND_MS);
   const moved = BENCH_MB / 4;
   const movingRate = moved / upMovingS;
   return [
@@ -322,6 +326,7 @@ async function run(c: SystemCluster): Promise<string[]> {
     `reshard_keys_lost=${bulkLost + writesLost}`,
     `reshard_client_errors=${clientErrors}`,
     `cluster_failover_ms_p50=${ms(median(kills.map((k) => k.promotedMs)))}`,
+    ...rollout,
   ];
 }
 

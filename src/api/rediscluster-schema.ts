@@ -254,7 +254,7 @@ export const RedisClusterStatus = Type.Object(
     ),
     backup: Type.Optional(BackupStatus),
     conditions: ConditionsStatus(
-      'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (pods on an older template: rollouts are not automated in this version), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
+      'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (the rollout of a new pod template, one pod at a time), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
     ),
     observedGeneration: ObservedGeneration,
   },

@@ -145,6 +145,13 @@ export function connect(o: KubeOptions) {
         async () =>
           (await core.listNamespacedPod({ namespace, labelSelector: selector(clusterPodSelectorLabels(name)) })).items,
       ),
+    patchCluster: (name: string, body: object) =>
+      call({ verb: 'patch', resource: CLUSTER_PLURAL, name }, () =>
+        custom.patchNamespacedCustomObject(
+          { group: GROUP, version: VERSION, namespace, plural: CLUSTER_PLURAL, name, body },
+          merge,
+        ),
+      ) as Promise<ClusterLike>,
     getCluster: (name: string) =>
       call({ verb: 'get', resource: CLUSTER_PLURAL, name }, () =>
         custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: CLUSTER_PLURAL, name }),
@@ -216,7 +223,7 @@ export interface RedisLike {
   status?: RedisStatus;
 }
 export interface ClusterLike {
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
   spec?: Record<string, unknown>;
   status?: RedisClusterStatus;
 }

@@ -8,6 +8,7 @@ import { connect, KubeError, type Kube } from './kube.ts';
 import * as status from './status.ts';
 import { coloured, eventLines, eventViews, plain } from './view.ts';
 import * as ops from './ops.ts';
+import { SWITCHOVER_STATUS_ANNOTATION } from '../api/labels.ts';
 import { cliCommand, CliRefused } from './cli.ts';
 
 const USAGE = `usage: kubectl redis <command> [flags]
@@ -16,6 +17,8 @@ const USAGE = `usage: kubectl redis <command> [flags]
   events NAME                    the operator's events for that Redis, oldest first
   cli NAME [--pod POD] [-- ARGS] redis-cli on the master (or POD) as the operator's user, over TLS when the Redis uses it
   switchover NAME [--to POD]     a planned switchover (to the best replica without --to)
+  switchover rediscluster/NAME --shard N | --to POD
+                                 a RedisCluster shard's master moves to its best replica (or POD)
   hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
   bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
   backup NAME [--backup-name B]  an on-demand RedisBackup
@@ -64,6 +67,30 @@ async function requireOperator(k: Kube) {
   if (!r.running) throw new Exit(r.reason, 5);
 }
 
+async function clusterSwitchover(
+  k: Kube,
+  name: string,
+  values: { to?: string | undefined; shard?: string | undefined },
+  wait: boolean,
+  timeout: number,
+  out: (l: string) => void,
+): Promise<number> {
+  const target = ops.clusterSwitchoverTarget(values.to, values.shard);
+  if (!target.ok) throw new Exit(`switchover ${name}: ${target.reason}`, 2);
+  const cluster = await k.getCluster(name);
+  await requireOperator(k);
+  const record = () => k.getCluster(name).then((c) => c.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION]);
+  const current = cluster.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION]?.split(': ')[0];
+  const request = ops.switchoverRequest(target.target, current, Date.now().toString(36));
+  await k.patchCluster(name, ops.switchoverPatch(request));
+  out(`switchover rediscluster/${name}: requested ${request}`);
+  if (wait)
+    await waitFor(`switchover rediscluster/${name}`, timeout, out, async () =>
+      ops.switchoverRecordProgress(request, await record()),
+    );
+  return 0;
+}
+
 export async function run(
   argv: string[],
   env: NodeJS.ProcessEnv,
@@ -80,6 +107,7 @@ export async function run(
       kubeconfig: { type: 'string' },
       output: { type: 'string', short: 'o' },
       to: { type: 'string' },
+      shard: { type: 'string' },
       timeout: { type: 'string', default: '5m' },
       'operator-namespace': { type: 'string' },
       'backup-name': { type: 'string' },
@@ -114,6 +142,10 @@ export async function run(
       eventLines(eventViews(await k.events(name)), paint).forEach((l) => out(l));
       return 0;
     case 'switchover': {
+      const picked = await status.target(k, name).catch((err: unknown) => {
+        throw err instanceof status.UsageError ? new Exit(err.message.replace(/^status/, 'switchover'), 2) : err;
+      });
+      if (picked.kind === 'RedisCluster') return clusterSwitchover(k, picked.name, values, wait, timeout, out);
       const redis = await k.getRedis(name);
       await requireOperator(k);
       const request = ops.switchoverRequest(

@@ -1,8 +1,8 @@
 // The plugin's decisions: the documented objects each command writes, what a waited-for state
 // means (done, refused, still going), and what an API failure means for the user. Pure.
 // Invariant: every write is a documented one (README "Day-2 operations", "Backup and restore"):
-// the switchover annotation, spec.hibernate by merge patch, a RedisBackup, a new Redis with spec.restore,
-// the bootstrap-without annotation.
+// the switchover annotation (on a Redis or a RedisCluster), spec.hibernate by merge patch, a
+// RedisBackup, a new Redis with spec.restore, the bootstrap-without annotation.
 import { parseBootstrapWithout, waitedPods } from '../api/bootstrap.ts';
 import {
   API_VERSION,
@@ -31,7 +31,31 @@ export function switchoverPatch(request: string) {
 
 /** `<request>: <Done|Refused|Running>: <why>`, as the sidecar writes it, for this request only. */
 export function switchoverProgress(request: string, status: RedisStatus | undefined): Progress {
-  const record = readSwitchoverRecord(status?.switchover);
+  return switchoverRecordProgress(request, status?.switchover);
+}
+
+/**
+ * A RedisCluster's switchover request: a replica pod (`--to`), or `shard-<N>` for that shard's best
+ * replica (`--shard`); exactly one of them.
+ */
+export function clusterSwitchoverTarget(
+  to: string | undefined,
+  shard: string | undefined,
+): { ok: true; target: string } | { ok: false; reason: string } {
+  if ((to === undefined) === (shard === undefined))
+    return {
+      ok: false,
+      reason: 'a RedisCluster has a master per shard: give --shard N (its best replica) or --to POD',
+    };
+  if (to !== undefined) return { ok: true, target: to };
+  return /^(0|[1-9][0-9]?)$/.test(shard!)
+    ? { ok: true, target: `shard-${shard}` }
+    : { ok: false, reason: `--shard ${shard}: not a shard number` };
+}
+
+/** The record as written on the Redis (status.switchover) or the RedisCluster (its switchover-status annotation). */
+export function switchoverRecordProgress(request: string, value: string | undefined): Progress {
+  const record = readSwitchoverRecord(value);
   if (record === null || record.request !== request || record.result === '')
     return { state: 'waiting', line: `waiting for the operator to take request ${request}` };
   const rest = record.result;

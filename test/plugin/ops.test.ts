@@ -36,6 +36,26 @@ test('switchover progress', async (t) => {
   );
 });
 
+test('a RedisCluster switchover names a shard or a pod, exactly one', async (t) => {
+  const cases: Array<[string, string | undefined, string | undefined, string]> = [
+    ['a shard', undefined, '2', 'shard-2'],
+    ['a pod', 'c-shard-1-2', undefined, 'c-shard-1-2'],
+    ['neither', undefined, undefined, 'refused: a RedisCluster has a master per shard'],
+    ['both', 'c-shard-1-2', '1', 'refused: a RedisCluster has a master per shard'],
+    ['not a number', undefined, 'one', 'refused: --shard one: not a shard number'],
+  ];
+  for (const [name, to, shard, want] of cases)
+    await t.test(name, () => {
+      const got = ops.clusterSwitchoverTarget(to, shard);
+      assert.ok((got.ok ? got.target : `refused: ${got.reason}`).startsWith(want));
+    });
+  await t.test('its progress is read from the record annotation, for this request only', () => {
+    assert.equal(ops.switchoverRecordProgress('shard-2', 'shard-1: Done: x').state, 'waiting');
+    assert.equal(ops.switchoverRecordProgress('shard-2', 'shard-2: Done: c-shard-2-1 is the master').state, 'done');
+    assert.equal(ops.switchoverRecordProgress('shard-2', 'shard-2: Refused: busy').state, 'refused');
+  });
+});
+
 const cond = (type: string, status: 'True' | 'False') => ({ type, status, reason: 'R', message: 'm' });
 test('hibernate and wake progress', async (t) => {
   const cases: Array<[string, boolean, object, ops.Progress['state']]> = [

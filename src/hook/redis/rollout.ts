@@ -13,6 +13,7 @@ import {
   childNames,
 } from '../../api/labels.ts';
 import { findObject } from '../common/observed.ts';
+import { rolloutVerdict } from '../common/rollout.ts';
 import type { PodView } from './status.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int, str, stringMap } from '../common/util.ts';
@@ -64,46 +65,21 @@ export function rolloutView(
     const current = set?.revision !== undefined && labels[REVISION_LABEL] === set.revision;
     (current ? updatedPods : stalePods).push(view.name);
   }
-  const total = views.length;
   // Only sets that have pods: a new Redis has no StatefulSet yet, and no pod either.
   const pendingSets = Object.entries(sets)
     .filter(([component, s]) => s.pending && podComponents.has(component))
     .map(([component]) => (component === COMPONENT_MASTER_SET ? names.masterSet : names.replicaSet));
-  if (pendingSets.length > 0) {
-    return {
-      updatedPods,
-      stalePods,
-      ok: false,
-      reason: 'TemplateChanging',
-      message: `StatefulSet ${pendingSets.join(', ')} has a spec its controller has not processed yet, or is being recreated`,
-    };
-  }
-  if (stalePods.length === 0) {
-    return {
-      updatedPods,
-      stalePods,
-      ok: true,
-      reason: 'UpToDate',
-      message: `${total} of ${total} pods run the current template`,
-    };
-  }
-  const head = `${updatedPods.length} of ${total} pods updated; stale: ${stalePods.join(', ')}`;
-  const notReady = views.filter((v) => !v.terminating && !v.ready).map((v) => v.name);
-  if (notReady.length > 0) {
-    return {
-      updatedPods,
-      stalePods,
-      ok: false,
-      reason: 'RolloutWaiting',
-      message: `${head}; waiting for ${notReady.join(', ')} to become Ready: no other pod is replaced until every pod is Ready and linked`,
-    };
-  }
-  const leaving = views.filter((v) => v.terminating).map((v) => v.name);
-  return {
-    updatedPods,
-    stalePods,
-    ok: false,
-    reason: 'RollingOut',
-    message: `${head}${leaving.length > 0 ? `; replacing ${leaving.join(', ')}` : ''} (replicas one at a time, then a switchover, the old master last)`,
-  };
+  const verdict = rolloutVerdict({
+    updated: updatedPods,
+    stale: stalePods,
+    total: views.length,
+    pending:
+      pendingSets.length > 0
+        ? `StatefulSet ${pendingSets.join(', ')} has a spec its controller has not processed yet, or is being recreated`
+        : '',
+    notReady: views.filter((v) => !v.terminating && !v.ready).map((v) => v.name),
+    leaving: views.filter((v) => v.terminating).map((v) => v.name),
+    order: 'replicas one at a time, then a switchover, the old master last',
+  });
+  return { updatedPods, stalePods, ...verdict };
 }

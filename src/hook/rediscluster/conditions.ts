@@ -1,11 +1,12 @@
 // The verdicts behind the RedisCluster conditions that explain how the spec was applied:
 // FailoverConfigured (the design article's sentinel block mapped onto Redis Cluster), Autoscaling
 // (its bounds, the floor of 3, the recommendation now, or why it cannot work), Resharded (the
-// sidecar's reshard record against what the shards hold) and Updated (pods on an older template).
+// sidecar's reshard record against what the shards hold) and Updated (the rollout of a new template).
 // Pure; every message names the fields it is about.
 import { recommendShards, type RedisClusterMemory } from '../../api/rediscluster-capacity.ts';
 import { CLUSTER_SLOTS, MIN_REDIS_CLUSTER_SHARDS, type RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import type { ReshardRecord } from '../../api/rediscluster-names.ts';
+import { rolloutVerdict } from '../common/rollout.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int, str } from '../common/util.ts';
 import type { RedisClusterPodView } from './pods.ts';
@@ -134,12 +135,12 @@ export function reshardVerdict(
 
 /**
  * Pods on their StatefulSet's current template (status.updateRevision, once its controller has
- * seen the latest spec) or not. Rollouts of a cluster are not automated in this version: the
- * message says how to replace a stale pod without losing availability.
+ * seen the latest spec) or not; the sidecar rolls the stale ones out (the same verdict as a Redis's).
  */
 export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: readonly RedisClusterPodView[]): Verdict {
   const pending: string[] = [];
   const stale: string[] = [];
+  const updated: string[] = [];
   for (const [index, set] of [...sets.entries()].sort(([a], [b]) => a - b)) {
     const generation = int(set.metadata.generation);
     if (generation !== undefined && int(at(set, 'status', 'observedGeneration')) !== generation) {
@@ -148,26 +149,18 @@ export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: rea
     }
     const revision = str(at(set, 'status', 'updateRevision'));
     for (const pod of views.filter((v) => v.shard === index))
-      if (revision === undefined || pod.revision !== revision) stale.push(pod.name);
+      (revision === undefined || pod.revision !== revision ? stale : updated).push(pod.name);
   }
-  if (pending.length > 0)
-    return {
-      status: 'False',
-      reason: 'TemplateChanging',
-      message: `StatefulSet ${pending.join(', ')} has a spec its controller has not processed yet`,
-    };
-  if (stale.length === 0)
-    return {
-      status: 'True',
-      reason: 'UpToDate',
-      message: `${views.length} of ${views.length} pods run the current template`,
-    };
-  return {
-    status: 'False',
-    reason: 'StalePods',
-    message:
-      `${views.length - stale.length} of ${views.length} pods run the current template; stale: ${stale.join(', ')}. ` +
-      'Rollouts of a RedisCluster are not automated in this version: replace stale pods one at a time, a replica by deleting its pod, ' +
-      'a master after CLUSTER FAILOVER on one of its replicas, each once the cluster is Ready again',
-  };
+  const v = rolloutVerdict({
+    updated,
+    stale,
+    total: views.length,
+    pending:
+      pending.length > 0 ? `StatefulSet ${pending.join(', ')} has a spec its controller has not processed yet` : '',
+    notReady: views.filter((p) => !p.terminating && !p.ready).map((p) => p.name),
+    leaving: views.filter((p) => p.terminating).map((p) => p.name),
+    order:
+      "one pod at a time across the shards, replicas first, each shard's master last after a CLUSTER FAILOVER to its most advanced replica",
+  });
+  return { status: v.ok ? 'True' : 'False', reason: v.reason, message: v.message };
 }

@@ -60,7 +60,7 @@ export function observedShardSets(
 /**
  * The memory the masters serving slots use, and the maxmemory a shard has: the smallest of the
  * spec's (from the memory limit) and what the masters report, since a pod keeps the maxmemory it
- * started with until it is replaced (rollouts are not automated) and data may only move onto
+ * started with until the rollout replaces it and data may only move onto
  * what the remaining pods hold now.
  */
 export function redisClusterMemory(

@@ -8,8 +8,9 @@
 // - Immutable fields of an observed StatefulSet (selector, serviceName, podManagementPolicy,
 //   volumeClaimTemplates) are echoed exactly, as for Redis (common/statefulset.ts); a spec they
 //   cannot honour is reported as a conflict naming the field.
-// - updateStrategy OnDelete: rollouts of a cluster are not automated in this version; the status
-//   names the stale pods (Updated condition).
+// - updateStrategy OnDelete: the sidecar replaces the pods one at a time, replicas first and
+//   each shard's master after a switchover (sidecar/rediscluster/decide/rollout.ts); the
+//   Updated condition tells how far it got.
 // - podManagementPolicy Parallel: a shard's pods start together (the cluster is formed by the
 //   sidecar, not by pod order).
 import type { IStatefulSet } from 'kubernetes-models/apps/v1/StatefulSet';

@@ -270,18 +270,23 @@ test('FailoverConfigured and Autoscaling say how the article’s blocks were app
   }
 });
 
-test('Updated names the pods on an older template and says how to replace them (no automated rollout)', () => {
-  const pods = replacePod(
-    healthyRedisClusterPods(),
-    redisClusterPod({ shard: 2, ordinal: 1, revision: 'old', record: {} }),
-  );
-  const c = condition(status(pods), 'Updated');
-  assert.equal(c?.['status'], 'False');
-  assert.equal(c?.['reason'], 'StalePods');
-  assert.match(
-    String(c?.['message']),
-    /^8 of 9 pods run the current template; stale: order-cache-shard-2-1\. Rollouts of a RedisCluster are not automated/,
-  );
+test('Updated names the pods on an older template and how the sidecar rolls them out, or the pod it waits for', async (t) => {
+  const stale = redisClusterPod({ shard: 2, ordinal: 1, revision: 'old', record: {} });
+  await t.test('rolling out', () => {
+    const c = condition(status(replacePod(healthyRedisClusterPods(), stale)), 'Updated');
+    assert.equal(c?.['status'], 'False');
+    assert.equal(c?.['reason'], 'RollingOut');
+    assert.match(
+      String(c?.['message']),
+      /^8 of 9 pods updated; stale: order-cache-shard-2-1 \(one pod at a time across the shards, replicas first, each shard's master last after a CLUSTER FAILOVER/,
+    );
+  });
+  await t.test('waiting for a pod that is not Ready', () => {
+    const notReady = redisClusterPod({ shard: 0, ordinal: 1, ready: false, record: {} });
+    const c = condition(status(replacePod(replacePod(healthyRedisClusterPods(), stale), notReady)), 'Updated');
+    assert.equal(c?.['reason'], 'RolloutWaiting');
+    assert.match(String(c?.['message']), /waiting for order-cache-shard-0-1 to become Ready/);
+  });
 });
 
 test('a condition keeps its lastTransitionTime while its status holds, and takes an observed one when it changes', () => {

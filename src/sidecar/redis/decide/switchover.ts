@@ -6,13 +6,12 @@
 // CAUGHT_UP_BYTES of the master's offset (so the write pause of pause-and-promote stays short).
 // A request equal to the one already handled is never run again; a request is refused with a
 // reason naming what failed, never half-done.
-import { compareCodeUnits } from '../../../api/order.ts';
 import type { RedisFacts } from '../../adapters/redis/types.ts';
+import { byFitness, CAUGHT_UP_BYTES, parseRequest, type SwitchoverRequest } from '../../core/decide/switchover.ts';
 import { currentFacts } from './observe.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
-/** How far behind the master a target may be: a few ms of writes, not a resync. */
-export const CAUGHT_UP_BYTES = 1024 * 1024;
+export { CAUGHT_UP_BYTES, parseRequest, type SwitchoverRequest };
 
 export type TargetCheck = { ok: true; facts: RedisFacts; reason: string } | { ok: false; reason: string };
 
@@ -64,13 +63,14 @@ export function bestTarget(
     if (check.ok) fit.push({ pod, facts: check.facts });
     else unfit.push(check.reason);
   }
-  fit.sort(
-    (a, b) =>
-      b.facts.replication.masterReplOffset - a.facts.replication.masterReplOffset ||
-      a.facts.replicaPriority - b.facts.replicaPriority ||
-      compareCodeUnits(a.pod.name, b.pod.name),
-  );
-  const best = fit[0];
+  const best = byFitness(
+    fit.map((f) => ({
+      ...f,
+      name: f.pod.name,
+      offset: f.facts.replication.masterReplOffset,
+      priority: f.facts.replicaPriority,
+    })),
+  )[0];
   if (!best)
     return {
       ok: false,
@@ -81,22 +81,6 @@ export function bestTarget(
     pod: best.pod,
     reason: `${best.pod.name} is the most advanced linked replica (offset ${best.facts.replication.masterReplOffset})`,
   };
-}
-
-export interface SwitchoverRequest {
-  /** The annotation value as written: the request's identity. */
-  raw: string;
-  /** A pod name, or null for "the best replica" (`any`). */
-  target: string | null;
-}
-
-/** `<pod>` or `any`, optionally followed by `@<anything>` to make a repeated request distinct. */
-export function parseRequest(value: string | undefined): SwitchoverRequest | null {
-  if (value === undefined) return null;
-  const raw = value.trim();
-  if (raw === '') return null;
-  const head = raw.split('@')[0]!.trim();
-  return { raw, target: head === 'any' || head === '' ? null : head };
 }
 
 export type RequestDecision =

@@ -3,7 +3,8 @@
 // certificate loaded by every node (tls-reload.ts), a switchover asked for on the Redis, a rolling
 // update one pod at a time (decide/rollout.ts), volume expansion, and the pods' replication
 // annotation for humans (replication-report.ts). The decisions are pure (decide/);
-// this holds what they need to remember between rounds and does the Kubernetes writes.
+// this holds what they need to remember between rounds; the rollout's pod deletions and the
+// switchover records are core/rollout.ts's, shared with the RedisCluster.
 // Invariants:
 // - Only the leader writes (isLeader right before each write), and at most one day-2 action per
 //   round: a pod deletion, or a switchover handed back to the worker to plan and apply.
@@ -22,11 +23,10 @@ import {
   COMPONENT_MASTER_SET,
   REVISION_LABEL,
   SWITCHOVER_ANNOTATION,
-  SWITCHOVER_STATUS_ANNOTATION,
   childNames,
   readSwitchoverRecord,
-  switchoverRecord,
 } from '../../../api/labels.ts';
+import { RolloutStepper, SwitchoverOutcomes } from '../../core/rollout.ts';
 import {
   decideRequest,
   decideRollout,
@@ -37,6 +37,7 @@ import {
 } from '../decide/index.ts';
 import type { RedisSpec } from '../../../api/schema.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
+import type { EventToSend as CoreEventToSend } from '../../core/events.ts';
 import type { EventToSend } from './events.ts';
 import type { RedisApplied } from './steps.ts';
 import type { PodView } from './pods.ts';
@@ -94,15 +95,29 @@ export class Day2 {
   /** The last volume pass found nothing to do or wait for: check rarely until the size changes. */
   #volumesSettled = false;
   readonly #running = new Map<string, Promise<void>>();
-  /** Requests recorded by this instance, before the informer shows the annotation. */
-  #handled: string | null = null;
   #inFlight: { request: SwitchoverRequest; target: string; since: number } | null = null;
-  #deleted: { uid: string; name: string } | null = null;
-  #blocked: { pod: string; since: number; told: boolean } | null = null;
-  #rolloutSince: number | null = null;
+  readonly #stepper: RolloutStepper;
+  readonly #outcomes: SwitchoverOutcomes;
 
   constructor(options: Day2Options) {
     this.#o = options;
+    const { log, isLeader, kube, ref } = options;
+    // The core parts send only the Rollout*/Switchover* reasons, all of them a Redis's.
+    const event = (e: CoreEventToSend) => options.event(e as EventToSend);
+    this.#stepper = new RolloutStepper({
+      log,
+      event,
+      isLeader,
+      stallAfterMs: options.stallAfterMs,
+      deletePod: kube.deletePod ? (name, uid) => kube.deletePod!(ref.namespace, name, uid) : undefined,
+    });
+    this.#outcomes = new SwitchoverOutcomes({
+      log,
+      event,
+      isLeader,
+      kind: 'Redis',
+      patch: kube.patchRedisAnnotations ? (a) => kube.patchRedisAnnotations!(ref, a) : undefined,
+    });
   }
 
   /** The Redis object changed (its spec valid). */
@@ -179,10 +194,7 @@ export class Day2 {
       } else return null;
     }
     const request = parseRequest(this.#annotations[SWITCHOVER_ANNOTATION]);
-    const handled =
-      request !== null && request.raw === this.#handled
-        ? this.#handled
-        : handledRequest(this.#annotations[SWITCHOVER_STATUS_ANNOTATION]);
+    const handled = this.#outcomes.handled(request, this.#annotations);
     const asked = decideRequest(input, decision.master, request, handled);
     if (asked.kind === 'done' && request)
       await this.#record(request, 'Done', asked.message, 'Normal', 'SwitchoverDone');
@@ -214,54 +226,23 @@ export class Day2 {
   }
 
   async #rollout(input: DecideInput, master: string, views: readonly PodView[], now: number): Promise<string | null> {
-    if (this.#deleted) {
-      const d = this.#deleted;
-      const still = views.find((v) => v.uid === d.uid);
-      if (still && !still.deleting) return null;
-      this.#deleted = null;
-    }
+    if (this.#stepper.settling(views)) return null;
     const d = decideRollout(input, master);
     if (d.kind === 'idle') {
-      if (this.#rolloutSince !== null) {
-        this.#o.event({
-          type: 'Normal',
-          reason: 'RolloutCompleted',
-          message: `every pod runs the current template (${Math.round((now - this.#rolloutSince) / 1000)} s)`,
-        });
-        this.#o.log.info('rollout completed');
-      }
-      this.#rolloutSince = null;
-      this.#blocked = null;
+      this.#stepper.idle(now);
       return null;
     }
     if (d.kind === 'wait') {
-      this.#noteBlocked(d.blockedOn, d.reason, now);
+      this.#stepper.waiting(d.blockedOn, d.reason, now);
       return null;
     }
-    this.#blocked = null;
-    this.#rolloutSince ??= now;
+    this.#stepper.stepping(now);
     if (d.kind === 'switchover') {
       this.#o.log.info({ target: d.target, reason: d.reason }, 'rollout: switchover before the master pod is replaced');
       return d.target;
     }
     const view = views.find((v) => v.name === d.pod);
-    if (!view || !this.#o.kube.deletePod || !this.#o.isLeader()) return null;
-    this.#deleted = { uid: view.uid, name: view.name };
-    try {
-      await this.#o.kube.deletePod(this.#o.ref.namespace, view.name, view.uid);
-      this.#o.log.info({ pod: view.name, reason: d.reason }, 'rollout: pod deleted');
-      this.#o.event({
-        type: 'Normal',
-        reason: 'RolloutStep',
-        message: `deleted ${view.name} to replace it with the current template: ${d.reason}`,
-      });
-    } catch (err) {
-      this.#deleted = null;
-      this.#o.log.warn(
-        { pod: view.name, err: err instanceof Error ? err.message : String(err) },
-        'rollout: deleting a pod failed',
-      );
-    }
+    if (view) await this.#stepper.delete(view, d.reason);
     return null;
   }
 
@@ -298,39 +279,13 @@ export class Day2 {
     this.#o.track?.(p);
   }
 
-  #noteBlocked(pod: string | null, reason: string, now: number): void {
-    if (pod === null) return;
-    if (this.#blocked?.pod !== pod) this.#blocked = { pod, since: now, told: false };
-    if (!this.#blocked.told && now - this.#blocked.since >= this.#o.stallAfterMs) {
-      this.#blocked.told = true;
-      this.#o.log.warn({ pod, reason }, 'rollout stalled');
-      this.#o.event({
-        type: 'Warning',
-        reason: 'RolloutStalled',
-        message: `the rollout has waited ${Math.round((now - this.#blocked.since) / 1000)} s: ${reason}`,
-      });
-    }
-  }
-
-  async #record(
+  #record(
     request: SwitchoverRequest,
     outcome: 'Done' | 'Refused',
     why: string,
     type: 'Normal' | 'Warning',
-    reason: EventToSend['reason'],
+    reason: 'SwitchoverDone' | 'SwitchoverRefused',
   ): Promise<void> {
-    if (!this.#o.isLeader()) return;
-    this.#handled = request.raw;
-    const record = switchoverRecord(request.raw, outcome, why);
-    this.#o.log.info({ request: request.raw, outcome, why }, 'switchover request handled');
-    this.#o.event({ type, reason, message: `switchover request "${request.raw}": ${outcome}: ${why}` });
-    try {
-      await this.#o.kube.patchRedisAnnotations?.(this.#o.ref, { [SWITCHOVER_STATUS_ANNOTATION]: record });
-    } catch (err) {
-      this.#o.log.warn(
-        { err: err instanceof Error ? err.message : String(err) },
-        'recording the switchover outcome on the Redis failed',
-      );
-    }
+    return this.#outcomes.record(request, outcome, why, type, reason);
   }
 }

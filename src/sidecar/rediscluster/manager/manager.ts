@@ -1,12 +1,13 @@
 // The RedisCluster manager: watches RedisCluster resources and their pods (never a Redis pod:
-// its pod informer selects app.kubernetes.io/name=redis-cluster) in the watched namespaces, and
+// its pod informer selects app.kubernetes.io/name=redis-cluster) and the operator's StatefulSets
+// (their update revisions drive rollouts) in the watched namespaces, and
 // runs one RedisClusterWorker per RedisCluster. RedisClusters are divided among sidecar instances by
 // the same shard Leases as Redis (shardOf(namespace, name)); only the holder of one acts on it.
 // Invariants: watched, never polled (informers only); a worker exists exactly while its
 // RedisCluster does (a new uid under the same name gets a fresh worker), unless it is refused its
 // names (an older Redis makes children with the same ones: core/name-refusal.ts), when it has no
 // worker and no status series; events are routed to the worker they concern and never wait on it.
-import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { INSTANCE_LABEL } from '../../../api/labels.ts';
@@ -58,6 +59,7 @@ export class RedisClusterManager {
   readonly #workers = new Map<string, { uid: string | undefined; shard: number; worker: RedisClusterWorker }>();
   #clusters: MultiInformer<Item> | null = null;
   #pods: MultiInformer<V1Pod> | null = null;
+  #sets: MultiInformer<V1StatefulSet> | null = null;
   #synced = false;
   #stopping = false;
 
@@ -103,14 +105,19 @@ export class RedisClusterManager {
     if (this.#clusters) return;
     const pods = this.#o.kube.clusterPodInformer();
     const clusters = this.#o.kube.redisClusterInformer();
+    const sets = this.#o.kube.statefulSetInformer?.() ?? null;
     this.#pods = pods;
+    this.#sets = sets;
     this.#clusters = clusters;
-    const onPod = (p: V1Pod) => {
+    const onPod = (p: V1Pod | V1StatefulSet) => {
       const ns = p.metadata?.namespace;
       const name = p.metadata?.labels?.[INSTANCE_LABEL];
       if (ns && name) this.#workers.get(key(ns, name))?.worker.wake();
     };
-    for (const verb of ['add', 'update', 'delete'] as const) pods.on(verb, onPod);
+    for (const verb of ['add', 'update', 'delete'] as const) {
+      pods.on(verb, onPod);
+      sets?.on(verb, onPod);
+    }
     clusters.on('add', (c) => this.#upsert(c));
     clusters.on('update', (c) => this.#upsert(c));
     clusters.on('delete', (c) => void this.#remove(c));
@@ -121,6 +128,7 @@ export class RedisClusterManager {
       this.#log.warn('the RedisCluster CRD is not installed: no RedisCluster is managed (listed again every 30 s)');
     });
     await pods.start();
+    await sets?.start();
     await clusters.start();
     this.#synced = true;
     this.#log.info({ clusters: this.#workers.size }, 'watching RedisCluster resources and their pods');
@@ -134,7 +142,7 @@ export class RedisClusterManager {
 
   async stop(): Promise<void> {
     this.#stopping = true;
-    await Promise.allSettled([this.#pods?.stop(), this.#clusters?.stop()]);
+    await Promise.allSettled([this.#pods?.stop(), this.#clusters?.stop(), this.#sets?.stop()]);
     const workers = [...this.#workers.values()];
     this.#workers.clear();
     await Promise.allSettled(workers.map((w) => w.worker.stop()));
@@ -176,6 +184,7 @@ export class RedisClusterManager {
       metrics: this.#metrics,
       timing: this.#o.timing,
       pods: () => this.#pods?.list(ns).filter((p) => p.metadata?.labels?.[INSTANCE_LABEL] === name) ?? [],
+      statefulSets: () => this.#sets?.list(ns) ?? [],
       redisLocalAddress: this.#o.redisLocalAddress,
       hooks: this.#o.hooks,
       failurePolicy: this.#o.failurePolicy,

@@ -1,6 +1,6 @@
 // What a RedisCluster worker needs from outside: the Kubernetes calls it makes (KubeClient
 // implements them), the leadership it checks before every write, and the test seams.
-import type { KubernetesObject, V1Pod, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod, V1Secret, V1StatefulSet } from '@kubernetes/client-node';
 import type { AuthSecretRef } from '../../../api/auth.ts';
 import type {
   GeneratedSecret,
@@ -25,6 +25,10 @@ export interface ClusterKube extends PodPatcher, EventSink {
     resourceVersion?: string,
   ): Promise<void>;
   scaleCluster(ref: RedisRef, shards: number): Promise<void>;
+  /** A rollout replaces one pod at a time (uid precondition); absent in test fakes: no pod is deleted. */
+  deletePod?(namespace: string, name: string, uid: string): Promise<void>;
+  /** The StatefulSets' update revisions drive rollouts; absent in test fakes: no rollout starts. */
+  statefulSetInformer?(): MultiInformer<V1StatefulSet>;
   readSecretValue(namespace: string, name: string, key: string): Promise<string | null>;
   /** The whole Secret (the report on the RedisCluster's Secrets); absent in test fakes: no report. */
   getSecret?(namespace: string, name: string): Promise<V1Secret | null>;

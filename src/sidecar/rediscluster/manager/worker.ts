@@ -13,7 +13,7 @@
 //   idleProbeIntervalMs, an unsettled one UNSETTLED_MS, a standby a minute; a wake ends any rest.
 // - Time comes from options.now (monotonic), wallNow (records) and sleep, for tests.
 import { performance } from 'node:perf_hooks';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { REDIS_CLUSTER_KIND as CLUSTER_KIND, RESHARD_ANNOTATION } from '../../../api/rediscluster-names.ts';
 import type { RedisClusterSpec } from '../../../api/rediscluster-schema.ts';
@@ -30,6 +30,7 @@ import type { ClusterSpecView, ClusterStep, PodObservation } from '../decide/typ
 import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { Autoscaler } from './autoscaler.ts';
+import { ClusterDay2 } from './day2.ts';
 import { ExporterUser } from '../../core/exporter-user.ts';
 import { RedisClusterCredentials } from './credentials.ts';
 import { applyRedisClusterSteps, redisClusterStepKey } from './steps.ts';
@@ -65,6 +66,8 @@ export interface RedisClusterWorkerOptions {
   timing: ManagerTiming;
   /** The informer's pods of this RedisCluster (membership is checked again here). */
   pods: () => V1Pod[];
+  /** The informer's StatefulSets of the namespace (their update revision drives rollouts); absent: no rollout. */
+  statefulSets?: (() => V1StatefulSet[]) | undefined;
   redisLocalAddress?: string | undefined;
   hooks?: RedisClusterHooks | undefined;
   failurePolicy?: FailurePolicyConfig | undefined;
@@ -95,6 +98,7 @@ export class RedisClusterWorker {
   readonly #reshard: ReshardRecorder;
   readonly #autoscaler: Autoscaler;
   readonly #exporterUser: ExporterUser;
+  readonly #day2: ClusterDay2;
   #spec: RedisClusterSpec | null = null;
   #specProblem: string | null = null;
   #remembered = new Map<string, number>();
@@ -174,7 +178,10 @@ export class RedisClusterWorker {
     this.#records = new NodeRecords({ ...common, isLeader: () => options.leader.isLeader() });
     this.#news = new RedisClusterReporter({
       ...common,
-      masterChanged: () => options.metrics.failover(options.namespace, options.name),
+      // A planned switchover (day2.ts) is no failover: it must not count towards FrequentFailovers.
+      masterChanged: () => {
+        if (!this.#day2.switching) options.metrics.failover(options.namespace, options.name);
+      },
     });
     this.#reshard = new ReshardRecorder({ ...common, wallNow: this.#wallNow });
     this.#autoscaler = new Autoscaler(common);
@@ -184,6 +191,7 @@ export class RedisClusterWorker {
       password: () => this.#auth.exporterPassword,
       setUser: (ip, user, args) => this.#redis.setUser(ip, user, args),
     });
+    this.#day2 = ClusterDay2.of({ ...common, isLeader: () => options.leader.isLeader() }, options, this.#redis);
     options.metrics.started(options.namespace, options.name);
   }
 
@@ -192,6 +200,7 @@ export class RedisClusterWorker {
     if (object.metadata.uid) this.ref.uid = object.metadata.uid;
     this.#secrets.observe(object.metadata.annotations);
     this.#reshard.observe(object.metadata.annotations?.[RESHARD_ANNOTATION], object.metadata.resourceVersion);
+    this.#day2.update(object.metadata.annotations);
     const verdict = validateClusterSpec(this.name, object.spec ?? {});
     if (!verdict.ok) {
       const text = verdict.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
@@ -233,6 +242,7 @@ export class RedisClusterWorker {
     this.#autoscaler.reset();
     this.#failingSince.clear();
     this.#forcedAt.clear();
+    this.#day2.reset();
     this.#redis.close();
     this.#log.info('no longer acting on this RedisCluster');
   }
@@ -303,6 +313,7 @@ export class RedisClusterWorker {
       await this.#reshard.progress(applied.done.length);
       return applied.done.length > 0 ? 'again' : 'unsettled';
     }
+    if (await this.#day2.round(plan, pods, this.#o.pods(), view)) return 'unsettled';
     // Quiet (nothing moves: balanced, or a count refused): memory use may ask for another count.
     if ((d.kind === 'balanced' || d.kind === 'refuse') && plan.topology.allAnswered && spec.autoscaling.enabled) {
       await this.#autoscaler.sample(spec.autoscaling, spec.master.replicas, clusterMemory(plan.topology));

@@ -1,0 +1,215 @@
+// System test: day-2 operations of a RedisCluster on the real control plane, under SET + WAIT 1
+// traffic through ioredis' Cluster client, on the article's RedisCluster (three shards of a master
+// and two replicas, on three nodes). In order, on one cluster:
+// 1. a pod-template change (resources.requests.cpu) rolls out one pod at a time: every pod is
+//    replaced, every replica before any master, each shard's master only after a switchover (never
+//    deleted while labelled master), the Updated condition tells the rollout and ends True, Events
+//    say each step; nothing acknowledged is lost; the longest write pause is reported;
+// 2. a switchover by annotation (`shard-1`): the record says Done, shard 1's master moved to one of
+//    its replicas; a target that is no pod of it is refused with why, and nothing moves;
+// 3. a switchover by `kubectl redis switchover rediscluster/NAME --shard 2`, waiting for Done.
+// Figures are reported with t.diagnostic. Network: subnet 89.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
+import { ClusterWriter, missingFromCluster } from '../support/cluster-writer.ts';
+import { missing, type SystemCluster } from './cluster.ts';
+import { borrowCluster, giveBack } from './lane.ts';
+import { PLUGIN, run } from './plugin-run.ts';
+import {
+  clusterOf,
+  condition,
+  healthy,
+  labelledMaster,
+  openSlots,
+  row,
+  secretValue,
+  seedsOf,
+  shardPods,
+} from './rediscluster-support.ts';
+import { longestGap, rollOut } from './rediscluster-rollout.ts';
+import { NS } from './support.ts';
+
+const SUBNET = 89;
+const NAME = 'order-cache';
+const IMAGES = ['redis-7.0'];
+const skip = missing(IMAGES) ?? false;
+
+const record = (c: SystemCluster) =>
+  clusterOf(c, NAME)?.['metadata']?.['annotations']?.[SWITCHOVER_STATUS_ANNOTATION] as string | undefined;
+/**
+ * A WAIT blocked on a master when a switchover makes it a replica is answered `UNBLOCKED ... (master ->
+ * replica?)`: that write is not acknowledged (the application retries it), and is counted apart.
+ */
+const unexpected = (errors: readonly string[]) => errors.filter((e) => !e.startsWith('UNBLOCKED'));
+const annotate = (c: SystemCluster, value: string) =>
+  c.kubectl(['annotate', 'rediscluster', NAME, '-n', NS, '--overwrite', `redis.example.com/switchover=${value}`]);
+
+describe('RedisCluster day-2: rollout and switchover', { skip, timeout: 1_200_000 }, () => {
+  let c: SystemCluster;
+  let writer: ClusterWriter;
+  let password = '';
+  before(async () => {
+    c = await borrowCluster({ subnet: SUBNET, nodes: 3, images: IMAGES });
+    await c.apply({
+      apiVersion: 'redis.example.com/v1',
+      kind: 'RedisCluster',
+      metadata: { name: NAME, namespace: NS },
+      spec: {
+        version: '7.0',
+        master: { replicas: 3 },
+        replicas: 2,
+        sentinel: { downAfterMilliseconds: 5000, failoverTimeout: 10_000 },
+      },
+    });
+    await c.waitFor(
+      () => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3),
+      300_000,
+      'nine pods Running, a master per shard, every node linked',
+    );
+    password = secretValue(c, `${NAME}-auth`);
+    writer = new ClusterWriter({
+      seeds: seedsOf(c, NAME),
+      password,
+      prefix: 'ack',
+      waitReplicas: 1,
+      waitTimeoutMs: 500,
+    }).start();
+    await c.waitFor(() => writer.acked.length >= 200, 60_000, '200 acknowledged writes');
+  });
+  after(async () => {
+    await writer?.stop();
+    if (c) await giveBack(c);
+  });
+
+  test(
+    'a template change rolls out one pod at a time, replicas first, each master last after a switchover, nothing lost',
+    { timeout: 900_000 },
+    async (t) => {
+      const sawUpdated = new Set<string>();
+      const watchStatus = setInterval(() => {
+        const u = condition(c, NAME, 'Updated');
+        if (u && u['status'] === 'False') sawUpdated.add(String(u['reason']));
+      }, 100);
+      t.after(() => clearInterval(watchStatus));
+      const acked0 = writer.acked.length;
+      const r = await rollOut(
+        c,
+        NAME,
+        { resources: { requests: { cpu: '20m' } } },
+        { shards: 3, perShard: 3 },
+        600_000,
+      );
+      clearInterval(watchStatus);
+      const order = r.deletions.map((d) => `${d.pod}${d.role === 'master' ? ' (master)' : ''}`);
+      const pause = longestGap(writer.acked, r.from, r.to);
+      t.diagnostic(
+        `rollout of 9 pods: ${Math.round(r.ms / 1000)} s; WAITs unblocked by a switchover: ${writer.errors.length - unexpected(writer.errors).length}; longest pause between acknowledged writes ${Math.round(pause)} ms; deleted in order: ${order.join(', ')}; Updated reasons seen: ${[...sawUpdated].join(', ')}`,
+      );
+      assert.equal(new Set(r.deletions.map((d) => d.pod)).size, 9, `every pod deleted once: ${order.join(', ')}`);
+      assert.equal(r.deletions.length, 9, `one deletion per pod: ${order.join(', ')}`);
+      assert.deepEqual(
+        r.deletions.filter((d) => d.role === 'master').map((d) => d.pod),
+        [],
+        'no pod deleted while labelled master',
+      );
+      const firstMaster = r.deletions.findIndex((d) => r.mastersBefore.includes(d.pod));
+      assert.equal(firstMaster, 6, `the six replicas first, then the three former masters: ${order.join(', ')}`);
+      const switchovers = c.events({ name: NAME, reason: 'Switchover' });
+      for (const m of r.mastersBefore)
+        assert.ok(
+          switchovers.some((e) => e.message.includes(`over from ${m}`)),
+          `${m} was moved by a switchover before its pod went`,
+        );
+      assert.ok(c.events({ name: NAME, reason: 'RolloutStep' }).length >= 9, 'a RolloutStep Event per pod');
+      await c.waitFor(
+        () => c.events({ name: NAME, reason: 'RolloutCompleted' }).length > 0,
+        30_000,
+        'a RolloutCompleted Event',
+      );
+      assert.ok(sawUpdated.has('RollingOut'), 'the Updated condition showed the rollout');
+      assert.match(String(condition(c, NAME, 'Updated')?.['message']), /9 of 9 pods run the current template/);
+      const since = writer.acked.length;
+      await c.waitFor(() => writer.acked.length >= since + 100, 30_000, 'writes keep being acknowledged');
+      assert.deepEqual(
+        unexpected(writer.errors),
+        [],
+        'no application-visible error but a WAIT unblocked by a switchover',
+      );
+      assert.deepEqual(
+        await missingFromCluster({ seeds: seedsOf(c, NAME), password }, writer.acked.slice(acked0)),
+        [],
+        'every acknowledged write reads back',
+      );
+      assert.deepEqual(await openSlots(c, NAME), []);
+    },
+  );
+
+  test("a switchover by annotation moves one shard's master; a pod not of this RedisCluster is refused", async () => {
+    const before = labelledMaster(c, NAME, 1)!.metadata.name;
+    await annotate(c, 'shard-1');
+    const done = await c.waitFor(
+      () => (record(c)?.startsWith('shard-1: ') ? record(c) : undefined),
+      60_000,
+      'the switchover record for shard-1',
+    );
+    assert.match(done, /^shard-1: Done: order-cache-shard-1-\d is the master of shard 1$/);
+    const now = await c.waitFor(
+      () => {
+        const m = labelledMaster(c, NAME, 1)?.metadata.name;
+        return m !== undefined && m !== before ? m : undefined;
+      },
+      30_000,
+      'another pod of shard 1 labelled master',
+    );
+    assert.ok(done.includes(now), `${done} names ${now}`);
+    await c.waitFor(() => healthy(c, NAME, 3, 3), 60_000, 'every node linked again');
+    await annotate(c, 'order-cache-shard-9-9');
+    const refused = await c.waitFor(
+      () => (record(c)?.startsWith('order-cache-shard-9-9: ') ? record(c) : undefined),
+      60_000,
+      'the refusal record',
+    );
+    assert.match(refused, /Refused: no pod order-cache-shard-9-9 belongs to this RedisCluster/);
+    assert.equal(labelledMaster(c, NAME, 1)?.metadata.name, now, 'a refused request moves nothing');
+    assert.ok(c.events({ name: NAME, reason: 'SwitchoverRefused' }).length > 0, 'a SwitchoverRefused Event');
+  });
+
+  test('kubectl redis switchover rediscluster/NAME --shard 2 waits for Done', async (t) => {
+    const before = labelledMaster(c, NAME, 2)!.metadata.name;
+    const acked0 = writer.acked.length;
+    const r = await run(PLUGIN, ['switchover', `rediscluster/${NAME}`, '--shard', '2', '-n', NS], {
+      KUBECONFIG: c.kubeconfig,
+    });
+    t.diagnostic(`$ kubectl redis switchover rediscluster/${NAME} --shard 2\n${r.stdout}${r.stderr}`);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /requested shard-2/);
+    assert.match(r.stdout, /Done: order-cache-shard-2-\d is the master of shard 2/);
+    const now = await c.waitFor(
+      () => {
+        const m = labelledMaster(c, NAME, 2)?.metadata.name;
+        return m !== undefined && m !== before ? m : undefined;
+      },
+      30_000,
+      'another pod of shard 2 labelled master',
+    );
+    assert.ok(shardPods(c, NAME, 2).some((p) => p.metadata.name === now));
+    const bad = await run(PLUGIN, ['switchover', `rediscluster/${NAME}`, '-n', NS], { KUBECONFIG: c.kubeconfig });
+    assert.equal(bad.code, 2, 'neither --shard nor --to: a usage error');
+    assert.match(bad.stderr, /--shard N/);
+    await c.waitFor(() => healthy(c, NAME, 3, 3), 60_000, 'every node linked again');
+    const since = writer.acked.length;
+    await c.waitFor(() => writer.acked.length >= since + 100, 30_000, 'writes keep being acknowledged');
+    await writer.stop();
+    assert.deepEqual(
+      unexpected(writer.errors),
+      [],
+      'no application-visible error but a WAIT unblocked by a switchover',
+    );
+    assert.deepEqual(
+      await missingFromCluster({ seeds: seedsOf(c, NAME), password }, writer.acked.slice(acked0)),
+      [],
+      'every acknowledged write reads back',
+    );
+  });
+});
