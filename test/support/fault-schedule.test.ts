@@ -3,7 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BASE_KINDS, describeFault, faultSchedule, mulberry32, slotProblems } from './fault-schedule.ts';
+import {
+  BASE_KINDS,
+  describeFault,
+  falseFailovers,
+  faultSchedule,
+  mulberry32,
+  slotProblems,
+} from './fault-schedule.ts';
 
 test('mulberry32 is a function of its seed, in [0, 1)', () => {
   const a = mulberry32(7);
@@ -51,6 +58,24 @@ test('seeds give different schedules', () => {
     [1, 2, 3, 4, 5].map((seed) => JSON.stringify(faultSchedule(seed, { rollout: false }).map((f) => f.kind))),
   );
   assert.ok(lines.size >= 4, `${lines.size} distinct orders of five seeds`);
+});
+
+test('falseFailovers: a changed master is named unless the fault allowed it; a shard gone or new is none', () => {
+  const before = new Map([
+    [0, 'p-0-0 a'],
+    [1, 'p-1-0 b'],
+    [3, 'p-3-0 d'],
+  ]);
+  assert.deepEqual(falseFailovers(before, before, new Set()), []);
+  const after = new Map([
+    [0, 'p-0-1 e'],
+    [1, 'p-1-0 b'],
+    [2, 'p-2-0 c'],
+  ]);
+  assert.deepEqual(falseFailovers(before, after, new Set()), ['shard 0: master was p-0-0 a, is now p-0-1 e']);
+  assert.deepEqual(falseFailovers(before, after, new Set([0])), []);
+  assert.deepEqual(falseFailovers(before, after, new Set([1])), ['shard 0: master was p-0-0 a, is now p-0-1 e']);
+  assert.deepEqual(falseFailovers(before, after, 'any'), []);
 });
 
 const ID = (c: string) => c.repeat(40);

@@ -6,6 +6,7 @@
 //   kill) at least once, exactly one scale-up to 4 shards and, later, one scale-down to 3 with at
 //   least one fault between them (so faults also meet four shards), and a rollout only when asked.
 // - A fault's shard exists when it runs: the schedule knows the shard count at every position.
+// - falseFailovers names a shard whose master changed when the fault allowed none there.
 // - slotProblems names every way the nodes' views break "each slot exactly one master": a slot
 //   claimed by no node or by two, views that disagree on an owner, an owner the cluster flags
 //   failed, a slot left open; an empty list means none.
@@ -95,6 +96,22 @@ export function describeFault(f: Fault): string {
     case 'rollout':
       return 'change spec.config (every pod must be replaced), wait for Updated';
   }
+}
+
+/** Shards (among those both maps know) whose master changed; `allowed` may change. */
+export function falseFailovers(
+  before: ReadonlyMap<number, string>,
+  after: ReadonlyMap<number, string>,
+  allowed: ReadonlySet<number> | 'any',
+): string[] {
+  if (allowed === 'any') return [];
+  const out: string[] = [];
+  for (const [shard, was] of before) {
+    const now = after.get(shard);
+    if (now !== undefined && now !== was && !allowed.has(shard))
+      out.push(`shard ${shard}: master was ${was}, is now ${now}`);
+  }
+  return out;
 }
 
 /** What must hold of each node's CLUSTER NODES answer (by pod name) for every slot to have exactly one master. */

@@ -70,22 +70,6 @@ export async function shardMasters(c: SystemCluster, name: string): Promise<Map<
   return out;
 }
 
-/** Shards (among those both maps know) whose master changed; `allowed` may change. */
-export function falseFailovers(
-  before: ReadonlyMap<number, string>,
-  after: ReadonlyMap<number, string>,
-  allowed: ReadonlySet<number> | 'any',
-): string[] {
-  if (allowed === 'any') return [];
-  const out: string[] = [];
-  for (const [shard, was] of before) {
-    const now = after.get(shard);
-    if (now !== undefined && now !== was && !allowed.has(shard))
-      out.push(`shard ${shard}: master was ${was}, is now ${now}`);
-  }
-  return out;
-}
-
 export interface Injected {
   /** Shards whose master may change because of this fault ('any': a rollout moves them all). */
   mayFailOver: ReadonlySet<number> | 'any';
