@@ -112,7 +112,9 @@ export async function injectFault(
       const master = labelledMaster(c, name, f.shard);
       const masterIp = master?.status?.podIP;
       if (!master || !masterIp) throw new Error(`no labelled master with an address in shard ${f.shard}`);
-      const replicas = shardPods(c, name, f.shard).filter((p) => p !== master && p.status?.podIP);
+      const replicas = shardPods(c, name, f.shard).filter(
+        (p) => p.metadata.name !== master.metadata.name && p.status?.podIP,
+      );
       const cuts = [];
       for (const r of replicas) cuts.push(await c.cutLink(t, masterIp, r.status!.podIP!));
       await sleep(f.holdMs);
