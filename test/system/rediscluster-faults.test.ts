@@ -21,7 +21,7 @@ import { ClusterWriter, missingFromCluster } from '../support/cluster-writer.ts'
 import { describeFault, falseFailovers, faultSchedule, type Fault } from '../support/fault-schedule.ts';
 import { missing, type SystemCluster } from './cluster.ts';
 import { borrowCluster, giveBack } from './lane.ts';
-import { clusterProblems, injectFault, shardMasters, updated } from './rediscluster-faults.ts';
+import { clusterProblems, holdOutcome, injectFault, shardMasters, updated } from './rediscluster-faults.ts';
 import { healthy, reshardOf, row, secretValue, seedsOf } from './rediscluster-support.ts';
 import { NS, sleep } from './support.ts';
 
@@ -92,6 +92,9 @@ describe('RedisCluster under a seeded run of faults', { skip, timeout: 2_400_000
       t.after(() => writer.stop());
       await c.waitFor(() => writer.acked.length >= 200, 30_000, '200 acknowledged writes');
 
+      const masterChanges = () =>
+        c.events({ name: NAME, reason: 'MasterChanged' }).flatMap((e) => Array<string>(e.count).fill(e.message));
+      let changes: string[] = [];
       let masters = await shardMasters(c, NAME);
       let mayFailOver = new Set<number>();
       let anyMayFailOver = false;
@@ -110,6 +113,7 @@ describe('RedisCluster under a seeded run of faults', { skip, timeout: 2_400_000
           t.diagnostic(`  (the reshard at ${r.moved}/${r.total} slots, ${r.state}, when fault ${i + 1} is made)`);
         }
         const t1 = performance.now();
+        if (!f.midReshard) changes = masterChanges();
         const done = await injectFault(t, c, NAME, f, i);
         if (done.mayFailOver === 'any') anyMayFailOver = true;
         else for (const s of done.mayFailOver) mayFailOver.add(s);
@@ -130,8 +134,9 @@ describe('RedisCluster under a seeded run of faults', { skip, timeout: 2_400_000
         );
         const acked = writer.acked.length;
         await c.waitFor(() => writer.acked.length >= acked + 50, 60_000, `${label}: writes acknowledged again`);
+        const events = masterChanges().slice(changes.length);
         t.diagnostic(
-          `${label}: ${done.note}; whole again in ${secs(t1)} s; failed over: ${moved.length ? moved.map((s) => `shard ${s}`).join(', ') : 'none'}; acked ${writer.acked.length}, transient ${writer.transient}, redirections ${writer.redirections}`,
+          `${label}: ${done.note}; whole again in ${secs(t1)} s; failed over: ${moved.length ? moved.map((s) => `shard ${s}`).join(', ') : 'none'}${events.length ? ` (MasterChanged: ${events.join('; ')})` : ''}${done.victim ? `; ${done.victim}: ${holdOutcome(c, done.victim)}` : ''}; acked ${writer.acked.length}, transient ${writer.transient}, redirections ${writer.redirections}`,
         );
         masters = now;
         mayFailOver = new Set();

@@ -75,6 +75,17 @@ export interface Injected {
   mayFailOver: ReadonlySet<number> | 'any';
   /** What happened, for the diagnostics. */
   note: string;
+  /** The pod whose redis-server went down, whose restart hold the diagnostics then report. */
+  victim?: string;
+}
+
+/** What the victim's start script said about its restart hold (RESTART_HOLD_SCRIPT), for the diagnostics. */
+export function holdOutcome(c: SystemCluster, pod: string): string {
+  const lines = c
+    .podLog(NS, pod)
+    .split('\n')
+    .filter((l) => /served slots as a master when it stopped|serving its slots|no peer showed/.test(l));
+  return lines.at(-1) ?? 'no restart hold';
 }
 
 const podName = (p: { metadata: { name: string } } | undefined, what: string): string => {
@@ -94,7 +105,7 @@ export async function injectFault(
     case 'master-kill': {
       const victim = podName(labelledMaster(c, name, f.shard), `labelled master in shard ${f.shard}`);
       if (!(await c.killPodProcess(NS, victim, 'SIGKILL'))) throw new Error(`${victim}'s redis is not running`);
-      return { mayFailOver: new Set([f.shard]), note: `${victim} SIGKILLed` };
+      return { mayFailOver: new Set([f.shard]), note: `${victim} SIGKILLed`, victim };
     }
     case 'pod-delete': {
       const master = labelledMaster(c, name, f.shard);
@@ -106,7 +117,11 @@ export async function injectFault(
           ? podName(master, `labelled master in shard ${f.shard}`)
           : podName(replicas[f.replica % Math.max(1, replicas.length)], `replica in shard ${f.shard}`);
       await c.deletePod(victim, NS);
-      return { mayFailOver: new Set(f.target === 'master' ? [f.shard] : []), note: `${victim} deleted` };
+      return {
+        mayFailOver: new Set(f.target === 'master' ? [f.shard] : []),
+        note: `${victim} deleted`,
+        ...(f.target === 'master' ? { victim } : {}),
+      };
     }
     case 'partition': {
       const master = labelledMaster(c, name, f.shard);
