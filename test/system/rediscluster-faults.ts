@@ -47,7 +47,8 @@ async function askEveryNode(c: SystemCluster, name: string): Promise<{ answers: 
 
 /**
  * What breaks the cluster as its nodes answer now: a node that does not answer, cluster_state other
- * than ok on any node, a slot with no master or two, views that disagree, a slot left open.
+ * than ok on any node, a slot with no master or two, views that disagree, a slot left open, a
+ * shard with two masters serving slots, a master that is not the pod labelled master.
  */
 export async function clusterProblems(c: SystemCluster, name: string): Promise<string[]> {
   const { answers, silent } = await askEveryNode(c, name);
@@ -57,6 +58,20 @@ export async function clusterProblems(c: SystemCluster, name: string): Promise<s
     if (state !== 'ok') problems.push(`${a.pod}: cluster_state:${state ?? '?'}`);
   }
   problems.push(...slotProblems(new Map(answers.map((a) => [a.pod, a.nodes]))));
+  // One master per shard: a shard split between two masters passes the slot check (each slot has
+  // one), and the master is the pod labelled so (what Services and users are shown).
+  const serving = new Map<number, string[]>();
+  for (const a of answers) {
+    const self = parseClusterNodes(a.nodes).find((n) => n.myself);
+    if (self?.role === 'master' && self.slots.length > 0)
+      serving.set(shardOfPod(name, a.pod), [...(serving.get(shardOfPod(name, a.pod)) ?? []), a.pod]);
+  }
+  for (const [shard, pods] of serving) {
+    const labelled = labelledMaster(c, name, shard)?.metadata.name;
+    if (pods.length !== 1) problems.push(`shard ${shard} served by ${pods.length} masters: ${pods.join(', ')}`);
+    else if (pods[0] !== labelled)
+      problems.push(`shard ${shard}: ${pods[0]} masters it, ${labelled ?? 'no pod'} is labelled`);
+  }
   return problems;
 }
 
