@@ -7,6 +7,7 @@ import { assignLanes } from './lanes.ts';
 const files = [
   'test/e2e/local.test.ts',
   'test/system/rediscluster.test.ts',
+  'test/system/rediscluster-faults.test.ts',
   'test/system/helm.test.ts',
   'test/system/monitoring.test.ts',
   'test/k8s/real-cluster.test.ts',
@@ -26,6 +27,11 @@ test('lanes: each file once, the three-node clusters in one lane, shared scenari
     laneOf('test/e2e/local.test.ts'),
     laneOf('test/system/rediscluster.test.ts'),
     'the three-node clusters never run side by side',
+  );
+  assert.equal(
+    laneOf('test/system/rediscluster-faults.test.ts'),
+    laneOf('test/system/rediscluster.test.ts'),
+    'nor the RedisCluster fault run beside them',
   );
   for (const lane of lanes) {
     const shared = lane.map((f) => ['apply', 'day2', 'plugin-ops', 'backup'].some((n) => f.endsWith(`/${n}.test.ts`)));
