@@ -37,6 +37,7 @@ import { NodeRecords } from './node-records.ts';
 import { podObservation } from './pods.ts';
 import { RedisClusterReporter } from './reporter.ts';
 import { ReshardRecorder } from './reshard-record.ts';
+import { Silences } from './silences.ts';
 import type { EventToSend } from '../../core/events.ts';
 import type { LeaderView } from '../../core/leader.ts';
 import { Worker } from '../../core/worker.ts';
@@ -101,6 +102,7 @@ export class RedisClusterWorker {
   #failingSince = new Map<string, number>();
   #forcedAt = new Map<string, number>();
   #lastKeys = new Map<string, number>();
+  readonly #silences = new Silences();
   #acting = false;
 
   constructor(options: RedisClusterWorkerOptions) {
@@ -233,6 +235,7 @@ export class RedisClusterWorker {
     this.#autoscaler.reset();
     this.#failingSince.clear();
     this.#forcedAt.clear();
+    this.#silences.clear();
     this.#redis.close();
     this.#log.info('no longer acting on this RedisCluster');
   }
@@ -260,6 +263,7 @@ export class RedisClusterWorker {
       const o = podObservation(pod, this.ref, this.#records.overlay(pod.metadata?.uid ?? ''));
       if (o) pods.push({ ...o, probe: null });
     }
+    const probedAt = this.#now();
     await Promise.all(
       pods.map(async (p) => {
         if (p.ip) p.probe = await this.#redis.probe(p.ip);
@@ -267,6 +271,7 @@ export class RedisClusterWorker {
       }),
     );
     this.#redis.retain(pods.flatMap((p) => (p.ip ? [p.ip] : [])));
+    this.#silences.observe(pods, probedAt);
     const now = this.#now();
     const plan = planRound({
       pods,
@@ -274,6 +279,7 @@ export class RedisClusterWorker {
       remembered: this.#remembered,
       failover: { failingSince: this.#failingSince, forcedAt: this.#forcedAt, lastKeys: this.#lastKeys },
       now,
+      crashConfirmMs: this.#o.timing.crashConfirmMs,
     });
     this.lastPlan = plan;
     this.#remember(plan);
