@@ -30,8 +30,8 @@ const BY_PREFIX: Array<[RegExp, RedisErrorKind]> = [
   [/^NOREPLICAS\b/, 'noreplicas'],
 ];
 
-// isSilence lives with the decisions that read it (core/decide/silence.ts); re-exported for the adapter's users.
-export { isSilence } from '../../core/decide/silence.ts';
+// isSilence lives with the decisions that read it (decide/silence.ts); re-exported for the adapter's users.
+export { isSilence } from '../../redis/decide/silence.ts';
 
 export function classifyError(err: unknown): RedisFailure {
   const e = err as { code?: unknown; message?: unknown; name?: unknown } | null;

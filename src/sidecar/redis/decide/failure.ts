@@ -10,7 +10,7 @@
 import { REDIS_PORT } from '../../../api/labels.ts';
 import { cutOffEvidence } from './cut-off.ts';
 import { followersOf, masterIpOf } from './followers.ts';
-import { isSilence } from '../../core/decide/silence.ts';
+import { isSilence } from './silence.ts';
 import { currentFacts, offsetStalledMs, reportsMasterDown, silentForMs } from './observe.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 

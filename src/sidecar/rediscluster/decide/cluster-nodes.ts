@@ -98,7 +98,6 @@ export function infoFields(text: string): Map<string, string> {
   return out;
 }
 
-
 /** NodeInfo from INFO replication, memory and keyspace, and CLUSTER INFO. */
 export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
   const f = infoFields(text);

@@ -17,8 +17,6 @@
 // - Nothing here promotes: failover.ts keeps its guards (one forced election per
 //   failoverTimeout, never while the master's pod loads, never onto an empty or syncing replica)
 //   and adds one for this path: a majority of the masters must answer, or the election cannot win.
-import { isSilence } from '../../core/decide/silence.ts';
-import type { RedisErrorKind } from '../../adapters/redis/types.ts';
 import { label } from './shard-master.ts';
 import type { Topology } from './topology.ts';
 import type { ClusterNode, PodObservation } from './types.ts';
@@ -34,8 +32,7 @@ export const HUNG_PING_MS = 300;
 const HEARD_SLACK_MS = 100;
 
 export type MasterDown =
-  | { down: true; how: 'crashed' | 'hung'; evidence: string[] }
-  | { down: false; reason: string | null };
+  { down: true; how: 'crashed' | 'hung'; evidence: string[] } | { down: false; reason: string | null };
 
 const NOT_DOWN: MasterDown = { down: false, reason: null };
 
@@ -52,7 +49,8 @@ export function masterDown(t: Topology, node: ClusterNode, crashConfirmMs: numbe
   const refusedMs = own.refusedForMs ?? null;
   const refused = kind === 'refused' && refusedMs !== null && refusedMs >= crashConfirmMs;
   if (refused || own.redisGone === true) return crashed(t, node, own, refused ? refusedMs : null);
-  if (kind === 'refused' || !isSilence(kind as RedisErrorKind)) return NOT_DOWN;
+  // silentForMs is only set for silence (manager/silences.ts): an error reply is an answer.
+  if (kind === 'refused') return NOT_DOWN;
   return hung(t, node, own);
 }
 
@@ -115,7 +113,10 @@ function hung(t: Topology, node: ClusterNode, own: PodObservation): MasterDown {
 }
 
 /** The masters serving slots, and how many of them answer us as masters not flagged failing. */
-export function mastersAnswering(t: Topology, counts: ReadonlyMap<string, number>): { total: number; answering: number } {
+export function mastersAnswering(
+  t: Topology,
+  counts: ReadonlyMap<string, number>,
+): { total: number; answering: number } {
   let total = 0;
   let answering = 0;
   for (const [id, n] of counts) {

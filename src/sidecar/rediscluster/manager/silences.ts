@@ -4,7 +4,7 @@
 // answer at all (an error reply, such as LOADING or an auth refusal, is an answer and ends it); a
 // new address, a pod gone or an answer starts it again; refusals count only while every probe
 // since was refused.
-import { isSilence } from '../../core/decide/silence.ts';
+import { isSilence } from '../../adapters/redis/errors.ts';
 import type { RedisErrorKind } from '../../adapters/redis/types.ts';
 import type { PodObservation } from '../decide/types.ts';
 
