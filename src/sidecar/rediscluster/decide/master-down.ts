@@ -8,12 +8,15 @@
 //   (nothing listens: a paused process still completes the TCP handshake, an unreachable one
 //   times out), or the API says its redis container is not running; and every answering replica
 //   of it reports its link down (they saw the connection close). One replica still linked vetoes.
-// - Hung: it accepts nothing but answers nothing (a stopped or stuck process). Our probes have
-//   gone unanswered, not refused, for HUNG_CONFIRM_MS; more than half of the other answering nodes
-//   that know it (at least one of them a master, a voter) have waited HUNG_PING_MS or more for a
-//   pong from it on the cluster bus (or flag it fail?/fail); and no answering node got a pong from
-//   it after we lost it (that one hears it: only we lost it). The bus waits are read against each
-//   viewer's own clock (TIME in the same probe), never against ours.
+// - Hung: it accepts nothing but answers nothing (a stopped or stuck process). Our probe this
+//   round went unanswered (not refused) for the whole command timeout; at least HUNG_WITNESSES
+//   other answering nodes, a master (a voter) among them, have waited HUNG_PING_MS or more for its
+//   pong on the cluster bus (or flag it fail?/fail); and every other view that heard from it since
+//   agrees: no node got a pong from it after we lost it or after another's ping to it went
+//   unanswered (that one hears it: the others only lost their path to it; no failover). A view
+//   that has not pinged it since says nothing either way: Redis pings each node at least every
+//   half cluster-node-timeout, and waiting for all of them would cost just that. The bus times
+//   are read against each viewer's own clock (TIME in the same probe), never against ours.
 // - Nothing here promotes: failover.ts keeps its guards (one forced election per
 //   failoverTimeout, never while the master's pod loads, never onto an empty or syncing replica)
 //   and adds one for this path: a majority of the masters must answer, or the election cannot win.
@@ -21,15 +24,15 @@ import { label } from './shard-master.ts';
 import type { Topology } from './topology.ts';
 import type { ClusterNode, PodObservation } from './types.ts';
 
-/** Our own probes of a hung master unanswered this long (two rounds at least) before it counts. */
-export const HUNG_CONFIRM_MS = 500;
 /**
  * A bus ping unanswered this long is a witness: a live node answers a PING in well under a
  * millisecond on its event loop; the cluster itself waits cluster-node-timeout for fail?.
  */
-export const HUNG_PING_MS = 300;
-/** A pong this much later than our last answer is no artefact of when each side looked. */
-const HEARD_SLACK_MS = 100;
+export const HUNG_PING_MS = 200;
+/** Views that must bear witness (besides our own probe): two, so no single broken path suffices. */
+export const HUNG_WITNESSES = 2;
+/** A pong this much later than the silence it would contradict is no artefact of when each side looked. */
+const HEARD_SLACK_MS = 50;
 
 export type MasterDown =
   { down: true; how: 'crashed' | 'hung'; evidence: string[] } | { down: false; reason: string | null };
@@ -77,37 +80,40 @@ function crashed(t: Topology, node: ClusterNode, own: PodObservation, refusedMs:
 
 function hung(t: Topology, node: ClusterNode, own: PodObservation): MasterDown {
   const silentMs = own.silentForMs ?? null;
-  if (silentMs === null || silentMs < HUNG_CONFIRM_MS) return NOT_DOWN;
+  if (silentMs === null) return NOT_DOWN;
   const agree: string[] = [];
-  const hearing: string[] = [];
-  let viewers = 0;
+  const others: Array<{ name: string; heardAgo: number }> = [];
+  let longest = 0;
   let masterAgrees = false;
   for (const [viewer, view] of t.views) {
     const line = view.get(node.id);
     const peer = t.nodes.get(viewer);
     const clock = peer?.info?.clockMs;
     if (viewer === node.id || !line || !peer?.pod || clock === undefined) continue;
-    viewers++;
     const waiting = (line.pingSent ?? 0) > 0 ? clock - line.pingSent! : 0;
     const heardAgo = (line.pongRecv ?? 0) > 0 ? clock - line.pongRecv! : Infinity;
     if (line.fail || line.pfail || waiting >= HUNG_PING_MS) {
       agree.push(peer.pod.name);
+      longest = Math.max(longest, waiting);
       if (peer.info!.role === 'master') masterAgrees = true;
-    } else if (heardAgo + HEARD_SLACK_MS < silentMs) hearing.push(peer.pod.name);
+    } else others.push({ name: peer.pod.name, heardAgo });
   }
+  // Heard after we lost it, or after a witness's ping went unanswered: alive for that one.
+  const since = Math.max(silentMs, longest);
+  const hearing = others.filter((o) => o.heardAgo + HEARD_SLACK_MS < since).map((o) => o.name);
   if (hearing.length > 0) {
     return {
       down: false,
       reason: `${label(node)} does not answer the sidecar but ${hearing.join(', ')} heard it since: the sidecar lost contact, the master did not fail; no failover`,
     };
   }
-  if (agree.length * 2 <= viewers || !masterAgrees) return NOT_DOWN;
+  if (agree.length < HUNG_WITNESSES || !masterAgrees) return NOT_DOWN;
   return {
     down: true,
     how: 'hung',
     evidence: [
-      `its pod ${own.name} has not answered for ${Math.round(silentMs)} ms (${own.probe?.ok === false ? own.probe.kind : 'silent'}, not refused)`,
-      `${agree.length} of the ${viewers} other nodes that know it (${agree.join(', ')}) have waited >= ${HUNG_PING_MS} ms for its pong on the cluster bus`,
+      `its pod ${own.name} did not answer our probe (${own.probe?.ok === false ? own.probe.kind : 'silent'}, not refused)`,
+      `${agree.length} other nodes (${agree.join(', ')}) have waited >= ${HUNG_PING_MS} ms for its pong on the cluster bus, and none heard it since`,
     ],
   };
 }

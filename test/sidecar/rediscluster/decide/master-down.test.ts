@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decideForcedFailovers } from '../../../../src/sidecar/rediscluster/decide/failover.ts';
-import { HUNG_CONFIRM_MS, HUNG_PING_MS, masterDown } from '../../../../src/sidecar/rediscluster/decide/master-down.ts';
+import { HUNG_PING_MS, masterDown } from '../../../../src/sidecar/rediscluster/decide/master-down.ts';
 import { buildTopology } from '../../../../src/sidecar/rediscluster/decide/topology.ts';
 import type { PodObservation, ProbeOutcome } from '../../../../src/sidecar/rediscluster/decide/types.ts';
 import { healthy, id, nameOf, THREE, world, type NodeSpec } from './fixtures.ts';
@@ -148,8 +148,8 @@ test('a gone master: failed over at once, or not, and why', async (t) => {
       force: false,
     },
     {
-      name: `hung: silent ${HUNG_CONFIRM_MS} ms, both other masters and a replica wait for its pong: FORCE`,
-      world: { probe: TIMEOUT_PROBE, silentForMs: HUNG_CONFIRM_MS, bus: HUNG_BUS },
+      name: 'hung: our probe timed out, both other masters and a replica wait for its pong: FORCE',
+      world: { probe: TIMEOUT_PROBE, bus: HUNG_BUS },
       force: true,
     },
     {
@@ -162,8 +162,13 @@ test('a gone master: failed over at once, or not, and why', async (t) => {
       force: true,
     },
     {
-      name: `hung, but silent to us for less than ${HUNG_CONFIRM_MS} ms: not yet`,
-      world: { probe: TIMEOUT_PROBE, silentForMs: HUNG_CONFIRM_MS - 1, bus: HUNG_BUS },
+      name: 'hung: one master and one replica wait, the others have not pinged it since: FORCE (no view disagrees)',
+      world: { probe: TIMEOUT_PROBE, silentForMs: 700, bus: { m1: waiting(400), r0: waiting(300) } },
+      force: true,
+    },
+    {
+      name: 'silent to us, only one other node waits for it: not yet (one broken path is not enough)',
+      world: { probe: TIMEOUT_PROBE, silentForMs: 900, bus: { m1: waiting(900) } },
       force: false,
     },
     {
@@ -171,13 +176,8 @@ test('a gone master: failed over at once, or not, and why', async (t) => {
       world: {
         probe: TIMEOUT_PROBE,
         silentForMs: 700,
-        bus: { m1: waiting(HUNG_PING_MS - 1), m2: waiting(200), r1: waiting(250) },
+        bus: { m1: waiting(HUNG_PING_MS - 1), m2: waiting(150), r1: waiting(100) },
       },
-      force: false,
-    },
-    {
-      name: 'silent to us, only two of the five other nodes wait for it: not yet (no majority)',
-      world: { probe: TIMEOUT_PROBE, silentForMs: 900, bus: { m1: waiting(400), r1: waiting(400) } },
       force: false,
     },
     {
@@ -194,6 +194,21 @@ test('a gone master: failed over at once, or not, and why', async (t) => {
       },
       force: false,
       hold: /c-shard-2-0 heard it since: the sidecar lost contact/,
+    },
+    {
+      name: 'our first unanswered probe, m1 and r1 wait 600 ms, but r2 got a pong 100 ms ago: they lost their path, not it',
+      world: { probe: TIMEOUT_PROBE, silentForMs: 0, bus: { m1: waiting(600), r1: waiting(600), r2: { heard: 100 } } },
+      force: false,
+      hold: /c-shard-2-1 heard it since/,
+    },
+    {
+      name: 'our first unanswered probe, witnesses waiting 600 ms, the last pong anyone got 700 ms ago: FORCE',
+      world: {
+        probe: TIMEOUT_PROBE,
+        silentForMs: 0,
+        bus: { m1: waiting(600), r1: waiting(600), m2: { heard: 700 }, r0: { heard: 700 } },
+      },
+      force: true,
     },
     {
       // An answer, even an error, is no silence: the manager gives it no silentForMs.
@@ -264,7 +279,7 @@ test('masterDown says how the master went', () => {
   );
   const hung = node({ probe: TIMEOUT_PROBE, silentForMs: 600, bus: HUNG_BUS });
   assert.equal(hung.down && hung.how, 'hung');
-  assert.match(hung.down ? hung.evidence.join('; ') : '', /3 of the 5 other nodes/);
+  assert.match(hung.down ? hung.evidence.join('; ') : '', /3 other nodes \(c-shard-1-0, c-shard-1-1, c-shard-2-0\)/);
   // A master that answers us is alive, whatever the bus says.
   const topo = build({ bus: HUNG_BUS });
   assert.deepEqual(masterDown(topo, topo.nodes.get(id('m1'))!, 0), { down: false, reason: null });
