@@ -74,7 +74,7 @@ export class ClusterAdapter {
    */
   async probe(ip: string): Promise<ProbeOutcome> {
     try {
-      const [nodes, info, cluster, time] = await this.#fast.run(endpointOf(ip), (c) =>
+      const [nodes, infoText, cluster, time] = await this.#fast.run(endpointOf(ip), (c) =>
         Promise.all([
           c.call('CLUSTER', 'NODES'),
           c.call('INFO', 'replication', 'memory', 'keyspace'),
@@ -82,11 +82,11 @@ export class ClusterAdapter {
           c.call('TIME'),
         ]),
       );
-      const parsed = parseNodeInfo(String(info), String(cluster));
+      const parsed = parseNodeInfo(String(infoText), String(cluster));
       const [sec, usec] = Array.isArray(time) ? time.map(Number) : [NaN, NaN];
       const clockMs = sec! * 1000 + Math.floor(usec! / 1000);
-      const info2 = Number.isFinite(clockMs) ? { ...parsed, clockMs } : parsed;
-      return { ok: true, nodes: parseClusterNodes(String(nodes)), info: info2 };
+      const info = Number.isFinite(clockMs) ? { ...parsed, clockMs } : parsed;
+      return { ok: true, nodes: parseClusterNodes(String(nodes)), info };
     } catch (err) {
       const e = classifyError(err);
       return { ok: false, kind: e.kind, message: e.message };
