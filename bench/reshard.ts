@@ -312,6 +312,7 @@ async function run(c: SystemCluster): Promise<string[]> {
     `failovers: ${kills.map((k) => `shard ${k.shard} ${ms(k.promotedMs)}/${ms(k.labelledMs)}/${ms(k.storedMs)}/${ms(k.backMs)}`).join(', ')} (promoted in Redis / labelled / its slots written / acknowledged, ms)`,
   );
   note(`hung masters: ${hangs.map((h) => `shard ${h.shard} ${ms(h.promotedMs)}`).join(', ')} (promoted in Redis, ms)`);
+  note(`elections the sidecar forced: ${forcedFailovers(c, NAME)} for ${KILLS + HANGS} faults`);
   const moved = BENCH_MB / 4;
   return [
     `keys_loaded=${KEYS}`,
