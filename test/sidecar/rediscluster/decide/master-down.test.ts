@@ -4,6 +4,7 @@
 // never when only the sidecar lost it. Durations are given in the observations; no clock is read.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { decideForcedFailovers } from '../../../../src/sidecar/rediscluster/decide/failover.ts';
 import { HUNG_PING_MS, masterDown } from '../../../../src/sidecar/rediscluster/decide/master-down.ts';
 import { buildTopology } from '../../../../src/sidecar/rediscluster/decide/topology.ts';
@@ -283,4 +284,32 @@ test('masterDown says how the master went', () => {
   // A master that answers us is alive, whatever the bus says.
   const topo = build({ bus: HUNG_BUS });
   assert.deepEqual(masterDown(topo, topo.nodes.get(id('m1'))!, 0), { down: false, reason: null });
+});
+
+test('never a failover when the bus does not bear witness, or when a node heard the master since', () => {
+  const viewers = ['m1', 'm2', 'r0', 'r1', 'r2'] as const;
+  const bus = fc.record({
+    waiting: fc.option(fc.integer({ min: 1, max: 4000 }), { nil: undefined }),
+    heard: fc.integer({ min: 0, max: 6000 }),
+    pfail: fc.boolean(),
+  });
+  const worlds = fc.record({
+    silentForMs: fc.integer({ min: 0, max: 4000 }),
+    bus: fc.record(Object.fromEntries(viewers.map((v) => [v, bus])) as Record<(typeof viewers)[number], typeof bus>),
+  });
+  fc.assert(
+    fc.property(worlds, ({ silentForMs, bus: b }) => {
+      const d = decide({ probe: TIMEOUT_PROBE, silentForMs, bus: b });
+      const agrees = (x: Bus) => x.pfail === true || (x.waiting ?? 0) >= HUNG_PING_MS;
+      const witnesses = viewers.filter((v) => agrees(b[v]));
+      const longest = Math.max(0, ...witnesses.map((v) => b[v].waiting ?? 0));
+      const heardSince = viewers.some(
+        (v) => !agrees(b[v]) && (b[v].heard ?? Infinity) + 50 < Math.max(silentForMs, longest),
+      );
+      const masterWitness = witnesses.some((v) => v.startsWith('m'));
+      if (witnesses.length < 2 || !masterWitness || heardSince) assert.deepEqual(d.steps, []);
+      else assert.equal(d.steps.length, 1);
+    }),
+    { numRuns: 300 },
+  );
 });
