@@ -20,10 +20,14 @@
 //    own election made a replica master (INFO), until its pod is labelled master, and until the
 //    WAIT writer has a write stored, then one acknowledged, on a slot the killed master served
 //    (with one replica a shard, acknowledged waits for the killed node to return as a replica,
-//    after the restart hold of downAfterMilliseconds + failoverTimeout + 2 s). The floor is
-//    cluster-node-timeout (downAfterMilliseconds, 5000 as in the article): the cluster's own
-//    failure detection, printed as cluster_node_timeout_ms.
-// 5. a rollout of a pod-template change by the sidecar under traffic (bench/cluster-rollout.ts):
+//    after the restart hold of downAfterMilliseconds + failoverTimeout + 2 s). The sidecar forces
+//    the election at once on a crash; cluster-node-timeout (downAfterMilliseconds, 5000 as in the
+//    article, printed as cluster_node_timeout_ms) is the cluster's own failure detection, which it
+//    no longer waits for;
+// 5. HANGS (3) hung masters, one per shard (bench/cluster-failover.ts): SIGSTOP, timed until a
+//    replica is master in Redis, then SIGCONT; and the elections the sidecar forced that no
+//    fault called for (cluster_false_failovers);
+// 6. a rollout of a pod-template change by the sidecar under traffic (bench/cluster-rollout.ts):
 //    cluster_rollout_pause_ms_max, the longest write pause while it ran.
 // Prints `name=value` lines on stdout (notes on `# ` lines), the issue's five figures last;
 // progress goes to stderr. The cluster is stopped on every exit path, SIGINT/SIGTERM included.
@@ -41,6 +45,7 @@ import { median } from '../test/sidecar/redis/manager/harness.ts';
 import type { SystemCluster } from '../test/system/cluster.ts';
 import { benchOnSystemCluster, cleanups, log, note } from './system-main.ts';
 import { clusterRolloutFigures } from './cluster-rollout.ts';
+import { forcedFailovers, hangMaster, type Hang } from './cluster-failover.ts';
 import {
   healthy,
   isRedisMaster,
@@ -61,6 +66,7 @@ const BENCH_MB = Number(process.env['BENCH_MB'] ?? 1024);
 const VALUE_BYTES = Number(process.env['VALUE_BYTES'] ?? 8192);
 const BASELINE_S = Number(process.env['BASELINE_S'] ?? 10);
 const KILLS = Number(process.env['KILLS'] ?? 3);
+const HANGS = Number(process.env['HANGS'] ?? 3);
 const NODE_TIMEOUT_MS = 5000;
 const BOUND_MS = 600_000;
 const KEYS = Math.ceil((BENCH_MB * 1024 * 1024) / VALUE_BYTES);
@@ -179,6 +185,8 @@ async function killMaster(c: SystemCluster, writer: ClusterWriter, shard: number
   const t0 = performance.now();
   if (!(await c.killPodProcess(NS, victim.metadata.name, 'SIGKILL')))
     throw new Error(`could not kill ${victim.metadata.name}`);
+  // The signal has landed: nothing the killed node answers is later than this.
+  const killed = performance.now();
   const promoted = await c.waitFor(
     async () => {
       for (const p of others) if (await isRedisMaster(c, NAME, p.status!.podIP!)) return performance.now();
@@ -197,9 +205,8 @@ async function killMaster(c: SystemCluster, writer: ClusterWriter, shard: number
   );
   // Stored (SET answered OK) is when the shard takes writes again; acknowledged (WAIT 1 counted a
   // replica) needs a replica: with one replica a shard, the killed node coming back as one.
-  // A write answered within a second of the kill was on its way before it (no other node can
-  // serve these slots before the cluster fails the node, cluster-node-timeout later).
-  const first = (list: readonly Written[]) => list.find((w) => w.at > t0 + 1000 && ownSlot(w.key));
+  // A write answered before the signal landed was the killed node's; after it, the new master's.
+  const first = (list: readonly Written[]) => list.find((w) => w.at > killed && ownSlot(w.key));
   const stored = await c.waitFor(
     () => first([...writer.acked, ...writer.unacked].sort((a, b) => a.at - b.at)),
     BOUND_MS,
@@ -295,12 +302,24 @@ async function run(c: SystemCluster): Promise<string[]> {
 
   const kills: Kill[] = [];
   const killsFrom = acked.acked.length;
-  for (let i = 0; i < KILLS; i++) kills.push(await killMaster(c, acked, i % 3));
+  // Forced elections before any fault, and more than one per fault, are false failovers.
+  let falseFailovers = forcedFailovers(c, NAME);
+  const once = async <T>(fault: () => Promise<T>): Promise<T> => {
+    const before = forcedFailovers(c, NAME);
+    const out = await fault();
+    falseFailovers += Math.max(0, forcedFailovers(c, NAME) - before - 1);
+    return out;
+  };
+  for (let i = 0; i < KILLS; i++) kills.push(await once(() => killMaster(c, acked, i % 3)));
+  const hangs: Hang[] = [];
+  for (let i = 0; i < HANGS; i++) hangs.push(await once(() => hangMaster(c, NAME, 3, acked, i % 3)));
   await acked.stop();
   const killsLost = await lostWrites(c, password, acked.acked.slice(killsFrom));
   note(
     `failovers: ${kills.map((k) => `shard ${k.shard} ${ms(k.promotedMs)}/${ms(k.labelledMs)}/${ms(k.storedMs)}/${ms(k.backMs)}`).join(', ')} (promoted in Redis / labelled / its slots written / acknowledged, ms)`,
   );
+  note(`hung masters: ${hangs.map((h) => `shard ${h.shard} ${ms(h.promotedMs)}`).join(', ')} (promoted in Redis, ms)`);
+  note(`elections the sidecar forced: ${forcedFailovers(c, NAME)} for ${KILLS + HANGS} faults`);
   const rollout = await clusterRolloutFigures(c, NAME, password, { shards: 3, perShard: 2 }, BOUND_MS);
   const moved = BENCH_MB / 4;
   const movingRate = moved / upMovingS;
@@ -325,7 +344,9 @@ async function run(c: SystemCluster): Promise<string[]> {
     `reshard_down_s=${s1(downMs)}`,
     `reshard_keys_lost=${bulkLost + writesLost}`,
     `reshard_client_errors=${clientErrors}`,
+    `cluster_false_failovers=${falseFailovers}`,
     `cluster_failover_ms_p50=${ms(median(kills.map((k) => k.promotedMs)))}`,
+    `cluster_hung_failover_ms_p50=${ms(median(hangs.map((h) => h.promotedMs)))}`,
     ...rollout,
   ];
 }

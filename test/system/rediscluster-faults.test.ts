@@ -36,7 +36,7 @@ const SEED = Number(process.env['REDISCLUSTER_FAULTS_SEED'] ?? DEFAULT_SEED);
  * Updated condition would stay False). Turn it on once the operator rolls a RedisCluster itself;
  * it changes the schedule a seed draws, so a replay needs the same setting (printed first).
  */
-const ROLLOUT_FAULTS = false;
+const ROLLOUT_FAULTS = true;
 
 const IMAGES = ['redis-7.0'];
 const skip =

@@ -3,8 +3,9 @@
 // application (test/support/cluster-writer.ts). In order, on one cluster:
 // 1. manifests/examples/rediscluster.yaml applied verbatim: nine pods, every slot covered, the
 //    kubectl row, and conditions saying how the sentinel block and autoscaling were applied;
-// 2. a master's redis-server SIGKILLed under SET + WAIT traffic: the cluster's own election
-//    promotes its replica, labels and status follow, the restarted node rejoins as a replica, no
+// 2. a master's redis-server SIGKILLed under SET + WAIT traffic: the sidecar sees it crashed and
+//    forces its replica's election at once, before cluster-node-timeout (5000) could even start
+//    the cluster's own; labels and status follow, the restarted node rejoins as a replica, no
 //    slot is left uncovered, nothing acknowledged is lost;
 // 3. `kubectl scale rediscluster --replicas=4` then 3 under traffic, the sidecar acting SIGKILLed
 //    in the middle of the first migration: slots move to the new shard and back, the survivor
@@ -115,7 +116,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
   );
 
   test(
-    'a master SIGKILLed under SET + WAIT traffic: the cluster promotes its replica, labels and status follow, the node rejoins as a replica, nothing acknowledged lost',
+    'a master SIGKILLed under SET + WAIT traffic: the sidecar has its replica take over before cluster-node-timeout, labels and status follow, the node rejoins as a replica, nothing acknowledged lost',
     { timeout: 180_000 },
     async (t) => {
       const writer = new ClusterWriter({ seeds, password, prefix: 'ack', waitReplicas: 1, waitTimeoutMs: 500 }).start();
@@ -125,7 +126,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       assert.ok(victim, 'shard 1 has a labelled master');
       const t0 = performance.now();
       assert.ok(await c.killPodProcess(NS, victim.metadata.name, 'SIGKILL'));
-      // When the cluster itself promoted (INFO on the shard's other pods), apart from when the label followed.
+      // When a replica became master (INFO on the shard's other pods), apart from when the label followed.
       const others = shardPods(c, NAME, 1).filter((p) => p.metadata.name !== victim.metadata.name);
       const promotedInRedis = c.waitFor(
         async () => {
@@ -133,7 +134,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
           return undefined;
         },
         60_000,
-        'a replica of shard 1 promoted by the cluster',
+        'a replica of shard 1 promoted',
       );
       // One master label in the shard, on another pod: the dead one loses its label while it is
       // down (its slots were taken over), not only once it is back.
@@ -146,6 +147,20 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
         'another pod of shard 1 labelled master, and only that one',
       );
       const labelledMs = performance.now() - t0;
+      // The bound that tells the sidecar's failover from the cluster's: no node even suspects the
+      // killed one before cluster-node-timeout (5000 ms, the example's downAfterMilliseconds).
+      const promotedMs = await promotedInRedis;
+      assert.ok(
+        promotedMs < 5000,
+        `a replica master ${Math.round(promotedMs)} ms after the kill, before cluster-node-timeout`,
+      );
+      const forced = await c.waitFor(
+        () => c.events({ namespace: NS, name: NAME, reason: 'FailoverForced' }).find((e) => /crashed/.test(e.message)),
+        30_000,
+        'a FailoverForced Event saying the master crashed',
+      );
+      assert.match(forced.message, /refused connections|container .* not running/);
+      assert.match(forced.message, /CLUSTER FAILOVER FORCE on .*highest replication offset/);
       await c.waitFor(
         () => row(c, NAME) === `${NAME} 3 3 6 16384 Running` && healthy(c, NAME, 3, 3),
         90_000,
@@ -167,7 +182,7 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
       await c.waitFor(() => writer.acked.length >= since + 200, 30_000, 'writes keep being acknowledged');
       await writer.stop();
       t.diagnostic(
-        `SIGKILL ${victim.metadata.name} -> ${promoted} master in Redis at ${Math.round(await promotedInRedis)} ms, labelled at ${Math.round(labelledMs)} ms (cluster-node-timeout 5000); acked ${writer.acked.length}, not acknowledged ${writer.unacked.length}, transient ${writer.transient}`,
+        `SIGKILL ${victim.metadata.name} -> ${promoted} master in Redis at ${Math.round(promotedMs)} ms, labelled at ${Math.round(labelledMs)} ms (cluster-node-timeout 5000); acked ${writer.acked.length}, not acknowledged ${writer.unacked.length}, transient ${writer.transient}`,
       );
       assert.deepEqual(writer.errors, [], 'no application-visible error');
       assert.deepEqual(

@@ -24,6 +24,9 @@ export function failoverVerdict(spec: RedisClusterSpec): Verdict {
   const s = spec.sentinel;
   const sentinel = `sentinel.enabled ${String(s.enabled)}, sentinel.replicas ${s.replicas}: no Sentinel runs (a sharded Redis fails over by Redis Cluster's own election of a replica by the masters)`;
   const timeout = `sentinel.downAfterMilliseconds ${s.downAfterMilliseconds} -> cluster-node-timeout ${s.downAfterMilliseconds} ms (a master unreachable that long is failed by the cluster and its best replica elected)`;
+  const fast =
+    "a master whose process crashed (its port refuses, its replicas' links are down) or hangs (it answers nobody and " +
+    'other nodes wait for its pong) is failed over by the operator at once, without waiting for cluster-node-timeout';
   const forced =
     `sentinel.failoverTimeout ${s.failoverTimeout} ms: when a shard's master has failed and no replica has taken over after that long, ` +
     "the operator forces an election (CLUSTER FAILOVER FORCE on its best replica, which still needs the masters' votes)" +
@@ -37,7 +40,7 @@ export function failoverVerdict(spec: RedisClusterSpec): Verdict {
       message: `spec.replicas is 0: a shard whose master fails has no replica to elect, and its slots stay uncovered until the master is back; ${timeout}; ${sentinel}`,
     };
   }
-  return { status: 'True', reason: 'ClusterElection', message: `${timeout}; ${forced}; ${sentinel}` };
+  return { status: 'True', reason: 'ClusterElection', message: `${timeout}; ${fast}; ${forced}; ${sentinel}` };
 }
 
 export function autoscalingVerdict(spec: RedisClusterSpec, memory: RedisClusterMemory, servingShards: number): Verdict {

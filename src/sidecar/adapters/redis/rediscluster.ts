@@ -74,17 +74,26 @@ export class ClusterAdapter {
     this.#slow.close();
   }
 
-  /** CLUSTER NODES, INFO replication/memory/keyspace and CLUSTER INFO, pipelined. */
+  /**
+   * CLUSTER NODES, INFO replication/memory/keyspace, CLUSTER INFO and TIME, pipelined. TIME is the
+   * clock CLUSTER NODES' ping-sent and pong-recv are read against (how long this node has waited
+   * for a pong), so no two machines' clocks are ever compared.
+   */
   async probe(ip: string): Promise<ProbeOutcome> {
     try {
-      const [nodes, info, cluster] = await this.#fast.run(endpointOf(ip), (c) =>
+      const [nodes, infoText, cluster, time] = await this.#fast.run(endpointOf(ip), (c) =>
         Promise.all([
           c.call('CLUSTER', 'NODES'),
           c.call('INFO', 'replication', 'memory', 'keyspace'),
           c.call('CLUSTER', 'INFO'),
+          c.call('TIME'),
         ]),
       );
-      return { ok: true, nodes: parseClusterNodes(String(nodes)), info: parseNodeInfo(String(info), String(cluster)) };
+      const parsed = parseNodeInfo(String(infoText), String(cluster));
+      const [sec, usec] = Array.isArray(time) ? time.map(Number) : [NaN, NaN];
+      const clockMs = sec! * 1000 + Math.floor(usec! / 1000);
+      const info = Number.isFinite(clockMs) ? { ...parsed, clockMs } : parsed;
+      return { ok: true, nodes: parseClusterNodes(String(nodes)), info };
     } catch (err) {
       const e = classifyError(err);
       return { ok: false, kind: e.kind, message: e.message };

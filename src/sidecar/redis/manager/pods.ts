@@ -13,7 +13,6 @@ import {
   COMPONENT_MASTER_SET,
   COMPONENT_REPLICA_SET,
   LINK_ANNOTATION,
-  REDIS_CONTAINER,
   REPLICATION_ANNOTATION,
   ROLE_LABEL,
   ROLE_MASTER,
@@ -29,6 +28,7 @@ import {
   type RedisTrack,
   type SpecView,
 } from '../decide/index.ts';
+import { redisContainerGone } from '../../core/container-status.ts';
 import type { Overlay, PodPatchResult } from '../../core/pod-labels.ts';
 import type { LabelResult, LabelStep } from './steps.ts';
 
@@ -56,13 +56,7 @@ export function belongsTo(pod: V1Pod, namespace: string, name: string): boolean 
   return podBelongsTo(pod.metadata, { namespace, name });
 }
 
-/** Terminated, or waiting after having terminated (a restart or its back-off): the process is gone. */
-export function redisContainerGone(pod: V1Pod): boolean {
-  const s = (pod.status?.containerStatuses ?? []).find((c) => c.name === REDIS_CONTAINER);
-  if (!s?.state) return false;
-  if (s.state.terminated) return true;
-  return s.state.waiting !== undefined && s.lastState?.terminated !== undefined;
-}
+export { redisContainerGone };
 
 export function podView(pod: V1Pod): PodView | null {
   const m = pod.metadata;

@@ -8,6 +8,11 @@ import type { NodeInfo, NodeLine } from './types.ts';
 const ID = /^[0-9a-f]{40}$/;
 const LAST_SLOT = 16383;
 
+const num = (v: string | undefined) => {
+  const n = Number(v);
+  return Number.isFinite(n) ? n : 0;
+};
+
 function slotOk(n: number): boolean {
   return Number.isInteger(n) && n >= 0 && n <= LAST_SLOT;
 }
@@ -16,7 +21,7 @@ function slotOk(n: number): boolean {
 export function parseNodeLine(line: string): NodeLine | null {
   const parts = line.trim().split(/\s+/);
   if (parts.length < 8) return null;
-  const [id, address, flagText, master, , , epoch, link] = parts as [
+  const [id, address, flagText, master, pingSent, pongRecv, epoch, link] = parts as [
     string,
     string,
     string,
@@ -46,6 +51,8 @@ export function parseNodeLine(line: string): NodeLine | null {
     noaddr: flags.has('noaddr') || ip === '',
     configEpoch: Number(epoch) || 0,
     connected: link === 'connected',
+    pingSent: num(pingSent),
+    pongRecv: num(pongRecv),
     slots: [],
     migrating: [],
     importing: [],
@@ -90,11 +97,6 @@ export function infoFields(text: string): Map<string, string> {
   }
   return out;
 }
-
-const num = (v: string | undefined) => {
-  const n = Number(v);
-  return Number.isFinite(n) ? n : 0;
-};
 
 /** NodeInfo from INFO replication, memory and keyspace, and CLUSTER INFO. */
 export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {

@@ -1,9 +1,14 @@
-// Forcing a shard's election when the cluster's own failover did not happen in time
-// (sentinel.failoverTimeout after the cluster agreed the master failed). Pure; time is `now`.
+// Forcing a shard's election (CLUSTER FAILOVER FORCE on its best replica: no handshake with the
+// master, but the votes of a majority of masters, so no split brain; never TAKEOVER) at once when
+// its master is gone (master-down.ts: crashed or hung, on evidence our own lost contact cannot
+// produce), and when the cluster's own failover did not happen in time (sentinel.failoverTimeout
+// after the cluster agreed the master failed). Pure; time is `now`.
 // Invariants:
-// - Only a master the cluster flags `fail` (the majority of masters agreed) is replaced; never one
-//   only this sidecar cannot reach (CLUSTER FAILOVER FORCE would throw away the writes a live
-//   master took since its replica's offset).
+// - Only a master the cluster flags `fail` (the majority of masters agreed) or that master-down.ts
+//   finds gone is replaced; never one only this sidecar cannot reach (CLUSTER FAILOVER FORCE would
+//   throw away the writes a live master took since its replica's offset). On the fast path a
+//   majority of the masters must answer us: an election without their votes fails, and Redis then
+//   lets the replica try again only after four times cluster-node-timeout.
 // - The replica with the highest replication offset is chosen (ties: the lowest pod name); a
 //   replica in a full sync is never chosen; an empty replica (offset 0, no keys) is never chosen
 //   over one with data, nor at all when the failed master was last seen holding keys: promoting
@@ -17,6 +22,7 @@
 //   once by that replica (FORCE: a manual failover the masters vote for): otherwise the replica
 //   would full-sync the empty data set and the shard's data would be gone (the trap peers fell
 //   into). The replica must not be linked: a FLUSHALL on a healthy master never triggers this.
+import { masterDown, mastersAnswering } from './master-down.ts';
 import { label } from './shard-master.ts';
 import { slotCounts, type Topology } from './topology.ts';
 import type { ClusterNode, ClusterStep, Decided, Hold } from './types.ts';
@@ -70,25 +76,47 @@ export function decideForcedFailovers(
   failoverTimeoutMs: number,
   memory: FailoverMemory,
   now: number,
+  crashConfirmMs = 0,
 ): FailoverDecision {
   const steps: ClusterStep[] = [];
   const holds: Hold[] = [];
   const failingSince = new Map<string, number>();
   const counts = slotCounts(t);
   for (const node of t.nodes.values()) {
-    if (!node.fail || node.role !== 'master' || (counts.get(node.id) ?? 0) === 0) continue;
-    const since = memory.failingSince.get(node.id) ?? now;
-    failingSince.set(node.id, since);
-    const shard = node.shard === null ? 'its shard' : `shard ${node.shard}`;
-    const waited = now - since;
-    if (waited < failoverTimeoutMs) {
-      holds.push({
-        key: `failover/${node.id}`,
-        // No elapsed time in the reason: a hold is told again whenever its reason changes.
-        reason: `${label(node)} failed: waiting for the cluster's own failover of ${shard} (forced after failoverTimeout ${failoverTimeoutMs} ms)`,
-        warn: false,
-      });
+    if (node.role !== 'master' || (counts.get(node.id) ?? 0) === 0) continue;
+    const down = masterDown(t, node, crashConfirmMs);
+    if (!down.down && down.reason !== null && !node.fail) {
+      holds.push({ key: `failover/${node.id}/heard`, reason: down.reason, warn: false });
       continue;
+    }
+    if (!down.down && !node.fail) continue;
+    const shard = node.shard === null ? 'its shard' : `shard ${node.shard}`;
+    let why: string;
+    if (node.fail) failingSince.set(node.id, memory.failingSince.get(node.id) ?? now);
+    if (down.down) {
+      // Its process is gone: no reason to wait for cluster-node-timeout, or for the cluster's own election.
+      why = `${label(node)} ${down.how}: ${down.evidence.join('; ')}`;
+      const { total, answering } = mastersAnswering(t, counts);
+      if (answering * 2 <= total) {
+        holds.push({
+          key: `failover/${node.id}/quorum`,
+          reason: `${why}; but only ${answering} of ${total} masters answer, and an election needs a majority of their votes: not forcing one`,
+          warn: true,
+        });
+        continue;
+      }
+    } else {
+      const waited = now - failingSince.get(node.id)!;
+      if (waited < failoverTimeoutMs) {
+        holds.push({
+          key: `failover/${node.id}`,
+          // No elapsed time in the reason: a hold is told again whenever its reason changes.
+          reason: `${label(node)} failed: waiting for the cluster's own failover of ${shard} (forced after failoverTimeout ${failoverTimeoutMs} ms)`,
+          warn: false,
+        });
+        continue;
+      }
+      why = `${label(node)} failed ${Math.round(waited)} ms ago and the cluster did not replace it within failoverTimeout ${failoverTimeoutMs} ms`;
     }
     const forced = memory.forcedAt.get(node.id);
     if (forced !== undefined && now - forced < failoverTimeoutMs) {
@@ -113,7 +141,9 @@ export function decideForcedFailovers(
       holds.push({
         key: `failover/${node.id}/none`,
         // Told once (a Warning Event): no elapsed time in it, or every round would be a new Event.
-        reason: `${shard} has had no master for over failoverTimeout ${failoverTimeoutMs} ms and cannot be failed over: ${choice.reason}`,
+        reason: down.down
+          ? `${label(node)} ${down.how} and ${shard} cannot be failed over: ${choice.reason}`
+          : `${shard} has had no master for over failoverTimeout ${failoverTimeoutMs} ms and cannot be failed over: ${choice.reason}`,
         warn: true,
       });
       continue;
@@ -122,7 +152,7 @@ export function decideForcedFailovers(
       kind: 'failover',
       pod: choice.node.pod!.name,
       failedId: node.id,
-      reason: `${label(node)} failed ${Math.round(waited)} ms ago and the cluster did not replace it within failoverTimeout ${failoverTimeoutMs} ms: CLUSTER FAILOVER FORCE on ${choice.reason}`,
+      reason: `${why}: CLUSTER FAILOVER FORCE on ${choice.reason}`,
     });
   }
   steps.push(...returnedEmpty(t, memory, now, failoverTimeoutMs));

@@ -1,6 +1,7 @@
 // One round's decisions for a RedisCluster, in the order they are applied: open slots closed,
 // a shard split between two masters merged, slots nobody serves given a master, nodes met, a
-// stuck failover forced, replicas attached, gone nodes forgotten; and, separately, the reshard
+// gone master's shard failed over (at once, or when the cluster's own failover is stuck),
+// replicas attached, gone nodes forgotten; and, separately, the reshard
 // (moves run only in a round with no other step). Pure: what the pods answered, the spec, what
 // earlier rounds remembered, and `now`.
 import { resolveOpenSlots } from './open-slots.ts';
@@ -20,6 +21,8 @@ export interface RoundInput {
   failover: FailoverMemory;
   /** Monotonic ms. */
   now: number;
+  /** A refused master port counts as a crash after this long (master-down.ts); 0 when absent. */
+  crashConfirmMs?: number;
 }
 
 export interface RoundPlan {
@@ -36,7 +39,13 @@ export function planRound(input: RoundInput): RoundPlan {
   const merge = mergeSplitShards(t);
   const assign = assignSlots(t, input.spec);
   const meet = meetNodes(t, input.spec);
-  const failover = decideForcedFailovers(t, input.spec.failoverTimeoutMs, input.failover, input.now);
+  const failover = decideForcedFailovers(
+    t,
+    input.spec.failoverTimeoutMs,
+    input.failover,
+    input.now,
+    input.crashConfirmMs,
+  );
   const attach = attachReplicas(t, input.spec);
   const forget = decideForgets(t, input.spec, failover.failingSince, input.now);
   const parts = [open, merge, assign, meet, failover, attach, forget];

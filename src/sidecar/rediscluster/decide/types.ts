@@ -23,6 +23,13 @@ export interface NodeLine {
   noaddr: boolean;
   configEpoch: number;
   connected: boolean;
+  /**
+   * The viewer's clock (ms since the epoch) when it sent the ping it still waits a pong for; 0:
+   * none pending. Absent in hand-written lines.
+   */
+  pingSent?: number;
+  /** The viewer's clock when its last pong from this node arrived; 0: never. */
+  pongRecv?: number;
   slots: Array<[number, number]>;
   /** `[slot->-id]`: this node is migrating the slot to id (shown only on the node itself). */
   migrating: Array<[number, string]>;
@@ -48,6 +55,8 @@ export interface NodeInfo {
    * `fail` for a moment (Redis' rejoin delay) and would answer CLUSTERDOWN to a redirected client.
    */
   clusterOk: boolean;
+  /** The node's own clock when it answered (TIME, ms since the epoch): reads its pingSent/pongRecv. */
+  clockMs?: number;
 }
 
 export type ProbeOutcome =
@@ -68,6 +77,15 @@ export interface PodObservation {
   roleLabel: string | null;
   /** null: not probed (no address yet). */
   probe: ProbeOutcome | null;
+  /** The API says its redis container is not running (terminated, or waiting to restart after it did). */
+  redisGone?: boolean;
+  /**
+   * How long (ms, from the start of the first round whose probe it did not answer to the start of
+   * this one) our probes of it have gone unanswered; null: it answered this round.
+   */
+  silentForMs?: number | null;
+  /** As silentForMs, counting only rounds where its port refused our connections (nothing listens). */
+  refusedForMs?: number | null;
 }
 
 /** One node of the cluster, merged from every answering node's view. */

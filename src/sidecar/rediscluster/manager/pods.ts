@@ -1,6 +1,7 @@
 // From the informer's pods to the decisions' PodObservation (minus the probe): which pods belong
 // to a RedisCluster, their shard and ordinal, address, and the role label and node record they
-// carry (what our last patch returned wins: node-records.ts). Pure.
+// carry (what our last patch returned wins: node-records.ts), and whether the API says its redis
+// container is not running. Pure.
 // Invariant: membership is api/rediscluster-names.ts's rule (all of clusterPodSelectorLabels),
 // and a pod without a shard label or a StatefulSet ordinal is no cluster node of ours.
 import type { V1Pod } from '@kubernetes/client-node';
@@ -11,6 +12,7 @@ import {
   readClusterNodeRecord,
 } from '../../../api/rediscluster-names.ts';
 import { ROLE_LABEL } from '../../../api/labels.ts';
+import { redisContainerGone } from '../../core/container-status.ts';
 import type { Overlay } from '../../core/pod-labels.ts';
 import type { PodObservation } from '../decide/types.ts';
 
@@ -35,5 +37,6 @@ export function podObservation(pod: V1Pod, cluster: Ref, written?: Overlay): Obs
     deleting: m.deletionTimestamp !== undefined && m.deletionTimestamp !== null,
     record: readClusterNodeRecord(annotation),
     roleLabel: written?.labels[ROLE_LABEL] ?? m.labels?.[ROLE_LABEL] ?? null,
+    redisGone: redisContainerGone(pod),
   };
 }

@@ -7,8 +7,9 @@
 //   label patch, Secret creation, Event and scale write is preceded by leader.isLeader(). A
 //   worker that loses the Lease drops its memory (back-offs, the reshard episode, the autoscaling
 //   window): the next holder starts from what the cluster and the records say.
-// - Every round starts from fresh probes of every pod; a round that wrote to Redis is followed by
-//   another at once (a few in a row at most), so the next decision never rests on facts older
+// - Every round starts from fresh probes of every pod (a node whose last probe timed out is read
+//   as still silent while its next one is in flight: probes.ts); a round that wrote to Redis is
+//   followed by another at once (a few in a row at most), so the next decision never rests on facts older
 //   than its own writes. Five such rounds in a row at most, then a rest: a quiet cluster rests
 //   idleProbeIntervalMs, an unsettled one UNSETTLED_MS, a standby a minute; a wake ends any rest.
 // - Time comes from options.now (monotonic), wallNow (records) and sleep, for tests.
@@ -38,6 +39,8 @@ import { NodeRecords } from './node-records.ts';
 import { podObservation } from './pods.ts';
 import { RedisClusterReporter } from './reporter.ts';
 import { ReshardRecorder } from './reshard-record.ts';
+import { RoundProbes } from './probes.ts';
+import { Silences } from './silences.ts';
 import type { EventToSend } from '../../core/events.ts';
 import type { LeaderView } from '../../core/leader.ts';
 import { Worker } from '../../core/worker.ts';
@@ -105,6 +108,8 @@ export class RedisClusterWorker {
   #failingSince = new Map<string, number>();
   #forcedAt = new Map<string, number>();
   #lastKeys = new Map<string, number>();
+  readonly #silences = new Silences();
+  readonly #probes: RoundProbes;
   #acting = false;
 
   constructor(options: RedisClusterWorkerOptions) {
@@ -147,6 +152,7 @@ export class RedisClusterWorker {
       connectionName: 'redis-operator-sidecar',
       onLost: () => this.wake(),
     });
+    this.#probes = new RoundProbes((ip) => this.#redis.probe(ip));
     this.#policy = new FailurePolicy(redisClusterStepKey, options.failurePolicy);
     this.#auth = new RedisClusterCredentials({
       ref: this.ref,
@@ -243,6 +249,8 @@ export class RedisClusterWorker {
     this.#failingSince.clear();
     this.#forcedAt.clear();
     this.#day2.reset();
+    this.#silences.clear();
+    this.#probes.clear();
     this.#redis.close();
     this.#log.info('no longer acting on this RedisCluster');
   }
@@ -270,13 +278,16 @@ export class RedisClusterWorker {
       const o = podObservation(pod, this.ref, this.#records.overlay(pod.metadata?.uid ?? ''));
       if (o) pods.push({ ...o, probe: null });
     }
+    const probedAt = this.#now();
     await Promise.all(
       pods.map(async (p) => {
-        if (p.ip) p.probe = await this.#redis.probe(p.ip);
+        if (p.ip) p.probe = await this.#probes.get(p.ip);
         if (p.probe && !p.probe.ok && p.probe.kind === 'auth') this.#auth.refused();
       }),
     );
     this.#redis.retain(pods.flatMap((p) => (p.ip ? [p.ip] : [])));
+    this.#probes.retain(pods.flatMap((p) => (p.ip ? [p.ip] : [])));
+    this.#silences.observe(pods, probedAt);
     const now = this.#now();
     const plan = planRound({
       pods,
@@ -284,6 +295,7 @@ export class RedisClusterWorker {
       remembered: this.#remembered,
       failover: { failingSince: this.#failingSince, forcedAt: this.#forcedAt, lastKeys: this.#lastKeys },
       now,
+      crashConfirmMs: this.#o.timing.crashConfirmMs,
     });
     this.lastPlan = plan;
     this.#remember(plan);

@@ -130,6 +130,11 @@ test('parsing what Redis 7.0 answers', () => {
   assert.deepEqual(me!.importing, [[1, 'adec6ed5557b4f37c0806ba5755c064dcdf8d93f']]);
   assert.equal(failed!.fail, true);
   assert.equal(failed!.connected, false);
+  // ping-sent and pong-recv: the viewer's clock (ms) of the ping still unanswered, and of the last pong.
+  assert.equal(failed!.pingSent, 1796363364119);
+  assert.equal(failed!.pongRecv, 1796363363616);
+  assert.equal(replica!.pingSent, 0);
+  assert.equal(replica!.pongRecv, 1796363366031);
   assert.equal(noaddr!.pfail, true);
   assert.equal(noaddr!.noaddr, true);
   assert.deepEqual(noaddr!.slots, [
