@@ -98,7 +98,14 @@ function managers() {
     onRemoved: (ns) => both.c?.recheckRefused(ns),
   });
   const c = new RedisClusterManager({
-    kube: fakeKube({ redisClusterInformer: () => clusters, clusterPodInformer: () => new FakeInformer() }, calls),
+    kube: fakeKube(
+      {
+        redisClusterInformer: () => clusters,
+        clusterPodInformer: () => new FakeInformer(),
+        statefulSetInformer: () => new FakeInformer(),
+      },
+      calls,
+    ),
     leader,
     logger,
     registry: metrics.registry,
