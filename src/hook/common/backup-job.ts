@@ -27,6 +27,7 @@ import {
   backupSelectorLabels,
 } from '../../api/backup.ts';
 import { REDIS_PORT, TLS_MOUNT, TLS_VOLUME, childNames } from '../../api/labels.ts';
+import { redisClusterChildNames } from '../../api/rediscluster-names.ts';
 import type { BackupSpec, BackupStorage, RedisSpec } from '../../api/schema.ts';
 import { TLS_CA_KEY, tlsSecretName } from '../../api/tls.ts';
 import { restrictedContainer } from './pod-template.ts';
@@ -89,6 +90,18 @@ export function snapshotSources(redis: BackedUpRedis): string {
   const names = childNames(redis.name);
   const at = (service: string) => `${service}.${redis.namespace}.svc:${REDIS_PORT}`;
   return redis.spec.replicas > 0 ? `${at(names.replicasService)},${at(names.masterService)}` : at(names.masterService);
+}
+
+/**
+ * Where a RedisCluster shard's backup reads: its pods by their stable DNS names, the higher ordinals
+ * (replicas at creation) first; the backup program takes the first replica that answers, roles move on failover.
+ */
+export function shardBackupHosts(cluster: string, namespace: string, shard: number, pods: number): string {
+  const names = redisClusterChildNames(cluster);
+  const ordinals = [...Array.from({ length: Math.max(0, pods - 1) }, (_, k) => k + 1), 0];
+  return ordinals
+    .map((k) => `${names.shardSet(shard)}-${k}.${names.headless}.${namespace}.svc:${REDIS_PORT}`)
+    .join(',');
 }
 
 /**
