@@ -17,8 +17,8 @@ import {
   SHARD_LABEL,
   parseSlotRanges,
   redisClusterBackupSelectorLabels,
-  slotCount,
 } from '../../api/rediscluster-names.ts';
+import { slotLayoutProblem } from '../../api/slot-layout.ts';
 import { validateRedisClusterSpec } from '../../api/rediscluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
 import { failureMessage, jobCondition, jobResult, resultFields } from '../common/backup-status.ts';
@@ -27,8 +27,6 @@ import type { HookOptions } from '../common/options.ts';
 import { findObject } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, str } from '../common/util.ts';
-
-const ALL_SLOTS = 16384;
 
 export interface ClusterBackupInput {
   /** The RedisBackup's name, uid and namespace. */
@@ -95,22 +93,6 @@ function shardOf(shard: number, job: KubeObject | undefined, pods: readonly Kube
   return { shard, job: name, phase: 'Running' as const };
 }
 
-/** Why the completed shards' slots cannot be one cluster's layout, or undefined when they can. */
-export function layoutProblem(shards: readonly RedisBackupShard[]): string | undefined {
-  const owner = new Map<number, number>();
-  for (const s of shards) {
-    for (const [a, b] of parseSlotRanges(s.slots ?? '') ?? []) {
-      for (let slot = a; slot <= b; slot++) {
-        const other = owner.get(slot);
-        if (other !== undefined) return `slot ${slot} is recorded for shard ${other} and shard ${s.shard}`;
-        owner.set(slot, s.shard);
-      }
-    }
-  }
-  const covered = shards.reduce((n, s) => n + slotCount(parseSlotRanges(s.slots ?? '') ?? []), 0);
-  return covered === ALL_SLOTS ? undefined : `the shards' slots cover ${covered} of ${ALL_SLOTS} slots`;
-}
-
 function fromJobs(input: ClusterBackupInput, jobs: ReadonlyMap<number, KubeObject>): ClusterBackupAnswer {
   const { previous, pods } = input;
   const recorded = previous.shards ?? [];
@@ -139,7 +121,7 @@ function fromJobs(input: ClusterBackupInput, jobs: ReadonlyMap<number, KubeObjec
       failed.map((s) => `shard ${s.shard}: ${s.message ?? 'failed'}`).join('; '),
       rest,
     );
-  const problem = layoutProblem(shards);
+  const problem = slotLayoutProblem(shards);
   if (problem !== undefined)
     return say(
       'Failed',

@@ -4,13 +4,17 @@
 // list, and watch, every namespace); never asks for Secrets (their values would reach the hook in
 // plain HTTP on every sync: the sidecar reports what status needs, common/secret-status.ts).
 import { redisClusterBackupSelectorLabels, redisClusterPodSelectorLabels } from '../../api/rediscluster-names.ts';
+import { API_VERSION } from '../../api/labels.ts';
+import { REDISBACKUP_PLURAL } from '../../api/redisbackup-schema.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
+import { at, str } from '../common/util.ts';
 
 export function customizeRedisCluster(request: CustomizeRequest): CustomizeResponse {
   const { name } = request.parent.metadata;
   const namespace = request.parent.metadata.namespace ?? '';
   const pods = { matchLabels: redisClusterPodSelectorLabels(name) };
   const backups = { matchLabels: redisClusterBackupSelectorLabels(name) };
+  const restore = str(at(request.parent.spec, 'restore', 'backup'));
   return {
     relatedResources: [
       // The pods (grandchildren): status and the scale-down rule read their cluster-node records,
@@ -21,6 +25,10 @@ export function customizeRedisCluster(request: CustomizeRequest): CustomizeRespo
       // The shards' backup Jobs and their pods: status.backup reads each result from the pod.
       { apiVersion: 'batch/v1', resource: 'jobs', namespace, labelSelector: backups },
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: backups },
+      // spec.restore: the RedisBackup whose shards' snapshots and slots it is formed from.
+      ...(restore !== undefined && restore !== ''
+        ? [{ apiVersion: API_VERSION, resource: REDISBACKUP_PLURAL, namespace, names: [restore] }]
+        : []),
     ],
   };
 }

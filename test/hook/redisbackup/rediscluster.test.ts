@@ -13,7 +13,7 @@ import {
   syncRedisBackup,
   type KubeObject,
 } from '../../../src/hook/index.ts';
-import { layoutProblem } from '../../../src/hook/redisbackup/cluster.ts';
+import { slotLayoutProblem } from '../../../src/api/slot-layout.ts';
 import { buildApp } from '../../../src/server/app.ts';
 import { get, NS, objectMap, type Json } from '../common/helpers.ts';
 import { articleSpec, NAME, redisCluster } from '../rediscluster/helpers.ts';
@@ -213,17 +213,18 @@ test('a final status never makes Jobs again, even with its Jobs gone', () => {
   }
 });
 
-test('layoutProblem: disjoint and complete, or which slot is wrong', async (t) => {
+test('slotLayoutProblem: disjoint and complete, or which slot is wrong', async (t) => {
   const shard = (i: number, slots: string) => ({ shard: i, job: 'j', phase: 'Completed' as const, slots });
   const cases: Array<[string, string[], RegExp | undefined]> = [
     ['even', EVEN, undefined],
     ['after a reshard', ['0-100,5000-5460', '101-4999,5461-10922', '10923-16383'], undefined],
     ['overlap', ['0-5461', '5461-10922', '10923-16383'], /slot 5461 is recorded for shard 0 and shard 1/],
     ['a hole', ['0-5459', '5461-10922', '10923-16383'], /16383 of 16384/],
+    ['not ranges', ['0-5460', 'x', '10923-16383'], /shard 1's slots "x" are not slot ranges/],
   ];
   for (const [name, slots, expected] of cases) {
     await t.test(name, () => {
-      const p = layoutProblem(slots.map((s, i) => shard(i, s)));
+      const p = slotLayoutProblem(slots.map((s, i) => shard(i, s)));
       if (expected === undefined) assert.equal(p, undefined);
       else assert.match(p ?? '', expected);
     });
