@@ -89,7 +89,8 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
   for (const s of unassigned) {
     const recorded = spec.layout?.findIndex((ranges) => ranges.some(([a, b]) => s >= a && s <= b)) ?? -1;
     const home = homes[recorded >= 0 ? recorded : bringUpShardOf(s, spec.shards)];
-    const target = healthyMaster(home) && (counts.get(home.id) ?? 0) > 0 ? home : fewest;
+    // A restored shard's master may serve none of its slots yet (no key of them in its snapshot).
+    const target = healthyMaster(home) && ((counts.get(home.id) ?? 0) > 0 || recorded >= 0) ? home : fewest;
     byNode.set(target.id, [...(byNode.get(target.id) ?? []), s]);
   }
   for (const [id, slots] of byNode) {

@@ -45,18 +45,34 @@ test('restoredLayout', async (t) => {
   }
 });
 
-/** Six fresh nodes, each knowing only itself; pod 0 of each shard holds the restored keys. */
-function restored(): NodeSpec[] {
+/**
+ * Six fresh nodes, each knowing only itself; pod 0 of each shard holds the restored keys, and
+ * serves the slots `claimed` says (Redis takes, at start, the unassigned slots it holds keys of).
+ */
+function restored(claimed: Array<Array<[number, number]>> = []): NodeSpec[] {
   const nodes: NodeSpec[] = [];
   for (let s = 0; s < 3; s++)
     for (let o = 0; o < 2; o++)
-      nodes.push({ id: id(`x${s}${o}`), pod: [s, o], ip: `10.1.${s}.${o + 1}`, keys: o === 0 ? 1000 : 0 });
+      nodes.push({
+        id: id(`x${s}${o}`),
+        pod: [s, o],
+        ip: `10.1.${s}.${o + 1}`,
+        keys: o === 0 ? 1000 : 0,
+        ...(o === 0 && claimed[s] ? { slots: claimed[s] } : {}),
+      });
   return nodes.map((n) => ({ ...n, unknown: nodes.filter((x) => x.id !== n.id).map((x) => x.id) }));
 }
 
 test('bring-up of a restored cluster', async (t) => {
   const layout = restoredLayout(restore(RESHARDED), 3);
-  const cases: Array<[string, ClusterSpecView, string[], RegExp | undefined]> = [
+  const cases: Array<[string, ClusterSpecView, string[], RegExp | undefined, NodeSpec[]?]> = [
+    [
+      'pod 0s took the slots they hold keys of at start: the rest go to the shard that held them',
+      { ...SPEC3, layout },
+      ['c-shard-0-0 1-100,5000-5460', 'c-shard-1-0 101-4999,5461-10922', 'c-shard-2-0 10923-16382'],
+      undefined,
+      restored([[[0, 0]], [], [[16383, 16383]]]),
+    ],
     [
       'each pod 0 gets the slots its shard held',
       { ...SPEC3, layout },
@@ -71,9 +87,15 @@ test('bring-up of a restored cluster', async (t) => {
       undefined,
     ],
   ];
-  for (const [name, spec, addslots, hold] of cases) {
+  for (const [name, spec, addslots, hold, nodes] of cases) {
     await t.test(name, () => {
-      const plan = planRound({ pods: world(restored()), spec, remembered: new Map(), failover: NO_MEMORY, now: 1 });
+      const plan = planRound({
+        pods: world(nodes ?? restored()),
+        spec,
+        remembered: new Map(),
+        failover: NO_MEMORY,
+        now: 1,
+      });
       const steps = plan.steps.flatMap((s) =>
         s.kind === 'addslots'
           ? [`${s.pod} ${s.ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',')}`]
