@@ -2,10 +2,12 @@
 // plane with a real S3 server (versitygw on the cluster's bridge). In order, on one cluster:
 // 1. a RedisCluster of three shards (one replica each) scaled to four under SET + WAIT 1 traffic,
 //    so its slot layout is no longer the even contiguous ranges a new cluster starts with;
-// 2. a RedisBackup naming it (spec.redisCluster), still under traffic: one Job per shard, each
+// 2. `kubectl redis backup rediscluster/orders` (a RedisBackup naming it, spec.redisCluster), still
+//    under traffic, waiting until it is Completed: one Job per shard, each
 //    snapshot read from a replica of its shard, in the bucket under the shard's folder, recorded
 //    with the shard's slots (those status.shardStatus shows) and its replication offset;
-// 3. a new RedisCluster with spec.restore naming that backup: Running with the same layout (every
+// 3. `kubectl redis restore orders-restored --from-backup B --like orders` (a new RedisCluster with
+//    spec.restore naming that backup), waiting until it is restored: Running with the same layout (every
 //    slot's owner is the same shard as in the source, read from CLUSTER NODES), status.restore
 //    Completed, and every key acknowledged before the RedisBackup was created is back, with its value;
 // 4. a restore naming a backup of another shard count is refused before any pod exists.
@@ -18,6 +20,7 @@ import { s3Client } from '../../src/backup/s3.ts';
 import { isS3ServerBuilt, startS3Server } from '../s3/server.ts';
 import { ClusterWriter, missingFromCluster } from '../support/cluster-writer.ts';
 import { BUCKET, credentials, s3Storage } from './backup-objects.ts';
+import { PLUGIN, run } from './plugin-run.ts';
 import type { SystemCluster } from './cluster.ts';
 import { admin, healthy, livePods, row, secretValue, seedsOf, statusOf, type Json } from './rediscluster-support.ts';
 import { boot, NS } from './support.ts';
@@ -87,6 +90,8 @@ test(
     t.after(() => client.destroy());
     await client.send(new CreateBucketCommand({ Bucket: BUCKET }));
     await c.apply(credentials(NS, s3.accessKeyId, s3.secretAccessKey));
+    const kubeconfig = c.kubeconfig;
+    const plugin = (...args: string[]) => run(PLUGIN, [...args, '-n', NS], { KUBECONFIG: kubeconfig });
 
     // 1. Three shards, traffic, then four: a layout that is not the even one.
     const t0 = performance.now();
@@ -119,18 +124,12 @@ test(
     await c.waitFor(() => writer.acked.length >= 2000, 120_000, '2000 acknowledged writes');
     const tBackup = performance.now();
     const before = writer.acked.filter((w) => w.at < tBackup);
-    await c.apply({
-      apiVersion: 'redis.example.com/v1',
-      kind: 'RedisBackup',
-      metadata: { name: 'orders-now', namespace: NS },
-      spec: { redisCluster: SOURCE },
-    });
+    const backed = await plugin('backup', `rediscluster/${SOURCE}`, '--backup-name', 'orders-now', '--timeout', '4m');
+    t.diagnostic(`kubectl redis backup: exit ${backed.code}\n${backed.stdout}${backed.stderr}`);
     const backup = () => (c.get('redisbackups', 'orders-now', NS)?.['status'] ?? {}) as Json;
-    await c.waitFor(
-      () => backup()['phase'] === 'Completed' || backup()['phase'] === 'Failed',
-      240_000,
-      'the RedisBackup ended',
-    );
+    assert.equal(backed.code, 0);
+    assert.match(backed.stdout, /created RedisBackup orders-now of RedisCluster orders/);
+    assert.match(backed.stdout, /phase Completed, 4\/4 shards stored/);
     t.diagnostic(
       `RedisBackup: ${backup()['phase']} in ${Math.round(performance.now() - tBackup)} ms: ${backup()['message']}`,
     );
@@ -155,7 +154,19 @@ test(
 
     // 3. Restored into a new RedisCluster.
     const tRestore = performance.now();
-    await c.apply(redisCluster(RESTORED, s3.endpoint, 4, 'orders-now'));
+    const restored = await plugin(
+      'restore',
+      RESTORED,
+      '--from-backup',
+      'orders-now',
+      '--like',
+      SOURCE,
+      '--timeout',
+      '5m',
+    );
+    t.diagnostic(`kubectl redis restore: exit ${restored.code}\n${restored.stdout}${restored.stderr}`);
+    assert.equal(restored.code, 0);
+    assert.match(restored.stdout, /created RedisCluster orders-restored from orders-now/);
     await c.waitFor(
       () => row(c, RESTORED) === `${RESTORED} 4 4 4 16384 Running` && healthy(c, RESTORED, 4, 2),
       300_000,
