@@ -9,7 +9,9 @@
 // - Only ranges that parse as slot ranges are recorded (api parseSlotRanges), never raw text.
 import type { ConnectionOptions } from 'node:tls';
 import { Redis } from 'ioredis';
-import { formatSlotRanges, parseSlotRanges } from '../api/rediscluster-names.ts';
+import { formatSlotRanges, parseSlotRanges, rangesOf } from '../api/rediscluster-names.ts';
+
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, k) => a + k);
 
 export type ShardSlots = { ok: true; slots: string } | { ok: false; reason: string };
 
@@ -32,7 +34,8 @@ export function shardSlotsOf(clusterNodes: string): ShardSlots {
   const ranges = parseSlotRanges(entries.join(','));
   if (ranges === null) return { ok: false, reason: `unreadable slots ${JSON.stringify(entries.join(' '))}` };
   if (ranges.length === 0) return { ok: false, reason: 'the shard serves no slot' };
-  return { ok: true, slots: formatSlotRanges(ranges) };
+  // As the status shows a shard's slots: sorted and merged (api rangesOf), whatever order the node printed.
+  return { ok: true, slots: formatSlotRanges(rangesOf(ranges.flatMap(([a, b]) => range(a, b)))) };
 }
 
 export interface SlotsSource {

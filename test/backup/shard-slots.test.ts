@@ -22,6 +22,11 @@ test('shardSlotsOf', async (t) => {
       [line(M0, 'myself,master', '-', '0-8191'), line(M1, 'master', '-', '8192-16383')],
       { ok: true, slots: '0-8191' },
     ],
+    [
+      'ranges printed apart or out of order are merged',
+      [line(M0, 'myself,master', '-', '200-300', '0-99', '100-199')],
+      { ok: true, slots: '0-300' },
+    ],
     ['a slot moving out', [line(M0, 'myself,master', '-', '0-10', `[11->-${M1}]`)], /being moved/],
     [
       'a slot moving in',
