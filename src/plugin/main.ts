@@ -137,7 +137,14 @@ export async function run(
     case 'hibernate':
     case 'wake': {
       const on = command === 'hibernate';
-      await k.getRedis(name);
+      const what = await status.target(k, name).catch((err: unknown) => {
+        throw err instanceof status.UsageError ? new Exit(err.message.replace(/^status/, command), 2) : err;
+      });
+      if (what.kind === 'RedisCluster')
+        throw new Exit(
+          `${command} ${name}: a RedisCluster cannot hibernate in this version (spec.hibernate is a Redis field); nothing was changed`,
+          1,
+        );
       await requireOperator(k);
       await k.patchRedis(name, ops.hibernatePatch(on));
       if (wait)
