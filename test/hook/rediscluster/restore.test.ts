@@ -1,10 +1,11 @@
 // spec.restore of a RedisCluster: resolved from a completed RedisBackup of a RedisCluster with as
 // many shards, held (no shard StatefulSet) until the ConfigMap carries every shard's location,
 // pod 0 of each shard restoring its shard's snapshot, and Completed only on each pod 0's word.
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RESTORE_CONTAINER, shardRestoreLocationKey } from '../../../src/api/backup.ts';
 import { customizeRedisCluster, type KubeObject } from '../../../src/hook/index.ts';
+import { dryRunMissing, rewrites, startDryRunServer, type DryRunServer } from '../../k8s/dry-run.ts';
 import { get, type Json } from '../common/helpers.ts';
 import { applied, articleSpec, named, NAME, NS, podName, redisCluster, sync } from './helpers.ts';
 
@@ -205,3 +206,26 @@ test('customize asks for the RedisBackup it restores from', () => {
     names: ['before-upgrade'],
   });
 });
+
+describe(
+  'the real kube-apiserver accepts the restored shards as returned (dry-run create, strict field validation)',
+  { skip: dryRunMissing() ?? false },
+  () => {
+    let server: DryRunServer;
+    before(async () => (server = await startDryRunServer({ namespaces: [NS] })));
+    after(() => server?.close());
+    test('the ConfigMap with every location, the StatefulSets with the restore init container', async () => {
+      const first = sync({ parent: parent(), related: [completed()] });
+      const second = sync({ parent: parent(first.status as Json), children: applied(first.children), related: [] });
+      const children = second.children.filter((c) => c.kind === 'StatefulSet' || c.kind === 'ConfigMap');
+      assert.equal(children.length, 4);
+      assert.deepEqual(await server.refusals(children), []);
+      for (const child of children)
+        assert.deepEqual(
+          rewrites(child, (await server.dryRun(child)).object),
+          [],
+          `${child.kind}/${child.metadata.name}`,
+        );
+    });
+  },
+);
