@@ -189,11 +189,16 @@ export function syncClusterBackup(input: ClusterBackupInput): ClusterBackupAnswe
   const entries: RedisBackupShard[] = [];
   for (let shard = 0; shard < shards; shard++) {
     const jobName = onDemandShardJobName(name, shard);
-    const labels: Record<string, string> = {
-      ...(input.uid !== undefined && input.uid !== '' ? { [CONTROLLER_UID_LABEL]: input.uid } : {}),
+    // The pod template's labels never carry controller-uid: the Job controller sets its own there
+    // (and selects on it), so the RedisBackup's would make the Job invalid.
+    const podLabels: Record<string, string> = {
       ...redisClusterBackupSelectorLabels(cluster),
       [SHARD_LABEL]: String(shard),
       [BACKUP_TRIGGER_LABEL]: name,
+    };
+    const labels: Record<string, string> = {
+      ...(input.uid !== undefined && input.uid !== '' ? { [CONTROLLER_UID_LABEL]: input.uid } : {}),
+      ...podLabels,
     };
     const pod = backupPodSpecFor(
       {
@@ -212,7 +217,7 @@ export function syncClusterBackup(input: ClusterBackupInput): ClusterBackupAnswe
       apiVersion: 'batch/v1',
       kind: 'Job',
       metadata: { name: jobName, namespace, labels },
-      spec: backupJobSpecFor(labels, pod),
+      spec: backupJobSpecFor(podLabels, pod),
     });
     entries.push({ shard, job: jobName, phase: 'Running' });
   }
