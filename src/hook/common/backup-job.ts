@@ -30,6 +30,7 @@ import { REDIS_PORT, TLS_MOUNT, TLS_VOLUME, childNames } from '../../api/labels.
 import { redisClusterChildNames } from '../../api/rediscluster-names.ts';
 import type { BackupSpec, BackupStorage, RedisSpec } from '../../api/schema.ts';
 import { TLS_CA_KEY, tlsSecretName } from '../../api/tls.ts';
+import { readStorage } from '../../api/validate.ts';
 import { restrictedContainer } from './pod-template.ts';
 
 /** The operator image's user (the Dockerfile's USER 1000). */
@@ -73,6 +74,39 @@ export function storageAccess(
     }
   }
   return { env, volumes: [], mounts: [] };
+}
+
+/**
+ * The storage a backup Job writes to, read back from its pod template's env (the inverse of
+ * storageAccess), checked as any recorded storage is: what a status records when the one it
+ * wrote at the Job's creation did not land (a status write lost to a quicker resync).
+ */
+export function storageOfJob(job: unknown): BackupStorage | undefined {
+  const containers = (job as { spec?: { template?: { spec?: { containers?: IContainer[] } } } })?.spec?.template?.spec
+    ?.containers;
+  const env = containers?.find((c) => c.name === BACKUP_CONTAINER)?.env ?? [];
+  const value = (name: string) => env.find((e) => e.name === name)?.value;
+  const secret = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
+  const kind = value('BACKUP_STORAGE');
+  if (kind === 'pvc') {
+    const claimName = value('BACKUP_CLAIM');
+    return claimName !== undefined ? readStorage({ pvc: { claimName } }) : undefined;
+  }
+  if (kind !== 's3') return undefined;
+  const id = secret('AWS_ACCESS_KEY_ID');
+  const key = secret('AWS_SECRET_ACCESS_KEY');
+  const endpoint = value('S3_ENDPOINT');
+  return readStorage({
+    s3: {
+      bucket: value('S3_BUCKET'),
+      region: value('S3_REGION'),
+      ...(endpoint !== undefined ? { endpoint } : {}),
+      prefix: value('S3_PREFIX') ?? '',
+      ...(id?.name !== undefined && id.name === key?.name
+        ? { credentialsSecret: { name: id.name, accessKeyIdKey: id.key, secretAccessKeyKey: key.key } }
+        : {}),
+    },
+  });
 }
 
 /**

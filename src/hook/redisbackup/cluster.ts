@@ -22,7 +22,7 @@ import { slotLayoutProblem } from '../../api/slot-layout.ts';
 import { validateRedisClusterSpec } from '../../api/rediscluster-validate.ts';
 import { formatProblems } from '../../api/validate.ts';
 import { failureMessage, jobCondition, jobResult, resultFields } from '../common/backup-status.ts';
-import { backupJobSpecFor, backupPodSpecFor, shardBackupHosts } from '../common/backup-job.ts';
+import { backupJobSpecFor, backupPodSpecFor, shardBackupHosts, storageOfJob } from '../common/backup-job.ts';
 import type { HookOptions } from '../common/options.ts';
 import { findObject } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
@@ -105,9 +105,11 @@ function fromJobs(input: ClusterBackupInput, jobs: ReadonlyMap<number, KubeObjec
       recorded.find((s) => s.shard === i),
     ),
   );
+  // Recorded when the Jobs were made; read back from a Job if that status write did not land.
+  const storage = previous.storage ?? [...jobs.values()].map(storageOfJob).find((x) => x !== undefined);
   const rest: Partial<RedisBackupStatus> = {
     shards,
-    ...(previous.storage !== undefined ? { storage: previous.storage } : {}),
+    ...(storage !== undefined ? { storage } : {}),
     ...(previous.job !== undefined ? { job: previous.job } : {}),
   };
   const running = shards.filter((s) => s.phase === 'Running');

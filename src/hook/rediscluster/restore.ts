@@ -82,9 +82,14 @@ function resolve(state: RedisClusterState, spec: RedisClusterSpec, name: string)
   }
   const problem = slotLayoutProblem(shards);
   if (problem !== undefined) return { ok: false, failed: true, message: `RedisBackup ${name}: ${problem}` };
-  const storage = readStorage(at(backup, 'status', 'storage'));
+  // As for a Redis: the backup's recorded storage, else this RedisCluster's own spec.backup.storage.
+  const storage = readStorage(at(backup, 'status', 'storage')) ?? spec.backup?.storage;
   if (storage === undefined)
-    return { ok: false, failed: true, message: `RedisBackup ${name} records no storage to reach its snapshots` };
+    return {
+      ok: false,
+      failed: true,
+      message: `RedisBackup ${name} records no storage to reach its snapshots, and spec.backup.storage is not set`,
+    };
   return { ok: true, storage, shards };
 }
 

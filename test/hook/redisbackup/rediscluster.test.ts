@@ -208,6 +208,17 @@ test('the outcome from the shard Jobs: per shard location, slots and offset; one
   }
 });
 
+test('the storage the Jobs were made with is read back from them when the status that recorded it was lost', () => {
+  const made = syncRedisBackup(request({ related: [cluster()] })).children;
+  const r = syncRedisBackup(request({ status: { phase: 'Running' }, children: made, related: [cluster()] }));
+  assert.equal(r.status.reason, 'JobsRunning');
+  assert.deepEqual(r.status.storage, STORAGE);
+  assert.deepEqual(
+    r.children.map((c) => c.metadata.name),
+    made.map((c) => c.metadata.name),
+  );
+});
+
 test('a final status never makes Jobs again, even with its Jobs gone', () => {
   for (const phase of ['Completed', 'Failed']) {
     const r = syncRedisBackup(request({ status: { ...RUNNING_STATUS, phase }, related: [cluster()] }));

@@ -64,7 +64,20 @@ test('it waits for, or refuses, a backup it cannot restore, and creates no shard
       /shard 1: location/,
     ],
     ['slots not whole', [completed(['0-5460', '5461-10922', '10923-16000'])], spec(), 'Failed', /cover 16001 of 16384/],
-    ['no storage recorded', [completed(EVEN, { storage: undefined })], spec(), 'Failed', /no storage/],
+    [
+      'no storage recorded, none in spec.backup',
+      [completed(EVEN, { storage: undefined })],
+      (({ backup: _b, ...rest }) => rest)(spec()),
+      'Failed',
+      /records no storage .* spec\.backup\.storage is not set/,
+    ],
+    [
+      'no storage recorded: spec.backup.storage reaches it',
+      [completed(EVEN, { storage: undefined })],
+      spec(),
+      'Restoring',
+      /waiting for ConfigMap/,
+    ],
   ];
   for (const [name, related, s, phase, message] of cases) {
     await t.test(name, () => {
