@@ -34,6 +34,7 @@ const EXPECTED: Record<string, { s: number; order?: 1 | 2; group?: string }> = {
   'test/system/rediscluster.test.ts': { s: 404, order: 1, group: 'three nodes' },
   'test/system/rediscluster-day2.test.ts': { s: 180, order: 1, group: 'three nodes' },
   'test/system/rediscluster-faults.test.ts': { s: 200, order: 1, group: 'three nodes' },
+  'test/system/rediscluster-backup.test.ts': { s: 150, order: 1, group: 'three nodes' },
   'test/system/monitoring.test.ts': { s: 65, order: 1 },
   'test/system/helm.test.ts': { s: 62, order: 1 },
   'test/k8s/real-cluster.test.ts': { s: 37 },

@@ -53,3 +53,16 @@ export function backupCronJobName(name: string): string {
 export function onDemandJobName(redisBackupName: string): string {
   return `${redisBackupName}-backup`;
 }
+
+/** The Job that backs up shard `shard` of a RedisCluster for RedisBackup `redisBackupName`. */
+export function onDemandShardJobName(redisBackupName: string, shard: number): string {
+  return `${redisBackupName}-backup-${shard}`;
+}
+
+/** A RedisBackup of a RedisCluster: its shard Jobs' names (<name>-backup-<i>, i < 64) must fit a label value. */
+export const MAX_REDISCLUSTER_BACKUP_NAME_LENGTH = 63 - '-backup-'.length - 2;
+
+/** The key of the RedisCluster <name>-config ConfigMap that tells shard `shard`'s pod 0 what to restore. */
+export function shardRestoreLocationKey(shard: number): string {
+  return `${RESTORE_LOCATION_KEY}-shard-${shard}`;
+}

@@ -188,6 +188,12 @@ export function buildRedisBackupCrd(): CustomResourceDefinition {
     columns: [
       { name: 'Redis', type: 'string', jsonPath: '.spec.redis', description: 'The Redis backed up.' },
       {
+        name: 'RedisCluster',
+        type: 'string',
+        jsonPath: '.spec.redisCluster',
+        description: 'The RedisCluster backed up (one snapshot per shard: status.shards).',
+      },
+      {
         name: 'Phase',
         type: 'string',
         jsonPath: '.status.phase',

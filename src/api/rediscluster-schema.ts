@@ -7,7 +7,7 @@
 // Invariants: every property described, defaults here and only here, structural output (see
 // schema.ts); a shard count below MIN_REDIS_CLUSTER_SHARDS is refused by the schema.
 import { Type, type Static } from '@sinclair/typebox';
-import { BackupStatus, ScheduledBackupSpec } from './backup-schema.ts';
+import { BackupStatus, ScheduledBackupSpec, storageSchema } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { ConfigSpec, ImageFields, RESERVED_CONFIG_KEYS, VERSION_PATTERN, VERSION_VALIDATIONS } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
@@ -161,6 +161,22 @@ export const RedisClusterSpec = Type.Object(
       description:
         'Scheduled backups of every shard: a CronJob <name>-shard-<i>-backup per shard reads a consistent RDB snapshot from a replica of that shard (from its master only when it has none) and stores it under <prefix>rediscluster~<namespace>~<name>~shard-<i>/. status.backup and the BackupHealthy condition report them (status.backup.lastSuccessful is the shard whose last success is oldest).',
     }),
+    restore: Type.Optional(
+      Type.Object(
+        {
+          backup: Type.String({
+            minLength: 1,
+            maxLength: 253,
+            description:
+              'A completed RedisBackup of a RedisCluster (spec.redisCluster), in the same namespace, with as many shards as master.replicas.',
+          }),
+        },
+        {
+          description:
+            "Start this RedisCluster from a backup: pod 0 of each shard loads its shard's snapshot before Redis starts, and the cluster is formed with the slots each shard served when it was backed up (the other pods replicate). Only into empty data volumes (it never overwrites data). Set at creation; cannot change afterwards.",
+        },
+      ),
+    ),
     monitoring: MonitoringSpec,
     config: ConfigSpec('RedisCluster'),
     ...PodPlacementFields({
@@ -172,6 +188,13 @@ export const RedisClusterSpec = Type.Object(
   {
     description:
       'The desired sharded Redis: version, shards and replicas per shard, durability, resources, failover, autoscaling, backup and monitoring.',
+    'x-kubernetes-validations': [
+      {
+        rule: 'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
+        message:
+          'restore is set at creation only and cannot change: a running RedisCluster is never overwritten by a backup (create a new RedisCluster from it)',
+      },
+    ],
   },
 );
 
@@ -192,6 +215,41 @@ export const ShardStatus = Type.Object(
     }),
   },
   { description: 'One shard as the sidecar last reported it on the pods.' },
+);
+
+export const RedisClusterRestoreStatus = Type.Object(
+  {
+    source: Type.String({ description: 'What spec.restore named: RedisBackup/<name>.' }),
+    phase: StringEnum(['Pending', 'Restoring', 'Completed', 'Failed'] as const, {
+      description:
+        "Pending (the backup is not known or not complete yet), Restoring, Completed (pod 0 of every shard started from its shard's snapshot, as its restore container reported) or Failed (the backup cannot be restored here, or a shard's pod 0 started without it).",
+    }),
+    message: Type.String({ description: 'What a human needs to know.' }),
+    storage: Type.Optional(
+      storageSchema(
+        'How the pods reach the snapshots, fixed once the backup is known (the pod template never changes).',
+      ),
+    ),
+    shards: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            shard: Type.Integer({ minimum: 0, description: 'The shard index.' }),
+            location: Type.String({ description: "The shard's snapshot." }),
+            slots: Type.String({
+              description: 'The slots the shard is formed with, as ranges ("0-5460"): those it served when backed up.',
+            }),
+          },
+          { description: 'One shard restored.' },
+        ),
+        {
+          maxItems: MAX_REDIS_CLUSTER_SHARDS,
+          description: 'Per shard, fixed once the backup is known: the sidecar forms the cluster with these slots.',
+        },
+      ),
+    ),
+  },
+  { description: 'Where this RedisCluster was restored from (spec.restore).' },
 );
 
 export const RedisClusterStatus = Type.Object(
@@ -253,6 +311,7 @@ export const RedisClusterStatus = Type.Object(
       'The Secrets this RedisCluster uses that exist, sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',
     ),
     backup: Type.Optional(BackupStatus),
+    restore: Type.Optional(RedisClusterRestoreStatus),
     conditions: ConditionsStatus(
       'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (the rollout of a new pod template, one pod at a time), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
     ),
@@ -263,6 +322,7 @@ export const RedisClusterStatus = Type.Object(
 
 export type RedisClusterSpec = Static<typeof RedisClusterSpec>;
 export type RedisClusterStatus = Static<typeof RedisClusterStatus>;
+export type RedisClusterRestoreStatus = Static<typeof RedisClusterRestoreStatus>;
 export type ShardStatus = Static<typeof ShardStatus>;
 export type RedisClusterAutoscalingSpec = Static<typeof RedisClusterAutoscalingSpec>;
 export type RedisClusterSentinelSpec = Static<typeof RedisClusterSentinelSpec>;

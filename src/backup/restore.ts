@@ -51,6 +51,12 @@ export interface RestoreConfig {
   source: RestoreSource | undefined;
   dataDir: string;
   appendOnly: boolean;
+  /**
+   * Why this pod restores nothing though a location is set: a RedisCluster shard restores only into its
+   * pod 0 (RESTORE_FIRST_POD_ONLY=yes with POD_NAME), the master it is formed around; its other pods start
+   * empty and replicate it (a node holding keys cannot be made a replica).
+   */
+  skip?: string;
 }
 
 export const restoreLocation = (s: RestoreSource): string =>
@@ -88,6 +94,11 @@ export function restoreConfig(env: Env): { ok: true; config: RestoreConfig } | {
           }
         : undefined;
   const config: RestoreConfig = { source, dataDir: present(env, 'DATA_DIR') ?? '/data', appendOnly: aof === 'yes' };
+  if (present(env, 'RESTORE_FIRST_POD_ONLY') === 'yes') {
+    const pod = required('POD_NAME', 'RESTORE_FIRST_POD_ONLY restores only into pod 0');
+    if (pod !== '' && !pod.endsWith('-0'))
+      config.skip = `${pod} is not its shard's pod 0: it starts empty and replicates`;
+  }
   return errors.length > 0 ? { ok: false, errors } : { ok: true, config };
 }
 
@@ -164,6 +175,7 @@ export async function restore(
   const source = config.source;
   if (source === undefined)
     return { restored: false, reason: 'RESTORE_LOCATION is not set: nothing to restore', files: [] };
+  if (config.skip !== undefined) return { restored: false, reason: config.skip, files: [] };
   const storage = source.kind;
   const holding = dataPresent(config.dataDir);
   if (holding !== undefined)

@@ -17,6 +17,7 @@ import { backupKey } from './naming.ts';
 import { backupsToPrune } from './retention.ts';
 import { s3Store } from './s3.ts';
 import { BackupFailure } from './failure.ts';
+import { readShardSlots } from './shard-slots.ts';
 import { openSnapshot } from './snapshot.ts';
 import { backupTlsOptions } from './tls.ts';
 import type { BackupStore, StorageKind } from './store.ts';
@@ -40,6 +41,8 @@ export interface BackupResult {
   /** Some of the backups retention removed (the oldest), at most PRUNED_NAMES. */
   pruned: string[];
   prunedCount: number;
+  /** A RedisCluster shard's: the slots it served for the whole snapshot ("0-5460,5462"). */
+  slots?: string;
 }
 
 function tlsOptions(config: BackupConfig): ConnectionOptions | undefined {
@@ -133,6 +136,15 @@ export async function runBackup(
       );
     const tls = tlsOptions(config);
     const source = await pickSource(config, tls, log);
+    // A shard's snapshot is worth restoring only with the slots it holds the keys of, read before and after it.
+    const slotsAt = async () => {
+      if (config.shard === undefined) return undefined;
+      const read = await readShardSlots({ ...source, username: config.username, password: config.password, tls });
+      if (!read.ok)
+        throw new BackupFailure(`shard ${config.shard} at ${source.host}:${source.port}: ${read.reason}`, false);
+      return read.slots;
+    };
+    const slots = await slotsAt();
     const takenAt = now();
     const snap = await openSnapshot({
       host: source.host,
@@ -163,6 +175,12 @@ export async function runBackup(
       throw err;
     });
     await snap.done;
+    const slotsAfter = await slotsAt();
+    if (slotsAfter !== slots)
+      throw new BackupFailure(
+        `shard ${config.shard} served slots ${slots} when its snapshot started and ${slotsAfter} when it ended: taken again`,
+        false,
+      );
     const { prune, reason } = backupsToPrune(await store.list(), now().getTime(), config.retention);
     if (prune.length > 0) {
       await store.remove(prune);
@@ -182,6 +200,7 @@ export async function runBackup(
       finishedAt: now().toISOString(),
       pruned: someOf(prune),
       prunedCount: prune.length,
+      ...(slots !== undefined ? { slots } : {}),
     };
   } finally {
     await store.close();

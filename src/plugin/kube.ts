@@ -156,6 +156,16 @@ export function connect(o: KubeOptions) {
       call({ verb: 'get', resource: CLUSTER_PLURAL, name }, () =>
         custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace, plural: CLUSTER_PLURAL, name }),
       ) as Promise<ClusterLike>,
+    createCluster: (body: object) =>
+      call({ verb: 'create', resource: CLUSTER_PLURAL }, () =>
+        custom.createNamespacedCustomObject({
+          group: GROUP,
+          version: VERSION,
+          namespace,
+          plural: CLUSTER_PLURAL,
+          body,
+        }),
+      ),
     events: (name: string, kind: 'Redis' | 'RedisCluster' = 'Redis') =>
       call(
         { verb: 'list', resource: 'events' },
@@ -229,6 +239,6 @@ export interface ClusterLike {
 }
 export interface BackupLike {
   metadata?: { name?: string };
-  spec?: { redis?: string };
+  spec?: { redis?: string; redisCluster?: string };
   status?: RedisBackupStatus;
 }

@@ -4,7 +4,9 @@
 // Invariant: every error is printed as one line naming the problem, with a non-zero exit code.
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connect, KubeError, type Kube } from './kube.ts';
+import { connect, KubeError, type BackupLike, type Kube } from './kube.ts';
+import * as clusterOps from './cluster-ops.ts';
+import { MAX_REDISCLUSTER_BACKUP_NAME_LENGTH } from '../api/backup.ts';
 import * as status from './status.ts';
 import { coloured, eventLines, eventViews, plain } from './view.ts';
 import * as ops from './ops.ts';
@@ -21,10 +23,13 @@ const USAGE = `usage: kubectl redis <command> [flags]
                                  a RedisCluster shard's master moves to its best replica (or POD)
   hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
   bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
-  backup NAME [--backup-name B]  an on-demand RedisBackup
+  backup NAME [--backup-name B]  an on-demand RedisBackup (of a RedisCluster: one snapshot per shard,
+                                 with its slots; rediscluster/NAME when a Redis has the name too)
   restore NEW --from-backup B | --from-location URL [--like REDIS] [--tls-secret S]
                                  a new Redis restored from a backup, shaped like REDIS (without its
-                                 restore, hibernate and TLS Secret: the command says what it left out)
+                                 restore, hibernate and TLS Secret: the command says what it left out);
+                                 from a backup of a RedisCluster, a new RedisCluster with its shards'
+                                 slots, shaped like --like RC
 flags: -n/--namespace, --context, --kubeconfig, --timeout 5m, --no-wait,
   --operator-namespace NS (default: found, from the Redis CompositeController or the operator's Deployment)`;
 
@@ -164,7 +169,14 @@ export async function run(
     case 'hibernate':
     case 'wake': {
       const on = command === 'hibernate';
-      await k.getRedis(name);
+      const what = await status.target(k, name).catch((err: unknown) => {
+        throw err instanceof status.UsageError ? new Exit(err.message.replace(/^status/, command), 2) : err;
+      });
+      if (what.kind === 'RedisCluster')
+        throw new Exit(
+          `${command} ${name}: a RedisCluster cannot hibernate in this version (spec.hibernate is a Redis field); nothing was changed`,
+          1,
+        );
       await requireOperator(k);
       await k.patchRedis(name, ops.hibernatePatch(on));
       if (wait)
@@ -188,7 +200,11 @@ export async function run(
       return 0;
     }
     case 'backup': {
-      const refusal = ops.backupRefusal(await k.getRedis(name));
+      const what = await status.target(k, name).catch((err: unknown) => {
+        throw err instanceof status.UsageError ? new Exit(err.message.replace(/^status/, 'backup'), 2) : err;
+      });
+      if (what.kind === 'RedisCluster') return clusterBackup(k, what.name, values['backup-name'], wait, timeout, out);
+      const refusal = ops.backupRefusal(what.object);
       if (refusal !== undefined) throw new Exit(`backup ${name}: ${refusal}`, 1);
       await requireOperator(k);
       const bname =
@@ -209,6 +225,10 @@ export async function run(
       const from = { backup: values['from-backup'], location: values['from-location'] };
       if (!from.backup === !from.location)
         throw new Exit('restore: give exactly one of --from-backup or --from-location', 2);
+      // A backup of a RedisCluster restores into a RedisCluster; any other (or one not readable) as before.
+      const backup = from.backup !== undefined ? await k.getBackup(from.backup).catch(() => undefined) : undefined;
+      if (backup?.spec?.redisCluster !== undefined)
+        return clusterRestore(k, name, from.backup!, backup, values.like, wait, timeout, out);
       const source = values.like ? ((await k.getRedis(values.like)).spec ?? {}) : {};
       const like = ops.likeSpec(values.like ?? '', source, { name, namespace: k.namespace }, values['tls-secret']);
       if (!like.ok) throw new Exit(`restore ${name}: ${like.reason}`, 2);
@@ -239,6 +259,70 @@ export async function run(
     default:
       throw new Exit(`unknown command ${command}\n${USAGE}`, 2);
   }
+}
+
+function backupName(name: string, given: string | undefined): string {
+  return (
+    given ??
+    `${name}-${new Date()
+      .toISOString()
+      .replace(/[^0-9]/g, '')
+      .slice(0, 14)}`
+  );
+}
+
+async function clusterBackup(
+  k: Kube,
+  name: string,
+  given: string | undefined,
+  wait: boolean,
+  timeout: number,
+  out: (l: string) => void,
+): Promise<number> {
+  const refusal = clusterOps.clusterBackupRefusal(await k.getCluster(name));
+  if (refusal !== undefined) throw new Exit(`backup ${name}: ${refusal}`, 1);
+  await requireOperator(k);
+  const bname = backupName(name, given);
+  if (bname.length > MAX_REDISCLUSTER_BACKUP_NAME_LENGTH)
+    throw new Exit(
+      `backup ${name}: RedisBackup ${bname} is longer than ${MAX_REDISCLUSTER_BACKUP_NAME_LENGTH} characters (its Jobs are <name>-backup-<shard>): give --backup-name`,
+      2,
+    );
+  await k.createBackup(clusterOps.clusterBackupObject(name, k.namespace, bname));
+  out(`backup ${name}: created RedisBackup ${bname} of RedisCluster ${name}`);
+  if (wait)
+    await waitFor(`backup ${bname}`, timeout, out, async () =>
+      clusterOps.clusterBackupProgress((await k.getBackup(bname)).status),
+    );
+  return 0;
+}
+
+async function clusterRestore(
+  k: Kube,
+  name: string,
+  from: string,
+  backup: BackupLike,
+  like: string | undefined,
+  wait: boolean,
+  timeout: number,
+  out: (l: string) => void,
+): Promise<number> {
+  const likeSpec = like !== undefined ? ((await k.getCluster(like)).spec ?? {}) : {};
+  const made = clusterOps.clusterRestoreSpec(
+    { name: from, redisCluster: backup.spec?.redisCluster, status: backup.status },
+    like ?? '',
+    likeSpec,
+  );
+  if (!made.ok) throw new Exit(`restore ${name}: ${made.reason}`, 2);
+  await requireOperator(k);
+  await k.createCluster(clusterOps.clusterRestoreObject(name, k.namespace, made.spec));
+  out(`restore ${name}: created RedisCluster ${name} from ${from}`);
+  for (const left of made.leftOut) out(`restore ${name}: left out ${left}`);
+  if (wait)
+    await waitFor(`restore ${name}`, timeout, out, async () =>
+      clusterOps.clusterRestoreProgress((await k.getCluster(name)).status),
+    );
+  return 0;
 }
 
 /** The one place errors become a message and an exit code. */

@@ -142,6 +142,7 @@ const RESTORE_SOURCE = 'restore needs exactly one of backup or location';
 const RESTORE_FIXED = 'restore is set at creation only';
 const AUTOSCALING = 'minReplicas must not exceed';
 const BACKUP_FIXED = 'a RedisBackup cannot change';
+const BACKUP_TARGET = 'name exactly one of spec.redis';
 const S3 = { bucket: 'backups', region: 'us-east-1', prefix: '' };
 const RESTORE = { backup: 'nightly' };
 const PERSISTENCE = {
@@ -557,6 +558,58 @@ const CASES: Case[] = [
     self: { s3: S3, pvc: { claimName: 'c' } },
     allowed: false,
   },
+  // A RedisCluster restore, as a Redis's: set at creation only; its status names one place.
+  {
+    name: 'cluster restore kept',
+    kind: 'RedisCluster',
+    path: 'spec',
+    message: RESTORE_FIXED,
+    self: { restore: RESTORE },
+    oldSelf: { restore: RESTORE },
+    allowed: true,
+  },
+  {
+    name: 'cluster restore added later',
+    kind: 'RedisCluster',
+    path: 'spec',
+    message: RESTORE_FIXED,
+    self: { restore: RESTORE },
+    oldSelf: {},
+    allowed: false,
+  },
+  {
+    name: 'cluster restored from s3',
+    kind: 'RedisCluster',
+    path: 'status.restore.storage',
+    message: STORAGE_ONE,
+    self: { s3: S3 },
+    allowed: true,
+  },
+  {
+    name: 'cluster restored from nowhere',
+    kind: 'RedisCluster',
+    path: 'status.restore.storage',
+    message: STORAGE_ONE,
+    self: {},
+    allowed: false,
+  },
+  // A RedisBackup names a Redis or a RedisCluster, never both.
+  {
+    name: 'backup of a RedisCluster',
+    kind: 'RedisBackup',
+    path: 'spec',
+    message: BACKUP_TARGET,
+    self: { redisCluster: 'c' },
+    allowed: true,
+  },
+  {
+    name: 'backup of both',
+    kind: 'RedisBackup',
+    path: 'spec',
+    message: BACKUP_TARGET,
+    self: { redis: 'r', redisCluster: 'c' },
+    allowed: false,
+  },
   ...backupLocationCases(),
 ];
 
@@ -573,6 +626,7 @@ function backupLocationCases(): Case[] {
     ['Redis', 'spec.restore.storage.s3'],
     ['Redis', 'status.restore.storage.s3'],
     ['RedisCluster', 'spec.backup.storage.s3'],
+    ['RedisCluster', 'status.restore.storage.s3'],
     ['RedisBackup', 'status.storage.s3'],
   ];
   const PREFIX_CHARS = 'prefix may only use';

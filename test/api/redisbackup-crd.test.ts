@@ -35,6 +35,16 @@ test('names, status subresource and the columns a user reads', () => {
   const columns = (version.additionalPrinterColumns as Array<{ name: string; priority?: number }>)
     .filter((c) => c.priority === undefined)
     .map((c) => c.name);
-  assert.deepEqual(columns, ['Redis', 'Phase', 'Size', 'Offset', 'Version', 'Started', 'Completed', 'Age']);
+  assert.deepEqual(columns, [
+    'Redis',
+    'RedisCluster',
+    'Phase',
+    'Size',
+    'Offset',
+    'Version',
+    'Started',
+    'Completed',
+    'Age',
+  ]);
   assert.deepEqual(crd['spec'].versions[0].schema.openAPIV3Schema.required, ['spec']);
 });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { backupConfig, backupOwner } from '../../src/backup/config.ts';
 import { RESULT_LINE_MAX, resultLine } from '../../src/backup/failure.ts';
-import { restoreConfig } from '../../src/backup/restore.ts';
+import { restore, restoreConfig } from '../../src/backup/restore.ts';
 
 const GOOD = {
   REDIS_NAMESPACE: 'shop',
@@ -228,6 +228,20 @@ test('the restore: a pvc:// location needs RESTORE_DIR (default /backup) and no 
     });
     assert.ok(!half.ok);
     assert.match(half.errors.join('; '), /AWS_SECRET_ACCESS_KEY is required with AWS_ACCESS_KEY_ID/);
+  });
+  await t.test('a RedisCluster shard restores into its pod 0 only; the others start empty and replicate', async () => {
+    const env = { ...base, RESTORE_LOCATION: 'pvc://b/x.rdb', RESTORE_FIRST_POD_ONLY: 'yes' };
+    const first = restoreConfig({ ...env, POD_NAME: 'cache-shard-2-0' });
+    assert.ok(first.ok);
+    assert.equal(first.config.skip, undefined);
+    const other = restoreConfig({ ...env, POD_NAME: 'cache-shard-2-10' });
+    assert.ok(other.ok);
+    assert.match(other.config.skip ?? '', /cache-shard-2-10 is not its shard's pod 0/);
+    const r = await restore(other.config);
+    assert.deepEqual([r.restored, r.restoredFrom], [false, undefined]);
+    const unnamed = restoreConfig(env);
+    assert.ok(!unnamed.ok);
+    assert.match(unnamed.errors.join('; '), /POD_NAME is required/);
   });
   await t.test('no location: nothing to restore (the hook removed it once the restore was complete)', () => {
     const r = restoreConfig(base);

@@ -32,6 +32,9 @@ for (const storage of ['pvc', 's3'] as const) {
       const node = await startRedis(t, { ip: addr(N, storage === 'pvc' ? 1 : 2), minReplicasToWrite: 0 });
       await redisCommand(node.ip, 'REPLICAOF', 'NO', 'ONE');
       await redisCommand(node.ip, 'SET', 'k', 'v');
+      // The shard: a cluster node serving every slot (its backup records the slots it serves).
+      const shardNode = await startRedis(t, { ip: addr(N, storage === 'pvc' ? 3 : 4), cluster: {} });
+      await redisCommand(shardNode.ip, 'CLUSTER', 'ADDSLOTSRANGE', '0', '16383');
       let target: Record<string, string>;
       let exists: (key: string) => Promise<boolean>;
       if (storage === 'pvc') {
@@ -58,7 +61,7 @@ for (const storage of ['pvc', 's3'] as const) {
         const r = await runEntry(BACKUP_MAIN, {
           ...who,
           ...target,
-          REDIS_HOSTS: `${node.ip}:6379`,
+          REDIS_HOSTS: `${who === CLUSTER_SHARD ? shardNode.ip : node.ip}:6379`,
           REDIS_USERNAME: OPERATOR_USER,
           REDIS_PASSWORD: TEST_OPERATOR_PASSWORD,
           RETENTION_COUNT: '1',
@@ -67,6 +70,7 @@ for (const storage of ['pvc', 's3'] as const) {
         return r.result;
       };
       const shard = await run(CLUSTER_SHARD);
+      assert.equal(shard['slots'], '0-16383', "the shard's backup records the slots it serves");
       // A second later, so the Redis's backup is the newer one whatever its key: a retention of one
       // that saw both would remove the shard's.
       await new Promise((resolve) => setTimeout(resolve, 1100));

@@ -27,8 +27,10 @@ import {
   backupSelectorLabels,
 } from '../../api/backup.ts';
 import { REDIS_PORT, TLS_MOUNT, TLS_VOLUME, childNames } from '../../api/labels.ts';
+import { redisClusterChildNames } from '../../api/rediscluster-names.ts';
 import type { BackupSpec, BackupStorage, RedisSpec } from '../../api/schema.ts';
 import { TLS_CA_KEY, tlsSecretName } from '../../api/tls.ts';
+import { readStorage } from '../../api/validate.ts';
 import { restrictedContainer } from './pod-template.ts';
 
 /** The operator image's user (the Dockerfile's USER 1000). */
@@ -75,6 +77,39 @@ export function storageAccess(
 }
 
 /**
+ * The storage a backup Job writes to, read back from its pod template's env (the inverse of
+ * storageAccess), checked as any recorded storage is: what a status records when the one it
+ * wrote at the Job's creation did not land (a status write lost to a quicker resync).
+ */
+export function storageOfJob(job: unknown): BackupStorage | undefined {
+  const containers = (job as { spec?: { template?: { spec?: { containers?: IContainer[] } } } })?.spec?.template?.spec
+    ?.containers;
+  const env = containers?.find((c) => c.name === BACKUP_CONTAINER)?.env ?? [];
+  const value = (name: string) => env.find((e) => e.name === name)?.value;
+  const secret = (name: string) => env.find((e) => e.name === name)?.valueFrom?.secretKeyRef;
+  const kind = value('BACKUP_STORAGE');
+  if (kind === 'pvc') {
+    const claimName = value('BACKUP_CLAIM');
+    return claimName !== undefined ? readStorage({ pvc: { claimName } }) : undefined;
+  }
+  if (kind !== 's3') return undefined;
+  const id = secret('AWS_ACCESS_KEY_ID');
+  const key = secret('AWS_SECRET_ACCESS_KEY');
+  const endpoint = value('S3_ENDPOINT');
+  return readStorage({
+    s3: {
+      bucket: value('S3_BUCKET'),
+      region: value('S3_REGION'),
+      ...(endpoint !== undefined ? { endpoint } : {}),
+      prefix: value('S3_PREFIX') ?? '',
+      ...(id?.name !== undefined && id.name === key?.name
+        ? { credentialsSecret: { name: id.name, accessKeyIdKey: id.key, secretAccessKeyKey: key.key } }
+        : {}),
+    },
+  });
+}
+
+/**
  * The Redis a backup reads: a Redis kind's own CronJob and a RedisBackup's Job back up the same
  * way, so both hand over the Redis's identity and validated spec.
  */
@@ -89,6 +124,18 @@ export function snapshotSources(redis: BackedUpRedis): string {
   const names = childNames(redis.name);
   const at = (service: string) => `${service}.${redis.namespace}.svc:${REDIS_PORT}`;
   return redis.spec.replicas > 0 ? `${at(names.replicasService)},${at(names.masterService)}` : at(names.masterService);
+}
+
+/**
+ * Where a RedisCluster shard's backup reads: its pods by their stable DNS names, the higher ordinals
+ * (replicas at creation) first; the backup program takes the first replica that answers, roles move on failover.
+ */
+export function shardBackupHosts(cluster: string, namespace: string, shard: number, pods: number): string {
+  const names = redisClusterChildNames(cluster);
+  const ordinals = [...Array.from({ length: Math.max(0, pods - 1) }, (_, k) => k + 1), 0];
+  return ordinals
+    .map((k) => `${names.shardSet(shard)}-${k}.${names.headless}.${namespace}.svc:${REDIS_PORT}`)
+    .join(',');
 }
 
 /**

@@ -1,6 +1,7 @@
 // The RedisBackup controller's hooks (its own CompositeController, routes /redisbackup/*): one
 // backup, run once by a Job built with the same pod template as the scheduled ones
-// (common/backup-job.ts), and its status from that Job and its pod's termination message.
+// (common/backup-job.ts), and its status from that Job and its pod's termination message. A
+// RedisBackup of a RedisCluster (spec.redisCluster) is cluster.ts's: one Job per shard.
 // Pure, like the Redis hook. Invariants:
 // - The Job is created at most once: a RedisBackup whose status is final (Completed or Failed)
 //   never gets a new Job, even when its Job is deleted; an observed Job is returned exactly as
@@ -10,6 +11,7 @@
 //   knows how to reach it even after the Redis and its spec are gone.
 import { BACKUP_TRIGGER_LABEL, JOB_NAME_LABELS, backupSelectorLabels, onDemandJobName } from '../../api/backup.ts';
 import { API_VERSION, CONTROLLER_UID_LABEL, KIND, PLURAL } from '../../api/labels.ts';
+import { REDIS_CLUSTER_PLURAL, redisClusterBackupSelectorLabels } from '../../api/rediscluster-names.ts';
 import { MAX_REDISBACKUP_NAME_LENGTH, type RedisBackupStatus } from '../../api/redisbackup-schema.ts';
 import type { BackupStorage } from '../../api/schema.ts';
 import { formatProblems, validateSpec } from '../../api/validate.ts';
@@ -19,6 +21,7 @@ import { DEFAULT_HOOK_OPTIONS, type HookOptions } from '../common/options.ts';
 import { findObject, lastAppliedOf, objectsOf, ofKind } from '../common/observed.ts';
 import type { CustomizeRequest, CustomizeResponse, HookRequest, HookResponse, KubeObject } from '../common/types.ts';
 import { at, isRecord, str } from '../common/util.ts';
+import { syncClusterBackup } from './cluster.ts';
 
 type Phase = NonNullable<RedisBackupStatus['phase']>;
 
@@ -103,6 +106,26 @@ export function syncRedisBackup(
   const job = findObject(observed, 'batch/v1', 'Job', namespace, jobName);
   const pods = ofKind(objectsOf(request.related), 'v1', 'Pod', namespace);
   const redisName = str(at(request.parent.spec, 'redis'));
+  const clusterName = str(at(request.parent.spec, 'redisCluster'));
+  if (clusterName !== undefined && clusterName !== '') {
+    if (redisName !== undefined && redisName !== '')
+      return {
+        status: status('Failed', 'InvalidSpec', 'spec: name exactly one of spec.redis and spec.redisCluster'),
+        children: echo,
+      };
+    const answer = syncClusterBackup({
+      name,
+      uid: typeof uid === 'string' ? uid : undefined,
+      namespace,
+      cluster: clusterName,
+      previous,
+      observed,
+      related: objectsOf(request.related),
+      pods,
+      options,
+    });
+    return { status: answer.status, children: answer.children ?? echo };
+  }
   if (name.length > MAX_REDISBACKUP_NAME_LENGTH)
     return {
       status: status(
@@ -114,7 +137,11 @@ export function syncRedisBackup(
     };
   if (redisName === undefined || redisName === '')
     return {
-      status: status('Failed', 'InvalidSpec', 'spec.redis: is required (the Redis to back up, in this namespace)'),
+      status: status(
+        'Failed',
+        'InvalidSpec',
+        'spec.redis or spec.redisCluster: one is required (what to back up, in this namespace)',
+      ),
       children: echo,
     };
   if (job !== undefined) return { status: fromJob(job, pods, previous), children: echo };
@@ -183,10 +210,31 @@ export function syncRedisBackup(
   };
 }
 
-/** The Redis it backs up (status: is it Running; spec: where to store) and the Job's pods (their results). */
+/**
+ * The Redis or RedisCluster it backs up (status: is it Running; spec: where to store) and the Jobs'
+ * pods (their results).
+ */
 export function customizeRedisBackup(request: CustomizeRequest): CustomizeResponse {
   const namespace = request.parent.metadata.namespace ?? '';
   const redis = str(at(request.parent.spec, 'redis'));
+  const cluster = str(at(request.parent.spec, 'redisCluster'));
+  if (cluster !== undefined && cluster !== '' && (redis === undefined || redis === ''))
+    return {
+      relatedResources: [
+        { apiVersion: API_VERSION, resource: REDIS_CLUSTER_PLURAL, namespace, names: [cluster] },
+        {
+          apiVersion: 'v1',
+          resource: 'pods',
+          namespace,
+          labelSelector: {
+            matchLabels: {
+              ...redisClusterBackupSelectorLabels(cluster),
+              [BACKUP_TRIGGER_LABEL]: request.parent.metadata.name,
+            },
+          },
+        },
+      ],
+    };
   return {
     relatedResources: [
       ...(redis !== undefined && redis !== ''

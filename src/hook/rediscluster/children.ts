@@ -20,7 +20,7 @@ import {
   shardPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
 import { CONFIG_KEY, REDIS_PORT } from '../../api/labels.ts';
-import { backupJobSpecFor, backupPodSpecFor } from '../common/backup-job.ts';
+import { backupJobSpecFor, backupPodSpecFor, shardBackupHosts } from '../common/backup-job.ts';
 import { asKubeObject, type Child, type DesiredChild } from '../common/child.ts';
 import { metricsService } from '../common/exporter.ts';
 import { configHash } from '../common/redis-conf.ts';
@@ -96,17 +96,6 @@ export function desiredShardPdb(ctx: RedisClusterContext, shard: number): Child<
 }
 
 /**
- * Where a shard's backup reads: its pods by their stable DNS names, the higher ordinals (replicas at creation) first.
- */
-export function shardBackupHosts(ctx: RedisClusterContext, shard: number, pods: number): string {
-  const names = redisClusterChildNames(ctx.name);
-  const ordinals = [...Array.from({ length: Math.max(0, pods - 1) }, (_, k) => k + 1), 0];
-  return ordinals
-    .map((k) => `${names.shardSet(shard)}-${k}.${names.headless}.${ctx.namespace}.svc:${REDIS_PORT}`)
-    .join(',');
-}
-
-/**
  * The scheduled backup of shard `shard` (spec.backup set): the Redis backup pod (common/backup-job.ts)
  * pointed at the shard's pods, replicas before the master (the backup program reads a replica
  * whenever one answers), writing to the shard's own folder (BACKUP_SHARD: src/backup/naming.ts).
@@ -127,7 +116,7 @@ export function desiredShardCronJob(
     {
       namespace: ctx.namespace,
       name: ctx.name,
-      hosts: shardBackupHosts(ctx, shard, pods),
+      hosts: shardBackupHosts(ctx.name, ctx.namespace, shard, pods),
       tlsSecret: undefined,
       backup,
       imagePullSecrets: ctx.spec.imagePullSecrets,

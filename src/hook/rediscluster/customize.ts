@@ -9,13 +9,17 @@ import {
   redisClusterPodSelectorLabels,
 } from '../../api/rediscluster-names.ts';
 import { rivalRule } from '../common/name-conflict.ts';
+import { API_VERSION } from '../../api/labels.ts';
+import { REDISBACKUP_PLURAL } from '../../api/redisbackup-schema.ts';
 import type { CustomizeRequest, CustomizeResponse } from '../common/types.ts';
+import { at, str } from '../common/util.ts';
 
 export function customizeRedisCluster(request: CustomizeRequest): CustomizeResponse {
   const { name } = request.parent.metadata;
   const namespace = request.parent.metadata.namespace ?? '';
   const pods = { matchLabels: redisClusterPodSelectorLabels(name) };
   const backups = { matchLabels: redisClusterBackupSelectorLabels(name) };
+  const restore = str(at(request.parent.spec, 'restore', 'backup'));
   return {
     relatedResources: [
       // The pods (grandchildren): status and the scale-down rule read their cluster-node records,
@@ -28,6 +32,10 @@ export function customizeRedisCluster(request: CustomizeRequest): CustomizeRespo
       { apiVersion: 'v1', resource: 'pods', namespace, labelSelector: backups },
       // Redises whose children could take this RedisCluster's names: the older of the two keeps them.
       ...rivalRule(REDIS_CLUSTER_KIND, name, namespace),
+      // spec.restore: the RedisBackup whose shards' snapshots and slots it is formed from.
+      ...(restore !== undefined && restore !== ''
+        ? [{ apiVersion: API_VERSION, resource: REDISBACKUP_PLURAL, namespace, names: [restore] }]
+        : []),
     ],
   };
 }

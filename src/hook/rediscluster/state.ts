@@ -33,6 +33,7 @@ import { redisClusterBackupVerdict } from './backup.ts';
 import { desiredRedisClusterChildren } from './children.ts';
 import type { RedisClusterContext } from './context.ts';
 import { redisClusterPodViews, type RedisClusterPodView } from './pods.ts';
+import { planClusterRestore, withClusterRestore } from './restore.ts';
 import { observedShardSets, planShards, type ShardPlan } from './shards.ts';
 import { computeRedisClusterStatus } from './status.ts';
 
@@ -175,5 +176,10 @@ export function redisClusterSyncResponse(state: RedisClusterState): RedisCluster
     };
   }
   const plan = planRedisCluster(state, state.verdict.spec);
-  return { status: validRedisClusterStatus(state, plan), children: plan.children };
+  const restore = planClusterRestore(state, state.verdict.spec);
+  if (restore === undefined) return { status: validRedisClusterStatus(state, plan), children: plan.children };
+  return {
+    status: { ...validRedisClusterStatus(state, plan), restore: restore.status },
+    children: withClusterRestore(plan.children, restore, state, state.verdict.spec),
+  };
 }

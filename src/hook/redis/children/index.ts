@@ -2,6 +2,7 @@
 // and metrics with the exporter on), StatefulSets (master, replica; not yet while a restore waits for its backup),
 // PodDisruptionBudget, and the NetworkPolicy, the cert-manager Certificate and the backup CronJob when the spec asks
 // for them. Each is built with Kubernetes' type for its kind (common/child.ts) and handed on as the wire's KubeObject.
+import { RESTORE_LOCATION_KEY } from '../../../api/backup.ts';
 import { ROLE_LABEL, ROLE_MASTER, childNames } from '../../../api/labels.ts';
 import { podBelongsTo } from '../../../api/membership.ts';
 import type { HookContext } from '../context.ts';
@@ -17,7 +18,7 @@ import { desiredMetricsService } from './metrics.ts';
 import { desiredNetworkPolicy } from './network-policy.ts';
 import { desiredPdb } from './pdb.ts';
 import { desiredServices } from './services.ts';
-import { restoreInit } from './restore-container.ts';
+import { restoreInit } from '../../common/restore-container.ts';
 import { REDIS_UID } from '../../common/pod-template.ts';
 import { desiredStatefulSet } from './statefulset.ts';
 import { asKubeObject, type DesiredChild } from '../../common/child.ts';
@@ -57,7 +58,13 @@ export function desiredChildren(
   restore?: RestorePlan,
 ): ChildPlan {
   const names = childNames(ctx.name);
-  const init = restore?.resolved !== undefined ? restoreInit(ctx, restore.resolved.storage, REDIS_UID) : undefined;
+  const from = {
+    operatorImage: ctx.operatorImage,
+    configMap: names.config,
+    locationKey: RESTORE_LOCATION_KEY,
+    appendOnly: ctx.spec.persistence.enableAof,
+  };
+  const init = restore?.resolved !== undefined ? restoreInit(from, restore.resolved.storage, REDIS_UID) : undefined;
   const conf = renderRedisConf(ctx.namespace, ctx.name, ctx.spec);
   // Dynamic directives reach running nodes through the sidecar (CONFIG SET): only the rest rolls pods.
   const hash = configHash(staticRedisConf(ctx.namespace, ctx.name, ctx.spec));

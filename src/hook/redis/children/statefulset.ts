@@ -48,7 +48,7 @@ import type { KubeObject } from '../../common/types.ts';
 import type { HookContext } from '../context.ts';
 import { childMetadata } from './meta.ts';
 import { exporterContainers, exporterEnabled } from './metrics.ts';
-import type { RestoreInit } from './restore-container.ts';
+import type { RestoreInit } from '../../common/restore-container.ts';
 
 export type SetKind = 'master' | 'replica';
 

@@ -10,7 +10,7 @@
 // - A pod is made a replica only of its own shard's master, only when that master answers and is
 //   not failing, and only when the pod serves no slots and holds no keys: a node with data is
 //   never emptied by REPLICATE, and an empty node never becomes the source of a full sync.
-import { rangesOf } from '../../../api/rediscluster-names.ts';
+import { formatSlotRanges, rangesOf } from '../../../api/rediscluster-names.ts';
 import { bringUpRange, bringUpShardOf } from './layout.ts';
 import { label, shardMaster } from './shard-master.ts';
 import { healthyMaster, knows, selfLine, slotCounts, type Topology } from './topology.ts';
@@ -34,6 +34,14 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
     return { steps, holds };
   }
   if (t.unformed) {
+    if (spec.layout === null) {
+      holds.push({
+        key: 'assign/restore',
+        reason: 'bring-up waits for the slots each shard held when backed up (status.restore.shards)',
+        warn: false,
+      });
+      return { steps, holds };
+    }
     const masters = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i));
     const missing = masters.flatMap((m, i) => (m.node && m.node.pod ? [] : [`shard ${i}: ${m.reason}`]));
     if (missing.length > 0) {
@@ -47,19 +55,22 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
     masters.forEach((m, i) => {
       const node = m.node!;
       const alone = (t.views.get(node.id)?.size ?? 0) <= 1 && node.configEpoch === 0;
+      // A restored cluster: each shard gets back the slots whose keys its pod 0 loaded.
+      const ranges = spec.layout?.[i] ?? [bringUpRange(i, spec.shards)];
       steps.push({
         kind: 'addslots',
         pod: node.pod!.name,
-        ranges: [bringUpRange(i, spec.shards)],
+        ranges: ranges.map(([a, b]) => [a, b] as [number, number]),
         // A unique epoch per master before it meets the others spares the collision round.
         configEpoch: alone ? i + 1 : null,
-        reason: `bring-up: shard ${i} (${label(node)}) serves slots ${bringUpRange(i, spec.shards).join('-')}`,
+        reason: `bring-up: shard ${i} (${label(node)}) serves slots ${formatSlotRanges(ranges)}${spec.layout ? ' (as backed up)' : ''}`,
       });
     });
     return { steps, holds };
   }
   // A formed cluster with slots nobody serves (a node lost with no replica was forgotten): each to
-  // its bring-up shard's master when that one answers, else to the answering master with fewest.
+  // its bring-up shard's master (a restored cluster's: the shard that held it when backed up) when
+  // that one answers, else to the answering master with fewest.
   const counts = slotCounts(t);
   const masters = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i).node).filter(healthyMaster);
   if (masters.length === 0) {
@@ -76,8 +87,10 @@ export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
   const byNode = new Map<string, number[]>();
   const homes = Array.from({ length: spec.shards }, (_, i) => shardMaster(t, i).node);
   for (const s of unassigned) {
-    const home = homes[bringUpShardOf(s, spec.shards)];
-    const target = healthyMaster(home) && (counts.get(home.id) ?? 0) > 0 ? home : fewest;
+    const recorded = spec.layout?.findIndex((ranges) => ranges.some(([a, b]) => s >= a && s <= b)) ?? -1;
+    const home = homes[recorded >= 0 ? recorded : bringUpShardOf(s, spec.shards)];
+    // A restored shard's master may serve none of its slots yet (no key of them in its snapshot).
+    const target = healthyMaster(home) && ((counts.get(home.id) ?? 0) > 0 || recorded >= 0) ? home : fewest;
     byNode.set(target.id, [...(byNode.get(target.id) ?? []), s]);
   }
   for (const [id, slots] of byNode) {

@@ -127,6 +127,11 @@ export interface ClusterSpecView {
   replicasPerShard: number;
   /** sentinel.failoverTimeout. */
   failoverTimeoutMs: number;
+  /**
+   * A restored cluster's bring-up slots per shard (restored-layout.ts); null: restored, but the
+   * layout is not known yet (bring-up waits); absent: no restore, even contiguous ranges.
+   */
+  layout?: ReadonlyArray<ReadonlyArray<[number, number]>> | null;
 }
 
 /** One Redis write of a round. Each names the pod it is sent to (by name) and why. */

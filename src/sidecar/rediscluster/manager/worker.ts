@@ -44,6 +44,7 @@ import { Silences } from './silences.ts';
 import type { EventToSend } from '../../core/events.ts';
 import type { LeaderView } from '../../core/leader.ts';
 import { Worker } from '../../core/worker.ts';
+import { restoredLayout, type Layout } from '../decide/restored-layout.ts';
 import type { RedisClusterHooks, ClusterKube } from './types.ts';
 
 /** Slot moves a round may spend before it probes again (failures are noticed within this). */
@@ -103,6 +104,8 @@ export class RedisClusterWorker {
   readonly #exporterUser: ExporterUser;
   readonly #day2: ClusterDay2;
   #spec: RedisClusterSpec | null = null;
+  /** spec.restore: the recorded slots per shard bring-up gives back (decide/restored-layout.ts). */
+  #layout: Layout | null | undefined = undefined;
   #specProblem: string | null = null;
   #remembered = new Map<string, number>();
   #failingSince = new Map<string, number>();
@@ -220,6 +223,9 @@ export class RedisClusterWorker {
       if (this.#specProblem !== null) this.#log.info('RedisCluster spec is valid again');
       this.#specProblem = null;
       this.#spec = verdict.spec;
+      this.#layout = verdict.spec.restore
+        ? restoredLayout(object.status?.restore, verdict.spec.master.replicas)
+        : undefined;
       this.#auth.setSpec(verdict.spec);
       this.#secrets.setNeeds(secretNeeds(clusterSecretUses(this.name, verdict.spec)));
     }
@@ -271,6 +277,7 @@ export class RedisClusterWorker {
       shards: spec.master.replicas,
       replicasPerShard: spec.replicas,
       failoverTimeoutMs: spec.sentinel.failoverTimeout,
+      layout: this.#layout,
     };
 
     const pods: PodObservation[] = [];
