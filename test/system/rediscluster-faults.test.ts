@@ -124,7 +124,7 @@ describe('RedisCluster under a seeded run of faults', { skip, timeout: 2_400_000
         }
         await settle(shardsAfter, label, SETTLE_MS[f.kind] + (f.midReshard ? SETTLE_MS['scale-up'] : 0));
         if (f.kind === 'rollout' || schedule[i - 1]?.kind === 'rollout')
-          await c.waitFor(() => updated(c, NAME), 60_000, 'the Updated condition True');
+          await c.waitFor(() => updated(c, NAME), 300_000, 'every pod on its current template, Updated True');
         const now = await shardMasters(c, NAME);
         const moved = [...now].filter(([s, m]) => masters.get(s) !== undefined && masters.get(s) !== m).map(([s]) => s);
         assert.deepEqual(

@@ -209,6 +209,21 @@ export async function injectFault(
   }
 }
 
-/** The Updated condition is True: every pod runs the current template. */
-export const updated = (c: SystemCluster, name: string) =>
-  ((statusOf(c, name)['conditions'] ?? []) as Json[]).some((x) => x['type'] === 'Updated' && x['status'] === 'True');
+/**
+ * Every pod runs its StatefulSet's current template (its controller-revision-hash is the set's
+ * updateRevision) and the Updated condition is True. The pods are read too: right after a template
+ * change the status may still carry the True of before, until the hook has seen the new revision.
+ */
+export const updated = (c: SystemCluster, name: string) => {
+  const pods = livePods(c, name);
+  const current = pods.every((p) => {
+    const set = /^(.*)-\d+$/.exec(p.metadata.name)?.[1] ?? '';
+    const revision = (c.get('statefulsets', set, NS)?.['status'] as Json | undefined)?.['updateRevision'];
+    return revision !== undefined && p.metadata.labels?.['controller-revision-hash'] === revision;
+  });
+  return (
+    pods.length > 0 &&
+    current &&
+    ((statusOf(c, name)['conditions'] ?? []) as Json[]).some((x) => x['type'] === 'Updated' && x['status'] === 'True')
+  );
+};
