@@ -22,7 +22,17 @@ import { ClusterWriter, missingFromCluster } from '../support/cluster-writer.ts'
 import { BUCKET, credentials, s3Storage } from './backup-objects.ts';
 import { PLUGIN, run } from './plugin-run.ts';
 import type { SystemCluster } from './cluster.ts';
-import { admin, healthy, livePods, row, secretValue, seedsOf, statusOf, type Json } from './rediscluster-support.ts';
+import {
+  admin,
+  healthy,
+  livePods,
+  reshardOf,
+  row,
+  secretValue,
+  seedsOf,
+  statusOf,
+  type Json,
+} from './rediscluster-support.ts';
 import { boot, NS } from './support.ts';
 
 const SUBNET = 91;
@@ -71,6 +81,10 @@ async function slotOwners(c: SystemCluster, name: string): Promise<number[]> {
   }
 }
 
+/** Shards the status shows serving slots (each its share, once the reshard's record is Done). */
+const shardsServing = (c: SystemCluster, name: string) =>
+  ((statusOf(c, name)['shardStatus'] ?? []) as Json[]).filter((x) => Number(x['slotCount']) > 0).length;
+
 test(
   'a RedisCluster backed up on demand, one snapshot per shard from its replicas, and restored into a new RedisCluster with the same slot layout and every acknowledged key',
   { timeout: 900_000 },
@@ -110,8 +124,15 @@ test(
     t.after(() => writer.stop());
     await c.waitFor(() => writer.acked.length >= 500, 60_000, '500 acknowledged writes');
     await c.scale(SOURCE, 4, NS, 'rediscluster');
+    // The row says Running with four shards before the sidecar has moved a slot: the reshard's own
+    // record says when the slots are where the backup will find them.
     await c.waitFor(
-      () => row(c, SOURCE) === `${SOURCE} 4 4 4 16384 Running` && healthy(c, SOURCE, 4, 2),
+      () =>
+        row(c, SOURCE) === `${SOURCE} 4 4 4 16384 Running` &&
+        healthy(c, SOURCE, 4, 2) &&
+        reshardOf(c, SOURCE)?.to === 4 &&
+        reshardOf(c, SOURCE)?.state === 'Done' &&
+        shardsServing(c, SOURCE) === 4,
       300_000,
       `${SOURCE} resharded to four shards`,
     );
