@@ -267,7 +267,9 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
           const r = reshardOf(c, NAME);
           return r && r.to === 4 && r.state === 'Running' && r.moved > 0 && r.moved < r.total ? r : undefined;
         },
-        120_000,
+        // The new shard's pods come back on the claims the scale-down kept; in one loaded CI run its
+        // replicas were not linked 2 minutes on (why is not known), and a reshard starts only after.
+        240_000,
         'a second 3 -> 4 reshard under way',
       );
       const t2 = performance.now();
