@@ -32,11 +32,10 @@ export async function clusterRolloutFigures(
   const pause = longestGap(plain.acked, r.from, r.to);
   const lost = (await missingFromCluster({ seeds: seedsOf(c, name), password }, [...plain.acked, ...acked.acked]))
     .length;
-  // A WAIT blocked on a master that a switchover makes a replica is answered UNBLOCKED: that write
-  // is not acknowledged (the application retries it); counted apart from errors.
+  // WAITs a switchover unblocked are never acknowledged writes: the writer counts them apart from errors.
   const all = [...plain.errors, ...acked.errors];
-  const unblocked = all.filter((e) => e.startsWith('UNBLOCKED')).length;
-  const errors = all.length - unblocked;
+  const unblocked = plain.unblocked.length + acked.unblocked.length;
+  const errors = all.length;
   note(
     `rollout: ${r.deletions.map((d) => d.pod).join(', ')} deleted in that order (masters before: ${r.mastersBefore.join(', ')}); plain ${plain.acked.length} writes, acked ${acked.acked.length}, not acknowledged ${acked.unacked.length}; longest acked gap ${Math.round(longestGap(acked.acked, r.from, r.to))} ms`,
   );

@@ -82,8 +82,13 @@ export class ClusterWriter {
   readonly acked: Written[] = [];
   /** Keys SET answered OK for but WAIT did not confirm (not acknowledged: may be lost on failover). */
   readonly unacked: Written[] = [];
-  /** Application-visible errors (not redirections, not transitions), with their messages. */
+  /** Application-visible errors (not redirections, not transitions, not unblocked WAITs), with their messages. */
   readonly errors: string[] = [];
+  /**
+   * WAITs blocked on a master that a switchover made a replica, answered `UNBLOCKED ... (master ->
+   * replica?)`: the write was never acknowledged (an application retries it), so not an error.
+   */
+  readonly unblocked: string[] = [];
   readonly readMismatches: string[] = [];
   redirections = 0;
   transient = 0;
@@ -136,7 +141,8 @@ export class ClusterWriter {
           // The node of this slot failed: ask the cluster who serves it now rather than wait for
           // the client's periodic refresh, as an application retrying on such errors would.
           this.cluster.refreshSlotsCache();
-        } else this.errors.push(message);
+        } else if (message.startsWith('UNBLOCKED')) this.unblocked.push(message);
+        else this.errors.push(message);
         await sleep(20);
       }
       if (this.#o.pauseMs > 0) await sleep(this.#o.pauseMs);
