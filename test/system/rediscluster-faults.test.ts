@@ -5,8 +5,8 @@
 // deterministic. 8 to 10 faults, mixed: a master's redis-server SIGKILLed, a pod deleted (a master
 // or a replica), a shard's master cut from its replicas (iptables in the pods' namespaces, undone
 // after 6-10 s), the acting sidecar frozen then SIGKILLed, `kubectl scale rediscluster` 3 -> 4
-// and, later, 4 -> 3 (the fault after a scale sometimes made while its slots move), and, once
-// RedisCluster rollouts are automated, a rollout (ROLLOUT_FAULTS below).
+// and, later, 4 -> 3 (the fault after a scale sometimes made while its slots move), and a rollout
+// of a pod-template change (ROLLOUT_FAULTS below).
 // After each fault, within a bound: the row and the pods healthy, every node cluster_state:ok,
 // each slot exactly one master in every node's view, no slot open, the reshard Done, writes
 // acknowledged again, and no shard's master changed that the fault had no business moving (a
@@ -32,9 +32,8 @@ const EXAMPLE = readFileSync(new URL('../../manifests/examples/rediscluster.yaml
 const DEFAULT_SEED = 3101;
 const SEED = Number(process.env['REDISCLUSTER_FAULTS_SEED'] ?? DEFAULT_SEED);
 /**
- * The one switch for rollout faults. OFF while RedisCluster pods roll only by hand (OnDelete: the
- * Updated condition would stay False). Turn it on once the operator rolls a RedisCluster itself;
- * it changes the schedule a seed draws, so a replay needs the same setting (printed first).
+ * Rollout faults (the sidecar rolls a RedisCluster itself). The schedule a seed draws depends on
+ * this, so a replay of a run from before they were on needs it false (the first line says which).
  */
 const ROLLOUT_FAULTS = true;
 
