@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import type { SystemCluster as Cluster } from './cluster.ts';
 import { allLinked, applyDesign, boot, BOUND, NAME, NS, RUNNING_ROW, sleep, writeSnapshot } from './support.ts';
 
-const SUBNET = 78;
+const SUBNET = 85;
 
 interface Condition {
   type: string;
