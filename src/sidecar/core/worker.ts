@@ -12,13 +12,15 @@
 //   a wake() during a rest ends it. With burstRestIgnoresWake, the rest after maxAgain rounds in
 //   a row is kept when the wake came during the round (a wake during that rest still ends it).
 // - stop() waits at most 2 s for a round stuck in a hook (then abandons it) and 1 s more for the
-//   work in flight; a stopped loop keeps no timer of its own.
-// - Time comes from `now` and `sleep` (setTimeout by default), so the timing logic runs under
+//   work in flight; a stopped loop keeps no timer: its rest's sleep is cancelled (its signal
+//   aborted), and so are stop()'s own bounds once what they bound is over.
+// - Time comes from `now` and `sleep` (core/sleep.ts by default), so the timing logic runs under
 //   fake timers in tests.
 import type { Logger } from 'pino';
 import type { RedisRef } from '../adapters/kube/client.ts';
 import { EventSender, type EventSink, type EventToSend } from './events.ts';
 import type { LeaderView } from './leader.ts';
+import { cuttableRest, sleep as timerSleep, type Sleep } from './sleep.ts';
 
 export interface WorkerOptions<Outcome> {
   ref: RedisRef;
@@ -31,8 +33,8 @@ export interface WorkerOptions<Outcome> {
   /** See EventSenderOptions.stepFailedEveryMs. */
   stepFailedEveryMs?: number | undefined;
   now: () => number;
-  /** Waits ms (default: a setTimeout, cleared when woken). */
-  sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** Waits ms (default core/sleep.ts); its signal aborts when the rest is cut (a wake, stop()). */
+  sleep?: Sleep | undefined;
   /** One round: observe, decide, act. */
   round: () => Promise<Outcome>;
   /** The outcome of a round that threw. */
@@ -48,7 +50,15 @@ export interface WorkerOptions<Outcome> {
   burstRestIgnoresWake: boolean;
 }
 
-const timeout = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** `work`, or `ms` if that comes first; the bound's timer goes once either is over. */
+async function bounded(work: Promise<unknown>, ms: number): Promise<void> {
+  const bound = new AbortController();
+  try {
+    await Promise.race([work, timerSleep(ms, bound.signal)]);
+  } finally {
+    bound.abort();
+  }
+}
 
 export class Worker<Outcome> {
   readonly #o: WorkerOptions<Outcome>;
@@ -111,8 +121,8 @@ export class Worker<Outcome> {
   async stop(alsoStop?: () => Promise<unknown>): Promise<void> {
     this.#running = false;
     this.#wake?.();
-    await Promise.race([Promise.all([this.#loop, alsoStop?.()]), timeout(2000)]);
-    await Promise.race([Promise.allSettled([...this.#pending]), timeout(1000)]);
+    await bounded(Promise.all([this.#loop, alsoStop?.()]), 2000);
+    await bounded(Promise.allSettled([...this.#pending]), 1000);
   }
 
   async #run(): Promise<void> {
@@ -137,21 +147,14 @@ export class Worker<Outcome> {
     }
   }
 
-  /** Sleeps ms, or less when woken. */
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      let done = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = () => {
-        if (done) return;
-        done = true;
-        if (timer) clearTimeout(timer);
-        if (this.#wake === finish) this.#wake = null;
-        resolve();
-      };
-      this.#wake = finish;
-      if (this.#o.sleep) void this.#o.sleep(ms).then(finish);
-      else timer = setTimeout(finish, ms);
-    });
+  /** Sleeps ms, or less when woken (the sleep is then cancelled). */
+  async #sleep(ms: number): Promise<void> {
+    const rest = cuttableRest(this.#o.sleep ?? timerSleep, ms);
+    this.#wake = rest.cut;
+    try {
+      await rest.promise;
+    } finally {
+      if (this.#wake === rest.cut) this.#wake = null;
+    }
   }
 }

@@ -5,6 +5,7 @@ import { test, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import pino from 'pino';
 import { Worker, type WorkerOptions } from '../../../src/sidecar/core/worker.ts';
+import { FakeSleep } from '../../support/fake-sleep.ts';
 
 const settle = async () => {
   for (let i = 0; i < 50; i++) await Promise.resolve();
@@ -202,4 +203,43 @@ test('a given sleep is used for the rest (and still cut by a wake)', async (t) =
   const stopped = worker.stop();
   await settle();
   await stopped;
+});
+
+test('a wake and stop() cancel the given sleep (its signal aborts): no timer is left pending', async (t) => {
+  const clock = new FakeSleep();
+  const { worker, at } = loop(t, { restMs: () => 600_000, sleep: clock.sleep });
+  worker.start();
+  await settle();
+  assert.equal(clock.pending, 1);
+  worker.wake();
+  await settle();
+  assert.equal(at.length, 2, 'the wake ran the next round');
+  assert.equal(clock.asked[0]!.signal?.aborted, true, 'the cut rest was cancelled');
+  assert.equal(clock.pending, 1, 'only the new rest is pending');
+  await worker.stop();
+  assert.equal(clock.pending, 0, 'stop() cancelled the rest');
+});
+
+test("with the default sleep, a stopped worker leaves no live timer in the process (its rest nor stop's bounds)", async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const worker = new Worker<Outcome>({
+    ref: { namespace: 'ns', name: 'r' },
+    log: pino({ level: 'silent' }),
+    leader: { isLeader: () => true },
+    events: { emitEvent: async () => true },
+    now: () => 0,
+    round: async () => 'quiet',
+    failed: 'quiet',
+    failedMessage: 'round failed',
+    again: () => false,
+    restMs: () => 600_000,
+    maxAgain: 3,
+    burstRestIgnoresWake: true,
+  });
+  worker.start();
+  await settle();
+  assert.equal(timers(), before + 1, 'the rest is a real timer');
+  await worker.stop();
+  assert.equal(timers(), before);
 });

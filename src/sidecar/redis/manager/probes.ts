@@ -8,6 +8,9 @@
 // - A hung pod delays only its own loop: loops never wait for each other.
 // - A change that matters (answering or not, role, master, link, loading) wakes the decide loop
 //   instead of waiting for its next tick.
+// - A loop's rest is cut (its sleep's signal aborted) when it is woken or stopped: a stopped
+//   scheduler leaves no timer behind.
+import { cuttableRest, type Sleep } from '../../core/sleep.ts';
 import { track, type DecideConfig, type RedisTrack } from '../decide/index.ts';
 import type { ProbeResult, RedisFacts } from '../../adapters/redis/index.ts';
 import type { PodView } from './pods.ts';
@@ -21,7 +24,8 @@ export interface ProbeSchedulerOptions {
   changed(): void;
   intervalMs: number | (() => number);
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** The rests between probes; given a signal that aborts when the rest is cut (core/sleep.ts). */
+  sleep: Sleep;
 }
 
 interface Loop {
@@ -68,6 +72,7 @@ export class ProbeScheduler {
     for (const [uid, loop] of this.#loops) {
       if (uids.has(uid)) continue;
       loop.stopped = true;
+      loop.wake?.();
       this.#loops.delete(uid);
       this.#tracks.delete(uid);
       this.#foldedStart.delete(uid);
@@ -124,19 +129,15 @@ export class ProbeScheduler {
     }
   }
 
-  /** Sleeps ms or until woken; resolves true when woken early. */
-  #nap(loop: Loop, ms: number): Promise<boolean> {
-    return new Promise((resolve) => {
-      let done = false;
-      const finish = (woken: boolean) => {
-        if (done) return;
-        done = true;
-        loop.wake = null;
-        resolve(woken);
-      };
-      loop.wake = () => finish(true);
-      void this.#o.sleep(ms).then(() => finish(false));
-    });
+  /** Sleeps ms or until woken (the sleep cancelled); resolves true when woken early. */
+  async #nap(loop: Loop, ms: number): Promise<boolean> {
+    const rest = cuttableRest(this.#o.sleep, ms);
+    loop.wake = rest.cut;
+    try {
+      return await rest.promise;
+    } finally {
+      if (loop.wake === rest.cut) loop.wake = null;
+    }
   }
 
   async #probe(uid: string): Promise<void> {

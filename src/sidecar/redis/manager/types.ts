@@ -11,6 +11,7 @@ import type { GeneratedSecret, RedisRef } from '../../adapters/kube/client.ts';
 import type { EventSink } from '../../core/events.ts';
 import type { PodPatcher } from '../../core/pod-labels.ts';
 import type { LeaderView } from '../../core/leader.ts';
+import type { Sleep } from '../../core/sleep.ts';
 
 export type { LeaderView } from '../../core/leader.ts';
 
@@ -44,6 +45,6 @@ export interface RedisWorkerOptions {
   failurePolicy?: FailurePolicyConfig | undefined;
   /** Monotonic ms (default performance.now). */
   now?: (() => number) | undefined;
-  /** Waits ms (default setTimeout). */
-  sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** Waits ms, or until its signal aborts (default core/sleep.ts). */
+  sleep?: Sleep | undefined;
 }

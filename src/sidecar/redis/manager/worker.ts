@@ -38,6 +38,7 @@ import type { ExporterUser } from '../../core/exporter-user.ts';
 import { EventMemory, isFailover } from './events.ts';
 import { applyRedisSteps, redisStepKey, type StepIO } from './steps.ts';
 import { Worker } from '../../core/worker.ts';
+import { sleep as timerSleep, type Sleep } from '../../core/sleep.ts';
 import type { RedisWorkerOptions } from './types.ts';
 import { FailurePolicy } from '../../core/failure-policy.ts';
 import type { RedisCredentials } from './credentials.ts';
@@ -50,8 +51,6 @@ import type { Day2 } from './day2-wiring.ts';
 import type { SecretReporter } from '../../core/secret-report.ts';
 import type { BootstrapWatch } from './bootstrap.ts';
 import { createWorkerParts } from './worker-parts.ts';
-
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Rounds that wrote, run one after another at once before a rest. */
 const MAX_AGAIN = 3;
@@ -82,7 +81,9 @@ export class RedisWorker {
   readonly #pace: RedisPace;
   readonly #pods: RedisPodSet;
   #lostProbe: Promise<void> | null = null;
-  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #sleep: Sleep;
+  /** Aborted by stop(): cancels the lost-connection probes' waits. */
+  readonly #stopping = new AbortController();
   readonly #auth: RedisCredentials;
   readonly #probes: ProbeScheduler;
   readonly #report: RedisReporter;
@@ -101,7 +102,7 @@ export class RedisWorker {
     this.ref = { namespace: options.namespace, name: options.name };
     this.#log = options.logger.child({ namespace: options.namespace, name: options.name });
     this.#now = options.now ?? (() => performance.now());
-    const sleep = options.sleep ?? defaultSleep;
+    const sleep = options.sleep ?? timerSleep;
     this.#sleep = sleep;
     this.#worker = new Worker<boolean>({
       ref: this.ref,
@@ -224,7 +225,7 @@ export class RedisWorker {
     const passes = async () => {
       let at = 0;
       for (const delay of LOST_PROBES_AT_MS) {
-        if (delay > at) await this.#sleep(delay - at);
+        if (delay > at) await this.#sleep(delay - at, this.#stopping.signal);
         at = delay;
         if (!this.#worker.running) return;
         await this.#probes.probeNow(this.#pods.uids);
@@ -243,6 +244,7 @@ export class RedisWorker {
 
   /** Stops every loop and closes the Redis connections. A round stuck in a hook is abandoned after 2 s. */
   async stop(): Promise<void> {
+    this.#stopping.abort();
     await this.#worker.stop(() => this.#probes.stop());
     this.#auth.close();
     this.#pods.forgetAll();

@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { ProbeScheduler } from '../../../../src/sidecar/redis/manager/probes.ts';
 import type { PodView } from '../../../../src/sidecar/redis/manager/pods.ts';
 import type { ProbeResult } from '../../../../src/sidecar/adapters/redis/index.ts';
+import { sleep, type Sleep } from '../../../../src/sidecar/core/sleep.ts';
+import { FakeSleep } from '../../../support/fake-sleep.ts';
 
 const view = (name: string, uid: string, ip: string): PodView => ({
   uid,
@@ -174,4 +176,49 @@ test('a loop started before probing may happen (no password yet) probes soon aft
   const stopped = s.stop();
   mock.timers.tick(30_000);
   await stopped;
+});
+
+function sleeping(wait: Sleep, intervalMs: number) {
+  return new ProbeScheduler({
+    probe: () => Promise.resolve(refused),
+    active: () => true,
+    config: () => ({ silentAfterSeconds: 2, offsetStallMs: 1000 }),
+    changed: () => undefined,
+    intervalMs,
+    now: () => 0,
+    sleep: wait,
+  });
+}
+
+test("stop() cancels every loop's sleep: no timer is left pending", async () => {
+  const clock = new FakeSleep();
+  const s = sleeping(clock.sleep, 600_000);
+  s.sync([view('a', 'u1', '10.0.0.1'), view('b', 'u2', '10.0.0.2')]);
+  await settle();
+  assert.equal(clock.pending, 2, 'each loop sleeps out its interval');
+  await s.stop();
+  assert.equal(clock.pending, 0, 'both sleeps cancelled');
+  assert.ok(clock.asked.every((a) => a.signal?.aborted));
+});
+
+test("a pod gone: its loop's sleep is cancelled at once, the other loop sleeps on", async () => {
+  const clock = new FakeSleep();
+  const s = sleeping(clock.sleep, 600_000);
+  s.sync([view('a', 'u1', '10.0.0.1'), view('b', 'u2', '10.0.0.2')]);
+  await settle();
+  s.sync([view('b', 'u2', '10.0.0.2')]);
+  assert.equal(clock.pending, 1);
+  await s.stop();
+  assert.equal(clock.pending, 0);
+});
+
+test('with the default sleep, a stopped scheduler leaves no live timer in the process', async () => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const s = sleeping(sleep, 600_000);
+  s.sync([view('a', 'u1', '10.0.0.1')]);
+  await settle();
+  assert.equal(timers(), before + 1, 'the loop sleeps on a real timer');
+  await s.stop();
+  assert.equal(timers(), before, 'stop() cleared it');
 });
