@@ -111,6 +111,7 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
   return {
     role: replica ? 'replica' : 'master',
     linkUp: replica && f.get('master_link_status') === 'up',
+    masterHost: replica ? (f.get('master_host') ?? null) : null,
     syncing: replica && f.get('master_sync_in_progress') === '1',
     offset: replica ? num(f.get('slave_repl_offset')) : num(f.get('master_repl_offset')),
     usedMemory: num(f.get('used_memory')),

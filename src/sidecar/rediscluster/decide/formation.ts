@@ -10,11 +10,16 @@
 // - A pod is made a replica only of its own shard's master, only when that master answers and is
 //   not failing, and only when the pod serves no slots and holds no keys: a node with data is
 //   never emptied by REPLICATE, and an empty node never becomes the source of a full sync.
+// - REPLICATE is sent only to a node that knows its master at the master's current address (Redis
+//   replicates from the address in its table). A replica that replicates from another address than
+//   its master's is told to REPLICATE again: Redis does not re-point replication when gossip brings
+//   its master's new address, only when the master's own ping does, so nodes back on kept volumes
+//   (their old nodes.conf) with every address changed could stay unlinked for good.
 import { formatSlotRanges, rangesOf } from '../../../api/rediscluster-names.ts';
 import { bringUpRange, bringUpShardOf } from './layout.ts';
 import { label, shardMaster } from './shard-master.ts';
 import { healthyMaster, knows, selfLine, slotCounts, type Topology } from './topology.ts';
-import type { ClusterSpecView, ClusterStep, Decided, Hold } from './types.ts';
+import type { ClusterNode, ClusterSpecView, ClusterStep, Decided, Hold } from './types.ts';
 
 /** ADDSLOTSRANGE for slots nobody serves. */
 export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
@@ -153,7 +158,8 @@ export function attachReplicas(t: Topology, spec: ClusterSpecView): Decided {
     for (const [id, pod] of t.byId) {
       if (pod.shard !== shard || pod.deleting || id === master?.id) continue;
       const node = t.nodes.get(id)!;
-      if (node.role === 'replica' && node.masterId === master?.id) continue;
+      const oldAddress = master !== null && replicatesOldAddress(node, master);
+      if (node.role === 'replica' && node.masterId === master?.id && !oldAddress) continue;
       if (!master) {
         holds.push({
           key: `replicate/${pod.name}`,
@@ -179,21 +185,35 @@ export function attachReplicas(t: Topology, spec: ClusterSpecView): Decided {
         });
         continue;
       }
-      if (!knows(t, id, master.id)) {
+      const seen = t.views.get(id)?.get(master.id);
+      if (!seen || seen.ip !== master.ip) {
         holds.push({
           key: `replicate/${pod.name}`,
-          reason: `${pod.name} does not know ${label(master)} yet (gossip)`,
+          reason: seen
+            ? `${pod.name} knows ${label(master)} at ${seen.ip || 'no address'}, not ${master.ip} yet (gossip)`
+            : `${pod.name} does not know ${label(master)} yet (gossip)`,
           warn: false,
         });
         continue;
       }
+      const was = oldAddress
+        ? ` again (it replicates from ${node.info!.masterHost}, an address its master left)`
+        : node.role === 'replica'
+          ? ` (was a replica of ${node.masterId?.slice(0, 8) ?? 'nothing'})`
+          : '';
       steps.push({
         kind: 'replicate',
         pod: pod.name,
         masterId: master.id,
-        reason: `${pod.name} replicates shard ${shard}'s master ${label(master)}${node.role === 'replica' ? ` (was a replica of ${node.masterId?.slice(0, 8) ?? 'nothing'})` : ''}`,
+        reason: `${pod.name} replicates shard ${shard}'s master ${label(master)}${was}`,
       });
     }
   }
   return { steps, holds };
+}
+
+/** A replica of `master` (by id) whose replication points at another address than the master's. */
+function replicatesOldAddress(node: ClusterNode, master: ClusterNode): boolean {
+  const host = node.info?.masterHost;
+  return node.role === 'replica' && node.masterId === master.id && !!host && master.ip !== '' && host !== master.ip;
 }

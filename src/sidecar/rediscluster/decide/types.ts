@@ -42,6 +42,12 @@ export interface NodeInfo {
   role: 'master' | 'replica';
   /** A replica's link to its master is up. */
   linkUp: boolean;
+  /**
+   * The address a replica replicates from (INFO master_host); null on a master. Redis sets it
+   * from its node table when told to replicate, and leaves it when it later learns its master's
+   * new address from gossip (it re-points only when the master's own ping shows the change).
+   */
+  masterHost?: string | null;
   /** A replica is in a full sync (its data set is being replaced). */
   syncing: boolean;
   /** Replication offset: master_repl_offset on a master, slave_repl_offset on a replica. */

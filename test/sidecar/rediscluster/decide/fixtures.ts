@@ -39,13 +39,17 @@ export interface NodeSpec {
   maxMemory?: number;
   /** Ids this node does not know (default: it knows every node). */
   unknown?: string[];
+  /** The address this node's view shows for another node, by id (default: that node's own). */
+  sees?: Record<string, string>;
+  /** A replica's INFO master_host (default: its master's address). */
+  masterHost?: string;
   deleting?: boolean;
 }
 
-function line(n: NodeSpec, myself: boolean): NodeLine {
+function line(n: NodeSpec, myself: boolean, seenAt?: string): NodeLine {
   return {
     id: n.id,
-    ip: n.ip ?? '',
+    ip: seenAt ?? n.ip ?? '',
     port: 6379,
     myself,
     role: n.role ?? 'master',
@@ -62,11 +66,12 @@ function line(n: NodeSpec, myself: boolean): NodeLine {
   };
 }
 
-function info(n: NodeSpec): NodeInfo {
+function info(n: NodeSpec, masterHost: string | null): NodeInfo {
   const replica = n.role === 'replica';
   return {
     role: replica ? 'replica' : 'master',
     linkUp: replica && (n.linkUp ?? true),
+    masterHost: replica ? masterHost : null,
     syncing: n.syncing ?? false,
     offset: n.offset ?? 0,
     usedMemory: n.usedMemory ?? 1_000_000,
@@ -84,7 +89,8 @@ export function world(nodes: NodeSpec[], name = 'c', extraPods: PodObservation[]
       const [shard, ordinal] = n.pod!;
       const view = nodes
         .filter((o) => o.id === n.id || !(n.unknown ?? []).includes(o.id))
-        .map((o) => line(o, o.id === n.id));
+        .map((o) => line(o, o.id === n.id, n.sees?.[o.id]));
+      const masterHost = n.masterHost ?? nodes.find((o) => o.id === n.master)?.ip ?? null;
       return {
         name: `${name}-shard-${shard}-${ordinal}`,
         uid: `uid-${n.id.slice(0, 6)}`,
@@ -96,7 +102,7 @@ export function world(nodes: NodeSpec[], name = 'c', extraPods: PodObservation[]
         roleLabel: null,
         probe: n.silent
           ? { ok: false, kind: 'refused', message: 'ECONNREFUSED' }
-          : { ok: true, nodes: view, info: info(n) },
+          : { ok: true, nodes: view, info: info(n, masterHost) },
       };
     });
   return [...pods, ...extraPods];
