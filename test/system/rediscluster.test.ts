@@ -267,8 +267,11 @@ describe('RedisCluster on the real control plane', { skip, timeout: 1_200_000 },
           const r = reshardOf(c, NAME);
           return r && r.to === 4 && r.state === 'Running' && r.moved > 0 && r.moved < r.total ? r : undefined;
         },
-        // The new shard's pods come back on the claims the scale-down kept; in one loaded CI run its
-        // replicas were not linked 2 minutes on (why is not known), and a reshard starts only after.
+        // The new shard's pods come back on the claims the scale-down kept (old nodes.conf, every
+        // address new). In one loaded CI run its replicas were not linked 2 minutes on: a replica can
+        // take its master's new address from gossip and still replicate from the old one (Redis
+        // re-points it only on its master's own ping); seen here too, and the sidecar now tells it
+        // to REPLICATE again (decide/formation.ts). A reshard starts only once one is linked.
         240_000,
         'a second 3 -> 4 reshard under way',
       );
