@@ -49,13 +49,17 @@ test('a replica back at a new address with its old nodes.conf is re-pointed at i
   await tc.call('CLUSTER', 'ADDSLOTSRANGE', '8192', '16383');
   for (const ip of [st.ip, m.ip, r.ip]) await sc.call('CLUSTER', 'MEET', ip, '6379');
   const [mId, rId] = (await Promise.all([mc.call('CLUSTER', 'MYID'), rc.call('CLUSTER', 'MYID')])) as string[];
+  // Known for good (no handshake left): a node in handshake is not in the nodes.conf a restart reads.
   await until('every node knows the others', async () =>
-    (await Promise.all([sc, tc, mc, rc].map((c) => c.call('CLUSTER', 'NODES')))).every(
-      (v) => String(v).trim().split('\n').length === 4,
+    (await Promise.all([s, st, m, r].map((x) => nodesOf(x.ip)))).every(
+      (v) => v?.length === 4 && v.every((n) => !n.handshake),
     ),
   );
   await rc.call('CLUSTER', 'REPLICATE', mId!);
-  await until('the replica linked', async () => (await replication(rc)).up);
+  await until(
+    'the replica linked, and its master knows it as its replica',
+    async () => (await replication(rc)).up && (await nodesOf(m.ip))?.find((n) => n.id === rId)?.masterId === mId,
+  );
 
   // Scale-down: both pods go before they are reset (their nodes.conf stays), the staying nodes forget them.
   const oldMasterIp = m.ip;
@@ -72,15 +76,18 @@ test('a replica back at a new address with its old nodes.conf is re-pointed at i
     async () => (await nodesOf(r.ip))?.find((n) => n.id === mId)?.ip === m.ip,
     30_000,
   );
+  let last = '';
   // The master then learns the replica's address (its ping) and pings it: R answered (a pong), and
   // still replicates from the old address: the master's ping finds the address already current.
   await until(
     'the master pinged the replica at its new address and had its answer',
     async () => {
       const line = (await nodesOf(m.ip))?.find((n) => n.id === rId);
+      last = JSON.stringify([line, (await nodesOf(r.ip))?.find((n) => n.id === mId), await replication(r2)]);
       return line?.ip === r.ip && line.connected && (line.pongRecv ?? 0) > 0;
     },
     30_000,
+    { dump: () => `${last}\nM:\n${m.logTail(15)}\nR:\n${r.logTail(15)}` },
   );
   const stuck = await replication(r2);
   assert.deepEqual(stuck, { host: oldMasterIp, up: false }, 'it still replicates from the old address');
