@@ -220,7 +220,7 @@ test('a wake and stop() cancel the given sleep (its signal aborts): no timer is 
   assert.equal(clock.pending, 0, 'stop() cancelled the rest');
 });
 
-test("with the default sleep, a stopped worker leaves no live timer in the process (its rest nor stop's bounds)", async () => {
+test("default sleep: a stopped worker leaves no live timer (neither its rest nor stop's bounds)", async () => {
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
   const before = timers();
   const worker = new Worker<Outcome>({
