@@ -30,11 +30,20 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
     'role labels and node records on every pod',
     () => {
       const r = env.records(NAME);
-      return (
-        [...r.values()].every((x) => x.role && x.record && (x.record.role === 'master' || x.record.linkUp)) &&
-        r.size === 6 &&
-        r
-      );
+      // Pod 1's first record says master (every node starts as an empty master), so the wait asks
+      // for the shape the test then checks, not merely for a record on every pod.
+      const settled = [0, 1, 2].every((shard) => {
+        const m = r.get(podName(NAME, shard, 0));
+        const rep = r.get(podName(NAME, shard, 1));
+        return (
+          m?.role === 'master' &&
+          m.record?.role === 'master' &&
+          rep?.role === 'replica' &&
+          rep.record?.role === 'replica' &&
+          rep.record.linkUp === true
+        );
+      });
+      return settled && r.size === 6 && r;
     },
     15_000,
     { everyMs: 50 },
