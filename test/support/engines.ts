@@ -23,6 +23,8 @@ export interface TestEngine {
   engine: 'redis' | 'valkey';
   /** The version it reports (Valkey's valkey_version; its redis_version stays 7.2.4). */
   version: string;
+  /** INFO server's redis_version: the version itself for Redis, the Redis it is compatible with for Valkey. */
+  redisVersion: string;
   /** For bench figure names: redis_7_0, redis_7_2, valkey_8_0. */
   label: string;
   /** The server and cli binaries: a path, or a name looked up on PATH. */
@@ -48,6 +50,7 @@ export const ENGINES: Readonly<Record<EngineId, TestEngine>> = {
     id: 'redis-7.0',
     engine: 'redis',
     version: '7.0.15',
+    redisVersion: '7.0.15',
     label: 'redis_7_0',
     server: 'redis-server',
     cli: 'redis-cli',
@@ -58,6 +61,7 @@ export const ENGINES: Readonly<Record<EngineId, TestEngine>> = {
     id: 'redis-7.2',
     engine: 'redis',
     version: '7.2.6',
+    redisVersion: '7.2.6',
     label: 'redis_7_2',
     server: path.join(SHARED_ENGINES, 'redis-7.2.6', 'redis-server'),
     cli: path.join(SHARED_ENGINES, 'redis-7.2.6', 'redis-cli'),
@@ -68,6 +72,7 @@ export const ENGINES: Readonly<Record<EngineId, TestEngine>> = {
     id: 'valkey-8.0',
     engine: 'valkey',
     version: '8.0.1',
+    redisVersion: '7.2.4',
     label: 'valkey_8_0',
     server: path.join(SHARED_ENGINES, 'valkey-8.0.1', 'valkey-server'),
     cli: path.join(SHARED_ENGINES, 'valkey-8.0.1', 'valkey-cli'),
