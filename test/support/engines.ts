@@ -1,7 +1,7 @@
 // The engines the real-server tests run: Debian's redis-server 7.0.15 from PATH (the default),
 // and Redis 7.2.6 and Valkey 8.0.1 from ../shared/engines next to the repository (built from their
 // release tags; read there, never copied into the repository). REDIS_OPERATOR_TEST_ENGINE picks one
-// for a whole test process; test/engines/*.test.ts run chosen suites once per engine (runOnEngine).
+// for a whole test process; test/sidecar/engines/*.test.ts run chosen suites per engine (runOnEngine).
 // Invariants:
 // - Each engine owns a second loopback octet (127.<net>.<octet>.<host>): a suite run under two
 //   engines at once (the unit phase runs files side by side) never shares an address or an
@@ -125,7 +125,7 @@ export function engineMissing(engine: TestEngine): string | undefined {
 
 /**
  * Runs a suite file (a path from the repository's root) in this process under engine id, its tests
- * nested under "on <id>": what each file of test/engines is. Skips with the reason when the
+ * nested under "on <id>": what each file of test/sidecar/engines is. Skips with the reason when the
  * engine's binaries are absent.
  */
 export async function runOnEngine(id: EngineId, suite: string): Promise<void> {
