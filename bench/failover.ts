@@ -25,6 +25,10 @@
 // redis-server dies with this process (pdeathsig), iptables rules are removed at exit (even on SIGINT), the sidecar
 // child is SIGTERMed (SIGKILL after 5 s), the API server and etcd are stopped. A kubelet write that fails (the API
 // server going away at the end) is logged, never an unhandled rejection.
+// Engines: everything above runs on the default engine (Debian's redis-server 7.0.15, or the one
+// REDIS_OPERATOR_TEST_ENGINE names: test/support/engines.ts); then ENGINE_KILL_ROUNDS (KILL_ROUNDS) kill rounds run on
+// a fresh set of each engine, printed as failover_ms_p50_<engine> (redis_7_0, redis_7_2, valkey_8_0) and
+// acked_writes_lost_<engine>; an engine whose binaries are absent prints `skipped` and says why on stderr.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -32,6 +36,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { addr, cutLink, RedisServer, sweepRules, TEST_PASSWORD } from '../test/support/redis-server.ts';
+import { ENGINES, engineMissing, selectedEngine, type TestEngine } from '../test/support/engines.ts';
 import {
   Cluster,
   LEASE_NS,
@@ -52,6 +57,7 @@ const KILL_ROUNDS = Number(process.env['KILL_ROUNDS'] ?? 10);
 const HUNG_ROUNDS = Number(process.env['HUNG_ROUNDS'] ?? 10);
 const FALSE_SECONDS = Number(process.env['FALSE_SECONDS'] ?? 6);
 const TLS_KILL_ROUNDS = Number(process.env['TLS_KILL_ROUNDS'] ?? KILL_ROUNDS);
+const ENGINE_KILL_ROUNDS = Number(process.env['ENGINE_KILL_ROUNDS'] ?? KILL_ROUNDS);
 const SHORT_PAUSE_ROUNDS = Number(process.env['SHORT_PAUSE_ROUNDS'] ?? 5);
 const REPLICA_CUT_ROUNDS = Number(process.env['REPLICA_CUT_ROUNDS'] ?? 3);
 const REPLICA_CUT_SECONDS = Number(process.env['REPLICA_CUT_SECONDS'] ?? 10);
@@ -478,6 +484,7 @@ interface SetResult {
  */
 async function runSet(options: {
   tls?: Issued;
+  engine?: TestEngine;
   killRounds: number;
   hungRounds: number;
   falseSeconds: number;
@@ -508,7 +515,14 @@ async function runSet(options: {
   });
   const kubelet = new Kubelet(cluster);
   const servers = await Promise.all(
-    [0, 1, 2].map(() => RedisServer.start({ ip: freshIp(), extra, ...(options.tls ? { tls: options.tls } : {}) })),
+    [0, 1, 2].map(() =>
+      RedisServer.start({
+        ip: freshIp(),
+        extra,
+        ...(options.tls ? { tls: options.tls } : {}),
+        ...(options.engine ? { engine: options.engine } : {}),
+      }),
+    ),
   );
   for (const [i, s] of ['master-0', 'replica-0', 'replica-1'].entries()) await kubelet.add(s, servers[i]!);
   kubelet.start();
@@ -579,6 +593,38 @@ async function runSet(options: {
   }
 }
 
+/**
+ * The kill rounds on a fresh set of each engine (the default engine's figures are the plain set's),
+ * two octets each within the bench's 30-39.
+ */
+async function engineSets(plain: SetResult): Promise<{ lines: string[]; violations: number }> {
+  const lines: string[] = [];
+  let violations = 0;
+  const first = selectedEngine();
+  const others = Object.values(ENGINES).filter((e) => e.id !== first.id);
+  lines.push(
+    `failover_ms_p50_${first.label}=${Math.round(median(plain.kill))}`,
+    `acked_writes_lost_${first.label}=${plain.lost}`,
+  );
+  for (const [i, engine] of others.entries()) {
+    const missing = engineMissing(engine);
+    if (missing !== undefined) {
+      log(`${engine.id} skipped: ${missing}`);
+      lines.push(`failover_ms_p50_${engine.label}=skipped`, `acked_writes_lost_${engine.label}=skipped`);
+      continue;
+    }
+    useOctets(35 + 2 * i, 36 + 2 * i);
+    const r = await runSet({ engine, killRounds: ENGINE_KILL_ROUNDS, hungRounds: 0, falseSeconds: 0 });
+    log(`[${engine.id}] kill rounds (ms): ${r.kill.map(Math.round).join(' ')}`);
+    violations += r.violations;
+    lines.push(
+      `failover_ms_p50_${engine.label}=${Math.round(median(r.kill))}`,
+      `acked_writes_lost_${engine.label}=${r.lost}`,
+    );
+  }
+  return { lines, violations };
+}
+
 async function main(): Promise<void> {
   sweepRules(30);
   const started = performance.now();
@@ -599,6 +645,7 @@ async function main(): Promise<void> {
     falseSeconds: 0,
   });
   const baseline = await promoteOnlyBaseline(5);
+  const perEngine = await engineSets(plain);
   log(`kill rounds (ms): ${plain.kill.map(Math.round).join(' ')}`);
   log(`hung rounds (ms): ${plain.hung.map(Math.round).join(' ')}`);
   log(`replica cut rounds (ms to the first acknowledged write): ${plain.replicaCut.map(Math.round).join(' ')}`);
@@ -614,13 +661,14 @@ async function main(): Promise<void> {
     `false_failovers=${plain.falseFailovers}`,
     `short_pause_failovers=${plain.shortPauseFailovers}`,
     `replica_cut_unavailable_ms_p50=${plain.replicaCut.length > 0 ? Math.round(median(plain.replicaCut)) : 'none'}`,
-    `split_brain_moments=${plain.violations + tls.violations}`,
+    `split_brain_moments=${plain.violations + tls.violations + perEngine.violations}`,
     `acked_writes_total=${plain.acked}`,
     `tls_failover_ms_p50=${Math.round(median(tls.kill))}`,
     `tls_failover_ms_max=${Math.round(Math.max(...tls.kill))}`,
     `tls_acked_writes_lost=${tls.lost}`,
     `detection_floor_ms=${DOWN_AFTER_MS}`,
     `promote_only_ms_p50=${median(baseline).toFixed(1)}`,
+    ...perEngine.lines,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

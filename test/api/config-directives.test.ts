@@ -187,14 +187,15 @@ function samples(name: string): string[] {
   }
 }
 
-test('every entry against redis-server 7.0: exists, default as on a fresh server, CONFIG SET takes the default', async (t) => {
+test('every entry against redis-server: exists, default as on a fresh server, CONFIG SET takes the default', async (t) => {
   const server = await startRedis(t, { ip: addr(N, 1) });
   const c = await client(t, server.ip);
   const fresh = await configGet(c, NAMES);
   for (const d of DYNAMIC_DIRECTIVES) {
     await t.test(d.name, async () => {
       assert.ok(d.name in fresh, 'CONFIG GET knows it');
-      assert.equal(fresh[d.name], d.default, 'the default');
+      // Another engine may compile in its own default (Valkey: lazyfree, backlog); the table keeps Redis'.
+      assert.equal(fresh[d.name], server.engine.ownDefaults[d.name] ?? d.default, 'the default');
       assert.equal(normaliseDirective(d.name, d.default), d.default, 'the default is normalised');
       assert.equal(await c.call('CONFIG', 'SET', d.name, d.default), 'OK');
       for (const alias of d.aliases ?? [])
@@ -249,5 +250,8 @@ test('a server started from a redis.conf with spec.config values reports desired
   };
   const server = await startRedis(t, { ip: addr(N, 3), extra: config });
   const c = await client(t, server.ip);
-  assert.deepEqual(await configGet(c, NAMES), desiredRuntimeConfig(config));
+  // Where the file says nothing, an engine with its own default reports it until the sidecar sets the table's.
+  const expected = desiredRuntimeConfig(config);
+  for (const [name, value] of Object.entries(server.engine.ownDefaults)) if (!(name in config)) expected[name] = value;
+  assert.deepEqual(await configGet(c, NAMES), expected);
 });

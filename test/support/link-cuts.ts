@@ -1,5 +1,5 @@
 // Network cuts between two loopback addresses: iptables DROP rules in OUTPUT, both directions.
-// Invariants: every rule carries a comment naming its third octet (ruleTag), so rules left by a
+// Invariants: every rule carries a comment naming its first three octets (ruleTag), so rules left by a
 // crashed earlier run of the same file can be swept (sweepRules) before new ones are added; every
 // rule added is in liveRules until removed, so the exit hooks remove what a test did not.
 import { execFileSync } from 'node:child_process';
@@ -9,8 +9,7 @@ import { addr, assertLoopback, installHooks, liveRules } from './loopback-guard.
 // ---- network cuts ---------------------------------------------------------------------------
 
 function ruleTag(ip: string): string {
-  const octet = ip.split('.')[2];
-  return `redis-operator-test-127.0.${octet}`;
+  return `redis-operator-test-${ip.split('.').slice(0, 3).join('.')}`;
 }
 
 let iptablesChecked = false;

@@ -6,14 +6,19 @@
 // a rule from its insertion until its removal.
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
+import { selectedEngine } from './engines.ts';
 import type { RedisServer } from './redis-server.ts';
 
-/** 127.0.<octet>.<host>: each test file owns one third octet (see the brief's allocation). */
+/**
+ * 127.<net>.<octet>.<host>: each test file owns one third octet (see the brief's allocation); the
+ * engine under test owns the second (0 for the default engine, see engines.ts).
+ */
 export function addr(octet: number, host: number): string {
+  const net = selectedEngine().net;
   if (!Number.isInteger(octet) || octet < 0 || octet > 255 || !Number.isInteger(host) || host < 1 || host > 254) {
-    throw new Error(`bad loopback address 127.0.${octet}.${host}`);
+    throw new Error(`bad loopback address 127.${net}.${octet}.${host}`);
   }
-  return `127.0.${octet}.${host}`;
+  return `127.${net}.${octet}.${host}`;
 }
 
 export function assertLoopback(ip: string): void {

@@ -14,6 +14,7 @@ import tls, { type ConnectionOptions } from 'node:tls';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import { selectedEngine, type TestEngine } from './engines.ts';
 import { assertLoopback, installHooks, liveServers } from './loopback-guard.ts';
 import { writeTlsDir, type Issued } from './tls-certs.ts';
 
@@ -57,6 +58,8 @@ export interface RedisServerOptions {
   startTimeoutMs?: number;
   /** 'pong' (default): until PING answers (data loaded); 'accept': until it accepts TCP (may still be LOADING). */
   waitFor?: 'pong' | 'accept';
+  /** Which server binary runs it (default: the one REDIS_OPERATOR_TEST_ENGINE selects, see engines.ts). */
+  engine?: TestEngine;
 }
 
 // ---- redis-server ---------------------------------------------------------------------------
@@ -65,7 +68,7 @@ function configText(
   o: Required<
     Omit<
       RedisServerOptions,
-      'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls' | 'cluster'
+      'extra' | 'password' | 'operatorPassword' | 'startTimeoutMs' | 'waitFor' | 'tls' | 'cluster' | 'engine'
     >
   > & {
     extra: Record<string, string>;
@@ -152,6 +155,8 @@ export class RedisServer {
   readonly logFile: string;
   /** The default user's password it starts with (a restart may take a new one: the pod's env after a rotation). */
   password: string;
+  /** The engine it runs (fixed at construction: a restart runs the same binary). */
+  readonly engine: TestEngine;
   #ip: string;
   #options: RedisServerOptions;
   #child: ChildProcess | null = null;
@@ -162,6 +167,7 @@ export class RedisServer {
     assertLoopback(options.ip);
     installHooks();
     this.#options = options;
+    this.engine = options.engine ?? selectedEngine();
     this.#ip = options.ip;
     this.password = options.password ?? TEST_PASSWORD;
     this.root = mkdtempSync(path.join(os.tmpdir(), `redis-test-${options.ip}-`));
@@ -279,7 +285,8 @@ export class RedisServer {
             op,
           ];
     const secure = o.tls ? this.#tlsArgs(o.tls) : [];
-    const child = spawn('setpriv', ['--pdeathsig', 'KILL', 'redis-server', confFile, ...auth, ...secure], {
+    const bin = this.engine.server;
+    const child = spawn('setpriv', ['--pdeathsig', 'KILL', bin, confFile, ...auth, ...secure], {
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     // Config errors are printed before the log file is opened: keep them for the error message.
@@ -305,7 +312,7 @@ export class RedisServer {
     const deadline = Date.now() + (o.startTimeoutMs ?? 10000);
     while (Date.now() < deadline) {
       if (exitInfo !== null)
-        throw new Error(`redis-server on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
+        throw new Error(`${bin} on ${this.#ip} died at start (${exitInfo}):\n${stderr}${this.logTail()}`);
       if (await pingOnce(this.#ip, this.password, 300, o.waitFor === 'accept', o.tls !== undefined)) return;
       await new Promise((r) => setTimeout(r, 20));
     }

@@ -1,9 +1,9 @@
 // The cluster as one picture, merged from what every answering node says (CLUSTER NODES) about
 // itself and the others, and the shard each node belongs to. Pure.
 // Invariants:
-// - A node's own answer is the truth about its role, its slots and its open (migrating or
-//   importing) slots; for a node that did not answer, the view that has the newest config epoch
-//   of it speaks. A slot's owner is the claimant with the highest config epoch: Redis' own rule.
+// - A node's own answer is the truth about its role, its slots and, for a master, its open
+//   (migrating or importing) slots; for a node that did not answer, the view that has the newest
+//   config epoch of it speaks. A slot's owner is the claimant with the highest config epoch: Redis' own rule.
 // - `fail` is the cluster's agreement (flag `fail` in another node's view), never our own failure
 //   to reach a node; a node only we cannot reach is `pfail` at most.
 // - allAnswered is true only when every pod has an address and its node answered: the decisions
@@ -82,8 +82,11 @@ export function buildTopology(
       fail: others.some((s) => s.line.fail),
       pfail: others.some((s) => s.line.pfail),
       slots: base.slots,
-      migrating: new Map(own?.migrating ?? []),
-      importing: new Map(own?.importing ?? []),
+      // Only a master's own open slots are moves in progress. Valkey 8 replicates CLUSTER SETSLOT,
+      // so its replicas show their master's open slots too, and keep one their master refused
+      // (NOREPLICAS: a replica acknowledged late); a promoted replica brings them along as a master.
+      migrating: new Map(own?.role === 'master' ? own.migrating : []),
+      importing: new Map(own?.role === 'master' ? own.importing : []),
       pod,
       info: pod?.probe?.ok ? pod.probe.info : null,
       shard: pod ? pod.shard : null,

@@ -76,8 +76,8 @@ test('probe reports a fresh node: replica of the placeholder, offset 0, priority
   assert.equal(f.keys, 0);
   assert.equal(f.loading, false);
   assert.match(f.runId, /^[0-9a-f]{40}$/);
-  // The same CONFIG GET reads every runtime-managed directive: a fresh node reports the defaults.
-  assert.deepEqual(f.runtimeConfig, desiredRuntimeConfig(undefined));
+  // The same CONFIG GET reads every runtime-managed directive: a fresh node reports its engine's defaults.
+  assert.deepEqual(f.runtimeConfig, { ...desiredRuntimeConfig(undefined), ...s.engine.ownDefaults });
   t.diagnostic(`probe latency ${p.latencyMs.toFixed(1)} ms (first, with connect)`);
 });
 

@@ -222,6 +222,25 @@ test('slots left open by an interrupted move are finished or rolled back', async
       assert.equal(p.reshard.kind, 'wait', 'no reshard while a slot is open');
     });
   }
+  // Valkey 8 replicates CLUSTER SETSLOT: replicas show their master's open slots, and keep one
+  // their master refused (NOREPLICAS when a replica acknowledged too late). Only masters count.
+  await t.test("a replica's copy of its master's open slot is not another open slot: one move", () => {
+    const nodes = set(
+      set(set(base, 'm0', { migrating: [[100, id('m3')]] }), 'r0', { migrating: [[100, id('m3')]] }),
+      'r3',
+      { importing: [[100, id('m0')]] },
+    );
+    const p = round(world(nodes), { spec: { ...SPEC3, shards: 4 } });
+    assert.deepEqual(p.steps.map(brief), ['move 100 c-shard-0-0 -> c-shard-3-0']);
+  });
+  await t.test('open slots only replicas show (their masters refused them): nothing to finish, nothing waits', () => {
+    const nodes = set(set(base, 'r0', { migrating: [[100, id('m3')]] }), 'r3', { importing: [[100, id('m0')]] });
+    const p = round(world(nodes), { spec: { ...SPEC3, shards: 4 } });
+    const clean = round(world(base), { spec: { ...SPEC3, shards: 4 } });
+    assert.deepEqual(p.steps.map(brief), []);
+    assert.deepEqual(p.reshard, clean.reshard);
+    assert.deepEqual(p.holds, clean.holds);
+  });
   // m3 died mid-move; its replica r3 was promoted and holds what m3 took. Its shard is known from
   // the worker's memory, or from m3's pod (still there, silent) whose record names it.
   const died = [
