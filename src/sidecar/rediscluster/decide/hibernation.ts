@@ -11,8 +11,11 @@
 //   until it may serve: hook/rediscluster/statefulset.ts). Meeting nodes, attaching replicas and
 //   closing open slots go on; a forced failover, a forget or a reset is held while any pod the
 //   spec asks for is missing, has no address or does not answer (a node whose pod has not started
-//   yet is not gone); no reshard, rollout, switchover or autoscaling until the hook says the
-//   RedisCluster is Ready again (the condition Awake); no Warning for what waking leaves unserved.
+//   yet is not gone). Once every pod answers, a failover is still held while its failed master
+//   answers with keys: the cluster's fail flag is then about its old address, and its replica may
+//   hold less (a master back empty while its replica holds the data is still replaced: the trap
+//   failover.ts guards against). No reshard, rollout, switchover or autoscaling until the hook
+//   says the RedisCluster is Ready again (the condition Awake); no Warning while waking.
 import type { ReshardRecord } from '../../../api/rediscluster-names.ts';
 import type { ClusterStep, Hold, PodObservation } from './types.ts';
 
@@ -56,19 +59,38 @@ export function hibernationMode(input: HibernationInput): HibernationMode {
 /** Steps that would treat a node still starting as gone. */
 const GONE_STEPS: ReadonlySet<ClusterStep['kind']> = new Set(['failover', 'forget', 'reset']);
 
+/** Keys of each node that answers this round, by node id. */
+function answeringKeys(pods: readonly PodObservation[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of pods) {
+    if (p.probe?.ok !== true) continue;
+    const me = p.probe.nodes.find((l) => l.myself);
+    if (me) out.set(me.id, p.probe.info.keys);
+  }
+  return out;
+}
+
 /** The steps and holds of a round while waking: see the header. */
 export function wakingRound(
   mode: Extract<HibernationMode, { kind: 'waking' }>,
   steps: readonly ClusterStep[],
   holds: readonly Hold[],
+  pods: readonly PodObservation[],
 ): { steps: ClusterStep[]; holds: Hold[] } {
-  const kept = mode.complete ? [...steps] : steps.filter((s) => !GONE_STEPS.has(s.kind));
-  const held = steps.filter((s) => !kept.includes(s));
-  return {
-    steps: kept,
-    holds: [
-      ...holds.map((h) => ({ ...h, warn: false })),
-      ...held.map((s) => ({ key: `waking/${s.kind}`, reason: `${mode.reason}: held: ${s.reason}`, warn: false })),
-    ],
+  const keys = answeringKeys(pods);
+  const why = (s: ClusterStep): string | null => {
+    if (!GONE_STEPS.has(s.kind)) return null;
+    if (!mode.complete) return mode.reason;
+    if (s.kind === 'failover' && (keys.get(s.failedId) ?? 0) > 0)
+      return `waking from hibernation: ${s.failedId.slice(0, 8)} answers with ${keys.get(s.failedId)} keys at its new address (the fail flag is about its old one)`;
+    return null;
   };
+  const kept: ClusterStep[] = [];
+  const held: Hold[] = [];
+  for (const s of steps) {
+    const reason = why(s);
+    if (reason === null) kept.push(s);
+    else held.push({ key: `waking/${s.kind}`, reason: `${reason}: held: ${s.reason}`, warn: false });
+  }
+  return { steps: kept, holds: [...holds.map((h) => ({ ...h, warn: false })), ...held] };
 }

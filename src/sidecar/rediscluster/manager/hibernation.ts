@@ -40,7 +40,7 @@ export class HibernationView {
   hold(plan: RoundPlan): RoundPlan {
     const mode = this.#mode;
     if (mode.kind !== 'waking') return plan;
-    const held = wakingRound(mode, plan.steps, plan.holds);
+    const held = wakingRound(mode, plan.steps, plan.holds, plan.topology.pods);
     plan.steps = held.steps;
     plan.holds = held.holds;
     return plan;

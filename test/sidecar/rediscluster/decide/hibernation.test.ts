@@ -95,7 +95,12 @@ test('waking: the round would forget a replica whose pod is not back yet; waking
   const m = mode({ conditionReason: 'Waking', pods: world(halfAwake()) });
   assert.equal(m.kind, 'waking');
   if (m.kind !== 'waking') return;
-  const held = wakingRound(m, plan.steps, [...plan.holds, { key: 'x', reason: 'slots unserved', warn: true }]);
+  const held = wakingRound(
+    m,
+    plan.steps,
+    [...plan.holds, { key: 'x', reason: 'slots unserved', warn: true }],
+    world(halfAwake()),
+  );
   assert.deepEqual(
     held.steps.filter((s) => s.kind === 'forget' || s.kind === 'failover' || s.kind === 'reset'),
     [],
@@ -131,7 +136,7 @@ test('waking: meeting nodes at their new addresses and attaching replicas go on'
   const m = mode({ conditionReason: 'Waking', pods });
   assert.equal(m.kind, 'waking');
   if (m.kind !== 'waking') return;
-  const held = wakingRound(m, plan.steps, plan.holds);
+  const held = wakingRound(m, plan.steps, plan.holds, pods);
   assert.deepEqual(
     held.steps.map((s) => s.kind),
     plan.steps.map((s) => s.kind),
@@ -142,13 +147,28 @@ test('waking: meeting nodes at their new addresses and attaching replicas go on'
   );
 });
 
-test('waking, every pod answering: a failover or forget the round decides is let through', () => {
-  const m = mode({ conditionReason: 'Waking' });
+test('waking, every pod answering: a failover is held only while its failed master answers with keys', async (t) => {
+  const nodes = healthy(3, THREE);
+  const m = mode({ conditionReason: 'Waking', pods: world(nodes) });
   assert.equal(m.kind, 'waking');
   if (m.kind !== 'waking') return;
-  const steps = [
-    { kind: 'forget' as const, pods: ['a'], id: id('x'), reason: 'gone' },
-    { kind: 'failover' as const, pod: 'b', failedId: id('y'), reason: 'crashed' },
+  const forget = { kind: 'forget' as const, pods: ['a'], id: id('gone'), reason: 'gone' };
+  const failover = { kind: 'failover' as const, pod: 'c-shard-0-1', failedId: id('m0'), reason: 'flagged fail' };
+  const cases: Array<[string, NodeSpec[], string[]]> = [
+    ['its master answers with keys at its new address: held', nodes, ['forget']],
+    [
+      'its master came back empty while the replica holds the data: let through',
+      nodes.map((n) => (n.id === id('m0') ? { ...n, keys: 0 } : n)),
+      ['forget', 'failover'],
+    ],
   ];
-  assert.deepEqual(wakingRound(m, steps, []).steps, steps);
+  for (const [name, world_, want] of cases)
+    await t.test(name, () => {
+      const r = wakingRound(m, [forget, failover], [], world(world_));
+      assert.deepEqual(
+        r.steps.map((s) => s.kind),
+        want,
+      );
+      if (want.length === 1) assert.match(r.holds[0]!.reason, /answers with 10 keys at its new address/);
+    });
 });
