@@ -263,7 +263,7 @@ describe('RedisCluster day-2: rollout and switchover', { skip, timeout: 1_200_00
     const wake = await run(PLUGIN, ['wake', `rediscluster/${NAME}`, '-n', NS, '--timeout', '5m'], env);
     const wakeMs = performance.now() - t0;
     t.diagnostic(`$ kubectl redis wake rediscluster/${NAME}\n${wake.stdout}${wake.stderr}`);
-    assert.equal(wake.code, 0, wake.stderr);
+    assert.equal(wake.code, 0, `${wake.stderr}\n${await nodesDump(c)}`);
     await c.waitFor(() => healthy(c, NAME, 3, 3), 120_000, 'nine pods Ready, a master per shard, every node linked');
     t.diagnostic(
       `hibernate -> every pod stopped: ${Math.round(sleepMs)} ms; wake -> Running and Ready: ${Math.round(wakeMs)} ms`,
@@ -299,3 +299,20 @@ describe('RedisCluster day-2: rollout and switchover', { skip, timeout: 1_200_00
     assert.deepEqual(await openSlots(c, NAME), []);
   });
 });
+
+/** Every pod's replication and cluster view, for a failure message. */
+async function nodesDump(c: SystemCluster): Promise<string> {
+  const out: string[] = [condition(c, NAME, 'ShardsReady')?.['message'] as string];
+  for (const p of livePods(c, NAME)) {
+    const r = admin(c, NAME, p.status!.podIP!);
+    try {
+      const info = (await r.info('replication')).split('\r\n').filter((l) => /^(role|master_host|master_link)/.test(l));
+      out.push(`${p.metadata.name} ${p.status!.podIP!} ${info.join(' ')}\n${String(await r.call('CLUSTER', 'NODES'))}`);
+    } catch (err) {
+      out.push(`${p.metadata.name}: ${String(err)}`);
+    } finally {
+      r.disconnect();
+    }
+  }
+  return out.join('\n');
+}

@@ -112,6 +112,7 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
     role: replica ? 'replica' : 'master',
     linkUp: replica && f.get('master_link_status') === 'up',
     syncing: replica && f.get('master_sync_in_progress') === '1',
+    ...(replica && f.get('master_host') ? { masterHost: f.get('master_host')! } : {}),
     offset: replica ? num(f.get('slave_repl_offset')) : num(f.get('master_repl_offset')),
     usedMemory: num(f.get('used_memory')),
     maxMemory: num(f.get('maxmemory')),

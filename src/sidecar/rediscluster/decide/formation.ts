@@ -10,11 +10,15 @@
 // - A pod is made a replica only of its own shard's master, only when that master answers and is
 //   not failing, and only when the pod serves no slots and holds no keys: a node with data is
 //   never emptied by REPLICATE, and an empty node never becomes the source of a full sync.
+// - A replica of the right master whose link is down while it replicates from an address its
+//   master no longer has (every pod back at a new address: a wake, a full restart; Redis re-points
+//   replication only when the master's own ping shows the change, not when gossip brought it
+//   first) is told CLUSTER REPLICATE again, which re-points it and resyncs partially.
 import { formatSlotRanges, rangesOf } from '../../../api/rediscluster-names.ts';
 import { bringUpRange, bringUpShardOf } from './layout.ts';
 import { label, shardMaster } from './shard-master.ts';
 import { healthyMaster, knows, selfLine, slotCounts, type Topology } from './topology.ts';
-import type { ClusterSpecView, ClusterStep, Decided, Hold } from './types.ts';
+import type { ClusterNode, ClusterSpecView, ClusterStep, Decided, Hold } from './types.ts';
 
 /** ADDSLOTSRANGE for slots nobody serves. */
 export function assignSlots(t: Topology, spec: ClusterSpecView): Decided {
@@ -153,7 +157,8 @@ export function attachReplicas(t: Topology, spec: ClusterSpecView): Decided {
     for (const [id, pod] of t.byId) {
       if (pod.shard !== shard || pod.deleting || id === master?.id) continue;
       const node = t.nodes.get(id)!;
-      if (node.role === 'replica' && node.masterId === master?.id) continue;
+      const stale = staleTarget(node, master);
+      if (node.role === 'replica' && node.masterId === master?.id && stale === null) continue;
       if (!master) {
         holds.push({
           key: `replicate/${pod.name}`,
@@ -191,9 +196,20 @@ export function attachReplicas(t: Topology, spec: ClusterSpecView): Decided {
         kind: 'replicate',
         pod: pod.name,
         masterId: master.id,
-        reason: `${pod.name} replicates shard ${shard}'s master ${label(master)}${node.role === 'replica' ? ` (was a replica of ${node.masterId?.slice(0, 8) ?? 'nothing'})` : ''}`,
+        reason:
+          stale ??
+          `${pod.name} replicates shard ${shard}'s master ${label(master)}${node.role === 'replica' ? ` (was a replica of ${node.masterId?.slice(0, 8) ?? 'nothing'})` : ''}`,
       });
     }
   }
   return { steps, holds };
+}
+
+/** Why a replica of `master` must be re-pointed: its link is down, aimed at an address the master no longer has. */
+function staleTarget(node: ClusterNode, master: ClusterNode | null | undefined): string | null {
+  const info = node.info;
+  const at = master?.pod?.ip;
+  if (!master || !at || node.masterId !== master.id || info?.role !== 'replica') return null;
+  if (info.linkUp || info.syncing || info.masterHost === undefined || info.masterHost === at) return null;
+  return `${node.pod?.name ?? node.id.slice(0, 8)} replicates ${label(master)} at ${info.masterHost}, an address it no longer has (now ${at}): re-pointed`;
 }

@@ -44,6 +44,8 @@ export interface NodeInfo {
   linkUp: boolean;
   /** A replica is in a full sync (its data set is being replaced). */
   syncing: boolean;
+  /** A replica's master_host: the address it replicates from (absent: a master, or not said). */
+  masterHost?: string;
   /** Replication offset: master_repl_offset on a master, slave_repl_offset on a replica. */
   offset: number;
   usedMemory: number;

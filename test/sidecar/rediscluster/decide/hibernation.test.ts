@@ -15,6 +15,8 @@ const record = (state: ReshardRecord['state']) =>
     reshardRecord({ from: 3, to: 4, state, moved: 1, total: 4096, at: '2026-12-01T10:00:00Z', why: '' }),
   );
 
+const NO_MEMORY = { failingSince: new Map(), forcedAt: new Map(), lastKeys: new Map() };
+
 const mode = (over: Partial<Parameters<typeof hibernationMode>[0]>) =>
   hibernationMode({
     hibernate: false,
@@ -170,5 +172,30 @@ test('waking, every pod answering: a failover is held only while its failed mast
         want,
       );
       if (want.length === 1) assert.match(r.holds[0]!.reason, /answers with 10 keys at its new address/);
+    });
+});
+
+test('a replica of the right master, unlinked, replicating from an address its master no longer has, is re-pointed', async (t) => {
+  const cases: Array<[string, { linkUp: boolean; masterHost?: string; syncing?: boolean }, boolean]> = [
+    ['link down, aimed at the old address: CLUSTER REPLICATE again', { linkUp: false, masterHost: '10.0.7.7' }, true],
+    ['link down, aimed at the right address: left to reconnect', { linkUp: false, masterHost: '10.0.0.1' }, false],
+    ['link up: nothing', { linkUp: true, masterHost: '10.0.7.7' }, false],
+    ['in a full sync: never interrupted', { linkUp: false, masterHost: '10.0.7.7', syncing: true }, false],
+    ['master_host not said: nothing', { linkUp: false }, false],
+  ];
+  for (const [name, info, repoint] of cases)
+    await t.test(name, () => {
+      const pods = world(healthy(3, THREE)).map((p) => {
+        if (p.name !== 'c-shard-0-1' || !p.probe?.ok) return p;
+        const { masterHost: _none, ...base } = p.probe.info;
+        return { ...p, probe: { ...p.probe, info: { ...base, ...info, syncing: info.syncing ?? false } } };
+      });
+      const plan = planRound({ pods, spec: SPEC3, remembered: new Map(), failover: NO_MEMORY, now: 1 });
+      const steps = plan.steps.filter((s) => s.kind === 'replicate');
+      assert.equal(steps.length, repoint ? 1 : 0, JSON.stringify(plan.steps));
+      if (repoint) {
+        assert.deepEqual([steps[0]!.pod, steps[0]!.kind === 'replicate' && steps[0]!.masterId], ['c-shard-0-1', id('m0')]);
+        assert.match(steps[0]!.reason, /at 10\.0\.7\.7, an address it no longer has \(now 10\.0\.0\.1\): re-pointed/);
+      }
     });
 });

@@ -143,13 +143,14 @@ test('parsing what Redis 7.0 answers', () => {
   ]);
 
   const info = parseNodeInfo(
-    '# Replication\r\nrole:slave\r\nmaster_link_status:up\r\nmaster_sync_in_progress:0\r\nslave_repl_offset:4242\r\n# Memory\r\nused_memory:2048\r\nmaxmemory:1048576\r\n# Keyspace\r\ndb0:keys=12,expires=0,avg_ttl=0\r\n',
+    '# Replication\r\nrole:slave\r\nmaster_host:10.0.0.7\r\nmaster_link_status:up\r\nmaster_sync_in_progress:0\r\nslave_repl_offset:4242\r\n# Memory\r\nused_memory:2048\r\nmaxmemory:1048576\r\n# Keyspace\r\ndb0:keys=12,expires=0,avg_ttl=0\r\n',
     'cluster_state:ok\r\ncluster_slots_assigned:16384\r\n',
   );
   assert.deepEqual(info, {
     role: 'replica',
     linkUp: true,
     syncing: false,
+    masterHost: '10.0.0.7',
     offset: 4242,
     usedMemory: 2048,
     maxMemory: 1048576,
