@@ -194,7 +194,10 @@ test('a replica of the right master, unlinked, replicating from an address its m
       const steps = plan.steps.filter((s) => s.kind === 'replicate');
       assert.equal(steps.length, repoint ? 1 : 0, JSON.stringify(plan.steps));
       if (repoint) {
-        assert.deepEqual([steps[0]!.pod, steps[0]!.kind === 'replicate' && steps[0]!.masterId], ['c-shard-0-1', id('m0')]);
+        assert.deepEqual(
+          [steps[0]!.pod, steps[0]!.kind === 'replicate' && steps[0]!.masterId],
+          ['c-shard-0-1', id('m0')],
+        );
         assert.match(steps[0]!.reason, /at 10\.0\.7\.7, an address it no longer has \(now 10\.0\.0\.1\): re-pointed/);
       }
     });
