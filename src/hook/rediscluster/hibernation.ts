@@ -31,7 +31,9 @@ export function hibernationVerdict(input: HibernationInput): Verdict {
       return {
         status: 'False',
         reason: 'WaitingForReshard',
-        message: `spec.hibernate is true; the pods stop once the reshard ${r.from} -> ${r.to} shards has finished (${r.moved} of ${r.total} slots moved): a slot in flight is never left open`,
+        message:
+          `spec.hibernate is true; the pods stop once the reshard ${r.from} -> ${r.to} shards has finished ` +
+          `(${r.moved} of ${r.total} slots moved): a slot in flight is never left open`,
       };
     }
     const left = input.views.map((v) => v.name);
@@ -40,12 +42,15 @@ export function hibernationVerdict(input: HibernationInput): Verdict {
         status: 'True',
         reason: 'Hibernated',
         message:
-          'every pod is stopped; the data volumes (with nodes.conf), Services, ConfigMap and Secrets are kept (spec.hibernate: false brings the RedisCluster back)',
+          'every pod is stopped; the data volumes (with nodes.conf), Services, ConfigMap and Secrets are kept ' +
+          '(spec.hibernate: false brings the RedisCluster back)',
       };
     return {
       status: 'False',
       reason: 'Hibernating',
-      message: `spec.hibernate is true; waiting for ${left.length} pod(s) to stop: ${left.slice(0, 6).join(', ')}${left.length > 6 ? ', ...' : ''}`,
+      message:
+        `spec.hibernate is true; waiting for ${left.length} pod(s) to stop: ` +
+        `${left.slice(0, 6).join(', ')}${left.length > 6 ? ', ...' : ''}`,
     };
   }
   const p = input.previous;
@@ -55,7 +60,9 @@ export function hibernationVerdict(input: HibernationInput): Verdict {
     return {
       status: 'False',
       reason: 'Waking',
-      message: `spec.hibernate is false; the pods start on their volumes (${running} of the pods Ready) and the nodes meet again at their new addresses; no failover and no node forgotten until the RedisCluster is Ready`,
+      message:
+        `spec.hibernate is false; the pods start on their volumes (${running} of the pods Ready) and the nodes ` +
+        'meet again at their new addresses; no failover and no node forgotten until the RedisCluster is Ready',
     };
   }
   return { status: 'False', reason: 'Awake', message: 'spec.hibernate is false' };

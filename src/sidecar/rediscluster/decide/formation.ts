@@ -211,5 +211,8 @@ function staleTarget(node: ClusterNode, master: ClusterNode | null | undefined):
   const at = master?.pod?.ip;
   if (!master || !at || node.masterId !== master.id || info?.role !== 'replica') return null;
   if (info.linkUp || info.syncing || info.masterHost === undefined || info.masterHost === at) return null;
-  return `${node.pod?.name ?? node.id.slice(0, 8)} replicates ${label(master)} at ${info.masterHost}, an address it no longer has (now ${at}): re-pointed`;
+  const who = node.pod?.name ?? node.id.slice(0, 8);
+  return (
+    `${who} replicates ${label(master)} at ${info.masterHost}, an address it no longer has ` + `(now ${at}): re-pointed`
+  );
 }

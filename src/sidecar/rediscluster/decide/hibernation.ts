@@ -52,7 +52,8 @@ export function hibernationMode(input: HibernationInput): HibernationMode {
     complete,
     reason: complete
       ? 'waking from hibernation: every pod answers; no reshard, rollout or autoscaling until the RedisCluster is Ready'
-      : `waking from hibernation: ${answering} of ${input.expectedPods} pods answer; no failover and no node forgotten until every pod does`,
+      : `waking from hibernation: ${answering} of ${input.expectedPods} pods answer; ` +
+        'no failover and no node forgotten until every pod does',
   };
 }
 
@@ -82,7 +83,10 @@ export function wakingRound(
     if (!GONE_STEPS.has(s.kind)) return null;
     if (!mode.complete) return mode.reason;
     if (s.kind === 'failover' && (keys.get(s.failedId) ?? 0) > 0)
-      return `waking from hibernation: ${s.failedId.slice(0, 8)} answers with ${keys.get(s.failedId)} keys at its new address (the fail flag is about its old one)`;
+      return (
+        `waking from hibernation: ${s.failedId.slice(0, 8)} answers with ${keys.get(s.failedId)} keys ` +
+        'at its new address (the fail flag is about its old one)'
+      );
     return null;
   };
   const kept: ClusterStep[] = [];
