@@ -297,7 +297,7 @@ export function buildRedisClusterCrd(): CustomResourceDefinition {
         name: 'Phase',
         type: 'string',
         jsonPath: '.status.phase',
-        description: 'Pending, Running, Resharding or Failed.',
+        description: 'Pending, Running, Resharding, Failed or Hibernated.',
       },
     ],
   });

@@ -178,6 +178,11 @@ export const RedisClusterSpec = Type.Object(
       ),
     ),
     monitoring: MonitoringSpec,
+    hibernate: Type.Boolean({
+      default: false,
+      description:
+        'Hibernation: true stops every pod (every shard StatefulSet scales to zero) and keeps the data volumes, nodes.conf with them, the Services, the ConfigMap and the Secrets; false brings the RedisCluster back with the same slot layout and its data. A reshard that is moving slots finishes first (the Hibernated condition says so).',
+    }),
     config: ConfigSpec('RedisCluster'),
     ...PodPlacementFields({
       affinity:
@@ -255,9 +260,9 @@ export const RedisClusterRestoreStatus = Type.Object(
 export const RedisClusterStatus = Type.Object(
   {
     phase: Type.Optional(
-      StringEnum(['Pending', 'Running', 'Resharding', 'Failed'] as const, {
+      StringEnum(['Pending', 'Running', 'Resharding', 'Failed', 'Hibernated'] as const, {
         description:
-          'Running when every slot is covered by a ready master; Resharding while slots move between shards; Pending otherwise; Failed when the spec is invalid (see SpecValid).',
+          'Running when every slot is covered by a ready master; Resharding while slots move between shards; Pending otherwise; Failed when the spec is invalid (see SpecValid); Hibernated while spec.hibernate is true and no reshard is moving slots (the Hibernated condition says whether every pod has stopped).',
       }),
     ),
     shards: Type.Optional(
@@ -313,7 +318,7 @@ export const RedisClusterStatus = Type.Object(
     backup: Type.Optional(BackupStatus),
     restore: Type.Optional(RedisClusterRestoreStatus),
     conditions: ConditionsStatus(
-      'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (the rollout of a new pod template, one pod at a time), FailoverConfigured, Autoscaling, SecretsReady, and BackupHealthy when spec.backup is set.',
+      'Ready, SlotsCovered, ShardsReady, Resharded, SpecValid, Updated (the rollout of a new pod template, one pod at a time), FailoverConfigured, Autoscaling, Hibernated, SecretsReady, and BackupHealthy when spec.backup is set.',
     ),
     observedGeneration: ObservedGeneration,
   },

@@ -57,7 +57,7 @@ export type ClusterRestoreSpec =
 
 /**
  * The spec of a RedisCluster restored from RedisBackup `backup` (a backup of a RedisCluster, with
- * `shards` shards), shaped like `likeSpec` (another RedisCluster's, or {}): without its restore,
+ * `shards` shards), shaped like `likeSpec` (another RedisCluster's, or {}): without its restore and hibernate,
  * with master.replicas set to the backup's shard count.
  */
 export function clusterRestoreSpec(
@@ -77,6 +77,9 @@ export function clusterRestoreSpec(
   const leftOut: string[] = [];
   if (spec['restore'] !== undefined) leftOut.push(`spec.restore of ${like} (this one restores from ${backup.name})`);
   delete spec['restore'];
+  if (spec['hibernate'] === true)
+    leftOut.push(`spec.hibernate: true of ${like} (a hibernated RedisCluster would never start, so never restore)`);
+  delete spec['hibernate'];
   const master = typeof spec['master'] === 'object' && spec['master'] !== null ? spec['master'] : {};
   const wanted = (master as Record<string, unknown>)['replicas'];
   if (typeof wanted === 'number' && wanted !== shards)

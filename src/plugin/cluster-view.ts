@@ -110,7 +110,7 @@ export function clusterStatusView(
 }
 
 export function clusterStatusLines(v: ClusterStatusView, paint: Paint): string[] {
-  const ok = v.phase === 'Running';
+  const ok = v.phase === 'Running' || v.phase === 'Hibernated';
   const out = [
     `${paint('bold', `RedisCluster ${v.namespace}/${v.name}`)}  phase ${good(paint, ok, v.phase)}  masters ${v.masters ?? '-'}  replicas ${v.replicas ?? '-'}  slots ${v.slotsCovered ?? '-'}/16384`,
   ];

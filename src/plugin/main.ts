@@ -21,7 +21,8 @@ const USAGE = `usage: kubectl redis <command> [flags]
   switchover NAME [--to POD]     a planned switchover (to the best replica without --to)
   switchover rediscluster/NAME --shard N | --to POD
                                  a RedisCluster shard's master moves to its best replica (or POD)
-  hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back
+  hibernate NAME | wake NAME     stop every pod keeping the volumes | bring them back (a RedisCluster too:
+                                 rediscluster/NAME when a Redis has the name too)
   bootstrap-without NAME POD...  a bootstrap stops waiting for these pods, gone for good (their newest writes are lost)
   backup NAME [--backup-name B]  an on-demand RedisBackup (of a RedisCluster: one snapshot per shard,
                                  with its slots; rediscluster/NAME when a Redis has the name too)
@@ -172,16 +173,14 @@ export async function run(
       const what = await status.target(k, name).catch((err: unknown) => {
         throw err instanceof status.UsageError ? new Exit(err.message.replace(/^status/, command), 2) : err;
       });
-      if (what.kind === 'RedisCluster')
-        throw new Exit(
-          `${command} ${name}: a RedisCluster cannot hibernate in this version (spec.hibernate is a Redis field); nothing was changed`,
-          1,
-        );
       await requireOperator(k);
-      await k.patchRedis(name, ops.hibernatePatch(on));
+      const cluster = what.kind === 'RedisCluster';
+      const label = cluster ? `rediscluster/${what.name}` : name;
+      await (cluster ? k.patchCluster(what.name, ops.hibernatePatch(on)) : k.patchRedis(name, ops.hibernatePatch(on)));
+      out(`${command} ${label}: spec.hibernate is ${String(on)}`);
       if (wait)
-        await waitFor(`${command} ${name}`, timeout, out, async () =>
-          ops.hibernateProgress(on, (await k.getRedis(name)).status),
+        await waitFor(`${command} ${label}`, timeout, out, async () =>
+          ops.hibernateProgress(on, (cluster ? await k.getCluster(what.name) : await k.getRedis(name)).status),
         );
       return 0;
     }

@@ -66,7 +66,11 @@ export function switchoverRecordProgress(request: string, value: string | undefi
 
 export const hibernatePatch = (on: boolean) => ({ spec: { hibernate: on } });
 
-export function hibernateProgress(on: boolean, status: RedisStatus | undefined): Progress {
+/** Done when hibernated (every pod stopped), or awake and Ready; a Redis's or a RedisCluster's status. */
+export function hibernateProgress(
+  on: boolean,
+  status: (Pick<RedisStatus, 'conditions'> & { phase?: string | undefined }) | undefined,
+): Progress {
   const phase = status?.phase ?? 'Unknown';
   const cond = status?.conditions?.find((c) => c.type === 'Hibernated');
   const why = cond ? `${cond.reason}: ${cond.message}` : 'no Hibernated condition yet';

@@ -63,6 +63,17 @@ test('restore: the shard count is the backup’s; a backup of a Redis or not com
     assert.equal(r.leftOut.length, 2);
     assert.match(r.leftOut.join('; '), /master\.replicas 3 of orders .*4 shards, as backed up/);
   });
+  await t.test('shaped like a hibernated RedisCluster: spec.hibernate left out and said', () => {
+    const r = clusterOps.clusterRestoreSpec({ name: 'b', redisCluster: 'orders', status: done }, 'orders', {
+      master: { replicas: 4 },
+      hibernate: true,
+    });
+    assert.ok(r.ok);
+    assert.deepEqual(r.spec, { master: { replicas: 4 }, restore: { backup: 'b' } });
+    assert.deepEqual(r.leftOut, [
+      'spec.hibernate: true of orders (a hibernated RedisCluster would never start, so never restore)',
+    ]);
+  });
   await t.test('no --like: the least spec', () => {
     const r = clusterOps.clusterRestoreSpec({ name: 'b', redisCluster: 'orders', status: done }, '', {});
     assert.deepEqual(r, { ok: true, spec: { master: { replicas: 4 }, restore: { backup: 'b' } }, leftOut: [] });

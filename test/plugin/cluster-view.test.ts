@@ -16,7 +16,7 @@ import {
 import { podSelectorLabels } from '../../src/api/labels.ts';
 import { clusterStatusLines, clusterStatusView } from '../../src/plugin/cluster-view.ts';
 import type { LeaderLookup } from '../../src/plugin/leader.ts';
-import { coloured, plain } from '../../src/plugin/view.ts';
+import { coloured, plain, type Paint } from '../../src/plugin/view.ts';
 
 const NAME = 'shop';
 const id = (s: number, o: number) => `${s}${o}`.padEnd(40, 'a');
@@ -156,6 +156,12 @@ test('clusterStatusLines', async (t) => {
   await t.test('the header: phase, masters and replicas ready of wanted, slots', () =>
     assert.equal(l[0], 'RedisCluster apps/shop  phase Running  masters 2/2  replicas 1/2  slots 16384/16384'),
   );
+  await t.test('phase Hibernated is no fault: green, as Running', () => {
+    const colour: Paint = (c, text) => `<${c}>${text}`;
+    const asleep = clusterStatusLines({ ...v, phase: 'Hibernated' }, colour)[0]!;
+    assert.match(asleep, /phase <green>Hibernated/);
+    assert.match(clusterStatusLines({ ...v, phase: 'Pending' }, colour)[0]!, /phase <red>Pending/);
+  });
   await t.test('the leading sidecar and its log command', () => {
     assert.ok(
       l.includes('  op-a leads it (Lease redis-operator/redis-operator-sidecar-shard-3, shard 3 of 4, renewed 1s ago)'),

@@ -63,6 +63,19 @@ test('hibernate and wake progress', async (t) => {
     ['hibernated', true, { phase: 'Hibernated', conditions: [cond('Hibernated', 'True')] }, 'done'],
     ['waking', false, { phase: 'Pending', conditions: [cond('Ready', 'False')] }, 'waiting'],
     ['awake', false, { phase: 'Running', conditions: [cond('Ready', 'True')] }, 'done'],
+    [
+      'a RedisCluster waiting for its reshard',
+      true,
+      { phase: 'Resharding', conditions: [cond('Hibernated', 'False')] },
+      'waiting',
+    ],
+    ['a RedisCluster hibernated', true, { phase: 'Hibernated', conditions: [cond('Hibernated', 'True')] }, 'done'],
+    [
+      'a RedisCluster waking',
+      false,
+      { phase: 'Pending', conditions: [cond('Hibernated', 'False'), cond('Ready', 'False')] },
+      'waiting',
+    ],
   ];
   for (const [name, on, status, want] of cases)
     await t.test(name, () => assert.equal(ops.hibernateProgress(on, status).state, want));

@@ -7,8 +7,13 @@
 //    say each step; nothing acknowledged is lost; the longest write pause is reported;
 // 2. a switchover by annotation (`shard-1`): the record says Done, shard 1's master moved to one of
 //    its replicas; a target that is no pod of it is refused with why, and nothing moves;
-// 3. a switchover by `kubectl redis switchover rediscluster/NAME --shard 2`, waiting for Done.
+// 3. a switchover by `kubectl redis switchover rediscluster/NAME --shard 2`, waiting for Done;
+// 4. `kubectl redis hibernate rediscluster/NAME` after keys written with WAIT 1: every pod gone,
+//    every claim, Service and the ConfigMap kept, the row and the Hibernated condition say so, no
+//    Warning Event; `kubectl redis wake`: the pods back on their claims at new addresses, every
+//    node cluster_state:ok, each shard the same slots, every acknowledged key read back.
 // Figures are reported with t.diagnostic. Network: subnet 89.
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SWITCHOVER_STATUS_ANNOTATION } from '../../src/api/labels.ts';
@@ -17,15 +22,19 @@ import { missing, type SystemCluster } from './cluster.ts';
 import { borrowCluster, giveBack } from './lane.ts';
 import { PLUGIN, run } from './plugin-run.ts';
 import {
+  admin,
   clusterOf,
   condition,
   healthy,
+  livePods,
   labelledMaster,
   openSlots,
   row,
   secretValue,
   seedsOf,
   shardPods,
+  statusOf,
+  type Json,
 } from './rediscluster-support.ts';
 import { longestGap, rollOut } from './rediscluster-rollout.ts';
 import { NS } from './support.ts';
@@ -199,4 +208,137 @@ describe('RedisCluster day-2: rollout and switchover', { skip, timeout: 1_200_00
       'every acknowledged write reads back',
     );
   });
+
+  test('kubectl redis hibernate stops every pod keeping the claims; wake brings the same slots and every key back', async (t) => {
+    await writer.stop(); // idempotent: run alone (--test-name-pattern), the day's writer still runs
+    const hib = new ClusterWriter({
+      seeds: seedsOf(c, NAME),
+      password,
+      prefix: 'hib',
+      waitReplicas: 1,
+      waitTimeoutMs: 500,
+    });
+    hib.start();
+    await c.waitFor(() => hib.acked.length >= 500, 60_000, '500 writes acknowledged by a replica');
+    await hib.stop();
+    assert.deepEqual(hib.errors, []);
+    const layout = () =>
+      ((statusOf(c, NAME)['shardStatus'] ?? []) as Json[]).map((s) => `${s['index']}: ${s['slots']}`);
+    const slotsBefore = layout();
+    const ipsBefore = new Set(livePods(c, NAME).map((p) => p.status!.podIP!));
+    const selector = { namespace: NS, labelSelector: `app.kubernetes.io/instance=${NAME}` };
+    const claims = () => c.list('persistentvolumeclaims', selector).map((p) => `${p.metadata.name} ${p.metadata.uid}`);
+    const kept = () =>
+      [...c.list('services', selector), ...c.list('configmaps', selector)].map((o) => o.metadata.uid).sort();
+    const claimsBefore = claims();
+    const keptBefore = kept();
+    assert.equal(claimsBefore.length, 9, claimsBefore.join(', '));
+    // A step that failed once and was retried (StepFailed) is no alarm; every other Warning is.
+    const warningList = () => c.events({ name: NAME }).filter((e) => e.type === 'Warning' && e.reason !== 'StepFailed');
+    const warnings = () => warningList().length;
+    const warningsBefore = warnings();
+    const eventsBefore = c.events({ name: NAME }).length;
+    const env = { KUBECONFIG: c.kubeconfig };
+
+    let t0 = performance.now();
+    const sleep = await run(PLUGIN, ['hibernate', `rediscluster/${NAME}`, '-n', NS, '--timeout', '3m'], env);
+    const sleepMs = performance.now() - t0;
+    t.diagnostic(`$ kubectl redis hibernate rediscluster/${NAME}\n${sleep.stdout}${sleep.stderr}`);
+    assert.equal(sleep.code, 0, sleep.stderr);
+    assert.match(sleep.stdout, /Hibernated: every pod is stopped/);
+    assert.equal(c.pods(NAME).length, 0, 'every pod gone');
+    assert.equal(row(c, NAME), `${NAME} 3 0 0 0 Hibernated`);
+    assert.equal(condition(c, NAME, 'Ready')?.['reason'], 'Hibernated');
+    for (let i = 0; i < 3; i++)
+      assert.equal((c.get('statefulsets', `${NAME}-shard-${i}`, NS)?.['spec'] as Json)['replicas'], 0);
+    assert.deepEqual(claims(), claimsBefore, 'every claim kept');
+    assert.deepEqual(kept(), keptBefore, 'the Services and the ConfigMap kept');
+    assert.ok(c.get('secrets', `${NAME}-auth`, NS), 'the password Secret kept');
+    // Asleep a while: long enough for the node timeout and the operator's failover timeout to pass.
+    await new Promise((r) => setTimeout(r, 15_000));
+    assert.equal(warnings(), warningsBefore, 'no Warning Event while hibernated');
+    assert.equal(statusOf(c, NAME)['phase'], 'Hibernated');
+
+    const reasons = new Set<string>();
+    const watch = setInterval(() => reasons.add(String(condition(c, NAME, 'Hibernated')?.['reason'])), 100);
+    t.after(() => clearInterval(watch));
+    t0 = performance.now();
+    const wake = await run(PLUGIN, ['wake', `rediscluster/${NAME}`, '-n', NS, '--timeout', '5m'], env);
+    const wakeMs = performance.now() - t0;
+    t.diagnostic(`$ kubectl redis wake rediscluster/${NAME}\n${wake.stdout}${wake.stderr}`);
+    assert.equal(wake.code, 0, `${wake.stderr}\n${await nodesDump(c)}`);
+    await c.waitFor(() => healthy(c, NAME, 3, 3), 120_000, 'nine pods Ready, a master per shard, every node linked');
+    t.diagnostic(
+      `hibernate -> every pod stopped: ${Math.round(sleepMs)} ms; wake -> Running and Ready: ${Math.round(wakeMs)} ms`,
+    );
+    clearInterval(watch);
+    assert.ok(reasons.has('Waking'), `the Hibernated condition said Waking: ${[...reasons].join(', ')}`);
+    await c.waitFor(
+      () => condition(c, NAME, 'Hibernated')?.['reason'] === 'Awake',
+      30_000,
+      'the Hibernated condition Awake',
+    );
+    const ipsAfter = livePods(c, NAME).map((p) => p.status!.podIP!);
+    t.diagnostic(`pod addresses kept: ${ipsAfter.filter((ip) => ipsBefore.has(ip)).length} of 9`);
+    assert.deepEqual(layout(), slotsBefore, 'each shard serves the slots it served before');
+    assert.deepEqual(claims(), claimsBefore, 'the pods came back on the same claims');
+    // A fail flag set while a node was still at its old address clears once it is reachable (a
+    // master's after twice the node timeout).
+    await c.waitFor(
+      async () => (await viewsProblem(c)) === null,
+      60_000,
+      'every node cluster_state:ok, knowing nine nodes, none failed',
+    );
+    assert.equal(await viewsProblem(c), null);
+    t.diagnostic(
+      `Events while asleep and waking: ${c
+        .events({ name: NAME })
+        .slice(eventsBefore)
+        .map((e) => `${e.type} ${e.reason}: ${e.message}`)
+        .join(' | ')}`,
+    );
+    assert.deepEqual(warningList().slice(warningsBefore), [], 'no Warning Event while waking');
+    assert.deepEqual(
+      await missingFromCluster({ seeds: seedsOf(c, NAME), password }, hib.acked),
+      [],
+      'every key acknowledged before the hibernation reads back',
+    );
+    assert.deepEqual(await openSlots(c, NAME), []);
+  });
 });
+
+/** Every pod's replication and cluster view, for a failure message. */
+async function nodesDump(c: SystemCluster): Promise<string> {
+  const out: string[] = [condition(c, NAME, 'ShardsReady')?.['message'] as string];
+  for (const p of livePods(c, NAME)) {
+    const r = admin(c, NAME, p.status!.podIP!);
+    try {
+      const info = (await r.info('replication')).split('\r\n').filter((l) => /^(role|master_host|master_link)/.test(l));
+      out.push(`${p.metadata.name} ${p.status!.podIP!} ${info.join(' ')}\n${String(await r.call('CLUSTER', 'NODES'))}`);
+    } catch (err) {
+      out.push(`${p.metadata.name}: ${String(err)}`);
+    } finally {
+      r.disconnect();
+    }
+  }
+  return out.join('\n');
+}
+
+/** What is wrong with some node's view (cluster_state, the nodes it knows, their flags), or null. */
+async function viewsProblem(c: SystemCluster): Promise<string | null> {
+  for (const p of livePods(c, NAME)) {
+    const r = admin(c, NAME, p.status!.podIP!);
+    try {
+      if (!String(await r.call('CLUSTER', 'INFO')).includes('cluster_state:ok'))
+        return `${p.metadata.name}: cluster_state not ok`;
+      const nodes = String(await r.call('CLUSTER', 'NODES'));
+      if (nodes.trim().split('\n').length !== 9 || /fail|noaddr|handshake/.test(nodes))
+        return `${p.metadata.name}: ${nodes}`;
+    } catch (err) {
+      return `${p.metadata.name}: ${String(err)}`;
+    } finally {
+      r.disconnect();
+    }
+  }
+  return null;
+}

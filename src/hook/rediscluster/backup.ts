@@ -37,7 +37,7 @@ export function redisClusterBackupVerdict(input: RedisClusterBackupInput): Backu
   const per = input.shards.map((shard) => {
     const cron = findObject(input.observed, 'batch/v1', 'CronJob', input.namespace, names.shardBackup(shard));
     const v = backupVerdict(
-      { backup: spec.backup, hibernate: false },
+      { backup: spec.backup, hibernate: spec.hibernate },
       cron,
       input.jobs.filter(ofShard(shard)),
       input.pods.filter(ofShard(shard)),

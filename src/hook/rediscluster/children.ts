@@ -1,7 +1,8 @@
 // The complete desired child set of a RedisCluster with a valid spec, in a fixed order: the
 // ConfigMap, the Services (headless, client, and metrics with the exporter on), per shard the
 // StatefulSet, its PodDisruptionBudget and (with spec.backup) its backup CronJob, shards in index
-// order. Which shards are returned, and how many pods each keeps, is shards.ts's decision.
+// order. Which shards are returned, and how many pods each keeps (none while hibernating), is
+// shards.ts's decision.
 // Invariants: deterministic; every child built with Kubernetes' types; every child carries the
 // cluster's labels (context.ts); a shard's PDB and CronJob live and go with its StatefulSet.
 import type { ICronJob } from 'kubernetes-models/batch/v1/CronJob';
@@ -131,7 +132,8 @@ export function desiredShardCronJob(
     metadata: redisClusterChildMetadata(ctx, redisClusterChildNames(ctx.name).shardBackup(shard), 'backup', shard),
     spec: {
       schedule: backup.schedule,
-      suspend: backup.suspend,
+      // Suspended while hibernating: no pod answers, every run would fail.
+      suspend: backup.suspend || ctx.spec.hibernate,
       // Never two backups of one shard at once; a run missed by more than an hour is skipped.
       concurrencyPolicy: 'Forbid',
       startingDeadlineSeconds: 3600,
@@ -159,9 +161,11 @@ export function desiredRedisClusterChildren(
   const children: DesiredChild[] = [desiredRedisClusterConfigMap(ctx, conf), ...desiredRedisClusterServices(ctx)];
   const conflicts: string[] = [];
   for (const shard of plan.keep) {
-    const set = desiredShardSet(ctx, shard, sets.get(shard), hash, plan.floors.get(shard) ?? 0);
+    const floor = plan.floors.get(shard) ?? 0;
+    const set = desiredShardSet(ctx, shard, sets.get(shard), hash, floor, plan.stopped);
     conflicts.push(...set.conflicts);
-    const cron = desiredShardCronJob(ctx, shard, set.object.spec?.replicas ?? 1);
+    // The pods the shard has when it runs: a hibernating shard's CronJob is suspended, not emptied.
+    const cron = desiredShardCronJob(ctx, shard, Math.max(floor, 1 + ctx.spec.replicas));
     children.push(set.object, desiredShardPdb(ctx, shard), ...(cron ? [cron] : []));
   }
   return { children: children.map(asKubeObject), conflicts };

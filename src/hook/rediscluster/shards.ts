@@ -15,6 +15,10 @@
 //   and the refusal names spec.master.replicas, the reason and the needed count.
 // - A shard keeps at least (its master's ordinal + 1) pods: lowering spec.replicas removes the
 //   highest ordinals, and removing the master's pod would turn a planned change into a failover.
+// - Hibernation (spec.hibernate) stops every shard's pods only while no reshard is moving slots
+//   (record Running): a slot in flight is never left open with its pods stopped; the reshard
+//   finishes first. While hibernating, every leaving shard is kept: with its pods stopped no
+//   record tells whether its volumes hold data.
 import { shardIndexOf, type ReshardRecord } from '../../api/rediscluster-names.ts';
 import { checkShardCount, type RedisClusterMemory } from '../../api/rediscluster-capacity.ts';
 import type { RedisClusterSpec } from '../../api/rediscluster-schema.ts';
@@ -41,6 +45,8 @@ export interface ShardPlan {
   refusal: { needed: number; reason: string } | undefined;
   leaving: LeavingShard[];
   memory: RedisClusterMemory;
+  /** Hibernation: every shard StatefulSet at 0 pods, claims kept. */
+  stopped: boolean;
 }
 
 /** Observed shard StatefulSets by index. */
@@ -114,8 +120,11 @@ export function planShards(
   const refusal =
     capacity !== undefined && !capacity.ok ? { needed: capacity.needed, reason: capacity.reason } : undefined;
 
+  const stopped = hibernationStopsPods(spec, reshard);
   const leaving: LeavingShard[] = leavingSets.map(([index, set]) => {
     if (refusal !== undefined) return { index, kept: true, why: `kept: ${refusal.reason}` };
+    if (spec.hibernate)
+      return { index, kept: true, why: 'kept while hibernating: its pods are stopped, so nothing says it is empty' };
     const why = held.get(index);
     if (why !== undefined) return { index, kept: true, why: `kept until its slots and keys have moved away: ${why}` };
     if (reshard === null || reshard.state !== 'Done' || reshard.to !== desired) {
@@ -142,5 +151,13 @@ export function planShards(
     if (v.shard === undefined || v.ordinal === undefined || v.record?.role !== 'master') continue;
     floors.set(v.shard, Math.max(floors.get(v.shard) ?? 0, v.ordinal + 1));
   }
-  return { keep, floors, refusal, leaving, memory };
+  return { keep, floors, refusal, leaving, memory, stopped };
+}
+
+/** spec.hibernate, unless a reshard is moving slots: it finishes before the pods stop. */
+export function hibernationStopsPods(
+  spec: Pick<RedisClusterSpec, 'hibernate'>,
+  reshard: ReshardRecord | null,
+): boolean {
+  return spec.hibernate && reshard?.state !== 'Running';
 }

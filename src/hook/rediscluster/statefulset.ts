@@ -174,13 +174,17 @@ export interface ShardSetPlan {
   conflicts: string[];
 }
 
-/** minPods: the shard's floor (its master's ordinal + 1), kept even when spec.replicas asks for fewer. */
+/**
+ * minPods: the shard's floor (its master's ordinal + 1), kept even when spec.replicas asks for fewer.
+ * stopped: hibernation, 0 pods (the claims stay: whenScaled Retain keeps them, nodes.conf with the data).
+ */
 export function desiredShardSet(
   ctx: RedisClusterContext,
   shard: number,
   observed: KubeObject | undefined,
   confHash: string,
   minPods = 0,
+  stopped = false,
 ): ShardSetPlan {
   const { spec } = ctx;
   const names = redisClusterChildNames(ctx.name);
@@ -201,7 +205,7 @@ export function desiredShardSet(
     persistence: spec.persistence,
     version: spec.version,
     podAnnotations: spec.podAnnotations,
-    replicas: Math.max(minPods, 1 + spec.replicas),
+    replicas: stopped ? 0 : Math.max(minPods, 1 + spec.replicas),
     confHash,
     podSpec: (claimsData) =>
       redisPodSpec(

@@ -23,8 +23,9 @@ import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
 import { latest, previousConditions } from '../common/conditions.ts';
 import type { KubeObject } from '../common/types.ts';
-import { compare, selectorString } from '../common/util.ts';
+import { array, at, compare, selectorString, str } from '../common/util.ts';
 import { autoscalingVerdict, failoverVerdict, reshardVerdict, updatedVerdict, type Verdict } from './conditions.ts';
+import { HIBERNATED_CONDITION, hibernationVerdict } from './hibernation.ts';
 import { isMaster, serving, type RedisClusterPodView } from './pods.ts';
 import type { ShardPlan } from './shards.ts';
 
@@ -37,6 +38,7 @@ export const REDIS_CLUSTER_CONDITION_TYPES = [
   'Updated',
   'FailoverConfigured',
   'Autoscaling',
+  'Hibernated',
 ] as const;
 
 export type RedisClusterSpecState =
@@ -197,15 +199,24 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
       `${readyMasters} masters serve all ${CLUSTER_SLOTS} slots, ${readyReplicas} replicas linked`,
       latest([slotsVerdict.since, ...views.map((v) => v.readySince)]),
     );
+  const hibernated = valid
+    ? hibernationVerdict({
+        hibernate: valid.spec.hibernate,
+        reshard: record,
+        views,
+        previous: previousHibernated(input.previous),
+        ready: ready.status === 'True',
+      })
+    : unknownVerdict('whether it hibernates');
+  // Hibernating on purpose: not Ready, and the condition says why (unless the spec is invalid or it is going away).
+  const asleep = hibernated.reason === 'Hibernated' || hibernated.reason === 'Hibernating';
+  if (asleep && input.spec.valid && input.deleting === undefined)
+    ready = verdict(false, hibernated.reason, hibernated.message);
 
   const slotsByShard = new Map(shards.map((s) => [s.status.index, s.status.slotCount]));
   /** Shards whose master serves slots: what memory use is measured over. */
   const holding = shards.filter((s) => s.status.slotCount > 0).length;
-  const unknown = (what: string): Verdict => ({
-    status: 'Unknown',
-    reason: 'InvalidSpec',
-    message: `${what} is not known while the spec is invalid`,
-  });
+  const unknown = unknownVerdict;
   const verdicts: Record<(typeof REDIS_CLUSTER_CONDITION_TYPES)[number], Verdict> = {
     Ready: ready,
     SlotsCovered: slotsVerdict,
@@ -217,6 +228,7 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
     Updated: valid ? updatedVerdict(input.sets, views) : unknown('the rollout state'),
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
+    Hibernated: hibernated,
   };
   const judged: Array<Verdict & { type: string }> = REDIS_CLUSTER_CONDITION_TYPES.map((type) => ({
     type,
@@ -245,11 +257,13 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
   return {
     phase: !input.spec.valid
       ? 'Failed'
-      : record?.state === 'Running'
-        ? 'Resharding'
-        : slotsCovered === CLUSTER_SLOTS
-          ? 'Running'
-          : 'Pending',
+      : valid?.spec.hibernate === true && record?.state !== 'Running'
+        ? 'Hibernated'
+        : record?.state === 'Running'
+          ? 'Resharding'
+          : slotsCovered === CLUSTER_SLOTS
+            ? 'Running'
+            : 'Pending',
     shards: input.sets.size,
     readyMasters,
     readyReplicas,
@@ -269,4 +283,16 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     conditions,
   };
+}
+
+const unknownVerdict = (what: string): Verdict => ({
+  status: 'Unknown',
+  reason: 'InvalidSpec',
+  message: `${what} is not known while the spec is invalid`,
+});
+
+/** The previous Hibernated condition: whether this sync is a wake. */
+function previousHibernated(previous: unknown): { status: string; reason: string } | undefined {
+  const c = array(at(previous, 'conditions')).find((x) => at(x, 'type') === HIBERNATED_CONDITION);
+  return c === undefined ? undefined : { status: str(at(c, 'status')) ?? '', reason: str(at(c, 'reason')) ?? '' };
 }

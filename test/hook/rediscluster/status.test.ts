@@ -84,6 +84,7 @@ test('a healthy cluster: Running, every slot covered, every shard Healthy with i
       'Updated',
       'FailoverConfigured',
       'Autoscaling',
+      'Hibernated',
       'SecretsReady',
     ],
   );

@@ -21,10 +21,10 @@ import {
 /** Target label the cluster's PodMonitor adds to every exporter series: the pod's shard. */
 export const SHARD_TARGET_LABEL = 'shard';
 
-/** As on a Redis, without hibernation: a RedisCluster's pods always run. */
+/** As on a Redis: no availability alert while hibernating (no pods by design). */
 function applies(alert: ResolvedAlert, spec: RedisClusterSpec): boolean {
   const exporter = spec.monitoring.exporter.enabled;
-  return alertApplies(alert, { exporter, running: true, replicas: spec.replicas, backup: spec.backup });
+  return alertApplies(alert, { exporter, running: !spec.hibernate, replicas: spec.replicas, backup: spec.backup });
 }
 
 /** The master alerts, per shard; every other alert reads as on a Redis. */

@@ -31,6 +31,7 @@ import type { ClusterSpecView, ClusterStep, PodObservation } from '../decide/typ
 import type { ClusterMetrics } from '../metrics.ts';
 import { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
 import { Autoscaler } from './autoscaler.ts';
+import { HibernationView } from './hibernation.ts';
 import { ClusterDay2 } from './day2.ts';
 import { ExporterUser } from '../../core/exporter-user.ts';
 import { RedisClusterCredentials } from './credentials.ts';
@@ -112,6 +113,7 @@ export class RedisClusterWorker {
   #forcedAt = new Map<string, number>();
   #lastKeys = new Map<string, number>();
   readonly #silences = new Silences();
+  readonly #hibernation = new HibernationView();
   readonly #probes: RoundProbes;
   #acting = false;
 
@@ -210,6 +212,7 @@ export class RedisClusterWorker {
     this.#secrets.observe(object.metadata.annotations);
     this.#reshard.observe(object.metadata.annotations?.[RESHARD_ANNOTATION], object.metadata.resourceVersion);
     this.#day2.update(object.metadata.annotations);
+    this.#hibernation.observe(object);
     const verdict = validateClusterSpec(this.name, object.spec ?? {});
     if (!verdict.ok) {
       const text = verdict.problems.map((p) => `${p.field}: ${p.message}`).join('; ');
@@ -295,6 +298,7 @@ export class RedisClusterWorker {
     this.#redis.retain(pods.flatMap((p) => (p.ip ? [p.ip] : [])));
     this.#probes.retain(pods.flatMap((p) => (p.ip ? [p.ip] : [])));
     this.#silences.observe(pods, probedAt);
+    if (this.#hibernation.asleep(spec, pods)) return 'rest'; // the pods stop on purpose: nothing to fix
     const now = this.#now();
     const plan = planRound({
       pods,
@@ -304,14 +308,15 @@ export class RedisClusterWorker {
       now,
       crashConfirmMs: this.#o.timing.crashConfirmMs,
     });
-    this.lastPlan = plan;
+    this.lastPlan = this.#hibernation.hold(plan);
     this.#remember(plan);
     this.#report(plan);
     if (!this.#worker.isLeader()) return 'standby';
     await this.#records.write(plan.topology, this.#wallNow());
     this.#news.round(plan);
 
-    if (plan.steps.length > 0) {
+    // Waking: only the steps hibernation.ts lets through; no reshard, rollout or autoscaling until Ready again.
+    if (plan.steps.length > 0 || this.#hibernation.waking) {
       this.#policy.retain(plan.steps, this.#now());
       const applied = await applyRedisClusterSteps(this.#ctx(plan), plan.steps);
       for (const step of applied.done) this.#news.applied(step);
