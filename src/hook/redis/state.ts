@@ -143,7 +143,7 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     secretProblem: secrets.problem,
     deleting,
     views,
-    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
+    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views, engineOf(plan.ctx.spec)),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
     bootstrap: state.request.parent.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION],
@@ -153,6 +153,11 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     secrets: secrets.secrets,
     secretsCondition: secrets.condition,
   });
+}
+
+/** spec.engine, read as data: the Redis kind's spec may not carry it. */
+function engineOf(spec: RedisSpec): unknown {
+  return (spec as { engine?: unknown }).engine;
 }
 
 function backupOf(state: HookState, spec: RedisSpec, missing: string | undefined) {

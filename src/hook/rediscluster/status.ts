@@ -21,6 +21,7 @@ import {
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
+import { nodesStatus } from '../common/engines.ts';
 import { latest, previousConditions } from '../common/conditions.ts';
 import type { KubeObject } from '../common/types.ts';
 import { compare, selectorString } from '../common/util.ts';
@@ -214,7 +215,9 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
       ? reshardVerdict(record, input.reshard, valid.plan, valid.spec.master.replicas, slotsByShard)
       : unknown('the reshard state'),
     SpecValid: specValid,
-    Updated: valid ? updatedVerdict(input.sets, views) : unknown('the rollout state'),
+    Updated: valid
+      ? updatedVerdict(input.sets, views, (valid.spec as { engine?: unknown }).engine)
+      : unknown('the rollout state'),
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
   };
@@ -265,8 +268,15 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
     ...(input.reshard !== undefined ? { resharding: input.reshard } : {}),
     ...(utilization !== undefined ? { memoryUtilization: utilization } : {}),
     selector: selectorString(redisClusterPodSelectorLabels(input.name)),
+    ...nodesField(views),
     ...(input.secrets !== undefined ? { secrets: input.secrets } : {}),
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     conditions,
   };
+}
+
+/** status.nodes, absent until some pod's node answered. */
+function nodesField(views: readonly RedisClusterPodView[]) {
+  const nodes = nodesStatus(views);
+  return nodes.length > 0 ? { nodes } : {};
 }

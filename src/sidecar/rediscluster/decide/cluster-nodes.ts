@@ -3,6 +3,7 @@
 // feed it real Redis output).
 // Invariants: never throws; a line that is not a node line is skipped; a slot or range outside
 // 0..16383 is dropped rather than trusted.
+import { engineFromInfo } from '../../../api/node-engine.ts';
 import type { NodeInfo, NodeLine } from './types.ts';
 
 const ID = /^[0-9a-f]{40}$/;
@@ -98,7 +99,7 @@ export function infoFields(text: string): Map<string, string> {
   return out;
 }
 
-/** NodeInfo from INFO replication, memory and keyspace, and CLUSTER INFO. */
+/** NodeInfo from INFO server, replication, memory and keyspace, and CLUSTER INFO. */
 export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
   const f = infoFields(text);
   const replica = f.get('role') === 'slave';
@@ -117,5 +118,6 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
     maxMemory: num(f.get('maxmemory')),
     keys,
     clusterOk: infoFields(clusterInfo).get('cluster_state') === 'ok',
+    engine: engineFromInfo(f),
   };
 }
