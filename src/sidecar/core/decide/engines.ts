@@ -9,12 +9,7 @@
 //   running the target becomes master after the move started; completed when every pod answers
 //   with the target. State lost with leadership starts over from what the pods answer (the new
 //   leader tells the move as started again, with the pods already moved counted, not told).
-import {
-  engineMoveProgress,
-  formatEngine,
-  type EngineOfPod,
-  type NodeEngine,
-} from '../../../api/node-engine.ts';
+import { engineMoveProgress, formatEngine, type EngineOfPod, type NodeEngine } from '../../../api/node-engine.ts';
 import { compareCodeUnits } from '../../../api/order.ts';
 
 export interface EnginePod {
@@ -61,6 +56,8 @@ export interface EngineMoveEvent {
   type: 'Normal';
   reason: EngineMoveReason;
   message: string;
+  /** The pod an EngineMovePod or EngineMoveMaster is about. */
+  pod?: string;
 }
 
 const runs = (p: MovePod, target: string) => p.engine !== null && p.engine.engine === target;
@@ -76,22 +73,6 @@ export function decideEngineMove(
   const sorted = [...pods].sort((a, b) => compareCodeUnits(a.pod, b.pod));
   const onTarget = sorted.filter((p) => runs(p, target));
   const masters = onTarget.filter((p) => p.master).map((p) => p.pod);
-  // Pods still restarting keep a started move open: it is done when every pod answers with the target.
-  const done = move === null && onTarget.length === pods.length;
-  if (done) {
-    if (state === null) return { state: null, events: [] };
-    const version = onTarget[0]?.engine ? formatEngine(onTarget[0].engine) : target;
-    return {
-      state: null,
-      events: [
-        {
-          type: 'Normal',
-          reason: 'EngineMoveCompleted',
-          message: `every pod (${pods.length}) runs ${version}: the move from ${state.from} is done`,
-        },
-      ],
-    };
-  }
   if (state === null) {
     if (move === null) return { state: null, events: [] };
     return {
@@ -113,6 +94,7 @@ export function decideEngineMove(
     events.push({
       type: 'Normal',
       reason: 'EngineMovePod',
+      pod: p.pod,
       message: `${p.pod} runs ${formatEngine(p.engine!)} (${onTarget.length} of ${pods.length} pods)`,
     });
   }
@@ -123,11 +105,26 @@ export function decideEngineMove(
     events.push({
       type: 'Normal',
       reason: 'EngineMoveMaster',
+      pod: p.pod,
       message: `the master moved onto ${p.pod}, which runs ${formatEngine(p.engine!)}`,
     });
   }
+  // Pods still restarting keep a started move open: it is done when every pod answers with the target.
+  if (move === null && onTarget.length === pods.length) {
+    const version = onTarget[0]?.engine ? formatEngine(onTarget[0].engine) : target;
+    events.push({
+      type: 'Normal',
+      reason: 'EngineMoveCompleted',
+      message: `every pod (${pods.length}) runs ${version}: the move from ${state.from} is done`,
+    });
+    return { state: null, events };
+  }
   return {
-    state: { from: state.from, arrived: [...arrived].sort(compareCodeUnits), masters: [...told].sort(compareCodeUnits) },
+    state: {
+      from: state.from,
+      arrived: [...arrived].sort(compareCodeUnits),
+      masters: [...told].sort(compareCodeUnits),
+    },
     events,
   };
 }

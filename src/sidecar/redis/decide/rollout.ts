@@ -12,8 +12,9 @@
 //   rollout there (that pod is named in the reason).
 // - Stale replicas before the master; the master's pod is never deleted while it is the master:
 //   first a planned switchover to the most advanced updated replica (in a move between engines,
-//   one whose node answers with the target engine), then its pod is an ordinary stale replica. With no replica to move to, the rollout waits and says so (restarting the only
-//   node would take the Redis down, and without persistence lose its data).
+//   one whose node answers with the target engine), then its pod is an ordinary stale replica.
+//   With no replica to move to, the rollout waits and says so (restarting the only node would
+//   take the Redis down, and without persistence lose its data).
 import { compareCodeUnits } from '../../../api/order.ts';
 import { targetEngine } from '../../../api/node-engine.ts';
 import { currentFacts, expectedPodNames } from './observe.ts';

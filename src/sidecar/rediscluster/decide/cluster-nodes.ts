@@ -109,6 +109,7 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
     const m = /(?:^|,)keys=(\d+)/.exec(v);
     if (m) keys += Number(m[1]);
   }
+  const engine = engineFromInfo(f);
   return {
     role: replica ? 'replica' : 'master',
     linkUp: replica && f.get('master_link_status') === 'up',
@@ -118,6 +119,7 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
     maxMemory: num(f.get('maxmemory')),
     keys,
     clusterOk: infoFields(clusterInfo).get('cluster_state') === 'ok',
-    engine: engineFromInfo(f),
+    // Only with INFO server (the probe asks for it): a text without it says nothing of the engine.
+    ...(engine !== null ? { engine } : {}),
   };
 }
