@@ -1,11 +1,12 @@
 // The engines the nodes run, for either kind: writes each pod's engine annotation (the hook shows
 // it as status.nodes) and tells a move between engines as Events, as core/decide/engines.ts
 // decides. The kind's worker calls observe() on its rounds with what each node answered.
-// Invariants: the leader only (a standby writes and tells nothing, and forgets the move so that
-// it starts from what the pods answer if it leads later); one write pass at a time, in the
-// background, never awaited by the round; a failed write is logged at debug and planned again
-// on a later round (nothing depends on it but status); what this instance wrote counts until the
-// informer shows the pod again (the core pod-label writer's overlay).
+// Invariants: the leader only (a standby writes and tells nothing, and forgets the move, on
+// reset() or when observed as one, so that it starts from what the pods answer if it leads
+// later); one write pass at a time, in the background, never awaited by the round; a failed
+// write is logged at debug and planned again on a later round (nothing depends on it but
+// status); what this instance wrote counts until the informer shows the pod again (the core
+// pod-label writer's overlay).
 import type { Logger } from 'pino';
 import { ENGINE_ANNOTATION, targetEngine, type NodeEngine } from '../../api/node-engine.ts';
 import { decideEngineMove, engineWrites, type EngineMoveEvent, type MoveState } from './decide/engines.ts';
@@ -59,6 +60,11 @@ export class EngineWatch {
       this.#o.event(e);
     }
     this.#write(pods);
+  }
+
+  /** Leadership lost: a later leadership starts from what the pods answer. */
+  reset(): void {
+    this.#move = null;
   }
 
   #write(pods: readonly EngineWatchPod[]): void {

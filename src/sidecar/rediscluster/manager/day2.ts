@@ -45,7 +45,7 @@ export interface ClusterDay2Options {
   /** CLUSTER FAILOVER (no FORCE) sent to the node at `ip`; resolves with an error text or null. */
   failover: (ip: string) => Promise<string | null>;
   /** Reports each pod's engine and tells a move between engines (absent in harnesses that do not model it). */
-  engines?: Pick<EngineWatch, 'observe'> | undefined;
+  engines?: Pick<EngineWatch, 'observe' | 'reset'> | undefined;
 }
 
 interface InFlight {
@@ -130,6 +130,7 @@ export class ClusterDay2 {
   reset(): void {
     this.#inFlight = null;
     this.#stepper.reset();
+    this.#o.engines?.reset();
   }
 
   /**
