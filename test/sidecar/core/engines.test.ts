@@ -73,6 +73,10 @@ test('a move is told by the leader; a standby tells and writes nothing and forge
   h.setLeader(true);
   h.watch.observe(at('valkey 8.0.1'), 'valkey');
   await h.settle();
-  assert.deepEqual(h.events, ['EngineMoveStarted', 'EngineMoveStarted'], 'a new leadership starts over');
+  assert.deepEqual(
+    h.events,
+    ['EngineMoveStarted', 'EngineMoveStarted', 'EngineMovePod'],
+    'a new leadership starts over',
+  );
   assert.ok(h.patches.length > written, 'the leader writes again');
 });

@@ -5,10 +5,10 @@
 // - A pod is written only when its node answered and its annotation (ours, or the informer's
 //   when we wrote none) says something else: one write per pod incarnation at rest.
 // - A move is told once: started when some answering pod runs another engine than the target;
-//   each pod once, when its node first answers with the target; each master once, when a pod
-//   running the target becomes master after the move started; completed when every pod answers
-//   with the target. State lost with leadership starts over from what the pods answer (the new
-//   leader tells the move as started again, with the pods already moved counted, not told).
+//   each pod once, when its node first answers with the target (those already on it when the
+//   move is first seen, at once); each master running the target once; completed when every pod
+//   answers with the target. State lost with leadership starts over from what the pods answer (a
+//   new leader tells the move again from its start: Kubernetes counts a repeated Event).
 import { engineMoveProgress, formatEngine, type EngineOfPod, type NodeEngine } from '../../../api/node-engine.ts';
 import { compareCodeUnits } from '../../../api/order.ts';
 
@@ -72,21 +72,18 @@ export function decideEngineMove(
   const move = engineMoveProgress(target, pods);
   const sorted = [...pods].sort((a, b) => compareCodeUnits(a.pod, b.pod));
   const onTarget = sorted.filter((p) => runs(p, target));
-  const masters = onTarget.filter((p) => p.master).map((p) => p.pod);
+  const events: EngineMoveEvent[] = [];
   if (state === null) {
     if (move === null) return { state: null, events: [] };
-    return {
-      state: { from: move.from, arrived: onTarget.map((p) => p.pod), masters },
-      events: [
-        {
-          type: 'Normal',
-          reason: 'EngineMoveStarted',
-          message: `moving ${pods.length} pods from ${move.from} to ${target} (${onTarget.length} run it already): replicas one at a time, then a switchover onto a replica running ${target}, the old master last`,
-        },
-      ],
-    };
+    events.push({
+      type: 'Normal',
+      reason: 'EngineMoveStarted',
+      message: `moving ${pods.length} pods from ${move.from} to ${target} (${onTarget.length} run it already): replicas one at a time, then a switchover onto a replica running ${target}, the old master last`,
+    });
+    // The pods already on the target are told too: without spec.engine the move is only seen
+    // once the first replaced pod answers, and that pod is part of it.
+    state = { from: move.from, arrived: [], masters: [] };
   }
-  const events: EngineMoveEvent[] = [];
   const arrived = new Set(state.arrived);
   for (const p of onTarget) {
     if (arrived.has(p.pod)) continue;

@@ -130,11 +130,11 @@ test('decideEngineMove: what is not a move, and a leader that takes over mid-mov
       after: null,
     },
     {
-      name: 'a new leader mid-move: started again, the pods and master already moved counted, not told',
+      name: 'a move first seen mid-way (no spec.engine, or a new leader): started, then what already moved',
       state: null,
       target: 'valkey',
       pods: [p('a', V, true), p('b', V), p('c', R)],
-      want: ['EngineMoveStarted'],
+      want: ['EngineMoveStarted', 'EngineMovePod a', 'EngineMovePod b', 'EngineMoveMaster a'],
       after: { from: R, arrived: ['a', 'b'], masters: ['a'] },
     },
     {
@@ -142,7 +142,7 @@ test('decideEngineMove: what is not a move, and a leader that takes over mid-mov
       state: null,
       target: 'redis',
       pods: [p('a', V, true), p('b', R)],
-      want: ['EngineMoveStarted'],
+      want: ['EngineMoveStarted', 'EngineMovePod b'],
       after: { from: V, arrived: ['b'], masters: [] },
     },
     {
