@@ -53,7 +53,36 @@ async function move(
     const u = ((status(c)['conditions'] ?? []) as Json[]).find((x) => x['type'] === 'Updated');
     if (u && u['status'] === 'False' && !reasons.includes(String(u['reason']))) reasons.push(String(u['reason']));
   }, 50);
-  t.after(() => clearInterval(watch));
+  try {
+    await moveAndCheck(t, c, masters, writer, image, engine, version, {
+      before,
+      firstMaster,
+      deletedBefore,
+      fresh,
+      reasons,
+    });
+  } finally {
+    clearInterval(watch);
+  }
+}
+
+async function moveAndCheck(
+  t: TestContext,
+  c: Cluster,
+  masters: MasterWatch,
+  writer: Writer,
+  image: string,
+  engine: string,
+  version: string,
+  o: {
+    before: Record<string, string | undefined>;
+    firstMaster: string;
+    deletedBefore: number;
+    fresh: (reason: string) => Array<{ message: string }>;
+    reasons: string[];
+  },
+): Promise<void> {
+  const { before, firstMaster, deletedBefore, fresh, reasons } = o;
   const ackedBefore = writer.acked.length;
   const t0 = performance.now();
   await c.apply({
@@ -77,7 +106,6 @@ async function move(
     `every pod replaced, linked, answering as ${engine}, and Updated=True`,
   );
   const t1 = performance.now();
-  clearInterval(watch);
   await c.waitFor(() => servicesRouted(c), BOUND.rejoin, 'the Services routing as labelled');
   const times = writer.acked.map((a) => a.at).filter((x) => x >= t0 && x <= t1);
   let pause = 0;
@@ -125,7 +153,8 @@ test(
   'engine move: a running Redis 7.2 moved to Valkey 8.0 in place and back, nothing acknowledged lost',
   { timeout: 900_000 },
   async (t) => {
-    const c = await boot(t, { subnet: SUBNET });
+    // The nodes get the Valkey image too (the default install's set has Redis 7.2 only).
+    const c = await boot(t, { subnet: SUBNET, images: ['valkey-8.0'] });
     if (!c) return;
     await applyDesign(t, c);
     const masters = new MasterWatch(t, c);
