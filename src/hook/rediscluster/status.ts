@@ -21,6 +21,7 @@ import {
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
+import { engineField } from '../../api/node-engine.ts';
 import { nodesStatus } from '../common/engines.ts';
 import { latest, previousConditions } from '../common/conditions.ts';
 import type { KubeObject } from '../common/types.ts';
@@ -215,9 +216,7 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
       ? reshardVerdict(record, input.reshard, valid.plan, valid.spec.master.replicas, slotsByShard)
       : unknown('the reshard state'),
     SpecValid: specValid,
-    Updated: valid
-      ? updatedVerdict(input.sets, views, (valid.spec as { engine?: unknown }).engine)
-      : unknown('the rollout state'),
+    Updated: valid ? updatedVerdict(input.sets, views, engineField(valid.spec).engine) : unknown('the rollout state'),
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
   };
