@@ -46,14 +46,14 @@ export class EngineWatch {
     this.#written = options.kube ? new PodLabelWriter(options.kube, options.namespace) : null;
   }
 
-  /** One round's pods; spec.engine as the spec says it (absent: not said). */
-  observe(pods: readonly EngineWatchPod[], specEngine: unknown): void {
+  /** One round's pods; spec.engine as the spec says it (absent: not said); how many pods the spec asks for. */
+  observe(pods: readonly EngineWatchPod[], specEngine: unknown, expected: number): void {
     if (!this.#o.isLeader()) {
       this.#move = null;
       return;
     }
     const movePods = pods.map((p) => ({ pod: p.name, engine: p.engine, updated: p.updated, master: p.master }));
-    const d = decideEngineMove(this.#move, movePods, targetEngine(specEngine, movePods));
+    const d = decideEngineMove(this.#move, movePods, targetEngine(specEngine, movePods), expected);
     this.#move = d.state;
     for (const e of d.events) {
       this.#o.log.info({ reason: e.reason }, e.message);

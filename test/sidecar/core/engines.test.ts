@@ -47,11 +47,11 @@ const pod = (name: string, engine: string | null, o: Partial<EngineWatchPod> = {
 
 test('the leader writes each answering pod once, with the uid as precondition', async () => {
   const h = harness();
-  h.watch.observe([pod('a', 'redis 7.2.6', { master: true }), pod('b', null)], undefined);
+  h.watch.observe([pod('a', 'redis 7.2.6', { master: true }), pod('b', null)], undefined, 2);
   await h.settle();
   assert.deepEqual(h.patches, [{ name: 'a', uid: 'uid-a', value: 'redis 7.2.6' }]);
   // The informer has not caught up: our own write counts.
-  h.watch.observe([pod('a', 'redis 7.2.6', { master: true }), pod('b', 'redis 7.2.6')], undefined);
+  h.watch.observe([pod('a', 'redis 7.2.6', { master: true }), pod('b', 'redis 7.2.6')], undefined, 2);
   await h.settle();
   assert.deepEqual(
     h.patches.map((p) => p.name),
@@ -63,15 +63,15 @@ test('the leader writes each answering pod once, with the uid as precondition', 
 test('a move is told by the leader; a standby tells and writes nothing and forgets it', async () => {
   const h = harness();
   const at = (b: string) => [pod('m', 'redis 7.2.6', { master: true }), pod('r', b, { updated: true })];
-  h.watch.observe(at('redis 7.2.6'), 'valkey');
+  h.watch.observe(at('redis 7.2.6'), 'valkey', 2);
   assert.deepEqual(h.events, ['EngineMoveStarted']);
   h.setLeader(false);
-  h.watch.observe(at('valkey 8.0.1'), 'valkey');
+  h.watch.observe(at('valkey 8.0.1'), 'valkey', 2);
   await h.settle();
   assert.deepEqual(h.events, ['EngineMoveStarted']);
   const written = h.patches.length;
   h.setLeader(true);
-  h.watch.observe(at('valkey 8.0.1'), 'valkey');
+  h.watch.observe(at('valkey 8.0.1'), 'valkey', 2);
   await h.settle();
   assert.deepEqual(
     h.events,

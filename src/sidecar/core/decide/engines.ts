@@ -7,8 +7,9 @@
 // - A move is told once: started when some answering pod runs another engine than the target;
 //   each pod once, when its node first answers with the target (those already on it when the
 //   move is first seen, at once); each master running the target once; completed when every pod
-//   answers with the target. State lost with leadership starts over from what the pods answer (a
-//   new leader tells the move again from its start: Kubernetes counts a repeated Event).
+//   the spec asks for exists and answers with the target (a pod being replaced is not listed).
+//   State lost with leadership starts over from what the pods answer (a new leader tells the
+//   move again from its start: Kubernetes counts a repeated Event).
 import { engineMoveProgress, formatEngine, type EngineOfPod, type NodeEngine } from '../../../api/node-engine.ts';
 import { compareCodeUnits } from '../../../api/order.ts';
 
@@ -67,6 +68,8 @@ export function decideEngineMove(
   state: MoveState | null,
   pods: readonly MovePod[],
   target: string | null,
+  /** The pods the spec asks for: a pod being replaced is missing from `pods` and the move is not done. */
+  expected = pods.length,
 ): { state: MoveState | null; events: EngineMoveEvent[] } {
   if (target === null) return { state, events: [] };
   const move = engineMoveProgress(target, pods);
@@ -107,7 +110,7 @@ export function decideEngineMove(
     });
   }
   // Pods still restarting keep a started move open: it is done when every pod answers with the target.
-  if (move === null && onTarget.length === pods.length) {
+  if (move === null && onTarget.length === pods.length && pods.length >= expected) {
     const version = onTarget[0]?.engine ? formatEngine(onTarget[0].engine) : target;
     events.push({
       type: 'Normal',

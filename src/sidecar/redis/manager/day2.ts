@@ -30,6 +30,7 @@ import {
   readSwitchoverRecord,
 } from '../../../api/labels.ts';
 import { RolloutStepper, SwitchoverOutcomes } from '../../core/rollout.ts';
+import { engineField } from '../../../api/node-engine.ts';
 import type { EngineWatch } from '../../core/engines.ts';
 import {
   currentFacts,
@@ -273,7 +274,7 @@ export class Day2 {
         },
       ];
     });
-    this.#o.engines.observe(pods, (this.#spec as { engine?: unknown }).engine);
+    this.#o.engines.observe(pods, engineField(this.#spec).engine, this.#spec.replicas + 1);
   }
 
   /**

@@ -201,7 +201,7 @@ export class ClusterDay2 {
         master: info?.role === 'master',
       };
     });
-    this.#o.engines.observe(pods, spec.engine);
+    this.#o.engines.observe(pods, spec.engine, spec.shards * (1 + spec.replicasPerShard));
   }
 
   /**

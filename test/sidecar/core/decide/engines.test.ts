@@ -72,6 +72,12 @@ test('decideEngineMove: a whole move, each thing told once and in order', () => 
       want: ['EngineMoveMaster r1'],
     },
     {
+      name: 'the old master gone while its pod is replaced: not done yet',
+      target: 'valkey',
+      pods: [p('r0', V), p('r1', V, true)],
+      want: [],
+    },
+    {
       name: 'the old master restarting: not done yet',
       target: 'valkey',
       pods: [p('m', null), p('r0', V), p('r1', V, true)],
@@ -88,7 +94,7 @@ test('decideEngineMove: a whole move, each thing told once and in order', () => 
   let state: MoveState | null = null;
   const messages: string[] = [];
   for (const r of rounds) {
-    const d = decideEngineMove(state, r.pods, r.target);
+    const d = decideEngineMove(state, r.pods, r.target, 3);
     assert.deepEqual(told(d.events), r.want, r.name);
     messages.push(...d.events.map((e) => e.message));
     state = d.state;
