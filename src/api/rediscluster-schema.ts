@@ -11,7 +11,7 @@ import { BackupStatus, ScheduledBackupSpec, storageSchema } from './backup-schem
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { ConfigSpec, ImageFields, RESERVED_CONFIG_KEYS, VERSION_PATTERN, VERSION_VALIDATIONS } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
-import { ConditionsStatus, ObservedGeneration, SecretsStatus } from './status-schema.ts';
+import { ConditionsStatus, NodesStatus, ObservedGeneration, SecretsStatus } from './status-schema.ts';
 import { PersistenceSpec, PodPlacementFields, ResourceRequirements } from './workload-schema.ts';
 import { StringEnum } from './typebox-helpers.ts';
 
@@ -311,6 +311,7 @@ export const RedisClusterStatus = Type.Object(
       }),
     ),
     selector: Type.Optional(Type.String({ description: 'Label selector of the pods (for the scale subresource).' })),
+    nodes: NodesStatus('RedisCluster'),
     secrets: SecretsStatus(
       'RedisCluster',
       'The Secrets this RedisCluster uses that exist, sorted by name, as the sidecar reports them (annotation redis.example.com/secrets: the hook is sent no Secret). Absent until the first report.',

@@ -49,6 +49,29 @@ export function SecretsStatus(kind: 'Redis' | 'RedisCluster', description: strin
   );
 }
 
+/** status.nodes: the engine and version each pod's node answers with, as the sidecar reports them. */
+export function NodesStatus(kind: 'Redis' | 'RedisCluster') {
+  return Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          pod: Type.String({ description: 'The pod name.' }),
+          engine: Type.String({ description: 'The engine its node answers as: redis or valkey (INFO server).' }),
+          version: Type.String({
+            description: "The engine's own version (valkey_version on Valkey, which still says redis_version 7.2.4).",
+          }),
+        },
+        { description: `One pod of this ${kind} and what runs in it.` },
+      ),
+      {
+        description: `The engine and version each pod of this ${kind} actually runs, sorted by pod, as the sidecar read them from INFO server (annotation redis.example.com/engine on the pod). A pod appears once its node answered; absent until one did.`,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['pod'],
+      },
+    ),
+  );
+}
+
 /** status.conditions: a map list keyed by type; the description names the kind's condition types. */
 export function ConditionsStatus(description: string) {
   return Type.Optional(
@@ -122,6 +145,7 @@ export const RedisStatus = Type.Object(
           'Outcome of the last on-demand switchover request, as the sidecar recorded it (annotation redis.example.com/switchover-status).',
       }),
     ),
+    nodes: NodesStatus('Redis'),
     backup: Type.Optional(BackupStatus),
     restore: Type.Optional(RestoreStatus),
     secrets: SecretsStatus(

@@ -18,7 +18,7 @@ export interface RolloutFacts {
 
 export interface RolloutVerdict {
   ok: boolean;
-  reason: 'TemplateChanging' | 'UpToDate' | 'RolloutWaiting' | 'RollingOut';
+  reason: 'TemplateChanging' | 'UpToDate' | 'RolloutWaiting' | 'RollingOut' | 'EngineMove';
   message: string;
 }
 

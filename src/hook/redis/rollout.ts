@@ -13,6 +13,7 @@ import {
   childNames,
 } from '../../api/labels.ts';
 import { findObject } from '../common/observed.ts';
+import { enginesOfPods, withEngineMove } from '../common/engines.ts';
 import { rolloutVerdict } from '../common/rollout.ts';
 import type { PodView } from './status.ts';
 import type { KubeObject } from '../common/types.ts';
@@ -47,6 +48,8 @@ export function rolloutView(
   observed: readonly KubeObject[],
   pods: readonly KubeObject[],
   views: readonly PodView[],
+  /** spec.engine as the spec says it (absent: not said). */
+  specEngine?: unknown,
 ): RolloutView {
   const names = childNames(name);
   const sets = {
@@ -81,5 +84,5 @@ export function rolloutView(
     leaving: views.filter((v) => v.terminating).map((v) => v.name),
     order: 'replicas one at a time, then a switchover, the old master last',
   });
-  return { updatedPods, stalePods, ...verdict };
+  return { updatedPods, stalePods, ...withEngineMove(verdict, specEngine, enginesOfPods(views, updatedPods)) };
 }

@@ -3,6 +3,7 @@
 // refused its names (an older RedisCluster's children would share them: common/name-conflict.ts),
 // returns every observed child exactly as last applied (Metacontroller deletes whatever is not
 // returned, and bad input must never delete anything).
+import { engineField } from '../../api/node-engine.ts';
 import { redisSecretUses } from '../../api/secret-report.ts';
 import { BOOTSTRAP_STATUS_ANNOTATION, SWITCHOVER_STATUS_ANNOTATION, childNames } from '../../api/labels.ts';
 import { formatProblems, validateSpec, type SpecProblem } from '../../api/validate.ts';
@@ -143,7 +144,14 @@ export function validStatus(state: HookState, plan: ValidPlan, deleting?: string
     secretProblem: secrets.problem,
     deleting,
     views,
-    rollout: rolloutView(state.name, state.namespace, state.observed, state.pods, views),
+    rollout: rolloutView(
+      state.name,
+      state.namespace,
+      state.observed,
+      state.pods,
+      views,
+      engineField(plan.ctx.spec).engine,
+    ),
     hibernate: plan.ctx.spec.hibernate,
     switchover: state.request.parent.metadata.annotations?.[SWITCHOVER_STATUS_ANNOTATION],
     bootstrap: state.request.parent.metadata.annotations?.[BOOTSTRAP_STATUS_ANNOTATION],

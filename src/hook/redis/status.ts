@@ -12,9 +12,11 @@ import {
   podSelectorLabels,
 } from '../../api/labels.ts';
 import { podBelongsTo } from '../../api/membership.ts';
+import { ENGINE_ANNOTATION } from '../../api/node-engine.ts';
 import type { Condition, RedisStatus, RestoreStatus } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { latest, previousConditions } from '../common/conditions.ts';
+import { nodesStatus } from '../common/engines.ts';
 import { memberMeta } from '../common/observed.ts';
 import type { RolloutView } from './rollout.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
@@ -83,6 +85,8 @@ export interface PodView {
   readySince: string | undefined;
   running: boolean;
   terminating: boolean;
+  /** The sidecar's engine annotation (api/node-engine.ts), once the pod's node answered. */
+  engine?: string | undefined;
 }
 
 /** The pods of Redis `name` (by its pod selector labels, in its namespace), sorted by name. */
@@ -101,6 +105,7 @@ export function podViews(pods: readonly KubeObject[], name: string, namespace: s
       readySince: str(at(readyCondition, 'lastTransitionTime')),
       running: at(pod, 'status', 'phase') === 'Running',
       terminating: typeof pod.metadata.deletionTimestamp === 'string',
+      engine: stringMap(pod.metadata.annotations)[ENGINE_ANNOTATION],
     });
   }
   return views.sort((a, b) => compare(a.name, b.name));
@@ -330,11 +335,18 @@ export function computeStatus(input: StatusInput): RedisStatus {
       ? { rollout: { updatedPods: input.rollout.updatedPods, stalePods: input.rollout.stalePods } }
       : {}),
     ...(input.switchover !== undefined ? { switchover: input.switchover } : {}),
+    ...nodesField(pods),
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     ...(input.restore !== undefined ? { restore: input.restore } : {}),
     ...(input.secrets !== undefined ? { secrets: input.secrets } : {}),
     conditions,
   };
+}
+
+/** status.nodes, absent until some pod's node answered. */
+function nodesField(pods: readonly PodView[]) {
+  const nodes = nodesStatus(pods);
+  return nodes.length > 0 ? { nodes } : {};
 }
 
 function hibernationVerdict(hibernate: boolean, pods: readonly PodView[]): Verdict {

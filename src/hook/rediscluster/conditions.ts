@@ -6,6 +6,7 @@
 import { recommendShards, type RedisClusterMemory } from '../../api/rediscluster-capacity.ts';
 import { CLUSTER_SLOTS, MIN_REDIS_CLUSTER_SHARDS, type RedisClusterSpec } from '../../api/rediscluster-schema.ts';
 import type { ReshardRecord } from '../../api/rediscluster-names.ts';
+import { enginesOfPods, withEngineMove } from '../common/engines.ts';
 import { rolloutVerdict } from '../common/rollout.ts';
 import type { KubeObject } from '../common/types.ts';
 import { at, int, str } from '../common/util.ts';
@@ -140,7 +141,12 @@ export function reshardVerdict(
  * Pods on their StatefulSet's current template (status.updateRevision, once its controller has
  * seen the latest spec) or not; the sidecar rolls the stale ones out (the same verdict as a Redis's).
  */
-export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: readonly RedisClusterPodView[]): Verdict {
+export function updatedVerdict(
+  sets: ReadonlyMap<number, KubeObject>,
+  views: readonly RedisClusterPodView[],
+  /** spec.engine as the spec says it (absent: not said). */
+  specEngine?: unknown,
+): Verdict {
   const pending: string[] = [];
   const stale: string[] = [];
   const updated: string[] = [];
@@ -154,7 +160,7 @@ export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: rea
     for (const pod of views.filter((v) => v.shard === index))
       (revision === undefined || pod.revision !== revision ? stale : updated).push(pod.name);
   }
-  const v = rolloutVerdict({
+  const rollout = rolloutVerdict({
     updated,
     stale,
     total: views.length,
@@ -165,5 +171,6 @@ export function updatedVerdict(sets: ReadonlyMap<number, KubeObject>, views: rea
     order:
       "one pod at a time across the shards, replicas first, each shard's master last after a CLUSTER FAILOVER to its most advanced replica",
   });
+  const v = withEngineMove(rollout, specEngine, enginesOfPods(views, updated));
   return { status: v.ok ? 'True' : 'False', reason: v.reason, message: v.message };
 }

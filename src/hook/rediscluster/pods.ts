@@ -12,6 +12,7 @@ import {
   type ClusterNodeRecord,
 } from '../../api/rediscluster-names.ts';
 import { REVISION_LABEL } from '../../api/labels.ts';
+import { ENGINE_ANNOTATION } from '../../api/node-engine.ts';
 import { memberMeta } from '../common/observed.ts';
 import type { KubeObject } from '../common/types.ts';
 import { array, at, compare, isRecord, str, stringMap } from '../common/util.ts';
@@ -29,6 +30,8 @@ export interface RedisClusterPodView {
   /** controller-revision-hash: the template revision the pod was made from. */
   revision: string | undefined;
   record: ClusterNodeRecord | null;
+  /** The sidecar's engine annotation (api/node-engine.ts), once the pod's node answered. */
+  engine?: string | undefined;
 }
 
 export function redisClusterPodViews(
@@ -53,6 +56,7 @@ export function redisClusterPodViews(
       terminating: typeof pod.metadata.deletionTimestamp === 'string',
       revision: labels[REVISION_LABEL],
       record: readClusterNodeRecord(stringMap(pod.metadata.annotations)[CLUSTER_NODE_ANNOTATION]),
+      engine: stringMap(pod.metadata.annotations)[ENGINE_ANNOTATION],
     });
   }
   return views.sort((a, b) => compare(a.name, b.name));

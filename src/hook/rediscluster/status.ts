@@ -21,6 +21,8 @@ import {
 import type { Condition } from '../../api/schema.ts';
 import type { BackupVerdict } from '../common/backup-status.ts';
 import { SECRETS_CONDITION, type SecretProblem, type SecretsCondition } from '../common/secret-status.ts';
+import { engineField } from '../../api/node-engine.ts';
+import { nodesStatus } from '../common/engines.ts';
 import { latest, previousConditions } from '../common/conditions.ts';
 import type { KubeObject } from '../common/types.ts';
 import { array, at, compare, selectorString, str } from '../common/util.ts';
@@ -225,7 +227,7 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
       ? reshardVerdict(record, input.reshard, valid.plan, valid.spec.master.replicas, slotsByShard)
       : unknown('the reshard state'),
     SpecValid: specValid,
-    Updated: valid ? updatedVerdict(input.sets, views) : unknown('the rollout state'),
+    Updated: valid ? updatedVerdict(input.sets, views, engineField(valid.spec).engine) : unknown('the rollout state'),
     FailoverConfigured: valid ? failoverVerdict(valid.spec) : unknown('how failover is configured'),
     Autoscaling: valid ? autoscalingVerdict(valid.spec, valid.plan.memory, holding) : unknown('autoscaling'),
     Hibernated: hibernated,
@@ -279,6 +281,7 @@ export function computeRedisClusterStatus(input: RedisClusterStatusInput): Redis
     ...(input.reshard !== undefined ? { resharding: input.reshard } : {}),
     ...(utilization !== undefined ? { memoryUtilization: utilization } : {}),
     selector: selectorString(redisClusterPodSelectorLabels(input.name)),
+    ...nodesField(views),
     ...(input.secrets !== undefined ? { secrets: input.secrets } : {}),
     ...(input.backup !== undefined ? { backup: input.backup.status } : {}),
     conditions,
@@ -295,4 +298,10 @@ const unknownVerdict = (what: string): Verdict => ({
 function previousHibernated(previous: unknown): { status: string; reason: string } | undefined {
   const c = array(at(previous, 'conditions')).find((x) => at(x, 'type') === HIBERNATED_CONDITION);
   return c === undefined ? undefined : { status: str(at(c, 'status')) ?? '', reason: str(at(c, 'reason')) ?? '' };
+}
+
+/** status.nodes, absent until some pod's node answered. */
+function nodesField(views: readonly RedisClusterPodView[]) {
+  const nodes = nodesStatus(views);
+  return nodes.length > 0 ? { nodes } : {};
 }

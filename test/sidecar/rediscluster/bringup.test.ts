@@ -2,7 +2,7 @@
 // cluster mode: 3 shards x 2 pods become one cluster with every slot served, each shard's pod 0 a
 // master with its contiguous even range, pod 1 its replica; role labels and node records say so;
 // the Redis replication manager's pod informer never sees a cluster pod; every node gets the
-// exporter's read-only user.
+// exporter's read-only user; every pod carries the engine its node answers with.
 // Network: 127.0.33.x (nodes .1-.6, the sidecar's source address .100).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,9 @@ import { execFile } from 'node:child_process';
 import { performance } from 'node:perf_hooks';
 import { addr } from '../../support/redis-server.ts';
 import { until } from '../../support/until.ts';
+import { ENGINE_ANNOTATION, engineFromInfo, formatEngine } from '../../../src/api/node-engine.ts';
 import { KubeClient } from '../../../src/sidecar/adapters/kube/client.ts';
+import { parseInfoFields } from '../../../src/sidecar/adapters/redis/info.ts';
 import { ClusterEnv, NS, podName } from './harness.ts';
 import { allCovered, myself, nodesOf } from './nodes.ts';
 
@@ -122,4 +124,20 @@ test('bring-up: 3 shards x 2 pods -> every slot served, pod 0 masters with even 
   await clusterPods.start();
   t.after(() => clusterPods.stop());
   assert.equal(clusterPods.list().length, 6);
+
+  // Each pod says which engine its node runs, as the node's own INFO server says (status.nodes reads it).
+  await until(
+    'the engine annotation on every pod',
+    () => env.pods(NAME).filter((p) => p.metadata.annotations?.[ENGINE_ANNOTATION]).length === 6,
+    15_000,
+    { everyMs: 100 },
+  );
+  for (let shard = 0; shard < 3; shard++) {
+    for (let ordinal = 0; ordinal < 2; ordinal++) {
+      const said = engineFromInfo(parseInfoFields(await asExporter(ips[shard * 2 + ordinal]!, 'info', 'server')));
+      assert.ok(said, 'INFO server names a version');
+      const pod = podName(NAME, shard, ordinal);
+      assert.equal(env.pod(pod)?.metadata.annotations?.[ENGINE_ANNOTATION], formatEngine(said), pod);
+    }
+  }
 });

@@ -2,6 +2,7 @@
 // Invariants: unknown or missing fields never throw (a newer Redis adds fields, an older one
 // lacks some); -1 sentinels become null; `slave` wording becomes `replica` in our types.
 import { DYNAMIC_DIRECTIVES } from '../../../api/config-directives.ts';
+import { engineFromInfo } from '../../../api/node-engine.ts';
 import type { RedisFacts, ReplicaLine, ReplicationInfo } from './types.ts';
 
 /** INFO text -> flat field map (sections merged; later sections never override earlier ones). */
@@ -126,6 +127,7 @@ export function parseFacts(infoText: string, config: Map<string, string>): Redis
   return {
     runId: fields.get('run_id') ?? '',
     version: fields.get('redis_version') ?? '',
+    engine: engineFromInfo(fields),
     uptimeSeconds: int(fields, 'uptime_in_seconds') ?? 0,
     replication,
     replicaPriority: cfg('replica-priority', replication.slavePriority ?? 100),

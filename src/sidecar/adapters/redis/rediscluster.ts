@@ -75,7 +75,7 @@ export class ClusterAdapter {
   }
 
   /**
-   * CLUSTER NODES, INFO replication/memory/keyspace, CLUSTER INFO and TIME, pipelined. TIME is the
+   * CLUSTER NODES, INFO server/replication/memory/keyspace, CLUSTER INFO and TIME, pipelined. TIME is the
    * clock CLUSTER NODES' ping-sent and pong-recv are read against (how long this node has waited
    * for a pong), so no two machines' clocks are ever compared.
    */
@@ -84,7 +84,7 @@ export class ClusterAdapter {
       const [nodes, infoText, cluster, time] = await this.#fast.run(endpointOf(ip), (c) =>
         Promise.all([
           c.call('CLUSTER', 'NODES'),
-          c.call('INFO', 'replication', 'memory', 'keyspace'),
+          c.call('INFO', 'server', 'replication', 'memory', 'keyspace'),
           c.call('CLUSTER', 'INFO'),
           c.call('TIME'),
         ]),

@@ -3,6 +3,7 @@
 // Invariants: numbers Redis reports as -1 ("never" / "not applicable") become null here, so no
 // caller can mistake -1 for a real duration or offset.
 import { PLACEHOLDER_MASTER as API_PLACEHOLDER_MASTER } from '../../../api/labels.ts';
+import type { NodeEngine } from '../../../api/node-engine.ts';
 
 /** Where a Redis listens: the pod IP and port 6379 in a cluster, 127.0.N.x:6379 in tests. */
 export interface Endpoint {
@@ -55,7 +56,10 @@ export interface ReplicationInfo {
 
 export interface RedisFacts {
   runId: string;
+  /** redis_version as INFO says it (Valkey 8.0.1 says 7.2.4 here: read `engine` for what runs). */
   version: string;
+  /** The engine and its own version (INFO server); null or absent when INFO did not say. */
+  engine?: NodeEngine | null;
   uptimeSeconds: number;
   replication: ReplicationInfo;
   /** CONFIG GET replica-priority: lower is preferred, 0 = never promote. */

@@ -11,11 +11,13 @@
 //   linked again before the next goes. An updated pod that never becomes Ready therefore stops the
 //   rollout there (that pod is named in the reason).
 // - Stale replicas before the master; the master's pod is never deleted while it is the master:
-//   first a planned switchover to the most advanced updated replica, then its pod is an ordinary
-//   stale replica. With no replica to move to, the rollout waits and says so (restarting the only
-//   node would take the Redis down, and without persistence lose its data).
+//   first a planned switchover to the most advanced updated replica (in a move between engines,
+//   one whose node answers with the target engine), then its pod is an ordinary stale replica.
+//   With no replica to move to, the rollout waits and says so (restarting the only node would
+//   take the Redis down, and without persistence lose its data).
 import { compareCodeUnits } from '../../../api/order.ts';
-import { expectedPodNames } from './observe.ts';
+import { targetEngine } from '../../../api/node-engine.ts';
+import { currentFacts, expectedPodNames } from './observe.ts';
 import { bestTarget, checkTarget } from './switchover.ts';
 import type { DecideInput, PodObservation } from './types.ts';
 
@@ -34,6 +36,18 @@ function notServing(input: DecideInput, master: PodObservation, pod: PodObservat
   if (pod === master) return pod.ready ? null : `the master ${pod.name} is not Ready`;
   const check = checkTarget(input, master, pod);
   return check.ok ? null : check.reason;
+}
+
+/** The engine the pods should run (api/node-engine.ts targetEngine), null when neither spec nor pods say. */
+export function rolloutEngine(input: DecideInput): string | null {
+  return targetEngine(
+    input.spec.engine,
+    input.pods.map((p) => ({
+      pod: p.name,
+      engine: currentFacts(p, input.now, input.config)?.engine ?? null,
+      updated: p.updated ?? null,
+    })),
+  );
 }
 
 export function decideRollout(input: DecideInput, masterName: string): RolloutDecision {
@@ -85,12 +99,19 @@ export function decideRollout(input: DecideInput, masterName: string): RolloutDe
     if (why !== null)
       return { kind: 'wait', blockedOn: pod.name, reason: `${progress}; the master moves last: ${why}` };
   }
-  const target = bestTarget(input, master, (p) => p.updated === true);
+  // During a move between engines the master goes onto a replica that already runs the target engine.
+  const engine = rolloutEngine(input);
+  const target = bestTarget(
+    input,
+    master,
+    (p) =>
+      p.updated === true && (engine === null || currentFacts(p, input.now, input.config)?.engine?.engine === engine),
+  );
   if (!target.ok) {
     return {
       kind: 'wait',
       blockedOn: master.name,
-      reason: `${progress}; the master ${master.name} runs an old template and cannot be moved: ${target.reason}${input.spec.replicas === 0 ? ' (spec.replicas is 0: scale to 1 for the rollout, or delete the pod to restart it in place)' : ''}`,
+      reason: `${progress}; the master ${master.name} runs an old template and cannot be moved${engine === null ? '' : ` onto a replica running ${engine}`}: ${target.reason}${input.spec.replicas === 0 ? ' (spec.replicas is 0: scale to 1 for the rollout, or delete the pod to restart it in place)' : ''}`,
     };
   }
   return {

@@ -143,6 +143,8 @@ export interface SpecView {
    * spec.config: the spec's value or Redis' default, normalised). Empty: manage none.
    */
   runtimeConfig: Record<string, string>;
+  /** spec.engine (redis, valkey) when the spec says it: a rollout's switchover goes onto a node running it. */
+  engine?: string;
 }
 
 export interface DecideInput {

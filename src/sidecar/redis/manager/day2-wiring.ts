@@ -1,13 +1,14 @@
 // Builds a worker's day-2 runner (day2.ts) with its parts: the volume expander (volumes.ts), the
 // users applier (users.ts: application users and the default user's password changes), the TLS
-// reloader (tls-reload.ts) and the replication reporter (replication-report.ts), from what the
-// worker has. Only wiring: no decision is made here.
+// reloader (tls-reload.ts), the replication reporter (replication-report.ts) and the engine watch
+// (core/engines.ts), from what the worker has. Only wiring: no decision is made here.
 // Invariant: a KubeWriter without the day-2 calls (test harnesses) gets a runner whose writes are
 // skipped, never one that throws.
 import type { V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { ManagerTiming } from '../../config.ts';
 import type { RedisRef } from '../../adapters/kube/client.ts';
+import { EngineWatch } from '../../core/engines.ts';
 import { Day2, type Day2Kube } from './day2.ts';
 import type { EventToSend } from './events.ts';
 import type { KubeWriter } from './types.ts';
@@ -70,6 +71,14 @@ export function createDay2(parts: Day2Parts): Day2 {
       atRest: parts.atRest,
       kube,
       namespace: parts.ref.namespace,
+    }),
+    engines: new EngineWatch({
+      log,
+      isLeader,
+      event,
+      kube,
+      namespace: ref.namespace,
+      track: parts.track,
     }),
     tls: new TlsReloader({
       log,

@@ -2,7 +2,8 @@
 // healthy, no replication step pending): ACL users on every node (users.ts), a renewed TLS
 // certificate loaded by every node (tls-reload.ts), a switchover asked for on the Redis, a rolling
 // update one pod at a time (decide/rollout.ts), volume expansion, and the pods' replication
-// annotation for humans (replication-report.ts). The decisions are pure (decide/);
+// annotation for humans (replication-report.ts), each pod's engine and a move between engines
+// (core/engines.ts). The decisions are pure (decide/);
 // this holds what they need to remember between rounds; the rollout's pod deletions and the
 // switchover records are core/rollout.ts's, shared with the RedisCluster.
 // Invariants:
@@ -22,12 +23,17 @@ import {
   COMPONENT_LABEL,
   COMPONENT_MASTER_SET,
   REVISION_LABEL,
+  ROLE_LABEL,
+  ROLE_MASTER,
   SWITCHOVER_ANNOTATION,
   childNames,
   readSwitchoverRecord,
 } from '../../../api/labels.ts';
 import { RolloutStepper, SwitchoverOutcomes } from '../../core/rollout.ts';
+import { engineField } from '../../../api/node-engine.ts';
+import type { EngineWatch } from '../../core/engines.ts';
 import {
+  currentFacts,
   decideRequest,
   decideRollout,
   parseRequest,
@@ -73,6 +79,8 @@ export interface Day2Options {
   track?: (p: Promise<unknown>) => void;
   /** Keeps each pod's replication annotation fresh (null in harnesses that do not model it). */
   replication?: Pick<ReplicationReporter, 'report'> | null;
+  /** Reports each pod's engine and tells a move between engines (null in harnesses that do not model it). */
+  engines?: Pick<EngineWatch, 'observe'> | null;
 }
 
 /** A set's pod template without its component label (the one thing the hook makes differ between the two). */
@@ -174,6 +182,7 @@ export class Day2 {
     this.#expandVolumes(now);
     this.#background('applying users', this.#o.users, input);
     this.#background('loading a renewed TLS certificate', this.#o.tls, input);
+    this.#engines(input, views);
     if (this.#spec === null || this.#spec.hibernate || decision.kind !== 'keep') return null;
     const reported = this.#o.replication?.report(input, decision.master, views);
     if (reported) this.#o.track?.(reported);
@@ -244,6 +253,28 @@ export class Day2 {
     const view = views.find((v) => v.name === d.pod);
     if (view) await this.#stepper.delete(view, d.reason);
     return null;
+  }
+
+  /** Each answering node's engine, for the pod annotation and the move's Events. */
+  #engines(input: DecideInput, views: readonly PodView[]): void {
+    if (!this.#o.engines || this.#spec === null) return;
+    const byName = new Map(input.pods.map((p) => [p.name, p]));
+    const pods = views.flatMap((v) => {
+      const pod = byName.get(v.name);
+      if (!pod) return [];
+      const facts = currentFacts(pod, input.now, input.config);
+      return [
+        {
+          name: v.name,
+          uid: v.uid,
+          annotations: v.annotations,
+          engine: facts?.engine ?? null,
+          updated: pod.updated ?? null,
+          master: v.labels[ROLE_LABEL] === ROLE_MASTER,
+        },
+      ];
+    });
+    this.#o.engines.observe(pods, engineField(this.#spec).engine, this.#spec.replicas + 1);
   }
 
   /**

@@ -7,6 +7,7 @@
 // when the master Service routes to it); ReplicaRepointed is emitted once per (pod, master address).
 import type { DecideConfig, MasterDecision, MasterHealth } from '../decide/index.ts';
 import type { EventToSend as CoreEventToSend } from '../../core/events.ts';
+import type { EngineMoveReason } from '../../core/decide/engines.ts';
 
 export type EventReason =
   | 'Bootstrap'
@@ -29,6 +30,7 @@ export type EventReason =
   | 'RolloutStep'
   | 'RolloutStalled'
   | 'RolloutCompleted'
+  | EngineMoveReason
   | 'SwitchoverDone'
   | 'SwitchoverRefused'
   | 'VolumeExpansion'

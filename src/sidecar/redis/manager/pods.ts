@@ -7,6 +7,7 @@
 // older than the informer's copy, so a later change by someone else is never hidden; a pod that is
 // gone (404) or replaced (uid precondition) counts as done when the patch takes a label away, and
 // as a failure when it gives the master label (replanned from the next pod list).
+import { engineField } from '../../../api/node-engine.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import {
   COMPONENT_LABEL,
@@ -120,6 +121,7 @@ export function specView(spec: RedisSpec): SpecView {
     persistence: spec.persistence.enableRdb || spec.persistence.enableAof,
     hibernate: spec.hibernate,
     runtimeConfig: desiredRuntimeConfig(spec.config),
+    ...engineField(spec),
   };
 }
 

@@ -3,6 +3,7 @@
 // feed it real Redis output).
 // Invariants: never throws; a line that is not a node line is skipped; a slot or range outside
 // 0..16383 is dropped rather than trusted.
+import { engineFromInfo } from '../../../api/node-engine.ts';
 import type { NodeInfo, NodeLine } from './types.ts';
 
 const ID = /^[0-9a-f]{40}$/;
@@ -98,7 +99,7 @@ export function infoFields(text: string): Map<string, string> {
   return out;
 }
 
-/** NodeInfo from INFO replication, memory and keyspace, and CLUSTER INFO. */
+/** NodeInfo from INFO server, replication, memory and keyspace, and CLUSTER INFO. */
 export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
   const f = infoFields(text);
   const replica = f.get('role') === 'slave';
@@ -108,6 +109,7 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
     const m = /(?:^|,)keys=(\d+)/.exec(v);
     if (m) keys += Number(m[1]);
   }
+  const engine = engineFromInfo(f);
   return {
     role: replica ? 'replica' : 'master',
     linkUp: replica && f.get('master_link_status') === 'up',
@@ -118,5 +120,7 @@ export function parseNodeInfo(text: string, clusterInfo = ''): NodeInfo {
     maxMemory: num(f.get('maxmemory')),
     keys,
     clusterOk: infoFields(clusterInfo).get('cluster_state') === 'ok',
+    // Only with INFO server (the probe asks for it): a text without it says nothing of the engine.
+    ...(engine !== null ? { engine } : {}),
   };
 }

@@ -13,9 +13,11 @@
 //   of it: one pod down at a time, and a replacement is linked and in sync before the next goes.
 // - Stale replicas of every shard first (shard by shard, highest ordinal first), then the masters
 //   shard by shard. A master's pod is never deleted while it is the master: first a planned
-//   switchover (CLUSTER FAILOVER, no FORCE) to its most advanced updated replica; once that
+//   switchover (CLUSTER FAILOVER, no FORCE) to its most advanced updated replica (in a move
+//   between engines, one whose node answers with the target engine); once that
 //   replica is the master in the cluster's view, the old master is an ordinary stale replica.
 //   With no such replica the rollout waits and says why.
+import { targetEngine } from '../../../api/node-engine.ts';
 import { CAUGHT_UP_BYTES, byFitness } from '../../core/decide/switchover.ts';
 import { label, shardMaster } from './shard-master.ts';
 import { healthyMaster, selfLine, type Topology } from './topology.ts';
@@ -106,6 +108,18 @@ export function bestClusterTarget(
   };
 }
 
+/** The engine the pods should run (api/node-engine.ts targetEngine), null when neither spec nor pods say. */
+export function clusterRolloutEngine(input: RolloutInput): string | null {
+  return targetEngine(
+    input.spec.engine,
+    input.topology.pods.map((p) => ({
+      pod: p.name,
+      engine: nodeOf(input.topology, p)?.info?.engine ?? null,
+      updated: input.kube.get(p.name)?.updated ?? null,
+    })),
+  );
+}
+
 /** Replicas shard by shard, highest ordinal first. */
 const order = (a: PodObservation, b: PodObservation) => a.shard - b.shard || b.ordinal - a.ordinal;
 
@@ -169,13 +183,17 @@ export function decideClusterRollout(input: RolloutInput): ClusterRolloutDecisio
       reason: `${progress}; ${next.name} runs an old template and every other pod is linked and caught up`,
     };
   }
-  const target = bestClusterTarget(t, kube, next.shard, (p) => kube.get(p.name)?.updated === true);
+  // During a move between engines the master goes onto a replica that already runs the target engine.
+  const engine = clusterRolloutEngine(input);
+  const onEngine = (p: PodObservation) => engine === null || nodeOf(t, p)?.info?.engine?.engine === engine;
+  const target = bestClusterTarget(t, kube, next.shard, (p) => kube.get(p.name)?.updated === true && onEngine(p));
   if (!target.ok) {
     const none = spec.replicasPerShard === 0 ? ' (spec.replicas is 0: scale to 1 for the rollout)' : '';
+    const onto = engine === null ? '' : ` onto a replica running ${engine}`;
     return {
       kind: 'wait',
       blockedOn: next.name,
-      reason: `${progress}; the master ${next.name} of shard ${next.shard} runs an old template and cannot be moved: ${target.reason}${none}`,
+      reason: `${progress}; the master ${next.name} of shard ${next.shard} runs an old template and cannot be moved${onto}: ${target.reason}${none}`,
     };
   }
   return {

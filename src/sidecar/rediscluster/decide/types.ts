@@ -3,6 +3,7 @@
 // Pure data, no behaviour. Invariants: a node id is 40 lower-case hex characters; slot ranges are
 // inclusive [first, last] pairs; every decision carries a reason a human can read in a log line
 // or an Event.
+import type { NodeEngine } from '../../../api/node-engine.ts';
 import type { ClusterNodeRecord } from '../../../api/rediscluster-names.ts';
 
 /** One line of CLUSTER NODES, parsed. */
@@ -63,6 +64,8 @@ export interface NodeInfo {
   clusterOk: boolean;
   /** The node's own clock when it answered (TIME, ms since the epoch): reads its pingSent/pongRecv. */
   clockMs?: number;
+  /** The engine and its own version (INFO server); null or absent when INFO did not say. */
+  engine?: NodeEngine | null;
 }
 
 export type ProbeOutcome =
@@ -138,6 +141,8 @@ export interface ClusterSpecView {
    * layout is not known yet (bring-up waits); absent: no restore, even contiguous ranges.
    */
   layout?: ReadonlyArray<ReadonlyArray<[number, number]>> | null;
+  /** spec.engine (redis, valkey) when the spec says it: a rollout's switchover goes onto a node running it. */
+  engine?: string;
 }
 
 /** One Redis write of a round. Each names the pod it is sent to (by name) and why. */

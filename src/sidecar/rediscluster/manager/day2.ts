@@ -2,8 +2,9 @@
 // repair or failover step to take, no slot moving): a switchover asked for on the RedisCluster
 // (decide/switchover.ts) and the rolling update one pod at a time (decide/rollout.ts). The
 // decisions are pure; the pod deletions, Events and the request's record are core/rollout.ts's,
-// shared with the Redis kind; this remembers what is in flight between rounds and sends the
-// planned switchover (CLUSTER FAILOVER, no FORCE, to the chosen replica).
+// each pod's engine and a move between engines core/engines.ts's, shared with the Redis kind;
+// this remembers what is in flight between rounds and sends the planned switchover (CLUSTER
+// FAILOVER, no FORCE, to the chosen replica).
 // Invariants:
 // - Only the leader writes (isLeader right before each write), at most one day-2 action per
 //   round, and none while a switchover is in flight: the old master's pod is deleted only once
@@ -17,7 +18,8 @@ import type { RedisRef } from '../../adapters/kube/client.ts';
 import { parseRequest, type SwitchoverRequest } from '../../core/decide/switchover.ts';
 import type { EventToSend } from '../../core/events.ts';
 import { RolloutStepper, SwitchoverOutcomes } from '../../core/rollout.ts';
-import { decideClusterRollout, type RolloutPod } from '../decide/rollout.ts';
+import { EngineWatch } from '../../core/engines.ts';
+import { decideClusterRollout, nodeOf, type RolloutPod } from '../decide/rollout.ts';
 import { shardMaster } from '../decide/shard-master.ts';
 import { decideClusterRequest } from '../decide/switchover.ts';
 import { healthyMaster, type Topology } from '../decide/topology.ts';
@@ -42,6 +44,8 @@ export interface ClusterDay2Options {
   patchAnnotations?: ((annotations: Record<string, string | null>) => Promise<void>) | undefined;
   /** CLUSTER FAILOVER (no FORCE) sent to the node at `ip`; resolves with an error text or null. */
   failover: (ip: string) => Promise<string | null>;
+  /** Reports each pod's engine and tells a move between engines (absent in harnesses that do not model it). */
+  engines?: Pick<EngineWatch, 'observe' | 'reset'> | undefined;
 }
 
 interface InFlight {
@@ -110,6 +114,7 @@ export class ClusterDay2 {
         const r = await redis.failover(ip, null);
         return r.ok ? null : r.error.message;
       },
+      engines: new EngineWatch({ ...common, kube, namespace: ref.namespace }),
     });
   }
 
@@ -125,6 +130,7 @@ export class ClusterDay2 {
   reset(): void {
     this.#inFlight = null;
     this.#stepper.reset();
+    this.#o.engines?.reset();
   }
 
   /**
@@ -176,7 +182,26 @@ export class ClusterDay2 {
       (plan.topology.allAnswered ? null : 'not every node answers');
     const shards = new Map(pods.map((p) => [p.name, p.shard]));
     const kube = this.kubeView(v1, (p) => shards.get(p.metadata?.name ?? '') ?? null);
+    this.#engines(plan.topology, kube, v1, spec);
     return this.quiet(plan.topology, spec, kube, busy);
+  }
+
+  /** Each answering node's engine, for the pod annotation and the move's Events. */
+  #engines(t: Topology, kube: ReadonlyMap<string, RolloutPod>, v1: readonly V1Pod[], spec: ClusterSpecView): void {
+    if (!this.#o.engines) return;
+    const byName = new Map(v1.map((p) => [p.metadata?.name ?? '', p]));
+    const pods = t.pods.map((p) => {
+      const info = nodeOf(t, p)?.info ?? null;
+      return {
+        name: p.name,
+        uid: p.uid,
+        annotations: byName.get(p.name)?.metadata?.annotations ?? {},
+        engine: info?.engine ?? null,
+        updated: kube.get(p.name)?.updated ?? null,
+        master: info?.role === 'master',
+      };
+    });
+    this.#o.engines.observe(pods, spec.engine, spec.shards * (1 + spec.replicasPerShard));
   }
 
   /**

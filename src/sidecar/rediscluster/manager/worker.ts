@@ -13,6 +13,7 @@
 //   than its own writes. Five such rounds in a row at most, then a rest: a quiet cluster rests
 //   idleProbeIntervalMs, an unsettled one UNSETTLED_MS, a standby a minute; a wake ends any rest.
 // - Time comes from options.now (monotonic), wallNow (records) and sleep, for tests.
+import { engineField } from '../../../api/node-engine.ts';
 import { performance } from 'node:perf_hooks';
 import type { V1Pod, V1StatefulSet } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
@@ -281,6 +282,7 @@ export class RedisClusterWorker {
       replicasPerShard: spec.replicas,
       failoverTimeoutMs: spec.sentinel.failoverTimeout,
       layout: this.#layout,
+      ...engineField(spec),
     };
 
     const pods: PodObservation[] = [];

@@ -1,11 +1,15 @@
 // Loopback octet: 127.0.19.x (the real manager writing each pod's replication annotation, the
 // figures `kubectl redis status` shows: every pod gets one once linked, the replicas with a lag
-// by the master's view, the master without; written once, not on every round).
+// by the master's view, the master without; written once, not on every round; and the engine
+// each node answers with, also once).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readReplicationRecord, REPLICATION_ANNOTATION } from '../../../../src/api/labels.ts';
+import { ENGINE_ANNOTATION, engineFromInfo, formatEngine, readEngine } from '../../../../src/api/node-engine.ts';
+import { parseInfoFields } from '../../../../src/sidecar/adapters/redis/info.ts';
 import { addr, startRedis } from '../../../support/redis-server.ts';
 import { Cluster, NS, sleep, until, type Pod } from './harness.ts';
+import { redisCall } from './harness-redis.ts';
 
 const N = 19;
 Cluster.shareApiServer();
@@ -34,6 +38,21 @@ test('every pod gets its replication record once linked; the replicas with their
     if (p.role === 'master') assert.equal(p.record!.lagBytes, null, 'the master has no lag');
     else assert.equal(typeof p.record!.lagBytes, 'number', `${p.name}: the master lists it, so its lag is known`);
     assert.ok(Math.abs(Date.now() - Date.parse(p.record!.at)) < 60_000, 'read now');
+  }
+  // Each pod also carries the engine its node answers with (status.nodes reads it), written once.
+  const engines = await until('every pod has its engine', () => {
+    const e = (cluster.store.list('pods', { namespace: NS }) as Pod[]).map((p) =>
+      readEngine(p.metadata.annotations?.[ENGINE_ANNOTATION]),
+    );
+    return e.length === 3 && e.every((x) => x !== null) && e;
+  });
+  for (const [i, server] of servers.entries()) {
+    const said = engineFromInfo(parseInfoFields(await redisCall(server.ip, 'INFO', 'server')));
+    assert.ok(said);
+    assert.ok(
+      engines.some((e) => e!.engine === said.engine && e!.version === said.version),
+      `pod ${i}'s engine (${formatEngine(said)}) reported`,
+    );
   }
   const from = cluster.api.requests.length;
   await sleep(2000);
