@@ -101,14 +101,19 @@ export class MoveGroups {
     let outcomes: Map<number, MoveOutcome>;
     // Each group's time by phase: where a slow reshard spends it, on the node that did it.
     const ms: Record<string, number> = {};
-    const spent = (phase: string, t: number) => (ms[phase] = Math.round((ms[phase] ?? 0) + t));
+    // And each phase's longest stretch: a MIGRATE batch's is how long its source served no one.
+    const longest: Record<string, number> = {};
+    const spent = (phase: string, t: number) => {
+      ms[phase] = Math.round((ms[phase] ?? 0) + t);
+      longest[phase] = Math.max(longest[phase] ?? 0, Math.round(t));
+    };
     try {
       outcomes = await moveSlots(this.#redis, group.specs, { ...this.#hooks, spent });
       const first = group.specs[0]!;
       const keys = [...outcomes.values()].reduce((n, o) => n + o.keys, 0);
       // A line a group (64 per 4096 slots moved): a reshard's progress and pace in the log.
       this.#log?.info(
-        { from: first.from.ip, to: first.to.ip, slots: group.specs.length, keys, ms },
+        { from: first.from.ip, to: first.to.ip, slots: group.specs.length, keys, ms, longest },
         'slot group moved',
       );
     } catch (err) {
