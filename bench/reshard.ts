@@ -357,7 +357,7 @@ async function run(c: SystemCluster): Promise<string[]> {
     `reshard_down_write_gap_ms_max=${ms(gaps.down.ms)}`,
     `reshard_back_write_gap_ms_max=${ms(gaps.back.ms)}`,
     `reshard_plain_write_gap_ms_max=${ms(gaps.plain.ms)}`,
-    `reshard_up_migrate_batch_ms_max=${upLongest['migrate'] ?? 0}`,
+    `reshard_up_migrate_pipeline_ms_max=${upLongest['migrate'] ?? 0}`,
     `reshard_up_replicas_wait_ms_max=${upLongest['replicas'] ?? 0}`,
     `reshard_up_close_ms_max=${upLongest['close'] ?? 0}`,
     `reshard_up_slowlog_ms_max=${ms(Math.max(0, ...[...upSlow.values()].map((v) => v.maxMs)))}`,

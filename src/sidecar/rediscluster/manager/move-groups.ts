@@ -9,6 +9,8 @@
 // - Steps other than moves keep their place and run alone; in a run of moves the groups of
 //   different sources take turns (the concurrent groups keep several sources busy), a source's
 //   groups in the order of their first move.
+// - A source runs one group's pipeline of MIGRATEs at a time (SourceTurns, in the order they ask):
+//   its clients are served between any two, whichever groups send them.
 import type { Logger } from 'pino';
 import type { ClusterStep } from '../decide/types.ts';
 import type { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
@@ -55,6 +57,26 @@ export function stepBatches(steps: readonly ClusterStep[], groupSlots = GROUP_SL
   return out;
 }
 
+/** Each source's pipelines of MIGRATEs one after another, in the order they were asked for. */
+export class SourceTurns {
+  readonly #tail = new Map<string, Promise<void>>();
+
+  readonly run = <T>(source: string, send: () => Promise<T>): Promise<T> => {
+    const before = this.#tail.get(source) ?? Promise.resolve();
+    // The one before may fail: its own caller hears of it, the next still runs.
+    const mine = before.then(send);
+    const tail = mine.then(
+      () => {},
+      () => {},
+    );
+    this.#tail.set(source, tail);
+    void tail.then(() => {
+      if (this.#tail.get(source) === tail) this.#tail.delete(source);
+    });
+    return mine;
+  };
+}
+
 interface Pending {
   specs: MoveSpec[];
   answers: Array<(o: MoveOutcome) => void>;
@@ -67,6 +89,7 @@ export class MoveGroups {
   readonly #log: Logger | undefined;
   readonly #batchOf = new Map<ClusterStep, number>();
   readonly #pending = new Map<number, Pending>();
+  readonly #turns = new SourceTurns();
 
   constructor(redis: ClusterAdapter, batches: readonly ClusterStep[][], hooks: MoveHooks, log?: Logger) {
     this.#redis = redis;
@@ -108,7 +131,7 @@ export class MoveGroups {
       longest[phase] = Math.max(longest[phase] ?? 0, Math.round(t));
     };
     try {
-      outcomes = await moveSlots(this.#redis, group.specs, { ...this.#hooks, spent });
+      outcomes = await moveSlots(this.#redis, group.specs, { ...this.#hooks, spent, turn: this.#turns.run });
       const first = group.specs[0]!;
       const keys = [...outcomes.values()].reduce((n, o) => n + o.keys, 0);
       // A line a group (64 per 4096 slots moved): a reshard's progress and pace in the log.
