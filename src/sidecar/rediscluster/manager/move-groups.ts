@@ -9,8 +9,9 @@
 // - Steps other than moves keep their place and run alone; in a run of moves the groups of
 //   different sources take turns (the concurrent groups keep several sources busy), a source's
 //   groups in the order of their first move.
-// - A source runs one group's pipeline of MIGRATEs at a time (SourceTurns, in the order they ask):
-//   its clients are served between any two, whichever groups send them.
+// - A source has at most SOURCE_PIPELINES pipelines of MIGRATEs at once (SourceTurns, in the
+//   order asked), whichever groups send them: its clients wait for two at most, not for every
+//   group's whole batch.
 import type { Logger } from 'pino';
 import type { ClusterStep } from '../decide/types.ts';
 import type { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
@@ -57,23 +58,38 @@ export function stepBatches(steps: readonly ClusterStep[], groupSlots = GROUP_SL
   return out;
 }
 
-/** Each source's pipelines of MIGRATEs one after another, in the order they were asked for. */
-export class SourceTurns {
-  readonly #tail = new Map<string, Promise<void>>();
+/**
+ * Pipelines of MIGRATEs sent to one source at once: the one it runs and the next, already there
+ * when it is done, so it never waits a round trip for work; any client that asked meanwhile is
+ * served before or right after that next one (Redis takes each ready connection in turn).
+ */
+export const SOURCE_PIPELINES = 2;
 
-  readonly run = <T>(source: string, send: () => Promise<T>): Promise<T> => {
-    const before = this.#tail.get(source) ?? Promise.resolve();
-    // The one before may fail: its own caller hears of it, the next still runs.
-    const mine = before.then(send);
-    const tail = mine.then(
-      () => {},
-      () => {},
-    );
-    this.#tail.set(source, tail);
-    void tail.then(() => {
-      if (this.#tail.get(source) === tail) this.#tail.delete(source);
-    });
-    return mine;
+/** Each source's pipelines of MIGRATEs at most `inFlight` at a time, in the order they were asked for. */
+export class SourceTurns {
+  readonly #inFlight: number;
+  readonly #running = new Map<string, number>();
+  readonly #waiting = new Map<string, Array<() => void>>();
+
+  constructor(inFlight = SOURCE_PIPELINES) {
+    this.#inFlight = inFlight;
+  }
+
+  readonly run = async <T>(source: string, send: () => Promise<T>): Promise<T> => {
+    if ((this.#running.get(source) ?? 0) >= this.#inFlight) {
+      const queue = this.#waiting.get(source) ?? [];
+      this.#waiting.set(source, queue);
+      // The one that ends hands its place over: the count stays as it is.
+      await new Promise<void>((resolve) => queue.push(resolve));
+    } else this.#running.set(source, (this.#running.get(source) ?? 0) + 1);
+    try {
+      return await send();
+    } finally {
+      const next = this.#waiting.get(source)?.shift();
+      if (next) next();
+      else if (this.#running.get(source) === 1) this.#running.delete(source);
+      else this.#running.set(source, this.#running.get(source)! - 1);
+    }
   };
 }
 

@@ -15,9 +15,9 @@
 // - A batch is sized by bytes (BATCH_BYTES over the source's bytes per key). Redis refuses keys
 //   of two slots in one MIGRATE, so a batch is MIGRATEs of one slot each. The source runs the
 //   MIGRATEs it has read back to back, each waiting for the target's answer, serving no client
-//   meanwhile: so a batch is sent in pipelines of at most SEND_BYTES, one after another, and the
-//   pipelines of one source (whatever group sends them: hooks.turn) one at a time, so that its
-//   clients are served between any two of them.
+//   meanwhile: so a batch is sent in pipelines of at most SEND_BYTES, one after another, and a
+//   source is sent few pipelines at once (whatever group sends them: hooks.turn), so that its
+//   clients are served between them.
 // - After each batch the target's linked replicas are given up to WAIT_MS to have it before the
 //   next one (replica-wait.ts), so what was acknowledged on the source (its replicas had it) is on
 //   the target's replicas too, save what a target that dies mid-batch had not streamed.
@@ -38,7 +38,7 @@ export const BATCH_BYTES = 1024 * 1024;
  * Bytes of MIGRATEs in one pipeline: the source runs them back to back, serving no client, each
  * waiting for the target to restore it.
  */
-export const SEND_BYTES = 256 * 1024;
+export const SEND_BYTES = 128 * 1024;
 /** Keys in a batch at most, however small they are. */
 export const MAX_BATCH_KEYS = 5000;
 export const MIGRATE_TIMEOUT_MS = 5000;
@@ -83,7 +83,7 @@ export interface MoveHooks {
    * source, migrate: a pipeline, replicas, close).
    */
   spent?(phase: 'open' | 'keys' | 'turn' | 'migrate' | 'replicas' | 'close', ms: number): void;
-  /** Runs `send` (a pipeline of MIGRATEs from `source`) once no other one from `source` is in flight. */
+  /** Runs `send` (a pipeline of MIGRATEs from `source`) once `source` may take another one. */
   turn?<T>(source: string, send: () => Promise<T>): Promise<T>;
 }
 

@@ -1,11 +1,11 @@
 // How a slot move hands its keys to MIGRATE (src/sidecar/rediscluster/manager/mover.ts,
-// move-groups.ts): a batch cut into pipelines of at most SEND_BYTES, and one source running one
-// pipeline at a time, whichever group sends it, against a scripted adapter (the order of events
+// move-groups.ts): a batch cut into pipelines of at most SEND_BYTES, and a source sent at most
+// SOURCE_PIPELINES at once, whichever groups send them, against a scripted adapter (the order of events
 // decides, never a timing).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClusterAdapter, Result } from '../../../../src/sidecar/adapters/redis/rediscluster.ts';
-import { SourceTurns } from '../../../../src/sidecar/rediscluster/manager/move-groups.ts';
+import { SOURCE_PIPELINES, SourceTurns } from '../../../../src/sidecar/rediscluster/manager/move-groups.ts';
 import {
   batchKeys,
   moveSlots,
@@ -72,7 +72,7 @@ function gate() {
 }
 
 test("one source's pipelines one at a time, in the order asked; other sources alongside; a failed one lets the next run", async () => {
-  const turns = new SourceTurns();
+  const turns = new SourceTurns(1);
   const log: string[] = [];
   const gates = new Map(['a1', 'a2', 'a3', 'b1'].map((n) => [n, gate()]));
   const send =
@@ -104,7 +104,7 @@ test("one source's pipelines one at a time, in the order asked; other sources al
   assert.deepEqual(await Promise.all([a3, b1]), ['a3', 'b1']);
 });
 
-test('two groups from one source: no two pipelines in flight there at once, each within SEND_BYTES', async () => {
+test('three groups from one source: SOURCE_PIPELINES in flight there at most, each within SEND_BYTES', async () => {
   const keyBytes = SEND_BYTES / 4;
   let inFlight = 0;
   let most = 0;
@@ -113,6 +113,7 @@ test('two groups from one source: no two pipelines in flight there at once, each
     [1, 10],
     [2, 3],
     [3, 7],
+    [4, 9],
   ]);
   const fake = {
     setSlots: async (_ip: string, e: unknown[]) => e.map(() => ({ ok: true, value: 'OK' })),
@@ -146,19 +147,22 @@ test('two groups from one source: no two pipelines in flight there at once, each
   });
   const turns = new SourceTurns();
   const hooks = { stopped: () => false, turn: turns.run };
-  const [x, y] = await Promise.all([
+  const [x, y, z] = await Promise.all([
     moveSlots(fake, [spec(1, 'T'), spec(2, 'T')], hooks),
     moveSlots(fake, [spec(3, 'U')], hooks),
+    moveSlots(fake, [spec(4, 'V')], hooks),
   ]);
   assert.deepEqual(
-    [...x.entries(), ...y.entries()],
+    [...x.entries(), ...y.entries(), ...z.entries()],
     [
       [1, { ok: true, keys: 10 }],
       [2, { ok: true, keys: 3 }],
       [3, { ok: true, keys: 7 }],
+      [4, { ok: true, keys: 9 }],
     ],
   );
-  assert.equal(most, 1, 'one pipeline at a time on the source');
+  assert.equal(SOURCE_PIPELINES, 2);
+  assert.equal(most, SOURCE_PIPELINES, 'as many pipelines on the source as it may take, no more');
   assert.ok(
     sizes.every((n) => n <= 4),
     `pipelines of at most SEND_BYTES (4 keys here): ${sizes.join(', ')}`,
