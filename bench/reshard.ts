@@ -15,6 +15,9 @@
 //    `--replicas=3`, until 3 shards and the fourth StatefulSet gone; then 3 -> 4 again, turned
 //    back to 3 while slots are moving (the first version of this bench did that by accident and
 //    lost 1,663 keys: the hook removed the new shard on records that still said empty);
+//    where the longest write gap comes from (bench/reshard-gaps.ts): each reshard's own, the writer
+//    without WAIT beside the one with it, the slot groups' longest MIGRATE batch, replica wait and
+//    close, and the nodes' SLOWLOG;
 // 3. every loaded key read back and compared, and every acknowledged write: the keys lost;
 // 4. KILLS (3) master kills, one per shard: SIGKILL of the redis-server, timed until the cluster's
 //    own election made a replica master (INFO), until its pod is labelled master, and until the
@@ -58,7 +61,8 @@ import {
   shardPods,
 } from '../test/system/rediscluster-support.ts';
 import { NS, sleep } from '../test/system/support.ts';
-import { groupTimes, movingSeconds } from './reshard-timing.ts';
+import { groupStats, groupTimes, movingSeconds } from './reshard-timing.ts';
+import { describeGap, describeSlowlog, longestGapOf, resetSlowlogs, slowlogSummary } from './reshard-gaps.ts';
 
 const SUBNET = 87;
 const NAME = 'bench-shards';
@@ -263,13 +267,20 @@ async function run(c: SystemCluster): Promise<string[]> {
   await sleep(BASELINE_S * 1000);
   const baselineGap = longestGap(acked.acked, b0, performance.now());
 
+  await resetSlowlogs(c, NAME);
   log('scale 3 -> 4');
   const r0 = performance.now();
   const upMs = await reshard(c, 4);
+  const upEnd = performance.now();
   const upMovingS = await movingSeconds(c, NS, NAME, 4);
   note(`3 -> 4 slot groups: ${groupTimes(c)}`);
+  const upLongest = groupStats(c).longest;
+  const upSlow = await slowlogSummary(c, NAME);
+  note(`3 -> 4 SLOWLOG (over 10 ms): ${describeSlowlog(upSlow)}`);
+  await resetSlowlogs(c, NAME);
   log(`3 -> 4 in ${s1(upMs)} s (slots moving ${upMovingS.toFixed(1)} s); scale 4 -> 3`);
   const downMs = await reshard(c, 3);
+  const downEnd = performance.now();
   log(`4 -> 3 in ${s1(downMs)} s; 3 -> 4 again, turned back to 3 while it runs`);
   await c.scale(NAME, 4, NS, 'rediscluster');
   await c.waitFor(
@@ -289,6 +300,15 @@ async function run(c: SystemCluster): Promise<string[]> {
     (await c.waitFor(() => acked.ackedAfter(r1), BOUND_MS, 'a write after the reshard')).at,
   );
   await plain.stop();
+  const end = acked.ackedAfter(r1)!.at;
+  const gaps = {
+    up: longestGapOf(acked.acked, r0, upEnd, r0),
+    down: longestGapOf(acked.acked, upEnd, downEnd, r0),
+    back: longestGapOf(acked.acked, downEnd, end, r0),
+    plain: longestGapOf(plain.acked, r0, end, r0),
+  };
+  for (const [phase, g] of Object.entries(gaps)) note(`longest write gap, ${phase}: ${describeGap(g)}`);
+  note(`4 -> 3 and back SLOWLOG (over 10 ms): ${describeSlowlog(await slowlogSummary(c, NAME))}`);
   const open = await openSlots(c, NAME);
   if (open.length > 0) note(`slots left open: ${open.join(', ')}`);
   const bulkLost = await lostBulk(c, password);
@@ -333,6 +353,14 @@ async function run(c: SystemCluster): Promise<string[]> {
     `reshard_rate_vs_load=${(movingRate / loadRate).toFixed(2)}`,
     `baseline_write_gap_ms_max=${ms(baselineGap)}`,
     `reshard_write_gap_ms_max=${ms(reshardGap)}`,
+    `reshard_up_write_gap_ms_max=${ms(gaps.up.ms)}`,
+    `reshard_down_write_gap_ms_max=${ms(gaps.down.ms)}`,
+    `reshard_back_write_gap_ms_max=${ms(gaps.back.ms)}`,
+    `reshard_plain_write_gap_ms_max=${ms(gaps.plain.ms)}`,
+    `reshard_up_migrate_pipeline_ms_max=${upLongest['migrate'] ?? 0}`,
+    `reshard_up_replicas_wait_ms_max=${upLongest['replicas'] ?? 0}`,
+    `reshard_up_close_ms_max=${upLongest['close'] ?? 0}`,
+    `reshard_up_slowlog_ms_max=${ms(Math.max(0, ...[...upSlow.values()].map((v) => v.maxMs)))}`,
     `reshard_slots_left_open=${open.length}`,
     `reshard_turned_back_s=${s1(backMs)}`,
     `cluster_node_timeout_ms=${NODE_TIMEOUT_MS}`,

@@ -9,6 +9,9 @@
 // - Steps other than moves keep their place and run alone; in a run of moves the groups of
 //   different sources take turns (the concurrent groups keep several sources busy), a source's
 //   groups in the order of their first move.
+// - A source has at most SOURCE_PIPELINES pipelines of MIGRATEs at once (SourceTurns, in the
+//   order asked), whichever groups send them: its clients wait for two at most, not for every
+//   group's whole batch.
 import type { Logger } from 'pino';
 import type { ClusterStep } from '../decide/types.ts';
 import type { ClusterAdapter } from '../../adapters/redis/rediscluster.ts';
@@ -55,6 +58,41 @@ export function stepBatches(steps: readonly ClusterStep[], groupSlots = GROUP_SL
   return out;
 }
 
+/**
+ * Pipelines of MIGRATEs sent to one source at once: the one it runs and the next, already there
+ * when it is done, so it never waits a round trip for work; any client that asked meanwhile is
+ * served before or right after that next one (Redis takes each ready connection in turn).
+ */
+export const SOURCE_PIPELINES = 2;
+
+/** Each source's pipelines of MIGRATEs at most `inFlight` at a time, in the order they were asked for. */
+export class SourceTurns {
+  readonly #inFlight: number;
+  readonly #running = new Map<string, number>();
+  readonly #waiting = new Map<string, Array<() => void>>();
+
+  constructor(inFlight = SOURCE_PIPELINES) {
+    this.#inFlight = inFlight;
+  }
+
+  readonly run = async <T>(source: string, send: () => Promise<T>): Promise<T> => {
+    if ((this.#running.get(source) ?? 0) >= this.#inFlight) {
+      const queue = this.#waiting.get(source) ?? [];
+      this.#waiting.set(source, queue);
+      // The one that ends hands its place over: the count stays as it is.
+      await new Promise<void>((resolve) => queue.push(resolve));
+    } else this.#running.set(source, (this.#running.get(source) ?? 0) + 1);
+    try {
+      return await send();
+    } finally {
+      const next = this.#waiting.get(source)?.shift();
+      if (next) next();
+      else if (this.#running.get(source) === 1) this.#running.delete(source);
+      else this.#running.set(source, this.#running.get(source)! - 1);
+    }
+  };
+}
+
 interface Pending {
   specs: MoveSpec[];
   answers: Array<(o: MoveOutcome) => void>;
@@ -67,6 +105,7 @@ export class MoveGroups {
   readonly #log: Logger | undefined;
   readonly #batchOf = new Map<ClusterStep, number>();
   readonly #pending = new Map<number, Pending>();
+  readonly #turns = new SourceTurns();
 
   constructor(redis: ClusterAdapter, batches: readonly ClusterStep[][], hooks: MoveHooks, log?: Logger) {
     this.#redis = redis;
@@ -101,14 +140,19 @@ export class MoveGroups {
     let outcomes: Map<number, MoveOutcome>;
     // Each group's time by phase: where a slow reshard spends it, on the node that did it.
     const ms: Record<string, number> = {};
-    const spent = (phase: string, t: number) => (ms[phase] = Math.round((ms[phase] ?? 0) + t));
+    // And each phase's longest stretch: a MIGRATE batch's is how long its source served no one.
+    const longest: Record<string, number> = {};
+    const spent = (phase: string, t: number) => {
+      ms[phase] = Math.round((ms[phase] ?? 0) + t);
+      longest[phase] = Math.max(longest[phase] ?? 0, Math.round(t));
+    };
     try {
-      outcomes = await moveSlots(this.#redis, group.specs, { ...this.#hooks, spent });
+      outcomes = await moveSlots(this.#redis, group.specs, { ...this.#hooks, spent, turn: this.#turns.run });
       const first = group.specs[0]!;
       const keys = [...outcomes.values()].reduce((n, o) => n + o.keys, 0);
       // A line a group (64 per 4096 slots moved): a reshard's progress and pace in the log.
       this.#log?.info(
-        { from: first.from.ip, to: first.to.ip, slots: group.specs.length, keys, ms },
+        { from: first.from.ip, to: first.to.ip, slots: group.specs.length, keys, ms, longest },
         'slot group moved',
       );
     } catch (err) {

@@ -12,29 +12,36 @@
 // - A key on both ends (a MIGRATE that restored on the target but did not delete at the source
 //   before a crash) is moved again with REPLACE, only then: while the slot was migrating, writes
 //   to a key that existed at the source went to the source, so the source's copy is the newer one.
-// - A batch is sized by bytes (BATCH_BYTES over the source's bytes per key): the source is blocked
-//   while it sends one, so a bigger one is a longer pause for its clients. Redis refuses keys of
-//   two slots in one MIGRATE, so a batch is one MIGRATE per slot, sent together.
+// - A batch is sized by bytes (BATCH_BYTES over the source's bytes per key). Redis refuses keys
+//   of two slots in one MIGRATE, so a batch is MIGRATEs of one slot each. The source runs the
+//   MIGRATEs it has read back to back, each waiting for the target's answer, serving no client
+//   meanwhile: so a batch is sent in pipelines of at most SEND_BYTES, one after another, and a
+//   source is sent few pipelines at once (whatever group sends them: hooks.turn), so that its
+//   clients are served between them.
 // - After each batch the target's linked replicas are given up to WAIT_MS to have it before the
-//   next one (their processed offsets reach the target's, read after the batch: a WAIT on the
-//   sidecar's own connection would count nothing, as that connection wrote nothing), so what was
-//   acknowledged on the source (its replicas had it) is on the target's replicas too, save what a
-//   target that dies mid-batch had not streamed. A replica that misses the deadline is not waited
-//   for again in this group while another one keeps up.
+//   next one (replica-wait.ts), so what was acknowledged on the source (its replicas had it) is on
+//   the target's replicas too, save what a target that dies mid-batch had not streamed.
 // - One slot's failure is that slot's outcome: the group's other slots go on.
 import { performance } from 'node:perf_hooks';
 import type { ClusterAdapter, Result, SlotState } from '../../adapters/redis/rediscluster.ts';
+import { ReplicaWait } from './replica-wait.ts';
+
+export { WAIT_MS } from './replica-wait.ts';
 
 /**
- * Bytes a batch of MIGRATEs carries (estimated from the source's bytes per key). The source and the
- * target serve no client while they send and restore one, and a few groups run side by side: a
- * bench run with 4 MiB saw a write wait 1.1 s on a loaded machine.
+ * Bytes a batch of MIGRATEs carries (estimated from the source's bytes per key): the target's
+ * replicas are waited for after each. A bench run with 4 MiB, sent in one pipeline, saw a write
+ * wait 1.1 s on a loaded machine.
  */
 export const BATCH_BYTES = 1024 * 1024;
+/**
+ * Bytes of MIGRATEs in one pipeline: the source runs them back to back, serving no client, each
+ * waiting for the target to restore it.
+ */
+export const SEND_BYTES = 128 * 1024;
 /** Keys in a batch at most, however small they are. */
 export const MAX_BATCH_KEYS = 5000;
 export const MIGRATE_TIMEOUT_MS = 5000;
-export const WAIT_MS = 1000;
 
 export interface MoveEnd {
   ip: string;
@@ -71,17 +78,35 @@ export interface MoveHooks {
   stopped(): boolean;
   now?(): number;
   sleep?(ms: number): Promise<void>;
-  /** Where the time went: ms spent in each phase (open, keys, migrate, replicas, close), as they end. */
-  spent?(phase: 'open' | 'keys' | 'migrate' | 'replicas' | 'close', ms: number): void;
+  /**
+   * Where the time went: ms spent in each phase as it ends (open, keys, turn: waiting for the
+   * source, migrate: a pipeline, replicas, close).
+   */
+  spent?(phase: 'open' | 'keys' | 'turn' | 'migrate' | 'replicas' | 'close', ms: number): void;
+  /** Runs `send` (a pipeline of MIGRATEs from `source`) once `source` may take another one. */
+  turn?<T>(source: string, send: () => Promise<T>): Promise<T>;
 }
 
 /** IMPORTING on a node that already owns the slot: the move is further along than we thought. */
 const ALREADY = /already the owner/i;
 
-/** Keys a batch may take: BATCH_BYTES of keys of `keyBytes` each, within [1, MAX_BATCH_KEYS]. */
-export function batchKeys(keyBytes: number): number {
+/** Keys a batch may take: `bytes` (BATCH_BYTES) of keys of `keyBytes` each, within [1, MAX_BATCH_KEYS]. */
+export function batchKeys(keyBytes: number, bytes = BATCH_BYTES): number {
   if (!(keyBytes > 0)) return MAX_BATCH_KEYS;
-  return Math.max(1, Math.min(MAX_BATCH_KEYS, Math.floor(BATCH_BYTES / keyBytes)));
+  return Math.max(1, Math.min(MAX_BATCH_KEYS, Math.floor(bytes / keyBytes)));
+}
+
+/**
+ * A batch's pipelines: its slots' key lists cut into MIGRATEs of at most `max` keys, packed in
+ * order into pipelines of at most `max` keys (a list longer than `max` is a MIGRATE of its own).
+ */
+export function sendUnits<T>(batch: ReadonlyArray<{ slot: T; keys: readonly Buffer[] }>, max: number) {
+  const lists = batch.flatMap((b) => {
+    const parts: Array<{ slot: T; keys: Buffer[] }> = [];
+    for (let i = 0; i < b.keys.length; i += max) parts.push({ slot: b.slot, keys: b.keys.slice(i, i + max) });
+    return parts;
+  });
+  return packBatches(lists, max);
 }
 
 /** Slots' key lists packed, in order, into batches of at most `max` keys (a list is never split). */
@@ -109,8 +134,6 @@ const failed = (keys: number, phase: string, r: Extract<Result<unknown>, { ok: f
   error: r.error.message,
   kind: r.error.kind,
 });
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
  * Moves the slots of `moves` (one source, one target: the first one's ends, others and replicas
@@ -159,7 +182,9 @@ export async function moveSlots(
 
   spent('open');
   const perBatch = batchKeys(g.keyBytes);
+  const perSend = batchKeys(g.keyBytes, SEND_BYTES);
   const wait = new ReplicaWait(redis, to.ip, g.targetReplicas, hooks);
+  const turn = hooks.turn ?? (<T>(_: string, send: () => Promise<T>) => send());
   let draining = live();
   while (draining.length > 0) {
     if (hooks.stopped()) return stopped(out, live(), keys);
@@ -177,38 +202,24 @@ export async function moveSlots(
     });
     for (const batch of packBatches(full, perBatch)) {
       if (hooks.stopped()) return stopped(out, live(), keys);
-      let rs = await redis.migrateMany(
-        from.ip,
-        to.ip,
-        batch.map((b) => b.keys),
-        MIGRATE_TIMEOUT_MS,
-        false,
-      );
-      const busy = batch.filter((_, i) => {
-        const r = rs[i]!;
-        return !r.ok && /BUSYKEY/.test(r.error.message);
-      });
-      if (busy.length > 0) {
-        const again = await redis.migrateMany(
-          from.ip,
-          to.ip,
-          busy.map((b) => b.keys),
-          MIGRATE_TIMEOUT_MS,
-          true,
-        );
-        rs = rs.map((r, i) => {
-          const k = busy.indexOf(batch[i]!);
-          return k >= 0 ? again[k]! : r;
+      for (const unit of sendUnits(batch, perSend)) {
+        // A slot that failed in an earlier pipeline is that slot's outcome: its other keys stay.
+        const sent = unit.filter((u) => !out.has(u.slot));
+        if (sent.length === 0) continue;
+        const rs = await turn(from.ip, () => {
+          spent('turn');
+          return migrate(redis, from.ip, to.ip, sent);
+        });
+        // One pipeline's time: about how long its source served no client.
+        spent('migrate');
+        rs.forEach((r, i) => {
+          const u = sent[i]!;
+          if (!r.ok) out.set(u.slot, failed(keys.get(u.slot)!, 'migrate', r));
+          else keys.set(u.slot, keys.get(u.slot)! + u.keys.length);
         });
       }
-      rs.forEach((r, i) => {
-        const b = batch[i]!;
-        if (!r.ok) out.set(b.slot, failed(keys.get(b.slot)!, 'migrate', r));
-        else keys.set(b.slot, keys.get(b.slot)! + b.keys.length);
-      });
       // The keys just left the source (and its replicas): have them on the target's replicas
       // before the next batch, so a target that dies now loses no more than what was in flight.
-      spent('migrate');
       await wait.caughtUp();
       spent('replicas');
       for (const b of batch) if (!out.has(b.slot)) await hooks.afterBatch?.(b.slot, b.keys.length);
@@ -237,6 +248,38 @@ export async function moveSlots(
   return out;
 }
 
+/** One pipeline of MIGRATEs; those refused with BUSYKEY again with REPLACE (see the header). */
+async function migrate(
+  redis: ClusterAdapter,
+  from: string,
+  to: string,
+  unit: ReadonlyArray<{ keys: readonly Buffer[] }>,
+): Promise<Result[]> {
+  const rs = await redis.migrateMany(
+    from,
+    to,
+    unit.map((u) => u.keys),
+    MIGRATE_TIMEOUT_MS,
+    false,
+  );
+  const busy = unit.filter((_, i) => {
+    const r = rs[i]!;
+    return !r.ok && /BUSYKEY/.test(r.error.message);
+  });
+  if (busy.length === 0) return rs;
+  const again = await redis.migrateMany(
+    from,
+    to,
+    busy.map((u) => u.keys),
+    MIGRATE_TIMEOUT_MS,
+    true,
+  );
+  return rs.map((r, i) => {
+    const k = busy.indexOf(unit[i]!);
+    return k >= 0 ? again[k]! : r;
+  });
+}
+
 function stopped(out: Map<number, MoveOutcome>, left: readonly SlotMove[], keys: Map<number, number>) {
   for (const m of left)
     out.set(m.slot, {
@@ -247,42 +290,4 @@ function stopped(out: Map<number, MoveOutcome>, left: readonly SlotMove[], keys:
       kind: 'stopped',
     });
   return out;
-}
-
-/** The target's replicas catching up with it after a batch (see the header). */
-class ReplicaWait {
-  readonly #redis: ClusterAdapter;
-  readonly #target: string;
-  readonly #now: () => number;
-  readonly #sleep: (ms: number) => Promise<void>;
-  #awaited: string[];
-
-  constructor(redis: ClusterAdapter, target: string, replicas: readonly string[], hooks: MoveHooks) {
-    this.#redis = redis;
-    this.#target = target;
-    this.#awaited = [...replicas];
-    this.#now = hooks.now ?? (() => performance.now());
-    this.#sleep = hooks.sleep ?? pause;
-  }
-
-  async caughtUp(): Promise<void> {
-    if (this.#awaited.length === 0) return;
-    const at = await this.#redis.replicationOffset(this.#target);
-    // A target that does not answer fails the next command anyway.
-    if (!at.ok) return;
-    const deadline = this.#now() + WAIT_MS;
-    let behind = this.#awaited;
-    for (let delay = 1; ; delay = Math.min(delay * 2, 50)) {
-      const offsets = await Promise.all(behind.map((ip) => this.#redis.replicationOffset(ip)));
-      behind = behind.filter((_, i) => {
-        const o = offsets[i]!;
-        return !o.ok || o.value < at.value;
-      });
-      if (behind.length === 0) return;
-      if (this.#now() >= deadline) break;
-      await this.#sleep(delay);
-    }
-    const kept = this.#awaited.filter((ip) => !behind.includes(ip));
-    if (kept.length > 0) this.#awaited = kept;
-  }
 }
