@@ -37,6 +37,8 @@ export interface SentinelServer {
   update(view: SentinelView): void;
   /** Open client connections (metrics, tests). */
   connections(): number;
+  /** Of those, the ones subscribed to something (the clients that hear a failover at once). */
+  subscribers(): number;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,8 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
   let view: SentinelView = EMPTY_VIEW;
   let nextId = 1;
   const conns = new Set<Conn>();
+  // Every socket, refused ones included: close() must not wait on a client that never reads its refusal.
+  const sockets = new Set<net.Socket>();
 
   const send = (c: Conn, text: string): void => {
     if (c.socket.destroyed) return;
@@ -88,7 +92,11 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
   };
 
   const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
     if (conns.size >= maxConnections) {
+      socket.setTimeout(1000, () => socket.destroy());
       socket.end(encodeReply(error('ERR max number of clients reached')));
       return;
     }
@@ -99,7 +107,6 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
     socket.setTimeout(idleTimeoutMs);
     socket.on('timeout', () => socket.destroy());
     socket.on('data', (chunk: Buffer) => onData(c, chunk));
-    socket.on('error', () => socket.destroy());
     socket.on('close', () => conns.delete(c));
   });
 
@@ -130,10 +137,11 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
       }
     },
     connections: () => conns.size,
+    subscribers: () => [...conns].filter((c) => subscriptions(c.session) > 0).length,
     close: () =>
       new Promise<void>((resolve) => {
-        for (const c of conns) c.socket.destroy();
         server.close(() => resolve());
+        for (const socket of sockets) socket.destroy();
       }),
   };
 }
