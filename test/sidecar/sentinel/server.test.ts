@@ -2,7 +2,7 @@
 // real redis-server processes, and on the +switch-master the view announces moves to the new master at once (the old
 // one stays up and reachable, so only the message can move it); and the limits a hostile client meets.
 // Loopback octet: 127.0.213.x (.1, .2 the Redis nodes, .100 the endpoint).
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -34,7 +34,7 @@ function viewWith(master: RedisServer, replica: RedisServer, prev: SentinelView)
   return buildView([redis], [], prev);
 }
 
-async function admin(t: Parameters<typeof startRedis>[0], s: RedisServer): Promise<Redis> {
+async function admin(t: TestContext, s: RedisServer): Promise<Redis> {
   const c = new Redis({ host: s.ip, port: 6379, password: TEST_PASSWORD, lazyConnect: true, maxRetriesPerRequest: 1 });
   t.after(() => c.disconnect());
   await c.connect();

@@ -13,7 +13,7 @@ import {
   type SentinelView,
 } from '../../../../src/sidecar/sentinel/decide/view.ts';
 import { deliveries, viewEvents } from '../../../../src/sidecar/sentinel/decide/events.ts';
-import { newSession } from '../../../../src/sidecar/sentinel/decide/session.ts';
+import { newSession, type Session } from '../../../../src/sidecar/sentinel/decide/session.ts';
 
 const pod = (name: string, ip: string, role: SentinelPodInput['role'], ready = true): SentinelPodInput => ({
   name,
@@ -172,10 +172,10 @@ test('deliveries: subscribers hear only what they subscribed to, and only about 
       [],
       v,
     );
-  const s = { ...newSession(1), channels: new Set(['+switch-master']) };
+  const s: Session = { ...newSession(1), channels: new Set(['+switch-master']) };
   const switched = (head: string, ns: string): string[] =>
     ['cache', `${ns}/cache`].map((n) => `${head} ${n} 10.0.0.1 6379 10.0.0.2 6379`);
-  const cases: Array<[string, SentinelView, typeof s, string[]]> = [
+  const cases: Array<[string, SentinelView, Session, string[]]> = [
     ['channel', open, s, switched('message +switch-master', 'a')],
     ['pattern', open, { ...newSession(1), patterns: new Set(['+sw*']) }, switched('pmessage +sw* +switch-master', 'a')],
     ['another channel', open, { ...newSession(1), channels: new Set(['+sdown']) }, []],
