@@ -13,6 +13,8 @@ export interface SentinelEndpoint {
   changed(): void;
   /** True once listening. */
   readonly listening: boolean;
+  /** The port it listens on, once listening (the configured one; tests ask for any free one). */
+  readonly port: number | undefined;
   close(): Promise<void>;
 }
 
@@ -45,6 +47,9 @@ export function sentinelEndpoint(o: SentinelEndpointOptions): SentinelEndpoint &
     changed: () => feed.changed(),
     get listening() {
       return server !== null;
+    },
+    get port() {
+      return server?.port;
     },
     async start() {
       await feed.start();

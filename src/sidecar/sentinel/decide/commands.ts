@@ -4,7 +4,7 @@
 // back); in subscribed mode only the commands Redis allows there run; the number of subscriptions per connection is
 // bounded (a client cannot grow the instance's memory by subscribing); no reply ever carries a password.
 import { array, bulk, bulks, error, int, ok, simple, type Reply } from './resp.ts';
-import { sentinelCommand, roleReply, type SentinelContext } from './sentinel-command.ts';
+import { infoReply, sentinelCommand, roleReply, type SentinelContext } from './sentinel-command.ts';
 import { passwordKnown, subscriptions, type Session } from './session.ts';
 
 export type { SentinelContext } from './sentinel-command.ts';
@@ -127,6 +127,8 @@ export function handle(ctx: SentinelContext, session: Session, argv: readonly st
       return hello(ctx, session, args);
     case 'client':
       return client(session, args);
+    case 'info':
+      return one(args.length <= 1 ? infoReply(ctx, session, args[0], SENTINEL_VERSION) : arity('info'), session);
     case 'role':
       return one(args.length === 0 ? roleReply(ctx, session) : arity('role'), session);
     case 'sentinel':

@@ -137,6 +137,39 @@ export function sentinelCommand(ctx: SentinelContext, session: Session, args: re
   }
 }
 
+/**
+ * INFO as a Sentinel answers it (clients' ready checks read it; `loading:0` lets them on): the server, and the
+ * masters this session may see. The section argument picks one section, as in Redis; unknown ones give nothing.
+ */
+export function infoReply(ctx: SentinelContext, session: Session, section: string | undefined, version: string): Reply {
+  const masters = ctx.view.masters.filter((m) => m.master !== undefined && maySee(session, m));
+  const sections: Array<[string, string[]]> = [
+    ['server', [`redis_version:${version}`, 'redis_mode:sentinel', `run_id:${ctx.myid}`, 'tcp_port:26379']],
+    ['persistence', ['loading:0']],
+    [
+      'sentinel',
+      [
+        `sentinel_masters:${masters.length}`,
+        'sentinel_tilt:0',
+        'sentinel_running_scripts:0',
+        'sentinel_scripts_queue_length:0',
+        ...masters.map((m, i) => {
+          const master = m.master!;
+          const status = master.up ? 'ok' : 'odown';
+          const where = `address=${master.ip}:${master.port},slaves=${m.replicas.length}`;
+          return `master${i}:name=${m.servedAs[0]!},status=${status},${where},sentinels=${ctx.view.peers.length + 1}`;
+        }),
+      ],
+    ],
+  ];
+  const wanted = section?.toLowerCase();
+  const chosen = sections.filter(
+    ([name]) => wanted === undefined || ['all', 'default', 'everything'].includes(wanted) || name === wanted,
+  );
+  const title = (name: string): string => name[0]!.toUpperCase() + name.slice(1);
+  return bulk(chosen.map(([name, lines]) => [`# ${title(name)}`, ...lines].join('\r\n') + '\r\n').join('\r\n'));
+}
+
 /** ROLE on a Sentinel: the names of the masters it watches (those this session may see). */
 export function roleReply(ctx: SentinelContext, session: Session): Reply {
   const names = ctx.view.masters.filter((m) => m.master !== undefined && maySee(session, m)).map((m) => m.servedAs[0]!);

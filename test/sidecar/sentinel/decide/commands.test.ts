@@ -74,6 +74,20 @@ test('commands: the replies', async (t) => {
     ['CLIENT GETNAME unset', fresh, ['CLIENT', 'GETNAME'], '$-1|'],
     ['CLIENT ID', fresh, ['CLIENT', 'ID'], ':7|'],
     ['CLIENT KILL', fresh, ['CLIENT', 'KILL', 'x'], /^-ERR unknown subcommand/],
+    [
+      'INFO',
+      fresh,
+      ['INFO'],
+      /^\$\d+\|# Server\|redis_version:7\.2\.4\|redis_mode:sentinel\|.*loading:0\|.*sentinel_masters:1\|.*master0:name=mymaster,status=ok,address=10\.0\.0\.1:6379,slaves=2,sentinels=2\|/,
+    ],
+    [
+      'INFO after AUTH: the protected one too',
+      authed,
+      ['INFO', 'sentinel'],
+      /sentinel_masters:2\|.*master1:name=vault,status=ok,address=10\.0\.1\.1:6379/,
+    ],
+    ['INFO one section', fresh, ['INFO', 'persistence'], '$26|# Persistence|loading:0||'],
+    ['INFO unknown section', fresh, ['INFO', 'keyspace'], '$0||'],
     ['ROLE without password', fresh, ['ROLE'], `*2|$8|sentinel|${bulkArray(['mymaster'])}`],
     ['ROLE with password', authed, ['ROLE'], `*2|$8|sentinel|${bulkArray(['mymaster', 'vault'])}`],
     [
