@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
-import { Cluster, until, type Instance } from '../redis/manager/harness.ts';
+import { Cluster, NS, until, type Instance } from '../redis/manager/harness.ts';
 import { until as untilDump } from '../../support/until.ts';
 import { sentinelEndpoint, type SentinelEndpoint } from '../../../src/sidecar/sentinel/index.ts';
 
@@ -44,15 +44,42 @@ async function withEndpoint(
   return { instance, endpoint: e };
 }
 
-function sentinelClient(host: string, port: number): Redis {
+/**
+ * failoverDetector: subscribe to +switch-master and reconnect on it. ioredis 5 (5.11.1 here) ends the client for good
+ * when that message arrives while it is already reconnecting (SentinelConnector's `!this.connecting` check throws
+ * "Connection is closed"), which a killed master makes likely; so the switchover, where the connection stays up and
+ * only the message can move the client, uses it, and the kill uses ioredis's default (reconnect when the connection
+ * breaks, asking the endpoint again).
+ */
+function sentinelClient(host: string, port: number, failoverDetector: boolean): Redis {
   return new Redis({
     sentinels: [{ host, port }],
     name: 'mymaster',
     sentinelPassword: TEST_PASSWORD,
     password: TEST_PASSWORD,
-    failoverDetector: true,
+    failoverDetector,
     maxRetriesPerRequest: 1,
   });
+}
+
+/** Writes until one lands on a master other than `not`; its address. */
+function writesElsewhere(client: Redis, not: string, timeoutMs: number, dump: () => string): Promise<string> {
+  let lastError = '';
+  let n = 0;
+  return untilDump(
+    `a write on a master other than ${not}`,
+    async () => {
+      try {
+        await client.set('k', String(++n));
+        return client.stream.remoteAddress !== not && client.stream.remoteAddress;
+      } catch (err) {
+        lastError = err instanceof Error ? err.message : String(err);
+        return false;
+      }
+    },
+    timeoutMs,
+    { dump: () => `${dump()}; client ${client.status}; last error: ${lastError}` },
+  );
 }
 
 test('ioredis through the endpoint follows a real failover of the operator, on every instance', async (t) => {
@@ -74,17 +101,22 @@ test('ioredis through the endpoint follows a real failover of the operator, on e
   });
   const firstIp = cluster.masterIp('cache')!;
 
-  const client = sentinelClient(addr(N, 100), a.endpoint.port!);
-  t.after(() => client.disconnect());
-  await until('a write through the endpoint', async () => {
-    try {
-      await client.set('k', '0');
-      return true;
-    } catch {
-      return false;
-    }
-  });
-  assert.equal(client.stream.remoteAddress, firstIp, 'the client writes where the operator made the master');
+  const roles = () => `roles: ${JSON.stringify(cluster.roles('cache'))}`;
+  const watcher = sentinelClient(addr(N, 100), a.endpoint.port!, true);
+  const plain = sentinelClient(addr(N, 101), b.endpoint.port!, false);
+  t.after(() => watcher.disconnect());
+  t.after(() => plain.disconnect());
+  for (const c of [watcher, plain]) {
+    await until('a write through the endpoint', async () => {
+      try {
+        await c.set('k', '0');
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    assert.equal(c.stream.remoteAddress, firstIp, 'the client writes where the operator made the master');
+  }
 
   await t.test('the standby instance answers the same address', async () => {
     const probe = new Redis({ host: addr(N, 101), port: b.endpoint.port!, password: TEST_PASSWORD, lazyConnect: true });
@@ -96,29 +128,44 @@ test('ioredis through the endpoint follows a real failover of the operator, on e
     });
   });
 
-  await t.test('a SIGKILLed master: the client moves to the master the operator promotes', async () => {
-    const old = servers.find((s) => s.ip === firstIp)!;
-    const killed = performance.now();
-    await old.kill();
-    let written = 0;
-    let lastError = '';
-    const newIp = await untilDump(
-      'a write on the promoted master',
-      async () => {
-        try {
-          await client.set('k', String(++written));
-          return client.stream.remoteAddress !== firstIp && client.stream.remoteAddress;
-        } catch (err) {
-          lastError = err instanceof Error ? err.message : String(err);
-          return false;
-        }
-      },
-      30_000,
-      { dump: () => `roles: ${JSON.stringify(cluster.roles('cache'))}; last error: ${lastError}` },
+  let secondIp = '';
+  await t.test('a switchover: the old master stays up, +switch-master alone moves the client', async () => {
+    const target = cluster.masters('cache')[0] === 'cache-replica-0' ? 'cache-replica-1' : 'cache-replica-0';
+    const asked = performance.now();
+    await cluster.store.patch(
+      'redises',
+      NS,
+      'cache',
+      { metadata: { annotations: { 'redis.example.com/switchover': target } } },
+      { type: 'merge' },
     );
+    secondIp = await writesElsewhere(watcher, firstIp, 30_000, roles);
+    t.diagnostic(
+      `sentinel_client_switchover_ms=${(performance.now() - asked).toFixed(0)} (request -> first write on the new master)`,
+    );
+    assert.equal(secondIp, cluster.masterIp('cache'), 'the master the operator made');
+    assert.ok(servers.find((s) => s.ip === firstIp)!.running, 'the old master never went away');
+  });
+
+  await t.test('a SIGKILLed master: the client moves to the master the operator promotes', async () => {
+    watcher.disconnect();
+    // Without the detector, a client leaves a demoted master only when its connection breaks: Sentinel breaks it
+    // (CLIENT KILL on the old master), the operator's switchover does not, so the test reconnects it.
+    plain.disconnect(true);
+    await until('the plain client on the new master', async () => {
+      try {
+        await plain.set('k', 'x');
+        return plain.stream.remoteAddress === secondIp;
+      } catch {
+        return false;
+      }
+    });
+    const killed = performance.now();
+    await servers.find((s) => s.ip === secondIp)!.kill();
+    const thirdIp = await writesElsewhere(plain, secondIp, 30_000, roles);
     t.diagnostic(
       `sentinel_client_failover_ms=${(performance.now() - killed).toFixed(0)} (kill -> first write on the new master)`,
     );
-    assert.equal(newIp, cluster.masterIp('cache'), 'the promoted master, as the operator labelled it');
+    assert.equal(thirdIp, cluster.masterIp('cache'), 'the promoted master, as the operator labelled it');
   });
 });
