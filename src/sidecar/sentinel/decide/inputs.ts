@@ -10,7 +10,7 @@ import { REDIS_PORT, ROLE_LABEL, ROLE_MASTER, ROLE_REPLICA } from '../../../api/
 import type { RedisSpec } from '../../../api/schema.ts';
 import type { SentinelPodInput, SentinelRedisInput } from './view.ts';
 
-export function servesSentinel(spec: Pick<RedisSpec, 'sentinel' | 'tls'>): boolean {
+export function servesSentinel(spec: Pick<Partial<RedisSpec>, 'sentinel' | 'tls'>): boolean {
   return spec.sentinel?.enabled === true && spec.tls === undefined;
 }
 
@@ -38,7 +38,7 @@ export function podInput(pod: V1Pod): SentinelPodInput {
 export function sentinelInput(
   namespace: string,
   name: string,
-  spec: Pick<RedisSpec, 'sentinel' | 'tls'>,
+  spec: Pick<Partial<RedisSpec>, 'sentinel' | 'tls'>,
   pods: readonly V1Pod[],
   password: string | null | undefined,
 ): SentinelRedisInput | null {
