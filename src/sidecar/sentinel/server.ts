@@ -46,6 +46,8 @@ interface Conn {
   socket: net.Socket;
   session: Session;
   pending: Buffer;
+  /** QUIT or a protocol error: what arrives after it is not read. */
+  closing: boolean;
 }
 
 export async function startSentinelServer(o: SentinelServerOptions): Promise<SentinelServer> {
@@ -70,6 +72,7 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
   };
 
   const onData = (c: Conn, chunk: Buffer): void => {
+    if (c.closing) return;
     c.pending = c.pending.length === 0 ? chunk : Buffer.concat([c.pending, chunk]);
     const parsed = parseRequests(c.pending, limits);
     for (const argv of parsed.commands) {
@@ -77,12 +80,14 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
       c.session = out.session;
       send(c, out.replies.map(encodeReply).join(''));
       if (out.close) {
+        c.closing = true;
         c.socket.end();
         return;
       }
     }
     if (!parsed.ok) {
       send(c, encodeReply(error(`ERR ${parsed.error}`)));
+      c.closing = true;
       c.socket.end();
       return;
     }
@@ -100,7 +105,7 @@ export async function startSentinelServer(o: SentinelServerOptions): Promise<Sen
       socket.end(encodeReply(error('ERR max number of clients reached')));
       return;
     }
-    const c: Conn = { socket, session: newSession(nextId++), pending: Buffer.alloc(0) };
+    const c: Conn = { socket, session: newSession(nextId++), pending: Buffer.alloc(0), closing: false };
     conns.add(c);
     socket.setNoDelay(true);
     socket.setKeepAlive(true, 10_000);

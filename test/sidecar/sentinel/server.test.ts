@@ -141,7 +141,7 @@ test('the limits a hostile client meets', async (t) => {
 
   await t.test('a protocol error is answered, then the connection closes', async () => {
     const s = await start({});
-    const r = await rawSession(s.port, 'PING\r\n*1\r\n$99999999\r\n');
+    const r = await rawSession(s.port, 'PING\r\n*1\r\n$99999999\r\nPING\r\n');
     assert.deepEqual(r, { data: '+PONG\r\n-ERR Protocol error: invalid bulk length\r\n', closed: true });
   });
   await t.test('QUIT closes', async () => {
