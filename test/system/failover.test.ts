@@ -200,18 +200,32 @@ describe('the master goes away', { timeout: 300_000, skip: missing() ?? false },
       const sentinels = operators.map((s) => ({ host: s.podIP!, port: 26379 }));
       const password = c.password(NAME)!;
       const old = c.masterEndpoint(NAME)!;
-      // Every operator pod answers, each from its own informers, with the master the operator made.
-      for (const s of sentinels) {
-        const probe = new Redis({ ...s, password, lazyConnect: true, maxRetriesPerRequest: 0 });
+      // Every operator pod answers, each from its own informers, with the master the operator made (once its feed
+      // has read the password: a fresh connection per try, closed whatever happens).
+      let lastError = '';
+      const ask = async (s: { host: string; port: number }): Promise<string | null> => {
+        const probe = new Redis({
+          ...s,
+          password,
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        });
         probe.on('error', () => {});
-        await probe.connect();
-        await c.waitFor(
-          async () =>
-            ((await probe.call('SENTINEL', 'get-master-addr-by-name', NAME)) as string[] | null)?.[0] === old.ip,
-          BOUND.running,
-          `${s.host} names ${old.ip}`,
-        );
-        probe.disconnect();
+        try {
+          await probe.connect();
+          return ((await probe.call('SENTINEL', 'get-master-addr-by-name', NAME)) as string[] | null)?.[0] ?? null;
+        } catch (err) {
+          lastError = `${s.host}: ${err instanceof Error ? err.message : String(err)}`;
+          return null;
+        } finally {
+          probe.disconnect();
+        }
+      };
+      for (const s of sentinels) {
+        await c
+          .waitFor(async () => (await ask(s)) === old.ip, BOUND.running, `${s.host} names ${old.ip}`)
+          .catch((err: unknown) => assert.fail(`${String(err)}; last error: ${lastError}`));
       }
       const client = new Redis({
         sentinels,
