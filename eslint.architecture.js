@@ -36,7 +36,12 @@ export const LAYERS = {
 
 export const HOOK_KINDS = ['redis', 'rediscluster', 'redisbackup'];
 const CORE_DECIDE = 'src/sidecar/core/decide';
-export const DECIDE = [CORE_DECIDE, 'src/sidecar/redis/decide', 'src/sidecar/rediscluster/decide'];
+export const DECIDE = [
+  CORE_DECIDE,
+  'src/sidecar/redis/decide',
+  'src/sidecar/rediscluster/decide',
+  'src/sidecar/sentinel/decide',
+];
 /** The pure folders. `typeImports`: whether `import type` of an I/O module is allowed there. */
 export const PURE = [
   { root: 'src/api', typeImports: false },

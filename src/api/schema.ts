@@ -10,6 +10,7 @@ import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, Users
 import { BackupSpec, RestoreSpec } from './backup-schema.ts';
 import { StringEnum } from './typebox-helpers.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
+import { SentinelSpec } from './sentinel-schema.ts';
 import { allowedDirectives, allowListValidation, type ConfigKind } from './config-allow.ts';
 import { CONFIG_VALUE_PATTERN, NO_CONTROL_OR_SPACE_PATTERN } from './text.ts';
 import { FailoverSpec, PersistenceSpec, PodPlacementFields, ResourceRequirements } from './workload-schema.ts';
@@ -203,6 +204,7 @@ export const RedisSpec = Type.Object(
       description:
         'Hibernation: true stops every pod (both StatefulSets scale to zero) and keeps the data volumes; false brings the Redis back with its data, the pod with the most data becoming master.',
     }),
+    sentinel: SentinelSpec,
   },
   {
     description: 'The desired Redis: version, topology, durability, resources, auth and scheduling.',

@@ -87,6 +87,8 @@ export interface SidecarConfig {
   timing: ManagerTiming;
   /** Source address of our Redis connections (tests give the sidecar its own loopback address). */
   redisLocalAddress: string | undefined;
+  /** SENTINEL_PORT (0 or unset: off) and SENTINEL_HOST: the Sentinel endpoint (src/sidecar/sentinel). */
+  sentinel: { port: number; host: string } | null;
 }
 
 export type ConfigResult = { ok: true; config: SidecarConfig } | { ok: false; errors: string[] };
@@ -179,6 +181,8 @@ export function loadSidecarConfig(env: Env): ConfigResult {
     );
 
   const shards = take(integerIn(env, 'SHARDS', 1, 1, 256), 1);
+  const sentinelPort = take(integerIn(env, 'SENTINEL_PORT', 0, 0, 65535), 0);
+  const sentinelHost = take(ipField(env, 'SENTINEL_HOST', DEFAULT_METRICS_HOST), undefined) ?? DEFAULT_METRICS_HOST;
 
   const t = DEFAULT_TIMING;
   const timing: ManagerTiming = {
@@ -234,6 +238,7 @@ export function loadSidecarConfig(env: Env): ConfigResult {
       shards,
       timing,
       redisLocalAddress,
+      sentinel: sentinelPort === 0 ? null : { port: sentinelPort, host: sentinelHost },
     },
   };
 }

@@ -13,6 +13,7 @@ import { createLogger } from '../runtime/logger.ts';
 import { RedisManager } from './redis/manager/index.ts';
 import { RedisClusterManager } from './rediscluster/manager/manager.ts';
 import { createSidecarMetrics, startMetricsServer, type MetricsServer } from './metrics.ts';
+import { sentinelEndpoint, type SentinelEndpoint } from './sentinel/index.ts';
 
 const loaded = loadSidecarConfig(process.env);
 if (!loaded.ok) {
@@ -38,13 +39,15 @@ try {
 const metrics = createSidecarMetrics({ defaultMetrics: true });
 let manager: RedisManager | null = null;
 let clusters: RedisClusterManager | null = null;
+let sentinel: (SentinelEndpoint & { start(): Promise<void> }) | null = null;
 let server: MetricsServer;
 try {
   server = await startMetricsServer({
     host: config.metricsHost,
     port: config.metricsPort,
     registry: metrics.registry,
-    ready: () => (manager?.ready ?? false) && (clusters?.ready ?? false),
+    ready: () =>
+      (manager?.ready ?? false) && (clusters?.ready ?? false) && (config.sentinel === null || !!sentinel?.listening),
   });
 } catch (err) {
   logger.fatal(
@@ -112,7 +115,19 @@ manager = new RedisManager({
   // Each kind weighs its parents against the other's: the older of two whose children would share names keeps them.
   rivals: (namespace) => clusters?.parentsIn(namespace) ?? [],
   onRemoved: (namespace) => clusters?.recheckRefused(namespace),
+  onObserved: () => sentinel?.changed(),
 });
+if (config.sentinel !== null) {
+  const redisManager = manager;
+  sentinel = sentinelEndpoint({
+    ...config.sentinel,
+    podName: config.podName,
+    sources: { observed: () => redisManager.observed() },
+    readSecretValue: (namespace, name, key) => kube.readSecretValue(namespace, name, key),
+    secretRefreshMs: config.timing.secretRefreshMs,
+    logger,
+  });
+}
 clusters = new RedisClusterManager({
   kube,
   leader: leadership,
@@ -137,7 +152,7 @@ async function shutdown(signal: string): Promise<void> {
   hard.unref();
   // Stop acting first (isLeader() turns false), then hand the Lease back.
   await leadership.stop();
-  await Promise.all([manager?.stop(), clusters?.stop()]);
+  await Promise.all([manager?.stop(), clusters?.stop(), sentinel?.close()]);
   await server.close();
   logger.info('stopped');
   process.exit(0);
@@ -161,4 +176,15 @@ logger.info(
 );
 // The single elector starts at once; the sharded one once its Lease informer has listed.
 const started = leadership.start();
-await Promise.all([started, manager.start(), clusters.start()]);
+const sentinelStarted = async (): Promise<void> => {
+  try {
+    await sentinel?.start();
+  } catch (err) {
+    logger.fatal(
+      { err: err instanceof Error ? err.message : String(err), port: config.sentinel?.port },
+      'cannot listen for Sentinel clients',
+    );
+    process.exit(1);
+  }
+};
+await Promise.all([started, manager.start().then(sentinelStarted), clusters.start()]);

@@ -31,6 +31,7 @@ test("the design's Redis is valid and comes back with every default filled in", 
     resources: { requests: { memory: '256Mi', cpu: '100m' }, limits: { memory: '512Mi', cpu: '500m' } },
     failover: { downAfterMilliseconds: 1000, minReplicasToWrite: 1, minReplicasMaxLagSeconds: 5 },
     hibernate: false,
+    sentinel: { enabled: false },
     passwordGracePeriodSeconds: 600,
     monitoring: {
       enabled: true,

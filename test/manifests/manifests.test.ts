@@ -302,6 +302,14 @@ test('the Service sends port 80 to the hook on 8080 and selects the operator pod
   for (const [k, v] of Object.entries(service['spec']['selector'] as Obj)) assert.equal(labels[k], v, `selector ${k}`);
 });
 
+test('the Sentinel Service sends 26379 to the sidecar, which listens there', () => {
+  const sentinel = only('Service', 'redis-operator-sentinel');
+  const sidecar = container('sidecar');
+  assert.equal(env(sidecar, 'SENTINEL_PORT')?.['value'], '26379');
+  assert.deepEqual(sentinel['spec']['ports'].map((p: Obj) => [p['port'], portNumber(sidecar, p['targetPort'])]), [[26379, 26379]]);
+  assert.deepEqual(sentinel['spec']['selector'], service['spec']['selector']);
+});
+
 // ---- CompositeController ----
 
 // The monitoring component's DecoratorController (the contract in its header comment).

@@ -23,6 +23,28 @@ test('defaults: all namespaces, lease in the pod namespace, port 9121, info, def
     shards: 1,
     timing: DEFAULT_TIMING,
     redisLocalAddress: undefined,
+    sentinel: null,
+  });
+});
+
+test('the Sentinel endpoint: off unless SENTINEL_PORT names a port', async (t) => {
+  const cases: Array<[string, Record<string, string>, unknown]> = [
+    ['unset: off', {}, null],
+    ['0: off', { SENTINEL_PORT: '0' }, null],
+    ['a port: on all addresses', { SENTINEL_PORT: '26379' }, { port: 26379, host: '0.0.0.0' }],
+    ['a port and a host', { SENTINEL_PORT: '26379', SENTINEL_HOST: '127.0.0.1' }, { port: 26379, host: '127.0.0.1' }],
+  ];
+  for (const [name, env, want] of cases) {
+    await t.test(name, () => {
+      const r = loadSidecarConfig({ ...BASE, ...env });
+      assert.ok(r.ok);
+      assert.deepEqual(r.config.sentinel, want);
+    });
+  }
+  await t.test('a bad port is refused, named', () => {
+    const r = loadSidecarConfig({ ...BASE, SENTINEL_PORT: '70000' });
+    assert.ok(!r.ok);
+    assert.match(r.errors.join('\n'), /SENTINEL_PORT/);
   });
 });
 

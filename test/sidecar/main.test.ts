@@ -11,6 +11,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import net from 'node:net';
+import { Redis } from 'ioredis';
 import { startApiServer, type ApiServer } from '../k8s/api-server.ts';
 import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { until } from '../support/until.ts';
@@ -49,8 +51,18 @@ function run(env: Record<string, string>): Run {
   return { child, stdout: () => out, stderr: () => err, exit };
 }
 
+/** A port free on 127.0.0.1 now (the sidecar reads a fixed SENTINEL_PORT: 0 means off). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases it and exits 0', async (t) => {
   const api = await startApiServer();
+  const sentinelPort = await freePort();
   t.after(() => api.close());
   const dir = mkdtempSync(path.join(os.tmpdir(), 'sidecar-main-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -62,6 +74,8 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
     METRICS_PORT: '0',
     METRICS_HOST: '127.0.0.1',
     LOG_LEVEL: 'info',
+    SENTINEL_PORT: String(sentinelPort),
+    SENTINEL_HOST: '127.0.0.1',
   });
   t.after(() => {
     if (r.child.exitCode === null) r.child.kill('SIGKILL');
@@ -101,6 +115,13 @@ test('main: probes and metrics from start-up, takes the Lease, SIGTERM releases 
   assert.match(metrics, /# TYPE redis_operator_failovers_total counter/);
   assert.match(metrics, /process_cpu_seconds_total/);
   assert.equal((await fetch(`${base}/nope`)).status, 404);
+  // Ready means the Sentinel endpoint listens too; no Redis asks for it, so it serves none.
+  const sentinel = new Redis({ host: '127.0.0.1', port: sentinelPort, lazyConnect: true, maxRetriesPerRequest: 0 });
+  t.after(() => sentinel.disconnect());
+  await sentinel.connect();
+  assert.equal(await sentinel.ping(), 'PONG');
+  assert.deepEqual(await sentinel.call('SENTINEL', 'masters'), []);
+  sentinel.disconnect();
   // Every stdout line is one JSON object (pino), none pretty-printed: stdout is not a TTY.
   for (const line of r.stdout().split('\n').filter(Boolean)) assert.doesNotThrow(() => JSON.parse(line), line);
   // It watches Redis resources and pods in all namespaces.

@@ -5,7 +5,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
 import { ROLE_LABEL } from '../../src/api/labels.ts';
+import { OPERATOR_NAMESPACE } from '../k8s/operator.ts';
 import { missing, type SystemCluster as Cluster } from './cluster.ts';
 import { borrowCluster, giveBack } from './lane.ts';
 import {
@@ -179,6 +181,91 @@ describe('the master goes away', { timeout: 300_000, skip: missing() ?? false },
       t.diagnostic(`FailoverCompleted: ${completed.message}`);
       await c.waitFor(() => c.redisRow(NAME) === RUNNING_ROW, BOUND.running, RUNNING_ROW);
       assert.deepEqual(masters.violations, [], 'never two pods labelled master');
+    },
+  );
+
+  test(
+    'a Sentinel client (ioredis sentinels:, through the operator pods on 26379) and a client of the master Service, side by side through a crash of the master',
+    { timeout: 120_000 },
+    async (t) => {
+      await c.apply({
+        apiVersion: 'redis.example.com/v1',
+        kind: 'Redis',
+        metadata: { name: NAME, namespace: NS },
+        spec: { sentinel: { enabled: true } },
+      });
+      const operators = c
+        .sidecarNames()
+        .map((p) => c.get('pods', p, OPERATOR_NAMESPACE)?.['status'] as { podIP?: string });
+      const sentinels = operators.map((s) => ({ host: s.podIP!, port: 26379 }));
+      const password = c.password(NAME)!;
+      const old = c.masterEndpoint(NAME)!;
+      // Every operator pod answers, each from its own informers, with the master the operator made (once its feed
+      // has read the password: a fresh connection per try, closed whatever happens).
+      let lastError = '';
+      const ask = async (s: { host: string; port: number }): Promise<string | null> => {
+        const probe = new Redis({
+          ...s,
+          password,
+          lazyConnect: true,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        });
+        probe.on('error', () => {});
+        try {
+          await probe.connect();
+          return ((await probe.call('SENTINEL', 'get-master-addr-by-name', NAME)) as string[] | null)?.[0] ?? null;
+        } catch (err) {
+          lastError = `${s.host}: ${err instanceof Error ? err.message : String(err)}`;
+          return null;
+        } finally {
+          probe.disconnect();
+        }
+      };
+      for (const s of sentinels) {
+        await c
+          .waitFor(async () => (await ask(s)) === old.ip, BOUND.running, `${s.host} names ${old.ip}`)
+          .catch((err: unknown) => assert.fail(`${String(err)}; last error: ${lastError}`));
+      }
+      const client = new Redis({
+        sentinels,
+        name: NAME,
+        sentinelPassword: password,
+        password,
+        maxRetriesPerRequest: 1,
+      });
+      client.on('error', () => {});
+      t.after(() => client.disconnect());
+      let n = 0;
+      const writeOn = async (not: string | null): Promise<string | false> => {
+        try {
+          await client.set(`sentinel-${++n}`, 'x');
+          const at = client.stream.remoteAddress;
+          return at !== undefined && at !== not && at;
+        } catch {
+          return false;
+        }
+      };
+      assert.equal(await c.waitFor(() => writeOn(null), BOUND.running, 'a write through Sentinel'), old.ip);
+      const writer = new Writer(c, 'side-by-side').start();
+      t.after(() => writer.stop());
+      await c.waitFor(() => writer.acked.length >= 100, 10_000, '100 acknowledged writes');
+
+      const t0 = performance.now();
+      assert.ok(await c.killPodProcess(NS, old.pod, 'SIGKILL'), `SIGKILL to ${old.pod}'s redis-server`);
+      const sentinelIp = await c.waitFor(() => writeOn(old.ip), BOUND.failover, 'a Sentinel client write elsewhere');
+      const sentinelMs = performance.now() - t0;
+      const promoted = await newMasterEndpoint(c, old.pod, 'a new master behind my-redis-master');
+      const viaService = await c.waitFor(
+        () => writer.ackedAfter(t0, promoted.pod),
+        BOUND.failover,
+        'an acknowledged write on the new master through the Service',
+      );
+      t.diagnostic(
+        `sentinel_client_failover_ms=${Math.round(sentinelMs)} service_client_failover_ms=${Math.round(viaService.at - t0)}`,
+      );
+      assert.equal(sentinelIp, promoted.ip, 'the Sentinel client writes on the master the operator made');
+      await writer.stop();
     },
   );
 });

@@ -42,6 +42,8 @@ export interface RedisManagerOptions {
   rivals?: ((namespace: string) => ParentFacts[]) | undefined;
   /** A Redis went away: a RedisCluster it refused may be managed now (RedisClusterManager.recheckRefused). */
   onRemoved?: ((namespace: string) => void) | undefined;
+  /** Any Redis or pod event, after the indexes took it in (the Sentinel endpoint's feed rebuilds its view). */
+  onObserved?: (() => void) | undefined;
 }
 
 const key = (namespace: string, name: string) => `${namespace}/${name}`;
@@ -82,6 +84,14 @@ export class RedisManager {
   /** The Redises of a namespace as the informer has them: what the RedisCluster manager weighs its own against. */
   parentsIn(namespace: string): ParentFacts[] {
     return (this.#redises?.list(namespace) ?? []).map((r) => parentFacts('Redis', r.metadata ?? {}));
+  }
+
+  /** Every Redis the informer holds, with its pods: what this instance's Sentinel endpoint answers from. */
+  observed(): Array<{ redis: RedisItem; pods: V1Pod[] }> {
+    return (this.#redises?.list() ?? []).map((redis) => ({
+      redis,
+      pods: [...(this.#podsOf.get(key(redis.metadata.namespace ?? '', redis.metadata.name))?.values() ?? [])],
+    }));
   }
 
   /** Refused its names (core/name-refusal.ts): no worker runs for it. */
@@ -136,6 +146,11 @@ export class RedisManager {
     redises.on('add', (r) => this.#upsert(r));
     redises.on('update', (r) => this.#upsert(r));
     redises.on('delete', (r) => void this.#remove(r));
+    const observed = () => this.#o.onObserved?.();
+    for (const verb of ['add', 'update', 'delete'] as const) {
+      pods.on(verb, observed);
+      redises.on(verb, observed);
+    }
     // Pods first: a worker created from the Redis list then sees its pods at once.
     await pods.start();
     await sets?.start();

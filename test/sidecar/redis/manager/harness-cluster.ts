@@ -76,6 +76,8 @@ export interface InstanceOptions {
   hooks?: RedisHooks;
   namespaces?: string[];
   failurePolicy?: FailurePolicyConfig;
+  /** Passed to the manager as main.ts passes it (the Sentinel endpoint's feed). */
+  onObserved?: () => void;
 }
 
 /**
@@ -443,6 +445,7 @@ export class Cluster {
       redisLocalAddress: o.sourceIp,
       hooks: o.hooks,
       failurePolicy: o.failurePolicy,
+      onObserved: o.onObserved,
     });
     const m = manager;
     let stopped = false;
