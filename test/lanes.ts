@@ -48,7 +48,7 @@ const EXPECTED: Record<string, { s: number; order?: 1 | 2; group?: string }> = {
   'test/system/backup.test.ts': { s: 72, order: 2 },
   'test/system/day2.test.ts': { s: 65, order: 2 },
   'test/system/delete.test.ts': { s: 35, order: 2 },
-  'test/system/engine-move.test.ts': { s: 111, order: 1 },
+  'test/system/engine-move.test.ts': { s: 45, order: 2 },
   'test/system/docs.test.ts': { s: 35, order: 2 },
   'test/system/failover.test.ts': { s: 20, order: 2 },
   'test/system/full-restart.test.ts': { s: 24, order: 2 },

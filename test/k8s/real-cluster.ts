@@ -33,7 +33,8 @@ import { startVolumeProvisioner } from './volume-provisioner.ts';
 export const METACONTROLLER_MANIFEST = fileURLToPath(new URL('./metacontroller.yaml', import.meta.url));
 
 /** What the operator's default install runs: its image, Metacontroller's, redis:7.2 and the exporter. */
-export const DEFAULT_IMAGES = ['operator', 'metacontroller', 'redis-7.2', 'exporter'];
+// Valkey's image too: the engine move runs on the lane's shared cluster instead of booting its own.
+export const DEFAULT_IMAGES = ['operator', 'metacontroller', 'redis-7.2', 'valkey-8.0', 'exporter'];
 
 /** Why a real cluster with the default install cannot run here (one line), or undefined. */
 export function realClusterMissing(images: string[] = DEFAULT_IMAGES): string | undefined {

@@ -153,8 +153,8 @@ test(
   'engine move: a running Redis 7.2 moved to Valkey 8.0 in place and back, nothing acknowledged lost',
   { timeout: 900_000 },
   async (t) => {
-    // The nodes get the Valkey image too (the default install's set has Redis 7.2 only).
-    const c = await boot(t, { subnet: SUBNET, images: ['valkey-8.0'] });
+    // The default install's nodes have the Valkey image too: this borrows the lane's cluster.
+    const c = await boot(t, { subnet: SUBNET });
     if (!c) return;
     await applyDesign(t, c);
     const masters = new MasterWatch(t, c);
