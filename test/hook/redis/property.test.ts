@@ -24,7 +24,8 @@ const fixture = loadFixture();
 
 const validishSpec = fc.record(
   {
-    version: fc.constantFrom('7.2', '7.0.15', '6.2', '7.2-rc.', '8.0', 'latest'),
+    engine: fc.constantFrom('redis', 'valkey', 'keydb'),
+    version: fc.constantFrom('7.2', '7.0.15', '6.2', '7.2-rc.', '8.0', '8.0.1', 'latest'),
     image: fc.constantFrom('redis:7.2-alpine', ''),
     master: fc.record({ replicas: fc.integer({ min: 0, max: 2 }) }, { requiredKeys: [] }),
     replicas: fc.oneof(fc.integer({ min: -1, max: 16 }), fc.constant('2')),
