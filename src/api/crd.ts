@@ -3,6 +3,7 @@
 // Invariants: pure and deterministic: the committed manifests/crd.yaml must equal
 // renderCrdYaml() byte for byte (test/api/crd.test.ts, `npm run gen:crd`).
 import { stringify } from 'yaml';
+import { DEFAULT_VERSION } from './engine.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './labels.ts';
 import {
   MAX_REDISBACKUP_NAME_LENGTH,
@@ -54,6 +55,20 @@ export interface CustomResourceDefinition {
 export const CRD_NAME = `${PLURAL}.${GROUP}`;
 
 type PrinterColumn = { name: string; type: string; jsonPath: string; description?: string; priority?: number };
+
+/**
+ * The engine and the version asked for. spec.version has no CRD default (an unset one means the
+ * engine's newest tested release, resolved by the hook), so its column is empty then.
+ */
+const ENGINE_COLUMNS: PrinterColumn[] = [
+  { name: 'Engine', type: 'string', jsonPath: '.spec.engine', description: 'redis or valkey.' },
+  {
+    name: 'Version',
+    type: 'string',
+    jsonPath: '.spec.version',
+    description: `Version asked for; empty: the engine's newest tested (redis ${DEFAULT_VERSION.redis}, valkey ${DEFAULT_VERSION.valkey}).`,
+  },
+];
 
 /** What differs between this project's CRDs; the rest (group, one served and stored version, labels) is shared. */
 interface CrdParts {
@@ -121,7 +136,7 @@ export function buildCrd(): CustomResourceDefinition {
       },
     },
     columns: [
-      { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'Redis version.' },
+      ...ENGINE_COLUMNS,
       // The master's pod name, and ready/desired replicas: where to look and how healthy, as `kubectl get deploy` shows
       // READY.
       {
@@ -293,6 +308,7 @@ export function buildRedisClusterCrd(): CustomResourceDefinition {
         jsonPath: '.status.slotsCovered',
         description: `Hash slots served by a ready master (of ${CLUSTER_SLOTS}).`,
       },
+      ...ENGINE_COLUMNS.map((c) => ({ ...c, priority: 1 })),
       {
         name: 'Phase',
         type: 'string',

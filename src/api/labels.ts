@@ -115,6 +115,12 @@ export const COMPONENT_LABEL = 'app.kubernetes.io/component';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const PART_OF_LABEL = 'app.kubernetes.io/part-of';
 export const VERSION_LABEL = 'app.kubernetes.io/version';
+/**
+ * The engine a pod template runs (spec.engine: redis or valkey), beside its version label; the
+ * hook reads it back from the StatefulSets it applied to judge an engine change. Absent on
+ * templates made before engines existed: those run redis.
+ */
+export const ENGINE_LABEL = `${GROUP}/engine`;
 
 export const APP_NAME = 'redis';
 export const MANAGED_BY = 'redis-operator';

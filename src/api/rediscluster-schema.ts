@@ -9,7 +9,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { BackupStatus, ScheduledBackupSpec, storageSchema } from './backup-schema.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
-import { ConfigSpec, ImageFields, RESERVED_CONFIG_KEYS, VERSION_PATTERN, VERSION_VALIDATIONS } from './schema.ts';
+import { ENGINE_VALIDATIONS } from './engine.ts';
+import { ConfigSpec, EngineFields, ImageFields, RESERVED_CONFIG_KEYS } from './schema.ts';
 import { AuthSpec } from './security-schema.ts';
 import { ConditionsStatus, NodesStatus, ObservedGeneration, SecretsStatus } from './status-schema.ts';
 import { PersistenceSpec, PodPlacementFields, ResourceRequirements } from './workload-schema.ts';
@@ -125,14 +126,7 @@ export const RedisClusterSentinelSpec = Type.Object(
 
 export const RedisClusterSpec = Type.Object(
   {
-    version: Type.String({
-      default: '7.2',
-      pattern: VERSION_PATTERN,
-      maxLength: 63,
-      description:
-        'Redis version, for example "7.0"; the image is redis:<version> unless image is set. Only 7.x is supported.',
-      'x-kubernetes-validations': VERSION_VALIDATIONS,
-    }),
+    ...EngineFields,
     ...ImageFields,
     master: Type.Object(
       {
@@ -192,8 +186,9 @@ export const RedisClusterSpec = Type.Object(
   },
   {
     description:
-      'The desired sharded Redis: version, shards and replicas per shard, durability, resources, failover, autoscaling, backup and monitoring.',
+      'The desired sharded Redis: engine and version, shards and replicas per shard, durability, resources, failover, autoscaling, backup and monitoring.',
     'x-kubernetes-validations': [
+      ...ENGINE_VALIDATIONS,
       {
         rule: 'has(self.restore) == has(oldSelf.restore) && (!has(self.restore) || self.restore == oldSelf.restore)',
         message:
@@ -326,7 +321,8 @@ export const RedisClusterStatus = Type.Object(
   { description: 'What the operator observed. Computed from the children and pods only.' },
 );
 
-export type RedisClusterSpec = Static<typeof RedisClusterSpec>;
+/** A validated RedisCluster spec: its version resolved by engine, as a Redis's (schema.ts). */
+export type RedisClusterSpec = Static<typeof RedisClusterSpec> & { version: string };
 export type RedisClusterStatus = Static<typeof RedisClusterStatus>;
 export type RedisClusterRestoreStatus = Static<typeof RedisClusterRestoreStatus>;
 export type ShardStatus = Static<typeof ShardStatus>;

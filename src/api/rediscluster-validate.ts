@@ -1,12 +1,13 @@
 // Validation of a RedisCluster spec as the hook sees it, like validate.ts for Redis: the schema the
-// API server enforces (ajv, defaults filled in) plus the checks the API server makes with CEL and
-// the ones only a hook can make (the name length the child names need, label keys and values the
-// StatefulSets would carry), re-done here because a CRD may be installed without them.
+// API server enforces (ajv, defaults filled in, an unset version resolved by engine) plus the
+// checks the API server makes with CEL and the ones only a hook can make (the name length the
+// child names need, label keys and values the StatefulSets would carry), re-done here because a
+// CRD may be installed without them.
 // Invariant: never throws and never mutates its input; every failure names the field.
 import { MAX_REDIS_CLUSTER_NAME_LENGTH } from './rediscluster-names.ts';
 import { nestingProblem } from './depth.ts';
 import { RedisClusterSpec, type RedisClusterSpec as RedisClusterSpecT } from './rediscluster-schema.ts';
-import { SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE } from './schema.ts';
+import { combinationProblems, resolvedVersion } from './engine.ts';
 import { compileSpecSchema, printableFields, schemaProblems, type SpecProblem } from './validate.ts';
 import {
   backupProblems,
@@ -22,7 +23,7 @@ const validateRedisClusterSchema = compileSpecSchema<RedisClusterSpecT>(RedisClu
 
 export type RedisClusterSpecVerdict = { ok: true; spec: RedisClusterSpecT } | { ok: false; problems: SpecProblem[] };
 
-function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] {
+function semanticProblems(name: string, spec: RedisClusterSpecT, givenVersion: string | undefined): SpecProblem[] {
   const problems: SpecProblem[] = [];
   problems.push(...nameProblems(name));
   if (name.length > MAX_REDIS_CLUSTER_NAME_LENGTH) {
@@ -31,8 +32,8 @@ function semanticProblems(name: string, spec: RedisClusterSpecT): SpecProblem[] 
       message: `must be at most ${MAX_REDIS_CLUSTER_NAME_LENGTH} characters so the shard StatefulSets, their backup CronJobs and their pods' labels stay within Kubernetes limits`,
     });
   }
-  if (!SUPPORTED_VERSION.test(spec.version))
-    problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
+  // The version as written: an unset one is the engine's default, named by the engine field.
+  problems.push(...combinationProblems(spec.engine, givenVersion));
   problems.push(...configProblems(spec.config, 'RedisCluster'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   // The CEL rule on autoscaling, mirrored.
@@ -67,8 +68,8 @@ export function validateRedisClusterSpec(name: string, spec: unknown): RedisClus
         ...directiveProblems(copy, 'RedisCluster'),
       ]),
     };
-  const problems = semanticProblems(name, copy as RedisClusterSpecT);
-  return problems.length > 0
-    ? { ok: false, problems: printableFields(problems) }
-    : { ok: true, spec: copy as RedisClusterSpecT };
+  const given = copy as Omit<RedisClusterSpecT, 'version'> & { version?: string };
+  const resolved: RedisClusterSpecT = { ...given, version: resolvedVersion(given.engine, given.version) };
+  const problems = semanticProblems(name, resolved, given.version);
+  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: resolved };
 }

@@ -9,6 +9,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { AuthSpec, NetworkPolicySpec, PasswordGracePeriodSeconds, TlsSpec, UsersSpec } from './security-schema.ts';
 import { BackupSpec, RestoreSpec } from './backup-schema.ts';
 import { StringEnum } from './typebox-helpers.ts';
+import { BRIDGE, DEFAULT_ENGINE, DEFAULT_VERSION, ENGINE_VALIDATIONS, ENGINES, TESTED_TEXT } from './engine.ts';
 import { MonitoringSpec } from './monitoring-schema.ts';
 import { SentinelSpec } from './sentinel-schema.ts';
 import { allowedDirectives, allowListValidation, type ConfigKind } from './config-allow.ts';
@@ -29,24 +30,8 @@ export {
 } from './workload-schema.ts';
 export { Condition, RedisStatus } from './status-schema.ts';
 
-/** The form of a version (major.minor[.patch][-suffix]); which ones are supported is SUPPORTED_VERSION_RULE's. */
+/** The form of a version (major.minor[.patch][-suffix]); which ones are accepted is engine.ts's. */
 export const VERSION_PATTERN = '^[0-9]+\\.[0-9]+(\\.[0-9]+)?(-[0-9A-Za-z]([0-9A-Za-z.]*[0-9A-Za-z])?)?$';
-
-/**
- * The Redis versions the operator supports and tests: 7.x. The sidecar relies on multi-section
- * INFO and multi-parameter CONFIG GET/SET (7.0+): on 6.x every probe fails and no node is ever
- * promoted. Releases after 7 are refused until they are tested here.
- */
-export const SUPPORTED_VERSION_RULE = "self.matches('^7[.]')";
-export const SUPPORTED_VERSION_MESSAGE =
-  'only Redis 7.x is supported (7.0 or later 7 releases; tested with 7.0): the operator needs multi-section INFO and multi-parameter CONFIG GET/SET, which Redis 6 lacks';
-/** The same rule for the hook's own validation (validate.ts), kept beside the CEL text it mirrors. */
-export const SUPPORTED_VERSION = /^7[.]/;
-
-/** CEL (transition rule on spec.version): major.minor compared as numbers, so 7.10 is newer than 7.9. */
-const MAJOR = (v: string) => `int(${v}.split('.')[0])`;
-const MINOR = (v: string) => `int(${v}.split('-')[0].split('.')[1])`;
-export const VERSION_NO_DOWNGRADE_RULE = `${MAJOR('self')} > ${MAJOR('oldSelf')} || (${MAJOR('self')} == ${MAJOR('oldSelf')} && ${MINOR('self')} >= ${MINOR('oldSelf')})`;
 
 /**
  * redis.conf directives the operator owns; users setting them could break failover or fencing.
@@ -94,17 +79,26 @@ export const RESERVED_CONFIG_KEYS = [
   'tls-port',
 ] as const;
 
-/** The version's CEL rules, the same on a Redis and a RedisCluster. */
-export const VERSION_VALIDATIONS = [
-  { rule: SUPPORTED_VERSION_RULE, message: SUPPORTED_VERSION_MESSAGE },
-  {
-    // Older Redis cannot load the RDB files (nor the replication stream) of a newer
-    // major.minor; patch downgrades keep the format and stay allowed.
-    rule: VERSION_NO_DOWNGRADE_RULE,
-    message:
-      'version cannot be downgraded to an older major.minor: older Redis cannot load the data files of a newer one',
-  },
-];
+/**
+ * The engine and its version, the same on a Redis and a RedisCluster. spec.version has no CRD
+ * default: what an unset one means depends on the engine (engine.ts DEFAULT_VERSION), which a CRD
+ * default cannot express; the hook resolves it. The rules needing both fields sit on the spec
+ * (ENGINE_VALIDATIONS).
+ */
+export const EngineFields = {
+  engine: StringEnum(ENGINES, {
+    default: DEFAULT_ENGINE,
+    description: `The server to run: redis or valkey. Tested: ${TESTED_TEXT}. Changes only between redis ${BRIDGE.redis} and valkey ${BRIDGE.valkey}, which replicate to each other both ways: the pods are replaced one at a time, the master last after a switchover.`,
+  }),
+  version: Type.Optional(
+    Type.String({
+      pattern: VERSION_PATTERN,
+      // 63: the version also becomes the app.kubernetes.io/version label value.
+      maxLength: 63,
+      description: `The engine's version, for example "7.2" or "7.2.4"; unset means redis ${DEFAULT_VERSION.redis} or valkey ${DEFAULT_VERSION.valkey}. The image is redis:<version> or valkey/valkey:<version> unless image is set. Tested: ${TESTED_TEXT}. Can be upgraded, never downgraded to an older major.minor of the same engine.`,
+    }),
+  ),
+};
 
 /** The image fields, the same on a Redis and a RedisCluster. */
 export const ImageFields = {
@@ -114,7 +108,7 @@ export const ImageFields = {
       maxLength: 1024,
       pattern: NO_CONTROL_OR_SPACE_PATTERN,
       description:
-        'Container image to run instead of redis:<version>. Must provide redis-server and redis-cli. No spaces or control characters.',
+        'Container image to run instead of redis:<version> (valkey/valkey:<version> for valkey). Must provide redis-server and redis-cli (the valkey images link these names to valkey-server and valkey-cli). No spaces or control characters.',
     }),
   ),
   imagePullPolicy: Type.Optional(
@@ -155,15 +149,7 @@ export function ConfigSpec(kind: ConfigKind) {
 
 export const RedisSpec = Type.Object(
   {
-    version: Type.String({
-      default: '7.2',
-      pattern: VERSION_PATTERN,
-      // 63: the version also becomes the app.kubernetes.io/version label value.
-      maxLength: 63,
-      description:
-        'Redis version, for example "7.2" or "7.2.4"; the image is redis:<version> unless image is set. Only 7.x is supported. Can be upgraded, never downgraded to an older major.minor.',
-      'x-kubernetes-validations': VERSION_VALIDATIONS,
-    }),
+    ...EngineFields,
     ...ImageFields,
     master: Type.Object(
       {
@@ -207,8 +193,9 @@ export const RedisSpec = Type.Object(
     sentinel: SentinelSpec,
   },
   {
-    description: 'The desired Redis: version, topology, durability, resources, auth and scheduling.',
+    description: 'The desired Redis: engine and version, topology, durability, resources, auth and scheduling.',
     'x-kubernetes-validations': [
+      ...ENGINE_VALIDATIONS,
       {
         rule: 'has(self.tls) == has(oldSelf.tls)',
         message:
@@ -223,7 +210,11 @@ export const RedisSpec = Type.Object(
   },
 );
 
-export type RedisSpec = Static<typeof RedisSpec>;
+/**
+ * A validated Redis spec: the hook's validator resolves an unset version by engine, so every
+ * reader sees one.
+ */
+export type RedisSpec = Static<typeof RedisSpec> & { version: string };
 
 export interface ObjectMeta {
   name: string;

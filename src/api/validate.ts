@@ -1,13 +1,15 @@
 // Validation of a Redis spec as the hook sees it: the same schema the API server enforces
-// (ajv, with the schema's defaults filled in) plus the semantic checks the API server enforces
-// with CEL, re-done here because a CRD may be installed without them or edited by hand.
+// (ajv, with the schema's defaults filled in, and an unset version resolved by engine) plus the
+// semantic checks the API server enforces with CEL, re-done here because a CRD may be installed
+// without them or edited by hand.
 // Invariant: never throws and never mutates its input; every failure names the field.
 // The field checks it shares with the RedisCluster validator are validate-fields.ts's.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { MAX_SPEC_NESTING, nestingProblem, nestsDeeperThan } from './depth.ts';
 import { RESERVED_USER_NAMES, ruleTokenProblem, ruleTokens } from './users.ts';
 import { BackupStorage as BackupStorageSchema, type BackupStorage } from './backup-schema.ts';
-import { RedisSpec, SUPPORTED_VERSION, SUPPORTED_VERSION_MESSAGE, type RedisSpec as RedisSpecT } from './schema.ts';
+import { combinationProblems, resolvedVersion } from './engine.ts';
+import { RedisSpec, type RedisSpec as RedisSpecT } from './schema.ts';
 import {
   backupProblems,
   configProblems,
@@ -108,7 +110,7 @@ function describe(error: ErrorObject): string {
   }
 }
 
-function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
+function semanticProblems(name: string, spec: RedisSpecT, givenVersion: string | undefined): SpecProblem[] {
   const problems: SpecProblem[] = [];
   problems.push(...nameProblems(name));
   if (name.length > MAX_NAME_LENGTH) {
@@ -117,8 +119,8 @@ function semanticProblems(name: string, spec: RedisSpecT): SpecProblem[] {
       message: `must be at most ${MAX_NAME_LENGTH} characters so pod names and their labels stay within Kubernetes limits`,
     });
   }
-  if (!SUPPORTED_VERSION.test(spec.version))
-    problems.push({ field: 'spec.version', message: SUPPORTED_VERSION_MESSAGE });
+  // The version as written: an unset one is the engine's default, named by the engine field.
+  problems.push(...combinationProblems(spec.engine, givenVersion));
   problems.push(...configProblems(spec.config, 'Redis'));
   problems.push(...nodeSelectorProblems(spec.nodeSelector));
   if (spec.tls && spec.tls.secretName === undefined && spec.tls.certManager === undefined)
@@ -169,10 +171,10 @@ export function validateSpec(name: string, spec: unknown): SpecVerdict {
       ok: false,
       problems: printableFields([...schemaProblems(validateSpecSchema.errors), ...directiveProblems(copy, 'Redis')]),
     };
-  const problems = semanticProblems(name, copy as RedisSpecT);
-  return problems.length > 0
-    ? { ok: false, problems: printableFields(problems) }
-    : { ok: true, spec: copy as RedisSpecT };
+  const given = copy as Omit<RedisSpecT, 'version'> & { version?: string };
+  const resolved: RedisSpecT = { ...given, version: resolvedVersion(given.engine, given.version) };
+  const problems = semanticProblems(name, resolved, given.version);
+  return problems.length > 0 ? { ok: false, problems: printableFields(problems) } : { ok: true, spec: resolved };
 }
 
 /** Problems whose field names (map keys are the user's) show control characters as <U+XXXX>, never raw. */

@@ -27,6 +27,7 @@ import {
   MAX_REDIS_CLUSTER_NAME_LENGTH,
 } from '../../src/api/rediscluster-names.ts';
 import { validateRedisClusterSpec } from '../../src/api/rediscluster-validate.ts';
+import { DEFAULT_VERSION } from '../../src/api/engine.ts';
 import { GROUP, VERSION } from '../../src/api/labels.ts';
 import { closed, kubernetesAjv } from '../support/crd-schema.ts';
 
@@ -112,6 +113,8 @@ test('names, scope, the status and scale subresources, and the columns of kubect
       ['SLOTS', 'integer', '.status.slotsCovered'],
       ['PHASE', 'string', '.status.phase'],
       ['AGE', 'date', '.metadata.creationTimestamp'],
+      ['ENGINE', 'string', '.spec.engine'],
+      ['VERSION', 'string', '.spec.version'],
     ],
   );
 });
@@ -151,7 +154,10 @@ test('a RedisCluster with no spec is defaulted by the API server to the spec the
   }) as Obj;
   const verdict = validateRedisClusterSpec('c', {});
   assert.ok(verdict.ok);
-  assert.deepEqual(defaulted['spec'], verdict.spec);
+  // No CRD default for the version (it depends on the engine): the hook resolves it.
+  const { version, ...rest } = verdict.spec;
+  assert.equal(version, DEFAULT_VERSION.redis);
+  assert.deepEqual(defaulted['spec'], rest);
   assert.equal(verdict.spec.master.replicas, 3);
   assert.equal(verdict.spec.replicas, 1);
 });
@@ -240,6 +246,8 @@ const REFUSALS: Array<[string, string, unknown, string]> = [
   ['65 shards', 'c', { master: { replicas: 65 } }, 'spec.master.replicas'],
   ['six replicas per shard', 'c', { replicas: 6 }, 'spec.replicas'],
   ['Redis 6', 'c', { version: '6.2' }, 'spec.version'],
+  ['Valkey 7.2', 'c', { engine: 'valkey', version: '7.2' }, 'spec.version'],
+  ['Redis 7.4', 'c', { version: '7.4.1' }, 'spec.version'],
   [
     'a node timeout under 500 ms',
     'c',

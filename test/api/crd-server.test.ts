@@ -31,6 +31,7 @@ import {
   toStructural,
   type JsonSchema,
 } from '../../src/api/crd.ts';
+import { DEFAULT_VERSION } from '../../src/api/engine.ts';
 import { REDIS_CLUSTER_PLURAL } from '../../src/api/rediscluster-names.ts';
 import { allowListRefusal } from '../../src/api/config-allow.ts';
 import { RESERVED_REDIS_CLUSTER_CONFIG_KEYS } from '../../src/api/rediscluster-schema.ts';
@@ -136,7 +137,8 @@ const HOSTILE_DIRECTIVES = [
 const DOWNGRADE = 'cannot be downgraded';
 const TLS_SOURCE = 'tls needs secretName or certManager';
 const TLS_TOGGLE = 'tls cannot be switched on or off';
-const SUPPORTED = 'only Redis 7.x is supported';
+const SUPPORTED = 'only the tested combinations are accepted';
+const ENGINE_CHANGE = 'spec.engine changes only between';
 const STORAGE_ONE = 'storage needs exactly one of s3 or pvc';
 const RESTORE_SOURCE = 'restore needs exactly one of backup or location';
 const RESTORE_FIXED = 'restore is set at creation only';
@@ -160,7 +162,6 @@ const BOUNDS = {
   targetMemoryUtilization: 70,
   stabilizationWindowSeconds: 300,
 };
-const VERSION_SUPPORTED: RuleRef = ['spec.version', SUPPORTED];
 
 /** The cases of a Redis and a RedisCluster alike (same persistence, version and config rules). */
 function sharedCases(kind: 'Redis' | 'RedisCluster', reserved: readonly string[]): Case[] {
@@ -290,32 +291,45 @@ function sharedCases(kind: 'Redis' | 'RedisCluster', reserved: readonly string[]
           { 'cluster-allow-reads-when-down': 'yes' },
           true,
         ),
-    // version: only 7.x is supported
-    c('version 7.0', 'spec.version', SUPPORTED, '7.0', true),
-    c('version 7.2.4-alpine', 'spec.version', SUPPORTED, '7.2.4-alpine', true),
-    c('version 7.10', 'spec.version', SUPPORTED, '7.10', true),
-    c('version 6.2 refused', 'spec.version', SUPPORTED, '6.2', false),
-    c('version 8.0 refused (not tested here)', 'spec.version', SUPPORTED, '8.0', false),
-    c('version 70.1 refused', 'spec.version', SUPPORTED, '70.1', false),
-    // version: upgrades and patch changes allowed, major.minor downgrades refused (numerically)
-    c('version kept', 'spec.version', DOWNGRADE, '7.2', true, { oldSelf: '7.2' }),
-    c('minor upgrade', 'spec.version', DOWNGRADE, '7.4', true, { oldSelf: '7.2' }),
-    c('major upgrade (refused only as unsupported)', 'spec.version', DOWNGRADE, '8.0', true, {
-      oldSelf: '7.4',
-      alsoRefusedBy: [VERSION_SUPPORTED],
+    // engine and version: only the tested combinations (the rule reads both fields, so it sits on spec)
+    c('redis 7.0', 'spec', SUPPORTED, { version: '7.0' }, true),
+    c('redis 7.2.4-alpine', 'spec', SUPPORTED, { version: '7.2.4-alpine' }, true),
+    c('no engine nor version (redis 7.2)', 'spec', SUPPORTED, {}, true),
+    c('valkey, no version (8.0)', 'spec', SUPPORTED, { engine: 'valkey' }, true),
+    c('valkey 8.0.1', 'spec', SUPPORTED, { engine: 'valkey', version: '8.0.1' }, true),
+    c('redis 6.2 refused', 'spec', SUPPORTED, { version: '6.2' }, false),
+    c('redis 7.4 refused (not tested here)', 'spec', SUPPORTED, { version: '7.4' }, false),
+    c('redis 7.20 refused', 'spec', SUPPORTED, { version: '7.20' }, false),
+    c('redis 8.0 refused', 'spec', SUPPORTED, { version: '8.0' }, false),
+    c('valkey 7.2 refused', 'spec', SUPPORTED, { engine: 'valkey', version: '7.2' }, false),
+    c('valkey 8.1 refused', 'spec', SUPPORTED, { engine: 'valkey', version: '8.1' }, false),
+    // version: upgrades and patch changes allowed, major.minor downgrades of one engine refused
+    c('version kept', 'spec', DOWNGRADE, { version: '7.2' }, true, { oldSelf: { version: '7.2' } }),
+    c('minor upgrade', 'spec', DOWNGRADE, { version: '7.2' }, true, { oldSelf: { version: '7.0' } }),
+    c('version unset after 7.0: the default 7.2, an upgrade', 'spec', DOWNGRADE, {}, true, {
+      oldSelf: { version: '7.0' },
     }),
-    c('7.10 is newer than 7.9', 'spec.version', DOWNGRADE, '7.10', true, { oldSelf: '7.9' }),
-    c('patch pinned', 'spec.version', DOWNGRADE, '7.2.4', true, { oldSelf: '7.2' }),
-    c('patch downgrade', 'spec.version', DOWNGRADE, '7.2.1', true, { oldSelf: '7.2.4' }),
-    c('suffix dropped', 'spec.version', DOWNGRADE, '7.2', true, { oldSelf: '7.2.4-alpine' }),
-    c('minor downgrade', 'spec.version', DOWNGRADE, '7.0', false, { oldSelf: '7.2' }),
-    c('7.9 is older than 7.10', 'spec.version', DOWNGRADE, '7.9', false, { oldSelf: '7.10' }),
-    c('downgrade with suffix', 'spec.version', DOWNGRADE, '6.2-alpine', false, {
-      oldSelf: '7.0.15',
-      alsoRefusedBy: [VERSION_SUPPORTED],
+    c('patch pinned', 'spec', DOWNGRADE, { version: '7.2.4' }, true, { oldSelf: { version: '7.2' } }),
+    c('patch downgrade', 'spec', DOWNGRADE, { version: '7.2.1' }, true, { oldSelf: { version: '7.2.4' } }),
+    c('suffix dropped', 'spec', DOWNGRADE, { version: '7.2' }, true, { oldSelf: { version: '7.2.4-alpine' } }),
+    c('valkey 8.0 to redis 7.2 is a move, not a downgrade', 'spec', DOWNGRADE, { version: '7.2' }, true, {
+      oldSelf: { engine: 'valkey', version: '8.0' },
     }),
-    // No Redis of 8.x can be stored while only 7.x is accepted, so no major downgrade reaches the rule yet.
-    c('major downgrade', 'spec.version', DOWNGRADE, '7.4', false, { oldSelf: '8.0', oldRefusedBy: VERSION_SUPPORTED }),
+    c('minor downgrade', 'spec', DOWNGRADE, { version: '7.0' }, false, { oldSelf: { version: '7.2' } }),
+    c('minor downgrade from the default version', 'spec', DOWNGRADE, { version: '7.0.15' }, false, { oldSelf: {} }),
+    // engine: changes only between redis 7.2 and valkey 8.0, which replicate to each other both ways
+    c('engine kept', 'spec', ENGINE_CHANGE, { version: '7.2' }, true, { oldSelf: { version: '7.0' } }),
+    c('redis 7.2 to valkey 8.0', 'spec', ENGINE_CHANGE, { engine: 'valkey' }, true, { oldSelf: { version: '7.2' } }),
+    c('redis to valkey, both defaulted', 'spec', ENGINE_CHANGE, { engine: 'valkey' }, true, { oldSelf: {} }),
+    c('valkey 8.0.1 back to redis 7.2.6', 'spec', ENGINE_CHANGE, { version: '7.2.6' }, true, {
+      oldSelf: { engine: 'valkey', version: '8.0.1' },
+    }),
+    c('redis 7.0 to valkey 8.0', 'spec', ENGINE_CHANGE, { engine: 'valkey', version: '8.0' }, false, {
+      oldSelf: { version: '7.0' },
+    }),
+    c('valkey 8.0 to redis 7.0', 'spec', ENGINE_CHANGE, { version: '7.0' }, false, {
+      oldSelf: { engine: 'valkey' },
+    }),
     // Backups go to one place.
     c('backup to s3', 'spec.backup.storage', STORAGE_ONE, { s3: S3 }, true),
     c('backup to a claim', 'spec.backup.storage', STORAGE_ONE, { pvc: { claimName: 'c' } }, true),
@@ -1047,9 +1061,18 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
       ['nothing changed', () => {}, []],
       ['TLS switched on', (s) => (s['tls'] = { secretName: 'my-tls' }), [['spec', TLS_TOGGLE]]],
       [
-        'scaled, grown and upgraded',
-        (s) => Object.assign(s, { replicas: 3, version: '7.4', persistence: { ...s['persistence'], size: '20Gi' } }),
+        'scaled, grown and patched',
+        (s) => Object.assign(s, { replicas: 3, version: '7.2.6', persistence: { ...s['persistence'], size: '20Gi' } }),
         [],
+      ],
+      ['moved to valkey', (s) => Object.assign(s, { engine: 'valkey', version: '8.0' }), []],
+      [
+        'moved to valkey keeping the redis version',
+        (s) => (s['engine'] = 'valkey'),
+        [
+          ['spec', SUPPORTED],
+          ['spec', ENGINE_CHANGE],
+        ],
       ],
       ['shrunk', (s) => (s['persistence'].size = '5Gi'), [['spec.persistence', SIZE]]],
       [
@@ -1060,7 +1083,7 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
           ['spec.persistence', TOGGLE],
         ],
       ],
-      ['downgraded', (s) => (s['version'] = '7.0'), [['spec.version', DOWNGRADE]]],
+      ['downgraded', (s) => (s['version'] = '7.0'), [['spec', DOWNGRADE]]],
       ['restored from a backup later', (s) => (s['restore'] = RESTORE), [['spec', RESTORE_FIXED]]],
     ];
     for (const [name, edit, expected] of updates) {
@@ -1102,7 +1125,10 @@ describe('the CRDs on the real kube-apiserver', { skip: skip ?? false, timeout: 
       );
       assert.deepEqual(refusals(reply), [], kind);
       assert.ok(verdict.ok);
-      assert.deepEqual(reply.body['spec'], verdict.spec, kind);
+      // No CRD default for the version (it depends on the engine): the hook resolves it.
+      const { version, ...rest } = verdict.spec;
+      assert.equal(version, DEFAULT_VERSION.redis, kind);
+      assert.deepEqual(reply.body['spec'], rest, kind);
     }
   });
 

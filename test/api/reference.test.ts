@@ -135,7 +135,7 @@ test('every printer column of kubectl get is listed with its JSON path, and the 
     });
   }
   await t.test('Redis, as the README shows it', () =>
-    assert.match(section('Redis'), /^NAME {3}VERSION {3}MASTER {3}REPLICAS {3}PHASE {3}AGE$/m),
+    assert.match(section('Redis'), /^NAME {3}ENGINE {3}VERSION {3}MASTER {3}REPLICAS {3}PHASE {3}AGE$/m),
   );
 });
 
@@ -185,7 +185,7 @@ test('real fields render their type, default, required, constraints and descript
       '',
       'no',
       'minLength: `1`',
-      'Container image to run instead of redis:\\<version>.',
+      'Container image to run instead of redis:\\<version> (valkey/valkey:\\<version> for valkey).',
     ],
     ['Redis', 'spec.affinity', '`object (any fields)`', '', 'no', '', 'A Kubernetes Affinity'],
     [
@@ -256,13 +256,19 @@ test('real fields render their type, default, required, constraints and descript
       '| `spec.replicas` | `integer` | `2` | yes | minimum: `0`<br>maximum: `15` | Number of replica pods (\\<name>-replica-N). Scalable with kubectl scale. |',
     );
   });
-  await t.test('spec.version: its two CEL rules, message then expression', () => {
-    const c = cells('Redis', 'spec.version')[4] ?? '';
-    assert.match(c, /^maxLength: `63`<br>pattern: `\^\[0-9\]\+/);
-    assert.ok(c.includes('<br>rule: only Redis 7.x is supported (7.0 or later 7 releases; tested with 7.0): '), c);
-    assert.ok(c.includes("(`self.matches('^7[.]')`)"), c);
-    assert.ok(c.includes('<br>rule: version cannot be downgraded to an older major.minor: '), c);
-    assert.equal(cells('Redis', 'spec.version')[2], '`"7.2"`');
+  await t.test('spec.version: its form, no default; the engine rules on spec, message then expression', () => {
+    const [, , dflt, required, c] = cells('Redis', 'spec.version');
+    assert.match(c ?? '', /^maxLength: `63`<br>pattern: `\^\[0-9\]\+/);
+    assert.deepEqual([dflt, required], ['', 'no']);
+    assert.deepEqual(cells('Redis', 'spec.engine').slice(1, 4), ['`string`', '`"redis"`', 'yes']);
+    const rules = cells('Redis', 'spec')[4] ?? '';
+    assert.match(
+      rules,
+      /^rule: spec\.engine and spec\.version: only the tested combinations are accepted: redis 7\.0, /,
+    );
+    assert.ok(rules.includes("matches('^8[.]0([.-]\\|$)')"), rules);
+    assert.ok(rules.includes('<br>rule: spec.version cannot be downgraded to an older major.minor of the same engine'));
+    assert.ok(rules.includes('<br>rule: spec.engine changes only between redis 7.2 and valkey 8.0'));
   });
 });
 

@@ -29,7 +29,7 @@ import {
   REPO_ROOT,
   type InstalledOperator,
 } from './operator.ts';
-import { SUPPORTED_VERSION_MESSAGE } from '../../src/api/schema.ts';
+import { SUPPORTED_COMBINATION_MESSAGE } from '../../src/api/engine.ts';
 import { accessChecks, NEVER, reviewAccess, type AccessCheck, type InstallShape } from '../support/rbac-audit.ts';
 
 type Obj = Record<string, any>;
@@ -169,7 +169,7 @@ describe('kubectl apply -k manifests/ on the real API server', { skip: why ?? fa
       () => '',
       (err: { stderr?: string; message?: string }) => err.stderr ?? err.message ?? String(err),
     );
-    assert.ok(refused.includes(SUPPORTED_VERSION_MESSAGE), `kubectl apply said: ${refused}`);
+    assert.ok(refused.includes(SUPPORTED_COMBINATION_MESSAGE), `kubectl apply said: ${refused}`);
     assert.match(refused, /spec\.version/);
     const accepted = JSON.stringify({
       apiVersion: 'redis.example.com/v1',

@@ -2,9 +2,9 @@
 // place to Valkey 8.0.1 and back, each way an ordered rollout under SET + WAIT 1 traffic: replicas
 // one at a time, then a planned switchover onto a replica already running the new engine, the old
 // master's pod last. Every acknowledged write is read back on every pod after each way; status.nodes
-// says what each pod runs; the move's Events and the Updated condition tell it. The image is set by
-// spec.image (the test images valkey/valkey:8.0 and redis:7.2 of test/k8s/images), so the test
-// holds whether or not the spec carries spec.engine. Figures are t.diagnostic, never asserted.
+// says what each pod runs; the move's Events and the Updated condition tell it. The move is what a
+// user types: spec.engine and spec.version (the hook picks the images valkey/valkey:8.0 and
+// redis:7.2, test images of test/k8s/images). Figures are t.diagnostic, never asserted.
 // Network: 198.18.97.x.
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
@@ -29,9 +29,14 @@ type Json = Record<string, unknown>;
 const status = (c: Cluster) => (c.get('redises', NAME, NS)?.['status'] ?? {}) as Json;
 const nodes = (c: Cluster) => (status(c)['nodes'] ?? []) as Array<{ pod: string; engine: string; version: string }>;
 const uids = (c: Cluster) => Object.fromEntries(c.pods(NAME).map((p) => [p.metadata.name, p.metadata.uid]));
+/** What the user sets for each way; `image` below only names the way in figures. */
+const SPEC_OF: Record<string, Json> = {
+  valkey: { engine: 'valkey', version: '8.0' },
+  redis: { engine: 'redis', version: '7.2' },
+};
 const engineOf = (c: Cluster, pod: string) => nodes(c).find((n) => n.pod === pod);
 
-/** Sets spec.image and waits until every pod was replaced, answers with `engine version` and the rollout is done. */
+/** Sets spec.engine and spec.version and waits until every pod was replaced, answers with `engine version` and the rollout is done. */
 async function move(
   t: TestContext,
   c: Cluster,
@@ -89,7 +94,7 @@ async function moveAndCheck(
     apiVersion: 'redis.example.com/v1',
     kind: 'Redis',
     metadata: { name: NAME, namespace: NS },
-    spec: { image },
+    spec: SPEC_OF[engine],
   });
   await c.waitFor(
     () => {

@@ -158,7 +158,7 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
     async () => {
       await c.waitFor(() => allLinked(c, 3), BOUND.allReady, 'three linked pods');
       // The hook writes status.summary at its next sync after the pods settle.
-      const row = new RegExp(`^${NAME}\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+$`, 'm');
+      const row = new RegExp(`^${NAME}\\s+redis\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+$`, 'm');
       const table = await c.waitFor(
         async () => {
           const out = await local.kubectl(['get', 'redis', NAME, '-n', NS]);
@@ -168,11 +168,14 @@ test('kubectl redis on the real control plane', { timeout: 900_000 }, async (t) 
         `kubectl get redis naming ${master()} and 2/2`,
       );
       t.diagnostic(`$ kubectl get redis ${NAME}\n${table}`);
-      assert.match(table.split('\n')[0]!, /^NAME\s+VERSION\s+MASTER\s+REPLICAS\s+PHASE\s+AGE$/);
+      assert.match(table.split('\n')[0]!, /^NAME\s+ENGINE\s+VERSION\s+MASTER\s+REPLICAS\s+PHASE\s+AGE$/);
       const wide = await local.kubectl(['get', 'redis', NAME, '-n', NS, '-o', 'wide']);
       assert.match(
         wide,
-        new RegExp(`AGE\\s+MASTER STATUS\\n${NAME}\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+\\s+Ready$`, 'm'),
+        new RegExp(
+          `AGE\\s+MASTER STATUS\\n${NAME}\\s+redis\\s+7\\.2\\s+${master()}\\s+2/2\\s+Running\\s+\\S+\\s+Ready$`,
+          'm',
+        ),
         wide,
       );
     },

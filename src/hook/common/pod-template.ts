@@ -1,6 +1,6 @@
 // Pieces of the pod template every kind's Redis pods share (a Redis's two StatefulSets, a
 // RedisCluster's shards): the uid they run as, the restricted container security context, the
-// config and tmp volumes, the probes' redis-cli and liveness script. Invariants: pods run as the
+// config and tmp volumes, the probes' redis-cli and liveness script, the image by engine. Invariants: pods run as the
 // redis image's user (999) with the restricted Pod Security profile; probes authenticate as the
 // operator's user, never the one clients use. A change here changes every kind's pods.
 import type { IAffinity } from 'kubernetes-models/v1/Affinity';
@@ -14,6 +14,7 @@ import type { IVolume } from 'kubernetes-models/v1/Volume';
 import type { IVolumeMount } from 'kubernetes-models/v1/VolumeMount';
 import { OPERATOR_USER, operatorSecretRef } from '../../api/auth.ts';
 import { CONFIG_MOUNT, DATA_MOUNT, DATA_VOLUME, GROUP, REDIS_PORT, TLS_MOUNT, TLS_VOLUME } from '../../api/labels.ts';
+import { defaultImage, type Engine } from '../../api/engine.ts';
 import type { RedisSpec } from '../../api/schema.ts';
 import { TLS_FILE_DIRECTIVES } from '../../api/tls.ts';
 import { exporterRedisEnv } from './exporter.ts';
@@ -37,10 +38,17 @@ export const restrictedContainer = (uid: number): ISecurityContext => ({
   seccompProfile: { type: 'RuntimeDefault' },
 });
 
+/** The Redis container's image: spec.image, else the engine's own image of spec.version. */
+export function redisImage(spec: { image?: string | undefined; engine: Engine; version: string }): string {
+  return spec.image ?? defaultImage(spec.engine, spec.version);
+}
+
 /**
  * Probes authenticate as the operator's user, whose password never rotates: a rotation of the
  * password clients use (the default user's) can never fail a probe. With TLS they verify the
- * node's certificate chain against the mounted CA.
+ * node's certificate chain against the mounted CA. `redis-cli` on either engine: the valkey
+ * images link redis-cli to valkey-cli (as Valkey's `make install` does), so one script serves both
+ * and an engine change rewrites no probe.
  */
 export function redisCli(tls: boolean): string {
   const transport = tls ? ` --tls --cacert ${TLS_FILE_DIRECTIVES['tls-ca-cert-file']}` : '';

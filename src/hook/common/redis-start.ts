@@ -11,7 +11,8 @@ import { EXPORTER_USER_CONFIG_LINE, EXPORTER_USER_SCRIPT } from './exporter.ts';
  * is escaped inside redis.conf's double quotes, so spaces, `#`, quotes and backslashes arrive as
  * written (no other escape survives: `\n` becomes `\\n`). Control characters never get here
  * (PASSWORD_CHECK_SCRIPT runs first). A here-document keeps `exec`, so redis-server stays the
- * container's process and gets SIGTERM itself.
+ * container's process and gets SIGTERM itself. `redis-server` on either engine: the valkey images
+ * link it to valkey-server, which reads the same config and stdin.
  * - `requirepass`: the default user's password, the one clients use (and rotate);
  * - `user redis-operator`: the operator's own user, for probes, the sidecar and replication
  *   (`masteruser`/`masterauth`), so a rotation of the clients' password never breaks a link.

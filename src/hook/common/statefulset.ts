@@ -8,7 +8,8 @@ import type { IStatefulSetSpec } from 'kubernetes-models/apps/v1/StatefulSetSpec
 import type { IPersistentVolumeClaim } from 'kubernetes-models/v1/PersistentVolumeClaim';
 import type { IPersistentVolumeClaimSpec } from 'kubernetes-models/v1/PersistentVolumeClaimSpec';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
-import { DATA_VOLUME, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
+import { DATA_VOLUME, ENGINE_LABEL, ROLE_LABEL, VERSION_LABEL } from '../../api/labels.ts';
+import type { Engine } from '../../api/engine.ts';
 import type { PersistenceSpec } from '../../api/schema.ts';
 import { versionLabelValue, type Child, type ChildMetadata } from './child.ts';
 import { CONFIG_HASH_ANNOTATION } from './pod-template.ts';
@@ -132,16 +133,21 @@ export function dataClaimTemplates(
 }
 
 /**
- * The pod template's labels: `labels` (the selector's and the component), the version, and every
- * label of the selector in effect but the role, since an echoed selector must keep matching the
- * template or the API server refuses the update.
+ * The pod template's labels: `labels` (the selector's and the component), the engine and version,
+ * and every label of the selector in effect but the role, since an echoed selector must keep
+ * matching the template or the API server refuses the update. The engine label makes an engine
+ * change a template change even under spec.image: a rollout, stale pods told apart by revision.
+ * It is set for valkey only (absent means redis, as engine-transition.ts reads it): a label new on
+ * every template would roll every existing Redis once when the operator is upgraded.
  */
 export function podTemplateLabels(
   labels: Record<string, string>,
   version: string,
+  engine: Engine,
   immutable: Immutable,
 ): Record<string, string> {
   const out: Record<string, string> = { ...labels };
+  if (engine !== 'redis') out[ENGINE_LABEL] = engine;
   const value = versionLabelValue(version);
   if (value !== undefined) out[VERSION_LABEL] = value;
   for (const [key, v] of Object.entries(stringMap(at(immutable.selector, 'matchLabels'))))
@@ -199,6 +205,7 @@ export interface SetRequest {
   podLabels: Record<string, string>;
   persistence: PersistenceSpec;
   version: string;
+  engine: Engine;
   podAnnotations: Record<string, string> | undefined;
   replicas: number;
   confHash: string;
@@ -222,7 +229,7 @@ export function statefulSetPlan(r: SetRequest): { object: Child<IStatefulSet>; c
     immutable,
     // whenScaled Retain: a pod removed by lowering the replicas leaves its volume.
     whenDeleted: r.persistence.whenDeleted,
-    labels: podTemplateLabels(r.podLabels, r.version, immutable),
+    labels: podTemplateLabels(r.podLabels, r.version, r.engine, immutable),
     podAnnotations: r.podAnnotations,
     confHash: r.confHash,
     podSpec: r.podSpec(claimsData),

@@ -1,5 +1,6 @@
 // What sync and finalize share: the request read once into sorted lists, the spec verdict, and
-// the two response shapes for a valid and an invalid spec. Invariant: an invalid spec, or a Redis
+// the two response shapes for a valid and an invalid spec (a spec whose engine or version may not
+// replace what runs is invalid: common/engine-transition.ts). Invariant: an invalid spec, or a Redis
 // refused its names (an older RedisCluster's children would share them: common/name-conflict.ts),
 // returns every observed child exactly as last applied (Metacontroller deletes whatever is not
 // returned, and bad input must never delete anything).
@@ -26,6 +27,7 @@ import {
   type ParentObjects,
 } from '../common/observed.ts';
 import { nameConflictIn } from '../common/name-conflict.ts';
+import { runningOf, withTransitions } from '../common/engine-transition.ts';
 import { INVALID_SPEC_SECRETS, secretsView, type SecretsView } from '../common/secret-status.ts';
 import { rolloutView } from './rollout.ts';
 import { guardScaleDown } from './scale-guard.ts';
@@ -53,14 +55,19 @@ export function readState(request: HookRequest, options: HookOptions = DEFAULT_H
   const { name, namespace: ns, related } = parent;
   const allPods = ofKind(related, 'v1', 'Pod', ns);
   const backupLabels = labelled(backupSelectorLabels(name));
+  const pods = allPods.filter((p) => podBelongsTo(memberMeta(p, ns), { namespace: ns, name }));
+  const names = childNames(name);
+  const sets = [names.masterSet, names.replicaSet].flatMap(
+    (n) => findObject(parent.observed, 'apps/v1', 'StatefulSet', ns, n) ?? [],
+  );
   return {
     request,
     ...parent,
-    pods: allPods.filter((p) => podBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
+    pods,
     backupPods: allPods.filter(backupLabels),
     backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backupLabels),
     options,
-    verdict: validateSpec(name, request.parent.spec),
+    verdict: withTransitions(validateSpec(name, request.parent.spec), runningOf(sets, pods)),
     nameConflict: nameConflictIn('Redis', request.parent, related),
   };
 }

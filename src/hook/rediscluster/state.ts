@@ -1,6 +1,7 @@
 // What the RedisCluster sync and finalize share: the request read once (observed children and
-// related objects in canonical order, the cluster's pods and backup Jobs, the spec verdict), the
-// plan for a valid spec, and the two response shapes. Invariant, as for Redis: an invalid spec, or
+// related objects in canonical order, the cluster's pods and backup Jobs, the spec verdict with the
+// engine's transition rules applied: common/engine-transition.ts), the plan for a valid spec, and
+// the two response shapes. Invariant, as for Redis: an invalid spec, or
 // a RedisCluster refused its names (an older Redis's children would share them:
 // common/name-conflict.ts), returns every observed child exactly as last applied (Metacontroller
 // deletes whatever is not returned; bad input must never delete or change a StatefulSet, a
@@ -27,6 +28,7 @@ import {
   type ParentObjects,
 } from '../common/observed.ts';
 import { nameConflictIn } from '../common/name-conflict.ts';
+import { runningOf, withTransitions } from '../common/engine-transition.ts';
 import { INVALID_SPEC_SECRETS, secretsView } from '../common/secret-status.ts';
 import type { HookRequest, HookResponse, KubeObject } from '../common/types.ts';
 import { redisClusterBackupVerdict } from './backup.ts';
@@ -63,19 +65,17 @@ export function readRedisClusterState(
   const { name, namespace: ns, related, observed } = parent;
   const pods = ofKind(related, 'v1', 'Pod', ns);
   const backup = labelled(redisClusterBackupSelectorLabels(name));
+  const own = pods.filter((p) => redisClusterPodBelongsTo(memberMeta(p, ns), { namespace: ns, name }));
+  const sets = observedShardSets(observed, name, ns);
   return {
     request,
     ...parent,
-    views: redisClusterPodViews(
-      pods.filter((p) => redisClusterPodBelongsTo(memberMeta(p, ns), { namespace: ns, name })),
-      name,
-      ns,
-    ),
-    sets: observedShardSets(observed, name, ns),
+    views: redisClusterPodViews(own, name, ns),
+    sets,
     backupJobs: ofKind(related, 'batch/v1', 'Job', ns).filter(backup),
     backupPods: pods.filter(backup),
     options,
-    verdict: validateRedisClusterSpec(name, request.parent.spec),
+    verdict: withTransitions(validateRedisClusterSpec(name, request.parent.spec), runningOf([...sets.values()], own)),
     nameConflict: nameConflictIn(REDIS_CLUSTER_KIND, request.parent, related),
   };
 }

@@ -35,6 +35,7 @@ import {
   containerResources,
   redisCli,
   redisEnv,
+  redisImage,
   redisPodSpec,
   redisProbes,
   redisVolumeMounts,
@@ -146,7 +147,7 @@ function redisContainer(ctx: RedisClusterContext): IContainer {
   const { spec } = ctx;
   return {
     name: REDIS_CONTAINER,
-    image: spec.image ?? `redis:${spec.version}`,
+    image: redisImage(spec),
     ...(spec.imagePullPolicy !== undefined
       ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>)
       : {}),
@@ -204,6 +205,7 @@ export function desiredShardSet(
     podLabels,
     persistence: spec.persistence,
     version: spec.version,
+    engine: spec.engine,
     podAnnotations: spec.podAnnotations,
     replicas: stopped ? 0 : Math.max(minPods, 1 + spec.replicas),
     confHash,

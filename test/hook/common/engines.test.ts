@@ -105,6 +105,8 @@ test('a Redis: status.nodes as the pods say, and a move told in Updated', async 
   await t.test('half way from redis to valkey (both sets have a new template)', () => {
     const status = sync(
       fixtureRequest((b) => {
+        // The spec asks for valkey (from redis 7.2, an allowed move); the pods tell how far it got.
+        Object.assign((b['parent'] as Json)['spec'] as Json, { engine: 'valkey', version: '8.0' });
         const sets = (b['children'] as Record<string, Record<string, Json>>)['StatefulSet.apps/v1']!;
         (sets['default/my-redis-replica']!['status'] as Json)['updateRevision'] = 'my-redis-replica-new';
         (sets['default/my-redis-master']!['status'] as Json)['updateRevision'] = 'my-redis-master-new';
@@ -136,8 +138,10 @@ test('a RedisCluster: status.nodes as the pods say, and a move told in Updated',
     if (stale) (p.metadata.labels as Record<string, string>)['controller-revision-hash'] = 'old';
     return p;
   });
-  const spec = rc.limitedSpec();
-  const status = rc.sync({ parent: rc.redisCluster(spec), children: rc.observedFor(spec), related: pods }).status;
+  // Running redis 7.2 (a move to valkey is allowed only from there), asked for valkey 8.0.
+  const spec = { ...rc.limitedSpec(), version: '7.2' };
+  const moving = { ...spec, engine: 'valkey', version: '8.0' };
+  const status = rc.sync({ parent: rc.redisCluster(moving), children: rc.observedFor(spec), related: pods }).status;
   assert.equal(status.nodes?.length, 9);
   assert.deepEqual(status.nodes?.[0], { pod: rc.podName(0, 0), engine: 'redis', version: '7.2.6' });
   assert.deepEqual(status.nodes?.[1], { pod: rc.podName(0, 1), engine: 'valkey', version: '8.0.1' });

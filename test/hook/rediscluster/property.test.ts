@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { clusterNodeRecord } from '../../../src/api/rediscluster-names.ts';
-import { validateRedisClusterSpec } from '../../../src/api/rediscluster-validate.ts';
+import { readRedisClusterState } from '../../../src/hook/rediscluster/state.ts';
 import { finalizeRedisCluster, syncRedisCluster, type KubeObject } from '../../../src/hook/index.ts';
 import {
   applied,
@@ -139,7 +139,8 @@ test('any request: no throw, same bytes twice, finalized only while finalizing, 
         const a = hook(req());
         assert.equal(JSON.stringify(hook(req())), JSON.stringify(a));
         if (!finalizing) assert.equal(a.finalized, undefined);
-        const verdict = validateRedisClusterSpec(NAME, spec);
+        // The hook's own verdict: the spec's, and whether its engine and version may replace what runs.
+        const verdict = readRedisClusterState(req()).verdict;
         const returned = new Set(a.children.map((c) => `${c.kind}/${c.metadata.name}`));
         if (!verdict.ok) {
           assert.equal(a.children.length, children.length);

@@ -36,6 +36,7 @@ import {
   livenessScript,
   redisCli,
   redisEnv,
+  redisImage,
   redisPodSpec,
   redisProbes,
   redisVolumeMounts,
@@ -95,7 +96,7 @@ function container(ctx: HookContext): IContainer {
   const tls = spec.tls !== undefined;
   return {
     name: REDIS_CONTAINER,
-    image: spec.image ?? `redis:${spec.version}`,
+    image: redisImage(spec),
     ...(spec.imagePullPolicy !== undefined
       ? ({ imagePullPolicy: spec.imagePullPolicy } satisfies Partial<IContainer>)
       : {}),
@@ -132,6 +133,7 @@ export function desiredStatefulSet(
     podLabels: selectorLabels,
     persistence: spec.persistence,
     version: spec.version,
+    engine: spec.engine,
     podAnnotations: spec.podAnnotations,
     // Hibernation stops every pod and keeps the claims (whenScaled: Retain).
     replicas: spec.hibernate ? 0 : Math.max(minPods, which === 'master' ? spec.master.replicas : spec.replicas),
