@@ -8,7 +8,8 @@
 import { GROUP } from './labels.ts';
 
 /** Written by the sidecar on each pod once its node answered: `<engine> <version>`, e.g. `valkey 8.0.1`. */
-export const ENGINE_ANNOTATION = `${GROUP}/engine`;
+// Not `engine`: that key is the hook's label on the pod template (what the spec asks the pod to run).
+export const ENGINE_ANNOTATION = `${GROUP}/running-engine`;
 
 export interface NodeEngine {
   /** `redis`, `valkey`, or what an unknown server calls itself (server_name, lower case). */

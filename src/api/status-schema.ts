@@ -64,7 +64,7 @@ export function NodesStatus(kind: 'Redis' | 'RedisCluster') {
         { description: `One pod of this ${kind} and what runs in it.` },
       ),
       {
-        description: `The engine and version each pod of this ${kind} actually runs, sorted by pod, as the sidecar read them from INFO server (annotation redis.example.com/engine on the pod). A pod appears once its node answered; absent until one did.`,
+        description: `The engine and version each pod of this ${kind} actually runs, sorted by pod, as the sidecar read them from INFO server (annotation redis.example.com/running-engine on the pod). A pod appears once its node answered; absent until one did.`,
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['pod'],
       },
