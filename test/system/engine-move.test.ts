@@ -36,7 +36,10 @@ const SPEC_OF: Record<string, Json> = {
 };
 const engineOf = (c: Cluster, pod: string) => nodes(c).find((n) => n.pod === pod);
 
-/** Sets spec.engine and spec.version and waits until every pod was replaced, answers with `engine version` and the rollout is done. */
+/**
+ * Sets spec.engine and spec.version and waits until every pod was replaced, answers with `engine version` and the
+ * rollout is done.
+ */
 async function move(
   t: TestContext,
   c: Cluster,
