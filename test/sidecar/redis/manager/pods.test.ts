@@ -124,6 +124,7 @@ test('specView, decideConfig and authSecretRef from a validated spec', () => {
     minReplicasMaxLagSeconds: 5,
     persistence: false,
     hibernate: false,
+    engine: 'redis', // the validator's default: the move's target
     runtimeConfig: desiredRuntimeConfig({ 'maxmemory-policy': 'allkeys-lru' }),
   });
   assert.equal(specView(verdict.spec).runtimeConfig['maxmemory-policy'], 'allkeys-lru');
