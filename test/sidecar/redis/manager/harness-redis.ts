@@ -83,8 +83,18 @@ export async function settle(ip: string, replicas: number, timeoutMs = 10_000): 
 export async function missingKeys(ip: string, keys: string[]): Promise<string[]> {
   const c = redisClient(ip, TEST_PASSWORD, 5000);
   await c.connect();
+  // A replica in a full sync answers LOADING until its new data set is in: the question is what it
+  // holds once it serves reads, so LOADING is waited out (bounded), never counted as missing keys.
+  const deadline = Date.now() + 20_000;
   try {
-    return await missingKeysOn(c, keys);
+    for (;;) {
+      try {
+        return await missingKeysOn(c, keys);
+      } catch (err) {
+        if (!String((err as Error).message).startsWith('LOADING') || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
   } finally {
     c.disconnect();
   }
