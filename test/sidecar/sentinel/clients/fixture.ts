@@ -5,6 +5,7 @@
 // line; nothing is addressed outside 127.0.0.0/8.
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
@@ -97,12 +98,17 @@ export function runClient(
   command: string,
   args: string[],
   env: Record<string, string>,
-): { next(what: string, timeoutMs?: number): Promise<Record<string, unknown>>; send(line: string): void } {
+): {
+  next(what: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  send(line: string): void;
+  /** What it wrote to stderr (the start of it): its own logs, for a failure's message. */
+  stderr(): string;
+} {
   const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   t.after(() => child.kill('SIGKILL'));
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => {
-    if (stderr.length < 8192) stderr += chunk.toString();
+    if (stderr.length < 65536) stderr += chunk.toString();
   });
   const lines: string[] = [];
   let exited = false;
@@ -124,5 +130,47 @@ export function runClient(
       }
     },
     send: (line) => void child.stdin.write(`${line}\n`),
+    stderr: () => stderr,
   };
+}
+
+/**
+ * The scenario every client program runs: it finds the master the view publishes and writes there (SET + WAIT 1
+ * acknowledged), then follows a failover the next view announces to the new master, which holds every acknowledged
+ * write. `program(host, port)`: the command line (no password on it). `subscribes`: the client listens for
+ * +switch-master, so the failover waits until it does (else the message could be missed and the test would prove
+ * nothing about it). `env`: more of the program's environment.
+ */
+export async function followsFailover(
+  t: TestContext,
+  octet: number,
+  program: (host: string, port: number) => [string, string[]],
+  o: { subscribes: boolean; env?: Record<string, string> },
+): Promise<void> {
+  const f = await startFixture(t, octet);
+  const first = f.master();
+  const [command, args] = program(f.host, f.server.port);
+  const client = runClient(t, command, [...args, MASTER_NAME], {
+    ...o.env,
+    SENTINEL_PASSWORD,
+    REDIS_PASSWORD: TEST_PASSWORD,
+  });
+  const ready = await client.next('ready');
+  assert.equal(ready['event'], 'ready');
+  assert.equal(ready['discovered'], `${first.ip}:6379`, 'the master the view publishes');
+  assert.equal(ready['master'], `${first.ip}:6379`, 'the first write landed there');
+  assert.equal(ready['acked'], 1, 'SET + WAIT 1 acknowledged by the replica');
+  if (o.subscribes) await until('the client subscribed to the endpoint', () => f.server.subscribers() > 0);
+
+  await f.failover();
+  client.send('go');
+  const moved = await client.next('moved', 30_000);
+  assert.equal(moved['event'], 'moved', `${JSON.stringify(moved)}\n${client.stderr()}`);
+  const second = f.master();
+  assert.notEqual(second.ip, first.ip);
+  assert.equal(moved['master'], `${second.ip}:6379`, 'the client writes on the master the view announced');
+  const acked = moved['acked'] as number;
+  assert.ok(acked > 1, 'writes were acknowledged after the failover');
+  const stored = Number(await f.admins[f.nodes.indexOf(second)]!.get('k'));
+  assert.ok(stored >= acked, `the new master holds k=${stored}, the last acknowledged write was ${acked}`);
 }
