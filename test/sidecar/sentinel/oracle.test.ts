@@ -71,17 +71,23 @@ test('the endpoint answers as a real Sentinel watching the same master', async (
     logger: pino({ level: 'silent' }),
   });
   t.after(() => server.close());
-  const pods = [
-    { name: 'cache-0', ip: m!.ip, ready: true, role: 'master' as const },
-    { name: 'cache-1', ip: r!.ip, ready: true, role: 'replica' as const },
-  ];
-  server.update(
-    buildView(
+  // The view as the feed builds it from the pods' role labels; `masterAt` 0: the first node is master.
+  let view = EMPTY_VIEW;
+  const publish = (masterAt: 0 | 1): void => {
+    const pods = [m!, r!].map((s, i) => ({
+      name: `cache-${i}`,
+      ip: s.ip,
+      ready: true,
+      role: i === masterAt ? ('master' as const) : ('replica' as const),
+    }));
+    view = buildView(
       [{ namespace: 'apps', name: 'cache', masterName: NAME, password: PASSWORD, port: 6379, pods }],
       [],
-      EMPTY_VIEW,
-    ),
-  );
+      view,
+    );
+    server.update(view);
+  };
+  publish(0);
 
   const connect = async (host: string, port: number, auth = true): Promise<RawClient> => {
     const c = await RawClient.connect(t, host, port);
@@ -191,5 +197,28 @@ test('the endpoint answers as a real Sentinel watching the same master', async (
     // A topology change: the real Sentinel would act; the endpoint refuses with an error naming the operator's way.
     const [of] = await both('SENTINEL', 'failover', 'no-such-master');
     assert.ok(of.t === 'error' && of.s.includes('the operator owns the topology'), JSON.stringify(of));
+  });
+
+  // Last: it changes the topology. The real Sentinel fails over the real nodes; the endpoint is told as the operator
+  // tells it, by the next view once the replica is master; both push the same message, then give the same address.
+  await t.test('a failover: the same +switch-master message, then the same address', async () => {
+    const [os, rs] = [await connect(addr(N, 100), server.port), await connect(real.ip, real.port)];
+    for (const c of [os, rs]) await c.call('SUBSCRIBE', '+switch-master');
+    const [oa, ra] = [await connect(addr(N, 100), server.port), await connect(real.ip, real.port)];
+    assert.deepEqual(await ra.call('SENTINEL', 'failover', NAME), { t: 'simple', s: 'OK' });
+    const theirMessage = await rs.next(30_000);
+    assert.deepEqual(theirMessage, {
+      t: 'array',
+      items: [
+        { t: 'bulk', s: 'message' },
+        { t: 'bulk', s: '+switch-master' },
+        { t: 'bulk', s: `${NAME} ${m!.ip} 6379 ${r!.ip} 6379` },
+      ],
+    });
+    publish(1);
+    // The endpoint says it once per name the Redis answers to: the bare name first.
+    assert.deepEqual(await os.next(), theirMessage);
+    const ask = ['SENTINEL', 'get-master-addr-by-name', NAME];
+    assert.deepEqual(await oa.call(...ask), await ra.call(...ask));
   });
 });
