@@ -45,5 +45,6 @@ test(
     skip: missing(),
     todo: 'the switchover must break client connections on the demoted master, as Sentinel does (CLIENT KILL)',
   },
-  (t) => followsFailover(t, N, jedis, { subscribes: true }),
+  // A move takes about a second here: when it is stuck, 5 s say so without holding the suite for 20.
+  (t) => followsFailover(t, N, jedis, { subscribes: true, env: { CLIENT_DEADLINE_MS: '5000' } }),
 );

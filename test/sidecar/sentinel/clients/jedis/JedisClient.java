@@ -52,7 +52,8 @@ public class JedisClient {
     say("{\"event\":\"ready\",\"master\":" + quoted(first) + ",\"discovered\":" + quoted(discovered)
         + ",\"acked\":" + acked + "}");
     new BufferedReader(new InputStreamReader(System.in)).readLine();
-    long deadline = System.nanoTime() + 20_000_000_000L;
+    long deadline = System.nanoTime() + Long.parseLong(System.getenv().getOrDefault("CLIENT_DEADLINE_MS", "20000"))
+        * 1_000_000L;
     // CLIENT_MODE=idle: no write until the pool has heard +switch-master (so none holds a connection meanwhile).
     if ("idle".equals(System.getenv("CLIENT_MODE"))) {
       while (pool.getCurrentHostMaster().toString().equals(discovered) && System.nanoTime() < deadline) {
