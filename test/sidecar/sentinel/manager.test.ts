@@ -8,41 +8,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
 import { addr, startRedis, TEST_PASSWORD } from '../../support/redis-server.ts';
-import { Cluster, NS, until, type Instance } from '../redis/manager/harness.ts';
+import { Cluster, NS, until } from '../redis/manager/harness.ts';
 import { until as untilDump } from '../../support/until.ts';
-import { sentinelEndpoint, type SentinelEndpoint } from '../../../src/sidecar/sentinel/index.ts';
+import { withEndpoint } from './endpoint-harness.ts';
 
 const N = 214;
 Cluster.shareApiServer();
 const extra = { 'repl-diskless-sync-delay': '0' };
-
-/** The endpoint beside one instance, fed by its manager as main.ts feeds it. */
-async function withEndpoint(
-  cluster: Cluster,
-  id: string,
-  host: number,
-): Promise<{ instance: Instance; endpoint: SentinelEndpoint }> {
-  let endpoint: ReturnType<typeof sentinelEndpoint> | null = null;
-  const instance = await cluster.startInstance({
-    id,
-    sourceIp: addr(N, 250 + host - 100),
-    onObserved: () => endpoint?.changed(),
-  });
-  const e = sentinelEndpoint({
-    host: addr(N, host),
-    port: 0,
-    podName: id,
-    sources: { observed: () => instance.manager.observed() },
-    readSecretValue: (namespace, name, key) => instance.kube.readSecretValue(namespace, name, key),
-    secretRefreshMs: 10_000,
-    logger: pino({ level: 'silent' }),
-  });
-  endpoint = e;
-  await e.start();
-  return { instance, endpoint: e };
-}
 
 /**
  * failoverDetector: subscribe to +switch-master and reconnect on it. ioredis 5 (5.11.1 here) ends the client for good
@@ -91,9 +64,9 @@ test('ioredis through the endpoint follows a real failover of the operator, on e
     [1, 2, 3].map((h) => startRedis(t, { ip: addr(N, h), extra, minReplicasToWrite: 0 })),
   );
   await cluster.addPods('cache', servers);
-  const a = await withEndpoint(cluster, 'sidecar-a', 100);
+  const a = await withEndpoint(cluster, 'sidecar-a', N, 100);
   t.after(() => a.endpoint.close());
-  const b = await withEndpoint(cluster, 'sidecar-b', 101);
+  const b = await withEndpoint(cluster, 'sidecar-b', N, 101);
   t.after(() => b.endpoint.close());
   await until('a linked set', () => {
     const r = Object.values(cluster.roles('cache'));

@@ -56,8 +56,8 @@ function hello(ctx: SentinelContext, session: Session, args: readonly string[]):
   }
   const fields: Reply[] = [
     ...[bulk('server'), bulk('redis'), bulk('version'), bulk(SENTINEL_VERSION), bulk('proto'), int(2)],
-    ...[bulk('id'), int(next.id), bulk('mode'), bulk('sentinel'), bulk('role'), bulk('master')],
-    ...[bulk('modules'), array([])],
+    // No `role` field: a real Sentinel leaves it out of HELLO (it has no replication role).
+    ...[bulk('id'), int(next.id), bulk('mode'), bulk('sentinel'), bulk('modules'), array([])],
   ];
   return one(array(fields), next);
 }
