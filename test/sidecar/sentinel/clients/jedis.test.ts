@@ -1,4 +1,5 @@
-// Jedis (JedisSentinelPool from Maven Central, its jars copied by .ci/run into .cache/jedis/lib) through the endpoint:
+// Jedis (JedisSentinelPool from Maven Central, its jars copied by .ci/run into the clients cache: cache.ts)
+// through the endpoint:
 // finds the master the view publishes, writes SET + WAIT 1, follows a failover the next view announces by its
 // +switch-master message (Jedis moves on nothing else), and the new master holds every acknowledged write. Skipped,
 // saying why, when java or the jars are absent.
@@ -8,16 +9,17 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { followsFailover } from './fixture.ts';
+import { CLIENTS_CACHE } from './cache.ts';
 
 const N = 218;
-const LIB = path.resolve(import.meta.dirname, '../../../../.cache/jedis/lib');
+const LIB = path.join(CLIENTS_CACHE, 'jedis', 'lib');
 const SOURCE = path.join(import.meta.dirname, 'jedis', 'JedisClient.java');
 
 function missing(): string | undefined {
   const java = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (java.status !== 0) return `java is not installed: ${java.error?.message ?? java.stderr.trim()}`;
   if (!existsSync(LIB) || !readdirSync(LIB).some((f) => /^jedis-.*\.jar$/.test(f))) {
-    return 'Jedis is not in .cache/jedis/lib (.ci/run copies it from Maven Central)';
+    return `Jedis is not in ${LIB} (.ci/run copies it from Maven Central)`;
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 // Jedis (JedisSentinelPool, from Maven Central) through a Sentinel endpoint, driven by jedis.test.ts and run by java's
-// source launcher with .cache/jedis/lib on the class path: finds the master by name, writes SET + WAIT 1 (a write
+// source launcher with the clients cache's jedis/lib on the class path: finds the master by name, writes SET + WAIT 1 (a write
 // counts as acknowledged only when a replica has it), reports where it wrote; after a line on stdin (the failover
 // has started) writes until a write lands on another master (CLIENT_MODE=idle: once its pool has moved). Jedis moves
 // only on the +switch-master message its pool subscribes to (a READONLY reply does not move it). Passwords come from
