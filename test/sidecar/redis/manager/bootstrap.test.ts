@@ -11,7 +11,6 @@ import type { Step } from '../../../../src/sidecar/redis/decide/index.ts';
 import type { RedisHooks } from '../../../../src/sidecar/redis/manager/index.ts';
 import { addr, startRedis, TEST_PASSWORD } from '../../../support/redis-server.ts';
 import { Cluster, NS, redisCall, redisClient, replicationOf, sleep, until, missingKeys } from './harness.ts';
-import { ENGINE_ANNOTATION } from '../../../../src/api/node-engine.ts';
 
 const N = 20;
 Cluster.shareApiServer();
@@ -128,11 +127,7 @@ test('bootstrap: generated auth Secret, master-0 promoted, replicas re-pointed, 
 
   // Steady state: no label patch, no event, no Redis write, over a few seconds of ticks every 100 ms.
   // It starts once the leader's one engine annotation per pod has landed.
-  await until('every pod says the engine its node runs', () =>
-    cluster.store
-      .list('pods', { namespace: NS })
-      .every((p) => (p.metadata as { annotations?: Record<string, string> }).annotations?.[ENGINE_ANNOTATION]),
-  );
+  await until('every pod says the engine its node runs', () => cluster.enginesWritten());
   const from = cluster.api.requests.length;
   const eventsBefore = cluster.events('cache').length;
   const appliedLines = () => a.logs.filter((l) => (JSON.parse(l) as { msg?: string }).msg === 'applied');

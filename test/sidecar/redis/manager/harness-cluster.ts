@@ -23,6 +23,7 @@ import {
   ROLE_LABEL,
   ROLE_MASTER,
 } from '../../../../src/api/labels.ts';
+import { ENGINE_ANNOTATION } from '../../../../src/api/node-engine.ts';
 import { DEFAULT_TIMING, type ManagerTiming } from '../../../../src/sidecar/config.ts';
 import { KubeClient } from '../../../../src/sidecar/adapters/kube/client.ts';
 import { LeaderElector } from '../../../../src/sidecar/adapters/kube/leader.ts';
@@ -376,6 +377,17 @@ export class Cluster {
         type: e.type ?? '',
         instance: e.reportingInstance ?? '',
       }));
+  }
+
+  /**
+   * Whether every pod carries the leader's one annotation of the engine its node runs: a window
+   * asserting that no pod is patched starts only after it, since it lands some time after the pods
+   * answer.
+   */
+  enginesWritten(namespace = NS): boolean {
+    return this.store
+      .list('pods', { namespace })
+      .every((p) => (p.metadata as { annotations?: Record<string, string> }).annotations?.[ENGINE_ANNOTATION]);
   }
 
   /** PATCH requests on pods since index `from` of the request log. */

@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { RedisAdapter } from '../../../../src/sidecar/adapters/redis/index.ts';
 import { addr, startRedis, TEST_PASSWORD } from '../../../support/redis-server.ts';
 import { authWorks, Cluster, missingKeys, NS, redisClient, replicationOf, settle, until, Writer } from './harness.ts';
-import { ENGINE_ANNOTATION } from '../../../../src/api/node-engine.ts';
 
 const N = 26;
 Cluster.shareApiServer();
@@ -98,11 +97,7 @@ test('password rotation under writes: the new password works at once, the old on
   await until('writes', () => writer.acked.length > 100);
   // The leader's one write per pod of the engine its node answers with comes once, some time after
   // the pods answer: let it land before the window in which no pod may be patched.
-  await until('every pod says the engine its node runs', () =>
-    cluster.store
-      .list('pods', { namespace: NS })
-      .every((p) => (p.metadata as { annotations?: Record<string, string> }).annotations?.[ENGINE_ANNOTATION]),
-  );
+  await until('every pod says the engine its node runs', () => cluster.enginesWritten());
   const from = cluster.api.requests.length;
   const NEW = 'rotated-password-1b2c';
   await cluster.store.patch(
